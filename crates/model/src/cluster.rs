@@ -1,0 +1,522 @@
+//! The `ModelDevelopmentCluster` resource (v1beta1) and its messages.
+//!
+//! Every field is optional so that "not set" differs from a zero value: a desired cluster from
+//! the configuration leaves unset what the user did not write, and the planner never compares
+//! those. Each message keeps the fields it does not know in `extra`, written back verbatim.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Fields a message does not model, kept so they survive a read-modify-write.
+pub type UnknownFields = BTreeMap<String, Value>;
+
+/// A string-to-string map such as `labels` or a Slurm `config`.
+pub type StringMap = BTreeMap<String, String>;
+
+/// A Model Development Cluster.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Cluster {
+    /// `projects/{P}/locations/{R}/modelDevelopmentClusters/{ID}`; output only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Up to 128 characters; immutable.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "display_name")]
+    pub display_name: Option<String>,
+    /// User labels, including clusterform's `clusterform-stack`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub labels: Option<StringMap>,
+    /// The VPC the cluster lives in; immutable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<NetworkSpec>,
+    /// The node pools, matched by `id`; replaced whole on update.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "node_pools")]
+    pub node_pools: Option<Vec<NodePool>>,
+    /// The orchestrator (Slurm) settings.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "orchestrator_spec")]
+    pub orchestrator_spec: Option<OrchestratorSpec>,
+    /// The runtime identity; immutable.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "runtime_spec")]
+    pub runtime_spec: Option<RuntimeSpec>,
+    /// Scheduled export of Lustre data to Cloud Storage; immutable.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "lustre_export_config")]
+    pub lustre_export_config: Option<LustreExportConfig>,
+    /// Output only.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "create_time")]
+    pub create_time: Option<String>,
+    /// Output only; the planner's freshness marker (there is no etag).
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "update_time")]
+    pub update_time: Option<String>,
+    /// Output only: the first time the cluster reached `RUNNING`.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "start_time")]
+    pub start_time: Option<String>,
+    /// Output only.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "cluster_status")]
+    pub cluster_status: Option<ClusterStatus>,
+    /// Output only: the last 100 events.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "cluster_events")]
+    pub cluster_events: Option<Vec<ClusterEvent>>,
+    /// Output only: training services and xmanager; kept as JSON.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<Value>,
+    /// Fields this version does not model.
+    #[serde(flatten)]
+    pub extra: UnknownFields,
+}
+
+impl Cluster {
+    /// The cluster's state, if the service reported one.
+    pub fn state(&self) -> Option<&str> {
+        self.cluster_status.as_ref()?.state.as_deref()
+    }
+
+    /// The node pool with this id.
+    pub fn node_pool(&self, id: &str) -> Option<&NodePool> {
+        self.node_pools.as_deref()?.iter().find(|p| p.id == id)
+    }
+
+    /// The Slurm spec, if set.
+    pub fn slurm_spec(&self) -> Option<&SlurmSpec> {
+        self.orchestrator_spec.as_ref()?.slurm_spec.as_ref()
+    }
+
+    /// The value of a label.
+    pub fn label(&self, key: &str) -> Option<&str> {
+        self.labels.as_ref()?.get(key).map(String::as_str)
+    }
+}
+
+/// `network`: where the cluster's VMs live.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NetworkSpec {
+    /// `projects/{P}/global/networks/{N}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<String>,
+    /// `projects/{P}/regions/{R}/subnetworks/{S}`; defaulted by the service.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subnetwork: Option<String>,
+    /// Fields this version does not model.
+    #[serde(flatten)]
+    pub extra: UnknownFields,
+}
+
+/// One entry of `nodePools`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodePool {
+    /// Unique within the cluster; the key pools are matched by.
+    #[serde(default)]
+    pub id: String,
+    /// Machine type, accelerators, reservation; immutable.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "machine_spec")]
+    pub machine_spec: Option<MachineSpec>,
+    /// Node counts.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "scaling_spec")]
+    pub scaling_spec: Option<ScalingSpec>,
+    /// A zone of the cluster's region.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zone: Option<String>,
+    /// Whether the nodes get external addresses.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "enable_public_ips"
+    )]
+    pub enable_public_ips: Option<bool>,
+    /// Boot disk type and size; defaulted by the service.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "boot_disk")]
+    pub boot_disk: Option<BootDisk>,
+    /// `ON_DEMAND`, `RESERVATION`, `SPOT` or `FLEX_START`; immutable.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "provisioning_model"
+    )]
+    pub provisioning_model: Option<String>,
+    /// A protobuf duration; only with `FLEX_START`.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "flex_start_max_duration"
+    )]
+    pub flex_start_max_duration: Option<String>,
+    /// Filestore instances mounted on the nodes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filestores: Option<Vec<String>>,
+    /// Lustre instances mounted on the nodes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lustres: Option<Vec<String>>,
+    /// Runs when a node boots.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "startup_script")]
+    pub startup_script: Option<String>,
+    /// The node image; defaulted by the service.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "node_image")]
+    pub node_image: Option<String>,
+    /// Labels applied to the pool's VMs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub labels: Option<StringMap>,
+    /// Confidential computing; immutable.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "confidential_instance_config"
+    )]
+    pub confidential_instance_config: Option<ConfidentialInstanceConfig>,
+    /// Fields this version does not model.
+    #[serde(flatten)]
+    pub extra: UnknownFields,
+}
+
+/// `machineSpec` of a node pool.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MachineSpec {
+    /// e.g. `n2-standard-8`, `a4-highgpu-8g`.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "machine_type")]
+    pub machine_type: Option<String>,
+    /// e.g. `NVIDIA_B200`.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "accelerator_type"
+    )]
+    pub accelerator_type: Option<String>,
+    /// Accelerators per node.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "accelerator_count",
+        deserialize_with = "crate::int::option"
+    )]
+    pub accelerator_count: Option<i64>,
+    /// Which reservation the nodes consume.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "reservation_affinity"
+    )]
+    pub reservation_affinity: Option<ReservationAffinity>,
+    /// Fields this version does not model.
+    #[serde(flatten)]
+    pub extra: UnknownFields,
+}
+
+/// `machineSpec.reservationAffinity`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReservationAffinity {
+    /// `NO_RESERVATION`, `ANY_RESERVATION` or `SPECIFIC_RESERVATION`.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "reservation_affinity_type"
+    )]
+    pub reservation_affinity_type: Option<String>,
+    /// e.g. `compute.googleapis.com/reservation-name`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// The reservations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values: Option<Vec<String>>,
+    /// Fields this version does not model.
+    #[serde(flatten)]
+    pub extra: UnknownFields,
+}
+
+/// `scalingSpec` of a node pool. Both counts are always sent, 0 included.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScalingSpec {
+    /// Lower bound, ≥ 0.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "min_node_count",
+        deserialize_with = "crate::int::option"
+    )]
+    pub min_node_count: Option<i64>,
+    /// Upper bound, ≥ min.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "max_node_count",
+        deserialize_with = "crate::int::option"
+    )]
+    pub max_node_count: Option<i64>,
+    /// Fields this version does not model.
+    #[serde(flatten)]
+    pub extra: UnknownFields,
+}
+
+/// `bootDisk` of a node pool.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BootDisk {
+    /// `pd-ssd` (default), `pd-standard`, `hyperdisk-balanced`.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "boot_disk_type")]
+    pub boot_disk_type: Option<String>,
+    /// Size in GB; default 100.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "boot_disk_size_gb",
+        deserialize_with = "crate::int::option"
+    )]
+    pub boot_disk_size_gb: Option<i64>,
+    /// Fields this version does not model.
+    #[serde(flatten)]
+    pub extra: UnknownFields,
+}
+
+/// `confidentialInstanceConfig` of a node pool.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfidentialInstanceConfig {
+    /// `SEV`, `SEV_SNP` or `TDX`.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "confidential_instance_type"
+    )]
+    pub confidential_instance_type: Option<String>,
+    /// Fields this version does not model.
+    #[serde(flatten)]
+    pub extra: UnknownFields,
+}
+
+/// `orchestratorSpec`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OrchestratorSpec {
+    /// The Slurm orchestrator.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "slurm_spec")]
+    pub slurm_spec: Option<SlurmSpec>,
+    /// Fields this version does not model.
+    #[serde(flatten)]
+    pub extra: UnknownFields,
+}
+
+/// `orchestratorSpec.slurmSpec`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SlurmSpec {
+    /// `projects/{P}/locations/{ZONE}/instances/{NAME}`; immutable.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "home_directory_storage"
+    )]
+    pub home_directory_storage: Option<String>,
+    /// The pool that runs the login nodes.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "login_node_pool_id"
+    )]
+    pub login_node_pool_id: Option<String>,
+    /// Ordered: without `defaultPartitionId` the first one is the default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partitions: Option<Vec<Partition>>,
+    /// Run before every job on each allocated node.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "prolog_bash_scripts"
+    )]
+    pub prolog_bash_scripts: Option<Vec<String>>,
+    /// Run after every job on each allocated node.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "epilog_bash_scripts"
+    )]
+    pub epilog_bash_scripts: Option<Vec<String>>,
+    /// The partition jobs go to without `--partition`; immutable.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "default_partition_id"
+    )]
+    pub default_partition_id: Option<String>,
+    /// slurm.conf `Key=Value` settings; immutable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<StringMap>,
+    /// Per-pool node set settings; immutable.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "node_sets")]
+    pub node_sets: Option<Vec<NodeSet>>,
+    /// Fields this version does not model.
+    #[serde(flatten)]
+    pub extra: UnknownFields,
+}
+
+/// One Slurm partition.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Partition {
+    /// The partition name.
+    #[serde(default)]
+    pub id: String,
+    /// The pools whose nodes form the partition.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "node_pool_ids")]
+    pub node_pool_ids: Option<Vec<String>>,
+    /// Partition settings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<StringMap>,
+    /// Fields this version does not model.
+    #[serde(flatten)]
+    pub extra: UnknownFields,
+}
+
+/// One Slurm node set (at most one per pool).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeSet {
+    /// The pool the node set describes.
+    #[serde(default, alias = "node_pool_id")]
+    pub node_pool_id: String,
+    /// Node set settings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<StringMap>,
+    /// Fields this version does not model.
+    #[serde(flatten)]
+    pub extra: UnknownFields,
+}
+
+/// `runtimeSpec`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RuntimeSpec {
+    /// The service account the nodes run as; defaulted by the service.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "service_account")]
+    pub service_account: Option<String>,
+    /// Fields this version does not model.
+    #[serde(flatten)]
+    pub extra: UnknownFields,
+}
+
+/// `lustreExportConfig`: scheduled export of Lustre data to a bucket.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LustreExportConfig {
+    /// `gs://…`; required.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "destination_bucket"
+    )]
+    pub destination_bucket: Option<String>,
+    /// e.g. `MONDAY`.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "days_of_week")]
+    pub days_of_week: Option<Vec<String>>,
+    /// The Lustre instances to export.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lustres: Option<Vec<String>>,
+    /// Time of day the export starts.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "start_time")]
+    pub start_time: Option<TimeOfDay>,
+    /// Fields this version does not model.
+    #[serde(flatten)]
+    pub extra: UnknownFields,
+}
+
+/// `google.type.TimeOfDay` (hours and minutes).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TimeOfDay {
+    /// 0–23.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::int::option"
+    )]
+    pub hours: Option<i64>,
+    /// 0–59.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::int::option"
+    )]
+    pub minutes: Option<i64>,
+    /// Fields this version does not model.
+    #[serde(flatten)]
+    pub extra: UnknownFields,
+}
+
+/// `clusterStatus`; output only.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterStatus {
+    /// `PROVISIONING`, `RUNNING`, `STOPPING`, `ERROR` or `UPDATING`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+    /// Human-readable detail.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    /// Set in `ERROR`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<crate::Status>,
+    /// One entry per node.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "nodes_status")]
+    pub nodes_status: Option<Vec<NodeStatus>>,
+    /// Fields this version does not model.
+    #[serde(flatten)]
+    pub extra: UnknownFields,
+}
+
+/// One node of `clusterStatus.nodesStatus`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeStatus {
+    /// The node's pool.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "node_pool_id")]
+    pub node_pool_id: Option<String>,
+    /// `NODE_POOL_TYPE_LOGIN` or `NODE_POOL_TYPE_COMPUTE`.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "node_pool_type")]
+    pub node_pool_type: Option<String>,
+    /// `PREPARING`, `RUNNING`, `ERROR` or `UPDATING`.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "node_state")]
+    pub node_state: Option<String>,
+    /// The VM's id.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "instance_id")]
+    pub instance_id: Option<String>,
+    /// The VM's name.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "instance_name")]
+    pub instance_name: Option<String>,
+    /// When the node was created.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "create_time")]
+    pub create_time: Option<String>,
+    /// When the node last changed.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "last_update_time"
+    )]
+    pub last_update_time: Option<String>,
+    /// Human-readable detail.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    /// Fields this version does not model.
+    #[serde(flatten)]
+    pub extra: UnknownFields,
+}
+
+/// One entry of `clusterEvents`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterEvent {
+    /// e.g. `VM_PROLOG_ERROR`, `VM_SLURM_DRAIN`.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "event_type")]
+    pub event_type: Option<String>,
+    /// When it happened.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "event_time")]
+    pub event_time: Option<String>,
+    /// What happened.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "event_message")]
+    pub event_message: Option<String>,
+    /// Fields this version does not model.
+    #[serde(flatten)]
+    pub extra: UnknownFields,
+}

@@ -1,0 +1,112 @@
+//! Protobuf durations (`"604800s"`, `"3.5s"`) and the human spellings users write (`"7d"`,
+//! `"90m"`, `"1h30m"`), normalised to whole seconds so that spellings compare equal.
+
+use std::fmt;
+
+/// A duration string that is neither a protobuf duration nor a human one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{input}` is not a duration; write it as seconds (\"3600s\") or with units (\"90m\", \"2h\", \"7d\")")]
+pub struct DurationError {
+    input: String,
+}
+
+/// A duration in whole seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Seconds(pub u64);
+
+impl Seconds {
+    /// The protobuf JSON spelling, e.g. `"3600s"`.
+    pub fn to_proto(self) -> String {
+        format!("{}s", self.0)
+    }
+}
+
+impl fmt::Display for Seconds {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = self.0;
+        if s != 0 && s % 86_400 == 0 {
+            write!(f, "{}d", s / 86_400)
+        } else if s != 0 && s % 3_600 == 0 {
+            write!(f, "{}h", s / 3_600)
+        } else if s != 0 && s % 60 == 0 {
+            write!(f, "{}m", s / 60)
+        } else {
+            write!(f, "{s}s")
+        }
+    }
+}
+
+/// Parses `"604800s"`, `"3.5s"` (fractions are truncated), `"90m"`, `"1h30m"`, `"7d"` or `"2w"`.
+pub fn parse(input: &str) -> Result<Seconds, DurationError> {
+    let error = || DurationError {
+        input: input.to_owned(),
+    };
+    let text = input.trim();
+    if text.is_empty() {
+        return Err(error());
+    }
+    let mut total: u64 = 0;
+    let mut rest = text;
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .ok_or_else(error)?;
+        if digits == 0 {
+            return Err(error());
+        }
+        let (number, tail) = rest.split_at(digits);
+        let unit_len = tail
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(tail.len());
+        let (unit, next) = tail.split_at(unit_len);
+        let scale = match unit {
+            "s" => 1,
+            "m" => 60,
+            "h" => 3_600,
+            "d" => 86_400,
+            "w" => 604_800,
+            _ => return Err(error()),
+        };
+        let whole = number.split('.').next().unwrap_or_default();
+        if number.matches('.').count() > 1 || whole.is_empty() {
+            return Err(error());
+        }
+        let value: u64 = whole.parse().map_err(|_| error())?;
+        total = value
+            .checked_mul(scale)
+            .and_then(|v| total.checked_add(v))
+            .ok_or_else(error)?;
+        rest = next;
+    }
+    Ok(Seconds(total))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_proto_and_human_spellings() {
+        assert_eq!(parse("604800s"), Ok(Seconds(604_800)));
+        assert_eq!(parse("7d"), Ok(Seconds(604_800)));
+        assert_eq!(parse("1w"), Ok(Seconds(604_800)));
+        assert_eq!(parse("1h30m"), Ok(Seconds(5_400)));
+        assert_eq!(parse("3.5s"), Ok(Seconds(3)));
+        assert_eq!(parse("90m"), Ok(Seconds(5_400)));
+    }
+
+    #[test]
+    fn rejects_garbage() {
+        for bad in ["", "s", "10", "10x", "1..5s", "-5s", "99999999999999999999d"] {
+            assert!(parse(bad).is_err(), "{bad} should not parse");
+        }
+    }
+
+    #[test]
+    fn displays_the_largest_whole_unit() {
+        assert_eq!(Seconds(604_800).to_string(), "7d");
+        assert_eq!(Seconds(5_400).to_string(), "90m");
+        assert_eq!(Seconds(61).to_string(), "61s");
+        assert_eq!(Seconds(3_600).to_proto(), "3600s");
+    }
+}
