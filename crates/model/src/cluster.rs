@@ -23,7 +23,11 @@ pub struct Cluster {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Up to 128 characters; immutable.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "display_name")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "display_name"
+    )]
     pub display_name: Option<String>,
     /// User labels, including clusterform's `clusterform-stack`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -35,28 +39,56 @@ pub struct Cluster {
     #[serde(default, skip_serializing_if = "Option::is_none", alias = "node_pools")]
     pub node_pools: Option<Vec<NodePool>>,
     /// The orchestrator (Slurm) settings.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "orchestrator_spec")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "orchestrator_spec"
+    )]
     pub orchestrator_spec: Option<OrchestratorSpec>,
     /// The runtime identity; immutable.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "runtime_spec")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "runtime_spec"
+    )]
     pub runtime_spec: Option<RuntimeSpec>,
     /// Scheduled export of Lustre data to Cloud Storage; immutable.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "lustre_export_config")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "lustre_export_config"
+    )]
     pub lustre_export_config: Option<LustreExportConfig>,
     /// Output only.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "create_time")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "create_time"
+    )]
     pub create_time: Option<String>,
     /// Output only; the planner's freshness marker (there is no etag).
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "update_time")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "update_time"
+    )]
     pub update_time: Option<String>,
     /// Output only: the first time the cluster reached `RUNNING`.
     #[serde(default, skip_serializing_if = "Option::is_none", alias = "start_time")]
     pub start_time: Option<String>,
     /// Output only.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "cluster_status")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "cluster_status"
+    )]
     pub cluster_status: Option<ClusterStatus>,
     /// Output only: the last 100 events.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "cluster_events")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "cluster_events"
+    )]
     pub cluster_events: Option<Vec<ClusterEvent>>,
     /// Output only: training services and xmanager; kept as JSON.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -111,10 +143,18 @@ pub struct NodePool {
     #[serde(default)]
     pub id: String,
     /// Machine type, accelerators, reservation; immutable.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "machine_spec")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "machine_spec"
+    )]
     pub machine_spec: Option<MachineSpec>,
     /// Node counts.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "scaling_spec")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "scaling_spec"
+    )]
     pub scaling_spec: Option<ScalingSpec>,
     /// A zone of the cluster's region.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -150,7 +190,11 @@ pub struct NodePool {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lustres: Option<Vec<String>>,
     /// Runs when a node boots.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "startup_script")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "startup_script"
+    )]
     pub startup_script: Option<String>,
     /// The node image; defaulted by the service.
     #[serde(default, skip_serializing_if = "Option::is_none", alias = "node_image")]
@@ -175,7 +219,11 @@ pub struct NodePool {
 #[serde(rename_all = "camelCase")]
 pub struct MachineSpec {
     /// e.g. `n2-standard-8`, `a4-highgpu-8g`.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "machine_type")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "machine_type"
+    )]
     pub machine_type: Option<String>,
     /// e.g. `NVIDIA_B200`.
     #[serde(
@@ -256,7 +304,11 @@ pub struct ScalingSpec {
 #[serde(rename_all = "camelCase")]
 pub struct BootDisk {
     /// `pd-ssd` (default), `pd-standard`, `hyperdisk-balanced`.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "boot_disk_type")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "boot_disk_type"
+    )]
     pub boot_disk_type: Option<String>,
     /// Size in GB; default 100.
     #[serde(
@@ -360,7 +412,11 @@ pub struct Partition {
     #[serde(default)]
     pub id: String,
     /// The pools whose nodes form the partition.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "node_pool_ids")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "node_pool_ids"
+    )]
     pub node_pool_ids: Option<Vec<String>>,
     /// Partition settings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -390,7 +446,11 @@ pub struct NodeSet {
 #[serde(rename_all = "camelCase")]
 pub struct RuntimeSpec {
     /// The service account the nodes run as; defaulted by the service.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "service_account")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "service_account"
+    )]
     pub service_account: Option<String>,
     /// Fields this version does not model.
     #[serde(flatten)]
@@ -409,7 +469,11 @@ pub struct LustreExportConfig {
     )]
     pub destination_bucket: Option<String>,
     /// e.g. `MONDAY`.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "days_of_week")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "days_of_week"
+    )]
     pub days_of_week: Option<Vec<String>>,
     /// The Lustre instances to export.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -459,7 +523,11 @@ pub struct ClusterStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<crate::Status>,
     /// One entry per node.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "nodes_status")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "nodes_status"
+    )]
     pub nodes_status: Option<Vec<NodeStatus>>,
     /// Fields this version does not model.
     #[serde(flatten)]
@@ -471,22 +539,42 @@ pub struct ClusterStatus {
 #[serde(rename_all = "camelCase")]
 pub struct NodeStatus {
     /// The node's pool.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "node_pool_id")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "node_pool_id"
+    )]
     pub node_pool_id: Option<String>,
     /// `NODE_POOL_TYPE_LOGIN` or `NODE_POOL_TYPE_COMPUTE`.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "node_pool_type")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "node_pool_type"
+    )]
     pub node_pool_type: Option<String>,
     /// `PREPARING`, `RUNNING`, `ERROR` or `UPDATING`.
     #[serde(default, skip_serializing_if = "Option::is_none", alias = "node_state")]
     pub node_state: Option<String>,
     /// The VM's id.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "instance_id")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "instance_id"
+    )]
     pub instance_id: Option<String>,
     /// The VM's name.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "instance_name")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "instance_name"
+    )]
     pub instance_name: Option<String>,
     /// When the node was created.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "create_time")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "create_time"
+    )]
     pub create_time: Option<String>,
     /// When the node last changed.
     #[serde(
@@ -514,7 +602,11 @@ pub struct ClusterEvent {
     #[serde(default, skip_serializing_if = "Option::is_none", alias = "event_time")]
     pub event_time: Option<String>,
     /// What happened.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "event_message")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "event_message"
+    )]
     pub event_message: Option<String>,
     /// Fields this version does not model.
     #[serde(flatten)]

@@ -5,7 +5,9 @@ use std::fmt;
 
 /// A duration string that is neither a protobuf duration nor a human one.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("`{input}` is not a duration; write it as seconds (\"3600s\") or with units (\"90m\", \"2h\", \"7d\")")]
+#[error(
+    "`{input}` is not a duration; write it as seconds (\"3600s\") or with units (\"90m\", \"2h\", \"7d\")"
+)]
 pub struct DurationError {
     input: String,
 }
@@ -24,11 +26,11 @@ impl Seconds {
 impl fmt::Display for Seconds {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let s = self.0;
-        if s != 0 && s % 86_400 == 0 {
+        if s != 0 && s.is_multiple_of(86_400) {
             write!(f, "{}d", s / 86_400)
-        } else if s != 0 && s % 3_600 == 0 {
+        } else if s != 0 && s.is_multiple_of(3_600) {
             write!(f, "{}h", s / 3_600)
-        } else if s != 0 && s % 60 == 0 {
+        } else if s != 0 && s.is_multiple_of(60) {
             write!(f, "{}m", s / 60)
         } else {
             write!(f, "{s}s")
@@ -97,7 +99,15 @@ mod tests {
 
     #[test]
     fn rejects_garbage() {
-        for bad in ["", "s", "10", "10x", "1..5s", "-5s", "99999999999999999999d"] {
+        for bad in [
+            "",
+            "s",
+            "10",
+            "10x",
+            "1..5s",
+            "-5s",
+            "99999999999999999999d",
+        ] {
             assert!(parse(bad).is_err(), "{bad} should not parse");
         }
     }

@@ -75,6 +75,19 @@ impl FromStr for UpdateMaskPath {
     }
 }
 
+impl serde::Serialize for UpdateMaskPath {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for UpdateMaskPath {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let path = String::deserialize(deserializer)?;
+        path.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 /// Whether and how a field can change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FieldAccess {
@@ -87,7 +100,10 @@ pub enum FieldAccess {
 }
 
 /// What a change of a field does to a running cluster.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
 pub enum ImpactClass {
     /// Takes effect at once (labels).
     Immediate,
@@ -306,7 +322,12 @@ const fn fixed_required(
     field(path, kind, Immutable, true, description)
 }
 
-const fn pool(path: &'static str, kind: FieldKind, impact: ImpactClass, d: &'static str) -> FieldSpec {
+const fn pool(
+    path: &'static str,
+    kind: FieldKind,
+    impact: ImpactClass,
+    d: &'static str,
+) -> FieldSpec {
     with_impact(field(path, kind, Mutable(M::NodePools), false, d), impact)
 }
 
@@ -317,6 +338,7 @@ const fn slurm(path: &'static str, kind: FieldKind, mask: M, d: &'static str) ->
 use FieldKind as K;
 
 /// Every field of the resource.
+#[rustfmt::skip]
 pub const FIELDS: &[FieldSpec] = &[
     output("name", K::String, "`projects/{P}/locations/{R}/modelDevelopmentClusters/{ID}`"),
     fixed("display_name", K::String, "Human-readable name, up to 128 characters"),
@@ -479,7 +501,7 @@ mod tests {
     #[test]
     fn every_mask_path_has_its_row() {
         for mask in UpdateMaskPath::ALL {
-            let row = lookup(mask.as_str()).expect(mask.as_str());
+            let row = lookup(mask.as_str()).unwrap();
             assert_eq!(row.access, Mutable(mask));
             assert_eq!(mask.as_str().parse::<UpdateMaskPath>(), Ok(mask));
         }
@@ -491,10 +513,10 @@ mod tests {
         for f in FIELDS {
             let Some(parent) = f.parent() else { continue };
             let parent = lookup(parent.trim_end_matches("[]")).unwrap();
-            if let Mutable(mask) = parent.access {
-                if f.access != Immutable {
-                    assert_eq!(f.access, Mutable(mask), "{}", f.path);
-                }
+            if let Mutable(mask) = parent.access
+                && f.access != Immutable
+            {
+                assert_eq!(f.access, Mutable(mask), "{}", f.path);
             }
         }
     }
@@ -511,7 +533,10 @@ mod tests {
     #[test]
     fn json_paths_are_camel_case() {
         let row = lookup("orchestrator_spec.slurm_spec.login_node_pool_id").unwrap();
-        assert_eq!(row.json_path(), "orchestratorSpec.slurmSpec.loginNodePoolId");
+        assert_eq!(
+            row.json_path(),
+            "orchestratorSpec.slurmSpec.loginNodePoolId"
+        );
         assert_eq!(row.name(), "login_node_pool_id");
     }
 
@@ -531,9 +556,14 @@ mod tests {
         }
         assert_eq!(lookup("labels").unwrap().impact, Some(Immediate));
         assert_eq!(
-            lookup("orchestrator_spec.slurm_spec.prolog_bash_scripts").unwrap().impact,
+            lookup("orchestrator_spec.slurm_spec.prolog_bash_scripts")
+                .unwrap()
+                .impact,
             Some(SlurmSync)
         );
-        assert_eq!(lookup("display_name").unwrap().impact, Some(ReplacesCluster));
+        assert_eq!(
+            lookup("display_name").unwrap().impact,
+            Some(ReplacesCluster)
+        );
     }
 }

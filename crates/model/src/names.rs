@@ -8,9 +8,7 @@ use std::str::FromStr;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum NameError {
     /// A cluster ID outside the API's rules.
-    #[error(
-        "cluster ID `{id}` is invalid: {reason}"
-    )]
+    #[error("cluster ID `{id}` is invalid: {reason}")]
     ClusterId {
         /// The rejected ID.
         id: String,
@@ -18,7 +16,9 @@ pub enum NameError {
         reason: &'static str,
     },
     /// A project ID or number outside Google's rules.
-    #[error("project `{0}` is invalid: use a project ID (6–30 lowercase letters, digits, hyphens) or a project number")]
+    #[error(
+        "project `{0}` is invalid: use a project ID (6–30 lowercase letters, digits, hyphens) or a project number"
+    )]
     Project(String),
     /// A location outside Google's rules.
     #[error("location `{0}` is invalid: expected a region such as `us-central1`")]
@@ -173,9 +173,14 @@ impl FromStr for ClusterName {
             pattern: "projects/{P}/locations/{R}/modelDevelopmentClusters/{ID}",
         };
         match name.split('/').collect::<Vec<_>>().as_slice() {
-            ["projects", project, "locations", location, "modelDevelopmentClusters", id] => {
-                Self::new(project, location, id)
-            }
+            [
+                "projects",
+                project,
+                "locations",
+                location,
+                "modelDevelopmentClusters",
+                id,
+            ] => Self::new(project, location, id),
             _ => Err(shape()),
         }
     }
@@ -221,7 +226,9 @@ impl FromStr for OperationName {
         validate_location(location)?;
         let id_ok = !id.is_empty()
             && id.len() <= 64
-            && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+            && id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
         if !id_ok {
             return Err(shape());
         }

@@ -28,7 +28,9 @@ fn canonical(value: &Value) -> Value {
                         k.clone()
                     };
                     let value = match v {
-                        Value::String(s) if is_integer_field(&key) => json!(s.parse::<i64>().unwrap()),
+                        Value::String(s) if is_integer_field(&key) => {
+                            json!(s.parse::<i64>().unwrap())
+                        }
                         other => canonical(other),
                     };
                     (key, value)
@@ -75,7 +77,14 @@ fn gpu_cluster_with_reservation_round_trips_exactly() {
         Some("SPECIFIC_RESERVATION")
     );
     assert_eq!(
-        cluster.lustre_export_config.as_ref().unwrap().start_time.as_ref().unwrap().minutes,
+        cluster
+            .lustre_export_config
+            .as_ref()
+            .unwrap()
+            .start_time
+            .as_ref()
+            .unwrap()
+            .minutes,
         Some(30)
     );
     assert_eq!(serde_json::to_value(&cluster).unwrap(), raw);
@@ -97,7 +106,13 @@ fn live_response_keeps_unknown_fields_and_reads_string_integers() {
     assert_eq!(cluster.state(), Some("RUNNING"));
     assert_eq!(cluster.extra["satisfiesPzi"], json!(false));
     assert!(login.extra.contains_key("futurePoolField"));
-    assert!(cluster.slurm_spec().unwrap().extra.contains_key("slurmVersion"));
+    assert!(
+        cluster
+            .slurm_spec()
+            .unwrap()
+            .extra
+            .contains_key("slurmVersion")
+    );
 
     let written = serde_json::to_value(&cluster).unwrap();
     assert_eq!(written, canonical(&raw));
@@ -107,10 +122,19 @@ fn live_response_keeps_unknown_fields_and_reads_string_integers() {
 fn read_modify_write_never_drops_a_field() {
     let raw = fixture("live-response.json");
     let mut cluster = read(&raw);
-    cluster.labels.get_or_insert_default().insert("team".into(), "ml".into());
+    cluster
+        .labels
+        .get_or_insert_default()
+        .insert("team".into(), "ml".into());
     let written = serde_json::to_value(&cluster).unwrap();
-    assert_eq!(written["network"]["networkAttachment"], raw["network"]["networkAttachment"]);
-    assert_eq!(written["nodePools"][0]["futurePoolField"], raw["nodePools"][0]["futurePoolField"]);
+    assert_eq!(
+        written["network"]["networkAttachment"],
+        raw["network"]["networkAttachment"]
+    );
+    assert_eq!(
+        written["nodePools"][0]["futurePoolField"],
+        raw["nodePools"][0]["futurePoolField"]
+    );
     assert_eq!(written["labels"]["team"], "ml");
 }
 
@@ -145,7 +169,8 @@ fn operations_expose_progress_and_response() {
     let cpu = cluster.node_pool("cpu").unwrap();
     assert_eq!(cpu.scaling_spec.as_ref().unwrap().max_node_count, Some(8));
 
-    let pending: Operation = serde_json::from_value(json!({"name": "projects/1/locations/r/operations/2"})).unwrap();
+    let pending: Operation =
+        serde_json::from_value(json!({"name": "projects/1/locations/r/operations/2"})).unwrap();
     assert!(!pending.done);
     let deleted: Operation = serde_json::from_value(json!({
         "name": "x", "done": true,

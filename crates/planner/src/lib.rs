@@ -1,1 +1,14 @@
-//! placeholder
+//! The planner: desired clusters and live clusters in, a [`Plan`] out — pure, no network.
+//!
+//! For each cluster it picks one action (create, update in place, replace, delete, no-op),
+//! lists the field changes with their impact, derives the smallest set of allowed update-mask
+//! paths, the update mode, the warnings, and the exact REST requests the executor will send.
+//! Plans render as Terraform-style text or as a versioned JSON document, and can be saved to
+//! and read back from a plan file.
+
+mod plan;
+
+pub use plan::{
+    Action, ClusterAddress, ClusterChange, FieldChange, Impact, PLAN_FORMAT_VERSION, Plan,
+    PlannedRequest, PlannedTimeouts, RequestKind, Summary,
+};

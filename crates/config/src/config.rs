@@ -1,0 +1,123 @@
+//! The validated, high-level form of a configuration: what the planner consumes.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use clusterform_model::Cluster;
+use clusterform_model::duration::Seconds;
+
+/// A whole configuration directory, evaluated and validated.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Config {
+    /// The configuration directory.
+    pub root: PathBuf,
+    /// The `provider "google"` block, with defaults applied.
+    pub provider: Provider,
+    /// The declared clusters, in source order (`for_each` instances in key order).
+    pub clusters: Vec<DesiredCluster>,
+    /// SHA-256 (hex) over every file's name and bytes and every variable value, so a saved plan
+    /// can tell whether it was made from this configuration.
+    pub digest: String,
+}
+
+impl Config {
+    /// The declared cluster with this ID.
+    pub fn cluster(&self, id: &str) -> Option<&DesiredCluster> {
+        self.clusters.iter().find(|c| c.id == id)
+    }
+
+    /// Every (project, region) pair the declared clusters live in, sorted, without repeats.
+    pub fn locations(&self) -> BTreeSet<(String, String)> {
+        self.clusters
+            .iter()
+            .map(|c| (c.project.clone(), c.region.clone()))
+            .collect()
+    }
+}
+
+/// The `provider "google"` block.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Provider {
+    /// Default project of every cluster.
+    pub project: Option<String>,
+    /// Default region of every cluster.
+    pub region: Option<String>,
+    /// Value of the `clusterform-stack` ownership label; defaults to the directory name.
+    pub stack: String,
+    /// Default update mode of every cluster.
+    pub update_mode: Option<String>,
+    /// `"local"` for the built-in emulator, or a base URL.
+    pub endpoint: Option<String>,
+}
+
+/// One declared cluster.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DesiredCluster {
+    /// The cluster ID (the block label, or `for_each` instance's evaluated label).
+    pub id: String,
+    /// Resolved project (cluster's own, else the provider's).
+    pub project: String,
+    /// Resolved region (cluster's own, else the provider's).
+    pub region: String,
+    /// The desired resource: only what the configuration sets is `Some`. Its labels do not
+    /// include the ownership label; the planner adds it.
+    pub cluster: Cluster,
+    /// The cluster's `update_mode`, if set.
+    pub update_mode: Option<String>,
+    /// The `timeouts` block.
+    pub timeouts: Timeouts,
+    /// The `lifecycle` block.
+    pub lifecycle: Lifecycle,
+    /// snake_case field paths (as in the field table, with selectors such as
+    /// `node_pools[cpu].startup_script`) whose value came from a sensitive variable.
+    pub sensitive_paths: BTreeSet<String>,
+    /// Where the `cluster` block starts.
+    pub location: SourceLocation,
+}
+
+/// `timeouts { create update delete }`; unset means the executor's default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Timeouts {
+    /// For a create (default 120 minutes).
+    pub create: Option<Seconds>,
+    /// For an update (default 60 minutes).
+    pub update: Option<Seconds>,
+    /// For a delete (default 120 minutes).
+    pub delete: Option<Seconds>,
+}
+
+/// `lifecycle { prevent_destroy ignore_changes }`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Lifecycle {
+    /// Refuse to delete (or replace) the cluster.
+    pub prevent_destroy: bool,
+    /// snake_case paths left out of the comparison, e.g. `labels` or
+    /// `node_pool.cpu.scaling_spec` as written (the planner normalises them).
+    pub ignore_changes: Vec<String>,
+}
+
+/// A position in a configuration file.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SourceLocation {
+    /// The file, relative to the configuration directory.
+    pub file: PathBuf,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column.
+    pub column: usize,
+}
+
+/// Variable values from outside the files, in increasing precedence: the environment
+/// (`CLUSTERFORM_VAR_name`), `--var-file` files, `--var name=value` flags.
+///
+/// The library never prompts: a variable without a value is a diagnostic, and the CLI (which
+/// knows whether a terminal is attached) may ask for it and load again.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct VariableInputs {
+    /// `--var name=value`, in command-line order.
+    pub cli: Vec<(String, String)>,
+    /// `--var-file FILE`, in command-line order.
+    pub files: Vec<PathBuf>,
+    /// `CLUSTERFORM_VAR_*` from the environment, name without the prefix.
+    pub env: BTreeMap<String, String>,
+}

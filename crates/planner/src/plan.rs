@@ -1,0 +1,221 @@
+//! The plan data structure, shared by the planner (which builds it), the renderers, saved plan
+//! files and the executor (which runs its requests). It serialises as the versioned JSON plan
+//! document described in `docs/plan-json.md`.
+
+use std::fmt;
+
+use clusterform_model::fields::{ImpactClass, UpdateMaskPath};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Version of the JSON plan document and of saved plan files.
+pub const PLAN_FORMAT_VERSION: u32 = 1;
+
+/// Everything a run would do.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    /// [`PLAN_FORMAT_VERSION`].
+    pub format_version: u32,
+    /// The stack whose clusters this plan manages (the ownership label's value).
+    pub stack: String,
+    /// The configuration digest the plan was made from.
+    pub config_digest: String,
+    /// One entry per cluster considered, no-ops included, sorted by address.
+    pub changes: Vec<ClusterChange>,
+}
+
+impl Plan {
+    /// Counts of each action.
+    pub fn summary(&self) -> Summary {
+        let mut summary = Summary::default();
+        for change in &self.changes {
+            match change.action {
+                Action::Create => summary.add += 1,
+                Action::Update => summary.change += 1,
+                Action::Replace => summary.replace += 1,
+                Action::Delete => summary.destroy += 1,
+                Action::NoOp => {}
+            }
+        }
+        summary
+    }
+
+    /// Whether the plan would do anything.
+    pub fn has_changes(&self) -> bool {
+        self.changes.iter().any(|c| c.action != Action::NoOp)
+    }
+}
+
+/// Counts of actions, as in `Plan: 1 to add, 0 to change, 0 to replace, 0 to destroy.`
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Creates.
+    pub add: usize,
+    /// In-place updates.
+    pub change: usize,
+    /// Replacements.
+    pub replace: usize,
+    /// Deletes.
+    pub destroy: usize,
+}
+
+/// Where a cluster lives.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct ClusterAddress {
+    /// Project ID.
+    pub project: String,
+    /// Region.
+    pub region: String,
+    /// Cluster ID.
+    pub id: String,
+}
+
+impl ClusterAddress {
+    /// `projects/{P}/locations/{R}/modelDevelopmentClusters/{ID}`.
+    pub fn resource_name(&self) -> String {
+        format!(
+            "projects/{}/locations/{}/modelDevelopmentClusters/{}",
+            self.project, self.region, self.id
+        )
+    }
+}
+
+impl fmt::Display for ClusterAddress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.id)
+    }
+}
+
+/// The one action a cluster gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// `+`: declared, absent live.
+    Create,
+    /// `~`: live differs only in fields reachable by allowed mask paths.
+    Update,
+    /// `-/+`: a changed field is immutable, or `--replace` asked for it.
+    Replace,
+    /// `-`: owned by this stack but no longer declared, or `destroy`.
+    Delete,
+    /// Nothing differs.
+    NoOp,
+}
+
+impl Action {
+    /// The Terraform-style symbol.
+    pub const fn symbol(self) -> &'static str {
+        match self {
+            Self::Create => "+",
+            Self::Update => "~",
+            Self::Replace => "-/+",
+            Self::Delete => "-",
+            Self::NoOp => " ",
+        }
+    }
+}
+
+/// What happens to one cluster.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClusterChange {
+    /// The cluster.
+    pub address: ClusterAddress,
+    /// The action.
+    pub action: Action,
+    /// Every changed field (for a create: every set field; for a delete: none).
+    pub fields: Vec<FieldChange>,
+    /// For an update: the smallest set of allowed mask paths covering `fields`.
+    pub update_mask: Vec<UpdateMaskPath>,
+    /// For an update: the `updateMode` sent.
+    pub update_mode: Option<String>,
+    /// Distinct impacts of the change, most severe last.
+    pub impacts: Vec<Impact>,
+    /// Things the user should know before applying.
+    pub warnings: Vec<String>,
+    /// The requests the executor sends, in order (a replacement: delete, then create).
+    pub requests: Vec<PlannedRequest>,
+    /// The live cluster's `updateTime` the plan was computed from (`None`: absent live).
+    pub live_update_time: Option<String>,
+    /// Per-action timeouts in seconds (`create`, `update`, `delete`), after defaults.
+    pub timeouts: PlannedTimeouts,
+}
+
+/// Timeouts, in seconds, after defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlannedTimeouts {
+    /// Create.
+    pub create: u64,
+    /// Update.
+    pub update: u64,
+    /// Delete.
+    pub delete: u64,
+}
+
+impl Default for PlannedTimeouts {
+    fn default() -> Self {
+        Self {
+            create: 120 * 60,
+            update: 60 * 60,
+            delete: 120 * 60,
+        }
+    }
+}
+
+/// One changed field.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FieldChange {
+    /// snake_case path with selectors, e.g. `node_pools[cpu].scaling_spec.max_node_count`.
+    pub path: String,
+    /// Live value (JSON, normalised); `None` when absent.
+    pub before: Option<Value>,
+    /// Desired value; `None` when removed.
+    pub after: Option<Value>,
+    /// The field is immutable: this change is why the cluster is replaced.
+    pub forces_replacement: bool,
+    /// The value came from a sensitive variable: render `(sensitive)`.
+    pub sensitive: bool,
+    /// What the change does.
+    pub impact: Impact,
+}
+
+/// An impact class, with the pool it concerns.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Impact {
+    /// The class.
+    pub class: ImpactClass,
+    /// The node pool, for pool impacts.
+    pub pool: Option<String>,
+}
+
+impl fmt::Display for Impact {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.class.describe(self.pool.as_deref()))
+    }
+}
+
+/// Which API call a request is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RequestKind {
+    /// `POST …/modelDevelopmentClusters?modelDevelopmentClusterId=ID`.
+    Create,
+    /// `PATCH …/modelDevelopmentClusters/ID?updateMask=…&updateMode=…`.
+    Update,
+    /// `DELETE …/modelDevelopmentClusters/ID`.
+    Delete,
+}
+
+/// One exact REST request, relative to the endpoint's base URL.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlannedRequest {
+    /// Which call.
+    pub kind: RequestKind,
+    /// `POST`, `PATCH` or `DELETE`.
+    pub method: String,
+    /// e.g. `/v1beta1/projects/p/locations/r/modelDevelopmentClusters/train01`.
+    pub path: String,
+    /// Query parameters in order.
+    pub query: Vec<(String, String)>,
+    /// JSON body (lowerCamelCase), if any.
+    pub body: Option<Value>,
+}
