@@ -1,1 +1,55 @@
-fn main() {}
+//! The `clusterform` binary: parses the command line, runs one command, and turns its outcome
+//! into an exit status. Everything it does is in the library crates and in [`commands`]; all
+//! output goes through the one [`printer::Printer`].
+
+mod cli;
+mod commands;
+mod context;
+mod error;
+mod local;
+mod printer;
+mod progress;
+mod prompt;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::cli::Cli;
+use crate::printer::Printer;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing(cli.global.verbose);
+    let printer = Printer::new(&cli.global);
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            printer.error(&error::CliError::Runtime(err));
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(commands::run(cli, &printer)) {
+        Ok(status) => status.into(),
+        Err(err) => {
+            printer.error(&err);
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `-v` enables debug logs of clusterform's crates on stderr; `RUST_LOG` overrides.
+fn init_tracing(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "clusterform=debug,clusterform_executor=debug,clusterform_emulator=info",
+        _ => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
+}

@@ -4,10 +4,30 @@
 //! evaluator plus our function library), decoded into desired `clusterform-model` values in
 //! which every unset field stays unset, and validated offline. Every problem becomes a
 //! [`Diagnostic`] with file, line, column and a hint; all problems of a run are reported
-//! together.
+//! together. The crate also formats HCL ([`format_source`]), writes a live cluster back as HCL
+//! ([`cluster_to_hcl`]) and renders the configuration reference ([`reference_markdown`]).
 
 mod config;
+mod decode;
+mod diagnostic;
+mod evaluator;
+mod export;
+mod expr;
+mod format;
+mod functions;
+mod load;
+mod reference;
+mod schema;
+mod source;
+mod validate;
+mod variables;
 
 pub use config::{
     Config, DesiredCluster, Lifecycle, Provider, SourceLocation, Timeouts, VariableInputs,
 };
+pub use export::cluster_to_hcl;
+pub use format::format_source;
+pub use diagnostic::{Diagnostic, Diagnostics, MissingVariable, Severity};
+pub use load::{Loaded, load};
+pub use reference::{REFERENCE_BEGIN, REFERENCE_END, reference_markdown};
+pub use source::MAX_SOURCE_BYTES;

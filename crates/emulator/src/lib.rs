@@ -1,1 +1,31 @@
-//! placeholder
+//! clusterform-emulator: a local, faithful stand-in for the Vertex AI Model
+//! Development Cluster API (see `docs/emulator.md`). It stores clusters as
+//! plain JSON and applies update masks on JSON paths with its own list of
+//! allowed paths, deliberately independent of `clusterform-model`, so that a
+//! wrong field name in the model shows up as a test failure instead of being
+//! mirrored here. Embed it with [`Emulator::router`] or run it on a port with
+//! [`Emulator::serve`].
+
+mod api_error;
+mod casing;
+mod clock;
+mod clusters;
+mod emulator;
+mod error;
+mod faults;
+mod front_door;
+pub mod mask;
+mod operations;
+mod page_token;
+mod persist;
+mod resource;
+mod routes;
+mod server;
+mod slurm;
+mod store;
+
+pub use emulator::{Emulator, EmulatorOptions, RecordedRequest};
+pub use error::EmulatorError;
+pub use faults::{FaultSpec, FaultSpecError};
+pub use mask::MaskError;
+pub use server::EmulatorHandle;

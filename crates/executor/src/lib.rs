@@ -1,1 +1,34 @@
-//! placeholder
+//! The executor: the only crate that talks to the network.
+//!
+//! It authenticates ([`auth`]), sends the API's calls with retries by AIP-194 ([`ApiClient`]),
+//! reads the live clusters for the planner ([`refresh`]), follows long-running operations
+//! ([`OperationWaiter`]), runs a plan with bounded concurrency while journaling every operation
+//! in flight ([`ApplyEngine`], [`Journal`]), and decides which clusters are idle for
+//! `destroy --idle-for` ([`idle_verdict`], [`inspect_idle`]). It never prints: progress goes
+//! through [`ProgressSink`], notes and errors are returned. Decisions are documented in
+//! `docs/executor.md`.
+
+pub mod auth;
+mod client;
+mod engine;
+mod error;
+mod idle;
+mod journal;
+mod operations;
+mod refresh;
+mod retry;
+
+pub use auth::{
+    AuthEnvironment, AuthError, GcloudCli, ResolvedTokenSource, StaticToken, Token, TokenSource,
+    default_token_source, resolve_token_source,
+};
+pub use client::{ApiClient, ClientOptions, Submitted};
+pub use engine::{
+    ActionOutcome, ApplyEngine, ApplyReport, DEFAULT_PARALLELISM, ProgressEvent, ProgressSink, Step,
+};
+pub use error::ExecError;
+pub use idle::{IdleReport, IdleVerdict, SlurmJob, idle_verdict, inspect_idle, parse_jobs};
+pub use journal::{Journal, JournalEntry};
+pub use operations::{OperationWaiter, WaitOptions};
+pub use refresh::refresh;
+pub use retry::RetryPolicy;

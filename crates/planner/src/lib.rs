@@ -4,11 +4,28 @@
 //! lists the field changes with their impact, derives the smallest set of allowed update-mask
 //! paths, the update mode, the warnings, and the exact REST requests the executor will send.
 //! Plans render as Terraform-style text or as a versioned JSON document, and can be saved to
-//! and read back from a plan file.
+//! and read back from a plan file, whose freshness against the live clusters can be checked.
 
+mod diff;
+mod error;
+mod file;
+mod ignore;
+mod json;
+mod paths;
 mod plan;
+mod planning;
+mod requests;
+mod stale;
+mod text;
+mod warnings;
 
+pub use error::{PlanError, PlanOptions};
+pub use file::{PlanFileError, load_plan, save_plan};
+pub use json::render_json;
 pub use plan::{
     Action, ClusterAddress, ClusterChange, FieldChange, Impact, PLAN_FORMAT_VERSION, Plan,
     PlannedRequest, PlannedTimeouts, RequestKind, Summary,
 };
+pub use planning::plan;
+pub use stale::{Staleness, StalenessKind, stale_clusters};
+pub use text::render_text;

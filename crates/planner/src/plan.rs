@@ -2,6 +2,7 @@
 //! files and the executor (which runs its requests). It serialises as the versioned JSON plan
 //! document described in `docs/plan-json.md`.
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use clusterform_model::fields::{ImpactClass, UpdateMaskPath};
@@ -138,6 +139,11 @@ pub struct ClusterChange {
     pub live_update_time: Option<String>,
     /// Per-action timeouts in seconds (`create`, `update`, `delete`), after defaults.
     pub timeouts: PlannedTimeouts,
+    /// For each block that was compared (`""` = the cluster, `node_pools[cpu]`,
+    /// `orchestrator_spec.slurm_spec`, …), how many of its attributes are set in the
+    /// configuration and equal live; the text rendering hides them behind a count.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub unchanged_attributes: BTreeMap<String, usize>,
 }
 
 /// Timeouts, in seconds, after defaults.

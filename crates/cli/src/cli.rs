@@ -1,0 +1,315 @@
+//! The command line: clap definitions of every command, flag and help text.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Plan and apply Vertex AI Model Development Clusters (Slurm training clusters) from HCL.
+#[derive(Debug, Parser)]
+#[command(name = "clusterform", version, about, long_about = None)]
+#[command(after_help = "Example:\n  clusterform apply --auto-approve examples/quickstart")]
+pub struct Cli {
+    /// Options every command accepts.
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every command accepts.
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// Configuration directory (instead of the positional DIR)
+    #[arg(long, global = true, value_name = "DIR")]
+    pub chdir: Option<PathBuf>,
+    /// API base URL, or "local" for the built-in emulator
+    #[arg(long, global = true, env = "CLUSTERFORM_ENDPOINT", value_name = "URL")]
+    pub endpoint: Option<String>,
+    /// Never colour the output (also: NO_COLOR)
+    #[arg(long, global = true)]
+    pub no_color: bool,
+    /// Log what clusterform does on stderr (-vv for more)
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// Print only errors and what was asked for
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Check the configuration offline and report every problem
+    #[command(after_help = "Example:\n  clusterform validate examples/gpu-a4")]
+    Validate(ValidateArgs),
+    /// Rewrite configuration files in the canonical format
+    #[command(after_help = "Example:\n  clusterform fmt --check --diff .")]
+    Fmt(FmtArgs),
+    /// Show what apply would change, field by field, with masks and impacts
+    #[command(after_help = "Example:\n  clusterform plan --out plan.json examples/quickstart")]
+    Plan(PlanArgs),
+    /// Make the changes of a plan, following every operation to the end
+    #[command(after_help = "Example:\n  clusterform apply examples/quickstart\n  clusterform apply plan.json")]
+    Apply(ApplyArgs),
+    /// Delete the declared clusters, or only those idle for a while
+    #[command(after_help = "Example:\n  clusterform destroy --idle-for 2h examples/quickstart")]
+    Destroy(DestroyArgs),
+    /// Print a saved plan
+    #[command(after_help = "Example:\n  clusterform show plan.json")]
+    Show(ShowArgs),
+    /// List the live clusters of a project and region
+    #[command(after_help = "Example:\n  clusterform list --project my-project --region us-central1")]
+    List(ListArgs),
+    /// Take over an existing cluster: add the stack label and print its HCL
+    #[command(after_help = "Example:\n  clusterform import train01 --out train01.hcl")]
+    Import(ImportArgs),
+    /// Serve the local API emulator
+    #[command(after_help = "Example:\n  clusterform emulator --listen 127.0.0.1:8089 --state emulator.json")]
+    Emulator(EmulatorArgs),
+    /// Print shell completions
+    #[command(after_help = "Example:\n  clusterform completions bash > /etc/bash_completion.d/clusterform")]
+    Completions(CompletionsArgs),
+}
+
+/// Where the configuration is.
+#[derive(Debug, Args, Clone)]
+pub struct DirArg {
+    /// Configuration directory (default: current directory)
+    #[arg(value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+/// Variable values.
+#[derive(Debug, Args, Clone, Default)]
+pub struct VarArgs {
+    /// Set a variable: --var name=value
+    #[arg(long = "var", value_name = "NAME=VALUE")]
+    pub vars: Vec<String>,
+    /// Read variables from an HCL file
+    #[arg(long = "var-file", value_name = "FILE")]
+    pub var_files: Vec<PathBuf>,
+}
+
+/// `validate`.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    #[command(flatten)]
+    pub dir: DirArg,
+    #[command(flatten)]
+    pub vars: VarArgs,
+    /// Print the diagnostics as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `fmt`.
+#[derive(Debug, Args)]
+pub struct FmtArgs {
+    /// Files or directories (default: the configuration directory)
+    #[arg(value_name = "PATHS")]
+    pub paths: Vec<PathBuf>,
+    /// Change nothing; exit 1 when a file is not formatted
+    #[arg(long)]
+    pub check: bool,
+    /// Show the changes as a diff
+    #[arg(long)]
+    pub diff: bool,
+}
+
+/// What to plan.
+#[derive(Debug, Args, Clone, Default)]
+pub struct PlanningArgs {
+    #[command(flatten)]
+    pub vars: VarArgs,
+    /// Plan only this cluster (repeatable)
+    #[arg(long = "target", value_name = "ID")]
+    pub targets: Vec<String>,
+    /// Replace this cluster even if nothing forces it (repeatable)
+    #[arg(long = "replace", value_name = "ID")]
+    pub replace: Vec<String>,
+    /// Update mode of every PATCH
+    #[arg(long, value_enum)]
+    pub update_mode: Option<UpdateMode>,
+}
+
+/// `updateMode` values.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+#[value(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum UpdateMode {
+    /// Apply only the fields you set
+    UserOnly,
+    /// Apply your fields and let the service refresh its managed fields
+    UserAndService,
+}
+
+impl UpdateMode {
+    /// The API spelling.
+    pub fn as_api(self) -> &'static str {
+        match self {
+            Self::UserOnly => "USER_ONLY",
+            Self::UserAndService => "USER_AND_SERVICE",
+        }
+    }
+}
+
+/// `plan`.
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    #[command(flatten)]
+    pub dir: DirArg,
+    #[command(flatten)]
+    pub planning: PlanningArgs,
+    /// Save the plan to this file for `apply FILE`
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Print the plan as JSON
+    #[arg(long)]
+    pub json: bool,
+    /// Exit 2 when the plan has changes, 0 when it has none
+    #[arg(long)]
+    pub detailed_exitcode: bool,
+}
+
+/// `apply`.
+#[derive(Debug, Args)]
+pub struct ApplyArgs {
+    /// Configuration directory or saved plan file (default: current directory)
+    #[arg(value_name = "DIR|PLANFILE")]
+    pub target: Option<PathBuf>,
+    #[command(flatten)]
+    pub planning: PlanningArgs,
+    /// Do not ask for confirmation
+    #[arg(long)]
+    pub auto_approve: bool,
+    /// Clusters changed at the same time
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..))]
+    pub parallelism: u16,
+}
+
+/// `destroy`.
+#[derive(Debug, Args)]
+pub struct DestroyArgs {
+    #[command(flatten)]
+    pub dir: DirArg,
+    #[command(flatten)]
+    pub vars: VarArgs,
+    /// Destroy only this cluster (repeatable)
+    #[arg(long = "target", value_name = "ID")]
+    pub targets: Vec<String>,
+    /// Destroy only clusters with no job for this long, e.g. 2h
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub idle_for: Option<std::time::Duration>,
+    /// Do not ask for confirmation
+    #[arg(long)]
+    pub auto_approve: bool,
+    /// Clusters deleted at the same time
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..))]
+    pub parallelism: u16,
+}
+
+/// `show`.
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// A plan saved with `plan --out`
+    pub planfile: PathBuf,
+    /// Print the plan as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `list`.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    #[command(flatten)]
+    pub dir: DirArg,
+    /// Project (default: the configuration's)
+    #[arg(long)]
+    pub project: Option<String>,
+    /// Region (default: the configuration's)
+    #[arg(long)]
+    pub region: Option<String>,
+    /// Print JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `import`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The cluster ID
+    pub id: String,
+    /// Configuration directory (default: current directory)
+    #[arg(long = "dir", value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Project (default: the configuration's provider)
+    #[arg(long)]
+    pub project: Option<String>,
+    /// Region (default: the configuration's provider)
+    #[arg(long)]
+    pub region: Option<String>,
+    /// Write the HCL to this file instead of stdout
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+/// `emulator`.
+#[derive(Debug, Args)]
+pub struct EmulatorArgs {
+    /// Address to serve on
+    #[arg(long, default_value = "127.0.0.1:8089")]
+    pub listen: SocketAddr,
+    /// Keep clusters in this JSON file between runs
+    #[arg(long, value_name = "FILE")]
+    pub state: Option<PathBuf>,
+    /// How long create, update and delete operations take, in seconds
+    #[arg(long, default_value_t = 5.0, value_name = "S")]
+    pub op_seconds: f64,
+    /// Latency added to every request, in milliseconds
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub latency_ms: u64,
+    /// Fault injection, e.g. "503=0.1,429=0.05,drop=0.01,opfail=0.1,seed=7"
+    #[arg(long, value_name = "SPEC")]
+    pub faults: Option<String>,
+    /// Require this bearer token (default: any non-empty token)
+    #[arg(long, value_name = "TOKEN")]
+    pub token: Option<String>,
+    /// Allow listening on a non-loopback address
+    #[arg(long)]
+    pub allow_remote: bool,
+}
+
+/// `completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell
+    pub shell: clap_complete::Shell,
+}
+
+/// Parses `2h`, `90m`, `1d`, `3600s`.
+fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    clusterform_model::duration::parse(text)
+        .map(|s| std::time::Duration::from_secs(s.0))
+        .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn durations_parse() {
+        assert_eq!(
+            parse_duration("2h"),
+            Ok(std::time::Duration::from_secs(7200))
+        );
+        assert!(parse_duration("soon").is_err());
+    }
+}

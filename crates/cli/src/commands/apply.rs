@@ -1,0 +1,217 @@
+//! `clusterform apply`: plan (or read a saved plan), confirm, execute with live progress, and
+//! summarise. Operations an earlier run left in flight are waited for first.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use clusterform_executor::{ApplyEngine, ApplyReport, Journal};
+use clusterform_planner::{Action, Plan};
+use tokio_util::sync::CancellationToken;
+
+use crate::cli::{ApplyArgs, GlobalArgs};
+use crate::commands::ExitStatus;
+use crate::commands::plan::prepare;
+use crate::context::{self, Connection, config_dir};
+use crate::error::CliError;
+use crate::printer::Printer;
+use crate::progress::ApplyProgress;
+use crate::prompt;
+
+/// Applies a configuration directory or a saved plan file.
+pub async fn run(
+    global: &GlobalArgs,
+    args: &ApplyArgs,
+    printer: &Printer,
+) -> Result<ExitStatus, CliError> {
+    match &args.target {
+        Some(path) if path.is_file() => apply_saved_plan(global, args, path, printer).await,
+        target => {
+            let dir = config_dir(global, target.as_deref());
+            apply_directory(global, args, &dir, printer).await
+        }
+    }
+}
+
+async fn apply_directory(
+    global: &GlobalArgs,
+    args: &ApplyArgs,
+    dir: &Path,
+    printer: &Printer,
+) -> Result<ExitStatus, CliError> {
+    let mut planned = prepare(global, dir, &args.planning, false, printer).await?;
+    if !Journal::open(dir)?.entries().is_empty() {
+        let resumed = resume(&planned.connection, dir, args.parallelism, printer).await?;
+        finish(&resumed, dir, "Earlier operations finished.", printer)?;
+        planned = prepare(global, dir, &args.planning, false, printer).await?;
+    }
+    printer.result(&clusterform_planner::render_text(
+        &planned.plan,
+        printer.color(),
+    ));
+    if !planned.plan.has_changes() {
+        return Ok(ExitStatus::Success);
+    }
+    if !args.auto_approve && !prompt::confirm("Do you want to perform these actions?")? {
+        printer.info("Apply cancelled.");
+        return Ok(ExitStatus::Success);
+    }
+    let report = execute(&planned.plan, &planned.connection, dir, args.parallelism, printer).await?;
+    finish(&report, dir, &apply_summary(&report), printer)
+}
+
+async fn apply_saved_plan(
+    global: &GlobalArgs,
+    args: &ApplyArgs,
+    path: &Path,
+    printer: &Printer,
+) -> Result<ExitStatus, CliError> {
+    let plan = clusterform_planner::load_plan(path)?;
+    let dir = config_dir(global, None);
+    let config = context::load_config(&dir, &args.planning.vars, printer)?;
+    if config.digest != plan.config_digest {
+        return Err(CliError::ConfigChanged {
+            planned: short(&plan.config_digest),
+            current: short(&config.digest),
+        });
+    }
+    let connection = context::connect(global, config.provider.endpoint.as_deref(), &dir, printer).await?;
+    let live =
+        clusterform_executor::refresh(&connection.client, &config.locations(), &[]).await?;
+    let stale = clusterform_planner::stale_clusters(&plan, &live);
+    if !stale.is_empty() {
+        return Err(CliError::StalePlan(
+            stale.iter().map(ToString::to_string).collect(),
+        ));
+    }
+    if !plan.has_changes() {
+        printer.info("The saved plan has no changes.");
+        return Ok(ExitStatus::Success);
+    }
+    let report = execute(&plan, &connection, &dir, args.parallelism, printer).await?;
+    finish(&report, &dir, &apply_summary(&report), printer)
+}
+
+/// Runs a plan with progress; Ctrl-C stops waiting (the journal keeps the operations), a
+/// second Ctrl-C exits at once.
+pub async fn execute(
+    plan: &Plan,
+    connection: &Connection,
+    dir: &Path,
+    parallelism: u16,
+    printer: &Printer,
+) -> Result<ApplyReport, CliError> {
+    let engine = engine(connection, dir, parallelism)?;
+    let cancel = interrupt_token(*printer);
+    let progress = Arc::new(ApplyProgress::new(*printer, false));
+    Ok(engine.apply(plan, progress, cancel).await)
+}
+
+async fn resume(
+    connection: &Connection,
+    dir: &Path,
+    parallelism: u16,
+    printer: &Printer,
+) -> Result<ApplyReport, CliError> {
+    printer.info("Waiting for operations started by an earlier run…");
+    let engine = engine(connection, dir, parallelism)?;
+    let cancel = interrupt_token(*printer);
+    let progress = Arc::new(ApplyProgress::new(*printer, false));
+    Ok(engine.resume(progress, cancel).await)
+}
+
+fn engine(connection: &Connection, dir: &Path, parallelism: u16) -> Result<ApplyEngine, CliError> {
+    let journal = Journal::open(dir)?;
+    Ok(ApplyEngine::new(
+        connection.client.clone(),
+        journal,
+        usize::from(parallelism),
+    ))
+}
+
+/// A token cancelled by the first Ctrl-C; the second exits the process immediately.
+fn interrupt_token(printer: Printer) -> CancellationToken {
+    let cancel = CancellationToken::new();
+    let token = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_err() {
+            return;
+        }
+        printer.warn("Interrupt received: no longer waiting for operations. Press Ctrl-C again to exit at once.");
+        token.cancel();
+        if tokio::signal::ctrl_c().await.is_ok() {
+            std::process::exit(130);
+        }
+    });
+    cancel
+}
+
+/// Prints failures and the summary; maps the report to an exit status.
+pub fn finish(
+    report: &ApplyReport,
+    dir: &Path,
+    summary: &str,
+    printer: &Printer,
+) -> Result<ExitStatus, CliError> {
+    for outcome in &report.outcomes {
+        if let Err(err) = &outcome.result {
+            printer.error(&CliError::Usage(format!(
+                "{} of cluster {} failed: {err}",
+                action_noun(outcome.action),
+                outcome.address.id
+            )));
+            if let Some(hint) = err.hint() {
+                printer.stderr(&format!("  hint: {hint}"));
+            }
+        }
+    }
+    if report.interrupted {
+        return Err(CliError::Interrupted {
+            journal: journal_path(dir),
+        });
+    }
+    let failed = report.outcomes.iter().filter(|o| o.result.is_err()).count();
+    if failed > 0 {
+        return Err(CliError::ActionsFailed {
+            failed,
+            total: report.outcomes.len(),
+        });
+    }
+    printer.success(summary);
+    Ok(ExitStatus::Success)
+}
+
+/// `Apply complete! Resources: 1 added, 2 changed, 0 replaced, 0 destroyed.`
+fn apply_summary(report: &ApplyReport) -> String {
+    let count = |action| {
+        report
+            .outcomes
+            .iter()
+            .filter(|o| o.action == action && o.result.is_ok())
+            .count()
+    };
+    format!(
+        "Apply complete! Resources: {} added, {} changed, {} replaced, {} destroyed.",
+        count(Action::Create),
+        count(Action::Update),
+        count(Action::Replace),
+        count(Action::Delete)
+    )
+}
+
+fn action_noun(action: Action) -> &'static str {
+    match action {
+        Action::Create => "Creation",
+        Action::Update => "Update",
+        Action::Replace => "Replacement",
+        Action::Delete => "Deletion",
+        Action::NoOp => "Check",
+    }
+}
+
+fn journal_path(dir: &Path) -> PathBuf {
+    dir.join(".clusterform").join("journal.json")
+}
+
+fn short(digest: &str) -> String {
+    digest.chars().take(12).collect()
+}

@@ -1,0 +1,16 @@
+//! `clusterform completions SHELL`: shell completion scripts generated from the clap model.
+
+use clap::CommandFactory;
+
+use crate::cli::{Cli, CompletionsArgs};
+use crate::commands::ExitStatus;
+use crate::error::CliError;
+use crate::printer::Printer;
+
+/// Prints the completion script for one shell.
+pub fn run(args: &CompletionsArgs, printer: &Printer) -> Result<ExitStatus, CliError> {
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut Cli::command(), "clusterform", &mut script);
+    printer.result(&String::from_utf8_lossy(&script));
+    Ok(ExitStatus::Success)
+}

@@ -1,0 +1,153 @@
+//! `clusterform list`: the live clusters of a project and region (or of every location the
+//! configuration uses): id, state, pools with node counts, stack label, last update.
+
+use std::collections::BTreeSet;
+
+use clusterform_model::{Cluster, STACK_LABEL};
+use serde_json::json;
+
+use crate::cli::{GlobalArgs, ListArgs, VarArgs};
+use crate::commands::ExitStatus;
+use crate::context::{self, config_dir};
+use crate::error::CliError;
+use crate::printer::Printer;
+
+/// Lists live clusters as a table or JSON.
+pub async fn run(global: &GlobalArgs, args: &ListArgs, printer: &Printer) -> Result<ExitStatus, CliError> {
+    let dir = config_dir(global, args.dir.dir.as_deref());
+    let (locations, endpoint) = match (&args.project, &args.region) {
+        (Some(project), Some(region)) => (
+            BTreeSet::from([(project.clone(), region.clone())]),
+            None,
+        ),
+        _ => {
+            let config = context::load_config(&dir, &VarArgs::default(), printer)?;
+            let mut locations = config.locations();
+            if locations.is_empty() {
+                locations.insert((
+                    args.project.clone().or(config.provider.project.clone()).unwrap_or_default(),
+                    args.region.clone().or(config.provider.region.clone()).unwrap_or_default(),
+                ));
+            }
+            (locations, config.provider.endpoint.clone())
+        }
+    };
+    let connection = context::connect(global, endpoint.as_deref(), &dir, printer).await?;
+    let clusters = clusterform_executor::refresh(&connection.client, &locations, &[]).await?;
+    if args.json {
+        let rows: Vec<_> = clusters.iter().map(json_row).collect();
+        printer.result(&serde_json::to_string_pretty(&rows).unwrap_or_default());
+    } else if clusters.is_empty() {
+        printer.info("No clusters.");
+    } else {
+        printer.result(&clusters_table(&clusters));
+    }
+    Ok(ExitStatus::Success)
+}
+
+fn clusters_table(clusters: &[Cluster]) -> String {
+    let mut rows = vec![[
+        "ID".to_owned(),
+        "STATE".to_owned(),
+        "POOLS (min-max)".to_owned(),
+        "STACK".to_owned(),
+        "UPDATED".to_owned(),
+    ]];
+    for cluster in clusters {
+        rows.push([
+            cluster_id(cluster),
+            cluster.state().unwrap_or("-").to_owned(),
+            pools(cluster),
+            cluster.label(STACK_LABEL).unwrap_or("-").to_owned(),
+            cluster.update_time.clone().unwrap_or_else(|| "-".into()),
+        ]);
+    }
+    table(&rows)
+}
+
+fn json_row(cluster: &Cluster) -> serde_json::Value {
+    json!({
+        "id": cluster_id(cluster),
+        "name": cluster.name,
+        "state": cluster.state(),
+        "node_pools": cluster.node_pools.iter().flatten().map(|p| {
+            let scaling = p.scaling_spec.as_ref();
+            json!({
+                "id": p.id,
+                "min_node_count": scaling.and_then(|s| s.min_node_count).unwrap_or(0),
+                "max_node_count": scaling.and_then(|s| s.max_node_count).unwrap_or(0),
+            })
+        }).collect::<Vec<_>>(),
+        "stack": cluster.label(STACK_LABEL),
+        "update_time": cluster.update_time,
+    })
+}
+
+fn cluster_id(cluster: &Cluster) -> String {
+    cluster
+        .name
+        .as_deref()
+        .and_then(|n| n.rsplit('/').next())
+        .unwrap_or("?")
+        .to_owned()
+}
+
+fn pools(cluster: &Cluster) -> String {
+    cluster
+        .node_pools
+        .iter()
+        .flatten()
+        .map(|p| {
+            let scaling = p.scaling_spec.as_ref();
+            format!(
+                "{}:{}-{}",
+                p.id,
+                scaling.and_then(|s| s.min_node_count).unwrap_or(0),
+                scaling.and_then(|s| s.max_node_count).unwrap_or(0)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Left-aligned columns separated by two spaces.
+pub fn table<const N: usize>(rows: &[[String; N]]) -> String {
+    let widths: Vec<usize> = (0..N)
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for row in rows {
+        let line: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .map(|(cell, width)| format!("{cell:<width$}"))
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// An RFC 3339 UTC time without sub-seconds.
+pub fn format_time(time: time::OffsetDateTime) -> String {
+    let time = time.replace_nanosecond(0).unwrap_or(time);
+    time.format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_else(|_| time.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tables_align_columns() {
+        let rows = [
+            ["ID".to_owned(), "STATE".to_owned()],
+            ["train01".to_owned(), "RUNNING".to_owned()],
+        ];
+        insta::assert_snapshot!(table(&rows), @r"
+        ID       STATE
+        train01  RUNNING
+        ");
+    }
+}

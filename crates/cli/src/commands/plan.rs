@@ -1,0 +1,116 @@
+//! `clusterform plan`: validate, refresh the live clusters, plan, render; optionally save.
+
+use std::path::Path;
+
+use clusterform_config::Config;
+use clusterform_executor::Journal;
+use clusterform_model::{Cluster, ClusterName};
+use clusterform_planner::{Plan, PlanOptions};
+
+use crate::cli::{GlobalArgs, PlanArgs, PlanningArgs};
+use crate::commands::ExitStatus;
+use crate::context::{self, Connection, config_dir};
+use crate::error::CliError;
+use crate::printer::Printer;
+
+/// Everything a command needs after planning.
+#[derive(Debug)]
+pub struct Planned {
+    /// The connection used to refresh (and to apply).
+    pub connection: Connection,
+    /// The live clusters the plan was made from.
+    pub live: Vec<Cluster>,
+    /// The plan.
+    pub plan: Plan,
+}
+
+/// Plans and prints the plan (text or JSON), saving it with `--out`.
+pub async fn run(
+    global: &GlobalArgs,
+    args: &PlanArgs,
+    printer: &Printer,
+) -> Result<ExitStatus, CliError> {
+    let dir = config_dir(global, args.dir.dir.as_deref());
+    let planned = prepare(global, &dir, &args.planning, false, printer).await?;
+    if args.json {
+        let json = clusterform_planner::render_json(&planned.plan);
+        printer.result(&serde_json::to_string_pretty(&json).unwrap_or_default());
+    } else {
+        printer.result(&clusterform_planner::render_text(
+            &planned.plan,
+            printer.color(),
+        ));
+    }
+    if let Some(out) = &args.out {
+        clusterform_planner::save_plan(&planned.plan, out)?;
+        printer.info(&format!(
+            "\nSaved the plan to {}. To perform exactly these actions, run:\n  clusterform apply {}",
+            out.display(),
+            out.display()
+        ));
+    }
+    if args.detailed_exitcode && planned.plan.has_changes() {
+        Ok(ExitStatus::Changes)
+    } else {
+        Ok(ExitStatus::Success)
+    }
+}
+
+/// Loads the configuration, connects, reports journal entries, refreshes and plans.
+pub async fn prepare(
+    global: &GlobalArgs,
+    dir: &Path,
+    planning: &PlanningArgs,
+    destroy: bool,
+    printer: &Printer,
+) -> Result<Planned, CliError> {
+    let config = context::load_config(dir, &planning.vars, printer)?;
+    let connection = context::connect(global, config.provider.endpoint.as_deref(), dir, printer).await?;
+    report_journal(dir, printer)?;
+    let targets = target_names(&config, &planning.targets)?;
+    let live =
+        clusterform_executor::refresh(&connection.client, &config.locations(), &targets).await?;
+    let options = PlanOptions {
+        targets: planning.targets.clone(),
+        replace: planning.replace.clone(),
+        update_mode: planning.update_mode.map(|m| m.as_api().to_owned()),
+        destroy,
+    };
+    let plan = clusterform_planner::plan(&config, &live, &options)?;
+    Ok(Planned {
+        connection,
+        live,
+        plan,
+    })
+}
+
+/// Tells the user about operations an earlier run left in flight.
+fn report_journal(dir: &Path, printer: &Printer) -> Result<(), CliError> {
+    let journal = Journal::open(dir)?;
+    for entry in journal.entries() {
+        printer.warn(&format!(
+            "an earlier run left operation {} ({:?} of {}) in flight; `clusterform apply` waits for it before changing anything",
+            entry.operation, entry.action, entry.address.id
+        ));
+    }
+    Ok(())
+}
+
+/// The resource names of `--target` IDs: a declared cluster's own location, else the
+/// provider's.
+fn target_names(config: &Config, targets: &[String]) -> Result<Vec<ClusterName>, CliError> {
+    targets
+        .iter()
+        .map(|id| {
+            let (project, region) = match config.cluster(id) {
+                Some(cluster) => (cluster.project.clone(), cluster.region.clone()),
+                None => (
+                    config.provider.project.clone().unwrap_or_default(),
+                    config.provider.region.clone().unwrap_or_default(),
+                ),
+            };
+            ClusterName::new(&project, &region, id)
+                .map_err(|err| CliError::Usage(format!("--target {id}: {err}")))
+        })
+        .collect()
+}

@@ -1,0 +1,44 @@
+//! `clusterform validate`: offline checks of the configuration, as text or JSON.
+
+use serde_json::json;
+
+use crate::cli::{GlobalArgs, ValidateArgs};
+use crate::commands::ExitStatus;
+use crate::context::{self, config_dir};
+use crate::error::CliError;
+use crate::printer::Printer;
+
+/// Loads the configuration and reports every problem; exit 1 on any error.
+pub fn run(
+    global: &GlobalArgs,
+    args: &ValidateArgs,
+    printer: &Printer,
+) -> Result<ExitStatus, CliError> {
+    let dir = config_dir(global, args.dir.dir.as_deref());
+    if !args.json {
+        let config = context::load_config(&dir, &args.vars, printer)?;
+        printer.success(&format!(
+            "Success! The configuration is valid ({} cluster{}).",
+            config.clusters.len(),
+            if config.clusters.len() == 1 { "" } else { "s" }
+        ));
+        return Ok(ExitStatus::Success);
+    }
+    let inputs = context::variable_inputs(&args.vars)?;
+    match clusterform_config::load(&dir, &inputs) {
+        Ok(loaded) => {
+            let report = json!({"valid": true, "diagnostics": loaded.warnings});
+            printer.result(&pretty(&report));
+            Ok(ExitStatus::Success)
+        }
+        Err(diagnostics) => {
+            let report = json!({"valid": false, "diagnostics": diagnostics.items});
+            printer.result(&pretty(&report));
+            Err(CliError::AlreadyReported)
+        }
+    }
+}
+
+fn pretty(value: &serde_json::Value) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
+}

@@ -1,0 +1,126 @@
+//! What most commands share: finding the configuration directory, loading the configuration
+//! (asking for missing variables on a terminal), and connecting to the API or the local
+//! emulator.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use clusterform_config::{Config, VariableInputs};
+use clusterform_executor::{ApiClient, ClientOptions, RetryPolicy, StaticToken, TokenSource};
+
+use crate::cli::{GlobalArgs, VarArgs};
+use crate::error::CliError;
+use crate::local::LocalEmulator;
+use crate::printer::Printer;
+use crate::prompt;
+
+/// The endpoint value that selects the built-in emulator.
+const LOCAL_ENDPOINT: &str = "local";
+
+/// The configuration directory: `--chdir`, else the positional argument, else `.`.
+pub fn config_dir(global: &GlobalArgs, positional: Option<&Path>) -> PathBuf {
+    global
+        .chdir
+        .clone()
+        .or_else(|| positional.map(Path::to_path_buf))
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// Loads and validates the configuration, printing its warnings. On a terminal, variables
+/// without a value are asked for (once each) and the load is repeated.
+pub fn load_config(dir: &Path, vars: &VarArgs, printer: &Printer) -> Result<Config, CliError> {
+    let mut inputs = variable_inputs(vars)?;
+    let loaded = match clusterform_config::load(dir, &inputs) {
+        Err(diagnostics)
+            if !diagnostics.missing_variables.is_empty() && std::io::stdin().is_terminal() =>
+        {
+            for missing in &diagnostics.missing_variables {
+                let value = prompt::variable(missing)?;
+                inputs.cli.push((missing.name.clone(), value));
+            }
+            clusterform_config::load(dir, &inputs)
+        }
+        other => other,
+    }
+    .map_err(CliError::Diagnostics)?;
+    for warning in &loaded.warnings {
+        printer.stderr(&warning.render(None, printer.color()));
+    }
+    Ok(loaded.config)
+}
+
+/// `--var`, `--var-file` and `CLUSTERFORM_VAR_*`.
+pub fn variable_inputs(vars: &VarArgs) -> Result<VariableInputs, CliError> {
+    let cli = vars
+        .vars
+        .iter()
+        .map(|pair| {
+            pair.split_once('=')
+                .map(|(name, value)| (name.trim().to_owned(), value.to_owned()))
+                .ok_or_else(|| {
+                    CliError::Usage(format!("--var expects NAME=VALUE, got `{pair}`"))
+                })
+        })
+        .collect::<Result<_, _>>()?;
+    let env: BTreeMap<String, String> = std::env::vars()
+        .filter_map(|(key, value)| {
+            key.strip_prefix("CLUSTERFORM_VAR_")
+                .map(|name| (name.to_owned(), value))
+        })
+        .collect();
+    Ok(VariableInputs {
+        cli,
+        files: vars.var_files.clone(),
+        env,
+    })
+}
+
+/// A client for the API, and the local emulator behind it when the endpoint is `local`.
+#[derive(Debug)]
+pub struct Connection {
+    /// The API client.
+    pub client: ApiClient,
+    /// The in-process emulator when the endpoint is `local`: held so it serves for as long as
+    /// the client is used, and stops when the connection is dropped.
+    _local_emulator: Option<LocalEmulator>,
+}
+
+/// Endpoint precedence: `--endpoint` / `CLUSTERFORM_ENDPOINT` > the provider's `endpoint` >
+/// the regional Google endpoint. `local` starts the built-in emulator; no credentials are
+/// looked up for it.
+pub async fn connect(
+    global: &GlobalArgs,
+    provider_endpoint: Option<&str>,
+    dir: &Path,
+    printer: &Printer,
+) -> Result<Connection, CliError> {
+    let endpoint = global.endpoint.as_deref().or(provider_endpoint);
+    let (endpoint, tokens, local): (Option<String>, Arc<dyn TokenSource>, _) = match endpoint {
+        Some(LOCAL_ENDPOINT) => {
+            let local = LocalEmulator::start(dir).await?;
+            let tokens: Arc<dyn TokenSource> = Arc::new(StaticToken::new(LocalEmulator::TOKEN));
+            (Some(local.base_url()), tokens, Some(local))
+        }
+        other => {
+            let resolved = clusterform_executor::default_token_source().await?;
+            if let Some(note) = &resolved.note {
+                printer.warn(note);
+            }
+            (other.map(str::to_owned), resolved.source, None)
+        }
+    };
+    let options = ClientOptions {
+        endpoint,
+        user_agent: format!("clusterform/{}", env!("CARGO_PKG_VERSION")),
+        request_timeout: Duration::from_secs(60),
+        retry: RetryPolicy::default(),
+    };
+    let client = ApiClient::new(options, tokens)?;
+    Ok(Connection {
+        client,
+        _local_emulator: local,
+    })
+}

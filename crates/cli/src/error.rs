@@ -1,0 +1,113 @@
+//! The binary's error type: wraps each library's typed error and adds hints for the user.
+
+use std::path::PathBuf;
+
+use clusterform_config::Diagnostics;
+use clusterform_executor::ExecError;
+use clusterform_planner::{PlanError, PlanFileError};
+
+/// Everything that can make a command fail.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// The async runtime could not start.
+    #[error("could not start the async runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+    /// The configuration has errors (rendered by the printer as diagnostics).
+    #[error("{0}")]
+    Diagnostics(Diagnostics),
+    /// Planning failed.
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    /// A plan file could not be written or read.
+    #[error(transparent)]
+    PlanFile(#[from] PlanFileError),
+    /// A call to the API failed.
+    #[error(transparent)]
+    Exec(#[from] ExecError),
+    /// No credentials could be found.
+    #[error(transparent)]
+    Auth(#[from] clusterform_executor::AuthError),
+    /// The local emulator failed.
+    #[error("the local emulator failed: {0}")]
+    Emulator(#[from] clusterform_emulator::EmulatorError),
+    /// A file could not be read or written.
+    #[error("{action} {path}: {source}")]
+    Io {
+        /// What we were doing.
+        action: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// Why it failed.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Confirmation is needed but nobody can give it.
+    #[error("no terminal to ask for confirmation, and --auto-approve was not given")]
+    NoTerminalToConfirm,
+    /// A saved plan no longer matches the live clusters.
+    #[error("the saved plan is stale:\n  {}", .0.join("\n  "))]
+    StalePlan(Vec<String>),
+    /// A saved plan was made from another configuration.
+    #[error("the saved plan was made from a different configuration (digest {planned}, now {current})")]
+    ConfigChanged {
+        /// Digest in the plan.
+        planned: String,
+        /// Digest of the configuration now.
+        current: String,
+    },
+    /// Some actions failed (each was already reported).
+    #[error("{failed} of {total} actions failed")]
+    ActionsFailed {
+        /// How many failed.
+        failed: usize,
+        /// How many ran.
+        total: usize,
+    },
+    /// The user interrupted waiting.
+    #[error("interrupted; operations still running are recorded in {journal}")]
+    Interrupted {
+        /// The journal file.
+        journal: PathBuf,
+    },
+    /// Arguments that do not fit together or a value that is wrong.
+    #[error("{0}")]
+    Usage(String),
+    /// A cluster asked for does not exist.
+    #[error("cluster {0} was not found")]
+    ClusterNotFound(String),
+    /// Files that `fmt --check` would change.
+    #[error("{} file(s) are not formatted: {}", .0.len(), .0.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
+    Unformatted(Vec<PathBuf>),
+    /// The failure was already shown in full (e.g. `validate --json`); exit 1 silently.
+    #[error("")]
+    AlreadyReported,
+    /// The prompt failed.
+    #[error("could not read the answer: {0}")]
+    Prompt(#[from] dialoguer::Error),
+}
+
+impl CliError {
+    /// What the user can do about it.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            Self::Plan(err) => err.hint(),
+            Self::Exec(err) => err.hint(),
+            Self::NoTerminalToConfirm => {
+                Some("run with --auto-approve, or save a plan with `plan --out FILE` and `apply FILE`".into())
+            }
+            Self::StalePlan(_) | Self::ConfigChanged { .. } => {
+                Some("run `clusterform plan --out FILE` again, review it, then apply the new plan".into())
+            }
+            Self::Interrupted { .. } => Some(
+                "run `clusterform apply` again: it waits for those operations instead of starting new ones"
+                    .into(),
+            ),
+            Self::Unformatted(_) => Some("run `clusterform fmt` to rewrite them".into()),
+            Self::ActionsFailed { .. } => Some(
+                "fix the cause above and run `clusterform apply` again; finished clusters are not touched twice"
+                    .into(),
+            ),
+            _ => None,
+        }
+    }
+}

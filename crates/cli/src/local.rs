@@ -1,0 +1,56 @@
+//! `endpoint = "local"`: the emulator running inside the CLI process, its state kept in
+//! `.clusterform/emulator.json` of the configuration directory so clusters survive between
+//! runs, with short operations so the quick start finishes in seconds.
+
+use std::path::Path;
+use std::time::Duration;
+
+use clusterform_emulator::{Emulator, EmulatorHandle, EmulatorOptions};
+
+use crate::error::CliError;
+
+/// How long local operations take unless `CLUSTERFORM_LOCAL_OPERATION_SECONDS` says otherwise:
+/// long enough to watch the progress, short enough for a quick start.
+const DEFAULT_OPERATION_SECONDS: f64 = 4.0;
+
+/// The in-process emulator.
+#[derive(Debug)]
+pub struct LocalEmulator {
+    handle: EmulatorHandle,
+}
+
+impl LocalEmulator {
+    /// The token the CLI sends to its own emulator.
+    pub const TOKEN: &'static str = "local-emulator";
+
+    /// Starts the emulator on a free loopback port with its state in `dir/.clusterform`.
+    pub async fn start(dir: &Path) -> Result<Self, CliError> {
+        let state_dir = dir.join(".clusterform");
+        std::fs::create_dir_all(&state_dir).map_err(|source| CliError::Io {
+            action: "could not create",
+            path: state_dir.clone(),
+            source,
+        })?;
+        let seconds = std::env::var("CLUSTERFORM_LOCAL_OPERATION_SECONDS")
+            .ok()
+            .and_then(|s| s.parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .unwrap_or(DEFAULT_OPERATION_SECONDS);
+        let options = EmulatorOptions {
+            operation_duration: Duration::from_secs_f64(seconds),
+            state_file: Some(state_dir.join("emulator.json")),
+            required_token: Some(Self::TOKEN.to_owned()),
+            ..EmulatorOptions::default()
+        };
+        let emulator = Emulator::new(options)?;
+        let handle = emulator
+            .serve(std::net::SocketAddr::from(([127, 0, 0, 1], 0)))
+            .await?;
+        Ok(Self { handle })
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn base_url(&self) -> String {
+        self.handle.base_url()
+    }
+}

@@ -1,0 +1,37 @@
+//! Questions asked on a terminal: the apply/destroy confirmation and missing variables.
+
+use std::io::IsTerminal;
+
+use clusterform_config::MissingVariable;
+use dialoguer::{Input, Password};
+
+use crate::error::CliError;
+
+/// Asks Terraform's question; only `yes` approves. Without a terminal this is an error, never a
+/// silent yes.
+pub fn confirm(question: &str) -> Result<bool, CliError> {
+    if !std::io::stdin().is_terminal() {
+        return Err(CliError::NoTerminalToConfirm);
+    }
+    let answer: String = Input::new()
+        .with_prompt(format!(
+            "{question}\n  clusterform will perform the actions described above.\n  Only 'yes' will be accepted to approve.\n\n  Enter a value"
+        ))
+        .allow_empty(true)
+        .interact_text()?;
+    Ok(answer.trim() == "yes")
+}
+
+/// Asks for the value of a variable that has none; sensitive ones are not echoed.
+pub fn variable(missing: &MissingVariable) -> Result<String, CliError> {
+    let mut prompt = format!("var.{}", missing.name);
+    if let Some(description) = &missing.description {
+        prompt.push_str(&format!("\n  {description}\n\n  Enter a value"));
+    }
+    let value = if missing.sensitive {
+        Password::new().with_prompt(prompt).interact()?
+    } else {
+        Input::new().with_prompt(prompt).interact_text()?
+    };
+    Ok(value)
+}

@@ -1,0 +1,635 @@
+//! Decoding a `cluster` block into a desired `clusterform_model::Cluster`, driven by the field
+//! table through [`crate::schema`]: each attribute is evaluated on its own, checked against its
+//! field's kind and written under its snake_case name into a JSON object that the model's serde
+//! then reads (it accepts snake_case), so unset fields stay unset. Unknown names, wrong block or
+//! attribute syntax, duplicates and missing required fields are reported here with positions;
+//! the byte range of every field is kept (by concrete path such as
+//! `node_pools[cpu].zone`) for the semantic checks that follow.
+
+use std::collections::{BTreeSet, HashMap};
+use std::ops::Range;
+
+use clusterform_model::duration;
+use clusterform_model::fields::{FieldKind, FieldSpec, UPDATE_MODES};
+use clusterform_model::Cluster;
+use hcl::Value;
+use hcl::edit::Span;
+use hcl::edit::structure::{Attribute, Block, Body, Structure};
+use serde_json::{Map as JsonMap, Value as Json};
+
+use crate::config::{Lifecycle, Timeouts};
+use crate::diagnostic::{SourceFile, did_you_mean};
+use crate::evaluator::{Evaluated, Evaluator, Scope};
+use crate::functions::{scalar_text, type_name};
+use crate::schema::{Member, element_path, key_field, member, members, is_output_only};
+use crate::source::{block_head, label_range};
+
+/// Byte ranges of the fields of one cluster, by concrete path.
+pub(crate) type Spans = HashMap<String, Range<usize>>;
+
+/// Cluster-level names that are not fields of the resource.
+const CLUSTER_ATTRIBUTES: &[&str] = &["project", "region", "update_mode", "for_each", "id"];
+const CLUSTER_BLOCKS: &[&str] = &["timeouts", "lifecycle"];
+
+/// A decoded cluster block, before the semantic checks.
+#[derive(Debug)]
+pub(crate) struct DecodedCluster {
+    pub cluster: Cluster,
+    pub project: Option<String>,
+    pub region: Option<String>,
+    pub update_mode: Option<String>,
+    pub timeouts: Timeouts,
+    pub lifecycle: Lifecycle,
+    pub sensitive_paths: BTreeSet<String>,
+    pub spans: Spans,
+}
+
+/// Decodes one cluster block (one `for_each` instance); `None` when it has errors.
+pub(crate) fn decode_cluster(
+    eval: &mut Evaluator,
+    file: &SourceFile,
+    block: &Block,
+    scope: Scope<'_>,
+) -> Option<DecodedCluster> {
+    let errors_before = eval.diagnostics.len();
+    let mut decoder = Decoder {
+        eval,
+        file,
+        scope,
+        spans: Spans::new(),
+        sensitive: BTreeSet::new(),
+    };
+    let object = decoder.message(&block.body, "", "", block_head(block), true);
+    let project = decoder.cluster_string(&block.body, "project", None);
+    let region = decoder.cluster_string(&block.body, "region", None);
+    let update_mode = decoder.cluster_string(&block.body, "update_mode", Some(UPDATE_MODES));
+    let timeouts = decoder.timeouts(&block.body);
+    let lifecycle = decoder.lifecycle(&block.body);
+    let Decoder {
+        spans, sensitive, ..
+    } = decoder;
+    if eval.diagnostics.len() > errors_before {
+        return None;
+    }
+    match serde_json::from_value::<Cluster>(Json::Object(object)) {
+        Ok(cluster) => Some(DecodedCluster {
+            cluster,
+            project,
+            region,
+            update_mode,
+            timeouts,
+            lifecycle,
+            sensitive_paths: sensitive,
+            spans,
+        }),
+        Err(error) => {
+            eval.diagnostics.push(file.error(
+                block_head(block),
+                format!("cannot build the cluster: {error}"),
+                None,
+            ));
+            None
+        }
+    }
+}
+
+struct Decoder<'e, 'c> {
+    eval: &'e mut Evaluator,
+    file: &'e SourceFile,
+    scope: Scope<'c>,
+    spans: Spans,
+    sensitive: BTreeSet<String>,
+}
+
+fn join(parent: &str, name: &str) -> String {
+    if parent.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{parent}.{name}")
+    }
+}
+
+/// Names accepted inside the message at `generic`, for "did you mean" hints.
+fn candidates(generic: &str, top: bool) -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = members(generic).map(|(name, _)| name).collect();
+    if top {
+        names.extend(CLUSTER_ATTRIBUTES.iter().chain(CLUSTER_BLOCKS));
+    }
+    names
+}
+
+fn context_name(generic: &str) -> String {
+    if generic.is_empty() {
+        "a cluster block".to_owned()
+    } else {
+        let name = generic.rsplit('.').next().unwrap_or(generic);
+        let name = name.strip_suffix("s[]").unwrap_or(name);
+        format!("`{name}`")
+    }
+}
+
+impl Decoder<'_, '_> {
+    /// Decodes the body of the message at `generic` (concrete path `concrete`) into a JSON
+    /// object; `head` is where the block starts, for missing-field errors.
+    fn message(
+        &mut self,
+        body: &Body,
+        generic: &str,
+        concrete: &str,
+        head: Option<Range<usize>>,
+        top: bool,
+    ) -> JsonMap<String, Json> {
+        let mut object = JsonMap::new();
+        let mut seen: HashMap<String, ()> = HashMap::new();
+        for structure in body.iter() {
+            match structure {
+                Structure::Attribute(attribute) => {
+                    let name = attribute.key.as_str();
+                    if top && CLUSTER_ATTRIBUTES.contains(&name) {
+                        continue;
+                    }
+                    if self.first_time(&mut seen, name, attribute.key.span()) {
+                        self.attribute(attribute, generic, concrete, top, &mut object);
+                    }
+                }
+                Structure::Block(block) => {
+                    let name = block.ident.as_str();
+                    if top && CLUSTER_BLOCKS.contains(&name) {
+                        continue;
+                    }
+                    self.block(block, generic, concrete, top, &mut object, &mut seen);
+                }
+            }
+        }
+        self.check_required(generic, concrete, &object, head);
+        object
+    }
+
+    fn first_time(
+        &mut self,
+        seen: &mut HashMap<String, ()>,
+        name: &str,
+        range: Option<Range<usize>>,
+    ) -> bool {
+        if seen.insert(name.to_owned(), ()).is_none() {
+            return true;
+        }
+        self.eval.diagnostics.push(self.file.error(
+            range,
+            format!("`{name}` is set more than once"),
+            Some("remove the repeated one".to_owned()),
+        ));
+        false
+    }
+
+    fn unknown(&mut self, name: &str, generic: &str, top: bool, range: Option<Range<usize>>) {
+        let (message, hint) = if is_output_only(generic, name) {
+            (
+                format!("`{name}` is output only: the service sets it"),
+                Some("remove it".to_owned()),
+            )
+        } else {
+            (
+                format!("unknown attribute or block `{name}` in {}", context_name(generic)),
+                did_you_mean(name, candidates(generic, top)).or_else(|| {
+                    Some(format!("expected one of: {}", candidates(generic, top).join(", ")))
+                }),
+            )
+        };
+        self.eval.diagnostics.push(self.file.error(range, message, hint));
+    }
+
+    fn attribute(
+        &mut self,
+        attribute: &Attribute,
+        generic: &str,
+        concrete: &str,
+        top: bool,
+        object: &mut JsonMap<String, Json>,
+    ) {
+        let name = attribute.key.as_str();
+        let spec = match member(generic, name) {
+            Some(Member::Attribute(spec)) => spec,
+            Some(_) => {
+                self.eval.diagnostics.push(self.file.error(
+                    attribute.key.span(),
+                    format!("`{name}` is a block, not an attribute"),
+                    Some(format!("write `{name} {{ ... }}`")),
+                ));
+                return;
+            }
+            None => return self.unknown(name, generic, top, attribute.key.span()),
+        };
+        let path = join(concrete, name);
+        let range = attribute.value.span();
+        if let Some(range) = range.clone() {
+            self.spans.insert(path.clone(), range);
+        }
+        let Some(Evaluated { value, sensitive }) =
+            self.eval.value(self.file, &attribute.value, self.scope)
+        else {
+            return;
+        };
+        match field_json(spec, value) {
+            Ok(Some(json)) => {
+                if sensitive {
+                    self.sensitive.insert(path);
+                }
+                object.insert(spec.name().to_owned(), json);
+            }
+            Ok(None) => {}
+            Err((message, hint)) => {
+                self.eval.diagnostics.push(self.file.error(
+                    range,
+                    format!("wrong value for `{name}`: {message}"),
+                    hint,
+                ));
+            }
+        }
+    }
+
+    fn block(
+        &mut self,
+        block: &Block,
+        generic: &str,
+        concrete: &str,
+        top: bool,
+        object: &mut JsonMap<String, Json>,
+        seen: &mut HashMap<String, ()>,
+    ) {
+        let name = block.ident.as_str();
+        let head = block_head(block);
+        match member(generic, name) {
+            Some(Member::Block(spec)) => {
+                if !block.labels.is_empty() {
+                    self.eval.diagnostics.push(self.file.error(
+                        label_range(block),
+                        format!("a `{name}` block takes no label"),
+                        Some(format!("write `{name} {{ ... }}`")),
+                    ));
+                    return;
+                }
+                if !self.first_time(seen, name, head.clone()) {
+                    return;
+                }
+                let path = join(concrete, name);
+                if let Some(range) = head.clone() {
+                    self.spans.insert(path.clone(), range);
+                }
+                let nested = self.message(&block.body, spec.path, &path, head, false);
+                object.insert(spec.name().to_owned(), Json::Object(nested));
+            }
+            Some(Member::Labelled(spec)) => self.labelled(block, spec, concrete, object, seen),
+            Some(Member::Attribute(_)) => {
+                self.eval.diagnostics.push(self.file.error(
+                    head,
+                    format!("`{name}` is an attribute, not a block"),
+                    Some(format!("write `{name} = ...`")),
+                ));
+            }
+            None => self.unknown(name, generic, top, block.ident.span()),
+        }
+    }
+
+    fn labelled(
+        &mut self,
+        block: &Block,
+        spec: &'static FieldSpec,
+        concrete: &str,
+        object: &mut JsonMap<String, Json>,
+        seen: &mut HashMap<String, ()>,
+    ) {
+        let name = block.ident.as_str();
+        let [label] = block.labels.as_slice() else {
+            self.eval.diagnostics.push(self.file.error(
+                block_head(block),
+                format!("a `{name}` block needs exactly one label"),
+                Some(format!("write `{name} \"ID\" {{ ... }}`")),
+            ));
+            return;
+        };
+        let key = label.as_str();
+        let range = label_range(block);
+        if seen.contains_key(&format!("{name} {key}")) {
+            self.eval.diagnostics.push(self.file.error(
+                range,
+                format!("duplicate {name} `{key}`"),
+                Some(format!("each {name} needs a distinct label")),
+            ));
+            return;
+        }
+        seen.insert(format!("{name} {key}"), ());
+        let path = format!("{}[{key}]", join(concrete, spec.name()));
+        if let Some(range) = range.clone() {
+            self.spans.insert(path.clone(), range);
+        }
+        let mut element = self.message(&block.body, &element_path(spec), &path, range, false);
+        if let Some(key_name) = key_field(spec) {
+            element.insert(key_name.to_owned(), Json::String(key.to_owned()));
+        }
+        let list = object
+            .entry(spec.name().to_owned())
+            .or_insert_with(|| Json::Array(Vec::new()));
+        if let Json::Array(items) = list {
+            items.push(Json::Object(element));
+        }
+    }
+
+    fn check_required(
+        &mut self,
+        generic: &str,
+        concrete: &str,
+        object: &JsonMap<String, Json>,
+        head: Option<Range<usize>>,
+    ) {
+        for (name, member) in members(generic) {
+            let spec = member.spec();
+            if !spec.required || object.contains_key(spec.name()) {
+                continue;
+            }
+            let what = match member {
+                Member::Attribute(_) => format!("attribute `{name}`"),
+                Member::Block(_) => format!("block `{name}`"),
+                Member::Labelled(_) => format!("at least one `{name}` block"),
+            };
+            let place = if concrete.is_empty() {
+                "the cluster".to_owned()
+            } else {
+                format!("`{concrete}`")
+            };
+            self.eval.diagnostics.push(self.file.error(
+                head.clone(),
+                format!("missing required {what} in {place}"),
+                Some(format!("{}: {}", spec.path, spec.description)),
+            ));
+        }
+    }
+
+    /// A cluster-level string attribute (`project`, `region`, `update_mode`).
+    fn cluster_string(
+        &mut self,
+        body: &Body,
+        name: &str,
+        allowed: Option<&'static [&'static str]>,
+    ) -> Option<String> {
+        let attribute = body.get_attribute(name)?;
+        let range = attribute.value.span();
+        if let Some(range) = range.clone() {
+            self.spans.insert(name.to_owned(), range);
+        }
+        let evaluated = self.eval.value(self.file, &attribute.value, self.scope)?;
+        let result = match allowed {
+            Some(values) => enum_text(name, values, &evaluated.value),
+            None => string_text(&evaluated.value).map(Some).map_err(|m| (m, None)),
+        };
+        match result {
+            Ok(text) => text,
+            Err((message, hint)) => {
+                self.eval.diagnostics.push(self.file.error(
+                    range,
+                    format!("wrong value for `{name}`: {message}"),
+                    hint,
+                ));
+                None
+            }
+        }
+    }
+
+    /// The single block `name` among the cluster's blocks (a repeat is an error).
+    fn single_block<'b>(&mut self, body: &'b Body, name: &'b str) -> Option<&'b Block> {
+        let mut blocks = body.get_blocks(name);
+        let first = blocks.next()?;
+        for repeated in blocks {
+            self.eval.diagnostics.push(self.file.error(
+                block_head(repeated),
+                format!("`{name}` is set more than once"),
+                Some("remove the repeated one".to_owned()),
+            ));
+        }
+        Some(first)
+    }
+
+    fn simple_block_attributes<'b>(
+        &mut self,
+        block: &'b Block,
+        allowed: &[&str],
+    ) -> Vec<&'b Attribute> {
+        for nested in block.body.blocks() {
+            self.eval.diagnostics.push(self.file.error(
+                nested.ident.span(),
+                format!("unknown block `{}` in `{}`", nested.ident.as_str(), block.ident.as_str()),
+                Some(format!("`{}` accepts {}", block.ident.as_str(), allowed.join(", "))),
+            ));
+        }
+        let mut known = Vec::new();
+        for attribute in block.body.attributes() {
+            let name = attribute.key.as_str();
+            if allowed.contains(&name) {
+                known.push(attribute);
+            } else {
+                self.eval.diagnostics.push(self.file.error(
+                    attribute.key.span(),
+                    format!("unknown attribute `{name}` in `{}`", block.ident.as_str()),
+                    did_you_mean(name, allowed.iter().copied())
+                        .or_else(|| Some(format!("expected one of: {}", allowed.join(", ")))),
+                ));
+            }
+        }
+        known
+    }
+
+    fn timeouts(&mut self, body: &Body) -> Timeouts {
+        let mut timeouts = Timeouts::default();
+        let Some(block) = self.single_block(body, "timeouts") else {
+            return timeouts;
+        };
+        for attribute in self.simple_block_attributes(block, &["create", "update", "delete"]) {
+            let range = attribute.value.span();
+            let Some(evaluated) = self.eval.value(self.file, &attribute.value, self.scope) else {
+                continue;
+            };
+            let parsed = string_text(&evaluated.value)
+                .and_then(|text| duration::parse(&text).map_err(|e| e.to_string()));
+            let slot = match attribute.key.as_str() {
+                "create" => &mut timeouts.create,
+                "update" => &mut timeouts.update,
+                _ => &mut timeouts.delete,
+            };
+            match parsed {
+                Ok(seconds) => *slot = Some(seconds),
+                Err(message) => self.eval.diagnostics.push(self.file.error(
+                    range,
+                    format!("wrong value for timeout `{}`: {message}", attribute.key.as_str()),
+                    Some("write a duration such as \"90m\" or \"2h\"".to_owned()),
+                )),
+            }
+        }
+        timeouts
+    }
+
+    fn lifecycle(&mut self, body: &Body) -> Lifecycle {
+        let mut lifecycle = Lifecycle::default();
+        let Some(block) = self.single_block(body, "lifecycle") else {
+            return lifecycle;
+        };
+        for attribute in self.simple_block_attributes(block, &["prevent_destroy", "ignore_changes"]) {
+            let range = attribute.value.span();
+            let Some(evaluated) = self.eval.value(self.file, &attribute.value, self.scope) else {
+                continue;
+            };
+            let result = match (attribute.key.as_str(), evaluated.value) {
+                ("prevent_destroy", Value::Bool(flag)) => {
+                    lifecycle.prevent_destroy = flag;
+                    Ok(())
+                }
+                ("ignore_changes", Value::Array(items)) => items
+                    .iter()
+                    .map(|item| item.as_str().map(str::to_owned).ok_or(item))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map(|paths| lifecycle.ignore_changes = paths)
+                    .map_err(|item| format!("expected field paths as strings, found a {}", type_name(item))),
+                ("prevent_destroy", other) => Err(format!("expected a bool, found a {}", type_name(&other))),
+                (_, other) => Err(format!("expected a list of strings, found a {}", type_name(&other))),
+            };
+            if let Err(message) = result {
+                self.eval.diagnostics.push(self.file.error(
+                    range,
+                    format!("wrong value for `{}`: {message}", attribute.key.as_str()),
+                    None,
+                ));
+            }
+        }
+        lifecycle
+    }
+}
+
+type ValueError = (String, Option<String>);
+
+/// A string (numbers and bools are converted as in string interpolation).
+pub(crate) fn string_text(value: &Value) -> Result<String, String> {
+    scalar_text(value).ok_or_else(|| format!("expected a string, found a {}", type_name(value)))
+}
+
+fn enum_text(
+    name: &str,
+    allowed: &'static [&'static str],
+    value: &Value,
+) -> Result<Option<String>, ValueError> {
+    let text = string_text(value).map_err(|m| (m, None))?;
+    if allowed.contains(&text.as_str()) {
+        return Ok(Some(text));
+    }
+    let hint = allowed
+        .iter()
+        .find(|v| v.eq_ignore_ascii_case(&text))
+        .map(|v| format!("did you mean `{v}`?"))
+        .or_else(|| did_you_mean(&text, allowed.iter().copied()))
+        .or_else(|| Some(format!("expected one of: {}", allowed.join(", "))));
+    Err((format!("`{text}` is not a valid {name}"), hint))
+}
+
+/// Converts an evaluated value to the JSON of a field of `spec`'s kind; `None` for null
+/// (which leaves the field unset, as in Terraform).
+fn field_json(spec: &FieldSpec, value: Value) -> Result<Option<Json>, ValueError> {
+    if value.is_null() {
+        return Ok(None);
+    }
+    let plain = |m: String| (m, None);
+    let json = match spec.kind {
+        FieldKind::String => Json::String(string_text(&value).map_err(plain)?),
+        FieldKind::Integer => Json::from(integer(&value).map_err(plain)?),
+        FieldKind::Bool => Json::Bool(boolean(&value).map_err(plain)?),
+        FieldKind::Enum(allowed) => {
+            enum_text(spec.name(), allowed, &value)?.map_or(Json::Null, Json::String)
+        }
+        FieldKind::Duration => {
+            let text = string_text(&value).map_err(plain)?;
+            let seconds = duration::parse(&text).map_err(|e| plain(e.to_string()))?;
+            Json::String(seconds.to_proto())
+        }
+        FieldKind::StringList => Json::Array(
+            list(&value)
+                .map_err(plain)?
+                .iter()
+                .map(|item| string_text(item).map(Json::String))
+                .collect::<Result<_, _>>()
+                .map_err(plain)?,
+        ),
+        FieldKind::EnumList(allowed) => Json::Array(
+            list(&value)
+                .map_err(plain)?
+                .iter()
+                .map(|item| enum_text(spec.name(), allowed, item).map(|t| t.map_or(Json::Null, Json::String)))
+                .collect::<Result<_, _>>()?,
+        ),
+        FieldKind::StringMap => {
+            let Value::Object(entries) = &value else {
+                return Err(plain(format!("expected a map of strings, found a {}", type_name(&value))));
+            };
+            Json::Object(
+                entries
+                    .iter()
+                    .map(|(k, v)| Ok((k.clone(), Json::String(string_text(v)?))))
+                    .collect::<Result<_, String>>()
+                    .map_err(plain)?,
+            )
+        }
+        FieldKind::Timestamp | FieldKind::Json | FieldKind::Message | FieldKind::KeyedList(_) => {
+            return Err(plain(format!("`{}` cannot be set", spec.name())));
+        }
+    };
+    Ok(Some(json))
+}
+
+fn list(value: &Value) -> Result<&[Value], String> {
+    value
+        .as_array()
+        .map(Vec::as_slice)
+        .ok_or_else(|| format!("expected a list, found a {}", type_name(value)))
+}
+
+fn integer(value: &Value) -> Result<i64, String> {
+    let from_number = |n: &hcl::Number| {
+        n.as_i64().or_else(|| {
+            n.as_f64()
+                .filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15)
+                .map(|f| f as i64)
+        })
+    };
+    match value {
+        Value::Number(n) => from_number(n).ok_or_else(|| format!("expected a whole number, found {n}")),
+        Value::String(s) => s
+            .trim()
+            .parse()
+            .map_err(|_| format!("expected a whole number, found `{s}`")),
+        other => Err(format!("expected a whole number, found a {}", type_name(other))),
+    }
+}
+
+fn boolean(value: &Value) -> Result<bool, String> {
+    match value {
+        Value::Bool(b) => Ok(*b),
+        Value::String(s) if s == "true" || s == "false" => Ok(s == "true"),
+        other => Err(format!("expected true or false, found a {}", type_name(other))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clusterform_model::fields::lookup;
+
+    #[test]
+    fn field_values_are_checked_by_kind() {
+        let min = lookup("node_pools[].scaling_spec.min_node_count").unwrap();
+        assert_eq!(field_json(min, Value::from("3")), Ok(Some(Json::from(3))));
+        assert!(field_json(min, Value::from(1.5)).is_err());
+        let model = lookup("node_pools[].provisioning_model").unwrap();
+        let (message, hint) = field_json(model, Value::from("spot")).unwrap_err();
+        assert_eq!(message, "`spot` is not a valid provisioning_model");
+        assert_eq!(hint.as_deref(), Some("did you mean `SPOT`?"));
+        let flex = lookup("node_pools[].flex_start_max_duration").unwrap();
+        assert_eq!(field_json(flex, Value::from("2h")), Ok(Some(Json::from("7200s"))));
+        assert_eq!(field_json(flex, Value::Null), Ok(None));
+    }
+}

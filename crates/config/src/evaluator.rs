@@ -1,0 +1,285 @@
+//! Evaluation of attributes with positions: references are checked first (undefined variables
+//! and locals, `each` outside `for_each`) so that each problem points at the reference itself,
+//! then the expression is evaluated and failures point at the attribute's value. Also resolves
+//! `locals` in dependency order and names any cycle.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Range;
+
+use hcl::Value;
+use hcl::edit::Span;
+use hcl::edit::expr::Expression;
+use hcl::eval::Context;
+
+use crate::diagnostic::{Diagnostic, SourceFile, did_you_mean};
+use crate::expr::{Reference, Root, evaluate, references};
+
+/// What the evaluator knows about the names an expression may use.
+#[derive(Debug, Default)]
+pub(crate) struct Evaluator {
+    /// Every problem found so far.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Declared variables and whether each is sensitive.
+    variables: BTreeMap<String, bool>,
+    /// Declared locals: `Some(sensitive)` once evaluated, `None` when evaluation failed (so
+    /// that uses of a broken local do not repeat its error).
+    locals: BTreeMap<String, Option<bool>>,
+    /// Variables referenced anywhere, for the unused-variable warning.
+    pub used_variables: BTreeSet<String>,
+}
+
+/// An evaluated attribute.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Evaluated {
+    pub value: Value,
+    /// The value depends on a sensitive variable.
+    pub sensitive: bool,
+}
+
+/// Where an expression is evaluated: its context and whether `each` exists there.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Scope<'c> {
+    pub ctx: &'c Context<'static>,
+    pub each: bool,
+}
+
+/// One `name = expr` of a `locals` block.
+#[derive(Debug, Clone)]
+pub(crate) struct LocalDef<'a> {
+    pub name: &'a str,
+    pub expr: &'a Expression,
+    pub key_range: Option<Range<usize>>,
+    pub file: &'a SourceFile,
+}
+
+impl Evaluator {
+    /// Declares the variables the configuration has.
+    pub fn declare_variables(&mut self, variables: impl IntoIterator<Item = (String, bool)>) {
+        self.variables.extend(variables);
+    }
+
+    /// Evaluates an expression in `scope`; `None` after reporting a problem (or when it uses a
+    /// local whose own evaluation failed).
+    pub fn value(
+        &mut self,
+        file: &SourceFile,
+        expr: &Expression,
+        scope: Scope<'_>,
+    ) -> Option<Evaluated> {
+        let sensitive = self.check_references(file, &references(expr), scope.each)?;
+        match evaluate(expr, scope.ctx) {
+            Ok(value) => Some(Evaluated { value, sensitive }),
+            Err(message) => {
+                self.diagnostics
+                    .push(file.error(expr.span(), message, None));
+                None
+            }
+        }
+    }
+
+    /// Checks every reference; `Some(sensitive)` when all resolve.
+    fn check_references(
+        &mut self,
+        file: &SourceFile,
+        references: &[Reference],
+        each: bool,
+    ) -> Option<bool> {
+        let mut sensitive = false;
+        let mut usable = true;
+        for reference in references {
+            match self.check_reference(file, reference, each) {
+                Some(flag) => sensitive |= flag,
+                None => usable = false,
+            }
+        }
+        usable.then_some(sensitive)
+    }
+
+    fn check_reference(
+        &mut self,
+        file: &SourceFile,
+        reference: &Reference,
+        each: bool,
+    ) -> Option<bool> {
+        let name = reference.name.as_str();
+        let range = reference.range.clone();
+        match reference.root {
+            Root::Var => {
+                self.used_variables.insert(name.to_owned());
+                if let Some(sensitive) = self.variables.get(name) {
+                    return Some(*sensitive);
+                }
+                let hint = did_you_mean(name, self.variables.keys().map(String::as_str))
+                    .unwrap_or_else(|| format!("declare it with `variable \"{name}\" {{}}`"));
+                self.diagnostics.push(file.error(
+                    range,
+                    format!("undefined variable `var.{name}`"),
+                    Some(hint),
+                ));
+                None
+            }
+            Root::Local => match self.locals.get(name) {
+                Some(state) => *state,
+                None => {
+                    let hint = did_you_mean(name, self.locals.keys().map(String::as_str))
+                        .unwrap_or_else(|| format!("define it in a `locals {{ {name} = ... }}` block"));
+                    self.diagnostics.push(file.error(
+                        range,
+                        format!("undefined local `local.{name}`"),
+                        Some(hint),
+                    ));
+                    None
+                }
+            },
+            Root::Each if !each => {
+                self.diagnostics.push(file.error(
+                    range,
+                    "`each` is only available inside a cluster block with `for_each`",
+                    Some("add `for_each = ...` to the cluster, or remove the reference".to_owned()),
+                ));
+                None
+            }
+            Root::Each if !matches!(name, "" | "key" | "value") => {
+                self.diagnostics.push(file.error(
+                    range,
+                    format!("`each.{name}` does not exist"),
+                    did_you_mean(name, ["key", "value"])
+                        .or_else(|| Some("use `each.key` or `each.value`".to_owned())),
+                ));
+                None
+            }
+            Root::Each => Some(false),
+        }
+    }
+
+    /// Evaluates every local in dependency order into `ctx` (as the `local` object). A cycle
+    /// is one error naming it; a local that fails leaves its dependents unevaluated.
+    pub fn resolve_locals(&mut self, defs: &[LocalDef<'_>], ctx: &mut Context<'static>) {
+        let mut by_name: BTreeMap<&str, &LocalDef<'_>> = BTreeMap::new();
+        for def in defs {
+            if let Some(first) = by_name.insert(def.name, def) {
+                by_name.insert(first.name, first);
+                self.diagnostics.push(def.file.error(
+                    def.key_range.clone(),
+                    format!("local `{}` is defined twice", def.name),
+                    Some("give each local a distinct name".to_owned()),
+                ));
+            }
+        }
+        let order = self.evaluation_order(&by_name);
+        let mut values = hcl::Map::new();
+        for name in order {
+            let def = by_name[name];
+            ctx.declare_var("local", Value::Object(values.clone()));
+            let evaluated = self.value(def.file, def.expr, Scope { ctx, each: false });
+            let state = evaluated.map(|evaluated| {
+                values.insert(name.to_owned(), evaluated.value);
+                evaluated.sensitive
+            });
+            self.locals.insert(name.to_owned(), state);
+        }
+        ctx.declare_var("local", Value::Object(values));
+    }
+
+    /// Orders locals so that each comes after those it uses; locals on a cycle or using an
+    /// undefined local are left out (after reporting) and marked failed.
+    fn evaluation_order<'a>(&mut self, defs: &BTreeMap<&'a str, &LocalDef<'a>>) -> Vec<&'a str> {
+        let mut order = Vec::new();
+        let mut state: BTreeMap<&str, Visit> = BTreeMap::new();
+        for name in defs.keys() {
+            let mut stack = Vec::new();
+            self.visit_local(name, defs, &mut state, &mut stack, &mut order);
+        }
+        for (name, visit) in &state {
+            if *visit == Visit::Failed {
+                self.locals.insert((*name).to_owned(), None);
+            }
+        }
+        for name in &order {
+            // Declared with a placeholder so that references to it resolve while ordering.
+            self.locals.entry((*name).to_owned()).or_insert(Some(false));
+        }
+        order
+    }
+
+    fn visit_local<'a>(
+        &mut self,
+        name: &'a str,
+        defs: &BTreeMap<&'a str, &LocalDef<'a>>,
+        state: &mut BTreeMap<&'a str, Visit>,
+        stack: &mut Vec<&'a str>,
+        order: &mut Vec<&'a str>,
+    ) -> bool {
+        match state.get(name) {
+            Some(Visit::Done) => return true,
+            Some(Visit::Failed) => return false,
+            Some(Visit::InProgress) => {
+                self.report_cycle(name, defs, stack);
+                return false;
+            }
+            None => {}
+        }
+        state.insert(name, Visit::InProgress);
+        stack.push(name);
+        let def = defs[name];
+        let mut ok = true;
+        for reference in references(def.expr) {
+            if reference.root != Root::Local {
+                continue;
+            }
+            match defs.get_key_value(reference.name.as_str()) {
+                Some((dependency, _)) => {
+                    ok &= self.visit_local(dependency, defs, state, stack, order);
+                }
+                None => {
+                    let names = defs.keys().copied();
+                    self.diagnostics.push(def.file.error(
+                        reference.range.clone(),
+                        format!("undefined local `local.{}`", reference.name),
+                        did_you_mean(&reference.name, names).or_else(|| {
+                            Some(format!("define it in a `locals {{ {} = ... }}` block", reference.name))
+                        }),
+                    ));
+                    ok = false;
+                }
+            }
+        }
+        stack.pop();
+        // A local already marked failed by a cycle report stays failed.
+        if state.get(name) == Some(&Visit::Failed) {
+            return false;
+        }
+        state.insert(name, if ok { Visit::Done } else { Visit::Failed });
+        if ok {
+            order.push(name);
+        }
+        ok
+    }
+
+    fn report_cycle<'a>(
+        &mut self,
+        name: &'a str,
+        defs: &BTreeMap<&'a str, &LocalDef<'a>>,
+        stack: &[&'a str],
+    ) {
+        let start = stack.iter().position(|n| *n == name).unwrap_or(0);
+        let cycle: Vec<String> = stack[start..]
+            .iter()
+            .chain(std::iter::once(&name))
+            .map(|n| format!("local.{n}"))
+            .collect();
+        let def = defs[name];
+        self.diagnostics.push(def.file.error(
+            def.key_range.clone(),
+            format!("locals refer to each other in a cycle: {}", cycle.join(" -> ")),
+            Some("break the cycle by computing one of them without the others".to_owned()),
+        ));
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Visit {
+    InProgress,
+    Done,
+    Failed,
+}

@@ -1,0 +1,157 @@
+//! Expressions: which `var.*`, `local.*` and `each.*` names an expression refers to (found on
+//! the hcl-edit tree, so references inside string templates count), and evaluation of one
+//! expression with hcl-rs's evaluator, with a shortcut for plain literals.
+
+use std::ops::Range;
+
+use hcl::Value;
+use hcl::edit::Span;
+use hcl::edit::expr::{Expression, ObjectKey, Traversal, TraversalOperator};
+use hcl::edit::visit::{self, Visit};
+use hcl::eval::{Context, Evaluate};
+
+/// The namespace a reference starts with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Root {
+    /// `var.NAME`
+    Var,
+    /// `local.NAME`
+    Local,
+    /// `each.key` / `each.value`
+    Each,
+}
+
+/// One `root.name` reference and where it is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Reference {
+    pub root: Root,
+    pub name: String,
+    pub range: Option<Range<usize>>,
+}
+
+/// Every `var.*`, `local.*` and `each.*` reference in an expression, in source order.
+pub(crate) fn references(expr: &Expression) -> Vec<Reference> {
+    let mut collector = Collector::default();
+    collector.visit_expr(expr);
+    collector.found
+}
+
+#[derive(Default)]
+struct Collector {
+    found: Vec<Reference>,
+}
+
+impl Visit for Collector {
+    fn visit_traversal(&mut self, traversal: &Traversal) {
+        if let (Expression::Variable(root), Some(first)) =
+            (&traversal.expr, traversal.operators.first())
+            && let TraversalOperator::GetAttr(name) = first.value()
+        {
+            let root = match root.as_str() {
+                "var" => Some(Root::Var),
+                "local" => Some(Root::Local),
+                "each" => Some(Root::Each),
+                _ => None,
+            };
+            if let Some(root) = root {
+                self.found.push(Reference {
+                    root,
+                    name: name.as_str().to_owned(),
+                    range: traversal.span(),
+                });
+                // The root is recorded: only index expressions remain to be searched.
+                for operator in &traversal.operators {
+                    self.visit_traversal_operator(operator);
+                }
+                return;
+            }
+        }
+        visit::visit_traversal(self, traversal);
+    }
+
+    fn visit_expr(&mut self, expr: &Expression) {
+        if let Expression::Variable(name) = expr
+            && name.as_str() == "each"
+        {
+            self.found.push(Reference {
+                root: Root::Each,
+                name: String::new(),
+                range: expr.span(),
+            });
+        }
+        visit::visit_expr(self, expr);
+    }
+}
+
+/// Evaluates an expression; the error is hcl-rs's message.
+pub(crate) fn evaluate(expr: &Expression, ctx: &Context<'_>) -> Result<Value, String> {
+    if let Some(value) = literal(expr) {
+        return Ok(value);
+    }
+    hcl::Expression::from(expr.clone())
+        .evaluate(ctx)
+        .map_err(|e| e.to_string())
+}
+
+/// The value of an expression made only of literals, without going through the evaluator
+/// (most attributes are literals, and converting them is the bulk of the cost of a load).
+fn literal(expr: &Expression) -> Option<Value> {
+    match expr {
+        Expression::Null(_) => Some(Value::Null),
+        Expression::Bool(b) => Some(Value::Bool(*b.value())),
+        Expression::Number(n) => Some(Value::Number(*n.value())),
+        Expression::String(s) => Some(Value::String(s.value().clone())),
+        Expression::Array(items) => items.iter().map(literal).collect::<Option<Vec<_>>>().map(Value::Array),
+        Expression::Object(object) => object
+            .iter()
+            .map(|(key, value)| {
+                let key = match key {
+                    ObjectKey::Ident(ident) => ident.as_str().to_owned(),
+                    ObjectKey::Expression(Expression::String(s)) => s.value().clone(),
+                    ObjectKey::Expression(_) => return None,
+                };
+                Some((key, literal(value.expr())?))
+            })
+            .collect::<Option<hcl::Map<_, _>>>()
+            .map(Value::Object),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Expression {
+        hcl::edit::parser::parse_expr(text).unwrap()
+    }
+
+    #[test]
+    fn references_inside_templates_are_found() {
+        let refs = references(&parse(r#""${var.a}-${local.b}" == each.key ? var.a : each"#));
+        let names: Vec<_> = refs.iter().map(|r| (r.root, r.name.as_str())).collect();
+        assert_eq!(
+            names,
+            [
+                (Root::Var, "a"),
+                (Root::Local, "b"),
+                (Root::Each, "key"),
+                (Root::Var, "a"),
+                (Root::Each, ""),
+            ]
+        );
+    }
+
+    #[test]
+    fn literals_skip_the_evaluator() {
+        let value = literal(&parse(r#"{ a = [1, "x", true], "b-c" = null }"#)).unwrap();
+        let mut expected = hcl::Map::new();
+        expected.insert(
+            "a".to_owned(),
+            Value::Array(vec![Value::from(1), Value::from("x"), Value::Bool(true)]),
+        );
+        expected.insert("b-c".to_owned(), Value::Null);
+        assert_eq!(value, Value::Object(expected));
+        assert!(literal(&parse("var.x")).is_none());
+    }
+}

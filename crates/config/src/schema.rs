@@ -1,0 +1,109 @@
+//! The HCL shape of a `cluster` block, derived from the model's field table so that the
+//! language cannot drift from the resource: attribute names are the snake_case path segments,
+//! messages are blocks, and repeated messages keyed by an id (`node_pools`, `partitions`,
+//! `node_sets`) are labelled blocks named in the singular (`node_pool "ID"`).
+
+use clusterform_model::fields::{self, FieldAccess, FieldKind, FieldSpec};
+
+/// What a name inside a block stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Member {
+    /// `name = value`.
+    Attribute(&'static FieldSpec),
+    /// `name { ... }`, at most once.
+    Block(&'static FieldSpec),
+    /// `name "KEY" { ... }`, once per key.
+    Labelled(&'static FieldSpec),
+}
+
+impl Member {
+    pub fn spec(self) -> &'static FieldSpec {
+        match self {
+            Self::Attribute(spec) | Self::Block(spec) | Self::Labelled(spec) => spec,
+        }
+    }
+}
+
+/// The HCL name of a field: its last path segment, singular for labelled blocks.
+pub(crate) fn hcl_name(spec: &'static FieldSpec) -> &'static str {
+    let name = spec.name();
+    match spec.kind {
+        FieldKind::KeyedList(_) => name.strip_suffix('s').unwrap_or(name),
+        _ => name,
+    }
+}
+
+/// The generic path of a field's children: `node_pools[]` for a keyed list, the path otherwise.
+pub(crate) fn element_path(spec: &FieldSpec) -> String {
+    match spec.kind {
+        FieldKind::KeyedList(_) => format!("{}[]", spec.path),
+        _ => spec.path.to_owned(),
+    }
+}
+
+/// The key field of a keyed list's elements (the block label), e.g. `id`.
+pub(crate) fn key_field(spec: &FieldSpec) -> Option<&'static str> {
+    match spec.kind {
+        FieldKind::KeyedList(key) => Some(key),
+        _ => None,
+    }
+}
+
+/// Every user-settable member of the message at `parent` (a generic path, `""` for the
+/// cluster), excluding output-only fields and the key field the label supplies.
+pub(crate) fn members(parent: &str) -> impl Iterator<Item = (&'static str, Member)> + '_ {
+    let key = parent
+        .strip_suffix("[]")
+        .and_then(fields::lookup)
+        .and_then(key_field);
+    fields::children(parent)
+        .filter(|spec| spec.access != FieldAccess::OutputOnly)
+        .filter(move |spec| Some(spec.name()) != key)
+        .map(|spec| {
+            let member = match spec.kind {
+                FieldKind::Message => Member::Block(spec),
+                FieldKind::KeyedList(_) => Member::Labelled(spec),
+                _ => Member::Attribute(spec),
+            };
+            (hcl_name(spec), member)
+        })
+}
+
+/// The member called `name` inside `parent`.
+pub(crate) fn member(parent: &str, name: &str) -> Option<Member> {
+    members(parent).find(|(n, _)| *n == name).map(|(_, m)| m)
+}
+
+/// Whether `name` is an output-only field of `parent` (to explain why it is refused).
+pub(crate) fn is_output_only(parent: &str, name: &str) -> bool {
+    fields::children(parent)
+        .any(|spec| spec.name() == name && spec.access == FieldAccess::OutputOnly)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keyed_lists_are_singular_labelled_blocks() {
+        assert!(matches!(member("", "node_pool"), Some(Member::Labelled(_))));
+        assert!(matches!(
+            member("orchestrator_spec.slurm_spec", "partition"),
+            Some(Member::Labelled(_))
+        ));
+        assert!(matches!(
+            member("orchestrator_spec.slurm_spec", "node_set"),
+            Some(Member::Labelled(_))
+        ));
+        assert!(matches!(member("", "network"), Some(Member::Block(_))));
+        assert!(matches!(member("", "labels"), Some(Member::Attribute(_))));
+    }
+
+    #[test]
+    fn labels_and_output_fields_are_not_attributes() {
+        assert!(member("node_pools[]", "id").is_none());
+        assert!(member("orchestrator_spec.slurm_spec.node_sets[]", "node_pool_id").is_none());
+        assert!(member("", "create_time").is_none());
+        assert!(is_output_only("", "create_time"));
+    }
+}

@@ -1,0 +1,143 @@
+//! Reading and parsing configuration files: the `*.hcl` files of a directory in name order,
+//! size and UTF-8 checks before parsing, and hcl-edit parse errors turned into diagnostics.
+//! hcl-edit's parser limits nesting to 64 levels, so deeply nested input is a parse error,
+//! not a stack overflow.
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use hcl::edit::Span;
+use hcl::edit::structure::{Block, Body};
+
+use crate::diagnostic::{Diagnostic, SourceFile, detached_error};
+
+/// The largest configuration file accepted; larger ones are refused before parsing so that a
+/// mistaken path (a log, a data file) fails at once instead of taking seconds.
+pub const MAX_SOURCE_BYTES: u64 = 10 * 1024 * 1024;
+
+/// The `*.hcl` files directly in `dir`, sorted by name.
+pub(crate) fn list_hcl_files(dir: &Path) -> Result<Vec<PathBuf>, Box<Diagnostic>> {
+    let unreadable = |e: std::io::Error| {
+        Box::new(detached_error(
+            dir,
+            format!("cannot read the configuration directory: {e}"),
+            None,
+        ))
+    };
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(unreadable)? {
+        let path = entry.map_err(unreadable)?.path();
+        if path.extension().is_some_and(|ext| ext == "hcl") && path.is_file() {
+            files.push(path);
+        }
+    }
+    files.sort();
+    if files.is_empty() {
+        return Err(Box::new(detached_error(
+            dir,
+            "no *.hcl files in the configuration directory",
+            Some("run clusterform in a directory holding your configuration, or pass it as an argument".to_owned()),
+        )));
+    }
+    Ok(files)
+}
+
+/// Reads a file as UTF-8 text; `shown` is the name diagnostics use.
+pub(crate) fn read_source(path: &Path, shown: PathBuf) -> Result<SourceFile, Box<Diagnostic>> {
+    let fail = |message: String, hint: Option<String>| {
+        Box::new(detached_error(&shown, message, hint))
+    };
+    let metadata = std::fs::metadata(path).map_err(|e| fail(format!("cannot read file: {e}"), None))?;
+    if metadata.len() > MAX_SOURCE_BYTES {
+        return Err(fail(
+            format!(
+                "file is too large ({} bytes); configuration files are limited to {MAX_SOURCE_BYTES} bytes",
+                metadata.len()
+            ),
+            Some("split the configuration into several files".to_owned()),
+        ));
+    }
+    let bytes = std::fs::read(path).map_err(|e| fail(format!("cannot read file: {e}"), None))?;
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok(SourceFile::new(shown, text.into())),
+        Err(error) => {
+            let valid = error.utf8_error().valid_up_to();
+            let bytes = error.into_bytes();
+            let prefix = String::from_utf8_lossy(&bytes[..valid]).into_owned();
+            let source = SourceFile::new(shown, prefix.into());
+            let (line, column) = source.position(valid);
+            Err(Box::new(Diagnostic {
+                line,
+                column,
+                ..source.error(
+                    None,
+                    format!("file is not valid UTF-8: invalid byte at offset {valid}"),
+                    Some("save the file as UTF-8".to_owned()),
+                )
+            }))
+        }
+    }
+}
+
+/// Parses a file's body, keeping spans.
+pub(crate) fn parse(source: &SourceFile) -> Result<Body, Box<Diagnostic>> {
+    hcl::edit::parser::parse_body(&source.text).map_err(|error| {
+        let location = error.location();
+        let start = location.offset().min(source.text.len());
+        let end = source.text[start..]
+            .chars()
+            .next()
+            .map_or(start, |c| start + c.len_utf8());
+        Box::new(source.error(
+            Some(start..end),
+            format!("syntax error: {}", error.message()),
+            Some(format!("near `{}`", error.line().trim())),
+        ))
+    })
+}
+
+/// The range of a block's head: from its identifier to the end of its last label.
+pub(crate) fn block_head(block: &Block) -> Option<Range<usize>> {
+    let start = block.ident.span()?.start;
+    let end = block
+        .labels
+        .last()
+        .and_then(|label| match label {
+            hcl::edit::structure::BlockLabel::Ident(ident) => ident.span(),
+            hcl::edit::structure::BlockLabel::String(string) => string.span(),
+        })
+        .or_else(|| block.ident.span())?
+        .end;
+    Some(start..end)
+}
+
+/// The range of a block's first label, or its head when it has none.
+pub(crate) fn label_range(block: &Block) -> Option<Range<usize>> {
+    match block.labels.first() {
+        Some(hcl::edit::structure::BlockLabel::Ident(ident)) => ident.span(),
+        Some(hcl::edit::structure::BlockLabel::String(string)) => string.span(),
+        None => block_head(block),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_errors_point_at_the_problem() {
+        let source = SourceFile::new("a.hcl".into(), "x = 1\ny = = 2\n".into());
+        let diagnostic = parse(&source).unwrap_err();
+        assert_eq!((diagnostic.line, diagnostic.column), (2, 5));
+        assert!(diagnostic.message.starts_with("syntax error"), "{}", diagnostic.message);
+    }
+
+    #[test]
+    fn heads_span_identifier_and_labels() {
+        let source = "cluster \"a\" {\n}\n";
+        let body = hcl::edit::parser::parse_body(source).unwrap();
+        let block = body.blocks().next().unwrap();
+        assert_eq!(block_head(block), Some(0..11));
+        assert_eq!(label_range(block), Some(8..11));
+    }
+}

@@ -1,0 +1,348 @@
+//! Semantic checks of one decoded cluster, offline: the cluster ID format, references between
+//! pools, partitions and node sets, node counts, zones inside the region, resource-name
+//! formats, label syntax, and the provisioning-model rules. Each problem points at the field
+//! it concerns (falling back to its enclosing block).
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+use clusterform_model::{ClusterId, Cluster, NodePool, STACK_LABEL};
+
+use crate::decode::Spans;
+use crate::diagnostic::{Diagnostic, SourceFile, did_you_mean};
+
+/// What the checks of one cluster need besides the cluster itself.
+pub(crate) struct ClusterChecks<'a> {
+    pub file: &'a SourceFile,
+    pub spans: &'a Spans,
+    /// The `cluster "ID"` head, where problems without a closer position point.
+    pub head: Option<Range<usize>>,
+    /// The label, where ID problems point.
+    pub label: Option<Range<usize>>,
+    /// The resolved region, when known.
+    pub region: Option<&'a str>,
+    pub diagnostics: &'a mut Vec<Diagnostic>,
+}
+
+const NETWORK_PATTERN: &str = "projects/{P}/global/networks/{N}";
+const SUBNETWORK_PATTERN: &str = "projects/{P}/regions/{R}/subnetworks/{S}";
+const STORAGE_PATTERN: &str = "projects/{P}/locations/{ZONE}/instances/{NAME}";
+
+impl ClusterChecks<'_> {
+    /// Runs every check on `cluster` with ID `id`.
+    pub fn run(&mut self, id: &str, cluster: &Cluster) {
+        self.cluster_id(id, cluster);
+        self.labels("labels", cluster.labels.as_ref(), true);
+        self.network(cluster);
+        for pool in cluster.node_pools.as_deref().unwrap_or_default() {
+            self.pool(pool);
+        }
+        self.slurm(cluster);
+        self.lustre_export(cluster);
+    }
+
+    fn range(&self, path: &str) -> Option<Range<usize>> {
+        let mut path = path;
+        loop {
+            if let Some(range) = self.spans.get(path) {
+                return Some(range.clone());
+            }
+            match path.rfind(['.', '[']) {
+                Some(cut) => path = &path[..cut],
+                None => return self.head.clone(),
+            }
+        }
+    }
+
+    fn error(&mut self, path: &str, message: String, hint: Option<String>) {
+        let range = self.range(path);
+        self.diagnostics.push(self.file.error(range, message, hint));
+    }
+
+    fn cluster_id(&mut self, id: &str, cluster: &Cluster) {
+        let slurm = cluster.slurm_spec().is_some();
+        if let Err(error) = ClusterId::parse(id, slurm) {
+            let hint = if slurm && id.contains('-') {
+                format!("Slurm cluster IDs cannot contain hyphens; try `{}`", id.replace('-', ""))
+            } else {
+                "use 1 to 10 lowercase letters and digits, starting with a letter".to_owned()
+            };
+            let range = self.label.clone();
+            self.diagnostics
+                .push(self.file.error(range, error.to_string(), Some(hint)));
+        }
+    }
+
+    fn labels(&mut self, path: &str, labels: Option<&BTreeMap<String, String>>, reserved: bool) {
+        for (key, value) in labels.into_iter().flatten() {
+            if reserved && key == STACK_LABEL {
+                self.error(
+                    path,
+                    format!("the label `{STACK_LABEL}` is reserved: clusterform sets it to the stack name"),
+                    Some("set `stack` in the provider block instead".to_owned()),
+                );
+            } else if let Some(problem) = label_key_problem(key) {
+                self.error(path, format!("invalid label key `{key}`: {problem}"), Some(LABEL_RULE.to_owned()));
+            } else if let Some(problem) = label_value_problem(value) {
+                self.error(
+                    path,
+                    format!("invalid value `{value}` of label `{key}`: {problem}"),
+                    Some(LABEL_RULE.to_owned()),
+                );
+            }
+        }
+    }
+
+    fn network(&mut self, cluster: &Cluster) {
+        let Some(network) = &cluster.network else {
+            return;
+        };
+        if let Some(name) = &network.network
+            && resource_segments(name, NETWORK_PATTERN).is_none()
+        {
+            self.error("network.network", shape_error(name, "network", NETWORK_PATTERN), None);
+        }
+        if let Some(name) = &network.subnetwork {
+            match resource_segments(name, SUBNETWORK_PATTERN) {
+                None => self.error(
+                    "network.subnetwork",
+                    shape_error(name, "subnetwork", SUBNETWORK_PATTERN),
+                    None,
+                ),
+                Some(segments) => {
+                    if let Some(region) = self.region
+                        && segments[1] != region
+                    {
+                        self.error(
+                            "network.subnetwork",
+                            format!("the subnetwork is in region `{}`, but the cluster is in `{region}`", segments[1]),
+                            Some(format!("use a subnetwork of `{region}`")),
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    fn pool(&mut self, pool: &NodePool) {
+        let path = format!("node_pools[{}]", pool.id);
+        self.scaling(&path, pool);
+        if let (Some(zone), Some(region)) = (&pool.zone, self.region)
+            && !zone.starts_with(&format!("{region}-"))
+        {
+            self.error(
+                &format!("{path}.zone"),
+                format!("zone `{zone}` of pool `{}` is not in the cluster's region `{region}`", pool.id),
+                Some(format!("use a zone such as `{region}-a`")),
+            );
+        }
+        self.provisioning(&path, pool);
+        self.labels(&format!("{path}.labels"), pool.labels.as_ref(), false);
+    }
+
+    fn scaling(&mut self, path: &str, pool: &NodePool) {
+        let Some(scaling) = &pool.scaling_spec else {
+            return;
+        };
+        if let Some(min) = scaling.min_node_count
+            && min < 0
+        {
+            self.error(
+                &format!("{path}.scaling_spec.min_node_count"),
+                format!("min_node_count of pool `{}` is {min}; it cannot be negative", pool.id),
+                None,
+            );
+        }
+        if let (Some(min), Some(max)) = (scaling.min_node_count, scaling.max_node_count)
+            && min > max
+        {
+            self.error(
+                &format!("{path}.scaling_spec.max_node_count"),
+                format!("max_node_count ({max}) of pool `{}` is below min_node_count ({min})", pool.id),
+                Some("0 ≤ min_node_count ≤ max_node_count".to_owned()),
+            );
+        }
+    }
+
+    fn provisioning(&mut self, path: &str, pool: &NodePool) {
+        let machine = pool.machine_spec.as_ref();
+        let affinity = machine.and_then(|m| m.reservation_affinity.as_ref());
+        let model = pool.provisioning_model.as_deref();
+        let id = &pool.id;
+        match (model, affinity) {
+            (Some("RESERVATION"), None) => self.error(
+                &format!("{path}.provisioning_model"),
+                format!("pool `{id}` uses provisioning_model RESERVATION without a reservation_affinity"),
+                Some("add `reservation_affinity { ... }` inside machine_spec".to_owned()),
+            ),
+            (Some(other @ ("ON_DEMAND" | "SPOT" | "FLEX_START")), Some(_)) => self.error(
+                &format!("{path}.machine_spec.reservation_affinity"),
+                format!("pool `{id}` sets reservation_affinity, which provisioning_model {other} does not use"),
+                Some("remove reservation_affinity, or use provisioning_model = \"RESERVATION\"".to_owned()),
+            ),
+            (None, None) if machine.is_some_and(|m| m.accelerator_type.is_some()) => self.error(
+                &format!("{path}.machine_spec.accelerator_type"),
+                format!("pool `{id}` has accelerators but neither provisioning_model nor reservation_affinity"),
+                Some("set provisioning_model (ON_DEMAND, SPOT, FLEX_START) or a reservation_affinity".to_owned()),
+            ),
+            _ => {}
+        }
+        if pool.flex_start_max_duration.is_some() && model != Some("FLEX_START") {
+            self.error(
+                &format!("{path}.flex_start_max_duration"),
+                format!("flex_start_max_duration of pool `{id}` needs provisioning_model FLEX_START"),
+                Some("set provisioning_model = \"FLEX_START\" or remove flex_start_max_duration".to_owned()),
+            );
+        }
+    }
+
+    fn slurm(&mut self, cluster: &Cluster) {
+        let Some(slurm) = cluster.slurm_spec() else {
+            return;
+        };
+        let base = "orchestrator_spec.slurm_spec";
+        let pools: Vec<&str> = cluster
+            .node_pools
+            .as_deref()
+            .unwrap_or_default()
+            .iter()
+            .map(|p| p.id.as_str())
+            .collect();
+        if let Some(storage) = &slurm.home_directory_storage
+            && resource_segments(storage, STORAGE_PATTERN).is_none()
+        {
+            self.error(
+                &format!("{base}.home_directory_storage"),
+                shape_error(storage, "Filestore or Lustre instance", STORAGE_PATTERN),
+                None,
+            );
+        }
+        if let Some(login) = &slurm.login_node_pool_id {
+            self.reference(&format!("{base}.login_node_pool_id"), "login_node_pool_id", login, "node pool", &pools);
+        }
+        let partitions = slurm.partitions.as_deref().unwrap_or_default();
+        for partition in partitions {
+            let path = format!("{base}.partitions[{}].node_pool_ids", partition.id);
+            for pool in partition.node_pool_ids.iter().flatten() {
+                let what = format!("partition `{}`", partition.id);
+                self.reference(&path, &what, pool, "node pool", &pools);
+            }
+        }
+        for node_set in slurm.node_sets.as_deref().unwrap_or_default() {
+            let path = format!("{base}.node_sets[{}]", node_set.node_pool_id);
+            self.reference(&path, "node_set", &node_set.node_pool_id, "node pool", &pools);
+        }
+        if let Some(default) = &slurm.default_partition_id {
+            let ids: Vec<&str> = partitions.iter().map(|p| p.id.as_str()).collect();
+            self.reference(&format!("{base}.default_partition_id"), "default_partition_id", default, "partition", &ids);
+        }
+    }
+
+    fn reference(&mut self, path: &str, what: &str, target: &str, kind: &str, existing: &[&str]) {
+        if existing.contains(&target) {
+            return;
+        }
+        let hint = did_you_mean(target, existing.iter().copied()).or_else(|| {
+            Some(if existing.is_empty() {
+                format!("declare the {kind} first")
+            } else {
+                format!("declared: {}", existing.join(", "))
+            })
+        });
+        self.error(path, format!("{what} refers to {kind} `{target}`, which does not exist"), hint);
+    }
+
+    fn lustre_export(&mut self, cluster: &Cluster) {
+        let Some(time) = cluster.lustre_export_config.as_ref().and_then(|c| c.start_time.as_ref()) else {
+            return;
+        };
+        let base = "lustre_export_config.start_time";
+        if let Some(hours) = time.hours.filter(|h| !(0..=23).contains(h)) {
+            self.error(&format!("{base}.hours"), format!("hours must be 0 to 23, not {hours}"), None);
+        }
+        if let Some(minutes) = time.minutes.filter(|m| !(0..=59).contains(m)) {
+            self.error(&format!("{base}.minutes"), format!("minutes must be 0 to 59, not {minutes}"), None);
+        }
+    }
+}
+
+const LABEL_RULE: &str = "label keys and values: at most 63 lowercase letters, digits, `_` and `-`; keys start with a letter";
+
+fn label_char_ok(c: char) -> bool {
+    c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-'
+}
+
+/// Why a label key is invalid, if it is.
+pub(crate) fn label_key_problem(key: &str) -> Option<&'static str> {
+    if key.is_empty() || key.chars().count() > 63 {
+        Some("it must be 1 to 63 characters long")
+    } else if !key.starts_with(|c: char| c.is_ascii_lowercase()) {
+        Some("it must start with a lowercase letter")
+    } else if !key.chars().all(label_char_ok) {
+        Some("it may contain only lowercase letters, digits, `_` and `-`")
+    } else {
+        None
+    }
+}
+
+/// Why a label value is invalid, if it is.
+pub(crate) fn label_value_problem(value: &str) -> Option<&'static str> {
+    if value.chars().count() > 63 {
+        Some("it must be at most 63 characters long")
+    } else if !value.chars().all(label_char_ok) {
+        Some("it may contain only lowercase letters, digits, `_` and `-`")
+    } else {
+        None
+    }
+}
+
+/// The variable segments of `name` when it has the shape of `pattern` (`{X}` segments are
+/// variables, others literal), `None` otherwise.
+fn resource_segments<'n>(name: &'n str, pattern: &str) -> Option<Vec<&'n str>> {
+    let parts: Vec<&str> = name.split('/').collect();
+    let expected: Vec<&str> = pattern.split('/').collect();
+    if parts.len() != expected.len() {
+        return None;
+    }
+    let mut variables = Vec::new();
+    for (part, expected) in parts.iter().zip(&expected) {
+        if expected.starts_with('{') {
+            if part.is_empty() || part.chars().any(|c| c.is_whitespace() || matches!(c, '?' | '#')) {
+                return None;
+            }
+            variables.push(*part);
+        } else if part != expected {
+            return None;
+        }
+    }
+    Some(variables)
+}
+
+fn shape_error(name: &str, kind: &str, pattern: &str) -> String {
+    format!("`{name}` is not a {kind} name: expected `{pattern}`")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resource_names_match_their_pattern() {
+        assert_eq!(
+            resource_segments("projects/p/regions/us-central1/subnetworks/s", SUBNETWORK_PATTERN),
+            Some(vec!["p", "us-central1", "s"])
+        );
+        assert!(resource_segments("projects/p/global/networks/", NETWORK_PATTERN).is_none());
+        assert!(resource_segments("default", NETWORK_PATTERN).is_none());
+    }
+
+    #[test]
+    fn label_rules() {
+        assert!(label_key_problem("team").is_none());
+        assert!(label_key_problem("Team").is_some());
+        assert!(label_key_problem("1team").is_some());
+        assert!(label_value_problem("").is_none());
+        assert!(label_value_problem(&"a".repeat(64)).is_some());
+        assert!(label_value_problem("a.b").is_some());
+    }
+}

@@ -1,0 +1,436 @@
+//! Input variables: `variable` blocks (type, default, description, sensitive), their type
+//! system, and the values from outside the files in increasing precedence — environment,
+//! `--var-file` files, `--var` flags — then the declared default.
+
+use std::fmt;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use hcl::Value;
+use hcl::edit::Span;
+use hcl::edit::expr::Expression;
+use hcl::edit::structure::{Block, Body};
+use hcl::eval::Context;
+
+use crate::diagnostic::{Diagnostic, MissingVariable, Severity, SourceFile, detached_error};
+use crate::expr::evaluate;
+use crate::functions::{base_context, parse_number, scalar_text, type_name, with_base_dir};
+use crate::source::{block_head, read_source};
+use crate::{VariableInputs, diagnostic};
+
+/// Pseudo-file name of diagnostics about `--var` flags.
+pub(crate) const CLI_ORIGIN: &str = "<command line>";
+/// Pseudo-file name of diagnostics about `CLUSTERFORM_VAR_*` values.
+pub(crate) const ENV_ORIGIN: &str = "<environment>";
+
+/// The type constraint of a variable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum VarType {
+    Any,
+    String,
+    Number,
+    Bool,
+    List(Box<VarType>),
+    Set(Box<VarType>),
+    Map(Box<VarType>),
+}
+
+impl fmt::Display for VarType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Any => f.write_str("any"),
+            Self::String => f.write_str("string"),
+            Self::Number => f.write_str("number"),
+            Self::Bool => f.write_str("bool"),
+            Self::List(inner) => write!(f, "list({inner})"),
+            Self::Set(inner) => write!(f, "set({inner})"),
+            Self::Map(inner) => write!(f, "map({inner})"),
+        }
+    }
+}
+
+impl VarType {
+    /// Reads a type expression such as `string` or `map(list(string))`.
+    fn parse(expr: &Expression) -> Result<Self, String> {
+        match expr {
+            Expression::Variable(name) => match name.as_str() {
+                "any" => Ok(Self::Any),
+                "string" => Ok(Self::String),
+                "number" => Ok(Self::Number),
+                "bool" => Ok(Self::Bool),
+                other => Err(format!("unknown type `{other}`")),
+            },
+            Expression::FuncCall(call) if call.args.len() == 1 => {
+                let inner = Box::new(Self::parse(call.args.iter().next().ok_or("")?)?);
+                match call.name.name.as_str() {
+                    "list" => Ok(Self::List(inner)),
+                    "set" => Ok(Self::Set(inner)),
+                    "map" => Ok(Self::Map(inner)),
+                    other => Err(format!("unknown type constructor `{other}`")),
+                }
+            }
+            _ => Err("not a type".to_owned()),
+        }
+    }
+
+    /// Converts a value to this type the way Terraform does (numbers and bools become strings,
+    /// numeric strings become numbers, ...), or says why it cannot.
+    pub fn convert(&self, value: Value) -> Result<Value, String> {
+        let mismatch = |value: &Value| match scalar_text(value) {
+            Some(text) => format!("expected {self}, found a {} (`{text}`)", type_name(value)),
+            None => format!("expected {self}, found a {}", type_name(value)),
+        };
+        match (self, value) {
+            (_, Value::Null) => Ok(Value::Null),
+            (Self::Any, value) => Ok(value),
+            (Self::String, value) => scalar_text(&value)
+                .map(Value::String)
+                .ok_or_else(|| mismatch(&value)),
+            (Self::Number, Value::Number(n)) => Ok(Value::Number(n)),
+            (Self::Number, Value::String(s)) => {
+                parse_number(&s).ok_or_else(|| format!("expected a number, found `{s}`"))
+            }
+            (Self::Bool, Value::Bool(b)) => Ok(Value::Bool(b)),
+            (Self::Bool, Value::String(s)) if s == "true" || s == "false" => {
+                Ok(Value::Bool(s == "true"))
+            }
+            (Self::List(inner), Value::Array(items)) => items
+                .into_iter()
+                .map(|item| inner.convert(item))
+                .collect::<Result<Vec<_>, _>>()
+                .map(Value::Array),
+            (Self::Set(inner), Value::Array(items)) => {
+                let mut set: Vec<Value> = Vec::with_capacity(items.len());
+                for item in items {
+                    let item = inner.convert(item)?;
+                    if !set.contains(&item) {
+                        set.push(item);
+                    }
+                }
+                Ok(Value::Array(set))
+            }
+            (Self::Map(inner), Value::Object(entries)) => entries
+                .into_iter()
+                .map(|(k, v)| Ok((k, inner.convert(v)?)))
+                .collect::<Result<hcl::Map<_, _>, String>>()
+                .map(Value::Object),
+            (_, value) => Err(mismatch(&value)),
+        }
+    }
+
+    /// Reads a `--var` or environment value: strings as they are, numbers and bools parsed,
+    /// collections parsed as HCL expressions.
+    fn from_text(&self, text: &str) -> Result<Value, String> {
+        match self {
+            Self::Any | Self::String | Self::Number | Self::Bool => {
+                self.convert(Value::String(text.to_owned()))
+            }
+            Self::List(_) | Self::Set(_) | Self::Map(_) => {
+                let expr = hcl::edit::parser::parse_expr(text)
+                    .map_err(|e| format!("`{text}` is not a valid {self}: {}", e.message()))?;
+                self.convert(evaluate(&expr, &base_context())?)
+            }
+        }
+    }
+}
+
+/// A `variable "NAME" { ... }` block.
+#[derive(Debug, Clone)]
+pub(crate) struct Declaration {
+    pub name: String,
+    pub ty: VarType,
+    pub default: Option<Value>,
+    pub description: Option<String>,
+    pub sensitive: bool,
+    /// Where its `variable "NAME"` head is, to point diagnostics at.
+    pub head: Diagnostic,
+}
+
+/// Reads a `variable` block; problems go to `diagnostics`.
+pub(crate) fn declare(
+    file: &SourceFile,
+    block: &Block,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<Declaration> {
+    let head = block_head(block);
+    let [label] = block.labels.as_slice() else {
+        diagnostics.push(file.error(
+            head,
+            "a variable block needs exactly one label, its name",
+            Some("write `variable \"NAME\" { ... }`".to_owned()),
+        ));
+        return None;
+    };
+    let mut declaration = Declaration {
+        name: label.as_str().to_owned(),
+        ty: VarType::Any,
+        default: None,
+        description: None,
+        sensitive: false,
+        head: file.error(head.clone(), String::new(), None),
+    };
+    let errors_before = diagnostics.len();
+    let mut default_expr = None;
+    for attribute in block.body.attributes() {
+        let value = &attribute.value;
+        let range = value.span();
+        match attribute.key.as_str() {
+            "type" => match VarType::parse(value) {
+                Ok(ty) => declaration.ty = ty,
+                Err(message) => diagnostics.push(file.error(
+                    range,
+                    format!("invalid type for variable `{}`: {message}", declaration.name),
+                    Some("use string, number, bool, any, list(T), set(T) or map(T)".to_owned()),
+                )),
+            },
+            "default" => default_expr = Some(value),
+            "description" | "sensitive" => {
+                match (attribute.key.as_str(), evaluate(value, &Context::new())) {
+                    ("description", Ok(Value::String(text))) => {
+                        declaration.description = Some(text);
+                    }
+                    ("sensitive", Ok(Value::Bool(flag))) => declaration.sensitive = flag,
+                    (key, _) => diagnostics.push(file.error(
+                        range,
+                        format!(
+                            "`{key}` of variable `{}` must be a literal {}",
+                            declaration.name,
+                            if key == "sensitive" { "bool" } else { "string" }
+                        ),
+                        None,
+                    )),
+                }
+            }
+            other => diagnostics.push(unknown_member(file, attribute.key.span(), other)),
+        }
+    }
+    for nested in block.body.blocks() {
+        diagnostics.push(unknown_member(file, block_head(nested), nested.ident.as_str()));
+    }
+    if let Some(expr) = default_expr {
+        match evaluate(expr, &base_context()).and_then(|v| declaration.ty.convert(v)) {
+            Ok(value) => declaration.default = Some(value),
+            Err(message) => diagnostics.push(file.error(
+                expr.span(),
+                format!("invalid default for variable `{}`: {message}", declaration.name),
+                Some("a default is a constant of the variable's type".to_owned()),
+            )),
+        }
+    }
+    (diagnostics.len() == errors_before).then_some(declaration)
+}
+
+fn unknown_member(file: &SourceFile, range: Option<Range<usize>>, name: &str) -> Diagnostic {
+    let candidates = ["type", "default", "description", "sensitive"];
+    file.error(
+        range,
+        format!("unknown argument `{name}` in a variable block"),
+        diagnostic::did_you_mean(name, candidates)
+            .or_else(|| Some(format!("a variable accepts {}", candidates.join(", ")))),
+    )
+}
+
+/// The variable values of a run.
+#[derive(Debug, Default)]
+pub(crate) struct Values {
+    /// Name → value, for `var.*`.
+    pub values: hcl::Map<String, Value>,
+    /// Declared variables that got no value.
+    pub missing: Vec<MissingVariable>,
+    /// `--var-file` sources, for rendering their diagnostics.
+    pub sources: Vec<SourceFile>,
+}
+
+/// Gives every declared variable its value: `--var` > `--var-file` > environment > default.
+pub(crate) fn resolve(
+    declarations: &[Declaration],
+    inputs: &VariableInputs,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Values {
+    let mut resolved = Values::default();
+    let from_files = read_var_files(&inputs.files, declarations, &mut resolved, diagnostics);
+    check_undeclared_flags(inputs, declarations, diagnostics);
+    for declaration in declarations {
+        let name = declaration.name.as_str();
+        let flag = inputs.cli.iter().rev().find(|(n, _)| n == name);
+        let value = if let Some((_, text)) = flag {
+            text_value(declaration, text, CLI_ORIGIN, &format!("--var {name}=..."), diagnostics)
+        } else if let Some(value) = from_files.iter().rev().find(|(n, _)| n == name) {
+            Some(value.1.clone())
+        } else if let Some(text) = inputs.env.get(name) {
+            let origin = format!("CLUSTERFORM_VAR_{name}");
+            text_value(declaration, text, ENV_ORIGIN, &origin, diagnostics)
+        } else {
+            declaration.default.clone()
+        };
+        match value {
+            Some(value) => {
+                resolved.values.insert(declaration.name.clone(), value);
+            }
+            None if !has_error_for(diagnostics, name) => {
+                resolved.missing.push(MissingVariable {
+                    name: declaration.name.clone(),
+                    description: declaration.description.clone(),
+                    sensitive: declaration.sensitive,
+                });
+                diagnostics.push(missing_value(declaration));
+            }
+            None => {}
+        }
+    }
+    resolved
+}
+
+fn has_error_for(diagnostics: &[Diagnostic], name: &str) -> bool {
+    let needle = format!("variable `{name}`");
+    diagnostics.iter().any(|d| d.message.contains(&needle))
+}
+
+fn missing_value(declaration: &Declaration) -> Diagnostic {
+    let name = &declaration.name;
+    Diagnostic {
+        message: format!("no value for variable `{name}`"),
+        hint: Some(format!(
+            "pass `--var {name}=VALUE`, set CLUSTERFORM_VAR_{name}, add it to a --var-file, or give it a default"
+        )),
+        ..declaration.head.clone()
+    }
+}
+
+fn text_value(
+    declaration: &Declaration,
+    text: &str,
+    origin: &str,
+    what: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<Value> {
+    declaration
+        .ty
+        .from_text(text)
+        .map_err(|message| {
+            diagnostics.push(detached_error(
+                Path::new(origin),
+                format!("invalid value for variable `{}` from {what}: {message}", declaration.name),
+                Some(format!("the variable's type is {}", declaration.ty)),
+            ));
+        })
+        .ok()
+}
+
+fn check_undeclared_flags(
+    inputs: &VariableInputs,
+    declarations: &[Declaration],
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    let names = || declarations.iter().map(|d| d.name.as_str());
+    for (name, _) in &inputs.cli {
+        if !names().any(|n| n == name) {
+            diagnostics.push(detached_error(
+                Path::new(CLI_ORIGIN),
+                format!("--var sets `{name}`, which no variable block declares"),
+                diagnostic::did_you_mean(name, names())
+                    .or_else(|| Some(format!("declare it with `variable \"{name}\" {{}}`"))),
+            ));
+        }
+    }
+}
+
+/// Reads every `--var-file`: each attribute is one variable value.
+fn read_var_files(
+    paths: &[PathBuf],
+    declarations: &[Declaration],
+    resolved: &mut Values,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<(String, Value)> {
+    let mut values = Vec::new();
+    for path in paths {
+        let source = match read_source(path, path.clone()) {
+            Ok(source) => source,
+            Err(diagnostic) => {
+                diagnostics.push(*diagnostic);
+                continue;
+            }
+        };
+        let body = match crate::source::parse(&source) {
+            Ok(body) => body,
+            Err(diagnostic) => {
+                diagnostics.push(*diagnostic);
+                resolved.sources.push(source);
+                continue;
+            }
+        };
+        let dir = path.parent().unwrap_or(Path::new("."));
+        with_base_dir(dir, || {
+            var_file_values(&source, &body, declarations, &mut values, diagnostics);
+        });
+        resolved.sources.push(source);
+    }
+    values
+}
+
+fn var_file_values(
+    source: &SourceFile,
+    body: &Body,
+    declarations: &[Declaration],
+    values: &mut Vec<(String, Value)>,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    let ctx = base_context();
+    for block in body.blocks() {
+        diagnostics.push(source.error(
+            block_head(block),
+            "a variable file holds only `name = value` lines",
+            None,
+        ));
+    }
+    for attribute in body.attributes() {
+        let name = attribute.key.as_str();
+        let Some(declaration) = declarations.iter().find(|d| d.name == name) else {
+            let names = declarations.iter().map(|d| d.name.as_str());
+            diagnostics.push(source.diagnostic(
+                Severity::Warning,
+                attribute.key.span(),
+                format!("the variable file sets `{name}`, which no variable block declares"),
+                diagnostic::did_you_mean(name, names),
+            ));
+            continue;
+        };
+        match evaluate(&attribute.value, &ctx).and_then(|v| declaration.ty.convert(v)) {
+            Ok(value) => values.push((name.to_owned(), value)),
+            Err(message) => diagnostics.push(source.error(
+                attribute.value.span(),
+                format!("invalid value for variable `{name}`: {message}"),
+                Some(format!("the variable's type is {}", declaration.ty)),
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ty(text: &str) -> VarType {
+        VarType::parse(&hcl::edit::parser::parse_expr(text).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn types_parse_and_print() {
+        assert_eq!(ty("map(list(string))").to_string(), "map(list(string))");
+        assert!(VarType::parse(&hcl::edit::parser::parse_expr("tuple(string)").unwrap()).is_err());
+    }
+
+    #[test]
+    fn conversions_follow_terraform() {
+        assert_eq!(ty("string").convert(Value::from(3)), Ok(Value::from("3")));
+        assert_eq!(ty("number").convert(Value::from("3")), Ok(Value::from(3)));
+        assert_eq!(ty("bool").convert(Value::from("true")), Ok(Value::Bool(true)));
+        assert!(ty("number").convert(Value::from("x")).is_err());
+        assert!(ty("string").convert(Value::Array(vec![])).is_err());
+        assert_eq!(
+            ty("set(string)").from_text(r#"["a", "b", "a"]"#),
+            Ok(Value::from(vec!["a", "b"]))
+        );
+        assert_eq!(ty("list(number)").from_text("[1, 2]"), Ok(Value::from(vec![1, 2])));
+    }
+}

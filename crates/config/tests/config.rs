@@ -1,0 +1,11 @@
+//! Integration tests of clusterform-config: one binary, one module per topic.
+
+mod bad_input;
+mod examples;
+mod export;
+mod format;
+mod language;
+mod reference;
+mod robustness;
+mod support;
+mod validation;

@@ -1,0 +1,68 @@
+//! `cluster_to_hcl` writes HCL that loads back into the same desired cluster.
+
+use clusterform_config::{VariableInputs, cluster_to_hcl, load};
+use clusterform_model::{Cluster, STACK_LABEL};
+
+use crate::support::{PROVIDER, example, load_text};
+
+fn round_trip(id: &str, cluster: &Cluster) {
+    let hcl = cluster_to_hcl(id, cluster);
+    let loaded = match load_text(&format!("{PROVIDER}\n{hcl}")) {
+        Ok(loaded) => loaded,
+        Err(diagnostics) => panic!("{hcl}\n{}", diagnostics.render(false)),
+    };
+    let mut expected = cluster.clone();
+    if let Some(labels) = expected.labels.as_mut() {
+        labels.remove(STACK_LABEL);
+    }
+    assert_eq!(loaded.config.clusters[0].cluster, expected, "{hcl}");
+}
+
+fn example_cluster(name: &str, vars: &[(&str, &str)], id: &str) -> Cluster {
+    let inputs = VariableInputs {
+        cli: vars.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
+        ..VariableInputs::default()
+    };
+    let config = load(&example(name), &inputs).unwrap().config;
+    config.cluster(id).unwrap().cluster.clone()
+}
+
+#[test]
+fn the_quickstart_cluster_round_trips() {
+    let cluster = example_cluster("quickstart", &[], "train01");
+    round_trip("train01", &cluster);
+    insta::assert_snapshot!("quickstart_import", cluster_to_hcl("train01", &cluster));
+}
+
+#[test]
+fn a_gpu_cluster_with_scripts_round_trips() {
+    let mut cluster = example_cluster(
+        "gpu-a4",
+        &[("project", "demo-project"), ("region", "us-central1"), ("reservation", "r1")],
+        "a4train",
+    );
+    cluster
+        .labels
+        .get_or_insert_default()
+        .insert(STACK_LABEL.to_owned(), "test".to_owned());
+    round_trip("a4train", &cluster);
+}
+
+#[test]
+fn lustre_and_flex_start_round_trip() {
+    let lustre = example_cluster("lustre", &[("project", "demo-project")], "lustre01");
+    round_trip("lustre01", &lustre);
+    let flex = example_cluster("flex-start", &[("project", "demo-project")], "flex01");
+    round_trip("flex01", &flex);
+}
+
+#[test]
+fn a_live_cluster_loses_its_output_fields() {
+    let mut cluster = example_cluster("quickstart", &[], "train01");
+    let desired = cluster.clone();
+    cluster.name = Some("projects/demo-project/locations/us-central1/modelDevelopmentClusters/train01".to_owned());
+    cluster.create_time = Some("2026-01-01T00:00:00Z".to_owned());
+    let hcl = cluster_to_hcl("train01", &cluster);
+    assert!(!hcl.contains("create_time") && !hcl.contains("modelDevelopmentClusters"), "{hcl}");
+    round_trip("train01", &desired);
+}

@@ -1,0 +1,273 @@
+//! The language: variables and their sources, types, locals, functions, for_each, sensitive
+//! values, timeouts and lifecycle.
+
+use clusterform_config::{Severity, VariableInputs};
+
+use crate::support::{
+    CLUSTER_BODY, PROVIDER, dir_with, errors, find, load_text, load_with, valid_with,
+};
+
+/// A file whose cluster's display_name is `expr`, with extra top-level `prelude`.
+fn display_name(prelude: &str, expr: &str) -> String {
+    let text = format!(
+        "{prelude}\n{PROVIDER}\ncluster \"train01\" {{\n  display_name = {expr}\n{CLUSTER_BODY}}}\n"
+    );
+    match load_text(&text) {
+        Ok(loaded) => loaded.config.clusters[0].cluster.display_name.clone().unwrap_or_default(),
+        Err(diagnostics) => panic!("{}", diagnostics.render(false)),
+    }
+}
+
+#[test]
+fn every_function() {
+    let cases = [
+        (r#"format("%s-%d", "a", 2)"#, "a-2"),
+        (r#"join(",", ["a", "b"], ["c"])"#, "a,b,c"),
+        (r#"join("|", split(".", "a.b"))"#, "a|b"),
+        (r#"lower("AbC")"#, "abc"),
+        (r#"upper("abc")"#, "ABC"),
+        (r#"replace("a-b-c", "-", "_")"#, "a_b_c"),
+        (r#"join(",", concat(["a"], ["b"]))"#, "a,b"),
+        (r#"merge({ a = "1" }, { a = "2" }).a"#, "2"),
+        (r#"tostring(length([1, 2, 3]))"#, "3"),
+        (r#"join(",", [for n in range(3) : tostring(n)])"#, "0,1,2"),
+        (r#"lookup({ a = "x" }, "b", "fallback")"#, "fallback"),
+        (r#"coalesce("", null, "first")"#, "first"),
+        (r#"tostring(tonumber("41") + 1)"#, "42"),
+        (r#"true ? "yes" : "no""#, "yes"),
+    ];
+    for (expr, expected) in cases {
+        assert_eq!(display_name("", expr), expected, "{expr}");
+    }
+}
+
+#[test]
+fn file_and_templatefile_resolve_relative_to_the_directory() {
+    let text = format!(
+        "{PROVIDER}\ncluster \"train01\" {{\n  display_name = templatefile(\"tpl/name.tpl\", {{ team = \"ml\" }})\n{CLUSTER_BODY}}}\n"
+    );
+    let text = text.replace(
+        "      login_node_pool_id     = \"login\"",
+        "      login_node_pool_id     = \"login\"\n      prolog_bash_scripts = [file(\"scripts/prolog.sh\")]",
+    );
+    let dir = dir_with(&[
+        ("main.hcl", &text),
+        ("tpl/name.tpl", "cluster of ${upper(team)}"),
+        ("scripts/prolog.sh", "echo hi\n"),
+    ]);
+    let loaded = clusterform_config::load(dir.path(), &VariableInputs::default()).unwrap();
+    let cluster = &loaded.config.clusters[0].cluster;
+    assert_eq!(cluster.display_name.as_deref(), Some("cluster of ML"));
+    assert_eq!(
+        cluster.slurm_spec().unwrap().prolog_bash_scripts.as_deref(),
+        Some(&["echo hi\n".to_owned()][..])
+    );
+}
+
+#[test]
+fn a_missing_file_is_an_error_at_the_call() {
+    let text = valid_with("  network {", "  display_name = file(\"nope.txt\")\n  network {");
+    let diagnostics = errors(&text);
+    let message = find(&diagnostics, "nope.txt");
+    assert!(message.starts_with("9:18 "), "{message}");
+    assert!(message.contains("cannot read `nope.txt`"), "{message}");
+}
+
+#[test]
+fn locals_resolve_in_dependency_order() {
+    let prelude = "locals {\n  full = \"${local.first}-${local.second}\"\n  first = \"a\"\n}\nlocals {\n  second = upper(local.first)\n}\n";
+    assert_eq!(display_name(prelude, "local.full"), "a-A");
+}
+
+#[test]
+fn a_locals_cycle_is_named() {
+    let prelude = "locals {\n  a = local.b\n  b = local.c\n  c = local.a\n}\n";
+    let text = valid_with("  network {", "  display_name = local.a\n  network {");
+    let diagnostics = errors(&format!("{prelude}{text}"));
+    assert_eq!(
+        find(&diagnostics, "cycle"),
+        "2:3 locals refer to each other in a cycle: local.a -> local.b -> local.c -> local.a"
+    );
+    assert_eq!(diagnostics.iter().filter(|d| d.message.contains("cycle")).count(), 1);
+}
+
+#[test]
+fn undefined_variables_and_locals() {
+    let text = valid_with("  network {", "  display_name = \"${var.nme}${local.zon}\"\n  network {");
+    let diagnostics = errors(&format!("variable \"name\" {{\n  default = \"x\"\n}}\nlocals {{\n  zone = \"z\"\n}}\n{text}"));
+    assert_eq!(find(&diagnostics, "var.nme"), "15:21 undefined variable `var.nme`");
+    assert_eq!(find(&diagnostics, "local.zon"), "15:31 undefined local `local.zon`");
+    let hints: Vec<_> = diagnostics.iter().filter_map(|d| d.hint.as_deref()).collect();
+    assert!(hints.contains(&"did you mean `name`?"), "{hints:?}");
+    assert!(hints.contains(&"did you mean `zone`?"), "{hints:?}");
+}
+
+#[test]
+fn each_outside_for_each_is_an_error() {
+    let text = valid_with("  network {", "  display_name = each.key\n  network {");
+    assert_eq!(
+        find(&errors(&text), "each"),
+        "9:18 `each` is only available inside a cluster block with `for_each`"
+    );
+}
+
+#[test]
+fn unused_variables_are_warnings() {
+    let text = format!("variable \"spare\" {{\n  default = 1\n}}\n{}", crate::support::valid_file());
+    let loaded = load_text(&text).unwrap();
+    assert_eq!(loaded.warnings.len(), 1);
+    let warning = &loaded.warnings[0];
+    assert_eq!(warning.severity, Severity::Warning);
+    assert_eq!(
+        (warning.line, warning.column, warning.message.as_str()),
+        (1, 1, "variable `spare` is declared but never used")
+    );
+}
+
+const NAME_VARIABLE: &str = "variable \"name\" {\n  type = string\n  default = \"default\"\n}\n";
+
+fn name_with(inputs: &VariableInputs, var_files: &[(&str, &str)]) -> String {
+    let text = valid_with("  network {", "  display_name = var.name\n  network {");
+    let main = format!("{NAME_VARIABLE}{text}");
+    let mut files = vec![("main.hcl", main.as_str())];
+    files.extend_from_slice(var_files);
+    let dir = dir_with(&files);
+    let mut inputs = inputs.clone();
+    inputs.files = inputs.files.iter().map(|f| dir.path().join(f)).collect();
+    let loaded = clusterform_config::load(dir.path(), &inputs).unwrap();
+    loaded.config.clusters[0].cluster.display_name.clone().unwrap()
+}
+
+#[test]
+fn variable_precedence_is_env_then_files_then_cli() {
+    let mut inputs = VariableInputs::default();
+    assert_eq!(name_with(&inputs, &[]), "default");
+    inputs.env.insert("name".to_owned(), "from-env".to_owned());
+    assert_eq!(name_with(&inputs, &[]), "from-env");
+    inputs.files = vec!["a.vars".into(), "b.vars".into()];
+    let files = [("a.vars", "name = \"from-a\"\n"), ("b.vars", "name = \"from-b\"\n")];
+    assert_eq!(name_with(&inputs, &files), "from-b");
+    inputs.cli.push(("name".to_owned(), "from-cli".to_owned()));
+    assert_eq!(name_with(&inputs, &files), "from-cli");
+}
+
+#[test]
+fn typed_variables_convert_cli_text() {
+    let prelude = "variable \"count\" {\n  type = number\n}\nvariable \"ids\" {\n  type = list(string)\n}\nvariable \"on\" {\n  type = bool\n}\n";
+    let text = valid_with("max_node_count = 4", "max_node_count = var.count")
+        .replace("node_pool_ids = [\"cpu\"]", "node_pool_ids = var.ids")
+        .replace("  network {", "  labels = { on = tostring(var.on) }\n  network {");
+    let inputs = VariableInputs {
+        cli: vec![
+            ("count".to_owned(), "7".to_owned()),
+            ("ids".to_owned(), "[\"cpu\"]".to_owned()),
+            ("on".to_owned(), "true".to_owned()),
+        ],
+        ..VariableInputs::default()
+    };
+    let loaded = load_with(&[("main.hcl", &format!("{prelude}{text}"))], &inputs).unwrap();
+    let cluster = &loaded.config.clusters[0].cluster;
+    let cpu = cluster.node_pool("cpu").unwrap();
+    assert_eq!(cpu.scaling_spec.as_ref().unwrap().max_node_count, Some(7));
+    assert_eq!(cluster.label("on"), Some("true"));
+
+    let bad = VariableInputs {
+        cli: vec![("count".to_owned(), "seven".to_owned())],
+        ..inputs
+    };
+    let diagnostics = load_with(&[("main.hcl", &format!("{prelude}{text}"))], &bad).unwrap_err();
+    assert_eq!(
+        find(&diagnostics.items, "count"),
+        "0:0 invalid value for variable `count` from --var count=...: expected a number, found `seven`"
+    );
+}
+
+#[test]
+fn a_default_of_the_wrong_type_is_an_error() {
+    let text = format!("variable \"n\" {{\n  type = number\n  default = [1]\n}}\n{}", crate::support::valid_file());
+    assert_eq!(
+        find(&errors(&text), "default"),
+        "3:13 invalid default for variable `n`: expected number, found a list"
+    );
+}
+
+#[test]
+fn undeclared_cli_variables_are_errors() {
+    let inputs = VariableInputs {
+        cli: vec![("nope".to_owned(), "1".to_owned())],
+        ..VariableInputs::default()
+    };
+    let diagnostics = load_with(&[("main.hcl", &crate::support::valid_file())], &inputs).unwrap_err();
+    assert_eq!(find(&diagnostics.items, "nope"), "0:0 --var sets `nope`, which no variable block declares");
+}
+
+#[test]
+fn sensitive_values_are_tracked() {
+    let prelude = "variable \"script\" {\n  sensitive = true\n  default = \"echo secret\"\n}\nlocals {\n  wrapped = \"#!/bin/sh\\n${var.script}\"\n}\n";
+    let text = valid_with(
+        "zone = \"us-central1-a\"\n  }\n  orch",
+        "zone = \"us-central1-a\"\n    startup_script = local.wrapped\n  }\n  orch",
+    );
+    let loaded = load_text(&format!("{prelude}{text}")).unwrap();
+    let paths: Vec<_> = loaded.config.clusters[0].sensitive_paths.iter().cloned().collect();
+    assert_eq!(paths, ["node_pools[cpu].startup_script"]);
+}
+
+#[test]
+fn for_each_over_a_set_with_a_derived_id() {
+    let text = format!(
+        "{PROVIDER}\ncluster \"fleet\" {{\n  for_each = [\"b\", \"a\"]\n  id = \"team${{each.key}}\"\n  display_name = each.value\n{CLUSTER_BODY}}}\n"
+    );
+    let loaded = load_text(&text).unwrap();
+    let ids: Vec<_> = loaded.config.clusters.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, ["teama", "teamb"]);
+    assert_eq!(loaded.config.clusters[0].cluster.display_name.as_deref(), Some("a"));
+}
+
+#[test]
+fn for_each_needs_a_collection() {
+    let text = format!("{PROVIDER}\ncluster \"fleet\" {{\n  for_each = 3\n{CLUSTER_BODY}}}\n");
+    assert_eq!(
+        find(&errors(&text), "for_each"),
+        "9:14 for_each needs a map or a set of strings, found a number"
+    );
+}
+
+#[test]
+fn timeouts_and_lifecycle() {
+    let text = valid_with(
+        "  network {",
+        "  timeouts {\n    create = \"90m\"\n    delete = \"2h\"\n  }\n  lifecycle {\n    prevent_destroy = true\n    ignore_changes = [\"labels\"]\n  }\n  network {",
+    );
+    let loaded = load_text(&text).unwrap();
+    let cluster = &loaded.config.clusters[0];
+    assert_eq!(cluster.timeouts.create.map(|s| s.0), Some(5400));
+    assert_eq!(cluster.timeouts.update, None);
+    assert_eq!(cluster.timeouts.delete.map(|s| s.0), Some(7200));
+    assert!(cluster.lifecycle.prevent_destroy);
+    assert_eq!(cluster.lifecycle.ignore_changes, ["labels"]);
+    let bad = valid_with("  network {", "  timeouts {\n    create = \"soon\"\n  }\n  network {");
+    assert!(find(&errors(&bad), "timeout").starts_with("10:14 wrong value for timeout `create`"));
+}
+
+#[test]
+fn cluster_project_and_region_override_the_provider() {
+    let text = valid_with("  network {", "  project = \"other-project\"\n  region = \"us-east1\"\n  network {")
+        .replace("us-central1-a", "us-east1-b");
+    let loaded = load_text(&text).unwrap();
+    let cluster = &loaded.config.clusters[0];
+    assert_eq!((cluster.project.as_str(), cluster.region.as_str()), ("other-project", "us-east1"));
+    assert_eq!(loaded.config.locations().len(), 1);
+}
+
+#[test]
+fn files_are_read_in_name_order_and_the_digest_changes_with_values() {
+    let (a, b) = (crate::support::valid_file(), "locals {\n  unused = 1\n}\n");
+    let first = load_with(&[("b.hcl", &a), ("a.hcl", b)], &VariableInputs::default()).unwrap();
+    let again = load_with(&[("b.hcl", &a), ("a.hcl", b)], &VariableInputs::default()).unwrap();
+    assert_eq!(first.config.digest, again.config.digest);
+    assert_eq!(first.config.digest.len(), 64);
+    let changed = load_with(&[("b.hcl", &a.replace("max_node_count = 4", "max_node_count = 5")), ("a.hcl", b)], &VariableInputs::default()).unwrap();
+    assert_ne!(first.config.digest, changed.config.digest);
+    assert_eq!(first.config.clusters[0].location.file, std::path::PathBuf::from("b.hcl"));
+}

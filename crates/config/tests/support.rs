@@ -1,0 +1,110 @@
+//! Helpers: write a configuration into a temporary directory and load it.
+
+use std::path::Path;
+
+use clusterform_config::{Diagnostic, Diagnostics, Loaded, VariableInputs, load};
+use tempfile::TempDir;
+
+/// A provider block that makes a cluster loadable without variables.
+pub const PROVIDER: &str = r#"
+provider "google" {
+  project = "demo-project"
+  region  = "us-central1"
+  stack   = "test"
+}
+"#;
+
+/// A valid cluster body (without the `cluster "ID" {` line), to be edited by tests.
+pub const CLUSTER_BODY: &str = r#"
+  network {
+    network = "projects/demo-project/global/networks/default"
+  }
+  node_pool "login" {
+    machine_spec {
+      machine_type = "n2-standard-8"
+    }
+    scaling_spec {
+      min_node_count = 1
+      max_node_count = 1
+    }
+    zone = "us-central1-a"
+  }
+  node_pool "cpu" {
+    machine_spec {
+      machine_type = "n2-standard-8"
+    }
+    scaling_spec {
+      min_node_count = 0
+      max_node_count = 4
+    }
+    zone = "us-central1-a"
+  }
+  orchestrator_spec {
+    slurm_spec {
+      home_directory_storage = "projects/demo-project/locations/us-central1-a/instances/home"
+      login_node_pool_id     = "login"
+      partition "cpu" {
+        node_pool_ids = ["cpu"]
+      }
+    }
+  }
+"#;
+
+/// A complete valid file: the provider and cluster `train01`.
+pub fn valid_file() -> String {
+    format!("{PROVIDER}\ncluster \"train01\" {{{CLUSTER_BODY}}}\n")
+}
+
+/// A directory holding `files` (name, text).
+pub fn dir_with(files: &[(&str, &str)]) -> TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    dir
+}
+
+/// Loads `text` as `main.hcl` with no inputs.
+pub fn load_text(text: &str) -> Result<Loaded, Diagnostics> {
+    load_with(&[("main.hcl", text)], &VariableInputs::default())
+}
+
+/// Loads several files with inputs.
+pub fn load_with(files: &[(&str, &str)], inputs: &VariableInputs) -> Result<Loaded, Diagnostics> {
+    let dir = dir_with(files);
+    load(dir.path(), inputs)
+}
+
+/// The diagnostics of a configuration that must fail.
+pub fn errors(text: &str) -> Vec<Diagnostic> {
+    match load_text(text) {
+        Ok(_) => panic!("expected errors, the configuration loaded:\n{text}"),
+        Err(diagnostics) => diagnostics.items,
+    }
+}
+
+/// The one diagnostic whose message contains `needle`, as `line:col message`.
+pub fn find(diagnostics: &[Diagnostic], needle: &str) -> String {
+    let found: Vec<_> = diagnostics.iter().filter(|d| d.message.contains(needle)).collect();
+    assert!(
+        !found.is_empty(),
+        "no diagnostic contains {needle:?}; got:\n{}",
+        diagnostics.iter().map(|d| format!("  {d}\n")).collect::<String>()
+    );
+    let d = found[0];
+    format!("{}:{} {}", d.line, d.column, d.message)
+}
+
+/// The cluster file with `from` replaced by `to` (which must occur).
+pub fn valid_with(from: &str, to: &str) -> String {
+    let text = valid_file();
+    assert!(text.contains(from), "{from:?} is not in the valid file");
+    text.replacen(from, to, 1)
+}
+
+/// An example directory of the repository.
+pub fn example(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples").join(name)
+}

@@ -1,0 +1,133 @@
+//! Google's error model as the emulator answers it: the canonical codes it
+//! uses, and `ApiError`, which renders as the AIP-193 JSON envelope
+//! `{"error":{"code","message","status","details"}}` with the matching HTTP status.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+/// The canonical `google.rpc.Code` values the emulator produces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub(crate) enum Code {
+    InvalidArgument,
+    FailedPrecondition,
+    Unauthenticated,
+    NotFound,
+    AlreadyExists,
+    Aborted,
+    ResourceExhausted,
+    Internal,
+    Unimplemented,
+    Unavailable,
+}
+
+impl Code {
+    /// The HTTP status Google maps this code to.
+    pub(crate) fn http_status(self) -> StatusCode {
+        match self {
+            Code::InvalidArgument | Code::FailedPrecondition => StatusCode::BAD_REQUEST,
+            Code::Unauthenticated => StatusCode::UNAUTHORIZED,
+            Code::NotFound => StatusCode::NOT_FOUND,
+            Code::AlreadyExists | Code::Aborted => StatusCode::CONFLICT,
+            Code::ResourceExhausted => StatusCode::TOO_MANY_REQUESTS,
+            Code::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+            Code::Unimplemented => StatusCode::NOT_IMPLEMENTED,
+            Code::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+        }
+    }
+
+    /// The canonical name written in the envelope's `status`.
+    pub(crate) fn canonical_name(self) -> &'static str {
+        match self {
+            Code::InvalidArgument => "INVALID_ARGUMENT",
+            Code::FailedPrecondition => "FAILED_PRECONDITION",
+            Code::Unauthenticated => "UNAUTHENTICATED",
+            Code::NotFound => "NOT_FOUND",
+            Code::AlreadyExists => "ALREADY_EXISTS",
+            Code::Aborted => "ABORTED",
+            Code::ResourceExhausted => "RESOURCE_EXHAUSTED",
+            Code::Internal => "INTERNAL",
+            Code::Unimplemented => "UNIMPLEMENTED",
+            Code::Unavailable => "UNAVAILABLE",
+        }
+    }
+
+    /// The `google.rpc.Code` number, used in a failed operation's `error.code`.
+    pub(crate) fn rpc_number(self) -> u16 {
+        match self {
+            Code::InvalidArgument => 3,
+            Code::FailedPrecondition => 9,
+            Code::Unauthenticated => 16,
+            Code::NotFound => 5,
+            Code::AlreadyExists => 6,
+            Code::Aborted => 10,
+            Code::ResourceExhausted => 8,
+            Code::Internal => 13,
+            Code::Unimplemented => 12,
+            Code::Unavailable => 14,
+        }
+    }
+
+    /// The code Google uses for an HTTP status the fault injector can produce.
+    pub(crate) fn for_fault_status(status: u16) -> Option<Code> {
+        match status {
+            429 => Some(Code::ResourceExhausted),
+            500 => Some(Code::Internal),
+            503 => Some(Code::Unavailable),
+            _ => None,
+        }
+    }
+}
+
+/// An error answer of the emulated API.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct ApiError {
+    pub(crate) code: Code,
+    pub(crate) message: String,
+    pub(crate) retry_after_seconds: Option<u64>,
+}
+
+impl ApiError {
+    pub(crate) fn new(code: Code, message: impl Into<String>) -> Self {
+        ApiError {
+            code,
+            message: message.into(),
+            retry_after_seconds: None,
+        }
+    }
+
+    pub(crate) fn invalid_argument(message: impl Into<String>) -> Self {
+        ApiError::new(Code::InvalidArgument, message)
+    }
+
+    pub(crate) fn not_found(what: &str) -> Self {
+        ApiError::new(Code::NotFound, format!("{what} not found."))
+    }
+
+    pub(crate) fn with_retry_after(mut self, seconds: u64) -> Self {
+        self.retry_after_seconds = Some(seconds);
+        self
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.code.http_status();
+        let body = json!({
+            "error": {
+                "code": status.as_u16(),
+                "message": self.message,
+                "status": self.code.canonical_name(),
+                "details": [],
+            }
+        });
+        let mut response = (status, axum::Json(body)).into_response();
+        if let Some(seconds) = self.retry_after_seconds {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        response
+    }
+}

@@ -1,0 +1,324 @@
+//! Handlers for the cluster collection: List (paged), Get, Create, Update
+//! (PATCH with an update mask) and Delete. Create, Update and Delete answer
+//! with a long-running operation and leave the cluster in the operation's
+//! transitional state until it finishes.
+
+use std::collections::HashMap;
+use std::ops::Bound;
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::rejection::{PathRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
+use serde_json::{Map, Value};
+
+use crate::api_error::{ApiError, Code};
+use crate::clock::{now_millis, rfc3339};
+use crate::emulator::{Emulator, State as EmulatorState};
+use crate::mask::{apply_update_mask, check_paths};
+use crate::page_token;
+use crate::resource::{
+    Parent, check_cluster, check_cluster_id, cluster_from_request, complete_cluster, has_slurm_spec,
+};
+use crate::routes::{json_body, json_object_body, path_params, query_param, query_params};
+use crate::store::{OperationKind, StoredCluster};
+
+/// The update modes the API knows.
+const UPDATE_MODES: [&str; 3] = ["UPDATE_MODE_UNSPECIFIED", "USER_ONLY", "USER_AND_SERVICE"];
+
+type ParentPath = Result<Path<(String, String)>, PathRejection>;
+type ClusterPath = Result<Path<(String, String, String)>, PathRejection>;
+type QueryParams = Result<Query<HashMap<String, String>>, QueryRejection>;
+
+fn parent_of(path: ParentPath) -> Result<Parent, ApiError> {
+    let (project, location) = path_params(path)?;
+    Ok(Parent { project, location })
+}
+
+fn cluster_of(path: ClusterPath) -> Result<(Parent, String), ApiError> {
+    let (project, location, cluster_id) = path_params(path)?;
+    let parent = Parent { project, location };
+    let name = parent.cluster_name(&cluster_id);
+    Ok((parent, name))
+}
+
+pub(crate) async fn list(
+    State(emulator): State<Emulator>,
+    path: ParentPath,
+    query: QueryParams,
+) -> Result<Json<Value>, ApiError> {
+    let parent = parent_of(path)?;
+    let params = query_params(query)?;
+    let state = emulator.lock();
+    let page_size = page_size(query_param(&params, "pageSize", "page_size"), &state)?;
+    let prefix = parent.collection_prefix();
+    let after = match query_param(&params, "pageToken", "page_token") {
+        None | Some("") => None,
+        Some(token) => Some(page_token::decode(token, &prefix)?),
+    };
+    let start = match &after {
+        Some(name) => Bound::Excluded(name.as_str()),
+        None => Bound::Included(prefix.as_str()),
+    };
+    let mut in_collection = state
+        .store
+        .clusters
+        .range::<str, _>((start, Bound::Unbounded))
+        .take_while(|(name, _)| name.starts_with(&prefix));
+    let page: Vec<(&String, &StoredCluster)> = in_collection.by_ref().take(page_size).collect();
+    let more = in_collection.next().is_some();
+    let mut answer = Map::new();
+    // proto3 JSON omits empty repeated fields, so an empty page is `{}`.
+    if !page.is_empty() {
+        let clusters = page
+            .iter()
+            .map(|(_, cluster)| cluster.resource.clone())
+            .collect();
+        answer.insert(
+            "modelDevelopmentClusters".to_owned(),
+            Value::Array(clusters),
+        );
+    }
+    if let (true, Some((last_name, _))) = (more, page.last()) {
+        answer.insert(
+            "nextPageToken".to_owned(),
+            Value::from(page_token::encode(last_name)),
+        );
+    }
+    Ok(Json(Value::Object(answer)))
+}
+
+/// The page size asked for, defaulted and capped.
+fn page_size(requested: Option<&str>, state: &EmulatorState) -> Result<usize, ApiError> {
+    let options = &state.options;
+    let requested = match requested {
+        None | Some("") => 0,
+        Some(text) => text.parse::<i64>().map_err(|_| {
+            ApiError::invalid_argument(format!("Invalid pageSize `{text}`: not an integer."))
+        })?,
+    };
+    match usize::try_from(requested) {
+        Err(_) => Err(ApiError::invalid_argument(format!(
+            "Invalid pageSize {requested}: it must not be negative."
+        ))),
+        Ok(0) => Ok(options
+            .default_page_size
+            .clamp(1, options.max_page_size.max(1))),
+        Ok(size) => Ok(size.min(options.max_page_size.max(1))),
+    }
+}
+
+pub(crate) async fn get(
+    State(emulator): State<Emulator>,
+    path: ClusterPath,
+) -> Result<Json<Value>, ApiError> {
+    let (_, name) = cluster_of(path)?;
+    let state = emulator.lock();
+    let cluster = state
+        .store
+        .clusters
+        .get(&name)
+        .ok_or_else(|| cluster_not_found(&name))?;
+    Ok(Json(cluster.resource.clone()))
+}
+
+pub(crate) async fn create(
+    State(emulator): State<Emulator>,
+    path: ParentPath,
+    query: QueryParams,
+    body: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let parent = parent_of(path)?;
+    let params = query_params(query)?;
+    let cluster_id = query_param(
+        &params,
+        "modelDevelopmentClusterId",
+        "model_development_cluster_id",
+    )
+    .ok_or_else(|| {
+        ApiError::invalid_argument("The query parameter modelDevelopmentClusterId is required.")
+    })?;
+    let request: Value = json_body(&body)?;
+    let mut cluster = cluster_from_request(&request)?;
+    check_cluster_id(cluster_id, has_slurm_spec(&cluster))?;
+    check_cluster(&cluster)?;
+    let name = parent.cluster_name(cluster_id);
+    let mut state = emulator.lock();
+    if state.store.clusters.contains_key(&name) {
+        return Err(ApiError::new(
+            Code::AlreadyExists,
+            format!("Cluster {name} already exists."),
+        ));
+    }
+    complete_cluster(&mut cluster, Some(&parent), &state.options.project_number);
+    let now = now_millis();
+    let resource = new_resource(&name, cluster, &rfc3339(now));
+    state.store.clusters.insert(
+        name.clone(),
+        StoredCluster {
+            resource,
+            active_operation: None,
+        },
+    );
+    let operation = state.start_operation(OperationKind::Create, &name, &parent, None, now);
+    state.save()?;
+    Ok(Json(operation.render(now)))
+}
+
+/// The stored form of a new cluster: `name` first, then its fields, then the timestamps.
+fn new_resource(name: &str, cluster: Value, now: &str) -> Value {
+    let mut resource = Map::new();
+    resource.insert("name".to_owned(), Value::from(name));
+    if let Value::Object(fields) = cluster {
+        resource.extend(fields);
+    }
+    resource.insert("createTime".to_owned(), Value::from(now));
+    resource.insert("updateTime".to_owned(), Value::from(now));
+    Value::Object(resource)
+}
+
+pub(crate) async fn update(
+    State(emulator): State<Emulator>,
+    path: ClusterPath,
+    query: QueryParams,
+    body: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let (parent, name) = cluster_of(path)?;
+    let params = query_params(query)?;
+    let mask = update_mask(query_param(&params, "updateMask", "update_mask"))?;
+    let update_mode = update_mode(query_param(&params, "updateMode", "update_mode"))?;
+    let patch = json_object_body(&body)?;
+    let mut state = emulator.lock();
+    let live = state
+        .store
+        .clusters
+        .get(&name)
+        .ok_or_else(|| cluster_not_found(&name))?;
+    refuse_if_busy(live, &name)?;
+    let mut updated = apply_update_mask(&live.resource, &patch, &mask)
+        .map_err(|error| ApiError::invalid_argument(format!("{error}.")))?;
+    check_cluster(&cluster_from_request(&updated)?).map_err(|error| {
+        ApiError::invalid_argument(format!(
+            "The update was rejected and the cluster is unchanged. {}",
+            error.message
+        ))
+    })?;
+    complete_cluster(&mut updated, Some(&parent), &state.options.project_number);
+    let now = now_millis();
+    let operation = state.start_operation(
+        OperationKind::Update,
+        &name,
+        &parent,
+        Some((update_mode, updated)),
+        now,
+    );
+    state.save()?;
+    Ok(Json(operation.render(now)))
+}
+
+/// The comma-separated mask, which must be present, non-empty and allowed.
+fn update_mask(mask: Option<&str>) -> Result<Vec<&str>, ApiError> {
+    let mask = mask.filter(|mask| !mask.trim().is_empty()).ok_or_else(|| {
+        ApiError::invalid_argument(
+            "The query parameter updateMask is required and must not be empty.",
+        )
+    })?;
+    let paths: Vec<&str> = mask.split(',').map(str::trim).collect();
+    if paths.iter().any(|path| path.is_empty()) {
+        return Err(ApiError::invalid_argument(format!(
+            "Invalid updateMask `{mask}`: empty path."
+        )));
+    }
+    check_paths(&paths).map_err(|error| ApiError::invalid_argument(format!("{error}.")))?;
+    Ok(paths)
+}
+
+fn update_mode(mode: Option<&str>) -> Result<Option<String>, ApiError> {
+    match mode {
+        None => Ok(None),
+        Some(mode) if UPDATE_MODES.contains(&mode) => Ok(Some(mode.to_owned())),
+        Some(mode) => Err(ApiError::invalid_argument(format!(
+            "Invalid updateMode `{mode}`; expected one of {}.",
+            UPDATE_MODES.join(", ")
+        ))),
+    }
+}
+
+pub(crate) async fn delete(
+    State(emulator): State<Emulator>,
+    path: ClusterPath,
+) -> Result<Json<Value>, ApiError> {
+    let (parent, name) = cluster_of(path)?;
+    let mut state = emulator.lock();
+    let live = state
+        .store
+        .clusters
+        .get(&name)
+        .ok_or_else(|| cluster_not_found(&name))?;
+    refuse_if_busy(live, &name)?;
+    let now = now_millis();
+    let operation = state.start_operation(OperationKind::Delete, &name, &parent, None, now);
+    state.save()?;
+    Ok(Json(operation.render(now)))
+}
+
+fn refuse_if_busy(cluster: &StoredCluster, name: &str) -> Result<(), ApiError> {
+    match &cluster.active_operation {
+        Some(operation) => Err(ApiError::new(
+            Code::Aborted,
+            format!(
+                "Cluster {name} has an operation in progress ({operation}); retry when it is done."
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+pub(crate) fn cluster_not_found(name: &str) -> ApiError {
+    ApiError::not_found(&format!("Cluster {name}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn update_masks_must_be_present_and_allowed() {
+        assert_eq!(
+            update_mask(Some("labels, node_pools")).unwrap(),
+            ["labels", "node_pools"]
+        );
+        assert!(update_mask(None).is_err());
+        assert!(update_mask(Some(" ")).is_err());
+        assert_eq!(
+            update_mask(Some("labels,,node_pools")).unwrap_err().message,
+            "Invalid updateMask `labels,,node_pools`: empty path."
+        );
+        assert!(
+            update_mask(Some("display_name"))
+                .unwrap_err()
+                .message
+                .starts_with("update mask path `display_name` is not updatable")
+        );
+    }
+
+    #[test]
+    fn update_modes_are_checked() {
+        assert_eq!(
+            update_mode(Some("USER_ONLY")).unwrap().as_deref(),
+            Some("USER_ONLY")
+        );
+        assert_eq!(update_mode(None).unwrap(), None);
+        assert!(update_mode(Some("ALL")).is_err());
+    }
+
+    #[test]
+    fn the_json_of_a_new_cluster_starts_with_its_name() {
+        let resource = new_resource("n", json!({"labels": {}}), "t");
+        assert_eq!(
+            resource.to_string(),
+            r#"{"name":"n","labels":{},"createTime":"t","updateTime":"t"}"#
+        );
+    }
+}

@@ -1,0 +1,289 @@
+//! The `Emulator` handle: shared state behind one mutex, its options, the
+//! request log, and the test-control methods (fault switches, Slurm job
+//! injection, seeding clusters). HTTP handling lives in `routes`, serving in `server`.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use crate::api_error::ApiError;
+use crate::casing::camel_case_keys;
+use crate::clock::{Millis, duration_millis, now_millis, rfc3339};
+use crate::error::EmulatorError;
+use crate::faults::{FaultDice, FaultSpec};
+use crate::persist;
+use crate::resource::{Parent, complete_cluster};
+use crate::store::{
+    NewOperation, OperationKind, SlurmState, Store, StoredCluster, StoredOperation, mark_running,
+};
+
+/// The request log keeps at most this many entries (the oldest go first), so
+/// a long-running emulator does not grow without bound.
+const MAX_RECORDED_REQUESTS: usize = 100_000;
+
+/// How the emulator behaves.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EmulatorOptions {
+    /// How long create, update and delete operations run.
+    pub operation_duration: Duration,
+    /// Fixed latency added before every request is handled.
+    pub latency: Duration,
+    /// Injected faults.
+    pub faults: FaultSpec,
+    /// List page size when the request gives none (or 0).
+    pub default_page_size: usize,
+    /// The largest page List returns, whatever the request asks for.
+    pub max_page_size: usize,
+    /// The only accepted bearer token; `None` accepts any non-empty token.
+    pub required_token: Option<String>,
+    /// Where state is persisted after every change (and loaded from at start).
+    pub state_file: Option<PathBuf>,
+    /// Whether `operations/{id}:wait` answers `501 UNIMPLEMENTED`.
+    pub wait_unimplemented: bool,
+    /// The project number in operation names (and the default service account).
+    pub project_number: String,
+}
+
+impl Default for EmulatorOptions {
+    fn default() -> Self {
+        EmulatorOptions {
+            operation_duration: Duration::from_secs(2),
+            latency: Duration::ZERO,
+            faults: FaultSpec::default(),
+            default_page_size: 10,
+            max_page_size: 50,
+            required_token: None,
+            state_file: None,
+            wait_unimplemented: false,
+            project_number: "123456789012".to_owned(),
+        }
+    }
+}
+
+/// One API request as the emulator received it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RecordedRequest {
+    /// HTTP method, e.g. `PATCH`.
+    pub method: String,
+    /// URL path as sent (percent-encoding kept).
+    pub path: String,
+    /// Raw query string without `?`; empty when there is none.
+    pub query: String,
+    /// The body, when it was JSON.
+    pub body: Option<Value>,
+    /// The HTTP status answered; 0 when the connection was dropped on purpose.
+    pub status: u16,
+}
+
+/// A local stand-in for the Model Development Cluster API. Cheap to clone:
+/// all clones share one state.
+#[derive(Clone, Debug)]
+pub struct Emulator {
+    shared: Arc<Mutex<State>>,
+}
+
+/// Everything behind the emulator's lock.
+#[derive(Debug)]
+pub(crate) struct State {
+    pub(crate) store: Store,
+    pub(crate) options: EmulatorOptions,
+    pub(crate) dice: FaultDice,
+    requests: VecDeque<(u64, RecordedRequest)>,
+    next_request_number: u64,
+}
+
+impl State {
+    /// Persists the store if a state file is configured.
+    pub(crate) fn save(&self) -> Result<(), EmulatorError> {
+        match &self.options.state_file {
+            Some(path) => persist::save(path, &self.store),
+            None => Ok(()),
+        }
+    }
+
+    /// Starts an operation on `cluster_name` at `now`; whether it will fail is rolled now.
+    pub(crate) fn start_operation(
+        &mut self,
+        kind: OperationKind,
+        cluster_name: &str,
+        parent: &Parent,
+        update: Option<(Option<String>, Value)>,
+        now: Millis,
+    ) -> StoredOperation {
+        let fails = self.dice.roll_operation_failure();
+        let (update_mode, target) = match update {
+            Some((mode, target)) => (mode, Some(target)),
+            None => (None, None),
+        };
+        self.store.start_operation(NewOperation {
+            kind,
+            cluster_name: cluster_name.to_owned(),
+            parent: format!(
+                "projects/{}/locations/{}",
+                self.options.project_number, parent.location
+            ),
+            started_at: now,
+            finishes_at: now.saturating_add(duration_millis(self.options.operation_duration)),
+            fails,
+            update_mode,
+            target,
+        })
+    }
+
+    /// Logs a request on arrival and returns its number for [`State::record_status`].
+    pub(crate) fn record_request(&mut self, request: RecordedRequest) -> u64 {
+        let number = self.next_request_number;
+        self.next_request_number += 1;
+        if self.requests.len() >= MAX_RECORDED_REQUESTS {
+            self.requests.pop_front();
+        }
+        self.requests.push_back((number, request));
+        number
+    }
+
+    /// Sets the answered status of request `number`, if it is still in the log.
+    pub(crate) fn record_status(&mut self, number: u64, status: u16) {
+        if let Some((_, request)) = self.requests.iter_mut().rev().find(|(n, _)| *n == number) {
+            request.status = status;
+        }
+    }
+}
+
+impl From<EmulatorError> for ApiError {
+    fn from(error: EmulatorError) -> Self {
+        ApiError::new(crate::api_error::Code::Internal, error.to_string())
+    }
+}
+
+impl Emulator {
+    /// Creates an emulator, loading `options.state_file` if it exists.
+    pub fn new(options: EmulatorOptions) -> Result<Self, EmulatorError> {
+        let store = match &options.state_file {
+            Some(path) => persist::load(path)?.unwrap_or_default(),
+            None => Store::default(),
+        };
+        let state = State {
+            store,
+            dice: FaultDice::new(options.faults.clone()),
+            options,
+            requests: VecDeque::new(),
+            next_request_number: 0,
+        };
+        Ok(Emulator {
+            shared: Arc::new(Mutex::new(state)),
+        })
+    }
+
+    /// The state, with every operation that is due completed.
+    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock cannot leave the JSON state half
+        // updated in a way later requests could not cope with, so keep going.
+        let mut state = self.shared.lock().unwrap_or_else(PoisonError::into_inner);
+        state.store.settle(now_millis());
+        state
+    }
+
+    /// Replaces the fault spec and reseeds the fault RNG from it.
+    pub fn set_faults(&self, faults: FaultSpec) {
+        let mut state = self.lock();
+        state.dice = FaultDice::new(faults.clone());
+        state.options.faults = faults;
+    }
+
+    /// Switches `operations/{id}:wait` between working and `501 UNIMPLEMENTED`.
+    pub fn set_wait_unimplemented(&self, on: bool) {
+        self.lock().options.wait_unimplemented = on;
+    }
+
+    /// Sets the slurmrestd job objects that `callSlurmRestApi` returns for
+    /// `cluster_name` (the full resource name).
+    pub fn set_slurm_jobs(&self, cluster_name: &str, jobs: Vec<Value>) {
+        self.change_slurm(cluster_name, |slurm| slurm.jobs = jobs);
+    }
+
+    /// Makes `callSlurmRestApi` on `cluster_name` answer `503 UNAVAILABLE` (or work again).
+    pub fn set_slurm_unreachable(&self, cluster_name: &str, unreachable: bool) {
+        self.change_slurm(cluster_name, |slurm| slurm.unreachable = unreachable);
+    }
+
+    /// Seeds a `RUNNING` cluster under the full resource name `cluster_name`,
+    /// replacing any cluster of that name. Keys are normalised to camelCase,
+    /// server defaults are filled, and `name`, `createTime`, `updateTime`,
+    /// `startTime` and `clusterStatus` are set. No validation is done, so
+    /// tests can seed clusters the API would refuse.
+    pub fn insert_cluster(&self, cluster_name: &str, cluster: Value) {
+        let mut state = self.lock();
+        let mut resource = seeded_resource(cluster_name, cluster);
+        complete_cluster(
+            &mut resource,
+            Parent::of_cluster_name(cluster_name).as_ref(),
+            &state.options.project_number,
+        );
+        mark_running(&mut resource, now_millis());
+        state.store.clusters.insert(
+            cluster_name.to_owned(),
+            StoredCluster {
+                resource,
+                active_operation: None,
+            },
+        );
+        save_best_effort(&state);
+    }
+
+    /// The cluster as Get would return it.
+    pub fn cluster(&self, cluster_name: &str) -> Option<Value> {
+        self.lock()
+            .store
+            .clusters
+            .get(cluster_name)
+            .map(|cluster| cluster.resource.clone())
+    }
+
+    /// Every API request received so far (up to the last 100,000), in arrival order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.lock()
+            .requests
+            .iter()
+            .map(|(_, request)| request.clone())
+            .collect()
+    }
+
+    /// Empties the request log.
+    pub fn clear_requests(&self) {
+        self.lock().requests.clear();
+    }
+
+    fn change_slurm(&self, cluster_name: &str, change: impl FnOnce(&mut SlurmState)) {
+        let mut state = self.lock();
+        change(
+            state
+                .store
+                .slurm
+                .entry(cluster_name.to_owned())
+                .or_default(),
+        );
+        save_best_effort(&state);
+    }
+}
+
+fn save_best_effort(state: &State) {
+    // The test-control methods cannot report errors; if this save fails, the
+    // next API mutation saves the whole store again and reports the failure
+    // as `500 INTERNAL`.
+    let _ = state.save();
+}
+
+/// `cluster` in camelCase with `name` first and `createTime` set, ready to be stored.
+fn seeded_resource(cluster_name: &str, cluster: Value) -> Value {
+    let camel = camel_case_keys(&cluster, "").unwrap_or(cluster);
+    let mut resource = Map::new();
+    resource.insert("name".to_owned(), Value::from(cluster_name));
+    if let Value::Object(fields) = camel {
+        resource.extend(fields.into_iter().filter(|(key, _)| key != "name"));
+    }
+    resource.insert("createTime".to_owned(), Value::from(rfc3339(now_millis())));
+    Value::Object(resource)
+}

@@ -1,0 +1,43 @@
+//! The errors of the emulator library itself (as opposed to the API errors it
+//! answers over HTTP, see `api_error`).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// What can go wrong starting, loading or persisting the emulator.
+#[derive(Debug, thiserror::Error)]
+pub enum EmulatorError {
+    /// The state file exists but could not be read.
+    #[error("cannot read the emulator state file {path}: {source}")]
+    ReadState {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The state file is not valid emulator state.
+    #[error("the emulator state file {path} is corrupt: {source}")]
+    CorruptState {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    /// The state file was written by an incompatible emulator.
+    #[error(
+        "the emulator state file {path} has format version {found}; this emulator reads version {expected}"
+    )]
+    StateVersion {
+        path: PathBuf,
+        found: u32,
+        expected: u32,
+    },
+    /// The state could not be written.
+    #[error("cannot write the emulator state file {path}: {source}")]
+    WriteState {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The listening socket could not be opened.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+}

@@ -1,0 +1,111 @@
+//! What happens to every request before a handler sees it, in order: it is
+//! logged, the configured latency is added, the fault dice decide whether it
+//! is answered with an injected error or dropped, and the bearer token is
+//! checked. The answered status is written back into the log.
+
+use axum::body::{Body, to_bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use crate::api_error::{ApiError, Code};
+use crate::emulator::{Emulator, RecordedRequest};
+use crate::faults::RequestFault;
+
+/// Request bodies above this size are refused.
+const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
+
+/// Marks a response whose connection must be closed without sending it;
+/// `Emulator::serve` turns it into a dropped connection.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct DropConnection;
+
+pub(crate) async fn front_door(
+    State(emulator): State<Emulator>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let (parts, body) = request.into_parts();
+    let body = to_bytes(body, MAX_BODY_BYTES).await;
+    let recorded = RecordedRequest {
+        method: parts.method.to_string(),
+        path: parts.uri.path().to_owned(),
+        query: parts.uri.query().unwrap_or_default().to_owned(),
+        body: body
+            .as_ref()
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(bytes).ok()),
+        status: 0,
+    };
+    let (number, latency) = {
+        let mut state = emulator.lock();
+        (state.record_request(recorded), state.options.latency)
+    };
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
+    }
+    let fault = emulator.lock().dice.roll_request();
+    let response = match (fault, body) {
+        (Some(RequestFault::Drop), _) => dropped_connection(),
+        (Some(RequestFault::Error(error)), _) => error.into_response(),
+        (None, Err(error)) => {
+            ApiError::invalid_argument(format!("Cannot read the request body: {error}."))
+                .into_response()
+        }
+        (None, Ok(bytes)) => match authenticate(&parts.headers, &emulator) {
+            Err(error) => error.into_response(),
+            Ok(()) => {
+                next.run(Request::from_parts(parts, Body::from(bytes)))
+                    .await
+            }
+        },
+    };
+    if response.extensions().get::<DropConnection>().is_none() {
+        emulator
+            .lock()
+            .record_status(number, response.status().as_u16());
+    }
+    response
+}
+
+/// The answer standing in for a dropped connection when the router is served
+/// by something other than `Emulator::serve`.
+fn dropped_connection() -> Response {
+    let mut response = ApiError::new(
+        Code::Unavailable,
+        "The connection was dropped (injected fault).",
+    )
+    .into_response();
+    response.extensions_mut().insert(DropConnection);
+    response
+}
+
+/// Requires `Authorization: Bearer TOKEN`, with the configured token if there is one.
+fn authenticate(headers: &HeaderMap, emulator: &Emulator) -> Result<(), ApiError> {
+    let unauthenticated = |detail: &str| {
+        ApiError::new(
+            Code::Unauthenticated,
+            format!(
+                "Request had invalid authentication credentials: {detail}. Expected an OAuth 2 access token."
+            ),
+        )
+    };
+    let value = headers
+        .get(header::AUTHORIZATION)
+        .ok_or_else(|| unauthenticated("the Authorization header is missing"))?
+        .to_str()
+        .map_err(|_| unauthenticated("the Authorization header is not text"))?;
+    let token = value
+        .split_once(' ')
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, token)| token.trim())
+        .filter(|token| !token.is_empty())
+        .ok_or_else(|| unauthenticated("the Authorization header is not `Bearer TOKEN`"))?;
+    match &emulator.lock().options.required_token {
+        Some(required) if required != token => {
+            Err(unauthenticated("the bearer token is not the expected one"))
+        }
+        _ => Ok(()),
+    }
+}

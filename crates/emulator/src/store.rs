@@ -1,0 +1,431 @@
+//! The emulator's durable state: clusters (as JSON), operations with their
+//! start and finish timestamps, the operation-ID counter and injected Slurm
+//! jobs. Operations are settled lazily: whenever the store is looked at, every
+//! operation whose finish time has passed is completed, so no timer is needed
+//! and an operation persisted before a restart still finishes on time.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use crate::api_error::Code;
+use crate::clock::{Millis, rfc3339};
+
+const CLUSTER_TYPE: &str =
+    "type.googleapis.com/google.cloud.aiplatform.v1beta1.ModelDevelopmentCluster";
+const EMPTY_TYPE: &str = "type.googleapis.com/google.protobuf.Empty";
+const INJECTED_FAILURE_MESSAGE: &str =
+    "The operation failed (injected by the emulator's opfail fault).";
+/// The version of the persisted JSON layout.
+pub(crate) const STORE_FORMAT_VERSION: u32 = 1;
+
+/// Everything the emulator persists.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Store {
+    pub(crate) version: u32,
+    pub(crate) last_operation_id: u64,
+    pub(crate) clusters: BTreeMap<String, StoredCluster>,
+    pub(crate) operations: BTreeMap<String, StoredOperation>,
+    #[serde(default)]
+    pub(crate) slurm: BTreeMap<String, SlurmState>,
+}
+
+impl Default for Store {
+    fn default() -> Self {
+        Store {
+            version: STORE_FORMAT_VERSION,
+            last_operation_id: 0,
+            clusters: BTreeMap::new(),
+            operations: BTreeMap::new(),
+            slurm: BTreeMap::new(),
+        }
+    }
+}
+
+/// A cluster resource (camelCase JSON, as Get returns it) and the operation running on it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct StoredCluster {
+    pub(crate) resource: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) active_operation: Option<String>,
+}
+
+/// Test-injected Slurm state of one cluster.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct SlurmState {
+    pub(crate) jobs: Vec<Value>,
+    pub(crate) unreachable: bool,
+}
+
+/// What a long-running operation does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) enum OperationKind {
+    Create,
+    Update,
+    Delete,
+}
+
+impl OperationKind {
+    fn metadata_type(self) -> &'static str {
+        match self {
+            OperationKind::Create => {
+                "type.googleapis.com/google.cloud.aiplatform.v1beta1.CreateModelDevelopmentClusterOperationMetadata"
+            }
+            OperationKind::Update => {
+                "type.googleapis.com/google.cloud.aiplatform.v1beta1.UpdateModelDevelopmentClusterOperationMetadata"
+            }
+            OperationKind::Delete => {
+                "type.googleapis.com/google.cloud.aiplatform.v1beta1.DeleteModelDevelopmentClusterOperationMetadata"
+            }
+        }
+    }
+
+    /// The cluster state while the operation runs.
+    fn running_state(self) -> &'static str {
+        match self {
+            OperationKind::Create => "PROVISIONING",
+            OperationKind::Update => "UPDATING",
+            OperationKind::Delete => "STOPPING",
+        }
+    }
+
+    /// Progress messages for the first, second and last third of the operation.
+    fn progress_steps(self) -> [&'static str; 3] {
+        match self {
+            OperationKind::Create => [
+                "Validating the cluster request.",
+                "Provisioning node pools.",
+                "Configuring Slurm.",
+            ],
+            OperationKind::Update => [
+                "Validating the update.",
+                "Updating node pools.",
+                "Synchronising the Slurm configuration.",
+            ],
+            OperationKind::Delete => [
+                "Draining Slurm jobs.",
+                "Deleting node pools.",
+                "Releasing cluster resources.",
+            ],
+        }
+    }
+
+    fn finished_message(self, failed: bool) -> &'static str {
+        match (self, failed) {
+            (_, true) => "The operation failed.",
+            (OperationKind::Create, false) => "The cluster is running.",
+            (OperationKind::Update, false) => "The cluster is updated.",
+            (OperationKind::Delete, false) => "The cluster is deleted.",
+        }
+    }
+}
+
+/// A long-running operation and, once finished, its result.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct StoredOperation {
+    pub(crate) name: String,
+    pub(crate) kind: OperationKind,
+    pub(crate) cluster_name: String,
+    pub(crate) started_at: Millis,
+    pub(crate) finishes_at: Millis,
+    /// Decided when the operation starts, so the outcome survives a restart.
+    pub(crate) fails: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) update_mode: Option<String>,
+    /// For an update: the cluster as it will be once the update succeeds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) target: Option<Value>,
+    /// The cluster status to restore if the operation fails.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) status_before: Option<Value>,
+    /// Once finished: an object with either `response` or `error`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) result: Option<Value>,
+}
+
+impl StoredOperation {
+    /// The operation as `GET /v1/{name}` returns it at `now`.
+    pub(crate) fn render(&self, now: Millis) -> Value {
+        let mut metadata = json!({
+            "@type": self.kind.metadata_type(),
+            "genericMetadata": {
+                "createTime": rfc3339(self.started_at),
+                "updateTime": rfc3339(now.clamp(self.started_at, self.finishes_at)),
+            },
+            "progressMessage": self.progress_message(now),
+        });
+        if let Some(mode) = &self.update_mode {
+            metadata["updateMode"] = Value::from(mode.as_str());
+        }
+        let mut operation = json!({"name": self.name, "metadata": metadata});
+        if let Some(Value::Object(result)) = &self.result {
+            operation["done"] = Value::Bool(true);
+            for (key, value) in result {
+                operation[key] = value.clone();
+            }
+        }
+        operation
+    }
+
+    pub(crate) fn is_done(&self) -> bool {
+        self.result.is_some()
+    }
+
+    fn progress_message(&self, now: Millis) -> &'static str {
+        if self.is_done() {
+            return self.kind.finished_message(self.fails);
+        }
+        let total = (self.finishes_at - self.started_at).max(1);
+        let elapsed = (now - self.started_at).clamp(0, total - 1);
+        let steps = self.kind.progress_steps();
+        let step = usize::try_from(elapsed * 3 / total)
+            .unwrap_or(0)
+            .min(steps.len() - 1);
+        steps[step]
+    }
+}
+
+/// What a new operation needs besides the cluster it works on.
+#[derive(Debug)]
+pub(crate) struct NewOperation {
+    pub(crate) kind: OperationKind,
+    pub(crate) cluster_name: String,
+    /// `projects/{NUMBER}/locations/{R}`, the operation's parent.
+    pub(crate) parent: String,
+    pub(crate) started_at: Millis,
+    pub(crate) finishes_at: Millis,
+    pub(crate) fails: bool,
+    pub(crate) update_mode: Option<String>,
+    pub(crate) target: Option<Value>,
+}
+
+impl Store {
+    /// Completes every operation whose finish time is not after `now`, oldest first.
+    pub(crate) fn settle(&mut self, now: Millis) {
+        let mut due: Vec<(Millis, String)> = self
+            .operations
+            .values()
+            .filter(|operation| !operation.is_done() && operation.finishes_at <= now)
+            .map(|operation| (operation.finishes_at, operation.name.clone()))
+            .collect();
+        due.sort();
+        for (_, name) in due {
+            self.finish_operation(&name);
+        }
+    }
+
+    /// Records a new operation and puts its cluster in the operation's running state.
+    pub(crate) fn start_operation(&mut self, new: NewOperation) -> StoredOperation {
+        self.last_operation_id += 1;
+        let name = format!("{}/operations/{}", new.parent, self.last_operation_id);
+        let status_before = self.clusters.get_mut(&new.cluster_name).map(|cluster| {
+            cluster.active_operation = Some(name.clone());
+            let before = cluster
+                .resource
+                .get("clusterStatus")
+                .cloned()
+                .unwrap_or(Value::Null);
+            set_status(
+                &mut cluster.resource,
+                json!({"state": new.kind.running_state()}),
+            );
+            before
+        });
+        let operation = StoredOperation {
+            name: name.clone(),
+            kind: new.kind,
+            cluster_name: new.cluster_name,
+            started_at: new.started_at,
+            finishes_at: new.finishes_at,
+            fails: new.fails,
+            update_mode: new.update_mode,
+            target: new.target,
+            status_before,
+            result: None,
+        };
+        self.operations.insert(name, operation.clone());
+        operation
+    }
+
+    fn finish_operation(&mut self, name: &str) {
+        let Some(operation) = self.operations.get(name).cloned() else {
+            return;
+        };
+        let result = if operation.fails {
+            self.fail_operation(&operation)
+        } else {
+            self.complete_operation(&operation)
+        };
+        if let Some(cluster) = self.clusters.get_mut(&operation.cluster_name) {
+            cluster.active_operation = None;
+        }
+        if let Some(stored) = self.operations.get_mut(name) {
+            stored.result = Some(result);
+            stored.target = None;
+        }
+    }
+
+    /// Applies a successful operation and returns its `{"response": ...}`.
+    fn complete_operation(&mut self, operation: &StoredOperation) -> Value {
+        if operation.kind == OperationKind::Delete {
+            self.clusters.remove(&operation.cluster_name);
+            return json!({"response": {"@type": EMPTY_TYPE}});
+        }
+        let Some(cluster) = self.clusters.get_mut(&operation.cluster_name) else {
+            return json!({"response": {"@type": EMPTY_TYPE}});
+        };
+        if let Some(target) = &operation.target {
+            cluster.resource = target.clone();
+        }
+        mark_running(&mut cluster.resource, operation.finishes_at);
+        json!({"response": with_type(&cluster.resource, CLUSTER_TYPE)})
+    }
+
+    /// Applies an injected failure and returns its `{"error": ...}`: a failed
+    /// create leaves the cluster in `ERROR`, a failed update or delete leaves it as it was.
+    fn fail_operation(&mut self, operation: &StoredOperation) -> Value {
+        let error = json!({"code": Code::Internal.rpc_number(), "message": INJECTED_FAILURE_MESSAGE, "details": []});
+        if let Some(cluster) = self.clusters.get_mut(&operation.cluster_name) {
+            let status = match operation.kind {
+                OperationKind::Create => json!({"state": "ERROR", "error": error}),
+                OperationKind::Update | OperationKind::Delete => operation
+                    .status_before
+                    .clone()
+                    .unwrap_or_else(|| json!({"state": "RUNNING"})),
+            };
+            set_status(&mut cluster.resource, status);
+        }
+        json!({"error": error})
+    }
+}
+
+/// The cluster reaches `RUNNING` at `at`: `updateTime` moves, `startTime` is set the first time.
+pub(crate) fn mark_running(resource: &mut Value, at: Millis) {
+    let Some(object) = resource.as_object_mut() else {
+        return;
+    };
+    object.insert("updateTime".to_owned(), Value::from(rfc3339(at)));
+    object
+        .entry("startTime")
+        .or_insert_with(|| Value::from(rfc3339(at)));
+    object.insert("clusterStatus".to_owned(), json!({"state": "RUNNING"}));
+}
+
+fn set_status(resource: &mut Value, status: Value) {
+    if let Some(object) = resource.as_object_mut() {
+        if status.is_null() {
+            object.shift_remove("clusterStatus");
+        } else {
+            object.insert("clusterStatus".to_owned(), status);
+        }
+    }
+}
+
+/// `value` with `@type` as its first field, as an `Any` is rendered.
+fn with_type(value: &Value, type_url: &str) -> Value {
+    let mut typed = Map::new();
+    typed.insert("@type".to_owned(), Value::from(type_url));
+    if let Some(object) = value.as_object() {
+        typed.extend(object.clone());
+    }
+    Value::Object(typed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store_with_cluster() -> Store {
+        let mut store = Store::default();
+        store.clusters.insert(
+            "c".to_owned(),
+            StoredCluster {
+                resource: json!({"name": "c", "createTime": rfc3339(0), "clusterStatus": {"state": "RUNNING"}}),
+                active_operation: None,
+            },
+        );
+        store
+    }
+
+    fn start(store: &mut Store, kind: OperationKind, fails: bool) -> StoredOperation {
+        store.start_operation(NewOperation {
+            kind,
+            cluster_name: "c".to_owned(),
+            parent: "projects/1/locations/r".to_owned(),
+            started_at: 1_000,
+            finishes_at: 4_000,
+            fails,
+            update_mode: None,
+            target: None,
+        })
+    }
+
+    #[test]
+    fn an_operation_finishes_only_when_its_time_has_come() {
+        let mut store = store_with_cluster();
+        let operation = start(&mut store, OperationKind::Update, false);
+        assert_eq!(operation.name, "projects/1/locations/r/operations/1");
+        assert!(store.clusters["c"].active_operation.is_some());
+        store.settle(3_999);
+        assert_eq!(
+            store.clusters["c"].resource["clusterStatus"]["state"],
+            "UPDATING"
+        );
+        store.settle(4_000);
+        assert!(store.clusters["c"].active_operation.is_none());
+        assert_eq!(
+            store.clusters["c"].resource["clusterStatus"]["state"],
+            "RUNNING"
+        );
+        assert_eq!(store.clusters["c"].resource["updateTime"], rfc3339(4_000));
+    }
+
+    #[test]
+    fn progress_messages_change_over_the_operation_life() {
+        let mut store = store_with_cluster();
+        let operation = start(&mut store, OperationKind::Create, false);
+        let messages: Vec<Value> = [1_000, 2_500, 3_500]
+            .map(|now| operation.render(now)["metadata"]["progressMessage"].clone())
+            .to_vec();
+        assert_eq!(
+            messages,
+            [
+                "Validating the cluster request.",
+                "Provisioning node pools.",
+                "Configuring Slurm."
+            ]
+        );
+        assert!(operation.render(3_500).get("done").is_none());
+    }
+
+    #[test]
+    fn a_failed_create_leaves_the_cluster_in_error() {
+        let mut store = store_with_cluster();
+        let operation = start(&mut store, OperationKind::Create, true);
+        store.settle(5_000);
+        let rendered = store.operations[&operation.name].render(5_000);
+        assert_eq!(rendered["done"], true);
+        assert_eq!(rendered["error"]["code"], 13);
+        assert_eq!(
+            store.clusters["c"].resource["clusterStatus"]["state"],
+            "ERROR"
+        );
+    }
+
+    #[test]
+    fn a_failed_delete_restores_the_previous_status() {
+        let mut store = store_with_cluster();
+        start(&mut store, OperationKind::Delete, true);
+        store.settle(5_000);
+        assert_eq!(
+            store.clusters["c"].resource["clusterStatus"],
+            json!({"state": "RUNNING"})
+        );
+    }
+}

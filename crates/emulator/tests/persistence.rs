@@ -1,0 +1,110 @@
+//! Persistence: the state file is written after each change, loaded by a new
+//! emulator, and an operation in flight at shutdown still finishes after the restart.
+
+use std::time::Duration;
+
+use clusterform_emulator::{Emulator, EmulatorError, EmulatorOptions};
+use reqwest::Method;
+use serde_json::json;
+
+use crate::support::{TestServer, cluster_name, cpu_cluster, fast_options};
+
+fn persistent_options(state_file: &std::path::Path) -> EmulatorOptions {
+    EmulatorOptions {
+        operation_duration: Duration::from_millis(300),
+        state_file: Some(state_file.to_owned()),
+        ..fast_options()
+    }
+}
+
+#[tokio::test]
+async fn an_operation_in_flight_finishes_after_a_restart() {
+    let directory = tempfile::tempdir().unwrap();
+    let state_file = directory.path().join("emulator.json");
+    let first = TestServer::start(persistent_options(&state_file)).await;
+    first.create_running("kept", cpu_cluster()).await;
+    let (status, operation) = first.create("inflight", cpu_cluster()).await;
+    assert_eq!(status, 200);
+    first
+        .emulator()
+        .set_slurm_jobs(&cluster_name("kept"), vec![json!({"job_id": 9})]);
+    first.handle.shutdown().await;
+    assert!(state_file.exists());
+
+    let second = TestServer::start(persistent_options(&state_file)).await;
+    let finished = second.wait_done(&operation).await;
+    assert_eq!(finished["response"]["name"], cluster_name("inflight"));
+    assert_eq!(
+        second
+            .emulator()
+            .cluster(&cluster_name("inflight"))
+            .unwrap()["clusterStatus"]["state"],
+        "RUNNING"
+    );
+    assert_eq!(
+        second.emulator().cluster(&cluster_name("kept")).unwrap()["clusterStatus"]["state"],
+        "RUNNING"
+    );
+    let slurm_path = format!("/v1beta1/{}:callSlurmRestApi", cluster_name("kept"));
+    let body = json!({"method": "HTTP_METHOD_GET", "path": "/slurm/v0.0.42/jobs"});
+    let (_, answer) = second.call(Method::POST, &slurm_path, Some(body)).await;
+    assert_eq!(answer["structuredBody"]["jobs"], json!([{"job_id": 9}]));
+    let (_, next) = second.create("third", cpu_cluster()).await;
+    assert_eq!(
+        next["name"], "projects/123456789012/locations/us-central1/operations/3",
+        "the ID counter persists"
+    );
+}
+
+#[tokio::test]
+async fn a_deleted_cluster_stays_deleted_after_a_restart() {
+    let directory = tempfile::tempdir().unwrap();
+    let state_file = directory.path().join("emulator.json");
+    let first = TestServer::start(persistent_options(&state_file)).await;
+    first.create_running("brief", cpu_cluster()).await;
+    let (_, operation) = first
+        .call(
+            Method::DELETE,
+            &format!("/v1beta1/{}", cluster_name("brief")),
+            None,
+        )
+        .await;
+    first.wait_done(&operation).await;
+    first.handle.shutdown().await;
+    let second = Emulator::new(persistent_options(&state_file)).unwrap();
+    assert!(second.cluster(&cluster_name("brief")).is_none());
+}
+
+#[test]
+fn a_corrupt_state_file_is_an_error_naming_it() {
+    let directory = tempfile::tempdir().unwrap();
+    let state_file = directory.path().join("emulator.json");
+    std::fs::write(&state_file, "{\"clusters\": [").unwrap();
+    let error = Emulator::new(persistent_options(&state_file)).unwrap_err();
+    assert!(matches!(error, EmulatorError::CorruptState { .. }));
+    assert!(
+        error
+            .to_string()
+            .contains(&state_file.display().to_string()),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn an_unwritable_state_file_fails_the_request_with_internal() {
+    let directory = tempfile::tempdir().unwrap();
+    let state_file = directory
+        .path()
+        .join("missing-directory")
+        .join("emulator.json");
+    let server = TestServer::start(persistent_options(&state_file)).await;
+    let (status, error) = server.create("nowhere", cpu_cluster()).await;
+    assert_eq!(status, 500);
+    assert_eq!(error["error"]["status"], "INTERNAL");
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("missing-directory")
+    );
+}

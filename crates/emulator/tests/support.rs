@@ -1,0 +1,156 @@
+//! Shared test fixtures: a served emulator with a reqwest client that
+//! authenticates, request helpers answering `(status, JSON)`, and sample clusters.
+
+use std::time::Duration;
+
+use clusterform_emulator::{Emulator, EmulatorHandle, EmulatorOptions};
+use reqwest::Method;
+use serde_json::{Value, json};
+
+pub const PARENT: &str = "projects/proj/locations/us-central1";
+pub const TOKEN: &str = "test-token";
+
+/// Options with operations short enough for tests.
+pub fn fast_options() -> EmulatorOptions {
+    EmulatorOptions {
+        operation_duration: Duration::from_millis(100),
+        ..EmulatorOptions::default()
+    }
+}
+
+pub fn cluster_name(id: &str) -> String {
+    format!("{PARENT}/modelDevelopmentClusters/{id}")
+}
+
+pub fn cluster_path(id: &str) -> String {
+    format!("/v1beta1/{}", cluster_name(id))
+}
+
+pub fn create_path(id: &str) -> String {
+    format!("/v1beta1/{PARENT}/modelDevelopmentClusters?modelDevelopmentClusterId={id}")
+}
+
+/// A CPU cluster like the seed's: a login pool, a CPU pool and one partition.
+pub fn cpu_cluster() -> Value {
+    json!({
+        "displayName": "Research training",
+        "labels": {"team": "ml"},
+        "network": {"network": "projects/proj/global/networks/default"},
+        "nodePools": [
+            {"id": "login", "machineSpec": {"machineType": "n2-standard-8"},
+             "scalingSpec": {"minNodeCount": 1, "maxNodeCount": 1},
+             "zone": "us-central1-a", "enablePublicIps": true},
+            {"id": "cpu", "machineSpec": {"machineType": "n2-standard-8"},
+             "scalingSpec": {"minNodeCount": 0, "maxNodeCount": 4}, "zone": "us-central1-a"}
+        ],
+        "orchestratorSpec": {"slurmSpec": {
+            "homeDirectoryStorage": "projects/proj/locations/us-central1-a/instances/home",
+            "loginNodePoolId": "login",
+            "partitions": [{"id": "cpu", "nodePoolIds": ["cpu"]}]
+        }}
+    })
+}
+
+/// Replaces every timestamp field with `[time]` so snapshots are stable.
+pub fn redact_times(mut value: Value) -> Value {
+    redact_in_place(&mut value);
+    value
+}
+
+fn redact_in_place(value: &mut Value) {
+    match value {
+        Value::Object(object) => {
+            for (key, field) in object.iter_mut() {
+                if key.ends_with("Time") && field.is_string() {
+                    *field = Value::from("[time]");
+                } else {
+                    redact_in_place(field);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(redact_in_place),
+        _ => {}
+    }
+}
+
+/// A served emulator and a client for it.
+pub struct TestServer {
+    pub handle: EmulatorHandle,
+    pub client: reqwest::Client,
+}
+
+impl TestServer {
+    pub async fn start(options: EmulatorOptions) -> TestServer {
+        TestServer::serve(Emulator::new(options).unwrap()).await
+    }
+
+    pub async fn serve(emulator: Emulator) -> TestServer {
+        let handle = emulator
+            .serve("127.0.0.1:0".parse().unwrap())
+            .await
+            .unwrap();
+        TestServer {
+            handle,
+            client: reqwest::Client::new(),
+        }
+    }
+
+    pub fn emulator(&self) -> &Emulator {
+        self.handle.emulator()
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.handle.base_url())
+    }
+
+    /// An authenticated request; answers the status and the JSON body (`null` if none).
+    pub async fn call(&self, method: Method, path: &str, body: Option<Value>) -> (u16, Value) {
+        let mut request = self
+            .client
+            .request(method, self.url(path))
+            .bearer_auth(TOKEN);
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap();
+        let json = if text.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&text).unwrap()
+        };
+        (status, json)
+    }
+
+    pub async fn get(&self, path: &str) -> (u16, Value) {
+        self.call(Method::GET, path, None).await
+    }
+
+    pub async fn create(&self, id: &str, cluster: Value) -> (u16, Value) {
+        self.call(Method::POST, &create_path(id), Some(cluster))
+            .await
+    }
+
+    /// Creates a cluster and waits for it to be RUNNING; answers the finished operation.
+    pub async fn create_running(&self, id: &str, cluster: Value) -> Value {
+        let (status, operation) = self.create(id, cluster).await;
+        assert_eq!(status, 200, "{operation}");
+        self.wait_done(&operation).await
+    }
+
+    /// Long-polls the operation until it is done (bounded).
+    pub async fn wait_done(&self, operation: &Value) -> Value {
+        let name = operation["name"].as_str().unwrap();
+        for _ in 0..20 {
+            let (status, polled) = self
+                .call(Method::POST, &format!("/v1/{name}:wait?timeout=5s"), None)
+                .await;
+            assert_eq!(status, 200, "{polled}");
+            if polled["done"] == true {
+                return polled;
+            }
+        }
+        panic!("operation {name} did not finish");
+    }
+}

@@ -1,0 +1,688 @@
+//! The REST client: one method per API call, each request authenticated, timed out and retried.
+//!
+//! Requests go to `https://{region}-aiplatform.googleapis.com` or to the endpoint override.
+//! Every answer is decoded here, so a server that answers something else than the API (an
+//! HTML error page, a proxy's text) becomes a [`ExecError::Decode`] naming the URL instead of a
+//! panic or a confusing serde message further up.
+
+use std::fmt;
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clusterform_model::{
+    Cluster, ClusterName, ErrorEnvelope, Operation, OperationName, STACK_LABEL, Status,
+    validate_location, validate_project,
+};
+use clusterform_planner::{PlannedRequest, RequestKind};
+use reqwest::{Method, Url};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use tokio::time::Instant;
+
+use crate::auth::TokenSource;
+use crate::error::ExecError;
+use crate::idle::{SlurmJob, parse_jobs};
+use crate::retry::{CallClass, RetryPolicy, Verdict, classify_status, classify_transport};
+
+/// Items asked for per List page; the service may cap it lower.
+const LIST_PAGE_SIZE: &str = "500";
+
+/// A bound on List pages, so a server that never ends its list cannot loop us forever.
+const MAX_LIST_PAGES: usize = 10_000;
+
+/// The Slurm REST path that lists jobs.
+const SLURM_JOBS_PATH: &str = "/slurm/v0.0.42/jobs";
+
+/// How much of an unreadable answer an error quotes.
+const BODY_QUOTE_CHARS: usize = 120;
+
+/// How the client talks to the API.
+#[derive(Debug, Clone)]
+pub struct ClientOptions {
+    /// Base URL override (`--endpoint`, `CLUSTERFORM_ENDPOINT`, provider `endpoint`); `None`
+    /// means the regional Google endpoint of each request.
+    pub endpoint: Option<String>,
+    /// `User-Agent` header.
+    pub user_agent: String,
+    /// Timeout of one HTTP request (a `:wait` call gets its wait time on top).
+    pub request_timeout: Duration,
+    /// Retry limits.
+    pub retry: RetryPolicy,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        Self {
+            endpoint: None,
+            user_agent: format!("clusterform/{}", env!("CARGO_PKG_VERSION")),
+            request_timeout: Duration::from_secs(60),
+            retry: RetryPolicy::default(),
+        }
+    }
+}
+
+/// What a create, update or delete request led to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Submitted {
+    /// The service started (or already finished) an operation.
+    Operation(Box<Operation>),
+    /// A create lost its answer, and the cluster turned out to exist with our stack label:
+    /// the first attempt went through, and there is no operation name to follow.
+    Adopted(Box<Cluster>),
+}
+
+/// The client. Cheap to clone: clones share the connection pool and the token source.
+#[derive(Clone)]
+pub struct ApiClient {
+    http: reqwest::Client,
+    endpoint: Option<String>,
+    tokens: Arc<dyn TokenSource>,
+    request_timeout: Duration,
+    retry: RetryPolicy,
+}
+
+impl fmt::Debug for ApiClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ApiClient")
+            .field("endpoint", &self.endpoint)
+            .field("request_timeout", &self.request_timeout)
+            .field("retry", &self.retry)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One HTTP request, before it is sent.
+struct Call<'a> {
+    method: Method,
+    url: Url,
+    body: Option<&'a Value>,
+    class: CallClass,
+    timeout: Duration,
+}
+
+/// A create whose answer may have been lost: the cluster it would make and our label value.
+struct LostCreateCheck {
+    cluster: ClusterName,
+    stack: Option<String>,
+}
+
+/// A successful exchange.
+enum Reply {
+    /// The answer's body.
+    Body(Vec<u8>),
+    /// See [`Submitted::Adopted`].
+    Adopted(Box<Cluster>),
+}
+
+/// A failed attempt and what to do about it.
+struct Failure {
+    error: ExecError,
+    verdict: Verdict,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ListPage {
+    #[serde(default)]
+    model_development_clusters: Vec<Cluster>,
+    #[serde(default)]
+    next_page_token: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SlurmCallReply {
+    #[serde(default)]
+    status: Option<Value>,
+    #[serde(default)]
+    structured_body: Option<Value>,
+}
+
+impl ApiClient {
+    /// Builds a client. Refuses an endpoint that would send the bearer token in clear text.
+    pub fn new(options: ClientOptions, tokens: Arc<dyn TokenSource>) -> Result<Self, ExecError> {
+        let endpoint = options
+            .endpoint
+            .as_deref()
+            .map(validate_endpoint)
+            .transpose()?;
+        let http = reqwest::Client::builder()
+            .user_agent(options.user_agent)
+            .build()
+            .map_err(|e| ExecError::InvalidEndpoint {
+                endpoint: endpoint.clone().unwrap_or_default(),
+                reason: format!("cannot build the HTTP client: {e}"),
+            })?;
+        Ok(Self {
+            http,
+            endpoint,
+            tokens,
+            request_timeout: options.request_timeout,
+            retry: options.retry,
+        })
+    }
+
+    /// The base URL requests for `region` go to.
+    pub fn base_url(&self, region: &str) -> Result<String, ExecError> {
+        validate_location(region)?;
+        Ok(match &self.endpoint {
+            Some(endpoint) => endpoint.clone(),
+            None => format!("https://{region}-aiplatform.googleapis.com"),
+        })
+    }
+
+    /// Every cluster of one location, following `nextPageToken` until it is missing or empty.
+    pub async fn list_clusters(
+        &self,
+        project: &str,
+        region: &str,
+    ) -> Result<Vec<Cluster>, ExecError> {
+        validate_project(project)?;
+        let path =
+            format!("/v1beta1/projects/{project}/locations/{region}/modelDevelopmentClusters");
+        let mut clusters = Vec::new();
+        let mut page_token: Option<String> = None;
+        for _ in 0..MAX_LIST_PAGES {
+            let mut query = vec![("pageSize".to_owned(), LIST_PAGE_SIZE.to_owned())];
+            if let Some(token) = &page_token {
+                query.push(("pageToken".to_owned(), token.clone()));
+            }
+            let call = self.read_call(Method::GET, self.url(region, &path, &query)?);
+            let page: ListPage = decode("a cluster list", &call.url, &self.body(&call).await?)?;
+            clusters.extend(page.model_development_clusters);
+            match page.next_page_token.filter(|t| !t.is_empty()) {
+                Some(next) if page_token.as_deref() == Some(next.as_str()) => {
+                    return Err(decode_failure(
+                        "a cluster list",
+                        &call.url,
+                        "the server returned the same page token twice",
+                        b"",
+                    ));
+                }
+                Some(next) => page_token = Some(next),
+                None => return Ok(clusters),
+            }
+        }
+        Err(ExecError::Decode {
+            what: "a cluster list",
+            url: path,
+            reason: format!("the list did not end after {MAX_LIST_PAGES} pages"),
+            body_start: String::new(),
+        })
+    }
+
+    /// One cluster; `None` when it does not exist.
+    pub async fn get_cluster(&self, name: &ClusterName) -> Result<Option<Cluster>, ExecError> {
+        let url = self.url(&name.location, &format!("/v1beta1/{name}"), &[])?;
+        let call = self.read_call(Method::GET, url);
+        match self.body(&call).await {
+            Ok(body) => decode("a cluster", &call.url, &body).map(Some),
+            Err(error) if error.is_not_found() => Ok(None),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Sends one planned create, update or delete exactly as planned.
+    pub async fn send(
+        &self,
+        region: &str,
+        request: &PlannedRequest,
+    ) -> Result<Submitted, ExecError> {
+        let (method, class) = method_of(request)?;
+        check_planned_path(&request.path)?;
+        let call = Call {
+            method,
+            url: self.url(region, &request.path, &request.query)?,
+            body: request.body.as_ref(),
+            class,
+            timeout: self.request_timeout,
+        };
+        let lost_create = match request.kind {
+            RequestKind::Create => Some(lost_create_check(request)?),
+            RequestKind::Update | RequestKind::Delete => None,
+        };
+        match self.execute(&call, lost_create.as_ref()).await? {
+            Reply::Body(body) => Ok(Submitted::Operation(Box::new(decode(
+                "an operation",
+                &call.url,
+                &body,
+            )?))),
+            Reply::Adopted(cluster) => Ok(Submitted::Adopted(cluster)),
+        }
+    }
+
+    /// `GET /v1/{name}`, on the region the operation name carries.
+    pub async fn get_operation(&self, name: &str) -> Result<Operation, ExecError> {
+        let parsed: OperationName = name.parse()?;
+        let url = self.url(&parsed.location, &format!("/v1/{parsed}"), &[])?;
+        let call = self.read_call(Method::GET, url);
+        decode("an operation", &call.url, &self.body(&call).await?)
+    }
+
+    /// `POST /v1/{name}:wait?timeout=Ns`: returns when the operation is done or the server's
+    /// wait ends, whichever comes first.
+    pub async fn wait_operation(
+        &self,
+        name: &str,
+        timeout: Duration,
+    ) -> Result<Operation, ExecError> {
+        let parsed: OperationName = name.parse()?;
+        let seconds = timeout.as_secs().max(1);
+        let query = [("timeout".to_owned(), format!("{seconds}s"))];
+        let url = self.url(&parsed.location, &format!("/v1/{parsed}:wait"), &query)?;
+        let empty = json!({});
+        let call = Call {
+            method: Method::POST,
+            url,
+            body: Some(&empty),
+            class: CallClass::Read,
+            timeout: self.request_timeout + Duration::from_secs(seconds),
+        };
+        decode("an operation", &call.url, &self.body(&call).await?)
+    }
+
+    /// The cluster's Slurm jobs, through `callSlurmRestApi` GET `/slurm/v0.0.42/jobs`.
+    pub async fn slurm_jobs(&self, name: &ClusterName) -> Result<Vec<SlurmJob>, ExecError> {
+        let url = self.url(
+            &name.location,
+            &format!("/v1beta1/{name}:callSlurmRestApi"),
+            &[],
+        )?;
+        let request = json!({"method": "HTTP_METHOD_GET", "path": SLURM_JOBS_PATH});
+        let call = Call {
+            method: Method::POST,
+            url,
+            body: Some(&request),
+            // Listing jobs has no side effect, whatever the HTTP method carrying it.
+            class: CallClass::Read,
+            timeout: self.request_timeout,
+        };
+        let body = self.body(&call).await?;
+        let reply: SlurmCallReply = decode("a Slurm API answer", &call.url, &body)?;
+        let status = reply.status.as_ref().and_then(status_number).unwrap_or(200);
+        if status != 200 {
+            return Err(ExecError::Api {
+                status: Box::new(Status {
+                    code: status,
+                    message: format!("the Slurm REST API answered HTTP {status}"),
+                    status: Some("UNAVAILABLE".to_owned()),
+                    details: Vec::new(),
+                }),
+                method: call.method.to_string(),
+                url: call.url.to_string(),
+            });
+        }
+        let structured = reply.structured_body.unwrap_or(Value::Null);
+        parse_jobs(&structured)
+            .map_err(|reason| decode_failure("a Slurm job list", &call.url, &reason, &body))
+    }
+
+    fn read_call(&self, method: Method, url: Url) -> Call<'static> {
+        Call {
+            method,
+            url,
+            body: None,
+            class: CallClass::Read,
+            timeout: self.request_timeout,
+        }
+    }
+
+    fn url(&self, region: &str, path: &str, query: &[(String, String)]) -> Result<Url, ExecError> {
+        let base = self.base_url(region)?;
+        let mut url = Url::parse(&format!("{base}{path}"))
+            .map_err(|e| ExecError::InvalidRequest(format!("bad URL {base}{path}: {e}")))?;
+        if !query.is_empty() {
+            url.query_pairs_mut().extend_pairs(query);
+        }
+        Ok(url)
+    }
+
+    /// The body of a successful answer; reads and idempotent calls only.
+    async fn body(&self, call: &Call<'_>) -> Result<Vec<u8>, ExecError> {
+        match self.execute(call, None).await? {
+            Reply::Body(body) => Ok(body),
+            Reply::Adopted(_) => unreachable!("only a create with a lost-answer check adopts"),
+        }
+    }
+
+    /// Sends a call, retrying as its class allows.
+    async fn execute(
+        &self,
+        call: &Call<'_>,
+        lost_create: Option<&LostCreateCheck>,
+    ) -> Result<Reply, ExecError> {
+        let started = Instant::now();
+        let mut failed_attempts = 0;
+        loop {
+            let failure = match self.attempt(call).await {
+                Ok(body) => return Ok(Reply::Body(body)),
+                Err(failure) => failure,
+            };
+            failed_attempts += 1;
+            let server_delay = match failure.verdict {
+                Verdict::Fail => return Err(failure.error),
+                Verdict::Retry { after } => after,
+                Verdict::LookFirst => {
+                    let Some(check) = lost_create else {
+                        return Err(failure.error);
+                    };
+                    // Boxed: the lookup is itself a call through `execute`.
+                    if let Some(cluster) = Box::pin(self.find_own_cluster(check)).await? {
+                        return Ok(Reply::Adopted(Box::new(cluster)));
+                    }
+                    None
+                }
+            };
+            let delay = server_delay.unwrap_or_else(|| self.retry.backoff(failed_attempts));
+            if failed_attempts >= self.retry.max_attempts
+                || started.elapsed() + delay > self.retry.max_elapsed
+            {
+                return Err(failure.error);
+            }
+            tracing::debug!(
+                method = %call.method, url = %call.url, attempt = failed_attempts,
+                ?delay, error = %failure.error, "retrying"
+            );
+            tokio::time::sleep(delay).await;
+        }
+    }
+
+    /// The cluster a lost create would have made, if it exists and carries the request's
+    /// stack label (so it is ours, not someone else's cluster with the same ID).
+    async fn find_own_cluster(
+        &self,
+        check: &LostCreateCheck,
+    ) -> Result<Option<Cluster>, ExecError> {
+        let Some(stack) = &check.stack else {
+            return Ok(None);
+        };
+        let cluster = self.get_cluster(&check.cluster).await?;
+        Ok(cluster.filter(|c| c.label(STACK_LABEL) == Some(stack.as_str())))
+    }
+
+    /// One HTTP exchange.
+    async fn attempt(&self, call: &Call<'_>) -> Result<Vec<u8>, Failure> {
+        let token = self.tokens.token().await.map_err(|e| Failure {
+            error: e.into(),
+            verdict: Verdict::Fail,
+        })?;
+        let mut request = self
+            .http
+            .request(call.method.clone(), call.url.clone())
+            .bearer_auth(token.secret())
+            .timeout(call.timeout);
+        if let Some(body) = call.body {
+            request = request.json(body);
+        }
+        let transport = |error: &reqwest::Error| Failure {
+            error: ExecError::Transport {
+                method: call.method.to_string(),
+                url: call.url.to_string(),
+                message: describe_transport_error(error),
+            },
+            verdict: classify_transport(call.class),
+        };
+        let response = request.send().await.map_err(|e| transport(&e))?;
+        let http_status = response.status();
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(crate::retry::parse_retry_after);
+        let body = response.bytes().await.map_err(|e| transport(&e))?.to_vec();
+        if http_status.is_success() {
+            return Ok(body);
+        }
+        let status = error_status(http_status.as_u16(), &body);
+        let verdict = classify_status(
+            http_status.as_u16(),
+            status.code_name(),
+            call.class,
+            retry_after,
+        );
+        Err(Failure {
+            error: ExecError::Api {
+                status: Box::new(status),
+                method: call.method.to_string(),
+                url: call.url.to_string(),
+            },
+            verdict,
+        })
+    }
+}
+
+/// Checks an endpoint override: an absolute http(s) URL without query, and plain http only to
+/// loopback, because the bearer token travels in a header.
+fn validate_endpoint(raw: &str) -> Result<String, ExecError> {
+    let invalid = |reason: &str| ExecError::InvalidEndpoint {
+        endpoint: raw.to_owned(),
+        reason: reason.to_owned(),
+    };
+    let url = Url::parse(raw).map_err(|e| invalid(&e.to_string()))?;
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(invalid("it must not have a query or fragment"));
+    }
+    match url.scheme() {
+        "https" => {}
+        "http" if is_loopback(&url) => {}
+        "http" => {
+            return Err(ExecError::InsecureEndpoint {
+                endpoint: raw.to_owned(),
+            });
+        }
+        other => return Err(invalid(&format!("scheme `{other}` is not http or https"))),
+    }
+    Ok(url.as_str().trim_end_matches('/').to_owned())
+}
+
+fn is_loopback(url: &Url) -> bool {
+    let Some(host) = url.host_str() else {
+        return false;
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost")
+        || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// The HTTP method a planned request must use, and its retry class.
+fn method_of(request: &PlannedRequest) -> Result<(Method, CallClass), ExecError> {
+    let (expected, class) = match request.kind {
+        RequestKind::Create => (Method::POST, CallClass::Create),
+        RequestKind::Update => (Method::PATCH, CallClass::Idempotent),
+        RequestKind::Delete => (Method::DELETE, CallClass::Idempotent),
+    };
+    if !request.method.eq_ignore_ascii_case(expected.as_str()) {
+        return Err(ExecError::InvalidRequest(format!(
+            "a {:?} request must use {expected}, not {}",
+            request.kind, request.method
+        )));
+    }
+    Ok((expected, class))
+}
+
+/// A plan's path is spliced after the base URL: it must stay an API resource path.
+fn check_planned_path(path: &str) -> Result<(), ExecError> {
+    let well_formed = path.starts_with("/v1beta1/projects/")
+        && !path.contains("..")
+        && !path.contains("//")
+        && !path.contains(['?', '#', '\\'])
+        && !path.chars().any(char::is_whitespace);
+    if well_formed {
+        Ok(())
+    } else {
+        Err(ExecError::InvalidRequest(format!(
+            "`{path}` is not a cluster API path"
+        )))
+    }
+}
+
+/// The cluster a create request makes, and the stack label it carries.
+fn lost_create_check(request: &PlannedRequest) -> Result<LostCreateCheck, ExecError> {
+    let id = request
+        .query
+        .iter()
+        .find(|(key, _)| key == "modelDevelopmentClusterId")
+        .map(|(_, value)| value.as_str())
+        .ok_or_else(|| {
+            ExecError::InvalidRequest("a create request has no modelDevelopmentClusterId".into())
+        })?;
+    let parent = request.path.trim_start_matches("/v1beta1/");
+    let cluster: ClusterName = format!("{parent}/{id}").parse()?;
+    let stack = request
+        .body
+        .as_ref()
+        .and_then(|body| body.get("labels")?.get(STACK_LABEL)?.as_str())
+        .map(str::to_owned);
+    Ok(LostCreateCheck { cluster, stack })
+}
+
+/// The Google status of an error answer; a body that is not Google's error JSON (a proxy's
+/// page) still yields the HTTP code and a canonical name derived from it.
+fn error_status(http_status: u16, body: &[u8]) -> Status {
+    if let Ok(envelope) = serde_json::from_slice::<ErrorEnvelope>(body) {
+        return envelope.error;
+    }
+    Status {
+        code: i64::from(http_status),
+        message: quote_body(body),
+        status: Some(code_name_of_http(http_status).to_owned()),
+        details: Vec::new(),
+    }
+}
+
+/// The canonical code Google maps an HTTP status to (AIP-193).
+fn code_name_of_http(http_status: u16) -> &'static str {
+    match http_status {
+        400 => "INVALID_ARGUMENT",
+        401 => "UNAUTHENTICATED",
+        403 => "PERMISSION_DENIED",
+        404 => "NOT_FOUND",
+        409 => "ABORTED",
+        429 => "RESOURCE_EXHAUSTED",
+        499 => "CANCELLED",
+        501 => "UNIMPLEMENTED",
+        503 => "UNAVAILABLE",
+        504 => "DEADLINE_EXCEEDED",
+        500..=599 => "INTERNAL",
+        _ => "UNKNOWN",
+    }
+}
+
+fn status_number(value: &Value) -> Option<i64> {
+    match value {
+        Value::Number(n) => n.as_i64(),
+        Value::String(s) => s.parse().ok(),
+        _ => None,
+    }
+}
+
+fn decode<T: DeserializeOwned>(what: &'static str, url: &Url, body: &[u8]) -> Result<T, ExecError> {
+    serde_json::from_slice(body).map_err(|e| decode_failure(what, url, &e.to_string(), body))
+}
+
+fn decode_failure(what: &'static str, url: &Url, reason: &str, body: &[u8]) -> ExecError {
+    ExecError::Decode {
+        what,
+        url: url.to_string(),
+        reason: reason.to_owned(),
+        body_start: quote_body(body),
+    }
+}
+
+fn quote_body(body: &[u8]) -> String {
+    String::from_utf8_lossy(body)
+        .chars()
+        .take(BODY_QUOTE_CHARS)
+        .collect()
+}
+
+/// reqwest's own message ("error sending request") hides the cause; its sources say it.
+fn describe_transport_error(error: &reqwest::Error) -> String {
+    let mut parts = vec![if error.is_timeout() {
+        "request timed out".to_owned()
+    } else {
+        error.to_string()
+    }];
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        parts.push(cause.to_string());
+        source = cause.source();
+    }
+    parts.dedup();
+    parts.join(": ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_http_only_to_loopback() {
+        for ok in [
+            "http://127.0.0.1:8080",
+            "http://127.1.2.3",
+            "http://[::1]:9000/",
+            "http://localhost:1",
+            "https://example.com",
+        ] {
+            assert!(validate_endpoint(ok).is_ok(), "{ok} refused");
+        }
+        for insecure in ["http://10.0.0.1", "http://example.com", "http://[::2]"] {
+            assert!(
+                matches!(
+                    validate_endpoint(insecure),
+                    Err(ExecError::InsecureEndpoint { .. })
+                ),
+                "{insecure} accepted"
+            );
+        }
+        for invalid in ["ftp://x", "not a url", "https://x/?a=b"] {
+            assert!(
+                matches!(
+                    validate_endpoint(invalid),
+                    Err(ExecError::InvalidEndpoint { .. })
+                ),
+                "{invalid}"
+            );
+        }
+    }
+
+    #[test]
+    fn trailing_slash_is_dropped() {
+        assert_eq!(
+            validate_endpoint("http://127.0.0.1:8080/").unwrap(),
+            "http://127.0.0.1:8080"
+        );
+    }
+
+    #[test]
+    fn planned_paths_stay_in_the_api() {
+        assert!(
+            check_planned_path("/v1beta1/projects/p/locations/r/modelDevelopmentClusters/x")
+                .is_ok()
+        );
+        for bad in [
+            "/v1beta1/projects/../x",
+            "/v1beta1/projects/p?x=1",
+            "https://evil/v1beta1/projects/p",
+            "/v2/x",
+        ] {
+            assert!(check_planned_path(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn non_google_error_bodies_keep_the_http_code() {
+        let status = error_status(502, b"<html>Bad Gateway</html>");
+        assert_eq!(status.code, 502);
+        assert_eq!(status.code_name(), "INTERNAL");
+        assert!(status.message.contains("Bad Gateway"));
+        let status = error_status(
+            409,
+            br#"{"error":{"code":409,"message":"exists","status":"ALREADY_EXISTS"}}"#,
+        );
+        assert_eq!(status.code_name(), "ALREADY_EXISTS");
+    }
+}

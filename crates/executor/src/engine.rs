@@ -1,0 +1,569 @@
+//! The apply engine: runs a plan's requests, follows their operations, and resumes what a
+//! previous run left in flight.
+//!
+//! Clusters run concurrently up to a bound; the requests of one cluster run in order (a
+//! replacement deletes, waits, then creates). Every operation is written to the journal before
+//! it is waited on and removed once it is done. A failure in one cluster does not stop the
+//! others. Cancellation stops all waiting at once and keeps the journal, so that the next run
+//! resumes instead of sending the calls again.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use clusterform_model::{Cluster, ClusterName, Operation, state};
+use clusterform_planner::{
+    Action, ClusterAddress, ClusterChange, Plan, PlannedRequest, PlannedTimeouts, RequestKind,
+};
+use futures::StreamExt;
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::client::{ApiClient, Submitted};
+use crate::error::ExecError;
+use crate::journal::{Journal, JournalEntry};
+use crate::operations::{OperationWaiter, WaitOptions};
+
+/// Clusters worked on at once unless told otherwise.
+pub const DEFAULT_PARALLELISM: usize = 10;
+
+/// Cluster states during which an update would be refused: wait for them to pass.
+const BUSY_STATES: &[&str] = &[state::PROVISIONING, state::UPDATING, state::STOPPING];
+
+/// Receives progress; the CLI draws it.
+pub trait ProgressSink: Send + Sync {
+    /// Called for every step of every action, from many tasks at once.
+    fn event(&self, event: &ProgressEvent);
+}
+
+/// Something that happened to one cluster's action.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProgressEvent {
+    /// The cluster.
+    pub address: ClusterAddress,
+    /// Its action.
+    pub action: Action,
+    /// What happened.
+    pub step: Step,
+    /// Time since the action started (or was resumed).
+    pub elapsed: Duration,
+}
+
+/// The steps of an action.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// The action started.
+    Started,
+    /// An operation from the journal is being waited for again.
+    Resumed {
+        /// The operation.
+        operation: String,
+    },
+    /// Waiting for the cluster to leave a state (busy before an update, or provisioning after
+    /// a create whose operation was lost).
+    Settling {
+        /// The cluster's current state.
+        state: String,
+    },
+    /// A request was accepted (and its operation, if still running, journaled).
+    Submitted {
+        /// Which request.
+        request: RequestKind,
+        /// The operation it started, if any.
+        operation: Option<String>,
+    },
+    /// The operation is still running.
+    Waiting {
+        /// The operation.
+        operation: String,
+        /// The cluster's state, when it could be read.
+        state: Option<String>,
+        /// The operation's `progressMessage`.
+        message: Option<String>,
+    },
+    /// One request of the action is complete (a replacement has two).
+    StepDone {
+        /// Which request.
+        request: RequestKind,
+    },
+    /// The action succeeded.
+    Finished,
+    /// The action failed (or was interrupted); the message says why.
+    Failed(String),
+}
+
+/// How one action ended.
+#[derive(Debug)]
+pub struct ActionOutcome {
+    /// The cluster.
+    pub address: ClusterAddress,
+    /// The action.
+    pub action: Action,
+    /// Success, or why not.
+    pub result: Result<(), ExecError>,
+    /// The live cluster after a create or update, as the operation returned it.
+    pub live: Option<Cluster>,
+    /// How long the action took.
+    pub duration: Duration,
+}
+
+/// Every action's outcome.
+#[derive(Debug, Default)]
+pub struct ApplyReport {
+    /// One outcome per action, sorted by address.
+    pub outcomes: Vec<ActionOutcome>,
+    /// The run was cancelled: operations may still be running, and the journal knows them.
+    pub interrupted: bool,
+}
+
+impl ApplyReport {
+    /// The actions that failed or were interrupted.
+    pub fn failed(&self) -> impl Iterator<Item = &ActionOutcome> {
+        self.outcomes.iter().filter(|o| o.result.is_err())
+    }
+
+    /// How many actions failed or were interrupted.
+    pub fn failed_count(&self) -> usize {
+        self.failed().count()
+    }
+
+    /// How many actions succeeded.
+    pub fn succeeded_count(&self) -> usize {
+        self.outcomes.len() - self.failed_count()
+    }
+
+    /// Whether everything succeeded.
+    pub fn is_success(&self) -> bool {
+        !self.interrupted && self.failed_count() == 0
+    }
+}
+
+/// Runs plans against the API.
+#[derive(Debug)]
+pub struct ApplyEngine {
+    client: ApiClient,
+    journal: Journal,
+    parallelism: usize,
+    wait: WaitOptions,
+}
+
+/// Reports the steps of one action.
+struct Tracker<'a> {
+    address: &'a ClusterAddress,
+    action: Action,
+    started: Instant,
+    sink: &'a dyn ProgressSink,
+}
+
+impl Tracker<'_> {
+    fn emit(&self, step: Step) {
+        self.sink.event(&ProgressEvent {
+            address: self.address.clone(),
+            action: self.action,
+            step,
+            elapsed: self.started.elapsed(),
+        });
+    }
+}
+
+impl ApplyEngine {
+    /// An engine running up to `parallelism` clusters at once (at least one).
+    pub fn new(client: ApiClient, journal: Journal, parallelism: usize) -> Self {
+        Self {
+            client,
+            journal,
+            parallelism: parallelism.max(1),
+            wait: WaitOptions::default(),
+        }
+    }
+
+    /// Replaces how operations are waited for.
+    #[must_use]
+    pub fn with_wait_options(mut self, wait: WaitOptions) -> Self {
+        self.wait = wait;
+        self
+    }
+
+    /// The client.
+    pub fn client(&self) -> &ApiClient {
+        &self.client
+    }
+
+    /// The journal.
+    pub fn journal(&self) -> &Journal {
+        &self.journal
+    }
+
+    /// Runs every change of the plan that is not a no-op. Callers resume the journal first
+    /// ([`ApplyEngine::resume`]) so that no cluster has an operation in flight.
+    pub async fn apply(
+        &self,
+        plan: &Plan,
+        progress: Arc<dyn ProgressSink>,
+        cancel: CancellationToken,
+    ) -> ApplyReport {
+        let changes = plan.changes.iter().filter(|c| c.action != Action::NoOp);
+        let outcomes = futures::stream::iter(changes)
+            .map(|change| {
+                let tracker = Tracker {
+                    address: &change.address,
+                    action: change.action,
+                    started: Instant::now(),
+                    sink: &*progress,
+                };
+                guarded(tracker, &cancel, async |tracker: &Tracker<'_>| {
+                    self.run_change(tracker, change).await
+                })
+            })
+            .buffer_unordered(self.parallelism)
+            .collect()
+            .await;
+        report(outcomes, &cancel)
+    }
+
+    /// Waits for every operation in the journal, without sending any new request, and
+    /// reconciles those already finished (or no longer known to the service).
+    pub async fn resume(
+        &self,
+        progress: Arc<dyn ProgressSink>,
+        cancel: CancellationToken,
+    ) -> ApplyReport {
+        let entries = self.journal.entries();
+        let outcomes = futures::stream::iter(&entries)
+            .map(|entry| {
+                let tracker = Tracker {
+                    address: &entry.address,
+                    action: entry.action,
+                    started: Instant::now(),
+                    sink: &*progress,
+                };
+                guarded(tracker, &cancel, async |tracker: &Tracker<'_>| {
+                    self.resume_entry(tracker, entry).await
+                })
+            })
+            .buffer_unordered(self.parallelism)
+            .collect()
+            .await;
+        report(outcomes, &cancel)
+    }
+
+    async fn run_change(
+        &self,
+        tracker: &Tracker<'_>,
+        change: &ClusterChange,
+    ) -> Result<Option<Cluster>, ExecError> {
+        tracker.emit(Step::Started);
+        let name = cluster_name(&change.address)?;
+        let mut live = None;
+        for request in &change.requests {
+            let timeout = timeout_of(request.kind, &change.timeouts);
+            live = self.run_request(tracker, &name, request, timeout).await?;
+            tracker.emit(Step::StepDone {
+                request: request.kind,
+            });
+        }
+        Ok(live)
+    }
+
+    async fn run_request(
+        &self,
+        tracker: &Tracker<'_>,
+        name: &ClusterName,
+        request: &PlannedRequest,
+        timeout: Duration,
+    ) -> Result<Option<Cluster>, ExecError> {
+        let started = Instant::now();
+        if request.kind == RequestKind::Update {
+            self.poll_cluster(tracker, name, timeout, BUSY_STATES)
+                .await?;
+        }
+        // Settling and waiting share one budget.
+        let timeout = timeout.saturating_sub(started.elapsed());
+        let submitted = match self.client.send(&name.location, request).await {
+            Err(error) if request.kind == RequestKind::Delete && error.is_not_found() => {
+                return Ok(None);
+            }
+            other => other?,
+        };
+        match submitted {
+            Submitted::Adopted(_) => {
+                tracker.emit(Step::Submitted {
+                    request: request.kind,
+                    operation: None,
+                });
+                self.await_provisioned(tracker, name, timeout)
+                    .await
+                    .map(Some)
+            }
+            Submitted::Operation(operation) => {
+                self.follow(tracker, name, request.kind, *operation, timeout)
+                    .await
+            }
+        }
+    }
+
+    /// Journals a new operation, waits for it, and unjournals it once done.
+    async fn follow(
+        &self,
+        tracker: &Tracker<'_>,
+        name: &ClusterName,
+        request: RequestKind,
+        operation: Operation,
+        timeout: Duration,
+    ) -> Result<Option<Cluster>, ExecError> {
+        if !operation.done {
+            self.journal.record(JournalEntry {
+                address: tracker.address.clone(),
+                action: tracker.action,
+                request,
+                operation: operation.name.clone(),
+                started_at: now_rfc3339(),
+                timeout_seconds: timeout.as_secs(),
+            })?;
+        }
+        tracker.emit(Step::Submitted {
+            request,
+            operation: Some(operation.name.clone()),
+        });
+        if operation.done {
+            return outcome_of(name, request, &operation);
+        }
+        let done = self
+            .wait_with_progress(tracker, name, &operation.name, timeout, self.wait)
+            .await?;
+        self.journal.remove(&done.name)?;
+        outcome_of(name, request, &done)
+    }
+
+    async fn resume_entry(
+        &self,
+        tracker: &Tracker<'_>,
+        entry: &JournalEntry,
+    ) -> Result<Option<Cluster>, ExecError> {
+        tracker.emit(Step::Resumed {
+            operation: entry.operation.clone(),
+        });
+        let name = cluster_name(&entry.address)?;
+        // The operation is not fresh: a 404 means the service no longer knows it.
+        let options = WaitOptions {
+            not_found_grace: Duration::ZERO,
+            ..self.wait
+        };
+        let timeout = self.remaining_timeout(entry);
+        match self
+            .wait_with_progress(tracker, &name, &entry.operation, timeout, options)
+            .await
+        {
+            Ok(done) => {
+                self.journal.remove(&entry.operation)?;
+                outcome_of(&name, entry.request, &done)
+            }
+            Err(error) if error.is_not_found() => {
+                self.journal.remove(&entry.operation)?;
+                self.reconcile_lost(&name, entry).await
+            }
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Judges an action whose operation the service no longer knows by the cluster itself.
+    async fn reconcile_lost(
+        &self,
+        name: &ClusterName,
+        entry: &JournalEntry,
+    ) -> Result<Option<Cluster>, ExecError> {
+        let cluster = self.client.get_cluster(name).await?;
+        let lost = |detail: &str| ExecError::OperationLost {
+            cluster: name.to_string(),
+            operation: entry.operation.clone(),
+            detail: detail.to_owned(),
+        };
+        match (entry.request, cluster) {
+            (RequestKind::Delete, None) => Ok(None),
+            (RequestKind::Delete, Some(_)) => Err(lost("the cluster still exists")),
+            (RequestKind::Create | RequestKind::Update, Some(cluster)) => Ok(Some(cluster)),
+            (RequestKind::Create | RequestKind::Update, None) => {
+                Err(lost("the cluster does not exist"))
+            }
+        }
+    }
+
+    /// What is left of an entry's timeout (at least one long poll, to look once).
+    fn remaining_timeout(&self, entry: &JournalEntry) -> Duration {
+        let timeout = Duration::from_secs(entry.timeout_seconds);
+        let elapsed = OffsetDateTime::parse(&entry.started_at, &Rfc3339)
+            .ok()
+            .and_then(|started| Duration::try_from(OffsetDateTime::now_utc() - started).ok())
+            .unwrap_or(Duration::ZERO);
+        timeout.saturating_sub(elapsed).max(self.wait.long_poll)
+    }
+
+    async fn wait_with_progress(
+        &self,
+        tracker: &Tracker<'_>,
+        name: &ClusterName,
+        operation: &str,
+        timeout: Duration,
+        options: WaitOptions,
+    ) -> Result<Operation, ExecError> {
+        let waiter = OperationWaiter::new(&self.client, options);
+        waiter
+            .wait(operation, timeout, async |pending: &Operation| {
+                let state = self
+                    .client
+                    .get_cluster(name)
+                    .await
+                    .ok()
+                    .flatten()
+                    .and_then(|c| c.state().map(str::to_owned));
+                tracker.emit(Step::Waiting {
+                    operation: operation.to_owned(),
+                    state,
+                    message: pending.progress_message().map(str::to_owned),
+                });
+            })
+            .await
+    }
+
+    /// After a create whose answer was lost: waits for the cluster to finish provisioning.
+    async fn await_provisioned(
+        &self,
+        tracker: &Tracker<'_>,
+        name: &ClusterName,
+        timeout: Duration,
+    ) -> Result<Cluster, ExecError> {
+        let failed = |detail: String| ExecError::ClusterFailed {
+            cluster: name.to_string(),
+            detail,
+        };
+        let cluster = self
+            .poll_cluster(tracker, name, timeout, &[state::PROVISIONING])
+            .await?
+            .ok_or_else(|| failed("the cluster disappeared while provisioning".to_owned()))?;
+        if cluster.state() == Some(state::ERROR) {
+            let status = cluster.cluster_status.as_ref();
+            let detail = status
+                .and_then(|s| s.detail.clone())
+                .unwrap_or_else(|| "no detail given".to_owned());
+            return Err(failed(detail));
+        }
+        Ok(cluster)
+    }
+
+    /// Polls the cluster until its state is none of `wait_states`; `None` if it does not exist.
+    async fn poll_cluster(
+        &self,
+        tracker: &Tracker<'_>,
+        name: &ClusterName,
+        timeout: Duration,
+        wait_states: &[&str],
+    ) -> Result<Option<Cluster>, ExecError> {
+        let polling = async {
+            let mut pause = self.wait.poll_initial;
+            loop {
+                let Some(cluster) = self.client.get_cluster(name).await? else {
+                    return Ok(None);
+                };
+                match cluster.state() {
+                    Some(current) if wait_states.contains(&current) => {
+                        tracker.emit(Step::Settling {
+                            state: current.to_owned(),
+                        });
+                    }
+                    _ => return Ok(Some(cluster)),
+                }
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(self.wait.poll_max);
+            }
+        };
+        tokio::time::timeout(timeout, polling)
+            .await
+            .unwrap_or_else(|_elapsed| {
+                Err(ExecError::Timeout {
+                    what: format!("{name} leaving state {}", wait_states.join("/")),
+                    after: timeout,
+                })
+            })
+    }
+}
+
+/// Runs one action's work unless cancelled, and reports how it ended.
+async fn guarded<'t>(
+    tracker: Tracker<'t>,
+    cancel: &CancellationToken,
+    work: impl AsyncFnOnce(&Tracker<'t>) -> Result<Option<Cluster>, ExecError>,
+) -> ActionOutcome {
+    let result = tokio::select! {
+        biased;
+        () = cancel.cancelled() => Err(ExecError::Cancelled),
+        result = work(&tracker) => result,
+    };
+    match &result {
+        Ok(_) => tracker.emit(Step::Finished),
+        Err(error) => tracker.emit(Step::Failed(error.to_string())),
+    }
+    let (result, live) = match result {
+        Ok(live) => (Ok(()), live),
+        Err(error) => (Err(error), None),
+    };
+    ActionOutcome {
+        address: tracker.address.clone(),
+        action: tracker.action,
+        result,
+        live,
+        duration: tracker.started.elapsed(),
+    }
+}
+
+fn report(mut outcomes: Vec<ActionOutcome>, cancel: &CancellationToken) -> ApplyReport {
+    outcomes.sort_by(|a, b| a.address.cmp(&b.address));
+    ApplyReport {
+        outcomes,
+        interrupted: cancel.is_cancelled(),
+    }
+}
+
+/// A finished operation's meaning: the new cluster, nothing (a delete), or its error.
+fn outcome_of(
+    name: &ClusterName,
+    request: RequestKind,
+    operation: &Operation,
+) -> Result<Option<Cluster>, ExecError> {
+    match &operation.error {
+        // Someone else deleted it first: the cluster is gone, which is what was asked.
+        Some(status) if request == RequestKind::Delete && status.code_name() == "NOT_FOUND" => {
+            Ok(None)
+        }
+        Some(status) => Err(ExecError::OperationFailed {
+            cluster: name.to_string(),
+            operation: operation.name.clone(),
+            code_name: status.code_name().to_owned(),
+            message: status.message.clone(),
+        }),
+        None => Ok(operation.response_cluster()),
+    }
+}
+
+fn cluster_name(address: &ClusterAddress) -> Result<ClusterName, ExecError> {
+    Ok(ClusterName::new(
+        &address.project,
+        &address.region,
+        &address.id,
+    )?)
+}
+
+fn timeout_of(request: RequestKind, timeouts: &PlannedTimeouts) -> Duration {
+    Duration::from_secs(match request {
+        RequestKind::Create => timeouts.create,
+        RequestKind::Update => timeouts.update,
+        RequestKind::Delete => timeouts.delete,
+    })
+}
+
+fn now_rfc3339() -> String {
+    // Formatting the current time as RFC 3339 only fails for years beyond 9999.
+    OffsetDateTime::now_utc()
+        .format(&Rfc3339)
+        .unwrap_or_default()
+}

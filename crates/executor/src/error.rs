@@ -1,0 +1,193 @@
+//! The executor's error type: what failed, on which request or cluster, and a hint for the user.
+//!
+//! Errors carry the method and URL of the request (never its `Authorization` header), the
+//! Google status name and message, and for operations the cluster they were acting on.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clusterform_model::{NameError, Status};
+
+use crate::auth::AuthError;
+
+/// Everything that can go wrong while talking to the API or running a plan.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    /// The API answered with an error status.
+    #[error("{method} {url} failed: {status}")]
+    Api {
+        /// Google's status (HTTP code, canonical name, message); boxed to keep errors small.
+        status: Box<Status>,
+        /// HTTP method.
+        method: String,
+        /// Request URL, query included.
+        url: String,
+    },
+    /// The request did not get an answer (connection refused or dropped, request timeout).
+    #[error("{method} {url} got no answer: {message}")]
+    Transport {
+        /// HTTP method.
+        method: String,
+        /// Request URL, query included.
+        url: String,
+        /// What the HTTP stack said.
+        message: String,
+    },
+    /// Waiting for something took longer than its timeout.
+    #[error("{what} did not finish within {}", humantime::format_duration(*after))]
+    Timeout {
+        /// What was being waited for.
+        what: String,
+        /// The timeout.
+        after: Duration,
+    },
+    /// A long-running operation finished with an error.
+    #[error("{cluster}: operation {operation} failed: {code_name}: {message}")]
+    OperationFailed {
+        /// The cluster acted on.
+        cluster: String,
+        /// The operation's name.
+        operation: String,
+        /// Canonical code name, e.g. `RESOURCE_EXHAUSTED`.
+        code_name: String,
+        /// The service's message.
+        message: String,
+    },
+    /// The cluster went to state `ERROR` while we waited for it.
+    #[error("{cluster} is in state ERROR: {detail}")]
+    ClusterFailed {
+        /// The cluster.
+        cluster: String,
+        /// `clusterStatus.detail` or its error message.
+        detail: String,
+    },
+    /// A journaled operation is no longer known to the service, and the cluster does not look
+    /// like it succeeded.
+    #[error("{cluster}: operation {operation} is no longer known and {detail}")]
+    OperationLost {
+        /// The cluster.
+        cluster: String,
+        /// The operation's name.
+        operation: String,
+        /// What the cluster looks like.
+        detail: String,
+    },
+    /// A plain `http://` endpoint that is not loopback would expose the bearer token.
+    #[error("refusing to send credentials over plain http to {endpoint}")]
+    InsecureEndpoint {
+        /// The endpoint as given.
+        endpoint: String,
+    },
+    /// The endpoint override is not a usable base URL.
+    #[error("invalid endpoint `{endpoint}`: {reason}")]
+    InvalidEndpoint {
+        /// The endpoint as given.
+        endpoint: String,
+        /// Why it was rejected.
+        reason: String,
+    },
+    /// A plan request the client refuses to send (bad method or path).
+    #[error("invalid request in plan: {0}")]
+    InvalidRequest(String),
+    /// A resource name (from the server or the journal) is malformed.
+    #[error("malformed resource name: {0}")]
+    Name(#[from] NameError),
+    /// No token could be obtained.
+    #[error(transparent)]
+    Auth(#[from] AuthError),
+    /// The server answered something that is not what the API returns.
+    #[error("could not read {what} from {url}: {reason} (answer began: {body_start:?})")]
+    Decode {
+        /// What was expected, e.g. "a cluster list".
+        what: &'static str,
+        /// Request URL.
+        url: String,
+        /// The parser's complaint.
+        reason: String,
+        /// The first characters of the answer.
+        body_start: String,
+    },
+    /// The journal of in-flight operations cannot be read or written.
+    #[error("journal {}: {reason}", path.display())]
+    Journal {
+        /// The journal file.
+        path: PathBuf,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The run was cancelled (Ctrl-C) while this action was in progress.
+    #[error("interrupted")]
+    Cancelled,
+}
+
+impl ExecError {
+    /// The canonical status name of an API error, if this is one.
+    pub fn api_code_name(&self) -> Option<&str> {
+        match self {
+            Self::Api { status, .. } => Some(status.code_name()),
+            _ => None,
+        }
+    }
+
+    /// Whether this is an API `NOT_FOUND`.
+    pub fn is_not_found(&self) -> bool {
+        self.api_code_name() == Some("NOT_FOUND")
+    }
+
+    /// What the user can do about it.
+    pub fn hint(&self) -> Option<String> {
+        let hint = match self {
+            Self::Api { status, .. } => return api_hint(status.code_name()),
+            Self::Transport { .. } => {
+                "check the network connection and the endpoint (--endpoint, CLUSTERFORM_ENDPOINT)"
+            }
+            Self::Timeout { .. } => {
+                "the operation may still be running: run `clusterform apply` again to resume \
+                 waiting, or raise the cluster's `timeouts` block"
+            }
+            Self::OperationFailed { .. }
+            | Self::ClusterFailed { .. }
+            | Self::OperationLost { .. } => {
+                "see the cluster's events with `clusterform list`; fix the configuration and apply again"
+            }
+            Self::InsecureEndpoint { .. } => {
+                "use an https:// endpoint, or http:// only to a loopback address (127.0.0.1, ::1, localhost)"
+            }
+            Self::InvalidEndpoint { .. } => "an endpoint is a base URL such as https://host:port",
+            Self::Auth(_) => {
+                "run `gcloud auth application-default login`, or set CLUSTERFORM_ACCESS_TOKEN"
+            }
+            Self::Decode { .. } => {
+                "the endpoint does not answer like the Model Development Cluster API; check --endpoint"
+            }
+            Self::Journal { .. } => {
+                "check in the console that no operation is still running, then fix or delete the file"
+            }
+            Self::Cancelled => {
+                "operations keep running on the server: run `clusterform apply` again to resume waiting"
+            }
+            Self::InvalidRequest(_) | Self::Name(_) => return None,
+        };
+        Some(hint.to_owned())
+    }
+}
+
+fn api_hint(code_name: &str) -> Option<String> {
+    let hint = match code_name {
+        "UNAUTHENTICATED" => {
+            "the access token was rejected: run `gcloud auth application-default login` or refresh CLUSTERFORM_ACCESS_TOKEN"
+        }
+        "PERMISSION_DENIED" => {
+            "the caller needs aiplatform.modelDevelopmentClusters.* permissions on the project"
+        }
+        "ALREADY_EXISTS" => {
+            "a cluster with this ID already exists: `clusterform import ID` adopts it"
+        }
+        "ABORTED" => "another operation is running on the cluster: apply again once it finishes",
+        "RESOURCE_EXHAUSTED" => "a quota or rate limit was hit: check the project's quotas",
+        "FAILED_PRECONDITION" => "the cluster is not in a state that allows this change",
+        "UNAVAILABLE" => "the service is unavailable: try again later",
+        _ => return None,
+    };
+    Some(hint.to_owned())
+}

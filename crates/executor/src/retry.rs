@@ -1,0 +1,177 @@
+//! Which failed requests are tried again, and how long to wait before doing so (AIP-194).
+//!
+//! The decision depends on what the call is: a read (GET, `:wait`, the Slurm job listing) may
+//! be repeated freely; an update or delete is idempotent in effect (the same mask and body, or
+//! deleting again, lands in the same place); a create is not, so a create that lost its answer
+//! is looked up before it is sent again. See `docs/executor.md` for the table.
+
+use std::time::Duration;
+
+use rand::Rng;
+
+/// Limits on retrying one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Attempts in total, the first included.
+    pub max_attempts: u32,
+    /// Upper bound of the first backoff.
+    pub initial_backoff: Duration,
+    /// Upper bound of any backoff.
+    pub max_backoff: Duration,
+    /// No retry starts after this much time since the first attempt.
+    pub max_elapsed: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            max_attempts: 6,
+            initial_backoff: Duration::from_millis(500),
+            max_backoff: Duration::from_secs(16),
+            max_elapsed: Duration::from_secs(120),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// Exponential backoff with full jitter: uniform in `[0, min(max, initial * 2^(n-1))]`
+    /// after the `n`th failed attempt, so that many clients do not retry in lockstep.
+    pub fn backoff(&self, failed_attempts: u32) -> Duration {
+        let exponent = failed_attempts.saturating_sub(1).min(30);
+        let ceiling = self
+            .initial_backoff
+            .saturating_mul(1 << exponent)
+            .min(self.max_backoff);
+        let millis = u64::try_from(ceiling.as_millis()).unwrap_or(u64::MAX);
+        Duration::from_millis(rand::rng().random_range(0..=millis))
+    }
+}
+
+/// What a call does, as far as repeating it is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CallClass {
+    /// GET, `:wait`, the Slurm job listing: no side effect.
+    Read,
+    /// PATCH or DELETE: repeating it has the same effect as sending it once.
+    Idempotent,
+    /// POST create: repeating it blindly could fail with `ALREADY_EXISTS` on our own cluster.
+    Create,
+}
+
+/// What to do after a failed attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// Give up and report the error.
+    Fail,
+    /// Try again, after the server's `Retry-After` if it gave one.
+    Retry { after: Option<Duration> },
+    /// The request may or may not have been carried out: look at the resource first.
+    LookFirst,
+}
+
+/// The verdict on an error answer.
+pub(crate) fn classify_status(
+    http_status: u16,
+    code_name: &str,
+    class: CallClass,
+    retry_after: Option<Duration>,
+) -> Verdict {
+    match (http_status, code_name) {
+        // The service did not process the request: safe for every call.
+        (503, _) | (_, "UNAVAILABLE") => Verdict::Retry { after: retry_after },
+        (429, _) | (_, "RESOURCE_EXHAUSTED") => Verdict::Retry { after: retry_after },
+        // Another operation holds the cluster: wait for it, then try again.
+        (_, "ABORTED") => Verdict::Retry { after: retry_after },
+        // The request may have been processed before the server failed.
+        (500 | 502 | 504, _) => match class {
+            CallClass::Read => Verdict::Retry { after: retry_after },
+            CallClass::Create => Verdict::LookFirst,
+            CallClass::Idempotent => Verdict::Fail,
+        },
+        _ => Verdict::Fail,
+    }
+}
+
+/// The verdict on a request that got no answer.
+pub(crate) fn classify_transport(class: CallClass) -> Verdict {
+    match class {
+        CallClass::Read | CallClass::Idempotent => Verdict::Retry { after: None },
+        CallClass::Create => Verdict::LookFirst,
+    }
+}
+
+/// `Retry-After` in seconds (the HTTP-date form is not used by Google APIs).
+pub(crate) fn parse_retry_after(value: &str) -> Option<Duration> {
+    value.trim().parse::<u64>().ok().map(Duration::from_secs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_stays_under_the_exponential_ceiling() {
+        let policy = RetryPolicy {
+            max_attempts: 10,
+            initial_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_millis(1000),
+            max_elapsed: Duration::from_secs(60),
+        };
+        for _ in 0..100 {
+            assert!(policy.backoff(1) <= Duration::from_millis(100));
+            assert!(policy.backoff(3) <= Duration::from_millis(400));
+            assert!(policy.backoff(20) <= Duration::from_millis(1000));
+        }
+    }
+
+    #[test]
+    fn verdicts_follow_aip_194() {
+        use CallClass::*;
+        let retry = Verdict::Retry { after: None };
+        assert_eq!(classify_status(503, "UNAVAILABLE", Create, None), retry);
+        assert_eq!(
+            classify_status(
+                429,
+                "RESOURCE_EXHAUSTED",
+                Idempotent,
+                Some(Duration::from_secs(2))
+            ),
+            Verdict::Retry {
+                after: Some(Duration::from_secs(2))
+            }
+        );
+        assert_eq!(classify_status(409, "ABORTED", Idempotent, None), retry);
+        assert_eq!(classify_status(500, "INTERNAL", Read, None), retry);
+        assert_eq!(
+            classify_status(500, "INTERNAL", Idempotent, None),
+            Verdict::Fail
+        );
+        assert_eq!(
+            classify_status(504, "DEADLINE_EXCEEDED", Create, None),
+            Verdict::LookFirst
+        );
+        for (code, name) in [
+            (400, "INVALID_ARGUMENT"),
+            (404, "NOT_FOUND"),
+            (409, "ALREADY_EXISTS"),
+            (403, "PERMISSION_DENIED"),
+            (401, "UNAUTHENTICATED"),
+            (400, "FAILED_PRECONDITION"),
+            (501, "UNIMPLEMENTED"),
+        ] {
+            assert_eq!(
+                classify_status(code, name, Read, None),
+                Verdict::Fail,
+                "{name}"
+            );
+        }
+        assert_eq!(classify_transport(Idempotent), retry);
+        assert_eq!(classify_transport(Create), Verdict::LookFirst);
+    }
+
+    #[test]
+    fn retry_after_is_seconds() {
+        assert_eq!(parse_retry_after(" 3 "), Some(Duration::from_secs(3)));
+        assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), None);
+    }
+}

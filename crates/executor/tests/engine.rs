@@ -1,0 +1,389 @@
+//! The apply engine: every action, ordering, failures, busy clusters, timeouts, cancellation.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use clusterform_emulator::{EmulatorOptions, FaultSpec};
+use clusterform_executor::{ApplyEngine, ExecError, Journal, ProgressEvent, ProgressSink, Step};
+use clusterform_planner::{Action, PlannedTimeouts, RequestKind};
+use tokio_util::sync::CancellationToken;
+
+use crate::support::*;
+
+fn engine(h: &Harness, dir: &std::path::Path) -> ApplyEngine {
+    ApplyEngine::new(h.client(fast_retry()), Journal::open(dir).unwrap(), 4)
+        .with_wait_options(fast_wait())
+}
+
+#[tokio::test]
+async fn every_action_runs_and_is_reported() {
+    let h = Harness::start(Duration::from_millis(100)).await;
+    for id in ["upd", "del", "rep", "same"] {
+        h.insert(id);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let plan = plan(vec![
+        change("new", Action::Create, vec![create_request("new")]),
+        change(
+            "upd",
+            Action::Update,
+            vec![update_labels_request("upd", "infra")],
+        ),
+        change("del", Action::Delete, vec![delete_request("del")]),
+        change(
+            "rep",
+            Action::Replace,
+            vec![delete_request("rep"), create_request("rep")],
+        ),
+        change("same", Action::NoOp, vec![]),
+    ]);
+    let sink = Arc::new(RecordingSink::default());
+    let engine = engine(&h, dir.path());
+    let report = engine
+        .apply(&plan, sink.clone(), CancellationToken::new())
+        .await;
+
+    assert!(report.is_success(), "{report:?}");
+    assert_eq!(report.outcomes.len(), 4, "no-ops are skipped");
+    let ids: Vec<_> = report
+        .outcomes
+        .iter()
+        .map(|o| o.address.id.as_str())
+        .collect();
+    assert_eq!(ids, ["del", "new", "rep", "upd"]);
+    assert!(h.emulator.cluster(&cluster_name("new")).is_some());
+    assert!(h.emulator.cluster(&cluster_name("del")).is_none());
+    assert_eq!(
+        h.emulator.cluster(&cluster_name("upd")).unwrap()["labels"]["team"],
+        "infra"
+    );
+    let new = report
+        .outcomes
+        .iter()
+        .find(|o| o.address.id == "new")
+        .unwrap();
+    assert_eq!(new.live.as_ref().and_then(|c| c.state()), Some("RUNNING"));
+    assert!(engine.journal().is_empty());
+
+    // The replacement deleted, waited, then created.
+    let replaced: Vec<_> = h
+        .emulator
+        .requests()
+        .into_iter()
+        .filter(|r| r.path.ends_with("/rep") || r.query.contains("Id=rep"))
+        .filter(|r| r.method == "DELETE" || r.method == "POST")
+        .map(|r| r.method)
+        .collect();
+    assert_eq!(replaced, ["DELETE", "POST"]);
+    let steps: Vec<_> = sink
+        .events()
+        .into_iter()
+        .filter(|e| e.address.id == "rep")
+        .filter_map(|e| match e.step {
+            Step::StepDone { request } => Some(request),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(steps, [RequestKind::Delete, RequestKind::Create]);
+    for id in ["new", "upd", "del", "rep"] {
+        let events: Vec<_> = sink
+            .events()
+            .into_iter()
+            .filter(|e| e.address.id == id)
+            .collect();
+        assert_eq!(
+            events.first().map(|e| &e.step),
+            Some(&Step::Started),
+            "{id}"
+        );
+        assert_eq!(
+            events.last().map(|e| &e.step),
+            Some(&Step::Finished),
+            "{id}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn one_failure_does_not_stop_the_others() {
+    let h = Harness::start(Duration::from_millis(100)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut invalid = create_request("bad");
+    invalid.body = Some(serde_json::json!({"labels": {"clusterform-stack": STACK}}));
+    let plan = plan(vec![
+        change("bad", Action::Create, vec![invalid]),
+        change("good", Action::Create, vec![create_request("good")]),
+    ]);
+    let report = engine(&h, dir.path())
+        .apply(
+            &plan,
+            Arc::new(RecordingSink::default()),
+            CancellationToken::new(),
+        )
+        .await;
+    assert_eq!(report.failed_count(), 1);
+    assert_eq!(report.succeeded_count(), 1);
+    let failed = report.failed().next().unwrap();
+    assert_eq!(failed.address.id, "bad");
+    let err = failed.result.as_ref().unwrap_err();
+    assert_eq!(err.api_code_name(), Some("INVALID_ARGUMENT"), "{err}");
+    assert!(h.emulator.cluster(&cluster_name("good")).is_some());
+}
+
+#[tokio::test]
+async fn failed_operations_name_the_cluster_code_and_message() {
+    let h = Harness::with_options(EmulatorOptions {
+        operation_duration: Duration::from_millis(100),
+        faults: "opfail=1.0".parse::<FaultSpec>().unwrap(),
+        ..EmulatorOptions::default()
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let plan = plan(vec![change(
+        "train01",
+        Action::Create,
+        vec![create_request("train01")],
+    )]);
+    let report = engine(&h, dir.path())
+        .apply(
+            &plan,
+            Arc::new(RecordingSink::default()),
+            CancellationToken::new(),
+        )
+        .await;
+    let err = report.outcomes[0].result.as_ref().unwrap_err();
+    let ExecError::OperationFailed {
+        cluster,
+        code_name,
+        message,
+        operation,
+    } = err
+    else {
+        panic!("expected an operation failure, got {err}");
+    };
+    assert_eq!(cluster, &cluster_name("train01"));
+    assert!(!code_name.is_empty() && code_name != "OK", "{code_name}");
+    assert!(!message.is_empty());
+    assert!(operation.contains("/operations/"));
+    assert!(err.to_string().contains(&cluster_name("train01")), "{err}");
+}
+
+#[tokio::test]
+async fn deleting_a_missing_cluster_succeeds() {
+    let h = Harness::start(Duration::from_millis(50)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let plan = plan(vec![change(
+        "gone",
+        Action::Delete,
+        vec![delete_request("gone")],
+    )]);
+    let report = engine(&h, dir.path())
+        .apply(
+            &plan,
+            Arc::new(RecordingSink::default()),
+            CancellationToken::new(),
+        )
+        .await;
+    assert!(report.is_success(), "{report:?}");
+    assert_eq!(h.statuses("DELETE", "/gone"), vec![404]);
+}
+
+#[tokio::test]
+async fn an_update_waits_for_a_busy_cluster_to_settle() {
+    let h = Harness::start(Duration::from_millis(300)).await;
+    h.insert("train01");
+    h.client
+        .send(REGION, &update_labels_request("train01", "first"))
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let plan = plan(vec![change(
+        "train01",
+        Action::Update,
+        vec![update_labels_request("train01", "second")],
+    )]);
+    let sink = Arc::new(RecordingSink::default());
+    let report = engine(&h, dir.path())
+        .apply(&plan, sink.clone(), CancellationToken::new())
+        .await;
+    assert!(report.is_success(), "{report:?}");
+    assert!(
+        sink.events().iter().any(|e| e.step
+            == Step::Settling {
+                state: "UPDATING".into()
+            }),
+        "{:?}",
+        sink.events()
+    );
+    assert_eq!(
+        h.statuses("PATCH", "/train01"),
+        vec![200, 200],
+        "no ABORTED"
+    );
+    assert_eq!(
+        h.emulator.cluster(&cluster_name("train01")).unwrap()["labels"]["team"],
+        "second"
+    );
+}
+
+#[tokio::test]
+async fn an_action_that_outlives_its_timeout_fails_and_stays_journaled() {
+    let h = Harness::start(Duration::from_secs(30)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut slow = change("slow", Action::Create, vec![create_request("slow")]);
+    slow.timeouts = PlannedTimeouts {
+        create: 1,
+        update: 1,
+        delete: 1,
+    };
+    let engine = engine(&h, dir.path());
+    let report = engine
+        .apply(
+            &plan(vec![slow]),
+            Arc::new(RecordingSink::default()),
+            CancellationToken::new(),
+        )
+        .await;
+    let err = report.outcomes[0].result.as_ref().unwrap_err();
+    assert!(matches!(err, ExecError::Timeout { .. }), "{err}");
+    assert!(err.hint().unwrap().contains("resume"));
+    assert_eq!(
+        engine.journal().entries().len(),
+        1,
+        "the operation may still finish"
+    );
+}
+
+#[tokio::test]
+async fn a_cancelled_run_sends_nothing() {
+    let h = Harness::start(Duration::from_millis(50)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let cancel = CancellationToken::new();
+    cancel.cancel();
+    let plan = plan(vec![change(
+        "train01",
+        Action::Create,
+        vec![create_request("train01")],
+    )]);
+    let report = engine(&h, dir.path())
+        .apply(&plan, Arc::new(RecordingSink::default()), cancel)
+        .await;
+    assert!(report.interrupted);
+    assert!(matches!(
+        report.outcomes[0].result,
+        Err(ExecError::Cancelled)
+    ));
+    assert!(h.emulator.requests().is_empty());
+}
+
+/// Cancels the run as soon as an operation is being waited for.
+pub struct CancelWhenWaiting(pub CancellationToken);
+
+impl ProgressSink for CancelWhenWaiting {
+    fn event(&self, event: &ProgressEvent) {
+        if matches!(event.step, Step::Submitted { .. }) {
+            self.0.cancel();
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_second_engine_resumes_without_a_second_create() {
+    let h = Harness::start(Duration::from_millis(600)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let plan = plan(vec![
+        change("one", Action::Create, vec![create_request("one")]),
+        change("two", Action::Create, vec![create_request("two")]),
+    ]);
+    let cancel = CancellationToken::new();
+    let first = ApplyEngine::new(
+        h.client(fast_retry()),
+        Journal::open(dir.path()).unwrap(),
+        1,
+    )
+    .with_wait_options(fast_wait());
+    let report = first
+        .apply(&plan, Arc::new(CancelWhenWaiting(cancel.clone())), cancel)
+        .await;
+    assert!(report.interrupted);
+    drop(first);
+
+    // What a crash would leave: the journal on disk, read by a fresh process.
+    let journal = Journal::open(dir.path()).unwrap();
+    let entries = journal.entries();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert_eq!(entries[0].request, RequestKind::Create);
+    let resumed_id = entries[0].address.id.clone();
+
+    let second =
+        ApplyEngine::new(h.client(fast_retry()), journal, 4).with_wait_options(fast_wait());
+    let sink = Arc::new(RecordingSink::default());
+    let report = second.resume(sink.clone(), CancellationToken::new()).await;
+    assert!(report.is_success(), "{report:?}");
+    assert_eq!(report.outcomes.len(), 1);
+    assert!(matches!(sink.events()[0].step, Step::Resumed { .. }));
+    assert_eq!(
+        h.count("POST", "/modelDevelopmentClusters"),
+        1,
+        "no second create"
+    );
+    assert!(second.journal().is_empty());
+    assert!(!dir.path().join(".clusterform/journal.json").exists());
+    let live = h.emulator.cluster(&cluster_name(&resumed_id)).unwrap();
+    assert_eq!(live["clusterStatus"]["state"], "RUNNING");
+}
+
+#[tokio::test]
+async fn resume_reconciles_an_operation_the_service_forgot() {
+    let h = Harness::start(Duration::from_millis(50)).await;
+    h.insert("kept");
+    let dir = tempfile::tempdir().unwrap();
+    let journal = Journal::open(dir.path()).unwrap();
+    journal
+        .record(clusterform_executor::JournalEntry {
+            address: address("kept"),
+            action: Action::Create,
+            request: RequestKind::Create,
+            operation: "projects/123456789012/locations/us-central1/operations/777".into(),
+            started_at: "2026-01-01T00:00:00Z".into(),
+            timeout_seconds: 60,
+        })
+        .unwrap();
+    let engine =
+        ApplyEngine::new(h.client(fast_retry()), journal, 4).with_wait_options(fast_wait());
+    let report = engine
+        .resume(Arc::new(RecordingSink::default()), CancellationToken::new())
+        .await;
+    assert!(report.is_success(), "{report:?}");
+    assert!(engine.journal().is_empty());
+    assert_eq!(h.count("POST", "/modelDevelopmentClusters"), 0);
+}
+
+#[tokio::test]
+async fn progress_reports_the_state_while_waiting() {
+    let h = Harness::start(Duration::from_millis(300)).await;
+    h.emulator.set_wait_unimplemented(true);
+    let dir = tempfile::tempdir().unwrap();
+    let plan = plan(vec![change(
+        "train01",
+        Action::Create,
+        vec![create_request("train01")],
+    )]);
+    let sink = Arc::new(RecordingSink::default());
+    let report = engine(&h, dir.path())
+        .apply(&plan, sink.clone(), CancellationToken::new())
+        .await;
+    assert!(report.is_success(), "{report:?}");
+    let waiting: Vec<_> = sink
+        .events()
+        .into_iter()
+        .filter_map(|e| match e.step {
+            Step::Waiting { state, .. } => Some(state),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        waiting.contains(&Some("PROVISIONING".to_owned())),
+        "{waiting:?}"
+    );
+}

@@ -1,0 +1,11 @@
+//! Integration tests of the executor against the emulator over real HTTP (and, where a
+//! misbehaving server is needed, tiny servers written in the test).
+
+mod auth;
+mod calls;
+mod engine;
+mod idle;
+mod journal;
+mod operations;
+mod retries;
+mod support;

@@ -1,0 +1,104 @@
+//! Waiting for operations: `:wait`, the polling fallback, not-yet-visible operations, timeouts.
+
+use std::time::Duration;
+
+use clusterform_executor::{ExecError, OperationWaiter, Submitted, WaitOptions};
+
+use crate::support::*;
+
+async fn start_create(h: &Harness) -> String {
+    match h
+        .client
+        .send(REGION, &create_request("train01"))
+        .await
+        .unwrap()
+    {
+        Submitted::Operation(op) => op.name,
+        other => panic!("expected an operation, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn long_poll_notices_completion_in_one_call() {
+    let h = Harness::start(Duration::from_millis(200)).await;
+    let name = start_create(&h).await;
+    let waiter = OperationWaiter::new(&h.client, fast_wait());
+    let done = waiter
+        .wait(&name, Duration::from_secs(10), async |_| {})
+        .await
+        .unwrap();
+    assert!(done.done && done.error.is_none());
+    assert_eq!(h.count("POST", ":wait"), 1);
+    assert_eq!(h.count("GET", &name), 0, "no polling while :wait works");
+}
+
+#[tokio::test]
+async fn unimplemented_wait_falls_back_to_polling() {
+    let h = Harness::start(Duration::from_millis(150)).await;
+    h.emulator.set_wait_unimplemented(true);
+    let name = start_create(&h).await;
+    let waiter = OperationWaiter::new(&h.client, fast_wait());
+    let mut pending_reports = 0;
+    let done = waiter
+        .wait(&name, Duration::from_secs(10), async |_| {
+            pending_reports += 1;
+        })
+        .await
+        .unwrap();
+    assert!(done.done);
+    assert_eq!(
+        h.statuses("POST", ":wait"),
+        vec![501],
+        "one :wait, then GETs only"
+    );
+    let polls = h.count("GET", &name);
+    assert!(polls >= 2, "polled {polls} times");
+    assert_eq!(pending_reports, polls - 1);
+}
+
+#[tokio::test]
+async fn an_unknown_operation_is_not_found_after_the_grace_period() {
+    let h = Harness::start(Duration::from_millis(50)).await;
+    let name = "projects/123456789012/locations/us-central1/operations/424242";
+    let waiter = OperationWaiter::new(
+        &h.client,
+        WaitOptions {
+            not_found_grace: Duration::from_millis(200),
+            ..fast_wait()
+        },
+    );
+    let err = waiter
+        .wait(name, Duration::from_secs(10), async |_| {})
+        .await
+        .unwrap_err();
+    assert!(err.is_not_found(), "{err}");
+    assert!(
+        h.emulator.requests().len() >= 3,
+        "retried during the grace period"
+    );
+}
+
+#[tokio::test]
+async fn waiting_ends_at_the_timeout() {
+    let h = Harness::start(Duration::from_secs(30)).await;
+    let name = start_create(&h).await;
+    let waiter = OperationWaiter::new(&h.client, fast_wait());
+    let err = waiter
+        .wait(&name, Duration::from_millis(300), async |_| {})
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ExecError::Timeout { .. }), "{err}");
+    assert!(err.to_string().contains(&name), "{err}");
+}
+
+#[tokio::test]
+async fn operation_names_are_validated_before_use() {
+    let h = Harness::start(Duration::from_millis(50)).await;
+    let err = h
+        .client
+        .get_operation("projects/1/locations/us-central1/operations/../../x")
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ExecError::Name(_)), "{err}");
+    assert!(h.emulator.requests().is_empty());
+}

@@ -1,0 +1,234 @@
+//! Shared test fixtures: an emulator on a loopback port, a client with short retry and wait
+//! intervals, planned requests built by hand, and a progress sink that records events.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use clusterform_emulator::{Emulator, EmulatorHandle, EmulatorOptions};
+use clusterform_executor::{
+    ApiClient, ClientOptions, ProgressEvent, ProgressSink, RetryPolicy, StaticToken, WaitOptions,
+};
+use clusterform_planner::{
+    Action, ClusterAddress, ClusterChange, Plan, PlannedRequest, PlannedTimeouts, RequestKind,
+};
+use serde_json::{Value, json};
+
+pub const PROJECT: &str = "proj-one";
+pub const REGION: &str = "us-central1";
+pub const STACK: &str = "research";
+pub const TOKEN: &str = "ya29.test-secret-token";
+
+/// A running emulator and a client pointed at it.
+pub struct Harness {
+    pub handle: EmulatorHandle,
+    pub emulator: Emulator,
+    pub client: ApiClient,
+}
+
+impl Harness {
+    /// An emulator whose operations take `operation_duration`.
+    pub async fn start(operation_duration: Duration) -> Self {
+        Self::with_options(EmulatorOptions {
+            operation_duration,
+            required_token: Some(TOKEN.to_owned()),
+            ..EmulatorOptions::default()
+        })
+        .await
+    }
+
+    pub async fn with_options(options: EmulatorOptions) -> Self {
+        let emulator = Emulator::new(options).unwrap();
+        let handle = emulator
+            .clone()
+            .serve("127.0.0.1:0".parse().unwrap())
+            .await
+            .unwrap();
+        let client = client_for(&handle.base_url(), fast_retry());
+        Self {
+            handle,
+            emulator,
+            client,
+        }
+    }
+
+    /// A second client on the same emulator.
+    pub fn client(&self, retry: RetryPolicy) -> ApiClient {
+        client_for(&self.handle.base_url(), retry)
+    }
+
+    /// Requests whose method is `method` and whose path ends with `path_end`.
+    pub fn count(&self, method: &str, path_end: &str) -> usize {
+        self.emulator
+            .requests()
+            .iter()
+            .filter(|r| r.method == method && r.path.ends_with(path_end))
+            .count()
+    }
+
+    /// Statuses answered to those requests, in order.
+    pub fn statuses(&self, method: &str, path_end: &str) -> Vec<u16> {
+        self.emulator
+            .requests()
+            .iter()
+            .filter(|r| r.method == method && r.path.ends_with(path_end))
+            .map(|r| r.status)
+            .collect()
+    }
+
+    /// Seeds a running cluster owned by [`STACK`].
+    pub fn insert(&self, id: &str) {
+        self.emulator
+            .insert_cluster(&cluster_name(id), cluster_body(id, Some(STACK)));
+    }
+}
+
+pub fn client_for(base_url: &str, retry: RetryPolicy) -> ApiClient {
+    ApiClient::new(
+        ClientOptions {
+            endpoint: Some(base_url.to_owned()),
+            request_timeout: Duration::from_secs(10),
+            retry,
+            ..ClientOptions::default()
+        },
+        Arc::new(StaticToken::new(TOKEN)),
+    )
+    .unwrap()
+}
+
+pub fn fast_retry() -> RetryPolicy {
+    RetryPolicy {
+        max_attempts: 6,
+        initial_backoff: Duration::from_millis(5),
+        max_backoff: Duration::from_millis(40),
+        max_elapsed: Duration::from_secs(10),
+    }
+}
+
+pub fn fast_wait() -> WaitOptions {
+    WaitOptions {
+        long_poll: Duration::from_secs(5),
+        poll_initial: Duration::from_millis(20),
+        poll_max: Duration::from_millis(80),
+        not_found_grace: Duration::from_secs(2),
+        errors_before_polling: 3,
+    }
+}
+
+pub fn cluster_name(id: &str) -> String {
+    format!("projects/{PROJECT}/locations/{REGION}/modelDevelopmentClusters/{id}")
+}
+
+pub fn parsed_name(id: &str) -> clusterform_model::ClusterName {
+    cluster_name(id).parse().unwrap()
+}
+
+/// The smallest cluster the API accepts, labelled for `stack`.
+pub fn cluster_body(id: &str, stack: Option<&str>) -> Value {
+    let mut labels = json!({"team": "ml"});
+    if let Some(stack) = stack {
+        labels["clusterform-stack"] = json!(stack);
+    }
+    json!({
+        "displayName": id,
+        "labels": labels,
+        "network": {"network": format!("projects/{PROJECT}/global/networks/default")},
+        "nodePools": [{
+            "id": "login",
+            "machineSpec": {"machineType": "n2-standard-8"},
+            "scalingSpec": {"minNodeCount": 1, "maxNodeCount": 1},
+            "zone": "us-central1-a"
+        }],
+        "orchestratorSpec": {"slurmSpec": {
+            "homeDirectoryStorage": format!("projects/{PROJECT}/locations/us-central1-a/instances/home"),
+            "loginNodePoolId": "login"
+        }}
+    })
+}
+
+pub fn collection_path() -> String {
+    format!("/v1beta1/projects/{PROJECT}/locations/{REGION}/modelDevelopmentClusters")
+}
+
+pub fn create_request(id: &str) -> PlannedRequest {
+    PlannedRequest {
+        kind: RequestKind::Create,
+        method: "POST".into(),
+        path: collection_path(),
+        query: vec![("modelDevelopmentClusterId".into(), id.into())],
+        body: Some(cluster_body(id, Some(STACK))),
+    }
+}
+
+pub fn update_labels_request(id: &str, team: &str) -> PlannedRequest {
+    let mut body = cluster_body(id, Some(STACK));
+    body["labels"]["team"] = json!(team);
+    PlannedRequest {
+        kind: RequestKind::Update,
+        method: "PATCH".into(),
+        path: format!("/v1beta1/{}", cluster_name(id)),
+        query: vec![
+            ("updateMask".into(), "labels".into()),
+            ("updateMode".into(), "USER_AND_SERVICE".into()),
+        ],
+        body: Some(body),
+    }
+}
+
+pub fn delete_request(id: &str) -> PlannedRequest {
+    PlannedRequest {
+        kind: RequestKind::Delete,
+        method: "DELETE".into(),
+        path: format!("/v1beta1/{}", cluster_name(id)),
+        query: vec![],
+        body: None,
+    }
+}
+
+pub fn address(id: &str) -> ClusterAddress {
+    ClusterAddress {
+        project: PROJECT.into(),
+        region: REGION.into(),
+        id: id.into(),
+    }
+}
+
+pub fn change(id: &str, action: Action, requests: Vec<PlannedRequest>) -> ClusterChange {
+    ClusterChange {
+        address: address(id),
+        action,
+        fields: vec![],
+        update_mask: vec![],
+        update_mode: None,
+        impacts: vec![],
+        warnings: vec![],
+        requests,
+        live_update_time: None,
+        timeouts: PlannedTimeouts::default(),
+        unchanged_attributes: Default::default(),
+    }
+}
+
+pub fn plan(changes: Vec<ClusterChange>) -> Plan {
+    Plan {
+        format_version: clusterform_planner::PLAN_FORMAT_VERSION,
+        stack: STACK.into(),
+        config_digest: "test".into(),
+        changes,
+    }
+}
+
+/// Records every progress event.
+#[derive(Default)]
+pub struct RecordingSink(pub Mutex<Vec<ProgressEvent>>);
+
+impl RecordingSink {
+    pub fn events(&self) -> Vec<ProgressEvent> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+impl ProgressSink for RecordingSink {
+    fn event(&self, event: &ProgressEvent) {
+        self.0.lock().unwrap().push(event.clone());
+    }
+}

@@ -1,0 +1,413 @@
+//! The field-by-field comparison of a desired cluster with a live one, both as the model's JSON
+//! (lowerCamelCase, integers as numbers), guided by the field table.
+//!
+//! Rules (DESIGN.md, "Desired vs live"): a field the desired cluster leaves unset is not
+//! compared; output-only fields never are; a live field that is absent equals the zero value
+//! of its type (proto3 JSON omits `0`, `false`, `""`, `[]`, `{}`); durations compare by their
+//! length in seconds; keyed lists (node pools, partitions, node sets) match elements by key,
+//! and the partitions' order is part of their value; the ownership label is invisible.
+
+use std::collections::BTreeMap;
+
+use clusterform_model::STACK_LABEL;
+use clusterform_model::duration;
+use clusterform_model::fields::{self, FieldAccess, FieldKind, FieldSpec, ImpactClass, camel_case};
+use serde_json::{Map, Value};
+
+use crate::paths;
+use crate::plan::{FieldChange, Impact};
+
+/// Keyed lists whose order is part of their value: without `default_partition_id` the first
+/// partition is the default one.
+const ORDERED_KEYED_LISTS: &[&str] = &["orchestrator_spec.slurm_spec.partitions"];
+
+/// The table path of the node pool list, whose elements give pool impacts their pool.
+const NODE_POOLS: &str = "node_pools";
+
+/// The outcome of a comparison.
+#[derive(Debug, Default)]
+pub(crate) struct Diff {
+    /// Every difference, in field-table order.
+    pub changes: Vec<FieldChange>,
+    /// Per block present on both sides, the number of attributes set and equal.
+    pub unchanged: BTreeMap<String, usize>,
+}
+
+/// Where in the cluster a walk is.
+#[derive(Debug, Clone, Default)]
+struct Place {
+    /// Display path with selectors (`node_pools[cpu].scaling_spec`).
+    path: String,
+    /// The node pool this place is in.
+    pool: Option<String>,
+}
+
+impl Place {
+    fn child(&self, name: &str) -> Self {
+        Self {
+            path: paths::child(&self.path, name),
+            pool: self.pool.clone(),
+        }
+    }
+
+    fn element(&self, list: &FieldSpec, key: &str) -> Self {
+        Self {
+            path: paths::element(&self.path, key),
+            pool: if list.path == NODE_POOLS {
+                Some(key.to_owned())
+            } else {
+                self.pool.clone()
+            },
+        }
+    }
+
+    fn impact(&self, class: ImpactClass) -> Impact {
+        let pool_scoped = matches!(
+            class,
+            ImpactClass::ResizesPool
+                | ImpactClass::RecreatesNodes
+                | ImpactClass::AddsPool
+                | ImpactClass::DeletesPool
+        );
+        Impact {
+            class,
+            pool: if pool_scoped { self.pool.clone() } else { None },
+        }
+    }
+}
+
+/// Compares a desired cluster with the live one.
+pub(crate) fn compare(desired: &Value, live: &Value) -> Diff {
+    let mut diff = Diff::default();
+    if let Some(desired) = desired.as_object() {
+        diff.message("", &Place::default(), desired, live.as_object());
+    }
+    diff
+}
+
+/// Every set field of a cluster that does not exist yet, as additions.
+pub(crate) fn creation(desired: &Value) -> Vec<FieldChange> {
+    let mut out = Vec::new();
+    if let Some(desired) = desired.as_object() {
+        for (place, value) in leaves("", &Place::default(), desired) {
+            let class = if place.pool.is_some() {
+                ImpactClass::AddsPool
+            } else {
+                ImpactClass::Immediate
+            };
+            out.push(FieldChange {
+                path: place.path.clone(),
+                before: None,
+                after: Some(value.clone()),
+                forces_replacement: false,
+                sensitive: false,
+                impact: place.impact(class),
+            });
+        }
+    }
+    out
+}
+
+impl Diff {
+    fn message(&mut self, parent: &str, at: &Place, desired: &Map<String, Value>, live: Option<&Map<String, Value>>) {
+        if live.is_some() {
+            // Every block that exists on both sides is recorded, even with nothing equal in it,
+            // so that the renderer can tell an existing block from a new one.
+            self.unchanged.entry(at.path.clone()).or_default();
+        }
+        for spec in fields::children(parent) {
+            if spec.access == FieldAccess::OutputOnly || is_key_of(parent, spec) {
+                continue;
+            }
+            let key = camel_case(spec.name());
+            let Some(wanted) = desired.get(&key).filter(|v| !v.is_null()) else {
+                continue;
+            };
+            let current = live.and_then(|l| l.get(&key)).filter(|v| !v.is_null());
+            let place = at.child(spec.name());
+            match (spec.kind, wanted) {
+                (FieldKind::Message, Value::Object(wanted)) => {
+                    self.message(spec.path, &place, wanted, current.and_then(Value::as_object));
+                }
+                (FieldKind::KeyedList(key_field), Value::Array(wanted)) => {
+                    self.keyed_list(spec, &place, key_field, wanted, current);
+                }
+                _ => self.leaf(spec, at, &place, wanted, current),
+            }
+        }
+    }
+
+    fn leaf(&mut self, spec: &FieldSpec, block: &Place, place: &Place, wanted: &Value, current: Option<&Value>) {
+        let current = if spec.path == "labels" {
+            current.map(without_stack_label)
+        } else {
+            current.cloned()
+        };
+        if equal(spec.kind, wanted, current.as_ref()) {
+            *self.unchanged.entry(block.path.clone()).or_default() += 1;
+            return;
+        }
+        self.changes.push(changed(spec, place, current, Some(wanted.clone())));
+    }
+
+    fn keyed_list(&mut self, spec: &FieldSpec, place: &Place, key_field: &str, wanted: &[Value], current: Option<&Value>) {
+        let key_json = camel_case(key_field);
+        let live_items: &[Value] = current.and_then(Value::as_array).map_or(&[], Vec::as_slice);
+        let key_of = |item: &Value| item.get(&key_json).and_then(Value::as_str).map(str::to_owned);
+        let element_parent = format!("{}[]", spec.path);
+        for item in wanted {
+            let Some(key) = key_of(item) else { continue };
+            let element = place.element(spec, &key);
+            match live_items.iter().find(|l| key_of(l).as_deref() == Some(key.as_str())) {
+                Some(live_item) => {
+                    if let Some(item) = item.as_object() {
+                        self.message(&element_parent, &element, item, live_item.as_object());
+                    }
+                }
+                None => self.whole_element(spec, &element, item, Side::Added),
+            }
+        }
+        let wanted_keys: Vec<String> = wanted.iter().filter_map(key_of).collect();
+        for live_item in live_items {
+            let Some(key) = key_of(live_item) else { continue };
+            if !wanted_keys.contains(&key) {
+                self.whole_element(spec, &place.element(spec, &key), live_item, Side::Removed);
+            }
+        }
+        if ORDERED_KEYED_LISTS.contains(&spec.path) {
+            let live_keys: Vec<String> = live_items.iter().filter_map(key_of).collect();
+            self.order(spec, place, &wanted_keys, &live_keys);
+        }
+    }
+
+    /// Records a reordering of the elements both sides have, as the list of keys.
+    fn order(&mut self, spec: &FieldSpec, place: &Place, wanted: &[String], live: &[String]) {
+        let common_wanted: Vec<&String> = wanted.iter().filter(|k| live.contains(k)).collect();
+        let common_live: Vec<&String> = live.iter().filter(|k| wanted.contains(k)).collect();
+        if common_wanted != common_live {
+            self.changes.push(changed(
+                spec,
+                place,
+                Some(Value::from(live.to_vec())),
+                Some(Value::from(wanted.to_vec())),
+            ));
+        }
+    }
+
+    fn whole_element(&mut self, list: &FieldSpec, element: &Place, item: &Value, side: Side) {
+        let class = match (list.path == NODE_POOLS, side) {
+            (true, Side::Added) => ImpactClass::AddsPool,
+            (true, Side::Removed) => ImpactClass::DeletesPool,
+            (false, _) => list.impact.unwrap_or(ImpactClass::ReplacesCluster),
+        };
+        let forces_replacement = list.access == FieldAccess::Immutable;
+        let mut push = |path: String, value: &Value| {
+            let (before, after) = match side {
+                Side::Added => (None, Some(value.clone())),
+                Side::Removed => (Some(value.clone()), None),
+            };
+            self.changes.push(FieldChange {
+                path,
+                before,
+                after,
+                forces_replacement,
+                sensitive: false,
+                impact: element.impact(class),
+            });
+        };
+        let parent = format!("{}[]", list.path);
+        let inner = item.as_object().map(|o| leaves(&parent, element, o)).unwrap_or_default();
+        if inner.is_empty() {
+            push(element.path.clone(), item);
+        }
+        for (place, value) in inner {
+            push(place.path, value);
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Side {
+    Added,
+    Removed,
+}
+
+fn changed(spec: &FieldSpec, place: &Place, before: Option<Value>, after: Option<Value>) -> FieldChange {
+    let class = spec.impact.unwrap_or(ImpactClass::ReplacesCluster);
+    FieldChange {
+        path: place.path.clone(),
+        before,
+        after,
+        forces_replacement: spec.access == FieldAccess::Immutable,
+        sensitive: false,
+        impact: place.impact(class),
+    }
+}
+
+/// Whether `spec` is the key field of the list elements under `parent` (it is the block label).
+fn is_key_of(parent: &str, spec: &FieldSpec) -> bool {
+    let Some(list) = parent.strip_suffix("[]") else {
+        return false;
+    };
+    matches!(fields::lookup(list).map(|l| l.kind), Some(FieldKind::KeyedList(key)) if key == spec.name())
+}
+
+/// Every set leaf field below a message, with its place.
+fn leaves<'a>(parent: &str, at: &Place, object: &'a Map<String, Value>) -> Vec<(Place, &'a Value)> {
+    let mut out = Vec::new();
+    for spec in fields::children(parent) {
+        if spec.access == FieldAccess::OutputOnly || is_key_of(parent, spec) {
+            continue;
+        }
+        let Some(value) = object.get(&camel_case(spec.name())).filter(|v| !v.is_null()) else {
+            continue;
+        };
+        let place = at.child(spec.name());
+        match (spec.kind, value) {
+            (FieldKind::Message, Value::Object(inner)) => out.extend(leaves(spec.path, &place, inner)),
+            (FieldKind::KeyedList(key_field), Value::Array(items)) => {
+                let key_json = camel_case(key_field);
+                let element_parent = format!("{}[]", spec.path);
+                for item in items {
+                    let (Some(key), Some(inner)) = (item.get(&key_json).and_then(Value::as_str), item.as_object()) else {
+                        continue;
+                    };
+                    out.extend(leaves(&element_parent, &place.element(spec, key), inner));
+                }
+            }
+            _ => out.push((place, value)),
+        }
+    }
+    out
+}
+
+/// The live labels as the user sees them: without the ownership label.
+fn without_stack_label(labels: &Value) -> Value {
+    let mut labels = labels.clone();
+    if let Some(map) = labels.as_object_mut() {
+        map.remove(STACK_LABEL);
+    }
+    labels
+}
+
+/// Whether a desired value equals the live one after normalisation.
+fn equal(kind: FieldKind, wanted: &Value, current: Option<&Value>) -> bool {
+    let zero;
+    let current = match current {
+        Some(current) => current,
+        None => match zero_value(kind) {
+            Some(value) => {
+                zero = value;
+                &zero
+            }
+            None => return false,
+        },
+    };
+    match kind {
+        FieldKind::Duration => match (wanted.as_str(), current.as_str()) {
+            (Some(a), Some(b)) => match (duration::parse(a), duration::parse(b)) {
+                (Ok(a), Ok(b)) => a == b,
+                _ => a == b,
+            },
+            _ => wanted == current,
+        },
+        FieldKind::Integer => integer(wanted).is_some() && integer(wanted) == integer(current),
+        _ => wanted == current,
+    }
+}
+
+/// An integer from a number or a decimal string.
+fn integer(value: &Value) -> Option<i64> {
+    match value {
+        Value::Number(n) => n.as_i64(),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+/// What proto3 JSON leaves out: the value an absent field has.
+fn zero_value(kind: FieldKind) -> Option<Value> {
+    match kind {
+        FieldKind::String | FieldKind::Enum(_) => Some(Value::from("")),
+        FieldKind::Integer => Some(Value::from(0)),
+        FieldKind::Bool => Some(Value::Bool(false)),
+        FieldKind::Duration => Some(Value::from("0s")),
+        FieldKind::StringList | FieldKind::EnumList(_) | FieldKind::KeyedList(_) => Some(Value::Array(Vec::new())),
+        FieldKind::StringMap => Some(Value::Object(Map::new())),
+        FieldKind::Message | FieldKind::Timestamp | FieldKind::Json => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn paths_of(diff: &Diff) -> Vec<&str> {
+        diff.changes.iter().map(|c| c.path.as_str()).collect()
+    }
+
+    #[test]
+    fn unset_fields_and_server_defaults_are_not_compared() {
+        let desired = json!({"nodePools": [{"id": "cpu", "zone": "z"}]});
+        let live = json!({"nodePools": [{"id": "cpu", "zone": "z", "bootDisk": {"bootDiskType": "pd-ssd"}, "nodeImage": "img"}],
+                          "network": {"subnetwork": "s"}, "updateTime": "t"});
+        let diff = compare(&desired, &live);
+        assert!(diff.changes.is_empty(), "{:?}", diff.changes);
+        assert_eq!(diff.unchanged.get("node_pools[cpu]"), Some(&1));
+    }
+
+    #[test]
+    fn pools_match_by_id_in_any_order() {
+        let desired = json!({"nodePools": [{"id": "a", "zone": "z1"}, {"id": "b", "zone": "z2"}]});
+        let live = json!({"nodePools": [{"id": "b", "zone": "z2"}, {"id": "a", "zone": "z1"}]});
+        assert!(compare(&desired, &live).changes.is_empty());
+    }
+
+    #[test]
+    fn absent_live_fields_equal_zero_values_and_strings_equal_integers() {
+        let desired = json!({"nodePools": [{"id": "a", "enablePublicIps": false, "filestores": [],
+                                            "scalingSpec": {"minNodeCount": 0, "maxNodeCount": 8},
+                                            "flexStartMaxDuration": "7d"}]});
+        let live = json!({"nodePools": [{"id": "a", "scalingSpec": {"maxNodeCount": "8"}, "flexStartMaxDuration": "604800s"}]});
+        assert!(compare(&desired, &live).changes.is_empty());
+    }
+
+    #[test]
+    fn ownership_label_is_invisible() {
+        let desired = json!({"labels": {"team": "ml"}});
+        let live = json!({"labels": {"team": "ml", "clusterform-stack": "s"}});
+        assert!(compare(&desired, &live).changes.is_empty());
+    }
+
+    #[test]
+    fn added_and_removed_pools_are_listed_by_leaf_with_pool_impacts() {
+        let desired = json!({"nodePools": [{"id": "new", "zone": "z"}]});
+        let live = json!({"nodePools": [{"id": "old", "machineSpec": {"machineType": "n2"}}]});
+        let diff = compare(&desired, &live);
+        assert_eq!(paths_of(&diff), ["node_pools[new].zone", "node_pools[old].machine_spec.machine_type"]);
+        assert_eq!(diff.changes[0].impact.class, ImpactClass::AddsPool);
+        assert_eq!(diff.changes[1].impact.class, ImpactClass::DeletesPool);
+        assert_eq!(diff.changes[1].impact.pool.as_deref(), Some("old"));
+        assert!(!diff.changes[1].forces_replacement);
+    }
+
+    #[test]
+    fn partition_order_is_part_of_the_value() {
+        let desired = json!({"orchestratorSpec": {"slurmSpec": {"partitions": [{"id": "b"}, {"id": "a"}]}}});
+        let live = json!({"orchestratorSpec": {"slurmSpec": {"partitions": [{"id": "a"}, {"id": "b"}]}}});
+        let diff = compare(&desired, &live);
+        assert_eq!(paths_of(&diff), ["orchestrator_spec.slurm_spec.partitions"]);
+        assert_eq!(diff.changes[0].after, Some(json!(["b", "a"])));
+    }
+
+    #[test]
+    fn immutable_changes_force_replacement() {
+        let desired = json!({"displayName": "new", "nodePools": [{"id": "a", "machineSpec": {"machineType": "n2"}}]});
+        let live = json!({"displayName": "old", "nodePools": [{"id": "a", "machineSpec": {"machineType": "a3"}}]});
+        let diff = compare(&desired, &live);
+        assert!(diff.changes.iter().all(|c| c.forces_replacement));
+        assert!(diff.changes.iter().all(|c| c.impact.class == ImpactClass::ReplacesCluster));
+    }
+}

@@ -1,0 +1,139 @@
+//! What `plan` is asked to do beyond the configuration ([`PlanOptions`], the command-line
+//! flags) and why it can refuse ([`PlanError`]), each refusal with a hint for the user.
+
+use clusterform_model::fields::UPDATE_MODES;
+
+/// Command-line choices that shape a plan.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PlanOptions {
+    /// `--target ID`: consider only these cluster IDs (empty: every cluster).
+    pub targets: Vec<String>,
+    /// `--replace ID`: replace these clusters even if nothing differs.
+    pub replace: Vec<String>,
+    /// `--update-mode M`: overrides every cluster's and the provider's update mode.
+    pub update_mode: Option<String>,
+    /// `destroy`: delete the declared (or targeted) clusters instead of converging them.
+    pub destroy: bool,
+}
+
+/// Why no plan could be made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    /// A declared cluster exists live without this stack's ownership label.
+    #[error(
+        "cluster `{id}` exists in projects/{project}/locations/{region} but is not managed by stack `{stack}`"
+    )]
+    Unowned {
+        /// The cluster ID.
+        id: String,
+        /// Its project.
+        project: String,
+        /// Its region.
+        region: String,
+        /// This configuration's stack.
+        stack: String,
+    },
+    /// A declared cluster exists live and belongs to another stack.
+    #[error("cluster `{id}` is managed by another stack, `{stack}`")]
+    OwnedByOtherStack {
+        /// The cluster ID.
+        id: String,
+        /// The stack named by its `clusterform-stack` label.
+        stack: String,
+    },
+    /// The plan would delete or replace a cluster whose `lifecycle` forbids it.
+    #[error("cluster `{id}` has lifecycle.prevent_destroy set, but this plan would {action} it")]
+    PreventDestroy {
+        /// The cluster ID.
+        id: String,
+        /// `destroy` or `replace`.
+        action: &'static str,
+    },
+    /// `--target ID` names no declared cluster and no cluster of this stack.
+    #[error("--target `{id}` matches no declared cluster and no live cluster of this stack")]
+    UnknownTarget {
+        /// The target.
+        id: String,
+    },
+    /// `--replace ID` names no cluster this plan considers.
+    #[error("--replace `{id}` matches no declared cluster in this plan")]
+    UnknownReplace {
+        /// The ID given.
+        id: String,
+    },
+    /// An update mode outside the API's values.
+    #[error("update mode `{mode}` (from {origin}) is not one of {}", UPDATE_MODES.join(", "))]
+    InvalidUpdateMode {
+        /// The rejected value.
+        mode: String,
+        /// Where it came from: `--update-mode`, `cluster "ID"` or `the provider block`.
+        origin: String,
+    },
+    /// A `lifecycle.ignore_changes` entry that names no field.
+    #[error("cluster `{id}`: lifecycle.ignore_changes entry `{path}` {reason}")]
+    InvalidIgnorePath {
+        /// The cluster ID.
+        id: String,
+        /// The entry as written.
+        path: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A live cluster carries this stack's label but its name cannot be read.
+    #[error("a live cluster of stack `{stack}` has an unreadable name `{name}`")]
+    UnreadableLiveName {
+        /// The name as received.
+        name: String,
+        /// This stack.
+        stack: String,
+    },
+    /// A cluster could not be turned into JSON (a map key that is not a string).
+    #[error("cluster `{id}` cannot be encoded as JSON: {message}")]
+    Encode {
+        /// The cluster ID.
+        id: String,
+        /// serde_json's explanation.
+        message: String,
+    },
+}
+
+impl PlanError {
+    /// What the user can do about it.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            Self::Unowned { id, .. } => Some(format!(
+                "run `clusterform import {id}` to adopt it into this stack, or pick another cluster ID"
+            )),
+            Self::OwnedByOtherStack { stack, .. } => Some(format!(
+                "manage it from the configuration of stack `{stack}`, or pick another cluster ID"
+            )),
+            Self::PreventDestroy { .. } => Some(
+                "remove `prevent_destroy = true` from the cluster's lifecycle block first, if this is intended"
+                    .to_owned(),
+            ),
+            Self::UnknownTarget { .. } | Self::UnknownReplace { .. } => {
+                Some("use a cluster ID from the configuration (see `clusterform list`)".to_owned())
+            }
+            Self::InvalidUpdateMode { .. } => {
+                Some("USER_AND_SERVICE is the recommended mode".to_owned())
+            }
+            Self::InvalidIgnorePath { .. } => Some(
+                "write paths as in the configuration, e.g. `labels`, `node_pool.cpu.scaling_spec` or `orchestrator_spec.slurm_spec.partitions`"
+                    .to_owned(),
+            ),
+            Self::UnreadableLiveName { .. } | Self::Encode { .. } => None,
+        }
+    }
+}
+
+/// Checks an update mode against the API's values.
+pub(crate) fn check_update_mode(mode: &str, origin: impl FnOnce() -> String) -> Result<(), PlanError> {
+    if UPDATE_MODES.contains(&mode) {
+        Ok(())
+    } else {
+        Err(PlanError::InvalidUpdateMode {
+            mode: mode.to_owned(),
+            origin: origin(),
+        })
+    }
+}

@@ -1,0 +1,129 @@
+//! Saved plan files (`plan --out FILE`): the JSON plan document, written atomically (a temporary
+//! file in the same directory, then a rename) with mode 0600 because request bodies may carry
+//! values from sensitive variables; and read back with a check of the format version.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::json::render_json;
+use crate::plan::{PLAN_FORMAT_VERSION, Plan};
+
+/// Why a plan file could not be written or read.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanFileError {
+    /// The file system refused.
+    #[error("cannot {action} plan file {}: {source}", path.display())]
+    Io {
+        /// `write` or `read`.
+        action: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not JSON.
+    #[error("{} is not a plan file: not JSON ({source})", path.display())]
+    NotJson {
+        /// The file.
+        path: PathBuf,
+        /// The parser's explanation, with line and column.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The file is JSON but has no `format_version`.
+    #[error("{} is not a clusterform plan file: it has no `format_version`", path.display())]
+    NotAPlan {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The file was written by another version of clusterform.
+    #[error(
+        "{} has plan format version {found}, but this clusterform reads version {supported}; make the plan again with this version",
+        path.display()
+    )]
+    UnsupportedVersion {
+        /// The file.
+        path: PathBuf,
+        /// The version in the file.
+        found: String,
+        /// [`PLAN_FORMAT_VERSION`].
+        supported: u32,
+    },
+    /// The file has the right version but not the right shape.
+    #[error("{} is a damaged plan file: {source}", path.display())]
+    Malformed {
+        /// The file.
+        path: PathBuf,
+        /// What does not fit.
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+/// Writes the plan document to `path` atomically, readable only by its owner.
+pub fn save_plan(plan: &Plan, path: &Path) -> Result<(), PlanFileError> {
+    let io_error = |source| PlanFileError::Io {
+        action: "write",
+        path: path.to_owned(),
+        source,
+    };
+    let mut text = serde_json::to_string_pretty(&render_json(plan)).unwrap_or_default();
+    text.push('\n');
+    let temporary = temporary_path(path);
+    let written = write_private(&temporary, text.as_bytes()).and_then(|()| fs::rename(&temporary, path));
+    if written.is_err() {
+        // Best effort: the temporary file is ours and useless once the write failed.
+        let _ = fs::remove_file(&temporary);
+    }
+    written.map_err(io_error)
+}
+
+/// Reads a plan file, checking its format version before its shape.
+pub fn load_plan(path: &Path) -> Result<Plan, PlanFileError> {
+    let text = fs::read_to_string(path).map_err(|source| PlanFileError::Io {
+        action: "read",
+        path: path.to_owned(),
+        source,
+    })?;
+    let document: Value = serde_json::from_str(&text).map_err(|source| PlanFileError::NotJson {
+        path: path.to_owned(),
+        source,
+    })?;
+    let version = document
+        .get("format_version")
+        .ok_or_else(|| PlanFileError::NotAPlan { path: path.to_owned() })?;
+    if version.as_u64() != Some(u64::from(PLAN_FORMAT_VERSION)) {
+        return Err(PlanFileError::UnsupportedVersion {
+            path: path.to_owned(),
+            found: version.to_string(),
+            supported: PLAN_FORMAT_VERSION,
+        });
+    }
+    serde_json::from_value(document).map_err(|source| PlanFileError::Malformed {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+/// A sibling of `path`, so that the final rename stays on one file system.
+fn temporary_path(path: &Path) -> PathBuf {
+    let name = path.file_name().map_or_else(|| "plan".into(), |n| n.to_string_lossy().into_owned());
+    path.with_file_name(format!(".{name}.{}.tmp", std::process::id()))
+}
+
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut options = OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.mode(0o600);
+    }
+    let mut file: File = options.open(path)?;
+    file.write_all(bytes)?;
+    file.sync_all()
+}

@@ -1,0 +1,367 @@
+//! `plan()`: matching declared clusters with live ones, checking ownership, and choosing each
+//! cluster's action, fields, mask, mode, impacts, warnings and requests.
+//!
+//! Ownership works without a state file: a live cluster belongs to this stack when its
+//! `clusterform-stack` label says so. Declared clusters found live without the label (or with
+//! another stack's) stop the plan; live clusters of this stack that are no longer declared are
+//! deleted; every other live cluster is left alone and not listed.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use clusterform_config::{Config, DesiredCluster, Timeouts};
+use clusterform_model::fields::{FieldAccess, ImpactClass, UpdateMaskPath, lookup};
+use clusterform_model::{Cluster, ClusterName, STACK_LABEL};
+use serde_json::Value;
+
+use crate::diff;
+use crate::error::{PlanError, PlanOptions, check_update_mode};
+use crate::ignore;
+use crate::paths;
+use crate::plan::{
+    Action, ClusterAddress, ClusterChange, FieldChange, Impact, PLAN_FORMAT_VERSION, Plan, PlannedTimeouts,
+};
+use crate::requests;
+use crate::warnings;
+
+/// The mode used when neither the flag, the cluster nor the provider sets one.
+const DEFAULT_UPDATE_MODE: &str = "USER_AND_SERVICE";
+
+/// Computes what it takes to bring the live clusters to the desired configuration (or, with
+/// `options.destroy`, to delete the declared ones).
+pub fn plan(desired: &Config, live: &[Cluster], options: &PlanOptions) -> Result<Plan, PlanError> {
+    let stack = desired.provider.stack.as_str();
+    check_modes(desired, options)?;
+    let live_by_address = index_live(live, stack)?;
+    let in_scope = |id: &str| options.targets.is_empty() || options.targets.iter().any(|t| t == id);
+    check_targets(desired, &live_by_address, stack, options)?;
+
+    let mut changes = Vec::new();
+    let mut declared = BTreeSet::new();
+    for cluster in desired.clusters.iter().filter(|c| in_scope(&c.id)) {
+        let address = address_of(cluster);
+        declared.insert(address.clone());
+        let current = live_by_address.get(&address).copied();
+        if let Some(current) = current {
+            check_ownership(&address, current, stack)?;
+        }
+        let planner = ClusterPlanner {
+            desired,
+            cluster,
+            address,
+            options,
+        };
+        let change = match (options.destroy, current) {
+            (true, Some(current)) => Some(planner.destroy(current)?),
+            (true, None) => None,
+            (false, current) => Some(planner.converge(current)?),
+        };
+        changes.extend(change);
+    }
+    for (address, current) in &live_by_address {
+        let owned = current.label(STACK_LABEL) == Some(stack);
+        if owned && !declared.contains(address) && in_scope(&address.id) {
+            changes.push(deletion(address.clone(), current, PlannedTimeouts::default()));
+        }
+    }
+    check_replacements(&changes, options)?;
+    changes.sort_by(|a, b| a.address.cmp(&b.address));
+    Ok(Plan {
+        format_version: PLAN_FORMAT_VERSION,
+        stack: stack.to_owned(),
+        config_digest: desired.digest.clone(),
+        changes,
+    })
+}
+
+fn check_modes(desired: &Config, options: &PlanOptions) -> Result<(), PlanError> {
+    if let Some(mode) = &options.update_mode {
+        check_update_mode(mode, || "--update-mode".to_owned())?;
+    }
+    if let Some(mode) = &desired.provider.update_mode {
+        check_update_mode(mode, || "the provider block".to_owned())?;
+    }
+    for cluster in &desired.clusters {
+        if let Some(mode) = &cluster.update_mode {
+            check_update_mode(mode, || format!("cluster \"{}\"", cluster.id))?;
+        }
+    }
+    Ok(())
+}
+
+/// Live clusters by address. Clusters whose name cannot be read cannot be addressed by any
+/// request, so they are skipped, unless they claim to be this stack's.
+fn index_live<'a>(live: &'a [Cluster], stack: &str) -> Result<BTreeMap<ClusterAddress, &'a Cluster>, PlanError> {
+    let mut by_address = BTreeMap::new();
+    for cluster in live {
+        let name = cluster.name.as_deref().unwrap_or_default();
+        match name.parse::<ClusterName>() {
+            Ok(parsed) => {
+                let address = ClusterAddress {
+                    project: parsed.project,
+                    region: parsed.location,
+                    id: parsed.cluster_id,
+                };
+                by_address.entry(address).or_insert(cluster);
+            }
+            Err(_) if cluster.label(STACK_LABEL) == Some(stack) => {
+                return Err(PlanError::UnreadableLiveName {
+                    name: name.to_owned(),
+                    stack: stack.to_owned(),
+                });
+            }
+            Err(_) => {}
+        }
+    }
+    Ok(by_address)
+}
+
+fn check_targets(
+    desired: &Config,
+    live: &BTreeMap<ClusterAddress, &Cluster>,
+    stack: &str,
+    options: &PlanOptions,
+) -> Result<(), PlanError> {
+    for target in &options.targets {
+        let declared = desired.clusters.iter().any(|c| c.id == *target);
+        let owned = live
+            .iter()
+            .any(|(a, c)| a.id == *target && c.label(STACK_LABEL) == Some(stack));
+        if !declared && !owned {
+            return Err(PlanError::UnknownTarget { id: target.clone() });
+        }
+    }
+    Ok(())
+}
+
+fn check_replacements(changes: &[ClusterChange], options: &PlanOptions) -> Result<(), PlanError> {
+    for id in &options.replace {
+        if !changes.iter().any(|c| c.address.id == *id) {
+            return Err(PlanError::UnknownReplace { id: id.clone() });
+        }
+    }
+    Ok(())
+}
+
+fn check_ownership(address: &ClusterAddress, live: &Cluster, stack: &str) -> Result<(), PlanError> {
+    match live.label(STACK_LABEL) {
+        Some(owner) if owner == stack => Ok(()),
+        Some(owner) => Err(PlanError::OwnedByOtherStack {
+            id: address.id.clone(),
+            stack: owner.to_owned(),
+        }),
+        None => Err(PlanError::Unowned {
+            id: address.id.clone(),
+            project: address.project.clone(),
+            region: address.region.clone(),
+            stack: stack.to_owned(),
+        }),
+    }
+}
+
+fn address_of(cluster: &DesiredCluster) -> ClusterAddress {
+    ClusterAddress {
+        project: cluster.project.clone(),
+        region: cluster.region.clone(),
+        id: cluster.id.clone(),
+    }
+}
+
+fn timeouts_of(timeouts: &Timeouts) -> PlannedTimeouts {
+    let defaults = PlannedTimeouts::default();
+    PlannedTimeouts {
+        create: timeouts.create.map_or(defaults.create, |s| s.0),
+        update: timeouts.update.map_or(defaults.update, |s| s.0),
+        delete: timeouts.delete.map_or(defaults.delete, |s| s.0),
+    }
+}
+
+/// A delete of a live cluster.
+fn deletion(address: ClusterAddress, live: &Cluster, timeouts: PlannedTimeouts) -> ClusterChange {
+    let requests = vec![requests::delete(&address)];
+    ClusterChange {
+        warnings: warnings::for_change(Action::Delete, &[], &Value::Null, &Value::Null, live),
+        address,
+        action: Action::Delete,
+        fields: Vec::new(),
+        update_mask: Vec::new(),
+        update_mode: None,
+        impacts: Vec::new(),
+        requests,
+        live_update_time: live.update_time.clone(),
+        timeouts,
+        unchanged_attributes: BTreeMap::new(),
+    }
+}
+
+/// Plans one declared cluster.
+struct ClusterPlanner<'a> {
+    desired: &'a Config,
+    cluster: &'a DesiredCluster,
+    address: ClusterAddress,
+    options: &'a PlanOptions,
+}
+
+impl ClusterPlanner<'_> {
+    fn destroy(self, live: &Cluster) -> Result<ClusterChange, PlanError> {
+        self.check_destroy_allowed("destroy")?;
+        Ok(deletion(self.address, live, timeouts_of(&self.cluster.timeouts)))
+    }
+
+    fn converge(self, live: Option<&Cluster>) -> Result<ClusterChange, PlanError> {
+        let desired_json = self.encode(&self.cluster.cluster)?;
+        match live {
+            None => Ok(self.creation(&desired_json)),
+            Some(live) => self.comparison(&desired_json, live),
+        }
+    }
+
+    fn encode(&self, cluster: &Cluster) -> Result<Value, PlanError> {
+        serde_json::to_value(cluster).map_err(|e| PlanError::Encode {
+            id: self.cluster.id.clone(),
+            message: e.to_string(),
+        })
+    }
+
+    fn check_destroy_allowed(&self, action: &'static str) -> Result<(), PlanError> {
+        if self.cluster.lifecycle.prevent_destroy {
+            return Err(PlanError::PreventDestroy {
+                id: self.cluster.id.clone(),
+                action,
+            });
+        }
+        Ok(())
+    }
+
+    fn creation(self, desired_json: &Value) -> ClusterChange {
+        let stack = &self.desired.provider.stack;
+        let requests = vec![requests::create(&self.address, desired_json, stack)];
+        ClusterChange {
+            fields: self.mark_sensitive(diff::creation(desired_json)),
+            address: self.address,
+            action: Action::Create,
+            update_mask: Vec::new(),
+            update_mode: None,
+            impacts: Vec::new(),
+            warnings: Vec::new(),
+            requests,
+            live_update_time: None,
+            timeouts: timeouts_of(&self.cluster.timeouts),
+            unchanged_attributes: BTreeMap::new(),
+        }
+    }
+
+    fn comparison(self, desired_json: &Value, live: &Cluster) -> Result<ClusterChange, PlanError> {
+        let live_json = self.encode(live)?;
+        let compared = self.without_ignored(desired_json, &live_json)?;
+        let diff = diff::compare(&compared, &live_json);
+        let forced = self.options.replace.iter().any(|id| *id == self.cluster.id);
+        let action = if forced || diff.changes.iter().any(|c| c.forces_replacement) {
+            Action::Replace
+        } else if diff.changes.is_empty() {
+            Action::NoOp
+        } else {
+            Action::Update
+        };
+        let stack = &self.desired.provider.stack;
+        let fields = self.mark_sensitive(diff.changes);
+        let (update_mask, update_mode, impacts, requests) = match action {
+            Action::Replace => {
+                self.check_destroy_allowed("replace")?;
+                let requests = vec![
+                    requests::delete(&self.address),
+                    requests::create(&self.address, desired_json, stack),
+                ];
+                let impact = Impact {
+                    class: ImpactClass::ReplacesCluster,
+                    pool: None,
+                };
+                (Vec::new(), None, vec![impact], requests)
+            }
+            Action::Update => {
+                let mask = update_mask(&fields);
+                let mode = self.update_mode();
+                let request = requests::update(&self.address, &mask, &mode, &compared, &live_json, stack);
+                (mask, Some(mode), distinct_impacts(&fields), vec![request])
+            }
+            Action::Create | Action::Delete | Action::NoOp => (Vec::new(), None, Vec::new(), Vec::new()),
+        };
+        Ok(ClusterChange {
+            warnings: warnings::for_change(action, &fields, &compared, &live_json, live),
+            address: self.address,
+            action,
+            fields,
+            update_mask,
+            update_mode,
+            impacts,
+            requests,
+            live_update_time: live.update_time.clone(),
+            timeouts: timeouts_of(&self.cluster.timeouts),
+            unchanged_attributes: diff.unchanged,
+        })
+    }
+
+    /// The desired cluster JSON with every `ignore_changes` path taken out.
+    fn without_ignored(&self, desired_json: &Value, live_json: &Value) -> Result<Value, PlanError> {
+        let mut compared = desired_json.clone();
+        for path in &self.cluster.lifecycle.ignore_changes {
+            let segments = ignore::normalise(path).map_err(|e| PlanError::InvalidIgnorePath {
+                id: self.cluster.id.clone(),
+                path: path.clone(),
+                reason: e.reason,
+            })?;
+            ignore::apply(&mut compared, live_json, &segments);
+        }
+        Ok(compared)
+    }
+
+    /// `--update-mode` > the cluster's `update_mode` > the provider's > USER_AND_SERVICE.
+    fn update_mode(&self) -> String {
+        self.options
+            .update_mode
+            .as_ref()
+            .or(self.cluster.update_mode.as_ref())
+            .or(self.desired.provider.update_mode.as_ref())
+            .map_or_else(|| DEFAULT_UPDATE_MODE.to_owned(), Clone::clone)
+    }
+
+    /// Flags changes that touch a value from a sensitive variable (the change lies inside a
+    /// sensitive path, or contains one).
+    fn mark_sensitive(&self, mut fields: Vec<FieldChange>) -> Vec<FieldChange> {
+        for field in &mut fields {
+            field.sensitive = self
+                .cluster
+                .sensitive_paths
+                .iter()
+                .any(|s| paths::is_within(&field.path, s) || paths::is_within(s, &field.path));
+        }
+        fields
+    }
+}
+
+/// The smallest set of allowed mask paths covering the changes, in the documentation's order.
+/// A change is covered by the mask path of its nearest mutable field: an added pool's
+/// `machine_type` is immutable on its own but arrives through `node_pools`.
+fn update_mask(fields: &[FieldChange]) -> Vec<UpdateMaskPath> {
+    let used: BTreeSet<UpdateMaskPath> = fields
+        .iter()
+        .filter(|c| !c.forces_replacement)
+        .filter_map(|c| covering_mask(&c.path))
+        .collect();
+    UpdateMaskPath::ALL.into_iter().filter(|m| used.contains(m)).collect()
+}
+
+fn covering_mask(path: &str) -> Option<UpdateMaskPath> {
+    let segments = paths::parse(path).ok()?;
+    (1..=segments.len()).find_map(|len| {
+        let generic = paths::generic(&segments[..len]);
+        match lookup(generic.strip_suffix("[]").unwrap_or(&generic))?.access {
+            FieldAccess::Mutable(mask) => Some(mask),
+            FieldAccess::Immutable | FieldAccess::OutputOnly => None,
+        }
+    })
+}
+
+fn distinct_impacts(fields: &[FieldChange]) -> Vec<Impact> {
+    let impacts: BTreeSet<Impact> = fields.iter().map(|c| c.impact.clone()).collect();
+    impacts.into_iter().collect()
+}

@@ -1,0 +1,271 @@
+//! The exact REST requests of a plan: paths, query parameters and lowerCamelCase JSON bodies.
+//!
+//! A PATCH carries exactly the fields its mask names. Masked repeated fields are replaced whole
+//! by the service, so the `node_pools` and `partitions` lists sent are the complete desired
+//! lists, each element's unset fields filled from the live element with the same key: nothing
+//! the configuration leaves unset (server defaults, fields this version does not know) is reset
+//! by omission. Every body carries the ownership label when it carries labels, durations in
+//! protobuf form, and both node counts of every scaling spec.
+
+use clusterform_model::STACK_LABEL;
+use clusterform_model::duration;
+use clusterform_model::fields::{self, FieldKind, UpdateMaskPath, camel_case};
+use serde_json::{Map, Value};
+
+use crate::ignore::find_element;
+use crate::plan::{ClusterAddress, PlannedRequest, RequestKind};
+
+/// The API version every cluster path starts with.
+const API_VERSION: &str = "v1beta1";
+
+/// `POST …/modelDevelopmentClusters?modelDevelopmentClusterId=ID` with the desired cluster.
+pub(crate) fn create(address: &ClusterAddress, desired: &Value, stack: &str) -> PlannedRequest {
+    let mut body = desired.clone();
+    if let Some(object) = body.as_object_mut() {
+        let labels = object
+            .entry("labels")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Some(labels) = labels.as_object_mut() {
+            labels.insert(STACK_LABEL.to_owned(), Value::from(stack));
+        }
+    }
+    canonicalise(&mut body);
+    PlannedRequest {
+        kind: RequestKind::Create,
+        method: "POST".to_owned(),
+        path: format!(
+            "/{API_VERSION}/projects/{}/locations/{}/modelDevelopmentClusters",
+            address.project, address.region
+        ),
+        query: vec![("modelDevelopmentClusterId".to_owned(), address.id.clone())],
+        body: Some(body),
+    }
+}
+
+/// `PATCH …/ID?updateMask=…&updateMode=…` carrying exactly the masked fields.
+pub(crate) fn update(
+    address: &ClusterAddress,
+    mask: &[UpdateMaskPath],
+    mode: &str,
+    desired: &Value,
+    live: &Value,
+    stack: &str,
+) -> PlannedRequest {
+    let mut body = Value::Object(Map::new());
+    for path in mask {
+        let pointer = json_pointer(*path);
+        let wanted = desired.pointer(&pointer).cloned().unwrap_or(Value::Null);
+        let current = live.pointer(&pointer);
+        let value = match path {
+            UpdateMaskPath::Labels => with_stack_label(wanted, stack),
+            UpdateMaskPath::NodePools | UpdateMaskPath::Partitions => {
+                filled_from_live(path.as_str(), &wanted, current)
+            }
+            UpdateMaskPath::LoginNodePoolId
+            | UpdateMaskPath::PrologBashScripts
+            | UpdateMaskPath::EpilogBashScripts => wanted,
+        };
+        set_at(&mut body, &pointer, value);
+    }
+    canonicalise(&mut body);
+    let mask_text = mask.iter().map(|m| m.as_str()).collect::<Vec<_>>().join(",");
+    PlannedRequest {
+        kind: RequestKind::Update,
+        method: "PATCH".to_owned(),
+        path: cluster_path(address),
+        query: vec![
+            ("updateMask".to_owned(), mask_text),
+            ("updateMode".to_owned(), mode.to_owned()),
+        ],
+        body: Some(body),
+    }
+}
+
+/// `DELETE …/ID`, without a body.
+pub(crate) fn delete(address: &ClusterAddress) -> PlannedRequest {
+    PlannedRequest {
+        kind: RequestKind::Delete,
+        method: "DELETE".to_owned(),
+        path: cluster_path(address),
+        query: Vec::new(),
+        body: None,
+    }
+}
+
+fn cluster_path(address: &ClusterAddress) -> String {
+    format!("/{API_VERSION}/{}", address.resource_name())
+}
+
+/// `orchestrator_spec.slurm_spec.partitions` → `/orchestratorSpec/slurmSpec/partitions`.
+fn json_pointer(path: UpdateMaskPath) -> String {
+    path.as_str()
+        .split('.')
+        .map(|segment| format!("/{}", camel_case(segment)))
+        .collect()
+}
+
+fn set_at(body: &mut Value, pointer: &str, value: Value) {
+    let mut current = body;
+    let segments: Vec<&str> = pointer.trim_start_matches('/').split('/').collect();
+    let Some((last, parents)) = segments.split_last() else {
+        return;
+    };
+    for segment in parents {
+        let Some(object) = current.as_object_mut() else {
+            return;
+        };
+        current = object
+            .entry(*segment)
+            .or_insert_with(|| Value::Object(Map::new()));
+    }
+    if let Some(object) = current.as_object_mut() {
+        object.insert((*last).to_owned(), value);
+    }
+}
+
+fn with_stack_label(labels: Value, stack: &str) -> Value {
+    let mut labels = match labels {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    labels.insert(STACK_LABEL.to_owned(), Value::from(stack));
+    Value::Object(labels)
+}
+
+/// The desired keyed list, each element completed with the live element of the same key.
+fn filled_from_live(list_path: &str, wanted: &Value, live: Option<&Value>) -> Value {
+    let Some(FieldKind::KeyedList(key_field)) = fields::lookup(list_path).map(|s| s.kind) else {
+        return wanted.clone();
+    };
+    let key_json = camel_case(key_field);
+    let element_path = format!("{list_path}[]");
+    let items = wanted.as_array().map_or(&[][..], Vec::as_slice);
+    let filled = items
+        .iter()
+        .map(|item| {
+            let key = item.get(&key_json).and_then(Value::as_str);
+            match key.zip(live).and_then(|(key, live)| find_element(live, &key_json, key)) {
+                Some(live_item) => merged(&element_path, live_item, item),
+                None => item.clone(),
+            }
+        })
+        .collect();
+    Value::Array(filled)
+}
+
+/// `live` overlaid with what `desired` sets; nested messages merge, every other field
+/// (lists, maps, scalars) is taken whole from `desired`.
+fn merged(parent: &str, live: &Value, desired: &Value) -> Value {
+    let (Some(live_object), Some(desired_object)) = (live.as_object(), desired.as_object()) else {
+        return desired.clone();
+    };
+    let mut out = live_object.clone();
+    for (key, wanted) in desired_object {
+        let spec = fields::children(parent).find(|s| camel_case(s.name()) == *key);
+        let value = match (spec, out.get(key)) {
+            (Some(spec), Some(current)) if spec.kind == FieldKind::Message => {
+                merged(spec.path, current, wanted)
+            }
+            _ => wanted.clone(),
+        };
+        out.insert(key.clone(), value);
+    }
+    Value::Object(out)
+}
+
+/// Durations in protobuf form, and both node counts in every scaling spec (the API reads an
+/// absent count as 0, so a count is never left to chance).
+fn canonicalise(body: &mut Value) {
+    canonicalise_message("", body);
+}
+
+fn canonicalise_message(parent: &str, value: &mut Value) {
+    let Some(object) = value.as_object_mut() else {
+        return;
+    };
+    if parent == "node_pools[].scaling_spec" {
+        for count in ["minNodeCount", "maxNodeCount"] {
+            object.entry(count).or_insert_with(|| Value::from(0));
+        }
+    }
+    for spec in fields::children(parent) {
+        let Some(field) = object.get_mut(&camel_case(spec.name())) else {
+            continue;
+        };
+        match spec.kind {
+            FieldKind::Duration => {
+                if let Some(seconds) = field.as_str().and_then(|text| duration::parse(text).ok()) {
+                    *field = Value::from(seconds.to_proto());
+                }
+            }
+            FieldKind::Message => canonicalise_message(spec.path, field),
+            FieldKind::KeyedList(_) => {
+                let element = format!("{}[]", spec.path);
+                for item in field.as_array_mut().into_iter().flatten() {
+                    canonicalise_message(&element, item);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn address() -> ClusterAddress {
+        ClusterAddress {
+            project: "p".into(),
+            region: "r".into(),
+            id: "c1".into(),
+        }
+    }
+
+    #[test]
+    fn pools_are_sent_complete_and_filled_from_live() {
+        let desired = json!({"nodePools": [{"id": "cpu", "scalingSpec": {"maxNodeCount": 8}}, {"id": "new", "zone": "z"}]});
+        let live = json!({"nodePools": [
+            {"id": "gone"},
+            {"id": "cpu", "scalingSpec": {"maxNodeCount": "4"}, "bootDisk": {"bootDiskType": "pd-ssd"}, "futureField": 1}
+        ]});
+        let request = update(&address(), &[UpdateMaskPath::NodePools], "USER_ONLY", &desired, &live, "s");
+        assert_eq!(
+            request.body.unwrap(),
+            json!({"nodePools": [
+                {"id": "cpu", "scalingSpec": {"maxNodeCount": 8, "minNodeCount": 0}, "bootDisk": {"bootDiskType": "pd-ssd"}, "futureField": 1},
+                {"id": "new", "zone": "z"}
+            ]})
+        );
+        assert_eq!(request.path, "/v1beta1/projects/p/locations/r/modelDevelopmentClusters/c1");
+        assert_eq!(request.query[0], ("updateMask".to_owned(), "node_pools".to_owned()));
+    }
+
+    #[test]
+    fn labels_keep_the_ownership_label_and_scripts_nest() {
+        let desired = json!({"labels": {"a": "1"}, "orchestratorSpec": {"slurmSpec": {"prologBashScripts": ["x"]}}});
+        let mask = [UpdateMaskPath::Labels, UpdateMaskPath::PrologBashScripts];
+        let request = update(&address(), &mask, "USER_AND_SERVICE", &desired, &json!({}), "s");
+        assert_eq!(
+            request.body.unwrap(),
+            json!({"labels": {"a": "1", "clusterform-stack": "s"},
+                   "orchestratorSpec": {"slurmSpec": {"prologBashScripts": ["x"]}}})
+        );
+        assert_eq!(request.query[0].1, "labels,orchestrator_spec.slurm_spec.prolog_bash_scripts");
+    }
+
+    #[test]
+    fn create_adds_the_label_and_canonical_durations() {
+        let desired = json!({"nodePools": [{"id": "g", "flexStartMaxDuration": "7d", "scalingSpec": {"maxNodeCount": 2}}]});
+        let request = create(&address(), &desired, "s");
+        assert_eq!(request.query, [("modelDevelopmentClusterId".to_owned(), "c1".to_owned())]);
+        assert_eq!(
+            request.body.unwrap(),
+            json!({"nodePools": [{"id": "g", "flexStartMaxDuration": "604800s", "scalingSpec": {"maxNodeCount": 2, "minNodeCount": 0}}],
+                   "labels": {"clusterform-stack": "s"}})
+        );
+        assert_eq!(delete(&address()).body, None);
+    }
+}

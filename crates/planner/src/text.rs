@@ -1,0 +1,376 @@
+//! The plan as text, in Terraform's look: one block per changing cluster with `+ ~ - -/+`,
+//! `old -> new`, nested blocks for node pools and partitions, unchanged attributes hidden behind
+//! a count, `# forces replacement` on immutable changes, then the update mask, mode, impact and
+//! warnings of the cluster, and a closing summary line.
+//!
+//! Colour is applied only when the caller asks for it: the CLI knows whether the output is a
+//! terminal and whether `NO_COLOR` is set; this module never looks.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+use clusterform_model::fields::{self, FieldKind};
+use console::Style;
+use serde_json::{Map, Value};
+
+use crate::paths::{self, Segment, Selector};
+use crate::plan::{Action, ClusterChange, FieldChange, Plan};
+
+/// How a value from a sensitive variable is shown.
+const SENSITIVE: &str = "(sensitive)";
+
+/// Renders a plan as text; `color` adds ANSI colours.
+pub fn render_text(plan: &Plan, color: bool) -> String {
+    let paint = Paint { color };
+    if !plan.has_changes() {
+        return format!(
+            "{} Your clusters match the configuration.\n",
+            paint.style(Style::new().green().bold(), "No changes.")
+        );
+    }
+    let mut out = String::from("clusterform will perform the following actions:\n\n");
+    for change in plan.changes.iter().filter(|c| c.action != Action::NoOp) {
+        ClusterText { out: &mut out, paint }.render(change);
+        out.push('\n');
+    }
+    let summary = plan.summary();
+    let _ = writeln!(
+        out,
+        "{} {} to add, {} to change, {} to replace, {} to destroy.",
+        paint.style(Style::new().bold(), "Plan:"),
+        summary.add,
+        summary.change,
+        summary.replace,
+        summary.destroy
+    );
+    out
+}
+
+/// Whether and how to colour.
+#[derive(Debug, Clone, Copy)]
+struct Paint {
+    color: bool,
+}
+
+impl Paint {
+    fn style(self, style: Style, text: &str) -> String {
+        if self.color {
+            style.force_styling(true).apply_to(text).to_string()
+        } else {
+            text.to_owned()
+        }
+    }
+
+    /// A change symbol right-aligned in three columns, as Terraform writes `  ~` and `-/+`.
+    fn symbol(self, symbol: &str) -> String {
+        let pad = " ".repeat(3usize.saturating_sub(symbol.chars().count()));
+        let coloured = match symbol {
+            "+" => self.style(Style::new().green(), "+"),
+            "-" => self.style(Style::new().red(), "-"),
+            "~" => self.style(Style::new().yellow(), "~"),
+            "-/+" => format!(
+                "{}/{}",
+                self.style(Style::new().red(), "-"),
+                self.style(Style::new().green(), "+")
+            ),
+            other => other.to_owned(),
+        };
+        format!("{pad}{coloured}")
+    }
+}
+
+/// The lines of one cluster.
+struct ClusterText<'a> {
+    out: &'a mut String,
+    paint: Paint,
+}
+
+impl ClusterText<'_> {
+    fn render(&mut self, change: &ClusterChange) {
+        let id = &change.address.id;
+        let header = self.paint.style(Style::new().bold(), &format!("# {id} {}", headline(change)));
+        let _ = writeln!(self.out, "  {header}");
+        let _ = writeln!(self.out, "{} cluster \"{id}\" {{", self.paint.symbol(change.action.symbol()));
+        if change.action == Action::Delete {
+            let _ = writeln!(self.out, "        name = \"{}\"", change.address.resource_name());
+        } else {
+            let tree = Tree::build(change);
+            self.block(&tree, "", 1);
+        }
+        self.out.push_str("    }\n");
+        self.footer(change);
+    }
+
+    fn footer(&mut self, change: &ClusterChange) {
+        if !change.update_mask.is_empty() {
+            let mask: Vec<&str> = change.update_mask.iter().map(|m| m.as_str()).collect();
+            let _ = writeln!(self.out, "    update mask: {}", mask.join(", "));
+        }
+        if let Some(mode) = &change.update_mode {
+            let _ = writeln!(self.out, "    update mode: {mode} ({})", mode_meaning(mode));
+        }
+        if !change.impacts.is_empty() {
+            let impacts: Vec<String> = change.impacts.iter().map(ToString::to_string).collect();
+            let _ = writeln!(self.out, "    impact: {}", impacts.join("; "));
+        }
+        for warning in &change.warnings {
+            let label = self.paint.style(Style::new().yellow().bold(), "Warning:");
+            let _ = writeln!(self.out, "    {label} {warning}");
+        }
+    }
+
+    /// The contents of the block at `path`, whose children sit at `depth`.
+    fn block(&mut self, tree: &Tree<'_>, path: &str, depth: usize) {
+        let Some(node) = tree.nodes.get(path) else {
+            return;
+        };
+        for child in &node.children {
+            match child {
+                Child::Attribute(change) => self.attribute(change, depth),
+                Child::Block(child_path) => {
+                    let symbol = tree.block_symbol(child_path);
+                    let label = tree.labels.get(child_path).map_or("?", String::as_str);
+                    let _ = writeln!(self.out, "{}{} {label} {{", indent(depth - 1), self.paint.symbol(symbol));
+                    self.block(tree, child_path, depth + 1);
+                    let _ = writeln!(self.out, "{}}}", indent(depth));
+                }
+            }
+        }
+        let text = indent(depth);
+        if node.hidden_attributes > 0 {
+            let _ = writeln!(self.out, "{text}# ({} unchanged {} hidden)", node.hidden_attributes, plural(node.hidden_attributes, "attribute"));
+        }
+        if node.hidden_blocks > 0 {
+            let _ = writeln!(self.out, "{text}# ({} unchanged {} hidden)", node.hidden_blocks, plural(node.hidden_blocks, "block"));
+        }
+    }
+
+    fn attribute(&mut self, change: &FieldChange, depth: usize) {
+        let segments = paths::parse(&change.path).unwrap_or_default();
+        let name = segments.last().map_or_else(|| change.path.clone(), label_of);
+        let kind = kind_of(&segments);
+        let symbol = symbol_of(&[change]);
+        let lead = format!("{}{}", indent(depth - 1), self.paint.symbol(symbol));
+        let mut note = String::new();
+        if change.forces_replacement {
+            note.push_str(&format!(" {}", self.paint.style(Style::new().red(), "# forces replacement")));
+        }
+        if matches!(kind, Some(FieldKind::KeyedList(_))) && segments.last().is_some_and(|s| s.selector.is_none()) {
+            note.push_str(" # order");
+        }
+        if change.sensitive {
+            let _ = writeln!(self.out, "{lead} {name} = {SENSITIVE}{note}");
+            return;
+        }
+        if kind == Some(FieldKind::StringMap) {
+            self.map(change, &lead, &name, &note, depth);
+            return;
+        }
+        let values = transition(change.before.as_ref(), change.after.as_ref());
+        let _ = writeln!(self.out, "{lead} {name} = {values}{note}");
+    }
+
+    /// A map attribute, key by key.
+    fn map(&mut self, change: &FieldChange, lead: &str, name: &str, note: &str, depth: usize) {
+        let empty = Map::new();
+        let before = change.before.as_ref().and_then(Value::as_object).unwrap_or(&empty);
+        let after = change.after.as_ref().and_then(Value::as_object).unwrap_or(&empty);
+        let _ = writeln!(self.out, "{lead} {name} = {{{note}");
+        let keys: BTreeSet<&String> = before.keys().chain(after.keys()).collect();
+        for key in keys {
+            let (old, new) = (before.get(key.as_str()), after.get(key.as_str()));
+            if old == new {
+                continue;
+            }
+            let symbol = match (old, new) {
+                (None, _) => "+",
+                (_, None) => "-",
+                _ => "~",
+            };
+            let _ = writeln!(
+                self.out,
+                "{}{} {} = {}",
+                indent(depth),
+                self.paint.symbol(symbol),
+                Value::from(key.as_str()),
+                transition(old, new)
+            );
+        }
+        let _ = writeln!(self.out, "{}}}", indent(depth));
+    }
+}
+
+fn headline(change: &ClusterChange) -> &'static str {
+    match change.action {
+        Action::Create => "will be created",
+        Action::Update => "will be updated in place",
+        Action::Replace if change.fields.iter().any(|f| f.forces_replacement) => "must be replaced",
+        Action::Replace => "will be replaced, as requested",
+        Action::Delete => "will be destroyed",
+        Action::NoOp => "is up to date",
+    }
+}
+
+fn mode_meaning(mode: &str) -> &'static str {
+    match mode {
+        "USER_ONLY" => "only the fields you set; the service does not refresh its managed fields",
+        "UPDATE_MODE_UNSPECIFIED" => "treated as USER_AND_SERVICE by the service",
+        _ => "the service may also refresh its managed fields",
+    }
+}
+
+fn plural(count: usize, word: &str) -> String {
+    if count == 1 { word.to_owned() } else { format!("{word}s") }
+}
+
+/// The text column of the children of a block at `depth` (the cluster's are at depth 1).
+fn indent(depth: usize) -> String {
+    " ".repeat(4 * depth + 4)
+}
+
+/// `+`, `-` or `~` for a set of changes: all additions, all removals, or anything else.
+fn symbol_of(changes: &[&FieldChange]) -> &'static str {
+    if changes.iter().all(|c| c.before.is_none()) {
+        "+"
+    } else if changes.iter().all(|c| c.after.is_none()) {
+        "-"
+    } else {
+        "~"
+    }
+}
+
+/// `new`, `old -> null` or `old -> new`.
+fn transition(before: Option<&Value>, after: Option<&Value>) -> String {
+    match (before, after) {
+        (None, Some(after)) => show(after),
+        (Some(before), None) => format!("{} -> null", show(before)),
+        (Some(before), Some(after)) => format!("{} -> {}", show(before), show(after)),
+        (None, None) => "null".to_owned(),
+    }
+}
+
+/// A value in HCL-like notation.
+fn show(value: &Value) -> String {
+    match value {
+        Value::Array(items) => format!("[{}]", items.iter().map(show).collect::<Vec<_>>().join(", ")),
+        Value::Object(map) if map.is_empty() => "{}".to_owned(),
+        Value::Object(map) => {
+            let entries: Vec<String> = map
+                .iter()
+                .map(|(k, v)| format!("{} = {}", Value::from(k.as_str()), show(v)))
+                .collect();
+            format!("{{ {} }}", entries.join(", "))
+        }
+        other => other.to_string(),
+    }
+}
+
+/// `node_pool "cpu"` for an element of a keyed list, the field name otherwise.
+fn label_of(segment: &Segment) -> String {
+    match &segment.selector {
+        Some(Selector::Key(key)) => format!("{} {}", paths::block_name(&segment.name), Value::from(key.as_str())),
+        Some(Selector::Any) => format!("{}[]", segment.name),
+        None => segment.name.clone(),
+    }
+}
+
+fn kind_of(segments: &[Segment]) -> Option<FieldKind> {
+    let generic = paths::generic(segments);
+    fields::lookup(generic.strip_suffix("[]").unwrap_or(&generic)).map(|spec| spec.kind)
+}
+
+/// A cluster's changes arranged as nested blocks.
+struct Tree<'a> {
+    nodes: BTreeMap<String, Node<'a>>,
+    labels: BTreeMap<String, String>,
+    all: Vec<&'a FieldChange>,
+    existing: BTreeSet<&'a str>,
+}
+
+#[derive(Default)]
+struct Node<'a> {
+    children: Vec<Child<'a>>,
+    hidden_attributes: usize,
+    hidden_blocks: usize,
+}
+
+enum Child<'a> {
+    Attribute(&'a FieldChange),
+    Block(String),
+}
+
+impl<'a> Tree<'a> {
+    fn build(change: &'a ClusterChange) -> Self {
+        let mut tree = Tree {
+            nodes: BTreeMap::from([(String::new(), Node::default())]),
+            labels: BTreeMap::new(),
+            all: change.fields.iter().collect(),
+            existing: change.unchanged_attributes.keys().map(String::as_str).collect(),
+        };
+        for field in &change.fields {
+            tree.insert(field);
+        }
+        tree.hide_unchanged(&change.unchanged_attributes);
+        tree
+    }
+
+    fn insert(&mut self, field: &'a FieldChange) {
+        let segments = paths::parse(&field.path).unwrap_or_default();
+        let mut parent = String::new();
+        for len in 1..segments.len() {
+            let path = joined(&segments[..len]);
+            if !self.nodes.contains_key(&path) {
+                self.nodes.insert(path.clone(), Node::default());
+                self.labels.insert(path.clone(), label_of(&segments[len - 1]));
+                self.push_child(&parent, Child::Block(path.clone()));
+            }
+            parent = path;
+        }
+        self.push_child(&parent, Child::Attribute(field));
+    }
+
+    fn push_child(&mut self, parent: &str, child: Child<'a>) {
+        if let Some(node) = self.nodes.get_mut(parent) {
+            node.children.push(child);
+        }
+    }
+
+    /// Counts unchanged attributes in shown blocks, and unchanged blocks in their nearest shown
+    /// parent.
+    fn hide_unchanged(&mut self, unchanged: &BTreeMap<String, usize>) {
+        let mut hidden_blocks: BTreeSet<(String, String)> = BTreeSet::new();
+        for (path, count) in unchanged {
+            if let Some(node) = self.nodes.get_mut(path) {
+                node.hidden_attributes = *count;
+                continue;
+            }
+            let segments = paths::parse(path).unwrap_or_default();
+            for len in 1..=segments.len() {
+                let prefix = joined(&segments[..len]);
+                if !self.nodes.contains_key(&prefix) {
+                    hidden_blocks.insert((joined(&segments[..len - 1]), prefix));
+                    break;
+                }
+            }
+        }
+        for (parent, _) in hidden_blocks {
+            if let Some(node) = self.nodes.get_mut(&parent) {
+                node.hidden_blocks += 1;
+            }
+        }
+    }
+
+    /// `+` for a block that is new, `-` for one that goes away, `~` for one that exists on both
+    /// sides (the diff records every such block in the unchanged counts).
+    fn block_symbol(&self, path: &str) -> &'static str {
+        if self.existing.contains(path) {
+            return "~";
+        }
+        let within: Vec<&FieldChange> = self.all.iter().copied().filter(|c| paths::is_within(&c.path, path)).collect();
+        symbol_of(&within)
+    }
+}
+
+fn joined(segments: &[Segment]) -> String {
+    segments.iter().map(ToString::to_string).collect::<Vec<_>>().join(".")
+}

@@ -1,0 +1,105 @@
+//! Warnings shown under a cluster's change: things that are allowed but that a user would want
+//! to know before applying (the default partition moves, a removed pool is still referred to,
+//! the cluster is busy).
+
+use clusterform_model::{Cluster, state};
+use serde_json::Value;
+
+use crate::paths;
+use crate::plan::{Action, FieldChange};
+
+/// Cluster states in which the service is already working on the cluster.
+const BUSY_STATES: &[&str] = &[state::PROVISIONING, state::UPDATING, state::STOPPING, state::ERROR];
+
+const PARTITIONS: &str = "/orchestratorSpec/slurmSpec/partitions";
+const DEFAULT_PARTITION: &str = "/orchestratorSpec/slurmSpec/defaultPartitionId";
+const LOGIN_POOL: &str = "/orchestratorSpec/slurmSpec/loginNodePoolId";
+
+/// The warnings for one change. `desired` is the desired cluster JSON with ignored fields
+/// removed, `live` the live cluster JSON.
+pub(crate) fn for_change(action: Action, fields: &[FieldChange], desired: &Value, live: &Value, live_cluster: &Cluster) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if action == Action::NoOp {
+        return warnings;
+    }
+    if let Some(busy) = busy(live_cluster) {
+        warnings.push(busy);
+    }
+    warnings.extend(default_partition_moves(fields, desired, live));
+    warnings.extend(removed_pools_still_referenced(fields, desired, live));
+    warnings
+}
+
+fn busy(live: &Cluster) -> Option<String> {
+    let state = live.state().filter(|s| BUSY_STATES.contains(s))?;
+    let consequence = if state == state::ERROR {
+        "the service may refuse or fail the change; check the cluster's status first"
+    } else {
+        "the request may be refused (ABORTED) until the running operation ends"
+    };
+    Some(format!("the cluster is {state} right now: {consequence}"))
+}
+
+fn default_partition_moves(fields: &[FieldChange], desired: &Value, live: &Value) -> Option<String> {
+    let partitions_change = fields
+        .iter()
+        .any(|c| paths::is_within(&c.path, "orchestrator_spec.slurm_spec.partitions"));
+    let has_default = |cluster: &Value| cluster.pointer(DEFAULT_PARTITION).and_then(Value::as_str).is_some_and(|s| !s.is_empty());
+    if !partitions_change || has_default(desired) || has_default(live) {
+        return None;
+    }
+    let first = |cluster: &Value| {
+        cluster
+            .pointer(PARTITIONS)?
+            .as_array()?
+            .first()?
+            .get("id")?
+            .as_str()
+            .map(str::to_owned)
+    };
+    let (before, after) = (first(live), first(desired));
+    if before == after {
+        return None;
+    }
+    let name = |id: Option<String>| id.map_or_else(|| "none".to_owned(), |id| format!("`{id}`"));
+    Some(format!(
+        "the default partition moves from {} to {}: default_partition_id is unset, so the first partition is the default for every job submitted without --partition",
+        name(before),
+        name(after)
+    ))
+}
+
+fn removed_pools_still_referenced(fields: &[FieldChange], desired: &Value, live: &Value) -> Vec<String> {
+    let mut removed: Vec<&str> = fields
+        .iter()
+        .filter(|c| c.impact.class == clusterform_model::fields::ImpactClass::DeletesPool)
+        .filter_map(|c| c.impact.pool.as_deref())
+        .collect();
+    removed.dedup();
+    // What stays after the update: the desired value where the configuration sets it, the
+    // live value where it does not (it is not sent).
+    let after = |pointer: &str| desired.pointer(pointer).or_else(|| live.pointer(pointer));
+    let partitions = after(PARTITIONS).and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+    let login = after(LOGIN_POOL).and_then(Value::as_str);
+    let mut warnings = Vec::new();
+    for pool in removed {
+        if login == Some(pool) {
+            warnings.push(format!(
+                "node pool `{pool}` would be removed, but login_node_pool_id still refers to it"
+            ));
+        }
+        for partition in partitions {
+            let refers = partition
+                .get("nodePoolIds")
+                .and_then(Value::as_array)
+                .is_some_and(|ids| ids.iter().any(|id| id.as_str() == Some(pool)));
+            if refers {
+                let id = partition.get("id").and_then(Value::as_str).unwrap_or("?");
+                warnings.push(format!(
+                    "node pool `{pool}` would be removed, but partition `{id}` still refers to it"
+                ));
+            }
+        }
+    }
+    warnings
+}

@@ -1,0 +1,7 @@
+//! Integration tests of clusterform-planner, one module per topic.
+
+mod actions;
+mod files;
+mod property;
+mod rendering;
+mod support;

@@ -1,0 +1,169 @@
+//! Creating and changing clusters: each kind of change reaches the API with the right mask,
+//! mode and body, and the next plan is empty.
+
+use serde_json::Value;
+
+use crate::support::{ClusterSpec, Env, apply_ok, cluster_name, config, stderr, stdout};
+
+fn assert_no_changes(env: &Env) {
+    let output = env.run(&["plan", "--detailed-exitcode"]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "plan after apply should be empty:\n{}{}",
+        stdout(&output),
+        stderr(&output)
+    );
+    assert!(stdout(&output).contains("No changes."), "{}", stdout(&output));
+}
+
+fn last_patch(env: &Env) -> (String, Value) {
+    let patch = env
+        .mutations()
+        .into_iter()
+        .rev()
+        .find(|r| r.method == "PATCH")
+        .expect("a PATCH was sent");
+    (patch.query, patch.body.unwrap_or(Value::Null))
+}
+
+#[test]
+fn create_then_plan_shows_no_changes() {
+    let env = Env::new(200);
+    let output = apply_ok(&env, &[ClusterSpec::default()]);
+    let out = stdout(&output);
+    assert!(out.contains("+ cluster \"train01\""), "{out}");
+    assert!(
+        out.contains("Apply complete! Resources: 1 added, 0 changed, 0 replaced, 0 destroyed."),
+        "{out}"
+    );
+    let live = env.emulator().cluster(&cluster_name("train01")).unwrap();
+    assert_eq!(live["clusterStatus"]["state"], "RUNNING");
+    assert_eq!(live["labels"]["clusterform-stack"], "e2e");
+    assert_eq!(live["labels"]["team"], "ml");
+    assert_no_changes(&env);
+}
+
+#[test]
+fn scaling_a_pool_patches_node_pools_with_both_pools() {
+    let env = Env::new(100);
+    apply_ok(&env, &[ClusterSpec::default()]);
+    env.write_config(&config(&[ClusterSpec {
+        max_nodes: 8,
+        ..ClusterSpec::default()
+    }]));
+    let plan = env.run(&["plan", "--detailed-exitcode"]);
+    assert_eq!(plan.status.code(), Some(2), "{}", stderr(&plan));
+    let text = stdout(&plan);
+    assert!(text.contains("4 -> 8"), "{text}");
+    assert!(text.contains("node_pools"), "{text}");
+    assert!(text.contains("resizes pool cpu"), "{text}");
+
+    apply_ok(&env, &[ClusterSpec {
+        max_nodes: 8,
+        ..ClusterSpec::default()
+    }]);
+    let (query, body) = last_patch(&env);
+    assert!(query.contains("updateMask=node_pools"), "{query}");
+    assert!(query.contains("updateMode=USER_AND_SERVICE"), "{query}");
+    let pools = body["nodePools"].as_array().unwrap();
+    let ids: Vec<_> = pools.iter().map(|p| p["id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), 2, "both pools are sent: {ids:?}");
+    assert!(ids.contains(&"login") && ids.contains(&"cpu"));
+    assert_no_changes(&env);
+}
+
+#[test]
+fn adding_a_partition_patches_partitions_only() {
+    let env = Env::new(100);
+    apply_ok(&env, &[ClusterSpec::default()]);
+    apply_ok(&env, &[ClusterSpec {
+        extra_partition: true,
+        ..ClusterSpec::default()
+    }]);
+    let (query, body) = last_patch(&env);
+    assert!(
+        query.contains("updateMask=orchestrator_spec.slurm_spec.partitions"),
+        "{query}"
+    );
+    assert!(!query.contains("node_pools"), "{query}");
+    let partitions = &body["orchestratorSpec"]["slurmSpec"]["partitions"];
+    assert_eq!(partitions.as_array().unwrap().len(), 2, "{body}");
+    assert_no_changes(&env);
+}
+
+#[test]
+fn changing_labels_keeps_the_stack_label() {
+    let env = Env::new(100);
+    apply_ok(&env, &[ClusterSpec::default()]);
+    apply_ok(&env, &[ClusterSpec {
+        labels: r#"{ team = "research", cost = "q4" }"#,
+        ..ClusterSpec::default()
+    }]);
+    let (query, body) = last_patch(&env);
+    assert!(query.contains("updateMask=labels"), "{query}");
+    assert_eq!(body["labels"]["clusterform-stack"], "e2e");
+    assert_eq!(body["labels"]["team"], "research");
+    assert_no_changes(&env);
+}
+
+#[test]
+fn user_only_mode_is_sent() {
+    let env = Env::new(100);
+    apply_ok(&env, &[ClusterSpec::default()]);
+    env.write_config(&config(&[ClusterSpec {
+        max_nodes: 6,
+        ..ClusterSpec::default()
+    }]));
+    let output = env.run(&["apply", "--auto-approve", "--update-mode", "USER_ONLY"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(stdout(&output).contains("USER_ONLY"), "{}", stdout(&output));
+    let (query, _) = last_patch(&env);
+    assert!(query.contains("updateMode=USER_ONLY"), "{query}");
+}
+
+#[test]
+fn display_name_change_replaces_delete_then_create() {
+    let env = Env::new(100);
+    apply_ok(&env, &[ClusterSpec::default()]);
+    env.emulator().clear_requests();
+    let output = apply_ok(&env, &[ClusterSpec {
+        display_name: "Renamed",
+        ..ClusterSpec::default()
+    }]);
+    let out = stdout(&output);
+    assert!(out.contains("-/+"), "{out}");
+    assert!(out.contains("# forces replacement"), "{out}");
+    assert!(out.contains("1 replaced"), "{out}");
+    let methods: Vec<_> = env.mutations().into_iter().map(|r| r.method).collect();
+    assert_eq!(methods, ["DELETE", "POST"]);
+    let live = env.emulator().cluster(&cluster_name("train01")).unwrap();
+    assert_eq!(live["displayName"], "Renamed");
+}
+
+#[test]
+fn a_removed_block_is_deleted() {
+    let env = Env::new(100);
+    let second = ClusterSpec {
+        id: "train02",
+        ..ClusterSpec::default()
+    };
+    apply_ok(&env, &[ClusterSpec::default(), second]);
+    let output = apply_ok(&env, &[ClusterSpec::default()]);
+    assert!(stdout(&output).contains("1 destroyed"), "{}", stdout(&output));
+    assert!(env.emulator().cluster(&cluster_name("train02")).is_none());
+    assert!(env.emulator().cluster(&cluster_name("train01")).is_some());
+}
+
+#[test]
+fn json_plan_parses_and_carries_requests() {
+    let env = Env::new(100);
+    env.write_config(&config(&[ClusterSpec::default()]));
+    let output = env.run(&["plan", "--json"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let plan: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(plan["format_version"], 1);
+    let request = &plan["changes"][0]["requests"][0];
+    assert_eq!(request["method"], "POST");
+    assert!(env.mutations().is_empty(), "plan sends nothing");
+}

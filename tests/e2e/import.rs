@@ -1,0 +1,41 @@
+//! `import`: labels a foreign cluster and writes HCL that plans to no changes.
+
+use serde_json::json;
+
+use crate::support::{Env, PROVIDER, cluster_name, stderr, stdout};
+
+#[test]
+fn import_labels_the_cluster_and_round_trips() {
+    let env = Env::new(100);
+    env.emulator().insert_cluster(
+        &cluster_name("legacy"),
+        json!({
+            "displayName": "Made by hand",
+            "labels": {"team": "ml"},
+            "network": {"network": "projects/e2e-project/global/networks/default"},
+            "nodePools": [
+                {"id": "login", "machineSpec": {"machineType": "n2-standard-8"},
+                 "scalingSpec": {"minNodeCount": "1", "maxNodeCount": "1"}, "zone": "us-central1-a"},
+                {"id": "cpu", "machineSpec": {"machineType": "n2-standard-8"},
+                 "scalingSpec": {"maxNodeCount": "4"}, "zone": "us-central1-a"}
+            ],
+            "orchestratorSpec": {"slurmSpec": {
+                "homeDirectoryStorage": "projects/e2e-project/locations/us-central1-a/instances/home",
+                "loginNodePoolId": "login",
+                "partitions": [{"id": "cpu", "nodePoolIds": ["cpu"]}]}}
+        }),
+    );
+    env.write_config(PROVIDER);
+    let output = env.run(&["import", "legacy", "--out", "legacy.hcl"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let live = env.emulator().cluster(&cluster_name("legacy")).unwrap();
+    assert_eq!(live["labels"]["clusterform-stack"], "e2e");
+    assert_eq!(live["labels"]["team"], "ml");
+    let hcl = std::fs::read_to_string(env.path().join("legacy.hcl")).unwrap();
+    assert!(hcl.contains("cluster \"legacy\""), "{hcl}");
+    assert!(!hcl.contains("clusterform-stack"), "{hcl}");
+
+    let plan = env.run(&["plan", "--detailed-exitcode"]);
+    assert_eq!(plan.status.code(), Some(0), "{}{}", stdout(&plan), stderr(&plan));
+    assert!(stdout(&plan).contains("No changes."));
+}

@@ -1,0 +1,66 @@
+//! Ctrl-C during an apply keeps the journal; the next apply waits for the operation instead
+//! of creating the cluster a second time.
+
+use std::time::{Duration, Instant};
+
+use crate::support::{ClusterSpec, Env, config, stderr, stdout};
+
+fn creates(env: &Env) -> usize {
+    env.mutations().iter().filter(|r| r.method == "POST").count()
+}
+
+#[test]
+#[cfg(unix)]
+fn an_interrupted_apply_resumes_without_a_second_create() {
+    let env = Env::new(3_000);
+    env.write_config(&config(&[ClusterSpec::default()]));
+    let journal = env.path().join(".clusterform/journal.json");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_clusterform"))
+        .args(["apply", "--auto-approve"])
+        .current_dir(env.path())
+        .env("CLUSTERFORM_ENDPOINT", env.handle.base_url())
+        .env("CLUSTERFORM_ACCESS_TOKEN", crate::support::TOKEN)
+        .env("NO_COLOR", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !journal_has_entry(&journal) {
+        assert!(Instant::now() < deadline, "the journal was never written");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", stdout(&output));
+    assert!(stderr(&output).contains("clusterform apply"), "{}", stderr(&output));
+    assert!(journal_has_entry(&journal), "the journal survives the interrupt");
+    assert_eq!(creates(&env), 1);
+
+    let resumed = env.run(&["apply", "--auto-approve"]);
+    assert!(resumed.status.success(), "{}{}", stdout(&resumed), stderr(&resumed));
+    assert_eq!(creates(&env), 1, "no second create");
+    assert!(!journal_has_entry(&journal), "the journal is emptied");
+    assert!(stdout(&resumed).contains("No changes."), "{}", stdout(&resumed));
+}
+
+fn journal_has_entry(path: &std::path::Path) -> bool {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .is_some_and(|json| json_has_operation(&json))
+}
+
+fn json_has_operation(json: &serde_json::Value) -> bool {
+    match json {
+        serde_json::Value::Object(map) => {
+            map.contains_key("operation") || map.values().any(json_has_operation)
+        }
+        serde_json::Value::Array(items) => items.iter().any(json_has_operation),
+        _ => false,
+    }
+}

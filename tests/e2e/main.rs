@@ -1,0 +1,16 @@
+//! End-to-end tests: the built `clusterform` binary against the emulator, which each test
+//! starts on a free loopback port in its own runtime. They check what the user sees (output,
+//! exit codes) and what the API received (the emulator's request log).
+
+mod support;
+
+mod apply;
+mod bad_input;
+mod destroy;
+mod help;
+mod import;
+mod interrupt;
+mod local;
+mod plans;
+mod prompt;
+mod reliability;

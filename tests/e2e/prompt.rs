@@ -1,0 +1,50 @@
+//! The confirmation prompt on a real pty: `no` sends nothing, `yes` applies; without a
+//! terminal and without `--auto-approve`, apply refuses.
+
+use crate::support::{ClusterSpec, Env, TOKEN, cluster_name, config, stderr};
+
+fn spawn_apply(env: &Env) -> rexpect::session::PtySession {
+    let command = format!(
+        "env NO_COLOR=1 CLUSTERFORM_ENDPOINT={} CLUSTERFORM_ACCESS_TOKEN={TOKEN} {} apply {}",
+        env.handle.base_url(),
+        env!("CARGO_BIN_EXE_clusterform"),
+        env.path().display()
+    );
+    rexpect::spawn(&command, Some(30_000)).unwrap()
+}
+
+#[test]
+#[cfg(unix)]
+fn answering_no_sends_nothing() {
+    let env = Env::new(100);
+    env.write_config(&config(&[ClusterSpec::default()]));
+    let mut session = spawn_apply(&env);
+    session.exp_string("Only 'yes' will be accepted").unwrap();
+    session.send_line("no").unwrap();
+    session.exp_string("Apply cancelled.").unwrap();
+    session.exp_eof().unwrap();
+    assert!(env.mutations().is_empty());
+}
+
+#[test]
+#[cfg(unix)]
+fn answering_yes_applies() {
+    let env = Env::new(100);
+    env.write_config(&config(&[ClusterSpec::default()]));
+    let mut session = spawn_apply(&env);
+    session.exp_string("Only 'yes' will be accepted").unwrap();
+    session.send_line("yes").unwrap();
+    session.exp_string("Apply complete!").unwrap();
+    session.exp_eof().unwrap();
+    assert!(env.emulator().cluster(&cluster_name("train01")).is_some());
+}
+
+#[test]
+fn no_terminal_and_no_auto_approve_is_an_error() {
+    let env = Env::new(100);
+    env.write_config(&config(&[ClusterSpec::default()]));
+    let output = env.cmd(&["apply"]).write_stdin("yes\n").output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("--auto-approve"), "{}", stderr(&output));
+    assert!(env.mutations().is_empty());
+}

@@ -1,0 +1,240 @@
+//! Test harness: an emulator on a loopback port, a configuration directory in a tempdir, and
+//! a way to run the binary against both.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::Duration;
+
+use assert_cmd::Command;
+use clusterform_emulator::{Emulator, EmulatorHandle, EmulatorOptions, RecordedRequest};
+use tempfile::TempDir;
+
+/// The token every test run sends.
+pub const TOKEN: &str = "e2e-token";
+
+/// An emulator and a configuration directory.
+pub struct Env {
+    pub handle: EmulatorHandle,
+    pub dir: TempDir,
+    runtime: tokio::runtime::Runtime,
+}
+
+impl Env {
+    /// An emulator whose operations take `operation_ms`, and an empty configuration directory.
+    pub fn new(operation_ms: u64) -> Self {
+        Self::with_options(EmulatorOptions {
+            operation_duration: Duration::from_millis(operation_ms),
+            required_token: Some(TOKEN.to_owned()),
+            ..EmulatorOptions::default()
+        })
+    }
+
+    /// An emulator with these options.
+    pub fn with_options(options: EmulatorOptions) -> Self {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let emulator = Emulator::new(options).unwrap();
+        let handle = runtime
+            .block_on(emulator.serve("127.0.0.1:0".parse().unwrap()))
+            .unwrap();
+        Self {
+            handle,
+            dir: tempfile::tempdir().unwrap(),
+            runtime,
+        }
+    }
+
+    /// The emulator.
+    pub fn emulator(&self) -> &Emulator {
+        self.handle.emulator()
+    }
+
+    /// The configuration directory.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Writes `main.hcl` (replacing any earlier content).
+    pub fn write_config(&self, hcl: &str) {
+        std::fs::write(self.path().join("main.hcl"), hcl).unwrap();
+    }
+
+    /// The binary, run in the configuration directory against the emulator.
+    pub fn cmd(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_clusterform"));
+        cmd.args(args)
+            .current_dir(self.path())
+            .env("CLUSTERFORM_ENDPOINT", self.handle.base_url())
+            .env("CLUSTERFORM_ACCESS_TOKEN", TOKEN)
+            .env("NO_COLOR", "1")
+            .env_remove("GOOGLE_OAUTH_ACCESS_TOKEN")
+            .env_remove("RUST_LOG")
+            .timeout(Duration::from_secs(60));
+        cmd
+    }
+
+    /// Runs the binary and returns its output, whatever the exit status.
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().unwrap()
+    }
+
+    /// Every mutating request the emulator received (POST create, PATCH, DELETE).
+    pub fn mutations(&self) -> Vec<RecordedRequest> {
+        self.emulator()
+            .requests()
+            .into_iter()
+            .filter(|r| {
+                matches!(r.method.as_str(), "PATCH" | "DELETE")
+                    || (r.method == "POST" && r.path.ends_with("/modelDevelopmentClusters"))
+            })
+            .collect()
+    }
+
+    /// Blocks on a future in the emulator's runtime.
+    #[allow(dead_code)]
+    pub fn block_on<F: std::future::Future>(&self, future: F) -> F::Output {
+        self.runtime.block_on(future)
+    }
+}
+
+/// stdout as text.
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// stderr as text.
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// The name of a cluster of the test project.
+pub fn cluster_name(id: &str) -> String {
+    format!("projects/e2e-project/locations/us-central1/modelDevelopmentClusters/{id}")
+}
+
+/// A CPU cluster like the seed's, with knobs for what tests change.
+#[derive(Clone)]
+pub struct ClusterSpec {
+    pub id: &'static str,
+    pub display_name: &'static str,
+    pub max_nodes: u32,
+    pub labels: &'static str,
+    pub extra_partition: bool,
+    pub extra_cluster_settings: &'static str,
+}
+
+impl Default for ClusterSpec {
+    fn default() -> Self {
+        Self {
+            id: "train01",
+            display_name: "Research training",
+            max_nodes: 4,
+            labels: r#"{ team = "ml" }"#,
+            extra_partition: false,
+            extra_cluster_settings: "",
+        }
+    }
+}
+
+/// The provider block of every test configuration (stack "e2e").
+pub const PROVIDER: &str = r#"
+provider "google" {
+  project = "e2e-project"
+  region  = "us-central1"
+  stack   = "e2e"
+}
+"#;
+
+/// One `cluster` block.
+pub fn cluster_hcl(spec: &ClusterSpec) -> String {
+    let extra_partition = if spec.extra_partition {
+        r#"
+      partition "all" {
+        node_pool_ids = ["cpu", "login"]
+      }"#
+    } else {
+        ""
+    };
+    format!(
+        r#"
+cluster "{id}" {{
+  display_name = "{display_name}"
+  labels       = {labels}
+
+  network {{
+    network    = "projects/e2e-project/global/networks/default"
+    subnetwork = "projects/e2e-project/regions/us-central1/subnetworks/default"
+  }}
+
+  node_pool "login" {{
+    machine_spec {{ machine_type = "n2-standard-8" }}
+    scaling_spec {{
+      min_node_count = 1
+      max_node_count = 1
+    }}
+    zone              = "us-central1-a"
+    enable_public_ips = true
+    boot_disk {{
+      boot_disk_type    = "pd-standard"
+      boot_disk_size_gb = 120
+    }}
+  }}
+
+  node_pool "cpu" {{
+    machine_spec {{ machine_type = "n2-standard-8" }}
+    scaling_spec {{
+      min_node_count = 0
+      max_node_count = {max_nodes}
+    }}
+    zone = "us-central1-a"
+  }}
+
+  orchestrator_spec {{
+    slurm_spec {{
+      home_directory_storage = "projects/e2e-project/locations/us-central1-a/instances/home"
+      login_node_pool_id     = "login"
+      partition "cpu" {{
+        node_pool_ids = ["cpu"]
+      }}{extra_partition}
+    }}
+  }}
+{extra}
+}}
+"#,
+        id = spec.id,
+        display_name = spec.display_name,
+        labels = spec.labels,
+        max_nodes = spec.max_nodes,
+        extra = spec.extra_cluster_settings,
+    )
+}
+
+/// A whole configuration: the provider and these clusters.
+pub fn config(clusters: &[ClusterSpec]) -> String {
+    let mut hcl = PROVIDER.to_owned();
+    for spec in clusters {
+        hcl.push_str(&cluster_hcl(spec));
+    }
+    hcl
+}
+
+/// Applies a configuration and asserts success.
+pub fn apply_ok(env: &Env, clusters: &[ClusterSpec]) -> Output {
+    env.write_config(&config(clusters));
+    let output = env.run(&["apply", "--auto-approve"]);
+    assert!(
+        output.status.success(),
+        "apply failed:\n{}\n{}",
+        stdout(&output),
+        stderr(&output)
+    );
+    output
+}
+
+/// The repository's `examples/` directory.
+pub fn examples_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
