@@ -167,3 +167,16 @@ fn json_plan_parses_and_carries_requests() {
     assert_eq!(request["method"], "POST");
     assert!(env.mutations().is_empty(), "plan sends nothing");
 }
+
+#[test]
+fn full_apply_transcript() {
+    let env = Env::new(100);
+    env.write_config(&config(&[ClusterSpec::default()]));
+    let output = env.run(&["apply", "--auto-approve"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let mut settings = insta::Settings::clone_current();
+    settings.add_filter(r"\[\d\d:\d\d:\d\d\]", "[HH:MM:SS]");
+    settings.add_filter(r"\[\d+s\]", "[Ns]");
+    settings.add_filter(r#""[0-9a-f]{64}""#, "\"DIGEST\"");
+    settings.bind(|| insta::assert_snapshot!(stdout(&output)));
+}

@@ -15,7 +15,7 @@ fn an_interrupted_apply_resumes_without_a_second_create() {
     let env = Env::new(3_000);
     env.write_config(&config(&[ClusterSpec::default()]));
     let journal = env.path().join(".clusterform/journal.json");
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_clusterform"))
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_clusterform"))
         .args(["apply", "--auto-approve"])
         .current_dir(env.path())
         .env("CLUSTERFORM_ENDPOINT", env.handle.base_url())

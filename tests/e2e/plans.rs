@@ -1,8 +1,11 @@
 //! Saved plans, `--detailed-exitcode`, `show`, and ownership across stacks.
 
+use std::time::Duration;
+
+use clusterform_emulator::EmulatorOptions;
 use serde_json::json;
 
-use crate::support::{ClusterSpec, Env, apply_ok, cluster_name, config, stderr, stdout};
+use crate::support::{ClusterSpec, Env, TOKEN, apply_ok, cluster_name, config, stderr, stdout};
 
 #[test]
 fn detailed_exitcode_is_two_only_with_changes() {
@@ -69,7 +72,12 @@ fn a_plan_from_another_configuration_is_refused() {
 
 #[test]
 fn other_stacks_clusters_are_listed_across_pages_but_never_touched() {
-    let env = Env::new(100);
+    let env = Env::with_options(EmulatorOptions {
+        operation_duration: Duration::from_millis(100),
+        max_page_size: 7,
+        required_token: Some(TOKEN.to_owned()),
+        ..EmulatorOptions::default()
+    });
     for i in 0..25 {
         let id = format!("other{i:02}");
         env.emulator().insert_cluster(

@@ -7,7 +7,7 @@ use crate::support::{ClusterSpec, Env, apply_ok, cluster_name, config, stderr, s
 fn transient_errors_are_survived() {
     let env = Env::new(100);
     env.emulator()
-        .set_faults("503=0.3,429=0.2,retry-after=0,seed=11".parse().unwrap());
+        .set_faults("503=0.4,429=0.3,retry-after=0,seed=5".parse().unwrap());
     apply_ok(&env, &[ClusterSpec::default()]);
     let statuses: Vec<u16> = env.emulator().requests().iter().map(|r| r.status).collect();
     assert!(statuses.contains(&503) || statuses.contains(&429), "{statuses:?}");

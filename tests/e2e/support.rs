@@ -16,7 +16,8 @@ pub const TOKEN: &str = "e2e-token";
 pub struct Env {
     pub handle: EmulatorHandle,
     pub dir: TempDir,
-    runtime: tokio::runtime::Runtime,
+    /// Runs the emulator's server task for as long as the test holds the `Env`.
+    _runtime: tokio::runtime::Runtime,
 }
 
 impl Env {
@@ -43,7 +44,7 @@ impl Env {
         Self {
             handle,
             dir: tempfile::tempdir().unwrap(),
-            runtime,
+            _runtime: runtime,
         }
     }
 
@@ -91,12 +92,6 @@ impl Env {
                     || (r.method == "POST" && r.path.ends_with("/modelDevelopmentClusters"))
             })
             .collect()
-    }
-
-    /// Blocks on a future in the emulator's runtime.
-    #[allow(dead_code)]
-    pub fn block_on<F: std::future::Future>(&self, future: F) -> F::Output {
-        self.runtime.block_on(future)
     }
 }
 

@@ -25,7 +25,7 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "DIR")]
     pub chdir: Option<PathBuf>,
     /// API base URL, or "local" for the built-in emulator
-    #[arg(long, global = true, env = "CLUSTERFORM_ENDPOINT", value_name = "URL")]
+    #[arg(long, global = true, env = "CLUSTERFORM_ENDPOINT", hide_env_values = true, value_name = "URL")]
     pub endpoint: Option<String>,
     /// Never colour the output (also: NO_COLOR)
     #[arg(long, global = true)]

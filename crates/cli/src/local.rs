@@ -11,7 +11,7 @@ use crate::error::CliError;
 
 /// How long local operations take unless `CLUSTERFORM_LOCAL_OPERATION_SECONDS` says otherwise:
 /// long enough to watch the progress, short enough for a quick start.
-const DEFAULT_OPERATION_SECONDS: f64 = 4.0;
+const DEFAULT_OPERATION_SECONDS: f64 = 8.0;
 
 /// The in-process emulator.
 #[derive(Debug)]

@@ -37,6 +37,11 @@ impl Printer {
         self.color
     }
 
+    /// Whether `--quiet` was given.
+    pub fn quiet(&self) -> bool {
+        self.quiet
+    }
+
     /// Whether stdout is a terminal (live progress bars) or a pipe (plain lines).
     pub fn is_terminal(&self) -> bool {
         self.stdout_terminal

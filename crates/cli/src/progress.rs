@@ -28,8 +28,8 @@ struct ClusterLine {
 
 impl ApplyProgress {
     /// Bars on a terminal (unless `--quiet`), plain lines otherwise.
-    pub fn new(printer: Printer, quiet: bool) -> Self {
-        let bars = (printer.is_terminal() && !quiet)
+    pub fn new(printer: Printer) -> Self {
+        let bars = (printer.is_terminal() && !printer.quiet())
             .then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stdout()));
         Self {
             printer,

@@ -3,8 +3,9 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
-use clusterform_executor::{ApplyEngine, ApplyReport, Journal};
+use clusterform_executor::{ApplyEngine, ApplyReport, Journal, WaitOptions};
 use clusterform_planner::{Action, Plan};
 use tokio_util::sync::CancellationToken;
 
@@ -102,7 +103,7 @@ pub async fn execute(
 ) -> Result<ApplyReport, CliError> {
     let engine = engine(connection, dir, parallelism)?;
     let cancel = interrupt_token(*printer);
-    let progress = Arc::new(ApplyProgress::new(*printer, false));
+    let progress = Arc::new(ApplyProgress::new(*printer));
     Ok(engine.apply(plan, progress, cancel).await)
 }
 
@@ -115,17 +116,26 @@ async fn resume(
     printer.info("Waiting for operations started by an earlier run…");
     let engine = engine(connection, dir, parallelism)?;
     let cancel = interrupt_token(*printer);
-    let progress = Arc::new(ApplyProgress::new(*printer, false));
+    let progress = Arc::new(ApplyProgress::new(*printer));
     Ok(engine.resume(progress, cancel).await)
 }
 
+/// How long one `:wait` call blocks: short enough that every cluster's line shows its state
+/// and progress message every few seconds, long enough to cost one call per cluster per interval.
+const PROGRESS_INTERVAL: Duration = Duration::from_secs(5);
+
 fn engine(connection: &Connection, dir: &Path, parallelism: u16) -> Result<ApplyEngine, CliError> {
     let journal = Journal::open(dir)?;
+    let wait = WaitOptions {
+        long_poll: PROGRESS_INTERVAL,
+        ..WaitOptions::default()
+    };
     Ok(ApplyEngine::new(
         connection.client.clone(),
         journal,
         usize::from(parallelism),
-    ))
+    )
+    .with_wait_options(wait))
 }
 
 /// A token cancelled by the first Ctrl-C; the second exits the process immediately.
