@@ -14,7 +14,11 @@ fn assert_no_changes(env: &Env) {
         stdout(&output),
         stderr(&output)
     );
-    assert!(stdout(&output).contains("No changes."), "{}", stdout(&output));
+    assert!(
+        stdout(&output).contains("No changes."),
+        "{}",
+        stdout(&output)
+    );
 }
 
 fn last_patch(env: &Env) -> (String, Value) {
@@ -59,10 +63,13 @@ fn scaling_a_pool_patches_node_pools_with_both_pools() {
     assert!(text.contains("node_pools"), "{text}");
     assert!(text.contains("resizes pool cpu"), "{text}");
 
-    apply_ok(&env, &[ClusterSpec {
-        max_nodes: 8,
-        ..ClusterSpec::default()
-    }]);
+    apply_ok(
+        &env,
+        &[ClusterSpec {
+            max_nodes: 8,
+            ..ClusterSpec::default()
+        }],
+    );
     let (query, body) = last_patch(&env);
     assert!(query.contains("updateMask=node_pools"), "{query}");
     assert!(query.contains("updateMode=USER_AND_SERVICE"), "{query}");
@@ -77,10 +84,13 @@ fn scaling_a_pool_patches_node_pools_with_both_pools() {
 fn adding_a_partition_patches_partitions_only() {
     let env = Env::new(100);
     apply_ok(&env, &[ClusterSpec::default()]);
-    apply_ok(&env, &[ClusterSpec {
-        extra_partition: true,
-        ..ClusterSpec::default()
-    }]);
+    apply_ok(
+        &env,
+        &[ClusterSpec {
+            extra_partition: true,
+            ..ClusterSpec::default()
+        }],
+    );
     let (query, body) = last_patch(&env);
     assert!(
         query.contains("updateMask=orchestrator_spec.slurm_spec.partitions"),
@@ -96,10 +106,13 @@ fn adding_a_partition_patches_partitions_only() {
 fn changing_labels_keeps_the_stack_label() {
     let env = Env::new(100);
     apply_ok(&env, &[ClusterSpec::default()]);
-    apply_ok(&env, &[ClusterSpec {
-        labels: r#"{ team = "research", cost = "q4" }"#,
-        ..ClusterSpec::default()
-    }]);
+    apply_ok(
+        &env,
+        &[ClusterSpec {
+            labels: r#"{ team = "research", cost = "q4" }"#,
+            ..ClusterSpec::default()
+        }],
+    );
     let (query, body) = last_patch(&env);
     assert!(query.contains("updateMask=labels"), "{query}");
     assert_eq!(body["labels"]["clusterform-stack"], "e2e");
@@ -127,10 +140,13 @@ fn display_name_change_replaces_delete_then_create() {
     let env = Env::new(100);
     apply_ok(&env, &[ClusterSpec::default()]);
     env.emulator().clear_requests();
-    let output = apply_ok(&env, &[ClusterSpec {
-        display_name: "Renamed",
-        ..ClusterSpec::default()
-    }]);
+    let output = apply_ok(
+        &env,
+        &[ClusterSpec {
+            display_name: "Renamed",
+            ..ClusterSpec::default()
+        }],
+    );
     let out = stdout(&output);
     assert!(out.contains("-/+"), "{out}");
     assert!(out.contains("# forces replacement"), "{out}");
@@ -150,7 +166,11 @@ fn a_removed_block_is_deleted() {
     };
     apply_ok(&env, &[ClusterSpec::default(), second]);
     let output = apply_ok(&env, &[ClusterSpec::default()]);
-    assert!(stdout(&output).contains("1 destroyed"), "{}", stdout(&output));
+    assert!(
+        stdout(&output).contains("1 destroyed"),
+        "{}",
+        stdout(&output)
+    );
     assert!(env.emulator().cluster(&cluster_name("train02")).is_none());
     assert!(env.emulator().cluster(&cluster_name("train01")).is_some());
 }

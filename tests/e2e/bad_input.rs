@@ -5,12 +5,17 @@ use crate::support::{Env, PROVIDER, stderr};
 #[test]
 fn bad_hcl_reports_the_position_and_sends_nothing() {
     let env = Env::new(100);
-    env.write_config(&format!("{PROVIDER}\ncluster \"train01\" {{\n  display_name = \n}}\n"));
+    env.write_config(&format!(
+        "{PROVIDER}\ncluster \"train01\" {{\n  display_name = \n}}\n"
+    ));
     let output = env.run(&["plan"]);
     assert_eq!(output.status.code(), Some(1));
     let err = stderr(&output);
     assert!(err.contains("main.hcl:"), "{err}");
-    assert!(env.emulator().requests().is_empty(), "no request for a broken config");
+    assert!(
+        env.emulator().requests().is_empty(),
+        "no request for a broken config"
+    );
 }
 
 #[test]
@@ -43,7 +48,9 @@ fn validate_json_has_ranges() {
 #[test]
 fn a_missing_token_is_a_clear_error() {
     let env = Env::new(100);
-    env.write_config(&crate::support::config(&[crate::support::ClusterSpec::default()]));
+    env.write_config(&crate::support::config(&[
+        crate::support::ClusterSpec::default(),
+    ]));
     let output = env
         .cmd(&["plan"])
         .env("CLUSTERFORM_ACCESS_TOKEN", "wrong-token")
@@ -52,5 +59,8 @@ fn a_missing_token_is_a_clear_error() {
     assert_eq!(output.status.code(), Some(1));
     let err = stderr(&output);
     assert!(err.contains("UNAUTHENTICATED"), "{err}");
-    assert!(!err.contains("wrong-token"), "the token never appears: {err}");
+    assert!(
+        !err.contains("wrong-token"),
+        "the token never appears: {err}"
+    );
 }

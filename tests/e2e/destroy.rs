@@ -10,11 +10,19 @@ fn destroy_deletes_declared_clusters() {
     apply_ok(&env, &[ClusterSpec::default()]);
     let output = env.run(&["destroy", "--auto-approve"]);
     assert!(output.status.success(), "{}", stderr(&output));
-    assert!(stdout(&output).contains("Destroy complete! Resources: 1 destroyed."), "{}", stdout(&output));
+    assert!(
+        stdout(&output).contains("Destroy complete! Resources: 1 destroyed."),
+        "{}",
+        stdout(&output)
+    );
     assert!(env.emulator().cluster(&cluster_name("train01")).is_none());
     let again = env.run(&["destroy", "--auto-approve"]);
     assert!(again.status.success());
-    assert!(stdout(&again).contains("No clusters to destroy."), "{}", stdout(&again));
+    assert!(
+        stdout(&again).contains("No clusters to destroy."),
+        "{}",
+        stdout(&again)
+    );
 }
 
 #[test]
@@ -28,7 +36,11 @@ fn prevent_destroy_refuses() {
     env.emulator().clear_requests();
     let output = env.run(&["destroy", "--auto-approve"]);
     assert_eq!(output.status.code(), Some(1));
-    assert!(stderr(&output).contains("prevent_destroy"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("prevent_destroy"),
+        "{}",
+        stderr(&output)
+    );
     assert!(env.mutations().is_empty());
 }
 
@@ -49,7 +61,9 @@ fn idle_for_deletes_only_idle_clusters() {
     let recently = time::OffsetDateTime::now_utc().unix_timestamp() - 600;
     env.emulator().set_slurm_jobs(
         &cluster_name("train01"),
-        vec![json!({"job_id": 1, "job_state": ["RUNNING"], "end_time": {"set": false, "number": 0}})],
+        vec![
+            json!({"job_id": 1, "job_state": ["RUNNING"], "end_time": {"set": false, "number": 0}}),
+        ],
     );
     env.emulator().set_slurm_jobs(
         &cluster_name("old01"),
@@ -64,7 +78,10 @@ fn idle_for_deletes_only_idle_clusters() {
     let out = stdout(&output);
     assert!(out.contains("VERDICT"), "{out}");
     assert!(out.contains("busy"), "{out}");
-    assert!(env.emulator().cluster(&cluster_name("old01")).is_none(), "{out}");
+    assert!(
+        env.emulator().cluster(&cluster_name("old01")).is_none(),
+        "{out}"
+    );
     assert!(env.emulator().cluster(&cluster_name("train01")).is_some());
     assert!(env.emulator().cluster(&cluster_name("idle01")).is_some());
 }
@@ -73,7 +90,8 @@ fn idle_for_deletes_only_idle_clusters() {
 fn an_unreachable_slurm_is_never_idle() {
     let env = Env::new(100);
     apply_ok(&env, &[ClusterSpec::default()]);
-    env.emulator().set_slurm_unreachable(&cluster_name("train01"), true);
+    env.emulator()
+        .set_slurm_unreachable(&cluster_name("train01"), true);
     let output = env.run(&["destroy", "--idle-for", "0s", "--auto-approve"]);
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(stdout(&output).contains("unknown"), "{}", stdout(&output));

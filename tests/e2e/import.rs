@@ -36,6 +36,12 @@ fn import_labels_the_cluster_and_round_trips() {
     assert!(!hcl.contains("clusterform-stack"), "{hcl}");
 
     let plan = env.run(&["plan", "--detailed-exitcode"]);
-    assert_eq!(plan.status.code(), Some(0), "{}{}", stdout(&plan), stderr(&plan));
+    assert_eq!(
+        plan.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&plan),
+        stderr(&plan)
+    );
     assert!(stdout(&plan).contains("No changes."));
 }

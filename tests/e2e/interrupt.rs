@@ -6,7 +6,10 @@ use std::time::{Duration, Instant};
 use crate::support::{ClusterSpec, Env, config, stderr, stdout};
 
 fn creates(env: &Env) -> usize {
-    env.mutations().iter().filter(|r| r.method == "POST").count()
+    env.mutations()
+        .iter()
+        .filter(|r| r.method == "POST")
+        .count()
 }
 
 #[test]
@@ -37,15 +40,31 @@ fn an_interrupted_apply_resumes_without_a_second_create() {
     assert!(status.success());
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(1), "{}", stdout(&output));
-    assert!(stderr(&output).contains("clusterform apply"), "{}", stderr(&output));
-    assert!(journal_has_entry(&journal), "the journal survives the interrupt");
+    assert!(
+        stderr(&output).contains("clusterform apply"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(
+        journal_has_entry(&journal),
+        "the journal survives the interrupt"
+    );
     assert_eq!(creates(&env), 1);
 
     let resumed = env.run(&["apply", "--auto-approve"]);
-    assert!(resumed.status.success(), "{}{}", stdout(&resumed), stderr(&resumed));
+    assert!(
+        resumed.status.success(),
+        "{}{}",
+        stdout(&resumed),
+        stderr(&resumed)
+    );
     assert_eq!(creates(&env), 1, "no second create");
     assert!(!journal_has_entry(&journal), "the journal is emptied");
-    assert!(stdout(&resumed).contains("No changes."), "{}", stdout(&resumed));
+    assert!(
+        stdout(&resumed).contains("No changes."),
+        "{}",
+        stdout(&resumed)
+    );
 }
 
 fn journal_has_entry(path: &std::path::Path) -> bool {

@@ -31,7 +31,12 @@ fn clusterform(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
 fn quickstart_applies_plans_clean_and_destroys_on_the_local_emulator() {
     let dir = copy_quickstart();
     let apply = clusterform(dir.path(), &["apply", "--auto-approve"]);
-    assert!(apply.status.success(), "{}{}", stdout(&apply), stderr(&apply));
+    assert!(
+        apply.status.success(),
+        "{}{}",
+        stdout(&apply),
+        stderr(&apply)
+    );
     assert!(stdout(&apply).contains("1 added"), "{}", stdout(&apply));
     assert!(dir.path().join(".clusterform/emulator.json").is_file());
 
@@ -41,5 +46,9 @@ fn quickstart_applies_plans_clean_and_destroys_on_the_local_emulator() {
 
     let destroy = clusterform(dir.path(), &["destroy", "--auto-approve"]);
     assert!(destroy.status.success(), "{}", stderr(&destroy));
-    assert!(stdout(&destroy).contains("1 destroyed"), "{}", stdout(&destroy));
+    assert!(
+        stdout(&destroy).contains("1 destroyed"),
+        "{}",
+        stdout(&destroy)
+    );
 }

@@ -11,7 +11,10 @@ use crate::support::{ClusterSpec, Env, TOKEN, apply_ok, cluster_name, config, st
 fn detailed_exitcode_is_two_only_with_changes() {
     let env = Env::new(100);
     env.write_config(&config(&[ClusterSpec::default()]));
-    assert_eq!(env.run(&["plan", "--detailed-exitcode"]).status.code(), Some(2));
+    assert_eq!(
+        env.run(&["plan", "--detailed-exitcode"]).status.code(),
+        Some(2)
+    );
     assert_eq!(env.run(&["plan"]).status.code(), Some(0));
 }
 
@@ -28,7 +31,11 @@ fn a_saved_plan_applies_without_asking_and_show_prints_it() {
         assert_eq!(mode.permissions().mode() & 0o777, 0o600);
     }
     let show = env.run(&["show", "tfplan.json"]);
-    assert!(stdout(&show).contains("+ cluster \"train01\""), "{}", stdout(&show));
+    assert!(
+        stdout(&show).contains("+ cluster \"train01\""),
+        "{}",
+        stdout(&show)
+    );
     let apply = env.run(&["apply", "tfplan.json"]);
     assert!(apply.status.success(), "{}", stderr(&apply));
     assert!(env.emulator().cluster(&cluster_name("train01")).is_some());
@@ -47,12 +54,16 @@ fn a_stale_saved_plan_is_refused() {
     let mut live = env.emulator().cluster(&cluster_name("train01")).unwrap();
     live["labels"]["touched"] = json!("yes");
     live["updateTime"] = json!("2099-01-01T00:00:00Z");
-    env.emulator().insert_cluster(&cluster_name("train01"), live);
+    env.emulator()
+        .insert_cluster(&cluster_name("train01"), live);
     env.emulator().clear_requests();
     let apply = env.run(&["apply", "tfplan.json"]);
     assert_eq!(apply.status.code(), Some(1));
     let err = stderr(&apply);
-    assert!(err.contains("train01 changed since the plan was made"), "{err}");
+    assert!(
+        err.contains("train01 changed since the plan was made"),
+        "{err}"
+    );
     assert!(env.mutations().is_empty(), "nothing was sent");
 }
 
@@ -67,7 +78,11 @@ fn a_plan_from_another_configuration_is_refused() {
     }]));
     let apply = env.run(&["apply", "tfplan.json"]);
     assert_eq!(apply.status.code(), Some(1));
-    assert!(stderr(&apply).contains("different configuration"), "{}", stderr(&apply));
+    assert!(
+        stderr(&apply).contains("different configuration"),
+        "{}",
+        stderr(&apply)
+    );
 }
 
 #[test]
@@ -99,7 +114,10 @@ fn other_stacks_clusters_are_listed_across_pages_but_never_touched() {
         .iter()
         .filter(|r| r.method == "GET" && r.path.ends_with("/modelDevelopmentClusters"))
         .count();
-    assert!(lists >= 3, "25+ clusters need several pages, saw {lists} list calls");
+    assert!(
+        lists >= 3,
+        "25+ clusters need several pages, saw {lists} list calls"
+    );
     let plan = env.run(&["plan"]);
     assert!(stdout(&plan).contains("No changes."), "{}", stdout(&plan));
     let mutated: Vec<_> = env
@@ -129,5 +147,9 @@ fn an_unlabelled_cluster_is_not_adopted_silently() {
     env.write_config(&config(&[ClusterSpec::default()]));
     let plan = env.run(&["plan"]);
     assert_eq!(plan.status.code(), Some(1));
-    assert!(stderr(&plan).contains("clusterform import train01"), "{}", stderr(&plan));
+    assert!(
+        stderr(&plan).contains("clusterform import train01"),
+        "{}",
+        stderr(&plan)
+    );
 }

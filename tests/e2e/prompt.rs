@@ -45,6 +45,10 @@ fn no_terminal_and_no_auto_approve_is_an_error() {
     env.write_config(&config(&[ClusterSpec::default()]));
     let output = env.cmd(&["apply"]).write_stdin("yes\n").output().unwrap();
     assert_eq!(output.status.code(), Some(1));
-    assert!(stderr(&output).contains("--auto-approve"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("--auto-approve"),
+        "{}",
+        stderr(&output)
+    );
     assert!(env.mutations().is_empty());
 }

@@ -25,7 +25,13 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "DIR")]
     pub chdir: Option<PathBuf>,
     /// API base URL, or "local" for the built-in emulator
-    #[arg(long, global = true, env = "CLUSTERFORM_ENDPOINT", hide_env_values = true, value_name = "URL")]
+    #[arg(
+        long,
+        global = true,
+        env = "CLUSTERFORM_ENDPOINT",
+        hide_env_values = true,
+        value_name = "URL"
+    )]
     pub endpoint: Option<String>,
     /// Never colour the output (also: NO_COLOR)
     #[arg(long, global = true)]
@@ -51,7 +57,9 @@ pub enum Command {
     #[command(after_help = "Example:\n  clusterform plan --out plan.json examples/quickstart")]
     Plan(PlanArgs),
     /// Make the changes of a plan, following every operation to the end
-    #[command(after_help = "Example:\n  clusterform apply examples/quickstart\n  clusterform apply plan.json")]
+    #[command(
+        after_help = "Example:\n  clusterform apply examples/quickstart\n  clusterform apply plan.json"
+    )]
     Apply(ApplyArgs),
     /// Delete the declared clusters, or only those idle for a while
     #[command(after_help = "Example:\n  clusterform destroy --idle-for 2h examples/quickstart")]
@@ -60,16 +68,22 @@ pub enum Command {
     #[command(after_help = "Example:\n  clusterform show plan.json")]
     Show(ShowArgs),
     /// List the live clusters of a project and region
-    #[command(after_help = "Example:\n  clusterform list --project my-project --region us-central1")]
+    #[command(
+        after_help = "Example:\n  clusterform list --project my-project --region us-central1"
+    )]
     List(ListArgs),
     /// Take over an existing cluster: add the stack label and print its HCL
     #[command(after_help = "Example:\n  clusterform import train01 --out train01.hcl")]
     Import(ImportArgs),
     /// Serve the local API emulator
-    #[command(after_help = "Example:\n  clusterform emulator --listen 127.0.0.1:8089 --state emulator.json")]
+    #[command(
+        after_help = "Example:\n  clusterform emulator --listen 127.0.0.1:8089 --state emulator.json"
+    )]
     Emulator(EmulatorArgs),
     /// Print shell completions
-    #[command(after_help = "Example:\n  clusterform completions bash > /etc/bash_completion.d/clusterform")]
+    #[command(
+        after_help = "Example:\n  clusterform completions bash > /etc/bash_completion.d/clusterform"
+    )]
     Completions(CompletionsArgs),
 }
 

@@ -60,9 +60,7 @@ pub fn variable_inputs(vars: &VarArgs) -> Result<VariableInputs, CliError> {
         .map(|pair| {
             pair.split_once('=')
                 .map(|(name, value)| (name.trim().to_owned(), value.to_owned()))
-                .ok_or_else(|| {
-                    CliError::Usage(format!("--var expects NAME=VALUE, got `{pair}`"))
-                })
+                .ok_or_else(|| CliError::Usage(format!("--var expects NAME=VALUE, got `{pair}`")))
         })
         .collect::<Result<_, _>>()?;
     let env: BTreeMap<String, String> = std::env::vars()

@@ -48,7 +48,9 @@ pub enum CliError {
     #[error("the saved plan is stale:\n  {}", .0.join("\n  "))]
     StalePlan(Vec<String>),
     /// A saved plan was made from another configuration.
-    #[error("the saved plan was made from a different configuration (digest {planned}, now {current})")]
+    #[error(
+        "the saved plan was made from a different configuration (digest {planned}, now {current})"
+    )]
     ConfigChanged {
         /// Digest in the plan.
         planned: String,

@@ -88,11 +88,12 @@ fn describe(event: &ProgressEvent) -> String {
             format!("{id}: waiting for the cluster to leave {state}… {elapsed}")
         }
         Step::Submitted { request, .. } => {
-            format!("{id}: {} request accepted {elapsed}", request_noun(*request))
+            format!(
+                "{id}: {} request accepted {elapsed}",
+                request_noun(*request)
+            )
         }
-        Step::Waiting {
-            state, message, ..
-        } => {
+        Step::Waiting { state, message, .. } => {
             let mut text = format!("{id}: {}… {elapsed}", verb(event.action));
             if let Some(state) = state {
                 text.push_str(&format!(" {state}"));
@@ -106,13 +107,17 @@ fn describe(event: &ProgressEvent) -> String {
             format!("{id}: {} done {elapsed}", request_noun(*request))
         }
         Step::Finished => format!("{id}: {} {elapsed}", done_verb(event.action)),
-        Step::Failed(reason) => format!("{id}: FAILED after {}s: {reason}", event.elapsed.as_secs()),
+        Step::Failed(reason) => {
+            format!("{id}: FAILED after {}s: {reason}", event.elapsed.as_secs())
+        }
     }
 }
 
 fn strip_elapsed(text: &str) -> String {
     match (text.find('['), text.find("s]")) {
-        (Some(start), Some(end)) if start < end => format!("{}{}", &text[..start], &text[end + 2..]),
+        (Some(start), Some(end)) if start < end => {
+            format!("{}{}", &text[..start], &text[end + 2..])
+        }
         _ => text.to_owned(),
     }
 }

@@ -32,7 +32,9 @@ fn desired_json(max_nodes: u32) -> Value {
 
 fn live_json(id: &str) -> Value {
     let mut live = desired_json(4);
-    live["name"] = json!(format!("projects/my-proj/locations/us-central1/modelDevelopmentClusters/{id}"));
+    live["name"] = json!(format!(
+        "projects/my-proj/locations/us-central1/modelDevelopmentClusters/{id}"
+    ));
     live["labels"]["clusterform-stack"] = json!("bench");
     live["updateTime"] = json!("2026-11-02T10:30:00Z");
     live["clusterStatus"] = json!({"state": "RUNNING"});

@@ -7,15 +7,17 @@
 //! length in seconds; keyed lists (node pools, partitions, node sets) match elements by key,
 //! and the partitions' order is part of their value; the ownership label is invisible.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use clusterform_model::STACK_LABEL;
 use clusterform_model::duration;
-use clusterform_model::fields::{self, FieldAccess, FieldKind, FieldSpec, ImpactClass, camel_case};
+use clusterform_model::fields::{FieldAccess, FieldKind, FieldSpec, ImpactClass, camel_case};
 use serde_json::{Map, Value};
 
 use crate::paths;
 use crate::plan::{FieldChange, Impact};
+use crate::table;
 
 /// Keyed lists whose order is part of their value: without `default_partition_id` the first
 /// partition is the default one.
@@ -109,25 +111,38 @@ pub(crate) fn creation(desired: &Value) -> Vec<FieldChange> {
 }
 
 impl Diff {
-    fn message(&mut self, parent: &str, at: &Place, desired: &Map<String, Value>, live: Option<&Map<String, Value>>) {
+    fn message(
+        &mut self,
+        parent: &str,
+        at: &Place,
+        desired: &Map<String, Value>,
+        live: Option<&Map<String, Value>>,
+    ) {
         if live.is_some() {
             // Every block that exists on both sides is recorded, even with nothing equal in it,
             // so that the renderer can tell an existing block from a new one.
             self.unchanged.entry(at.path.clone()).or_default();
         }
-        for spec in fields::children(parent) {
-            if spec.access == FieldAccess::OutputOnly || is_key_of(parent, spec) {
+        for child in table::children(parent) {
+            let spec = child.spec;
+            if spec.access == FieldAccess::OutputOnly || child.is_key {
                 continue;
             }
-            let key = camel_case(spec.name());
-            let Some(wanted) = desired.get(&key).filter(|v| !v.is_null()) else {
+            let Some(wanted) = desired.get(&child.json_name).filter(|v| !v.is_null()) else {
                 continue;
             };
-            let current = live.and_then(|l| l.get(&key)).filter(|v| !v.is_null());
+            let current = live
+                .and_then(|l| l.get(&child.json_name))
+                .filter(|v| !v.is_null());
             let place = at.child(spec.name());
             match (spec.kind, wanted) {
                 (FieldKind::Message, Value::Object(wanted)) => {
-                    self.message(spec.path, &place, wanted, current.and_then(Value::as_object));
+                    self.message(
+                        spec.path,
+                        &place,
+                        wanted,
+                        current.and_then(Value::as_object),
+                    );
                 }
                 (FieldKind::KeyedList(key_field), Value::Array(wanted)) => {
                     self.keyed_list(spec, &place, key_field, wanted, current);
@@ -137,28 +152,54 @@ impl Diff {
         }
     }
 
-    fn leaf(&mut self, spec: &FieldSpec, block: &Place, place: &Place, wanted: &Value, current: Option<&Value>) {
-        let current = if spec.path == "labels" {
-            current.map(without_stack_label)
+    fn leaf(
+        &mut self,
+        spec: &FieldSpec,
+        block: &Place,
+        place: &Place,
+        wanted: &Value,
+        current: Option<&Value>,
+    ) {
+        let current: Option<Cow<'_, Value>> = if spec.path == "labels" {
+            current.map(|labels| Cow::Owned(without_stack_label(labels)))
         } else {
-            current.cloned()
+            current.map(Cow::Borrowed)
         };
-        if equal(spec.kind, wanted, current.as_ref()) {
+        if equal(spec.kind, wanted, current.as_deref()) {
             *self.unchanged.entry(block.path.clone()).or_default() += 1;
             return;
         }
-        self.changes.push(changed(spec, place, current, Some(wanted.clone())));
+        self.changes.push(changed(
+            spec,
+            place,
+            current.map(Cow::into_owned),
+            Some(wanted.clone()),
+        ));
     }
 
-    fn keyed_list(&mut self, spec: &FieldSpec, place: &Place, key_field: &str, wanted: &[Value], current: Option<&Value>) {
+    fn keyed_list(
+        &mut self,
+        spec: &FieldSpec,
+        place: &Place,
+        key_field: &str,
+        wanted: &[Value],
+        current: Option<&Value>,
+    ) {
         let key_json = camel_case(key_field);
         let live_items: &[Value] = current.and_then(Value::as_array).map_or(&[], Vec::as_slice);
-        let key_of = |item: &Value| item.get(&key_json).and_then(Value::as_str).map(str::to_owned);
+        let key_of = |item: &Value| {
+            item.get(&key_json)
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
         let element_parent = format!("{}[]", spec.path);
         for item in wanted {
             let Some(key) = key_of(item) else { continue };
             let element = place.element(spec, &key);
-            match live_items.iter().find(|l| key_of(l).as_deref() == Some(key.as_str())) {
+            match live_items
+                .iter()
+                .find(|l| key_of(l).as_deref() == Some(key.as_str()))
+            {
                 Some(live_item) => {
                     if let Some(item) = item.as_object() {
                         self.message(&element_parent, &element, item, live_item.as_object());
@@ -169,7 +210,9 @@ impl Diff {
         }
         let wanted_keys: Vec<String> = wanted.iter().filter_map(key_of).collect();
         for live_item in live_items {
-            let Some(key) = key_of(live_item) else { continue };
+            let Some(key) = key_of(live_item) else {
+                continue;
+            };
             if !wanted_keys.contains(&key) {
                 self.whole_element(spec, &place.element(spec, &key), live_item, Side::Removed);
             }
@@ -216,7 +259,10 @@ impl Diff {
             });
         };
         let parent = format!("{}[]", list.path);
-        let inner = item.as_object().map(|o| leaves(&parent, element, o)).unwrap_or_default();
+        let inner = item
+            .as_object()
+            .map(|o| leaves(&parent, element, o))
+            .unwrap_or_default();
         if inner.is_empty() {
             push(element.path.clone(), item);
         }
@@ -232,7 +278,12 @@ enum Side {
     Removed,
 }
 
-fn changed(spec: &FieldSpec, place: &Place, before: Option<Value>, after: Option<Value>) -> FieldChange {
+fn changed(
+    spec: &FieldSpec,
+    place: &Place,
+    before: Option<Value>,
+    after: Option<Value>,
+) -> FieldChange {
     let class = spec.impact.unwrap_or(ImpactClass::ReplacesCluster);
     FieldChange {
         path: place.path.clone(),
@@ -244,32 +295,30 @@ fn changed(spec: &FieldSpec, place: &Place, before: Option<Value>, after: Option
     }
 }
 
-/// Whether `spec` is the key field of the list elements under `parent` (it is the block label).
-fn is_key_of(parent: &str, spec: &FieldSpec) -> bool {
-    let Some(list) = parent.strip_suffix("[]") else {
-        return false;
-    };
-    matches!(fields::lookup(list).map(|l| l.kind), Some(FieldKind::KeyedList(key)) if key == spec.name())
-}
-
 /// Every set leaf field below a message, with its place.
 fn leaves<'a>(parent: &str, at: &Place, object: &'a Map<String, Value>) -> Vec<(Place, &'a Value)> {
     let mut out = Vec::new();
-    for spec in fields::children(parent) {
-        if spec.access == FieldAccess::OutputOnly || is_key_of(parent, spec) {
+    for child in table::children(parent) {
+        let spec = child.spec;
+        if spec.access == FieldAccess::OutputOnly || child.is_key {
             continue;
         }
-        let Some(value) = object.get(&camel_case(spec.name())).filter(|v| !v.is_null()) else {
+        let Some(value) = object.get(&child.json_name).filter(|v| !v.is_null()) else {
             continue;
         };
         let place = at.child(spec.name());
         match (spec.kind, value) {
-            (FieldKind::Message, Value::Object(inner)) => out.extend(leaves(spec.path, &place, inner)),
+            (FieldKind::Message, Value::Object(inner)) => {
+                out.extend(leaves(spec.path, &place, inner));
+            }
             (FieldKind::KeyedList(key_field), Value::Array(items)) => {
                 let key_json = camel_case(key_field);
                 let element_parent = format!("{}[]", spec.path);
                 for item in items {
-                    let (Some(key), Some(inner)) = (item.get(&key_json).and_then(Value::as_str), item.as_object()) else {
+                    let (Some(key), Some(inner)) = (
+                        item.get(&key_json).and_then(Value::as_str),
+                        item.as_object(),
+                    ) else {
                         continue;
                     };
                     out.extend(leaves(&element_parent, &place.element(spec, key), inner));
@@ -332,7 +381,9 @@ fn zero_value(kind: FieldKind) -> Option<Value> {
         FieldKind::Integer => Some(Value::from(0)),
         FieldKind::Bool => Some(Value::Bool(false)),
         FieldKind::Duration => Some(Value::from("0s")),
-        FieldKind::StringList | FieldKind::EnumList(_) | FieldKind::KeyedList(_) => Some(Value::Array(Vec::new())),
+        FieldKind::StringList | FieldKind::EnumList(_) | FieldKind::KeyedList(_) => {
+            Some(Value::Array(Vec::new()))
+        }
         FieldKind::StringMap => Some(Value::Object(Map::new())),
         FieldKind::Message | FieldKind::Timestamp | FieldKind::Json => None,
     }
@@ -386,7 +437,13 @@ mod tests {
         let desired = json!({"nodePools": [{"id": "new", "zone": "z"}]});
         let live = json!({"nodePools": [{"id": "old", "machineSpec": {"machineType": "n2"}}]});
         let diff = compare(&desired, &live);
-        assert_eq!(paths_of(&diff), ["node_pools[new].zone", "node_pools[old].machine_spec.machine_type"]);
+        assert_eq!(
+            paths_of(&diff),
+            [
+                "node_pools[new].zone",
+                "node_pools[old].machine_spec.machine_type"
+            ]
+        );
         assert_eq!(diff.changes[0].impact.class, ImpactClass::AddsPool);
         assert_eq!(diff.changes[1].impact.class, ImpactClass::DeletesPool);
         assert_eq!(diff.changes[1].impact.pool.as_deref(), Some("old"));
@@ -395,8 +452,10 @@ mod tests {
 
     #[test]
     fn partition_order_is_part_of_the_value() {
-        let desired = json!({"orchestratorSpec": {"slurmSpec": {"partitions": [{"id": "b"}, {"id": "a"}]}}});
-        let live = json!({"orchestratorSpec": {"slurmSpec": {"partitions": [{"id": "a"}, {"id": "b"}]}}});
+        let desired =
+            json!({"orchestratorSpec": {"slurmSpec": {"partitions": [{"id": "b"}, {"id": "a"}]}}});
+        let live =
+            json!({"orchestratorSpec": {"slurmSpec": {"partitions": [{"id": "a"}, {"id": "b"}]}}});
         let diff = compare(&desired, &live);
         assert_eq!(paths_of(&diff), ["orchestrator_spec.slurm_spec.partitions"]);
         assert_eq!(diff.changes[0].after, Some(json!(["b", "a"])));
@@ -408,6 +467,10 @@ mod tests {
         let live = json!({"displayName": "old", "nodePools": [{"id": "a", "machineSpec": {"machineType": "a3"}}]});
         let diff = compare(&desired, &live);
         assert!(diff.changes.iter().all(|c| c.forces_replacement));
-        assert!(diff.changes.iter().all(|c| c.impact.class == ImpactClass::ReplacesCluster));
+        assert!(
+            diff.changes
+                .iter()
+                .all(|c| c.impact.class == ImpactClass::ReplacesCluster)
+        );
     }
 }

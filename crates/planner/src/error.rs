@@ -127,7 +127,10 @@ impl PlanError {
 }
 
 /// Checks an update mode against the API's values.
-pub(crate) fn check_update_mode(mode: &str, origin: impl FnOnce() -> String) -> Result<(), PlanError> {
+pub(crate) fn check_update_mode(
+    mode: &str,
+    origin: impl FnOnce() -> String,
+) -> Result<(), PlanError> {
     if UPDATE_MODES.contains(&mode) {
         Ok(())
     } else {

@@ -74,7 +74,8 @@ pub fn save_plan(plan: &Plan, path: &Path) -> Result<(), PlanFileError> {
     let mut text = serde_json::to_string_pretty(&render_json(plan)).unwrap_or_default();
     text.push('\n');
     let temporary = temporary_path(path);
-    let written = write_private(&temporary, text.as_bytes()).and_then(|()| fs::rename(&temporary, path));
+    let written =
+        write_private(&temporary, text.as_bytes()).and_then(|()| fs::rename(&temporary, path));
     if written.is_err() {
         // Best effort: the temporary file is ours and useless once the write failed.
         let _ = fs::remove_file(&temporary);
@@ -95,7 +96,9 @@ pub fn load_plan(path: &Path) -> Result<Plan, PlanFileError> {
     })?;
     let version = document
         .get("format_version")
-        .ok_or_else(|| PlanFileError::NotAPlan { path: path.to_owned() })?;
+        .ok_or_else(|| PlanFileError::NotAPlan {
+            path: path.to_owned(),
+        })?;
     if version.as_u64() != Some(u64::from(PLAN_FORMAT_VERSION)) {
         return Err(PlanFileError::UnsupportedVersion {
             path: path.to_owned(),
@@ -111,7 +114,9 @@ pub fn load_plan(path: &Path) -> Result<Plan, PlanFileError> {
 
 /// A sibling of `path`, so that the final rename stays on one file system.
 fn temporary_path(path: &Path) -> PathBuf {
-    let name = path.file_name().map_or_else(|| "plan".into(), |n| n.to_string_lossy().into_owned());
+    let name = path
+        .file_name()
+        .map_or_else(|| "plan".into(), |n| n.to_string_lossy().into_owned());
     path.with_file_name(format!(".{name}.{}.tmp", std::process::id()))
 }
 

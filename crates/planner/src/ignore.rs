@@ -36,7 +36,10 @@ pub(crate) fn normalise(path: &str) -> Result<Vec<Segment>, IgnorePathError> {
                     Some(key) if key.selector.is_none() => selector_of(&key.name),
                     _ => {
                         return Err(IgnorePathError {
-                            reason: format!("needs the {} label after `{}`", segment.name, segment.name),
+                            reason: format!(
+                                "needs the {} label after `{}`",
+                                segment.name, segment.name
+                            ),
                         });
                     }
                 },
@@ -84,7 +87,10 @@ fn check_names_a_field(segments: &[Segment]) -> Result<(), IgnorePathError> {
         Some(spec) => match (segments.last().and_then(|s| s.selector.as_ref()), spec.kind) {
             (Some(_), FieldKind::KeyedList(_)) | (None, _) => Ok(()),
             (Some(_), _) => Err(IgnorePathError {
-                reason: format!("selects an element of `{}`, which is not a list of blocks", spec.path),
+                reason: format!(
+                    "selects an element of `{}`, which is not a list of blocks",
+                    spec.path
+                ),
             }),
         },
     }
@@ -136,7 +142,11 @@ fn apply_at(desired: &mut Value, live: Option<&Value>, parent: &str, segments: &
     };
     let element_path = format!("{field_path}[]");
     for item in items {
-        let Some(item_key) = item.get(&key_field).and_then(Value::as_str).map(str::to_owned) else {
+        let Some(item_key) = item
+            .get(&key_field)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+        else {
             continue;
         };
         if matches!(selector, Selector::Key(wanted) if *wanted != item_key) {
@@ -185,7 +195,10 @@ mod tests {
     #[test]
     fn reads_the_configuration_spellings() {
         assert_eq!(spelled("labels"), "labels");
-        assert_eq!(spelled("node_pool.cpu.scaling_spec"), "node_pools[cpu].scaling_spec");
+        assert_eq!(
+            spelled("node_pool.cpu.scaling_spec"),
+            "node_pools[cpu].scaling_spec"
+        );
         assert_eq!(spelled("node_pools[cpu].zone"), "node_pools[cpu].zone");
         assert_eq!(spelled("node_pool.*.zone"), "node_pools[].zone");
         assert_eq!(
@@ -200,7 +213,13 @@ mod tests {
 
     #[test]
     fn rejects_paths_that_name_no_field() {
-        for bad in ["nonsense", "node_pool", "node_pool.cpu.nonsense", "update_time", "labels[x]"] {
+        for bad in [
+            "nonsense",
+            "node_pool",
+            "node_pool.cpu.nonsense",
+            "update_time",
+            "labels[x]",
+        ] {
             assert!(normalise(bad).is_err(), "{bad} accepted");
         }
     }
@@ -213,7 +232,11 @@ mod tests {
         });
         let live = json!({"nodePools": [{"id": "gpu", "zone": "z9"}, {"id": "old", "zone": "z2"}]});
         apply(&mut desired, &live, &normalise("labels").unwrap());
-        apply(&mut desired, &live, &normalise("node_pool.cpu.scaling_spec").unwrap());
+        apply(
+            &mut desired,
+            &live,
+            &normalise("node_pool.cpu.scaling_spec").unwrap(),
+        );
         apply(&mut desired, &live, &normalise("node_pool.gpu").unwrap());
         apply(&mut desired, &live, &normalise("node_pool.old").unwrap());
         assert_eq!(

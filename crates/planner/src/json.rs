@@ -10,9 +10,15 @@ use crate::plan::Plan;
 /// Renders the plan document.
 pub fn render_json(plan: &Plan) -> Value {
     let mut document = Map::new();
-    document.insert("format_version".to_owned(), Value::from(plan.format_version));
+    document.insert(
+        "format_version".to_owned(),
+        Value::from(plan.format_version),
+    );
     document.insert("stack".to_owned(), Value::from(plan.stack.as_str()));
-    document.insert("config_digest".to_owned(), Value::from(plan.config_digest.as_str()));
+    document.insert(
+        "config_digest".to_owned(),
+        Value::from(plan.config_digest.as_str()),
+    );
     document.insert("summary".to_owned(), to_json(&plan.summary()));
     document.insert("changes".to_owned(), to_json(&plan.changes));
     Value::Object(document)

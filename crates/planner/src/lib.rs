@@ -16,6 +16,7 @@ mod plan;
 mod planning;
 mod requests;
 mod stale;
+mod table;
 mod text;
 mod warnings;
 

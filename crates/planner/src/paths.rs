@@ -126,7 +126,10 @@ mod tests {
         let segments = parse("node_pools[cpu].scaling_spec").unwrap();
         assert_eq!(segments[0].selector, Some(Selector::Key("cpu".into())));
         assert_eq!(generic(&segments), "node_pools[].scaling_spec");
-        assert_eq!(parse("node_pools[*]").unwrap()[0].selector, Some(Selector::Any));
+        assert_eq!(
+            parse("node_pools[*]").unwrap()[0].selector,
+            Some(Selector::Any)
+        );
         assert_eq!(parse("labels").unwrap()[0].to_string(), "labels");
     }
 

@@ -6,6 +6,7 @@
 //! another stack's) stop the plan; live clusters of this stack that are no longer declared are
 //! deleted; every other live cluster is left alone and not listed.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use clusterform_config::{Config, DesiredCluster, Timeouts};
@@ -18,7 +19,8 @@ use crate::error::{PlanError, PlanOptions, check_update_mode};
 use crate::ignore;
 use crate::paths;
 use crate::plan::{
-    Action, ClusterAddress, ClusterChange, FieldChange, Impact, PLAN_FORMAT_VERSION, Plan, PlannedTimeouts,
+    Action, ClusterAddress, ClusterChange, FieldChange, Impact, PLAN_FORMAT_VERSION, Plan,
+    PlannedTimeouts,
 };
 use crate::requests;
 use crate::warnings;
@@ -60,7 +62,11 @@ pub fn plan(desired: &Config, live: &[Cluster], options: &PlanOptions) -> Result
     for (address, current) in &live_by_address {
         let owned = current.label(STACK_LABEL) == Some(stack);
         if owned && !declared.contains(address) && in_scope(&address.id) {
-            changes.push(deletion(address.clone(), current, PlannedTimeouts::default()));
+            changes.push(deletion(
+                address.clone(),
+                current,
+                PlannedTimeouts::default(),
+            ));
         }
     }
     check_replacements(&changes, options)?;
@@ -90,7 +96,10 @@ fn check_modes(desired: &Config, options: &PlanOptions) -> Result<(), PlanError>
 
 /// Live clusters by address. Clusters whose name cannot be read cannot be addressed by any
 /// request, so they are skipped, unless they claim to be this stack's.
-fn index_live<'a>(live: &'a [Cluster], stack: &str) -> Result<BTreeMap<ClusterAddress, &'a Cluster>, PlanError> {
+fn index_live<'a>(
+    live: &'a [Cluster],
+    stack: &str,
+) -> Result<BTreeMap<ClusterAddress, &'a Cluster>, PlanError> {
     let mut by_address = BTreeMap::new();
     for cluster in live {
         let name = cluster.name.as_deref().unwrap_or_default();
@@ -204,7 +213,11 @@ struct ClusterPlanner<'a> {
 impl ClusterPlanner<'_> {
     fn destroy(self, live: &Cluster) -> Result<ClusterChange, PlanError> {
         self.check_destroy_allowed("destroy")?;
-        Ok(deletion(self.address, live, timeouts_of(&self.cluster.timeouts)))
+        Ok(deletion(
+            self.address,
+            live,
+            timeouts_of(&self.cluster.timeouts),
+        ))
     }
 
     fn converge(self, live: Option<&Cluster>) -> Result<ClusterChange, PlanError> {
@@ -254,7 +267,7 @@ impl ClusterPlanner<'_> {
         let live_json = self.encode(live)?;
         let compared = self.without_ignored(desired_json, &live_json)?;
         let diff = diff::compare(&compared, &live_json);
-        let forced = self.options.replace.iter().any(|id| *id == self.cluster.id);
+        let forced = self.options.replace.contains(&self.cluster.id);
         let action = if forced || diff.changes.iter().any(|c| c.forces_replacement) {
             Action::Replace
         } else if diff.changes.is_empty() {
@@ -280,10 +293,13 @@ impl ClusterPlanner<'_> {
             Action::Update => {
                 let mask = update_mask(&fields);
                 let mode = self.update_mode();
-                let request = requests::update(&self.address, &mask, &mode, &compared, &live_json, stack);
+                let request =
+                    requests::update(&self.address, &mask, &mode, &compared, &live_json, stack);
                 (mask, Some(mode), distinct_impacts(&fields), vec![request])
             }
-            Action::Create | Action::Delete | Action::NoOp => (Vec::new(), None, Vec::new(), Vec::new()),
+            Action::Create | Action::Delete | Action::NoOp => {
+                (Vec::new(), None, Vec::new(), Vec::new())
+            }
         };
         Ok(ClusterChange {
             warnings: warnings::for_change(action, &fields, &compared, &live_json, live),
@@ -300,10 +316,19 @@ impl ClusterPlanner<'_> {
         })
     }
 
-    /// The desired cluster JSON with every `ignore_changes` path taken out.
-    fn without_ignored(&self, desired_json: &Value, live_json: &Value) -> Result<Value, PlanError> {
+    /// The desired cluster JSON with every `ignore_changes` path taken out (copied only when
+    /// there is something to take out).
+    fn without_ignored<'j>(
+        &self,
+        desired_json: &'j Value,
+        live_json: &Value,
+    ) -> Result<Cow<'j, Value>, PlanError> {
+        let ignored = &self.cluster.lifecycle.ignore_changes;
+        if ignored.is_empty() {
+            return Ok(Cow::Borrowed(desired_json));
+        }
         let mut compared = desired_json.clone();
-        for path in &self.cluster.lifecycle.ignore_changes {
+        for path in ignored {
             let segments = ignore::normalise(path).map_err(|e| PlanError::InvalidIgnorePath {
                 id: self.cluster.id.clone(),
                 path: path.clone(),
@@ -311,7 +336,7 @@ impl ClusterPlanner<'_> {
             })?;
             ignore::apply(&mut compared, live_json, &segments);
         }
-        Ok(compared)
+        Ok(Cow::Owned(compared))
     }
 
     /// `--update-mode` > the cluster's `update_mode` > the provider's > USER_AND_SERVICE.
@@ -347,7 +372,10 @@ fn update_mask(fields: &[FieldChange]) -> Vec<UpdateMaskPath> {
         .filter(|c| !c.forces_replacement)
         .filter_map(|c| covering_mask(&c.path))
         .collect();
-    UpdateMaskPath::ALL.into_iter().filter(|m| used.contains(m)).collect()
+    UpdateMaskPath::ALL
+        .into_iter()
+        .filter(|m| used.contains(m))
+        .collect()
 }
 
 fn covering_mask(path: &str) -> Option<UpdateMaskPath> {

@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 
 use crate::ignore::find_element;
 use crate::plan::{ClusterAddress, PlannedRequest, RequestKind};
+use crate::table;
 
 /// The API version every cluster path starts with.
 const API_VERSION: &str = "v1beta1";
@@ -68,7 +69,11 @@ pub(crate) fn update(
         set_at(&mut body, &pointer, value);
     }
     canonicalise(&mut body);
-    let mask_text = mask.iter().map(|m| m.as_str()).collect::<Vec<_>>().join(",");
+    let mask_text = mask
+        .iter()
+        .map(|m| m.as_str())
+        .collect::<Vec<_>>()
+        .join(",");
     PlannedRequest {
         kind: RequestKind::Update,
         method: "PATCH".to_owned(),
@@ -144,7 +149,10 @@ fn filled_from_live(list_path: &str, wanted: &Value, live: Option<&Value>) -> Va
         .iter()
         .map(|item| {
             let key = item.get(&key_json).and_then(Value::as_str);
-            match key.zip(live).and_then(|(key, live)| find_element(live, &key_json, key)) {
+            match key
+                .zip(live)
+                .and_then(|(key, live)| find_element(live, &key_json, key))
+            {
                 Some(live_item) => merged(&element_path, live_item, item),
                 None => item.clone(),
             }
@@ -161,10 +169,10 @@ fn merged(parent: &str, live: &Value, desired: &Value) -> Value {
     };
     let mut out = live_object.clone();
     for (key, wanted) in desired_object {
-        let spec = fields::children(parent).find(|s| camel_case(s.name()) == *key);
-        let value = match (spec, out.get(key)) {
-            (Some(spec), Some(current)) if spec.kind == FieldKind::Message => {
-                merged(spec.path, current, wanted)
+        let child = table::children(parent).iter().find(|c| c.json_name == *key);
+        let value = match (child, out.get(key)) {
+            (Some(child), Some(current)) if child.spec.kind == FieldKind::Message => {
+                merged(child.spec.path, current, wanted)
             }
             _ => wanted.clone(),
         };
@@ -188,8 +196,9 @@ fn canonicalise_message(parent: &str, value: &mut Value) {
             object.entry(count).or_insert_with(|| Value::from(0));
         }
     }
-    for spec in fields::children(parent) {
-        let Some(field) = object.get_mut(&camel_case(spec.name())) else {
+    for child in table::children(parent) {
+        let spec = child.spec;
+        let Some(field) = object.get_mut(&child.json_name) else {
             continue;
         };
         match spec.kind {
@@ -231,7 +240,14 @@ mod tests {
             {"id": "gone"},
             {"id": "cpu", "scalingSpec": {"maxNodeCount": "4"}, "bootDisk": {"bootDiskType": "pd-ssd"}, "futureField": 1}
         ]});
-        let request = update(&address(), &[UpdateMaskPath::NodePools], "USER_ONLY", &desired, &live, "s");
+        let request = update(
+            &address(),
+            &[UpdateMaskPath::NodePools],
+            "USER_ONLY",
+            &desired,
+            &live,
+            "s",
+        );
         assert_eq!(
             request.body.unwrap(),
             json!({"nodePools": [
@@ -239,28 +255,47 @@ mod tests {
                 {"id": "new", "zone": "z"}
             ]})
         );
-        assert_eq!(request.path, "/v1beta1/projects/p/locations/r/modelDevelopmentClusters/c1");
-        assert_eq!(request.query[0], ("updateMask".to_owned(), "node_pools".to_owned()));
+        assert_eq!(
+            request.path,
+            "/v1beta1/projects/p/locations/r/modelDevelopmentClusters/c1"
+        );
+        assert_eq!(
+            request.query[0],
+            ("updateMask".to_owned(), "node_pools".to_owned())
+        );
     }
 
     #[test]
     fn labels_keep_the_ownership_label_and_scripts_nest() {
         let desired = json!({"labels": {"a": "1"}, "orchestratorSpec": {"slurmSpec": {"prologBashScripts": ["x"]}}});
         let mask = [UpdateMaskPath::Labels, UpdateMaskPath::PrologBashScripts];
-        let request = update(&address(), &mask, "USER_AND_SERVICE", &desired, &json!({}), "s");
+        let request = update(
+            &address(),
+            &mask,
+            "USER_AND_SERVICE",
+            &desired,
+            &json!({}),
+            "s",
+        );
         assert_eq!(
             request.body.unwrap(),
             json!({"labels": {"a": "1", "clusterform-stack": "s"},
                    "orchestratorSpec": {"slurmSpec": {"prologBashScripts": ["x"]}}})
         );
-        assert_eq!(request.query[0].1, "labels,orchestrator_spec.slurm_spec.prolog_bash_scripts");
+        assert_eq!(
+            request.query[0].1,
+            "labels,orchestrator_spec.slurm_spec.prolog_bash_scripts"
+        );
     }
 
     #[test]
     fn create_adds_the_label_and_canonical_durations() {
         let desired = json!({"nodePools": [{"id": "g", "flexStartMaxDuration": "7d", "scalingSpec": {"maxNodeCount": 2}}]});
         let request = create(&address(), &desired, "s");
-        assert_eq!(request.query, [("modelDevelopmentClusterId".to_owned(), "c1".to_owned())]);
+        assert_eq!(
+            request.query,
+            [("modelDevelopmentClusterId".to_owned(), "c1".to_owned())]
+        );
         assert_eq!(
             request.body.unwrap(),
             json!({"nodePools": [{"id": "g", "flexStartMaxDuration": "604800s", "scalingSpec": {"maxNodeCount": 2, "minNodeCount": 0}}],

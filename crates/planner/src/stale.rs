@@ -44,8 +44,13 @@ impl fmt::Display for Staleness {
                 planned.as_deref().unwrap_or("unset"),
                 now.as_deref().unwrap_or("unset")
             ),
-            StalenessKind::Appeared => write!(f, "cluster {id} was created by someone else since the plan was made"),
-            StalenessKind::Disappeared => write!(f, "cluster {id} was deleted since the plan was made"),
+            StalenessKind::Appeared => write!(
+                f,
+                "cluster {id} was created by someone else since the plan was made"
+            ),
+            StalenessKind::Disappeared => {
+                write!(f, "cluster {id} was deleted since the plan was made")
+            }
         }
     }
 }
@@ -63,10 +68,12 @@ pub fn stale_clusters(plan: &Plan, live: &[Cluster]) -> Vec<Staleness> {
                 (_, None) if created => return None,
                 (_, None) => StalenessKind::Disappeared,
                 (_, Some(_)) if created => StalenessKind::Appeared,
-                (planned, Some(current)) if planned != current.update_time.as_ref() => StalenessKind::Changed {
-                    planned: planned.cloned(),
-                    now: current.update_time.clone(),
-                },
+                (planned, Some(current)) if planned != current.update_time.as_ref() => {
+                    StalenessKind::Changed {
+                        planned: planned.cloned(),
+                        now: current.update_time.clone(),
+                    }
+                }
                 _ => return None,
             };
             Some(Staleness {
@@ -83,6 +90,8 @@ fn is_at(cluster: &Cluster, address: &ClusterAddress) -> bool {
         .as_deref()
         .and_then(|name| name.parse::<ClusterName>().ok())
         .is_some_and(|name| {
-            name.project == address.project && name.location == address.region && name.cluster_id == address.id
+            name.project == address.project
+                && name.location == address.region
+                && name.cluster_id == address.id
         })
 }

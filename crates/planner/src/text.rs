@@ -30,7 +30,11 @@ pub fn render_text(plan: &Plan, color: bool) -> String {
     }
     let mut out = String::from("clusterform will perform the following actions:\n\n");
     for change in plan.changes.iter().filter(|c| c.action != Action::NoOp) {
-        ClusterText { out: &mut out, paint }.render(change);
+        ClusterText {
+            out: &mut out,
+            paint,
+        }
+        .render(change);
         out.push('\n');
     }
     let summary = plan.summary();
@@ -88,11 +92,21 @@ struct ClusterText<'a> {
 impl ClusterText<'_> {
     fn render(&mut self, change: &ClusterChange) {
         let id = &change.address.id;
-        let header = self.paint.style(Style::new().bold(), &format!("# {id} {}", headline(change)));
+        let header = self
+            .paint
+            .style(Style::new().bold(), &format!("# {id} {}", headline(change)));
         let _ = writeln!(self.out, "  {header}");
-        let _ = writeln!(self.out, "{} cluster \"{id}\" {{", self.paint.symbol(change.action.symbol()));
+        let _ = writeln!(
+            self.out,
+            "{} cluster \"{id}\" {{",
+            self.paint.symbol(change.action.symbol())
+        );
         if change.action == Action::Delete {
-            let _ = writeln!(self.out, "        name = \"{}\"", change.address.resource_name());
+            let _ = writeln!(
+                self.out,
+                "        name = \"{}\"",
+                change.address.resource_name()
+            );
         } else {
             let tree = Tree::build(change);
             self.block(&tree, "", 1);
@@ -124,13 +138,28 @@ impl ClusterText<'_> {
         let Some(node) = tree.nodes.get(path) else {
             return;
         };
+        // Terraform aligns the `=` of the attributes of one block.
+        let width = node
+            .children
+            .iter()
+            .filter_map(|child| match child {
+                Child::Attribute(change) => Some(attribute_name(change).chars().count()),
+                Child::Block(_) => None,
+            })
+            .max()
+            .unwrap_or(0);
         for child in &node.children {
             match child {
-                Child::Attribute(change) => self.attribute(change, depth),
+                Child::Attribute(change) => self.attribute(change, depth, width),
                 Child::Block(child_path) => {
                     let symbol = tree.block_symbol(child_path);
                     let label = tree.labels.get(child_path).map_or("?", String::as_str);
-                    let _ = writeln!(self.out, "{}{} {label} {{", indent(depth - 1), self.paint.symbol(symbol));
+                    let _ = writeln!(
+                        self.out,
+                        "{}{} {label} {{",
+                        indent(depth - 1),
+                        self.paint.symbol(symbol)
+                    );
                     self.block(tree, child_path, depth + 1);
                     let _ = writeln!(self.out, "{}}}", indent(depth));
                 }
@@ -138,24 +167,39 @@ impl ClusterText<'_> {
         }
         let text = indent(depth);
         if node.hidden_attributes > 0 {
-            let _ = writeln!(self.out, "{text}# ({} unchanged {} hidden)", node.hidden_attributes, plural(node.hidden_attributes, "attribute"));
+            let _ = writeln!(
+                self.out,
+                "{text}# ({} unchanged {} hidden)",
+                node.hidden_attributes,
+                plural(node.hidden_attributes, "attribute")
+            );
         }
         if node.hidden_blocks > 0 {
-            let _ = writeln!(self.out, "{text}# ({} unchanged {} hidden)", node.hidden_blocks, plural(node.hidden_blocks, "block"));
+            let _ = writeln!(
+                self.out,
+                "{text}# ({} unchanged {} hidden)",
+                node.hidden_blocks,
+                plural(node.hidden_blocks, "block")
+            );
         }
     }
 
-    fn attribute(&mut self, change: &FieldChange, depth: usize) {
+    fn attribute(&mut self, change: &FieldChange, depth: usize, width: usize) {
         let segments = paths::parse(&change.path).unwrap_or_default();
-        let name = segments.last().map_or_else(|| change.path.clone(), label_of);
+        let name = format!("{:<width$}", attribute_name(change));
         let kind = kind_of(&segments);
         let symbol = symbol_of(&[change]);
         let lead = format!("{}{}", indent(depth - 1), self.paint.symbol(symbol));
         let mut note = String::new();
         if change.forces_replacement {
-            note.push_str(&format!(" {}", self.paint.style(Style::new().red(), "# forces replacement")));
+            note.push_str(&format!(
+                " {}",
+                self.paint.style(Style::new().red(), "# forces replacement")
+            ));
         }
-        if matches!(kind, Some(FieldKind::KeyedList(_))) && segments.last().is_some_and(|s| s.selector.is_none()) {
+        if matches!(kind, Some(FieldKind::KeyedList(_)))
+            && segments.last().is_some_and(|s| s.selector.is_none())
+        {
             note.push_str(" # order");
         }
         if change.sensitive {
@@ -173,15 +217,29 @@ impl ClusterText<'_> {
     /// A map attribute, key by key.
     fn map(&mut self, change: &FieldChange, lead: &str, name: &str, note: &str, depth: usize) {
         let empty = Map::new();
-        let before = change.before.as_ref().and_then(Value::as_object).unwrap_or(&empty);
-        let after = change.after.as_ref().and_then(Value::as_object).unwrap_or(&empty);
+        let before = change
+            .before
+            .as_ref()
+            .and_then(Value::as_object)
+            .unwrap_or(&empty);
+        let after = change
+            .after
+            .as_ref()
+            .and_then(Value::as_object)
+            .unwrap_or(&empty);
         let _ = writeln!(self.out, "{lead} {name} = {{{note}");
         let keys: BTreeSet<&String> = before.keys().chain(after.keys()).collect();
-        for key in keys {
+        let changed: Vec<&String> = keys
+            .into_iter()
+            .filter(|key| before.get(key.as_str()) != after.get(key.as_str()))
+            .collect();
+        let width = changed
+            .iter()
+            .map(|key| Value::from(key.as_str()).to_string().chars().count())
+            .max()
+            .unwrap_or(0);
+        for key in changed {
             let (old, new) = (before.get(key.as_str()), after.get(key.as_str()));
-            if old == new {
-                continue;
-            }
             let symbol = match (old, new) {
                 (None, _) => "+",
                 (_, None) => "-",
@@ -189,15 +247,23 @@ impl ClusterText<'_> {
             };
             let _ = writeln!(
                 self.out,
-                "{}{} {} = {}",
+                "{}{} {:<width$} = {}",
                 indent(depth),
                 self.paint.symbol(symbol),
-                Value::from(key.as_str()),
+                Value::from(key.as_str()).to_string(),
                 transition(old, new)
             );
         }
         let _ = writeln!(self.out, "{}}}", indent(depth));
     }
+}
+
+/// The attribute's own name: the last segment of its path.
+fn attribute_name(change: &FieldChange) -> String {
+    paths::parse(&change.path)
+        .unwrap_or_default()
+        .last()
+        .map_or_else(|| change.path.clone(), label_of)
 }
 
 fn headline(change: &ClusterChange) -> &'static str {
@@ -220,7 +286,11 @@ fn mode_meaning(mode: &str) -> &'static str {
 }
 
 fn plural(count: usize, word: &str) -> String {
-    if count == 1 { word.to_owned() } else { format!("{word}s") }
+    if count == 1 {
+        word.to_owned()
+    } else {
+        format!("{word}s")
+    }
 }
 
 /// The text column of the children of a block at `depth` (the cluster's are at depth 1).
@@ -252,7 +322,10 @@ fn transition(before: Option<&Value>, after: Option<&Value>) -> String {
 /// A value in HCL-like notation.
 fn show(value: &Value) -> String {
     match value {
-        Value::Array(items) => format!("[{}]", items.iter().map(show).collect::<Vec<_>>().join(", ")),
+        Value::Array(items) => format!(
+            "[{}]",
+            items.iter().map(show).collect::<Vec<_>>().join(", ")
+        ),
         Value::Object(map) if map.is_empty() => "{}".to_owned(),
         Value::Object(map) => {
             let entries: Vec<String> = map
@@ -268,7 +341,11 @@ fn show(value: &Value) -> String {
 /// `node_pool "cpu"` for an element of a keyed list, the field name otherwise.
 fn label_of(segment: &Segment) -> String {
     match &segment.selector {
-        Some(Selector::Key(key)) => format!("{} {}", paths::block_name(&segment.name), Value::from(key.as_str())),
+        Some(Selector::Key(key)) => format!(
+            "{} {}",
+            paths::block_name(&segment.name),
+            Value::from(key.as_str())
+        ),
         Some(Selector::Any) => format!("{}[]", segment.name),
         None => segment.name.clone(),
     }
@@ -305,7 +382,11 @@ impl<'a> Tree<'a> {
             nodes: BTreeMap::from([(String::new(), Node::default())]),
             labels: BTreeMap::new(),
             all: change.fields.iter().collect(),
-            existing: change.unchanged_attributes.keys().map(String::as_str).collect(),
+            existing: change
+                .unchanged_attributes
+                .keys()
+                .map(String::as_str)
+                .collect(),
         };
         for field in &change.fields {
             tree.insert(field);
@@ -321,7 +402,8 @@ impl<'a> Tree<'a> {
             let path = joined(&segments[..len]);
             if !self.nodes.contains_key(&path) {
                 self.nodes.insert(path.clone(), Node::default());
-                self.labels.insert(path.clone(), label_of(&segments[len - 1]));
+                self.labels
+                    .insert(path.clone(), label_of(&segments[len - 1]));
                 self.push_child(&parent, Child::Block(path.clone()));
             }
             parent = path;
@@ -366,11 +448,20 @@ impl<'a> Tree<'a> {
         if self.existing.contains(path) {
             return "~";
         }
-        let within: Vec<&FieldChange> = self.all.iter().copied().filter(|c| paths::is_within(&c.path, path)).collect();
+        let within: Vec<&FieldChange> = self
+            .all
+            .iter()
+            .copied()
+            .filter(|c| paths::is_within(&c.path, path))
+            .collect();
         symbol_of(&within)
     }
 }
 
 fn joined(segments: &[Segment]) -> String {
-    segments.iter().map(ToString::to_string).collect::<Vec<_>>().join(".")
+    segments
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(".")
 }

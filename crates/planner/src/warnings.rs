@@ -9,7 +9,12 @@ use crate::paths;
 use crate::plan::{Action, FieldChange};
 
 /// Cluster states in which the service is already working on the cluster.
-const BUSY_STATES: &[&str] = &[state::PROVISIONING, state::UPDATING, state::STOPPING, state::ERROR];
+const BUSY_STATES: &[&str] = &[
+    state::PROVISIONING,
+    state::UPDATING,
+    state::STOPPING,
+    state::ERROR,
+];
 
 const PARTITIONS: &str = "/orchestratorSpec/slurmSpec/partitions";
 const DEFAULT_PARTITION: &str = "/orchestratorSpec/slurmSpec/defaultPartitionId";
@@ -17,7 +22,13 @@ const LOGIN_POOL: &str = "/orchestratorSpec/slurmSpec/loginNodePoolId";
 
 /// The warnings for one change. `desired` is the desired cluster JSON with ignored fields
 /// removed, `live` the live cluster JSON.
-pub(crate) fn for_change(action: Action, fields: &[FieldChange], desired: &Value, live: &Value, live_cluster: &Cluster) -> Vec<String> {
+pub(crate) fn for_change(
+    action: Action,
+    fields: &[FieldChange],
+    desired: &Value,
+    live: &Value,
+    live_cluster: &Cluster,
+) -> Vec<String> {
     let mut warnings = Vec::new();
     if action == Action::NoOp {
         return warnings;
@@ -40,11 +51,20 @@ fn busy(live: &Cluster) -> Option<String> {
     Some(format!("the cluster is {state} right now: {consequence}"))
 }
 
-fn default_partition_moves(fields: &[FieldChange], desired: &Value, live: &Value) -> Option<String> {
+fn default_partition_moves(
+    fields: &[FieldChange],
+    desired: &Value,
+    live: &Value,
+) -> Option<String> {
     let partitions_change = fields
         .iter()
         .any(|c| paths::is_within(&c.path, "orchestrator_spec.slurm_spec.partitions"));
-    let has_default = |cluster: &Value| cluster.pointer(DEFAULT_PARTITION).and_then(Value::as_str).is_some_and(|s| !s.is_empty());
+    let has_default = |cluster: &Value| {
+        cluster
+            .pointer(DEFAULT_PARTITION)
+            .and_then(Value::as_str)
+            .is_some_and(|s| !s.is_empty())
+    };
     if !partitions_change || has_default(desired) || has_default(live) {
         return None;
     }
@@ -69,7 +89,11 @@ fn default_partition_moves(fields: &[FieldChange], desired: &Value, live: &Value
     ))
 }
 
-fn removed_pools_still_referenced(fields: &[FieldChange], desired: &Value, live: &Value) -> Vec<String> {
+fn removed_pools_still_referenced(
+    fields: &[FieldChange],
+    desired: &Value,
+    live: &Value,
+) -> Vec<String> {
     let mut removed: Vec<&str> = fields
         .iter()
         .filter(|c| c.impact.class == clusterform_model::fields::ImpactClass::DeletesPool)
@@ -79,7 +103,9 @@ fn removed_pools_still_referenced(fields: &[FieldChange], desired: &Value, live:
     // What stays after the update: the desired value where the configuration sets it, the
     // live value where it does not (it is not sent).
     let after = |pointer: &str| desired.pointer(pointer).or_else(|| live.pointer(pointer));
-    let partitions = after(PARTITIONS).and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+    let partitions = after(PARTITIONS)
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
     let login = after(LOGIN_POOL).and_then(Value::as_str);
     let mut warnings = Vec::new();
     for pool in removed {

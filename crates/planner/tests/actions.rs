@@ -14,12 +14,20 @@ fn options() -> PlanOptions {
 
 #[test]
 fn a_served_cluster_matches_its_configuration() {
-    let made = plan(&config(vec![desired("train01", seed())]), &[live_seed("train01")], &options()).unwrap();
+    let made = plan(
+        &config(vec![desired("train01", seed())]),
+        &[live_seed("train01")],
+        &options(),
+    )
+    .unwrap();
     assert_eq!(made.changes.len(), 1);
     let change = &made.changes[0];
     assert_eq!(change.action, Action::NoOp, "{:#?}", change.fields);
     assert!(change.requests.is_empty());
-    assert_eq!(change.live_update_time.as_deref(), Some("2026-11-02T10:30:00Z"));
+    assert_eq!(
+        change.live_update_time.as_deref(),
+        Some("2026-11-02T10:30:00Z")
+    );
     assert!(!made.has_changes());
 }
 
@@ -30,11 +38,23 @@ fn an_absent_cluster_is_created_with_the_ownership_label() {
     assert_eq!(change.action, Action::Create);
     let request = &change.requests[0];
     assert_eq!(request.method, "POST");
-    assert_eq!(request.path, "/v1beta1/projects/my-proj/locations/us-central1/modelDevelopmentClusters");
-    assert_eq!(request.query, [("modelDevelopmentClusterId".to_owned(), "train01".to_owned())]);
+    assert_eq!(
+        request.path,
+        "/v1beta1/projects/my-proj/locations/us-central1/modelDevelopmentClusters"
+    );
+    assert_eq!(
+        request.query,
+        [("modelDevelopmentClusterId".to_owned(), "train01".to_owned())]
+    );
     let body = request.body.as_ref().unwrap();
-    assert_eq!(body["labels"], json!({"team": "ml", "clusterform-stack": STACK}));
-    assert_eq!(body["nodePools"][1]["scalingSpec"], json!({"minNodeCount": 0, "maxNodeCount": 4}));
+    assert_eq!(
+        body["labels"],
+        json!({"team": "ml", "clusterform-stack": STACK})
+    );
+    assert_eq!(
+        body["nodePools"][1]["scalingSpec"],
+        json!({"minNodeCount": 0, "maxNodeCount": 4})
+    );
     assert!(change.fields.iter().all(|f| f.before.is_none()));
 }
 
@@ -42,13 +62,21 @@ fn an_absent_cluster_is_created_with_the_ownership_label() {
 fn a_mutable_change_is_an_update_with_the_smallest_mask() {
     let mut wanted = seed();
     wanted["nodePools"][1]["scalingSpec"]["maxNodeCount"] = json!(8);
-    let made = plan(&config(vec![desired("train01", wanted)]), &[live_seed("train01")], &options()).unwrap();
+    let made = plan(
+        &config(vec![desired("train01", wanted)]),
+        &[live_seed("train01")],
+        &options(),
+    )
+    .unwrap();
     let change = &made.changes[0];
     assert_eq!(change.action, Action::Update);
     assert_eq!(change.update_mask, [UpdateMaskPath::NodePools]);
     assert_eq!(change.update_mode.as_deref(), Some("USER_AND_SERVICE"));
     assert_eq!(change.fields.len(), 1);
-    assert_eq!(change.fields[0].path, "node_pools[cpu].scaling_spec.max_node_count");
+    assert_eq!(
+        change.fields[0].path,
+        "node_pools[cpu].scaling_spec.max_node_count"
+    );
     assert_eq!(change.impacts[0].to_string(), "resizes pool cpu");
     let request = &change.requests[0];
     assert_eq!(request.method, "PATCH");
@@ -60,12 +88,21 @@ fn a_mutable_change_is_an_update_with_the_smallest_mask() {
         ]
     );
     let body = request.body.as_ref().unwrap();
-    assert_eq!(body.as_object().unwrap().keys().collect::<Vec<_>>(), ["nodePools"]);
+    assert_eq!(
+        body.as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["nodePools"]
+    );
     // Complete list, desired order, server defaults kept, both counts sent.
     assert_eq!(body["nodePools"][0]["id"], "login");
     assert_eq!(body["nodePools"][1]["nodeImage"], "slurm-image-2026-10");
-    assert_eq!(body["nodePools"][1]["bootDisk"], json!({"bootDiskType": "pd-ssd"}));
-    assert_eq!(body["nodePools"][1]["scalingSpec"], json!({"minNodeCount": 0, "maxNodeCount": 8}));
+    assert_eq!(
+        body["nodePools"][1]["bootDisk"],
+        json!({"bootDiskType": "pd-ssd"})
+    );
+    assert_eq!(
+        body["nodePools"][1]["scalingSpec"],
+        json!({"minNodeCount": 0, "maxNodeCount": 8})
+    );
 }
 
 #[test]
@@ -73,15 +110,28 @@ fn several_kinds_of_change_combine_their_mask_paths_in_order() {
     let mut wanted = seed();
     wanted["labels"] = json!({"team": "research"});
     wanted["orchestratorSpec"]["slurmSpec"]["epilogBashScripts"] = json!(["echo bye"]);
-    wanted["orchestratorSpec"]["slurmSpec"]["partitions"][0]["nodePoolIds"] = json!(["cpu", "login"]);
-    let made = plan(&config(vec![desired("train01", wanted)]), &[live_seed("train01")], &options()).unwrap();
+    wanted["orchestratorSpec"]["slurmSpec"]["partitions"][0]["nodePoolIds"] =
+        json!(["cpu", "login"]);
+    let made = plan(
+        &config(vec![desired("train01", wanted)]),
+        &[live_seed("train01")],
+        &options(),
+    )
+    .unwrap();
     let change = &made.changes[0];
     assert_eq!(
         change.update_mask,
-        [UpdateMaskPath::Labels, UpdateMaskPath::Partitions, UpdateMaskPath::EpilogBashScripts]
+        [
+            UpdateMaskPath::Labels,
+            UpdateMaskPath::Partitions,
+            UpdateMaskPath::EpilogBashScripts
+        ]
     );
     let body = change.requests[0].body.as_ref().unwrap();
-    assert_eq!(body["labels"], json!({"team": "research", "clusterform-stack": STACK}));
+    assert_eq!(
+        body["labels"],
+        json!({"team": "research", "clusterform-stack": STACK})
+    );
     let impacts: Vec<String> = change.impacts.iter().map(ToString::to_string).collect();
     assert_eq!(impacts, ["immediate", "slurm sync ≤ 15 s"]);
 }
@@ -91,12 +141,25 @@ fn an_immutable_change_replaces_the_cluster_delete_first() {
     let mut wanted = seed();
     wanted["displayName"] = json!("Renamed");
     wanted["nodePools"][1]["scalingSpec"]["maxNodeCount"] = json!(8);
-    let made = plan(&config(vec![desired("train01", wanted)]), &[live_seed("train01")], &options()).unwrap();
+    let made = plan(
+        &config(vec![desired("train01", wanted)]),
+        &[live_seed("train01")],
+        &options(),
+    )
+    .unwrap();
     let change = &made.changes[0];
     assert_eq!(change.action, Action::Replace);
-    let display = change.fields.iter().find(|f| f.path == "display_name").unwrap();
+    let display = change
+        .fields
+        .iter()
+        .find(|f| f.path == "display_name")
+        .unwrap();
     assert!(display.forces_replacement);
-    let scaling = change.fields.iter().find(|f| f.path.contains("max_node_count")).unwrap();
+    let scaling = change
+        .fields
+        .iter()
+        .find(|f| f.path.contains("max_node_count"))
+        .unwrap();
     assert!(!scaling.forces_replacement);
     let kinds: Vec<RequestKind> = change.requests.iter().map(|r| r.kind).collect();
     assert_eq!(kinds, [RequestKind::Delete, RequestKind::Create]);
@@ -112,7 +175,12 @@ fn replace_option_forces_a_replacement() {
         replace: vec!["train01".into()],
         ..options()
     };
-    let made = plan(&config(vec![desired("train01", seed())]), &[live_seed("train01")], &options).unwrap();
+    let made = plan(
+        &config(vec![desired("train01", seed())]),
+        &[live_seed("train01")],
+        &options,
+    )
+    .unwrap();
     assert_eq!(made.changes[0].action, Action::Replace);
     assert!(made.changes[0].fields.is_empty());
     let unknown = PlanOptions {
@@ -127,7 +195,12 @@ fn replace_option_forces_a_replacement() {
 fn only_this_stacks_undeclared_clusters_are_deleted() {
     let foreign = cluster(served("other", &seed(), Some("someone-else"), "RUNNING"));
     let unlabelled = cluster(served("manual", &seed(), None, "RUNNING"));
-    let made = plan(&config(vec![]), &[live_seed("old01"), foreign, unlabelled], &options()).unwrap();
+    let made = plan(
+        &config(vec![]),
+        &[live_seed("old01"), foreign, unlabelled],
+        &options(),
+    )
+    .unwrap();
     assert_eq!(made.changes.len(), 1);
     let change = &made.changes[0];
     assert_eq!(change.address.id, "old01");
@@ -142,12 +215,25 @@ fn only_this_stacks_undeclared_clusters_are_deleted() {
 #[test]
 fn a_declared_cluster_without_the_label_is_not_adopted() {
     let unlabelled = cluster(served("train01", &seed(), None, "RUNNING"));
-    let err = plan(&config(vec![desired("train01", seed())]), &[unlabelled], &options()).unwrap_err();
+    let err = plan(
+        &config(vec![desired("train01", seed())]),
+        &[unlabelled],
+        &options(),
+    )
+    .unwrap_err();
     assert!(matches!(err, PlanError::Unowned { ref id, .. } if id == "train01"));
-    assert!(err.to_string().contains("not managed by stack `research`"), "{err}");
+    assert!(
+        err.to_string().contains("not managed by stack `research`"),
+        "{err}"
+    );
     assert!(err.hint().unwrap().contains("clusterform import train01"));
     let foreign = cluster(served("train01", &seed(), Some("prod"), "RUNNING"));
-    let err = plan(&config(vec![desired("train01", seed())]), &[foreign], &options()).unwrap_err();
+    let err = plan(
+        &config(vec![desired("train01", seed())]),
+        &[foreign],
+        &options(),
+    )
+    .unwrap_err();
     assert_eq!(
         err,
         PlanError::OwnedByOtherStack {
@@ -164,14 +250,37 @@ fn prevent_destroy_refuses_replacement_and_destroy() {
         prevent_destroy: true,
         ignore_changes: vec![],
     };
-    let err = plan(&config(vec![guarded.clone()]), &[live_seed("train01")], &options()).unwrap_err();
-    assert!(matches!(err, PlanError::PreventDestroy { action: "replace", .. }), "{err}");
+    let err = plan(
+        &config(vec![guarded.clone()]),
+        &[live_seed("train01")],
+        &options(),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            PlanError::PreventDestroy {
+                action: "replace",
+                ..
+            }
+        ),
+        "{err}"
+    );
     let destroy = PlanOptions {
         destroy: true,
         ..options()
     };
     let err = plan(&config(vec![guarded]), &[live_seed("train01")], &destroy).unwrap_err();
-    assert!(matches!(err, PlanError::PreventDestroy { action: "destroy", .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            PlanError::PreventDestroy {
+                action: "destroy",
+                ..
+            }
+        ),
+        "{err}"
+    );
     assert!(err.hint().is_some());
 }
 
@@ -224,14 +333,23 @@ fn update_mode_precedence_is_flag_cluster_provider_default() {
     };
     assert_eq!(mode_of(None, None, None), "USER_AND_SERVICE");
     assert_eq!(mode_of(None, None, Some("USER_ONLY")), "USER_ONLY");
-    assert_eq!(mode_of(None, Some("USER_ONLY"), Some("USER_AND_SERVICE")), "USER_ONLY");
-    assert_eq!(mode_of(Some("USER_AND_SERVICE"), Some("USER_ONLY"), None), "USER_AND_SERVICE");
+    assert_eq!(
+        mode_of(None, Some("USER_ONLY"), Some("USER_AND_SERVICE")),
+        "USER_ONLY"
+    );
+    assert_eq!(
+        mode_of(Some("USER_AND_SERVICE"), Some("USER_ONLY"), None),
+        "USER_AND_SERVICE"
+    );
     let bad = PlanOptions {
         update_mode: Some("SOMETIMES".into()),
         ..PlanOptions::default()
     };
     let err = plan(&config(vec![]), &[], &bad).unwrap_err();
-    assert!(err.to_string().contains("`SOMETIMES` (from --update-mode)"), "{err}");
+    assert!(
+        err.to_string().contains("`SOMETIMES` (from --update-mode)"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -242,17 +360,31 @@ fn ignore_changes_takes_paths_out_of_the_comparison() {
     wanted["nodePools"][1]["zone"] = json!("us-central1-b");
     let mut cluster = desired("train01", wanted);
     cluster.lifecycle.ignore_changes = vec!["labels".into(), "node_pool.cpu.scaling_spec".into()];
-    let made = plan(&config(vec![cluster.clone()]), &[live_seed("train01")], &options()).unwrap();
+    let made = plan(
+        &config(vec![cluster.clone()]),
+        &[live_seed("train01")],
+        &options(),
+    )
+    .unwrap();
     let change = &made.changes[0];
     let paths: Vec<&str> = change.fields.iter().map(|f| f.path.as_str()).collect();
     assert_eq!(paths, ["node_pools[cpu].zone"]);
     // The ignored scaling keeps its live value in the complete pool list.
     let body = change.requests[0].body.as_ref().unwrap();
-    assert_eq!(body["nodePools"][1]["scalingSpec"]["maxNodeCount"], json!(4));
-    cluster.lifecycle.ignore_changes.push("node_pool.cpu.no_such_field".into());
+    assert_eq!(
+        body["nodePools"][1]["scalingSpec"]["maxNodeCount"],
+        json!(4)
+    );
+    cluster
+        .lifecycle
+        .ignore_changes
+        .push("node_pool.cpu.no_such_field".into());
     let err = plan(&config(vec![cluster]), &[live_seed("train01")], &options()).unwrap_err();
     assert!(matches!(err, PlanError::InvalidIgnorePath { .. }), "{err}");
-    assert!(err.to_string().contains("node_pool.cpu.no_such_field"), "{err}");
+    assert!(
+        err.to_string().contains("node_pool.cpu.no_such_field"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -262,12 +394,28 @@ fn adding_and_removing_pools_is_an_update_of_node_pools() {
         "id": "gpu", "machineSpec": {"machineType": "a4-highgpu-8g", "acceleratorType": "NVIDIA_B200", "acceleratorCount": 8},
         "scalingSpec": {"minNodeCount": 0, "maxNodeCount": 2}, "provisioningModel": "FLEX_START"
     }));
-    let made = plan(&config(vec![desired("train01", wanted)]), &[live_seed("train01")], &options()).unwrap();
+    let made = plan(
+        &config(vec![desired("train01", wanted)]),
+        &[live_seed("train01")],
+        &options(),
+    )
+    .unwrap();
     let change = &made.changes[0];
     assert_eq!(change.action, Action::Update);
     assert_eq!(change.update_mask, [UpdateMaskPath::NodePools]);
-    assert!(change.fields.iter().all(|f| f.impact.class == ImpactClass::AddsPool));
-    assert_eq!(change.requests[0].body.as_ref().unwrap()["nodePools"].as_array().unwrap().len(), 3);
+    assert!(
+        change
+            .fields
+            .iter()
+            .all(|f| f.impact.class == ImpactClass::AddsPool)
+    );
+    assert_eq!(
+        change.requests[0].body.as_ref().unwrap()["nodePools"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
 }
 
 #[test]
@@ -275,7 +423,9 @@ fn sensitive_paths_mark_their_changes_and_timeouts_get_defaults() {
     let mut wanted = seed();
     wanted["nodePools"][1]["startupScript"] = json!("export TOKEN=secret");
     let mut cluster = desired("train01", wanted);
-    cluster.sensitive_paths.insert("node_pools[cpu].startup_script".into());
+    cluster
+        .sensitive_paths
+        .insert("node_pools[cpu].startup_script".into());
     cluster.timeouts.create = Some(Seconds(5_400));
     let made = plan(&config(vec![cluster]), &[live_seed("train01")], &options()).unwrap();
     let change = &made.changes[0];

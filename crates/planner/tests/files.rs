@@ -12,7 +12,12 @@ fn update_plan() -> clusterform_planner::Plan {
     let mut wanted = seed();
     wanted["labels"] = json!({"team": "x"});
     let clusters = vec![desired("train01", wanted), desired("new01", seed())];
-    plan(&config(clusters), &[live_seed("train01")], &PlanOptions::default()).unwrap()
+    plan(
+        &config(clusters),
+        &[live_seed("train01")],
+        &PlanOptions::default(),
+    )
+    .unwrap()
 }
 
 #[test]
@@ -47,10 +52,15 @@ fn garbage_and_other_versions_are_refused_clearly() {
     let err = load("{\"format_version\": 99}");
     assert!(matches!(err, PlanFileError::UnsupportedVersion { .. }));
     assert!(err.to_string().contains("version 99"), "{err}");
-    let err = load(&format!("{{\"format_version\": {PLAN_FORMAT_VERSION}, \"stack\": 3}}"));
+    let err = load(&format!(
+        "{{\"format_version\": {PLAN_FORMAT_VERSION}, \"stack\": 3}}"
+    ));
     assert!(matches!(err, PlanFileError::Malformed { .. }), "{err}");
     let missing = load_plan(&dir.path().join("absent")).unwrap_err();
-    assert!(missing.to_string().contains("cannot read plan file"), "{missing}");
+    assert!(
+        missing.to_string().contains("cannot read plan file"),
+        "{missing}"
+    );
 }
 
 #[test]
@@ -59,7 +69,8 @@ fn the_saved_file_is_the_json_document() {
     let path = dir.path().join("p.json");
     let made = update_plan();
     save_plan(&made, &path).unwrap();
-    let saved: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     assert_eq!(saved, render_json(&made));
 }
 

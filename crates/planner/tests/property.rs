@@ -21,32 +21,41 @@ fn pool(id: &'static str) -> impl Strategy<Value = Value> {
         (0..3i64, 0..4i64),
         select(vec!["us-central1-a", "us-central1-b"]),
         option::of(any::<bool>()),
-        option::of((select(vec!["pd-ssd", "pd-standard"]), prop_oneof![Just(100i64), Just(200i64)])),
+        option::of((
+            select(vec!["pd-ssd", "pd-standard"]),
+            prop_oneof![Just(100i64), Just(200i64)],
+        )),
         prop_oneof![4 => Just("n2-standard-8"), 1 => Just("n2-standard-16")],
         option::of(select(vec!["echo a", "echo b"])),
-        option::of(btree_map(select(vec!["k1", "k2"]), select(vec!["v1", "v2"]), 0..2)),
+        option::of(btree_map(
+            select(vec!["k1", "k2"]),
+            select(vec!["v1", "v2"]),
+            0..2,
+        )),
     )
-        .prop_map(move |((min, extra), zone, ips, disk, machine, script, labels)| {
-            let mut pool = json!({
-                "id": id,
-                "machineSpec": {"machineType": machine},
-                "scalingSpec": {"minNodeCount": min, "maxNodeCount": min + extra},
-                "zone": zone,
-            });
-            if let Some(ips) = ips {
-                pool["enablePublicIps"] = json!(ips);
-            }
-            if let Some((kind, size)) = disk {
-                pool["bootDisk"] = json!({"bootDiskType": kind, "bootDiskSizeGb": size});
-            }
-            if let Some(script) = script {
-                pool["startupScript"] = json!(script);
-            }
-            if let Some(labels) = labels {
-                pool["labels"] = json!(labels);
-            }
-            pool
-        })
+        .prop_map(
+            move |((min, extra), zone, ips, disk, machine, script, labels)| {
+                let mut pool = json!({
+                    "id": id,
+                    "machineSpec": {"machineType": machine},
+                    "scalingSpec": {"minNodeCount": min, "maxNodeCount": min + extra},
+                    "zone": zone,
+                });
+                if let Some(ips) = ips {
+                    pool["enablePublicIps"] = json!(ips);
+                }
+                if let Some((kind, size)) = disk {
+                    pool["bootDisk"] = json!({"bootDiskType": kind, "bootDiskSizeGb": size});
+                }
+                if let Some(script) = script {
+                    pool["startupScript"] = json!(script);
+                }
+                if let Some(labels) = labels {
+                    pool["labels"] = json!(labels);
+                }
+                pool
+            },
+        )
 }
 
 /// A cluster as a configuration could declare it.
@@ -102,7 +111,14 @@ fn world() -> impl Strategy<Value = World> {
     (
         cluster_json(),
         option::weighted(0.85, cluster_json()),
-        vec(select(vec!["labels", "node_pool.a.scaling_spec", "node_pools[b].zone"]), 0..2),
+        vec(
+            select(vec![
+                "labels",
+                "node_pool.a.scaling_spec",
+                "node_pools[b].zone",
+            ]),
+            0..2,
+        ),
         any::<bool>(),
     )
         .prop_map(|(declared, previous, ignore, orphan)| World {
@@ -131,7 +147,12 @@ fn plan_for(world: &World, live: &[Value]) -> Plan {
     let mut cluster_declared = desired("train01", world.declared.clone());
     cluster_declared.lifecycle.ignore_changes = world.ignore.clone();
     let live: Vec<Cluster> = live.iter().cloned().map(cluster).collect();
-    plan(&config(vec![cluster_declared]), &live, &PlanOptions::default()).expect("plan")
+    plan(
+        &config(vec![cluster_declared]),
+        &live,
+        &PlanOptions::default(),
+    )
+    .expect("plan")
 }
 
 /// Runs the plan's requests against JSON clusters the way the service would.
@@ -154,7 +175,8 @@ fn apply(plan: &Plan, live: &mut Vec<Value>) {
                     let index = position.expect("update of an existing cluster");
                     let mask: Vec<&str> = request.query[0].1.split(',').collect();
                     let body = request.body.as_ref().expect("patch body");
-                    live[index] = apply_update_mask(&live[index], body, &mask).expect("mask applies");
+                    live[index] =
+                        apply_update_mask(&live[index], body, &mask).expect("mask applies");
                 }
             }
         }

@@ -20,7 +20,12 @@ fn one(cluster: DesiredCluster) -> Config {
 
 #[test]
 fn create() {
-    pin("create", &one(desired("train01", seed())), &[], &PlanOptions::default());
+    pin(
+        "create",
+        &one(desired("train01", seed())),
+        &[],
+        &PlanOptions::default(),
+    );
 }
 
 #[test]
@@ -28,10 +33,16 @@ fn update_in_place() {
     let mut wanted = seed();
     wanted["labels"] = json!({"team": "research", "cost": "gpu"});
     wanted["nodePools"][1]["scalingSpec"]["maxNodeCount"] = json!(8);
-    wanted["orchestratorSpec"]["slurmSpec"]["partitions"][0]["nodePoolIds"] = json!(["cpu", "login"]);
+    wanted["orchestratorSpec"]["slurmSpec"]["partitions"][0]["nodePoolIds"] =
+        json!(["cpu", "login"]);
     let mut cluster = desired("train01", wanted);
     cluster.update_mode = Some("USER_ONLY".into());
-    pin("update", &one(cluster), &[live_seed("train01")], &PlanOptions::default());
+    pin(
+        "update",
+        &one(cluster),
+        &[live_seed("train01")],
+        &PlanOptions::default(),
+    );
 }
 
 #[test]
@@ -39,7 +50,12 @@ fn replace_for_an_immutable_field() {
     let mut wanted = seed();
     wanted["displayName"] = json!("Renamed");
     wanted["nodePools"][1]["machineSpec"]["machineType"] = json!("n2-standard-16");
-    pin("replace", &one(desired("train01", wanted)), &[live_seed("train01")], &PlanOptions::default());
+    pin(
+        "replace",
+        &one(desired("train01", wanted)),
+        &[live_seed("train01")],
+        &PlanOptions::default(),
+    );
 }
 
 #[test]
@@ -48,17 +64,32 @@ fn replace_on_request() {
         replace: vec!["train01".into()],
         ..PlanOptions::default()
     };
-    pin("replace_requested", &one(desired("train01", seed())), &[live_seed("train01")], &options);
+    pin(
+        "replace_requested",
+        &one(desired("train01", seed())),
+        &[live_seed("train01")],
+        &options,
+    );
 }
 
 #[test]
 fn delete_of_an_undeclared_cluster() {
-    pin("delete", &config(vec![]), &[live_seed("old01")], &PlanOptions::default());
+    pin(
+        "delete",
+        &config(vec![]),
+        &[live_seed("old01")],
+        &PlanOptions::default(),
+    );
 }
 
 #[test]
 fn no_changes() {
-    pin("noop", &one(desired("train01", seed())), &[live_seed("train01")], &PlanOptions::default());
+    pin(
+        "noop",
+        &one(desired("train01", seed())),
+        &[live_seed("train01")],
+        &PlanOptions::default(),
+    );
 }
 
 #[test]
@@ -70,7 +101,12 @@ fn warning_default_partition_moves() {
     }));
     wanted["orchestratorSpec"]["slurmSpec"]["partitions"] =
         json!([{"id": "gpu", "nodePoolIds": ["gpu"]}, {"id": "cpu", "nodePoolIds": ["cpu"]}]);
-    pin("warning_default_partition", &one(desired("train01", wanted)), &[live_seed("train01")], &PlanOptions::default());
+    pin(
+        "warning_default_partition",
+        &one(desired("train01", wanted)),
+        &[live_seed("train01")],
+        &PlanOptions::default(),
+    );
 }
 
 #[test]
@@ -81,7 +117,12 @@ fn warning_removed_pool_still_referenced() {
         .as_object_mut()
         .unwrap()
         .remove("partitions");
-    pin("warning_removed_pool", &one(desired("train01", wanted)), &[live_seed("train01")], &PlanOptions::default());
+    pin(
+        "warning_removed_pool",
+        &one(desired("train01", wanted)),
+        &[live_seed("train01")],
+        &PlanOptions::default(),
+    );
 }
 
 #[test]
@@ -89,7 +130,12 @@ fn warning_busy_cluster() {
     let mut wanted = seed();
     wanted["orchestratorSpec"]["slurmSpec"]["prologBashScripts"] = json!(["echo new"]);
     let busy = cluster(served("train01", &seed(), Some(STACK), "UPDATING"));
-    pin("warning_busy", &one(desired("train01", wanted)), &[busy], &PlanOptions::default());
+    pin(
+        "warning_busy",
+        &one(desired("train01", wanted)),
+        &[busy],
+        &PlanOptions::default(),
+    );
 }
 
 #[test]
@@ -97,8 +143,15 @@ fn sensitive_values_are_hidden_in_text() {
     let mut wanted = seed();
     wanted["nodePools"][1]["startupScript"] = json!("export TOKEN=hunter2");
     let mut cluster = desired("train01", wanted);
-    cluster.sensitive_paths.insert("node_pools[cpu].startup_script".into());
-    let made = plan(&one(cluster), &[live_seed("train01")], &PlanOptions::default()).unwrap();
+    cluster
+        .sensitive_paths
+        .insert("node_pools[cpu].startup_script".into());
+    let made = plan(
+        &one(cluster),
+        &[live_seed("train01")],
+        &PlanOptions::default(),
+    )
+    .unwrap();
     let text = render_text(&made, false);
     assert!(!text.contains("hunter2"), "{text}");
     insta::assert_snapshot!("sensitive_text", text);
@@ -106,7 +159,12 @@ fn sensitive_values_are_hidden_in_text() {
 
 #[test]
 fn colour_only_when_asked() {
-    let made = plan(&one(desired("train01", seed())), &[], &PlanOptions::default()).unwrap();
+    let made = plan(
+        &one(desired("train01", seed())),
+        &[],
+        &PlanOptions::default(),
+    )
+    .unwrap();
     assert!(!render_text(&made, false).contains('\u{1b}'));
     let coloured = render_text(&made, true);
     assert!(coloured.contains("\u{1b}[32m+"), "{coloured:?}");
@@ -114,8 +172,22 @@ fn colour_only_when_asked() {
 
 #[test]
 fn json_document_starts_with_its_version() {
-    let made = plan(&one(desired("train01", seed())), &[], &PlanOptions::default()).unwrap();
+    let made = plan(
+        &one(desired("train01", seed())),
+        &[],
+        &PlanOptions::default(),
+    )
+    .unwrap();
     let document = render_json(&made);
     let keys: Vec<&String> = document.as_object().unwrap().keys().collect();
-    assert_eq!(keys, ["format_version", "stack", "config_digest", "summary", "changes"]);
+    assert_eq!(
+        keys,
+        [
+            "format_version",
+            "stack",
+            "config_digest",
+            "summary",
+            "changes"
+        ]
+    );
 }

@@ -66,7 +66,9 @@ pub fn served(id: &str, desired: &Value, stack: Option<&str>, state: &str) -> Va
     let object = live.as_object_mut().expect("object");
     object.insert(
         "name".into(),
-        json!(format!("projects/{PROJECT}/locations/{REGION}/modelDevelopmentClusters/{id}")),
+        json!(format!(
+            "projects/{PROJECT}/locations/{REGION}/modelDevelopmentClusters/{id}"
+        )),
     );
     if let Some(stack) = stack {
         let labels = object.entry("labels").or_insert_with(|| json!({}));
@@ -75,7 +77,10 @@ pub fn served(id: &str, desired: &Value, stack: Option<&str>, state: &str) -> Va
     object.insert("createTime".into(), json!("2026-11-02T10:00:00Z"));
     object.insert("updateTime".into(), json!("2026-11-02T10:30:00Z"));
     object.insert("clusterStatus".into(), json!({"state": state}));
-    object.insert("runtimeSpec".into(), json!({"serviceAccount": "123-compute@developer.gserviceaccount.com"}));
+    object.insert(
+        "runtimeSpec".into(),
+        json!({"serviceAccount": "123-compute@developer.gserviceaccount.com"}),
+    );
     if let Some(pools) = object.get_mut("nodePools").and_then(Value::as_array_mut) {
         for pool in pools.iter_mut() {
             serve_pool(pool);
@@ -87,9 +92,14 @@ pub fn served(id: &str, desired: &Value, stack: Option<&str>, state: &str) -> Va
 
 fn serve_pool(pool: &mut Value) {
     let object = pool.as_object_mut().expect("pool");
-    object.entry("nodeImage").or_insert_with(|| json!("slurm-image-2026-10"));
+    object
+        .entry("nodeImage")
+        .or_insert_with(|| json!("slurm-image-2026-10"));
     let disk = object.entry("bootDisk").or_insert_with(|| json!({}));
-    disk.as_object_mut().expect("disk").entry("bootDiskType").or_insert_with(|| json!("pd-ssd"));
+    disk.as_object_mut()
+        .expect("disk")
+        .entry("bootDiskType")
+        .or_insert_with(|| json!("pd-ssd"));
     if let Some(scaling) = object.get_mut("scalingSpec").and_then(Value::as_object_mut) {
         for count in ["minNodeCount", "maxNodeCount"] {
             match scaling.get(count).and_then(Value::as_i64) {

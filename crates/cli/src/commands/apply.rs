@@ -56,7 +56,14 @@ async fn apply_directory(
         printer.info("Apply cancelled.");
         return Ok(ExitStatus::Success);
     }
-    let report = execute(&planned.plan, &planned.connection, dir, args.parallelism, printer).await?;
+    let report = execute(
+        &planned.plan,
+        &planned.connection,
+        dir,
+        args.parallelism,
+        printer,
+    )
+    .await?;
     finish(&report, dir, &apply_summary(&report), printer)
 }
 
@@ -75,9 +82,9 @@ async fn apply_saved_plan(
             current: short(&config.digest),
         });
     }
-    let connection = context::connect(global, config.provider.endpoint.as_deref(), &dir, printer).await?;
-    let live =
-        clusterform_executor::refresh(&connection.client, &config.locations(), &[]).await?;
+    let connection =
+        context::connect(global, config.provider.endpoint.as_deref(), &dir, printer).await?;
+    let live = clusterform_executor::refresh(&connection.client, &config.locations(), &[]).await?;
     let stale = clusterform_planner::stale_clusters(&plan, &live);
     if !stale.is_empty() {
         return Err(CliError::StalePlan(
@@ -130,12 +137,10 @@ fn engine(connection: &Connection, dir: &Path, parallelism: u16) -> Result<Apply
         long_poll: PROGRESS_INTERVAL,
         ..WaitOptions::default()
     };
-    Ok(ApplyEngine::new(
-        connection.client.clone(),
-        journal,
-        usize::from(parallelism),
+    Ok(
+        ApplyEngine::new(connection.client.clone(), journal, usize::from(parallelism))
+            .with_wait_options(wait),
     )
-    .with_wait_options(wait))
 }
 
 /// A token cancelled by the first Ctrl-C; the second exits the process immediately.

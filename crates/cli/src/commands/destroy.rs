@@ -89,13 +89,9 @@ async fn keep_only_idle(
         .cloned()
         .collect();
     let now = time::OffsetDateTime::now_utc();
-    let reports = clusterform_executor::inspect_idle(
-        &planned.connection.client,
-        &candidates,
-        threshold,
-        now,
-    )
-    .await?;
+    let reports =
+        clusterform_executor::inspect_idle(&planned.connection.client, &candidates, threshold, now)
+            .await?;
     printer.result(&idle_table(&reports));
     let idle: Vec<String> = reports
         .iter()

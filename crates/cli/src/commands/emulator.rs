@@ -42,9 +42,7 @@ pub async fn run(args: &EmulatorArgs, printer: &Printer) -> Result<ExitStatus, C
         "Emulator listening on {} (Ctrl-C to stop)",
         handle.base_url()
     ));
-    tokio::signal::ctrl_c()
-        .await
-        .map_err(CliError::Runtime)?;
+    tokio::signal::ctrl_c().await.map_err(CliError::Runtime)?;
     handle.shutdown().await;
     printer.info("Emulator stopped.");
     Ok(ExitStatus::Success)

@@ -21,8 +21,8 @@ pub fn run(global: &GlobalArgs, args: &FmtArgs, printer: &Printer) -> Result<Exi
     let mut unformatted = Vec::new();
     for file in hcl_files(&roots)? {
         let source = read(&file)?;
-        let formatted = clusterform_config::format_source(&source, &file)
-            .map_err(CliError::Diagnostics)?;
+        let formatted =
+            clusterform_config::format_source(&source, &file).map_err(CliError::Diagnostics)?;
         if formatted == source {
             continue;
         }

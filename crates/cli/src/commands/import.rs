@@ -20,7 +20,11 @@ use crate::printer::Printer;
 const LABEL_UPDATE_TIMEOUT: Duration = Duration::from_secs(10 * 60);
 
 /// Labels the cluster as this stack's and writes its HCL.
-pub async fn run(global: &GlobalArgs, args: &ImportArgs, printer: &Printer) -> Result<ExitStatus, CliError> {
+pub async fn run(
+    global: &GlobalArgs,
+    args: &ImportArgs,
+    printer: &Printer,
+) -> Result<ExitStatus, CliError> {
     let dir = config_dir(global, args.dir.as_deref());
     let config = context::load_config(&dir, &VarArgs::default(), printer)?;
     let project = args.project.clone().or(config.provider.project.clone());
@@ -32,7 +36,8 @@ pub async fn run(global: &GlobalArgs, args: &ImportArgs, printer: &Printer) -> R
     };
     let name = ClusterName::new(&project, &region, &args.id)
         .map_err(|err| CliError::Usage(err.to_string()))?;
-    let connection = context::connect(global, config.provider.endpoint.as_deref(), &dir, printer).await?;
+    let connection =
+        context::connect(global, config.provider.endpoint.as_deref(), &dir, printer).await?;
     let client = &connection.client;
     let cluster = client
         .get_cluster(&name)
@@ -41,7 +46,10 @@ pub async fn run(global: &GlobalArgs, args: &ImportArgs, printer: &Printer) -> R
     let stack = &config.provider.stack;
     let cluster = match cluster.label(STACK_LABEL) {
         Some(owner) if owner == stack => {
-            printer.info(&format!("Cluster {} already belongs to stack {stack}.", args.id));
+            printer.info(&format!(
+                "Cluster {} already belongs to stack {stack}.",
+                args.id
+            ));
             cluster
         }
         Some(other) => {
@@ -77,7 +85,10 @@ async fn add_stack_label(
         ],
         body: Some(json!({ "labels": labels })),
     };
-    printer.info(&format!("Adding label {STACK_LABEL}={stack} to {}…", name.cluster_id));
+    printer.info(&format!(
+        "Adding label {STACK_LABEL}={stack} to {}…",
+        name.cluster_id
+    ));
     if let Submitted::Operation(operation) = client.send(&name.location, &request).await? {
         let operation = OperationWaiter::new(client, WaitOptions::default())
             .wait(&operation.name, LABEL_UPDATE_TIMEOUT, async |_| {})

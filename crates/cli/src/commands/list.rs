@@ -13,20 +13,29 @@ use crate::error::CliError;
 use crate::printer::Printer;
 
 /// Lists live clusters as a table or JSON.
-pub async fn run(global: &GlobalArgs, args: &ListArgs, printer: &Printer) -> Result<ExitStatus, CliError> {
+pub async fn run(
+    global: &GlobalArgs,
+    args: &ListArgs,
+    printer: &Printer,
+) -> Result<ExitStatus, CliError> {
     let dir = config_dir(global, args.dir.dir.as_deref());
     let (locations, endpoint) = match (&args.project, &args.region) {
-        (Some(project), Some(region)) => (
-            BTreeSet::from([(project.clone(), region.clone())]),
-            None,
-        ),
+        (Some(project), Some(region)) => {
+            (BTreeSet::from([(project.clone(), region.clone())]), None)
+        }
         _ => {
             let config = context::load_config(&dir, &VarArgs::default(), printer)?;
             let mut locations = config.locations();
             if locations.is_empty() {
                 locations.insert((
-                    args.project.clone().or(config.provider.project.clone()).unwrap_or_default(),
-                    args.region.clone().or(config.provider.region.clone()).unwrap_or_default(),
+                    args.project
+                        .clone()
+                        .or(config.provider.project.clone())
+                        .unwrap_or_default(),
+                    args.region
+                        .clone()
+                        .or(config.provider.region.clone())
+                        .unwrap_or_default(),
                 ));
             }
             (locations, config.provider.endpoint.clone())

@@ -65,7 +65,8 @@ pub async fn prepare(
     printer: &Printer,
 ) -> Result<Planned, CliError> {
     let config = context::load_config(dir, &planning.vars, printer)?;
-    let connection = context::connect(global, config.provider.endpoint.as_deref(), dir, printer).await?;
+    let connection =
+        context::connect(global, config.provider.endpoint.as_deref(), dir, printer).await?;
     report_journal(dir, printer)?;
     let targets = target_names(&config, &planning.targets)?;
     let live =

@@ -1,0 +1,67 @@
+//! A read-once index of the model's field table for the hot paths of planning: the children
+//! of each message with their JSON names, so a walk over 1,000 clusters does not rescan and
+//! re-spell the table for every message it enters.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use clusterform_model::fields::{self, FieldKind, FieldSpec, camel_case};
+
+/// One field of a message.
+#[derive(Debug)]
+pub(crate) struct Child {
+    /// The table row.
+    pub spec: &'static FieldSpec,
+    /// The lowerCamelCase key in JSON.
+    pub json_name: String,
+    /// The field is the key of the list element it belongs to (it is the block label).
+    pub is_key: bool,
+}
+
+/// The fields of the message at `parent` (`""` for the cluster, `node_pools[]` for a pool).
+pub(crate) fn children(parent: &str) -> &'static [Child] {
+    static INDEX: OnceLock<HashMap<&'static str, Vec<Child>>> = OnceLock::new();
+    let index = INDEX.get_or_init(build);
+    index.get(parent).map_or(&[], Vec::as_slice)
+}
+
+fn build() -> HashMap<&'static str, Vec<Child>> {
+    let mut index: HashMap<&'static str, Vec<Child>> = HashMap::new();
+    for spec in fields::FIELDS {
+        let parent = spec.parent().unwrap_or("");
+        index.entry(parent).or_default().push(Child {
+            spec,
+            json_name: camel_case(spec.name()),
+            is_key: is_key_of(parent, spec),
+        });
+    }
+    index
+}
+
+fn is_key_of(parent: &str, spec: &FieldSpec) -> bool {
+    let Some(list) = parent.strip_suffix("[]") else {
+        return false;
+    };
+    matches!(fields::lookup(list).map(|l| l.kind), Some(FieldKind::KeyedList(key)) if key == spec.name())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn indexes_children_with_json_names_and_keys() {
+        let pool: Vec<&str> = children("node_pools[]")
+            .iter()
+            .map(|c| c.json_name.as_str())
+            .collect();
+        assert!(pool.contains(&"machineSpec") && pool.contains(&"enablePublicIps"));
+        assert!(
+            children("node_pools[]")
+                .iter()
+                .any(|c| c.is_key && c.json_name == "id")
+        );
+        assert!(!children("").iter().any(|c| c.is_key));
+        assert!(children("nonsense").is_empty());
+    }
+}
