@@ -35,7 +35,12 @@ fn get_cluster(criterion: &mut Criterion) {
     group.bench_function("get_cluster_over_loopback", |bencher| {
         bencher.iter(|| {
             runtime.block_on(async {
-                let response = client.get(&url).bearer_auth("bench").send().await.expect("an answer");
+                let response = client
+                    .get(&url)
+                    .bearer_auth("bench")
+                    .send()
+                    .await
+                    .expect("an answer");
                 assert!(response.status().is_success());
                 response.bytes().await.expect("a body")
             })

@@ -7,8 +7,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 /// The canonical `google.rpc.Code` values the emulator produces.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Code {
     InvalidArgument,
     FailedPrecondition,

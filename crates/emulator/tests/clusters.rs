@@ -6,12 +6,12 @@ use serde_json::{Value, json};
 
 use crate::support::{
     PARENT, TestServer, cluster_name, cluster_path, cpu_cluster, create_path, fast_options,
-    redact_times,
+    redact_times, transition_options,
 };
 
 #[tokio::test]
 async fn create_runs_an_operation_that_ends_with_a_running_cluster() {
-    let server = TestServer::start(fast_options()).await;
+    let server = TestServer::start(transition_options()).await;
     let (status, operation) = server.create("train01", cpu_cluster()).await;
     assert_eq!(status, 200);
     assert_eq!(
@@ -261,7 +261,7 @@ async fn malformed_json_is_invalid_argument_with_the_parser_message() {
 
 #[tokio::test]
 async fn output_only_fields_in_a_create_body_are_ignored() {
-    let server = TestServer::start(fast_options()).await;
+    let server = TestServer::start(transition_options()).await;
     let mut cluster = cpu_cluster();
     cluster["name"] = json!("projects/evil/locations/x/modelDevelopmentClusters/other");
     cluster["clusterStatus"] = json!({"state": "RUNNING"});
@@ -274,7 +274,7 @@ async fn output_only_fields_in_a_create_body_are_ignored() {
 
 #[tokio::test]
 async fn delete_stops_the_cluster_then_removes_it() {
-    let server = TestServer::start(fast_options()).await;
+    let server = TestServer::start(transition_options()).await;
     server.create_running("gone", cpu_cluster()).await;
     let (status, operation) = server
         .call(Method::DELETE, &cluster_path("gone"), None)

@@ -4,7 +4,7 @@
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::support::{TestServer, cluster_name, cpu_cluster, fast_options};
+use crate::support::{TestServer, cluster_name, cpu_cluster, fast_options, transition_options};
 
 const JOBS: &str = "/slurm/v0.0.42/jobs";
 
@@ -42,7 +42,7 @@ async fn jobs_are_served_from_what_the_test_injected() {
 
 #[tokio::test]
 async fn a_cluster_that_is_not_running_is_a_failed_precondition() {
-    let server = TestServer::start(fast_options()).await;
+    let server = TestServer::start(transition_options()).await;
     server.create("early", cpu_cluster()).await;
     let (status, error) = call_slurm(&server, "early", JOBS).await;
     assert_eq!(status, 400);

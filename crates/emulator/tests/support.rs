@@ -18,6 +18,15 @@ pub fn fast_options() -> EmulatorOptions {
     }
 }
 
+/// Options for tests that look at a cluster while its operation runs: the
+/// operation lasts long enough that a slow, loaded machine still sees it running.
+pub fn transition_options() -> EmulatorOptions {
+    EmulatorOptions {
+        operation_duration: Duration::from_millis(600),
+        ..EmulatorOptions::default()
+    }
+}
+
 pub fn cluster_name(id: &str) -> String {
     format!("{PARENT}/modelDevelopmentClusters/{id}")
 }
