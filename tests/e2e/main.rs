@@ -6,6 +6,7 @@ mod support;
 
 mod apply;
 mod bad_input;
+mod commands;
 mod destroy;
 mod help;
 mod import;

@@ -14,7 +14,11 @@ fn cluster(index: usize) -> String {
         "cluster \"c{index}\" {{\n  display_name = \"cluster ${{local.prefix}} {index}\"\n  labels       = {{ team = \"t{team}\" }}\n\n  network {{\n    network    = local.network\n    subnetwork = \"projects/${{var.project}}/regions/${{var.region}}/subnetworks/default\"\n  }}\n",
         team = index % 7
     );
-    for (pool, machine, min, max) in [("login", "n2-standard-8", 1, 1), ("cpu", "n2-standard-16", 0, 8), ("big", "c3-standard-88", 0, 4)] {
+    for (pool, machine, min, max) in [
+        ("login", "n2-standard-8", 1, 1),
+        ("cpu", "n2-standard-16", 0, 8),
+        ("big", "c3-standard-88", 0, 4),
+    ] {
         let _ = write!(
             out,
             "\n  node_pool \"{pool}\" {{\n    machine_spec {{\n      machine_type = \"{machine}\"\n    }}\n    scaling_spec {{\n      min_node_count = {min}\n      max_node_count = {max}\n    }}\n    zone = local.zone\n    boot_disk {{\n      boot_disk_type    = \"pd-standard\"\n      boot_disk_size_gb = 120\n    }}\n  }}\n"

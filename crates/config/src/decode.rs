@@ -9,9 +9,9 @@
 use std::collections::{BTreeSet, HashMap};
 use std::ops::Range;
 
+use clusterform_model::Cluster;
 use clusterform_model::duration;
 use clusterform_model::fields::{FieldKind, FieldSpec, UPDATE_MODES};
-use clusterform_model::Cluster;
 use hcl::Value;
 use hcl::edit::Span;
 use hcl::edit::structure::{Attribute, Block, Body, Structure};
@@ -21,7 +21,7 @@ use crate::config::{Lifecycle, Timeouts};
 use crate::diagnostic::{SourceFile, did_you_mean};
 use crate::evaluator::{Evaluated, Evaluator, Scope};
 use crate::functions::{scalar_text, type_name};
-use crate::schema::{Member, element_path, key_field, member, members, is_output_only};
+use crate::schema::{Member, element_path, is_output_only, key_field, member, members};
 use crate::source::{block_head, label_range};
 
 /// Byte ranges of the fields of one cluster, by concrete path.
@@ -59,7 +59,7 @@ pub(crate) fn decode_cluster(
         spans: Spans::new(),
         sensitive: BTreeSet::new(),
     };
-    let object = decoder.message(&block.body, "", "", block_head(block), true);
+    let object = decoder.message(&block.body, "", "", block_head(block).as_ref(), true);
     let project = decoder.cluster_string(&block.body, "project", None);
     let region = decoder.cluster_string(&block.body, "region", None);
     let update_mode = decoder.cluster_string(&block.body, "update_mode", Some(UPDATE_MODES));
@@ -136,11 +136,11 @@ impl Decoder<'_, '_> {
         body: &Body,
         generic: &str,
         concrete: &str,
-        head: Option<Range<usize>>,
+        head: Option<&Range<usize>>,
         top: bool,
     ) -> JsonMap<String, Json> {
         let mut object = JsonMap::new();
-        let mut seen: HashMap<String, ()> = HashMap::new();
+        let mut seen: Vec<String> = Vec::new();
         for structure in body.iter() {
             match structure {
                 Structure::Attribute(attribute) => {
@@ -167,11 +167,12 @@ impl Decoder<'_, '_> {
 
     fn first_time(
         &mut self,
-        seen: &mut HashMap<String, ()>,
+        seen: &mut Vec<String>,
         name: &str,
         range: Option<Range<usize>>,
     ) -> bool {
-        if seen.insert(name.to_owned(), ()).is_none() {
+        if !seen.iter().any(|s| s == name) {
+            seen.push(name.to_owned());
             return true;
         }
         self.eval.diagnostics.push(self.file.error(
@@ -190,13 +191,21 @@ impl Decoder<'_, '_> {
             )
         } else {
             (
-                format!("unknown attribute or block `{name}` in {}", context_name(generic)),
+                format!(
+                    "unknown attribute or block `{name}` in {}",
+                    context_name(generic)
+                ),
                 did_you_mean(name, candidates(generic, top)).or_else(|| {
-                    Some(format!("expected one of: {}", candidates(generic, top).join(", ")))
+                    Some(format!(
+                        "expected one of: {}",
+                        candidates(generic, top).join(", ")
+                    ))
                 }),
             )
         };
-        self.eval.diagnostics.push(self.file.error(range, message, hint));
+        self.eval
+            .diagnostics
+            .push(self.file.error(range, message, hint));
     }
 
     fn attribute(
@@ -230,7 +239,7 @@ impl Decoder<'_, '_> {
         else {
             return;
         };
-        match field_json(spec, value) {
+        match field_json(spec, &value) {
             Ok(Some(json)) => {
                 if sensitive {
                     self.sensitive.insert(path);
@@ -255,7 +264,7 @@ impl Decoder<'_, '_> {
         concrete: &str,
         top: bool,
         object: &mut JsonMap<String, Json>,
-        seen: &mut HashMap<String, ()>,
+        seen: &mut Vec<String>,
     ) {
         let name = block.ident.as_str();
         let head = block_head(block);
@@ -276,7 +285,7 @@ impl Decoder<'_, '_> {
                 if let Some(range) = head.clone() {
                     self.spans.insert(path.clone(), range);
                 }
-                let nested = self.message(&block.body, spec.path, &path, head, false);
+                let nested = self.message(&block.body, spec.path, &path, head.as_ref(), false);
                 object.insert(spec.name().to_owned(), Json::Object(nested));
             }
             Some(Member::Labelled(spec)) => self.labelled(block, spec, concrete, object, seen),
@@ -297,7 +306,7 @@ impl Decoder<'_, '_> {
         spec: &'static FieldSpec,
         concrete: &str,
         object: &mut JsonMap<String, Json>,
-        seen: &mut HashMap<String, ()>,
+        seen: &mut Vec<String>,
     ) {
         let name = block.ident.as_str();
         let [label] = block.labels.as_slice() else {
@@ -310,7 +319,8 @@ impl Decoder<'_, '_> {
         };
         let key = label.as_str();
         let range = label_range(block);
-        if seen.contains_key(&format!("{name} {key}")) {
+        let seen_key = format!("{name} {key}");
+        if seen.contains(&seen_key) {
             self.eval.diagnostics.push(self.file.error(
                 range,
                 format!("duplicate {name} `{key}`"),
@@ -318,12 +328,18 @@ impl Decoder<'_, '_> {
             ));
             return;
         }
-        seen.insert(format!("{name} {key}"), ());
+        seen.push(seen_key);
         let path = format!("{}[{key}]", join(concrete, spec.name()));
         if let Some(range) = range.clone() {
             self.spans.insert(path.clone(), range);
         }
-        let mut element = self.message(&block.body, &element_path(spec), &path, range, false);
+        let mut element = self.message(
+            &block.body,
+            &element_path(spec),
+            &path,
+            range.as_ref(),
+            false,
+        );
         if let Some(key_name) = key_field(spec) {
             element.insert(key_name.to_owned(), Json::String(key.to_owned()));
         }
@@ -340,7 +356,7 @@ impl Decoder<'_, '_> {
         generic: &str,
         concrete: &str,
         object: &JsonMap<String, Json>,
-        head: Option<Range<usize>>,
+        head: Option<&Range<usize>>,
     ) {
         for (name, member) in members(generic) {
             let spec = member.spec();
@@ -358,7 +374,7 @@ impl Decoder<'_, '_> {
                 format!("`{concrete}`")
             };
             self.eval.diagnostics.push(self.file.error(
-                head.clone(),
+                head.cloned(),
                 format!("missing required {what} in {place}"),
                 Some(format!("{}: {}", spec.path, spec.description)),
             ));
@@ -380,7 +396,9 @@ impl Decoder<'_, '_> {
         let evaluated = self.eval.value(self.file, &attribute.value, self.scope)?;
         let result = match allowed {
             Some(values) => enum_text(name, values, &evaluated.value),
-            None => string_text(&evaluated.value).map(Some).map_err(|m| (m, None)),
+            None => string_text(&evaluated.value)
+                .map(Some)
+                .map_err(|m| (m, None)),
         };
         match result {
             Ok(text) => text,
@@ -417,8 +435,16 @@ impl Decoder<'_, '_> {
         for nested in block.body.blocks() {
             self.eval.diagnostics.push(self.file.error(
                 nested.ident.span(),
-                format!("unknown block `{}` in `{}`", nested.ident.as_str(), block.ident.as_str()),
-                Some(format!("`{}` accepts {}", block.ident.as_str(), allowed.join(", "))),
+                format!(
+                    "unknown block `{}` in `{}`",
+                    nested.ident.as_str(),
+                    block.ident.as_str()
+                ),
+                Some(format!(
+                    "`{}` accepts {}",
+                    block.ident.as_str(),
+                    allowed.join(", ")
+                )),
             ));
         }
         let mut known = Vec::new();
@@ -427,12 +453,14 @@ impl Decoder<'_, '_> {
             if allowed.contains(&name) {
                 known.push(attribute);
             } else {
-                self.eval.diagnostics.push(self.file.error(
-                    attribute.key.span(),
-                    format!("unknown attribute `{name}` in `{}`", block.ident.as_str()),
-                    did_you_mean(name, allowed.iter().copied())
-                        .or_else(|| Some(format!("expected one of: {}", allowed.join(", ")))),
-                ));
+                self.eval.diagnostics.push(
+                    self.file.error(
+                        attribute.key.span(),
+                        format!("unknown attribute `{name}` in `{}`", block.ident.as_str()),
+                        did_you_mean(name, allowed.iter().copied())
+                            .or_else(|| Some(format!("expected one of: {}", allowed.join(", ")))),
+                    ),
+                );
             }
         }
         known
@@ -459,7 +487,10 @@ impl Decoder<'_, '_> {
                 Ok(seconds) => *slot = Some(seconds),
                 Err(message) => self.eval.diagnostics.push(self.file.error(
                     range,
-                    format!("wrong value for timeout `{}`: {message}", attribute.key.as_str()),
+                    format!(
+                        "wrong value for timeout `{}`: {message}",
+                        attribute.key.as_str()
+                    ),
                     Some("write a duration such as \"90m\" or \"2h\"".to_owned()),
                 )),
             }
@@ -472,7 +503,8 @@ impl Decoder<'_, '_> {
         let Some(block) = self.single_block(body, "lifecycle") else {
             return lifecycle;
         };
-        for attribute in self.simple_block_attributes(block, &["prevent_destroy", "ignore_changes"]) {
+        for attribute in self.simple_block_attributes(block, &["prevent_destroy", "ignore_changes"])
+        {
             let range = attribute.value.span();
             let Some(evaluated) = self.eval.value(self.file, &attribute.value, self.scope) else {
                 continue;
@@ -487,9 +519,19 @@ impl Decoder<'_, '_> {
                     .map(|item| item.as_str().map(str::to_owned).ok_or(item))
                     .collect::<Result<Vec<_>, _>>()
                     .map(|paths| lifecycle.ignore_changes = paths)
-                    .map_err(|item| format!("expected field paths as strings, found a {}", type_name(item))),
-                ("prevent_destroy", other) => Err(format!("expected a bool, found a {}", type_name(&other))),
-                (_, other) => Err(format!("expected a list of strings, found a {}", type_name(&other))),
+                    .map_err(|item| {
+                        format!(
+                            "expected field paths as strings, found a {}",
+                            type_name(item)
+                        )
+                    }),
+                ("prevent_destroy", other) => {
+                    Err(format!("expected a bool, found a {}", type_name(&other)))
+                }
+                (_, other) => Err(format!(
+                    "expected a list of strings, found a {}",
+                    type_name(&other)
+                )),
             };
             if let Err(message) = result {
                 self.eval.diagnostics.push(self.file.error(
@@ -530,25 +572,25 @@ fn enum_text(
 
 /// Converts an evaluated value to the JSON of a field of `spec`'s kind; `None` for null
 /// (which leaves the field unset, as in Terraform).
-fn field_json(spec: &FieldSpec, value: Value) -> Result<Option<Json>, ValueError> {
+fn field_json(spec: &FieldSpec, value: &Value) -> Result<Option<Json>, ValueError> {
     if value.is_null() {
         return Ok(None);
     }
     let plain = |m: String| (m, None);
     let json = match spec.kind {
-        FieldKind::String => Json::String(string_text(&value).map_err(plain)?),
-        FieldKind::Integer => Json::from(integer(&value).map_err(plain)?),
-        FieldKind::Bool => Json::Bool(boolean(&value).map_err(plain)?),
+        FieldKind::String => Json::String(string_text(value).map_err(plain)?),
+        FieldKind::Integer => Json::from(integer(value).map_err(plain)?),
+        FieldKind::Bool => Json::Bool(boolean(value).map_err(plain)?),
         FieldKind::Enum(allowed) => {
-            enum_text(spec.name(), allowed, &value)?.map_or(Json::Null, Json::String)
+            enum_text(spec.name(), allowed, value)?.map_or(Json::Null, Json::String)
         }
         FieldKind::Duration => {
-            let text = string_text(&value).map_err(plain)?;
+            let text = string_text(value).map_err(plain)?;
             let seconds = duration::parse(&text).map_err(|e| plain(e.to_string()))?;
             Json::String(seconds.to_proto())
         }
         FieldKind::StringList => Json::Array(
-            list(&value)
+            list(value)
                 .map_err(plain)?
                 .iter()
                 .map(|item| string_text(item).map(Json::String))
@@ -556,15 +598,21 @@ fn field_json(spec: &FieldSpec, value: Value) -> Result<Option<Json>, ValueError
                 .map_err(plain)?,
         ),
         FieldKind::EnumList(allowed) => Json::Array(
-            list(&value)
+            list(value)
                 .map_err(plain)?
                 .iter()
-                .map(|item| enum_text(spec.name(), allowed, item).map(|t| t.map_or(Json::Null, Json::String)))
+                .map(|item| {
+                    enum_text(spec.name(), allowed, item)
+                        .map(|t| t.map_or(Json::Null, Json::String))
+                })
                 .collect::<Result<_, _>>()?,
         ),
         FieldKind::StringMap => {
-            let Value::Object(entries) = &value else {
-                return Err(plain(format!("expected a map of strings, found a {}", type_name(&value))));
+            let Value::Object(entries) = value else {
+                return Err(plain(format!(
+                    "expected a map of strings, found a {}",
+                    type_name(value)
+                )));
             };
             Json::Object(
                 entries
@@ -597,12 +645,17 @@ fn integer(value: &Value) -> Result<i64, String> {
         })
     };
     match value {
-        Value::Number(n) => from_number(n).ok_or_else(|| format!("expected a whole number, found {n}")),
+        Value::Number(n) => {
+            from_number(n).ok_or_else(|| format!("expected a whole number, found {n}"))
+        }
         Value::String(s) => s
             .trim()
             .parse()
             .map_err(|_| format!("expected a whole number, found `{s}`")),
-        other => Err(format!("expected a whole number, found a {}", type_name(other))),
+        other => Err(format!(
+            "expected a whole number, found a {}",
+            type_name(other)
+        )),
     }
 }
 
@@ -610,7 +663,10 @@ fn boolean(value: &Value) -> Result<bool, String> {
     match value {
         Value::Bool(b) => Ok(*b),
         Value::String(s) if s == "true" || s == "false" => Ok(s == "true"),
-        other => Err(format!("expected true or false, found a {}", type_name(other))),
+        other => Err(format!(
+            "expected true or false, found a {}",
+            type_name(other)
+        )),
     }
 }
 
@@ -622,14 +678,17 @@ mod tests {
     #[test]
     fn field_values_are_checked_by_kind() {
         let min = lookup("node_pools[].scaling_spec.min_node_count").unwrap();
-        assert_eq!(field_json(min, Value::from("3")), Ok(Some(Json::from(3))));
-        assert!(field_json(min, Value::from(1.5)).is_err());
+        assert_eq!(field_json(min, &Value::from("3")), Ok(Some(Json::from(3))));
+        assert!(field_json(min, &Value::from(1.5)).is_err());
         let model = lookup("node_pools[].provisioning_model").unwrap();
-        let (message, hint) = field_json(model, Value::from("spot")).unwrap_err();
+        let (message, hint) = field_json(model, &Value::from("spot")).unwrap_err();
         assert_eq!(message, "`spot` is not a valid provisioning_model");
         assert_eq!(hint.as_deref(), Some("did you mean `SPOT`?"));
         let flex = lookup("node_pools[].flex_start_max_duration").unwrap();
-        assert_eq!(field_json(flex, Value::from("2h")), Ok(Some(Json::from("7200s"))));
-        assert_eq!(field_json(flex, Value::Null), Ok(None));
+        assert_eq!(
+            field_json(flex, &Value::from("2h")),
+            Ok(Some(Json::from("7200s")))
+        );
+        assert_eq!(field_json(flex, &Value::Null), Ok(None));
     }
 }

@@ -55,12 +55,11 @@ impl Diagnostic {
     /// Renders the diagnostic with the source line and the span underlined when `source` is
     /// the text of its file; `color` adds ANSI colours.
     pub fn render(&self, source: Option<&str>, color: bool) -> String {
-        let mut report = MietteDiagnostic::new(self.message.clone()).with_severity(match self
-            .severity
-        {
-            Severity::Error => miette::Severity::Error,
-            Severity::Warning => miette::Severity::Warning,
-        });
+        let mut report =
+            MietteDiagnostic::new(self.message.clone()).with_severity(match self.severity {
+                Severity::Error => miette::Severity::Error,
+                Severity::Warning => miette::Severity::Warning,
+            });
         if let Some(hint) = &self.hint {
             report = report.with_help(hint.clone());
         }
@@ -111,7 +110,13 @@ impl Diagnostic {
 
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}: {}", self.location(), self.severity, self.message)
+        write!(
+            f,
+            "{}: {}: {}",
+            self.location(),
+            self.severity,
+            self.message
+        )
     }
 }
 

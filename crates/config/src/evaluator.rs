@@ -12,10 +12,10 @@ use hcl::edit::expr::Expression;
 use hcl::eval::Context;
 
 use crate::diagnostic::{Diagnostic, SourceFile, did_you_mean};
-use crate::expr::{Reference, Root, evaluate, references};
+use crate::expr::{Reference, Root, evaluate, literal, references};
 
 /// What the evaluator knows about the names an expression may use.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Evaluator {
     /// Every problem found so far.
     pub diagnostics: Vec<Diagnostic>,
@@ -53,6 +53,23 @@ pub(crate) struct LocalDef<'a> {
 }
 
 impl Evaluator {
+    /// A copy that knows the same names but has no diagnostics and no uses yet, for a worker
+    /// thread; [`Evaluator::absorb`] merges its findings back.
+    pub fn fork(&self) -> Self {
+        Self {
+            diagnostics: Vec::new(),
+            variables: self.variables.clone(),
+            locals: self.locals.clone(),
+            used_variables: BTreeSet::new(),
+        }
+    }
+
+    /// Takes over the diagnostics and variable uses of a fork.
+    pub fn absorb(&mut self, fork: Self) {
+        self.diagnostics.extend(fork.diagnostics);
+        self.used_variables.extend(fork.used_variables);
+    }
+
     /// Declares the variables the configuration has.
     pub fn declare_variables(&mut self, variables: impl IntoIterator<Item = (String, bool)>) {
         self.variables.extend(variables);
@@ -66,6 +83,12 @@ impl Evaluator {
         expr: &Expression,
         scope: Scope<'_>,
     ) -> Option<Evaluated> {
+        if let Some(value) = literal(expr) {
+            return Some(Evaluated {
+                value,
+                sensitive: false,
+            });
+        }
         let sensitive = self.check_references(file, &references(expr), scope.each)?;
         match evaluate(expr, scope.ctx) {
             Ok(value) => Some(Evaluated { value, sensitive }),
@@ -122,7 +145,9 @@ impl Evaluator {
                 Some(state) => *state,
                 None => {
                     let hint = did_you_mean(name, self.locals.keys().map(String::as_str))
-                        .unwrap_or_else(|| format!("define it in a `locals {{ {name} = ... }}` block"));
+                        .unwrap_or_else(|| {
+                            format!("define it in a `locals {{ {name} = ... }}` block")
+                        });
                     self.diagnostics.push(file.error(
                         range,
                         format!("undefined local `local.{name}`"),
@@ -140,12 +165,14 @@ impl Evaluator {
                 None
             }
             Root::Each if !matches!(name, "" | "key" | "value") => {
-                self.diagnostics.push(file.error(
-                    range,
-                    format!("`each.{name}` does not exist"),
-                    did_you_mean(name, ["key", "value"])
-                        .or_else(|| Some("use `each.key` or `each.value`".to_owned())),
-                ));
+                self.diagnostics.push(
+                    file.error(
+                        range,
+                        format!("`each.{name}` does not exist"),
+                        did_you_mean(name, ["key", "value"])
+                            .or_else(|| Some("use `each.key` or `each.value`".to_owned())),
+                    ),
+                );
                 None
             }
             Root::Each => Some(false),
@@ -237,7 +264,10 @@ impl Evaluator {
                         reference.range.clone(),
                         format!("undefined local `local.{}`", reference.name),
                         did_you_mean(&reference.name, names).or_else(|| {
-                            Some(format!("define it in a `locals {{ {} = ... }}` block", reference.name))
+                            Some(format!(
+                                "define it in a `locals {{ {} = ... }}` block",
+                                reference.name
+                            ))
                         }),
                     ));
                     ok = false;
@@ -271,7 +301,10 @@ impl Evaluator {
         let def = defs[name];
         self.diagnostics.push(def.file.error(
             def.key_range.clone(),
-            format!("locals refer to each other in a cycle: {}", cycle.join(" -> ")),
+            format!(
+                "locals refer to each other in a cycle: {}",
+                cycle.join(" -> ")
+            ),
             Some("break the cycle by computing one of them without the others".to_owned()),
         ));
     }

@@ -25,11 +25,19 @@ pub fn cluster_to_hcl(id: &str, cluster: &Cluster) -> String {
     format_source(&out, Path::new("import.hcl")).unwrap_or(out)
 }
 
-fn write_message(out: &mut String, object: &serde_json::Map<String, Json>, generic: &str, depth: usize) {
+fn write_message(
+    out: &mut String,
+    object: &serde_json::Map<String, Json>,
+    generic: &str,
+    depth: usize,
+) {
     let indent = "  ".repeat(depth);
     for (name, member) in members(generic) {
         let spec = member.spec();
-        let Some(value) = object.get(&camel_case(spec.name())).filter(|v| !v.is_null()) else {
+        let Some(value) = object
+            .get(&camel_case(spec.name()))
+            .filter(|v| !v.is_null())
+        else {
             continue;
         };
         match member {
@@ -49,7 +57,9 @@ fn write_message(out: &mut String, object: &serde_json::Map<String, Json>, gener
             Member::Labelled(_) => {
                 let key = key_field(spec).map(camel_case).unwrap_or_default();
                 for element in value.as_array().into_iter().flatten() {
-                    let Json::Object(element) = element else { continue };
+                    let Json::Object(element) = element else {
+                        continue;
+                    };
                     let label = element.get(&key).and_then(Json::as_str).unwrap_or_default();
                     let _ = writeln!(out, "{indent}{name} {} {{", quote(label));
                     write_message(out, element, &element_path(spec), depth + 1);
@@ -69,7 +79,8 @@ fn attribute_value(kind: FieldKind, value: &Json, skip_stack: bool) -> Option<St
                 .filter(|(key, _)| !(skip_stack && key.as_str() == STACK_LABEL))
                 .map(|(key, value)| format!("{} = {}", map_key(key), scalar(value)))
                 .collect();
-            (!entries.is_empty() || map.is_empty()).then(|| format!("{{ {} }}", entries.join(", ")).replace("{  }", "{}"))
+            (!entries.is_empty() || map.is_empty())
+                .then(|| format!("{{ {} }}", entries.join(", ")).replace("{  }", "{}"))
         }
         (_, Json::Array(items)) => Some(format!(
             "[{}]",
@@ -88,8 +99,14 @@ fn scalar(value: &Json) -> String {
 
 fn map_key(key: &str) -> String {
     let identifier = key.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-    if identifier { key.to_owned() } else { quote(key) }
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if identifier {
+        key.to_owned()
+    } else {
+        quote(key)
+    }
 }
 
 /// An HCL quoted string: escapes, and `${`/`%{` doubled so they stay literal.
@@ -129,10 +146,18 @@ mod tests {
 
     #[test]
     fn the_stack_label_is_left_out() {
-        let mut cluster = Cluster::default();
-        cluster.labels = Some([(STACK_LABEL.to_owned(), "s".to_owned())].into());
+        let mut cluster = Cluster {
+            labels: Some([(STACK_LABEL.to_owned(), "s".to_owned())].into()),
+            ..Cluster::default()
+        };
         assert_eq!(cluster_to_hcl("c1", &cluster), "cluster \"c1\" {\n}\n");
-        cluster.labels = Some([("team".to_owned(), "ml".to_owned()), ("a.b".to_owned(), "x".to_owned())].into());
+        cluster.labels = Some(
+            [
+                ("team".to_owned(), "ml".to_owned()),
+                ("a.b".to_owned(), "x".to_owned()),
+            ]
+            .into(),
+        );
         assert_eq!(
             cluster_to_hcl("c1", &cluster),
             "cluster \"c1\" {\n  labels = { \"a.b\" = \"x\", team = \"ml\" }\n}\n"

@@ -88,6 +88,15 @@ pub(crate) fn evaluate(expr: &Expression, ctx: &Context<'_>) -> Result<Value, St
     if let Some(value) = literal(expr) {
         return Ok(value);
     }
+    if let Expression::StringTemplate(template) = expr {
+        // hcl-rs would print the template back to text and parse it again; convert the
+        // parsed template directly instead.
+        let template = hcl::Template::from(hcl::edit::template::Template::clone(template));
+        return template
+            .evaluate(ctx)
+            .map(Value::String)
+            .map_err(|e| e.to_string());
+    }
     hcl::Expression::from(expr.clone())
         .evaluate(ctx)
         .map_err(|e| e.to_string())
@@ -95,13 +104,17 @@ pub(crate) fn evaluate(expr: &Expression, ctx: &Context<'_>) -> Result<Value, St
 
 /// The value of an expression made only of literals, without going through the evaluator
 /// (most attributes are literals, and converting them is the bulk of the cost of a load).
-fn literal(expr: &Expression) -> Option<Value> {
+pub(crate) fn literal(expr: &Expression) -> Option<Value> {
     match expr {
         Expression::Null(_) => Some(Value::Null),
         Expression::Bool(b) => Some(Value::Bool(*b.value())),
         Expression::Number(n) => Some(Value::Number(*n.value())),
         Expression::String(s) => Some(Value::String(s.value().clone())),
-        Expression::Array(items) => items.iter().map(literal).collect::<Option<Vec<_>>>().map(Value::Array),
+        Expression::Array(items) => items
+            .iter()
+            .map(literal)
+            .collect::<Option<Vec<_>>>()
+            .map(Value::Array),
         Expression::Object(object) => object
             .iter()
             .map(|(key, value)| {
@@ -128,7 +141,9 @@ mod tests {
 
     #[test]
     fn references_inside_templates_are_found() {
-        let refs = references(&parse(r#""${var.a}-${local.b}" == each.key ? var.a : each"#));
+        let refs = references(&parse(
+            r#""${var.a}-${local.b}" == each.key ? var.a : each"#,
+        ));
         let names: Vec<_> = refs.iter().map(|r| (r.root, r.name.as_str())).collect();
         assert_eq!(
             names,

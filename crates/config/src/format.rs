@@ -22,7 +22,9 @@ pub fn format_source(source: &str, file: &Path) -> Result<String, Diagnostics> {
             items: vec![*diagnostic],
             ..Diagnostics::default()
         };
-        diagnostics.sources.insert(parsed.path.clone(), parsed.text.clone());
+        diagnostics
+            .sources
+            .insert(parsed.path.clone(), parsed.text.clone());
         return Err(diagnostics);
     }
     Ok(render(&classify(source)))
@@ -35,9 +37,16 @@ enum Line {
     /// Kept byte for byte (inside a heredoc or a block comment).
     Verbatim(String),
     /// `key = rest` at an indentation depth.
-    Attribute { depth: usize, key: String, rest: String },
+    Attribute {
+        depth: usize,
+        key: String,
+        rest: String,
+    },
     /// Any other code or comment line.
-    Code { depth: usize, text: String },
+    Code {
+        depth: usize,
+        text: String,
+    },
 }
 
 /// What an unfinished construct at the end of a line is.
@@ -96,8 +105,8 @@ impl Scanner {
             if rest.starts_with('#') || rest.starts_with("//") {
                 return;
             }
-            if rest.starts_with("/*") {
-                match rest[2..].find("*/") {
+            if let Some(comment) = rest.strip_prefix("/*") {
+                match comment.find("*/") {
                     Some(end) => i += end + 4,
                     None => {
                         self.block_comment = true;
@@ -128,7 +137,9 @@ fn heredoc_start(rest: &str) -> Option<String> {
     let marker = rest.strip_prefix("<<")?;
     let name = marker.strip_prefix('-').unwrap_or(marker).trim_end();
     let valid = !name.is_empty()
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
         && name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
     valid.then(|| name.to_owned())
 }
@@ -184,7 +195,9 @@ fn classify(source: &str) -> Vec<Line> {
             lines.push(Line::Blank);
             continue;
         }
-        let depth = scanner.bracket_depth().saturating_sub(leading_closers(text));
+        let depth = scanner
+            .bracket_depth()
+            .saturating_sub(leading_closers(text));
         let starts_in_interpolation = scanner.frames.last() == Some(&Frame::Interpolation);
         scanner.scan(text);
         lines.push(match attribute(text) {
@@ -276,7 +289,8 @@ mod tests {
 
     #[test]
     fn heredocs_and_strings_are_untouched() {
-        let text = "a {\n  s = <<-EOT\n      keep   this\n    EOT\n  t = \"{ [ ( \"\n  u = \"${x}\"\n}\n";
+        let text =
+            "a {\n  s = <<-EOT\n      keep   this\n    EOT\n  t = \"{ [ ( \"\n  u = \"${x}\"\n}\n";
         assert_eq!(fmt(text), text);
     }
 

@@ -6,6 +6,10 @@
 //! the configuration directory; they read it from a thread-local that [`with_base_dir`] sets
 //! around an evaluation. Evaluation never leaves the calling thread, so this is sound.
 
+// Every library function has hcl-rs's fixed signature `fn(FuncArgs) -> Result<Value, String>`,
+// whether or not it consumes its arguments.
+#![allow(clippy::needless_pass_by_value)]
+
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
@@ -28,6 +32,11 @@ pub(crate) fn with_base_dir<T>(dir: &Path, f: impl FnOnce() -> T) -> T {
     let result = f();
     BASE_DIR.with(|base| base.replace(previous));
     result
+}
+
+/// The directory `file` and `templatefile` currently resolve against.
+pub(crate) fn base_dir() -> PathBuf {
+    BASE_DIR.with(|base| base.borrow().clone())
 }
 
 /// A context with every function of the language and no variables.
@@ -66,9 +75,7 @@ fn template_context() -> Context<'static> {
     );
     declare(
         "split",
-        FuncDef::builder()
-            .params([string(), string()])
-            .build(split),
+        FuncDef::builder().params([string(), string()]).build(split),
     );
     declare("lower", FuncDef::builder().param(string()).build(lower));
     declare("upper", FuncDef::builder().param(string()).build(upper));
@@ -90,7 +97,10 @@ fn template_context() -> Context<'static> {
             .variadic_param(ParamType::object_of(ParamType::Any))
             .build(merge),
     );
-    declare("length", FuncDef::builder().param(ParamType::Any).build(length));
+    declare(
+        "length",
+        FuncDef::builder().param(ParamType::Any).build(length),
+    );
     declare(
         "range",
         FuncDef::builder()
@@ -216,7 +226,8 @@ fn format(args: FuncArgs) -> Result<Value, String> {
 
 fn format_verb(verb: char, value: &Value) -> Result<String, String> {
     match verb {
-        's' => scalar_text(value).ok_or_else(|| format!("`%s` needs a string, not a {}", type_name(value))),
+        's' => scalar_text(value)
+            .ok_or_else(|| format!("`%s` needs a string, not a {}", type_name(value))),
         'd' => value
             .as_number()
             .and_then(|n| n.as_i64())
@@ -226,7 +237,9 @@ fn format_verb(verb: char, value: &Value) -> Result<String, String> {
             .map(|s| format!("{s:?}"))
             .ok_or_else(|| format!("`%q` needs a string, not a {}", type_name(value))),
         'v' => Ok(scalar_text(value).unwrap_or_else(|| value.to_string())),
-        other => Err(format!("unsupported format verb `%{other}` (use %s, %d, %q, %v or %%)")),
+        other => Err(format!(
+            "unsupported format verb `%{other}` (use %s, %d, %q, %v or %%)"
+        )),
     }
 }
 
@@ -237,7 +250,9 @@ fn join(args: FuncArgs) -> Result<Value, String> {
         .skip(1)
         .filter_map(Value::as_array)
         .flatten()
-        .map(|v| scalar_text(v).ok_or_else(|| format!("join needs strings, not a {}", type_name(v))))
+        .map(|v| {
+            scalar_text(v).ok_or_else(|| format!("join needs strings, not a {}", type_name(v)))
+        })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Value::String(parts.join(separator)))
 }
@@ -248,7 +263,9 @@ fn split(args: FuncArgs) -> Result<Value, String> {
         return Err("the separator of split must not be empty".to_owned());
     }
     Ok(Value::Array(
-        text.split(separator).map(|s| Value::String(s.to_owned())).collect(),
+        text.split(separator)
+            .map(|s| Value::String(s.to_owned()))
+            .collect(),
     ))
 }
 
@@ -270,7 +287,11 @@ fn replace(args: FuncArgs) -> Result<Value, String> {
 
 fn concat(args: FuncArgs) -> Result<Value, String> {
     Ok(Value::Array(
-        args.iter().filter_map(Value::as_array).flatten().cloned().collect(),
+        args.iter()
+            .filter_map(Value::as_array)
+            .flatten()
+            .cloned()
+            .collect(),
     ))
 }
 
@@ -287,7 +308,10 @@ fn length(args: FuncArgs) -> Result<Value, String> {
         Value::String(s) => Ok(Value::from(s.chars().count())),
         Value::Array(items) => Ok(Value::from(items.len())),
         Value::Object(entries) => Ok(Value::from(entries.len())),
-        other => Err(format!("length needs a string, list or map, not a {}", type_name(other))),
+        other => Err(format!(
+            "length needs a string, list or map, not a {}",
+            type_name(other)
+        )),
     }
 }
 
@@ -309,7 +333,9 @@ fn range(args: FuncArgs) -> Result<Value, String> {
     let mut current = start;
     while (step > 0.0 && current < end) || (step < 0.0 && current > end) {
         if items.len() == MAX_RANGE_LEN {
-            return Err(format!("range would produce more than {MAX_RANGE_LEN} elements"));
+            return Err(format!(
+                "range would produce more than {MAX_RANGE_LEN} elements"
+            ));
         }
         items.push(number(current));
         current += step;
@@ -391,15 +417,27 @@ mod tests {
             eval(r#"format("%s-%d %q %v %%", "a", 4, "b", true)"#),
             Ok(Value::from("a-4 \"b\" true %"))
         );
-        assert!(eval(r#"format("%x", 1)"#).unwrap_err().contains("unsupported format verb"));
-        assert!(eval(r#"format("%s")"#).unwrap_err().contains("not enough arguments"));
+        assert!(
+            eval(r#"format("%x", 1)"#)
+                .unwrap_err()
+                .contains("unsupported format verb")
+        );
+        assert!(
+            eval(r#"format("%s")"#)
+                .unwrap_err()
+                .contains("not enough arguments")
+        );
     }
 
     #[test]
     fn range_is_bounded() {
         assert_eq!(eval("range(3)"), Ok(Value::from(vec![0, 1, 2])));
         assert_eq!(eval("range(3, 0)"), Ok(Value::from(vec![3, 2, 1])));
-        assert!(eval("range(100000)").unwrap_err().contains("more than 1024"));
+        assert!(
+            eval("range(100000)")
+                .unwrap_err()
+                .contains("more than 1024")
+        );
         assert!(eval("range(0, 4, -1)").unwrap_err().contains("never end"));
     }
 

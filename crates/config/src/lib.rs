@@ -25,9 +25,9 @@ mod variables;
 pub use config::{
     Config, DesiredCluster, Lifecycle, Provider, SourceLocation, Timeouts, VariableInputs,
 };
+pub use diagnostic::{Diagnostic, Diagnostics, MissingVariable, Severity};
 pub use export::cluster_to_hcl;
 pub use format::format_source;
-pub use diagnostic::{Diagnostic, Diagnostics, MissingVariable, Severity};
 pub use load::{Loaded, load};
 pub use reference::{REFERENCE_BEGIN, REFERENCE_END, reference_markdown};
 pub use source::MAX_SOURCE_BYTES;

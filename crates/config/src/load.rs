@@ -18,7 +18,9 @@ use sha2::{Digest, Sha256};
 
 use crate::config::{Config, DesiredCluster, Provider, SourceLocation, VariableInputs};
 use crate::decode::{decode_cluster, string_text};
-use crate::diagnostic::{Diagnostic, Diagnostics, MissingVariable, Severity, SourceFile, did_you_mean};
+use crate::diagnostic::{
+    Diagnostic, Diagnostics, MissingVariable, Severity, SourceFile, did_you_mean,
+};
 use crate::evaluator::{Evaluator, LocalDef, Scope};
 use crate::functions::{base_context, type_name, with_base_dir};
 use crate::source::{block_head, label_range, list_hcl_files, parse, read_source};
@@ -74,7 +76,8 @@ impl Run {
         let declarations = self.declarations(&top);
         let values = variables::resolve(&declarations, inputs, &mut self.eval.diagnostics);
         for source in &values.sources {
-            self.sources.insert(source.path.clone(), source.text.clone());
+            self.sources
+                .insert(source.path.clone(), source.text.clone());
         }
         if !values.missing.is_empty() {
             self.missing = values.missing;
@@ -89,7 +92,12 @@ impl Run {
         let clusters = self.clusters(&top.clusters, &ctx, &provider);
         self.warn_unused(&declarations);
         let digest = digest(&files, &values.values);
-        if self.eval.diagnostics.iter().any(|d| d.severity == Severity::Error) {
+        if self
+            .eval
+            .diagnostics
+            .iter()
+            .any(|d| d.severity == Severity::Error)
+        {
             return Err(self.finish());
         }
         let warnings = self.finish().items;
@@ -123,16 +131,23 @@ impl Run {
                 return Err(std::mem::take(self).finish());
             }
         };
+        let read = |path: &PathBuf| -> Result<_, Box<Diagnostic>> {
+            let shown = path.strip_prefix(dir).unwrap_or(path).to_path_buf();
+            let source = read_source(path, shown)?;
+            let body = parse(&source);
+            Ok((source, body))
+        };
         let mut files = Vec::new();
-        for path in paths {
-            let shown = path.strip_prefix(dir).unwrap_or(&path).to_path_buf();
-            let parsed = read_source(&path, shown).and_then(|source| {
-                self.sources.insert(source.path.clone(), source.text.clone());
-                let body = parse(&source)?;
-                Ok(ParsedFile { source, body })
-            });
-            match parsed {
-                Ok(file) => files.push(file),
+        for result in in_parallel(&paths, read) {
+            match result {
+                Ok((source, body)) => {
+                    self.sources
+                        .insert(source.path.clone(), source.text.clone());
+                    match body {
+                        Ok(body) => files.push(ParsedFile { source, body }),
+                        Err(diagnostic) => self.eval.diagnostics.push(*diagnostic),
+                    }
+                }
                 Err(diagnostic) => self.eval.diagnostics.push(*diagnostic),
             }
         }
@@ -146,7 +161,10 @@ impl Run {
             for attribute in file.body.attributes() {
                 self.eval.diagnostics.push(source.error(
                     attribute.key.span(),
-                    format!("unexpected attribute `{}` at the top level", attribute.key.as_str()),
+                    format!(
+                        "unexpected attribute `{}` at the top level",
+                        attribute.key.as_str()
+                    ),
                     Some("attributes belong inside a block such as `locals { ... }`".to_owned()),
                 ));
             }
@@ -155,12 +173,15 @@ impl Run {
                     "variable" => top.variables.push((source, block)),
                     "provider" => top.providers.push((source, block)),
                     "cluster" => top.clusters.push((source, block)),
-                    "locals" => top.locals.extend(block.body.attributes().map(|attribute| LocalDef {
-                        name: attribute.key.as_str(),
-                        expr: &attribute.value,
-                        key_range: attribute.key.span(),
-                        file: source,
-                    })),
+                    "locals" => {
+                        top.locals
+                            .extend(block.body.attributes().map(|attribute| LocalDef {
+                                name: attribute.key.as_str(),
+                                expr: &attribute.value,
+                                key_range: attribute.key.span(),
+                                file: source,
+                            }));
+                    }
                     other => self.eval.diagnostics.push(source.error(
                         block.ident.span(),
                         format!("unknown block `{other}`"),
@@ -177,7 +198,8 @@ impl Run {
     fn declarations(&mut self, top: &TopLevel<'_>) -> Vec<Declaration> {
         let mut declarations: Vec<Declaration> = Vec::new();
         for (source, block) in &top.variables {
-            let Some(declaration) = variables::declare(source, block, &mut self.eval.diagnostics) else {
+            let Some(declaration) = variables::declare(source, block, &mut self.eval.diagnostics)
+            else {
                 continue;
             };
             if declarations.iter().any(|d| d.name == declaration.name) {
@@ -199,7 +221,10 @@ impl Run {
                 self.eval.diagnostics.push(Diagnostic {
                     severity: Severity::Warning,
                     message: format!("variable `{}` is declared but never used", declaration.name),
-                    hint: Some(format!("remove it, or use it as `var.{}`", declaration.name)),
+                    hint: Some(format!(
+                        "remove it, or use it as `var.{}`",
+                        declaration.name
+                    )),
                     ..declaration.head.clone()
                 });
             }
@@ -252,7 +277,10 @@ impl Run {
             self.eval.diagnostics.push(source.error(
                 nested.ident.span(),
                 format!("unknown block `{}` in the provider", nested.ident.as_str()),
-                Some(format!("the provider accepts {}", PROVIDER_ATTRIBUTES.join(", "))),
+                Some(format!(
+                    "the provider accepts {}",
+                    PROVIDER_ATTRIBUTES.join(", ")
+                )),
             ));
         }
         let mut stack_set = false;
@@ -262,26 +290,39 @@ impl Run {
                 self.eval.diagnostics.push(source.error(
                     attribute.key.span(),
                     format!("unknown attribute `{name}` in the provider"),
-                    did_you_mean(name, PROVIDER_ATTRIBUTES)
-                        .or_else(|| Some(format!("expected one of: {}", PROVIDER_ATTRIBUTES.join(", ")))),
+                    did_you_mean(name, PROVIDER_ATTRIBUTES).or_else(|| {
+                        Some(format!(
+                            "expected one of: {}",
+                            PROVIDER_ATTRIBUTES.join(", ")
+                        ))
+                    }),
                 ));
                 continue;
             }
             let range = attribute.value.span();
             // A broken `stack` is reported; the directory name must not stand in for it.
             stack_set |= name == "stack";
-            let Some(evaluated) = self.eval.value(source, &attribute.value, Scope { ctx, each: false }) else {
+            let Some(evaluated) =
+                self.eval
+                    .value(source, &attribute.value, Scope { ctx, each: false })
+            else {
                 continue;
             };
             let text = match string_text(&evaluated.value) {
                 Ok(text) => text,
                 Err(message) => {
-                    self.eval.diagnostics.push(source.error(range, format!("wrong value for `{name}`: {message}"), None));
+                    self.eval.diagnostics.push(source.error(
+                        range,
+                        format!("wrong value for `{name}`: {message}"),
+                        None,
+                    ));
                     continue;
                 }
             };
             if let Some((message, hint)) = provider_value_problem(name, &text) {
-                self.eval.diagnostics.push(source.error(range, message, hint));
+                self.eval
+                    .diagnostics
+                    .push(source.error(range, message, hint));
                 continue;
             }
             match name {
@@ -304,15 +345,23 @@ impl Run {
         let stack: String = name
             .to_lowercase()
             .chars()
-            .map(|c| if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' { c } else { '-' })
+            .map(|c| {
+                if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' {
+                    c
+                } else {
+                    '-'
+                }
+            })
             .take(63)
             .collect();
         if stack.is_empty() {
-            self.eval.diagnostics.push(crate::diagnostic::detached_error(
-                dir,
-                "the configuration directory has no name to use as the stack name",
-                Some("set `stack = \"...\"` in the provider block".to_owned()),
-            ));
+            self.eval
+                .diagnostics
+                .push(crate::diagnostic::detached_error(
+                    dir,
+                    "the configuration directory has no name to use as the stack name",
+                    Some("set `stack = \"...\"` in the provider block".to_owned()),
+                ));
         }
         stack
     }
@@ -323,16 +372,34 @@ impl Run {
         ctx: &Context<'static>,
         provider: &Provider,
     ) -> Vec<DesiredCluster> {
-        let mut clusters = Vec::new();
+        let chunks: Vec<&[(&SourceFile, &Block)]> = blocks.chunks(CLUSTERS_PER_TASK).collect();
+        let decoded = in_parallel(&chunks, |chunk| {
+            let mut worker = Run {
+                eval: self.eval.fork(),
+                ..Run::default()
+            };
+            let mut clusters = Vec::new();
+            for (source, block) in *chunk {
+                for (id, each_ctx) in worker.instances(source, block, ctx) {
+                    let each = each_ctx.is_some();
+                    let instance_ctx = each_ctx.as_ref().unwrap_or(ctx);
+                    if let Some(cluster) =
+                        worker.cluster(source, block, id, instance_ctx, each, provider)
+                    {
+                        clusters.push((cluster, *source, label_range(block)));
+                    }
+                }
+            }
+            (clusters, worker.eval)
+        });
+        let mut clusters: Vec<DesiredCluster> = Vec::new();
         let mut first_seen: HashMap<String, SourceLocation> = HashMap::new();
-        for (source, block) in blocks {
-            for (id, instance_ctx, each) in self.instances(source, block, ctx) {
-                let Some(cluster) = self.cluster(source, block, id, &instance_ctx, each, provider) else {
-                    continue;
-                };
-                match first_seen.get(&cluster.id) {
-                    Some(first) => self.eval.diagnostics.push(source.error(
-                        label_range(block),
+        for (chunk, eval) in decoded {
+            self.eval.absorb(eval);
+            for (cluster, source, label) in chunk {
+                if let Some(first) = first_seen.get(&cluster.id) {
+                    self.eval.diagnostics.push(source.error(
+                        label,
                         format!("duplicate cluster ID `{}`", cluster.id),
                         Some(format!(
                             "already declared at {}:{}:{}",
@@ -340,24 +407,24 @@ impl Run {
                             first.line,
                             first.column
                         )),
-                    )),
-                    None => {
-                        first_seen.insert(cluster.id.clone(), cluster.location.clone());
-                        clusters.push(cluster);
-                    }
+                    ));
+                } else {
+                    first_seen.insert(cluster.id.clone(), cluster.location.clone());
+                    clusters.push(cluster);
                 }
             }
         }
         clusters
     }
 
-    /// The instances of a cluster block: `(ID, context with each, has for_each)`.
+    /// The instances of a cluster block: its ID and, with `for_each`, the context that has
+    /// `each` (without, the shared context serves, uncloned).
     fn instances(
         &mut self,
         source: &SourceFile,
         block: &Block,
         ctx: &Context<'static>,
-    ) -> Vec<(String, Context<'static>, bool)> {
+    ) -> Vec<(String, Option<Context<'static>>)> {
         let [label] = block.labels.as_slice() else {
             self.eval.diagnostics.push(source.error(
                 block_head(block),
@@ -374,7 +441,7 @@ impl Run {
                     Some("remove `id`".to_owned()),
                 ));
             }
-            return vec![(label.as_str().to_owned(), ctx.clone(), false)];
+            return vec![(label.as_str().to_owned(), None)];
         };
         let Some(entries) = self.for_each_entries(source, &for_each.value, ctx) else {
             return Vec::new();
@@ -390,17 +457,28 @@ impl Run {
                 None => Some(key),
                 Some(id) => self
                     .eval
-                    .value(source, &id.value, Scope { ctx: &instance_ctx, each: true })
+                    .value(
+                        source,
+                        &id.value,
+                        Scope {
+                            ctx: &instance_ctx,
+                            each: true,
+                        },
+                    )
                     .and_then(|evaluated| match string_text(&evaluated.value) {
                         Ok(text) => Some(text),
                         Err(message) => {
-                            self.eval.diagnostics.push(source.error(id.value.span(), format!("wrong value for `id`: {message}"), None));
+                            self.eval.diagnostics.push(source.error(
+                                id.value.span(),
+                                format!("wrong value for `id`: {message}"),
+                                None,
+                            ));
                             None
                         }
                     }),
             };
             if let Some(id) = id {
-                instances.push((id, instance_ctx, true));
+                instances.push((id, Some(instance_ctx)));
             }
         }
         instances
@@ -422,7 +500,10 @@ impl Run {
                     let Value::String(key) = item else {
                         self.eval.diagnostics.push(source.error(
                             expr.span(),
-                            format!("for_each over a set needs strings, found a {}", type_name(&item)),
+                            format!(
+                                "for_each over a set needs strings, found a {}",
+                                type_name(&item)
+                            ),
                             None,
                         ));
                         return None;
@@ -459,12 +540,38 @@ impl Run {
         let head = block_head(block);
         let project = decoded.project.clone().or_else(|| provider.project.clone());
         let region = decoded.region.clone().or_else(|| provider.region.clone());
-        let project_range = decoded.spans.get("project").cloned().or_else(|| head.clone());
-        let region_range = decoded.spans.get("region").cloned().or_else(|| head.clone());
-        let project = self.required_location(source, &id, "project", project, project_range, validate_project);
-        let region = self.required_location(source, &id, "region", region, region_range, validate_location);
+        let project_range = decoded
+            .spans
+            .get("project")
+            .cloned()
+            .or_else(|| head.clone());
+        let region_range = decoded
+            .spans
+            .get("region")
+            .cloned()
+            .or_else(|| head.clone());
+        let project = self.required_location(
+            source,
+            &id,
+            "project",
+            project,
+            project_range,
+            validate_project,
+        );
+        let region = self.required_location(
+            source,
+            &id,
+            "region",
+            region,
+            region_range,
+            validate_location,
+        );
         let label = if each {
-            block.body.get_attribute("id").and_then(|a| a.value.span()).or_else(|| label_range(block))
+            block
+                .body
+                .get_attribute("id")
+                .and_then(|a| a.value.span())
+                .or_else(|| label_range(block))
         } else {
             label_range(block)
         };
@@ -519,16 +626,51 @@ impl Run {
             self.eval.diagnostics.push(source.error(
                 range,
                 format!("cluster `{id}` has no {what}"),
-                Some(format!("set `{what}` in the provider block or in the cluster")),
+                Some(format!(
+                    "set `{what}` in the provider block or in the cluster"
+                )),
             ));
             return None;
         };
         if let Err(error) = validate(&value) {
-            self.eval.diagnostics.push(source.error(range, error.to_string(), None));
+            self.eval
+                .diagnostics
+                .push(source.error(range, error.to_string(), None));
             return None;
         }
         Some(value)
     }
+}
+
+/// How many cluster blocks one worker decodes: small configurations stay on one thread.
+const CLUSTERS_PER_TASK: usize = 64;
+
+/// Maps `items` with `f` on up to as many threads as there are cores, keeping their order.
+fn in_parallel<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if items.len() < 2 || threads < 2 {
+        return items.iter().map(&f).collect();
+    }
+    let per_thread = items.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = items
+            .chunks(per_thread)
+            .map(|chunk| {
+                let f = &f;
+                // Each worker runs the same evaluation code, so it needs the same base dir.
+                let dir = crate::functions::base_dir();
+                scope.spawn(move || with_base_dir(&dir, || chunk.iter().map(f).collect::<Vec<_>>()))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|handle| {
+                handle
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    })
 }
 
 /// Checks a provider attribute's value.
@@ -541,7 +683,9 @@ fn provider_value_problem(name: &str, text: &str) -> Option<(String, Option<Stri
         "stack" => label_value_problem(text).map(|problem| {
             (
                 format!("stack `{text}` is not a valid label value: {problem}"),
-                Some("the stack name becomes the value of the `clusterform-stack` label".to_owned()),
+                Some(
+                    "the stack name becomes the value of the `clusterform-stack` label".to_owned(),
+                ),
             )
         }),
         "endpoint"

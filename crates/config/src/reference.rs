@@ -28,7 +28,9 @@ fn write_block(out: &mut String, generic: &str, title: &str, nesting: &str) {
         let kind = match member {
             Member::Attribute(_) => spec.kind.describe(),
             Member::Block(_) => format!("block `{name} {{ }}`"),
-            Member::Labelled(_) => format!("repeated block `{name} \"{}\" {{ }}`", key_label(spec.kind)),
+            Member::Labelled(_) => {
+                format!("repeated block `{name} \"{}\" {{ }}`", key_label(spec.kind))
+            }
         };
         let change = match spec.access {
             FieldAccess::Mutable(mask) => format!("in place (`{mask}`)"),
@@ -41,8 +43,12 @@ fn write_block(out: &mut String, generic: &str, title: &str, nesting: &str) {
         ));
         match member {
             Member::Attribute(_) => {}
-            Member::Block(_) => nested.push((spec.path.to_owned(), format!("{name}"), name)),
-            Member::Labelled(_) => nested.push((element_path(spec), format!("{name} \"{}\"", key_label(spec.kind)), hcl_name(spec))),
+            Member::Block(_) => nested.push((spec.path.to_owned(), name.to_owned(), name)),
+            Member::Labelled(_) => nested.push((
+                element_path(spec),
+                format!("{name} \"{}\"", key_label(spec.kind)),
+                hcl_name(spec),
+            )),
         }
     }
     out.push('\n');

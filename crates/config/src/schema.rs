@@ -3,6 +3,9 @@
 //! messages are blocks, and repeated messages keyed by an id (`node_pools`, `partitions`,
 //! `node_sets`) are labelled blocks named in the singular (`node_pool "ID"`).
 
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
 use clusterform_model::fields::{self, FieldAccess, FieldKind, FieldSpec};
 
 /// What a name inside a block stands for.
@@ -50,15 +53,46 @@ pub(crate) fn key_field(spec: &FieldSpec) -> Option<&'static str> {
 }
 
 /// Every user-settable member of the message at `parent` (a generic path, `""` for the
-/// cluster), excluding output-only fields and the key field the label supplies.
+/// cluster), excluding output-only fields and the key field the label supplies, in table order.
 pub(crate) fn members(parent: &str) -> impl Iterator<Item = (&'static str, Member)> + '_ {
+    schema().get(parent).into_iter().flatten().copied()
+}
+
+/// The member called `name` inside `parent`.
+pub(crate) fn member(parent: &str, name: &str) -> Option<Member> {
+    members(parent).find(|(n, _)| *n == name).map(|(_, m)| m)
+}
+
+type Schema = HashMap<String, Vec<(&'static str, Member)>>;
+
+/// The members of every message, computed once: decoding looks them up for every attribute,
+/// and scanning the table each time dominated the load time.
+fn schema() -> &'static Schema {
+    static SCHEMA: OnceLock<Schema> = OnceLock::new();
+    SCHEMA.get_or_init(|| {
+        let mut schema = Schema::new();
+        let parents = std::iter::once(String::new()).chain(
+            fields::FIELDS
+                .iter()
+                .filter(|spec| matches!(spec.kind, FieldKind::Message | FieldKind::KeyedList(_)))
+                .map(element_path),
+        );
+        for parent in parents {
+            let members = scan_members(&parent);
+            schema.insert(parent, members);
+        }
+        schema
+    })
+}
+
+fn scan_members(parent: &str) -> Vec<(&'static str, Member)> {
     let key = parent
         .strip_suffix("[]")
         .and_then(fields::lookup)
         .and_then(key_field);
     fields::children(parent)
         .filter(|spec| spec.access != FieldAccess::OutputOnly)
-        .filter(move |spec| Some(spec.name()) != key)
+        .filter(|spec| Some(spec.name()) != key)
         .map(|spec| {
             let member = match spec.kind {
                 FieldKind::Message => Member::Block(spec),
@@ -67,11 +101,7 @@ pub(crate) fn members(parent: &str) -> impl Iterator<Item = (&'static str, Membe
             };
             (hcl_name(spec), member)
         })
-}
-
-/// The member called `name` inside `parent`.
-pub(crate) fn member(parent: &str, name: &str) -> Option<Member> {
-    members(parent).find(|(n, _)| *n == name).map(|(_, m)| m)
+        .collect()
 }
 
 /// Whether `name` is an output-only field of `parent` (to explain why it is refused).

@@ -44,10 +44,10 @@ pub(crate) fn list_hcl_files(dir: &Path) -> Result<Vec<PathBuf>, Box<Diagnostic>
 
 /// Reads a file as UTF-8 text; `shown` is the name diagnostics use.
 pub(crate) fn read_source(path: &Path, shown: PathBuf) -> Result<SourceFile, Box<Diagnostic>> {
-    let fail = |message: String, hint: Option<String>| {
-        Box::new(detached_error(&shown, message, hint))
-    };
-    let metadata = std::fs::metadata(path).map_err(|e| fail(format!("cannot read file: {e}"), None))?;
+    let fail =
+        |message: String, hint: Option<String>| Box::new(detached_error(&shown, message, hint));
+    let metadata =
+        std::fs::metadata(path).map_err(|e| fail(format!("cannot read file: {e}"), None))?;
     if metadata.len() > MAX_SOURCE_BYTES {
         return Err(fail(
             format!(
@@ -129,7 +129,11 @@ mod tests {
         let source = SourceFile::new("a.hcl".into(), "x = 1\ny = = 2\n".into());
         let diagnostic = parse(&source).unwrap_err();
         assert_eq!((diagnostic.line, diagnostic.column), (2, 5));
-        assert!(diagnostic.message.starts_with("syntax error"), "{}", diagnostic.message);
+        assert!(
+            diagnostic.message.starts_with("syntax error"),
+            "{}",
+            diagnostic.message
+        );
     }
 
     #[test]

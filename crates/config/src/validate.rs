@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 
-use clusterform_model::{ClusterId, Cluster, NodePool, STACK_LABEL};
+use clusterform_model::{Cluster, ClusterId, NodePool, STACK_LABEL};
 
 use crate::decode::Spans;
 use crate::diagnostic::{Diagnostic, SourceFile, did_you_mean};
@@ -63,7 +63,10 @@ impl ClusterChecks<'_> {
         let slurm = cluster.slurm_spec().is_some();
         if let Err(error) = ClusterId::parse(id, slurm) {
             let hint = if slurm && id.contains('-') {
-                format!("Slurm cluster IDs cannot contain hyphens; try `{}`", id.replace('-', ""))
+                format!(
+                    "Slurm cluster IDs cannot contain hyphens; try `{}`",
+                    id.replace('-', "")
+                )
             } else {
                 "use 1 to 10 lowercase letters and digits, starting with a letter".to_owned()
             };
@@ -82,7 +85,11 @@ impl ClusterChecks<'_> {
                     Some("set `stack` in the provider block instead".to_owned()),
                 );
             } else if let Some(problem) = label_key_problem(key) {
-                self.error(path, format!("invalid label key `{key}`: {problem}"), Some(LABEL_RULE.to_owned()));
+                self.error(
+                    path,
+                    format!("invalid label key `{key}`: {problem}"),
+                    Some(LABEL_RULE.to_owned()),
+                );
             } else if let Some(problem) = label_value_problem(value) {
                 self.error(
                     path,
@@ -100,7 +107,11 @@ impl ClusterChecks<'_> {
         if let Some(name) = &network.network
             && resource_segments(name, NETWORK_PATTERN).is_none()
         {
-            self.error("network.network", shape_error(name, "network", NETWORK_PATTERN), None);
+            self.error(
+                "network.network",
+                shape_error(name, "network", NETWORK_PATTERN),
+                None,
+            );
         }
         if let Some(name) = &network.subnetwork {
             match resource_segments(name, SUBNETWORK_PATTERN) {
@@ -132,7 +143,10 @@ impl ClusterChecks<'_> {
         {
             self.error(
                 &format!("{path}.zone"),
-                format!("zone `{zone}` of pool `{}` is not in the cluster's region `{region}`", pool.id),
+                format!(
+                    "zone `{zone}` of pool `{}` is not in the cluster's region `{region}`",
+                    pool.id
+                ),
                 Some(format!("use a zone such as `{region}-a`")),
             );
         }
@@ -149,7 +163,10 @@ impl ClusterChecks<'_> {
         {
             self.error(
                 &format!("{path}.scaling_spec.min_node_count"),
-                format!("min_node_count of pool `{}` is {min}; it cannot be negative", pool.id),
+                format!(
+                    "min_node_count of pool `{}` is {min}; it cannot be negative",
+                    pool.id
+                ),
                 None,
             );
         }
@@ -158,7 +175,10 @@ impl ClusterChecks<'_> {
         {
             self.error(
                 &format!("{path}.scaling_spec.max_node_count"),
-                format!("max_node_count ({max}) of pool `{}` is below min_node_count ({min})", pool.id),
+                format!(
+                    "max_node_count ({max}) of pool `{}` is below min_node_count ({min})",
+                    pool.id
+                ),
                 Some("0 ≤ min_node_count ≤ max_node_count".to_owned()),
             );
         }
@@ -190,8 +210,13 @@ impl ClusterChecks<'_> {
         if pool.flex_start_max_duration.is_some() && model != Some("FLEX_START") {
             self.error(
                 &format!("{path}.flex_start_max_duration"),
-                format!("flex_start_max_duration of pool `{id}` needs provisioning_model FLEX_START"),
-                Some("set provisioning_model = \"FLEX_START\" or remove flex_start_max_duration".to_owned()),
+                format!(
+                    "flex_start_max_duration of pool `{id}` needs provisioning_model FLEX_START"
+                ),
+                Some(
+                    "set provisioning_model = \"FLEX_START\" or remove flex_start_max_duration"
+                        .to_owned(),
+                ),
             );
         }
     }
@@ -218,7 +243,13 @@ impl ClusterChecks<'_> {
             );
         }
         if let Some(login) = &slurm.login_node_pool_id {
-            self.reference(&format!("{base}.login_node_pool_id"), "login_node_pool_id", login, "node pool", &pools);
+            self.reference(
+                &format!("{base}.login_node_pool_id"),
+                "login_node_pool_id",
+                login,
+                "node pool",
+                &pools,
+            );
         }
         let partitions = slurm.partitions.as_deref().unwrap_or_default();
         for partition in partitions {
@@ -230,11 +261,23 @@ impl ClusterChecks<'_> {
         }
         for node_set in slurm.node_sets.as_deref().unwrap_or_default() {
             let path = format!("{base}.node_sets[{}]", node_set.node_pool_id);
-            self.reference(&path, "node_set", &node_set.node_pool_id, "node pool", &pools);
+            self.reference(
+                &path,
+                "node_set",
+                &node_set.node_pool_id,
+                "node pool",
+                &pools,
+            );
         }
         if let Some(default) = &slurm.default_partition_id {
             let ids: Vec<&str> = partitions.iter().map(|p| p.id.as_str()).collect();
-            self.reference(&format!("{base}.default_partition_id"), "default_partition_id", default, "partition", &ids);
+            self.reference(
+                &format!("{base}.default_partition_id"),
+                "default_partition_id",
+                default,
+                "partition",
+                &ids,
+            );
         }
     }
 
@@ -249,19 +292,35 @@ impl ClusterChecks<'_> {
                 format!("declared: {}", existing.join(", "))
             })
         });
-        self.error(path, format!("{what} refers to {kind} `{target}`, which does not exist"), hint);
+        self.error(
+            path,
+            format!("{what} refers to {kind} `{target}`, which does not exist"),
+            hint,
+        );
     }
 
     fn lustre_export(&mut self, cluster: &Cluster) {
-        let Some(time) = cluster.lustre_export_config.as_ref().and_then(|c| c.start_time.as_ref()) else {
+        let Some(time) = cluster
+            .lustre_export_config
+            .as_ref()
+            .and_then(|c| c.start_time.as_ref())
+        else {
             return;
         };
         let base = "lustre_export_config.start_time";
         if let Some(hours) = time.hours.filter(|h| !(0..=23).contains(h)) {
-            self.error(&format!("{base}.hours"), format!("hours must be 0 to 23, not {hours}"), None);
+            self.error(
+                &format!("{base}.hours"),
+                format!("hours must be 0 to 23, not {hours}"),
+                None,
+            );
         }
         if let Some(minutes) = time.minutes.filter(|m| !(0..=59).contains(m)) {
-            self.error(&format!("{base}.minutes"), format!("minutes must be 0 to 59, not {minutes}"), None);
+            self.error(
+                &format!("{base}.minutes"),
+                format!("minutes must be 0 to 59, not {minutes}"),
+                None,
+            );
         }
     }
 }
@@ -307,7 +366,11 @@ fn resource_segments<'n>(name: &'n str, pattern: &str) -> Option<Vec<&'n str>> {
     let mut variables = Vec::new();
     for (part, expected) in parts.iter().zip(&expected) {
         if expected.starts_with('{') {
-            if part.is_empty() || part.chars().any(|c| c.is_whitespace() || matches!(c, '?' | '#')) {
+            if part.is_empty()
+                || part
+                    .chars()
+                    .any(|c| c.is_whitespace() || matches!(c, '?' | '#'))
+            {
                 return None;
             }
             variables.push(*part);
@@ -329,7 +392,10 @@ mod tests {
     #[test]
     fn resource_names_match_their_pattern() {
         assert_eq!(
-            resource_segments("projects/p/regions/us-central1/subnetworks/s", SUBNETWORK_PATTERN),
+            resource_segments(
+                "projects/p/regions/us-central1/subnetworks/s",
+                SUBNETWORK_PATTERN
+            ),
             Some(vec!["p", "us-central1", "s"])
         );
         assert!(resource_segments("projects/p/global/networks/", NETWORK_PATTERN).is_none());

@@ -120,7 +120,7 @@ impl VarType {
 
     /// Reads a `--var` or environment value: strings as they are, numbers and bools parsed,
     /// collections parsed as HCL expressions.
-    fn from_text(&self, text: &str) -> Result<Value, String> {
+    fn parse_text(&self, text: &str) -> Result<Value, String> {
         match self {
             Self::Any | Self::String | Self::Number | Self::Bool => {
                 self.convert(Value::String(text.to_owned()))
@@ -167,7 +167,7 @@ pub(crate) fn declare(
         default: None,
         description: None,
         sensitive: false,
-        head: file.error(head.clone(), String::new(), None),
+        head: file.error(head, String::new(), None),
     };
     let errors_before = diagnostics.len();
     let mut default_expr = None;
@@ -179,7 +179,10 @@ pub(crate) fn declare(
                 Ok(ty) => declaration.ty = ty,
                 Err(message) => diagnostics.push(file.error(
                     range,
-                    format!("invalid type for variable `{}`: {message}", declaration.name),
+                    format!(
+                        "invalid type for variable `{}`: {message}",
+                        declaration.name
+                    ),
                     Some("use string, number, bool, any, list(T), set(T) or map(T)".to_owned()),
                 )),
             },
@@ -205,14 +208,21 @@ pub(crate) fn declare(
         }
     }
     for nested in block.body.blocks() {
-        diagnostics.push(unknown_member(file, block_head(nested), nested.ident.as_str()));
+        diagnostics.push(unknown_member(
+            file,
+            block_head(nested),
+            nested.ident.as_str(),
+        ));
     }
     if let Some(expr) = default_expr {
         match evaluate(expr, &base_context()).and_then(|v| declaration.ty.convert(v)) {
             Ok(value) => declaration.default = Some(value),
             Err(message) => diagnostics.push(file.error(
                 expr.span(),
-                format!("invalid default for variable `{}`: {message}", declaration.name),
+                format!(
+                    "invalid default for variable `{}`: {message}",
+                    declaration.name
+                ),
                 Some("a default is a constant of the variable's type".to_owned()),
             )),
         }
@@ -254,7 +264,13 @@ pub(crate) fn resolve(
         let name = declaration.name.as_str();
         let flag = inputs.cli.iter().rev().find(|(n, _)| n == name);
         let value = if let Some((_, text)) = flag {
-            text_value(declaration, text, CLI_ORIGIN, &format!("--var {name}=..."), diagnostics)
+            text_value(
+                declaration,
+                text,
+                CLI_ORIGIN,
+                &format!("--var {name}=..."),
+                diagnostics,
+            )
         } else if let Some(value) = from_files.iter().rev().find(|(n, _)| n == name) {
             Some(value.1.clone())
         } else if let Some(text) = inputs.env.get(name) {
@@ -306,11 +322,14 @@ fn text_value(
 ) -> Option<Value> {
     declaration
         .ty
-        .from_text(text)
+        .parse_text(text)
         .map_err(|message| {
             diagnostics.push(detached_error(
                 Path::new(origin),
-                format!("invalid value for variable `{}` from {what}: {message}", declaration.name),
+                format!(
+                    "invalid value for variable `{}` from {what}: {message}",
+                    declaration.name
+                ),
                 Some(format!("the variable's type is {}", declaration.ty)),
             ));
         })
@@ -424,13 +443,19 @@ mod tests {
     fn conversions_follow_terraform() {
         assert_eq!(ty("string").convert(Value::from(3)), Ok(Value::from("3")));
         assert_eq!(ty("number").convert(Value::from("3")), Ok(Value::from(3)));
-        assert_eq!(ty("bool").convert(Value::from("true")), Ok(Value::Bool(true)));
+        assert_eq!(
+            ty("bool").convert(Value::from("true")),
+            Ok(Value::Bool(true))
+        );
         assert!(ty("number").convert(Value::from("x")).is_err());
         assert!(ty("string").convert(Value::Array(vec![])).is_err());
         assert_eq!(
-            ty("set(string)").from_text(r#"["a", "b", "a"]"#),
+            ty("set(string)").parse_text(r#"["a", "b", "a"]"#),
             Ok(Value::from(vec!["a", "b"]))
         );
-        assert_eq!(ty("list(number)").from_text("[1, 2]"), Ok(Value::from(vec![1, 2])));
+        assert_eq!(
+            ty("list(number)").parse_text("[1, 2]"),
+            Ok(Value::from(vec![1, 2]))
+        );
     }
 }

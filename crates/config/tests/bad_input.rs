@@ -18,7 +18,11 @@ fn syntax_errors_have_a_location() {
 #[test]
 fn invalid_utf8_points_at_the_byte() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("main.hcl"), b"locals {\n  a = \"\xff\"\n}\n").unwrap();
+    std::fs::write(
+        dir.path().join("main.hcl"),
+        b"locals {\n  a = \"\xff\"\n}\n",
+    )
+    .unwrap();
     let diagnostics = load(dir.path(), &VariableInputs::default()).unwrap_err();
     assert_eq!(
         find(&diagnostics.items, "UTF-8"),
@@ -44,13 +48,25 @@ fn a_50_mb_file_is_refused_quickly() {
 fn deep_nesting_is_a_syntax_error() {
     for (open, close) in [("[", "]"), ("{ a = ", " }"), ("(", ")")] {
         let depth = 10_000;
-        let text = format!("locals {{\n  a = {}1{}\n}}\n", open.repeat(depth), close.repeat(depth));
+        let text = format!(
+            "locals {{\n  a = {}1{}\n}}\n",
+            open.repeat(depth),
+            close.repeat(depth)
+        );
         let diagnostics = errors(&text);
-        assert!(diagnostics[0].message.contains("nest"), "{}", diagnostics[0].message);
+        assert!(
+            diagnostics[0].message.contains("nest"),
+            "{}",
+            diagnostics[0].message
+        );
     }
     let unary = format!("locals {{\n  a = {}true\n}}\n", "!".repeat(10_000));
     assert!(!errors(&unary).is_empty());
-    let template = format!("locals {{\n  a = \"{}x{}\"\n}}\n", "${\"".repeat(5_000), "\"}".repeat(5_000));
+    let template = format!(
+        "locals {{\n  a = \"{}x{}\"\n}}\n",
+        "${\"".repeat(5_000),
+        "\"}".repeat(5_000)
+    );
     assert!(!errors(&template).is_empty());
 }
 
@@ -60,7 +76,11 @@ fn an_empty_directory_is_an_error() {
     let diagnostics = load(dir.path(), &VariableInputs::default()).unwrap_err();
     assert!(diagnostics.items[0].message.contains("no *.hcl files"));
     let missing = load(&dir.path().join("absent"), &VariableInputs::default()).unwrap_err();
-    assert!(missing.items[0].message.contains("cannot read the configuration directory"));
+    assert!(
+        missing.items[0]
+            .message
+            .contains("cannot read the configuration directory")
+    );
 }
 
 #[test]
@@ -76,19 +96,27 @@ fn a_missing_var_file_is_an_error() {
 
 #[test]
 fn runaway_expressions_are_bounded() {
-    let text = crate::support::valid_with("  network {", "  display_name = join(\",\", [for i in range(100000) : i])\n  network {");
+    let text = crate::support::valid_with(
+        "  network {",
+        "  display_name = join(\",\", [for i in range(100000) : i])\n  network {",
+    );
     assert!(find(&errors(&text), "range").contains("more than 1024"));
 }
 
 #[test]
 fn rendering_shows_the_snippet_and_the_hint() {
-    let diagnostics = load(
-        &dir_with(&[("main.hcl", &crate::support::valid_with("max_node_count = 4", "max_node_cont = 4"))]).path().to_path_buf(),
-        &VariableInputs::default(),
-    );
+    let text = crate::support::valid_with("max_node_count = 4", "max_node_cont = 4");
+    let dir = dir_with(&[("main.hcl", &text)]);
+    let diagnostics = load(dir.path(), &VariableInputs::default());
     let rendered = diagnostics.unwrap_err().render(false);
-    assert!(rendered.contains("unknown attribute or block `max_node_cont`"), "{rendered}");
+    assert!(
+        rendered.contains("unknown attribute or block `max_node_cont`"),
+        "{rendered}"
+    );
     assert!(rendered.contains("main.hcl:28:7"), "{rendered}");
     assert!(rendered.contains("max_node_cont = 4"), "{rendered}");
-    assert!(rendered.contains("did you mean `max_node_count`?"), "{rendered}");
+    assert!(
+        rendered.contains("did you mean `max_node_count`?"),
+        "{rendered}"
+    );
 }

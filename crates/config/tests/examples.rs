@@ -6,7 +6,10 @@ use crate::support::example;
 
 fn inputs(vars: &[(&str, &str)]) -> VariableInputs {
     VariableInputs {
-        cli: vars.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
+        cli: vars
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect(),
         ..VariableInputs::default()
     }
 }
@@ -26,12 +29,18 @@ fn quickstart_needs_no_input() {
     assert_eq!(config.provider.endpoint.as_deref(), Some("local"));
     assert_eq!(config.provider.stack, "quickstart");
     let cluster = config.cluster("train01").unwrap();
-    assert_eq!((cluster.project.as_str(), cluster.region.as_str()), ("demo-project", "us-central1"));
+    assert_eq!(
+        (cluster.project.as_str(), cluster.region.as_str()),
+        ("demo-project", "us-central1")
+    );
     let pools = cluster.cluster.node_pools.as_ref().unwrap();
     assert_eq!(pools.len(), 2);
     let cpu = cluster.cluster.node_pool("cpu").unwrap();
     let scaling = cpu.scaling_spec.as_ref().unwrap();
-    assert_eq!((scaling.min_node_count, scaling.max_node_count), (Some(0), Some(4)));
+    assert_eq!(
+        (scaling.min_node_count, scaling.max_node_count),
+        (Some(0), Some(4))
+    );
     let disk = cpu.boot_disk.as_ref().unwrap();
     assert_eq!(disk.boot_disk_type.as_deref(), Some("pd-standard"));
     assert_eq!(disk.boot_disk_size_gb, Some(120));
@@ -40,7 +49,10 @@ fn quickstart_needs_no_input() {
 
 #[test]
 fn cpu_cluster_takes_project_and_region() {
-    let loaded = load_example("cpu-cluster", &[("project", "my-proj"), ("region", "europe-west4")]);
+    let loaded = load_example(
+        "cpu-cluster",
+        &[("project", "my-proj"), ("region", "europe-west4")],
+    );
     let cluster = loaded.config.cluster("train01").unwrap();
     assert_eq!(cluster.region, "europe-west4");
     assert_eq!(
@@ -53,7 +65,11 @@ fn cpu_cluster_takes_project_and_region() {
 #[test]
 fn cpu_cluster_without_project_reports_the_missing_variable() {
     let diagnostics = load(&example("cpu-cluster"), &VariableInputs::default()).unwrap_err();
-    let missing: Vec<_> = diagnostics.missing_variables.iter().map(|v| v.name.as_str()).collect();
+    let missing: Vec<_> = diagnostics
+        .missing_variables
+        .iter()
+        .map(|v| v.name.as_str())
+        .collect();
     assert_eq!(missing, ["project"]);
     assert_eq!(
         diagnostics.missing_variables[0].description.as_deref(),
@@ -63,7 +79,10 @@ fn cpu_cluster_without_project_reports_the_missing_variable() {
 
 #[test]
 fn gpu_a4_reads_scripts_and_reservation() {
-    let loaded = load_example("gpu-a4", &[("project", "my-proj"), ("reservation", "res-a4")]);
+    let loaded = load_example(
+        "gpu-a4",
+        &[("project", "my-proj"), ("reservation", "res-a4")],
+    );
     let cluster = loaded.config.cluster("a4train").unwrap();
     let a4 = cluster.cluster.node_pool("a4").unwrap();
     let machine = a4.machine_spec.as_ref().unwrap();
@@ -80,7 +99,14 @@ fn gpu_a4_reads_scripts_and_reservation() {
 #[test]
 fn flex_start_normalises_the_duration() {
     let loaded = load_example("flex-start", &[("project", "my-proj")]);
-    let pool = loaded.config.cluster("flex01").unwrap().cluster.node_pool("h100").unwrap().clone();
+    let pool = loaded
+        .config
+        .cluster("flex01")
+        .unwrap()
+        .cluster
+        .node_pool("h100")
+        .unwrap()
+        .clone();
     assert_eq!(pool.flex_start_max_duration.as_deref(), Some("604800s"));
 }
 
@@ -90,13 +116,28 @@ fn lustre_sets_export_config() {
     let cluster = loaded.config.cluster("lustre01").unwrap();
     let export = cluster.cluster.lustre_export_config.as_ref().unwrap();
     assert_eq!(export.start_time.as_ref().unwrap().hours, Some(2));
-    assert_eq!(cluster.cluster.node_pool("cpu").unwrap().lustres.as_ref().unwrap().len(), 1);
+    assert_eq!(
+        cluster
+            .cluster
+            .node_pool("cpu")
+            .unwrap()
+            .lustres
+            .as_ref()
+            .unwrap()
+            .len(),
+        1
+    );
 }
 
 #[test]
 fn fleet_stamps_one_cluster_per_team() {
     let loaded = load_example("fleet", &[("project", "my-proj")]);
-    let ids: Vec<_> = loaded.config.clusters.iter().map(|c| c.id.as_str()).collect();
+    let ids: Vec<_> = loaded
+        .config
+        .clusters
+        .iter()
+        .map(|c| c.id.as_str())
+        .collect();
     assert_eq!(ids, ["nlp", "speech", "vision"]);
     let nlp = loaded.config.cluster("nlp").unwrap();
     let cpu = nlp.cluster.node_pool("cpu").unwrap();

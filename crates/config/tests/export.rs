@@ -20,7 +20,10 @@ fn round_trip(id: &str, cluster: &Cluster) {
 
 fn example_cluster(name: &str, vars: &[(&str, &str)], id: &str) -> Cluster {
     let inputs = VariableInputs {
-        cli: vars.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
+        cli: vars
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect(),
         ..VariableInputs::default()
     };
     let config = load(&example(name), &inputs).unwrap().config;
@@ -38,7 +41,11 @@ fn the_quickstart_cluster_round_trips() {
 fn a_gpu_cluster_with_scripts_round_trips() {
     let mut cluster = example_cluster(
         "gpu-a4",
-        &[("project", "demo-project"), ("region", "us-central1"), ("reservation", "r1")],
+        &[
+            ("project", "demo-project"),
+            ("region", "us-central1"),
+            ("reservation", "r1"),
+        ],
         "a4train",
     );
     cluster
@@ -60,9 +67,14 @@ fn lustre_and_flex_start_round_trip() {
 fn a_live_cluster_loses_its_output_fields() {
     let mut cluster = example_cluster("quickstart", &[], "train01");
     let desired = cluster.clone();
-    cluster.name = Some("projects/demo-project/locations/us-central1/modelDevelopmentClusters/train01".to_owned());
+    cluster.name = Some(
+        "projects/demo-project/locations/us-central1/modelDevelopmentClusters/train01".to_owned(),
+    );
     cluster.create_time = Some("2026-01-01T00:00:00Z".to_owned());
     let hcl = cluster_to_hcl("train01", &cluster);
-    assert!(!hcl.contains("create_time") && !hcl.contains("modelDevelopmentClusters"), "{hcl}");
+    assert!(
+        !hcl.contains("create_time") && !hcl.contains("modelDevelopmentClusters"),
+        "{hcl}"
+    );
     round_trip("train01", &desired);
 }

@@ -51,14 +51,27 @@ fn messy_input_is_normalised() {
 fn formatting_is_idempotent_and_keeps_comments() {
     let once = fmt(MESSY);
     assert_eq!(fmt(&once), once);
-    for comment in ["# Leading comment", "# trailing comment", "# the pools", "/* a block", "comment */"] {
+    for comment in [
+        "# Leading comment",
+        "# trailing comment",
+        "# the pools",
+        "/* a block",
+        "comment */",
+    ] {
         assert!(once.contains(comment), "{comment} lost");
     }
 }
 
 #[test]
 fn examples_are_already_formatted() {
-    for name in ["quickstart", "cpu-cluster", "gpu-a4", "flex-start", "lustre", "fleet"] {
+    for name in [
+        "quickstart",
+        "cpu-cluster",
+        "gpu-a4",
+        "flex-start",
+        "lustre",
+        "fleet",
+    ] {
         for entry in std::fs::read_dir(example(name)).unwrap() {
             let path = entry.unwrap().path();
             if path.extension().is_some_and(|e| e == "hcl") {

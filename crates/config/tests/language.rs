@@ -13,7 +13,11 @@ fn display_name(prelude: &str, expr: &str) -> String {
         "{prelude}\n{PROVIDER}\ncluster \"train01\" {{\n  display_name = {expr}\n{CLUSTER_BODY}}}\n"
     );
     match load_text(&text) {
-        Ok(loaded) => loaded.config.clusters[0].cluster.display_name.clone().unwrap_or_default(),
+        Ok(loaded) => loaded.config.clusters[0]
+            .cluster
+            .display_name
+            .clone()
+            .unwrap_or_default(),
         Err(diagnostics) => panic!("{}", diagnostics.render(false)),
     }
 }
@@ -66,7 +70,10 @@ fn file_and_templatefile_resolve_relative_to_the_directory() {
 
 #[test]
 fn a_missing_file_is_an_error_at_the_call() {
-    let text = valid_with("  network {", "  display_name = file(\"nope.txt\")\n  network {");
+    let text = valid_with(
+        "  network {",
+        "  display_name = file(\"nope.txt\")\n  network {",
+    );
     let diagnostics = errors(&text);
     let message = find(&diagnostics, "nope.txt");
     assert!(message.starts_with("9:18 "), "{message}");
@@ -88,16 +95,36 @@ fn a_locals_cycle_is_named() {
         find(&diagnostics, "cycle"),
         "2:3 locals refer to each other in a cycle: local.a -> local.b -> local.c -> local.a"
     );
-    assert_eq!(diagnostics.iter().filter(|d| d.message.contains("cycle")).count(), 1);
+    assert_eq!(
+        diagnostics
+            .iter()
+            .filter(|d| d.message.contains("cycle"))
+            .count(),
+        1
+    );
 }
 
 #[test]
 fn undefined_variables_and_locals() {
-    let text = valid_with("  network {", "  display_name = \"${var.nme}${local.zon}\"\n  network {");
-    let diagnostics = errors(&format!("variable \"name\" {{\n  default = \"x\"\n}}\nlocals {{\n  zone = \"z\"\n}}\n{text}"));
-    assert_eq!(find(&diagnostics, "var.nme"), "15:21 undefined variable `var.nme`");
-    assert_eq!(find(&diagnostics, "local.zon"), "15:31 undefined local `local.zon`");
-    let hints: Vec<_> = diagnostics.iter().filter_map(|d| d.hint.as_deref()).collect();
+    let text = valid_with(
+        "  network {",
+        "  display_name = \"${var.nme}${local.zon}\"\n  network {",
+    );
+    let diagnostics = errors(&format!(
+        "variable \"name\" {{\n  default = \"x\"\n}}\nlocals {{\n  zone = \"z\"\n}}\n{text}"
+    ));
+    assert_eq!(
+        find(&diagnostics, "var.nme"),
+        "15:21 undefined variable `var.nme`"
+    );
+    assert_eq!(
+        find(&diagnostics, "local.zon"),
+        "15:31 undefined local `local.zon`"
+    );
+    let hints: Vec<_> = diagnostics
+        .iter()
+        .filter_map(|d| d.hint.as_deref())
+        .collect();
     assert!(hints.contains(&"did you mean `name`?"), "{hints:?}");
     assert!(hints.contains(&"did you mean `zone`?"), "{hints:?}");
 }
@@ -113,7 +140,10 @@ fn each_outside_for_each_is_an_error() {
 
 #[test]
 fn unused_variables_are_warnings() {
-    let text = format!("variable \"spare\" {{\n  default = 1\n}}\n{}", crate::support::valid_file());
+    let text = format!(
+        "variable \"spare\" {{\n  default = 1\n}}\n{}",
+        crate::support::valid_file()
+    );
     let loaded = load_text(&text).unwrap();
     assert_eq!(loaded.warnings.len(), 1);
     let warning = &loaded.warnings[0];
@@ -135,7 +165,11 @@ fn name_with(inputs: &VariableInputs, var_files: &[(&str, &str)]) -> String {
     let mut inputs = inputs.clone();
     inputs.files = inputs.files.iter().map(|f| dir.path().join(f)).collect();
     let loaded = clusterform_config::load(dir.path(), &inputs).unwrap();
-    loaded.config.clusters[0].cluster.display_name.clone().unwrap()
+    loaded.config.clusters[0]
+        .cluster
+        .display_name
+        .clone()
+        .unwrap()
 }
 
 #[test]
@@ -145,7 +179,10 @@ fn variable_precedence_is_env_then_files_then_cli() {
     inputs.env.insert("name".to_owned(), "from-env".to_owned());
     assert_eq!(name_with(&inputs, &[]), "from-env");
     inputs.files = vec!["a.vars".into(), "b.vars".into()];
-    let files = [("a.vars", "name = \"from-a\"\n"), ("b.vars", "name = \"from-b\"\n")];
+    let files = [
+        ("a.vars", "name = \"from-a\"\n"),
+        ("b.vars", "name = \"from-b\"\n"),
+    ];
     assert_eq!(name_with(&inputs, &files), "from-b");
     inputs.cli.push(("name".to_owned(), "from-cli".to_owned()));
     assert_eq!(name_with(&inputs, &files), "from-cli");
@@ -156,7 +193,10 @@ fn typed_variables_convert_cli_text() {
     let prelude = "variable \"count\" {\n  type = number\n}\nvariable \"ids\" {\n  type = list(string)\n}\nvariable \"on\" {\n  type = bool\n}\n";
     let text = valid_with("max_node_count = 4", "max_node_count = var.count")
         .replace("node_pool_ids = [\"cpu\"]", "node_pool_ids = var.ids")
-        .replace("  network {", "  labels = { on = tostring(var.on) }\n  network {");
+        .replace(
+            "  network {",
+            "  labels = { on = tostring(var.on) }\n  network {",
+        );
     let inputs = VariableInputs {
         cli: vec![
             ("count".to_owned(), "7".to_owned()),
@@ -184,7 +224,10 @@ fn typed_variables_convert_cli_text() {
 
 #[test]
 fn a_default_of_the_wrong_type_is_an_error() {
-    let text = format!("variable \"n\" {{\n  type = number\n  default = [1]\n}}\n{}", crate::support::valid_file());
+    let text = format!(
+        "variable \"n\" {{\n  type = number\n  default = [1]\n}}\n{}",
+        crate::support::valid_file()
+    );
     assert_eq!(
         find(&errors(&text), "default"),
         "3:13 invalid default for variable `n`: expected number, found a list"
@@ -197,8 +240,12 @@ fn undeclared_cli_variables_are_errors() {
         cli: vec![("nope".to_owned(), "1".to_owned())],
         ..VariableInputs::default()
     };
-    let diagnostics = load_with(&[("main.hcl", &crate::support::valid_file())], &inputs).unwrap_err();
-    assert_eq!(find(&diagnostics.items, "nope"), "0:0 --var sets `nope`, which no variable block declares");
+    let diagnostics =
+        load_with(&[("main.hcl", &crate::support::valid_file())], &inputs).unwrap_err();
+    assert_eq!(
+        find(&diagnostics.items, "nope"),
+        "0:0 --var sets `nope`, which no variable block declares"
+    );
 }
 
 #[test]
@@ -209,7 +256,11 @@ fn sensitive_values_are_tracked() {
         "zone = \"us-central1-a\"\n    startup_script = local.wrapped\n  }\n  orch",
     );
     let loaded = load_text(&format!("{prelude}{text}")).unwrap();
-    let paths: Vec<_> = loaded.config.clusters[0].sensitive_paths.iter().cloned().collect();
+    let paths: Vec<_> = loaded.config.clusters[0]
+        .sensitive_paths
+        .iter()
+        .cloned()
+        .collect();
     assert_eq!(paths, ["node_pools[cpu].startup_script"]);
 }
 
@@ -219,9 +270,17 @@ fn for_each_over_a_set_with_a_derived_id() {
         "{PROVIDER}\ncluster \"fleet\" {{\n  for_each = [\"b\", \"a\"]\n  id = \"team${{each.key}}\"\n  display_name = each.value\n{CLUSTER_BODY}}}\n"
     );
     let loaded = load_text(&text).unwrap();
-    let ids: Vec<_> = loaded.config.clusters.iter().map(|c| c.id.as_str()).collect();
+    let ids: Vec<_> = loaded
+        .config
+        .clusters
+        .iter()
+        .map(|c| c.id.as_str())
+        .collect();
     assert_eq!(ids, ["teama", "teamb"]);
-    assert_eq!(loaded.config.clusters[0].cluster.display_name.as_deref(), Some("a"));
+    assert_eq!(
+        loaded.config.clusters[0].cluster.display_name.as_deref(),
+        Some("a")
+    );
 }
 
 #[test]
@@ -246,17 +305,26 @@ fn timeouts_and_lifecycle() {
     assert_eq!(cluster.timeouts.delete.map(|s| s.0), Some(7200));
     assert!(cluster.lifecycle.prevent_destroy);
     assert_eq!(cluster.lifecycle.ignore_changes, ["labels"]);
-    let bad = valid_with("  network {", "  timeouts {\n    create = \"soon\"\n  }\n  network {");
+    let bad = valid_with(
+        "  network {",
+        "  timeouts {\n    create = \"soon\"\n  }\n  network {",
+    );
     assert!(find(&errors(&bad), "timeout").starts_with("10:14 wrong value for timeout `create`"));
 }
 
 #[test]
 fn cluster_project_and_region_override_the_provider() {
-    let text = valid_with("  network {", "  project = \"other-project\"\n  region = \"us-east1\"\n  network {")
-        .replace("us-central1-a", "us-east1-b");
+    let text = valid_with(
+        "  network {",
+        "  project = \"other-project\"\n  region = \"us-east1\"\n  network {",
+    )
+    .replace("us-central1-a", "us-east1-b");
     let loaded = load_text(&text).unwrap();
     let cluster = &loaded.config.clusters[0];
-    assert_eq!((cluster.project.as_str(), cluster.region.as_str()), ("other-project", "us-east1"));
+    assert_eq!(
+        (cluster.project.as_str(), cluster.region.as_str()),
+        ("other-project", "us-east1")
+    );
     assert_eq!(loaded.config.locations().len(), 1);
 }
 
@@ -267,7 +335,20 @@ fn files_are_read_in_name_order_and_the_digest_changes_with_values() {
     let again = load_with(&[("b.hcl", &a), ("a.hcl", b)], &VariableInputs::default()).unwrap();
     assert_eq!(first.config.digest, again.config.digest);
     assert_eq!(first.config.digest.len(), 64);
-    let changed = load_with(&[("b.hcl", &a.replace("max_node_count = 4", "max_node_count = 5")), ("a.hcl", b)], &VariableInputs::default()).unwrap();
+    let changed = load_with(
+        &[
+            (
+                "b.hcl",
+                &a.replace("max_node_count = 4", "max_node_count = 5"),
+            ),
+            ("a.hcl", b),
+        ],
+        &VariableInputs::default(),
+    )
+    .unwrap();
     assert_ne!(first.config.digest, changed.config.digest);
-    assert_eq!(first.config.clusters[0].location.file, std::path::PathBuf::from("b.hcl"));
+    assert_eq!(
+        first.config.clusters[0].location.file,
+        std::path::PathBuf::from("b.hcl")
+    );
 }

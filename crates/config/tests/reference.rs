@@ -6,7 +6,8 @@ use clusterform_config::{REFERENCE_BEGIN, REFERENCE_END, reference_markdown};
 fn docs_configuration_md_has_the_current_reference() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/configuration.md");
     let actual = std::fs::read_to_string(path).unwrap_or_default();
-    let (Some(begin), Some(end)) = (actual.find(REFERENCE_BEGIN), actual.find(REFERENCE_END)) else {
+    let (Some(begin), Some(end)) = (actual.find(REFERENCE_BEGIN), actual.find(REFERENCE_END))
+    else {
         panic!("docs/configuration.md lacks the generated-reference markers");
     };
     let expected = format!(

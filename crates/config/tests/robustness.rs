@@ -14,8 +14,25 @@ enum Mutation {
 }
 
 const TOKENS: &[&str] = &[
-    "{", "}", "[", "]", "\"", "=", "${", "var.x", "local.y", "each.key", "null", "-1",
-    "node_pool \"x\" {}", "for_each = [1]", "\n", "#", "/*", "99999999999999999999", "file(\"x\")",
+    "{",
+    "}",
+    "[",
+    "]",
+    "\"",
+    "=",
+    "${",
+    "var.x",
+    "local.y",
+    "each.key",
+    "null",
+    "-1",
+    "node_pool \"x\" {}",
+    "for_each = [1]",
+    "\n",
+    "#",
+    "/*",
+    "99999999999999999999",
+    "file(\"x\")",
 ];
 
 fn mutation(len: usize) -> impl Strategy<Value = Mutation> {
@@ -40,7 +57,9 @@ fn apply(text: &str, mutation: &Mutation) -> String {
             let (start, end) = (clamp(at), clamp(at + n));
             format!("{}{}{}", &text[..end], &text[start..end], &text[end..])
         }
-        Mutation::Insert(at, token) => format!("{}{token}{}", &text[..clamp(at)], &text[clamp(at)..]),
+        Mutation::Insert(at, token) => {
+            format!("{}{token}{}", &text[..clamp(at)], &text[clamp(at)..])
+        }
     }
 }
 

@@ -87,11 +87,17 @@ pub fn errors(text: &str) -> Vec<Diagnostic> {
 
 /// The one diagnostic whose message contains `needle`, as `line:col message`.
 pub fn find(diagnostics: &[Diagnostic], needle: &str) -> String {
-    let found: Vec<_> = diagnostics.iter().filter(|d| d.message.contains(needle)).collect();
+    let found: Vec<_> = diagnostics
+        .iter()
+        .filter(|d| d.message.contains(needle))
+        .collect();
     assert!(
         !found.is_empty(),
         "no diagnostic contains {needle:?}; got:\n{}",
-        diagnostics.iter().map(|d| format!("  {d}\n")).collect::<String>()
+        diagnostics
+            .iter()
+            .map(|d| format!("  {d}\n"))
+            .collect::<String>()
     );
     let d = found[0];
     format!("{}:{} {}", d.line, d.column, d.message)
@@ -106,5 +112,7 @@ pub fn valid_with(from: &str, to: &str) -> String {
 
 /// An example directory of the repository.
 pub fn example(name: &str) -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(name)
 }

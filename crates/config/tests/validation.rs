@@ -24,7 +24,10 @@ fn unknown_attribute_suggests_the_closest_name() {
         find(&diagnostics, "unknown attribute"),
         "28:7 unknown attribute or block `max_node_cont` in `scaling_spec`"
     );
-    assert_eq!(diagnostics[0].hint.as_deref(), Some("did you mean `max_node_count`?"));
+    assert_eq!(
+        diagnostics[0].hint.as_deref(),
+        Some("did you mean `max_node_count`?")
+    );
 }
 
 #[test]
@@ -38,13 +41,20 @@ fn unknown_block_inside_a_cluster() {
 #[test]
 fn unknown_top_level_block() {
     let text = format!("{}\nresource \"x\" {{}}\n", valid_file());
-    assert_eq!(find(&errors(&text), "unknown block"), "43:1 unknown block `resource`");
+    assert_eq!(
+        find(&errors(&text), "unknown block"),
+        "43:1 unknown block `resource`"
+    );
 }
 
 #[test]
 fn output_only_fields_are_refused() {
     assert_eq!(
-        problem("  network {", "  create_time = \"x\"\n  network {", "output only"),
+        problem(
+            "  network {",
+            "  create_time = \"x\"\n  network {",
+            "output only"
+        ),
         "9:3 `create_time` is output only: the service sets it"
     );
 }
@@ -52,7 +62,11 @@ fn output_only_fields_are_refused() {
 #[test]
 fn block_and_attribute_syntax_are_not_interchangeable() {
     assert_eq!(
-        problem("zone = \"us-central1-a\"\n  }\n  node_pool \"cpu\"", "zone = \"us-central1-a\"\n    boot_disk = {}\n  }\n  node_pool \"cpu\"", "is a block"),
+        problem(
+            "zone = \"us-central1-a\"\n  }\n  node_pool \"cpu\"",
+            "zone = \"us-central1-a\"\n    boot_disk = {}\n  }\n  node_pool \"cpu\"",
+            "is a block"
+        ),
         "21:5 `boot_disk` is a block, not an attribute"
     );
     assert_eq!(
@@ -64,18 +78,29 @@ fn block_and_attribute_syntax_are_not_interchangeable() {
 #[test]
 fn wrong_types() {
     assert_eq!(
-        problem("max_node_count = 4", "max_node_count = \"four\"", "wrong value"),
+        problem(
+            "max_node_count = 4",
+            "max_node_count = \"four\"",
+            "wrong value"
+        ),
         "28:24 wrong value for `max_node_count`: expected a whole number, found `four`"
     );
     assert_eq!(
-        problem("node_pool_ids = [\"cpu\"]", "node_pool_ids = \"cpu\"", "wrong value"),
+        problem(
+            "node_pool_ids = [\"cpu\"]",
+            "node_pool_ids = \"cpu\"",
+            "wrong value"
+        ),
         "37:25 wrong value for `node_pool_ids`: expected a list, found a string"
     );
 }
 
 #[test]
 fn enums_are_checked_with_a_hint() {
-    let text = valid_with("zone = \"us-central1-a\"\n  }\n  orch", "zone = \"us-central1-a\"\n    provisioning_model = \"spot\"\n  }\n  orch");
+    let text = valid_with(
+        "zone = \"us-central1-a\"\n  }\n  orch",
+        "zone = \"us-central1-a\"\n    provisioning_model = \"spot\"\n  }\n  orch",
+    );
     let diagnostics = errors(&text);
     assert_eq!(
         find(&diagnostics, "not a valid"),
@@ -87,7 +112,11 @@ fn enums_are_checked_with_a_hint() {
 #[test]
 fn update_mode_is_an_enum() {
     assert_eq!(
-        problem("  network {", "  update_mode = \"USER\"\n  network {", "update_mode"),
+        problem(
+            "  network {",
+            "  update_mode = \"USER\"\n  network {",
+            "update_mode"
+        ),
         "9:17 wrong value for `update_mode`: `USER` is not a valid update_mode"
     );
 }
@@ -95,14 +124,25 @@ fn update_mode_is_an_enum() {
 #[test]
 fn missing_required_fields() {
     assert_eq!(
-        problem("      machine_type = \"n2-standard-8\"\n    }\n    scaling_spec {\n      min_node_count = 0", "    }\n    scaling_spec {\n      min_node_count = 0", "missing required"),
+        problem(
+            "      machine_type = \"n2-standard-8\"\n    }\n    scaling_spec {\n      min_node_count = 0",
+            "    }\n    scaling_spec {\n      min_node_count = 0",
+            "missing required"
+        ),
         "23:5 missing required attribute `machine_type` in `node_pools[cpu].machine_spec`"
     );
     assert_eq!(
-        problem("      login_node_pool_id     = \"login\"\n", "", "missing required"),
+        problem(
+            "      login_node_pool_id     = \"login\"\n",
+            "",
+            "missing required"
+        ),
         "33:5 missing required attribute `login_node_pool_id` in `orchestrator_spec.slurm_spec`"
     );
-    let no_slurm = valid_with("  orchestrator_spec {\n    slurm_spec {", "  orchestrator_spec {\n    slurm_spe {");
+    let no_slurm = valid_with(
+        "  orchestrator_spec {\n    slurm_spec {",
+        "  orchestrator_spec {\n    slurm_spe {",
+    );
     assert_eq!(
         find(&errors(&no_slurm), "missing required"),
         "32:3 missing required block `slurm_spec` in `orchestrator_spec`"
@@ -120,7 +160,10 @@ fn node_pools_are_required() {
         find(&diagnostics, "node_pool"),
         "8:1 missing required at least one `node_pool` block in the cluster"
     );
-    assert_eq!(find(&diagnostics, "orchestrator_spec"), "8:1 missing required block `orchestrator_spec` in the cluster");
+    assert_eq!(
+        find(&diagnostics, "orchestrator_spec"),
+        "8:1 missing required block `orchestrator_spec` in the cluster"
+    );
 }
 
 #[test]
@@ -130,13 +173,30 @@ fn duplicate_ids() {
         "22:13 duplicate node_pool `login`"
     );
     assert_eq!(
-        problem("      partition \"cpu\" {\n        node_pool_ids = [\"cpu\"]\n      }", "      partition \"cpu\" {\n        node_pool_ids = [\"cpu\"]\n      }\n      partition \"cpu\" {}", "duplicate"),
+        problem(
+            "      partition \"cpu\" {\n        node_pool_ids = [\"cpu\"]\n      }",
+            "      partition \"cpu\" {\n        node_pool_ids = [\"cpu\"]\n      }\n      partition \"cpu\" {}",
+            "duplicate"
+        ),
         "39:17 duplicate partition `cpu`"
     );
-    let two = format!("{}\ncluster \"train01\" {{{}}}\n", valid_file(), crate::support::CLUSTER_BODY);
-    assert_eq!(find(&errors(&two), "duplicate cluster"), "43:9 duplicate cluster ID `train01`");
-    let node_sets = valid_with("      login_node_pool_id     = \"login\"", "      login_node_pool_id     = \"login\"\n      node_set \"cpu\" {}\n      node_set \"cpu\" {}");
-    assert_eq!(find(&errors(&node_sets), "duplicate"), "37:16 duplicate node_set `cpu`");
+    let two = format!(
+        "{}\ncluster \"train01\" {{{}}}\n",
+        valid_file(),
+        crate::support::CLUSTER_BODY
+    );
+    assert_eq!(
+        find(&errors(&two), "duplicate cluster"),
+        "43:9 duplicate cluster ID `train01`"
+    );
+    let node_sets = valid_with(
+        "      login_node_pool_id     = \"login\"",
+        "      login_node_pool_id     = \"login\"\n      node_set \"cpu\" {}\n      node_set \"cpu\" {}",
+    );
+    assert_eq!(
+        find(&errors(&node_sets), "duplicate"),
+        "37:16 duplicate node_set `cpu`"
+    );
 }
 
 #[test]
@@ -146,7 +206,10 @@ fn cluster_id_format() {
         find(&diagnostics, "cluster ID"),
         "8:9 cluster ID `train-01` is invalid: a cluster with a Slurm orchestrator cannot have hyphens in its ID"
     );
-    assert_eq!(diagnostics[0].hint.as_deref(), Some("Slurm cluster IDs cannot contain hyphens; try `train01`"));
+    assert_eq!(
+        diagnostics[0].hint.as_deref(),
+        Some("Slurm cluster IDs cannot contain hyphens; try `train01`")
+    );
     assert_eq!(
         problem("cluster \"train01\"", "cluster \"Train01\"", "cluster ID"),
         "8:9 cluster ID `Train01` is invalid: it must start with a lowercase letter"
@@ -156,19 +219,35 @@ fn cluster_id_format() {
 #[test]
 fn references_between_pools_and_partitions() {
     assert_eq!(
-        problem("login_node_pool_id     = \"login\"", "login_node_pool_id     = \"logn\"", "login_node_pool_id"),
+        problem(
+            "login_node_pool_id     = \"login\"",
+            "login_node_pool_id     = \"logn\"",
+            "login_node_pool_id"
+        ),
         "35:32 login_node_pool_id refers to node pool `logn`, which does not exist"
     );
     assert_eq!(
-        problem("node_pool_ids = [\"cpu\"]", "node_pool_ids = [\"gpu\"]", "partition"),
+        problem(
+            "node_pool_ids = [\"cpu\"]",
+            "node_pool_ids = [\"gpu\"]",
+            "partition"
+        ),
         "37:25 partition `cpu` refers to node pool `gpu`, which does not exist"
     );
     assert_eq!(
-        problem("      login_node_pool_id     = \"login\"", "      login_node_pool_id     = \"login\"\n      node_set \"gpu\" {}", "node_set"),
+        problem(
+            "      login_node_pool_id     = \"login\"",
+            "      login_node_pool_id     = \"login\"\n      node_set \"gpu\" {}",
+            "node_set"
+        ),
         "36:16 node_set refers to node pool `gpu`, which does not exist"
     );
     assert_eq!(
-        problem("      login_node_pool_id     = \"login\"", "      login_node_pool_id     = \"login\"\n      default_partition_id = \"gpu\"", "default_partition_id"),
+        problem(
+            "      login_node_pool_id     = \"login\"",
+            "      login_node_pool_id     = \"login\"\n      default_partition_id = \"gpu\"",
+            "default_partition_id"
+        ),
         "36:30 default_partition_id refers to partition `gpu`, which does not exist"
     );
 }
@@ -188,7 +267,11 @@ fn node_counts() {
 #[test]
 fn zone_must_be_in_the_region() {
     assert_eq!(
-        problem("zone = \"us-central1-a\"\n  }\n  orch", "zone = \"europe-west4-a\"\n  }\n  orch", "not in the cluster's region"),
+        problem(
+            "zone = \"us-central1-a\"\n  }\n  orch",
+            "zone = \"europe-west4-a\"\n  }\n  orch",
+            "not in the cluster's region"
+        ),
         "30:12 zone `europe-west4-a` of pool `cpu` is not in the cluster's region `us-central1`"
     );
 }
@@ -196,19 +279,35 @@ fn zone_must_be_in_the_region() {
 #[test]
 fn resource_name_formats() {
     assert_eq!(
-        problem("network = \"projects/demo-project/global/networks/default\"", "network = \"default\"", "network name"),
+        problem(
+            "network = \"projects/demo-project/global/networks/default\"",
+            "network = \"default\"",
+            "network name"
+        ),
         "10:15 `default` is not a network name: expected `projects/{P}/global/networks/{N}`"
     );
     assert_eq!(
-        problem("network = \"projects/demo-project/global/networks/default\"", "network = \"projects/demo-project/global/networks/default\"\n    subnetwork = \"projects/p/subnetworks/s\"", "subnetwork name"),
+        problem(
+            "network = \"projects/demo-project/global/networks/default\"",
+            "network = \"projects/demo-project/global/networks/default\"\n    subnetwork = \"projects/p/subnetworks/s\"",
+            "subnetwork name"
+        ),
         "11:18 `projects/p/subnetworks/s` is not a subnetwork name: expected `projects/{P}/regions/{R}/subnetworks/{S}`"
     );
     assert_eq!(
-        problem("network = \"projects/demo-project/global/networks/default\"", "network = \"projects/demo-project/global/networks/default\"\n    subnetwork = \"projects/p/regions/europe-west4/subnetworks/s\"", "subnetwork is in region"),
+        problem(
+            "network = \"projects/demo-project/global/networks/default\"",
+            "network = \"projects/demo-project/global/networks/default\"\n    subnetwork = \"projects/p/regions/europe-west4/subnetworks/s\"",
+            "subnetwork is in region"
+        ),
         "11:18 the subnetwork is in region `europe-west4`, but the cluster is in `us-central1`"
     );
     assert_eq!(
-        problem("home_directory_storage = \"projects/demo-project/locations/us-central1-a/instances/home\"", "home_directory_storage = \"home\"", "Lustre"),
+        problem(
+            "home_directory_storage = \"projects/demo-project/locations/us-central1-a/instances/home\"",
+            "home_directory_storage = \"home\"",
+            "Lustre"
+        ),
         "34:32 `home` is not a Filestore or Lustre instance name: expected `projects/{P}/locations/{ZONE}/instances/{NAME}`"
     );
 }
@@ -216,15 +315,27 @@ fn resource_name_formats() {
 #[test]
 fn label_syntax() {
     assert_eq!(
-        problem("  network {", "  labels = { Team = \"ml\" }\n  network {", "label key"),
+        problem(
+            "  network {",
+            "  labels = { Team = \"ml\" }\n  network {",
+            "label key"
+        ),
         "9:12 invalid label key `Team`: it must start with a lowercase letter"
     );
     assert_eq!(
-        problem("  network {", "  labels = { team = \"ML team\" }\n  network {", "label `team`"),
+        problem(
+            "  network {",
+            "  labels = { team = \"ML team\" }\n  network {",
+            "label `team`"
+        ),
         "9:12 invalid value `ML team` of label `team`: it may contain only lowercase letters, digits, `_` and `-`"
     );
     assert_eq!(
-        problem("  network {", "  labels = { \"clusterform-stack\" = \"x\" }\n  network {", "reserved"),
+        problem(
+            "  network {",
+            "  labels = { \"clusterform-stack\" = \"x\" }\n  network {",
+            "reserved"
+        ),
         "9:12 the label `clusterform-stack` is reserved: clusterform sets it to the stack name"
     );
 }
@@ -270,7 +381,10 @@ fn provisioning_model_and_reservation_affinity() {
 #[test]
 fn project_and_region_are_required() {
     let text = valid_file().replace("  project = \"demo-project\"\n", "");
-    assert_eq!(find(&errors(&text), "no project"), "7:1 cluster `train01` has no project");
+    assert_eq!(
+        find(&errors(&text), "no project"),
+        "7:1 cluster `train01` has no project"
+    );
     let bad = valid_with("  network {", "  region = \"Europe\"\n  network {");
     assert_eq!(
         find(&errors(&bad), "location"),
@@ -280,8 +394,11 @@ fn project_and_region_are_required() {
 
 #[test]
 fn all_problems_are_reported_together() {
-    let text = valid_with("max_node_count = 4", "max_node_count = \"x\"")
-        .replacen("network {", "netwrk {", 1);
+    let text = valid_with("max_node_count = 4", "max_node_count = \"x\"").replacen(
+        "network {",
+        "netwrk {",
+        1,
+    );
     let diagnostics = errors(&text);
     assert!(diagnostics.len() >= 2, "{diagnostics:?}");
     assert!(diagnostics.iter().all(|d| d.severity == Severity::Error));
@@ -295,7 +412,10 @@ fn provider_checks() {
         "5:13 stack `Test Stack` is not a valid label value: it may contain only lowercase letters, digits, `_` and `-`"
     );
     let other = valid_file().replace("provider \"google\"", "provider \"aws\"");
-    assert_eq!(find(&errors(&other), "unknown provider"), "2:1 unknown provider `aws`");
+    assert_eq!(
+        find(&errors(&other), "unknown provider"),
+        "2:1 unknown provider `aws`"
+    );
     let endpoint = valid_file().replace("stack   = \"test\"", "endpoint = \"ftp://x\"");
     assert_eq!(
         find(&errors(&endpoint), "endpoint"),

@@ -1,0 +1,71 @@
+//! The smaller commands: `fmt`, `list`, `completions`, `emulator`, and the planning flags
+//! `--target` and `--replace`.
+
+use crate::support::{ClusterSpec, Env, apply_ok, config, stderr, stdout};
+
+#[test]
+fn fmt_check_reports_and_fmt_rewrites() {
+    let env = Env::new(100);
+    env.write_config("provider \"google\" {\nproject=\"e2e-project\"\n    region = \"us-central1\"\n}\n");
+    let check = env.run(&["fmt", "--check", "--diff"]);
+    assert_eq!(check.status.code(), Some(1));
+    assert!(stdout(&check).contains("+  project"), "{}", stdout(&check));
+    assert!(stderr(&check).contains("main.hcl"), "{}", stderr(&check));
+
+    let rewrite = env.run(&["fmt"]);
+    assert!(rewrite.status.success(), "{}", stderr(&rewrite));
+    let again = env.run(&["fmt", "--check"]);
+    assert!(again.status.success(), "formatting is idempotent: {}", stderr(&again));
+}
+
+#[test]
+fn list_prints_a_table() {
+    let env = Env::new(100);
+    apply_ok(&env, &[ClusterSpec::default()]);
+    let output = env.run(&["list"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let out = stdout(&output);
+    assert!(out.contains("ID"), "{out}");
+    assert!(out.contains("train01  RUNNING"), "{out}");
+    assert!(out.contains("login:1-1 cpu:0-4") || out.contains("cpu:0-4"), "{out}");
+    assert!(out.contains("e2e"), "{out}");
+}
+
+#[test]
+fn target_narrows_the_plan_and_replace_forces_one() {
+    let env = Env::new(100);
+    let second = ClusterSpec {
+        id: "train02",
+        ..ClusterSpec::default()
+    };
+    env.write_config(&config(&[ClusterSpec::default(), second.clone()]));
+    let output = env.run(&["apply", "--auto-approve", "--target", "train02"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(stdout(&output).contains("1 added"), "{}", stdout(&output));
+    let creates: Vec<_> = env.mutations().into_iter().map(|r| r.query).collect();
+    assert_eq!(creates.len(), 1);
+    assert!(creates[0].contains("train02"), "{creates:?}");
+
+    apply_ok(&env, &[ClusterSpec::default(), second]);
+    env.emulator().clear_requests();
+    let replace = env.run(&["apply", "--auto-approve", "--replace", "train01"]);
+    assert!(replace.status.success(), "{}", stderr(&replace));
+    let methods: Vec<_> = env.mutations().into_iter().map(|r| r.method).collect();
+    assert_eq!(methods, ["DELETE", "POST"]);
+}
+
+#[test]
+fn completions_are_generated() {
+    let env = Env::new(100);
+    let output = env.run(&["completions", "bash"]);
+    assert!(output.status.success());
+    assert!(stdout(&output).contains("clusterform"));
+}
+
+#[test]
+fn the_emulator_refuses_a_non_loopback_address() {
+    let env = Env::new(100);
+    let output = env.run(&["emulator", "--listen", "0.0.0.0:0"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("--allow-remote"), "{}", stderr(&output));
+}
