@@ -6,7 +6,9 @@ use crate::support::{ClusterSpec, Env, apply_ok, config, stderr, stdout};
 #[test]
 fn fmt_check_reports_and_fmt_rewrites() {
     let env = Env::new(100);
-    env.write_config("provider \"google\" {\nproject=\"e2e-project\"\n    region = \"us-central1\"\n}\n");
+    env.write_config(
+        "provider \"google\" {\nproject=\"e2e-project\"\n    region = \"us-central1\"\n}\n",
+    );
     let check = env.run(&["fmt", "--check", "--diff"]);
     assert_eq!(check.status.code(), Some(1));
     assert!(stdout(&check).contains("+  project"), "{}", stdout(&check));
@@ -15,7 +17,11 @@ fn fmt_check_reports_and_fmt_rewrites() {
     let rewrite = env.run(&["fmt"]);
     assert!(rewrite.status.success(), "{}", stderr(&rewrite));
     let again = env.run(&["fmt", "--check"]);
-    assert!(again.status.success(), "formatting is idempotent: {}", stderr(&again));
+    assert!(
+        again.status.success(),
+        "formatting is idempotent: {}",
+        stderr(&again)
+    );
 }
 
 #[test]
@@ -27,7 +33,10 @@ fn list_prints_a_table() {
     let out = stdout(&output);
     assert!(out.contains("ID"), "{out}");
     assert!(out.contains("train01  RUNNING"), "{out}");
-    assert!(out.contains("login:1-1 cpu:0-4") || out.contains("cpu:0-4"), "{out}");
+    assert!(
+        out.contains("login:1-1 cpu:0-4") || out.contains("cpu:0-4"),
+        "{out}"
+    );
     assert!(out.contains("e2e"), "{out}");
 }
 
@@ -67,5 +76,9 @@ fn the_emulator_refuses_a_non_loopback_address() {
     let env = Env::new(100);
     let output = env.run(&["emulator", "--listen", "0.0.0.0:0"]);
     assert_eq!(output.status.code(), Some(1));
-    assert!(stderr(&output).contains("--allow-remote"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("--allow-remote"),
+        "{}",
+        stderr(&output)
+    );
 }

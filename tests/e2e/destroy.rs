@@ -56,7 +56,7 @@ fn idle_for_deletes_only_idle_clusters() {
         id: "old01",
         ..ClusterSpec::default()
     };
-    apply_ok(&env, &[busy.clone(), idle.clone(), old.clone()]);
+    apply_ok(&env, &[busy, idle, old]);
     let long_ago = time::OffsetDateTime::now_utc().unix_timestamp() - 5 * 3600;
     let recently = time::OffsetDateTime::now_utc().unix_timestamp() - 600;
     env.emulator().set_slurm_jobs(

@@ -38,7 +38,7 @@ pub async fn run(
                         .unwrap_or_default(),
                 ));
             }
-            (locations, config.provider.endpoint.clone())
+            (locations, config.provider.endpoint)
         }
     };
     let connection = context::connect(global, endpoint.as_deref(), &dir, printer).await?;
