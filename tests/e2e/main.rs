@@ -8,6 +8,7 @@ mod apply;
 mod bad_input;
 mod commands;
 mod destroy;
+mod emulator_command;
 mod help;
 mod import;
 mod interrupt;

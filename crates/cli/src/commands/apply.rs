@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::cli::{ApplyArgs, GlobalArgs};
 use crate::commands::ExitStatus;
-use crate::commands::plan::prepare;
+use crate::commands::plan::{Planned, prepare};
 use crate::context::{self, Connection, config_dir};
 use crate::error::CliError;
 use crate::printer::Printer;
@@ -52,19 +52,50 @@ async fn apply_directory(
     if !planned.plan.has_changes() {
         return Ok(ExitStatus::Success);
     }
-    if !args.auto_approve && !prompt::confirm("Do you want to perform these actions?")? {
-        printer.info("Apply cancelled.");
-        return Ok(ExitStatus::Success);
+    let approval = Approval {
+        auto_approve: args.auto_approve,
+        question: "Do you want to perform these actions?",
+        cancelled: "Apply cancelled.",
+    };
+    match confirm_and_execute(&planned, dir, &approval, args.parallelism, printer).await? {
+        Some(report) => finish(&report, dir, &apply_summary(&report), printer),
+        None => Ok(ExitStatus::Success),
+    }
+}
+
+/// How a plan's execution is approved.
+#[derive(Debug)]
+pub struct Approval {
+    /// `--auto-approve`: do not ask.
+    pub auto_approve: bool,
+    /// The question asked on the terminal.
+    pub question: &'static str,
+    /// What to say when the answer is not `yes`.
+    pub cancelled: &'static str,
+}
+
+/// Asks for approval (unless auto-approved), then executes the plan; `None` when the user
+/// declined and nothing was sent.
+pub async fn confirm_and_execute(
+    planned: &Planned,
+    dir: &Path,
+    approval: &Approval,
+    parallelism: u16,
+    printer: &Printer,
+) -> Result<Option<ApplyReport>, CliError> {
+    if !approval.auto_approve && !prompt::confirm(approval.question)? {
+        printer.info(approval.cancelled);
+        return Ok(None);
     }
     let report = execute(
         &planned.plan,
         &planned.connection,
         dir,
-        args.parallelism,
+        parallelism,
         printer,
     )
     .await?;
-    finish(&report, dir, &apply_summary(&report), printer)
+    Ok(Some(report))
 }
 
 async fn apply_saved_plan(

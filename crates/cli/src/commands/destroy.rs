@@ -10,12 +10,11 @@ use clusterform_planner::{Action, Plan};
 
 use crate::cli::{DestroyArgs, GlobalArgs, PlanningArgs};
 use crate::commands::ExitStatus;
-use crate::commands::apply::{execute, finish};
+use crate::commands::apply::{Approval, confirm_and_execute, finish};
 use crate::commands::plan::{Planned, prepare};
 use crate::context::config_dir;
 use crate::error::CliError;
 use crate::printer::Printer;
-use crate::prompt;
 
 /// Plans the deletions, asks, executes.
 pub async fn run(
@@ -50,18 +49,16 @@ async fn destroy(
         &planned.plan,
         printer.color(),
     ));
-    if !args.auto_approve && !prompt::confirm("Do you really want to destroy these clusters?")? {
-        printer.info("Destroy cancelled.");
+    let approval = Approval {
+        auto_approve: args.auto_approve,
+        question: "Do you really want to destroy these clusters?",
+        cancelled: "Destroy cancelled.",
+    };
+    let Some(report) =
+        confirm_and_execute(planned, dir, &approval, args.parallelism, printer).await?
+    else {
         return Ok(ExitStatus::Success);
-    }
-    let report = execute(
-        &planned.plan,
-        &planned.connection,
-        dir,
-        args.parallelism,
-        printer,
-    )
-    .await?;
+    };
     let destroyed = report
         .outcomes
         .iter()

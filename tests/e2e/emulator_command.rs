@@ -1,0 +1,105 @@
+//! `clusterform emulator` serves the API on the address given: a client can create a cluster,
+//! wait for its operation and list it, and Ctrl-C stops the server.
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn wait_until_listening(port: u16, child: &mut Child) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the emulator exited early"
+        );
+        assert!(Instant::now() < deadline, "the emulator never listened");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+async fn call(
+    client: &reqwest::Client,
+    method: reqwest::Method,
+    url: &str,
+    body: Option<Value>,
+) -> Value {
+    let mut request = client.request(method, url).bearer_auth("any-token");
+    if let Some(body) = body {
+        request = request.json(&body);
+    }
+    let response = request.send().await.unwrap();
+    assert!(
+        response.status().is_success(),
+        "{url}: {}",
+        response.status()
+    );
+    response.json().await.unwrap()
+}
+
+#[test]
+#[cfg(unix)]
+fn the_emulator_command_serves_create_wait_and_list() {
+    let port = free_port();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_clusterform"))
+        .args([
+            "emulator",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--op-seconds",
+            "0.2",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_until_listening(port, &mut child);
+    let base = format!("http://127.0.0.1:{port}");
+    let collection = format!(
+        "{base}/v1beta1/projects/demo-project/locations/us-central1/modelDevelopmentClusters"
+    );
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let listed = runtime.block_on(async {
+        let client = reqwest::Client::new();
+        let cluster = json!({
+            "network": {"network": "projects/demo-project/global/networks/default"},
+            "node_pools": [{"id": "login", "machine_spec": {"machine_type": "n2-standard-8"},
+                            "scaling_spec": {"min_node_count": 1, "max_node_count": 1}}],
+            "orchestrator_spec": {"slurm_spec": {
+                "home_directory_storage": "projects/demo-project/locations/us-central1-a/instances/home",
+                "login_node_pool_id": "login"}}
+        });
+        let url = format!("{collection}?modelDevelopmentClusterId=demo");
+        let operation = call(&client, reqwest::Method::POST, &url, Some(cluster)).await;
+        let name = operation["name"].as_str().unwrap().to_owned();
+        let wait = format!("{base}/v1/{name}:wait?timeout=10s");
+        let done = call(&client, reqwest::Method::POST, &wait, Some(json!({}))).await;
+        assert_eq!(done["done"], true, "{done}");
+        call(&client, reqwest::Method::GET, &collection, None).await
+    });
+    assert_eq!(
+        listed["modelDevelopmentClusters"][0]["clusterStatus"]["state"],
+        "RUNNING"
+    );
+
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert!(
+        status.success(),
+        "Ctrl-C stops the emulator cleanly: {status}"
+    );
+}
