@@ -124,6 +124,50 @@ mod tests {
         }
     }
 
+    /// The largest and smallest of many draws of `policy.backoff(failed_attempts)`.
+    fn drawn_range(policy: &RetryPolicy, failed_attempts: u32) -> (Duration, Duration) {
+        let draws: Vec<Duration> = (0..500).map(|_| policy.backoff(failed_attempts)).collect();
+        let smallest = draws.iter().min().copied().unwrap_or_default();
+        let largest = draws.iter().max().copied().unwrap_or_default();
+        (smallest, largest)
+    }
+
+    #[test]
+    fn backoff_doubles_per_failure_up_to_the_cap_with_full_jitter() {
+        let policy = RetryPolicy {
+            max_attempts: 10,
+            initial_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_millis(1000),
+            max_elapsed: Duration::from_secs(60),
+        };
+        // Uniform draws over [0, ceiling]: with 500 of them, missing both the top and the
+        // bottom tenth by chance has a probability below 1e-22.
+        for (failed_attempts, ceiling_ms) in [(1, 100), (2, 200), (3, 400), (4, 800), (5, 1000)] {
+            let ceiling = Duration::from_millis(ceiling_ms);
+            let (smallest, largest) = drawn_range(&policy, failed_attempts);
+            assert!(largest <= ceiling, "after {failed_attempts}: {largest:?}");
+            assert!(
+                largest >= ceiling.mul_f64(0.9),
+                "after {failed_attempts}: the ceiling is not reached, {largest:?}"
+            );
+            assert!(
+                smallest <= ceiling.mul_f64(0.1),
+                "after {failed_attempts}: jitter does not reach down to zero, {smallest:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn backoff_never_overflows() {
+        let policy = RetryPolicy {
+            max_backoff: Duration::from_secs(u64::MAX),
+            ..RetryPolicy::default()
+        };
+        let (_, largest) = drawn_range(&policy, u32::MAX);
+        assert!(largest <= Duration::from_millis(500).saturating_mul(1 << 30));
+        assert!(RetryPolicy::default().backoff(0) <= Duration::from_millis(500));
+    }
+
     #[test]
     fn verdicts_follow_aip_194() {
         use CallClass::*;

@@ -8,6 +8,7 @@ use clusterform_executor::{ApplyEngine, ExecError, Journal, ProgressEvent, Progr
 use clusterform_planner::{Action, PlannedTimeouts, RequestKind};
 use tokio_util::sync::CancellationToken;
 
+use crate::proxy::{Mischief, Proxy, Rule, is_create};
 use crate::support::*;
 
 fn engine(h: &Harness, dir: &std::path::Path) -> ApplyEngine {
@@ -386,4 +387,90 @@ async fn progress_reports_the_state_while_waiting() {
         waiting.contains(&Some("PROVISIONING".to_owned())),
         "{waiting:?}"
     );
+}
+
+#[tokio::test]
+async fn a_create_answered_with_a_server_error_is_adopted_and_awaited() {
+    let h = Harness::start(Duration::from_millis(300)).await;
+    let proxy = Proxy::start(
+        h.handle.base_url(),
+        Rule {
+            applies_to: is_create,
+            mischief: Mischief::FailAfterForwarding(500),
+            times: 1,
+        },
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let engine = ApplyEngine::new(
+        client_for(proxy.base_url(), fast_retry()),
+        Journal::open(dir.path()).unwrap(),
+        4,
+    )
+    .with_wait_options(fast_wait());
+    let plan = plan(vec![change(
+        "train01",
+        Action::Create,
+        vec![create_request("train01")],
+    )]);
+    let sink = Arc::new(RecordingSink::default());
+    let report = engine
+        .apply(&plan, sink.clone(), CancellationToken::new())
+        .await;
+
+    assert!(report.is_success(), "{report:?}");
+    assert_eq!(
+        report.outcomes[0].live.as_ref().and_then(|c| c.state()),
+        Some("RUNNING"),
+        "the adopted cluster was awaited until it finished provisioning"
+    );
+    assert_eq!(h.count("POST", "/modelDevelopmentClusters"), 1, "no second create");
+    let steps: Vec<_> = sink.events().into_iter().map(|e| e.step).collect();
+    assert!(
+        steps.contains(&Step::Submitted {
+            request: RequestKind::Create,
+            operation: None,
+        }),
+        "{steps:?}"
+    );
+    assert!(
+        steps.contains(&Step::Settling {
+            state: "PROVISIONING".into()
+        }),
+        "{steps:?}"
+    );
+    assert!(engine.journal().is_empty(), "no operation to journal");
+}
+
+#[tokio::test]
+async fn the_update_timeout_covers_waiting_for_a_busy_cluster() {
+    let h = Harness::start(Duration::from_secs(30)).await;
+    h.insert("train01");
+    h.client
+        .send(REGION, &update_labels_request("train01", "first"))
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut update = change(
+        "train01",
+        Action::Update,
+        vec![update_labels_request("train01", "second")],
+    );
+    update.timeouts = PlannedTimeouts {
+        update: 1,
+        ..PlannedTimeouts::default()
+    };
+    let engine = engine(&h, dir.path());
+    let report = engine
+        .apply(
+            &plan(vec![update]),
+            Arc::new(RecordingSink::default()),
+            CancellationToken::new(),
+        )
+        .await;
+    let err = report.outcomes[0].result.as_ref().unwrap_err();
+    assert!(matches!(err, ExecError::Timeout { .. }), "{err}");
+    assert!(err.to_string().contains("UPDATING"), "{err}");
+    assert_eq!(h.count("PATCH", "/train01"), 1, "the second update was never sent");
+    assert!(engine.journal().is_empty(), "this run started no operation");
 }

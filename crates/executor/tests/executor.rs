@@ -7,5 +7,6 @@ mod engine;
 mod idle;
 mod journal;
 mod operations;
+mod proxy;
 mod retries;
 mod support;

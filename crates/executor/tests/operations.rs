@@ -2,8 +2,9 @@
 
 use std::time::Duration;
 
-use clusterform_executor::{ExecError, OperationWaiter, Submitted, WaitOptions};
+use clusterform_executor::{ExecError, OperationWaiter, RetryPolicy, Submitted, WaitOptions};
 
+use crate::proxy::{Mischief, Proxy, Rule, is_wait};
 use crate::support::*;
 
 async fn start_create(h: &Harness) -> String {
@@ -101,4 +102,67 @@ async fn operation_names_are_validated_before_use() {
         .unwrap_err();
     assert!(matches!(err, ExecError::Name(_)), "{err}");
     assert!(h.emulator.requests().is_empty());
+}
+
+/// GET requests for operations that reached the emulator.
+fn operation_polls(h: &Harness) -> usize {
+    h.emulator
+        .requests()
+        .iter()
+        .filter(|r| r.method == "GET" && r.path.contains("/operations/"))
+        .count()
+}
+
+/// Waits for a fresh create through a proxy whose first `failing` `:wait` requests get
+/// `status`, with a client that tries each request twice. Returns the proxy for counting.
+async fn wait_through_failing_waits(h: &Harness, status: u16, failing: usize) -> Proxy {
+    let name = start_create(h).await;
+    let proxy = Proxy::start(
+        h.handle.base_url(),
+        Rule {
+            applies_to: is_wait,
+            mischief: Mischief::FailBeforeForwarding(status),
+            times: failing,
+        },
+    )
+    .await;
+    let client = client_for(
+        proxy.base_url(),
+        RetryPolicy {
+            max_attempts: 2,
+            ..fast_retry()
+        },
+    );
+    let done = OperationWaiter::new(&client, fast_wait())
+        .wait(&name, Duration::from_secs(10), async |_| {})
+        .await
+        .unwrap();
+    assert!(done.done && done.error.is_none(), "{status}: {done:?}");
+    proxy
+}
+
+#[tokio::test]
+async fn wait_failing_three_times_falls_back_to_polling() {
+    for status in [500, 503] {
+        let h = Harness::start(Duration::from_millis(300)).await;
+        let proxy = wait_through_failing_waits(&h, status, 6).await;
+        assert_eq!(
+            proxy.count("POST", ":wait"),
+            6,
+            "{status}: three `:wait` calls of two attempts each, then no more"
+        );
+        assert_eq!(h.count("POST", ":wait"), 0, "{status}");
+        let polls = operation_polls(&h);
+        assert!(polls >= 1, "{status}: the operation was polled");
+    }
+}
+
+#[tokio::test]
+async fn wait_failing_twice_keeps_long_polling() {
+    let h = Harness::start(Duration::from_millis(300)).await;
+    let proxy = wait_through_failing_waits(&h, 503, 4).await;
+    assert_eq!(proxy.count("POST", ":wait"), 5, "two failed calls, then one that worked");
+    assert_eq!(h.statuses("POST", ":wait"), vec![200]);
+    let polls = operation_polls(&h);
+    assert_eq!(polls, 0, "no fallback before the third failure");
 }

@@ -1,15 +1,12 @@
 //! Retries by AIP-194, counted in the emulator's request log; and a create whose answer is lost.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use axum::body::Bytes;
-use axum::extract::{Request, State};
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
 use clusterform_emulator::FaultSpec;
 use clusterform_executor::{ExecError, RetryPolicy, Submitted};
 
+use crate::proxy::{Mischief, Proxy, Rule, is_create};
 use crate::support::*;
 
 fn faults(spec: &str) -> FaultSpec {
@@ -129,61 +126,13 @@ async fn aborted_waits_for_the_running_operation_and_retries() {
     );
 }
 
-/// What the proxy does with the first create it sees.
-#[derive(Clone, Copy, PartialEq)]
-enum LoseAnswer {
-    /// Forward it, then never answer (the create happened, its answer is lost).
-    AfterForwarding,
-    /// Never forward it (the create did not happen).
-    BeforeForwarding,
-}
-
-#[derive(Clone)]
-struct Proxy {
-    upstream: String,
-    http: reqwest::Client,
-    lose_next_create: Arc<Mutex<Option<LoseAnswer>>>,
-}
-
-async fn forward(State(proxy): State<Proxy>, request: Request) -> Response {
-    let (parts, body) = request.into_parts();
-    let body: Bytes = axum::body::to_bytes(body, 1 << 20).await.unwrap();
-    let is_create =
-        parts.method == "POST" && parts.uri.path().ends_with("/modelDevelopmentClusters");
-    let lose = if is_create {
-        proxy.lose_next_create.lock().unwrap().take()
-    } else {
-        None
-    };
-    if lose == Some(LoseAnswer::BeforeForwarding) {
-        tokio::time::sleep(Duration::from_secs(30)).await;
+/// The first create misbehaves; everything else passes.
+fn first_create(mischief: Mischief) -> Rule {
+    Rule {
+        applies_to: is_create,
+        mischief,
+        times: 1,
     }
-    let url = format!("{}{}", proxy.upstream, parts.uri);
-    let mut upstream = proxy.http.request(parts.method.clone(), url).body(body);
-    for (name, value) in &parts.headers {
-        if name != "host" {
-            upstream = upstream.header(name, value);
-        }
-    }
-    let answer = upstream.send().await.unwrap();
-    if lose == Some(LoseAnswer::AfterForwarding) {
-        tokio::time::sleep(Duration::from_secs(30)).await;
-    }
-    let status = StatusCode::from_u16(answer.status().as_u16()).unwrap();
-    (status, answer.bytes().await.unwrap()).into_response()
-}
-
-async fn start_proxy(upstream: String, lose: LoseAnswer) -> String {
-    let proxy = Proxy {
-        upstream,
-        http: reqwest::Client::new(),
-        lose_next_create: Arc::new(Mutex::new(Some(lose))),
-    };
-    let app = axum::Router::new().fallback(forward).with_state(proxy);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    format!("http://{address}")
 }
 
 fn impatient_client(base: &str) -> clusterform_executor::ApiClient {
@@ -202,8 +151,8 @@ fn impatient_client(base: &str) -> clusterform_executor::ApiClient {
 #[tokio::test]
 async fn a_create_whose_answer_was_lost_is_looked_up_not_resent() {
     let h = Harness::start(Duration::from_millis(300)).await;
-    let base = start_proxy(h.handle.base_url(), LoseAnswer::AfterForwarding).await;
-    let client = impatient_client(&base);
+    let proxy = Proxy::start(h.handle.base_url(), first_create(Mischief::HangAfterForwarding)).await;
+    let client = impatient_client(proxy.base_url());
     let submitted = client
         .send(REGION, &create_request("train01"))
         .await
@@ -223,8 +172,8 @@ async fn a_create_whose_answer_was_lost_is_looked_up_not_resent() {
 #[tokio::test]
 async fn a_create_that_never_arrived_is_sent_again() {
     let h = Harness::start(Duration::from_millis(50)).await;
-    let base = start_proxy(h.handle.base_url(), LoseAnswer::BeforeForwarding).await;
-    let client = impatient_client(&base);
+    let proxy = Proxy::start(h.handle.base_url(), first_create(Mischief::HangBeforeForwarding)).await;
+    let client = impatient_client(proxy.base_url());
     let submitted = client
         .send(REGION, &create_request("train01"))
         .await
@@ -252,12 +201,112 @@ async fn a_lost_create_does_not_adopt_someone_elses_cluster() {
         &cluster_name("train01"),
         cluster_body("train01", Some("other-stack")),
     );
-    let base = start_proxy(h.handle.base_url(), LoseAnswer::BeforeForwarding).await;
-    let client = impatient_client(&base);
+    let proxy = Proxy::start(h.handle.base_url(), first_create(Mischief::HangBeforeForwarding)).await;
+    let client = impatient_client(proxy.base_url());
     let err = client
         .send(REGION, &create_request("train01"))
         .await
         .unwrap_err();
     assert_eq!(err.api_code_name(), Some("ALREADY_EXISTS"), "{err}");
     assert!(matches!(err, ExecError::Api { .. }));
+}
+
+#[tokio::test]
+async fn a_create_answered_with_a_server_error_is_looked_up_not_resent() {
+    for status in [500, 502, 504] {
+        let h = Harness::start(Duration::from_millis(300)).await;
+        let proxy = Proxy::start(
+            h.handle.base_url(),
+            first_create(Mischief::FailAfterForwarding(status)),
+        )
+        .await;
+        let client = client_for(proxy.base_url(), fast_retry());
+        let submitted = client
+            .send(REGION, &create_request("train01"))
+            .await
+            .unwrap();
+        let Submitted::Adopted(cluster) = submitted else {
+            panic!("{status}: expected the cluster to be adopted, got {submitted:?}");
+        };
+        assert_eq!(cluster.label("clusterform-stack"), Some(STACK), "{status}");
+        assert_eq!(
+            proxy.count("POST", "/modelDevelopmentClusters"),
+            1,
+            "{status}: the client sent the create once"
+        );
+        assert_eq!(h.count("POST", "/modelDevelopmentClusters"), 1, "{status}");
+        assert_eq!(
+            h.statuses("GET", "/train01"),
+            vec![200],
+            "{status}: looked up once, found"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_create_refused_with_a_server_error_is_sent_again_after_looking() {
+    let h = Harness::start(Duration::from_millis(50)).await;
+    let proxy = Proxy::start(
+        h.handle.base_url(),
+        first_create(Mischief::FailBeforeForwarding(502)),
+    )
+    .await;
+    let client = client_for(proxy.base_url(), fast_retry());
+    let submitted = client
+        .send(REGION, &create_request("train01"))
+        .await
+        .unwrap();
+    assert!(
+        matches!(submitted, Submitted::Operation(_)),
+        "{submitted:?}"
+    );
+    assert_eq!(proxy.count("POST", "/modelDevelopmentClusters"), 2);
+    assert_eq!(
+        h.count("POST", "/modelDevelopmentClusters"),
+        1,
+        "only the second attempt arrived"
+    );
+    assert_eq!(
+        h.statuses("GET", "/train01"),
+        vec![404],
+        "looked up before re-sending"
+    );
+}
+
+#[tokio::test]
+async fn retry_after_is_waited_for_and_counts_against_the_budget() {
+    let h = Harness::start(Duration::from_millis(50)).await;
+    h.emulator.set_faults(faults("429=1.0,retry-after=1"));
+    // Backoff alone would allow ten quick attempts; a 1 s Retry-After within a 1.5 s budget
+    // allows exactly two: the second attempt starts after 1 s, and another 1 s wait would
+    // end beyond the budget.
+    let client = h.client(RetryPolicy {
+        max_attempts: 10,
+        max_elapsed: Duration::from_millis(1500),
+        ..fast_retry()
+    });
+    let err = client.list_clusters(PROJECT, REGION).await.unwrap_err();
+    assert_eq!(err.api_code_name(), Some("RESOURCE_EXHAUSTED"), "{err}");
+    assert_eq!(h.statuses("GET", "/modelDevelopmentClusters"), vec![429, 429]);
+}
+
+#[tokio::test]
+async fn the_elapsed_budget_stops_retries_before_the_attempts_run_out() {
+    let h = Harness::start(Duration::from_millis(50)).await;
+    h.emulator.set_faults(faults("503=1.0"));
+    let client = h.client(RetryPolicy {
+        max_attempts: 1000,
+        initial_backoff: Duration::from_millis(50),
+        max_backoff: Duration::from_millis(50),
+        max_elapsed: Duration::from_millis(200),
+    });
+    let err = client
+        .get_cluster(&parsed_name("train01"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.api_code_name(), Some("UNAVAILABLE"), "{err}");
+    // Waits average 25 ms: a 200 ms budget ends the retries after a handful of attempts,
+    // far from the 1000 the attempt limit would allow.
+    let attempts = h.count("GET", "/train01");
+    assert!((2..100).contains(&attempts), "{attempts} attempts");
 }
