@@ -38,11 +38,13 @@ fn main() -> ExitCode {
     }
 }
 
-/// `-v` enables debug logs of clusterform's crates on stderr; `RUST_LOG` overrides.
+/// Only clusterform's own crates log by default (dependencies such as gcp_auth warn about
+/// every credential they try); `-v` shows their debug logs, `-vv` everything, and `RUST_LOG`
+/// overrides.
 fn init_tracing(verbose: u8) {
     let default = match verbose {
-        0 => "warn",
-        1 => "clusterform=debug,clusterform_executor=debug,clusterform_emulator=info",
+        0 => "off,clusterform=warn,clusterform_executor=warn,clusterform_emulator=warn",
+        1 => "off,clusterform=debug,clusterform_executor=debug,clusterform_emulator=info",
         _ => "debug",
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()

@@ -396,7 +396,7 @@ async fn a_create_answered_with_a_server_error_is_adopted_and_awaited() {
         h.handle.base_url(),
         Rule {
             applies_to: is_create,
-            mischief: Mischief::FailAfterForwarding(500),
+            mischief: Mischief::ReplaceAnswer(500),
             times: 1,
         },
     )
@@ -424,7 +424,11 @@ async fn a_create_answered_with_a_server_error_is_adopted_and_awaited() {
         Some("RUNNING"),
         "the adopted cluster was awaited until it finished provisioning"
     );
-    assert_eq!(h.count("POST", "/modelDevelopmentClusters"), 1, "no second create");
+    assert_eq!(
+        h.count("POST", "/modelDevelopmentClusters"),
+        1,
+        "no second create"
+    );
     let steps: Vec<_> = sink.events().into_iter().map(|e| e.step).collect();
     assert!(
         steps.contains(&Step::Submitted {
@@ -471,6 +475,10 @@ async fn the_update_timeout_covers_waiting_for_a_busy_cluster() {
     let err = report.outcomes[0].result.as_ref().unwrap_err();
     assert!(matches!(err, ExecError::Timeout { .. }), "{err}");
     assert!(err.to_string().contains("UPDATING"), "{err}");
-    assert_eq!(h.count("PATCH", "/train01"), 1, "the second update was never sent");
+    assert_eq!(
+        h.count("PATCH", "/train01"),
+        1,
+        "the second update was never sent"
+    );
     assert!(engine.journal().is_empty(), "this run started no operation");
 }

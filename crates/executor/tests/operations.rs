@@ -121,7 +121,7 @@ async fn wait_through_failing_waits(h: &Harness, status: u16, failing: usize) ->
         h.handle.base_url(),
         Rule {
             applies_to: is_wait,
-            mischief: Mischief::FailBeforeForwarding(status),
+            mischief: Mischief::Refuse(status),
             times: failing,
         },
     )
@@ -161,7 +161,11 @@ async fn wait_failing_three_times_falls_back_to_polling() {
 async fn wait_failing_twice_keeps_long_polling() {
     let h = Harness::start(Duration::from_millis(300)).await;
     let proxy = wait_through_failing_waits(&h, 503, 4).await;
-    assert_eq!(proxy.count("POST", ":wait"), 5, "two failed calls, then one that worked");
+    assert_eq!(
+        proxy.count("POST", ":wait"),
+        5,
+        "two failed calls, then one that worked"
+    );
     assert_eq!(h.statuses("POST", ":wait"), vec![200]);
     let polls = operation_polls(&h);
     assert_eq!(polls, 0, "no fallback before the third failure");

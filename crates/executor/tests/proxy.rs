@@ -18,13 +18,13 @@ const HANG: Duration = Duration::from_secs(30);
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Mischief {
     /// Forward it, then never answer (the request happened, its answer is lost).
-    HangAfterForwarding,
+    LoseAnswer,
     /// Never forward it and never answer (the request did not happen).
-    HangBeforeForwarding,
+    Swallow,
     /// Forward it, then answer this HTTP status instead of the emulator's answer.
-    FailAfterForwarding(u16),
+    ReplaceAnswer(u16),
     /// Answer this HTTP status without forwarding it.
-    FailBeforeForwarding(u16),
+    Refuse(u16),
 }
 
 /// Which requests misbehave, how, and how many times.
@@ -124,8 +124,8 @@ async fn forward(State(proxy): State<ProxyState>, request: Request) -> Response 
     });
     let mischief = proxy.mischief_for(&parts.method, parts.uri.path());
     match mischief {
-        Some(Mischief::HangBeforeForwarding) => tokio::time::sleep(HANG).await,
-        Some(Mischief::FailBeforeForwarding(status)) => return server_error(status),
+        Some(Mischief::Swallow) => tokio::time::sleep(HANG).await,
+        Some(Mischief::Refuse(status)) => return server_error(status),
         _ => {}
     }
     let url = format!("{}{}", proxy.upstream, parts.uri);
@@ -137,8 +137,8 @@ async fn forward(State(proxy): State<ProxyState>, request: Request) -> Response 
     }
     let answer = upstream.send().await.unwrap();
     match mischief {
-        Some(Mischief::HangAfterForwarding) => tokio::time::sleep(HANG).await,
-        Some(Mischief::FailAfterForwarding(status)) => return server_error(status),
+        Some(Mischief::LoseAnswer) => tokio::time::sleep(HANG).await,
+        Some(Mischief::ReplaceAnswer(status)) => return server_error(status),
         _ => {}
     }
     let status = StatusCode::from_u16(answer.status().as_u16()).unwrap();

@@ -151,7 +151,7 @@ fn impatient_client(base: &str) -> clusterform_executor::ApiClient {
 #[tokio::test]
 async fn a_create_whose_answer_was_lost_is_looked_up_not_resent() {
     let h = Harness::start(Duration::from_millis(300)).await;
-    let proxy = Proxy::start(h.handle.base_url(), first_create(Mischief::HangAfterForwarding)).await;
+    let proxy = Proxy::start(h.handle.base_url(), first_create(Mischief::LoseAnswer)).await;
     let client = impatient_client(proxy.base_url());
     let submitted = client
         .send(REGION, &create_request("train01"))
@@ -172,7 +172,7 @@ async fn a_create_whose_answer_was_lost_is_looked_up_not_resent() {
 #[tokio::test]
 async fn a_create_that_never_arrived_is_sent_again() {
     let h = Harness::start(Duration::from_millis(50)).await;
-    let proxy = Proxy::start(h.handle.base_url(), first_create(Mischief::HangBeforeForwarding)).await;
+    let proxy = Proxy::start(h.handle.base_url(), first_create(Mischief::Swallow)).await;
     let client = impatient_client(proxy.base_url());
     let submitted = client
         .send(REGION, &create_request("train01"))
@@ -201,7 +201,7 @@ async fn a_lost_create_does_not_adopt_someone_elses_cluster() {
         &cluster_name("train01"),
         cluster_body("train01", Some("other-stack")),
     );
-    let proxy = Proxy::start(h.handle.base_url(), first_create(Mischief::HangBeforeForwarding)).await;
+    let proxy = Proxy::start(h.handle.base_url(), first_create(Mischief::Swallow)).await;
     let client = impatient_client(proxy.base_url());
     let err = client
         .send(REGION, &create_request("train01"))
@@ -217,7 +217,7 @@ async fn a_create_answered_with_a_server_error_is_looked_up_not_resent() {
         let h = Harness::start(Duration::from_millis(300)).await;
         let proxy = Proxy::start(
             h.handle.base_url(),
-            first_create(Mischief::FailAfterForwarding(status)),
+            first_create(Mischief::ReplaceAnswer(status)),
         )
         .await;
         let client = client_for(proxy.base_url(), fast_retry());
@@ -246,11 +246,7 @@ async fn a_create_answered_with_a_server_error_is_looked_up_not_resent() {
 #[tokio::test]
 async fn a_create_refused_with_a_server_error_is_sent_again_after_looking() {
     let h = Harness::start(Duration::from_millis(50)).await;
-    let proxy = Proxy::start(
-        h.handle.base_url(),
-        first_create(Mischief::FailBeforeForwarding(502)),
-    )
-    .await;
+    let proxy = Proxy::start(h.handle.base_url(), first_create(Mischief::Refuse(502))).await;
     let client = client_for(proxy.base_url(), fast_retry());
     let submitted = client
         .send(REGION, &create_request("train01"))
@@ -287,7 +283,10 @@ async fn retry_after_is_waited_for_and_counts_against_the_budget() {
     });
     let err = client.list_clusters(PROJECT, REGION).await.unwrap_err();
     assert_eq!(err.api_code_name(), Some("RESOURCE_EXHAUSTED"), "{err}");
-    assert_eq!(h.statuses("GET", "/modelDevelopmentClusters"), vec![429, 429]);
+    assert_eq!(
+        h.statuses("GET", "/modelDevelopmentClusters"),
+        vec![429, 429]
+    );
 }
 
 #[tokio::test]

@@ -1,3 +1,5 @@
+//! The generated field reference `docs/fields.md` stays in step with the field table.
+
 use clusterform_model::fields;
 
 #[test]

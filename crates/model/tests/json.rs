@@ -1,3 +1,6 @@
+//! JSON round trips on realistic payloads: the seed's snake_case update payload, a GPU A4
+//! cluster with a reservation, and a live response with string integers and unknown fields.
+
 use clusterform_model::{Cluster, ErrorEnvelope, Operation};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
