@@ -89,18 +89,34 @@ pub(crate) fn compare(desired: &Value, live: &Value) -> Diff {
 
 /// Every set field of a cluster that does not exist yet, as additions.
 pub(crate) fn creation(desired: &Value) -> Vec<FieldChange> {
+    whole_cluster(desired, ImpactClass::AddsPool, |value| (None, Some(value)))
+}
+
+/// Every field of a live cluster that is about to be deleted, as removals.
+pub(crate) fn deletion(live: &Value) -> Vec<FieldChange> {
+    whole_cluster(live, ImpactClass::DeletesPool, |value| (Some(value), None))
+}
+
+/// One change per leaf of a cluster that appears or disappears whole; `sides` places the value
+/// before or after.
+fn whole_cluster(
+    cluster: &Value,
+    pool_class: ImpactClass,
+    sides: impl Fn(Value) -> (Option<Value>, Option<Value>),
+) -> Vec<FieldChange> {
     let mut out = Vec::new();
-    if let Some(desired) = desired.as_object() {
-        for (place, value) in leaves("", &Place::default(), desired) {
+    if let Some(cluster) = cluster.as_object() {
+        for (place, value) in leaves("", &Place::default(), cluster) {
             let class = if place.pool.is_some() {
-                ImpactClass::AddsPool
+                pool_class
             } else {
                 ImpactClass::Immediate
             };
+            let (before, after) = sides(value.clone());
             out.push(FieldChange {
                 path: place.path.clone(),
-                before: None,
-                after: Some(value.clone()),
+                before,
+                after,
                 forces_replacement: false,
                 sensitive: false,
                 impact: place.impact(class),

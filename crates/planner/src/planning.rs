@@ -37,13 +37,15 @@ pub fn plan(desired: &Config, live: &[Cluster], options: &PlanOptions) -> Result
     let in_scope = |id: &str| options.targets.is_empty() || options.targets.iter().any(|t| t == id);
     check_targets(desired, &live_by_address, stack, options)?;
 
-    let declared_clusters: Vec<&DesiredCluster> =
-        desired.clusters.iter().filter(|c| in_scope(&c.id)).collect();
+    let declared_clusters: Vec<&DesiredCluster> = desired
+        .clusters
+        .iter()
+        .filter(|c| in_scope(&c.id))
+        .collect();
     let declared: BTreeSet<ClusterAddress> =
         declared_clusters.iter().map(|c| address_of(c)).collect();
-    let plan_one = |cluster: &DesiredCluster| {
-        plan_declared(desired, cluster, &live_by_address, options)
-    };
+    let plan_one =
+        |cluster: &DesiredCluster| plan_declared(desired, cluster, &live_by_address, options);
     let mut changes = Vec::new();
     for change in map_in_parallel(&declared_clusters, plan_one) {
         changes.extend(change?);
@@ -227,6 +229,21 @@ fn timeouts_of(timeouts: &Timeouts) -> PlannedTimeouts {
     }
 }
 
+/// The live cluster as JSON without the ownership label, which plans never show.
+fn without_stack_label(live: &Cluster) -> Value {
+    let mut json = serde_json::to_value(live).unwrap_or_default();
+    if let Some(object) = json.as_object_mut() {
+        let labels = object.get_mut("labels").and_then(Value::as_object_mut);
+        if let Some(labels) = labels {
+            labels.remove(STACK_LABEL);
+            if labels.is_empty() {
+                object.remove("labels");
+            }
+        }
+    }
+    json
+}
+
 /// A delete of a live cluster.
 fn deletion(address: ClusterAddress, live: &Cluster, timeouts: PlannedTimeouts) -> ClusterChange {
     let requests = vec![requests::delete(&address)];
@@ -234,7 +251,7 @@ fn deletion(address: ClusterAddress, live: &Cluster, timeouts: PlannedTimeouts) 
         warnings: warnings::for_change(Action::Delete, &[], &Value::Null, &Value::Null, live),
         address,
         action: Action::Delete,
-        fields: Vec::new(),
+        fields: diff::deletion(&without_stack_label(live)),
         update_mask: Vec::new(),
         update_mode: None,
         impacts: Vec::new(),

@@ -101,16 +101,8 @@ impl ClusterText<'_> {
             "{} cluster \"{id}\" {{",
             self.paint.symbol(change.action.symbol())
         );
-        if change.action == Action::Delete {
-            let _ = writeln!(
-                self.out,
-                "        name = \"{}\"",
-                change.address.resource_name()
-            );
-        } else {
-            let tree = Tree::build(change);
-            self.block(&tree, "", 1);
-        }
+        let tree = Tree::build(change);
+        self.block(&tree, "", 1);
         self.out.push_str("    }\n");
         self.footer(change);
     }
