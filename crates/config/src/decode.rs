@@ -2,11 +2,12 @@
 //! table through [`crate::schema`]: each attribute is evaluated on its own, checked against its
 //! field's kind and written under its snake_case name into a JSON object that the model's serde
 //! then reads (it accepts snake_case), so unset fields stay unset. Unknown names, wrong block or
-//! attribute syntax, duplicates and missing required fields are reported here with positions;
-//! the byte range of every field is kept (by concrete path such as
-//! `node_pools[cpu].zone`) for the semantic checks that follow.
+//! attribute syntax, duplicates and missing required fields are reported here with positions.
+//! Concrete paths such as `node_pools[cpu].zone` are only rendered when shown (a diagnostic, a
+//! sensitive field); the semantic checks that follow find positions through [`crate::spans`].
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
+use std::fmt;
 use std::ops::Range;
 
 use clusterform_model::Cluster;
@@ -21,11 +22,8 @@ use crate::config::{Lifecycle, Timeouts};
 use crate::diagnostic::{SourceFile, did_you_mean};
 use crate::evaluator::{Evaluated, Evaluator, Scope};
 use crate::functions::{scalar_text, type_name};
-use crate::schema::{Member, element_path, is_output_only, key_field, member, members};
+use crate::schema::{Member, Shape, cluster_shape, is_output_only, key_field, shape_of};
 use crate::source::{block_head, label_range};
-
-/// Byte ranges of the fields of one cluster, by concrete path.
-pub(crate) type Spans = HashMap<String, Range<usize>>;
 
 /// Cluster-level names that are not fields of the resource.
 const CLUSTER_ATTRIBUTES: &[&str] = &["project", "region", "update_mode", "for_each", "id"];
@@ -41,7 +39,6 @@ pub(crate) struct DecodedCluster {
     pub timeouts: Timeouts,
     pub lifecycle: Lifecycle,
     pub sensitive_paths: BTreeSet<String>,
-    pub spans: Spans,
 }
 
 /// Decodes one cluster block (one `for_each` instance); `None` when it has errors.
@@ -56,18 +53,21 @@ pub(crate) fn decode_cluster(
         eval,
         file,
         scope,
-        spans: Spans::new(),
         sensitive: BTreeSet::new(),
     };
-    let object = decoder.message(&block.body, "", "", block_head(block).as_ref(), true);
+    let object = decoder.message(
+        &block.body,
+        cluster_shape(),
+        &Path::Cluster,
+        block_head(block).as_ref(),
+        true,
+    );
     let project = decoder.cluster_string(&block.body, "project", None);
     let region = decoder.cluster_string(&block.body, "region", None);
     let update_mode = decoder.cluster_string(&block.body, "update_mode", Some(UPDATE_MODES));
     let timeouts = decoder.timeouts(&block.body);
     let lifecycle = decoder.lifecycle(&block.body);
-    let Decoder {
-        spans, sensitive, ..
-    } = decoder;
+    let Decoder { sensitive, .. } = decoder;
     if eval.diagnostics.len() > errors_before {
         return None;
     }
@@ -80,7 +80,6 @@ pub(crate) fn decode_cluster(
             timeouts,
             lifecycle,
             sensitive_paths: sensitive,
-            spans,
         }),
         Err(error) => {
             eval.diagnostics.push(file.error(
@@ -97,21 +96,45 @@ struct Decoder<'e, 'c> {
     eval: &'e mut Evaluator,
     file: &'e SourceFile,
     scope: Scope<'c>,
-    spans: Spans,
     sensitive: BTreeSet<String>,
 }
 
-fn join(parent: &str, name: &str) -> String {
-    if parent.is_empty() {
-        name.to_owned()
-    } else {
-        format!("{parent}.{name}")
+/// The concrete path of a message or field, e.g. `node_pools[cpu].zone`, rendered only when
+/// shown: decoding passes it down for every block and attribute.
+#[derive(Debug, Clone, Copy)]
+enum Path<'p> {
+    /// The cluster itself (the empty path).
+    Cluster,
+    /// A field of a message.
+    Field(&'p Path<'p>, &'p str),
+    /// The element with key `KEY` of a keyed list: `names[KEY]`.
+    Element(&'p Path<'p>, &'p str, &'p str),
+}
+
+impl fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (parent, name) = match self {
+            Self::Cluster => return Ok(()),
+            Self::Field(parent, name) | Self::Element(parent, name, _) => (parent, name),
+        };
+        if !matches!(parent, Self::Cluster) {
+            write!(f, "{parent}.")?;
+        }
+        f.write_str(name)?;
+        if let Self::Element(_, _, key) = self {
+            write!(f, "[{key}]")?;
+        }
+        Ok(())
     }
 }
 
-/// Names accepted inside the message at `generic`, for "did you mean" hints.
-fn candidates(generic: &str, top: bool) -> Vec<&'static str> {
-    let mut names: Vec<&'static str> = members(generic).map(|(name, _)| name).collect();
+/// A name already used in a message: an attribute or block name, or a labelled block's name
+/// with its key.
+type Seen<'b> = (&'b str, Option<&'b str>);
+
+/// Names accepted inside a message, for "did you mean" hints.
+fn candidates(shape: &Shape, top: bool) -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = shape.members.iter().map(|(name, _)| *name).collect();
     if top {
         names.extend(CLUSTER_ATTRIBUTES.iter().chain(CLUSTER_BLOCKS));
     }
@@ -129,18 +152,18 @@ fn context_name(generic: &str) -> String {
 }
 
 impl Decoder<'_, '_> {
-    /// Decodes the body of the message at `generic` (concrete path `concrete`) into a JSON
+    /// Decodes the body of a message of `shape` (concrete path `concrete`) into a JSON
     /// object; `head` is where the block starts, for missing-field errors.
     fn message(
         &mut self,
         body: &Body,
-        generic: &str,
-        concrete: &str,
+        shape: &'static Shape,
+        concrete: &Path<'_>,
         head: Option<&Range<usize>>,
         top: bool,
     ) -> JsonMap<String, Json> {
-        let mut object = JsonMap::new();
-        let mut seen: Vec<String> = Vec::new();
+        let mut object = JsonMap::with_capacity(body.len());
+        let mut seen: Vec<Seen<'_>> = Vec::with_capacity(body.len());
         for structure in body.iter() {
             match structure {
                 Structure::Attribute(attribute) => {
@@ -149,7 +172,7 @@ impl Decoder<'_, '_> {
                         continue;
                     }
                     if self.first_time(&mut seen, name, attribute.key.span()) {
-                        self.attribute(attribute, generic, concrete, top, &mut object);
+                        self.attribute(attribute, shape, concrete, top, &mut object);
                     }
                 }
                 Structure::Block(block) => {
@@ -157,22 +180,22 @@ impl Decoder<'_, '_> {
                     if top && CLUSTER_BLOCKS.contains(&name) {
                         continue;
                     }
-                    self.block(block, generic, concrete, top, &mut object, &mut seen);
+                    self.block(block, shape, concrete, top, &mut object, &mut seen);
                 }
             }
         }
-        self.check_required(generic, concrete, &object, head);
+        self.check_required(shape, concrete, &object, head);
         object
     }
 
-    fn first_time(
+    fn first_time<'b>(
         &mut self,
-        seen: &mut Vec<String>,
-        name: &str,
+        seen: &mut Vec<Seen<'b>>,
+        name: &'b str,
         range: Option<Range<usize>>,
     ) -> bool {
-        if !seen.iter().any(|s| s == name) {
-            seen.push(name.to_owned());
+        if !seen.contains(&(name, None)) {
+            seen.push((name, None));
             return true;
         }
         self.eval.diagnostics.push(self.file.error(
@@ -183,8 +206,8 @@ impl Decoder<'_, '_> {
         false
     }
 
-    fn unknown(&mut self, name: &str, generic: &str, top: bool, range: Option<Range<usize>>) {
-        let (message, hint) = if is_output_only(generic, name) {
+    fn unknown(&mut self, name: &str, shape: &Shape, top: bool, range: Option<Range<usize>>) {
+        let (message, hint) = if is_output_only(&shape.generic, name) {
             (
                 format!("`{name}` is output only: the service sets it"),
                 Some("remove it".to_owned()),
@@ -193,12 +216,12 @@ impl Decoder<'_, '_> {
             (
                 format!(
                     "unknown attribute or block `{name}` in {}",
-                    context_name(generic)
+                    context_name(&shape.generic)
                 ),
-                did_you_mean(name, candidates(generic, top)).or_else(|| {
+                did_you_mean(name, candidates(shape, top)).or_else(|| {
                     Some(format!(
                         "expected one of: {}",
-                        candidates(generic, top).join(", ")
+                        candidates(shape, top).join(", ")
                     ))
                 }),
             )
@@ -211,13 +234,13 @@ impl Decoder<'_, '_> {
     fn attribute(
         &mut self,
         attribute: &Attribute,
-        generic: &str,
-        concrete: &str,
+        shape: &Shape,
+        concrete: &Path<'_>,
         top: bool,
         object: &mut JsonMap<String, Json>,
     ) {
         let name = attribute.key.as_str();
-        let spec = match member(generic, name) {
+        let spec = match shape.member(name) {
             Some(Member::Attribute(spec)) => spec,
             Some(_) => {
                 self.eval.diagnostics.push(self.file.error(
@@ -227,13 +250,9 @@ impl Decoder<'_, '_> {
                 ));
                 return;
             }
-            None => return self.unknown(name, generic, top, attribute.key.span()),
+            None => return self.unknown(name, shape, top, attribute.key.span()),
         };
-        let path = join(concrete, name);
         let range = attribute.value.span();
-        if let Some(range) = range.clone() {
-            self.spans.insert(path.clone(), range);
-        }
         let Some(Evaluated { value, sensitive }) =
             self.eval.value(self.file, &attribute.value, self.scope)
         else {
@@ -242,7 +261,8 @@ impl Decoder<'_, '_> {
         match field_json(spec, &value) {
             Ok(Some(json)) => {
                 if sensitive {
-                    self.sensitive.insert(path);
+                    self.sensitive
+                        .insert(Path::Field(concrete, name).to_string());
                 }
                 object.insert(spec.name().to_owned(), json);
             }
@@ -257,19 +277,20 @@ impl Decoder<'_, '_> {
         }
     }
 
-    fn block(
+    fn block<'b>(
         &mut self,
-        block: &Block,
-        generic: &str,
-        concrete: &str,
+        block: &'b Block,
+        shape: &Shape,
+        concrete: &Path<'_>,
         top: bool,
         object: &mut JsonMap<String, Json>,
-        seen: &mut Vec<String>,
+        seen: &mut Vec<Seen<'b>>,
     ) {
         let name = block.ident.as_str();
         let head = block_head(block);
-        match member(generic, name) {
-            Some(Member::Block(spec)) => {
+        let member = shape.member(name);
+        match (member, member.and_then(shape_of)) {
+            (Some(Member::Block(spec)), Some(nested_shape)) => {
                 if !block.labels.is_empty() {
                     self.eval.diagnostics.push(self.file.error(
                         label_range(block),
@@ -281,32 +302,33 @@ impl Decoder<'_, '_> {
                 if !self.first_time(seen, name, head.clone()) {
                     return;
                 }
-                let path = join(concrete, name);
-                if let Some(range) = head.clone() {
-                    self.spans.insert(path.clone(), range);
-                }
-                let nested = self.message(&block.body, spec.path, &path, head.as_ref(), false);
+                let path = Path::Field(concrete, name);
+                let nested = self.message(&block.body, nested_shape, &path, head.as_ref(), false);
                 object.insert(spec.name().to_owned(), Json::Object(nested));
             }
-            Some(Member::Labelled(spec)) => self.labelled(block, spec, concrete, object, seen),
-            Some(Member::Attribute(_)) => {
+            (Some(Member::Labelled(spec)), Some(element_shape)) => {
+                self.labelled(block, spec, element_shape, concrete, object, seen);
+            }
+            (Some(Member::Attribute(_)), _) => {
                 self.eval.diagnostics.push(self.file.error(
                     head,
                     format!("`{name}` is an attribute, not a block"),
                     Some(format!("write `{name} = ...`")),
                 ));
             }
-            None => self.unknown(name, generic, top, block.ident.span()),
+            // A block member always opens a shape; without one the name is unknown.
+            (None, _) | (Some(_), None) => self.unknown(name, shape, top, block.ident.span()),
         }
     }
 
-    fn labelled(
+    fn labelled<'b>(
         &mut self,
-        block: &Block,
+        block: &'b Block,
         spec: &'static FieldSpec,
-        concrete: &str,
+        shape: &'static Shape,
+        concrete: &Path<'_>,
         object: &mut JsonMap<String, Json>,
-        seen: &mut Vec<String>,
+        seen: &mut Vec<Seen<'b>>,
     ) {
         let name = block.ident.as_str();
         let [label] = block.labels.as_slice() else {
@@ -319,8 +341,7 @@ impl Decoder<'_, '_> {
         };
         let key = label.as_str();
         let range = label_range(block);
-        let seen_key = format!("{name} {key}");
-        if seen.contains(&seen_key) {
+        if seen.contains(&(name, Some(key))) {
             self.eval.diagnostics.push(self.file.error(
                 range,
                 format!("duplicate {name} `{key}`"),
@@ -328,18 +349,9 @@ impl Decoder<'_, '_> {
             ));
             return;
         }
-        seen.push(seen_key);
-        let path = format!("{}[{key}]", join(concrete, spec.name()));
-        if let Some(range) = range.clone() {
-            self.spans.insert(path.clone(), range);
-        }
-        let mut element = self.message(
-            &block.body,
-            &element_path(spec),
-            &path,
-            range.as_ref(),
-            false,
-        );
+        seen.push((name, Some(key)));
+        let path = Path::Element(concrete, spec.name(), key);
+        let mut element = self.message(&block.body, shape, &path, range.as_ref(), false);
         if let Some(key_name) = key_field(spec) {
             element.insert(key_name.to_owned(), Json::String(key.to_owned()));
         }
@@ -353,12 +365,12 @@ impl Decoder<'_, '_> {
 
     fn check_required(
         &mut self,
-        generic: &str,
-        concrete: &str,
+        shape: &Shape,
+        concrete: &Path<'_>,
         object: &JsonMap<String, Json>,
         head: Option<&Range<usize>>,
     ) {
-        for (name, member) in members(generic) {
+        for &(name, member) in &shape.members {
             let spec = member.spec();
             if !spec.required || object.contains_key(spec.name()) {
                 continue;
@@ -368,7 +380,7 @@ impl Decoder<'_, '_> {
                 Member::Block(_) => format!("block `{name}`"),
                 Member::Labelled(_) => format!("at least one `{name}` block"),
             };
-            let place = if concrete.is_empty() {
+            let place = if matches!(concrete, Path::Cluster) {
                 "the cluster".to_owned()
             } else {
                 format!("`{concrete}`")
@@ -390,9 +402,6 @@ impl Decoder<'_, '_> {
     ) -> Option<String> {
         let attribute = body.get_attribute(name)?;
         let range = attribute.value.span();
-        if let Some(range) = range.clone() {
-            self.spans.insert(name.to_owned(), range);
-        }
         let evaluated = self.eval.value(self.file, &attribute.value, self.scope)?;
         let result = match allowed {
             Some(values) => enum_text(name, values, &evaluated.value),
@@ -674,6 +683,19 @@ fn boolean(value: &Value) -> Result<bool, String> {
 mod tests {
     use super::*;
     use clusterform_model::fields::lookup;
+
+    #[test]
+    fn concrete_paths_render_as_dotted_names_with_keys() {
+        let pool = Path::Element(&Path::Cluster, "node_pools", "cpu");
+        let machine = Path::Field(&pool, "machine_spec");
+        assert_eq!(Path::Cluster.to_string(), "");
+        assert_eq!(Path::Field(&Path::Cluster, "labels").to_string(), "labels");
+        assert_eq!(pool.to_string(), "node_pools[cpu]");
+        assert_eq!(
+            Path::Field(&machine, "machine_type").to_string(),
+            "node_pools[cpu].machine_spec.machine_type"
+        );
+    }
 
     #[test]
     fn field_values_are_checked_by_kind() {

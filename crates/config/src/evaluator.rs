@@ -12,7 +12,7 @@ use hcl::edit::expr::Expression;
 use hcl::eval::Context;
 
 use crate::diagnostic::{Diagnostic, SourceFile, did_you_mean};
-use crate::expr::{Reference, Root, evaluate, literal, references};
+use crate::expr::{Reference, Root, evaluate, literal, plain_value, references};
 
 /// What the evaluator knows about the names an expression may use.
 #[derive(Debug, Default, Clone)]
@@ -39,8 +39,43 @@ pub(crate) struct Evaluated {
 /// Where an expression is evaluated: its context and whether `each` exists there.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Scope<'c> {
-    pub ctx: &'c Context<'static>,
+    pub ctx: &'c Bindings,
     pub each: bool,
+}
+
+/// An evaluation context whose variables (`var`, `local`, `each`) are also kept where plain
+/// references can read them: hcl-rs's evaluator clones the whole `var` or `local` object for
+/// every `var.NAME`, and most attributes are such references or templates of them.
+#[derive(Debug, Clone)]
+pub(crate) struct Bindings {
+    ctx: Context<'static>,
+    variables: hcl::Map<String, Value>,
+}
+
+impl Bindings {
+    /// Bindings over `ctx`, which must declare no variables itself.
+    pub fn new(ctx: Context<'static>) -> Self {
+        Self {
+            ctx,
+            variables: hcl::Map::new(),
+        }
+    }
+
+    /// Declares (or replaces) the variable `name`.
+    pub fn declare(&mut self, name: &str, value: Value) {
+        self.ctx.declare_var(name, value.clone());
+        self.variables.insert(name.to_owned(), value);
+    }
+
+    /// The context for hcl-rs's evaluator.
+    pub fn context(&self) -> &Context<'static> {
+        &self.ctx
+    }
+
+    /// The value of the variable `name`.
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.variables.get(name)
+    }
 }
 
 /// One `name = expr` of a `locals` block.
@@ -90,7 +125,10 @@ impl Evaluator {
             });
         }
         let sensitive = self.check_references(file, &references(expr), scope.each)?;
-        match evaluate(expr, scope.ctx) {
+        if let Some(value) = plain_value(expr, scope.ctx) {
+            return Some(Evaluated { value, sensitive });
+        }
+        match evaluate(expr, scope.ctx.context()) {
             Ok(value) => Some(Evaluated { value, sensitive }),
             Err(message) => {
                 self.diagnostics
@@ -128,7 +166,9 @@ impl Evaluator {
         let range = reference.range.clone();
         match reference.root {
             Root::Var => {
-                self.used_variables.insert(name.to_owned());
+                if !self.used_variables.contains(name) {
+                    self.used_variables.insert(name.to_owned());
+                }
                 if let Some(sensitive) = self.variables.get(name) {
                     return Some(*sensitive);
                 }
@@ -181,7 +221,7 @@ impl Evaluator {
 
     /// Evaluates every local in dependency order into `ctx` (as the `local` object). A cycle
     /// is one error naming it; a local that fails leaves its dependents unevaluated.
-    pub fn resolve_locals(&mut self, defs: &[LocalDef<'_>], ctx: &mut Context<'static>) {
+    pub fn resolve_locals(&mut self, defs: &[LocalDef<'_>], ctx: &mut Bindings) {
         let mut by_name: BTreeMap<&str, &LocalDef<'_>> = BTreeMap::new();
         for def in defs {
             if let Some(first) = by_name.insert(def.name, def) {
@@ -197,7 +237,7 @@ impl Evaluator {
         let mut values = hcl::Map::new();
         for name in order {
             let def = by_name[name];
-            ctx.declare_var("local", Value::Object(values.clone()));
+            ctx.declare("local", Value::Object(values.clone()));
             let evaluated = self.value(def.file, def.expr, Scope { ctx, each: false });
             let state = evaluated.map(|evaluated| {
                 values.insert(name.to_owned(), evaluated.value);
@@ -205,7 +245,7 @@ impl Evaluator {
             });
             self.locals.insert(name.to_owned(), state);
         }
-        ctx.declare_var("local", Value::Object(values));
+        ctx.declare("local", Value::Object(values));
     }
 
     /// Orders locals so that each comes after those it uses; locals on a cycle or using an

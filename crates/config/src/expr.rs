@@ -1,14 +1,18 @@
 //! Expressions: which `var.*`, `local.*` and `each.*` names an expression refers to (found on
 //! the hcl-edit tree, so references inside string templates count), and evaluation of one
-//! expression with hcl-rs's evaluator, with a shortcut for plain literals.
+//! expression with hcl-rs's evaluator, with shortcuts for plain literals, plain references and
+//! string templates made of them.
 
 use std::ops::Range;
 
 use hcl::Value;
 use hcl::edit::Span;
 use hcl::edit::expr::{Expression, ObjectKey, Traversal, TraversalOperator};
+use hcl::edit::template::Element;
 use hcl::edit::visit::{self, Visit};
 use hcl::eval::{Context, Evaluate};
+
+use crate::evaluator::Bindings;
 
 /// The namespace a reference starts with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -102,6 +106,51 @@ pub(crate) fn evaluate(expr: &Expression, ctx: &Context<'_>) -> Result<Value, St
         .map_err(|e| e.to_string())
 }
 
+/// The value of a plain reference such as `local.zone`, or of a string template made of
+/// literals and plain references to strings, read from `bindings`; `None` for anything else
+/// (or a reference that does not resolve), which the evaluator handles and reports.
+pub(crate) fn plain_value(expr: &Expression, bindings: &Bindings) -> Option<Value> {
+    match expr {
+        Expression::Traversal(traversal) => plain_reference(traversal, bindings).cloned(),
+        Expression::StringTemplate(template) => {
+            let mut text = String::new();
+            for element in template.iter() {
+                match element {
+                    Element::Literal(literal) => text.push_str(literal.value()),
+                    // Strip markers (`${~ x ~}`) trim the neighbouring literals: left to hcl-rs.
+                    Element::Interpolation(interpolation)
+                        if !interpolation.strip.strip_start()
+                            && !interpolation.strip.strip_end() =>
+                    {
+                        let Expression::Traversal(traversal) = &interpolation.expr else {
+                            return None;
+                        };
+                        text.push_str(plain_reference(traversal, bindings)?.as_str()?);
+                    }
+                    Element::Interpolation(_) | Element::Directive(_) => return None,
+                }
+            }
+            Some(Value::String(text))
+        }
+        _ => None,
+    }
+}
+
+/// The value `root.a.b` refers to, when the traversal has only attribute steps.
+fn plain_reference<'v>(traversal: &Traversal, bindings: &'v Bindings) -> Option<&'v Value> {
+    let Expression::Variable(root) = &traversal.expr else {
+        return None;
+    };
+    let mut value = bindings.get(root.as_str())?;
+    for operator in &traversal.operators {
+        let TraversalOperator::GetAttr(name) = operator.value() else {
+            return None;
+        };
+        value = value.as_object()?.get(name.as_str())?;
+    }
+    Some(value)
+}
+
 /// The value of an expression made only of literals, without going through the evaluator
 /// (most attributes are literals, and converting them is the bulk of the cost of a load).
 pub(crate) fn literal(expr: &Expression) -> Option<Value> {
@@ -168,5 +217,49 @@ mod tests {
         expected.insert("b-c".to_owned(), Value::Null);
         assert_eq!(value, Value::Object(expected));
         assert!(literal(&parse("var.x")).is_none());
+    }
+
+    fn bindings() -> Bindings {
+        let mut bindings = Bindings::new(Context::new());
+        let mut var = hcl::Map::new();
+        var.insert("region".to_owned(), Value::from("us-central1"));
+        var.insert("count".to_owned(), Value::from(3));
+        let mut nested = hcl::Map::new();
+        nested.insert("b".to_owned(), Value::from("deep"));
+        var.insert("a".to_owned(), Value::Object(nested));
+        bindings.declare("var", Value::Object(var));
+        bindings
+    }
+
+    #[test]
+    fn plain_references_and_templates_match_the_evaluator() {
+        let bindings = bindings();
+        for text in [
+            "var.region",
+            "var.a.b",
+            "var.a",
+            r#""${var.region}-a""#,
+            r#""x/${var.a.b}/${var.region}/y""#,
+        ] {
+            let expr = parse(text);
+            let expected = evaluate(&expr, bindings.context()).unwrap();
+            assert_eq!(plain_value(&expr, &bindings), Some(expected), "{text}");
+        }
+    }
+
+    #[test]
+    fn anything_else_is_left_to_the_evaluator() {
+        let bindings = bindings();
+        for text in [
+            r#""n${var.count}""#,
+            r#""${~ var.region}""#,
+            r#""%{ if true }x%{ endif }""#,
+            "var.missing",
+            "var.region.x",
+            r#"var["region"]"#,
+            "upper(var.region)",
+        ] {
+            assert_eq!(plain_value(&parse(text), &bindings), None, "{text}");
+        }
     }
 }

@@ -16,9 +16,11 @@ mod expr;
 mod format;
 mod functions;
 mod load;
+mod parallel;
 mod reference;
 mod schema;
 mod source;
+mod spans;
 mod validate;
 mod variables;
 

@@ -12,8 +12,7 @@ use clusterform_model::fields::UPDATE_MODES;
 use clusterform_model::{validate_location, validate_project};
 use hcl::Value;
 use hcl::edit::Span;
-use hcl::edit::structure::{Block, Body};
-use hcl::eval::Context;
+use hcl::edit::structure::{Block, Body, Structure};
 use sha2::{Digest, Sha256};
 
 use crate::config::{Config, DesiredCluster, Provider, SourceLocation, VariableInputs};
@@ -21,9 +20,11 @@ use crate::decode::{decode_cluster, string_text};
 use crate::diagnostic::{
     Diagnostic, Diagnostics, MissingVariable, Severity, SourceFile, did_you_mean,
 };
-use crate::evaluator::{Evaluator, LocalDef, Scope};
+use crate::evaluator::{Bindings, Evaluator, LocalDef, Scope};
 use crate::functions::{base_context, type_name, with_base_dir};
+use crate::parallel::{Done, Task, in_parallel};
 use crate::source::{block_head, label_range, list_hcl_files, parse, read_source};
+use crate::spans::Spans;
 use crate::validate::{ClusterChecks, label_value_problem};
 use crate::variables::{self, Declaration};
 
@@ -45,18 +46,38 @@ pub fn load(dir: &Path, inputs: &VariableInputs) -> Result<Loaded, Diagnostics> 
     with_base_dir(dir, || Run::default().load(dir, inputs))
 }
 
-struct ParsedFile {
-    source: SourceFile,
-    body: Body,
-}
+/// A top-level block and the file it is in.
+type FileBlock<'a> = (&'a SourceFile, Block);
 
-/// The top-level blocks of every file, by kind.
+/// A parsed file's body and the thread that parsed it.
+type ParsedBody = Done<Body>;
+
+/// The top-level blocks of every file, by kind, taken out of the files' bodies. Cluster blocks
+/// come in tasks of up to [`CLUSTERS_PER_TASK`] blocks of one file, for the thread that parsed
+/// the file, which decodes them and frees each one when done with it.
 #[derive(Default)]
 struct TopLevel<'a> {
-    variables: Vec<(&'a SourceFile, &'a Block)>,
-    locals: Vec<LocalDef<'a>>,
-    providers: Vec<(&'a SourceFile, &'a Block)>,
-    clusters: Vec<(&'a SourceFile, &'a Block)>,
+    variables: Vec<FileBlock<'a>>,
+    locals: Vec<FileBlock<'a>>,
+    providers: Vec<FileBlock<'a>>,
+    clusters: Vec<Task<Vec<FileBlock<'a>>>>,
+}
+
+impl TopLevel<'_> {
+    /// Every `name = expr` of the `locals` blocks.
+    fn local_defs(&self) -> Vec<LocalDef<'_>> {
+        self.locals
+            .iter()
+            .flat_map(|(source, block)| {
+                block.body.attributes().map(|attribute| LocalDef {
+                    name: attribute.key.as_str(),
+                    expr: &attribute.value,
+                    key_range: attribute.key.span(),
+                    file: source,
+                })
+            })
+            .collect()
+    }
 }
 
 const TOP_LEVEL_BLOCKS: [&str; 4] = ["variable", "locals", "provider", "cluster"];
@@ -71,8 +92,8 @@ struct Run {
 
 impl Run {
     fn load(mut self, dir: &Path, inputs: &VariableInputs) -> Result<Loaded, Diagnostics> {
-        let files = self.read_files(dir)?;
-        let top = self.sort_blocks(&files);
+        let (files, bodies) = self.read_files(dir)?;
+        let mut top = self.sort_blocks(&files, bodies);
         let declarations = self.declarations(&top);
         let values = variables::resolve(&declarations, inputs, &mut self.eval.diagnostics);
         for source in &values.sources {
@@ -85,11 +106,11 @@ impl Run {
         }
         self.eval
             .declare_variables(declarations.iter().map(|d| (d.name.clone(), d.sensitive)));
-        let mut ctx = base_context();
-        ctx.declare_var("var", Value::Object(values.values.clone()));
-        self.eval.resolve_locals(&top.locals, &mut ctx);
+        let mut ctx = Bindings::new(base_context());
+        ctx.declare("var", Value::Object(values.values.clone()));
+        self.eval.resolve_locals(&top.local_defs(), &mut ctx);
         let provider = self.provider(&top.providers, &ctx, dir);
-        let clusters = self.clusters(&top.clusters, &ctx, &provider);
+        let clusters = self.clusters(std::mem::take(&mut top.clusters), &ctx, &provider);
         self.warn_unused(&declarations);
         let digest = digest(&files, &values.values);
         if self
@@ -123,7 +144,11 @@ impl Run {
         }
     }
 
-    fn read_files(&mut self, dir: &Path) -> Result<Vec<ParsedFile>, Diagnostics> {
+    /// Reads and parses every file: the sources, and the bodies of those that parse.
+    fn read_files(
+        &mut self,
+        dir: &Path,
+    ) -> Result<(Vec<SourceFile>, Vec<ParsedBody>), Diagnostics> {
         let paths = match list_hcl_files(dir) {
             Ok(paths) => paths,
             Err(diagnostic) => {
@@ -131,66 +156,92 @@ impl Run {
                 return Err(std::mem::take(self).finish());
             }
         };
-        let read = |path: &PathBuf| -> Result<_, Box<Diagnostic>> {
-            let shown = path.strip_prefix(dir).unwrap_or(path).to_path_buf();
-            let source = read_source(path, shown)?;
+        let read = |path: PathBuf| -> Result<_, Box<Diagnostic>> {
+            let shown = path.strip_prefix(dir).unwrap_or(&path).to_path_buf();
+            let source = read_source(&path, shown)?;
             let body = parse(&source);
             Ok((source, body))
         };
+        // Any thread may take any file: files are handed out one at a time.
+        let tasks = paths
+            .into_iter()
+            .map(|path| Task {
+                thread: 0,
+                item: path,
+            })
+            .collect();
         let mut files = Vec::new();
-        for result in in_parallel(&paths, read) {
+        let mut bodies = Vec::new();
+        for Done { thread, result } in in_parallel(tasks, read) {
             match result {
                 Ok((source, body)) => {
                     self.sources
                         .insert(source.path.clone(), source.text.clone());
                     match body {
-                        Ok(body) => files.push(ParsedFile { source, body }),
+                        Ok(body) => {
+                            files.push(source);
+                            bodies.push(Done {
+                                thread,
+                                result: body,
+                            });
+                        }
                         Err(diagnostic) => self.eval.diagnostics.push(*diagnostic),
                     }
                 }
                 Err(diagnostic) => self.eval.diagnostics.push(*diagnostic),
             }
         }
-        Ok(files)
+        Ok((files, bodies))
     }
 
-    fn sort_blocks<'a>(&mut self, files: &'a [ParsedFile]) -> TopLevel<'a> {
+    /// Sorts the top-level blocks of `bodies` (those of `files`, in the same order) by kind.
+    fn sort_blocks<'a>(
+        &mut self,
+        files: &'a [SourceFile],
+        bodies: Vec<ParsedBody>,
+    ) -> TopLevel<'a> {
         let mut top = TopLevel::default();
-        for file in files {
-            let source = &file.source;
-            for attribute in file.body.attributes() {
-                self.eval.diagnostics.push(source.error(
-                    attribute.key.span(),
-                    format!(
-                        "unexpected attribute `{}` at the top level",
-                        attribute.key.as_str()
-                    ),
-                    Some("attributes belong inside a block such as `locals { ... }`".to_owned()),
-                ));
-            }
-            for block in file.body.blocks() {
-                match block.ident.as_str() {
-                    "variable" => top.variables.push((source, block)),
-                    "provider" => top.providers.push((source, block)),
-                    "cluster" => top.clusters.push((source, block)),
-                    "locals" => {
-                        top.locals
-                            .extend(block.body.attributes().map(|attribute| LocalDef {
-                                name: attribute.key.as_str(),
-                                expr: &attribute.value,
-                                key_range: attribute.key.span(),
-                                file: source,
-                            }));
+        for (source, body) in files.iter().zip(bodies) {
+            let mut clusters = Vec::new();
+            for structure in body.result {
+                let block = match structure {
+                    Structure::Block(block) => block,
+                    Structure::Attribute(attribute) => {
+                        self.eval.diagnostics.push(
+                            source.error(
+                                attribute.key.span(),
+                                format!(
+                                    "unexpected attribute `{}` at the top level",
+                                    attribute.key.as_str()
+                                ),
+                                Some(
+                                    "attributes belong inside a block such as `locals { ... }`"
+                                        .to_owned(),
+                                ),
+                            ),
+                        );
+                        continue;
                     }
-                    other => self.eval.diagnostics.push(source.error(
-                        block.ident.span(),
-                        format!("unknown block `{other}`"),
-                        did_you_mean(other, TOP_LEVEL_BLOCKS).or_else(|| {
-                            Some(format!("expected one of: {}", TOP_LEVEL_BLOCKS.join(", ")))
-                        }),
-                    )),
-                }
+                };
+                let kind = match block.ident.as_str() {
+                    "variable" => &mut top.variables,
+                    "provider" => &mut top.providers,
+                    "cluster" => &mut clusters,
+                    "locals" => &mut top.locals,
+                    other => {
+                        self.eval.diagnostics.push(source.error(
+                            block.ident.span(),
+                            format!("unknown block `{other}`"),
+                            did_you_mean(other, TOP_LEVEL_BLOCKS).or_else(|| {
+                                Some(format!("expected one of: {}", TOP_LEVEL_BLOCKS.join(", ")))
+                            }),
+                        ));
+                        continue;
+                    }
+                };
+                kind.push((source, block));
             }
+            top.clusters.extend(cluster_tasks(clusters, body.thread));
         }
         top
     }
@@ -231,12 +282,7 @@ impl Run {
         }
     }
 
-    fn provider(
-        &mut self,
-        blocks: &[(&SourceFile, &Block)],
-        ctx: &Context<'static>,
-        dir: &Path,
-    ) -> Provider {
+    fn provider(&mut self, blocks: &[FileBlock<'_>], ctx: &Bindings, dir: &Path) -> Provider {
         let mut provider = Provider::default();
         let mut stack_set = false;
         for (index, (source, block)) in blocks.iter().enumerate() {
@@ -270,7 +316,7 @@ impl Run {
         &mut self,
         source: &SourceFile,
         block: &Block,
-        ctx: &Context<'static>,
+        ctx: &Bindings,
         provider: &mut Provider,
     ) -> bool {
         for nested in block.body.blocks() {
@@ -366,20 +412,20 @@ impl Run {
         stack
     }
 
-    fn clusters(
+    /// Decodes and checks the cluster blocks on parallel threads, which also free them.
+    fn clusters<'a>(
         &mut self,
-        blocks: &[(&SourceFile, &Block)],
-        ctx: &Context<'static>,
+        tasks: Vec<Task<Vec<FileBlock<'a>>>>,
+        ctx: &Bindings,
         provider: &Provider,
     ) -> Vec<DesiredCluster> {
-        let chunks: Vec<&[(&SourceFile, &Block)]> = blocks.chunks(CLUSTERS_PER_TASK).collect();
-        let decoded = in_parallel(&chunks, |chunk| {
+        let decoded = in_parallel(tasks, |chunk: Vec<FileBlock<'a>>| {
             let mut worker = Run {
                 eval: self.eval.fork(),
                 ..Run::default()
             };
             let mut clusters = Vec::new();
-            for (source, block) in *chunk {
+            for (source, block) in &chunk {
                 for (id, each_ctx) in worker.instances(source, block, ctx) {
                     let each = each_ctx.is_some();
                     let instance_ctx = each_ctx.as_ref().unwrap_or(ctx);
@@ -394,7 +440,11 @@ impl Run {
         });
         let mut clusters: Vec<DesiredCluster> = Vec::new();
         let mut first_seen: HashMap<String, SourceLocation> = HashMap::new();
-        for (chunk, eval) in decoded {
+        for Done {
+            result: (chunk, eval),
+            ..
+        } in decoded
+        {
             self.eval.absorb(eval);
             for (cluster, source, label) in chunk {
                 if let Some(first) = first_seen.get(&cluster.id) {
@@ -423,8 +473,8 @@ impl Run {
         &mut self,
         source: &SourceFile,
         block: &Block,
-        ctx: &Context<'static>,
-    ) -> Vec<(String, Option<Context<'static>>)> {
+        ctx: &Bindings,
+    ) -> Vec<(String, Option<Bindings>)> {
         let [label] = block.labels.as_slice() else {
             self.eval.diagnostics.push(source.error(
                 block_head(block),
@@ -452,7 +502,7 @@ impl Run {
             let mut each = hcl::Map::new();
             each.insert("key".to_owned(), Value::String(key.clone()));
             each.insert("value".to_owned(), value);
-            instance_ctx.declare_var("each", Value::Object(each));
+            instance_ctx.declare("each", Value::Object(each));
             let id = match block.body.get_attribute("id") {
                 None => Some(key),
                 Some(id) => self
@@ -489,7 +539,7 @@ impl Run {
         &mut self,
         source: &SourceFile,
         expr: &hcl::edit::expr::Expression,
-        ctx: &Context<'static>,
+        ctx: &Bindings,
     ) -> Option<Vec<(String, Value)>> {
         let evaluated = self.eval.value(source, expr, Scope { ctx, each: false })?;
         let mut entries: Vec<(String, Value)> = match evaluated.value {
@@ -531,25 +581,18 @@ impl Run {
         source: &SourceFile,
         block: &Block,
         id: String,
-        ctx: &Context<'static>,
+        ctx: &Bindings,
         each: bool,
         provider: &Provider,
     ) -> Option<DesiredCluster> {
         let errors_before = self.error_count();
         let decoded = decode_cluster(&mut self.eval, source, block, Scope { ctx, each })?;
         let head = block_head(block);
+        let spans = Spans::new(&block.body);
         let project = decoded.project.clone().or_else(|| provider.project.clone());
         let region = decoded.region.clone().or_else(|| provider.region.clone());
-        let project_range = decoded
-            .spans
-            .get("project")
-            .cloned()
-            .or_else(|| head.clone());
-        let region_range = decoded
-            .spans
-            .get("region")
-            .cloned()
-            .or_else(|| head.clone());
+        let project_range = spans.get("project").or_else(|| head.clone());
+        let region_range = spans.get("region").or_else(|| head.clone());
         let project = self.required_location(
             source,
             &id,
@@ -577,7 +620,7 @@ impl Run {
         };
         ClusterChecks {
             file: source,
-            spans: &decoded.spans,
+            spans,
             head: head.clone(),
             label,
             region: region.as_deref(),
@@ -642,35 +685,20 @@ impl Run {
     }
 }
 
-/// How many cluster blocks one worker decodes: small configurations stay on one thread.
-const CLUSTERS_PER_TASK: usize = 64;
+/// How many cluster blocks one task decodes: small configurations stay on one thread.
+const CLUSTERS_PER_TASK: usize = 32;
 
-/// Maps `items` with `f` on up to as many threads as there are cores, keeping their order.
-fn in_parallel<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if items.len() < 2 || threads < 2 {
-        return items.iter().map(&f).collect();
+/// The cluster blocks of one file in tasks for `thread`, in order.
+fn cluster_tasks(mut blocks: Vec<FileBlock<'_>>, thread: usize) -> Vec<Task<Vec<FileBlock<'_>>>> {
+    let mut tasks = Vec::with_capacity(blocks.len().div_ceil(CLUSTERS_PER_TASK));
+    while !blocks.is_empty() {
+        let rest = blocks.split_off(blocks.len().min(CLUSTERS_PER_TASK));
+        tasks.push(Task {
+            thread,
+            item: std::mem::replace(&mut blocks, rest),
+        });
     }
-    let per_thread = items.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = items
-            .chunks(per_thread)
-            .map(|chunk| {
-                let f = &f;
-                // Each worker runs the same evaluation code, so it needs the same base dir.
-                let dir = crate::functions::base_dir();
-                scope.spawn(move || with_base_dir(&dir, || chunk.iter().map(f).collect::<Vec<_>>()))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|handle| {
-                handle
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect()
-    })
+    tasks
 }
 
 /// Checks a provider attribute's value.
@@ -701,12 +729,12 @@ fn provider_value_problem(name: &str, text: &str) -> Option<(String, Option<Stri
 }
 
 /// SHA-256 over every file's name and text and every variable value.
-fn digest(files: &[ParsedFile], values: &hcl::Map<String, Value>) -> String {
+fn digest(files: &[SourceFile], values: &hcl::Map<String, Value>) -> String {
     let mut hasher = Sha256::new();
     for file in files {
-        hasher.update(file.source.path.to_string_lossy().as_bytes());
+        hasher.update(file.path.to_string_lossy().as_bytes());
         hasher.update([0]);
-        hasher.update(file.source.text.as_bytes());
+        hasher.update(file.text.as_bytes());
         hasher.update([0]);
     }
     let mut names: Vec<&String> = values.keys().collect();

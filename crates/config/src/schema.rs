@@ -3,7 +3,6 @@
 //! messages are blocks, and repeated messages keyed by an id (`node_pools`, `partitions`,
 //! `node_sets`) are labelled blocks named in the singular (`node_pool "ID"`).
 
-use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use clusterform_model::fields::{self, FieldAccess, FieldKind, FieldSpec};
@@ -31,9 +30,14 @@ impl Member {
 pub(crate) fn hcl_name(spec: &'static FieldSpec) -> &'static str {
     let name = spec.name();
     match spec.kind {
-        FieldKind::KeyedList(_) => name.strip_suffix('s').unwrap_or(name),
+        FieldKind::KeyedList(_) => singular(name),
         _ => name,
     }
+}
+
+/// The name of one block of a keyed list: `node_pool` for `node_pools`.
+pub(crate) fn singular(name: &str) -> &str {
+    name.strip_suffix('s').unwrap_or(name)
 }
 
 /// The generic path of a field's children: `node_pools[]` for a keyed list, the path otherwise.
@@ -52,36 +56,77 @@ pub(crate) fn key_field(spec: &FieldSpec) -> Option<&'static str> {
     }
 }
 
+/// The user-settable members of one message (the cluster, a block, a labelled block).
+#[derive(Debug)]
+pub(crate) struct Shape {
+    /// The message's generic path: `""` for the cluster, `node_pools[]` for a node pool.
+    pub generic: String,
+    /// Its members in table order, excluding output-only fields and the key field the label
+    /// supplies.
+    pub members: Vec<(&'static str, Member)>,
+}
+
+impl Shape {
+    /// The member called `name`.
+    pub fn member(&self, name: &str) -> Option<Member> {
+        self.members
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, m)| *m)
+    }
+}
+
 /// Every user-settable member of the message at `parent` (a generic path, `""` for the
 /// cluster), excluding output-only fields and the key field the label supplies, in table order.
 pub(crate) fn members(parent: &str) -> impl Iterator<Item = (&'static str, Member)> + '_ {
-    schema().get(parent).into_iter().flatten().copied()
+    schema()
+        .iter()
+        .find(|shape| shape.generic == parent)
+        .into_iter()
+        .flat_map(|shape| shape.members.iter().copied())
 }
 
 /// The member called `name` inside `parent`.
+#[cfg(test)]
 pub(crate) fn member(parent: &str, name: &str) -> Option<Member> {
     members(parent).find(|(n, _)| *n == name).map(|(_, m)| m)
 }
 
-type Schema = HashMap<String, Vec<(&'static str, Member)>>;
+/// The shape of a `cluster` block.
+pub(crate) fn cluster_shape() -> &'static Shape {
+    &schema()[0]
+}
 
-/// The members of every message, computed once: decoding looks them up for every attribute,
-/// and scanning the table each time dominated the load time.
-fn schema() -> &'static Schema {
-    static SCHEMA: OnceLock<Schema> = OnceLock::new();
+/// The shape of the message a block or labelled block member opens; `None` for an attribute.
+pub(crate) fn shape_of(member: Member) -> Option<&'static Shape> {
+    let opens = |shape: &&Shape| match member {
+        Member::Block(spec) => shape.generic == spec.path,
+        Member::Labelled(spec) => shape.generic.strip_suffix("[]") == Some(spec.path),
+        Member::Attribute(_) => false,
+    };
+    schema().iter().find(opens)
+}
+
+/// The shape of every message, the cluster first, computed once: decoding looks one up for
+/// every block and a member for every attribute, and scanning the field table each time
+/// dominated the load time.
+fn schema() -> &'static [Shape] {
+    static SCHEMA: OnceLock<Vec<Shape>> = OnceLock::new();
     SCHEMA.get_or_init(|| {
-        let mut schema = Schema::new();
-        let parents = std::iter::once(String::new()).chain(
-            fields::FIELDS
-                .iter()
-                .filter(|spec| matches!(spec.kind, FieldKind::Message | FieldKind::KeyedList(_)))
-                .map(element_path),
-        );
-        for parent in parents {
-            let members = scan_members(&parent);
-            schema.insert(parent, members);
-        }
-        schema
+        std::iter::once(String::new())
+            .chain(
+                fields::FIELDS
+                    .iter()
+                    .filter(|spec| {
+                        matches!(spec.kind, FieldKind::Message | FieldKind::KeyedList(_))
+                    })
+                    .map(element_path),
+            )
+            .map(|generic| Shape {
+                members: scan_members(&generic),
+                generic,
+            })
+            .collect()
     })
 }
 

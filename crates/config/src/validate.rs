@@ -8,13 +8,13 @@ use std::ops::Range;
 
 use clusterform_model::{Cluster, ClusterId, NodePool, STACK_LABEL};
 
-use crate::decode::Spans;
 use crate::diagnostic::{Diagnostic, SourceFile, did_you_mean};
+use crate::spans::Spans;
 
 /// What the checks of one cluster need besides the cluster itself.
 pub(crate) struct ClusterChecks<'a> {
     pub file: &'a SourceFile,
-    pub spans: &'a Spans,
+    pub spans: Spans<'a>,
     /// The `cluster "ID"` head, where problems without a closer position point.
     pub head: Option<Range<usize>>,
     /// The label, where ID problems point.
@@ -45,7 +45,7 @@ impl ClusterChecks<'_> {
         let mut path = path;
         loop {
             if let Some(range) = self.spans.get(path) {
-                return Some(range.clone());
+                return Some(range);
             }
             match path.rfind(['.', '[']) {
                 Some(cut) => path = &path[..cut],
