@@ -3,7 +3,7 @@
 //! with a long-running operation and leave the cluster in the operation's
 //! transitional state until it finishes.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
 
 use axum::Json;
@@ -189,12 +189,7 @@ pub(crate) async fn update(
     let update_mode = update_mode(query_param(&params, "updateMode", "update_mode"))?;
     let patch = json_object_body(&body)?;
     let mut state = emulator.lock();
-    let live = state
-        .store
-        .clusters
-        .get(&name)
-        .ok_or_else(|| cluster_not_found(&name))?;
-    refuse_if_busy(live, &name)?;
+    let live = idle_cluster(&state.store.clusters, &name)?;
     let mut updated = apply_update_mask(&live.resource, &patch, &mask)
         .map_err(|error| ApiError::invalid_argument(format!("{error}.")))?;
     check_cluster(&cluster_from_request(&updated)?).map_err(|error| {
@@ -250,16 +245,22 @@ pub(crate) async fn delete(
 ) -> Result<Json<Value>, ApiError> {
     let (parent, name) = cluster_of(path)?;
     let mut state = emulator.lock();
-    let live = state
-        .store
-        .clusters
-        .get(&name)
-        .ok_or_else(|| cluster_not_found(&name))?;
-    refuse_if_busy(live, &name)?;
+    idle_cluster(&state.store.clusters, &name)?;
     let now = now_millis();
     let operation = state.start_operation(OperationKind::Delete, &name, &parent, None, now);
     state.save()?;
     Ok(Json(operation.render(now)))
+}
+
+/// The stored cluster, which must exist and have no operation running (else NOT_FOUND or
+/// ABORTED).
+fn idle_cluster<'a>(
+    clusters: &'a BTreeMap<String, StoredCluster>,
+    name: &str,
+) -> Result<&'a StoredCluster, ApiError> {
+    let live = clusters.get(name).ok_or_else(|| cluster_not_found(name))?;
+    refuse_if_busy(live, name)?;
+    Ok(live)
 }
 
 fn refuse_if_busy(cluster: &StoredCluster, name: &str) -> Result<(), ApiError> {
