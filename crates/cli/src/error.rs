@@ -57,6 +57,34 @@ pub enum CliError {
         /// Digest of the configuration now.
         current: String,
     },
+    /// One cluster's action failed.
+    #[error("{action} of cluster {cluster} failed: {reason}")]
+    ActionFailed {
+        /// "Creation", "Update", …
+        action: &'static str,
+        /// The cluster ID.
+        cluster: String,
+        /// Why (the executor's error, rendered).
+        reason: String,
+        /// The executor's hint.
+        hint: Option<String>,
+    },
+    /// The cluster belongs to another stack.
+    #[error("cluster {cluster} belongs to stack {owner}")]
+    OwnedElsewhere {
+        /// The cluster ID.
+        cluster: String,
+        /// The stack in its label.
+        owner: String,
+    },
+    /// An operation finished with an error.
+    #[error("{what} failed: {status}")]
+    OperationFailed {
+        /// What was being done.
+        what: String,
+        /// The operation's error.
+        status: clusterform_model::Status,
+    },
     /// Some actions failed (each was already reported).
     #[error("{failed} of {total} actions failed")]
     ActionsFailed {
@@ -94,6 +122,11 @@ impl CliError {
         match self {
             Self::Plan(err) => err.hint(),
             Self::Exec(err) => err.hint(),
+            Self::ActionFailed { hint, .. } => hint.clone(),
+            Self::OwnedElsewhere { .. } => Some(
+                "remove it from that stack's configuration first, or import it from that stack's directory"
+                    .into(),
+            ),
             Self::NoTerminalToConfirm => {
                 Some("run with --auto-approve, or save a plan with `plan --out FILE` and `apply FILE`".into())
             }

@@ -200,14 +200,12 @@ pub fn finish(
 ) -> Result<ExitStatus, CliError> {
     for outcome in &report.outcomes {
         if let Err(err) = &outcome.result {
-            printer.error(&CliError::Usage(format!(
-                "{} of cluster {} failed: {err}",
-                action_noun(outcome.action),
-                outcome.address.id
-            )));
-            if let Some(hint) = err.hint() {
-                printer.stderr(&format!("  hint: {hint}"));
-            }
+            printer.error(&CliError::ActionFailed {
+                action: action_noun(outcome.action),
+                cluster: outcome.address.id.clone(),
+                reason: err.to_string(),
+                hint: err.hint(),
+            });
         }
     }
     if report.interrupted {

@@ -53,10 +53,10 @@ pub async fn run(
             cluster
         }
         Some(other) => {
-            return Err(CliError::Usage(format!(
-                "cluster {} belongs to stack {other}; remove it from that stack's configuration first",
-                args.id
-            )));
+            return Err(CliError::OwnedElsewhere {
+                cluster: args.id.clone(),
+                owner: other.to_owned(),
+            });
         }
         None => add_stack_label(client, &name, &cluster, stack, printer).await?,
     };
@@ -94,10 +94,10 @@ async fn add_stack_label(
             .wait(&operation.name, LABEL_UPDATE_TIMEOUT, async |_| {})
             .await?;
         if let Some(error) = operation.error {
-            return Err(CliError::Usage(format!(
-                "labelling cluster {} failed: {error}",
-                name.cluster_id
-            )));
+            return Err(CliError::OperationFailed {
+                what: format!("labelling cluster {}", name.cluster_id),
+                status: error,
+            });
         }
     }
     client
