@@ -69,6 +69,9 @@ pub enum PlanError {
         /// Where it came from: `--update-mode`, `cluster "ID"` or `the provider block`.
         origin: String,
     },
+    /// Several clusters cannot be planned; each is reported.
+    #[error("{} clusters cannot be planned:\n{}", .0.len(), .0.iter().map(|e| format!("  - {e}")).collect::<Vec<_>>().join("\n"))]
+    Several(Vec<PlanError>),
     /// A `lifecycle.ignore_changes` entry that names no field.
     #[error("cluster `{id}`: lifecycle.ignore_changes entry `{path}` {reason}")]
     InvalidIgnorePath {
@@ -121,7 +124,21 @@ impl PlanError {
                 "write paths as in the configuration, e.g. `labels`, `node_pool.cpu.scaling_spec` or `orchestrator_spec.slurm_spec.partitions`"
                     .to_owned(),
             ),
+            Self::Several(errors) => {
+                let mut hints: Vec<String> = errors.iter().filter_map(Self::hint).collect();
+                hints.dedup();
+                (!hints.is_empty()).then(|| hints.join("\n  "))
+            }
             Self::UnreadableLiveName { .. } | Self::Encode { .. } => None,
+        }
+    }
+
+    /// One error for all the problems found: the error itself when there is one.
+    pub(crate) fn combine(mut errors: Vec<PlanError>) -> Option<PlanError> {
+        match errors.len() {
+            0 => None,
+            1 => errors.pop(),
+            _ => Some(Self::Several(errors)),
         }
     }
 }

@@ -47,8 +47,15 @@ pub fn plan(desired: &Config, live: &[Cluster], options: &PlanOptions) -> Result
     let plan_one =
         |cluster: &DesiredCluster| plan_declared(desired, cluster, &live_by_address, options);
     let mut changes = Vec::new();
+    let mut errors = Vec::new();
     for change in map_in_parallel(&declared_clusters, plan_one) {
-        changes.extend(change?);
+        match change {
+            Ok(change) => changes.extend(change),
+            Err(error) => errors.push(error),
+        }
+    }
+    if let Some(error) = PlanError::combine(errors) {
+        return Err(error);
     }
     for (address, current) in &live_by_address {
         let owned = current.label(STACK_LABEL) == Some(stack);

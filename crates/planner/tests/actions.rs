@@ -244,6 +244,31 @@ fn a_declared_cluster_without_the_label_is_not_adopted() {
 }
 
 #[test]
+fn every_cluster_that_cannot_be_planned_is_reported() {
+    let unlabelled = cluster(served("train01", &seed(), None, "RUNNING"));
+    let foreign = cluster(served("train02", &seed(), Some("prod"), "RUNNING"));
+    let err = plan(
+        &config(vec![desired("train01", seed()), desired("train02", seed())]),
+        &[unlabelled, foreign],
+        &options(),
+    )
+    .unwrap_err();
+    let PlanError::Several(errors) = &err else {
+        panic!("expected both problems, got {err}");
+    };
+    assert_eq!(errors.len(), 2);
+    let text = err.to_string();
+    assert!(text.starts_with("2 clusters cannot be planned"), "{text}");
+    assert!(
+        text.contains("train01") && text.contains("train02"),
+        "{text}"
+    );
+    let hint = err.hint().unwrap();
+    assert!(hint.contains("clusterform import train01"), "{hint}");
+    assert!(hint.contains("stack `prod`"), "{hint}");
+}
+
+#[test]
 fn prevent_destroy_refuses_replacement_and_destroy() {
     let mut guarded = desired("train01", json!({"displayName": "Renamed"}));
     guarded.lifecycle = Lifecycle {
