@@ -58,7 +58,7 @@ fn clusters_table(clusters: &[Cluster]) -> String {
     let mut rows = vec![[
         "ID".to_owned(),
         "STATE".to_owned(),
-        "POOLS (min-max)".to_owned(),
+        "POOLS (min-max(nodes))".to_owned(),
         "STACK".to_owned(),
         "UPDATED".to_owned(),
     ]];
@@ -85,6 +85,7 @@ fn json_row(cluster: &Cluster) -> serde_json::Value {
                 "id": p.id,
                 "min_node_count": scaling.and_then(|s| s.min_node_count).unwrap_or(0),
                 "max_node_count": scaling.and_then(|s| s.max_node_count).unwrap_or(0),
+                "nodes": node_count(cluster, &p.id),
             })
         }).collect::<Vec<_>>(),
         "stack": cluster.label(STACK_LABEL),
@@ -101,6 +102,8 @@ fn cluster_id(cluster: &Cluster) -> String {
         .to_owned()
 }
 
+/// `login:1-1 cpu:0-4(2)`: each pool's scaling bounds, and its nodes when the service
+/// reports them.
 fn pools(cluster: &Cluster) -> String {
     cluster
         .node_pools
@@ -108,8 +111,9 @@ fn pools(cluster: &Cluster) -> String {
         .flatten()
         .map(|p| {
             let scaling = p.scaling_spec.as_ref();
+            let nodes = node_count(cluster, &p.id).map_or_else(String::new, |n| format!("({n})"));
             format!(
-                "{}:{}-{}",
+                "{}:{}-{}{nodes}",
                 p.id,
                 scaling.and_then(|s| s.min_node_count).unwrap_or(0),
                 scaling.and_then(|s| s.max_node_count).unwrap_or(0)
@@ -117,6 +121,17 @@ fn pools(cluster: &Cluster) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// How many nodes of the pool `clusterStatus.nodesStatus` lists, if the service reports nodes.
+fn node_count(cluster: &Cluster, pool: &str) -> Option<usize> {
+    let nodes = cluster.cluster_status.as_ref()?.nodes_status.as_ref()?;
+    Some(
+        nodes
+            .iter()
+            .filter(|n| n.node_pool_id.as_deref() == Some(pool))
+            .count(),
+    )
 }
 
 /// Left-aligned columns separated by two spaces.
@@ -147,6 +162,21 @@ pub fn format_time(time: time::OffsetDateTime) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pools_show_bounds_and_reported_nodes() {
+        let cluster: Cluster = serde_json::from_value(serde_json::json!({
+            "nodePools": [
+                {"id": "login", "scalingSpec": {"minNodeCount": "1", "maxNodeCount": "1"}},
+                {"id": "cpu", "scalingSpec": {"maxNodeCount": "4"}}
+            ],
+            "clusterStatus": {"nodesStatus": [
+                {"nodePoolId": "login"}, {"nodePoolId": "cpu"}, {"nodePoolId": "cpu"}
+            ]}
+        }))
+        .unwrap();
+        assert_eq!(pools(&cluster), "login:1-1(1) cpu:0-4(2)");
+    }
 
     #[test]
     fn tables_align_columns() {
