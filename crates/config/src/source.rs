@@ -83,7 +83,11 @@ pub(crate) fn read_source(path: &Path, shown: PathBuf) -> Result<SourceFile, Box
 pub(crate) fn parse(source: &SourceFile) -> Result<Body, Box<Diagnostic>> {
     hcl::edit::parser::parse_body(&source.text).map_err(|error| {
         let location = error.location();
-        let start = location.offset().min(source.text.len());
+        // The parser may point inside a multi-byte character; start at its first byte.
+        let mut start = location.offset().min(source.text.len());
+        while !source.text.is_char_boundary(start) {
+            start -= 1;
+        }
         let end = source.text[start..]
             .chars()
             .next()

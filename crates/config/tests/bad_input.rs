@@ -16,6 +16,18 @@ fn syntax_errors_have_a_location() {
 }
 
 #[test]
+fn a_syntax_error_inside_a_multibyte_character_is_reported() {
+    // Found by the fuzz target: the parser's offset fell inside `ߵ`.
+    let diagnostics = errors("m\tm\t\u{6be}\u{7f5}");
+    assert_eq!(diagnostics.len(), 1);
+    assert!(
+        diagnostics[0].message.starts_with("syntax error"),
+        "{}",
+        diagnostics[0].message
+    );
+}
+
+#[test]
 fn invalid_utf8_points_at_the_byte() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
