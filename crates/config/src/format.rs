@@ -170,12 +170,17 @@ fn leading_closers(text: &str) -> usize {
 fn classify(source: &str) -> Vec<Line> {
     let mut scanner = Scanner::default();
     let mut lines = Vec::new();
-    for raw in source.lines() {
+    // Split on `\n` only: a `\r` inside a heredoc or a quoted string is part of its value and
+    // is kept; everywhere else a CRLF line ending becomes `\n`.
+    for exact in source.split_terminator('\n') {
+        let raw = exact.strip_suffix('\r').unwrap_or(exact);
         if let Some(terminator) = &scanner.heredoc {
             if raw.trim() == terminator {
                 scanner.heredoc = None;
+                lines.push(Line::Verbatim(raw.to_owned()));
+            } else {
+                lines.push(Line::Verbatim(exact.to_owned()));
             }
-            lines.push(Line::Verbatim(raw.to_owned()));
             continue;
         }
         if scanner.block_comment {
@@ -187,7 +192,7 @@ fn classify(source: &str) -> Vec<Line> {
         }
         if scanner.in_quoted() {
             scanner.scan(raw);
-            lines.push(Line::Verbatim(raw.to_owned()));
+            lines.push(Line::Verbatim(exact.to_owned()));
             continue;
         }
         let text = raw.trim();

@@ -63,6 +63,25 @@ fn formatting_is_idempotent_and_keeps_comments() {
 }
 
 #[test]
+fn crlf_files_become_lf_but_heredoc_content_is_kept() {
+    let source = "locals {\r\n    a = 1\r\n  text = <<EOT\r\nline one\r\nEOT\r\n}\r\n";
+    let once = fmt(source);
+    assert_eq!(
+        once,
+        "locals {\n  a    = 1\n  text = <<EOT\nline one\r\nEOT\n}\n"
+    );
+    assert_eq!(fmt(&once), once);
+}
+
+#[test]
+fn carriage_returns_in_odd_places_stay_idempotent() {
+    // Found by the fuzz target: a quoted string running over lines that end in `\r`.
+    let source = "\r\r\n\nm-=\"\u{1}\u{1}\n\n\u{1}\u{1}\r\r\r\u{1}\u{1}\r\r\n{erE{\"";
+    let once = fmt(source);
+    assert_eq!(fmt(&once), once);
+}
+
+#[test]
 fn examples_are_already_formatted() {
     for name in [
         "quickstart",
