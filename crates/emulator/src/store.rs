@@ -314,7 +314,56 @@ pub(crate) fn mark_running(resource: &mut Value, at: Millis) {
     object
         .entry("startTime")
         .or_insert_with(|| Value::from(rfc3339(at)));
-    object.insert("clusterStatus".to_owned(), json!({"state": "RUNNING"}));
+    let nodes = running_nodes(object, at);
+    object.insert(
+        "clusterStatus".to_owned(),
+        json!({"state": "RUNNING", "nodesStatus": nodes}),
+    );
+}
+
+/// Nodes listed per pool in `nodesStatus`, at most: enough to look real, bounded in size.
+const MAX_NODES_LISTED_PER_POOL: u64 = 64;
+
+/// One `RUNNING` node per node a pool keeps at its minimum, as `clusterStatus.nodesStatus`
+/// lists them (the login pool's nodes are `NODE_POOL_TYPE_LOGIN`).
+fn running_nodes(cluster: &Map<String, Value>, at: Millis) -> Vec<Value> {
+    let id = cluster
+        .get("name")
+        .and_then(Value::as_str)
+        .and_then(|name| name.rsplit('/').next())
+        .unwrap_or("cluster");
+    let login = cluster
+        .get("orchestratorSpec")
+        .and_then(|o| o.get("slurmSpec"))
+        .and_then(|s| s.get("loginNodePoolId"))
+        .and_then(Value::as_str);
+    let pools = cluster.get("nodePools").and_then(Value::as_array);
+    let mut nodes = Vec::new();
+    for pool in pools.into_iter().flatten() {
+        let pool_id = pool.get("id").and_then(Value::as_str).unwrap_or_default();
+        let minimum = pool
+            .get("scalingSpec")
+            .and_then(|s| s.get("minNodeCount"))
+            .and_then(|n| n.as_u64().or_else(|| n.as_str()?.parse().ok()))
+            .unwrap_or(0)
+            .min(MAX_NODES_LISTED_PER_POOL);
+        let kind = if Some(pool_id) == login {
+            "NODE_POOL_TYPE_LOGIN"
+        } else {
+            "NODE_POOL_TYPE_COMPUTE"
+        };
+        for index in 0..minimum {
+            nodes.push(json!({
+                "nodePoolId": pool_id,
+                "nodePoolType": kind,
+                "nodeState": "RUNNING",
+                "instanceName": format!("{id}-{pool_id}-{index}"),
+                "createTime": rfc3339(at),
+                "lastUpdateTime": rfc3339(at),
+            }));
+        }
+    }
+    nodes
 }
 
 fn set_status(resource: &mut Value, status: Value) {
@@ -339,6 +388,29 @@ fn with_type(value: &Value, type_url: &str) -> Value {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn running_clusters_list_the_minimum_nodes_of_each_pool() {
+        let mut resource = json!({
+            "name": "projects/p/locations/r/modelDevelopmentClusters/c1",
+            "nodePools": [
+                {"id": "login", "scalingSpec": {"minNodeCount": "1", "maxNodeCount": "1"}},
+                {"id": "cpu", "scalingSpec": {"minNodeCount": 2, "maxNodeCount": 4}},
+                {"id": "gpu", "scalingSpec": {"maxNodeCount": "8"}}
+            ],
+            "orchestratorSpec": {"slurmSpec": {"loginNodePoolId": "login"}}
+        });
+        mark_running(&mut resource, 0);
+        let nodes = resource["clusterStatus"]["nodesStatus"].as_array().unwrap();
+        let names: Vec<_> = nodes
+            .iter()
+            .map(|n| n["instanceName"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["c1-login-0", "c1-cpu-0", "c1-cpu-1"]);
+        assert_eq!(nodes[0]["nodePoolType"], "NODE_POOL_TYPE_LOGIN");
+        assert_eq!(nodes[1]["nodePoolType"], "NODE_POOL_TYPE_COMPUTE");
+    }
+
     use super::*;
 
     fn store_with_cluster() -> Store {

@@ -104,7 +104,17 @@ async fn create_runs_an_operation_that_ends_with_a_running_cluster() {
       "createTime": "[time]",
       "updateTime": "[time]",
       "clusterStatus": {
-        "state": "RUNNING"
+        "state": "RUNNING",
+        "nodesStatus": [
+          {
+            "nodePoolId": "login",
+            "nodePoolType": "NODE_POOL_TYPE_LOGIN",
+            "nodeState": "RUNNING",
+            "instanceName": "train01-login-0",
+            "createTime": "[time]",
+            "lastUpdateTime": "[time]"
+          }
+        ]
       },
       "startTime": "[time]"
     }
