@@ -51,6 +51,11 @@ fn an_interrupted_apply_resumes_without_a_second_create() {
     );
     assert_eq!(creates(&env), 1);
 
+    let plan = env.run(&["plan"]);
+    let warning = stderr(&plan);
+    assert!(warning.contains("creating train01) in flight"), "{warning}");
+    assert_eq!(creates(&env), 1, "plan sends nothing");
+
     let resumed = env.run(&["apply", "--auto-approve"]);
     assert!(
         resumed.status.success(),

@@ -130,7 +130,8 @@ fn request_noun(request: RequestKind) -> &'static str {
     }
 }
 
-fn verb(action: Action) -> &'static str {
+/// The present participle of an action, e.g. `creating`.
+pub fn verb(action: Action) -> &'static str {
     match action {
         Action::Create => "creating",
         Action::Update => "updating",

@@ -90,8 +90,10 @@ fn report_journal(dir: &Path, printer: &Printer) -> Result<(), CliError> {
     let journal = Journal::open(dir)?;
     for entry in journal.entries() {
         printer.warn(&format!(
-            "an earlier run left operation {} ({:?} of {}) in flight; `clusterform apply` waits for it before changing anything",
-            entry.operation, entry.action, entry.address.id
+            "an earlier run left operation {} ({} {}) in flight; `clusterform apply` waits for it before changing anything",
+            entry.operation,
+            crate::progress::verb(entry.action),
+            entry.address.id
         ));
     }
     Ok(())
