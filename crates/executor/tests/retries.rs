@@ -178,20 +178,7 @@ async fn a_create_that_never_arrived_is_sent_again() {
         .send(REGION, &create_request("train01"))
         .await
         .unwrap();
-    assert!(
-        matches!(submitted, Submitted::Operation(_)),
-        "{submitted:?}"
-    );
-    assert_eq!(
-        h.count("POST", "/modelDevelopmentClusters"),
-        1,
-        "only the second attempt arrived"
-    );
-    assert_eq!(
-        h.statuses("GET", "/train01"),
-        vec![404],
-        "looked up before re-sending"
-    );
+    assert_resent_after_a_lookup(&h, &submitted);
 }
 
 #[tokio::test]
@@ -252,21 +239,8 @@ async fn a_create_refused_with_a_server_error_is_sent_again_after_looking() {
         .send(REGION, &create_request("train01"))
         .await
         .unwrap();
-    assert!(
-        matches!(submitted, Submitted::Operation(_)),
-        "{submitted:?}"
-    );
     assert_eq!(proxy.count("POST", "/modelDevelopmentClusters"), 2);
-    assert_eq!(
-        h.count("POST", "/modelDevelopmentClusters"),
-        1,
-        "only the second attempt arrived"
-    );
-    assert_eq!(
-        h.statuses("GET", "/train01"),
-        vec![404],
-        "looked up before re-sending"
-    );
+    assert_resent_after_a_lookup(&h, &submitted);
 }
 
 #[tokio::test]
@@ -308,4 +282,22 @@ async fn the_elapsed_budget_stops_retries_before_the_attempts_run_out() {
     // far from the 1000 the attempt limit would allow.
     let attempts = h.count("GET", "/train01");
     assert!((2..100).contains(&attempts), "{attempts} attempts");
+}
+
+/// The create was sent again, after a GET found no cluster, and only that attempt arrived.
+fn assert_resent_after_a_lookup(h: &Harness, submitted: &Submitted) {
+    assert!(
+        matches!(submitted, Submitted::Operation(_)),
+        "{submitted:?}"
+    );
+    assert_eq!(
+        h.count("POST", "/modelDevelopmentClusters"),
+        1,
+        "only the second attempt arrived"
+    );
+    assert_eq!(
+        h.statuses("GET", "/train01"),
+        vec![404],
+        "looked up before re-sending"
+    );
 }
