@@ -148,15 +148,39 @@ pub struct ApplyEngine {
     wait: WaitOptions,
 }
 
-/// Reports the steps of one action.
+/// Reports the steps of one action, and tells it when the run is cancelled.
 struct Tracker<'a> {
     address: &'a ClusterAddress,
     action: Action,
     started: Instant,
     sink: &'a dyn ProgressSink,
+    cancel: &'a CancellationToken,
 }
 
 impl Tracker<'_> {
+    /// Fails once the run is cancelled: no new request starts after that.
+    fn check_cancelled(&self) -> Result<(), ExecError> {
+        if self.cancel.is_cancelled() {
+            Err(ExecError::Cancelled)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Waiting stops at once on cancellation. Requests are never wrapped in this: a request
+    /// already on the wire is finished and its operation journaled, so nothing the service
+    /// started is forgotten.
+    async fn cancellable<T>(
+        &self,
+        waiting: impl Future<Output = Result<T, ExecError>>,
+    ) -> Result<T, ExecError> {
+        tokio::select! {
+            biased;
+            () = self.cancel.cancelled() => Err(ExecError::Cancelled),
+            result = waiting => result,
+        }
+    }
+
     fn emit(&self, step: Step) {
         self.sink.event(&ProgressEvent {
             address: self.address.clone(),
@@ -211,8 +235,9 @@ impl ApplyEngine {
                     action: change.action,
                     started: Instant::now(),
                     sink: &*progress,
+                    cancel: &cancel,
                 };
-                guarded(tracker, &cancel, async |tracker: &Tracker<'_>| {
+                guarded(tracker, async |tracker: &Tracker<'_>| {
                     self.run_change(tracker, change).await
                 })
             })
@@ -237,8 +262,9 @@ impl ApplyEngine {
                     action: entry.action,
                     started: Instant::now(),
                     sink: &*progress,
+                    cancel: &cancel,
                 };
-                guarded(tracker, &cancel, async |tracker: &Tracker<'_>| {
+                guarded(tracker, async |tracker: &Tracker<'_>| {
                     self.resume_entry(tracker, entry).await
                 })
             })
@@ -257,6 +283,7 @@ impl ApplyEngine {
         let name = cluster_name(&change.address)?;
         let mut live = None;
         for request in &change.requests {
+            tracker.check_cancelled()?;
             let timeout = timeout_of(request.kind, &change.timeouts);
             live = self.run_request(tracker, &name, request, timeout).await?;
             tracker.emit(Step::StepDone {
@@ -275,8 +302,10 @@ impl ApplyEngine {
     ) -> Result<Option<Cluster>, ExecError> {
         let started = Instant::now();
         if request.kind == RequestKind::Update {
-            self.poll_cluster(tracker, name, timeout, BUSY_STATES)
+            tracker
+                .cancellable(self.poll_cluster(tracker, name, timeout, BUSY_STATES))
                 .await?;
+            tracker.check_cancelled()?;
         }
         // Settling and waiting share one budget.
         let timeout = timeout.saturating_sub(started.elapsed());
@@ -292,7 +321,8 @@ impl ApplyEngine {
                     request: request.kind,
                     operation: None,
                 });
-                self.await_provisioned(tracker, name, timeout)
+                tracker
+                    .cancellable(self.await_provisioned(tracker, name, timeout))
                     .await
                     .map(Some)
             }
@@ -329,8 +359,14 @@ impl ApplyEngine {
         if operation.done {
             return outcome_of(name, request, &operation);
         }
-        let done = self
-            .wait_with_progress(tracker, name, &operation.name, timeout, self.wait)
+        let done = tracker
+            .cancellable(self.wait_with_progress(
+                tracker,
+                name,
+                &operation.name,
+                timeout,
+                self.wait,
+            ))
             .await?;
         self.journal.remove(&done.name)?;
         outcome_of(name, request, &done)
@@ -341,6 +377,7 @@ impl ApplyEngine {
         tracker: &Tracker<'_>,
         entry: &JournalEntry,
     ) -> Result<Option<Cluster>, ExecError> {
+        tracker.check_cancelled()?;
         tracker.emit(Step::Resumed {
             operation: entry.operation.clone(),
         });
@@ -351,10 +388,8 @@ impl ApplyEngine {
             ..self.wait
         };
         let timeout = self.remaining_timeout(entry);
-        match self
-            .wait_with_progress(tracker, &name, &entry.operation, timeout, options)
-            .await
-        {
+        let waiting = self.wait_with_progress(tracker, &name, &entry.operation, timeout, options);
+        match tracker.cancellable(waiting).await {
             Ok(done) => {
                 self.journal.remove(&entry.operation)?;
                 outcome_of(&name, entry.request, &done)
@@ -488,17 +523,12 @@ impl ApplyEngine {
     }
 }
 
-/// Runs one action's work unless cancelled, and reports how it ended.
+/// Runs one action's work (which stops waiting when cancelled), and reports how it ended.
 async fn guarded<'t>(
     tracker: Tracker<'t>,
-    cancel: &CancellationToken,
     work: impl AsyncFnOnce(&Tracker<'t>) -> Result<Option<Cluster>, ExecError>,
 ) -> ActionOutcome {
-    let result = tokio::select! {
-        biased;
-        () = cancel.cancelled() => Err(ExecError::Cancelled),
-        result = work(&tracker) => result,
-    };
+    let result = work(&tracker).await;
     match &result {
         Ok(_) => tracker.emit(Step::Finished),
         Err(error) => tracker.emit(Step::Failed(error.to_string())),

@@ -277,6 +277,52 @@ async fn a_cancelled_run_sends_nothing() {
     assert!(h.emulator.requests().is_empty());
 }
 
+#[tokio::test]
+async fn a_cancel_while_a_create_is_on_the_wire_still_journals_its_operation() {
+    let h = Harness::with_options(EmulatorOptions {
+        operation_duration: Duration::from_millis(600),
+        latency: Duration::from_millis(400),
+        required_token: Some(TOKEN.to_owned()),
+        ..EmulatorOptions::default()
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let plan = plan(vec![change(
+        "train01",
+        Action::Create,
+        vec![create_request("train01")],
+    )]);
+    let cancel = CancellationToken::new();
+    let emulator = h.emulator.clone();
+    let canceller = cancel.clone();
+    // Cancel once the create has reached the server but before its (delayed) answer returns.
+    tokio::spawn(async move {
+        for _ in 0..500 {
+            if emulator.requests().iter().any(|r| r.method == "POST") {
+                canceller.cancel();
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    });
+    let report = engine(&h, dir.path())
+        .apply(&plan, Arc::new(RecordingSink::default()), cancel)
+        .await;
+    assert!(report.interrupted);
+    assert!(matches!(
+        report.outcomes[0].result,
+        Err(ExecError::Cancelled)
+    ));
+    assert_eq!(h.count("POST", "/modelDevelopmentClusters"), 1);
+    let entries = Journal::open(dir.path()).unwrap().entries();
+    assert_eq!(
+        entries.len(),
+        1,
+        "the started operation is journaled: {entries:?}"
+    );
+    assert_eq!(entries[0].request, RequestKind::Create);
+}
+
 /// Cancels the run as soon as an operation is being waited for.
 pub struct CancelWhenWaiting(pub CancellationToken);
 
