@@ -115,6 +115,20 @@ pub enum ExecError {
         /// What went wrong.
         reason: String,
     },
+    /// Another clusterform run holds this configuration's lock.
+    #[error("another clusterform run is changing this configuration (lock {path} is held)")]
+    Locked {
+        /// The lock file.
+        path: PathBuf,
+    },
+    /// The lock file could not be created or locked.
+    #[error("cannot lock {path}: {reason}")]
+    Lock {
+        /// The lock file.
+        path: PathBuf,
+        /// What the system said.
+        reason: String,
+    },
     /// The run was cancelled (Ctrl-C) while this action was in progress.
     #[error("interrupted")]
     Cancelled,
@@ -163,6 +177,10 @@ impl ExecError {
             Self::Journal { .. } => {
                 "check in the console that no operation is still running, then fix or delete the file"
             }
+            Self::Locked { .. } => {
+                "wait for the other `clusterform apply` or `destroy` to finish; the lock is released when it exits"
+            }
+            Self::Lock { .. } => "check that the configuration directory is writable",
             Self::Cancelled => {
                 "operations keep running on the server: run `clusterform apply` again to resume waiting"
             }

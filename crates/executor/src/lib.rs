@@ -14,6 +14,7 @@ mod engine;
 mod error;
 mod idle;
 mod journal;
+mod lock;
 mod operations;
 mod refresh;
 mod retry;
@@ -29,6 +30,7 @@ pub use engine::{
 pub use error::ExecError;
 pub use idle::{IdleReport, IdleVerdict, SlurmJob, idle_verdict, inspect_idle, parse_jobs};
 pub use journal::{Journal, JournalEntry};
+pub use lock::RunLock;
 pub use operations::{OperationWaiter, WaitOptions};
 pub use refresh::refresh;
 pub use retry::RetryPolicy;

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use clusterform_executor::{ApplyEngine, ApplyReport, Journal, WaitOptions};
+use clusterform_executor::{ApplyEngine, ApplyReport, Journal, RunLock, WaitOptions};
 use clusterform_planner::{Action, Plan};
 use tokio_util::sync::CancellationToken;
 
@@ -39,6 +39,7 @@ async fn apply_directory(
     dir: &Path,
     printer: &Printer,
 ) -> Result<ExitStatus, CliError> {
+    let _lock = RunLock::acquire(dir)?;
     let mut planned = prepare(global, dir, &args.planning, false, printer).await?;
     if !Journal::open(dir)?.entries().is_empty() {
         let resumed = resume(&planned.connection, dir, args.parallelism, printer).await?;
@@ -106,6 +107,7 @@ async fn apply_saved_plan(
 ) -> Result<ExitStatus, CliError> {
     let plan = clusterform_planner::load_plan(path)?;
     let dir = config_dir(global, None);
+    let _lock = RunLock::acquire(&dir)?;
     let config = context::load_config(&dir, &args.planning.vars, printer)?;
     if config.digest != plan.config_digest {
         return Err(CliError::ConfigChanged {

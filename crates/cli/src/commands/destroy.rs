@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use clusterform_executor::{IdleReport, IdleVerdict};
+use clusterform_executor::{IdleReport, IdleVerdict, RunLock};
 use clusterform_planner::{Action, Plan};
 
 use crate::cli::{DestroyArgs, GlobalArgs, PlanningArgs};
@@ -23,6 +23,7 @@ pub async fn run(
     printer: &Printer,
 ) -> Result<ExitStatus, CliError> {
     let dir = config_dir(global, args.dir.dir.as_deref());
+    let _lock = RunLock::acquire(&dir)?;
     let planning = PlanningArgs {
         vars: args.vars.clone(),
         targets: args.targets.clone(),

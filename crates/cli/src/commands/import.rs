@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use clusterform_executor::{ApiClient, OperationWaiter, Submitted, WaitOptions};
+use clusterform_executor::{ApiClient, OperationWaiter, RunLock, Submitted, WaitOptions};
 use clusterform_model::{Cluster, ClusterName, STACK_LABEL};
 use clusterform_planner::{PlannedRequest, RequestKind};
 use serde_json::json;
@@ -26,6 +26,7 @@ pub async fn run(
     printer: &Printer,
 ) -> Result<ExitStatus, CliError> {
     let dir = config_dir(global, args.dir.as_deref());
+    let _lock = RunLock::acquire(&dir)?;
     let config = context::load_config(&dir, &VarArgs::default(), printer)?;
     let project = args.project.clone().or(config.provider.project.clone());
     let region = args.region.clone().or(config.provider.region.clone());

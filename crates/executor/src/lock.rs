@@ -1,0 +1,65 @@
+//! The run lock: one `apply`, `destroy` or `import` at a time per configuration directory.
+//!
+//! Two runs changing the same clusters would race (both creating a cluster, one patching what
+//! the other deletes) and would both rewrite the journal. The lock is an exclusive advisory
+//! lock on `.clusterform/lock`; the operating system releases it when the process exits, even
+//! after a crash, so a stale lock never blocks the next run.
+
+use std::fs::{File, OpenOptions, TryLockError};
+use std::path::{Path, PathBuf};
+
+use crate::error::ExecError;
+
+/// Held for as long as a run changes clusters; dropping it releases the lock.
+#[derive(Debug)]
+pub struct RunLock {
+    _file: File,
+    path: PathBuf,
+}
+
+impl RunLock {
+    /// Takes the lock of the configuration in `config_dir`, or fails at once if another run
+    /// holds it.
+    pub fn acquire(config_dir: &Path) -> Result<Self, ExecError> {
+        let dir = config_dir.join(".clusterform");
+        let path = dir.join("lock");
+        let failed = |reason: String| ExecError::Lock {
+            path: path.clone(),
+            reason,
+        };
+        std::fs::create_dir_all(&dir).map_err(|e| failed(e.to_string()))?;
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| failed(e.to_string()))?;
+        match file.try_lock() {
+            Ok(()) => Ok(Self { _file: file, path }),
+            Err(TryLockError::WouldBlock) => Err(ExecError::Locked { path }),
+            Err(TryLockError::Error(error)) => Err(failed(error.to_string())),
+        }
+    }
+
+    /// The lock file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_run_is_refused_until_the_first_releases_the_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = RunLock::acquire(dir.path()).unwrap();
+        assert!(first.path().ends_with(".clusterform/lock"));
+        let second = RunLock::acquire(dir.path()).unwrap_err();
+        assert!(matches!(second, ExecError::Locked { .. }), "{second}");
+        assert!(second.hint().unwrap().contains("wait for the other"));
+        drop(first);
+        RunLock::acquire(dir.path()).unwrap();
+    }
+}
