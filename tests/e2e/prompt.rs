@@ -53,9 +53,9 @@ fn no_terminal_and_no_auto_approve_is_an_error() {
     assert!(env.mutations().is_empty());
 }
 
-fn plan_on_a_terminal(env: &Env, extra: &str) -> String {
+fn plan_on_a_terminal(env: &Env, no_color: &str, extra: &str) -> String {
     let command = format!(
-        "env -u NO_COLOR CLUSTERFORM_ENDPOINT={} CLUSTERFORM_ACCESS_TOKEN={TOKEN} {} plan {extra} {}",
+        "env -u NO_COLOR {no_color} CLUSTERFORM_ENDPOINT={} CLUSTERFORM_ACCESS_TOKEN={TOKEN} {} plan {extra} {}",
         env.handle.base_url(),
         env!("CARGO_BIN_EXE_clusterform"),
         env.path().display()
@@ -69,14 +69,16 @@ fn plan_on_a_terminal(env: &Env, extra: &str) -> String {
 fn colour_only_on_a_terminal_and_never_with_no_color() {
     let env = Env::new(100);
     env.write_config(&config(&[ClusterSpec::default()]));
-    let coloured = plan_on_a_terminal(&env, "");
+    let coloured = plan_on_a_terminal(&env, "", "");
     assert!(
         coloured.contains("\u{1b}["),
         "a terminal gets colour: {coloured}"
     );
-    let plain = plan_on_a_terminal(&env, "--no-color");
-    assert!(plain.contains("Plan: 1 to add"), "{plain}");
-    assert!(!plain.contains("\u{1b}["), "--no-color: {plain}");
+    for (no_color, flag) in [("", "--no-color"), ("NO_COLOR=1", "")] {
+        let plain = plan_on_a_terminal(&env, no_color, flag);
+        assert!(plain.contains("Plan: 1 to add"), "{plain}");
+        assert!(!plain.contains("\u{1b}["), "{no_color}{flag}: {plain}");
+    }
     let piped = env.cmd(&["plan"]).env_remove("NO_COLOR").output().unwrap();
     let piped = String::from_utf8_lossy(&piped.stdout);
     assert!(piped.contains("Plan: 1 to add"), "{piped}");
