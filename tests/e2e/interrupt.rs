@@ -12,11 +12,10 @@ fn creates(env: &Env) -> usize {
         .count()
 }
 
-#[test]
+/// Starts `apply`, waits until its create is journaled, sends SIGINT, and checks that the run
+/// stopped with the journal intact. Returns the journal's path.
 #[cfg(unix)]
-fn an_interrupted_apply_resumes_without_a_second_create() {
-    let env = Env::new(3_000);
-    env.write_config(&config(&[ClusterSpec::default()]));
+fn interrupt_an_apply(env: &Env) -> std::path::PathBuf {
     let journal = env.path().join(".clusterform/journal.json");
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_clusterform"))
         .args(["apply", "--auto-approve"])
@@ -49,7 +48,16 @@ fn an_interrupted_apply_resumes_without_a_second_create() {
         journal_has_entry(&journal),
         "the journal survives the interrupt"
     );
-    assert_eq!(creates(&env), 1);
+    assert_eq!(creates(env), 1);
+    journal
+}
+
+#[test]
+#[cfg(unix)]
+fn an_interrupted_apply_resumes_without_a_second_create() {
+    let env = Env::new(3_000);
+    env.write_config(&config(&[ClusterSpec::default()]));
+    let journal = interrupt_an_apply(&env);
 
     let plan = env.run(&["plan"]);
     let warning = stderr(&plan);
@@ -69,6 +77,44 @@ fn an_interrupted_apply_resumes_without_a_second_create() {
         stdout(&resumed).contains("No changes."),
         "{}",
         stdout(&resumed)
+    );
+}
+
+#[test]
+#[cfg(unix)]
+fn destroy_waits_for_an_interrupted_create_before_deleting() {
+    let env = Env::new(3_000);
+    env.write_config(&config(&[ClusterSpec::default()]));
+    let journal = interrupt_an_apply(&env);
+
+    let destroy = env.run(&["destroy", "--auto-approve"]);
+    assert!(
+        destroy.status.success(),
+        "{}{}",
+        stdout(&destroy),
+        stderr(&destroy)
+    );
+    assert!(
+        stdout(&destroy).contains("1 destroyed"),
+        "{}",
+        stdout(&destroy)
+    );
+    assert!(!journal_has_entry(&journal), "the journal is emptied");
+    let conflicts: Vec<u16> = env
+        .emulator()
+        .requests()
+        .iter()
+        .map(|r| r.status)
+        .filter(|status| *status == 409)
+        .collect();
+    assert!(
+        conflicts.is_empty(),
+        "the delete waited instead of meeting ABORTED"
+    );
+    assert!(
+        env.emulator()
+            .cluster(&crate::support::cluster_name("train01"))
+            .is_none()
     );
 }
 

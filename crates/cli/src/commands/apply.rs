@@ -41,9 +41,7 @@ async fn apply_directory(
 ) -> Result<ExitStatus, CliError> {
     let _lock = RunLock::acquire(dir)?;
     let mut planned = prepare(global, dir, &args.planning, false, printer).await?;
-    if !Journal::open(dir)?.entries().is_empty() {
-        let resumed = resume(&planned.connection, dir, args.parallelism, printer).await?;
-        finish(&resumed, dir, "Earlier operations finished.", printer)?;
+    if settle_earlier_runs(&planned, dir, args.parallelism, printer).await? {
         planned = prepare(global, dir, &args.planning, false, printer).await?;
     }
     printer.result(&clusterform_planner::render_text(
@@ -145,6 +143,22 @@ pub async fn execute(
     let cancel = interrupt_token(*printer);
     let progress = Arc::new(ApplyProgress::new(*printer));
     Ok(engine.apply(plan, progress, cancel).await)
+}
+
+/// Waits for the operations an earlier run left in the journal, before anything new is sent;
+/// `true` when there were some (the live clusters have changed since `planned` was made).
+pub async fn settle_earlier_runs(
+    planned: &Planned,
+    dir: &Path,
+    parallelism: u16,
+    printer: &Printer,
+) -> Result<bool, CliError> {
+    if Journal::open(dir)?.entries().is_empty() {
+        return Ok(false);
+    }
+    let resumed = resume(&planned.connection, dir, parallelism, printer).await?;
+    finish(&resumed, dir, "Earlier operations finished.", printer)?;
+    Ok(true)
 }
 
 async fn resume(

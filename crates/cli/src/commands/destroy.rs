@@ -10,7 +10,7 @@ use clusterform_planner::{Action, Plan};
 
 use crate::cli::{DestroyArgs, GlobalArgs, PlanningArgs};
 use crate::commands::ExitStatus;
-use crate::commands::apply::{Approval, confirm_and_execute, finish};
+use crate::commands::apply::{Approval, confirm_and_execute, finish, settle_earlier_runs};
 use crate::commands::plan::{Planned, prepare};
 use crate::context::config_dir;
 use crate::error::CliError;
@@ -30,6 +30,9 @@ pub async fn run(
         ..PlanningArgs::default()
     };
     let mut planned = prepare(global, &dir, &planning, true, printer).await?;
+    if settle_earlier_runs(&planned, &dir, args.parallelism, printer).await? {
+        planned = prepare(global, &dir, &planning, true, printer).await?;
+    }
     if let Some(threshold) = args.idle_for {
         keep_only_idle(&mut planned, threshold, printer).await?;
     }
