@@ -238,6 +238,8 @@ pub struct ShowArgs {
 pub struct ListArgs {
     #[command(flatten)]
     pub dir: DirArg,
+    #[command(flatten)]
+    pub vars: VarArgs,
     /// Project (default: the configuration's)
     #[arg(long)]
     pub project: Option<String>,
@@ -254,6 +256,8 @@ pub struct ListArgs {
 pub struct ImportArgs {
     /// The cluster ID
     pub id: String,
+    #[command(flatten)]
+    pub vars: VarArgs,
     /// Configuration directory (default: current directory)
     #[arg(long = "dir", value_name = "DIR")]
     pub dir: Option<PathBuf>,

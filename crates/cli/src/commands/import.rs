@@ -10,7 +10,7 @@ use clusterform_model::{Cluster, ClusterName, STACK_LABEL};
 use clusterform_planner::{PlannedRequest, RequestKind};
 use serde_json::json;
 
-use crate::cli::{GlobalArgs, ImportArgs, VarArgs};
+use crate::cli::{GlobalArgs, ImportArgs};
 use crate::commands::ExitStatus;
 use crate::context::{self, config_dir};
 use crate::error::CliError;
@@ -27,7 +27,7 @@ pub async fn run(
 ) -> Result<ExitStatus, CliError> {
     let dir = config_dir(global, args.dir.as_deref());
     let _lock = RunLock::acquire(&dir)?;
-    let config = context::load_config(&dir, &VarArgs::default(), printer)?;
+    let config = context::load_config(&dir, &args.vars, printer)?;
     let project = args.project.clone().or(config.provider.project.clone());
     let region = args.region.clone().or(config.provider.region.clone());
     let (Some(project), Some(region)) = (project, region) else {

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use clusterform_model::{Cluster, STACK_LABEL};
 use serde_json::json;
 
-use crate::cli::{GlobalArgs, ListArgs, VarArgs};
+use crate::cli::{GlobalArgs, ListArgs};
 use crate::commands::ExitStatus;
 use crate::context::{self, config_dir};
 use crate::error::CliError;
@@ -24,7 +24,7 @@ pub async fn run(
             (BTreeSet::from([(project.clone(), region.clone())]), None)
         }
         _ => {
-            let config = context::load_config(&dir, &VarArgs::default(), printer)?;
+            let config = context::load_config(&dir, &args.vars, printer)?;
             let mut locations = config.locations();
             if locations.is_empty() {
                 locations.insert((
