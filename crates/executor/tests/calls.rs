@@ -49,18 +49,7 @@ async fn create_get_update_delete_and_operations() {
             .is_none()
     );
 
-    let Submitted::Operation(op) = h
-        .client
-        .send(REGION, &update_labels_request("train01", "infra"))
-        .await
-        .unwrap()
-    else {
-        panic!("an update starts an operation");
-    };
-    h.client
-        .wait_operation(&op.name, Duration::from_secs(5))
-        .await
-        .unwrap();
+    send_and_wait(&h, &update_labels_request("train01", "infra")).await;
     let live = h
         .client
         .get_cluster(&parsed_name("train01"))
@@ -69,18 +58,7 @@ async fn create_get_update_delete_and_operations() {
         .unwrap();
     assert_eq!(live.label("team"), Some("infra"));
 
-    let Submitted::Operation(op) = h
-        .client
-        .send(REGION, &delete_request("train01"))
-        .await
-        .unwrap()
-    else {
-        panic!("a delete starts an operation");
-    };
-    h.client
-        .wait_operation(&op.name, Duration::from_secs(5))
-        .await
-        .unwrap();
+    send_and_wait(&h, &delete_request("train01")).await;
     assert!(
         h.client
             .get_cluster(&parsed_name("train01"))
@@ -224,4 +202,15 @@ async fn garbage_answers_are_decode_errors_naming_the_url() {
     assert!(err.hint().unwrap().contains("--endpoint"));
     let err = client.list_clusters(PROJECT, REGION).await.unwrap_err();
     assert!(err.to_string().contains("cluster list"), "{err}");
+}
+
+/// Sends a request that must start an operation, and waits for that operation.
+async fn send_and_wait(h: &Harness, request: &clusterform_planner::PlannedRequest) {
+    let Submitted::Operation(op) = h.client.send(REGION, request).await.unwrap() else {
+        panic!("{:?} starts an operation", request.kind);
+    };
+    h.client
+        .wait_operation(&op.name, Duration::from_secs(5))
+        .await
+        .unwrap();
 }

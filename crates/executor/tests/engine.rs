@@ -4,8 +4,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clusterform_emulator::{EmulatorOptions, FaultSpec};
-use clusterform_executor::{ApplyEngine, ExecError, Journal, ProgressEvent, ProgressSink, Step};
-use clusterform_planner::{Action, PlannedTimeouts, RequestKind};
+use clusterform_executor::{
+    ApplyEngine, ApplyReport, ExecError, Journal, ProgressEvent, ProgressSink, Step,
+};
+use clusterform_planner::{Action, Plan, PlannedTimeouts, RequestKind};
 use tokio_util::sync::CancellationToken;
 
 use crate::proxy::{Mischief, Proxy, Rule, is_create};
@@ -14,6 +16,17 @@ use crate::support::*;
 fn engine(h: &Harness, dir: &std::path::Path) -> ApplyEngine {
     ApplyEngine::new(h.client(fast_retry()), Journal::open(dir).unwrap(), 4)
         .with_wait_options(fast_wait())
+}
+
+/// Runs a plan with nobody watching its progress and no cancellation.
+async fn apply_unobserved(engine: &ApplyEngine, plan: &Plan) -> ApplyReport {
+    engine
+        .apply(
+            plan,
+            Arc::new(RecordingSink::default()),
+            CancellationToken::new(),
+        )
+        .await
 }
 
 #[tokio::test]
@@ -115,13 +128,7 @@ async fn one_failure_does_not_stop_the_others() {
         change("bad", Action::Create, vec![invalid]),
         change("good", Action::Create, vec![create_request("good")]),
     ]);
-    let report = engine(&h, dir.path())
-        .apply(
-            &plan,
-            Arc::new(RecordingSink::default()),
-            CancellationToken::new(),
-        )
-        .await;
+    let report = apply_unobserved(&engine(&h, dir.path()), &plan).await;
     assert_eq!(report.failed_count(), 1);
     assert_eq!(report.succeeded_count(), 1);
     let failed = report.failed().next().unwrap();
@@ -145,13 +152,7 @@ async fn failed_operations_name_the_cluster_code_and_message() {
         Action::Create,
         vec![create_request("train01")],
     )]);
-    let report = engine(&h, dir.path())
-        .apply(
-            &plan,
-            Arc::new(RecordingSink::default()),
-            CancellationToken::new(),
-        )
-        .await;
+    let report = apply_unobserved(&engine(&h, dir.path()), &plan).await;
     let err = report.outcomes[0].result.as_ref().unwrap_err();
     let ExecError::OperationFailed {
         cluster,
@@ -178,13 +179,7 @@ async fn deleting_a_missing_cluster_succeeds() {
         Action::Delete,
         vec![delete_request("gone")],
     )]);
-    let report = engine(&h, dir.path())
-        .apply(
-            &plan,
-            Arc::new(RecordingSink::default()),
-            CancellationToken::new(),
-        )
-        .await;
+    let report = apply_unobserved(&engine(&h, dir.path()), &plan).await;
     assert!(report.is_success(), "{report:?}");
     assert_eq!(h.statuses("DELETE", "/gone"), vec![404]);
 }
@@ -238,13 +233,7 @@ async fn an_action_that_outlives_its_timeout_fails_and_stays_journaled() {
         delete: 1,
     };
     let engine = engine(&h, dir.path());
-    let report = engine
-        .apply(
-            &plan(vec![slow]),
-            Arc::new(RecordingSink::default()),
-            CancellationToken::new(),
-        )
-        .await;
+    let report = apply_unobserved(&engine, &plan(vec![slow])).await;
     let err = report.outcomes[0].result.as_ref().unwrap_err();
     assert!(matches!(err, ExecError::Timeout { .. }), "{err}");
     assert!(err.hint().unwrap().contains("resume"));
@@ -511,13 +500,7 @@ async fn the_update_timeout_covers_waiting_for_a_busy_cluster() {
         ..PlannedTimeouts::default()
     };
     let engine = engine(&h, dir.path());
-    let report = engine
-        .apply(
-            &plan(vec![update]),
-            Arc::new(RecordingSink::default()),
-            CancellationToken::new(),
-        )
-        .await;
+    let report = apply_unobserved(&engine, &plan(vec![update])).await;
     let err = report.outcomes[0].result.as_ref().unwrap_err();
     assert!(matches!(err, ExecError::Timeout { .. }), "{err}");
     assert!(err.to_string().contains("UPDATING"), "{err}");

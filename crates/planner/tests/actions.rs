@@ -6,7 +6,7 @@ use clusterform_model::fields::{ImpactClass, UpdateMaskPath};
 use clusterform_planner::{Action, PlanError, PlanOptions, RequestKind, plan};
 use serde_json::json;
 
-use crate::support::{STACK, cluster, config, desired, live_seed, seed, served};
+use crate::support::{STACK, cluster, config, desired, live_seed, plan_against_seed, seed, served};
 
 fn options() -> PlanOptions {
     PlanOptions::default()
@@ -62,12 +62,7 @@ fn an_absent_cluster_is_created_with_the_ownership_label() {
 fn a_mutable_change_is_an_update_with_the_smallest_mask() {
     let mut wanted = seed();
     wanted["nodePools"][1]["scalingSpec"]["maxNodeCount"] = json!(8);
-    let made = plan(
-        &config(vec![desired("train01", wanted)]),
-        &[live_seed("train01")],
-        &options(),
-    )
-    .unwrap();
+    let made = plan_against_seed(wanted);
     let change = &made.changes[0];
     assert_eq!(change.action, Action::Update);
     assert_eq!(change.update_mask, [UpdateMaskPath::NodePools]);
@@ -112,12 +107,7 @@ fn several_kinds_of_change_combine_their_mask_paths_in_order() {
     wanted["orchestratorSpec"]["slurmSpec"]["epilogBashScripts"] = json!(["echo bye"]);
     wanted["orchestratorSpec"]["slurmSpec"]["partitions"][0]["nodePoolIds"] =
         json!(["cpu", "login"]);
-    let made = plan(
-        &config(vec![desired("train01", wanted)]),
-        &[live_seed("train01")],
-        &options(),
-    )
-    .unwrap();
+    let made = plan_against_seed(wanted);
     let change = &made.changes[0];
     assert_eq!(
         change.update_mask,
@@ -141,12 +131,7 @@ fn an_immutable_change_replaces_the_cluster_delete_first() {
     let mut wanted = seed();
     wanted["displayName"] = json!("Renamed");
     wanted["nodePools"][1]["scalingSpec"]["maxNodeCount"] = json!(8);
-    let made = plan(
-        &config(vec![desired("train01", wanted)]),
-        &[live_seed("train01")],
-        &options(),
-    )
-    .unwrap();
+    let made = plan_against_seed(wanted);
     let change = &made.changes[0];
     assert_eq!(change.action, Action::Replace);
     let display = change
@@ -419,12 +404,7 @@ fn adding_and_removing_pools_is_an_update_of_node_pools() {
         "id": "gpu", "machineSpec": {"machineType": "a4-highgpu-8g", "acceleratorType": "NVIDIA_B200", "acceleratorCount": 8},
         "scalingSpec": {"minNodeCount": 0, "maxNodeCount": 2}, "provisioningModel": "FLEX_START"
     }));
-    let made = plan(
-        &config(vec![desired("train01", wanted)]),
-        &[live_seed("train01")],
-        &options(),
-    )
-    .unwrap();
+    let made = plan_against_seed(wanted);
     let change = &made.changes[0];
     assert_eq!(change.action, Action::Update);
     assert_eq!(change.update_mask, [UpdateMaskPath::NodePools]);

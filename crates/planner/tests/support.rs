@@ -2,6 +2,7 @@
 
 use clusterform_config::{Config, DesiredCluster, Provider};
 use clusterform_model::Cluster;
+use clusterform_planner::{Plan, PlanOptions};
 use serde_json::{Value, json};
 
 pub const PROJECT: &str = "my-proj";
@@ -123,4 +124,14 @@ pub fn cluster(json: Value) -> Cluster {
 /// The seed cluster, live and owned by `research`.
 pub fn live_seed(id: &str) -> Cluster {
     cluster(served(id, &seed(), Some(STACK), "RUNNING"))
+}
+
+/// Plans the desired `train01` against the seed cluster as the service returns it.
+pub fn plan_against_seed(wanted: Value) -> Plan {
+    clusterform_planner::plan(
+        &config(vec![desired("train01", wanted)]),
+        &[live_seed("train01")],
+        &PlanOptions::default(),
+    )
+    .unwrap()
 }
