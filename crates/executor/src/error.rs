@@ -92,6 +92,9 @@ pub enum ExecError {
     /// A resource name (from the server or the journal) is malformed.
     #[error("malformed resource name: {0}")]
     Name(#[from] NameError),
+    /// A live cluster that carries an ownership label has a name that cannot be addressed.
+    #[error(transparent)]
+    UnreadableLiveName(#[from] clusterform_planner::UnreadableName),
     /// No token could be obtained.
     #[error(transparent)]
     Auth(#[from] AuthError),
@@ -183,6 +186,9 @@ impl ExecError {
             Self::Lock { .. } => "check that the configuration directory is writable",
             Self::Cancelled => {
                 "operations keep running on the server: run `clusterform apply` again to resume waiting"
+            }
+            Self::UnreadableLiveName(_) => {
+                "clusterform cannot address this cluster, so it stops rather than plan without it; report the name to the service's support"
             }
             Self::InvalidRequest(_) | Self::Name(_) => return None,
         };

@@ -9,6 +9,7 @@
 use std::time::Duration;
 
 use clusterform_model::{Cluster, ClusterName, state};
+use clusterform_planner::LiveCluster;
 use futures::StreamExt;
 use serde_json::Value;
 use time::OffsetDateTime;
@@ -221,24 +222,23 @@ fn round_to_seconds(duration: Duration) -> Duration {
 
 /// Asks every cluster's Slurm API for its jobs (up to ten at once) and decides for each; the
 /// reports come in the order of `clusters`. A cluster whose jobs cannot be read is `Unknown`.
-/// Fails only when a cluster has no valid resource name (it did not come from the API).
+/// Calls are addressed by where each cluster was read, never by its `name` string. Fails only
+/// when an address is not a valid cluster name.
 pub async fn inspect_idle(
     client: &ApiClient,
-    clusters: &[Cluster],
+    clusters: &[LiveCluster],
     threshold: Duration,
     now: OffsetDateTime,
 ) -> Result<Vec<IdleReport>, ExecError> {
     let names = clusters
         .iter()
-        .map(|cluster| {
-            let name = cluster.name.as_deref().ok_or_else(|| {
-                ExecError::InvalidRequest("a cluster to inspect has no name".to_owned())
-            })?;
-            Ok(name.parse::<ClusterName>()?)
+        .map(|live| {
+            let address = &live.address;
+            ClusterName::new(&address.project, &address.region, &address.id)
         })
-        .collect::<Result<Vec<_>, ExecError>>()?;
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(futures::stream::iter(names.into_iter().zip(clusters))
-        .map(|(name, cluster)| inspect_one(client, name, cluster, threshold, now))
+        .map(|(name, live)| inspect_one(client, name, &live.cluster, threshold, now))
         .buffered(INSPECT_PARALLELISM)
         .collect()
         .await)

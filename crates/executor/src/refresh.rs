@@ -2,11 +2,14 @@
 //!
 //! There is no state file: the live API is the source of truth. Without targets, every
 //! (project, region) the configuration touches is listed with one paged List, all locations at
-//! once; with `--target`, only those clusters are read, with one Get each.
+//! once; with `--target`, only those clusters are read, with one Get each. Every cluster is
+//! addressed by where it was read (the configuration's project and region) and the last
+//! segment of its name, because the service may spell the project as a number.
 
 use std::collections::BTreeSet;
 
-use clusterform_model::{Cluster, ClusterName};
+use clusterform_model::{Cluster, ClusterName, STACK_LABEL};
+use clusterform_planner::LiveCluster;
 use futures::future::try_join_all;
 
 use crate::client::ApiClient;
@@ -18,16 +21,83 @@ pub async fn refresh(
     client: &ApiClient,
     locations: &BTreeSet<(String, String)>,
     targets: &[ClusterName],
-) -> Result<Vec<Cluster>, ExecError> {
+) -> Result<Vec<LiveCluster>, ExecError> {
     if !targets.is_empty() {
-        let found = try_join_all(targets.iter().map(|name| client.get_cluster(name))).await?;
-        return Ok(found.into_iter().flatten().collect());
+        let found = try_join_all(targets.iter().map(async |name| {
+            let cluster = client.get_cluster(name).await?;
+            cluster
+                .map(|c| addressed(&name.project, &name.location, c))
+                .transpose()
+        }))
+        .await?;
+        return Ok(found.into_iter().flatten().flatten().collect());
     }
-    let lists = try_join_all(
-        locations
-            .iter()
-            .map(|(project, region)| client.list_clusters(project, region)),
-    )
+    let lists = try_join_all(locations.iter().map(async |(project, region)| {
+        let clusters = client.list_clusters(project, region).await?;
+        let addressed: Result<Vec<_>, _> = clusters
+            .into_iter()
+            .map(|c| addressed(project, region, c))
+            .collect();
+        addressed.map(|all| all.into_iter().flatten().collect::<Vec<_>>())
+    }))
     .await?;
     Ok(lists.into_iter().flatten().collect())
+}
+
+/// The cluster with its address. A cluster whose name cannot be read cannot be addressed by
+/// any request: one without an ownership label is nobody's concern here and is skipped, one
+/// that carries it stops the run, since planning without it could delete or duplicate.
+fn addressed(
+    project: &str,
+    region: &str,
+    cluster: Cluster,
+) -> Result<Option<LiveCluster>, ExecError> {
+    let owned = cluster.label(STACK_LABEL).is_some();
+    match LiveCluster::read_at(project, region, cluster) {
+        Ok(live) => Ok(Some(live)),
+        Err(unreadable) if owned => Err(ExecError::UnreadableLiveName(unreadable)),
+        Err(unreadable) => {
+            tracing::debug!("skipping a cluster nobody owns: {unreadable}");
+            Ok(None)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cluster(name: &str, stack: Option<&str>) -> Cluster {
+        let labels = stack.map(|s| [(STACK_LABEL.to_owned(), s.to_owned())].into());
+        Cluster {
+            name: Some(name.to_owned()),
+            labels,
+            ..Cluster::default()
+        }
+    }
+
+    #[test]
+    fn a_project_number_in_the_name_is_addressed_with_the_project_listed() {
+        let named = "projects/123456789012/locations/us-central1/modelDevelopmentClusters/train01";
+        let live = addressed("acme-ml", "us-central1", cluster(named, Some("s")))
+            .unwrap()
+            .unwrap();
+        assert_eq!(live.address.project, "acme-ml");
+        assert_eq!(live.address.id, "train01");
+        assert_eq!(
+            live.cluster.name.as_deref(),
+            Some(named),
+            "the answer is kept as is"
+        );
+    }
+
+    #[test]
+    fn unreadable_names_are_skipped_unless_a_stack_owns_the_cluster() {
+        let skipped = addressed("acme-ml", "us-central1", cluster("garbage", None)).unwrap();
+        assert!(skipped.is_none());
+        let error =
+            addressed("acme-ml", "us-central1", cluster("garbage", Some("other"))).unwrap_err();
+        assert!(matches!(error, ExecError::UnreadableLiveName(_)), "{error}");
+        assert!(error.to_string().contains("garbage"), "{error}");
+    }
 }

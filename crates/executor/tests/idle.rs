@@ -33,7 +33,10 @@ async fn every_kind_of_cluster_gets_the_right_verdict() {
     h.emulator
         .set_slurm_unreachable(&cluster_name("unreach"), true);
 
-    let clusters = h.client.list_clusters(PROJECT, REGION).await.unwrap();
+    let locations = std::collections::BTreeSet::from([(PROJECT.to_owned(), REGION.to_owned())]);
+    let clusters = clusterform_executor::refresh(&h.client, &locations, &[])
+        .await
+        .unwrap();
     let reports = inspect_idle(&h.client, &clusters, Duration::from_secs(2 * 3600), now)
         .await
         .unwrap();

@@ -4,8 +4,7 @@
 use std::hint::black_box;
 
 use clusterform_config::{Config, DesiredCluster, Provider};
-use clusterform_model::Cluster;
-use clusterform_planner::{PlanOptions, plan, render_text};
+use clusterform_planner::{LiveCluster, PlanOptions, plan, render_text};
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 
@@ -33,7 +32,7 @@ fn desired_json(max_nodes: u32) -> Value {
 fn live_json(id: &str) -> Value {
     let mut live = desired_json(4);
     live["name"] = json!(format!(
-        "projects/my-proj/locations/us-central1/modelDevelopmentClusters/{id}"
+        "projects/123456789012/locations/us-central1/modelDevelopmentClusters/{id}"
     ));
     live["labels"]["clusterform-stack"] = json!("bench");
     live["updateTime"] = json!("2026-11-02T10:30:00Z");
@@ -46,7 +45,7 @@ fn live_json(id: &str) -> Value {
 }
 
 /// Every third cluster is resized; the others match.
-fn world() -> (Config, Vec<Cluster>) {
+fn world() -> (Config, Vec<LiveCluster>) {
     let mut clusters = Vec::with_capacity(CLUSTERS);
     let mut live = Vec::with_capacity(CLUSTERS);
     for n in 0..CLUSTERS {
@@ -59,7 +58,8 @@ fn world() -> (Config, Vec<Cluster>) {
             cluster: serde_json::from_value(desired_json(max_nodes)).expect("desired"),
             ..DesiredCluster::default()
         });
-        live.push(serde_json::from_value(live_json(&id)).expect("live"));
+        let cluster = serde_json::from_value(live_json(&id)).expect("live");
+        live.push(LiveCluster::read_at("my-proj", "us-central1", cluster).expect("name"));
     }
     let config = Config {
         provider: Provider {

@@ -82,14 +82,6 @@ pub enum PlanError {
         /// What is wrong with it.
         reason: String,
     },
-    /// A live cluster carries this stack's label but its name cannot be read.
-    #[error("a live cluster of stack `{stack}` has an unreadable name `{name}`")]
-    UnreadableLiveName {
-        /// The name as received.
-        name: String,
-        /// This stack.
-        stack: String,
-    },
     /// A cluster could not be turned into JSON (a map key that is not a string).
     #[error("cluster `{id}` cannot be encoded as JSON: {message}")]
     Encode {
@@ -129,7 +121,7 @@ impl PlanError {
                 hints.dedup();
                 (!hints.is_empty()).then(|| hints.join("\n  "))
             }
-            Self::UnreadableLiveName { .. } | Self::Encode { .. } => None,
+            Self::Encode { .. } => None,
         }
     }
 

@@ -11,6 +11,7 @@ mod error;
 mod file;
 mod ignore;
 mod json;
+mod live;
 mod paths;
 mod plan;
 mod planning;
@@ -23,6 +24,7 @@ mod warnings;
 pub use error::{PlanError, PlanOptions};
 pub use file::{PlanFileError, load_plan, save_plan};
 pub use json::render_json;
+pub use live::{LiveCluster, UnreadableName};
 pub use plan::{
     Action, ClusterAddress, ClusterChange, FieldChange, Impact, PLAN_FORMAT_VERSION, Plan,
     PlannedRequest, PlannedTimeouts, RequestKind, Summary,

@@ -11,12 +11,13 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use clusterform_config::{Config, DesiredCluster, Timeouts};
 use clusterform_model::fields::{FieldAccess, ImpactClass, UpdateMaskPath, lookup};
-use clusterform_model::{Cluster, ClusterName, STACK_LABEL};
+use clusterform_model::{Cluster, STACK_LABEL};
 use serde_json::Value;
 
 use crate::diff;
 use crate::error::{PlanError, PlanOptions, check_update_mode};
 use crate::ignore;
+use crate::live::LiveCluster;
 use crate::paths;
 use crate::plan::{
     Action, ClusterAddress, ClusterChange, FieldChange, Impact, PLAN_FORMAT_VERSION, Plan,
@@ -30,10 +31,14 @@ const DEFAULT_UPDATE_MODE: &str = "USER_AND_SERVICE";
 
 /// Computes what it takes to bring the live clusters to the desired configuration (or, with
 /// `options.destroy`, to delete the declared ones).
-pub fn plan(desired: &Config, live: &[Cluster], options: &PlanOptions) -> Result<Plan, PlanError> {
+pub fn plan(
+    desired: &Config,
+    live: &[LiveCluster],
+    options: &PlanOptions,
+) -> Result<Plan, PlanError> {
     let stack = desired.provider.stack.as_str();
     check_modes(desired, options)?;
-    let live_by_address = index_live(live, stack)?;
+    let live_by_address = index_live(live);
     let in_scope = |id: &str| options.targets.is_empty() || options.targets.iter().any(|t| t == id);
     check_targets(desired, &live_by_address, stack, options)?;
 
@@ -146,34 +151,16 @@ fn check_modes(desired: &Config, options: &PlanOptions) -> Result<(), PlanError>
     Ok(())
 }
 
-/// Live clusters by address. Clusters whose name cannot be read cannot be addressed by any
-/// request, so they are skipped, unless they claim to be this stack's.
-fn index_live<'a>(
-    live: &'a [Cluster],
-    stack: &str,
-) -> Result<BTreeMap<ClusterAddress, &'a Cluster>, PlanError> {
+/// Live clusters by the address they were read at (never by their `name` string, which may
+/// spell the project as a number).
+fn index_live(live: &[LiveCluster]) -> BTreeMap<ClusterAddress, &Cluster> {
     let mut by_address = BTreeMap::new();
-    for cluster in live {
-        let name = cluster.name.as_deref().unwrap_or_default();
-        match name.parse::<ClusterName>() {
-            Ok(parsed) => {
-                let address = ClusterAddress {
-                    project: parsed.project,
-                    region: parsed.location,
-                    id: parsed.cluster_id,
-                };
-                by_address.entry(address).or_insert(cluster);
-            }
-            Err(_) if cluster.label(STACK_LABEL) == Some(stack) => {
-                return Err(PlanError::UnreadableLiveName {
-                    name: name.to_owned(),
-                    stack: stack.to_owned(),
-                });
-            }
-            Err(_) => {}
-        }
+    for live in live {
+        by_address
+            .entry(live.address.clone())
+            .or_insert(&live.cluster);
     }
-    Ok(by_address)
+    by_address
 }
 
 fn check_targets(

@@ -5,8 +5,7 @@
 
 use std::fmt;
 
-use clusterform_model::{Cluster, ClusterName};
-
+use crate::live::LiveCluster;
 use crate::plan::{Action, ClusterAddress, Plan};
 
 /// One cluster of a plan that no longer matches what the plan was computed from.
@@ -57,12 +56,15 @@ impl fmt::Display for Staleness {
 
 /// The plan's clusters that changed live since the plan was made. Clusters the plan leaves
 /// alone (no-ops) are not checked: applying the plan does nothing to them either way.
-pub fn stale_clusters(plan: &Plan, live: &[Cluster]) -> Vec<Staleness> {
+pub fn stale_clusters(plan: &Plan, live: &[LiveCluster]) -> Vec<Staleness> {
     plan.changes
         .iter()
         .filter(|change| change.action != Action::NoOp)
         .filter_map(|change| {
-            let current = live.iter().find(|c| is_at(c, &change.address));
+            let current = live
+                .iter()
+                .find(|c| c.address == change.address)
+                .map(|c| &c.cluster);
             let created = change.action == Action::Create;
             let kind = match (change.live_update_time.as_ref(), current) {
                 (_, None) if created => return None,
@@ -82,16 +84,4 @@ pub fn stale_clusters(plan: &Plan, live: &[Cluster]) -> Vec<Staleness> {
             })
         })
         .collect()
-}
-
-fn is_at(cluster: &Cluster, address: &ClusterAddress) -> bool {
-    cluster
-        .name
-        .as_deref()
-        .and_then(|name| name.parse::<ClusterName>().ok())
-        .is_some_and(|name| {
-            name.project == address.project
-                && name.location == address.region
-                && name.cluster_id == address.id
-        })
 }

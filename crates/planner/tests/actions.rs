@@ -32,6 +32,37 @@ fn a_served_cluster_matches_its_configuration() {
 }
 
 #[test]
+fn identity_ignores_the_project_number_in_live_names() {
+    let owned = live_seed("train01");
+    let name = owned.cluster.name.as_deref().unwrap_or_default();
+    assert!(name.starts_with("projects/123456789012/"), "{name}");
+    let made = plan(
+        &config(vec![desired("train01", seed())]),
+        &[owned, live_seed("old01")],
+        &options(),
+    )
+    .unwrap();
+    let actions: Vec<_> = made
+        .changes
+        .iter()
+        .map(|c| (c.address.id.as_str(), c.action))
+        .collect();
+    assert_eq!(
+        actions,
+        [("old01", Action::Delete), ("train01", Action::NoOp)]
+    );
+    assert_eq!(
+        made.changes[1].requests.len(),
+        0,
+        "no request is built from the live name"
+    );
+    assert_eq!(
+        made.changes[0].requests[0].path,
+        "/v1beta1/projects/my-proj/locations/us-central1/modelDevelopmentClusters/old01"
+    );
+}
+
+#[test]
 fn an_absent_cluster_is_created_with_the_ownership_label() {
     let made = plan(&config(vec![desired("train01", seed())]), &[], &options()).unwrap();
     let change = &made.changes[0];
@@ -438,15 +469,4 @@ fn sensitive_paths_mark_their_changes_and_timeouts_get_defaults() {
     assert_eq!(change.timeouts.create, 5_400);
     assert_eq!(change.timeouts.update, 3_600);
     assert_eq!(change.timeouts.delete, 7_200);
-}
-
-#[test]
-fn live_clusters_with_unreadable_names_are_skipped_unless_they_are_ours() {
-    let mut stray = served("x", &seed(), Some("other"), "RUNNING");
-    stray["name"] = json!("garbage");
-    let made = plan(&config(vec![]), &[cluster(stray.clone())], &options()).unwrap();
-    assert!(made.changes.is_empty());
-    stray["labels"]["clusterform-stack"] = json!(STACK);
-    let err = plan(&config(vec![]), &[cluster(stray)], &options()).unwrap_err();
-    assert!(matches!(err, PlanError::UnreadableLiveName { .. }), "{err}");
 }

@@ -3,15 +3,14 @@
 //! planning again yields no changes; and no request names a mask path outside the allowed six.
 
 use clusterform_emulator::mask::{ALLOWED_PATHS, apply_update_mask};
-use clusterform_model::Cluster;
-use clusterform_planner::{Action, Plan, PlanOptions, RequestKind, plan};
+use clusterform_planner::{Action, LiveCluster, Plan, PlanOptions, RequestKind, plan};
 use proptest::collection::{btree_map, vec};
 use proptest::option;
 use proptest::prelude::*;
 use proptest::sample::{select, subsequence};
 use serde_json::{Value, json};
 
-use crate::support::{PROJECT, REGION, STACK, cluster, config, desired, served};
+use crate::support::{PROJECT_NUMBER, REGION, STACK, cluster, config, desired, served};
 
 const POOL_IDS: [&str; 3] = ["a", "b", "c"];
 
@@ -146,7 +145,7 @@ fn live_of(world: &World) -> Vec<Value> {
 fn plan_for(world: &World, live: &[Value]) -> Plan {
     let mut cluster_declared = desired("train01", world.declared.clone());
     cluster_declared.lifecycle.ignore_changes = world.ignore.clone();
-    let live: Vec<Cluster> = live.iter().cloned().map(cluster).collect();
+    let live: Vec<LiveCluster> = live.iter().cloned().map(cluster).collect();
     plan(
         &config(vec![cluster_declared]),
         &live,
@@ -158,9 +157,9 @@ fn plan_for(world: &World, live: &[Value]) -> Plan {
 /// Runs the plan's requests against JSON clusters the way the service would.
 fn apply(plan: &Plan, live: &mut Vec<Value>) {
     for change in &plan.changes {
-        let name = change.address.resource_name();
+        let id = change.address.id.as_str();
         for request in &change.requests {
-            let position = live.iter().position(|c| c["name"] == json!(name));
+            let position = live.iter().position(|c| id_of(c) == Some(id));
             match request.kind {
                 RequestKind::Delete => {
                     live.remove(position.expect("delete of an existing cluster"));
@@ -168,7 +167,9 @@ fn apply(plan: &Plan, live: &mut Vec<Value>) {
                 RequestKind::Create => {
                     assert!(position.is_none(), "create of an existing cluster");
                     let mut created = request.body.clone().expect("create body");
-                    created["name"] = json!(name);
+                    created["name"] = json!(format!(
+                        "projects/{PROJECT_NUMBER}/locations/{REGION}/modelDevelopmentClusters/{id}"
+                    ));
                     live.push(created);
                 }
                 RequestKind::Update => {
@@ -181,6 +182,11 @@ fn apply(plan: &Plan, live: &mut Vec<Value>) {
             }
         }
     }
+}
+
+/// The cluster ID, the last segment of the name: the service spells the project as a number.
+fn id_of(cluster: &Value) -> Option<&str> {
+    cluster["name"].as_str()?.rsplit('/').next()
 }
 
 proptest! {
@@ -201,7 +207,6 @@ proptest! {
         let second = plan_for(&world, &live);
         let left: Vec<_> = second.changes.iter().filter(|c| c.action != Action::NoOp).collect();
         prop_assert!(left.is_empty(), "after applying {:#?}\nstill to do: {:#?}", first.changes, left);
-        let neighbour = json!(format!("projects/{PROJECT}/locations/{REGION}/modelDevelopmentClusters/other"));
-        prop_assert!(live.iter().any(|c| c["name"] == neighbour), "a cluster of another stack was touched");
+        prop_assert!(live.iter().any(|c| id_of(c) == Some("other")), "a cluster of another stack was touched");
     }
 }

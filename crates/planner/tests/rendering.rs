@@ -1,14 +1,13 @@
 //! Text and JSON renderings, pinned by snapshots for every kind of action and warning.
 
 use clusterform_config::{Config, DesiredCluster};
-use clusterform_model::Cluster;
-use clusterform_planner::{PlanOptions, plan, render_json, render_text};
+use clusterform_planner::{LiveCluster, PlanOptions, plan, render_json, render_text};
 use serde_json::json;
 
 use crate::support::{STACK, cluster, config, desired, live_seed, seed, served};
 
 /// Snapshots the text and the JSON of a plan under `name`.
-fn pin(name: &str, config: &Config, live: &[Cluster], options: &PlanOptions) {
+fn pin(name: &str, config: &Config, live: &[LiveCluster], options: &PlanOptions) {
     let made = plan(config, live, options).unwrap();
     insta::assert_snapshot!(format!("{name}_text"), render_text(&made, false));
     insta::assert_json_snapshot!(format!("{name}_json"), render_json(&made));

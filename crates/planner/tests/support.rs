@@ -2,12 +2,14 @@
 
 use clusterform_config::{Config, DesiredCluster, Provider};
 use clusterform_model::Cluster;
-use clusterform_planner::{Plan, PlanOptions};
+use clusterform_planner::{LiveCluster, Plan, PlanOptions};
 use serde_json::{Value, json};
 
 pub const PROJECT: &str = "my-proj";
 pub const REGION: &str = "us-central1";
 pub const STACK: &str = "research";
+/// The number of `PROJECT`: the service spells cluster names with it.
+pub const PROJECT_NUMBER: &str = "123456789012";
 
 /// A configuration of stack `research` with these clusters.
 pub fn config(clusters: Vec<DesiredCluster>) -> Config {
@@ -60,15 +62,16 @@ pub fn seed() -> Value {
     })
 }
 
-/// What the service returns after creating `desired`: the ownership label of `stack`, server
-/// defaults, output-only fields, pools in another order, integers as strings, zeros omitted.
+/// What the service returns after creating `desired`: a name with the project number, the
+/// ownership label of `stack`, server defaults, output-only fields, pools in another order,
+/// integers as strings, zeros omitted.
 pub fn served(id: &str, desired: &Value, stack: Option<&str>, state: &str) -> Value {
     let mut live = desired.clone();
     let object = live.as_object_mut().expect("object");
     object.insert(
         "name".into(),
         json!(format!(
-            "projects/{PROJECT}/locations/{REGION}/modelDevelopmentClusters/{id}"
+            "projects/{PROJECT_NUMBER}/locations/{REGION}/modelDevelopmentClusters/{id}"
         )),
     );
     if let Some(stack) = stack {
@@ -116,13 +119,14 @@ fn serve_pool(pool: &mut Value) {
     }
 }
 
-/// A live cluster from JSON.
-pub fn cluster(json: Value) -> Cluster {
-    serde_json::from_value(json).expect("live cluster JSON")
+/// A live cluster from JSON, as a List of `PROJECT`/`REGION` returns it.
+pub fn cluster(json: Value) -> LiveCluster {
+    let cluster: Cluster = serde_json::from_value(json).expect("live cluster JSON");
+    LiveCluster::read_at(PROJECT, REGION, cluster).expect("a readable name")
 }
 
 /// The seed cluster, live and owned by `research`.
-pub fn live_seed(id: &str) -> Cluster {
+pub fn live_seed(id: &str) -> LiveCluster {
     cluster(served(id, &seed(), Some(STACK), "RUNNING"))
 }
 

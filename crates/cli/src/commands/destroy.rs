@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use clusterform_executor::{IdleReport, IdleVerdict, RunLock};
-use clusterform_planner::{Action, Plan};
+use clusterform_planner::{Action, ClusterAddress, Plan};
 
 use crate::cli::{DestroyArgs, GlobalArgs, PlanningArgs};
 use crate::commands::ExitStatus;
@@ -86,7 +86,7 @@ async fn keep_only_idle(
     let candidates: Vec<_> = planned
         .live
         .iter()
-        .filter(|cluster| is_deleted_by(&planned.plan, cluster.name.as_deref()))
+        .filter(|live| is_deleted_by(&planned.plan, &live.address))
         .cloned()
         .collect();
     let now = time::OffsetDateTime::now_utc();
@@ -106,11 +106,10 @@ async fn keep_only_idle(
     Ok(())
 }
 
-fn is_deleted_by(plan: &Plan, name: Option<&str>) -> bool {
-    let Some(name) = name else { return false };
+fn is_deleted_by(plan: &Plan, address: &ClusterAddress) -> bool {
     plan.changes
         .iter()
-        .any(|c| c.action == Action::Delete && c.address.resource_name() == name)
+        .any(|c| c.action == Action::Delete && c.address == *address)
 }
 
 /// One row per cluster: state, running and pending jobs, last job end, idle time, verdict.

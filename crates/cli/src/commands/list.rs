@@ -4,6 +4,7 @@
 use std::collections::BTreeSet;
 
 use clusterform_model::{Cluster, STACK_LABEL};
+use clusterform_planner::LiveCluster;
 use serde_json::json;
 
 use crate::cli::{GlobalArgs, ListArgs};
@@ -54,7 +55,7 @@ pub async fn run(
     Ok(ExitStatus::Success)
 }
 
-fn clusters_table(clusters: &[Cluster]) -> String {
+fn clusters_table(clusters: &[LiveCluster]) -> String {
     let mut rows = vec![[
         "ID".to_owned(),
         "STATE".to_owned(),
@@ -62,9 +63,9 @@ fn clusters_table(clusters: &[Cluster]) -> String {
         "STACK".to_owned(),
         "UPDATED".to_owned(),
     ]];
-    for cluster in clusters {
+    for LiveCluster { address, cluster } in clusters {
         rows.push([
-            cluster_id(cluster),
+            address.id.clone(),
             cluster.state().unwrap_or("-").to_owned(),
             pools(cluster),
             cluster.label(STACK_LABEL).unwrap_or("-").to_owned(),
@@ -74,9 +75,11 @@ fn clusters_table(clusters: &[Cluster]) -> String {
     table(&rows)
 }
 
-fn json_row(cluster: &Cluster) -> serde_json::Value {
+fn json_row(LiveCluster { address, cluster }: &LiveCluster) -> serde_json::Value {
     json!({
-        "id": cluster_id(cluster),
+        "id": address.id,
+        "project": address.project,
+        "region": address.region,
         "name": cluster.name,
         "state": cluster.state(),
         "node_pools": cluster.node_pools.iter().flatten().map(|p| {
@@ -91,15 +94,6 @@ fn json_row(cluster: &Cluster) -> serde_json::Value {
         "stack": cluster.label(STACK_LABEL),
         "update_time": cluster.update_time,
     })
-}
-
-fn cluster_id(cluster: &Cluster) -> String {
-    cluster
-        .name
-        .as_deref()
-        .and_then(|n| n.rsplit('/').next())
-        .unwrap_or("?")
-        .to_owned()
 }
 
 /// `login:1-1 cpu:0-4(2)`: each pool's scaling bounds, and its nodes when the service

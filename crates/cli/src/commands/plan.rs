@@ -4,8 +4,8 @@ use std::path::Path;
 
 use clusterform_config::Config;
 use clusterform_executor::Journal;
-use clusterform_model::{Cluster, ClusterName};
-use clusterform_planner::{Plan, PlanOptions};
+use clusterform_model::ClusterName;
+use clusterform_planner::{LiveCluster, Plan, PlanOptions};
 
 use crate::cli::{GlobalArgs, PlanArgs, PlanningArgs};
 use crate::commands::ExitStatus;
@@ -19,7 +19,7 @@ pub struct Planned {
     /// The connection used to refresh (and to apply).
     pub connection: Connection,
     /// The live clusters the plan was made from.
-    pub live: Vec<Cluster>,
+    pub live: Vec<LiveCluster>,
     /// The plan.
     pub plan: Plan,
 }

@@ -1,0 +1,111 @@
+//! Live clusters as the planner sees them: each with the address it was read at.
+//!
+//! The service may spell a cluster's `name` with the project **number** where the
+//! configuration names the project **ID** (`projects/123456789012/...` for a request on
+//! `acme-ml`). A cluster's identity is therefore the (project, location) of the List or Get
+//! that returned it plus the last segment of its name — never the whole `name` string, which
+//! would make every declared cluster look absent and every owned one look undeclared.
+
+use clusterform_model::{Cluster, ClusterName};
+
+use crate::plan::ClusterAddress;
+
+/// A live cluster and where it was read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveCluster {
+    /// The configuration's spelling of where the cluster lives: the project and region of the
+    /// request that returned it, and its cluster ID.
+    pub address: ClusterAddress,
+    /// The cluster as the service returned it.
+    pub cluster: Cluster,
+}
+
+/// Why a live cluster cannot be given an address.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the service returned a cluster named `{name}` under projects/{project}/locations/{region}: {reason}"
+)]
+pub struct UnreadableName {
+    /// The name as received (empty when absent).
+    pub name: String,
+    /// The project the request named.
+    pub project: String,
+    /// The region the request named.
+    pub region: String,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+impl LiveCluster {
+    /// A cluster returned by a List or Get on `projects/{project}/locations/{region}`. Its
+    /// name must be a cluster name in that region (with the project spelled either way) whose
+    /// ID is a valid cluster ID.
+    pub fn read_at(project: &str, region: &str, cluster: Cluster) -> Result<Self, UnreadableName> {
+        let name = cluster.name.clone().unwrap_or_default();
+        let unreadable = |reason: String| UnreadableName {
+            name: name.clone(),
+            project: project.to_owned(),
+            region: region.to_owned(),
+            reason,
+        };
+        let parsed: ClusterName = name.parse().map_err(|e| unreadable(format!("{e}")))?;
+        if parsed.location != region {
+            return Err(unreadable(format!(
+                "it names location `{}`",
+                parsed.location
+            )));
+        }
+        Ok(Self {
+            address: ClusterAddress {
+                project: project.to_owned(),
+                region: region.to_owned(),
+                id: parsed.cluster_id,
+            },
+            cluster,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn named(name: &str) -> Cluster {
+        Cluster {
+            name: Some(name.to_owned()),
+            ..Cluster::default()
+        }
+    }
+
+    #[test]
+    fn a_project_number_in_the_name_keeps_the_project_id_of_the_request() {
+        let cluster =
+            named("projects/123456789012/locations/us-central1/modelDevelopmentClusters/train01");
+        let live = LiveCluster::read_at("acme-ml", "us-central1", cluster).unwrap();
+        assert_eq!(
+            live.address,
+            ClusterAddress {
+                project: "acme-ml".into(),
+                region: "us-central1".into(),
+                id: "train01".into(),
+            }
+        );
+    }
+
+    #[test]
+    fn names_outside_the_region_or_malformed_are_refused() {
+        let elsewhere = named("projects/acme-ml/locations/europe-west4/modelDevelopmentClusters/a");
+        let error = LiveCluster::read_at("acme-ml", "us-central1", elsewhere).unwrap_err();
+        assert!(error.to_string().contains("europe-west4"), "{error}");
+        for bad in [
+            "",
+            "train01",
+            "projects/acme-ml/locations/us-central1/modelDevelopmentClusters/../x",
+        ] {
+            assert!(
+                LiveCluster::read_at("acme-ml", "us-central1", named(bad)).is_err(),
+                "{bad}"
+            );
+        }
+    }
+}
