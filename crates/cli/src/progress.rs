@@ -137,6 +137,7 @@ pub fn verb(action: Action) -> &'static str {
         Action::Update => "updating",
         Action::Replace => "replacing",
         Action::Delete => "destroying",
+        Action::Release => "releasing",
         Action::NoOp => "checking",
     }
 }
@@ -147,6 +148,7 @@ fn done_verb(action: Action) -> &'static str {
         Action::Update => "updated",
         Action::Replace => "replaced",
         Action::Delete => "destroyed",
+        Action::Release => "released",
         Action::NoOp => "unchanged",
     }
 }

@@ -196,6 +196,7 @@ pub fn change(id: &str, action: Action, requests: Vec<PlannedRequest>) -> Cluste
     ClusterChange {
         address: address(id),
         action,
+        reason: None,
         fields: vec![],
         update_mask: vec![],
         update_mode: None,

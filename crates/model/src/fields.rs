@@ -210,6 +210,9 @@ pub struct FieldSpec {
     pub access: FieldAccess,
     /// What a change does; `None` for output-only fields.
     pub impact: Option<ImpactClass>,
+    /// The impact is our inference: the product documentation does not state it (it states
+    /// only that storage sources and startup scripts recreate nodes).
+    pub impact_inferred: bool,
     /// Whether a create request must set it (when its parent is set).
     pub required: bool,
     /// One line for the reference documentation.
@@ -294,6 +297,7 @@ const fn field(
         kind,
         access,
         impact,
+        impact_inferred: false,
         required,
         description,
     }
@@ -302,6 +306,14 @@ const fn field(
 const fn with_impact(spec: FieldSpec, impact: ImpactClass) -> FieldSpec {
     FieldSpec {
         impact: Some(impact),
+        ..spec
+    }
+}
+
+/// A pool field whose impact the documentation does not state.
+const fn inferred(spec: FieldSpec) -> FieldSpec {
+    FieldSpec {
+        impact_inferred: true,
         ..spec
     }
 }
@@ -359,18 +371,18 @@ pub const FIELDS: &[FieldSpec] = &[
     pool("node_pools[].scaling_spec", K::Message, ResizesPool, "Node counts"),
     pool("node_pools[].scaling_spec.min_node_count", K::Integer, ResizesPool, "At least 0; always sent"),
     pool("node_pools[].scaling_spec.max_node_count", K::Integer, ResizesPool, "At least `min_node_count`; always sent"),
-    pool("node_pools[].zone", K::String, RecreatesNodes, "A zone of the cluster's region"),
-    pool("node_pools[].enable_public_ips", K::Bool, RecreatesNodes, "Give the nodes external addresses"),
-    pool("node_pools[].boot_disk", K::Message, RecreatesNodes, "Boot disk; defaulted by the service"),
-    pool("node_pools[].boot_disk.boot_disk_type", K::Enum(BOOT_DISK_TYPES), RecreatesNodes, "Default `pd-ssd`"),
-    pool("node_pools[].boot_disk.boot_disk_size_gb", K::Integer, RecreatesNodes, "Default 100"),
+    inferred(pool("node_pools[].zone", K::String, RecreatesNodes, "A zone of the cluster's region")),
+    inferred(pool("node_pools[].enable_public_ips", K::Bool, RecreatesNodes, "Give the nodes external addresses")),
+    inferred(pool("node_pools[].boot_disk", K::Message, RecreatesNodes, "Boot disk; defaulted by the service")),
+    inferred(pool("node_pools[].boot_disk.boot_disk_type", K::Enum(BOOT_DISK_TYPES), RecreatesNodes, "Default `pd-ssd`")),
+    inferred(pool("node_pools[].boot_disk.boot_disk_size_gb", K::Integer, RecreatesNodes, "Default 100")),
     fixed("node_pools[].provisioning_model", K::Enum(PROVISIONING_MODELS), "How the nodes are obtained"),
-    pool("node_pools[].flex_start_max_duration", K::Duration, Immediate, "Only with `FLEX_START`; applies to nodes obtained afterwards"),
+    inferred(pool("node_pools[].flex_start_max_duration", K::Duration, Immediate, "Only with `FLEX_START`; applies to nodes obtained afterwards")),
     pool("node_pools[].filestores", K::StringList, RecreatesNodes, "Filestore instances mounted on the nodes"),
     pool("node_pools[].lustres", K::StringList, RecreatesNodes, "Lustre instances mounted on the nodes"),
     pool("node_pools[].startup_script", K::String, RecreatesNodes, "Runs when a node boots"),
-    pool("node_pools[].node_image", K::String, RecreatesNodes, "Node image; defaulted by the service"),
-    pool("node_pools[].labels", K::StringMap, Immediate, "Labels of the pool's VMs"),
+    inferred(pool("node_pools[].node_image", K::String, RecreatesNodes, "Node image; defaulted by the service")),
+    inferred(pool("node_pools[].labels", K::StringMap, Immediate, "Labels of the pool's VMs")),
     fixed("node_pools[].confidential_instance_config", K::Message, "Confidential computing"),
     fixed("node_pools[].confidential_instance_config.confidential_instance_type", K::Enum(CONFIDENTIAL_INSTANCE_TYPES), "Confidential technology"),
     fixed_required("orchestrator_spec", K::Message, "The orchestrator"),
@@ -449,6 +461,9 @@ pub fn render_markdown() -> String {
          `CLUSTERFORM_BLESS=1 cargo test -p clusterform-model`.\n\n\
          \"Update mask\" is the allowed `updateMask` path that changes the field in place; a \
          field without one is immutable and a change to it **replaces the cluster**.\n\n\
+         An impact marked \"(inferred)\" is our reading, not the product documentation's: the \
+         documentation says only that changes to storage sources (filestores, lustres, the home \
+         directory) and startup scripts recreate nodes. Plans show the same mark.\n\n\
          | path | JSON | type | required | update mask | impact of a change | notes |\n\
          |---|---|---|---|---|---|---|\n",
     );
@@ -458,9 +473,13 @@ pub fn render_markdown() -> String {
             Immutable => "— (immutable)".to_owned(),
             Mutable(mask) => format!("`{mask}`"),
         };
-        let impact = f
-            .impact
-            .map_or_else(|| "—".to_owned(), |i| i.describe(Some("X")));
+        let impact = f.impact.map_or_else(
+            || "—".to_owned(),
+            |i| {
+                let inferred = if f.impact_inferred { " (inferred)" } else { "" };
+                format!("{}{inferred}", i.describe(Some("X")))
+            },
+        );
         out.push_str(&format!(
             "| `{}` | `{}` | {} | {} | {} | {} | {} |\n",
             f.path,
@@ -538,6 +557,16 @@ mod tests {
             "orchestratorSpec.slurmSpec.loginNodePoolId"
         );
         assert_eq!(row.name(), "login_node_pool_id");
+    }
+
+    #[test]
+    fn impacts_the_documentation_does_not_state_are_marked_inferred() {
+        for path in ["node_pools[].zone", "node_pools[].boot_disk.boot_disk_size_gb", "node_pools[].node_image", "node_pools[].enable_public_ips"] {
+            assert!(lookup(path).unwrap().impact_inferred, "{path}");
+        }
+        for path in ["node_pools[].startup_script", "node_pools[].filestores", "node_pools[].lustres", "labels", "node_pools[].scaling_spec.max_node_count"] {
+            assert!(!lookup(path).unwrap().impact_inferred, "{path}");
+        }
     }
 
     #[test]

@@ -74,6 +74,7 @@ impl Place {
         Impact {
             class,
             pool: if pool_scoped { self.pool.clone() } else { None },
+            inferred: false,
         }
     }
 }
@@ -307,7 +308,10 @@ fn changed(
         after,
         forces_replacement: spec.access == FieldAccess::Immutable,
         sensitive: false,
-        impact: place.impact(class),
+        impact: Impact {
+            inferred: spec.impact_inferred,
+            ..place.impact(class)
+        },
     }
 }
 

@@ -49,6 +49,16 @@ pub enum PlanError {
         /// `destroy` or `replace`.
         action: &'static str,
     },
+    /// A declared cluster is broken and must be replaced, but its `lifecycle` forbids it.
+    #[error("cluster `{id}` is in {state}{}, and lifecycle.prevent_destroy forbids replacing it", detail.as_ref().map(|d| format!(" ({d})")).unwrap_or_default())]
+    BrokenButProtected {
+        /// The cluster ID.
+        id: String,
+        /// `clusterStatus.state`.
+        state: String,
+        /// The service's detail, when given.
+        detail: Option<String>,
+    },
     /// `--target ID` names no declared cluster and no cluster of this stack.
     #[error("--target `{id}` matches no declared cluster and no live cluster of this stack")]
     UnknownTarget {
@@ -104,6 +114,10 @@ impl PlanError {
             )),
             Self::PreventDestroy { .. } => Some(
                 "remove `prevent_destroy = true` from the cluster's lifecycle block first, if this is intended"
+                    .to_owned(),
+            ),
+            Self::BrokenButProtected { .. } => Some(
+                "repair the cluster in the console, or remove `prevent_destroy = true` to let clusterform replace it"
                     .to_owned(),
             ),
             Self::UnknownTarget { .. } | Self::UnknownReplace { .. } => {

@@ -26,7 +26,7 @@ pub use file::{PlanFileError, load_plan, save_plan};
 pub use json::render_json;
 pub use live::{LiveCluster, UnreadableName};
 pub use plan::{
-    Action, ClusterAddress, ClusterChange, FieldChange, Impact, PLAN_FORMAT_VERSION, Plan,
+    Action, ChangeReason, ClusterAddress, ClusterChange, FieldChange, Impact, PLAN_FORMAT_VERSION, Plan,
     PlannedRequest, PlannedTimeouts, RequestKind, Summary,
 };
 pub use planning::plan;

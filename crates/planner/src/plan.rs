@@ -35,6 +35,7 @@ impl Plan {
                 Action::Update => summary.change += 1,
                 Action::Replace => summary.replace += 1,
                 Action::Delete => summary.destroy += 1,
+                Action::Release => summary.release += 1,
                 Action::NoOp => {}
             }
         }
@@ -58,6 +59,9 @@ pub struct Summary {
     pub replace: usize,
     /// Deletes.
     pub destroy: usize,
+    /// Clusters released from this stack without being deleted (`removed` blocks).
+    #[serde(default)]
+    pub release: usize,
 }
 
 /// Where a cluster lives.
@@ -99,6 +103,9 @@ pub enum Action {
     Replace,
     /// `-`: owned by this stack but no longer declared, or `destroy`.
     Delete,
+    /// A `removed` block: the ownership label is dropped with a `labels` PATCH; the cluster
+    /// keeps running, no longer managed by this stack.
+    Release,
     /// Nothing differs.
     NoOp,
 }
@@ -111,6 +118,7 @@ impl Action {
             Self::Update => "~",
             Self::Replace => "-/+",
             Self::Delete => "-",
+            Self::Release => ".",
             Self::NoOp => " ",
         }
     }
@@ -123,6 +131,9 @@ pub struct ClusterChange {
     pub address: ClusterAddress,
     /// The action.
     pub action: Action,
+    /// Why the cluster gets this action, where the fields alone do not say it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<ChangeReason>,
     /// Every changed field (for a create: every set field; for a delete: none).
     pub fields: Vec<FieldChange>,
     /// For an update: the smallest set of allowed mask paths covering `fields`.
@@ -144,6 +155,33 @@ pub struct ClusterChange {
     /// configuration and equal live; the text rendering hides them behind a count.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub unchanged_attributes: BTreeMap<String, usize>,
+}
+
+/// Why a cluster gets its action.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ChangeReason {
+    /// Deleted: the cluster carries this stack's label and is no longer declared.
+    NoLongerDeclared {
+        /// The stack that owns it.
+        stack: String,
+    },
+    /// Deleted: `destroy` was asked for this declared cluster.
+    DestroyRequested,
+    /// Replaced: `--replace` asked for it.
+    ReplaceRequested,
+    /// Replaced: the live cluster is broken, whatever its fields say.
+    Broken {
+        /// `clusterStatus.state`, e.g. `ERROR`.
+        state: String,
+        /// The service's `clusterStatus.detail` and error message, when given.
+        detail: Option<String>,
+    },
+    /// The cluster is being deleted already (`STOPPING`): no DELETE is sent; apply waits for
+    /// it to be gone (and, for a declared cluster, then creates it).
+    BeingDeleted,
+    /// Released by a `removed` block.
+    Removed,
 }
 
 /// Timeouts, in seconds, after defaults.
@@ -191,11 +229,18 @@ pub struct Impact {
     pub class: ImpactClass,
     /// The node pool, for pool impacts.
     pub pool: Option<String>,
+    /// The impact is our inference: the product documentation does not state it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub inferred: bool,
 }
 
 impl fmt::Display for Impact {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.class.describe(self.pool.as_deref()))
+        f.write_str(&self.class.describe(self.pool.as_deref()))?;
+        if self.inferred {
+            f.write_str(" (inferred)")?;
+        }
+        Ok(())
     }
 }
 

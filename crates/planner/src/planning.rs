@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use clusterform_config::{Config, DesiredCluster, Timeouts};
 use clusterform_model::fields::{FieldAccess, ImpactClass, UpdateMaskPath, lookup};
-use clusterform_model::{Cluster, STACK_LABEL};
+use clusterform_model::{Cluster, STACK_LABEL, state};
 use serde_json::Value;
 
 use crate::diff;
@@ -20,7 +20,7 @@ use crate::ignore;
 use crate::live::LiveCluster;
 use crate::paths;
 use crate::plan::{
-    Action, ClusterAddress, ClusterChange, FieldChange, Impact, PLAN_FORMAT_VERSION, Plan,
+    Action, ChangeReason, ClusterAddress, ClusterChange, FieldChange, Impact, PLAN_FORMAT_VERSION, Plan,
     PlannedTimeouts,
 };
 use crate::requests;
@@ -65,10 +65,14 @@ pub fn plan(
     for (address, current) in &live_by_address {
         let owned = current.label(STACK_LABEL) == Some(stack);
         if owned && !declared.contains(address) && in_scope(&address.id) {
+            let reason = ChangeReason::NoLongerDeclared {
+                stack: stack.to_owned(),
+            };
             changes.push(deletion(
                 address.clone(),
                 current,
                 PlannedTimeouts::default(),
+                reason,
             ));
         }
     }
@@ -238,13 +242,24 @@ fn without_stack_label(live: &Cluster) -> Value {
     json
 }
 
-/// A delete of a live cluster.
-fn deletion(address: ClusterAddress, live: &Cluster, timeouts: PlannedTimeouts) -> ClusterChange {
-    let requests = vec![requests::delete(&address)];
+/// A delete of a live cluster, for `reason`. A cluster being deleted already gets no request:
+/// apply waits for it to be gone instead of sending a second DELETE.
+fn deletion(
+    address: ClusterAddress,
+    live: &Cluster,
+    timeouts: PlannedTimeouts,
+    reason: ChangeReason,
+) -> ClusterChange {
+    let (reason, requests) = if live.state() == Some(state::STOPPING) {
+        (ChangeReason::BeingDeleted, Vec::new())
+    } else {
+        (reason, vec![requests::delete(&address)])
+    };
     ClusterChange {
         warnings: warnings::for_change(Action::Delete, &[], &Value::Null, &Value::Null, live),
         address,
         action: Action::Delete,
+        reason: Some(reason),
         fields: diff::deletion(&without_stack_label(live)),
         update_mask: Vec::new(),
         update_mode: None,
@@ -271,15 +286,33 @@ impl ClusterPlanner<'_> {
             self.address,
             live,
             timeouts_of(&self.cluster.timeouts),
+            ChangeReason::DestroyRequested,
         ))
     }
 
+    /// A missing cluster is created; one being deleted is created again once it is gone; a
+    /// broken one is replaced; any other is compared field by field.
     fn converge(self, live: Option<&Cluster>) -> Result<ClusterChange, PlanError> {
         let desired_json = self.encode(&self.cluster.cluster)?;
         match live {
-            None => Ok(self.creation(&desired_json)),
+            None => Ok(self.creation(&desired_json, None)),
+            Some(live) if live.state() == Some(state::STOPPING) => Ok(self.creation(
+                &desired_json,
+                Some(ChangeReason::BeingDeleted),
+            )),
             Some(live) => self.comparison(&desired_json, live),
         }
+    }
+
+    /// Why the live cluster must be replaced whatever its fields say, if it must.
+    fn replacement_reason(&self, live: &Cluster) -> Option<ChangeReason> {
+        if let Some(broken) = broken(live) {
+            return Some(broken);
+        }
+        self.options
+            .replace
+            .contains(&self.cluster.id)
+            .then_some(ChangeReason::ReplaceRequested)
     }
 
     fn encode(&self, cluster: &Cluster) -> Result<Value, PlanError> {
@@ -287,6 +320,21 @@ impl ClusterPlanner<'_> {
             id: self.cluster.id.clone(),
             message: e.to_string(),
         })
+    }
+
+    /// `prevent_destroy` forbids any replacement; for a broken cluster that is an error of
+    /// its own, since the cluster cannot be left as it is either.
+    fn check_replace_allowed(&self, reason: Option<&ChangeReason>) -> Result<(), PlanError> {
+        match reason {
+            Some(ChangeReason::Broken { state, detail }) if self.cluster.lifecycle.prevent_destroy => {
+                Err(PlanError::BrokenButProtected {
+                    id: self.cluster.id.clone(),
+                    state: state.clone(),
+                    detail: detail.clone(),
+                })
+            }
+            _ => self.check_destroy_allowed("replace"),
+        }
     }
 
     fn check_destroy_allowed(&self, action: &'static str) -> Result<(), PlanError> {
@@ -299,17 +347,24 @@ impl ClusterPlanner<'_> {
         Ok(())
     }
 
-    fn creation(self, desired_json: &Value) -> ClusterChange {
+    fn creation(self, desired_json: &Value, reason: Option<ChangeReason>) -> ClusterChange {
         let stack = &self.desired.provider.stack;
         let requests = vec![requests::create(&self.address, desired_json, stack)];
+        let warnings = match reason {
+            Some(ChangeReason::BeingDeleted) => vec![
+                "the cluster is being deleted right now (STOPPING): apply waits until it is gone, then creates it again".to_owned(),
+            ],
+            _ => Vec::new(),
+        };
         ClusterChange {
             fields: self.mark_sensitive(diff::creation(desired_json)),
             address: self.address,
             action: Action::Create,
+            reason,
             update_mask: Vec::new(),
             update_mode: None,
             impacts: Vec::new(),
-            warnings: Vec::new(),
+            warnings,
             requests,
             live_update_time: None,
             timeouts: timeouts_of(&self.cluster.timeouts),
@@ -321,8 +376,8 @@ impl ClusterPlanner<'_> {
         let live_json = self.encode(live)?;
         let compared = self.without_ignored(desired_json, &live_json)?;
         let diff = diff::compare(&compared, &live_json);
-        let forced = self.options.replace.contains(&self.cluster.id);
-        let action = if forced || diff.changes.iter().any(|c| c.forces_replacement) {
+        let reason = self.replacement_reason(live);
+        let action = if reason.is_some() || diff.changes.iter().any(|c| c.forces_replacement) {
             Action::Replace
         } else if diff.changes.is_empty() {
             Action::NoOp
@@ -333,7 +388,7 @@ impl ClusterPlanner<'_> {
         let fields = self.mark_sensitive(diff.changes);
         let (update_mask, update_mode, impacts, requests) = match action {
             Action::Replace => {
-                self.check_destroy_allowed("replace")?;
+                self.check_replace_allowed(reason.as_ref())?;
                 let requests = vec![
                     requests::delete(&self.address),
                     requests::create(&self.address, desired_json, stack),
@@ -341,6 +396,7 @@ impl ClusterPlanner<'_> {
                 let impact = Impact {
                     class: ImpactClass::ReplacesCluster,
                     pool: None,
+                    inferred: false,
                 };
                 (Vec::new(), None, vec![impact], requests)
             }
@@ -351,7 +407,7 @@ impl ClusterPlanner<'_> {
                     requests::update(&self.address, &mask, &mode, &compared, &live_json, stack);
                 (mask, Some(mode), distinct_impacts(&fields), vec![request])
             }
-            Action::Create | Action::Delete | Action::NoOp => {
+            Action::Create | Action::Delete | Action::Release | Action::NoOp => {
                 (Vec::new(), None, Vec::new(), Vec::new())
             }
         };
@@ -359,6 +415,7 @@ impl ClusterPlanner<'_> {
             warnings: warnings::for_change(action, &fields, &compared, &live_json, live),
             address: self.address,
             action,
+            reason,
             fields,
             update_mask,
             update_mode,
@@ -415,6 +472,22 @@ impl ClusterPlanner<'_> {
         }
         fields
     }
+}
+
+/// A broken cluster does not match its configuration whatever its fields say: the service
+/// reports it in `ERROR` (a failed create, or a failure since).
+fn broken(live: &Cluster) -> Option<ChangeReason> {
+    let status = live.cluster_status.as_ref()?;
+    let state = status.state.as_deref().filter(|s| *s == state::ERROR)?;
+    let error = status.error.as_ref().map(|e| match e.code_name() {
+        "" => e.message.clone(),
+        code => format!("{code}: {}", e.message),
+    });
+    let parts: Vec<String> = status.detail.iter().cloned().chain(error).filter(|p| !p.is_empty()).collect();
+    Some(ChangeReason::Broken {
+        state: state.to_owned(),
+        detail: (!parts.is_empty()).then(|| parts.join("; ")),
+    })
 }
 
 /// The smallest set of allowed mask paths covering the changes, in the documentation's order.

@@ -1,15 +1,18 @@
 //! The exact REST requests of a plan: paths, query parameters and lowerCamelCase JSON bodies.
 //!
-//! A PATCH carries exactly the fields its mask names. Masked repeated fields are replaced whole
-//! by the service, so the `node_pools` and `partitions` lists sent are the complete desired
-//! lists, each element's unset fields filled from the live element with the same key: nothing
-//! the configuration leaves unset (server defaults, fields this version does not know) is reset
-//! by omission. Every body carries the ownership label when it carries labels, durations in
-//! protobuf form, and both node counts of every scaling spec.
+//! A PATCH body is the complete cluster as it should be after the update, as the product
+//! documentation shows it: the live cluster without its output-only fields, with the values
+//! of the masked paths replaced by the desired ones; `updateMask` names what changes. Masked
+//! repeated fields are replaced whole by the service, so the `node_pools` and `partitions`
+//! lists sent are the complete desired lists, each element's unset fields filled from the live
+//! element with the same key: nothing the configuration leaves unset (server defaults, fields
+//! this version does not know) is reset by omission. Every body carries the ownership label
+//! (except a release's, which drops it), durations in protobuf form, and both node counts of
+//! every scaling spec.
 
 use clusterform_model::STACK_LABEL;
 use clusterform_model::duration;
-use clusterform_model::fields::{self, FieldKind, UpdateMaskPath, camel_case};
+use clusterform_model::fields::{self, FieldAccess, FieldKind, UpdateMaskPath, camel_case};
 use serde_json::{Map, Value};
 
 use crate::ignore::find_element;
@@ -43,7 +46,7 @@ pub(crate) fn create(address: &ClusterAddress, desired: &Value, stack: &str) -> 
     }
 }
 
-/// `PATCH …/ID?updateMask=…&updateMode=…` carrying exactly the masked fields.
+/// `PATCH …/ID?updateMask=…&updateMode=…` carrying the complete cluster after the update.
 pub(crate) fn update(
     address: &ClusterAddress,
     mask: &[UpdateMaskPath],
@@ -52,7 +55,7 @@ pub(crate) fn update(
     live: &Value,
     stack: &str,
 ) -> PlannedRequest {
-    let mut body = Value::Object(Map::new());
+    let mut body = writable(live);
     for path in mask {
         let pointer = json_pointer(*path);
         let wanted = desired.pointer(&pointer).cloned().unwrap_or(Value::Null);
@@ -69,6 +72,34 @@ pub(crate) fn update(
         set_at(&mut body, &pointer, value);
     }
     canonicalise(&mut body);
+    patch(address, mask, mode, body)
+}
+
+/// The `labels` PATCH of a `removed` block: the live cluster with its ownership label dropped,
+/// in `USER_ONLY` mode so that the service refreshes nothing else.
+pub(crate) fn release(address: &ClusterAddress, live: &Value) -> PlannedRequest {
+    let mut body = writable(live);
+    if let Some(labels) = body.get_mut("labels").and_then(Value::as_object_mut) {
+        labels.remove(STACK_LABEL);
+    }
+    canonicalise(&mut body);
+    patch(address, &[UpdateMaskPath::Labels], "USER_ONLY", body)
+}
+
+/// The live cluster without the output-only fields the service sets itself.
+fn writable(live: &Value) -> Value {
+    let mut body = live.clone();
+    if let Some(object) = body.as_object_mut() {
+        for child in table::children("") {
+            if child.spec.access == FieldAccess::OutputOnly {
+                object.remove(&child.json_name);
+            }
+        }
+    }
+    body
+}
+
+fn patch(address: &ClusterAddress, mask: &[UpdateMaskPath], mode: &str, body: Value) -> PlannedRequest {
     let mask_text = mask
         .iter()
         .map(|m| m.as_str())

@@ -14,7 +14,7 @@ use console::Style;
 use serde_json::{Map, Value};
 
 use crate::paths::{self, Segment, Selector};
-use crate::plan::{Action, ClusterChange, FieldChange, Plan};
+use crate::plan::{Action, ChangeReason, ClusterChange, FieldChange, Plan};
 
 /// How a value from a sensitive variable is shown.
 const SENSITIVE: &str = "(sensitive)";
@@ -23,10 +23,17 @@ const SENSITIVE: &str = "(sensitive)";
 pub fn render_text(plan: &Plan, color: bool) -> String {
     let paint = Paint { color };
     if !plan.has_changes() {
-        return format!(
+        let mut out = format!(
             "{} Your clusters match the configuration.\n",
             paint.style(Style::new().green().bold(), "No changes.")
         );
+        for change in &plan.changes {
+            for warning in &change.warnings {
+                let label = paint.style(Style::new().yellow().bold(), "Note:");
+                let _ = writeln!(out, "{label} {}: {warning}", change.address.id);
+            }
+        }
+        return out;
     }
     let mut out = String::from("clusterform will perform the following actions:\n\n");
     for change in plan.changes.iter().filter(|c| c.action != Action::NoOp) {
@@ -38,9 +45,13 @@ pub fn render_text(plan: &Plan, color: bool) -> String {
         out.push('\n');
     }
     let summary = plan.summary();
+    let release = match summary.release {
+        0 => String::new(),
+        n => format!(", {n} to release"),
+    };
     let _ = writeln!(
         out,
-        "{} {} to add, {} to change, {} to replace, {} to destroy.",
+        "{} {} to add, {} to change, {} to replace, {} to destroy{release}.",
         paint.style(Style::new().bold(), "Plan:"),
         summary.add,
         summary.change,
@@ -258,22 +269,46 @@ fn attribute_name(change: &FieldChange) -> String {
         .map_or_else(|| change.path.clone(), label_of)
 }
 
-fn headline(change: &ClusterChange) -> &'static str {
-    match change.action {
-        Action::Create => "will be created",
-        Action::Update => "will be updated in place",
-        Action::Replace if change.fields.iter().any(|f| f.forces_replacement) => "must be replaced",
-        Action::Replace => "will be replaced, as requested",
-        Action::Delete => "will be destroyed",
-        Action::NoOp => "is up to date",
+/// What happens to the cluster and, where the fields do not say it, why.
+fn headline(change: &ClusterChange) -> String {
+    let reason = change.reason.as_ref();
+    match (change.action, reason) {
+        (_, Some(ChangeReason::Broken { state, detail })) => {
+            let detail = detail.as_ref().map(|d| format!(" ({d})")).unwrap_or_default();
+            format!("is in {state}{detail}; it will be replaced")
+        }
+        (Action::Create, Some(ChangeReason::BeingDeleted)) => {
+            "is being deleted; it will be created again once it is gone".to_owned()
+        }
+        (Action::Delete, Some(ChangeReason::BeingDeleted)) => {
+            "is being deleted already; apply waits until it is gone".to_owned()
+        }
+        (Action::Delete, Some(ChangeReason::NoLongerDeclared { stack })) => {
+            format!("will be destroyed: owned by stack \"{stack}\" and no longer in the configuration")
+        }
+        (Action::Delete, _) => {
+            "will be destroyed: declared in this configuration, and destroy was requested".to_owned()
+        }
+        (Action::Create, _) => "will be created".to_owned(),
+        (Action::Update, _) => "will be updated in place".to_owned(),
+        (Action::Replace, Some(ChangeReason::ReplaceRequested)) => {
+            "will be replaced, as requested".to_owned()
+        }
+        (Action::Replace, _) => "must be replaced".to_owned(),
+        (Action::Release, _) => "will no longer be managed (not destroyed)".to_owned(),
+        (Action::NoOp, _) => "is up to date".to_owned(),
     }
 }
 
 fn mode_meaning(mode: &str) -> &'static str {
     match mode {
         "USER_ONLY" => "only the fields you set; the service does not refresh its managed fields",
-        "UPDATE_MODE_UNSPECIFIED" => "treated as USER_AND_SERVICE by the service",
-        _ => "the service may also refresh its managed fields",
+        "UPDATE_MODE_UNSPECIFIED" => {
+            "treated as USER_AND_SERVICE: the service may also refresh the startup, prolog and epilog scripts it manages, and a refreshed startup script recreates the pool's nodes"
+        }
+        _ => {
+            "the service may also refresh the startup, prolog and epilog scripts it manages; a refreshed startup script recreates the pool's nodes"
+        }
     }
 }
 

@@ -31,7 +31,7 @@ pub(crate) fn for_change(
 ) -> Vec<String> {
     let mut warnings = Vec::new();
     if action == Action::NoOp {
-        return warnings;
+        return still_working(live_cluster).into_iter().collect();
     }
     if let Some(busy) = busy(live_cluster) {
         warnings.push(busy);
@@ -49,6 +49,17 @@ fn busy(live: &Cluster) -> Option<String> {
         "the request may be refused (ABORTED) until the running operation ends"
     };
     Some(format!("the cluster is {state} right now: {consequence}"))
+}
+
+/// For a cluster that matches its configuration: an operation started earlier (perhaps by a
+/// run that was killed before it could journal it) is still running on it.
+fn still_working(live: &Cluster) -> Option<String> {
+    let state = live
+        .state()
+        .filter(|s| [state::PROVISIONING, state::UPDATING].contains(s))?;
+    Some(format!(
+        "the cluster is {state} right now: an operation started earlier is still running on it"
+    ))
 }
 
 fn default_partition_moves(

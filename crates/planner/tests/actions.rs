@@ -114,9 +114,17 @@ fn a_mutable_change_is_an_update_with_the_smallest_mask() {
         ]
     );
     let body = request.body.as_ref().unwrap();
+    // The complete cluster as it should be after the update, without output-only fields.
+    let mut keys: Vec<_> = body.as_object().unwrap().keys().cloned().collect();
+    keys.sort();
     assert_eq!(
-        body.as_object().unwrap().keys().collect::<Vec<_>>(),
-        ["nodePools"]
+        keys,
+        ["displayName", "labels", "network", "nodePools", "orchestratorSpec", "runtimeSpec"]
+    );
+    assert_eq!(body["labels"]["clusterform-stack"], STACK);
+    assert_eq!(
+        body["orchestratorSpec"]["slurmSpec"]["homeDirectoryStorage"],
+        "projects/my-proj/locations/us-central1-a/instances/home"
     );
     // Complete list, desired order, server defaults kept, both counts sent.
     assert_eq!(body["nodePools"][0]["id"], "login");

@@ -240,7 +240,8 @@ pub fn finish(
     Ok(ExitStatus::Success)
 }
 
-/// `Apply complete! Resources: 1 added, 2 changed, 0 replaced, 0 destroyed.`
+/// `Apply complete! Resources: 1 added, 2 changed, 0 replaced, 0 destroyed.` (and `, 1 released`
+/// when a `removed` block released a cluster).
 fn apply_summary(report: &ApplyReport) -> String {
     let count = |action| {
         report
@@ -249,8 +250,12 @@ fn apply_summary(report: &ApplyReport) -> String {
             .filter(|o| o.action == action && o.result.is_ok())
             .count()
     };
+    let released = match count(Action::Release) {
+        0 => String::new(),
+        n => format!(", {n} released"),
+    };
     format!(
-        "Apply complete! Resources: {} added, {} changed, {} replaced, {} destroyed.",
+        "Apply complete! Resources: {} added, {} changed, {} replaced, {} destroyed{released}.",
         count(Action::Create),
         count(Action::Update),
         count(Action::Replace),
@@ -264,6 +269,7 @@ fn action_noun(action: Action) -> &'static str {
         Action::Update => "Update",
         Action::Replace => "Replacement",
         Action::Delete => "Deletion",
+        Action::Release => "Release",
         Action::NoOp => "Check",
     }
 }
