@@ -561,10 +561,21 @@ mod tests {
 
     #[test]
     fn impacts_the_documentation_does_not_state_are_marked_inferred() {
-        for path in ["node_pools[].zone", "node_pools[].boot_disk.boot_disk_size_gb", "node_pools[].node_image", "node_pools[].enable_public_ips"] {
+        for path in [
+            "node_pools[].zone",
+            "node_pools[].boot_disk.boot_disk_size_gb",
+            "node_pools[].node_image",
+            "node_pools[].enable_public_ips",
+        ] {
             assert!(lookup(path).unwrap().impact_inferred, "{path}");
         }
-        for path in ["node_pools[].startup_script", "node_pools[].filestores", "node_pools[].lustres", "labels", "node_pools[].scaling_spec.max_node_count"] {
+        for path in [
+            "node_pools[].startup_script",
+            "node_pools[].filestores",
+            "node_pools[].lustres",
+            "labels",
+            "node_pools[].scaling_spec.max_node_count",
+        ] {
             assert!(!lookup(path).unwrap().impact_inferred, "{path}");
         }
     }

@@ -59,6 +59,14 @@ pub enum PlanError {
         /// The service's detail, when given.
         detail: Option<String>,
     },
+    /// An update would remove a node pool that the login pool or a partition still uses.
+    #[error("cluster `{id}`: {}", problems.join("; "))]
+    RemovedPoolStillReferenced {
+        /// The cluster ID.
+        id: String,
+        /// One sentence per dangling reference.
+        problems: Vec<String>,
+    },
     /// `--target ID` names no declared cluster and no cluster of this stack.
     #[error("--target `{id}` matches no declared cluster and no live cluster of this stack")]
     UnknownTarget {
@@ -118,6 +126,10 @@ impl PlanError {
             ),
             Self::BrokenButProtected { .. } => Some(
                 "repair the cluster in the console, or remove `prevent_destroy = true` to let clusterform replace it"
+                    .to_owned(),
+            ),
+            Self::RemovedPoolStillReferenced { .. } => Some(
+                "set `partition` blocks and `login_node_pool_id` in the configuration so that nothing refers to the removed pool"
                     .to_owned(),
             ),
             Self::UnknownTarget { .. } | Self::UnknownReplace { .. } => {

@@ -26,8 +26,8 @@ pub use file::{PlanFileError, load_plan, save_plan};
 pub use json::render_json;
 pub use live::{LiveCluster, UnreadableName};
 pub use plan::{
-    Action, ChangeReason, ClusterAddress, ClusterChange, FieldChange, Impact, PLAN_FORMAT_VERSION, Plan,
-    PlannedRequest, PlannedTimeouts, RequestKind, Summary,
+    Action, ChangeReason, ClusterAddress, ClusterChange, FieldChange, Impact, PLAN_FORMAT_VERSION,
+    Plan, PlannedRequest, PlannedTimeouts, RequestKind, Summary,
 };
 pub use planning::plan;
 pub use stale::{Staleness, StalenessKind, stale_clusters};

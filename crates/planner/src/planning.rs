@@ -20,8 +20,8 @@ use crate::ignore;
 use crate::live::LiveCluster;
 use crate::paths;
 use crate::plan::{
-    Action, ChangeReason, ClusterAddress, ClusterChange, FieldChange, Impact, PLAN_FORMAT_VERSION, Plan,
-    PlannedTimeouts,
+    Action, ChangeReason, ClusterAddress, ClusterChange, FieldChange, Impact, PLAN_FORMAT_VERSION,
+    Plan, PlannedTimeouts,
 };
 use crate::requests;
 use crate::warnings;
@@ -296,10 +296,9 @@ impl ClusterPlanner<'_> {
         let desired_json = self.encode(&self.cluster.cluster)?;
         match live {
             None => Ok(self.creation(&desired_json, None)),
-            Some(live) if live.state() == Some(state::STOPPING) => Ok(self.creation(
-                &desired_json,
-                Some(ChangeReason::BeingDeleted),
-            )),
+            Some(live) if live.state() == Some(state::STOPPING) => {
+                Ok(self.creation(&desired_json, Some(ChangeReason::BeingDeleted)))
+            }
             Some(live) => self.comparison(&desired_json, live),
         }
     }
@@ -326,7 +325,9 @@ impl ClusterPlanner<'_> {
     /// its own, since the cluster cannot be left as it is either.
     fn check_replace_allowed(&self, reason: Option<&ChangeReason>) -> Result<(), PlanError> {
         match reason {
-            Some(ChangeReason::Broken { state, detail }) if self.cluster.lifecycle.prevent_destroy => {
+            Some(ChangeReason::Broken { state, detail })
+                if self.cluster.lifecycle.prevent_destroy =>
+            {
                 Err(PlanError::BrokenButProtected {
                     id: self.cluster.id.clone(),
                     state: state.clone(),
@@ -401,6 +402,14 @@ impl ClusterPlanner<'_> {
                 (Vec::new(), None, vec![impact], requests)
             }
             Action::Update => {
+                let dangling =
+                    warnings::removed_pools_still_referenced(&fields, &compared, &live_json);
+                if !dangling.is_empty() {
+                    return Err(PlanError::RemovedPoolStillReferenced {
+                        id: self.cluster.id.clone(),
+                        problems: dangling,
+                    });
+                }
                 let mask = update_mask(&fields);
                 let mode = self.update_mode();
                 let request =
@@ -483,7 +492,13 @@ fn broken(live: &Cluster) -> Option<ChangeReason> {
         "" => e.message.clone(),
         code => format!("{code}: {}", e.message),
     });
-    let parts: Vec<String> = status.detail.iter().cloned().chain(error).filter(|p| !p.is_empty()).collect();
+    let parts: Vec<String> = status
+        .detail
+        .iter()
+        .cloned()
+        .chain(error)
+        .filter(|p| !p.is_empty())
+        .collect();
     Some(ChangeReason::Broken {
         state: state.to_owned(),
         detail: (!parts.is_empty()).then(|| parts.join("; ")),

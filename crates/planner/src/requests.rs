@@ -99,7 +99,12 @@ fn writable(live: &Value) -> Value {
     body
 }
 
-fn patch(address: &ClusterAddress, mask: &[UpdateMaskPath], mode: &str, body: Value) -> PlannedRequest {
+fn patch(
+    address: &ClusterAddress,
+    mask: &[UpdateMaskPath],
+    mode: &str,
+    body: Value,
+) -> PlannedRequest {
     let mask_text = mask
         .iter()
         .map(|m| m.as_str())

@@ -274,7 +274,10 @@ fn headline(change: &ClusterChange) -> String {
     let reason = change.reason.as_ref();
     match (change.action, reason) {
         (_, Some(ChangeReason::Broken { state, detail })) => {
-            let detail = detail.as_ref().map(|d| format!(" ({d})")).unwrap_or_default();
+            let detail = detail
+                .as_ref()
+                .map(|d| format!(" ({d})"))
+                .unwrap_or_default();
             format!("is in {state}{detail}; it will be replaced")
         }
         (Action::Create, Some(ChangeReason::BeingDeleted)) => {
@@ -284,10 +287,13 @@ fn headline(change: &ClusterChange) -> String {
             "is being deleted already; apply waits until it is gone".to_owned()
         }
         (Action::Delete, Some(ChangeReason::NoLongerDeclared { stack })) => {
-            format!("will be destroyed: owned by stack \"{stack}\" and no longer in the configuration")
+            format!(
+                "will be destroyed: owned by stack \"{stack}\" and no longer in the configuration"
+            )
         }
         (Action::Delete, _) => {
-            "will be destroyed: declared in this configuration, and destroy was requested".to_owned()
+            "will be destroyed: declared in this configuration, and destroy was requested"
+                .to_owned()
         }
         (Action::Create, _) => "will be created".to_owned(),
         (Action::Update, _) => "will be updated in place".to_owned(),

@@ -1,6 +1,7 @@
 //! Warnings shown under a cluster's change: things that are allowed but that a user would want
-//! to know before applying (the default partition moves, a removed pool is still referred to,
-//! the cluster is busy).
+//! to know before applying (the default partition moves, the cluster is busy), and the one
+//! thing that is not allowed although each field is valid on its own: removing a node pool that
+//! the login pool or a partition still refers to after the update.
 
 use clusterform_model::{Cluster, state};
 use serde_json::Value;
@@ -8,13 +9,9 @@ use serde_json::Value;
 use crate::paths;
 use crate::plan::{Action, FieldChange};
 
-/// Cluster states in which the service is already working on the cluster.
-const BUSY_STATES: &[&str] = &[
-    state::PROVISIONING,
-    state::UPDATING,
-    state::STOPPING,
-    state::ERROR,
-];
+/// Cluster states in which the service is already working on the cluster (a cluster in
+/// `ERROR` is replaced and one `STOPPING` is waited for: their plans say so themselves).
+const BUSY_STATES: &[&str] = &[state::PROVISIONING, state::UPDATING];
 
 const PARTITIONS: &str = "/orchestratorSpec/slurmSpec/partitions";
 const DEFAULT_PARTITION: &str = "/orchestratorSpec/slurmSpec/defaultPartitionId";
@@ -37,26 +34,20 @@ pub(crate) fn for_change(
         warnings.push(busy);
     }
     warnings.extend(default_partition_moves(fields, desired, live));
-    warnings.extend(removed_pools_still_referenced(fields, desired, live));
     warnings
 }
 
 fn busy(live: &Cluster) -> Option<String> {
     let state = live.state().filter(|s| BUSY_STATES.contains(s))?;
-    let consequence = if state == state::ERROR {
-        "the service may refuse or fail the change; check the cluster's status first"
-    } else {
-        "the request may be refused (ABORTED) until the running operation ends"
-    };
-    Some(format!("the cluster is {state} right now: {consequence}"))
+    Some(format!(
+        "the cluster is {state} right now: apply waits for the running operation to end before sending its request"
+    ))
 }
 
 /// For a cluster that matches its configuration: an operation started earlier (perhaps by a
 /// run that was killed before it could journal it) is still running on it.
 fn still_working(live: &Cluster) -> Option<String> {
-    let state = live
-        .state()
-        .filter(|s| [state::PROVISIONING, state::UPDATING].contains(s))?;
+    let state = live.state().filter(|s| BUSY_STATES.contains(s))?;
     Some(format!(
         "the cluster is {state} right now: an operation started earlier is still running on it"
     ))
@@ -100,7 +91,9 @@ fn default_partition_moves(
     ))
 }
 
-fn removed_pools_still_referenced(
+/// Each node pool the update removes while the login pool or a partition still refers to it
+/// after the update (what the configuration sets, else what stays live because it is not sent).
+pub(crate) fn removed_pools_still_referenced(
     fields: &[FieldChange],
     desired: &Value,
     live: &Value,

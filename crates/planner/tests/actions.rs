@@ -3,7 +3,7 @@
 use clusterform_config::Lifecycle;
 use clusterform_model::duration::Seconds;
 use clusterform_model::fields::{ImpactClass, UpdateMaskPath};
-use clusterform_planner::{Action, PlanError, PlanOptions, RequestKind, plan};
+use clusterform_planner::{Action, ChangeReason, PlanError, PlanOptions, RequestKind, plan};
 use serde_json::json;
 
 use crate::support::{STACK, cluster, config, desired, live_seed, plan_against_seed, seed, served};
@@ -119,7 +119,14 @@ fn a_mutable_change_is_an_update_with_the_smallest_mask() {
     keys.sort();
     assert_eq!(
         keys,
-        ["displayName", "labels", "network", "nodePools", "orchestratorSpec", "runtimeSpec"]
+        [
+            "displayName",
+            "labels",
+            "network",
+            "nodePools",
+            "orchestratorSpec",
+            "runtimeSpec"
+        ]
     );
     assert_eq!(body["labels"]["clusterform-stack"], STACK);
     assert_eq!(
@@ -477,4 +484,141 @@ fn sensitive_paths_mark_their_changes_and_timeouts_get_defaults() {
     assert_eq!(change.timeouts.create, 5_400);
     assert_eq!(change.timeouts.update, 3_600);
     assert_eq!(change.timeouts.delete, 7_200);
+}
+
+#[test]
+fn removing_a_pool_that_is_still_referenced_is_an_error() {
+    let mut wanted = seed();
+    wanted["nodePools"].as_array_mut().unwrap().remove(1);
+    wanted["orchestratorSpec"]["slurmSpec"]
+        .as_object_mut()
+        .unwrap()
+        .remove("partitions");
+    let err = plan(
+        &config(vec![desired("train01", wanted)]),
+        &[live_seed("train01")],
+        &options(),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, PlanError::RemovedPoolStillReferenced { .. }),
+        "{err}"
+    );
+    assert!(
+        err.to_string()
+            .contains("partition `cpu` still refers to it"),
+        "{err}"
+    );
+    assert!(err.hint().is_some());
+}
+
+fn broken_seed(id: &str) -> serde_json::Value {
+    let mut broken = served(id, &seed(), Some(STACK), "ERROR");
+    broken["clusterStatus"]["detail"] = json!("boot failure");
+    broken
+}
+
+#[test]
+fn a_broken_cluster_is_replaced_unless_protected() {
+    let made = plan(
+        &config(vec![desired("train01", seed())]),
+        &[cluster(broken_seed("train01"))],
+        &options(),
+    )
+    .unwrap();
+    let change = &made.changes[0];
+    assert_eq!(change.action, Action::Replace);
+    assert_eq!(
+        change.reason,
+        Some(ChangeReason::Broken {
+            state: "ERROR".into(),
+            detail: Some("boot failure".into())
+        })
+    );
+    let kinds: Vec<_> = change.requests.iter().map(|r| r.kind).collect();
+    assert_eq!(kinds, [RequestKind::Delete, RequestKind::Create]);
+
+    let mut guarded = desired("train01", seed());
+    guarded.lifecycle.prevent_destroy = true;
+    let err = plan(
+        &config(vec![guarded]),
+        &[cluster(broken_seed("train01"))],
+        &options(),
+    )
+    .unwrap_err();
+    assert!(matches!(err, PlanError::BrokenButProtected { .. }), "{err}");
+    assert!(err.to_string().contains("boot failure"), "{err}");
+}
+
+#[test]
+fn busy_clusters_are_waited_for_never_replaced() {
+    for state in ["PROVISIONING", "UPDATING"] {
+        let busy = served("train01", &seed(), Some(STACK), state);
+        let made = plan(
+            &config(vec![desired("train01", seed())]),
+            &[cluster(busy)],
+            &options(),
+        )
+        .unwrap();
+        assert_eq!(made.changes[0].action, Action::NoOp, "{state}");
+        assert!(made.changes[0].warnings[0].contains(state));
+    }
+}
+
+#[test]
+fn a_cluster_being_deleted_gets_no_second_delete() {
+    let stopping = cluster(served("old01", &seed(), Some(STACK), "STOPPING"));
+    let made = plan(&config(vec![]), &[stopping.clone()], &options()).unwrap();
+    let change = &made.changes[0];
+    assert_eq!(change.action, Action::Delete);
+    assert_eq!(change.reason, Some(ChangeReason::BeingDeleted));
+    assert!(change.requests.is_empty());
+    assert!(
+        made.has_changes(),
+        "a deletion in flight is not \"No changes\""
+    );
+
+    let destroy = PlanOptions {
+        destroy: true,
+        ..options()
+    };
+    let made = plan(
+        &config(vec![desired("old01", seed())]),
+        &[stopping.clone()],
+        &destroy,
+    )
+    .unwrap();
+    assert_eq!(made.changes[0].reason, Some(ChangeReason::BeingDeleted));
+    assert!(made.changes[0].requests.is_empty());
+
+    let made = plan(
+        &config(vec![desired("old01", seed())]),
+        &[stopping],
+        &options(),
+    )
+    .unwrap();
+    assert_eq!(made.changes[0].action, Action::Create);
+    assert_eq!(made.changes[0].reason, Some(ChangeReason::BeingDeleted));
+}
+
+#[test]
+fn deletions_say_why() {
+    let made = plan(&config(vec![]), &[live_seed("old01")], &options()).unwrap();
+    assert_eq!(
+        made.changes[0].reason,
+        Some(ChangeReason::NoLongerDeclared {
+            stack: STACK.into()
+        })
+    );
+    let destroy = PlanOptions {
+        destroy: true,
+        ..options()
+    };
+    let made = plan(
+        &config(vec![desired("old01", seed())]),
+        &[live_seed("old01")],
+        &destroy,
+    )
+    .unwrap();
+    assert_eq!(made.changes[0].reason, Some(ChangeReason::DestroyRequested));
 }

@@ -109,19 +109,36 @@ fn warning_default_partition_moves() {
 }
 
 #[test]
-fn warning_removed_pool_still_referenced() {
-    let mut wanted = seed();
-    wanted["nodePools"].as_array_mut().unwrap().remove(1);
-    wanted["orchestratorSpec"]["slurmSpec"]
-        .as_object_mut()
-        .unwrap()
-        .remove("partitions");
+fn broken_cluster_is_replaced_with_the_service_detail() {
+    let mut broken = served("train01", &seed(), Some(STACK), "ERROR");
+    broken["clusterStatus"]["detail"] = json!("node pool cpu failed to provision");
+    broken["clusterStatus"]["error"] = json!({"code": 8, "message": "quota exceeded for N2 CPUs"});
     pin(
-        "warning_removed_pool",
-        &one(desired("train01", wanted)),
-        &[live_seed("train01")],
+        "broken",
+        &one(desired("train01", seed())),
+        &[cluster(broken)],
         &PlanOptions::default(),
     );
+}
+
+#[test]
+fn clusters_being_deleted_and_still_provisioning() {
+    let stopping = served("old01", &seed(), Some(STACK), "STOPPING");
+    let recreated = served("train02", &seed(), Some(STACK), "STOPPING");
+    let config = config(vec![desired("train01", seed()), desired("train02", seed())]);
+    let live = [cluster(stopping), cluster(recreated), live_seed("train01")];
+    pin("being_deleted", &config, &live, &PlanOptions::default());
+    let provisioning = served("train01", &seed(), Some(STACK), "PROVISIONING");
+    let made = plan(
+        &one(desired("train01", seed())),
+        &[cluster(provisioning)],
+        &PlanOptions::default(),
+    )
+    .unwrap();
+    insta::assert_snapshot!(render_text(&made, false), @r"
+    No changes. Your clusters match the configuration.
+    Note: train01: the cluster is PROVISIONING right now: an operation started earlier is still running on it
+    ");
 }
 
 #[test]
