@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use clusterform_model::{Cluster, ClusterName, Operation, state};
 use clusterform_planner::{
-    Action, ClusterAddress, ClusterChange, Plan, PlannedRequest, PlannedTimeouts, RequestKind,
+    Action, ChangeReason, ClusterAddress, ClusterChange, Plan, PlannedRequest, PlannedTimeouts,
+    RequestKind,
 };
 use futures::StreamExt;
 use time::OffsetDateTime;
@@ -28,7 +29,8 @@ use crate::operations::{OperationWaiter, WaitOptions};
 /// Clusters worked on at once unless told otherwise.
 pub const DEFAULT_PARALLELISM: usize = 10;
 
-/// Cluster states during which an update would be refused: wait for them to pass.
+/// Cluster states during which an update or a delete would be refused: wait for them to pass.
+/// A delete that finds the cluster gone after waiting has nothing left to do.
 const BUSY_STATES: &[&str] = &[state::PROVISIONING, state::UPDATING, state::STOPPING];
 
 /// Receives progress; the CLI draws it.
@@ -281,6 +283,12 @@ impl ApplyEngine {
     ) -> Result<Option<Cluster>, ExecError> {
         tracker.emit(Step::Started);
         let name = cluster_name(&change.address)?;
+        if change.reason == Some(ChangeReason::BeingDeleted) {
+            let timeout = timeout_of(RequestKind::Delete, &change.timeouts);
+            tracker
+                .cancellable(self.await_deletion(tracker, &name, timeout))
+                .await?;
+        }
         let mut live = None;
         for request in &change.requests {
             tracker.check_cancelled()?;
@@ -293,6 +301,10 @@ impl ApplyEngine {
         Ok(live)
     }
 
+    /// Sends one request once the cluster is free: an update or delete first waits for a
+    /// running operation to end (a delete that finds the cluster gone is done), and a request
+    /// refused with `ABORTED` (another operation took the cluster meanwhile) waits again and is
+    /// sent again, for as long as the action's timeout allows.
     async fn run_request(
         &self,
         tracker: &Tracker<'_>,
@@ -300,25 +312,56 @@ impl ApplyEngine {
         request: &PlannedRequest,
         timeout: Duration,
     ) -> Result<Option<Cluster>, ExecError> {
-        let started = Instant::now();
-        if request.kind == RequestKind::Update {
-            tracker
-                .cancellable(self.poll_cluster(tracker, name, timeout, BUSY_STATES))
-                .await?;
-            tracker.check_cancelled()?;
-        }
-        // Settling and waiting share one budget.
-        let timeout = timeout.saturating_sub(started.elapsed());
-        let submitted = match self.client.send(&name.location, request).await {
-            Err(error) if request.kind == RequestKind::Delete && error.is_not_found() => {
-                return Ok(None);
+        let deadline = Instant::now() + timeout;
+        let remaining = || deadline.saturating_duration_since(Instant::now());
+        loop {
+            if request.kind != RequestKind::Create {
+                let settled = tracker
+                    .cancellable(self.poll_cluster(tracker, name, remaining(), BUSY_STATES))
+                    .await?;
+                if settled.is_none() && request.kind == RequestKind::Delete {
+                    return Ok(None);
+                }
+                tracker.check_cancelled()?;
             }
-            other => other?,
-        };
+            match self.client.send(&name.location, request).await {
+                Err(error) if request.kind == RequestKind::Delete && error.is_not_found() => {
+                    return Ok(None);
+                }
+                Err(error) if error.is_aborted() && !remaining().is_zero() => {
+                    tracker.emit(Step::Settling {
+                        state: "held by another operation".to_owned(),
+                    });
+                    tracker
+                        .cancellable(async {
+                            tokio::time::sleep(self.wait.poll_initial.min(remaining())).await;
+                            Ok(())
+                        })
+                        .await?;
+                }
+                Err(error) => return Err(error),
+                Ok(submitted) => {
+                    return self
+                        .submitted(tracker, name, request.kind, submitted, remaining())
+                        .await;
+                }
+            }
+        }
+    }
+
+    /// Follows what an accepted request started.
+    async fn submitted(
+        &self,
+        tracker: &Tracker<'_>,
+        name: &ClusterName,
+        request: RequestKind,
+        submitted: Submitted,
+        timeout: Duration,
+    ) -> Result<Option<Cluster>, ExecError> {
         match submitted {
             Submitted::Adopted(_) => {
                 tracker.emit(Step::Submitted {
-                    request: request.kind,
+                    request,
                     operation: None,
                 });
                 tracker
@@ -327,9 +370,28 @@ impl ApplyEngine {
                     .map(Some)
             }
             Submitted::Operation(operation) => {
-                self.follow(tracker, name, request.kind, *operation, timeout)
+                self.follow(tracker, name, request, *operation, timeout)
                     .await
             }
+        }
+    }
+
+    /// Waits for a cluster that an earlier run (or someone else) is deleting to be gone.
+    async fn await_deletion(
+        &self,
+        tracker: &Tracker<'_>,
+        name: &ClusterName,
+        timeout: Duration,
+    ) -> Result<(), ExecError> {
+        match self
+            .poll_cluster(tracker, name, timeout, &[state::STOPPING])
+            .await?
+        {
+            None => Ok(()),
+            Some(cluster) => Err(ExecError::NoLongerDeleting {
+                cluster: name.to_string(),
+                state: cluster.state().unwrap_or("unknown").to_owned(),
+            }),
         }
     }
 

@@ -61,6 +61,14 @@ pub enum ExecError {
         /// `clusterStatus.detail` or its error message.
         detail: String,
     },
+    /// A cluster the plan expected to be deleting is there, no longer being deleted.
+    #[error("{cluster} was being deleted when the plan was made, but is {state} now")]
+    NoLongerDeleting {
+        /// The cluster.
+        cluster: String,
+        /// Its state now.
+        state: String,
+    },
     /// A journaled operation is no longer known to the service, and the cluster does not look
     /// like it succeeded.
     #[error("{cluster}: operation {operation} is no longer known and {detail}")]
@@ -146,6 +154,11 @@ impl ExecError {
         }
     }
 
+    /// Whether another operation holds the resource (`ABORTED`).
+    pub fn is_aborted(&self) -> bool {
+        self.api_code_name() == Some("ABORTED")
+    }
+
     /// Whether this is an API `NOT_FOUND`.
     pub fn is_not_found(&self) -> bool {
         self.api_code_name() == Some("NOT_FOUND")
@@ -184,6 +197,9 @@ impl ExecError {
                 "wait for the other `clusterform apply` or `destroy` to finish; the lock is released when it exits"
             }
             Self::Lock { .. } => "check that the configuration directory is writable",
+            Self::NoLongerDeleting { .. } => {
+                "someone else acted on the cluster: run `clusterform plan` again"
+            }
             Self::Cancelled => {
                 "operations keep running on the server: run `clusterform apply` again to resume waiting"
             }

@@ -80,8 +80,13 @@ pub(crate) fn classify_status(
         // The service did not process the request: safe for every call.
         (503, _) | (_, "UNAVAILABLE") => Verdict::Retry { after: retry_after },
         (429, _) | (_, "RESOURCE_EXHAUSTED") => Verdict::Retry { after: retry_after },
-        // Another operation holds the cluster: wait for it, then try again.
-        (_, "ABORTED") => Verdict::Retry { after: retry_after },
+        // Another operation holds the cluster. A read may simply be repeated; for a change the
+        // engine waits for the cluster to settle (for as long as the action's timeout allows)
+        // and sends it again, which a fixed retry window could not do.
+        (_, "ABORTED") => match class {
+            CallClass::Read => Verdict::Retry { after: retry_after },
+            CallClass::Create | CallClass::Idempotent => Verdict::Fail,
+        },
         // The request may have been processed before the server failed.
         (500 | 502 | 504, _) => match class {
             CallClass::Read => Verdict::Retry { after: retry_after },
@@ -184,7 +189,12 @@ mod tests {
                 after: Some(Duration::from_secs(2))
             }
         );
-        assert_eq!(classify_status(409, "ABORTED", Idempotent, None), retry);
+        assert_eq!(classify_status(409, "ABORTED", Read, None), retry);
+        assert_eq!(
+            classify_status(409, "ABORTED", Idempotent, None),
+            Verdict::Fail
+        );
+        assert_eq!(classify_status(409, "ABORTED", Create, None), Verdict::Fail);
         assert_eq!(classify_status(500, "INTERNAL", Read, None), retry);
         assert_eq!(
             classify_status(500, "INTERNAL", Idempotent, None),

@@ -7,10 +7,10 @@ use clusterform_emulator::{EmulatorOptions, FaultSpec};
 use clusterform_executor::{
     ApplyEngine, ApplyReport, ExecError, Journal, ProgressEvent, ProgressSink, Step,
 };
-use clusterform_planner::{Action, Plan, PlannedTimeouts, RequestKind};
+use clusterform_planner::{Action, ChangeReason, Plan, PlannedTimeouts, RequestKind};
 use tokio_util::sync::CancellationToken;
 
-use crate::proxy::{Mischief, Proxy, Rule, is_create};
+use crate::proxy::{Mischief, Proxy, Rule, is_create, is_delete};
 use crate::support::*;
 
 fn engine(h: &Harness, dir: &std::path::Path) -> ApplyEngine {
@@ -181,7 +181,66 @@ async fn deleting_a_missing_cluster_succeeds() {
     )]);
     let report = apply_unobserved(&engine(&h, dir.path()), &plan).await;
     assert!(report.is_success(), "{report:?}");
-    assert_eq!(h.statuses("DELETE", "/gone"), vec![404]);
+    assert_eq!(h.statuses("GET", "/gone"), vec![404]);
+    assert_eq!(h.count("DELETE", "/gone"), 0, "nothing left to delete");
+}
+
+#[tokio::test]
+async fn a_delete_held_by_another_operation_waits_and_is_sent_again() {
+    let h = Harness::start(Duration::from_millis(50)).await;
+    h.insert("train01");
+    let proxy = Proxy::start(
+        h.handle.base_url(),
+        Rule {
+            applies_to: is_delete,
+            mischief: Mischief::Refuse(409),
+            // More than the client's retry budget (6 attempts): only waiting on the cluster
+            // and sending again, for as long as the action's timeout allows, gets through.
+            times: 10,
+        },
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let engine = ApplyEngine::new(
+        client_for(proxy.base_url(), fast_retry()),
+        Journal::open(dir.path()).unwrap(),
+        4,
+    )
+    .with_wait_options(fast_wait());
+    let plan = plan(vec![change(
+        "train01",
+        Action::Delete,
+        vec![delete_request("train01")],
+    )]);
+    let report = apply_unobserved(&engine, &plan).await;
+    assert!(report.is_success(), "{report:?}");
+    assert_eq!(
+        h.count("DELETE", "/train01"),
+        1,
+        "sent again after ten ABORTED"
+    );
+    assert!(h.emulator.cluster(&cluster_name("train01")).is_none());
+}
+
+#[tokio::test]
+async fn a_cluster_being_deleted_is_waited_for_without_a_second_delete() {
+    let h = Harness::start(Duration::from_millis(400)).await;
+    h.insert("train01");
+    h.client
+        .send(REGION, &delete_request("train01"))
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut being_deleted = change("train01", Action::Delete, vec![]);
+    being_deleted.reason = Some(ChangeReason::BeingDeleted);
+    let report = apply_unobserved(&engine(&h, dir.path()), &plan(vec![being_deleted])).await;
+    assert!(report.is_success(), "{report:?}");
+    assert_eq!(
+        h.count("DELETE", "/train01"),
+        1,
+        "only the first run's DELETE"
+    );
+    assert!(h.emulator.cluster(&cluster_name("train01")).is_none());
 }
 
 #[tokio::test]

@@ -42,6 +42,11 @@ pub fn is_create(method: &Method, path: &str) -> bool {
     method == Method::POST && path.ends_with("/modelDevelopmentClusters")
 }
 
+/// A delete: `DELETE …/modelDevelopmentClusters/{id}`.
+pub fn is_delete(method: &Method, _path: &str) -> bool {
+    method == Method::DELETE
+}
+
 /// An operation long poll: `POST …/operations/{id}:wait`.
 pub fn is_wait(method: &Method, path: &str) -> bool {
     method == Method::POST && path.ends_with(":wait")
@@ -153,6 +158,7 @@ fn server_error(status: u16) -> Response {
         502 => "<html><body>502 Bad Gateway</body></html>".to_owned(),
         _ => {
             let name = match status {
+                409 => "ABORTED",
                 503 => "UNAVAILABLE",
                 504 => "DEADLINE_EXCEEDED",
                 _ => "INTERNAL",
