@@ -381,7 +381,8 @@ impl Run {
         } else {
             provider.stack_origin = StackOrigin::DirectoryName;
             // A broken `endpoint` is reported already: it may have meant "local".
-            if !seen.endpoint {
+            let endpoint_broken = seen.endpoint && provider.endpoint.is_none();
+            if !endpoint_broken {
                 self.missing_stack(google_block.is_some(), google_block.or(first_declaration));
             }
         }
