@@ -4,6 +4,7 @@
 provider "google" {
   project = var.project
   region  = var.region
+  stack   = "research-cpu" # owns the clusters below; unique per configuration
 }
 
 locals {

@@ -14,6 +14,7 @@ variable "region" {
 provider "google" {
   project = var.project
   region  = var.region
+  stack   = "flex-start" # owns the clusters below; unique per configuration
 }
 
 cluster "flex01" {

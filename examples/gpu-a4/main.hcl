@@ -25,6 +25,7 @@ variable "gpu_nodes" {
 provider "google" {
   project     = var.project
   region      = var.region
+  stack       = "gpu-a4" # owns the clusters below; unique per configuration
   update_mode = "USER_AND_SERVICE"
 }
 

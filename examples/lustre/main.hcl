@@ -13,6 +13,7 @@ variable "region" {
 provider "google" {
   project = var.project
   region  = var.region
+  stack   = "lustre-training" # owns the clusters below; unique per configuration
 }
 
 locals {

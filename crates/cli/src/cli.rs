@@ -3,7 +3,9 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+use clap::{Args, Parser, Subcommand};
+use clusterform_model::UpdateMode;
 
 /// Plan and apply Vertex AI Model Development Clusters (Slurm training clusters) from HCL.
 #[derive(Debug, Parser)]
@@ -144,28 +146,19 @@ pub struct PlanningArgs {
     #[arg(long = "replace", value_name = "ID")]
     pub replace: Vec<String>,
     /// Update mode of every PATCH
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = update_mode_parser())]
     pub update_mode: Option<UpdateMode>,
 }
 
-/// `updateMode` values.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-#[value(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum UpdateMode {
-    /// Apply only the fields you set
-    UserOnly,
-    /// Apply your fields and let the service refresh its managed fields
-    UserAndService,
-}
-
-impl UpdateMode {
-    /// The API spelling.
-    pub fn as_api(self) -> &'static str {
-        match self {
-            Self::UserOnly => "USER_ONLY",
-            Self::UserAndService => "USER_AND_SERVICE",
-        }
-    }
+/// `--update-mode`: the modes a user picks (the API's unspecified mode is left out), read into
+/// the model's [`UpdateMode`].
+fn update_mode_parser() -> impl TypedValueParser<Value = UpdateMode> {
+    PossibleValuesParser::new([
+        PossibleValue::new(UpdateMode::UserOnly.as_str()).help("Apply only the fields you set"),
+        PossibleValue::new(UpdateMode::UserAndService.as_str())
+            .help("Apply your fields and let the service refresh its managed fields"),
+    ])
+    .try_map(|text| text.parse::<UpdateMode>())
 }
 
 /// `plan`.

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use clusterform_config::{Config, VariableInputs};
+use clusterform_config::{Config, Provider, StackOrigin, VariableInputs};
 use clusterform_executor::{ApiClient, ClientOptions, RetryPolicy, StaticToken, TokenSource};
 
 use crate::cli::{GlobalArgs, VarArgs};
@@ -88,14 +88,24 @@ pub struct Connection {
 
 /// Endpoint precedence: `--endpoint` / `CLUSTERFORM_ENDPOINT` > the provider's `endpoint` >
 /// the regional Google endpoint. `local` starts the built-in emulator; no credentials are
-/// looked up for it.
+/// looked up for it. `provider` is the configuration's, when the command loaded one.
+///
+/// A stack named after the directory may only own clusters of the built-in emulator: the
+/// configuration allows it with `endpoint = "local"` alone, and overriding the endpoint must
+/// not let two directories of the same name own each other's clusters somewhere real.
 pub async fn connect(
     global: &GlobalArgs,
-    provider_endpoint: Option<&str>,
+    provider: Option<&Provider>,
     dir: &Path,
     printer: &Printer,
 ) -> Result<Connection, CliError> {
-    let endpoint = global.endpoint.as_deref().or(provider_endpoint);
+    let endpoint = global
+        .endpoint
+        .as_deref()
+        .or(provider.and_then(|p| p.endpoint.as_deref()));
+    if let Some(provider) = provider {
+        check_stack_fits_endpoint(provider, endpoint)?;
+    }
     let (endpoint, tokens, local): (Option<String>, Arc<dyn TokenSource>, _) = match endpoint {
         Some(LOCAL_ENDPOINT) => {
             let local = LocalEmulator::start(dir).await?;
@@ -121,4 +131,15 @@ pub async fn connect(
         client,
         _local_emulator: local,
     })
+}
+
+/// Refuses a directory-name stack anywhere but the built-in emulator.
+fn check_stack_fits_endpoint(provider: &Provider, endpoint: Option<&str>) -> Result<(), CliError> {
+    match (provider.stack_origin, endpoint) {
+        (StackOrigin::Explicit, _) | (StackOrigin::DirectoryName, Some(LOCAL_ENDPOINT)) => Ok(()),
+        (StackOrigin::DirectoryName, other) => Err(CliError::DirectoryNameStack {
+            stack: provider.stack.clone(),
+            endpoint: other.unwrap_or("the Google API").to_owned(),
+        }),
+    }
 }

@@ -99,6 +99,17 @@ pub enum CliError {
         /// The journal file.
         journal: PathBuf,
     },
+    /// The stack is the directory's name (allowed only with the local emulator), but the
+    /// endpoint was overridden to a real one.
+    #[error(
+        "the stack `{stack}` is only the directory's name, which may not own clusters at {endpoint}"
+    )]
+    DirectoryNameStack {
+        /// The stack name taken from the directory.
+        stack: String,
+        /// The effective endpoint (`--endpoint` / `CLUSTERFORM_ENDPOINT`).
+        endpoint: String,
+    },
     /// Arguments that do not fit together or a value that is wrong.
     #[error("{0}")]
     Usage(String),
@@ -137,6 +148,11 @@ impl CliError {
                 "run `clusterform apply` again: it waits for those operations instead of starting new ones"
                     .into(),
             ),
+            Self::DirectoryNameStack { stack, .. } => Some(format!(
+                "set `stack = \"...\"` in the provider block, a name unique to this configuration \
+                 (it labels the clusters it owns; two directories called `{stack}` must not share one), \
+                 or drop --endpoint / CLUSTERFORM_ENDPOINT to use the built-in emulator"
+            )),
             Self::Unformatted(_) => Some("run `clusterform fmt` to rewrite them".into()),
             Self::ActionsFailed { .. } => Some(
                 "fix the cause above and run `clusterform apply` again; finished clusters are not touched twice"

@@ -3,8 +3,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use clusterform_model::Cluster;
 use clusterform_model::duration::Seconds;
+use clusterform_model::paths::IgnorePath;
+use clusterform_model::{Cluster, UpdateMode};
 
 /// A whole configuration directory, evaluated and validated.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -15,6 +16,8 @@ pub struct Config {
     pub provider: Provider,
     /// The declared clusters, in source order (`for_each` instances in key order).
     pub clusters: Vec<DesiredCluster>,
+    /// The `removed` blocks: clusters this stack releases without deleting them.
+    pub removed: Vec<RemovedCluster>,
     /// SHA-256 (hex) over every file's name and bytes and every variable value, so a saved plan
     /// can tell whether it was made from this configuration.
     pub digest: String,
@@ -26,11 +29,14 @@ impl Config {
         self.clusters.iter().find(|c| c.id == id)
     }
 
-    /// Every (project, region) pair the declared clusters live in, sorted, without repeats.
+    /// Every (project, region) pair the declared and the removed clusters live in, sorted,
+    /// without repeats.
     pub fn locations(&self) -> BTreeSet<(String, String)> {
-        self.clusters
-            .iter()
-            .map(|c| (c.project.clone(), c.region.clone()))
+        let declared = self.clusters.iter().map(|c| (&c.project, &c.region));
+        let removed = self.removed.iter().map(|r| (&r.project, &r.region));
+        declared
+            .chain(removed)
+            .map(|(project, region)| (project.clone(), region.clone()))
             .collect()
     }
 }
@@ -42,12 +48,26 @@ pub struct Provider {
     pub project: Option<String>,
     /// Default region of every cluster.
     pub region: Option<String>,
-    /// Value of the `clusterform-stack` ownership label; defaults to the directory name.
+    /// Value of the `clusterform-stack` ownership label: the `stack` attribute, or the
+    /// directory name where that is allowed (`endpoint = "local"`).
     pub stack: String,
+    /// Where `stack` came from.
+    pub stack_origin: StackOrigin,
     /// Default update mode of every cluster.
-    pub update_mode: Option<String>,
+    pub update_mode: Option<UpdateMode>,
     /// `"local"` for the built-in emulator, or a base URL.
     pub endpoint: Option<String>,
+}
+
+/// Where the stack name came from. Only a stack set explicitly may own clusters of a real
+/// endpoint: two directories that share a name must never own each other's clusters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum StackOrigin {
+    /// `stack = "..."` in the provider block.
+    #[default]
+    Explicit,
+    /// The configuration directory's name (only with `endpoint = "local"`).
+    DirectoryName,
 }
 
 /// One declared cluster.
@@ -62,8 +82,8 @@ pub struct DesiredCluster {
     /// The desired resource: only what the configuration sets is `Some`. Its labels do not
     /// include the ownership label; the planner adds it.
     pub cluster: Cluster,
-    /// The cluster's `update_mode`, if set.
-    pub update_mode: Option<String>,
+    /// The cluster's `update_mode`, else the provider's, if either is set.
+    pub update_mode: Option<UpdateMode>,
     /// The `timeouts` block.
     pub timeouts: Timeouts,
     /// The `lifecycle` block.
@@ -91,9 +111,22 @@ pub struct Timeouts {
 pub struct Lifecycle {
     /// Refuse to delete (or replace) the cluster.
     pub prevent_destroy: bool,
-    /// snake_case paths left out of the comparison, e.g. `labels` or
-    /// `node_pool.cpu.scaling_spec` as written (the planner normalises them).
-    pub ignore_changes: Vec<String>,
+    /// Paths left out of the comparison, e.g. `labels` or `node_pool.cpu.scaling_spec`.
+    pub ignore_changes: Vec<IgnorePath>,
+}
+
+/// A `removed { cluster = "ID" }` block: the cluster leaves this stack (its ownership label is
+/// dropped) without being deleted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RemovedCluster {
+    /// The cluster ID.
+    pub id: String,
+    /// Resolved project (the block's own, else the provider's).
+    pub project: String,
+    /// Resolved region (the block's own, else the provider's).
+    pub region: String,
+    /// Where the `removed` block starts.
+    pub location: SourceLocation,
 }
 
 /// A position in a configuration file.

@@ -10,11 +10,13 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::ops::Range;
 
-use clusterform_model::Cluster;
 use clusterform_model::duration;
 use clusterform_model::fields::{FieldKind, FieldSpec, UPDATE_MODES};
+use clusterform_model::paths::IgnorePath;
+use clusterform_model::{Cluster, UpdateMode};
 use hcl::Value;
 use hcl::edit::Span;
+use hcl::edit::expr::Expression;
 use hcl::edit::structure::{Attribute, Block, Body, Structure};
 use serde_json::{Map as JsonMap, Value as Json};
 
@@ -35,7 +37,7 @@ pub(crate) struct DecodedCluster {
     pub cluster: Cluster,
     pub project: Option<String>,
     pub region: Option<String>,
-    pub update_mode: Option<String>,
+    pub update_mode: Option<UpdateMode>,
     pub timeouts: Timeouts,
     pub lifecycle: Lifecycle,
     pub sensitive_paths: BTreeSet<String>,
@@ -64,7 +66,10 @@ pub(crate) fn decode_cluster(
     );
     let project = decoder.cluster_string(&block.body, "project", None);
     let region = decoder.cluster_string(&block.body, "region", None);
-    let update_mode = decoder.cluster_string(&block.body, "update_mode", Some(UPDATE_MODES));
+    // `cluster_string` has checked the value against the modes, so it parses.
+    let update_mode = decoder
+        .cluster_string(&block.body, "update_mode", Some(UPDATE_MODES))
+        .and_then(|text| text.parse().ok());
     let timeouts = decoder.timeouts(&block.body);
     let lifecycle = decoder.lifecycle(&block.body);
     let Decoder { sensitive, .. } = decoder;
@@ -523,17 +528,10 @@ impl Decoder<'_, '_> {
                     lifecycle.prevent_destroy = flag;
                     Ok(())
                 }
-                ("ignore_changes", Value::Array(items)) => items
-                    .iter()
-                    .map(|item| item.as_str().map(str::to_owned).ok_or(item))
-                    .collect::<Result<Vec<_>, _>>()
-                    .map(|paths| lifecycle.ignore_changes = paths)
-                    .map_err(|item| {
-                        format!(
-                            "expected field paths as strings, found a {}",
-                            type_name(item)
-                        )
-                    }),
+                ("ignore_changes", Value::Array(items)) => {
+                    lifecycle.ignore_changes = self.ignore_paths(&attribute.value, &items);
+                    Ok(())
+                }
                 ("prevent_destroy", other) => {
                     Err(format!("expected a bool, found a {}", type_name(&other)))
                 }
@@ -552,7 +550,51 @@ impl Decoder<'_, '_> {
         }
         lifecycle
     }
+
+    /// The `ignore_changes` entries that name a field; each other one is a diagnostic at the
+    /// element written in the list (at the whole value when the list is computed).
+    fn ignore_paths(&mut self, expr: &Expression, items: &[Value]) -> Vec<IgnorePath> {
+        let written = match expr {
+            Expression::Array(array) if array.len() == items.len() => Some(array),
+            _ => None,
+        };
+        let mut paths = Vec::with_capacity(items.len());
+        for (index, item) in items.iter().enumerate() {
+            let range = written
+                .and_then(|array| array.get(index))
+                .map_or_else(|| expr.span(), Span::span);
+            let parsed = match item.as_str() {
+                Some(text) => text.parse::<IgnorePath>().map_err(|error| {
+                    (
+                        format!("invalid `ignore_changes` entry: {error}"),
+                        IGNORE_PATH_HINT,
+                    )
+                }),
+                None => Err((
+                    format!(
+                        "wrong value in `ignore_changes`: expected a field path as a string, found a {}",
+                        type_name(item)
+                    ),
+                    "write each path in quotes, e.g. `ignore_changes = [\"labels\"]`",
+                )),
+            };
+            match parsed {
+                Ok(path) => paths.push(path),
+                Err((message, hint)) => {
+                    self.eval.diagnostics.push(self.file.error(
+                        range,
+                        message,
+                        Some(hint.to_owned()),
+                    ));
+                }
+            }
+        }
+        paths
+    }
 }
+
+/// How to write an `ignore_changes` entry.
+const IGNORE_PATH_HINT: &str = "write paths as in the configuration, e.g. `labels`, `node_pool.cpu.scaling_spec`, `node_pool.*.zone` or `orchestrator_spec.slurm_spec.partitions`";
 
 type ValueError = (String, Option<String>);
 

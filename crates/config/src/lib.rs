@@ -25,7 +25,8 @@ mod validate;
 mod variables;
 
 pub use config::{
-    Config, DesiredCluster, Lifecycle, Provider, SourceLocation, Timeouts, VariableInputs,
+    Config, DesiredCluster, Lifecycle, Provider, RemovedCluster, SourceLocation, StackOrigin,
+    Timeouts, VariableInputs,
 };
 pub use diagnostic::{Diagnostic, Diagnostics, MissingVariable, Severity};
 pub use export::cluster_to_hcl;

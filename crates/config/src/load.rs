@@ -1,7 +1,8 @@
 //! Loading a configuration directory: reads and parses every `*.hcl` file, sorts the top-level
-//! blocks (`variable`, `locals`, `provider`, `cluster`), gives variables their values, resolves
-//! locals, decodes the provider and every cluster (and `for_each` instance), runs the checks,
-//! and returns either the [`Config`] with its warnings or every diagnostic of the run.
+//! blocks (`variable`, `locals`, `provider`, `cluster`, `removed`), gives variables their
+//! values, resolves locals, decodes the provider, every cluster (and `for_each` instance) and
+//! every `removed` block, runs the checks, and returns either the [`Config`] with its warnings
+//! or every diagnostic of the run.
 
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
@@ -9,13 +10,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clusterform_model::fields::UPDATE_MODES;
-use clusterform_model::{validate_location, validate_project};
+use clusterform_model::{ClusterId, validate_location, validate_project};
 use hcl::Value;
 use hcl::edit::Span;
 use hcl::edit::structure::{Block, Body, Structure};
 use sha2::{Digest, Sha256};
 
-use crate::config::{Config, DesiredCluster, Provider, SourceLocation, VariableInputs};
+use crate::config::{
+    Config, DesiredCluster, Provider, RemovedCluster, SourceLocation, StackOrigin, VariableInputs,
+};
 use crate::decode::{decode_cluster, string_text};
 use crate::diagnostic::{
     Diagnostic, Diagnostics, MissingVariable, Severity, SourceFile, did_you_mean,
@@ -61,9 +64,21 @@ struct TopLevel<'a> {
     locals: Vec<FileBlock<'a>>,
     providers: Vec<FileBlock<'a>>,
     clusters: Vec<Task<Vec<FileBlock<'a>>>>,
+    removed: Vec<FileBlock<'a>>,
 }
 
-impl TopLevel<'_> {
+impl<'a> TopLevel<'a> {
+    /// The head of the first `cluster` block, else of the first `removed` block.
+    fn first_declaration(&self) -> Option<Place<'a>> {
+        let first_cluster = self.clusters.first().and_then(|task| task.item.first());
+        first_cluster
+            .or(self.removed.first())
+            .map(|(file, block)| Place {
+                file,
+                range: block_head(block),
+            })
+    }
+
     /// Every `name = expr` of the `locals` blocks.
     fn local_defs(&self) -> Vec<LocalDef<'_>> {
         self.locals
@@ -80,8 +95,44 @@ impl TopLevel<'_> {
     }
 }
 
-const TOP_LEVEL_BLOCKS: [&str; 4] = ["variable", "locals", "provider", "cluster"];
+const TOP_LEVEL_BLOCKS: [&str; 5] = ["variable", "locals", "provider", "cluster", "removed"];
 const PROVIDER_ATTRIBUTES: [&str; 5] = ["project", "region", "stack", "update_mode", "endpoint"];
+
+/// The endpoint value that selects the built-in emulator, the only one where the stack may
+/// default to the directory name.
+const LOCAL_ENDPOINT: &str = "local";
+
+const MISSING_STACK_HINT: &str = "add `stack = \"...\"` to `provider \"google\" { ... }`, e.g. `stack = \"ml-prod\"`. \
+The stack names the owner of these clusters: clusterform labels every cluster it creates \
+`clusterform-stack = <stack>` and destroys the clusters of its stack that the configuration no longer \
+declares, so the name must be unique per configuration (at most 63 lowercase letters, digits, `_` and `-`). \
+Only `endpoint = \"local\"` defaults it to the directory name.";
+
+const REMOVED_ATTRIBUTES: [&str; 3] = ["cluster", "project", "region"];
+const REMOVED_SHAPE_HINT: &str =
+    "write `removed { cluster = \"ID\" }`, optionally with `project` and `region`";
+
+/// The values of a `removed` block's attributes, each with where it is written.
+#[derive(Default)]
+struct RemovedValues {
+    cluster: Option<(String, Option<Range<usize>>)>,
+    project: Option<(String, Option<Range<usize>>)>,
+    region: Option<(String, Option<Range<usize>>)>,
+}
+
+/// A block's head in its file, where a diagnostic about the block points.
+#[derive(Clone)]
+struct Place<'a> {
+    file: &'a SourceFile,
+    range: Option<Range<usize>>,
+}
+
+/// Which provider attributes were written (even with a value that is reported as wrong).
+#[derive(Default)]
+struct ProviderSeen {
+    stack: bool,
+    endpoint: bool,
+}
 
 #[derive(Default)]
 struct Run {
@@ -109,8 +160,10 @@ impl Run {
         let mut ctx = Bindings::new(base_context());
         ctx.declare("var", Value::Object(values.values.clone()));
         self.eval.resolve_locals(&top.local_defs(), &mut ctx);
-        let provider = self.provider(&top.providers, &ctx, dir);
+        let provider = self.provider(&top.providers, top.first_declaration(), &ctx, dir);
+        let removed = self.removed(&top.removed, &ctx, &provider);
         let clusters = self.clusters(std::mem::take(&mut top.clusters), &ctx, &provider);
+        self.check_removed_not_declared(&removed, &clusters);
         self.warn_unused(&declarations);
         let digest = digest(&files, &values.values);
         if self
@@ -127,6 +180,7 @@ impl Run {
                 root: dir.to_path_buf(),
                 provider,
                 clusters,
+                removed: removed.into_iter().map(|(removed, _)| removed).collect(),
                 digest,
             },
             warnings,
@@ -228,6 +282,7 @@ impl Run {
                     "provider" => &mut top.providers,
                     "cluster" => &mut clusters,
                     "locals" => &mut top.locals,
+                    "removed" => &mut top.removed,
                     other => {
                         self.eval.diagnostics.push(source.error(
                             block.ident.span(),
@@ -282,9 +337,18 @@ impl Run {
         }
     }
 
-    fn provider(&mut self, blocks: &[FileBlock<'_>], ctx: &Bindings, dir: &Path) -> Provider {
+    /// Decodes the provider block. `first_declaration` (the first `cluster` or `removed`
+    /// block) is where a missing stack is reported when there is no provider block.
+    fn provider(
+        &mut self,
+        blocks: &[FileBlock<'_>],
+        first_declaration: Option<Place<'_>>,
+        ctx: &Bindings,
+        dir: &Path,
+    ) -> Provider {
         let mut provider = Provider::default();
-        let mut stack_set = false;
+        let mut seen = ProviderSeen::default();
+        let mut google_block = None;
         for (index, (source, block)) in blocks.iter().enumerate() {
             let labels: Vec<&str> = block.labels.iter().map(|l| l.as_str()).collect();
             if labels != ["google"] {
@@ -303,22 +367,52 @@ impl Run {
                 ));
                 continue;
             }
-            stack_set = self.provider_attributes(source, block, ctx, &mut provider);
+            seen = self.provider_attributes(source, block, ctx, &mut provider);
+            google_block = Some(Place {
+                file: source,
+                range: block_head(block),
+            });
         }
-        if !stack_set {
+        if seen.stack {
+            provider.stack_origin = StackOrigin::Explicit;
+        } else if provider.endpoint.as_deref() == Some(LOCAL_ENDPOINT) {
             provider.stack = self.default_stack(dir);
+            provider.stack_origin = StackOrigin::DirectoryName;
+        } else {
+            provider.stack_origin = StackOrigin::DirectoryName;
+            // A broken `endpoint` is reported already: it may have meant "local".
+            let endpoint_broken = seen.endpoint && provider.endpoint.is_none();
+            if !endpoint_broken {
+                self.missing_stack(google_block.is_some(), google_block.or(first_declaration));
+            }
         }
         provider
     }
 
-    /// Fills `provider` from the block; whether it set `stack`.
+    /// Reports a configuration that may own clusters of a real endpoint without naming its
+    /// stack; `place` is the provider block, else the first declaration (none: nothing to own).
+    fn missing_stack(&mut self, in_provider: bool, place: Option<Place<'_>>) {
+        let Some(Place { file, range }) = place else {
+            return;
+        };
+        let message = if in_provider {
+            "the provider block sets no `stack`; it is required unless `endpoint = \"local\"`"
+        } else {
+            "no provider block sets `stack`; it is required unless `endpoint = \"local\"`"
+        };
+        self.eval
+            .diagnostics
+            .push(file.error(range, message, Some(MISSING_STACK_HINT.to_owned())));
+    }
+
+    /// Fills `provider` from the block; which attributes it wrote, even with a broken value.
     fn provider_attributes(
         &mut self,
         source: &SourceFile,
         block: &Block,
         ctx: &Bindings,
         provider: &mut Provider,
-    ) -> bool {
+    ) -> ProviderSeen {
         for nested in block.body.blocks() {
             self.eval.diagnostics.push(source.error(
                 nested.ident.span(),
@@ -329,7 +423,7 @@ impl Run {
                 )),
             ));
         }
-        let mut stack_set = false;
+        let mut seen = ProviderSeen::default();
         for attribute in block.body.attributes() {
             let name = attribute.key.as_str();
             if !PROVIDER_ATTRIBUTES.contains(&name) {
@@ -347,7 +441,8 @@ impl Run {
             }
             let range = attribute.value.span();
             // A broken `stack` is reported; the directory name must not stand in for it.
-            stack_set |= name == "stack";
+            seen.stack |= name == "stack";
+            seen.endpoint |= name == "endpoint";
             let Some(evaluated) =
                 self.eval
                     .value(source, &attribute.value, Scope { ctx, each: false })
@@ -374,12 +469,13 @@ impl Run {
             match name {
                 "project" => provider.project = Some(text),
                 "region" => provider.region = Some(text),
-                "update_mode" => provider.update_mode = Some(text),
+                // `provider_value_problem` has checked the mode, so it parses.
+                "update_mode" => provider.update_mode = text.parse().ok(),
                 "endpoint" => provider.endpoint = Some(text),
                 _ => provider.stack = text,
             }
         }
-        stack_set
+        seen
     }
 
     /// The directory name as a label value: lowercased, other characters replaced by `-`.
@@ -410,6 +506,190 @@ impl Run {
                 ));
         }
         stack
+    }
+
+    /// Decodes and checks the `removed` blocks, each with where its `cluster` value is
+    /// written; a cluster removed twice is reported at the second block.
+    fn removed<'a>(
+        &mut self,
+        blocks: &[FileBlock<'a>],
+        ctx: &Bindings,
+        provider: &Provider,
+    ) -> Vec<(RemovedCluster, Place<'a>)> {
+        let mut removed: Vec<(RemovedCluster, Place<'a>)> = Vec::new();
+        for (source, block) in blocks {
+            let Some((cluster, place)) = self.removed_block(source, block, ctx, provider) else {
+                continue;
+            };
+            if let Some((first, _)) = removed.iter().find(|(r, _)| r.id == cluster.id) {
+                let message = format!("cluster `{}` is removed more than once", cluster.id);
+                let hint = format!("already removed at {}", at(&first.location));
+                self.eval
+                    .diagnostics
+                    .push(place.file.error(place.range, message, Some(hint)));
+                continue;
+            }
+            removed.push((cluster, place));
+        }
+        removed
+    }
+
+    /// One `removed { cluster = "ID" project = ... region = ... }` block.
+    fn removed_block<'a>(
+        &mut self,
+        source: &'a SourceFile,
+        block: &Block,
+        ctx: &Bindings,
+        provider: &Provider,
+    ) -> Option<(RemovedCluster, Place<'a>)> {
+        let head = block_head(block);
+        if !block.labels.is_empty() {
+            self.eval.diagnostics.push(source.error(
+                label_range(block),
+                "a `removed` block takes no label",
+                Some(REMOVED_SHAPE_HINT.to_owned()),
+            ));
+            return None;
+        }
+        let values = self.removed_attributes(source, block, ctx)?;
+        let Some((id, id_range)) = values.cluster else {
+            self.eval.diagnostics.push(source.error(
+                head,
+                "a `removed` block needs `cluster`, the ID of the cluster to release",
+                Some(REMOVED_SHAPE_HINT.to_owned()),
+            ));
+            return None;
+        };
+        if let Err(error) = ClusterId::parse(&id, false) {
+            self.eval.diagnostics.push(source.error(
+                id_range,
+                error.to_string(),
+                Some("use the ID of the cluster as it is in the API".to_owned()),
+            ));
+            return None;
+        }
+        let (project, project_range) = values
+            .project
+            .map_or((provider.project.clone(), head.clone()), |(v, r)| {
+                (Some(v), r)
+            });
+        let (region, region_range) = values
+            .region
+            .map_or((provider.region.clone(), head.clone()), |(v, r)| {
+                (Some(v), r)
+            });
+        let project = self.required_location(
+            source,
+            &id,
+            "project",
+            project,
+            project_range,
+            validate_project,
+        );
+        let region = self.required_location(
+            source,
+            &id,
+            "region",
+            region,
+            region_range,
+            validate_location,
+        );
+        let (line, column) = source.position(head.map_or(0, |r| r.start));
+        let removed = RemovedCluster {
+            id,
+            project: project?,
+            region: region?,
+            location: SourceLocation {
+                file: source.path.clone(),
+                line,
+                column,
+            },
+        };
+        Some((
+            removed,
+            Place {
+                file: source,
+                range: id_range,
+            },
+        ))
+    }
+
+    /// The string attributes of a `removed` block with where their values are written;
+    /// `None` when one of them is wrong.
+    fn removed_attributes(
+        &mut self,
+        source: &SourceFile,
+        block: &Block,
+        ctx: &Bindings,
+    ) -> Option<RemovedValues> {
+        let errors_before = self.error_count();
+        for nested in block.body.blocks() {
+            self.eval.diagnostics.push(source.error(
+                nested.ident.span(),
+                format!("unknown block `{}` in `removed`", nested.ident.as_str()),
+                Some(REMOVED_SHAPE_HINT.to_owned()),
+            ));
+        }
+        let mut values = RemovedValues::default();
+        for attribute in block.body.attributes() {
+            let name = attribute.key.as_str();
+            let slot = match name {
+                "cluster" => &mut values.cluster,
+                "project" => &mut values.project,
+                "region" => &mut values.region,
+                _ => {
+                    self.eval.diagnostics.push(source.error(
+                        attribute.key.span(),
+                        format!("unknown attribute `{name}` in `removed`"),
+                        did_you_mean(name, REMOVED_ATTRIBUTES).or_else(|| {
+                            Some(format!(
+                                "expected one of: {}",
+                                REMOVED_ATTRIBUTES.join(", ")
+                            ))
+                        }),
+                    ));
+                    continue;
+                }
+            };
+            let range = attribute.value.span();
+            let Some(evaluated) =
+                self.eval
+                    .value(source, &attribute.value, Scope { ctx, each: false })
+            else {
+                continue;
+            };
+            match string_text(&evaluated.value) {
+                Ok(text) => *slot = Some((text, range)),
+                Err(message) => self.eval.diagnostics.push(source.error(
+                    range,
+                    format!("wrong value for `{name}`: {message}"),
+                    None,
+                )),
+            }
+        }
+        (self.error_count() == errors_before).then_some(values)
+    }
+
+    /// A cluster cannot be both declared and released.
+    fn check_removed_not_declared(
+        &mut self,
+        removed: &[(RemovedCluster, Place<'_>)],
+        clusters: &[DesiredCluster],
+    ) {
+        for (released, place) in removed {
+            let Some(declared) = clusters.iter().find(|c| c.id == released.id) else {
+                continue;
+            };
+            self.eval.diagnostics.push(place.file.error(
+                place.range.clone(),
+                format!("cluster `{}` is both declared and removed", released.id),
+                Some(format!(
+                    "it is declared at {}: delete that `cluster` block to stop managing the cluster \
+                     without destroying it, or this `removed` block to keep managing it",
+                    at(&declared.location)
+                )),
+            ));
+        }
     }
 
     /// Decodes and checks the cluster blocks on parallel threads, which also free them.
@@ -451,12 +731,7 @@ impl Run {
                     self.eval.diagnostics.push(source.error(
                         label,
                         format!("duplicate cluster ID `{}`", cluster.id),
-                        Some(format!(
-                            "already declared at {}:{}:{}",
-                            first.file.display(),
-                            first.line,
-                            first.column
-                        )),
+                        Some(format!("already declared at {}", at(first))),
                     ));
                 } else {
                     first_seen.insert(cluster.id.clone(), cluster.location.clone());
@@ -636,7 +911,7 @@ impl Run {
             project: project?,
             region: region?,
             cluster: decoded.cluster,
-            update_mode: decoded.update_mode.or_else(|| provider.update_mode.clone()),
+            update_mode: decoded.update_mode.or(provider.update_mode),
             timeouts: decoded.timeouts,
             lifecycle: decoded.lifecycle,
             sensitive_paths: decoded.sensitive_paths,
@@ -699,6 +974,16 @@ fn cluster_tasks(mut blocks: Vec<FileBlock<'_>>, thread: usize) -> Vec<Task<Vec<
         });
     }
     tasks
+}
+
+/// `file:line:col` of a location.
+fn at(location: &SourceLocation) -> String {
+    format!(
+        "{}:{}:{}",
+        location.file.display(),
+        location.line,
+        location.column
+    )
 }
 
 /// Checks a provider attribute's value.

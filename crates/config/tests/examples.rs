@@ -1,6 +1,7 @@
 //! Every example in `examples/` loads.
 
 use clusterform_config::{VariableInputs, load};
+use clusterform_model::UpdateMode;
 
 use crate::support::example;
 
@@ -93,7 +94,7 @@ fn gpu_a4_reads_scripts_and_reservation() {
     assert!(slurm.prolog_bash_scripts.as_ref().unwrap()[0].contains("nvidia-smi"));
     assert!(slurm.epilog_bash_scripts.as_ref().unwrap()[0].contains("SLURM_JOB_ID"));
     assert!(cluster.lifecycle.prevent_destroy);
-    assert_eq!(cluster.update_mode.as_deref(), Some("USER_AND_SERVICE"));
+    assert_eq!(cluster.update_mode, Some(UpdateMode::UserAndService));
 }
 
 #[test]

@@ -108,3 +108,12 @@ fn syntax_errors_are_diagnostics() {
     assert_eq!((d.file.to_str(), d.line, d.column), (Some("bad.hcl"), 1, 5));
     assert!(diagnostics.render(false).contains("bad.hcl:1:5"));
 }
+
+#[test]
+fn removed_blocks_are_formatted_like_any_block() {
+    let source = "removed {\ncluster=\"train02\"\n      region = \"us-east1\"\n}\n";
+    assert_eq!(
+        fmt(source),
+        "removed {\n  cluster = \"train02\"\n  region  = \"us-east1\"\n}\n"
+    );
+}

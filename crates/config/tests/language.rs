@@ -2,6 +2,7 @@
 //! values, timeouts and lifecycle.
 
 use clusterform_config::{Severity, VariableInputs};
+use clusterform_model::paths::IgnorePath;
 
 use crate::support::{
     CLUSTER_BODY, PROVIDER, dir_with, errors, find, load_text, load_with, valid_with,
@@ -304,7 +305,10 @@ fn timeouts_and_lifecycle() {
     assert_eq!(cluster.timeouts.update, None);
     assert_eq!(cluster.timeouts.delete.map(|s| s.0), Some(7200));
     assert!(cluster.lifecycle.prevent_destroy);
-    assert_eq!(cluster.lifecycle.ignore_changes, ["labels"]);
+    assert_eq!(
+        cluster.lifecycle.ignore_changes,
+        ["labels".parse::<IgnorePath>().unwrap()]
+    );
     let bad = valid_with(
         "  network {",
         "  timeouts {\n    create = \"soon\"\n  }\n  network {",

@@ -1,9 +1,12 @@
 //! Every validation rule: the message and the line/column it points at. The base file is
 //! `support::valid_file()`; each case edits one spot of it.
 
-use clusterform_config::Severity;
+use clusterform_config::{
+    RemovedCluster, Severity, SourceLocation, StackOrigin, VariableInputs, load,
+};
+use clusterform_model::UpdateMode;
 
-use crate::support::{errors, find, load_text, valid_file, valid_with};
+use crate::support::{CLUSTER_BODY, dir_with, errors, find, load_text, valid_file, valid_with};
 
 /// Applies one edit to the valid file and returns the diagnostic containing `needle`.
 fn problem(from: &str, to: &str, needle: &str) -> String {
@@ -183,7 +186,7 @@ fn duplicate_ids() {
     let two = format!(
         "{}\ncluster \"train01\" {{{}}}\n",
         valid_file(),
-        crate::support::CLUSTER_BODY
+        CLUSTER_BODY
     );
     assert_eq!(
         find(&errors(&two), "duplicate cluster"),
@@ -420,5 +423,311 @@ fn provider_checks() {
     assert_eq!(
         find(&errors(&endpoint), "endpoint"),
         "5:14 endpoint `ftp://x` is neither \"local\" nor an http(s) URL"
+    );
+}
+
+/// The valid file without its `stack` line, with `extra` added to the provider block.
+fn without_stack(extra: &str) -> String {
+    valid_file().replace("  stack   = \"test\"\n", extra)
+}
+
+#[test]
+fn stack_is_required_unless_the_endpoint_is_local() {
+    for provider_extra in ["", "  endpoint = \"https://example.test\"\n"] {
+        let diagnostics = errors(&without_stack(provider_extra));
+        assert_eq!(
+            find(&diagnostics, "stack"),
+            "2:1 the provider block sets no `stack`; it is required unless `endpoint = \"local\"`"
+        );
+        let hint = diagnostics[0].hint.as_deref().unwrap();
+        assert!(hint.contains("`stack = \"...\"`"), "{hint}");
+        assert!(hint.contains("unique per configuration"), "{hint}");
+        assert!(hint.contains("owner of these clusters"), "{hint}");
+    }
+}
+
+#[test]
+fn without_a_provider_block_the_missing_stack_points_at_the_first_cluster() {
+    let text = format!(
+        "cluster \"train01\" {{\n  project = \"demo-project\"\n  region  = \"us-central1\"{CLUSTER_BODY}}}\n"
+    );
+    assert_eq!(
+        find(&errors(&text), "stack"),
+        "1:1 no provider block sets `stack`; it is required unless `endpoint = \"local\"`"
+    );
+}
+
+#[test]
+fn a_local_endpoint_defaults_the_stack_to_the_directory_name() {
+    let dir = dir_with(&[("main.hcl", &without_stack("  endpoint = \"local\"\n"))]);
+    let loaded = load(dir.path(), &VariableInputs::default()).unwrap();
+    let name = dir.path().file_name().unwrap().to_string_lossy();
+    let expected: String = name
+        .to_lowercase()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    assert_eq!(loaded.config.provider.stack, expected);
+    assert_eq!(
+        loaded.config.provider.stack_origin,
+        StackOrigin::DirectoryName
+    );
+}
+
+#[test]
+fn an_explicit_stack_is_marked_so() {
+    let loaded = load_text(&valid_file()).unwrap();
+    assert_eq!(loaded.config.provider.stack, "test");
+    assert_eq!(loaded.config.provider.stack_origin, StackOrigin::Explicit);
+}
+
+#[test]
+fn a_stack_longer_than_a_label_value_is_refused() {
+    let long = "s".repeat(64);
+    let text = valid_file().replace("stack   = \"test\"", &format!("stack   = \"{long}\""));
+    assert_eq!(
+        find(&errors(&text), "stack"),
+        format!(
+            "5:13 stack `{long}` is not a valid label value: it must be at most 63 characters long"
+        )
+    );
+}
+
+#[test]
+fn provider_update_mode_is_checked_and_typed() {
+    let bad = valid_file().replace(
+        "  stack   = \"test\"\n",
+        "  stack   = \"test\"\n  update_mode = \"USER_ONLY_PLEASE\"\n",
+    );
+    assert_eq!(
+        find(&errors(&bad), "update_mode"),
+        "6:17 `USER_ONLY_PLEASE` is not a valid update_mode"
+    );
+    let good = valid_file().replace(
+        "  stack   = \"test\"\n",
+        "  stack   = \"test\"\n  update_mode = \"USER_ONLY\"\n",
+    );
+    let config = load_text(&good).unwrap().config;
+    assert_eq!(config.provider.update_mode, Some(UpdateMode::UserOnly));
+    assert_eq!(
+        config.clusters[0].update_mode,
+        Some(UpdateMode::UserOnly),
+        "the provider's mode is every cluster's default"
+    );
+}
+
+/// The valid file with a lifecycle block holding `ignore_changes = LIST`.
+fn ignoring(list: &str) -> String {
+    valid_with(
+        "  network {",
+        &format!("  lifecycle {{\n    ignore_changes = {list}\n  }}\n  network {{"),
+    )
+}
+
+#[test]
+fn ignore_changes_entries_are_checked_at_the_element() {
+    let diagnostics = errors(&ignoring("[\"labels\", \"node_pool.cpu.nonsense\"]"));
+    assert_eq!(
+        find(&diagnostics, "ignore_changes"),
+        "10:33 invalid `ignore_changes` entry: `node_pool.cpu.nonsense` names no field (read as `node_pools[].nonsense`)"
+    );
+    assert!(
+        diagnostics[0]
+            .hint
+            .as_deref()
+            .unwrap()
+            .contains("node_pool.cpu.scaling_spec")
+    );
+    assert_eq!(
+        find(&errors(&ignoring("[\"update_time\"]")), "ignore_changes"),
+        "10:23 invalid `ignore_changes` entry: `update_time` names an output-only field, which is never compared"
+    );
+    assert_eq!(
+        find(&errors(&ignoring("[\"labels\", 3]")), "ignore_changes"),
+        "10:33 wrong value in `ignore_changes`: expected a field path as a string, found a number"
+    );
+}
+
+#[test]
+fn a_computed_ignore_changes_list_is_checked_at_its_value() {
+    let text = format!(
+        "locals {{\n  ignored = [\"node_pool.cpu\", \"node_pool\"]\n}}\n{}",
+        ignoring("local.ignored")
+    );
+    assert_eq!(
+        find(&errors(&text), "ignore_changes"),
+        "13:22 invalid `ignore_changes` entry: `node_pool` needs the node_pool label after `node_pool`"
+    );
+}
+
+#[test]
+fn ignore_changes_accepts_the_documented_spellings() {
+    let spellings = "[\"labels\", \"node_pool.cpu.scaling_spec\", \"node_pool.*.zone\", \"node_pools[cpu].zone\", \"orchestrator_spec.slurm_spec.partition.cpu\"]";
+    let config = load_text(&ignoring(spellings)).unwrap().config;
+    let read: Vec<String> = config.clusters[0]
+        .lifecycle
+        .ignore_changes
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        read,
+        [
+            "labels",
+            "node_pools[cpu].scaling_spec",
+            "node_pools[].zone",
+            "node_pools[cpu].zone",
+            "orchestrator_spec.slurm_spec.partitions[cpu]"
+        ]
+    );
+}
+
+/// The valid file followed by `removed`.
+fn with_removed(removed: &str) -> String {
+    format!("{}\n{removed}", valid_file())
+}
+
+#[test]
+fn removed_blocks_are_read_with_the_provider_defaults() {
+    let text = with_removed(
+        "removed {\n  cluster = \"train02\"\n}\n\nremoved {\n  cluster = \"old01\"\n  region  = \"europe-west4\"\n}\n",
+    );
+    let config = load_text(&text).unwrap().config;
+    assert_eq!(
+        config.removed,
+        [
+            RemovedCluster {
+                id: "train02".into(),
+                project: "demo-project".into(),
+                region: "us-central1".into(),
+                location: SourceLocation {
+                    file: "main.hcl".into(),
+                    line: 43,
+                    column: 1,
+                },
+            },
+            RemovedCluster {
+                id: "old01".into(),
+                project: "demo-project".into(),
+                region: "europe-west4".into(),
+                location: SourceLocation {
+                    file: "main.hcl".into(),
+                    line: 47,
+                    column: 1,
+                },
+            },
+        ]
+    );
+    let locations: Vec<(String, String)> = config.locations().into_iter().collect();
+    assert_eq!(
+        locations,
+        [
+            ("demo-project".to_owned(), "europe-west4".to_owned()),
+            ("demo-project".to_owned(), "us-central1".to_owned()),
+        ]
+    );
+}
+
+#[test]
+fn removed_cluster_id_is_checked() {
+    let diagnostics = errors(&with_removed("removed {\n  cluster = \"Train_02\"\n}\n"));
+    assert_eq!(
+        find(&diagnostics, "Train_02"),
+        "44:13 cluster ID `Train_02` is invalid: it must start with a lowercase letter"
+    );
+}
+
+#[test]
+fn removed_unknown_attribute_suggests_the_closest_name() {
+    let diagnostics = errors(&with_removed(
+        "removed {\n  cluster = \"train02\"\n  regoin  = \"us-east1\"\n}\n",
+    ));
+    assert_eq!(
+        find(&diagnostics, "unknown attribute"),
+        "45:3 unknown attribute `regoin` in `removed`"
+    );
+    assert_eq!(
+        diagnostics[0].hint.as_deref(),
+        Some("did you mean `region`?")
+    );
+    let nested = errors(&with_removed(
+        "removed {\n  cluster = \"train02\"\n  lifecycle {}\n}\n",
+    ));
+    assert_eq!(
+        find(&nested, "unknown block"),
+        "45:3 unknown block `lifecycle` in `removed`"
+    );
+}
+
+#[test]
+fn removed_needs_a_cluster_and_no_label() {
+    assert_eq!(
+        find(&errors(&with_removed("removed {\n}\n")), "needs"),
+        "43:1 a `removed` block needs `cluster`, the ID of the cluster to release"
+    );
+    assert_eq!(
+        find(
+            &errors(&with_removed(
+                "removed \"train02\" {\n  cluster = \"train02\"\n}\n"
+            )),
+            "label"
+        ),
+        "43:9 a `removed` block takes no label"
+    );
+}
+
+#[test]
+fn a_cluster_removed_twice_is_reported_at_the_second_block() {
+    let diagnostics = errors(&with_removed(
+        "removed {\n  cluster = \"train02\"\n}\nremoved {\n  cluster = \"train02\"\n}\n",
+    ));
+    assert_eq!(
+        find(&diagnostics, "more than once"),
+        "47:13 cluster `train02` is removed more than once"
+    );
+    assert_eq!(
+        diagnostics[0].hint.as_deref(),
+        Some("already removed at main.hcl:43:1")
+    );
+}
+
+#[test]
+fn a_cluster_cannot_be_both_declared_and_removed() {
+    let diagnostics = errors(&with_removed("removed {\n  cluster = \"train01\"\n}\n"));
+    assert_eq!(
+        find(&diagnostics, "both"),
+        "44:13 cluster `train01` is both declared and removed"
+    );
+    let hint = diagnostics[0].hint.as_deref().unwrap();
+    assert!(hint.contains("declared at main.hcl:8:1"), "{hint}");
+}
+
+#[test]
+fn removed_project_is_checked() {
+    let diagnostics = errors(&with_removed(
+        "removed {\n  cluster = \"train02\"\n  project = \"Not A Project\"\n}\n",
+    ));
+    assert_eq!(
+        find(&diagnostics, "Not A Project"),
+        "45:13 project `Not A Project` is invalid: use a project ID (6–30 lowercase letters, digits, hyphens) or a project number"
+    );
+}
+
+#[test]
+fn a_broken_endpoint_is_reported_without_a_missing_stack() {
+    let diagnostics = errors(&without_stack("  endpoint = \"lokal\"\n"));
+    assert_eq!(
+        find(&diagnostics, "endpoint"),
+        "5:14 endpoint `lokal` is neither \"local\" nor an http(s) URL"
+    );
+    assert!(
+        diagnostics.iter().all(|d| !d.message.contains("`stack`")),
+        "{diagnostics:?}"
     );
 }

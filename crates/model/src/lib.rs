@@ -2,7 +2,8 @@
 //!
 //! This crate is pure data: the resource and its sub-messages ([`Cluster`], [`NodePool`], …),
 //! long-running [`Operation`]s and Google's error [`Status`], resource names with their
-//! validation ([`ClusterName`], [`OperationName`], [`ClusterId`]), protobuf durations, and the
+//! validation ([`ClusterName`], [`OperationName`], [`ClusterId`]), protobuf durations, the
+//! [`UpdateMode`] of a PATCH, field [`paths`] (and the `ignore_changes` paths users write), and the
 //! one [`fields`] table that says, for every field path, whether it is output-only, which
 //! update-mask path can change it and what a change does to a running cluster.
 //!
@@ -16,6 +17,8 @@ pub mod fields;
 mod int;
 mod names;
 mod operation;
+pub mod paths;
+mod update_mode;
 
 pub use cluster::{
     BootDisk, Cluster, ClusterEvent, ClusterStatus, ConfidentialInstanceConfig, LustreExportConfig,
@@ -26,6 +29,7 @@ pub use names::{
     ClusterId, ClusterName, NameError, OperationName, validate_location, validate_project,
 };
 pub use operation::{ErrorEnvelope, Operation, Status, rpc_code_name};
+pub use update_mode::{UnknownUpdateMode, UpdateMode};
 
 /// The label clusterform puts on every cluster it manages; its value is the stack name.
 pub const STACK_LABEL: &str = "clusterform-stack";

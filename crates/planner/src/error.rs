@@ -1,7 +1,7 @@
 //! What `plan` is asked to do beyond the configuration ([`PlanOptions`], the command-line
 //! flags) and why it can refuse ([`PlanError`]), each refusal with a hint for the user.
 
-use clusterform_model::fields::UPDATE_MODES;
+use clusterform_model::UpdateMode;
 
 /// Command-line choices that shape a plan.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -11,7 +11,7 @@ pub struct PlanOptions {
     /// `--replace ID`: replace these clusters even if nothing differs.
     pub replace: Vec<String>,
     /// `--update-mode M`: overrides every cluster's and the provider's update mode.
-    pub update_mode: Option<String>,
+    pub update_mode: Option<UpdateMode>,
     /// `destroy`: delete the declared (or targeted) clusters instead of converging them.
     pub destroy: bool,
 }
@@ -79,27 +79,9 @@ pub enum PlanError {
         /// The ID given.
         id: String,
     },
-    /// An update mode outside the API's values.
-    #[error("update mode `{mode}` (from {origin}) is not one of {}", UPDATE_MODES.join(", "))]
-    InvalidUpdateMode {
-        /// The rejected value.
-        mode: String,
-        /// Where it came from: `--update-mode`, `cluster "ID"` or `the provider block`.
-        origin: String,
-    },
     /// Several clusters cannot be planned; each is reported.
     #[error("{} clusters cannot be planned:\n{}", .0.len(), .0.iter().map(|e| format!("  - {e}")).collect::<Vec<_>>().join("\n"))]
     Several(Vec<PlanError>),
-    /// A `lifecycle.ignore_changes` entry that names no field.
-    #[error("cluster `{id}`: lifecycle.ignore_changes entry `{path}` {reason}")]
-    InvalidIgnorePath {
-        /// The cluster ID.
-        id: String,
-        /// The entry as written.
-        path: String,
-        /// What is wrong with it.
-        reason: String,
-    },
     /// A cluster could not be turned into JSON (a map key that is not a string).
     #[error("cluster `{id}` cannot be encoded as JSON: {message}")]
     Encode {
@@ -135,13 +117,6 @@ impl PlanError {
             Self::UnknownTarget { .. } | Self::UnknownReplace { .. } => {
                 Some("use a cluster ID from the configuration (see `clusterform list`)".to_owned())
             }
-            Self::InvalidUpdateMode { .. } => {
-                Some("USER_AND_SERVICE is the recommended mode".to_owned())
-            }
-            Self::InvalidIgnorePath { .. } => Some(
-                "write paths as in the configuration, e.g. `labels`, `node_pool.cpu.scaling_spec` or `orchestrator_spec.slurm_spec.partitions`"
-                    .to_owned(),
-            ),
             Self::Several(errors) => {
                 let mut hints: Vec<String> = errors.iter().filter_map(Self::hint).collect();
                 hints.dedup();
@@ -158,20 +133,5 @@ impl PlanError {
             1 => errors.pop(),
             _ => Some(Self::Several(errors)),
         }
-    }
-}
-
-/// Checks an update mode against the API's values.
-pub(crate) fn check_update_mode(
-    mode: &str,
-    origin: impl FnOnce() -> String,
-) -> Result<(), PlanError> {
-    if UPDATE_MODES.contains(&mode) {
-        Ok(())
-    } else {
-        Err(PlanError::InvalidUpdateMode {
-            mode: mode.to_owned(),
-            origin: origin(),
-        })
     }
 }

@@ -11,11 +11,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use clusterform_config::{Config, DesiredCluster, Timeouts};
 use clusterform_model::fields::{FieldAccess, ImpactClass, UpdateMaskPath, lookup};
-use clusterform_model::{Cluster, STACK_LABEL, state};
+use clusterform_model::{Cluster, STACK_LABEL, UpdateMode, state};
 use serde_json::Value;
 
 use crate::diff;
-use crate::error::{PlanError, PlanOptions, check_update_mode};
+use crate::error::{PlanError, PlanOptions};
 use crate::ignore;
 use crate::live::LiveCluster;
 use crate::paths;
@@ -27,7 +27,7 @@ use crate::requests;
 use crate::warnings;
 
 /// The mode used when neither the flag, the cluster nor the provider sets one.
-const DEFAULT_UPDATE_MODE: &str = "USER_AND_SERVICE";
+const DEFAULT_UPDATE_MODE: UpdateMode = UpdateMode::UserAndService;
 
 /// Computes what it takes to bring the live clusters to the desired configuration (or, with
 /// `options.destroy`, to delete the declared ones).
@@ -37,7 +37,6 @@ pub fn plan(
     options: &PlanOptions,
 ) -> Result<Plan, PlanError> {
     let stack = desired.provider.stack.as_str();
-    check_modes(desired, options)?;
     let live_by_address = index_live(live);
     let in_scope = |id: &str| options.targets.is_empty() || options.targets.iter().any(|t| t == id);
     check_targets(desired, &live_by_address, stack, options)?;
@@ -138,21 +137,6 @@ fn map_in_parallel<T: Sync, R: Send>(items: &[&T], f: impl Fn(&T) -> R + Sync) -
             })
             .collect()
     })
-}
-
-fn check_modes(desired: &Config, options: &PlanOptions) -> Result<(), PlanError> {
-    if let Some(mode) = &options.update_mode {
-        check_update_mode(mode, || "--update-mode".to_owned())?;
-    }
-    if let Some(mode) = &desired.provider.update_mode {
-        check_update_mode(mode, || "the provider block".to_owned())?;
-    }
-    for cluster in &desired.clusters {
-        if let Some(mode) = &cluster.update_mode {
-            check_update_mode(mode, || format!("cluster \"{}\"", cluster.id))?;
-        }
-    }
-    Ok(())
 }
 
 /// Live clusters by the address they were read at (never by their `name` string, which may
@@ -375,7 +359,7 @@ impl ClusterPlanner<'_> {
 
     fn comparison(self, desired_json: &Value, live: &Cluster) -> Result<ClusterChange, PlanError> {
         let live_json = self.encode(live)?;
-        let compared = self.without_ignored(desired_json, &live_json)?;
+        let compared = self.without_ignored(desired_json, &live_json);
         let diff = diff::compare(&compared, &live_json);
         let reason = self.replacement_reason(live);
         let action = if reason.is_some() || diff.changes.iter().any(|c| c.forces_replacement) {
@@ -412,9 +396,20 @@ impl ClusterPlanner<'_> {
                 }
                 let mask = update_mask(&fields);
                 let mode = self.update_mode();
-                let request =
-                    requests::update(&self.address, &mask, &mode, &compared, &live_json, stack);
-                (mask, Some(mode), distinct_impacts(&fields), vec![request])
+                let request = requests::update(
+                    &self.address,
+                    &mask,
+                    mode.as_str(),
+                    &compared,
+                    &live_json,
+                    stack,
+                );
+                (
+                    mask,
+                    Some(mode.to_string()),
+                    distinct_impacts(&fields),
+                    vec![request],
+                )
             }
             Action::Create | Action::Delete | Action::Release | Action::NoOp => {
                 (Vec::new(), None, Vec::new(), Vec::new())
@@ -438,35 +433,25 @@ impl ClusterPlanner<'_> {
 
     /// The desired cluster JSON with every `ignore_changes` path taken out (copied only when
     /// there is something to take out).
-    fn without_ignored<'j>(
-        &self,
-        desired_json: &'j Value,
-        live_json: &Value,
-    ) -> Result<Cow<'j, Value>, PlanError> {
+    fn without_ignored<'j>(&self, desired_json: &'j Value, live_json: &Value) -> Cow<'j, Value> {
         let ignored = &self.cluster.lifecycle.ignore_changes;
         if ignored.is_empty() {
-            return Ok(Cow::Borrowed(desired_json));
+            return Cow::Borrowed(desired_json);
         }
         let mut compared = desired_json.clone();
         for path in ignored {
-            let segments = ignore::normalise(path).map_err(|e| PlanError::InvalidIgnorePath {
-                id: self.cluster.id.clone(),
-                path: path.clone(),
-                reason: e.reason,
-            })?;
-            ignore::apply(&mut compared, live_json, &segments);
+            ignore::apply(&mut compared, live_json, path.segments());
         }
-        Ok(Cow::Owned(compared))
+        Cow::Owned(compared)
     }
 
     /// `--update-mode` > the cluster's `update_mode` > the provider's > USER_AND_SERVICE.
-    fn update_mode(&self) -> String {
+    fn update_mode(&self) -> UpdateMode {
         self.options
             .update_mode
-            .as_ref()
-            .or(self.cluster.update_mode.as_ref())
-            .or(self.desired.provider.update_mode.as_ref())
-            .map_or_else(|| DEFAULT_UPDATE_MODE.to_owned(), Clone::clone)
+            .or(self.cluster.update_mode)
+            .or(self.desired.provider.update_mode)
+            .unwrap_or(DEFAULT_UPDATE_MODE)
     }
 
     /// Flags changes that touch a value from a sensitive variable (the change lies inside a

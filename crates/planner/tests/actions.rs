@@ -1,8 +1,10 @@
 //! The rules of `plan()`: actions, ownership, masks, modes, requests, options and errors.
 
 use clusterform_config::Lifecycle;
+use clusterform_model::UpdateMode;
 use clusterform_model::duration::Seconds;
 use clusterform_model::fields::{ImpactClass, UpdateMaskPath};
+use clusterform_model::paths::IgnorePath;
 use clusterform_planner::{Action, ChangeReason, PlanError, PlanOptions, RequestKind, plan};
 use serde_json::json;
 
@@ -377,11 +379,12 @@ fn update_mode_precedence_is_flag_cluster_provider_default() {
     wanted["labels"] = json!({"team": "x"});
     let mode_of = |flag: Option<&str>, cluster_mode: Option<&str>, provider_mode: Option<&str>| {
         let mut cluster = desired("train01", wanted.clone());
-        cluster.update_mode = cluster_mode.map(str::to_owned);
+        let parse = |mode: Option<&str>| mode.map(|m| m.parse::<UpdateMode>().unwrap());
+        cluster.update_mode = parse(cluster_mode);
         let mut config = config(vec![cluster]);
-        config.provider.update_mode = provider_mode.map(str::to_owned);
+        config.provider.update_mode = parse(provider_mode);
         let options = PlanOptions {
-            update_mode: flag.map(str::to_owned),
+            update_mode: parse(flag),
             ..PlanOptions::default()
         };
         let made = plan(&config, &[live_seed("train01")], &options).unwrap();
@@ -397,15 +400,6 @@ fn update_mode_precedence_is_flag_cluster_provider_default() {
         mode_of(Some("USER_AND_SERVICE"), Some("USER_ONLY"), None),
         "USER_AND_SERVICE"
     );
-    let bad = PlanOptions {
-        update_mode: Some("SOMETIMES".into()),
-        ..PlanOptions::default()
-    };
-    let err = plan(&config(vec![]), &[], &bad).unwrap_err();
-    assert!(
-        err.to_string().contains("`SOMETIMES` (from --update-mode)"),
-        "{err}"
-    );
 }
 
 #[test]
@@ -415,7 +409,9 @@ fn ignore_changes_takes_paths_out_of_the_comparison() {
     wanted["nodePools"][1]["scalingSpec"]["maxNodeCount"] = json!(99);
     wanted["nodePools"][1]["zone"] = json!("us-central1-b");
     let mut cluster = desired("train01", wanted);
-    cluster.lifecycle.ignore_changes = vec!["labels".into(), "node_pool.cpu.scaling_spec".into()];
+    cluster.lifecycle.ignore_changes = ["labels", "node_pool.cpu.scaling_spec"]
+        .map(|path| path.parse::<IgnorePath>().unwrap())
+        .to_vec();
     let made = plan(
         &config(vec![cluster.clone()]),
         &[live_seed("train01")],
@@ -430,16 +426,6 @@ fn ignore_changes_takes_paths_out_of_the_comparison() {
     assert_eq!(
         body["nodePools"][1]["scalingSpec"]["maxNodeCount"],
         json!(4)
-    );
-    cluster
-        .lifecycle
-        .ignore_changes
-        .push("node_pool.cpu.no_such_field".into());
-    let err = plan(&config(vec![cluster]), &[live_seed("train01")], &options()).unwrap_err();
-    assert!(matches!(err, PlanError::InvalidIgnorePath { .. }), "{err}");
-    assert!(
-        err.to_string().contains("node_pool.cpu.no_such_field"),
-        "{err}"
     );
 }
 

@@ -144,7 +144,11 @@ fn live_of(world: &World) -> Vec<Value> {
 
 fn plan_for(world: &World, live: &[Value]) -> Result<Plan, PlanError> {
     let mut cluster_declared = desired("train01", world.declared.clone());
-    cluster_declared.lifecycle.ignore_changes = world.ignore.clone();
+    cluster_declared.lifecycle.ignore_changes = world
+        .ignore
+        .iter()
+        .map(|path| path.parse().unwrap())
+        .collect();
     let live: Vec<LiveCluster> = live.iter().cloned().map(cluster).collect();
     plan(
         &config(vec![cluster_declared]),

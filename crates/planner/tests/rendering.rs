@@ -1,6 +1,7 @@
 //! Text and JSON renderings, pinned by snapshots for every kind of action and warning.
 
 use clusterform_config::{Config, DesiredCluster};
+use clusterform_model::UpdateMode;
 use clusterform_planner::{LiveCluster, PlanOptions, plan, render_json, render_text};
 use serde_json::json;
 
@@ -35,7 +36,7 @@ fn update_in_place() {
     wanted["orchestratorSpec"]["slurmSpec"]["partitions"][0]["nodePoolIds"] =
         json!(["cpu", "login"]);
     let mut cluster = desired("train01", wanted);
-    cluster.update_mode = Some("USER_ONLY".into());
+    cluster.update_mode = Some(UpdateMode::UserOnly);
     pin(
         "update",
         &one(cluster),

@@ -113,8 +113,7 @@ async fn apply_saved_plan(
             current: short(&config.digest),
         });
     }
-    let connection =
-        context::connect(global, config.provider.endpoint.as_deref(), &dir, printer).await?;
+    let connection = context::connect(global, Some(&config.provider), &dir, printer).await?;
     let live = clusterform_executor::refresh(&connection.client, &config.locations(), &[]).await?;
     let stale = clusterform_planner::stale_clusters(&plan, &live);
     if !stale.is_empty() {

@@ -37,8 +37,7 @@ pub async fn run(
     };
     let name = ClusterName::new(&project, &region, &args.id)
         .map_err(|err| CliError::Usage(err.to_string()))?;
-    let connection =
-        context::connect(global, config.provider.endpoint.as_deref(), &dir, printer).await?;
+    let connection = context::connect(global, Some(&config.provider), &dir, printer).await?;
     let client = &connection.client;
     let cluster = client
         .get_cluster(&name)

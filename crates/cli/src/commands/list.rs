@@ -20,7 +20,7 @@ pub async fn run(
     printer: &Printer,
 ) -> Result<ExitStatus, CliError> {
     let dir = config_dir(global, args.dir.dir.as_deref());
-    let (locations, endpoint) = match (&args.project, &args.region) {
+    let (locations, provider) = match (&args.project, &args.region) {
         (Some(project), Some(region)) => {
             (BTreeSet::from([(project.clone(), region.clone())]), None)
         }
@@ -39,10 +39,10 @@ pub async fn run(
                         .unwrap_or_default(),
                 ));
             }
-            (locations, config.provider.endpoint)
+            (locations, Some(config.provider))
         }
     };
-    let connection = context::connect(global, endpoint.as_deref(), &dir, printer).await?;
+    let connection = context::connect(global, provider.as_ref(), &dir, printer).await?;
     let clusters = clusterform_executor::refresh(&connection.client, &locations, &[]).await?;
     if args.json {
         let rows: Vec<_> = clusters.iter().map(json_row).collect();

@@ -65,8 +65,7 @@ pub async fn prepare(
     printer: &Printer,
 ) -> Result<Planned, CliError> {
     let config = context::load_config(dir, &planning.vars, printer)?;
-    let connection =
-        context::connect(global, config.provider.endpoint.as_deref(), dir, printer).await?;
+    let connection = context::connect(global, Some(&config.provider), dir, printer).await?;
     report_journal(dir, printer)?;
     let targets = target_names(&config, &planning.targets)?;
     let live =
@@ -74,7 +73,7 @@ pub async fn prepare(
     let options = PlanOptions {
         targets: planning.targets.clone(),
         replace: planning.replace.clone(),
-        update_mode: planning.update_mode.map(|m| m.as_api().to_owned()),
+        update_mode: planning.update_mode,
         destroy,
     };
     let plan = clusterform_planner::plan(&config, &live, &options)?;

@@ -1,0 +1,293 @@
+//! Field paths: snake_case segments joined by `.`, with the element of a keyed list named by
+//! its key in brackets (`node_pools[cpu].scaling_spec.max_node_count`), and the paths users
+//! write in `lifecycle.ignore_changes` ([`IgnorePath`]), read into that spelling.
+//!
+//! `ignore_changes` accepts the configuration's spelling (`labels`,
+//! `node_pool.cpu.scaling_spec`, `orchestrator_spec.slurm_spec.partition.debug`) as well as the
+//! plan's (`node_pools[cpu].zone`); `*` or `[]` stands for every element
+//! (`node_pool.*.zone`). A path must name a field that the configuration can set.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::fields::{self, FieldAccess, FieldKind};
+
+/// One step of a path: a field name, optionally selecting an element of a keyed list.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Segment {
+    /// snake_case field name.
+    pub name: String,
+    /// The element selected in a keyed list.
+    pub selector: Option<Selector>,
+}
+
+/// Which elements of a keyed list a segment selects.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Selector {
+    /// The element whose key is this value.
+    Key(String),
+    /// Every element (`[]` or `[*]`).
+    Any,
+}
+
+/// A path that cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not a field path (expected names joined by `.`, such as `node_pools[cpu].zone`)")]
+pub struct PathSyntaxError(pub String);
+
+/// Splits a path into segments.
+///
+/// # Errors
+///
+/// When `path` is empty or not names joined by `.` with optional `[KEY]` selectors.
+pub fn parse(path: &str) -> Result<Vec<Segment>, PathSyntaxError> {
+    let error = || PathSyntaxError(path.to_owned());
+    let mut segments = Vec::new();
+    let mut rest = path.trim();
+    while !rest.is_empty() {
+        let end = rest.find(['.', '[']).unwrap_or(rest.len());
+        let name = &rest[..end];
+        let name_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '*');
+        if name.is_empty() || !name.chars().all(name_char) {
+            return Err(error());
+        }
+        rest = &rest[end..];
+        let selector = match rest.strip_prefix('[') {
+            Some(inner) => {
+                let close = inner.find(']').ok_or_else(error)?;
+                let key = &inner[..close];
+                rest = &inner[close + 1..];
+                Some(match key {
+                    "" | "*" => Selector::Any,
+                    key => Selector::Key(key.trim_matches('"').to_owned()),
+                })
+            }
+            None => None,
+        };
+        segments.push(Segment {
+            name: name.to_owned(),
+            selector,
+        });
+        rest = match rest.strip_prefix('.') {
+            Some(next) if !next.is_empty() => next,
+            Some(_) => return Err(error()),
+            None if rest.is_empty() => rest,
+            None => return Err(error()),
+        };
+    }
+    if segments.is_empty() {
+        return Err(error());
+    }
+    Ok(segments)
+}
+
+/// The path with every selector written as `[]`, as in the field table.
+pub fn generic(segments: &[Segment]) -> String {
+    segments
+        .iter()
+        .map(|s| match s.selector {
+            Some(_) => format!("{}[]", s.name),
+            None => s.name.clone(),
+        })
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+impl fmt::Display for Segment {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.selector {
+            None => f.write_str(&self.name),
+            Some(Selector::Any) => write!(f, "{}[]", self.name),
+            Some(Selector::Key(key)) => write!(f, "{}[{key}]", self.name),
+        }
+    }
+}
+
+/// A `lifecycle.ignore_changes` entry, read into the plan's spelling: it names a field the
+/// configuration can set, or an element (or every element) of a keyed list.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct IgnorePath {
+    segments: Vec<Segment>,
+}
+
+/// An `ignore_changes` entry that does not name a field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{path}` {reason}")]
+pub struct IgnorePathError {
+    /// The entry as written.
+    pub path: String,
+    /// What is wrong with it, e.g. `names no field (read as `nonsense`)`.
+    pub reason: String,
+}
+
+impl IgnorePath {
+    /// The path's segments in the plan's spelling (`node_pools[cpu]`, `scaling_spec`).
+    pub fn segments(&self) -> &[Segment] {
+        &self.segments
+    }
+}
+
+impl fmt::Display for IgnorePath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (index, segment) in self.segments.iter().enumerate() {
+            if index > 0 {
+                f.write_str(".")?;
+            }
+            write!(f, "{segment}")?;
+        }
+        Ok(())
+    }
+}
+
+impl FromStr for IgnorePath {
+    type Err = IgnorePathError;
+
+    fn from_str(path: &str) -> Result<Self, Self::Err> {
+        let fail = |reason: String| IgnorePathError {
+            path: path.to_owned(),
+            reason,
+        };
+        let raw = parse(path).map_err(|_| {
+            fail(
+                "is not a field path: write names joined by `.`, such as `node_pool.cpu.zone`"
+                    .to_owned(),
+            )
+        })?;
+        let mut segments: Vec<Segment> = Vec::with_capacity(raw.len());
+        let mut rest = raw.into_iter();
+        while let Some(segment) = rest.next() {
+            let list = format!("{}s", segment.name);
+            if !is_keyed_list(&segments, &list) {
+                segments.push(segment);
+                continue;
+            }
+            let selector = match segment.selector {
+                Some(selector) => selector,
+                None => match rest.next() {
+                    Some(key) if key.selector.is_none() => selector_of(&key.name),
+                    _ => {
+                        return Err(fail(format!(
+                            "needs the {} label after `{}`",
+                            segment.name, segment.name
+                        )));
+                    }
+                },
+            };
+            segments.push(Segment {
+                name: list,
+                selector: Some(selector),
+            });
+        }
+        check_names_a_field(&segments).map_err(fail)?;
+        Ok(Self { segments })
+    }
+}
+
+fn selector_of(key: &str) -> Selector {
+    if key == "*" {
+        Selector::Any
+    } else {
+        Selector::Key(key.to_owned())
+    }
+}
+
+fn is_keyed_list(prefix: &[Segment], list: &str) -> bool {
+    let mut candidate = prefix.to_vec();
+    candidate.push(Segment {
+        name: list.to_owned(),
+        selector: None,
+    });
+    fields::lookup(&generic(&candidate))
+        .is_some_and(|spec| matches!(spec.kind, FieldKind::KeyedList(_)))
+}
+
+fn check_names_a_field(segments: &[Segment]) -> Result<(), String> {
+    let generic = generic(segments);
+    let field_path = generic.strip_suffix("[]").unwrap_or(&generic);
+    match fields::lookup(field_path) {
+        None => Err(format!("names no field (read as `{generic}`)")),
+        Some(spec) if spec.access == FieldAccess::OutputOnly => {
+            Err("names an output-only field, which is never compared".to_owned())
+        }
+        Some(spec) => match (segments.last().and_then(|s| s.selector.as_ref()), spec.kind) {
+            (Some(_), FieldKind::KeyedList(_)) | (None, _) => Ok(()),
+            (Some(_), _) => Err(format!(
+                "selects an element of `{}`, which is not a list of blocks",
+                spec.path
+            )),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spelled(path: &str) -> String {
+        path.parse::<IgnorePath>().unwrap().to_string()
+    }
+
+    #[test]
+    fn parses_selectors_and_wildcards() {
+        let segments = parse("node_pools[cpu].scaling_spec").unwrap();
+        assert_eq!(segments[0].selector, Some(Selector::Key("cpu".into())));
+        assert_eq!(generic(&segments), "node_pools[].scaling_spec");
+        assert_eq!(
+            parse("node_pools[*]").unwrap()[0].selector,
+            Some(Selector::Any)
+        );
+        assert_eq!(parse("labels").unwrap()[0].to_string(), "labels");
+    }
+
+    #[test]
+    fn rejects_malformed_paths() {
+        for bad in ["", "a..b", "a.", "node_pools[cpu", "a b", "a[x]b", "a/b"] {
+            assert!(parse(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn ignore_paths_read_the_configuration_spellings() {
+        assert_eq!(spelled("labels"), "labels");
+        assert_eq!(
+            spelled("node_pool.cpu.scaling_spec"),
+            "node_pools[cpu].scaling_spec"
+        );
+        assert_eq!(spelled("node_pools[cpu].zone"), "node_pools[cpu].zone");
+        assert_eq!(spelled("node_pool.*.zone"), "node_pools[].zone");
+        assert_eq!(spelled("node_pool[*].zone"), "node_pools[].zone");
+        assert_eq!(
+            spelled("orchestrator_spec.slurm_spec.partition.debug"),
+            "orchestrator_spec.slurm_spec.partitions[debug]"
+        );
+        assert_eq!(
+            spelled("orchestrator_spec.slurm_spec.partitions"),
+            "orchestrator_spec.slurm_spec.partitions"
+        );
+    }
+
+    #[test]
+    fn ignore_paths_must_name_a_settable_field() {
+        for (bad, reason) in [
+            ("nonsense", "names no field (read as `nonsense`)"),
+            ("node_pool", "needs the node_pool label after `node_pool`"),
+            (
+                "node_pool.cpu.nonsense",
+                "names no field (read as `node_pools[].nonsense`)",
+            ),
+            (
+                "update_time",
+                "names an output-only field, which is never compared",
+            ),
+            (
+                "labels[x]",
+                "selects an element of `labels`, which is not a list of blocks",
+            ),
+        ] {
+            let error = bad.parse::<IgnorePath>().unwrap_err();
+            assert_eq!(error.reason, reason, "{bad}");
+            assert_eq!(error.path, bad);
+        }
+        assert!("a b".parse::<IgnorePath>().is_err());
+    }
+}
