@@ -4,12 +4,14 @@
 //! Ownership works without a state file: a live cluster belongs to this stack when its
 //! `clusterform-stack` label says so. Declared clusters found live without the label (or with
 //! another stack's) stop the plan; live clusters of this stack that are no longer declared are
-//! deleted; every other live cluster is left alone and not listed.
+//! deleted, each with its reason, unless a `removed` block releases them (their ownership
+//! label is dropped, nothing else changes); every other live cluster is left alone and not
+//! listed. Live clusters are matched by the address they were read at, never by their name.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
-use clusterform_config::{Config, DesiredCluster, Timeouts};
+use clusterform_config::{Config, DesiredCluster, RemovedCluster, Timeouts};
 use clusterform_model::fields::{FieldAccess, ImpactClass, UpdateMaskPath, lookup};
 use clusterform_model::{Cluster, STACK_LABEL, UpdateMode, state};
 use serde_json::Value;
@@ -61,9 +63,20 @@ pub fn plan(
     if let Some(error) = PlanError::combine(errors) {
         return Err(error);
     }
+    let removed: BTreeMap<ClusterAddress, &RemovedCluster> = desired
+        .removed
+        .iter()
+        .filter(|r| in_scope(&r.id))
+        .map(|r| (removed_address(r), r))
+        .collect();
     for (address, current) in &live_by_address {
         let owned = current.label(STACK_LABEL) == Some(stack);
-        if owned && !declared.contains(address) && in_scope(&address.id) {
+        if !owned || declared.contains(address) || !in_scope(&address.id) {
+            continue;
+        }
+        if removed.contains_key(address) {
+            changes.push(release(address.clone(), current));
+        } else {
             let reason = ChangeReason::NoLongerDeclared {
                 stack: stack.to_owned(),
             };
@@ -194,6 +207,14 @@ fn check_ownership(address: &ClusterAddress, live: &Cluster, stack: &str) -> Res
     }
 }
 
+fn removed_address(removed: &RemovedCluster) -> ClusterAddress {
+    ClusterAddress {
+        project: removed.project.clone(),
+        region: removed.region.clone(),
+        id: removed.id.clone(),
+    }
+}
+
 fn address_of(cluster: &DesiredCluster) -> ClusterAddress {
     ClusterAddress {
         project: cluster.project.clone(),
@@ -251,6 +272,28 @@ fn deletion(
         requests,
         live_update_time: live.update_time.clone(),
         timeouts,
+        unchanged_attributes: BTreeMap::new(),
+    }
+}
+
+/// A `removed` block's cluster that this stack owns: one `labels` PATCH drops the ownership
+/// label and keeps everything else; the cluster keeps running. (One that is absent, or not
+/// this stack's, has nothing to release.)
+fn release(address: ClusterAddress, live: &Cluster) -> ClusterChange {
+    let live_json = serde_json::to_value(live).unwrap_or_default();
+    let request = requests::release(&address, &live_json);
+    ClusterChange {
+        warnings: warnings::for_change(Action::Release, &[], &Value::Null, &Value::Null, live),
+        address,
+        action: Action::Release,
+        reason: Some(ChangeReason::Removed),
+        fields: Vec::new(),
+        update_mask: vec![UpdateMaskPath::Labels],
+        update_mode: Some(UpdateMode::UserOnly.to_string()),
+        impacts: Vec::new(),
+        requests: vec![request],
+        live_update_time: live.update_time.clone(),
+        timeouts: PlannedTimeouts::default(),
         unchanged_attributes: BTreeMap::new(),
     }
 }

@@ -10,9 +10,9 @@
 //! (except a release's, which drops it), durations in protobuf form, and both node counts of
 //! every scaling spec.
 
-use clusterform_model::STACK_LABEL;
 use clusterform_model::duration;
 use clusterform_model::fields::{self, FieldAccess, FieldKind, UpdateMaskPath, camel_case};
+use clusterform_model::{STACK_LABEL, UpdateMode};
 use serde_json::{Map, Value};
 
 use crate::ignore::find_element;
@@ -83,7 +83,12 @@ pub(crate) fn release(address: &ClusterAddress, live: &Value) -> PlannedRequest 
         labels.remove(STACK_LABEL);
     }
     canonicalise(&mut body);
-    patch(address, &[UpdateMaskPath::Labels], "USER_ONLY", body)
+    patch(
+        address,
+        &[UpdateMaskPath::Labels],
+        UpdateMode::UserOnly.as_str(),
+        body,
+    )
 }
 
 /// The live cluster without the output-only fields the service sets itself.

@@ -608,3 +608,52 @@ fn deletions_say_why() {
     .unwrap();
     assert_eq!(made.changes[0].reason, Some(ChangeReason::DestroyRequested));
 }
+
+#[test]
+fn a_removed_block_releases_the_cluster_without_deleting_it() {
+    let mut desired_config = config(vec![]);
+    desired_config
+        .removed
+        .push(clusterform_config::RemovedCluster {
+            id: "old01".into(),
+            project: "my-proj".into(),
+            region: "us-central1".into(),
+            ..Default::default()
+        });
+    let foreign = cluster(served("other01", &seed(), Some("someone-else"), "RUNNING"));
+    let made = plan(
+        &desired_config,
+        &[live_seed("old01"), foreign.clone()],
+        &options(),
+    )
+    .unwrap();
+    assert_eq!(made.changes.len(), 1);
+    let change = &made.changes[0];
+    assert_eq!(change.action, Action::Release);
+    assert_eq!(change.reason, Some(ChangeReason::Removed));
+    assert_eq!(made.summary().release, 1);
+    assert_eq!(made.summary().destroy, 0);
+    let request = &change.requests[0];
+    assert_eq!(request.kind, RequestKind::Update);
+    assert_eq!(
+        request.query,
+        [
+            ("updateMask".to_owned(), "labels".to_owned()),
+            ("updateMode".to_owned(), "USER_ONLY".to_owned())
+        ]
+    );
+    let body = request.body.as_ref().unwrap();
+    assert_eq!(
+        body["labels"],
+        json!({"team": "ml"}),
+        "only the ownership label goes"
+    );
+    assert!(body.get("name").is_none() && body.get("clusterStatus").is_none());
+
+    desired_config.removed[0].id = "other01".into();
+    let made = plan(&desired_config, &[foreign], &options()).unwrap();
+    assert!(
+        made.changes.is_empty(),
+        "another stack's cluster is not released by us"
+    );
+}

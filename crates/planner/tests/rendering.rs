@@ -143,6 +143,29 @@ fn clusters_being_deleted_and_still_provisioning() {
 }
 
 #[test]
+fn release_of_a_removed_cluster() {
+    let mut released = config(vec![]);
+    released.removed.push(clusterform_config::RemovedCluster {
+        id: "old01".into(),
+        project: "my-proj".into(),
+        region: "us-central1".into(),
+        ..Default::default()
+    });
+    let made = plan(&released, &[live_seed("old01")], &PlanOptions::default()).unwrap();
+    insta::assert_snapshot!(render_text(&made, false), @r#"
+    clusterform will perform the following actions:
+
+      # old01 will no longer be managed (not destroyed)
+      . cluster "old01" {
+        }
+        update mask: labels
+        update mode: USER_ONLY (only the fields you set; the service does not refresh its managed fields)
+
+    Plan: 0 to add, 0 to change, 0 to replace, 0 to destroy, 1 to release.
+    "#);
+}
+
+#[test]
 fn warning_busy_cluster() {
     let mut wanted = seed();
     wanted["orchestratorSpec"]["slurmSpec"]["prologBashScripts"] = json!(["echo new"]);
