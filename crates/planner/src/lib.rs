@@ -25,7 +25,7 @@ pub use file::{PlanFileError, load_plan, save_plan};
 pub use json::render_json;
 pub use plan::{
     Action, ClusterAddress, ClusterChange, FieldChange, Impact, PLAN_FORMAT_VERSION, Plan,
-    PlannedRequest, PlannedTimeouts, RequestKind, Summary,
+    PlannedRequest, PlannedTimeouts, RequestKind, RunningJob, RunningJobs, Summary,
 };
 pub use planning::plan;
 pub use stale::{Staleness, StalenessKind, stale_clusters};

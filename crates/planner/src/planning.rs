@@ -266,6 +266,7 @@ fn deletion(address: ClusterAddress, live: &Cluster, timeouts: PlannedTimeouts) 
         live_update_time: live.update_time.clone(),
         timeouts,
         unchanged_attributes: BTreeMap::new(),
+        running_jobs: None,
     }
 }
 
@@ -327,6 +328,7 @@ impl ClusterPlanner<'_> {
             live_update_time: None,
             timeouts: timeouts_of(&self.cluster.timeouts),
             unchanged_attributes: BTreeMap::new(),
+            running_jobs: None,
         }
     }
 
@@ -380,6 +382,7 @@ impl ClusterPlanner<'_> {
             live_update_time: live.update_time.clone(),
             timeouts: timeouts_of(&self.cluster.timeouts),
             unchanged_attributes: diff.unchanged,
+            running_jobs: None,
         })
     }
 
