@@ -16,3 +16,4 @@ mod local;
 mod plans;
 mod prompt;
 mod reliability;
+mod running_jobs;
