@@ -77,13 +77,20 @@ fn idle_for_deletes_only_provably_idle_clusters() {
     let env = Env::new(100);
     apply_ok(
         &env,
-        &[spec("train01"), spec("agedout"), spec("old01"), spec("nolast")],
+        &[
+            spec("train01"),
+            spec("agedout"),
+            spec("old01"),
+            spec("nolast"),
+        ],
     );
     let e = env.emulator();
     e.set_slurm_jobs(
         &cluster_name("train01"),
-        vec![json!({"job_id": 1, "job_state": ["RUNNING"], "user_name": "alice",
-                    "end_time": number(minutes_ago(-60)), "nodes": "cpu-0"})],
+        vec![
+            json!({"job_id": 1, "job_state": ["RUNNING"], "user_name": "alice",
+                    "end_time": number(minutes_ago(-60)), "nodes": "cpu-0"}),
+        ],
     );
     e.set_slurm_nodes(
         &cluster_name("train01"),
@@ -113,11 +120,20 @@ fn idle_for_deletes_only_provably_idle_clusters() {
     let output = env.run(&["destroy", "--idle-for", "2h", "--auto-approve"]);
     assert!(output.status.success(), "{}", stderr(&output));
     let out = stdout(&output);
-    for column in ["ACTIVE JOBS", "BUSY NODES", "LAST BUSY", "VERDICT", "REASON"] {
+    for column in [
+        "ACTIVE JOBS",
+        "BUSY NODES",
+        "LAST BUSY",
+        "VERDICT",
+        "REASON",
+    ] {
         assert!(out.contains(column), "{out}");
     }
     assert!(row(&out, "train01").contains("busy: keep"), "{out}");
-    assert!(row(&out, "train01").contains("1 active job, 1 busy node"), "{out}");
+    assert!(
+        row(&out, "train01").contains("1 active job, 1 busy node"),
+        "{out}"
+    );
     let aged_out = row(&out, "agedout");
     assert!(aged_out.contains("busy: keep"), "{out}");
     assert!(aged_out.contains("(10m ago)"), "{out}");

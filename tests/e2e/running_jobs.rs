@@ -81,7 +81,11 @@ fn a_labels_only_change_asks_slurm_nothing() {
     let output = env.run(&["plan"]);
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(stdout(&output).contains("labels"), "{}", stdout(&output));
-    assert!(!stdout(&output).contains("Slurm job"), "{}", stdout(&output));
+    assert!(
+        !stdout(&output).contains("Slurm job"),
+        "{}",
+        stdout(&output)
+    );
     assert_eq!(slurm_calls(&env), 0);
 }
 
@@ -96,7 +100,8 @@ fn an_unreachable_slurm_is_unknown_and_changes_no_exit_code() {
     let output = env.run(&["plan", "--detailed-exitcode"]);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert!(
-        stdout(&output).contains("    # Slurm jobs active now: unknown (Slurm REST API unreachable"),
+        stdout(&output)
+            .contains("    # Slurm jobs active now: unknown (Slurm REST API unreachable"),
         "{}",
         stdout(&output)
     );

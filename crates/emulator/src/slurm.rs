@@ -31,7 +31,8 @@ const DEFAULT_API_VERSIONS: &[&str] = &["v0.0.40", "v0.0.41", "v0.0.42"];
 
 /// slurmrestd's text for a path it has no handler for (its `_resolve_path`), which is also
 /// what an unsupported version in the path gets.
-const NOT_FOUND_TEXT: &str = "Unable find requested URL. Please view /openapi/v3 for API reference.";
+const NOT_FOUND_TEXT: &str =
+    "Unable find requested URL. Please view /openapi/v3 for API reference.";
 
 /// Job states after which slurmctld purges a job once `MinJobAge` has passed.
 const FINISHED_JOB_STATES: &[&str] = &[

@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use reqwest::Method;
 use clusterform_emulator::EmulatorOptions;
+use reqwest::Method;
 use serde_json::{Value, json};
 use time::OffsetDateTime;
 
@@ -75,9 +75,7 @@ async fn finished_jobs_leave_the_listing_after_min_job_age_but_nodes_stay() {
     .await;
     server.create_running("slurm", cpu_cluster()).await;
     let now = OffsetDateTime::now_utc().unix_timestamp();
-    let ended = |id: i64, ago: i64| {
-        json!({"job_id": id, "job_state": ["COMPLETED"], "end_time": {"set": true, "infinite": false, "number": now - ago}})
-    };
+    let ended = |id: i64, ago: i64| json!({"job_id": id, "job_state": ["COMPLETED"], "end_time": {"set": true, "infinite": false, "number": now - ago}});
     let name = cluster_name("slurm");
     server
         .emulator()

@@ -178,7 +178,8 @@ fn unreadable(slurm: &SlurmEvidence) -> Option<String> {
     {
         return Some(format!(
             "job {} has an unrecognised state [{}]",
-            job.job_id.map_or_else(|| "?".to_owned(), |id| id.to_string()),
+            job.job_id
+                .map_or_else(|| "?".to_owned(), |id| id.to_string()),
             job.state.join(",")
         ));
     }
@@ -296,14 +297,16 @@ mod tests {
     }
 
     fn node(state: &[&str], last_busy: Value) -> Value {
-        json!({"name": "a3-0", "state": state, "last_busy": last_busy})
+        let mut node = json!({"name": "a3-0", "state": state});
+        node["last_busy"] = last_busy;
+        node
     }
 
     fn evidence(jobs: Vec<Value>, nodes: Vec<Value>) -> SlurmEvidence {
         SlurmEvidence {
             version: "v0.0.42".to_owned(),
-            jobs: parse_jobs(&json!({ "jobs": jobs })).unwrap(),
-            nodes: parse_nodes(&json!({ "nodes": nodes })).unwrap(),
+            jobs: parse_jobs(&json!({ "jobs": Value::from(jobs) })).unwrap(),
+            nodes: parse_nodes(&json!({ "nodes": Value::from(nodes) })).unwrap(),
         }
     }
 
@@ -341,7 +344,10 @@ mod tests {
     #[test]
     fn a_recently_finished_job_counts_as_work() {
         let job = json!({"job_id": 3, "job_state": ["FAILED"], "end_time": number(ago(30))});
-        let report = verdict(&evidence(vec![job], vec![node(&["IDLE"], number(ago(300)))]));
+        let report = verdict(&evidence(
+            vec![job],
+            vec![node(&["IDLE"], number(ago(300)))],
+        ));
         assert_eq!(report.verdict, IdleVerdict::Busy);
         assert_eq!(report.last_busy.map(|t| t.unix_timestamp()), Some(ago(30)));
     }
@@ -386,7 +392,16 @@ mod tests {
         let cases = [
             (evidence(vec![], vec![]), "Slurm lists no nodes"),
             (
-                evidence(vec![], vec![old(), node(&["IDLE"], json!({"set": false, "infinite": false, "number": 0}))]),
+                evidence(
+                    vec![],
+                    vec![
+                        old(),
+                        node(
+                            &["IDLE"],
+                            json!({"set": false, "infinite": false, "number": 0}),
+                        ),
+                    ],
+                ),
                 "node a3-0 reports no last_busy",
             ),
             (

@@ -189,9 +189,5 @@ async fn running_jobs_are_read_once_per_cluster_and_unknown_when_unreachable() {
         matches!(&jobs[1], RunningJobs::Unknown { reason } if reason.contains("unreachable")),
         "{jobs:?}"
     );
-    assert_eq!(
-        h.count("POST", "unreach:callSlurmRestApi"),
-        1,
-        "no retries"
-    );
+    assert_eq!(h.count("POST", "unreach:callSlurmRestApi"), 1, "no retries");
 }

@@ -56,7 +56,9 @@ pub fn render_text(plan: &Plan, color: bool) -> String {
 /// `2 Slurm jobs active now: 17 train-llm (alice, RUNNING on a3-[0-1]), …`, or why not known.
 fn running_jobs_line(jobs: &RunningJobs) -> String {
     let jobs = match jobs {
-        RunningJobs::Unknown { reason } => return format!("Slurm jobs active now: unknown ({reason})"),
+        RunningJobs::Unknown { reason } => {
+            return format!("Slurm jobs active now: unknown ({reason})");
+        }
         RunningJobs::Known { jobs } if jobs.is_empty() => {
             return "no Slurm jobs active now".to_owned();
         }
@@ -67,9 +69,17 @@ fn running_jobs_line(jobs: &RunningJobs) -> String {
         .take(MAX_JOBS_LISTED)
         .map(|job| {
             let id = job.id.map_or_else(|| "?".to_owned(), |id| id.to_string());
-            let name = job.name.as_deref().map(|n| format!(" {n}")).unwrap_or_default();
+            let name = job
+                .name
+                .as_deref()
+                .map(|n| format!(" {n}"))
+                .unwrap_or_default();
             let user = job.user.as_deref().unwrap_or("?");
-            let nodes = job.nodes.as_deref().map(|n| format!(" on {n}")).unwrap_or_default();
+            let nodes = job
+                .nodes
+                .as_deref()
+                .map(|n| format!(" on {n}"))
+                .unwrap_or_default();
             format!("{id}{name} ({user}, {}{nodes})", job.state)
         })
         .collect();

@@ -85,7 +85,10 @@ fn no_jobs_many_jobs_and_unknown_jobs_are_said_so() {
     });
     let text = render_text(&plan, false);
     assert!(text.contains("12 Slurm jobs active now: 1 sweep"), "{text}");
-    assert!(text.contains("10 sweep (carol, RUNNING), and 2 more\n"), "{text}");
+    assert!(
+        text.contains("10 sweep (carol, RUNNING), and 2 more\n"),
+        "{text}"
+    );
     plan.changes[0].running_jobs = Some(RunningJobs::Unknown {
         reason: "Slurm REST API unreachable".to_owned(),
     });
@@ -103,6 +106,10 @@ fn no_jobs_many_jobs_and_unknown_jobs_are_said_so() {
 fn a_plan_without_jobs_looked_up_has_no_running_jobs_field() {
     let plan = startup_script_change();
     assert!(plan.changes[0].running_jobs.is_none());
-    assert!(render_json(&plan)["changes"][0].get("running_jobs").is_none());
+    assert!(
+        render_json(&plan)["changes"][0]
+            .get("running_jobs")
+            .is_none()
+    );
     assert!(!render_text(&plan, false).contains("Slurm jobs"));
 }
