@@ -1,6 +1,8 @@
-//! `destroy`, `prevent_destroy`, and `destroy --idle-for` with injected Slurm jobs.
+//! `destroy`, `prevent_destroy`, and `destroy --idle-for` with injected Slurm jobs and nodes:
+//! jobs slurmctld has forgotten, powered-down nodes, nodes without `last_busy`, an older
+//! slurmrestd, an unreachable one.
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::support::{ClusterSpec, Env, apply_ok, cluster_name, stderr, stdout};
 
@@ -44,46 +46,133 @@ fn prevent_destroy_refuses() {
     assert!(env.mutations().is_empty());
 }
 
+fn number(n: i64) -> Value {
+    json!({"set": true, "infinite": false, "number": n})
+}
+
+fn minutes_ago(minutes: i64) -> i64 {
+    time::OffsetDateTime::now_utc().unix_timestamp() - minutes * 60
+}
+
+fn node(name: &str, state: &[&str], last_busy: i64) -> Value {
+    json!({"name": name, "state": state, "last_busy": number(last_busy)})
+}
+
+/// The table line of cluster `id`.
+fn row<'a>(out: &'a str, id: &str) -> &'a str {
+    out.lines()
+        .find(|line| line.starts_with(&format!("{id} ")))
+        .unwrap_or_else(|| panic!("no row for {id}:\n{out}"))
+}
+
+fn spec(id: &'static str) -> ClusterSpec {
+    ClusterSpec {
+        id,
+        ..ClusterSpec::default()
+    }
+}
+
 #[test]
-fn idle_for_deletes_only_idle_clusters() {
+fn idle_for_deletes_only_provably_idle_clusters() {
     let env = Env::new(100);
-    let busy = ClusterSpec::default();
-    let idle = ClusterSpec {
-        id: "idle01",
-        ..ClusterSpec::default()
-    };
-    let old = ClusterSpec {
-        id: "old01",
-        ..ClusterSpec::default()
-    };
-    apply_ok(&env, &[busy, idle, old]);
-    let long_ago = time::OffsetDateTime::now_utc().unix_timestamp() - 5 * 3600;
-    let recently = time::OffsetDateTime::now_utc().unix_timestamp() - 600;
-    env.emulator().set_slurm_jobs(
-        &cluster_name("train01"),
-        vec![
-            json!({"job_id": 1, "job_state": ["RUNNING"], "end_time": {"set": false, "number": 0}}),
+    apply_ok(
+        &env,
+        &[
+            spec("train01"),
+            spec("agedout"),
+            spec("old01"),
+            spec("nolast"),
         ],
     );
-    env.emulator().set_slurm_jobs(
-        &cluster_name("old01"),
-        vec![json!({"job_id": 2, "job_state": ["COMPLETED"], "end_time": {"set": true, "number": long_ago}})],
+    let e = env.emulator();
+    e.set_slurm_jobs(
+        &cluster_name("train01"),
+        vec![
+            json!({"job_id": 1, "job_state": ["RUNNING"], "user_name": "alice",
+                    "end_time": number(minutes_ago(-60)), "nodes": "cpu-0"}),
+        ],
     );
-    env.emulator().set_slurm_jobs(
-        &cluster_name("idle01"),
-        vec![json!({"job_id": 3, "job_state": ["COMPLETED"], "end_time": {"set": true, "number": recently}})],
+    e.set_slurm_nodes(
+        &cluster_name("train01"),
+        vec![node("cpu-0", &["ALLOCATED"], minutes_ago(0))],
+    );
+    // Its last job ended ten minutes ago: slurmctld (MinJobAge 300 s) has forgotten it, but
+    // the node remembers when it last ran work.
+    e.set_slurm_jobs(
+        &cluster_name("agedout"),
+        vec![json!({"job_id": 2, "job_state": ["COMPLETED"], "end_time": number(minutes_ago(10))})],
+    );
+    e.set_slurm_nodes(
+        &cluster_name("agedout"),
+        vec![node("cpu-0", &["IDLE"], minutes_ago(10))],
+    );
+    e.set_slurm_nodes(
+        &cluster_name("old01"),
+        vec![
+            node("cpu-0", &["IDLE", "POWERED_DOWN"], minutes_ago(300)),
+            node("cpu-1", &["IDLE", "POWERED_DOWN"], minutes_ago(310)),
+        ],
+    );
+    e.set_slurm_nodes(
+        &cluster_name("nolast"),
+        vec![json!({"name": "cpu-0", "state": ["IDLE", "POWERED_DOWN"]})],
     );
     let output = env.run(&["destroy", "--idle-for", "2h", "--auto-approve"]);
     assert!(output.status.success(), "{}", stderr(&output));
     let out = stdout(&output);
-    assert!(out.contains("VERDICT"), "{out}");
-    assert!(out.contains("busy"), "{out}");
+    for column in [
+        "ACTIVE JOBS",
+        "BUSY NODES",
+        "LAST BUSY",
+        "VERDICT",
+        "REASON",
+    ] {
+        assert!(out.contains(column), "{out}");
+    }
+    assert!(row(&out, "train01").contains("busy: keep"), "{out}");
     assert!(
-        env.emulator().cluster(&cluster_name("old01")).is_none(),
+        row(&out, "train01").contains("1 active job, 1 busy node"),
         "{out}"
     );
-    assert!(env.emulator().cluster(&cluster_name("train01")).is_some());
-    assert!(env.emulator().cluster(&cluster_name("idle01")).is_some());
+    let aged_out = row(&out, "agedout");
+    assert!(aged_out.contains("busy: keep"), "{out}");
+    assert!(aged_out.contains("(10m ago)"), "{out}");
+    assert!(aged_out.contains("last busy 10m"), "{out}");
+    let old = row(&out, "old01");
+    assert!(old.contains("idle: destroy"), "{out}");
+    assert!(
+        old.contains("no active job or busy node; last busy 5h"),
+        "{out}"
+    );
+    assert!(row(&out, "nolast").contains("unknown: keep"), "{out}");
+    assert!(
+        row(&out, "nolast").contains("node cpu-0 reports no last_busy"),
+        "{out}"
+    );
+    assert!(e.cluster(&cluster_name("old01")).is_none(), "{out}");
+    for kept in ["train01", "agedout", "nolast"] {
+        assert!(e.cluster(&cluster_name(kept)).is_some(), "{kept}: {out}");
+    }
+}
+
+#[test]
+fn idle_for_falls_back_to_an_older_slurm_rest_version() {
+    let env = Env::new(100);
+    apply_ok(&env, &[ClusterSpec::default()]);
+    let name = cluster_name("train01");
+    env.emulator().set_slurm_api_versions(&name, &["v0.0.40"]);
+    env.emulator().set_slurm_nodes(
+        &name,
+        vec![node("cpu-0", &["IDLE", "POWERED_DOWN"], minutes_ago(300))],
+    );
+    let output = env.run(&["destroy", "--idle-for", "2h", "--auto-approve"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        row(&stdout(&output), "train01").contains("idle: destroy"),
+        "{}",
+        stdout(&output)
+    );
+    assert!(env.emulator().cluster(&name).is_none());
 }
 
 #[test]
@@ -94,6 +183,10 @@ fn an_unreachable_slurm_is_never_idle() {
         .set_slurm_unreachable(&cluster_name("train01"), true);
     let output = env.run(&["destroy", "--idle-for", "0s", "--auto-approve"]);
     assert!(output.status.success(), "{}", stderr(&output));
-    assert!(stdout(&output).contains("unknown"), "{}", stdout(&output));
+    assert!(
+        row(&stdout(&output), "train01").contains("unknown: keep"),
+        "{}",
+        stdout(&output)
+    );
     assert!(env.emulator().cluster(&cluster_name("train01")).is_some());
 }

@@ -16,4 +16,5 @@ mod local;
 mod plans;
 mod prompt;
 mod reliability;
+mod running_jobs;
 mod stacks;

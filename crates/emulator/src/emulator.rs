@@ -1,6 +1,6 @@
 //! The `Emulator` handle: shared state behind one mutex, its options, the
-//! request log, and the test-control methods (fault switches, Slurm job
-//! injection, seeding clusters). HTTP handling lives in `routes`, serving in `server`.
+//! request log, and the test-control methods (fault switches, Slurm job, node
+//! and REST-version injection, seeding clusters). HTTP handling lives in `routes`, serving in `server`.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -45,6 +45,8 @@ pub struct EmulatorOptions {
     pub wait_unimplemented: bool,
     /// The project number in operation names (and the default service account).
     pub project_number: String,
+    /// Slurm's `MinJobAge`: finished jobs leave `/slurm/{version}/jobs` this long after they end.
+    pub min_job_age: Duration,
 }
 
 impl Default for EmulatorOptions {
@@ -59,6 +61,7 @@ impl Default for EmulatorOptions {
             state_file: None,
             wait_unimplemented: false,
             project_number: "123456789012".to_owned(),
+            min_job_age: Duration::from_secs(300),
         }
     }
 }
@@ -202,6 +205,18 @@ impl Emulator {
     /// `cluster_name` (the full resource name).
     pub fn set_slurm_jobs(&self, cluster_name: &str, jobs: Vec<Value>) {
         self.change_slurm(cluster_name, |slurm| slurm.jobs = jobs);
+    }
+
+    /// Sets the slurmrestd node objects that `callSlurmRestApi` returns for `cluster_name`.
+    pub fn set_slurm_nodes(&self, cluster_name: &str, nodes: Vec<Value>) {
+        self.change_slurm(cluster_name, |slurm| slurm.nodes = nodes);
+    }
+
+    /// Sets the slurmrestd REST versions (`v0.0.40`, …) that `cluster_name` serves; any other
+    /// version in a Slurm path answers 404. The default is v0.0.40 to v0.0.42.
+    pub fn set_slurm_api_versions(&self, cluster_name: &str, versions: &[&str]) {
+        let versions = versions.iter().map(|v| (*v).to_owned()).collect();
+        self.change_slurm(cluster_name, |slurm| slurm.api_versions = Some(versions));
     }
 
     /// Makes `callSlurmRestApi` on `cluster_name` answer `503 UNAVAILABLE` (or work again).

@@ -1,6 +1,14 @@
 //! `POST …/modelDevelopmentClusters/{id}:callSlurmRestApi`: a proxy to the
-//! cluster's slurmrestd. The emulator serves `GET /slurm/v0.0.42/jobs` from
-//! jobs injected by tests and answers other Slurm paths as slurmrestd does, with 404.
+//! cluster's slurmrestd. The emulator serves `GET /slurm/{version}/jobs` and
+//! `GET /slurm/{version}/nodes` from jobs and nodes injected by tests, in
+//! slurmrestd's answer shape (`meta`, `errors`, `warnings`, `last_update`).
+//! Like slurmctld with `MinJobAge`, it forgets a finished job once it ended
+//! longer ago than [`EmulatorOptions::min_job_age`](crate::EmulatorOptions),
+//! while the nodes keep their `last_busy`. A version the cluster does not serve
+//! (v0.0.40 to v0.0.42 unless a test says otherwise) and any other path answer
+//! 404 as slurmrestd does.
+
+use std::time::Duration;
 
 use axum::Json;
 use axum::body::Bytes;
@@ -9,13 +17,38 @@ use axum::extract::{Path, State};
 use serde_json::{Value, json};
 
 use crate::api_error::{ApiError, Code};
+use crate::clock::now_millis;
 use crate::clusters::cluster_not_found;
 use crate::emulator::Emulator;
 use crate::resource::Parent;
 use crate::routes::{json_object_body, path_params, split_custom_method};
+use crate::store::SlurmState;
 
-const JOBS_PATH: &str = "/slurm/v0.0.42/jobs";
 const GET_METHOD: &str = "HTTP_METHOD_GET";
+
+/// The REST versions a cluster serves unless a test sets others.
+const DEFAULT_API_VERSIONS: &[&str] = &["v0.0.40", "v0.0.41", "v0.0.42"];
+
+/// slurmrestd's text for a path it has no handler for (its `_resolve_path`), which is also
+/// what an unsupported version in the path gets.
+const NOT_FOUND_TEXT: &str =
+    "Unable find requested URL. Please view /openapi/v3 for API reference.";
+
+/// Job states after which slurmctld purges a job once `MinJobAge` has passed.
+const FINISHED_JOB_STATES: &[&str] = &[
+    "COMPLETED",
+    "CANCELLED",
+    "FAILED",
+    "TIMEOUT",
+    "NODE_FAIL",
+    "PREEMPTED",
+    "BOOT_FAIL",
+    "DEADLINE",
+    "OUT_OF_MEMORY",
+];
+
+/// The Slurm release the emulated slurmrestd reports in `meta`.
+const SLURM_RELEASE: (&str, &str, &str) = ("24", "11", "5");
 
 /// `POST /v1beta1/{cluster}:VERB`; only `callSlurmRestApi` exists.
 pub(crate) async fn cluster_method(
@@ -61,7 +94,13 @@ pub(crate) async fn cluster_method(
             format!("The Slurm REST API of cluster {name} is unreachable."),
         ));
     }
-    Ok(Json(slurm_answer(method, slurm_path, &slurm.jobs)))
+    let daemon = Slurmrestd {
+        slurm: &slurm,
+        cluster_id,
+        now_secs: now_millis() / 1000,
+        min_job_age: state.options.min_job_age,
+    };
+    Ok(Json(daemon.answer(method, slurm_path)))
 }
 
 fn required_string<'a>(request: &'a Value, field: &str) -> Result<&'a str, ApiError> {
@@ -76,17 +115,123 @@ fn required_string<'a>(request: &'a Value, field: &str) -> Result<&'a str, ApiEr
         })
 }
 
-/// What slurmrestd answers, wrapped as `{"status", "structuredBody"}`.
-fn slurm_answer(method: &str, slurm_path: &str, jobs: &[Value]) -> Value {
-    let path_only = slurm_path.split('?').next().unwrap_or(slurm_path);
-    match (method, path_only) {
-        (GET_METHOD, JOBS_PATH) => json!({"status": 200, "structuredBody": {"jobs": jobs}}),
-        (GET_METHOD, _) => slurm_error(404, &format!("Unable to find a handler for {path_only}")),
-        _ => slurm_error(
-            405,
-            &format!("Method {method} is not supported on {path_only}"),
-        ),
+/// What the two served listings are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Listing {
+    Jobs,
+    Nodes,
+}
+
+/// `/slurm/{version}/jobs` or `/slurm/{version}/nodes` (a trailing `/` and a query allowed).
+fn parse_listing(path: &str) -> Option<(&str, Listing)> {
+    let path_only = path.split('?').next().unwrap_or(path);
+    let rest = path_only.strip_prefix("/slurm/")?;
+    let (version, leaf) = rest.split_once('/')?;
+    let listing = match leaf.trim_end_matches('/') {
+        "jobs" => Listing::Jobs,
+        "nodes" => Listing::Nodes,
+        _ => return None,
+    };
+    Some((version, listing))
+}
+
+/// One cluster's emulated slurmrestd at one moment.
+struct Slurmrestd<'a> {
+    slurm: &'a SlurmState,
+    cluster_id: &'a str,
+    now_secs: i64,
+    min_job_age: Duration,
+}
+
+impl Slurmrestd<'_> {
+    /// What slurmrestd answers, wrapped as `{"status", "structuredBody"}`.
+    fn answer(&self, method: &str, path: &str) -> Value {
+        let Some((version, listing)) = parse_listing(path).filter(|(v, _)| self.serves(v)) else {
+            return slurm_error(404, NOT_FOUND_TEXT);
+        };
+        if method != GET_METHOD {
+            return slurm_error(
+                405,
+                "Requested REST method is not defined at URL. Please view /openapi/v3 for API reference.",
+            );
+        }
+        let mut body = json!({
+            "meta": self.meta(version),
+            "errors": [],
+            "warnings": [],
+            "last_update": slurm_number(self.now_secs),
+        });
+        match listing {
+            Listing::Jobs => {
+                body["jobs"] = Value::from(self.remembered_jobs());
+                body["last_backfill"] = slurm_number(self.now_secs);
+            }
+            Listing::Nodes => body["nodes"] = Value::from(self.slurm.nodes.clone()),
+        }
+        json!({"status": 200, "structuredBody": body})
     }
+
+    fn serves(&self, version: &str) -> bool {
+        match &self.slurm.api_versions {
+            Some(versions) => versions.iter().any(|v| v == version),
+            None => DEFAULT_API_VERSIONS.contains(&version),
+        }
+    }
+
+    /// The injected jobs minus the finished ones `MinJobAge` has purged.
+    fn remembered_jobs(&self) -> Vec<Value> {
+        let age = i64::try_from(self.min_job_age.as_secs()).unwrap_or(i64::MAX);
+        let oldest_kept_end = self.now_secs.saturating_sub(age);
+        self.slurm
+            .jobs
+            .iter()
+            .filter(|job| !is_finished(job) || end_time(job).is_none_or(|e| e > oldest_kept_end))
+            .cloned()
+            .collect()
+    }
+
+    fn meta(&self, version: &str) -> Value {
+        let (major, minor, micro) = SLURM_RELEASE;
+        json!({
+            "plugin": {
+                "type": "openapi/slurmctld",
+                "name": "Slurm OpenAPI slurmctld",
+                "data_parser": format!("data_parser/{version}"),
+                "accounting_storage": "",
+            },
+            "client": {"source": "callSlurmRestApi", "user": "root", "group": "root"},
+            "slurm": {
+                "version": {"major": major, "minor": minor, "micro": micro},
+                "release": format!("{major}.{minor}.{micro}"),
+                "cluster": self.cluster_id,
+            },
+        })
+    }
+}
+
+/// A job whose `job_state` holds a final state and no `COMPLETING` flag.
+fn is_finished(job: &Value) -> bool {
+    let states: Vec<&str> = match job.get("job_state") {
+        Some(Value::Array(states)) => states.iter().filter_map(Value::as_str).collect(),
+        Some(Value::String(state)) => vec![state.as_str()],
+        _ => Vec::new(),
+    };
+    states.iter().any(|s| FINISHED_JOB_STATES.contains(s)) && !states.contains(&"COMPLETING")
+}
+
+/// `end_time` as `{"set", "infinite", "number"}` or a plain number.
+fn end_time(job: &Value) -> Option<i64> {
+    match job.get("end_time")? {
+        Value::Object(fields) if fields.get("set").and_then(Value::as_bool) != Some(false) => {
+            fields.get("number").and_then(Value::as_i64)
+        }
+        other => other.as_i64(),
+    }
+}
+
+/// slurmrestd's `uint64_no_val_struct`.
+fn slurm_number(number: i64) -> Value {
+    json!({"set": true, "infinite": false, "number": number})
 }
 
 fn slurm_error(status: u16, description: &str) -> Value {
@@ -100,21 +245,88 @@ fn slurm_error(status: u16, description: &str) -> Value {
 mod tests {
     use super::*;
 
+    const NOW: i64 = 1_800_000_000;
+
+    fn daemon(slurm: &SlurmState) -> Slurmrestd<'_> {
+        Slurmrestd {
+            slurm,
+            cluster_id: "train01",
+            now_secs: NOW,
+            min_job_age: Duration::from_secs(300),
+        }
+    }
+
     #[test]
-    fn only_the_jobs_listing_is_served() {
-        let jobs = vec![json!({"job_id": 1})];
+    fn jobs_and_nodes_are_served_in_every_default_version() {
+        let slurm = SlurmState {
+            jobs: vec![json!({"job_id": 1, "job_state": ["RUNNING"]})],
+            nodes: vec![json!({"name": "a3-0", "state": ["IDLE"]})],
+            ..SlurmState::default()
+        };
+        for version in DEFAULT_API_VERSIONS {
+            let jobs = daemon(&slurm).answer(GET_METHOD, &format!("/slurm/{version}/jobs?x=1"));
+            assert_eq!(jobs["structuredBody"]["jobs"], json!(slurm.jobs));
+            assert_eq!(jobs["structuredBody"]["last_backfill"]["number"], NOW);
+            let nodes = daemon(&slurm).answer(GET_METHOD, &format!("/slurm/{version}/nodes/"));
+            assert_eq!(nodes["structuredBody"]["nodes"], json!(slurm.nodes));
+            assert_eq!(
+                nodes["structuredBody"]["meta"]["plugin"]["data_parser"],
+                format!("data_parser/{version}")
+            );
+        }
+    }
+
+    #[test]
+    fn other_paths_versions_and_methods_are_refused() {
+        let slurm = SlurmState {
+            api_versions: Some(vec!["v0.0.40".to_owned()]),
+            ..SlurmState::default()
+        };
+        for path in [
+            "/slurm/v0.0.42/jobs",
+            "/slurm/v0.0.40/diag",
+            "/slurmdb/v0.0.40/jobs",
+        ] {
+            let answer = daemon(&slurm).answer(GET_METHOD, path);
+            assert_eq!(answer["status"], 404, "{path}");
+            assert_eq!(
+                answer["structuredBody"]["errors"][0]["description"],
+                NOT_FOUND_TEXT
+            );
+        }
         assert_eq!(
-            slurm_answer(GET_METHOD, "/slurm/v0.0.42/jobs?update_time=0", &jobs)["structuredBody"]
-                ["jobs"],
-            json!(jobs)
+            daemon(&slurm).answer(GET_METHOD, "/slurm/v0.0.40/nodes")["status"],
+            200
         );
         assert_eq!(
-            slurm_answer(GET_METHOD, "/slurm/v0.0.42/nodes", &[])["status"],
-            404
-        );
-        assert_eq!(
-            slurm_answer("HTTP_METHOD_POST", JOBS_PATH, &[])["status"],
+            daemon(&slurm).answer("HTTP_METHOD_POST", "/slurm/v0.0.40/jobs")["status"],
             405
         );
+    }
+
+    #[test]
+    fn finished_jobs_are_forgotten_after_min_job_age() {
+        let ended = |state: &str, seconds_ago: i64| {
+            json!({"job_id": seconds_ago, "job_state": [state],
+                   "end_time": {"set": true, "infinite": false, "number": NOW - seconds_ago}})
+        };
+        let slurm = SlurmState {
+            jobs: vec![
+                ended("COMPLETED", 299),
+                ended("COMPLETED", 301),
+                ended("FAILED", 3600),
+                ended("RUNNING", 3600),
+                json!({"job_id": 5, "job_state": ["COMPLETED", "COMPLETING"], "end_time": NOW - 3600}),
+            ],
+            ..SlurmState::default()
+        };
+        let answer = daemon(&slurm).answer(GET_METHOD, "/slurm/v0.0.42/jobs");
+        let ids: Vec<&Value> = answer["structuredBody"]["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|job| &job["job_id"])
+            .collect();
+        assert_eq!(ids, [&json!(299), &json!(3600), &json!(5)]);
     }
 }

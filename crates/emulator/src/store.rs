@@ -55,10 +55,14 @@ pub(crate) struct StoredCluster {
 
 /// Test-injected Slurm state of one cluster.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub(crate) struct SlurmState {
     pub(crate) jobs: Vec<Value>,
     pub(crate) unreachable: bool,
+    /// slurmrestd node objects served by `/slurm/{version}/nodes`.
+    pub(crate) nodes: Vec<Value>,
+    /// The REST versions this cluster's slurmrestd serves; `None` means the default ones.
+    pub(crate) api_versions: Option<Vec<String>>,
 }
 
 /// What a long-running operation does.

@@ -1,10 +1,17 @@
-//! `callSlurmRestApi`: injected jobs, the default empty listing, unknown Slurm
-//! paths, clusters that are not running, and the unreachable switch.
+//! `callSlurmRestApi`: injected jobs and nodes, the default empty listings,
+//! `MinJobAge`, supported REST versions, unknown Slurm paths, clusters that are
+//! not running, and the unreachable switch.
 
+use std::time::Duration;
+
+use clusterform_emulator::EmulatorOptions;
 use reqwest::Method;
 use serde_json::{Value, json};
+use time::OffsetDateTime;
 
 use crate::support::{TestServer, cluster_name, cpu_cluster, fast_options, transition_options};
+
+const NODES: &str = "/slurm/v0.0.42/nodes";
 
 const JOBS: &str = "/slurm/v0.0.42/jobs";
 
@@ -25,19 +32,74 @@ async fn jobs_are_served_from_what_the_test_injected() {
     server.create_running("slurm", cpu_cluster()).await;
     let (status, answer) = call_slurm(&server, "slurm", JOBS).await;
     assert_eq!(status, 200);
-    assert_eq!(
-        answer,
-        json!({"status": 200, "structuredBody": {"jobs": []}})
-    );
+    assert_eq!(answer["status"], 200);
+    assert_eq!(answer["structuredBody"]["jobs"], json!([]));
+    assert_eq!(answer["structuredBody"]["errors"], json!([]));
+    assert_eq!(answer["structuredBody"]["last_backfill"]["set"], true);
     let job = json!({"job_id": 1, "job_state": ["RUNNING"], "end_time": {"set": true, "number": 1_700_000_000}});
     server
         .emulator()
         .set_slurm_jobs(&cluster_name("slurm"), vec![job.clone()]);
     let (_, answer) = call_slurm(&server, "slurm", JOBS).await;
     assert_eq!(answer["structuredBody"]["jobs"], json!([job]));
-    let (status, answer) = call_slurm(&server, "slurm", "/slurm/v0.0.42/nodes").await;
-    assert_eq!(status, 200);
+    let (_, answer) = call_slurm(&server, "slurm", "/slurm/v0.0.42/diag").await;
     assert_eq!(answer["status"], 404);
+}
+
+#[tokio::test]
+async fn nodes_are_served_from_what_the_test_injected() {
+    let server = TestServer::start(fast_options()).await;
+    server.create_running("slurm", cpu_cluster()).await;
+    let (_, answer) = call_slurm(&server, "slurm", NODES).await;
+    assert_eq!(answer["status"], 200);
+    assert_eq!(answer["structuredBody"]["nodes"], json!([]));
+    let node = json!({"name": "cpu-0", "state": ["IDLE", "POWERED_DOWN"],
+                      "last_busy": {"set": true, "infinite": false, "number": 1_700_000_000}});
+    server
+        .emulator()
+        .set_slurm_nodes(&cluster_name("slurm"), vec![node.clone()]);
+    let (_, answer) = call_slurm(&server, "slurm", NODES).await;
+    assert_eq!(answer["structuredBody"]["nodes"], json!([node]));
+    assert_eq!(
+        answer["structuredBody"]["meta"]["plugin"]["data_parser"],
+        "data_parser/v0.0.42"
+    );
+}
+
+#[tokio::test]
+async fn finished_jobs_leave_the_listing_after_min_job_age_but_nodes_stay() {
+    let server = TestServer::start(EmulatorOptions {
+        min_job_age: Duration::from_secs(60),
+        ..fast_options()
+    })
+    .await;
+    server.create_running("slurm", cpu_cluster()).await;
+    let now = OffsetDateTime::now_utc().unix_timestamp();
+    let ended = |id: i64, ago: i64| json!({"job_id": id, "job_state": ["COMPLETED"], "end_time": {"set": true, "infinite": false, "number": now - ago}});
+    let name = cluster_name("slurm");
+    server
+        .emulator()
+        .set_slurm_jobs(&name, vec![ended(1, 10), ended(2, 600)]);
+    let node = json!({"name": "cpu-0", "state": ["IDLE"], "last_busy": {"set": true, "infinite": false, "number": now - 600}});
+    server.emulator().set_slurm_nodes(&name, vec![node.clone()]);
+    let (_, answer) = call_slurm(&server, "slurm", JOBS).await;
+    assert_eq!(answer["structuredBody"]["jobs"], json!([ended(1, 10)]));
+    let (_, answer) = call_slurm(&server, "slurm", NODES).await;
+    assert_eq!(answer["structuredBody"]["nodes"], json!([node]));
+}
+
+#[tokio::test]
+async fn an_unsupported_rest_version_answers_404_as_slurmrestd_does() {
+    let server = TestServer::start(fast_options()).await;
+    server.create_running("old", cpu_cluster()).await;
+    server
+        .emulator()
+        .set_slurm_api_versions(&cluster_name("old"), &["v0.0.40"]);
+    let (status, answer) = call_slurm(&server, "old", JOBS).await;
+    assert_eq!(status, 200, "the proxy call itself succeeds");
+    assert_eq!(answer["status"], 404);
+    let (_, answer) = call_slurm(&server, "old", "/slurm/v0.0.40/jobs").await;
+    assert_eq!(answer["status"], 200);
 }
 
 #[tokio::test]

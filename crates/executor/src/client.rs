@@ -23,7 +23,6 @@ use tokio::time::Instant;
 
 use crate::auth::TokenSource;
 use crate::error::ExecError;
-use crate::idle::{SlurmJob, parse_jobs};
 use crate::retry::{CallClass, RetryPolicy, Verdict, classify_status, classify_transport};
 
 /// Items asked for per List page; the service may cap it lower.
@@ -32,8 +31,8 @@ const LIST_PAGE_SIZE: &str = "500";
 /// A bound on List pages, so a server that never ends its list cannot loop us forever.
 const MAX_LIST_PAGES: usize = 10_000;
 
-/// The Slurm REST path that lists jobs.
-const SLURM_JOBS_PATH: &str = "/slurm/v0.0.42/jobs";
+/// The longest a glance (see [`ApiClient::for_a_glance`]) waits for an answer.
+const GLANCE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How much of an unreadable answer an error quotes.
 const BODY_QUOTE_CHARS: usize = 120;
@@ -129,6 +128,15 @@ struct ListPage {
     model_development_clusters: Vec<Cluster>,
     #[serde(default)]
     next_page_token: Option<String>,
+}
+
+/// slurmrestd's own HTTP status and JSON body, as `callSlurmRestApi` relays them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SlurmReply {
+    /// slurmrestd's HTTP status (200 when the relay does not say).
+    pub status: u16,
+    /// `structuredBody`: slurmrestd's JSON (`null` when absent).
+    pub body: Value,
 }
 
 #[derive(Deserialize)]
@@ -283,40 +291,54 @@ impl ApiClient {
         decode("an operation", &call.url, &self.body(&call).await?)
     }
 
-    /// The cluster's Slurm jobs, through `callSlurmRestApi` GET `/slurm/v0.0.42/jobs`.
-    pub async fn slurm_jobs(&self, name: &ClusterName) -> Result<Vec<SlurmJob>, ExecError> {
+    /// slurmrestd's answer to `GET slurm_path` on the cluster, through `callSlurmRestApi`. A
+    /// non-200 slurmrestd status is an answer, not an error: the caller decides (a 404 may mean
+    /// an unsupported REST version).
+    pub async fn slurm_get(
+        &self,
+        name: &ClusterName,
+        slurm_path: &str,
+    ) -> Result<SlurmReply, ExecError> {
         let url = self.url(
             &name.location,
             &format!("/v1beta1/{name}:callSlurmRestApi"),
             &[],
         )?;
-        let request = json!({"method": "HTTP_METHOD_GET", "path": SLURM_JOBS_PATH});
+        let request = json!({"method": "HTTP_METHOD_GET", "path": slurm_path});
         let call = Call {
             method: Method::POST,
             url,
             body: Some(&request),
-            // Listing jobs has no side effect, whatever the HTTP method carrying it.
+            // Listing jobs or nodes has no side effect, whatever the HTTP method carrying it.
             class: CallClass::Read,
             timeout: self.request_timeout,
         };
         let body = self.body(&call).await?;
         let reply: SlurmCallReply = decode("a Slurm API answer", &call.url, &body)?;
-        let status = reply.status.as_ref().and_then(status_number).unwrap_or(200);
-        if status != 200 {
-            return Err(ExecError::Api {
-                status: Box::new(Status {
-                    code: status,
-                    message: format!("the Slurm REST API answered HTTP {status}"),
-                    status: Some("UNAVAILABLE".to_owned()),
-                    details: Vec::new(),
-                }),
-                method: call.method.to_string(),
-                url: call.url.to_string(),
-            });
+        let status = reply
+            .status
+            .as_ref()
+            .and_then(status_number)
+            .and_then(|n| u16::try_from(n).ok())
+            .unwrap_or(200);
+        Ok(SlurmReply {
+            status,
+            body: reply.structured_body.unwrap_or(Value::Null),
+        })
+    }
+
+    /// A copy that sends each request once, with a short timeout: for looking at something
+    /// that only informs the user (the jobs shown in a plan), where waiting out retries
+    /// would cost more than an "unknown".
+    pub fn for_a_glance(&self) -> Self {
+        Self {
+            retry: RetryPolicy {
+                max_attempts: 1,
+                ..self.retry
+            },
+            request_timeout: self.request_timeout.min(GLANCE_TIMEOUT),
+            ..self.clone()
         }
-        let structured = reply.structured_body.unwrap_or(Value::Null);
-        parse_jobs(&structured)
-            .map_err(|reason| decode_failure("a Slurm job list", &call.url, &reason, &body))
     }
 
     fn read_call(&self, method: Method, url: Url) -> Call<'static> {

@@ -1,126 +1,46 @@
-//! Idle detection for `destroy --idle-for`: reading a cluster's Slurm jobs and deciding
-//! whether it has been doing nothing for long enough to be deleted.
+//! Idle detection for `destroy --idle-for`: deciding from a cluster's Slurm jobs **and** nodes
+//! whether it has provably done nothing for long enough to be deleted.
 //!
-//! The rule errs on the side of keeping clusters: a cluster is idle only when it is `RUNNING`,
-//! none of its jobs is active, and the last job ended (or, with no jobs, the cluster started)
-//! longer ago than the threshold. A cluster whose Slurm API cannot be reached, or whose times
-//! are unknown, is never called idle.
+//! slurmctld forgets finished jobs after `MinJobAge` (300 s by default), so an empty job list
+//! proves nothing; the nodes remember when they last ran work (`last_busy`), powered-down
+//! ones included. A cluster is idle for D only when it is `RUNNING`, no job is active, no node
+//! is busy, and the newest node `last_busy` (and finished job `end_time`) is older than D.
+//! Anything unknown keeps the cluster: a Slurm that cannot be read, a job or node whose state
+//! cannot be read, a node without `last_busy`, and a Slurm that lists no nodes at all (every
+//! Slurm cluster has nodes, powered-down ones included, so an empty list means the answer
+//! cannot be trusted to say when work last ran).
 
 use std::time::Duration;
 
 use clusterform_model::{Cluster, ClusterName, state};
 use clusterform_planner::LiveCluster;
 use futures::StreamExt;
-use serde_json::Value;
 use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
 
 use crate::client::ApiClient;
 use crate::error::ExecError;
-
-/// Clusters inspected at once.
-const INSPECT_PARALLELISM: usize = 10;
-
-/// Job states that mean a job is running or about to free its nodes.
-const RUNNING_STATES: &[&str] = &[
-    "RUNNING",
-    "COMPLETING",
-    "CONFIGURING",
-    "SUSPENDED",
-    "STAGE_OUT",
-    "RESIZING",
-    "SIGNALING",
-];
-
-/// Job states that mean a job is waiting to run.
-const PENDING_STATES: &[&str] = &[
-    "PENDING",
-    "REQUEUED",
-    "REQUEUE_HOLD",
-    "REQUEUE_FED",
-    "RESV_DEL_HOLD",
-];
-
-/// One job as slurmrestd v0.0.42 reports it, reduced to what idle detection needs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SlurmJob {
-    /// `job_id`.
-    pub job_id: Option<i64>,
-    /// `job_state`, e.g. `["RUNNING"]` (a list since v0.0.40).
-    pub state: Vec<String>,
-    /// `end_time`, Unix seconds, when set.
-    pub end_time: Option<i64>,
-    /// `start_time`, Unix seconds, when set.
-    pub start_time: Option<i64>,
-}
-
-impl SlurmJob {
-    fn has_state(&self, states: &[&str]) -> bool {
-        self.state
-            .iter()
-            .any(|s| states.iter().any(|wanted| s.eq_ignore_ascii_case(wanted)))
-    }
-}
-
-/// Reads slurmrestd's `{"jobs": [...]}`, tolerating missing fields and older spellings
-/// (a plain string state, plain-number times).
-pub fn parse_jobs(body: &Value) -> Result<Vec<SlurmJob>, String> {
-    let jobs = match body.get("jobs") {
-        Some(Value::Array(jobs)) => jobs,
-        Some(Value::Null) | None => return Ok(Vec::new()),
-        Some(_) => return Err("`jobs` is not a list".to_owned()),
-    };
-    Ok(jobs.iter().map(parse_job).collect())
-}
-
-fn parse_job(job: &Value) -> SlurmJob {
-    let state = match job.get("job_state") {
-        Some(Value::Array(states)) => states
-            .iter()
-            .filter_map(Value::as_str)
-            .map(str::to_owned)
-            .collect(),
-        Some(Value::String(state)) => vec![state.clone()],
-        _ => Vec::new(),
-    };
-    SlurmJob {
-        job_id: job.get("job_id").and_then(Value::as_i64),
-        state,
-        end_time: job.get("end_time").and_then(slurm_time),
-        start_time: job.get("start_time").and_then(slurm_time),
-    }
-}
-
-/// A slurmrestd number: `{"set": true, "infinite": false, "number": N}` or a plain number.
-/// Zero means "not yet" in Slurm.
-fn slurm_time(value: &Value) -> Option<i64> {
-    let number = match value {
-        Value::Number(n) => n.as_i64(),
-        Value::Object(fields) => {
-            let set = fields.get("set").and_then(Value::as_bool).unwrap_or(true);
-            let infinite = fields
-                .get("infinite")
-                .and_then(Value::as_bool)
-                .unwrap_or(false);
-            if !set || infinite {
-                return None;
-            }
-            fields.get("number").and_then(Value::as_i64)
-        }
-        _ => None,
-    }?;
-    (number > 0).then_some(number)
-}
+use crate::slurm::{SLURM_PARALLELISM, SlurmJob, SlurmNode, SlurmReadError, read_jobs, read_nodes};
 
 /// The decision for one cluster.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IdleVerdict {
-    /// Idle for at least the threshold: may be deleted.
+    /// Provably idle for at least the threshold: may be deleted.
     Idle,
     /// In use, or not idle for long enough.
-    Busy(String),
+    Busy,
     /// Could not tell: never deleted.
-    Unknown(String),
+    Unknown,
+}
+
+/// What Slurm told about one cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlurmEvidence {
+    /// The REST version that answered, e.g. `v0.0.42`.
+    pub version: String,
+    /// Every job slurmctld still remembers.
+    pub jobs: Vec<SlurmJob>,
+    /// Every node.
+    pub nodes: Vec<SlurmNode>,
 }
 
 /// What was found for one cluster, for the table `destroy --idle-for` prints.
@@ -130,89 +50,158 @@ pub struct IdleReport {
     pub name: ClusterName,
     /// `clusterStatus.state`.
     pub state: Option<String>,
-    /// Jobs running (or completing, configuring, suspended).
-    pub running: usize,
-    /// Jobs waiting to run.
-    pub pending: usize,
-    /// When the last job ended.
-    pub last_job_end: Option<OffsetDateTime>,
-    /// How long the cluster has had nothing to do, when known.
-    pub idle_for: Option<Duration>,
+    /// Jobs running, pending, suspended, configuring or completing; `None` when unknown.
+    pub active_jobs: Option<usize>,
+    /// Nodes `ALLOCATED`, `MIXED`, `COMPLETING` or powering up; `None` when unknown.
+    pub busy_nodes: Option<usize>,
+    /// When the cluster last ran work (newest node `last_busy` or finished job `end_time`).
+    pub last_busy: Option<OffsetDateTime>,
+    /// The slurmrestd REST version used, when Slurm answered.
+    pub slurm_version: Option<String>,
     /// The decision.
     pub verdict: IdleVerdict,
+    /// Why, in a few words.
+    pub reason: String,
 }
 
-/// Decides whether `cluster` has been idle for `threshold` at `now`, given its jobs.
+impl IdleReport {
+    /// A cluster about which nothing beyond its state is known.
+    fn unknown(name: ClusterName, cluster: &Cluster, reason: String) -> Self {
+        Self {
+            name,
+            state: cluster.state().map(str::to_owned),
+            active_jobs: None,
+            busy_nodes: None,
+            last_busy: None,
+            slurm_version: None,
+            verdict: IdleVerdict::Unknown,
+            reason,
+        }
+    }
+}
+
+/// Decides whether `cluster` has been idle for `threshold` at `now`, given what its Slurm said.
 pub fn idle_verdict(
     name: &ClusterName,
     cluster: &Cluster,
-    jobs: &[SlurmJob],
+    slurm: &SlurmEvidence,
     now: OffsetDateTime,
     threshold: Duration,
 ) -> IdleReport {
-    let running = jobs.iter().filter(|j| j.has_state(RUNNING_STATES)).count();
-    let pending = jobs.iter().filter(|j| j.has_state(PENDING_STATES)).count();
-    let last_job_end = jobs
+    let active_jobs = slurm.jobs.iter().filter(|j| j.is_active()).count();
+    let busy_nodes = slurm.nodes.iter().filter(|n| n.is_busy()).count();
+    let finished_job_ends = slurm
+        .jobs
         .iter()
-        .filter_map(|j| j.end_time)
+        .filter(|j| j.is_finished())
+        .filter_map(|j| j.end_time);
+    let node_busy_times = slurm.nodes.iter().filter_map(|n| n.last_busy);
+    let last_busy = node_busy_times
+        .chain(finished_job_ends)
         .max()
         .and_then(|t| OffsetDateTime::from_unix_timestamp(t).ok());
     let mut report = IdleReport {
         name: name.clone(),
         state: cluster.state().map(str::to_owned),
-        running,
-        pending,
-        last_job_end,
-        idle_for: None,
-        verdict: IdleVerdict::Idle,
+        active_jobs: Some(active_jobs),
+        busy_nodes: Some(busy_nodes),
+        last_busy,
+        slurm_version: Some(slurm.version.clone()),
+        verdict: IdleVerdict::Unknown,
+        reason: String::new(),
     };
-    report.verdict = decide(&mut report, cluster, jobs.is_empty(), now, threshold);
+    (report.verdict, report.reason) = decide(&report, slurm, now, threshold);
     report
 }
 
 fn decide(
-    report: &mut IdleReport,
-    cluster: &Cluster,
-    no_jobs: bool,
+    report: &IdleReport,
+    slurm: &SlurmEvidence,
     now: OffsetDateTime,
     threshold: Duration,
-) -> IdleVerdict {
-    match report.state.as_deref() {
-        Some(state::RUNNING) => {}
-        Some(other) => return IdleVerdict::Unknown(format!("cluster is {other}, not RUNNING")),
-        None => return IdleVerdict::Unknown("cluster reports no state".to_owned()),
+) -> (IdleVerdict, String) {
+    use IdleVerdict::{Busy, Idle, Unknown};
+    if let Some(reason) = not_running(report.state.as_deref()) {
+        return (Unknown, reason);
     }
-    if report.running > 0 || report.pending > 0 {
-        return IdleVerdict::Busy(format!(
-            "{} running, {} pending",
-            report.running, report.pending
+    let (active, busy) = (
+        report.active_jobs.unwrap_or(0),
+        report.busy_nodes.unwrap_or(0),
+    );
+    if active > 0 || busy > 0 {
+        return (
+            Busy,
+            format!(
+                "{active} active {}, {busy} busy {}",
+                plural(active, "job"),
+                plural(busy, "node")
+            ),
+        );
+    }
+    if let Some(reason) = unreadable(slurm) {
+        return (Unknown, reason);
+    }
+    let Some(last_busy) = report.last_busy else {
+        return (Unknown, "no time of last work".to_owned());
+    };
+    let idle_for = round_to_seconds(Duration::try_from(now - last_busy).unwrap_or(Duration::ZERO));
+    let (idle_for, threshold_text) = (
+        humantime::format_duration(idle_for).to_string(),
+        humantime::format_duration(threshold).to_string(),
+    );
+    if now - last_busy >= threshold {
+        (
+            Idle,
+            format!("no active job or busy node; last busy {idle_for} ago (>= {threshold_text})"),
+        )
+    } else {
+        (
+            Busy,
+            format!("last busy {idle_for} ago, less than {threshold_text}"),
+        )
+    }
+}
+
+fn not_running(state: Option<&str>) -> Option<String> {
+    match state {
+        Some(state::RUNNING) => None,
+        Some(other) => Some(format!("cluster is {other}, not RUNNING")),
+        None => Some("cluster reports no state".to_owned()),
+    }
+}
+
+/// Why the jobs and nodes cannot prove idleness, if they cannot.
+fn unreadable(slurm: &SlurmEvidence) -> Option<String> {
+    if let Some(job) = slurm
+        .jobs
+        .iter()
+        .find(|j| !j.is_active() && !j.is_finished())
+    {
+        return Some(format!(
+            "job {} has an unrecognised state [{}]",
+            job.job_id
+                .map_or_else(|| "?".to_owned(), |id| id.to_string()),
+            job.state.join(",")
         ));
     }
-    let since = match (report.last_job_end, no_jobs) {
-        (Some(end), _) => end,
-        (None, true) => match cluster
-            .start_time
-            .as_deref()
-            .map(|t| OffsetDateTime::parse(t, &Rfc3339))
-        {
-            Some(Ok(start)) => start,
-            Some(Err(_)) => {
-                return IdleVerdict::Unknown("cluster start time is unreadable".to_owned());
-            }
-            None => return IdleVerdict::Unknown("no jobs and no start time".to_owned()),
-        },
-        (None, false) => return IdleVerdict::Unknown("jobs report no end time".to_owned()),
-    };
-    let idle_for = Duration::try_from(now - since).unwrap_or(Duration::ZERO);
-    report.idle_for = Some(idle_for);
-    if idle_for >= threshold {
-        IdleVerdict::Idle
+    if slurm.nodes.is_empty() {
+        return Some("Slurm lists no nodes".to_owned());
+    }
+    let node_name = |n: &SlurmNode| n.name.clone().unwrap_or_else(|| "?".to_owned());
+    if let Some(node) = slurm.nodes.iter().find(|n| n.state.is_empty()) {
+        return Some(format!("node {} reports no state", node_name(node)));
+    }
+    if let Some(node) = slurm.nodes.iter().find(|n| n.last_busy.is_none()) {
+        return Some(format!("node {} reports no last_busy", node_name(node)));
+    }
+    None
+}
+
+fn plural(count: usize, word: &str) -> String {
+    if count == 1 {
+        word.to_owned()
     } else {
-        IdleVerdict::Busy(format!(
-            "idle for {}, less than {}",
-            humantime::format_duration(round_to_seconds(idle_for)),
-            humantime::format_duration(threshold)
-        ))
+        format!("{word}s")
     }
 }
 
@@ -220,10 +209,10 @@ fn round_to_seconds(duration: Duration) -> Duration {
     Duration::from_secs(duration.as_secs())
 }
 
-/// Asks every cluster's Slurm API for its jobs (up to ten at once) and decides for each; the
-/// reports come in the order of `clusters`. A cluster whose jobs cannot be read is `Unknown`.
-/// Calls are addressed by where each cluster was read, never by its `name` string. Fails only
-/// when an address is not a valid cluster name.
+/// Asks every cluster's Slurm for its jobs and nodes (up to ten clusters at once) and decides
+/// for each; the reports come in the order of `clusters`. A cluster whose Slurm cannot be read
+/// is `Unknown`. Calls are addressed by where each cluster was read, never by its `name`
+/// string. Fails only when an address is not a valid cluster name.
 pub async fn inspect_idle(
     client: &ApiClient,
     clusters: &[LiveCluster],
@@ -239,7 +228,7 @@ pub async fn inspect_idle(
         .collect::<Result<Vec<_>, _>>()?;
     Ok(futures::stream::iter(names.into_iter().zip(clusters))
         .map(|(name, live)| inspect_one(client, name, &live.cluster, threshold, now))
-        .buffered(INSPECT_PARALLELISM)
+        .buffered(SLURM_PARALLELISM)
         .collect()
         .await)
 }
@@ -251,26 +240,36 @@ async fn inspect_one(
     threshold: Duration,
     now: OffsetDateTime,
 ) -> IdleReport {
-    match client.slurm_jobs(&name).await {
-        Ok(jobs) => idle_verdict(&name, cluster, &jobs, now, threshold),
-        Err(error) => IdleReport {
-            state: cluster.state().map(str::to_owned),
-            name,
-            running: 0,
-            pending: 0,
-            last_job_end: None,
-            idle_for: None,
-            verdict: IdleVerdict::Unknown(format!("Slurm API unreachable: {error}")),
-        },
+    // Slurm of a cluster that is not RUNNING cannot be asked; say why without a call.
+    if let Some(reason) = not_running(cluster.state()) {
+        return IdleReport::unknown(name, cluster, reason);
     }
+    match read_evidence(client, &name).await {
+        Ok(slurm) => idle_verdict(&name, cluster, &slurm, now, threshold),
+        Err(error) => IdleReport::unknown(name, cluster, error.to_string()),
+    }
+}
+
+async fn read_evidence(
+    client: &ApiClient,
+    name: &ClusterName,
+) -> Result<SlurmEvidence, SlurmReadError> {
+    let (version, jobs) = read_jobs(client, name).await?;
+    let nodes = read_nodes(client, name, version).await?;
+    Ok(SlurmEvidence {
+        version: version.to_owned(),
+        jobs,
+        nodes,
+    })
 }
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde_json::{Value, json};
     use time::macros::datetime;
 
     use super::*;
+    use crate::slurm::{parse_jobs, parse_nodes};
 
     const NOW: OffsetDateTime = datetime!(2026-11-10 12:00 UTC);
     const TWO_HOURS: Duration = Duration::from_secs(2 * 3600);
@@ -279,46 +278,92 @@ mod tests {
         ClusterName::new("proj-one", "us-central1", "train01").unwrap()
     }
 
-    fn running_cluster(start: &str) -> Cluster {
+    fn cluster(state: &str) -> Cluster {
         serde_json::from_value(json!({
             "name": name().to_string(),
-            "clusterStatus": {"state": "RUNNING"},
-            "startTime": start,
+            "clusterStatus": {"state": state},
+            "startTime": "2026-11-01T00:00:00Z",
         }))
         .unwrap()
     }
 
-    fn jobs(body: &Value) -> Vec<SlurmJob> {
-        parse_jobs(body).unwrap()
+    fn ago(minutes: i64) -> i64 {
+        (NOW - time::Duration::minutes(minutes)).unix_timestamp()
+    }
+
+    fn number(n: i64) -> Value {
+        json!({"set": true, "infinite": false, "number": n})
+    }
+
+    fn node(state: &[&str], last_busy: Value) -> Value {
+        let mut node = json!({"name": "a3-0", "state": state});
+        node["last_busy"] = last_busy;
+        node
+    }
+
+    fn evidence(jobs: Vec<Value>, nodes: Vec<Value>) -> SlurmEvidence {
+        SlurmEvidence {
+            version: "v0.0.42".to_owned(),
+            jobs: parse_jobs(&json!({ "jobs": Value::from(jobs) })).unwrap(),
+            nodes: parse_nodes(&json!({ "nodes": Value::from(nodes) })).unwrap(),
+        }
+    }
+
+    fn verdict(slurm: &SlurmEvidence) -> IdleReport {
+        idle_verdict(&name(), &cluster("RUNNING"), slurm, NOW, TWO_HOURS)
     }
 
     #[test]
-    fn parses_slurmrestd_jobs_tolerantly() {
-        let parsed = jobs(&json!({"jobs": [
-            {"job_id": 1, "job_state": ["RUNNING"], "end_time": {"set": true, "infinite": false, "number": 0}},
-            {"job_id": 2, "job_state": "COMPLETED", "end_time": 1700000000, "start_time": {"set": false, "number": 5}},
-            {}
-        ]}));
-        assert_eq!(parsed[0].state, vec!["RUNNING"]);
-        assert_eq!(parsed[0].end_time, None);
-        assert_eq!(parsed[1].end_time, Some(1_700_000_000));
-        assert_eq!(parsed[1].start_time, None);
+    fn nodes_that_were_busy_recently_keep_a_cluster_whose_jobs_aged_out() {
+        let report = verdict(&evidence(vec![], vec![node(&["IDLE"], number(ago(10)))]));
+        assert_eq!(report.verdict, IdleVerdict::Busy);
+        assert_eq!(report.reason, "last busy 10m ago, less than 2h");
+        assert_eq!(report.last_busy.map(|t| t.unix_timestamp()), Some(ago(10)));
+    }
+
+    #[test]
+    fn powered_down_nodes_busy_long_ago_make_a_cluster_idle() {
+        let report = verdict(&evidence(
+            vec![],
+            vec![
+                node(&["IDLE", "POWERED_DOWN"], number(ago(300))),
+                node(&["IDLE", "POWERED_DOWN"], number(ago(200))),
+            ],
+        ));
+        assert_eq!(report.verdict, IdleVerdict::Idle, "{report:?}");
         assert_eq!(
-            parsed[2],
-            SlurmJob {
-                job_id: None,
-                state: vec![],
-                end_time: None,
-                start_time: None
-            }
+            report.reason,
+            "no active job or busy node; last busy 3h 20m ago (>= 2h)"
         );
-        assert!(parse_jobs(&json!({"jobs": 3})).is_err());
-        assert!(parse_jobs(&json!({})).unwrap().is_empty());
+        assert_eq!(report.active_jobs, Some(0));
+        assert_eq!(report.busy_nodes, Some(0));
+        assert_eq!(report.slurm_version.as_deref(), Some("v0.0.42"));
     }
 
     #[test]
-    fn running_or_pending_jobs_make_a_cluster_busy() {
-        let cluster = running_cluster("2026-11-01T00:00:00Z");
+    fn a_recently_finished_job_counts_as_work() {
+        let job = json!({"job_id": 3, "job_state": ["FAILED"], "end_time": number(ago(30))});
+        let report = verdict(&evidence(
+            vec![job],
+            vec![node(&["IDLE"], number(ago(300)))],
+        ));
+        assert_eq!(report.verdict, IdleVerdict::Busy);
+        assert_eq!(report.last_busy.map(|t| t.unix_timestamp()), Some(ago(30)));
+    }
+
+    #[test]
+    fn the_expected_end_of_a_running_job_is_not_work_done() {
+        let old_node = node(&["IDLE"], number(ago(300)));
+        let job = json!({"job_id": 4, "job_state": ["RUNNING"], "end_time": number(ago(-60))});
+        let report = verdict(&evidence(vec![job], vec![old_node]));
+        assert_eq!(report.verdict, IdleVerdict::Busy);
+        assert_eq!(report.reason, "1 active job, 0 busy nodes");
+        assert_eq!(report.last_busy.map(|t| t.unix_timestamp()), Some(ago(300)));
+    }
+
+    #[test]
+    fn active_jobs_or_busy_nodes_make_a_cluster_busy() {
+        let old = || node(&["IDLE"], number(ago(300)));
         for state in [
             "RUNNING",
             "PENDING",
@@ -326,67 +371,64 @@ mod tests {
             "CONFIGURING",
             "COMPLETING",
         ] {
-            let list = jobs(&json!({"jobs": [{"job_id": 1, "job_state": [state]}]}));
-            let report = idle_verdict(&name(), &cluster, &list, NOW, TWO_HOURS);
-            assert!(
-                matches!(report.verdict, IdleVerdict::Busy(_)),
-                "{state}: {report:?}"
-            );
+            let job = json!({"job_id": 1, "job_state": [state]});
+            let report = verdict(&evidence(vec![job], vec![old()]));
+            assert_eq!(report.verdict, IdleVerdict::Busy, "{state}");
+        }
+        for state in ["ALLOCATED", "MIXED", "COMPLETING"] {
+            let report = verdict(&evidence(
+                vec![],
+                vec![old(), node(&[state], number(ago(300)))],
+            ));
+            assert_eq!(report.verdict, IdleVerdict::Busy, "{state}");
+            assert_eq!(report.reason, "0 active jobs, 1 busy node");
         }
     }
 
     #[test]
-    fn old_completed_jobs_make_a_cluster_idle() {
-        let cluster = running_cluster("2026-11-01T00:00:00Z");
-        let ended = (NOW - time::Duration::hours(3)).unix_timestamp();
-        let list = jobs(
-            &json!({"jobs": [{"job_id": 1, "job_state": ["COMPLETED"], "end_time": {"set": true, "number": ended}}]}),
+    fn anything_unknown_keeps_a_cluster() {
+        let old = || node(&["IDLE"], number(ago(300)));
+        let cases = [
+            (evidence(vec![], vec![]), "Slurm lists no nodes"),
+            (
+                evidence(
+                    vec![],
+                    vec![
+                        old(),
+                        node(
+                            &["IDLE"],
+                            json!({"set": false, "infinite": false, "number": 0}),
+                        ),
+                    ],
+                ),
+                "node a3-0 reports no last_busy",
+            ),
+            (
+                evidence(vec![], vec![json!({"name": "a3-0", "state": ["IDLE"]})]),
+                "node a3-0 reports no last_busy",
+            ),
+            (
+                evidence(vec![], vec![node(&[], number(ago(300)))]),
+                "node a3-0 reports no state",
+            ),
+            (
+                evidence(vec![json!({"job_id": 9, "job_state": []})], vec![old()]),
+                "job 9 has an unrecognised state []",
+            ),
+        ];
+        for (slurm, reason) in cases {
+            let report = verdict(&slurm);
+            assert_eq!(report.verdict, IdleVerdict::Unknown, "{reason}");
+            assert_eq!(report.reason, reason);
+        }
+        let provisioning = idle_verdict(
+            &name(),
+            &cluster("PROVISIONING"),
+            &evidence(vec![], vec![old()]),
+            NOW,
+            TWO_HOURS,
         );
-        let report = idle_verdict(&name(), &cluster, &list, NOW, TWO_HOURS);
-        assert_eq!(report.verdict, IdleVerdict::Idle);
-        assert_eq!(report.idle_for, Some(Duration::from_secs(3 * 3600)));
-    }
-
-    #[test]
-    fn a_recent_job_keeps_a_cluster() {
-        let cluster = running_cluster("2026-11-01T00:00:00Z");
-        let ended = (NOW - time::Duration::minutes(30)).unix_timestamp();
-        let list =
-            jobs(&json!({"jobs": [{"job_id": 1, "job_state": ["FAILED"], "end_time": ended}]}));
-        let report = idle_verdict(&name(), &cluster, &list, NOW, TWO_HOURS);
-        assert_eq!(
-            report.verdict,
-            IdleVerdict::Busy("idle for 30m, less than 2h".to_owned())
-        );
-    }
-
-    #[test]
-    fn without_jobs_the_start_time_counts() {
-        let old = running_cluster("2026-11-10T09:00:00Z");
-        assert_eq!(
-            idle_verdict(&name(), &old, &[], NOW, TWO_HOURS).verdict,
-            IdleVerdict::Idle
-        );
-        let young = running_cluster("2026-11-10T11:00:00Z");
-        assert!(matches!(
-            idle_verdict(&name(), &young, &[], NOW, TWO_HOURS).verdict,
-            IdleVerdict::Busy(_)
-        ));
-    }
-
-    #[test]
-    fn unknown_times_and_states_are_never_idle() {
-        let mut cluster = running_cluster("2026-11-01T00:00:00Z");
-        cluster.start_time = None;
-        assert!(matches!(
-            idle_verdict(&name(), &cluster, &[], NOW, TWO_HOURS).verdict,
-            IdleVerdict::Unknown(_)
-        ));
-        let provisioning: Cluster =
-            serde_json::from_value(json!({"clusterStatus": {"state": "PROVISIONING"}})).unwrap();
-        assert!(matches!(
-            idle_verdict(&name(), &provisioning, &[], NOW, TWO_HOURS).verdict,
-            IdleVerdict::Unknown(_)
-        ));
+        assert_eq!(provisioning.verdict, IdleVerdict::Unknown);
+        assert_eq!(provisioning.reason, "cluster is PROVISIONING, not RUNNING");
     }
 }

@@ -3,7 +3,8 @@
 //! It authenticates ([`auth`]), sends the API's calls with retries by AIP-194 ([`ApiClient`]),
 //! reads the live clusters for the planner ([`refresh`]), follows long-running operations
 //! ([`OperationWaiter`]), runs a plan with bounded concurrency while journaling every operation
-//! in flight ([`ApplyEngine`], [`Journal`]), and decides which clusters are idle for
+//! in flight ([`ApplyEngine`], [`Journal`]), reads clusters' Slurm jobs and nodes ([`read_jobs`],
+//! [`read_nodes`], [`running_jobs`] for plans), and decides which clusters are idle for
 //! `destroy --idle-for` ([`idle_verdict`], [`inspect_idle`]). It never prints: progress goes
 //! through [`ProgressSink`], notes and errors are returned. Decisions are documented in
 //! `docs/executor.md`.
@@ -18,19 +19,24 @@ mod lock;
 mod operations;
 mod refresh;
 mod retry;
+mod slurm;
 
 pub use auth::{
     AuthEnvironment, AuthError, GcloudCli, ResolvedTokenSource, StaticToken, Token, TokenSource,
     default_token_source, resolve_token_source,
 };
-pub use client::{ApiClient, ClientOptions, Submitted};
+pub use client::{ApiClient, ClientOptions, SlurmReply, Submitted};
 pub use engine::{
     ActionOutcome, ApplyEngine, ApplyReport, DEFAULT_PARALLELISM, ProgressEvent, ProgressSink, Step,
 };
 pub use error::ExecError;
-pub use idle::{IdleReport, IdleVerdict, SlurmJob, idle_verdict, inspect_idle, parse_jobs};
+pub use idle::{IdleReport, IdleVerdict, SlurmEvidence, idle_verdict, inspect_idle};
 pub use journal::{Journal, JournalEntry};
 pub use lock::RunLock;
 pub use operations::{OperationWaiter, WaitOptions};
 pub use refresh::refresh;
 pub use retry::RetryPolicy;
+pub use slurm::{
+    SLURM_API_VERSIONS, SlurmJob, SlurmNode, SlurmReadError, parse_jobs, parse_nodes, read_jobs,
+    read_nodes, running_jobs,
+};

@@ -206,6 +206,7 @@ pub fn change(id: &str, action: Action, requests: Vec<PlannedRequest>) -> Cluste
         live_update_time: None,
         timeouts: PlannedTimeouts::default(),
         unchanged_attributes: Default::default(),
+        running_jobs: None,
     }
 }
 

@@ -27,7 +27,7 @@ pub use json::render_json;
 pub use live::{LiveCluster, UnreadableName};
 pub use plan::{
     Action, ChangeReason, ClusterAddress, ClusterChange, FieldChange, Impact, PLAN_FORMAT_VERSION,
-    Plan, PlannedRequest, PlannedTimeouts, RequestKind, Summary,
+    Plan, PlannedRequest, PlannedTimeouts, RequestKind, RunningJob, RunningJobs, Summary,
 };
 pub use planning::plan;
 pub use stale::{Staleness, StalenessKind, stale_clusters};

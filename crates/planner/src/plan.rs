@@ -155,6 +155,61 @@ pub struct ClusterChange {
     /// configuration and equal live; the text rendering hides them behind a count.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub unchanged_attributes: BTreeMap<String, usize>,
+    /// For a disruptive change (see [`ClusterChange::is_disruptive`]): the jobs on the
+    /// cluster when the plan was shown. The planner never fills it (it has no network);
+    /// the CLI asks Slurm after planning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub running_jobs: Option<RunningJobs>,
+}
+
+impl ClusterChange {
+    /// Whether applying the change can kill jobs: a delete, a replacement, or an update that
+    /// recreates nodes or deletes a pool.
+    pub fn is_disruptive(&self) -> bool {
+        match self.action {
+            Action::Delete | Action::Replace => true,
+            Action::Update => self.impacts.iter().any(|impact| {
+                matches!(
+                    impact.class,
+                    ImpactClass::RecreatesNodes
+                        | ImpactClass::DeletesPool
+                        | ImpactClass::ReplacesCluster
+                )
+            }),
+            Action::Create | Action::Release | Action::NoOp => false,
+        }
+    }
+}
+
+/// The jobs on a cluster right now, as far as its Slurm could tell.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum RunningJobs {
+    /// Slurm answered: its active (running, pending, suspended, …) jobs.
+    Known {
+        /// The jobs, in Slurm's order.
+        jobs: Vec<RunningJob>,
+    },
+    /// Slurm could not be asked or did not answer readably.
+    Unknown {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// One active Slurm job.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunningJob {
+    /// `job_id`.
+    pub id: Option<i64>,
+    /// The job's name.
+    pub name: Option<String>,
+    /// Who submitted it.
+    pub user: Option<String>,
+    /// Its states joined by commas, e.g. `RUNNING`.
+    pub state: String,
+    /// The nodes it holds, e.g. `a3-[0-3]`.
+    pub nodes: Option<String>,
 }
 
 /// Why a cluster gets its action.

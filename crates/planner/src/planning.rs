@@ -273,6 +273,7 @@ fn deletion(
         live_update_time: live.update_time.clone(),
         timeouts,
         unchanged_attributes: BTreeMap::new(),
+        running_jobs: None,
     }
 }
 
@@ -295,6 +296,7 @@ fn release(address: ClusterAddress, live: &Cluster) -> ClusterChange {
         live_update_time: live.update_time.clone(),
         timeouts: PlannedTimeouts::default(),
         unchanged_attributes: BTreeMap::new(),
+        running_jobs: None,
     }
 }
 
@@ -397,6 +399,7 @@ impl ClusterPlanner<'_> {
             live_update_time: None,
             timeouts: timeouts_of(&self.cluster.timeouts),
             unchanged_attributes: BTreeMap::new(),
+            running_jobs: None,
         }
     }
 
@@ -471,6 +474,7 @@ impl ClusterPlanner<'_> {
             live_update_time: live.update_time.clone(),
             timeouts: timeouts_of(&self.cluster.timeouts),
             unchanged_attributes: diff.unchanged,
+            running_jobs: None,
         })
     }
 

@@ -14,7 +14,10 @@ use console::Style;
 use serde_json::{Map, Value};
 
 use crate::paths::{self, Segment, Selector};
-use crate::plan::{Action, ChangeReason, ClusterChange, FieldChange, Plan};
+use crate::plan::{Action, ChangeReason, ClusterChange, FieldChange, Plan, RunningJobs};
+
+/// Jobs named one by one under a disruptive change; the rest are counted.
+const MAX_JOBS_LISTED: usize = 10;
 
 /// How a value from a sensitive variable is shown.
 const SENSITIVE: &str = "(sensitive)";
@@ -59,6 +62,47 @@ pub fn render_text(plan: &Plan, color: bool) -> String {
         summary.destroy
     );
     out
+}
+
+/// `2 Slurm jobs active now: 17 train-llm (alice, RUNNING on a3-[0-1]), …`, or why not known.
+fn running_jobs_line(jobs: &RunningJobs) -> String {
+    let jobs = match jobs {
+        RunningJobs::Unknown { reason } => {
+            return format!("Slurm jobs active now: unknown ({reason})");
+        }
+        RunningJobs::Known { jobs } if jobs.is_empty() => {
+            return "no Slurm jobs active now".to_owned();
+        }
+        RunningJobs::Known { jobs } => jobs,
+    };
+    let mut listed: Vec<String> = jobs
+        .iter()
+        .take(MAX_JOBS_LISTED)
+        .map(|job| {
+            let id = job.id.map_or_else(|| "?".to_owned(), |id| id.to_string());
+            let name = job
+                .name
+                .as_deref()
+                .map(|n| format!(" {n}"))
+                .unwrap_or_default();
+            let user = job.user.as_deref().unwrap_or("?");
+            let nodes = job
+                .nodes
+                .as_deref()
+                .map(|n| format!(" on {n}"))
+                .unwrap_or_default();
+            format!("{id}{name} ({user}, {}{nodes})", job.state)
+        })
+        .collect();
+    if jobs.len() > MAX_JOBS_LISTED {
+        listed.push(format!("and {} more", jobs.len() - MAX_JOBS_LISTED));
+    }
+    format!(
+        "{} Slurm {} active now: {}",
+        jobs.len(),
+        plural(jobs.len(), "job"),
+        listed.join(", ")
+    )
 }
 
 /// Whether and how to colour.
@@ -133,6 +177,9 @@ impl ClusterText<'_> {
         for warning in &change.warnings {
             let label = self.paint.style(Style::new().yellow().bold(), "Warning:");
             let _ = writeln!(self.out, "    {label} {warning}");
+        }
+        if let Some(jobs) = &change.running_jobs {
+            let _ = writeln!(self.out, "    # {}", running_jobs_line(jobs));
         }
     }
 

@@ -4,4 +4,5 @@ mod actions;
 mod files;
 mod property;
 mod rendering;
+mod running_jobs;
 mod support;

@@ -1,12 +1,13 @@
 //! `clusterform destroy`: deletes the declared clusters (or `--target` ones); with
-//! `--idle-for`, first asks each cluster's Slurm for its jobs, prints what it found, and
-//! deletes only the idle ones.
+//! `--idle-for`, first asks each cluster's Slurm for its jobs and nodes, prints the evidence
+//! per cluster, and deletes only the provably idle ones.
 
 use std::path::Path;
 use std::time::Duration;
 
 use clusterform_executor::{IdleReport, IdleVerdict, RunLock};
 use clusterform_planner::{Action, ClusterAddress, Plan};
+use time::OffsetDateTime;
 
 use crate::cli::{DestroyArgs, GlobalArgs, PlanningArgs};
 use crate::commands::ExitStatus;
@@ -89,14 +90,14 @@ async fn keep_only_idle(
         .filter(|live| is_deleted_by(&planned.plan, &live.address))
         .cloned()
         .collect();
-    let now = time::OffsetDateTime::now_utc();
+    let now = OffsetDateTime::now_utc();
     let reports =
         clusterform_executor::inspect_idle(&planned.connection.client, &candidates, threshold, now)
             .await?;
-    printer.result(&idle_table(&reports));
+    printer.result(&idle_table(&reports, now));
     let idle: Vec<String> = reports
         .iter()
-        .filter(|r| matches!(r.verdict, IdleVerdict::Idle))
+        .filter(|r| r.verdict == IdleVerdict::Idle)
         .map(|r| r.name.cluster_id.clone())
         .collect();
     planned
@@ -112,40 +113,94 @@ fn is_deleted_by(plan: &Plan, address: &ClusterAddress) -> bool {
         .any(|c| c.action == Action::Delete && c.address == *address)
 }
 
-/// One row per cluster: state, running and pending jobs, last job end, idle time, verdict.
-fn idle_table(reports: &[IdleReport]) -> String {
+/// One row per cluster with the evidence: state, active jobs, busy nodes, when it last ran work,
+/// the verdict and why. `?` marks what could not be read.
+fn idle_table(reports: &[IdleReport], now: OffsetDateTime) -> String {
     let mut rows = vec![[
         "CLUSTER".to_owned(),
         "STATE".to_owned(),
-        "RUNNING".to_owned(),
-        "PENDING".to_owned(),
-        "LAST JOB END".to_owned(),
-        "IDLE FOR".to_owned(),
+        "ACTIVE JOBS".to_owned(),
+        "BUSY NODES".to_owned(),
+        "LAST BUSY".to_owned(),
         "VERDICT".to_owned(),
+        "REASON".to_owned(),
     ]];
+    let count = |n: Option<usize>| n.map_or_else(|| "?".to_owned(), |n| n.to_string());
     for report in reports {
         rows.push([
             report.name.cluster_id.clone(),
-            report.state.clone().unwrap_or_else(|| "-".into()),
-            report.running.to_string(),
-            report.pending.to_string(),
+            report.state.clone().unwrap_or_else(|| "?".into()),
+            count(report.active_jobs),
+            count(report.busy_nodes),
             report
-                .last_job_end
-                .map_or_else(|| "-".into(), crate::commands::list::format_time),
-            report.idle_for.map_or_else(
-                || "-".into(),
-                |d| clusterform_model::duration::Seconds(d.as_secs()).to_string(),
-            ),
-            verdict(&report.verdict),
+                .last_busy
+                .map_or_else(|| "?".into(), |time| last_busy(time, now)),
+            verdict(report.verdict).to_owned(),
+            report.reason.clone(),
         ]);
     }
     crate::commands::list::table(&rows)
 }
 
-fn verdict(verdict: &IdleVerdict) -> String {
+/// `2026-11-30T10:05:00Z (5h 2m ago)`.
+fn last_busy(time: OffsetDateTime, now: OffsetDateTime) -> String {
+    let seconds = u64::try_from((now - time).whole_seconds()).unwrap_or(0);
+    format!(
+        "{} ({} ago)",
+        crate::commands::list::format_time(time),
+        rough_duration(seconds)
+    )
+}
+
+/// The two largest units of a duration (`3d 4h`, `5h 2m`, `30s`): a table needs no more.
+fn rough_duration(seconds: u64) -> String {
+    let units = [(86_400, "d"), (3_600, "h"), (60, "m"), (1, "s")];
+    let parts: Vec<String> = units
+        .iter()
+        .scan(seconds, |left, &(size, unit)| {
+            let whole = *left / size;
+            *left %= size;
+            Some((whole, unit))
+        })
+        .skip_while(|(whole, _)| *whole == 0)
+        .take(2)
+        .filter(|(whole, _)| *whole > 0)
+        .map(|(whole, unit)| format!("{whole}{unit}"))
+        .collect();
+    if parts.is_empty() {
+        "0s".to_owned()
+    } else {
+        parts.join(" ")
+    }
+}
+
+fn verdict(verdict: IdleVerdict) -> &'static str {
     match verdict {
-        IdleVerdict::Idle => "idle: destroy".to_owned(),
-        IdleVerdict::Busy(reason) => format!("busy: keep ({reason})"),
-        IdleVerdict::Unknown(reason) => format!("unknown: keep ({reason})"),
+        IdleVerdict::Idle => "idle: destroy",
+        IdleVerdict::Busy => "busy: keep",
+        IdleVerdict::Unknown => "unknown: keep",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use time::macros::datetime;
+
+    use super::*;
+
+    #[test]
+    fn last_busy_is_absolute_and_relative() {
+        let now = datetime!(2026-11-30 15:00:30 UTC);
+        assert_eq!(
+            last_busy(datetime!(2026-11-30 09:58:00 UTC), now),
+            "2026-11-30T09:58:00Z (5h 2m ago)"
+        );
+        assert_eq!(
+            last_busy(datetime!(2026-11-30 15:00:00 UTC), now),
+            "2026-11-30T15:00:00Z (30s ago)"
+        );
+        assert_eq!(rough_duration(3 * 86_400 + 4 * 3_600 + 59), "3d 4h");
+        assert_eq!(rough_duration(7_200), "2h");
+        assert_eq!(rough_duration(0), "0s");
     }
 }

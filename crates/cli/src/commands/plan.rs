@@ -1,11 +1,12 @@
-//! `clusterform plan`: validate, refresh the live clusters, plan, render; optionally save.
+//! `clusterform plan`: validate, refresh the live clusters, plan, look up the Slurm jobs that
+//! disruptive changes would hit, render; optionally save.
 
 use std::path::Path;
 
 use clusterform_config::Config;
-use clusterform_executor::Journal;
+use clusterform_executor::{ApiClient, Journal};
 use clusterform_model::ClusterName;
-use clusterform_planner::{LiveCluster, Plan, PlanOptions};
+use clusterform_planner::{ClusterChange, LiveCluster, Plan, PlanOptions, RunningJobs};
 
 use crate::cli::{GlobalArgs, PlanArgs, PlanningArgs};
 use crate::commands::ExitStatus;
@@ -42,7 +43,7 @@ pub async fn run(
         ));
     }
     if let Some(out) = &args.out {
-        clusterform_planner::save_plan(&planned.plan, out)?;
+        clusterform_planner::save_plan(&without_running_jobs(&planned.plan), out)?;
         printer.info(&format!(
             "\nSaved the plan to {}. To perform exactly these actions, run:\n  clusterform apply {}",
             out.display(),
@@ -76,12 +77,51 @@ pub async fn prepare(
         update_mode: planning.update_mode,
         destroy,
     };
-    let plan = clusterform_planner::plan(&config, &live, &options)?;
+    let mut plan = clusterform_planner::plan(&config, &live, &options)?;
+    add_running_jobs(&mut plan, &connection.client).await;
     Ok(Planned {
         connection,
         live,
         plan,
     })
+}
+
+/// Records, under every disruptive change, the Slurm jobs active on its cluster right now: one
+/// look per cluster, all at once, none for harmless changes. A Slurm that cannot be asked gives
+/// "unknown", never an error: the jobs only inform the user.
+async fn add_running_jobs(plan: &mut Plan, client: &ApiClient) {
+    let disruptive: Vec<&mut ClusterChange> = plan
+        .changes
+        .iter_mut()
+        .filter(|change| change.is_disruptive())
+        .collect();
+    let names: Vec<Result<ClusterName, String>> = disruptive
+        .iter()
+        .map(|change| {
+            let address = &change.address;
+            ClusterName::new(&address.project, &address.region, &address.id)
+                .map_err(|err| err.to_string())
+        })
+        .collect();
+    let valid: Vec<ClusterName> = names.iter().filter_map(|n| n.clone().ok()).collect();
+    let mut found = clusterform_executor::running_jobs(client, &valid)
+        .await
+        .into_iter();
+    for (change, name) in disruptive.into_iter().zip(names) {
+        change.running_jobs = match name {
+            Ok(_) => found.next(),
+            Err(reason) => Some(RunningJobs::Unknown { reason }),
+        };
+    }
+}
+
+/// A plan file records what will be done; the jobs seen while planning would be stale in it.
+fn without_running_jobs(plan: &Plan) -> Plan {
+    let mut saved = plan.clone();
+    for change in &mut saved.changes {
+        change.running_jobs = None;
+    }
+    saved
 }
 
 /// Tells the user about operations an earlier run left in flight.

@@ -1,0 +1,364 @@
+//! Reading a cluster's Slurm through `callSlurmRestApi`: the jobs (`/slurm/{version}/jobs`)
+//! and nodes (`/slurm/{version}/nodes`) in slurmrestd's JSON, trying the REST versions from
+//! the newest down because slurmrestd answers a version it does not serve with 404; and the
+//! jobs active on several clusters at once, for plans.
+//!
+//! Parsing is tolerant of what older versions send (a plain string state, plain-number
+//! times) but never guesses: a field it cannot read stays `None`, and the callers treat `None`
+//! as "unknown".
+
+use clusterform_model::ClusterName;
+use clusterform_planner::{RunningJob, RunningJobs};
+use futures::StreamExt;
+use serde_json::Value;
+
+use crate::client::ApiClient;
+use crate::error::ExecError;
+
+/// The slurmrestd REST versions tried, newest first.
+pub const SLURM_API_VERSIONS: &[&str] = &["v0.0.42", "v0.0.41", "v0.0.40"];
+
+/// Clusters asked at once.
+pub(crate) const SLURM_PARALLELISM: usize = 10;
+
+/// Job states (base states and flags) of a job that holds or waits for nodes.
+const ACTIVE_JOB_STATES: &[&str] = &[
+    "PENDING",
+    "RUNNING",
+    "SUSPENDED",
+    "COMPLETING",
+    "CONFIGURING",
+    "RESIZING",
+    "STOPPED",
+    "SIGNALING",
+    "STAGE_OUT",
+    "POWER_UP_NODE",
+    "REQUEUED",
+    "REQUEUE_HOLD",
+    "REQUEUE_FED",
+    "RESV_DEL_HOLD",
+];
+
+/// Base states of a job that is over.
+const FINISHED_JOB_STATES: &[&str] = &[
+    "COMPLETED",
+    "CANCELLED",
+    "FAILED",
+    "TIMEOUT",
+    "NODE_FAIL",
+    "PREEMPTED",
+    "BOOT_FAIL",
+    "DEADLINE",
+    "OUT_OF_MEMORY",
+];
+
+/// Node states (base states and flags) of a node doing work, or being started for it.
+const BUSY_NODE_STATES: &[&str] = &["ALLOCATED", "MIXED", "COMPLETING", "POWERING_UP"];
+
+/// Why a cluster's Slurm could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum SlurmReadError {
+    /// The `callSlurmRestApi` call itself failed (after retries).
+    #[error("Slurm REST API unreachable: {0}")]
+    Call(#[from] ExecError),
+    /// Every version in [`SLURM_API_VERSIONS`] answered 404.
+    #[error("slurmrestd serves none of the REST versions {}", SLURM_API_VERSIONS.join(", "))]
+    NoSupportedVersion,
+    /// slurmrestd answered with another error status.
+    #[error("slurmrestd answered HTTP {status} for {path}")]
+    Status {
+        /// slurmrestd's status.
+        status: u16,
+        /// The Slurm path asked for.
+        path: String,
+    },
+    /// The answer did not have the documented shape.
+    #[error("unreadable answer for {path}: {reason}")]
+    Unreadable {
+        /// The Slurm path asked for.
+        path: String,
+        /// What was wrong.
+        reason: String,
+    },
+}
+
+/// One job as slurmrestd reports it, reduced to what idle detection and plans need.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SlurmJob {
+    /// `job_id`.
+    pub job_id: Option<i64>,
+    /// `name`.
+    pub name: Option<String>,
+    /// `user_name`.
+    pub user: Option<String>,
+    /// `job_state`, e.g. `["RUNNING"]` (a list since v0.0.40).
+    pub state: Vec<String>,
+    /// `nodes`, e.g. `a3-[0-3]`.
+    pub nodes: Option<String>,
+    /// `end_time`, Unix seconds, when set (for an unfinished job: the expected end).
+    pub end_time: Option<i64>,
+    /// `start_time`, Unix seconds, when set.
+    pub start_time: Option<i64>,
+}
+
+impl SlurmJob {
+    /// Holds or waits for nodes: running, pending, suspended, configuring, completing, ….
+    pub fn is_active(&self) -> bool {
+        has_any(&self.state, ACTIVE_JOB_STATES)
+    }
+
+    /// Over, and not completing any more.
+    pub fn is_finished(&self) -> bool {
+        !self.is_active() && has_any(&self.state, FINISHED_JOB_STATES)
+    }
+}
+
+/// One node as slurmrestd reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SlurmNode {
+    /// `name`.
+    pub name: Option<String>,
+    /// `state`, e.g. `["IDLE", "POWERED_DOWN"]`.
+    pub state: Vec<String>,
+    /// `last_busy`, Unix seconds, when set.
+    pub last_busy: Option<i64>,
+}
+
+impl SlurmNode {
+    /// `ALLOCATED`, `MIXED`, `COMPLETING`, or powering up for a job.
+    pub fn is_busy(&self) -> bool {
+        has_any(&self.state, BUSY_NODE_STATES)
+    }
+}
+
+fn has_any(states: &[String], wanted: &[&str]) -> bool {
+    states
+        .iter()
+        .any(|s| wanted.iter().any(|w| s.eq_ignore_ascii_case(w)))
+}
+
+/// Reads slurmrestd's `{"jobs": [...]}`.
+pub fn parse_jobs(body: &Value) -> Result<Vec<SlurmJob>, String> {
+    Ok(listing(body, "jobs")?.iter().map(parse_job).collect())
+}
+
+/// Reads slurmrestd's `{"nodes": [...]}`.
+pub fn parse_nodes(body: &Value) -> Result<Vec<SlurmNode>, String> {
+    Ok(listing(body, "nodes")?.iter().map(parse_node).collect())
+}
+
+/// The list under `field`, which slurmrestd always sends (`required` in its OpenAPI).
+fn listing<'a>(body: &'a Value, field: &str) -> Result<&'a [Value], String> {
+    match body.get(field) {
+        Some(Value::Array(items)) => Ok(items),
+        Some(_) => Err(format!("`{field}` is not a list")),
+        None => Err(format!("the answer has no `{field}`")),
+    }
+}
+
+fn parse_job(job: &Value) -> SlurmJob {
+    SlurmJob {
+        job_id: job.get("job_id").and_then(Value::as_i64),
+        name: text(job, "name"),
+        user: text(job, "user_name"),
+        state: states(job.get("job_state")),
+        nodes: text(job, "nodes"),
+        end_time: job.get("end_time").and_then(slurm_time),
+        start_time: job.get("start_time").and_then(slurm_time),
+    }
+}
+
+fn parse_node(node: &Value) -> SlurmNode {
+    SlurmNode {
+        name: text(node, "name"),
+        state: states(node.get("state")),
+        last_busy: node.get("last_busy").and_then(slurm_time),
+    }
+}
+
+fn text(object: &Value, field: &str) -> Option<String> {
+    object
+        .get(field)
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+}
+
+/// A state list, or the single string older versions sent.
+fn states(value: Option<&Value>) -> Vec<String> {
+    match value {
+        Some(Value::Array(states)) => states
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect(),
+        Some(Value::String(state)) => vec![state.clone()],
+        _ => Vec::new(),
+    }
+}
+
+/// A slurmrestd number: `{"set": true, "infinite": false, "number": N}` or a plain number.
+/// Unset, infinite and zero ("never" in Slurm) are all `None`.
+fn slurm_time(value: &Value) -> Option<i64> {
+    let number = match value {
+        Value::Number(n) => n.as_i64(),
+        Value::Object(fields) => {
+            let set = fields.get("set").and_then(Value::as_bool).unwrap_or(true);
+            let infinite = fields
+                .get("infinite")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            if !set || infinite {
+                return None;
+            }
+            fields.get("number").and_then(Value::as_i64)
+        }
+        _ => None,
+    }?;
+    (number > 0).then_some(number)
+}
+
+/// The cluster's jobs, with the REST version that answered: v0.0.42 first, then the older
+/// versions while slurmrestd answers 404.
+pub async fn read_jobs(
+    client: &ApiClient,
+    name: &ClusterName,
+) -> Result<(&'static str, Vec<SlurmJob>), SlurmReadError> {
+    for version in SLURM_API_VERSIONS {
+        let path = format!("/slurm/{version}/jobs");
+        let reply = client.slurm_get(name, &path).await?;
+        match reply.status {
+            404 => continue,
+            200 => return Ok((version, read_body(&reply.body, &path, parse_jobs)?)),
+            status => return Err(SlurmReadError::Status { status, path }),
+        }
+    }
+    Err(SlurmReadError::NoSupportedVersion)
+}
+
+/// The cluster's nodes, through the REST `version` that answered for its jobs.
+pub async fn read_nodes(
+    client: &ApiClient,
+    name: &ClusterName,
+    version: &str,
+) -> Result<Vec<SlurmNode>, SlurmReadError> {
+    let path = format!("/slurm/{version}/nodes");
+    let reply = client.slurm_get(name, &path).await?;
+    match reply.status {
+        200 => read_body(&reply.body, &path, parse_nodes),
+        status => Err(SlurmReadError::Status { status, path }),
+    }
+}
+
+fn read_body<T>(
+    body: &Value,
+    path: &str,
+    parse: fn(&Value) -> Result<T, String>,
+) -> Result<T, SlurmReadError> {
+    parse(body).map_err(|reason| SlurmReadError::Unreadable {
+        path: path.to_owned(),
+        reason,
+    })
+}
+
+/// The active jobs of each cluster (up to ten clusters at once, in the order of `clusters`),
+/// each asked once without retries: a cluster whose Slurm cannot be read is
+/// [`RunningJobs::Unknown`], never an error, because these jobs only inform the user.
+pub async fn running_jobs(client: &ApiClient, clusters: &[ClusterName]) -> Vec<RunningJobs> {
+    let glance = client.for_a_glance();
+    futures::stream::iter(clusters)
+        .map(|name| running_jobs_of(&glance, name))
+        .buffered(SLURM_PARALLELISM)
+        .collect()
+        .await
+}
+
+async fn running_jobs_of(client: &ApiClient, name: &ClusterName) -> RunningJobs {
+    match read_jobs(client, name).await {
+        Ok((_, jobs)) => RunningJobs::Known {
+            jobs: jobs
+                .iter()
+                .filter(|job| job.is_active())
+                .map(running_job)
+                .collect(),
+        },
+        Err(error) => RunningJobs::Unknown {
+            reason: error.to_string(),
+        },
+    }
+}
+
+fn running_job(job: &SlurmJob) -> RunningJob {
+    RunningJob {
+        id: job.job_id,
+        name: job.name.clone(),
+        user: job.user.clone(),
+        state: job.state.join(","),
+        nodes: job.nodes.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn fixture(name: &str) -> Value {
+        let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn reads_a_real_shaped_job_listing() {
+        let jobs = parse_jobs(&fixture("slurm_jobs_v0.0.42.json")).unwrap();
+        assert_eq!(jobs.len(), 3);
+        assert_eq!(jobs[0].job_id, Some(17));
+        assert_eq!(jobs[0].user.as_deref(), Some("alice"));
+        assert_eq!(jobs[0].name.as_deref(), Some("train-llm"));
+        assert_eq!(jobs[0].nodes.as_deref(), Some("a3-[0-1]"));
+        assert!(jobs[0].is_active());
+        assert!(jobs[1].is_active(), "pending");
+        assert_eq!(jobs[1].start_time, None);
+        assert!(jobs[2].is_finished());
+        assert_eq!(jobs[2].end_time, Some(1_764_500_000));
+    }
+
+    #[test]
+    fn reads_a_real_shaped_node_listing() {
+        let nodes = parse_nodes(&fixture("slurm_nodes_v0.0.42.json")).unwrap();
+        let busy: Vec<bool> = nodes.iter().map(SlurmNode::is_busy).collect();
+        assert_eq!(busy, [true, true, false, false]);
+        assert_eq!(nodes[3].state, ["IDLE", "POWERED_DOWN"]);
+        assert_eq!(nodes[3].last_busy, Some(1_764_480_000));
+    }
+
+    #[test]
+    fn older_spellings_and_unset_numbers_are_tolerated() {
+        let jobs = parse_jobs(&json!({"jobs": [
+            {"job_id": 1, "job_state": "COMPLETED", "end_time": 1_700_000_000},
+            {"job_id": 2, "job_state": ["RUNNING"], "end_time": {"set": false, "number": 5}},
+            {}
+        ]}))
+        .unwrap();
+        assert!(jobs[0].is_finished());
+        assert_eq!(jobs[0].end_time, Some(1_700_000_000));
+        assert_eq!(jobs[1].end_time, None);
+        assert_eq!(jobs[2], SlurmJob::default());
+        assert!(!jobs[2].is_active() && !jobs[2].is_finished());
+        let nodes = parse_nodes(&json!({"nodes": [
+            {"name": "n0", "state": ["IDLE"], "last_busy": {"set": true, "infinite": true, "number": 9}},
+            {"name": "n1", "state": ["IDLE"], "last_busy": {"set": true, "infinite": false, "number": 0}},
+        ]}))
+        .unwrap();
+        assert_eq!(nodes[0].last_busy, None);
+        assert_eq!(nodes[1].last_busy, None);
+    }
+
+    #[test]
+    fn a_listing_without_its_list_is_unreadable() {
+        assert!(parse_jobs(&json!({"jobs": 3})).is_err());
+        assert!(parse_jobs(&json!({})).is_err());
+        assert!(parse_nodes(&Value::Null).is_err());
+    }
+}

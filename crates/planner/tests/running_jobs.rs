@@ -1,0 +1,115 @@
+//! Which changes are disruptive, and how the jobs running on their cluster are shown in the
+//! text and JSON plans.
+
+use clusterform_planner::{Action, Plan, RunningJob, RunningJobs, render_json, render_text};
+use serde_json::json;
+
+use crate::support::{plan_against_seed, seed};
+
+fn startup_script_change() -> Plan {
+    let mut wanted = seed();
+    wanted["nodePools"][1]["startupScript"] = json!("#!/bin/bash\necho hi");
+    plan_against_seed(wanted)
+}
+
+fn labels_change() -> Plan {
+    let mut wanted = seed();
+    wanted["labels"] = json!({"team": "research"});
+    plan_against_seed(wanted)
+}
+
+fn job(id: i64, name: &str, user: &str, state: &str, nodes: Option<&str>) -> RunningJob {
+    RunningJob {
+        id: Some(id),
+        name: Some(name.to_owned()),
+        user: Some(user.to_owned()),
+        state: state.to_owned(),
+        nodes: nodes.map(str::to_owned),
+    }
+}
+
+#[test]
+fn node_recreation_pool_deletion_replacement_and_delete_are_disruptive() {
+    let recreate = startup_script_change();
+    assert_eq!(recreate.changes[0].action, Action::Update);
+    assert!(recreate.changes[0].is_disruptive());
+    assert!(!labels_change().changes[0].is_disruptive());
+    let mut wanted = seed();
+    wanted["nodePools"].as_array_mut().unwrap().remove(1);
+    wanted["orchestratorSpec"]["slurmSpec"]["partitions"] = json!([]);
+    assert!(plan_against_seed(wanted).changes[0].is_disruptive());
+    let mut change = labels_change().changes.remove(0);
+    for action in [Action::Delete, Action::Replace] {
+        change.action = action;
+        assert!(change.is_disruptive(), "{action:?}");
+    }
+    change.action = Action::Create;
+    assert!(!change.is_disruptive());
+}
+
+#[test]
+fn known_jobs_are_listed_under_the_cluster() {
+    let mut plan = startup_script_change();
+    plan.changes[0].running_jobs = Some(RunningJobs::Known {
+        jobs: vec![
+            job(17, "train-llm", "alice", "RUNNING", Some("a3-[0-1]")),
+            job(18, "eval", "bob", "PENDING", None),
+        ],
+    });
+    let text = render_text(&plan, false);
+    assert!(
+        text.contains(
+            "    # 2 Slurm jobs active now: 17 train-llm (alice, RUNNING on a3-[0-1]), 18 eval (bob, PENDING)\n"
+        ),
+        "{text}"
+    );
+    let json = render_json(&plan);
+    assert_eq!(
+        json["changes"][0]["running_jobs"],
+        json!({"status": "known", "jobs": [
+            {"id": 17, "name": "train-llm", "user": "alice", "state": "RUNNING", "nodes": "a3-[0-1]"},
+            {"id": 18, "name": "eval", "user": "bob", "state": "PENDING", "nodes": null}
+        ]})
+    );
+}
+
+#[test]
+fn no_jobs_many_jobs_and_unknown_jobs_are_said_so() {
+    let mut plan = startup_script_change();
+    plan.changes[0].running_jobs = Some(RunningJobs::Known { jobs: Vec::new() });
+    assert!(render_text(&plan, false).contains("    # no Slurm jobs active now\n"));
+    plan.changes[0].running_jobs = Some(RunningJobs::Known {
+        jobs: (1..=12)
+            .map(|id| job(id, "sweep", "carol", "RUNNING", None))
+            .collect(),
+    });
+    let text = render_text(&plan, false);
+    assert!(text.contains("12 Slurm jobs active now: 1 sweep"), "{text}");
+    assert!(
+        text.contains("10 sweep (carol, RUNNING), and 2 more\n"),
+        "{text}"
+    );
+    plan.changes[0].running_jobs = Some(RunningJobs::Unknown {
+        reason: "Slurm REST API unreachable".to_owned(),
+    });
+    assert!(
+        render_text(&plan, false)
+            .contains("    # Slurm jobs active now: unknown (Slurm REST API unreachable)\n")
+    );
+    assert_eq!(
+        render_json(&plan)["changes"][0]["running_jobs"],
+        json!({"status": "unknown", "reason": "Slurm REST API unreachable"})
+    );
+}
+
+#[test]
+fn a_plan_without_jobs_looked_up_has_no_running_jobs_field() {
+    let plan = startup_script_change();
+    assert!(plan.changes[0].running_jobs.is_none());
+    assert!(
+        render_json(&plan)["changes"][0]
+            .get("running_jobs")
+            .is_none()
+    );
+    assert!(!render_text(&plan, false).contains("Slurm jobs"));
+}
