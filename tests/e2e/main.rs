@@ -13,6 +13,7 @@ mod help;
 mod import;
 mod interrupt;
 mod local;
+mod ownership;
 mod plans;
 mod prompt;
 mod reliability;

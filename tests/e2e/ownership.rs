@@ -1,0 +1,138 @@
+//! What is not provably ours is never touched: `removed` releases a cluster without deleting
+//! it, and a destroy interrupted at any point is finished by a re-run without a second DELETE.
+
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::support::{
+    ClusterSpec, Env, PROVIDER, apply_ok, cluster_hcl, cluster_name, stderr, stdout,
+};
+
+fn deletes(env: &Env) -> usize {
+    env.mutations()
+        .iter()
+        .filter(|r| r.method == "DELETE")
+        .count()
+}
+
+#[test]
+fn a_removed_block_releases_the_cluster_without_deleting_it() {
+    let env = Env::new(100);
+    let kept = ClusterSpec::default();
+    let released = ClusterSpec {
+        id: "old01",
+        ..ClusterSpec::default()
+    };
+    apply_ok(&env, &[kept.clone(), released]);
+    env.write_config(&format!(
+        "{PROVIDER}{}\nremoved {{\n  cluster = \"old01\"\n}}\n",
+        cluster_hcl(&kept)
+    ));
+
+    let plan = env.run(&["plan"]);
+    let text = stdout(&plan);
+    assert!(plan.status.success(), "{}", stderr(&plan));
+    assert!(
+        text.contains("# old01 will no longer be managed (not destroyed)"),
+        "{text}"
+    );
+    assert!(text.contains("0 to destroy, 1 to release."), "{text}");
+
+    let apply = env.run(&["apply", "--auto-approve"]);
+    assert!(apply.status.success(), "{}", stderr(&apply));
+    assert!(stdout(&apply).contains("1 released"), "{}", stdout(&apply));
+    assert_eq!(deletes(&env), 0);
+    let old = env
+        .emulator()
+        .cluster(&cluster_name("old01"))
+        .expect("still there");
+    assert_eq!(
+        old["labels"],
+        serde_json::json!({"team": "ml"}),
+        "only the ownership label went"
+    );
+
+    env.write_config(&format!("{PROVIDER}{}", cluster_hcl(&kept)));
+    let after = env.run(&["plan"]);
+    assert!(stdout(&after).contains("No changes."), "{}", stdout(&after));
+}
+
+/// Starts `destroy --auto-approve` and kills it (SIGKILL, as a crash would) once its DELETE is
+/// journaled.
+#[cfg(unix)]
+fn crash_a_destroy(env: &Env) {
+    let journal = env.path().join(".clusterform/journal.json");
+    let mut child: Child = std::process::Command::new(env!("CARGO_BIN_EXE_clusterform"))
+        .args(["destroy", "--auto-approve"])
+        .current_dir(env.path())
+        .env("CLUSTERFORM_ENDPOINT", env.handle.base_url())
+        .env("CLUSTERFORM_ACCESS_TOKEN", crate::support::TOKEN)
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !journal_mentions_an_operation(&journal) {
+        assert!(Instant::now() < deadline, "the delete was never journaled");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(deletes(env), 1);
+}
+
+fn journal_mentions_an_operation(path: &Path) -> bool {
+    std::fs::read_to_string(path).is_ok_and(|text| text.contains("/operations/"))
+}
+
+#[test]
+#[cfg(unix)]
+fn a_crashed_destroy_is_finished_by_a_rerun_without_a_second_delete() {
+    let env = Env::new(2_000);
+    apply_ok(&env, &[ClusterSpec::default()]);
+    crash_a_destroy(&env);
+
+    let rerun = env.run(&["destroy", "--auto-approve"]);
+    assert!(
+        rerun.status.success(),
+        "{}{}",
+        stdout(&rerun),
+        stderr(&rerun)
+    );
+    assert_eq!(
+        deletes(&env),
+        1,
+        "the journaled delete was awaited, not sent again"
+    );
+    assert!(env.emulator().cluster(&cluster_name("train01")).is_none());
+}
+
+#[test]
+#[cfg(unix)]
+fn a_deletion_the_journal_lost_is_named_by_plan_and_awaited_by_destroy() {
+    let env = Env::new(3_000);
+    apply_ok(&env, &[ClusterSpec::default()]);
+    crash_a_destroy(&env);
+    // The crash came before the journal reached the disk: nothing records the operation.
+    std::fs::remove_file(env.path().join(".clusterform/journal.json")).unwrap();
+
+    let plan = env.run(&["plan"]);
+    let text = stdout(&plan);
+    assert!(
+        text.contains("# train01 is being deleted; it will be created again once it is gone"),
+        "{text}"
+    );
+    assert!(!text.contains("No changes."), "{text}");
+
+    let rerun = env.run(&["destroy", "--auto-approve"]);
+    let out = stdout(&rerun);
+    assert!(rerun.status.success(), "{out}{}", stderr(&rerun));
+    assert!(
+        out.contains("is being deleted already; apply waits until it is gone"),
+        "{out}"
+    );
+    assert_eq!(deletes(&env), 1, "no second DELETE");
+    assert!(env.emulator().cluster(&cluster_name("train01")).is_none());
+}
