@@ -367,7 +367,7 @@ fn ignore_changes_takes_paths_out_of_the_comparison() {
         .map(|path| path.parse::<IgnorePath>().unwrap())
         .to_vec();
     let made = plan(
-        &config(vec![cluster.clone()]),
+        &config(vec![cluster]),
         &[live_seed("train01")],
         &options(),
     )
