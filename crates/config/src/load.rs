@@ -121,7 +121,6 @@ struct RemovedValues {
 }
 
 /// A block's head in its file, where a diagnostic about the block points.
-#[derive(Clone)]
 struct Place<'a> {
     file: &'a SourceFile,
     range: Option<Range<usize>>,

@@ -412,12 +412,7 @@ fn ignore_changes_takes_paths_out_of_the_comparison() {
     cluster.lifecycle.ignore_changes = ["labels", "node_pool.cpu.scaling_spec"]
         .map(|path| path.parse::<IgnorePath>().unwrap())
         .to_vec();
-    let made = plan(
-        &config(vec![cluster.clone()]),
-        &[live_seed("train01")],
-        &options(),
-    )
-    .unwrap();
+    let made = plan(&config(vec![cluster]), &[live_seed("train01")], &options()).unwrap();
     let change = &made.changes[0];
     let paths: Vec<&str> = change.fields.iter().map(|f| f.path.as_str()).collect();
     assert_eq!(paths, ["node_pools[cpu].zone"]);
