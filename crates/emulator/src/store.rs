@@ -17,6 +17,9 @@ const CLUSTER_TYPE: &str =
 const EMPTY_TYPE: &str = "type.googleapis.com/google.protobuf.Empty";
 const INJECTED_FAILURE_MESSAGE: &str =
     "The operation failed (injected by the emulator's opfail fault).";
+/// `clusterStatus.detail` of a cluster whose create operation failed.
+const FAILED_CREATE_DETAIL: &str =
+    "Cluster creation failed; the cluster cannot be used and should be deleted.";
 /// The version of the persisted JSON layout.
 pub(crate) const STORE_FORMAT_VERSION: u32 = 1;
 
@@ -293,7 +296,11 @@ impl Store {
         let error = json!({"code": Code::Internal.rpc_number(), "message": INJECTED_FAILURE_MESSAGE, "details": []});
         if let Some(cluster) = self.clusters.get_mut(&operation.cluster_name) {
             let status = match operation.kind {
-                OperationKind::Create => json!({"state": "ERROR", "error": error}),
+                OperationKind::Create => json!({
+                    "state": "ERROR",
+                    "detail": FAILED_CREATE_DETAIL,
+                    "error": error,
+                }),
                 OperationKind::Update | OperationKind::Delete => operation
                     .status_before
                     .clone()
@@ -487,6 +494,14 @@ mod tests {
         assert_eq!(
             store.clusters["c"].resource["clusterStatus"]["state"],
             "ERROR"
+        );
+        assert_eq!(
+            store.clusters["c"].resource["clusterStatus"]["detail"],
+            FAILED_CREATE_DETAIL
+        );
+        assert_eq!(
+            store.clusters["c"].resource["clusterStatus"]["error"]["code"],
+            13
         );
     }
 
