@@ -190,10 +190,14 @@ impl From<EmulatorError> for ApiError {
 impl Emulator {
     /// Creates an emulator, loading `options.state_file` if it exists.
     pub fn new(options: EmulatorOptions) -> Result<Self, EmulatorError> {
-        let store = match &options.state_file {
+        let mut store = match &options.state_file {
             Some(path) => persist::load(path)?.unwrap_or_default(),
             None => Store::default(),
         };
+        if options.project_numbers {
+            // A state file written without project numbers keeps its clusters.
+            store.rename_clusters(numbered_name);
+        }
         let state = State {
             store,
             dice: FaultDice::new(options.faults.clone()),
