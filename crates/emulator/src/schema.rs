@@ -366,8 +366,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn problems(body: Value) -> String {
-        check_request_body(&body).unwrap_err().message
+    fn problems(body: &Value) -> String {
+        check_request_body(body).unwrap_err().message
     }
 
     #[test]
@@ -386,7 +386,7 @@ mod tests {
 
     #[test]
     fn unknown_names_are_reported_with_their_path() {
-        insta::assert_snapshot!(problems(json!({
+        insta::assert_snapshot!(problems(&json!({
             "displayNam": "x",
             "nodePools": [{"id": "a"}, {"machineSpec": {"machineTyp": "n2"}}],
             "orchestratorSpec": {"slurmSpec": {"partitions": [{"nodePoolIDs": []}]}}
@@ -399,7 +399,7 @@ mod tests {
 
     #[test]
     fn enum_values_and_kinds_are_checked() {
-        insta::assert_snapshot!(problems(json!({
+        insta::assert_snapshot!(problems(&json!({
             "labels": {"a": 1},
             "network": "default",
             "nodePools": [{"provisioningModel": "CHEAP", "enablePublicIps": "yes",

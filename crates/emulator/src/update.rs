@@ -153,10 +153,8 @@ fn normalized(value: &Value) -> Option<Value> {
     match value {
         Value::Null | Value::Bool(false) => None,
         Value::Bool(true) => Some(value.clone()),
-        Value::Number(number) => match number.as_f64() {
-            Some(zero) if zero == 0.0 => None,
-            _ => Some(value.clone()),
-        },
+        Value::Number(number) if number.as_i64() == Some(0) => None,
+        Value::Number(_) => Some(value.clone()),
         Value::String(text) => {
             if text.is_empty() || text.ends_with("_UNSPECIFIED") {
                 None
