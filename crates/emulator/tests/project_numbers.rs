@@ -80,8 +80,18 @@ async fn the_project_id_and_number_address_the_same_collection() {
     );
     let (status, _) = server.create("both", cpu_cluster()).await;
     assert_eq!(status, 409, "the ID reaches the cluster created through it");
-    let (status, _) = server.call(Method::DELETE, &by_number, None).await;
+    let (status, deleting) = server.call(Method::DELETE, &by_number, None).await;
     assert_eq!(status, 200);
+    let operation_id = deleting["name"]
+        .as_str()
+        .unwrap()
+        .rsplit('/')
+        .next()
+        .unwrap();
+    let by_id = format!("/v1/projects/proj/locations/us-central1/operations/{operation_id}");
+    let (status, operation) = server.get(&by_id).await;
+    assert_eq!(status, 200);
+    assert_eq!(operation["name"], deleting["name"]);
     let logged = server.emulator().requests();
     assert!(
         logged
