@@ -1,5 +1,6 @@
 //! `clusterform emulator` serves the API on the address given: a client can create a cluster,
-//! wait for its operation and list it, and Ctrl-C stops the server.
+//! wait for its operation and list it (with `--project-numbers`, under the project number),
+//! and Ctrl-C stops the server.
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -48,15 +49,37 @@ async fn call(
 #[test]
 #[cfg(unix)]
 fn the_emulator_command_serves_create_wait_and_list() {
+    let listed = serve_create_and_list(&[]);
+    assert_eq!(
+        listed["modelDevelopmentClusters"][0]["clusterStatus"]["state"],
+        "RUNNING"
+    );
+    assert_eq!(
+        listed["modelDevelopmentClusters"][0]["name"],
+        "projects/demo-project/locations/us-central1/modelDevelopmentClusters/demo"
+    );
+}
+
+#[test]
+#[cfg(unix)]
+fn with_project_numbers_the_emulator_names_clusters_by_project_number() {
+    let listed = serve_create_and_list(&["--project-numbers"]);
+    let number = clusterform_emulator::project_number_of("demo-project");
+    assert_eq!(
+        listed["modelDevelopmentClusters"][0]["name"],
+        format!("projects/{number}/locations/us-central1/modelDevelopmentClusters/demo")
+    );
+}
+
+/// Runs `clusterform emulator` with `extra_args`, creates a cluster through it, waits for the
+/// operation, lists the collection, stops the emulator with Ctrl-C and answers the list.
+#[cfg(unix)]
+fn serve_create_and_list(extra_args: &[&str]) -> Value {
     let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
     let mut child = Command::new(env!("CARGO_BIN_EXE_clusterform"))
-        .args([
-            "emulator",
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-            "--op-seconds",
-            "0.2",
-        ])
+        .args(["emulator", "--listen", &listen, "--op-seconds", "0.2"])
+        .args(extra_args)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -88,11 +111,6 @@ fn the_emulator_command_serves_create_wait_and_list() {
         assert_eq!(done["done"], true, "{done}");
         call(&client, reqwest::Method::GET, &collection, None).await
     });
-    assert_eq!(
-        listed["modelDevelopmentClusters"][0]["clusterStatus"]["state"],
-        "RUNNING"
-    );
-
     Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
@@ -102,4 +120,5 @@ fn the_emulator_command_serves_create_wait_and_list() {
         status.success(),
         "Ctrl-C stops the emulator cleanly: {status}"
     );
+    listed
 }

@@ -289,6 +289,9 @@ pub struct EmulatorArgs {
     /// Allow listening on a non-loopback address
     #[arg(long)]
     pub allow_remote: bool,
+    /// Answer with project numbers where requests name project IDs, as Google does
+    #[arg(long)]
+    pub project_numbers: bool,
 }
 
 /// `completions`.

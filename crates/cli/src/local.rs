@@ -1,6 +1,7 @@
 //! `endpoint = "local"`: the emulator running inside the CLI process, its state kept in
 //! `.clusterform/emulator.json` of the configuration directory so clusters survive between
-//! runs, with short operations so the quick start finishes in seconds.
+//! runs, with short operations so the quick start finishes in seconds, and answering with
+//! project numbers where the configuration names project IDs, as the real service may.
 
 use std::path::Path;
 use std::time::Duration;
@@ -40,6 +41,8 @@ impl LocalEmulator {
             operation_duration: Duration::from_secs_f64(seconds),
             state_file: Some(state_dir.join("emulator.json")),
             required_token: Some(Self::TOKEN.to_owned()),
+            // Names carry project numbers, as the real service's may.
+            project_numbers: true,
             ..EmulatorOptions::default()
         };
         let emulator = Emulator::new(options)?;

@@ -21,7 +21,12 @@ use crate::resource::{
     Parent, check_cluster, check_cluster_id, cluster_from_request, complete_cluster, has_slurm_spec,
 };
 use crate::routes::{json_body, json_object_body, path_params, query_param, query_params};
+use crate::schema::check_request_body;
 use crate::store::{OperationKind, StoredCluster};
+use crate::update::{check_immutable_pool_fields, implied_mask};
+
+/// Cluster states in which a change is under way.
+const TRANSITIONAL_STATES: [&str; 3] = ["PROVISIONING", "UPDATING", "STOPPING"];
 
 /// The update modes the API knows.
 const UPDATE_MODES: [&str; 3] = ["UPDATE_MODE_UNSPECIFIED", "USER_ONLY", "USER_AND_SERVICE"];
@@ -139,6 +144,7 @@ pub(crate) async fn create(
         ApiError::invalid_argument("The query parameter modelDevelopmentClusterId is required.")
     })?;
     let request: Value = json_body(&body)?;
+    check_request_body(&request)?;
     let mut cluster = cluster_from_request(&request)?;
     check_cluster_id(cluster_id, has_slurm_spec(&cluster))?;
     check_cluster(&cluster)?;
@@ -150,7 +156,8 @@ pub(crate) async fn create(
             format!("Cluster {name} already exists."),
         ));
     }
-    complete_cluster(&mut cluster, Some(&parent), &state.options.project_number);
+    let project_number = state.project_number(&parent);
+    complete_cluster(&mut cluster, Some(&parent), &project_number);
     let now = now_millis();
     let resource = new_resource(&name, cluster, &rfc3339(now));
     state.store.clusters.insert(
@@ -185,20 +192,27 @@ pub(crate) async fn update(
 ) -> Result<Json<Value>, ApiError> {
     let (parent, name) = cluster_of(path)?;
     let params = query_params(query)?;
-    let mask = update_mask(query_param(&params, "updateMask", "update_mask"))?;
+    let given_mask = update_mask(query_param(&params, "updateMask", "update_mask"))?;
     let update_mode = update_mode(query_param(&params, "updateMode", "update_mode"))?;
     let patch = json_object_body(&body)?;
+    check_request_body(&patch)?;
     let mut state = emulator.lock();
     let live = idle_cluster(&state.store.clusters, &name)?;
+    let mask = match given_mask {
+        Some(mask) => mask,
+        None => implied_mask(&live.resource, &patch)?,
+    };
     let mut updated = apply_update_mask(&live.resource, &patch, &mask)
         .map_err(|error| ApiError::invalid_argument(format!("{error}.")))?;
+    check_immutable_pool_fields(&live.resource, &updated)?;
     check_cluster(&cluster_from_request(&updated)?).map_err(|error| {
         ApiError::invalid_argument(format!(
             "The update was rejected and the cluster is unchanged. {}",
             error.message
         ))
     })?;
-    complete_cluster(&mut updated, Some(&parent), &state.options.project_number);
+    let project_number = state.project_number(&parent);
+    complete_cluster(&mut updated, Some(&parent), &project_number);
     let now = now_millis();
     let operation = state.start_operation(
         OperationKind::Update,
@@ -211,13 +225,12 @@ pub(crate) async fn update(
     Ok(Json(operation.render(now)))
 }
 
-/// The comma-separated mask, which must be present, non-empty and allowed.
-fn update_mask(mask: Option<&str>) -> Result<Vec<&str>, ApiError> {
-    let mask = mask.filter(|mask| !mask.trim().is_empty()).ok_or_else(|| {
-        ApiError::invalid_argument(
-            "The query parameter updateMask is required and must not be empty.",
-        )
-    })?;
+/// The comma-separated mask, whose paths must be allowed; `None` when the
+/// request gives none (or an empty one), which means the mask the body implies.
+fn update_mask(mask: Option<&str>) -> Result<Option<Vec<&str>>, ApiError> {
+    let Some(mask) = mask.filter(|mask| !mask.trim().is_empty()) else {
+        return Ok(None);
+    };
     let paths: Vec<&str> = mask.split(',').map(str::trim).collect();
     if paths.iter().any(|path| path.is_empty()) {
         return Err(ApiError::invalid_argument(format!(
@@ -225,7 +238,7 @@ fn update_mask(mask: Option<&str>) -> Result<Vec<&str>, ApiError> {
         )));
     }
     check_paths(&paths).map_err(|error| ApiError::invalid_argument(format!("{error}.")))?;
-    Ok(paths)
+    Ok(Some(paths))
 }
 
 fn update_mode(mode: Option<&str>) -> Result<Option<String>, ApiError> {
@@ -263,13 +276,25 @@ fn idle_cluster<'a>(
     Ok(live)
 }
 
+/// A cluster that an operation holds, or that is in a transitional state (as a
+/// test can set without an operation), refuses update and delete
+/// with `ABORTED`, as Google answers concurrent changes (AIP-151).
 fn refuse_if_busy(cluster: &StoredCluster, name: &str) -> Result<(), ApiError> {
+    let state = cluster
+        .resource
+        .pointer("/clusterStatus/state")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     match &cluster.active_operation {
         Some(operation) => Err(ApiError::new(
             Code::Aborted,
             format!(
                 "Cluster {name} has an operation in progress ({operation}); retry when it is done."
             ),
+        )),
+        None if TRANSITIONAL_STATES.contains(&state) => Err(ApiError::new(
+            Code::Aborted,
+            format!("Cluster {name} is {state}; retry when it is done."),
         )),
         None => Ok(()),
     }
@@ -285,13 +310,13 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn update_masks_must_be_present_and_allowed() {
+    fn update_masks_are_optional_but_must_be_allowed() {
         assert_eq!(
             update_mask(Some("labels, node_pools")).unwrap(),
-            ["labels", "node_pools"]
+            Some(vec!["labels", "node_pools"])
         );
-        assert!(update_mask(None).is_err());
-        assert!(update_mask(Some(" ")).is_err());
+        assert_eq!(update_mask(None).unwrap(), None);
+        assert_eq!(update_mask(Some(" ")).unwrap(), None);
         assert_eq!(
             update_mask(Some("labels,,node_pools")).unwrap_err().message,
             "Invalid updateMask `labels,,node_pools`: empty path."

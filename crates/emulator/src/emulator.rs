@@ -7,14 +7,15 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
-use crate::api_error::ApiError;
+use crate::api_error::{ApiError, Code};
 use crate::casing::camel_case_keys;
 use crate::clock::{Millis, duration_millis, now_millis, rfc3339};
 use crate::error::EmulatorError;
 use crate::faults::{FaultDice, FaultSpec};
 use crate::persist;
+use crate::project::{numbered_name, project_number_of};
 use crate::resource::{Parent, complete_cluster};
 use crate::store::{
     NewOperation, OperationKind, SlurmState, Store, StoredCluster, StoredOperation, mark_running,
@@ -43,10 +44,16 @@ pub struct EmulatorOptions {
     pub state_file: Option<PathBuf>,
     /// Whether `operations/{id}:wait` answers `501 UNIMPLEMENTED`.
     pub wait_unimplemented: bool,
-    /// The project number in operation names (and the default service account).
+    /// The project number in operation names (and the default service account)
+    /// when `project_numbers` is off.
     pub project_number: String,
     /// Slurm's `MinJobAge`: finished jobs leave `/slurm/{version}/jobs` this long after they end.
     pub min_job_age: Duration,
+    /// Answer with project numbers where requests name project IDs (as Google
+    /// does): every name the emulator writes carries
+    /// [`project_number_of`](crate::project_number_of) the request's project,
+    /// and the ID and the number address the same clusters and operations.
+    pub project_numbers: bool,
 }
 
 impl Default for EmulatorOptions {
@@ -62,6 +69,7 @@ impl Default for EmulatorOptions {
             wait_unimplemented: false,
             project_number: "123456789012".to_owned(),
             min_job_age: Duration::from_secs(300),
+            project_numbers: false,
         }
     }
 }
@@ -126,7 +134,8 @@ impl State {
             cluster_name: cluster_name.to_owned(),
             parent: format!(
                 "projects/{}/locations/{}",
-                self.options.project_number, parent.location
+                self.project_number(parent),
+                parent.location
             ),
             started_at: now,
             finishes_at: now.saturating_add(duration_millis(self.options.operation_duration)),
@@ -134,6 +143,26 @@ impl State {
             update_mode,
             target,
         })
+    }
+
+    /// The project number the emulator uses for `parent`'s project: derived
+    /// from it with `project_numbers`, else the configured `project_number`.
+    pub(crate) fn project_number(&self, parent: &Parent) -> String {
+        if self.options.project_numbers {
+            project_number_of(&parent.project)
+        } else {
+            self.options.project_number.clone()
+        }
+    }
+
+    /// A full resource name as the emulator stores it: with `project_numbers`,
+    /// the project ID becomes its number.
+    pub(crate) fn stored_name(&self, name: &str) -> String {
+        if self.options.project_numbers {
+            numbered_name(name)
+        } else {
+            name.to_owned()
+        }
     }
 
     /// Logs a request on arrival and returns its number for [`State::record_status`].
@@ -157,17 +186,21 @@ impl State {
 
 impl From<EmulatorError> for ApiError {
     fn from(error: EmulatorError) -> Self {
-        ApiError::new(crate::api_error::Code::Internal, error.to_string())
+        ApiError::new(Code::Internal, error.to_string())
     }
 }
 
 impl Emulator {
     /// Creates an emulator, loading `options.state_file` if it exists.
     pub fn new(options: EmulatorOptions) -> Result<Self, EmulatorError> {
-        let store = match &options.state_file {
+        let mut store = match &options.state_file {
             Some(path) => persist::load(path)?.unwrap_or_default(),
             None => Store::default(),
         };
+        if options.project_numbers {
+            // A state file written without project numbers keeps its clusters.
+            store.rename_clusters(numbered_name);
+        }
         let state = State {
             store,
             dice: FaultDice::new(options.faults.clone()),
@@ -203,6 +236,8 @@ impl Emulator {
 
     /// Sets the slurmrestd job objects that `callSlurmRestApi` returns for
     /// `cluster_name` (the full resource name).
+    /// (With `project_numbers`, every test-control method taking a cluster name
+    /// accepts the project ID or the number.)
     pub fn set_slurm_jobs(&self, cluster_name: &str, jobs: Vec<Value>) {
         self.change_slurm(cluster_name, |slurm| slurm.jobs = jobs);
     }
@@ -231,15 +266,17 @@ impl Emulator {
     /// tests can seed clusters the API would refuse.
     pub fn insert_cluster(&self, cluster_name: &str, cluster: Value) {
         let mut state = self.lock();
-        let mut resource = seeded_resource(cluster_name, cluster);
-        complete_cluster(
-            &mut resource,
-            Parent::of_cluster_name(cluster_name).as_ref(),
-            &state.options.project_number,
-        );
+        let cluster_name = state.stored_name(cluster_name);
+        let mut resource = seeded_resource(&cluster_name, cluster);
+        let parent = Parent::of_cluster_name(&cluster_name);
+        let project_number = match &parent {
+            Some(parent) => state.project_number(parent),
+            None => state.options.project_number.clone(),
+        };
+        complete_cluster(&mut resource, parent.as_ref(), &project_number);
         mark_running(&mut resource, now_millis());
         state.store.clusters.insert(
-            cluster_name.to_owned(),
+            cluster_name,
             StoredCluster {
                 resource,
                 active_operation: None,
@@ -250,11 +287,35 @@ impl Emulator {
 
     /// The cluster as Get would return it.
     pub fn cluster(&self, cluster_name: &str) -> Option<Value> {
-        self.lock()
+        let state = self.lock();
+        state
             .store
             .clusters
-            .get(cluster_name)
+            .get(&state.stored_name(cluster_name))
             .map(|cluster| cluster.resource.clone())
+    }
+
+    /// Puts a stored cluster into `state` (`ERROR`, `UPDATING`, `PROVISIONING`,
+    /// `STOPPING`, `RUNNING`, …) with an optional `clusterStatus.detail`, as if
+    /// the service had; no operation is started or finished. `ERROR` also sets
+    /// `clusterStatus.error` (`code` 13 and the detail as `message`); `RUNNING`
+    /// lists the nodes again. A cluster in a transitional state refuses updates
+    /// and deletes with `ABORTED` until it is set back. Answers whether the
+    /// cluster exists.
+    pub fn set_cluster_status(
+        &self,
+        cluster_name: &str,
+        state: &str,
+        detail: Option<&str>,
+    ) -> bool {
+        let mut shared = self.lock();
+        let name = shared.stored_name(cluster_name);
+        let Some(cluster) = shared.store.clusters.get_mut(&name) else {
+            return false;
+        };
+        set_cluster_state(&mut cluster.resource, state, detail);
+        save_best_effort(&shared);
+        true
     }
 
     /// Every API request received so far (up to the last 100,000), in arrival order.
@@ -273,13 +334,8 @@ impl Emulator {
 
     fn change_slurm(&self, cluster_name: &str, change: impl FnOnce(&mut SlurmState)) {
         let mut state = self.lock();
-        change(
-            state
-                .store
-                .slurm
-                .entry(cluster_name.to_owned())
-                .or_default(),
-        );
+        let cluster_name = state.stored_name(cluster_name);
+        change(state.store.slurm.entry(cluster_name).or_default());
         save_best_effort(&state);
     }
 }
@@ -289,6 +345,26 @@ fn save_best_effort(state: &State) {
     // next API mutation saves the whole store again and reports the failure
     // as `500 INTERNAL`.
     let _ = state.save();
+}
+
+/// Replaces `clusterStatus` with `state`, its detail and, for `ERROR`, an error.
+fn set_cluster_state(resource: &mut Value, state: &str, detail: Option<&str>) {
+    if state == "RUNNING" {
+        mark_running(resource, now_millis());
+    } else {
+        let mut status = json!({"state": state});
+        if state == "ERROR" {
+            status["error"] = json!({
+                "code": Code::Internal.rpc_number(),
+                "message": detail.unwrap_or("The cluster is in an error state."),
+                "details": [],
+            });
+        }
+        resource["clusterStatus"] = status;
+    }
+    if let Some(detail) = detail {
+        resource["clusterStatus"]["detail"] = Value::from(detail);
+    }
 }
 
 /// `cluster` in camelCase with `name` first and `createTime` set, ready to be stored.

@@ -18,14 +18,18 @@ pub mod mask;
 mod operations;
 mod page_token;
 mod persist;
+mod project;
 mod resource;
 mod routes;
+mod schema;
 mod server;
 mod slurm;
 mod store;
+mod update;
 
 pub use emulator::{Emulator, EmulatorOptions, RecordedRequest};
 pub use error::EmulatorError;
 pub use faults::{FaultSpec, FaultSpecError};
 pub use mask::MaskError;
+pub use project::project_number_of;
 pub use server::EmulatorHandle;

@@ -14,9 +14,11 @@ use axum::middleware::from_fn_with_state;
 use axum::routing::get;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use tower::ServiceExt;
 
 use crate::api_error::{ApiError, Code};
 use crate::emulator::Emulator;
+use crate::project::number_request_path;
 use crate::{clusters, front_door, operations, slurm};
 
 const CLUSTERS: &str = "/v1beta1/projects/{project}/locations/{location}/modelDevelopmentClusters";
@@ -29,6 +31,19 @@ impl Emulator {
     /// [`Emulator::serve`] works, except that injected connection drops then
     /// become `503 UNAVAILABLE` answers.
     pub fn router(&self) -> Router {
+        let api = self.api_routes();
+        let project_numbers = self.lock().options.project_numbers;
+        // Routing must see the rewritten path, so the rewrite wraps the whole
+        // API router and the front door (which logs the path as sent) wraps both.
+        let routed = if project_numbers {
+            Router::new().fallback_service(api.map_request(number_request_path))
+        } else {
+            api
+        };
+        routed.layer(from_fn_with_state(self.clone(), front_door::front_door))
+    }
+
+    fn api_routes(&self) -> Router {
         Router::new()
             .route(CLUSTERS, get(clusters::list).post(clusters::create))
             .route(
@@ -44,7 +59,6 @@ impl Emulator {
             )
             .fallback(unknown_route)
             .method_not_allowed_fallback(unknown_route)
-            .layer(from_fn_with_state(self.clone(), front_door::front_door))
             .with_state(self.clone())
     }
 }

@@ -17,6 +17,9 @@ const CLUSTER_TYPE: &str =
 const EMPTY_TYPE: &str = "type.googleapis.com/google.protobuf.Empty";
 const INJECTED_FAILURE_MESSAGE: &str =
     "The operation failed (injected by the emulator's opfail fault).";
+/// `clusterStatus.detail` of a cluster whose create operation failed.
+const FAILED_CREATE_DETAIL: &str =
+    "Cluster creation failed; the cluster cannot be used and should be deleted.";
 /// The version of the persisted JSON layout.
 pub(crate) const STORE_FORMAT_VERSION: u32 = 1;
 
@@ -224,6 +227,26 @@ impl Store {
         }
     }
 
+    /// Renames every stored cluster with `rename` (its key, `name`, its
+    /// operations' and Slurm state's references), e.g. to project numbers.
+    pub(crate) fn rename_clusters(&mut self, rename: impl Fn(&str) -> String) {
+        let clusters = std::mem::take(&mut self.clusters);
+        for (name, mut cluster) in clusters {
+            let renamed = rename(&name);
+            if let Some(object) = cluster.resource.as_object_mut() {
+                object.insert("name".to_owned(), Value::from(renamed.as_str()));
+            }
+            self.clusters.insert(renamed, cluster);
+        }
+        for operation in self.operations.values_mut() {
+            operation.cluster_name = rename(&operation.cluster_name);
+        }
+        self.slurm = std::mem::take(&mut self.slurm)
+            .into_iter()
+            .map(|(name, slurm)| (rename(&name), slurm))
+            .collect();
+    }
+
     /// Records a new operation and puts its cluster in the operation's running state.
     pub(crate) fn start_operation(&mut self, new: NewOperation) -> StoredOperation {
         self.last_operation_id += 1;
@@ -297,7 +320,11 @@ impl Store {
         let error = json!({"code": Code::Internal.rpc_number(), "message": INJECTED_FAILURE_MESSAGE, "details": []});
         if let Some(cluster) = self.clusters.get_mut(&operation.cluster_name) {
             let status = match operation.kind {
-                OperationKind::Create => json!({"state": "ERROR", "error": error}),
+                OperationKind::Create => json!({
+                    "state": "ERROR",
+                    "detail": FAILED_CREATE_DETAIL,
+                    "error": error,
+                }),
                 OperationKind::Update | OperationKind::Delete => operation
                     .status_before
                     .clone()
@@ -492,6 +519,25 @@ mod tests {
             store.clusters["c"].resource["clusterStatus"]["state"],
             "ERROR"
         );
+        assert_eq!(
+            store.clusters["c"].resource["clusterStatus"]["detail"],
+            FAILED_CREATE_DETAIL
+        );
+        assert_eq!(
+            store.clusters["c"].resource["clusterStatus"]["error"]["code"],
+            13
+        );
+    }
+
+    #[test]
+    fn renaming_clusters_follows_every_reference() {
+        let mut store = store_with_cluster();
+        start(&mut store, OperationKind::Update, false);
+        store.slurm.insert("c".to_owned(), SlurmState::default());
+        store.rename_clusters(|name| format!("{name}2"));
+        assert_eq!(store.clusters["c2"].resource["name"], "c2");
+        assert!(store.operations.values().all(|op| op.cluster_name == "c2"));
+        assert!(store.slurm.contains_key("c2"));
     }
 
     #[test]

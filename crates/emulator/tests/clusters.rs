@@ -133,8 +133,7 @@ async fn a_snake_case_body_is_accepted_and_answered_in_camel_case() {
                         "boot_disk": {"boot_disk_type": "pd-standard", "boot_disk_size_gb": 120}}],
         "orchestrator_spec": {"slurm_spec": {"home_directory_storage": "projects/proj/locations/z/instances/h",
                                              "login_node_pool_id": "login",
-                                             "config": {"Max_Array_Size": "10"}}},
-        "some_future_field": {"nested_key": 1}
+                                             "config": {"Max_Array_Size": "10"}}}
     });
     server.create_running("snake", body).await;
     let cluster = server.emulator().cluster(&cluster_name("snake")).unwrap();
@@ -152,7 +151,6 @@ async fn a_snake_case_body_is_accepted_and_answered_in_camel_case() {
         cluster["orchestratorSpec"]["slurmSpec"]["config"],
         json!({"Max_Array_Size": "10"})
     );
-    assert_eq!(cluster["someFutureField"], json!({"nestedKey": 1}));
 }
 
 #[tokio::test]

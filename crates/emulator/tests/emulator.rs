@@ -2,11 +2,14 @@
 //! reqwest against a server started with `Emulator::serve` on 127.0.0.1:0.
 
 mod auth;
+mod broken;
 mod clusters;
 mod faults;
 mod list;
 mod operations;
 mod persistence;
+mod project_numbers;
 mod slurm;
+mod strict;
 mod support;
 mod update;

@@ -7,7 +7,7 @@ use clusterform_emulator::{Emulator, EmulatorError, EmulatorOptions};
 use reqwest::Method;
 use serde_json::json;
 
-use crate::support::{TestServer, cluster_name, cpu_cluster, fast_options};
+use crate::support::{TestServer, cluster_name, cluster_path, cpu_cluster, fast_options};
 
 fn persistent_options(state_file: &std::path::Path) -> EmulatorOptions {
     EmulatorOptions {
@@ -106,5 +106,29 @@ async fn an_unwritable_state_file_fails_the_request_with_internal() {
             .as_str()
             .unwrap()
             .contains("missing-directory")
+    );
+}
+
+#[tokio::test]
+async fn clusters_saved_without_project_numbers_are_kept_when_they_are_turned_on() {
+    let directory = tempfile::tempdir().unwrap();
+    let state_file = directory.path().join("emulator.json");
+    let first = TestServer::start(persistent_options(&state_file)).await;
+    first.create_running("older", cpu_cluster()).await;
+    first.handle.shutdown().await;
+
+    let numbered = EmulatorOptions {
+        project_numbers: true,
+        ..persistent_options(&state_file)
+    };
+    let second = TestServer::start(numbered).await;
+    let (status, cluster) = second.get(&cluster_path("older")).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        cluster["name"],
+        format!(
+            "projects/{}/locations/us-central1/modelDevelopmentClusters/older",
+            clusterform_emulator::project_number_of("proj")
+        )
     );
 }

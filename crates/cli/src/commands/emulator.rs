@@ -34,6 +34,7 @@ pub async fn run(args: &EmulatorArgs, printer: &Printer) -> Result<ExitStatus, C
         faults,
         required_token: args.token.clone(),
         state_file: args.state.clone(),
+        project_numbers: args.project_numbers,
         ..EmulatorOptions::default()
     };
     let emulator = Emulator::new(options)?;
