@@ -1,9 +1,12 @@
 //! What is not provably ours is never touched: `removed` releases a cluster without deleting
-//! it, and a destroy interrupted at any point is finished by a re-run without a second DELETE.
+//! it, a destroy interrupted at any point is finished by a re-run without a second DELETE, and
+//! a broken cluster is replaced (or, protected, stops the plan) instead of passing as healthy.
 
 use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
+
+use clusterform_emulator::FaultSpec;
 
 use crate::support::{
     ClusterSpec, Env, PROVIDER, apply_ok, cluster_hcl, cluster_name, stderr, stdout,
@@ -135,4 +138,67 @@ fn a_deletion_the_journal_lost_is_named_by_plan_and_awaited_by_destroy() {
     );
     assert_eq!(deletes(&env), 1, "no second DELETE");
     assert!(env.emulator().cluster(&cluster_name("train01")).is_none());
+}
+
+fn creates(env: &Env) -> usize {
+    env.mutations()
+        .iter()
+        .filter(|r| r.method == "POST")
+        .count()
+}
+
+#[test]
+fn a_cluster_our_failed_create_left_in_error_is_replaced() {
+    let env = Env::new(100);
+    env.emulator().set_faults(FaultSpec {
+        operation_failure_rate: 1.0,
+        ..FaultSpec::default()
+    });
+    env.write_config(&crate::support::config(&[ClusterSpec::default()]));
+    let failed = env.run(&["apply", "--auto-approve"]);
+    assert_eq!(failed.status.code(), Some(1), "{}", stdout(&failed));
+    env.emulator().set_faults(FaultSpec::default());
+
+    let plan = env.run(&["plan", "--detailed-exitcode"]);
+    let text = stdout(&plan);
+    assert_eq!(plan.status.code(), Some(2), "{text}{}", stderr(&plan));
+    assert!(text.contains("# train01 is in ERROR ("), "{text}");
+    assert!(text.contains("it will be replaced"), "{text}");
+    assert!(text.contains("1 to replace"), "{text}");
+
+    let apply = env.run(&["apply", "--auto-approve"]);
+    assert!(
+        apply.status.success(),
+        "{}{}",
+        stdout(&apply),
+        stderr(&apply)
+    );
+    assert_eq!((creates(&env), deletes(&env)), (2, 1));
+    let live = env.emulator().cluster(&cluster_name("train01")).unwrap();
+    assert_eq!(live["clusterStatus"]["state"], "RUNNING");
+    assert!(stdout(&env.run(&["plan"])).contains("No changes."));
+}
+
+#[test]
+fn a_broken_cluster_under_prevent_destroy_stops_the_plan() {
+    let env = Env::new(100);
+    let guarded = ClusterSpec {
+        extra_cluster_settings: "  lifecycle {\n    prevent_destroy = true\n  }\n",
+        ..ClusterSpec::default()
+    };
+    apply_ok(&env, &[guarded]);
+    let broken = env.emulator().set_cluster_status(
+        &cluster_name("train01"),
+        "ERROR",
+        Some("boot disk corrupted"),
+    );
+    assert!(broken);
+    let plan = env.run(&["plan"]);
+    assert_eq!(plan.status.code(), Some(1));
+    let err = stderr(&plan);
+    assert!(err.contains("is in ERROR (boot disk corrupted"), "{err}");
+    assert!(err.contains("prevent_destroy"), "{err}");
+    let apply = env.run(&["apply", "--auto-approve"]);
+    assert_eq!(apply.status.code(), Some(1));
+    assert_eq!(deletes(&env), 0);
 }

@@ -22,10 +22,13 @@ pub struct Env {
 
 impl Env {
     /// An emulator whose operations take `operation_ms`, and an empty configuration directory.
+    /// The emulator answers with project numbers where requests name project IDs, as Google
+    /// does, so every flow is tested against names that differ from the configuration's.
     pub fn new(operation_ms: u64) -> Self {
         Self::with_options(EmulatorOptions {
             operation_duration: Duration::from_millis(operation_ms),
             required_token: Some(TOKEN.to_owned()),
+            project_numbers: true,
             ..EmulatorOptions::default()
         })
     }
