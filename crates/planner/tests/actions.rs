@@ -549,7 +549,7 @@ fn busy_clusters_are_waited_for_never_replaced() {
 #[test]
 fn a_cluster_being_deleted_gets_no_second_delete() {
     let stopping = cluster(served("old01", &seed(), Some(STACK), "STOPPING"));
-    let made = plan(&config(vec![]), &[stopping.clone()], &options()).unwrap();
+    let made = plan(&config(vec![]), std::slice::from_ref(&stopping), &options()).unwrap();
     let change = &made.changes[0];
     assert_eq!(change.action, Action::Delete);
     assert_eq!(change.reason, Some(ChangeReason::BeingDeleted));
@@ -565,7 +565,7 @@ fn a_cluster_being_deleted_gets_no_second_delete() {
     };
     let made = plan(
         &config(vec![desired("old01", seed())]),
-        &[stopping.clone()],
+        std::slice::from_ref(&stopping),
         &destroy,
     )
     .unwrap();
