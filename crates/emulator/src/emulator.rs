@@ -244,7 +244,7 @@ impl Emulator {
 
     /// Sets the slurmrestd node objects that `callSlurmRestApi` returns for `cluster_name`.
     pub fn set_slurm_nodes(&self, cluster_name: &str, nodes: Vec<Value>) {
-        self.change_slurm(cluster_name, |slurm| slurm.nodes = nodes);
+        self.change_slurm(cluster_name, |slurm| slurm.nodes = Some(nodes));
     }
 
     /// Sets the slurmrestd REST versions (`v0.0.40`, …) that `cluster_name` serves; any other

@@ -4,7 +4,10 @@
 //! slurmrestd's answer shape (`meta`, `errors`, `warnings`, `last_update`).
 //! Like slurmctld with `MinJobAge`, it forgets a finished job once it ended
 //! longer ago than [`EmulatorOptions::min_job_age`](crate::EmulatorOptions),
-//! while the nodes keep their `last_busy`. A version the cluster does not serve
+//! while the nodes keep their `last_busy`. Until a test sets a cluster's nodes,
+//! `/nodes` lists the nodes of its compute pools as Slurm configures them (every
+//! node a pool may have; those beyond its minimum powered down), none busy since
+//! the cluster started. A version the cluster does not serve
 //! (v0.0.40 to v0.0.42 unless a test says otherwise) and any other path answer
 //! 404 as slurmrestd does.
 
@@ -15,6 +18,8 @@ use axum::body::Bytes;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
 use serde_json::{Value, json};
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
 
 use crate::api_error::{ApiError, Code};
 use crate::clock::now_millis;
@@ -96,11 +101,62 @@ pub(crate) async fn cluster_method(
     }
     let daemon = Slurmrestd {
         slurm: &slurm,
+        cluster: &cluster.resource,
         cluster_id,
         now_secs: now_millis() / 1000,
         min_job_age: state.options.min_job_age,
     };
     Ok(Json(daemon.answer(method, slurm_path)))
+}
+
+/// Nodes listed per pool, at most: enough to look real, bounded in size.
+const MAX_NODES_PER_POOL: u64 = 64;
+
+/// Every node the compute pools may have, as Slurm lists cloud nodes: up to a pool's minimum
+/// `IDLE`, beyond it `IDLE` and `POWERED_DOWN`, and `last_busy` the cluster's `startTime`
+/// (no job has run on them).
+fn configured_nodes(cluster: &Value, cluster_id: &str) -> Vec<Value> {
+    let login = cluster
+        .pointer("/orchestratorSpec/slurmSpec/loginNodePoolId")
+        .and_then(Value::as_str);
+    let started = cluster
+        .get("startTime")
+        .and_then(Value::as_str)
+        .and_then(|t| OffsetDateTime::parse(t, &Rfc3339).ok())
+        .map(OffsetDateTime::unix_timestamp);
+    let count = |pool: &Value, field: &str| {
+        pool.pointer(&format!("/scalingSpec/{field}"))
+            .and_then(|n| n.as_u64().or_else(|| n.as_str()?.parse().ok()))
+            .unwrap_or(0)
+            .min(MAX_NODES_PER_POOL)
+    };
+    let pools = cluster.get("nodePools").and_then(Value::as_array);
+    let mut nodes = Vec::new();
+    for pool in pools.into_iter().flatten() {
+        let pool_id = pool.get("id").and_then(Value::as_str).unwrap_or_default();
+        if Some(pool_id) == login {
+            continue;
+        }
+        let minimum = count(pool, "minNodeCount");
+        for index in 0..count(pool, "maxNodeCount").max(minimum) {
+            let state: &[&str] = if index < minimum {
+                &["IDLE"]
+            } else {
+                &["IDLE", "POWERED_DOWN"]
+            };
+            let last_busy = started.map_or_else(
+                || json!({"set": false, "infinite": false, "number": 0}),
+                slurm_number,
+            );
+            nodes.push(json!({
+                "name": format!("{cluster_id}-{pool_id}-{index}"),
+                "state": state,
+                "partitions": [pool_id],
+                "last_busy": last_busy,
+            }));
+        }
+    }
+    nodes
 }
 
 fn required_string<'a>(request: &'a Value, field: &str) -> Result<&'a str, ApiError> {
@@ -138,6 +194,7 @@ fn parse_listing(path: &str) -> Option<(&str, Listing)> {
 /// One cluster's emulated slurmrestd at one moment.
 struct Slurmrestd<'a> {
     slurm: &'a SlurmState,
+    cluster: &'a Value,
     cluster_id: &'a str,
     now_secs: i64,
     min_job_age: Duration,
@@ -166,9 +223,17 @@ impl Slurmrestd<'_> {
                 body["jobs"] = Value::from(self.remembered_jobs());
                 body["last_backfill"] = slurm_number(self.now_secs);
             }
-            Listing::Nodes => body["nodes"] = Value::from(self.slurm.nodes.clone()),
+            Listing::Nodes => body["nodes"] = Value::from(self.nodes()),
         }
         json!({"status": 200, "structuredBody": body})
+    }
+
+    /// The nodes a test set, else the nodes Slurm configures for the compute pools.
+    fn nodes(&self) -> Vec<Value> {
+        match &self.slurm.nodes {
+            Some(nodes) => nodes.clone(),
+            None => configured_nodes(self.cluster, self.cluster_id),
+        }
     }
 
     fn serves(&self, version: &str) -> bool {
@@ -250,6 +315,7 @@ mod tests {
     fn daemon(slurm: &SlurmState) -> Slurmrestd<'_> {
         Slurmrestd {
             slurm,
+            cluster: &Value::Null,
             cluster_id: "train01",
             now_secs: NOW,
             min_job_age: Duration::from_secs(300),
@@ -260,7 +326,7 @@ mod tests {
     fn jobs_and_nodes_are_served_in_every_default_version() {
         let slurm = SlurmState {
             jobs: vec![json!({"job_id": 1, "job_state": ["RUNNING"]})],
-            nodes: vec![json!({"name": "a3-0", "state": ["IDLE"]})],
+            nodes: Some(vec![json!({"name": "a3-0", "state": ["IDLE"]})]),
             ..SlurmState::default()
         };
         for version in DEFAULT_API_VERSIONS {
@@ -268,7 +334,10 @@ mod tests {
             assert_eq!(jobs["structuredBody"]["jobs"], json!(slurm.jobs));
             assert_eq!(jobs["structuredBody"]["last_backfill"]["number"], NOW);
             let nodes = daemon(&slurm).answer(GET_METHOD, &format!("/slurm/{version}/nodes/"));
-            assert_eq!(nodes["structuredBody"]["nodes"], json!(slurm.nodes));
+            assert_eq!(
+                nodes["structuredBody"]["nodes"],
+                json!(slurm.nodes.clone().unwrap())
+            );
             assert_eq!(
                 nodes["structuredBody"]["meta"]["plugin"]["data_parser"],
                 format!("data_parser/{version}")
@@ -328,5 +397,32 @@ mod tests {
             .map(|job| &job["job_id"])
             .collect();
         assert_eq!(ids, [&json!(299), &json!(3600), &json!(5)]);
+    }
+
+    #[test]
+    fn without_injected_nodes_the_compute_pools_are_listed_idle_since_the_start() {
+        let cluster = json!({
+            "startTime": "2027-01-15T08:00:00Z",
+            "nodePools": [
+                {"id": "login", "scalingSpec": {"minNodeCount": 1, "maxNodeCount": 1}},
+                {"id": "cpu", "scalingSpec": {"minNodeCount": "1", "maxNodeCount": "3"}}
+            ],
+            "orchestratorSpec": {"slurmSpec": {"loginNodePoolId": "login"}}
+        });
+        let nodes = configured_nodes(&cluster, "train01");
+        let summary: Vec<(&str, &Value)> = nodes
+            .iter()
+            .map(|n| (n["name"].as_str().unwrap(), &n["state"]))
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                ("train01-cpu-0", &json!(["IDLE"])),
+                ("train01-cpu-1", &json!(["IDLE", "POWERED_DOWN"])),
+                ("train01-cpu-2", &json!(["IDLE", "POWERED_DOWN"])),
+            ]
+        );
+        assert_eq!(nodes[0]["last_busy"], slurm_number(1_800_000_000));
+        assert_eq!(configured_nodes(&json!({}), "x"), Vec::<Value>::new());
     }
 }

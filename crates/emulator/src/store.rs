@@ -62,8 +62,9 @@ pub(crate) struct StoredCluster {
 pub(crate) struct SlurmState {
     pub(crate) jobs: Vec<Value>,
     pub(crate) unreachable: bool,
-    /// slurmrestd node objects served by `/slurm/{version}/nodes`.
-    pub(crate) nodes: Vec<Value>,
+    /// slurmrestd node objects served by `/slurm/{version}/nodes`; `None` until a test sets
+    /// them, when the nodes of the cluster's compute pools are served instead.
+    pub(crate) nodes: Option<Vec<Value>>,
     /// The REST versions this cluster's slurmrestd serves; `None` means the default ones.
     pub(crate) api_versions: Option<Vec<String>>,
 }

@@ -47,12 +47,33 @@ async fn jobs_are_served_from_what_the_test_injected() {
 }
 
 #[tokio::test]
-async fn nodes_are_served_from_what_the_test_injected() {
+async fn nodes_are_the_compute_pools_until_a_test_injects_others() {
     let server = TestServer::start(fast_options()).await;
     server.create_running("slurm", cpu_cluster()).await;
     let (_, answer) = call_slurm(&server, "slurm", NODES).await;
     assert_eq!(answer["status"], 200);
-    assert_eq!(answer["structuredBody"]["nodes"], json!([]));
+    let configured = answer["structuredBody"]["nodes"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert!(!configured.is_empty());
+    let started = server.emulator().cluster(&cluster_name("slurm")).unwrap()["startTime"].clone();
+    let started = time::OffsetDateTime::parse(
+        started.as_str().unwrap(),
+        &time::format_description::well_known::Rfc3339,
+    )
+    .unwrap();
+    for node in &configured {
+        assert_eq!(
+            node["last_busy"]["number"],
+            started.unix_timestamp(),
+            "{node}"
+        );
+        assert!(
+            node["name"].as_str().unwrap().starts_with("slurm-cpu-"),
+            "{node}"
+        );
+    }
     let node = json!({"name": "cpu-0", "state": ["IDLE", "POWERED_DOWN"],
                       "last_busy": {"set": true, "infinite": false, "number": 1_700_000_000}});
     server

@@ -76,6 +76,7 @@ async fn every_kind_of_cluster_gets_the_right_verdict() {
     e.set_slurm_nodes(&cluster_name("ancient"), powered_down);
     e.set_slurm_api_versions(&cluster_name("ancient"), &["v0.0.39"]);
     e.set_slurm_unreachable(&cluster_name("unreach"), true);
+    e.set_slurm_nodes(&cluster_name("nonodes"), Vec::new());
 
     let locations = std::collections::BTreeSet::from([(PROJECT.to_owned(), REGION.to_owned())]);
     let clusters = clusterform_executor::refresh(&h.client, &locations, &[])
