@@ -58,7 +58,7 @@ async fn nodes_are_the_compute_pools_until_a_test_injects_others() {
         .clone();
     assert!(!configured.is_empty());
     let started = server.emulator().cluster(&cluster_name("slurm")).unwrap()["startTime"].clone();
-    let started = time::OffsetDateTime::parse(
+    let started = OffsetDateTime::parse(
         started.as_str().unwrap(),
         &time::format_description::well_known::Rfc3339,
     )
