@@ -131,7 +131,7 @@ impl CliError {
     /// What the user can do about it.
     pub fn hint(&self) -> Option<String> {
         match self {
-            Self::Plan(err) => err.hint(),
+            Self::Plan(err) => crate::hints::plan_hint(err),
             Self::Exec(err) => err.hint(),
             Self::ActionFailed { hint, .. } => hint.clone(),
             Self::OwnedElsewhere { .. } => Some(

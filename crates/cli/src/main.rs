@@ -6,6 +6,7 @@ mod cli;
 mod commands;
 mod context;
 mod error;
+mod hints;
 mod local;
 mod printer;
 mod progress;

@@ -7,10 +7,11 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use clusterform_executor::{ProgressEvent, ProgressSink, Step};
-use clusterform_planner::{Action, ClusterAddress, RequestKind};
+use clusterform_planner::{ClusterAddress, RequestKind};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::printer::Printer;
+use clusterform::views::actions::{done_verb, verb};
 
 /// Shows the executor's progress events.
 #[derive(Debug)]
@@ -127,29 +128,6 @@ fn request_noun(request: RequestKind) -> &'static str {
         RequestKind::Create => "create",
         RequestKind::Update => "update",
         RequestKind::Delete => "delete",
-    }
-}
-
-/// The present participle of an action, e.g. `creating`.
-pub fn verb(action: Action) -> &'static str {
-    match action {
-        Action::Create => "creating",
-        Action::Update => "updating",
-        Action::Replace => "replacing",
-        Action::Delete => "destroying",
-        Action::Release => "releasing",
-        Action::NoOp => "checking",
-    }
-}
-
-fn done_verb(action: Action) -> &'static str {
-    match action {
-        Action::Create => "created",
-        Action::Update => "updated",
-        Action::Replace => "replaced",
-        Action::Delete => "destroyed",
-        Action::Release => "released",
-        Action::NoOp => "unchanged",
     }
 }
 

@@ -35,6 +35,32 @@ pub enum Selector {
 #[error("`{0}` is not a field path (expected names joined by `.`, such as `node_pools[cpu].zone`)")]
 pub struct PathSyntaxError(pub String);
 
+/// Appends a field name to a path.
+pub fn child(path: &str, name: &str) -> String {
+    if path.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{path}.{name}")
+    }
+}
+
+/// Selects an element of the keyed list at `path`.
+pub fn element(path: &str, key: &str) -> String {
+    format!("{path}[{key}]")
+}
+
+/// The block name of one element of a keyed list, as written in the configuration
+/// (`node_pools` → `node_pool`, `partitions` → `partition`).
+pub fn block_name(list: &str) -> &str {
+    list.strip_suffix('s').unwrap_or(list)
+}
+
+/// Whether `path` is `prefix` or lies inside it (`node_pools[cpu].zone` inside `node_pools[cpu]`).
+pub fn is_within(path: &str, prefix: &str) -> bool {
+    path.strip_prefix(prefix)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+}
+
 /// Splits a path into segments.
 ///
 /// # Errors
@@ -221,6 +247,14 @@ fn check_names_a_field(segments: &[Segment]) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn within_respects_segment_boundaries() {
+        assert!(is_within("node_pools[cpu].zone", "node_pools[cpu]"));
+        assert!(is_within("labels", "labels"));
+        assert!(!is_within("node_pools[cpu2].zone", "node_pools[cpu]"));
+        assert!(!is_within("labels_x", "labels"));
+    }
+
     use super::*;
 
     fn spelled(path: &str) -> String {

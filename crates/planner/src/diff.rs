@@ -15,9 +15,9 @@ use clusterform_model::duration;
 use clusterform_model::fields::{FieldAccess, FieldKind, FieldSpec, ImpactClass, camel_case};
 use serde_json::{Map, Value};
 
-use crate::paths;
+use crate::field_index;
 use crate::plan::{FieldChange, Impact};
-use crate::table;
+use clusterform_model::paths;
 
 /// Keyed lists whose order is part of their value: without `default_partition_id` the first
 /// partition is the default one.
@@ -140,7 +140,7 @@ impl Diff {
             // so that the renderer can tell an existing block from a new one.
             self.unchanged.entry(at.path.clone()).or_default();
         }
-        for child in table::children(parent) {
+        for child in field_index::children(parent) {
             let spec = child.spec;
             if spec.access == FieldAccess::OutputOnly || child.is_key {
                 continue;
@@ -318,7 +318,7 @@ fn changed(
 /// Every set leaf field below a message, with its place.
 fn leaves<'a>(parent: &str, at: &Place, object: &'a Map<String, Value>) -> Vec<(Place, &'a Value)> {
     let mut out = Vec::new();
-    for child in table::children(parent) {
+    for child in field_index::children(parent) {
         let spec = child.spec;
         if spec.access == FieldAccess::OutputOnly || child.is_key {
             continue;

@@ -1,20 +1,5 @@
-//! What `plan` is asked to do beyond the configuration ([`PlanOptions`], the command-line
-//! flags) and why it can refuse ([`PlanError`]), each refusal with a hint for the user.
-
-use clusterform_model::UpdateMode;
-
-/// Command-line choices that shape a plan.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PlanOptions {
-    /// `--target ID`: consider only these cluster IDs (empty: every cluster).
-    pub targets: Vec<String>,
-    /// `--replace ID`: replace these clusters even if nothing differs.
-    pub replace: Vec<String>,
-    /// `--update-mode M`: overrides every cluster's and the provider's update mode.
-    pub update_mode: Option<UpdateMode>,
-    /// `destroy`: delete the declared (or targeted) clusters instead of converging them.
-    pub destroy: bool,
-}
+//! Why `plan` can refuse ([`PlanError`]). The binary adds hints for the user (what command or
+//! setting fixes each refusal).
 
 /// Why no plan could be made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -93,39 +78,6 @@ pub enum PlanError {
 }
 
 impl PlanError {
-    /// What the user can do about it.
-    pub fn hint(&self) -> Option<String> {
-        match self {
-            Self::Unowned { id, .. } => Some(format!(
-                "run `clusterform import {id}` to adopt it into this stack, or pick another cluster ID"
-            )),
-            Self::OwnedByOtherStack { stack, .. } => Some(format!(
-                "manage it from the configuration of stack `{stack}`, or pick another cluster ID"
-            )),
-            Self::PreventDestroy { .. } => Some(
-                "remove `prevent_destroy = true` from the cluster's lifecycle block first, if this is intended"
-                    .to_owned(),
-            ),
-            Self::BrokenButProtected { .. } => Some(
-                "repair the cluster in the console, or remove `prevent_destroy = true` to let clusterform replace it"
-                    .to_owned(),
-            ),
-            Self::RemovedPoolStillReferenced { .. } => Some(
-                "set `partition` blocks and `login_node_pool_id` in the configuration so that nothing refers to the removed pool"
-                    .to_owned(),
-            ),
-            Self::UnknownTarget { .. } | Self::UnknownReplace { .. } => {
-                Some("use a cluster ID from the configuration (see `clusterform list`)".to_owned())
-            }
-            Self::Several(errors) => {
-                let mut hints: Vec<String> = errors.iter().filter_map(Self::hint).collect();
-                hints.dedup();
-                (!hints.is_empty()).then(|| hints.join("\n  "))
-            }
-            Self::Encode { .. } => None,
-        }
-    }
-
     /// One error for all the problems found: the error itself when there is one.
     pub(crate) fn combine(mut errors: Vec<PlanError>) -> Option<PlanError> {
         match errors.len() {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::json::render_json;
+use crate::document::plan_document;
 use crate::plan::{PLAN_FORMAT_VERSION, Plan};
 
 /// Why a plan file could not be written or read.
@@ -71,7 +71,7 @@ pub fn save_plan(plan: &Plan, path: &Path) -> Result<(), PlanFileError> {
         path: path.to_owned(),
         source,
     };
-    let mut text = serde_json::to_string_pretty(&render_json(plan)).unwrap_or_default();
+    let mut text = serde_json::to_string_pretty(&plan_document(plan)).unwrap_or_default();
     text.push('\n');
     let temporary = temporary_path(path);
     let written =

@@ -9,7 +9,7 @@
 use clusterform_model::fields::{self, FieldKind, camel_case};
 use serde_json::Value;
 
-use crate::paths::{self, Segment, Selector};
+use clusterform_model::paths::{self, Segment, Selector};
 
 /// Removes one ignored path from the desired cluster JSON, using the live cluster JSON to
 /// restore ignored list elements.

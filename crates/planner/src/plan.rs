@@ -110,20 +110,6 @@ pub enum Action {
     NoOp,
 }
 
-impl Action {
-    /// The Terraform-style symbol.
-    pub const fn symbol(self) -> &'static str {
-        match self {
-            Self::Create => "+",
-            Self::Update => "~",
-            Self::Replace => "-/+",
-            Self::Delete => "-",
-            Self::Release => ".",
-            Self::NoOp => " ",
-        }
-    }
-}
-
 /// What happens to one cluster.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClusterChange {

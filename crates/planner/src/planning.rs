@@ -17,16 +17,17 @@ use clusterform_model::{Cluster, STACK_LABEL, UpdateMode, state};
 use serde_json::Value;
 
 use crate::diff;
-use crate::error::{PlanError, PlanOptions};
+use crate::error::PlanError;
 use crate::ignore;
 use crate::live::LiveCluster;
-use crate::paths;
+use crate::options::PlanOptions;
 use crate::plan::{
     Action, ChangeReason, ClusterAddress, ClusterChange, FieldChange, Impact, PLAN_FORMAT_VERSION,
     Plan, PlannedTimeouts,
 };
 use crate::requests;
 use crate::warnings;
+use clusterform_model::paths;
 
 /// The mode used when neither the flag, the cluster nor the provider sets one.
 const DEFAULT_UPDATE_MODE: UpdateMode = UpdateMode::UserAndService;

@@ -15,9 +15,9 @@ use clusterform_model::fields::{self, FieldAccess, FieldKind, UpdateMaskPath, ca
 use clusterform_model::{STACK_LABEL, UpdateMode};
 use serde_json::{Map, Value};
 
+use crate::field_index;
 use crate::ignore::find_element;
 use crate::plan::{ClusterAddress, PlannedRequest, RequestKind};
-use crate::table;
 
 /// The API version every cluster path starts with.
 const API_VERSION: &str = "v1beta1";
@@ -95,7 +95,7 @@ pub(crate) fn release(address: &ClusterAddress, live: &Value) -> PlannedRequest 
 fn writable(live: &Value) -> Value {
     let mut body = live.clone();
     if let Some(object) = body.as_object_mut() {
-        for child in table::children("") {
+        for child in field_index::children("") {
             if child.spec.access == FieldAccess::OutputOnly {
                 object.remove(&child.json_name);
             }
@@ -210,7 +210,9 @@ fn merged(parent: &str, live: &Value, desired: &Value) -> Value {
     };
     let mut out = live_object.clone();
     for (key, wanted) in desired_object {
-        let child = table::children(parent).iter().find(|c| c.json_name == *key);
+        let child = field_index::children(parent)
+            .iter()
+            .find(|c| c.json_name == *key);
         let value = match (child, out.get(key)) {
             (Some(child), Some(current)) if child.spec.kind == FieldKind::Message => {
                 merged(child.spec.path, current, wanted)
@@ -237,7 +239,7 @@ fn canonicalise_message(parent: &str, value: &mut Value) {
             object.entry(count).or_insert_with(|| Value::from(0));
         }
     }
-    for child in table::children(parent) {
+    for child in field_index::children(parent) {
         let spec = child.spec;
         let Some(field) = object.get_mut(&child.json_name) else {
             continue;

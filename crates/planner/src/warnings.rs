@@ -6,8 +6,8 @@
 use clusterform_model::{Cluster, state};
 use serde_json::Value;
 
-use crate::paths;
 use crate::plan::{Action, FieldChange};
+use clusterform_model::paths;
 
 /// Cluster states in which the service is already working on the cluster (a cluster in
 /// `ERROR` is replaced and one `STOPPING` is waited for: their plans say so themselves).

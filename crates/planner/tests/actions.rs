@@ -259,7 +259,6 @@ fn a_declared_cluster_without_the_label_is_not_adopted() {
         err.to_string().contains("not managed by stack `research`"),
         "{err}"
     );
-    assert!(err.hint().unwrap().contains("clusterform import train01"));
     let foreign = cluster(served("train01", &seed(), Some("prod"), "RUNNING"));
     let err = plan(
         &config(vec![desired("train01", seed())]),
@@ -296,9 +295,6 @@ fn every_cluster_that_cannot_be_planned_is_reported() {
         text.contains("train01") && text.contains("train02"),
         "{text}"
     );
-    let hint = err.hint().unwrap();
-    assert!(hint.contains("clusterform import train01"), "{hint}");
-    assert!(hint.contains("stack `prod`"), "{hint}");
 }
 
 #[test]
@@ -339,7 +335,6 @@ fn prevent_destroy_refuses_replacement_and_destroy() {
         ),
         "{err}"
     );
-    assert!(err.hint().is_some());
 }
 
 #[test]
@@ -490,7 +485,6 @@ fn removing_a_pool_that_is_still_referenced_is_an_error() {
             .contains("partition `cpu` still refers to it"),
         "{err}"
     );
-    assert!(err.hint().is_some());
 }
 
 fn broken_seed(id: &str) -> serde_json::Value {

@@ -1,7 +1,7 @@
 //! Saved plan files and their freshness against the live clusters.
 
 use clusterform_planner::{
-    PLAN_FORMAT_VERSION, PlanFileError, PlanOptions, StalenessKind, load_plan, plan, render_json,
+    PLAN_FORMAT_VERSION, PlanFileError, PlanOptions, StalenessKind, load_plan, plan, plan_document,
     save_plan, stale_clusters,
 };
 use serde_json::json;
@@ -71,7 +71,7 @@ fn the_saved_file_is_the_json_document() {
     save_plan(&made, &path).unwrap();
     let saved: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    assert_eq!(saved, render_json(&made));
+    assert_eq!(saved, plan_document(&made));
 }
 
 #[test]

@@ -3,6 +3,4 @@
 mod actions;
 mod files;
 mod property;
-mod rendering;
-mod running_jobs;
 mod support;

@@ -17,6 +17,7 @@ use crate::error::CliError;
 use crate::printer::Printer;
 use crate::progress::ApplyProgress;
 use crate::prompt;
+use clusterform::views::actions;
 
 /// Applies a configuration directory or a saved plan file.
 pub async fn run(
@@ -44,7 +45,7 @@ async fn apply_directory(
     if settle_earlier_runs(&planned, dir, args.parallelism, printer).await? {
         planned = prepare(global, dir, &args.planning, false, printer).await?;
     }
-    printer.result(&clusterform_planner::render_text(
+    printer.result(&clusterform::views::plan_text::render_text(
         &planned.plan,
         printer.color(),
     ));
@@ -216,7 +217,7 @@ pub fn finish(
     for outcome in &report.outcomes {
         if let Err(err) = &outcome.result {
             printer.error(&CliError::ActionFailed {
-                action: action_noun(outcome.action),
+                action: actions::noun(outcome.action),
                 cluster: outcome.address.id.clone(),
                 reason: err.to_string(),
                 hint: err.hint(),
@@ -260,17 +261,6 @@ fn apply_summary(report: &ApplyReport) -> String {
         count(Action::Replace),
         count(Action::Delete)
     )
-}
-
-fn action_noun(action: Action) -> &'static str {
-    match action {
-        Action::Create => "Creation",
-        Action::Update => "Update",
-        Action::Replace => "Replacement",
-        Action::Delete => "Deletion",
-        Action::Release => "Release",
-        Action::NoOp => "Check",
-    }
 }
 
 fn journal_path(dir: &Path) -> PathBuf {

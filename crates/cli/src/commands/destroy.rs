@@ -50,7 +50,7 @@ async fn destroy(
         printer.info("No clusters to destroy.");
         return Ok(ExitStatus::Success);
     }
-    printer.result(&clusterform_planner::render_text(
+    printer.result(&clusterform::views::plan_text::render_text(
         &planned.plan,
         printer.color(),
     ));

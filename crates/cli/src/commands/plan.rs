@@ -34,10 +34,10 @@ pub async fn run(
     let dir = config_dir(global, args.dir.dir.as_deref());
     let planned = prepare(global, &dir, &args.planning, false, printer).await?;
     if args.json {
-        let json = clusterform_planner::render_json(&planned.plan);
+        let json = clusterform_planner::plan_document(&planned.plan);
         printer.result(&serde_json::to_string_pretty(&json).unwrap_or_default());
     } else {
-        printer.result(&clusterform_planner::render_text(
+        printer.result(&clusterform::views::plan_text::render_text(
             &planned.plan,
             printer.color(),
         ));
@@ -131,7 +131,7 @@ fn report_journal(dir: &Path, printer: &Printer) -> Result<(), CliError> {
         printer.warn(&format!(
             "an earlier run left operation {} ({} {}) in flight; `clusterform apply` waits for it before changing anything",
             entry.operation,
-            crate::progress::verb(entry.action),
+            clusterform::views::actions::verb(entry.action),
             entry.address.id
         ));
     }

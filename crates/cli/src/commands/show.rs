@@ -9,10 +9,13 @@ use crate::printer::Printer;
 pub fn run(args: &ShowArgs, printer: &Printer) -> Result<ExitStatus, CliError> {
     let plan = clusterform_planner::load_plan(&args.planfile)?;
     if args.json {
-        let json = clusterform_planner::render_json(&plan);
+        let json = clusterform_planner::plan_document(&plan);
         printer.result(&serde_json::to_string_pretty(&json).unwrap_or_default());
     } else {
-        printer.result(&clusterform_planner::render_text(&plan, printer.color()));
+        printer.result(&clusterform::views::plan_text::render_text(
+            &plan,
+            printer.color(),
+        ));
     }
     Ok(ExitStatus::Success)
 }

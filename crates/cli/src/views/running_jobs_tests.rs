@@ -1,10 +1,12 @@
 //! Which changes are disruptive, and how the jobs running on their cluster are shown in the
 //! text and JSON plans.
 
-use clusterform_planner::{Action, Plan, RunningJob, RunningJobs, render_json, render_text};
+use clusterform_planner::{Action, Plan, RunningJob, RunningJobs};
+use clusterform_testkit::{plan_against_seed, seed};
 use serde_json::json;
 
-use crate::support::{plan_against_seed, seed};
+use crate::views::plan_text::render_text;
+use clusterform_planner::plan_document;
 
 fn startup_script_change() -> Plan {
     let mut wanted = seed();
@@ -63,7 +65,7 @@ fn known_jobs_are_listed_under_the_cluster() {
         ),
         "{text}"
     );
-    let json = render_json(&plan);
+    let json = plan_document(&plan);
     assert_eq!(
         json["changes"][0]["running_jobs"],
         json!({"status": "known", "jobs": [
@@ -97,7 +99,7 @@ fn no_jobs_many_jobs_and_unknown_jobs_are_said_so() {
             .contains("    # Slurm jobs active now: unknown (Slurm REST API unreachable)\n")
     );
     assert_eq!(
-        render_json(&plan)["changes"][0]["running_jobs"],
+        plan_document(&plan)["changes"][0]["running_jobs"],
         json!({"status": "unknown", "reason": "Slurm REST API unreachable"})
     );
 }
@@ -107,7 +109,7 @@ fn a_plan_without_jobs_looked_up_has_no_running_jobs_field() {
     let plan = startup_script_change();
     assert!(plan.changes[0].running_jobs.is_none());
     assert!(
-        render_json(&plan)["changes"][0]
+        plan_document(&plan)["changes"][0]
             .get("running_jobs")
             .is_none()
     );

@@ -10,11 +10,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use clusterform_model::fields::{self, FieldKind};
+use clusterform_model::paths::{self, Segment, Selector};
+use clusterform_planner::{Action, ChangeReason, ClusterChange, FieldChange, Plan, RunningJobs};
 use console::Style;
 use serde_json::{Map, Value};
 
-use crate::paths::{self, Segment, Selector};
-use crate::plan::{Action, ChangeReason, ClusterChange, FieldChange, Plan, RunningJobs};
+use crate::views::actions::symbol;
 
 /// Jobs named one by one under a disruptive change; the rest are counted.
 const MAX_JOBS_LISTED: usize = 10;
@@ -154,7 +155,7 @@ impl ClusterText<'_> {
         let _ = writeln!(
             self.out,
             "{} cluster \"{id}\" {{",
-            self.paint.symbol(change.action.symbol())
+            self.paint.symbol(symbol(change.action))
         );
         let tree = Tree::build(change);
         self.block(&tree, "", 1);

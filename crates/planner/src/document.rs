@@ -1,14 +1,14 @@
-//! The plan as one versioned JSON document (`docs/plan-json.md`): `format_version` first, then
-//! the stack, the configuration digest, the action counts and every cluster's change with its
-//! exact requests. Saved plan files use the same document, so `show PLANFILE --json` prints
-//! what `plan --json` printed.
+//! The plan's versioned serialised form (`docs/plan-json.md`): `format_version` first, then the
+//! stack, the configuration digest, the action counts and every cluster's change with its exact
+//! requests. It is the saved plan file's format, so it lives with the plan and not in a view;
+//! `plan --json` and `show PLANFILE --json` print the same document.
 
 use serde_json::{Map, Value};
 
 use crate::plan::Plan;
 
-/// Renders the plan document.
-pub fn render_json(plan: &Plan) -> Value {
+/// The plan as its versioned JSON document.
+pub fn plan_document(plan: &Plan) -> Value {
     let mut document = Map::new();
     document.insert(
         "format_version".to_owned(),

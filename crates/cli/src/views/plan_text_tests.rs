@@ -2,16 +2,18 @@
 
 use clusterform_config::{Config, DesiredCluster};
 use clusterform_model::UpdateMode;
-use clusterform_planner::{LiveCluster, PlanOptions, plan, render_json, render_text};
+use clusterform_planner::{LiveCluster, PlanOptions, plan};
+use clusterform_testkit::{STACK, cluster, config, desired, live_seed, seed, served};
 use serde_json::json;
 
-use crate::support::{STACK, cluster, config, desired, live_seed, seed, served};
+use crate::views::plan_text::render_text;
+use clusterform_planner::plan_document;
 
 /// Snapshots the text and the JSON of a plan under `name`.
 fn pin(name: &str, config: &Config, live: &[LiveCluster], options: &PlanOptions) {
     let made = plan(config, live, options).unwrap();
     insta::assert_snapshot!(format!("{name}_text"), render_text(&made, false));
-    insta::assert_json_snapshot!(format!("{name}_json"), render_json(&made));
+    insta::assert_json_snapshot!(format!("{name}_json"), plan_document(&made));
 }
 
 fn one(cluster: DesiredCluster) -> Config {
@@ -218,7 +220,7 @@ fn json_document_starts_with_its_version() {
         &PlanOptions::default(),
     )
     .unwrap();
-    let document = render_json(&made);
+    let document = plan_document(&made);
     let keys: Vec<&String> = document.as_object().unwrap().keys().collect();
     assert_eq!(
         keys,
