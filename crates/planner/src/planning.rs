@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use clusterform_config::{Config, DesiredCluster, RemovedCluster, Timeouts};
 use clusterform_model::fields::{FieldAccess, ImpactClass, UpdateMaskPath, lookup};
 use clusterform_model::{Cluster, STACK_LABEL, UpdateMode, state};
+use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::diff;
@@ -55,7 +56,9 @@ pub fn plan(
         |cluster: &DesiredCluster| plan_declared(desired, cluster, &live_by_address, options);
     let mut changes = Vec::new();
     let mut errors = Vec::new();
-    for change in map_in_parallel(&declared_clusters, plan_one) {
+    // Clusters are planned independently: a large configuration plans on every core.
+    let planned: Vec<_> = declared_clusters.par_iter().map(|c| plan_one(c)).collect();
+    for change in planned {
         match change {
             Ok(change) => changes.extend(change),
             Err(error) => errors.push(error),
@@ -123,34 +126,6 @@ fn plan_declared(
         (true, None) => Ok(None),
         (false, current) => planner.converge(current).map(Some),
     }
-}
-
-/// Below this many clusters, planning on one thread is faster than starting others.
-const CLUSTERS_PER_THREAD: usize = 64;
-
-/// `items.iter().map(f)`, in order, spread over the machine's cores: clusters are planned
-/// independently, so a large configuration plans in a fraction of the time.
-fn map_in_parallel<T: Sync, R: Send>(items: &[&T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let threads = std::thread::available_parallelism().map_or(1, usize::from);
-    let chunk = items.len().div_ceil(threads).max(CLUSTERS_PER_THREAD);
-    if items.len() <= chunk {
-        return items.iter().map(|item| f(item)).collect();
-    }
-    std::thread::scope(|scope| {
-        let f = &f;
-        let workers: Vec<_> = items
-            .chunks(chunk)
-            .map(|part| scope.spawn(move || part.iter().map(|item| f(item)).collect::<Vec<R>>()))
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|worker| {
-                worker
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect()
-    })
 }
 
 /// Live clusters by the address they were read at (never by their `name` string, which may
@@ -567,24 +542,4 @@ fn covering_mask(path: &str) -> Option<UpdateMaskPath> {
 fn distinct_impacts(fields: &[FieldChange]) -> Vec<Impact> {
     let impacts: BTreeSet<Impact> = fields.iter().map(|c| c.impact.clone()).collect();
     impacts.into_iter().collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parallel_map_keeps_the_order_of_many_items() {
-        let numbers: Vec<usize> = (0..1_000).collect();
-        let refs: Vec<&usize> = numbers.iter().collect();
-        let doubled = map_in_parallel(&refs, |n| n * 2);
-        assert_eq!(doubled, numbers.iter().map(|n| n * 2).collect::<Vec<_>>());
-    }
-
-    #[test]
-    fn parallel_map_of_a_few_items() {
-        let numbers = [1, 2, 3];
-        let refs: Vec<&i32> = numbers.iter().collect();
-        assert_eq!(map_in_parallel(&refs, |n| n + 1), [2, 3, 4]);
-    }
 }
