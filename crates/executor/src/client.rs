@@ -489,10 +489,6 @@ impl ApiClient {
             // Asking again would only read the same flood again.
             verdict: Verdict::Fail,
         };
-        let announced = response.content_length().unwrap_or(0);
-        if usize::try_from(announced).map_or(true, |n| n > self.max_answer_bytes) {
-            return Err(too_large());
-        }
         let mut body = Vec::new();
         while let Some(chunk) = response
             .chunk()
