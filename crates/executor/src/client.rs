@@ -833,6 +833,38 @@ mod tests {
     }
 
     #[test]
+    fn credentials_in_an_endpoint_are_refused_and_never_echoed() {
+        for endpoint in [
+            "https://user:secret@example.com",
+            "https://secret@example.com",
+            "http://user:secret@10.0.0.1",
+            "http://user:secret@127.0.0.1:8080",
+            "https://user:secret@exa mple.com",
+        ] {
+            let err = validate_endpoint(endpoint).unwrap_err();
+            let shown = format!("{err} {err:?}");
+            assert!(!shown.contains("secret"), "{shown}");
+            assert!(shown.contains("***@"), "{shown}");
+        }
+        let options = ClientOptions {
+            endpoint: Some("https://user:secret@example.com".into()),
+            ..ClientOptions::default()
+        };
+        assert!(!format!("{options:?}").contains("secret"));
+    }
+
+    #[test]
+    fn userinfo_is_redacted_wherever_a_url_appears() {
+        assert_eq!(
+            redact_userinfo("GET https://u:p@h/x and http://a@b:1?q=c@d"),
+            "GET https://***@h/x and http://***@b:1?q=c@d"
+        );
+        for unchanged in ["https://h/path@x", "http://h?a=b@c", "no url here", "x://"] {
+            assert_eq!(redact_userinfo(unchanged), unchanged);
+        }
+    }
+
+    #[test]
     fn trailing_slash_is_dropped() {
         assert_eq!(
             validate_endpoint("http://127.0.0.1:8080/").unwrap(),
