@@ -385,7 +385,7 @@ mod tests {
     }
 
     /// A file whose second entry is `bad`, around two good ones.
-    fn write_with_bad_entry(dir: &Path, bad: Value) -> PathBuf {
+    fn write_with_bad_entry(dir: &Path, bad: &Value) -> PathBuf {
         std::fs::create_dir(dir.join(STATE_DIR)).unwrap();
         let path = dir.join(STATE_DIR).join(JOURNAL_FILE);
         let document = serde_json::json!({"version": 1, "entries": [
@@ -418,7 +418,7 @@ mod tests {
             bad_address,
         ] {
             let dir = tempfile::tempdir().unwrap();
-            write_with_bad_entry(dir.path(), bad.clone());
+            write_with_bad_entry(dir.path(), &bad);
             let journal = Journal::open(dir.path()).unwrap();
             assert_eq!(journal.entries(), vec![entry("a", "1"), entry("c", "3")]);
             let unusable = journal.unusable();
@@ -432,7 +432,7 @@ mod tests {
     fn an_unusable_entry_survives_every_write_verbatim() {
         let dir = tempfile::tempdir().unwrap();
         let bad = with_operation(entry("b", "2"), "../x");
-        let path = write_with_bad_entry(dir.path(), bad.clone());
+        let path = write_with_bad_entry(dir.path(), &bad);
         let journal = Journal::open(dir.path()).unwrap();
         journal.remove(&entry("a", "1").operation).unwrap();
         journal.record(entry("d", "4")).unwrap();
@@ -448,7 +448,7 @@ mod tests {
     #[test]
     fn an_unusable_entry_blocks_only_its_own_cluster() {
         let dir = tempfile::tempdir().unwrap();
-        let path = write_with_bad_entry(dir.path(), with_operation(entry("b", "2"), "../x"));
+        let path = write_with_bad_entry(dir.path(), &with_operation(entry("b", "2"), "../x"));
         let journal = Journal::open(dir.path()).unwrap();
         assert!(journal.blocked(&entry("a", "1").address).is_ok());
         let err = journal.blocked(&entry("b", "9").address).unwrap_err();
@@ -462,7 +462,7 @@ mod tests {
     #[test]
     fn an_entry_without_a_readable_address_blocks_every_cluster() {
         let dir = tempfile::tempdir().unwrap();
-        write_with_bad_entry(dir.path(), serde_json::json!("not an entry"));
+        write_with_bad_entry(dir.path(), &serde_json::json!("not an entry"));
         let journal = Journal::open(dir.path()).unwrap();
         assert_eq!(journal.entries().len(), 2);
         let err = journal.blocked(&entry("a", "1").address).unwrap_err();
