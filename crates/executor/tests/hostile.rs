@@ -181,7 +181,7 @@ async fn the_real_cap_holds_against_a_70_mb_answer() {
 }
 
 #[tokio::test]
-async fn an_announced_oversize_answer_is_refused_before_reading() {
+async fn an_oversize_answer_with_a_content_length_is_refused() {
     const CAP: usize = 1 << 20;
     let server = Scripted::start(|_, _| {
         let body = vec![b' '; 2 * CAP];
