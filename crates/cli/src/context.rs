@@ -125,6 +125,7 @@ pub async fn connect(
         user_agent: format!("clusterform/{}", env!("CARGO_PKG_VERSION")),
         request_timeout: Duration::from_secs(60),
         retry: RetryPolicy::default(),
+        max_answer_bytes: clusterform_executor::MAX_ANSWER_BYTES,
     };
     let client = ApiClient::new(options, tokens)?;
     Ok(Connection {

@@ -3,8 +3,12 @@
 //! Requests go to `https://{region}-aiplatform.googleapis.com` or to the endpoint override.
 //! Every answer is decoded here, so a server that answers something else than the API (an
 //! HTML error page, a proxy's text) becomes a [`ExecError::Decode`] naming the URL instead of a
-//! panic or a confusing serde message further up.
+//! panic or a confusing serde message further up. A server is not trusted to be well-behaved:
+//! answers are read with a size cap ([`MAX_ANSWER_BYTES`]), redirects are never followed, a
+//! List ends after [`MAX_LIST_PAGES`] pages or at the first page token seen twice, and the
+//! answer to a create, update or delete must be an operation with a usable name.
 
+use std::collections::HashSet;
 use std::fmt;
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -28,8 +32,16 @@ use crate::retry::{CallClass, RetryPolicy, Verdict, classify_status, classify_tr
 /// Items asked for per List page; the service may cap it lower.
 const LIST_PAGE_SIZE: &str = "500";
 
-/// A bound on List pages, so a server that never ends its list cannot loop us forever.
-const MAX_LIST_PAGES: usize = 10_000;
+/// The most pages one List reads, so a server that never ends its list cannot loop us
+/// forever (1,000 pages of up to 500 clusters: far beyond any real location).
+pub const MAX_LIST_PAGES: usize = 1_000;
+
+/// The largest answer body read from the server, and the most bytes all pages of one List may
+/// add up to: a real answer is kilobytes, and an endless one must not exhaust memory.
+pub const MAX_ANSWER_BYTES: usize = 64 * 1024 * 1024;
+
+/// How much of a redirect's `Location` an error quotes.
+const LOCATION_QUOTE_CHARS: usize = 200;
 
 /// The longest a glance (see [`ApiClient::for_a_glance`]) waits for an answer.
 const GLANCE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -38,7 +50,7 @@ const GLANCE_TIMEOUT: Duration = Duration::from_secs(10);
 const BODY_QUOTE_CHARS: usize = 120;
 
 /// How the client talks to the API.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ClientOptions {
     /// Base URL override (`--endpoint`, `CLUSTERFORM_ENDPOINT`, provider `endpoint`); `None`
     /// means the regional Google endpoint of each request.
@@ -49,6 +61,8 @@ pub struct ClientOptions {
     pub request_timeout: Duration,
     /// Retry limits.
     pub retry: RetryPolicy,
+    /// The largest answer body read ([`MAX_ANSWER_BYTES`] unless a test lowers it).
+    pub max_answer_bytes: usize,
 }
 
 impl Default for ClientOptions {
@@ -58,7 +72,20 @@ impl Default for ClientOptions {
             user_agent: format!("clusterform/{}", env!("CARGO_PKG_VERSION")),
             request_timeout: Duration::from_secs(60),
             retry: RetryPolicy::default(),
+            max_answer_bytes: MAX_ANSWER_BYTES,
         }
+    }
+}
+
+impl fmt::Debug for ClientOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientOptions")
+            .field("endpoint", &self.endpoint.as_deref().map(redact_userinfo))
+            .field("user_agent", &self.user_agent)
+            .field("request_timeout", &self.request_timeout)
+            .field("retry", &self.retry)
+            .field("max_answer_bytes", &self.max_answer_bytes)
+            .finish()
     }
 }
 
@@ -80,6 +107,7 @@ pub struct ApiClient {
     tokens: Arc<dyn TokenSource>,
     request_timeout: Duration,
     retry: RetryPolicy,
+    max_answer_bytes: usize,
 }
 
 impl fmt::Debug for ApiClient {
@@ -88,6 +116,7 @@ impl fmt::Debug for ApiClient {
             .field("endpoint", &self.endpoint)
             .field("request_timeout", &self.request_timeout)
             .field("retry", &self.retry)
+            .field("max_answer_bytes", &self.max_answer_bytes)
             .finish_non_exhaustive()
     }
 }
@@ -156,8 +185,11 @@ impl ApiClient {
             .as_deref()
             .map(validate_endpoint)
             .transpose()?;
+        // A redirect would re-send the request, body and token included, wherever the server
+        // points; a 3xx is reported instead (see `attempt`).
         let http = reqwest::Client::builder()
             .user_agent(options.user_agent)
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| ExecError::InvalidEndpoint {
                 endpoint: endpoint.clone().unwrap_or_default(),
@@ -169,6 +201,7 @@ impl ApiClient {
             tokens,
             request_timeout: options.request_timeout,
             retry: options.retry,
+            max_answer_bytes: options.max_answer_bytes,
         })
     }
 
@@ -192,20 +225,28 @@ impl ApiClient {
             format!("/v1beta1/projects/{project}/locations/{region}/modelDevelopmentClusters");
         let mut clusters = Vec::new();
         let mut page_token: Option<String> = None;
+        let mut tokens_seen = HashSet::new();
+        let mut bytes_read = 0;
         for _ in 0..MAX_LIST_PAGES {
             let mut query = vec![("pageSize".to_owned(), LIST_PAGE_SIZE.to_owned())];
             if let Some(token) = &page_token {
                 query.push(("pageToken".to_owned(), token.clone()));
             }
             let call = self.read_call(Method::GET, self.url(region, &path, &query)?);
-            let page: ListPage = decode("a cluster list", &call.url, &self.body(&call).await?)?;
+            let body = self.body(&call).await?;
+            bytes_read += body.len();
+            if bytes_read > self.max_answer_bytes {
+                return Err(self.too_large(&call));
+            }
+            let page: ListPage = decode("a cluster list", &call.url, &body)?;
             clusters.extend(page.model_development_clusters);
             match page.next_page_token.filter(|t| !t.is_empty()) {
-                Some(next) if page_token.as_deref() == Some(next.as_str()) => {
+                Some(next) if !tokens_seen.insert(next.clone()) => {
+                    let token = quote_body(next.as_bytes());
                     return Err(decode_failure(
                         "a cluster list",
                         &call.url,
-                        "the server returned the same page token twice",
+                        &format!("the server returned page token {token:?} a second time"),
                         b"",
                     ));
                 }
@@ -213,12 +254,13 @@ impl ApiClient {
                 None => return Ok(clusters),
             }
         }
-        Err(ExecError::Decode {
-            what: "a cluster list",
-            url: path,
-            reason: format!("the list did not end after {MAX_LIST_PAGES} pages"),
-            body_start: String::new(),
-        })
+        let url = self.url(region, &path, &[])?;
+        Err(decode_failure(
+            "a cluster list",
+            &url,
+            &format!("the list did not end after {MAX_LIST_PAGES} pages"),
+            b"",
+        ))
     }
 
     /// One cluster; `None` when it does not exist.
@@ -251,12 +293,13 @@ impl ApiClient {
             RequestKind::Create => Some(lost_create_check(request)?),
             RequestKind::Update | RequestKind::Delete => None,
         };
+        let cluster = match &lost_create {
+            Some(check) => check.cluster.to_string(),
+            None => request.path.trim_start_matches("/v1beta1/").to_owned(),
+        };
         match self.execute(&call, lost_create.as_ref()).await? {
-            Reply::Body(body) => Ok(Submitted::Operation(Box::new(decode(
-                "an operation",
-                &call.url,
-                &body,
-            )?))),
+            Reply::Body(body) => accepted_operation(&cluster, &call, &body)
+                .map(|operation| Submitted::Operation(Box::new(operation))),
             Reply::Adopted(cluster) => Ok(Submitted::Adopted(cluster)),
         }
     }
@@ -353,8 +396,10 @@ impl ApiClient {
 
     fn url(&self, region: &str, path: &str, query: &[(String, String)]) -> Result<Url, ExecError> {
         let base = self.base_url(region)?;
-        let mut url = Url::parse(&format!("{base}{path}"))
-            .map_err(|e| ExecError::InvalidRequest(format!("bad URL {base}{path}: {e}")))?;
+        let mut url = Url::parse(&format!("{base}{path}")).map_err(|e| {
+            let url = redact_userinfo(&format!("{base}{path}"));
+            ExecError::InvalidRequest(format!("bad URL {url}: {e}"))
+        })?;
         if !query.is_empty() {
             url.query_pairs_mut().extend_pairs(query);
         }
@@ -424,6 +469,40 @@ impl ApiClient {
         Ok(cluster.filter(|c| c.label(STACK_LABEL) == Some(stack.as_str())))
     }
 
+    fn too_large(&self, call: &Call<'_>) -> ExecError {
+        ExecError::AnswerTooLarge {
+            method: call.method.to_string(),
+            url: call.url.to_string(),
+            limit: self.max_answer_bytes,
+        }
+    }
+
+    /// The answer's body, read chunk by chunk and abandoned as soon as it passes the cap, so
+    /// that an endless answer costs at most the cap in memory.
+    async fn read_capped(
+        &self,
+        call: &Call<'_>,
+        response: &mut reqwest::Response,
+    ) -> Result<Vec<u8>, Failure> {
+        let too_large = || Failure {
+            error: self.too_large(call),
+            // Asking again would only read the same flood again.
+            verdict: Verdict::Fail,
+        };
+        let mut body = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|e| transport_failure(call, e))?
+        {
+            if body.len() + chunk.len() > self.max_answer_bytes {
+                return Err(too_large());
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(body)
+    }
+
     /// One HTTP exchange.
     async fn attempt(&self, call: &Call<'_>) -> Result<Vec<u8>, Failure> {
         let token = self.tokens.token().await.map_err(|e| Failure {
@@ -438,22 +517,20 @@ impl ApiClient {
         if let Some(body) = call.body {
             request = request.json(body);
         }
-        let transport = |error: &reqwest::Error| Failure {
-            error: ExecError::Transport {
-                method: call.method.to_string(),
-                url: call.url.to_string(),
-                message: describe_transport_error(error),
-            },
-            verdict: classify_transport(call.class),
-        };
-        let response = request.send().await.map_err(|e| transport(&e))?;
+        let mut response = request
+            .send()
+            .await
+            .map_err(|e| transport_failure(call, e))?;
         let http_status = response.status();
+        if http_status.is_redirection() {
+            return Err(redirect_failure(call, &response));
+        }
         let retry_after = response
             .headers()
             .get(reqwest::header::RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
             .and_then(crate::retry::parse_retry_after);
-        let body = response.bytes().await.map_err(|e| transport(&e))?.to_vec();
+        let body = self.read_capped(call, &mut response).await?;
         if http_status.is_success() {
             return Ok(body);
         }
@@ -475,23 +552,107 @@ impl ApiClient {
     }
 }
 
-/// Checks an endpoint override: an absolute http(s) URL without query, and plain http only to
-/// loopback, because the bearer token travels in a header.
+/// A failed exchange that got no (complete) answer. reqwest's message names the URL; it is
+/// dropped there because the error names it already.
+fn transport_failure(call: &Call<'_>, error: reqwest::Error) -> Failure {
+    Failure {
+        error: ExecError::Transport {
+            method: call.method.to_string(),
+            url: call.url.to_string(),
+            message: describe_transport_error(&error.without_url()),
+        },
+        verdict: classify_transport(call.class),
+    }
+}
+
+/// A 3xx answer: never followed, because following would re-send the request (its body and
+/// the bearer token included) to wherever the server points.
+fn redirect_failure(call: &Call<'_>, response: &reqwest::Response) -> Failure {
+    let location = response
+        .headers()
+        .get(reqwest::header::LOCATION)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+        .map(|l| {
+            redact_userinfo(&l)
+                .chars()
+                .take(LOCATION_QUOTE_CHARS)
+                .collect()
+        })
+        .unwrap_or_else(|| "nowhere (no Location header)".to_owned());
+    Failure {
+        error: ExecError::Redirected {
+            method: call.method.to_string(),
+            url: call.url.to_string(),
+            status: response.status().as_u16(),
+            location,
+        },
+        verdict: Verdict::Fail,
+    }
+}
+
+/// The operation a create, update or delete started. A success answer that is no operation,
+/// or one whose name the client could not follow (`{}`, an empty name, a path or URL of its
+/// own), is an error: it would otherwise be taken as "accepted" and journaled unusable.
+fn accepted_operation(cluster: &str, call: &Call<'_>, body: &[u8]) -> Result<Operation, ExecError> {
+    let not_an_operation = |reason: String| ExecError::NotAnOperation {
+        cluster: cluster.to_owned(),
+        method: call.method.to_string(),
+        url: call.url.to_string(),
+        reason,
+        body_start: quote_body(body),
+    };
+    let operation: Operation =
+        serde_json::from_slice(body).map_err(|e| not_an_operation(e.to_string()))?;
+    operation
+        .name
+        .parse::<OperationName>()
+        .map_err(|e| not_an_operation(format!("its operation name is unusable: {e}")))?;
+    Ok(operation)
+}
+
+/// `text` with the user name and password of every `scheme://user:password@host` in it
+/// replaced by `***`: an endpoint or URL may carry a password, and errors and logs must not.
+pub fn redact_userinfo(text: &str) -> String {
+    let mut redacted = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(scheme_end) = rest.find("://") {
+        let authority_start = scheme_end + 3;
+        redacted.push_str(&rest[..authority_start]);
+        rest = &rest[authority_start..];
+        let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+        if let Some(at) = rest[..authority_end].rfind('@') {
+            redacted.push_str("***");
+            rest = &rest[at..];
+        }
+    }
+    redacted.push_str(rest);
+    redacted
+}
+
+/// Checks an endpoint override: an absolute http(s) URL without query or credentials, and
+/// plain http only to loopback, because the bearer token travels in a header.
 fn validate_endpoint(raw: &str) -> Result<String, ExecError> {
+    let shown = redact_userinfo(raw);
     let invalid = |reason: &str| ExecError::InvalidEndpoint {
-        endpoint: raw.to_owned(),
+        endpoint: shown.clone(),
         reason: reason.to_owned(),
     };
     let url = Url::parse(raw).map_err(|e| invalid(&e.to_string()))?;
     if url.query().is_some() || url.fragment().is_some() {
         return Err(invalid("it must not have a query or fragment"));
     }
+    // reqwest would send them as a second `Authorization` header next to the bearer token.
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(invalid(
+            "it must not carry a user name or password (clusterform authenticates with a bearer token)",
+        ));
+    }
     match url.scheme() {
         "https" => {}
         "http" if is_loopback(&url) => {}
         "http" => {
             return Err(ExecError::InsecureEndpoint {
-                endpoint: raw.to_owned(),
+                endpoint: shown.clone(),
             });
         }
         other => return Err(invalid(&format!("scheme `{other}` is not http or https"))),
@@ -668,6 +829,38 @@ mod tests {
                 ),
                 "{invalid}"
             );
+        }
+    }
+
+    #[test]
+    fn credentials_in_an_endpoint_are_refused_and_never_echoed() {
+        for endpoint in [
+            "https://user:secret@example.com",
+            "https://secret@example.com",
+            "http://user:secret@10.0.0.1",
+            "http://user:secret@127.0.0.1:8080",
+            "https://user:secret@exa mple.com",
+        ] {
+            let err = validate_endpoint(endpoint).unwrap_err();
+            let shown = format!("{err} {err:?}");
+            assert!(!shown.contains("secret"), "{shown}");
+            assert!(shown.contains("***@"), "{shown}");
+        }
+        let options = ClientOptions {
+            endpoint: Some("https://user:secret@example.com".into()),
+            ..ClientOptions::default()
+        };
+        assert!(!format!("{options:?}").contains("secret"));
+    }
+
+    #[test]
+    fn userinfo_is_redacted_wherever_a_url_appears() {
+        assert_eq!(
+            redact_userinfo("GET https://u:p@h/x and http://a@b:1?q=c@d"),
+            "GET https://***@h/x and http://***@b:1?q=c@d"
+        );
+        for unchanged in ["https://h/path@x", "http://h?a=b@c", "no url here", "x://"] {
+            assert_eq!(redact_userinfo(unchanged), unchanged);
         }
     }
 

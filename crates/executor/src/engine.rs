@@ -222,7 +222,9 @@ impl ApplyEngine {
     }
 
     /// Runs every change of the plan that is not a no-op. Callers resume the journal first
-    /// ([`ApplyEngine::resume`]) so that no cluster has an operation in flight.
+    /// ([`ApplyEngine::resume`]) so that no cluster has an operation in flight. A change to a
+    /// cluster that an unusable journal entry may name is refused
+    /// ([`ExecError::UnusableJournalEntry`]); the other changes run.
     pub async fn apply(
         &self,
         plan: &Plan,
@@ -282,6 +284,7 @@ impl ApplyEngine {
         change: &ClusterChange,
     ) -> Result<Option<Cluster>, ExecError> {
         tracker.emit(Step::Started);
+        self.journal.blocked(&change.address)?;
         let name = cluster_name(&change.address)?;
         if change.reason == Some(ChangeReason::BeingDeleted) {
             let timeout = timeout_of(RequestKind::Delete, &change.timeouts);
@@ -419,9 +422,9 @@ impl ApplyEngine {
             operation: Some(operation.name.clone()),
         });
         if operation.done {
-            return outcome_of(name, request, &operation);
+            return outcome_of(name, request, &operation.name, &operation);
         }
-        let done = tracker
+        let waited = tracker
             .cancellable(self.wait_with_progress(
                 tracker,
                 name,
@@ -429,9 +432,31 @@ impl ApplyEngine {
                 timeout,
                 self.wait,
             ))
-            .await?;
-        self.journal.remove(&done.name)?;
-        outcome_of(name, request, &done)
+            .await;
+        self.conclude(name, request, &operation.name, waited).await
+    }
+
+    /// Unjournals an operation once waiting for it has ended, and judges its outcome: from the
+    /// operation when it is done, from the cluster when the service no longer knows it.
+    /// Anything else (a timeout, Ctrl-C) keeps the entry for the next run.
+    async fn conclude(
+        &self,
+        name: &ClusterName,
+        request: RequestKind,
+        operation: &str,
+        waited: Result<Operation, ExecError>,
+    ) -> Result<Option<Cluster>, ExecError> {
+        match waited {
+            Ok(done) => {
+                self.journal.remove(operation)?;
+                outcome_of(name, request, operation, &done)
+            }
+            Err(error) if error.is_not_found() => {
+                self.journal.remove(operation)?;
+                self.reconcile_lost(name, request, operation).await
+            }
+            Err(error) => Err(error),
+        }
     }
 
     async fn resume_entry(
@@ -451,32 +476,25 @@ impl ApplyEngine {
         };
         let timeout = self.remaining_timeout(entry);
         let waiting = self.wait_with_progress(tracker, &name, &entry.operation, timeout, options);
-        match tracker.cancellable(waiting).await {
-            Ok(done) => {
-                self.journal.remove(&entry.operation)?;
-                outcome_of(&name, entry.request, &done)
-            }
-            Err(error) if error.is_not_found() => {
-                self.journal.remove(&entry.operation)?;
-                self.reconcile_lost(&name, entry).await
-            }
-            Err(error) => Err(error),
-        }
+        let waited = tracker.cancellable(waiting).await;
+        self.conclude(&name, entry.request, &entry.operation, waited)
+            .await
     }
 
     /// Judges an action whose operation the service no longer knows by the cluster itself.
     async fn reconcile_lost(
         &self,
         name: &ClusterName,
-        entry: &JournalEntry,
+        request: RequestKind,
+        operation: &str,
     ) -> Result<Option<Cluster>, ExecError> {
         let cluster = self.client.get_cluster(name).await?;
         let lost = |detail: &str| ExecError::OperationLost {
             cluster: name.to_string(),
-            operation: entry.operation.clone(),
+            operation: operation.to_owned(),
             detail: detail.to_owned(),
         };
-        match (entry.request, cluster) {
+        match (request, cluster) {
             (RequestKind::Delete, None) => Ok(None),
             (RequestKind::Delete, Some(_)) => Err(lost("the cluster still exists")),
             (RequestKind::Create | RequestKind::Update, Some(cluster)) => Ok(Some(cluster)),
@@ -616,24 +634,33 @@ fn report(mut outcomes: Vec<ActionOutcome>, cancel: &CancellationToken) -> Apply
     }
 }
 
-/// A finished operation's meaning: the new cluster, nothing (a delete), or its error.
+/// A finished operation's meaning: the new cluster, nothing (a delete), or its error. `name`
+/// is the operation as submitted (the server's answer may not repeat it). Done without an
+/// error or a response says nothing about the change, so it is not taken as success.
 fn outcome_of(
-    name: &ClusterName,
+    cluster: &ClusterName,
     request: RequestKind,
+    name: &str,
     operation: &Operation,
 ) -> Result<Option<Cluster>, ExecError> {
-    match &operation.error {
+    match (&operation.error, &operation.response) {
         // Someone else deleted it first: the cluster is gone, which is what was asked.
-        Some(status) if request == RequestKind::Delete && status.code_name() == "NOT_FOUND" => {
+        (Some(status), _)
+            if request == RequestKind::Delete && status.code_name() == "NOT_FOUND" =>
+        {
             Ok(None)
         }
-        Some(status) => Err(ExecError::OperationFailed {
-            cluster: name.to_string(),
-            operation: operation.name.clone(),
+        (Some(status), _) => Err(ExecError::OperationFailed {
+            cluster: cluster.to_string(),
+            operation: name.to_owned(),
             code_name: status.code_name().to_owned(),
             message: status.message.clone(),
         }),
-        None => Ok(operation.response_cluster()),
+        (None, Some(_)) => Ok(operation.response_cluster()),
+        (None, None) => Err(ExecError::OperationWithoutResult {
+            cluster: cluster.to_string(),
+            operation: name.to_owned(),
+        }),
     }
 }
 

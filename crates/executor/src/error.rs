@@ -118,6 +118,68 @@ pub enum ExecError {
         /// The first characters of the answer.
         body_start: String,
     },
+    /// The answer to a create, update or delete was a success, but not an operation the
+    /// client can follow: nothing was journaled, and whether the change was made is unknown.
+    #[error(
+        "{cluster}: {method} {url} was accepted, but the answer is not a usable operation: \
+         {reason} (answer began: {body_start:?})"
+    )]
+    NotAnOperation {
+        /// The cluster acted on.
+        cluster: String,
+        /// HTTP method.
+        method: String,
+        /// Request URL.
+        url: String,
+        /// What is wrong with the answer.
+        reason: String,
+        /// The first characters of the answer.
+        body_start: String,
+    },
+    /// An operation is marked done but says neither how it failed nor what it produced.
+    #[error("{cluster}: operation {operation} is done but has neither an error nor a response")]
+    OperationWithoutResult {
+        /// The cluster acted on.
+        cluster: String,
+        /// The operation's name.
+        operation: String,
+    },
+    /// The server answered more than the client reads.
+    #[error("{method} {url}: the answer is larger than the limit of {limit} bytes")]
+    AnswerTooLarge {
+        /// HTTP method.
+        method: String,
+        /// Request URL.
+        url: String,
+        /// The cap, in bytes.
+        limit: usize,
+    },
+    /// The server answered a redirect, which the client never follows.
+    #[error(
+        "{method} {url} answered a {status} redirect to {location}; redirects are not followed"
+    )]
+    Redirected {
+        /// HTTP method.
+        method: String,
+        /// Request URL.
+        url: String,
+        /// The 3xx status.
+        status: u16,
+        /// The `Location` header, user name and password redacted.
+        location: String,
+    },
+    /// One entry of the journal cannot be used; the cluster it names is left alone.
+    #[error("journal {}: entry {entry} ({cluster}) cannot be used: {reason}", path.display())]
+    UnusableJournalEntry {
+        /// The journal file.
+        path: PathBuf,
+        /// The entry's position in the file, from 1.
+        entry: usize,
+        /// The cluster the entry names, as far as it can be read.
+        cluster: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// The journal of in-flight operations cannot be read or written.
     #[error("journal {}: {reason}", path.display())]
     Journal {
@@ -192,6 +254,17 @@ impl ExecError {
             }
             Self::Journal { .. } => {
                 "check in the console that no operation is still running, then fix or delete the file"
+            }
+            Self::UnusableJournalEntry { .. } => {
+                "the operation it recorded may still be running: check the cluster in the console, \
+                 then fix or delete that entry; other clusters are not affected"
+            }
+            Self::NotAnOperation { .. } | Self::OperationWithoutResult { .. } => {
+                "the server did not say whether the change was made: run `clusterform plan` to see \
+                 the cluster as it is now"
+            }
+            Self::AnswerTooLarge { .. } | Self::Redirected { .. } => {
+                "the endpoint does not answer like the Model Development Cluster API; check --endpoint"
             }
             Self::Locked { .. } => {
                 "wait for the other `clusterform apply` or `destroy` to finish; the lock is released when it exits"

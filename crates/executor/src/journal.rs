@@ -6,16 +6,20 @@
 //! knows what is still running and waits for it instead of sending the call again. Every write
 //! replaces the file atomically (temporary file in the same directory, fsync, rename, fsync of
 //! the directory): a crash leaves either the old or the new journal, never half of one. A
-//! journal that cannot be read is an error naming the file; it is never silently discarded,
-//! because discarding it could start a second create.
+//! journal that cannot be read as a whole is an error naming the file; it is never silently
+//! discarded, because discarding it could start a second create. One entry that cannot be used
+//! (a malformed operation name, an unknown field, a wrong type) is kept in the file as it is and
+//! reported with the file and its position; it blocks only the cluster it names (every cluster,
+//! when not even its address can be read), never the others.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use clusterform_model::OperationName;
+use clusterform_model::{ClusterName, OperationName};
 use clusterform_planner::{Action, ClusterAddress, RequestKind};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::error::ExecError;
 
@@ -30,6 +34,7 @@ const JOURNAL_FILE: &str = "journal.json";
 
 /// One operation in flight.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct JournalEntry {
     /// The cluster.
     pub address: ClusterAddress,
@@ -45,31 +50,54 @@ pub struct JournalEntry {
     pub timeout_seconds: u64,
 }
 
+/// An entry of the file that cannot be used, as [`Journal::unusable`] reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnusableEntry {
+    /// Its position in the file's `entries`, from 1.
+    pub entry: usize,
+    /// The cluster it names, when that much can be read.
+    pub address: Option<ClusterAddress>,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
 #[derive(Serialize, Deserialize)]
 struct JournalFile {
     version: u32,
-    entries: Vec<JournalEntry>,
+    entries: Vec<Value>,
+}
+
+/// One entry of the file, in file order.
+#[derive(Debug, Clone)]
+enum Slot {
+    Usable(JournalEntry),
+    /// Kept verbatim, so that whoever fixes the file by hand still has what it said.
+    Unusable {
+        raw: Value,
+        address: Option<ClusterAddress>,
+        reason: String,
+    },
 }
 
 /// The journal of one configuration directory.
 #[derive(Debug)]
 pub struct Journal {
     path: PathBuf,
-    entries: Mutex<Vec<JournalEntry>>,
+    slots: Mutex<Vec<Slot>>,
 }
 
 impl Journal {
     /// Opens `CONFIG_DIR/.clusterform/journal.json`; a missing file is an empty journal.
     pub fn open(config_dir: &Path) -> Result<Self, ExecError> {
         let path = config_dir.join(STATE_DIR).join(JOURNAL_FILE);
-        let entries = match std::fs::read_to_string(&path) {
+        let slots = match std::fs::read_to_string(&path) {
             Ok(text) => parse(&path, &text)?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
             Err(e) => return Err(journal_error(&path, format!("cannot read it: {e}"))),
         };
         Ok(Self {
             path,
-            entries: Mutex::new(entries),
+            slots: Mutex::new(slots),
         })
     }
 
@@ -78,48 +106,103 @@ impl Journal {
         &self.path
     }
 
-    /// The operations in flight.
+    /// The operations in flight (the usable entries).
     pub fn entries(&self) -> Vec<JournalEntry> {
-        self.lock().clone()
+        self.lock()
+            .iter()
+            .filter_map(|slot| match slot {
+                Slot::Usable(entry) => Some(entry.clone()),
+                Slot::Unusable { .. } => None,
+            })
+            .collect()
     }
 
-    /// Whether no operation is in flight.
+    /// The entries that cannot be used.
+    pub fn unusable(&self) -> Vec<UnusableEntry> {
+        self.lock()
+            .iter()
+            .enumerate()
+            .filter_map(|(index, slot)| match slot {
+                Slot::Usable(_) => None,
+                Slot::Unusable {
+                    address, reason, ..
+                } => Some(UnusableEntry {
+                    entry: index + 1,
+                    address: address.clone(),
+                    reason: reason.clone(),
+                }),
+            })
+            .collect()
+    }
+
+    /// Whether the file holds no entry at all, usable or not.
     pub fn is_empty(&self) -> bool {
         self.lock().is_empty()
     }
 
-    /// Adds an entry and writes the journal before returning.
+    /// The error refusing any action on `address`, when an unusable entry names that cluster
+    /// or cannot say which cluster it names: the operation it recorded may still be running.
+    pub fn blocked(&self, address: &ClusterAddress) -> Result<(), ExecError> {
+        let Some(unusable) = self
+            .unusable()
+            .into_iter()
+            .find(|u| u.address.as_ref().is_none_or(|a| a == address))
+        else {
+            return Ok(());
+        };
+        Err(ExecError::UnusableJournalEntry {
+            path: self.path.clone(),
+            entry: unusable.entry,
+            cluster: unusable.address.map_or_else(
+                || "cluster unknown".to_owned(),
+                |a| format!("{}/{}/{}", a.project, a.region, a.id),
+            ),
+            reason: unusable.reason,
+        })
+    }
+
+    /// Adds an entry and writes the journal before returning. An entry that a later run could
+    /// not use is refused: writing it would leave the operation unfollowable.
     pub fn record(&self, entry: JournalEntry) -> Result<(), ExecError> {
-        let mut entries = self.lock();
-        let mut updated = entries.clone();
-        updated.retain(|e| e.operation != entry.operation);
-        updated.push(entry);
+        check_entry(&entry).map_err(|reason| {
+            journal_error(
+                &self.path,
+                format!(
+                    "refusing to record an unusable entry for {}: {reason}",
+                    entry.address
+                ),
+            )
+        })?;
+        let mut slots = self.lock();
+        let mut updated = slots.clone();
+        updated.retain(|slot| !is_entry_of(slot, &entry.operation));
+        updated.push(Slot::Usable(entry));
         self.write(&updated)?;
-        *entries = updated;
+        *slots = updated;
         Ok(())
     }
 
     /// Removes the entry of a finished operation and writes the journal before returning.
     pub fn remove(&self, operation: &str) -> Result<(), ExecError> {
-        let mut entries = self.lock();
-        let mut updated = entries.clone();
-        updated.retain(|e| e.operation != operation);
-        if updated.len() == entries.len() {
+        let mut slots = self.lock();
+        let mut updated = slots.clone();
+        updated.retain(|slot| !is_entry_of(slot, operation));
+        if updated.len() == slots.len() {
             return Ok(());
         }
         self.write(&updated)?;
-        *entries = updated;
+        *slots = updated;
         Ok(())
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<JournalEntry>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Slot>> {
         // A panic elsewhere while holding the lock leaves the entries as last written.
-        self.entries.lock().unwrap_or_else(|e| e.into_inner())
+        self.slots.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Replaces the file atomically; an empty journal removes it.
-    fn write(&self, entries: &[JournalEntry]) -> Result<(), ExecError> {
-        if entries.is_empty() {
+    fn write(&self, slots: &[Slot]) -> Result<(), ExecError> {
+        if slots.is_empty() {
             return match std::fs::remove_file(&self.path) {
                 Ok(()) => self.sync_directory(),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
@@ -131,9 +214,17 @@ impl Journal {
         };
         let dir = self.directory();
         std::fs::create_dir_all(dir).map_err(|e| fail("cannot create its directory", &e))?;
+        let entries = slots
+            .iter()
+            .map(|slot| match slot {
+                Slot::Usable(entry) => serde_json::to_value(entry),
+                Slot::Unusable { raw, .. } => Ok(raw.clone()),
+            })
+            .collect::<Result<_, _>>()
+            .map_err(|e| fail("cannot encode it", &e))?;
         let document = JournalFile {
             version: JOURNAL_VERSION,
-            entries: entries.to_vec(),
+            entries,
         };
         let text =
             serde_json::to_string_pretty(&document).map_err(|e| fail("cannot encode it", &e))?;
@@ -160,7 +251,13 @@ impl Journal {
     }
 }
 
-fn parse(path: &Path, text: &str) -> Result<Vec<JournalEntry>, ExecError> {
+fn is_entry_of(slot: &Slot, operation: &str) -> bool {
+    matches!(slot, Slot::Usable(entry) if entry.operation == operation)
+}
+
+/// The whole file: it must be JSON of this version with a list of entries; each entry is then
+/// judged on its own.
+fn parse(path: &Path, text: &str) -> Result<Vec<Slot>, ExecError> {
     let document: JournalFile = serde_json::from_str(text)
         .map_err(|e| journal_error(path, format!("it is corrupt ({e})")))?;
     if document.version != JOURNAL_VERSION {
@@ -172,15 +269,33 @@ fn parse(path: &Path, text: &str) -> Result<Vec<JournalEntry>, ExecError> {
             ),
         ));
     }
-    for entry in &document.entries {
-        entry.operation.parse::<OperationName>().map_err(|e| {
-            journal_error(
-                path,
-                format!("it is corrupt: entry for {}: {e}", entry.address),
-            )
-        })?;
+    Ok(document.entries.into_iter().map(parse_entry).collect())
+}
+
+fn parse_entry(raw: Value) -> Slot {
+    let entry = serde_json::from_value::<JournalEntry>(raw.clone()).map_err(|e| e.to_string());
+    match entry.and_then(|entry| check_entry(&entry).map(|()| entry)) {
+        Ok(entry) => Slot::Usable(entry),
+        Err(reason) => Slot::Unusable {
+            address: raw
+                .get("address")
+                .and_then(|a| serde_json::from_value(a.clone()).ok()),
+            raw,
+            reason,
+        },
     }
-    Ok(document.entries)
+}
+
+/// What a later run needs of an entry: a cluster it can address and an operation it can ask
+/// about.
+fn check_entry(entry: &JournalEntry) -> Result<(), String> {
+    let address = &entry.address;
+    ClusterName::new(&address.project, &address.region, &address.id).map_err(|e| e.to_string())?;
+    entry
+        .operation
+        .parse::<OperationName>()
+        .map_err(|e| e.to_string())?;
+    Ok(())
 }
 
 fn journal_error(path: &Path, reason: String) -> ExecError {
@@ -249,7 +364,9 @@ mod tests {
         for corrupt in [
             "{\"version\":1,\"entries\":[",
             "{\"version\":9,\"entries\":[]}",
-            "{\"version\":1,\"entries\":[{\"address\":{\"project\":\"p\",\"region\":\"r\",\"id\":\"x\"},\"action\":\"create\",\"request\":\"create\",\"operation\":\"../../etc\",\"started_at\":\"\",\"timeout_seconds\":1}]}",
+            "{\"version\":1,\"entries\":{}}",
+            "[]",
+            "",
         ] {
             std::fs::write(&path, corrupt).unwrap();
             let err = Journal::open(dir.path()).unwrap_err();
@@ -260,5 +377,109 @@ mod tests {
                 "file was touched"
             );
         }
+    }
+
+    fn with_operation(mut entry: JournalEntry, operation: &str) -> Value {
+        entry.operation = operation.to_owned();
+        serde_json::to_value(entry).unwrap()
+    }
+
+    /// A file whose second entry is `bad`, around two good ones.
+    fn write_with_bad_entry(dir: &Path, bad: &Value) -> PathBuf {
+        std::fs::create_dir(dir.join(STATE_DIR)).unwrap();
+        let path = dir.join(STATE_DIR).join(JOURNAL_FILE);
+        let document = serde_json::json!({"version": 1, "entries": [
+            serde_json::to_value(entry("a", "1")).unwrap(),
+            bad,
+            serde_json::to_value(entry("c", "3")).unwrap(),
+        ]});
+        std::fs::write(&path, document.to_string()).unwrap();
+        path
+    }
+
+    #[test]
+    fn an_unusable_entry_is_reported_and_the_others_stay_usable() {
+        let mut unknown_field = serde_json::to_value(entry("b", "2")).unwrap();
+        unknown_field["extra"] = serde_json::json!(1);
+        let mut wrong_type = serde_json::to_value(entry("b", "2")).unwrap();
+        wrong_type["timeout_seconds"] = serde_json::json!("soon");
+        let mut bad_address = serde_json::to_value(entry("b", "2")).unwrap();
+        bad_address["address"]["id"] = serde_json::json!("../x");
+        for bad in [
+            with_operation(entry("b", "2"), ""),
+            with_operation(entry("b", "2"), "../x"),
+            with_operation(entry("b", "2"), "https://evil.example/operations/1"),
+            with_operation(
+                entry("b", "2"),
+                "projects/1/locations/us-central1/operations/../../x",
+            ),
+            unknown_field,
+            wrong_type,
+            bad_address,
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            write_with_bad_entry(dir.path(), &bad);
+            let journal = Journal::open(dir.path()).unwrap();
+            assert_eq!(journal.entries(), vec![entry("a", "1"), entry("c", "3")]);
+            let unusable = journal.unusable();
+            assert_eq!(unusable.len(), 1, "{bad}");
+            assert_eq!(unusable[0].entry, 2);
+            assert!(!unusable[0].reason.is_empty());
+        }
+    }
+
+    #[test]
+    fn an_unusable_entry_survives_every_write_verbatim() {
+        let dir = tempfile::tempdir().unwrap();
+        let bad = with_operation(entry("b", "2"), "../x");
+        let path = write_with_bad_entry(dir.path(), &bad);
+        let journal = Journal::open(dir.path()).unwrap();
+        journal.remove(&entry("a", "1").operation).unwrap();
+        journal.record(entry("d", "4")).unwrap();
+        journal.remove(&entry("c", "3").operation).unwrap();
+        journal.remove(&entry("d", "4").operation).unwrap();
+        let document: Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(document["entries"], serde_json::json!([bad]));
+        assert!(!journal.is_empty());
+        assert_eq!(journal.unusable()[0].entry, 1);
+    }
+
+    #[test]
+    fn an_unusable_entry_blocks_only_its_own_cluster() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write_with_bad_entry(dir.path(), &with_operation(entry("b", "2"), "../x"));
+        let journal = Journal::open(dir.path()).unwrap();
+        assert!(journal.blocked(&entry("a", "1").address).is_ok());
+        let err = journal.blocked(&entry("b", "9").address).unwrap_err();
+        let message = err.to_string();
+        assert!(message.contains(&*path.to_string_lossy()), "{message}");
+        assert!(message.contains("entry 2"), "{message}");
+        assert!(message.contains("proj-one/us-central1/b"), "{message}");
+        assert!(err.hint().is_some());
+    }
+
+    #[test]
+    fn an_entry_without_a_readable_address_blocks_every_cluster() {
+        let dir = tempfile::tempdir().unwrap();
+        write_with_bad_entry(dir.path(), &serde_json::json!("not an entry"));
+        let journal = Journal::open(dir.path()).unwrap();
+        assert_eq!(journal.entries().len(), 2);
+        let err = journal.blocked(&entry("a", "1").address).unwrap_err();
+        assert!(err.to_string().contains("cluster unknown"), "{err}");
+    }
+
+    #[test]
+    fn recording_an_unusable_entry_is_refused_and_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = Journal::open(dir.path()).unwrap();
+        for operation in ["", "../x", "https://evil.example/x"] {
+            let mut bad = entry("a", "1");
+            bad.operation = operation.to_owned();
+            let err = journal.record(bad).unwrap_err();
+            assert!(matches!(err, ExecError::Journal { .. }), "{err}");
+        }
+        assert!(!journal.path().exists());
+        assert!(journal.is_empty());
     }
 }

@@ -25,13 +25,16 @@ pub use auth::{
     AuthEnvironment, AuthError, GcloudCli, ResolvedTokenSource, StaticToken, Token, TokenSource,
     default_token_source, resolve_token_source,
 };
-pub use client::{ApiClient, ClientOptions, SlurmReply, Submitted};
+pub use client::{
+    ApiClient, ClientOptions, MAX_ANSWER_BYTES, MAX_LIST_PAGES, SlurmReply, Submitted,
+    redact_userinfo,
+};
 pub use engine::{
     ActionOutcome, ApplyEngine, ApplyReport, DEFAULT_PARALLELISM, ProgressEvent, ProgressSink, Step,
 };
 pub use error::ExecError;
 pub use idle::{IdleReport, IdleVerdict, SlurmEvidence, idle_verdict, inspect_idle};
-pub use journal::{Journal, JournalEntry};
+pub use journal::{Journal, JournalEntry, UnusableEntry};
 pub use lock::RunLock;
 pub use operations::{OperationWaiter, WaitOptions};
 pub use refresh::refresh;

@@ -4,9 +4,11 @@
 mod auth;
 mod calls;
 mod engine;
+mod hostile;
 mod idle;
 mod journal;
 mod operations;
 mod proxy;
 mod retries;
+mod scripted;
 mod support;

@@ -3,8 +3,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use clusterform_executor::{ApplyEngine, ExecError, Journal, ProgressEvent, ProgressSink, Step};
-use clusterform_planner::Action;
+use clusterform_executor::{
+    ApplyEngine, ExecError, Journal, JournalEntry, ProgressEvent, ProgressSink, Step, Submitted,
+};
+use clusterform_planner::{Action, RequestKind};
 use tokio_util::sync::CancellationToken;
 
 use crate::support::*;
@@ -83,4 +85,81 @@ async fn a_corrupt_journal_stops_the_engine_from_starting() {
         "{err}"
     );
     assert!(err.hint().is_some());
+}
+
+#[tokio::test]
+async fn an_unusable_entry_blocks_its_cluster_and_no_other() {
+    let h = Harness::start(Duration::from_millis(200)).await;
+    let Submitted::Operation(in_flight) =
+        h.client.send(REGION, &create_request("b")).await.unwrap()
+    else {
+        panic!("expected an operation");
+    };
+    let entry = |id: &str, operation: &str| {
+        serde_json::to_value(JournalEntry {
+            address: address(id),
+            action: Action::Create,
+            request: RequestKind::Create,
+            operation: operation.to_owned(),
+            started_at: "2026-11-10T12:00:00Z".into(),
+            timeout_seconds: 7200,
+        })
+        .unwrap()
+    };
+    let unusable = entry("a", "../x");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(".clusterform/journal.json");
+    std::fs::create_dir(dir.path().join(".clusterform")).unwrap();
+    let document =
+        serde_json::json!({"version": 1, "entries": [unusable, entry("b", &in_flight.name)]});
+    std::fs::write(&path, document.to_string()).unwrap();
+
+    let engine = ApplyEngine::new(
+        h.client(fast_retry()),
+        Journal::open(dir.path()).unwrap(),
+        2,
+    )
+    .with_wait_options(fast_wait());
+    let resumed = engine
+        .resume(Arc::new(RecordingSink::default()), CancellationToken::new())
+        .await;
+    assert!(
+        resumed.is_success(),
+        "the usable entry resumes: {resumed:?}"
+    );
+    assert_eq!(resumed.outcomes.len(), 1);
+
+    let plan = plan(vec![
+        change("a", Action::Create, vec![create_request("a")]),
+        change("c", Action::Create, vec![create_request("c")]),
+    ]);
+    let report = engine
+        .apply(
+            &plan,
+            Arc::new(RecordingSink::default()),
+            CancellationToken::new(),
+        )
+        .await;
+    let [a, c] = report.outcomes.as_slice() else {
+        panic!("{report:?}");
+    };
+    let err = a.result.as_ref().unwrap_err();
+    assert!(
+        matches!(err, ExecError::UnusableJournalEntry { entry: 1, .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains(&*path.to_string_lossy()), "{err}");
+    assert!(c.result.is_ok(), "{:?}", c.result);
+    assert_eq!(
+        h.count("POST", "/modelDevelopmentClusters"),
+        2,
+        "b and c only"
+    );
+    let left: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(
+        left["entries"],
+        serde_json::json!([unusable]),
+        "kept verbatim"
+    );
 }

@@ -1,0 +1,537 @@
+//! Hostile server answers: a scripted server that lies, loops, floods or redirects. Each case
+//! must end in a clear error naming what was asked and where, without a panic, with the number
+//! of requests bounded, and with nothing unusable written to the journal.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use axum::http::Method;
+use clusterform_executor::{
+    ApiClient, ApplyEngine, ApplyReport, ClientOptions, ExecError, Journal, MAX_ANSWER_BYTES,
+    MAX_LIST_PAGES, StaticToken, Submitted,
+};
+use clusterform_planner::{Action, PlannedRequest};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::scripted::{Scripted, Seen, google_error, json, redirect, text};
+use crate::support::*;
+
+const OPERATION: &str = "projects/123456789012/locations/us-central1/operations/777";
+
+fn client_with_cap(server: &Scripted, max_answer_bytes: usize) -> ApiClient {
+    ApiClient::new(
+        ClientOptions {
+            endpoint: Some(server.base_url().to_owned()),
+            request_timeout: Duration::from_secs(10),
+            retry: fast_retry(),
+            max_answer_bytes,
+            ..ClientOptions::default()
+        },
+        Arc::new(StaticToken::new(TOKEN)),
+    )
+    .unwrap()
+}
+
+fn client(server: &Scripted) -> ApiClient {
+    client_with_cap(server, MAX_ANSWER_BYTES)
+}
+
+fn running_cluster(id: &str) -> serde_json::Value {
+    let mut cluster = cluster_body(id, Some(STACK));
+    cluster["name"] = json!(cluster_name(id));
+    cluster["clusterStatus"] = json!({"state": "RUNNING"});
+    cluster
+}
+
+fn pending_operation() -> serde_json::Value {
+    json!({"name": OPERATION, "done": false})
+}
+
+/// Runs one change against `server` with a journal in `dir`.
+async fn apply_one(
+    server: &Scripted,
+    dir: &std::path::Path,
+    action: Action,
+    request: PlannedRequest,
+) -> ApplyReport {
+    let engine = ApplyEngine::new(client(server), Journal::open(dir).unwrap(), 1)
+        .with_wait_options(fast_wait());
+    let plan = plan(vec![change("train01", action, vec![request])]);
+    engine
+        .apply(
+            &plan,
+            Arc::new(RecordingSink::default()),
+            CancellationToken::new(),
+        )
+        .await
+}
+
+fn the_error(report: &ApplyReport) -> &ExecError {
+    assert_eq!(report.outcomes.len(), 1, "{report:?}");
+    report.outcomes[0]
+        .result
+        .as_ref()
+        .expect_err("the action must fail")
+}
+
+#[tokio::test]
+async fn invalid_json_and_html_are_errors_naming_the_url() {
+    for body in [
+        "{\"name\": ",
+        "<html><body>Sign in</body></html>",
+        "",
+        "null",
+    ] {
+        let server = Scripted::start(move |_, _| text("text/html", body)).await;
+        let err = client(&server)
+            .get_cluster(&parsed_name("train01"))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ExecError::Decode { .. }), "{body}: {err}");
+        assert!(
+            err.to_string().contains(
+                "/v1beta1/projects/proj-one/locations/us-central1/modelDevelopmentClusters/train01"
+            ),
+            "{err}"
+        );
+        assert_eq!(
+            server.requests().len(),
+            1,
+            "a bad answer is not asked again"
+        );
+    }
+}
+
+#[tokio::test]
+async fn wrong_types_are_errors_naming_the_url() {
+    let cases = [
+        json!({"modelDevelopmentClusters": {}}),
+        json!({"modelDevelopmentClusters": [], "nextPageToken": 5}),
+        json!({"modelDevelopmentClusters": [{"nodePools": {"id": "login"}}]}),
+        json!({"modelDevelopmentClusters": [{"labels": ["a"]}]}),
+        json!({"modelDevelopmentClusters": [{"nodePools": [{"id": "x", "scalingSpec": {"minNodeCount": "many"}}]}]}),
+    ];
+    for answer in cases {
+        let body = answer.clone();
+        let server = Scripted::start(move |_, _| json(body.clone())).await;
+        let err = client(&server)
+            .list_clusters(PROJECT, REGION)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ExecError::Decode { .. }), "{answer}: {err}");
+        assert!(err.to_string().contains(&collection_path()), "{err}");
+        assert_eq!(server.requests().len(), 1);
+    }
+    let server = Scripted::start(|_, _| json(json!({"name": OPERATION, "done": "yes"}))).await;
+    let err = client(&server).get_operation(OPERATION).await.unwrap_err();
+    assert!(matches!(err, ExecError::Decode { .. }), "{err}");
+    assert!(err.to_string().contains(OPERATION), "{err}");
+}
+
+#[tokio::test]
+async fn an_endless_answer_stops_at_the_cap_without_reading_it_all() {
+    const CAP: usize = 1 << 20;
+    const FLOOD: usize = 100 * 1000 * 1000;
+    let server = Scripted::start(|_, tools| tools.flood(FLOOD, 64 * 1024)).await;
+    let err = client_with_cap(&server, CAP)
+        .list_clusters(PROJECT, REGION)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, ExecError::AnswerTooLarge { limit: CAP, .. }),
+        "{err}"
+    );
+    let message = err.to_string();
+    assert!(message.contains(&collection_path()), "{message}");
+    assert!(message.contains(&CAP.to_string()), "{message}");
+    assert_eq!(server.requests().len(), 1, "a flood is not asked for again");
+    // Give the server a moment to notice the closed connection, then check it stopped early.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        server.streamed() < 32 * CAP,
+        "{} bytes streamed",
+        server.streamed()
+    );
+}
+
+#[tokio::test]
+async fn the_real_cap_holds_against_a_70_mb_answer() {
+    let server =
+        Scripted::start(|_, tools| tools.flood(70 * 1000 * 1000 + (1 << 20), 1 << 20)).await;
+    let started = std::time::Instant::now();
+    let err = client(&server)
+        .get_cluster(&parsed_name("train01"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ExecError::AnswerTooLarge {
+                limit: MAX_ANSWER_BYTES,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("67108864 bytes"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(30));
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn an_oversize_answer_with_a_content_length_is_refused() {
+    const CAP: usize = 1 << 20;
+    let server = Scripted::start(|_, _| {
+        let body = vec![b' '; 2 * CAP];
+        axum::response::IntoResponse::into_response((axum::http::StatusCode::OK, body))
+    })
+    .await;
+    let err = client_with_cap(&server, CAP)
+        .get_operation(OPERATION)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ExecError::AnswerTooLarge { .. }), "{err}");
+    assert!(err.to_string().contains(OPERATION), "{err}");
+}
+
+#[tokio::test]
+async fn a_list_that_never_ends_stops_after_the_page_cap() {
+    let server = Scripted::start(|seen: &Seen, _| {
+        let page = seen
+            .param("pageToken")
+            .map_or(0, |t| t.parse::<u64>().unwrap());
+        json(json!({"modelDevelopmentClusters": [], "nextPageToken": (page + 1).to_string()}))
+    })
+    .await;
+    let err = client(&server)
+        .list_clusters(PROJECT, REGION)
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains(&format!("did not end after {MAX_LIST_PAGES} pages")),
+        "{err}"
+    );
+    assert!(err.to_string().contains(&collection_path()), "{err}");
+    assert_eq!(server.requests().len(), MAX_LIST_PAGES);
+}
+
+#[tokio::test]
+async fn a_list_of_many_pages_stops_at_the_total_cap() {
+    const CAP: usize = 64 * 1024;
+    let server = Scripted::start(|seen: &Seen, _| {
+        let page = seen
+            .param("pageToken")
+            .map_or(0, |t| t.parse::<u64>().unwrap());
+        let filler = "x".repeat(16 * 1024);
+        json(json!({
+            "modelDevelopmentClusters": [{"displayName": filler}],
+            "nextPageToken": (page + 1).to_string()
+        }))
+    })
+    .await;
+    let err = client_with_cap(&server, CAP)
+        .list_clusters(PROJECT, REGION)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ExecError::AnswerTooLarge { .. }), "{err}");
+    assert!(server.requests().len() <= 4, "{}", server.requests().len());
+}
+
+#[tokio::test]
+async fn any_repeated_page_token_ends_the_list() {
+    for (tokens, requests) in [
+        (vec!["A", "B"], 3),
+        (vec!["A"], 2),
+        (vec!["A", "B", "C"], 4),
+    ] {
+        let cycle = tokens.clone();
+        let server = Scripted::start(move |seen: &Seen, _| {
+            let next = match seen.param("pageToken") {
+                None => cycle[0],
+                Some(token) => {
+                    let at = cycle.iter().position(|t| *t == token).unwrap();
+                    cycle[(at + 1) % cycle.len()]
+                }
+            };
+            json(json!({"modelDevelopmentClusters": [], "nextPageToken": next}))
+        })
+        .await;
+        let err = client(&server)
+            .list_clusters(PROJECT, REGION)
+            .await
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("page token \"A\" a second time"),
+            "{err}"
+        );
+        assert_eq!(server.requests().len(), requests, "{tokens:?}");
+    }
+}
+
+#[tokio::test]
+async fn redirects_are_never_followed() {
+    let elsewhere = Scripted::start(|_, _| json(json!({}))).await;
+    for status in [301, 302, 303, 307, 308] {
+        let location = format!("{}/steal?x=1", elsewhere.base_url());
+        let target = location.clone();
+        let server = Scripted::start(move |_, _| redirect(status, &target)).await;
+        let err = client(&server)
+            .send(REGION, &create_request("train01"))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, ExecError::Redirected { status: s, .. } if s == status),
+            "{status}: {err}"
+        );
+        let message = err.to_string();
+        assert!(message.contains(&location), "{message}");
+        assert!(message.contains(&collection_path()), "{message}");
+        assert_eq!(server.requests().len(), 1, "{status}: not retried");
+        let err = client(&server)
+            .list_clusters(PROJECT, REGION)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ExecError::Redirected { .. }), "{err}");
+    }
+    assert!(
+        elsewhere.requests().is_empty(),
+        "nothing, and no token, reached the other host"
+    );
+}
+
+#[tokio::test]
+async fn a_success_that_is_not_an_operation_is_an_error_and_nothing_is_journaled() {
+    for answer in [
+        json!({}),
+        json!({"name": ""}),
+        json!({"name": "../x"}),
+        json!({"name": "https://evil.example/v1/operations/1"}),
+        json!({"name": "projects/1/locations/us-central1/operations/../../x", "done": false}),
+        json!({"name": OPERATION, "done": 1}),
+        json!([]),
+    ] {
+        let body = answer.clone();
+        let server = Scripted::start(move |_, _| json(body.clone())).await;
+        let dir = tempfile::tempdir().unwrap();
+        let report = apply_one(
+            &server,
+            dir.path(),
+            Action::Create,
+            create_request("train01"),
+        )
+        .await;
+        let err = the_error(&report);
+        assert!(
+            matches!(err, ExecError::NotAnOperation { .. }),
+            "{answer}: {err}"
+        );
+        assert!(err.to_string().contains(&cluster_name("train01")), "{err}");
+        assert!(err.hint().is_some());
+        assert_eq!(server.requests().len(), 1, "{answer}: nothing waited for");
+        let journal = Journal::open(dir.path()).expect("the journal stays readable");
+        assert!(journal.is_empty(), "{answer}: nothing journaled");
+    }
+}
+
+#[tokio::test]
+async fn done_without_error_or_response_is_not_a_success() {
+    // Done in the create's own answer, and done on the first `:wait`.
+    for immediately in [true, false] {
+        let server = Scripted::start(move |seen: &Seen, _| {
+            let done = json!({"name": OPERATION, "done": true});
+            if seen.method == Method::POST && !seen.is_operation_poll() && !immediately {
+                json(pending_operation())
+            } else {
+                json(done)
+            }
+        })
+        .await;
+        let dir = tempfile::tempdir().unwrap();
+        let report = apply_one(
+            &server,
+            dir.path(),
+            Action::Create,
+            create_request("train01"),
+        )
+        .await;
+        let err = the_error(&report);
+        assert!(
+            matches!(err, ExecError::OperationWithoutResult { .. }),
+            "{err}"
+        );
+        let message = err.to_string();
+        assert!(
+            message.contains(OPERATION) && message.contains("train01"),
+            "{message}"
+        );
+        assert!(Journal::open(dir.path()).unwrap().is_empty());
+        assert!(server.requests().len() <= 2);
+    }
+}
+
+#[tokio::test]
+async fn an_operation_that_never_finishes_times_out_naming_it() {
+    let server = Scripted::start(|seen: &Seen, _| {
+        if seen.is_operation_poll() {
+            json(json!({"name": OPERATION, "metadata": {"progressMessage": "still going"}}))
+        } else if seen.method == Method::POST {
+            json(pending_operation())
+        } else {
+            json(running_cluster("train01"))
+        }
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut request = change("train01", Action::Create, vec![create_request("train01")]);
+    request.timeouts.create = 1;
+    let engine = ApplyEngine::new(client(&server), Journal::open(dir.path()).unwrap(), 1)
+        .with_wait_options(fast_wait());
+    let report = engine
+        .apply(
+            &plan(vec![request]),
+            Arc::new(RecordingSink::default()),
+            CancellationToken::new(),
+        )
+        .await;
+    let err = the_error(&report);
+    assert!(matches!(err, ExecError::Timeout { .. }), "{err}");
+    assert!(err.to_string().contains(OPERATION), "{err}");
+    let journal = Journal::open(dir.path()).unwrap();
+    assert_eq!(journal.entries().len(), 1, "kept for the next run");
+    // Paced by the polling backoff: a 1 s timeout allows a few dozen requests at most.
+    assert!(server.requests().len() < 60, "{}", server.requests().len());
+}
+
+#[tokio::test]
+async fn a_fresh_operation_answering_404_is_waited_for_then_succeeds() {
+    let polls = Arc::new(AtomicUsize::new(0));
+    let counter = polls.clone();
+    let server = Scripted::start(move |seen: &Seen, _| {
+        if !seen.is_operation_poll() {
+            return json(pending_operation());
+        }
+        if counter.fetch_add(1, Ordering::SeqCst) < 3 {
+            return google_error(404, "NOT_FOUND", "operation not found");
+        }
+        json(json!({"name": OPERATION, "done": true, "response": running_cluster("train01")}))
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let report = apply_one(
+        &server,
+        dir.path(),
+        Action::Create,
+        create_request("train01"),
+    )
+    .await;
+    assert!(report.is_success(), "{report:?}");
+    assert!(report.outcomes[0].live.is_some());
+    assert!(polls.load(Ordering::SeqCst) >= 4);
+    assert!(Journal::open(dir.path()).unwrap().is_empty());
+}
+
+/// The scripted cluster for an update: there until the PATCH, then gone.
+fn deleted_during_update(
+    operation_answer: fn(&Seen) -> axum::response::Response,
+) -> impl Fn(&Seen, &crate::scripted::Tools) -> axum::response::Response + Send + Sync {
+    let patched = Arc::new(AtomicUsize::new(0));
+    move |seen: &Seen, _| {
+        if seen.method == Method::PATCH {
+            patched.fetch_add(1, Ordering::SeqCst);
+            return json(pending_operation());
+        }
+        if seen.is_operation_poll() {
+            return operation_answer(seen);
+        }
+        if patched.load(Ordering::SeqCst) == 0 {
+            json(running_cluster("train01"))
+        } else {
+            google_error(404, "NOT_FOUND", "cluster not found")
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_cluster_deleted_during_an_update_fails_naming_the_cluster() {
+    // The operation ends with NOT_FOUND.
+    let server = Scripted::start(deleted_during_update(|_| {
+        json(json!({"name": OPERATION, "done": true,
+                    "error": {"code": 5, "message": "the cluster was deleted"}}))
+    }))
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let report = apply_one(
+        &server,
+        dir.path(),
+        Action::Update,
+        update_labels_request("train01", "x"),
+    )
+    .await;
+    let err = the_error(&report);
+    assert!(matches!(err, ExecError::OperationFailed { .. }), "{err}");
+    assert!(err.to_string().contains(&cluster_name("train01")), "{err}");
+    assert!(Journal::open(dir.path()).unwrap().is_empty());
+
+    // The operation vanishes with the cluster.
+    let server = Scripted::start(deleted_during_update(|_| {
+        google_error(404, "NOT_FOUND", "operation not found")
+    }))
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let report = apply_one(
+        &server,
+        dir.path(),
+        Action::Update,
+        update_labels_request("train01", "x"),
+    )
+    .await;
+    let err = the_error(&report);
+    assert!(matches!(err, ExecError::OperationLost { .. }), "{err}");
+    let message = err.to_string();
+    assert!(
+        message.contains(&cluster_name("train01")) && message.contains("does not exist"),
+        "{message}"
+    );
+    assert!(Journal::open(dir.path()).unwrap().is_empty());
+    // Bounded by the 2 s grace of `fast_wait` and its polling backoff.
+    assert!(server.requests().len() < 80, "{}", server.requests().len());
+}
+
+#[tokio::test]
+async fn a_submitted_operation_is_followed_by_the_name_it_was_submitted_under() {
+    // The `:wait` answer names another operation: the journal entry of ours still goes.
+    let server = Scripted::start(|seen: &Seen, _| {
+        if seen.is_operation_poll() {
+            json(
+                json!({"name": "projects/1/locations/us-central1/operations/other",
+                        "done": true, "response": running_cluster("train01")}),
+            )
+        } else {
+            json(pending_operation())
+        }
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let report = apply_one(
+        &server,
+        dir.path(),
+        Action::Create,
+        create_request("train01"),
+    )
+    .await;
+    assert!(report.is_success(), "{report:?}");
+    assert!(Journal::open(dir.path()).unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn submitted_operations_are_returned_when_usable() {
+    let server = Scripted::start(|_, _| json(pending_operation())).await;
+    let submitted = client(&server)
+        .send(REGION, &create_request("train01"))
+        .await
+        .unwrap();
+    assert!(matches!(submitted, Submitted::Operation(op) if op.name == OPERATION));
+}
