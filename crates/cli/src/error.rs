@@ -132,7 +132,7 @@ impl CliError {
     pub fn hint(&self) -> Option<String> {
         match self {
             Self::Plan(err) => crate::hints::plan_hint(err),
-            Self::Exec(err) => err.hint(),
+            Self::Exec(err) => crate::hints::exec_hint(err),
             Self::ActionFailed { hint, .. } => hint.clone(),
             Self::OwnedElsewhere { .. } => Some(
                 "remove it from that stack's configuration first, or import it from that stack's directory"

@@ -2,6 +2,7 @@
 //! and flags (`clusterform import`, `--target`). The libraries say what went wrong; only the
 //! binary knows how its user can fix it.
 
+use clusterform_executor::ExecError;
 use clusterform_planner::PlanError;
 
 /// The hint for a planning error.
@@ -37,6 +38,85 @@ pub fn plan_hint(error: &PlanError) -> Option<String> {
     }
 }
 
+/// The hint for an error of the API client or the apply engine.
+pub fn exec_hint(error: &ExecError) -> Option<String> {
+    let hint = match error {
+        ExecError::Api { status, .. } => return api_hint(status.code_name()),
+        ExecError::Transport { .. } => {
+            "check the network connection and the endpoint (--endpoint, CLUSTERFORM_ENDPOINT)"
+        }
+        ExecError::Timeout { .. } => {
+            "the operation may still be running: run `clusterform apply` again to resume \
+             waiting, or raise the cluster's `timeouts` block"
+        }
+        ExecError::OperationFailed { .. }
+        | ExecError::ClusterFailed { .. }
+        | ExecError::OperationLost { .. } => {
+            "see the cluster's events with `clusterform list`; fix the configuration and apply again"
+        }
+        ExecError::InsecureEndpoint { .. } => {
+            "use an https:// endpoint, or http:// only to a loopback address (127.0.0.1, ::1, localhost)"
+        }
+        ExecError::InvalidEndpoint { .. } => "an endpoint is a base URL such as https://host:port",
+        ExecError::Auth(_) => {
+            "run `gcloud auth application-default login`, or set CLUSTERFORM_ACCESS_TOKEN"
+        }
+        ExecError::Decode { .. } => {
+            "the endpoint does not answer like the Model Development Cluster API; check --endpoint"
+        }
+        ExecError::Journal { .. } => {
+            "check in the console that no operation is still running, then fix or delete the file"
+        }
+        ExecError::UnusableJournalEntry { .. } => {
+            "the operation it recorded may still be running: check the cluster in the console, \
+             then fix or delete that entry; other clusters are not affected"
+        }
+        ExecError::NotAnOperation { .. } | ExecError::OperationWithoutResult { .. } => {
+            "the server did not say whether the change was made: run `clusterform plan` to see \
+             the cluster as it is now"
+        }
+        ExecError::AnswerTooLarge { .. } | ExecError::Redirected { .. } => {
+            "the endpoint does not answer like the Model Development Cluster API; check --endpoint"
+        }
+        ExecError::Locked { .. } => {
+            "wait for the other `clusterform apply` or `destroy` to finish; the lock is released when it exits"
+        }
+        ExecError::Lock { .. } => "check that the configuration directory is writable",
+        ExecError::NoLongerDeleting { .. } => {
+            "someone else acted on the cluster: run `clusterform plan` again"
+        }
+        ExecError::Cancelled => {
+            "operations keep running on the server: run `clusterform apply` again to resume waiting"
+        }
+        ExecError::UnreadableLiveName(_) => {
+            "clusterform cannot address this cluster, so it stops rather than plan without it; report the name to the service's support"
+        }
+        ExecError::InvalidRequest(_) | ExecError::Name(_) => return None,
+    };
+    Some(hint.to_owned())
+}
+
+/// The hint for an API error, by its canonical code.
+fn api_hint(code_name: &str) -> Option<String> {
+    let hint = match code_name {
+        "UNAUTHENTICATED" => {
+            "the access token was rejected: run `gcloud auth application-default login` or refresh CLUSTERFORM_ACCESS_TOKEN"
+        }
+        "PERMISSION_DENIED" => {
+            "the caller needs aiplatform.modelDevelopmentClusters.* permissions on the project"
+        }
+        "ALREADY_EXISTS" => {
+            "a cluster with this ID already exists: `clusterform import ID` adopts it"
+        }
+        "ABORTED" => "another operation is running on the cluster: apply again once it finishes",
+        "RESOURCE_EXHAUSTED" => "a quota or rate limit was hit: check the project's quotas",
+        "FAILED_PRECONDITION" => "the cluster is not in a state that allows this change",
+        "UNAVAILABLE" => "the service is unavailable: try again later",
+        _ => return None,
+    };
+    Some(hint.to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,5 +149,33 @@ mod tests {
             problems: vec![],
         };
         assert!(plan_hint(&dangling).unwrap().contains("login_node_pool_id"));
+    }
+
+    #[test]
+    fn client_errors_point_at_the_flag_or_command_that_fixes_them() {
+        let insecure = ExecError::InsecureEndpoint {
+            endpoint: "http://example.com".into(),
+        };
+        assert!(exec_hint(&insecure).unwrap().contains("loopback"));
+        let locked = ExecError::Locked {
+            path: "/x/.clusterform/lock".into(),
+        };
+        assert!(exec_hint(&locked).unwrap().contains("wait for the other"));
+        assert!(exec_hint(&ExecError::Cancelled).unwrap().contains("resume"));
+        let unauthenticated = ExecError::Api {
+            status: Box::new(clusterform_model::Status {
+                code: 401,
+                message: "no".into(),
+                status: Some("UNAUTHENTICATED".into()),
+                details: vec![],
+            }),
+            method: "GET".into(),
+            url: "https://x".into(),
+        };
+        assert!(
+            exec_hint(&unauthenticated)
+                .unwrap()
+                .contains("CLUSTERFORM_ACCESS_TOKEN")
+        );
     }
 }

@@ -132,7 +132,6 @@ fn plain_http_to_a_remote_host_is_refused() {
     };
     let err = ApiClient::new(options, Arc::new(StaticToken::new(TOKEN))).unwrap_err();
     assert!(matches!(err, ExecError::InsecureEndpoint { .. }), "{err}");
-    assert!(err.hint().unwrap().contains("loopback"));
 }
 
 #[tokio::test]
@@ -149,7 +148,7 @@ async fn the_token_never_shows() {
     .unwrap();
     let err = wrong.list_clusters(PROJECT, REGION).await.unwrap_err();
     assert_eq!(err.api_code_name(), Some("UNAUTHENTICATED"), "{err}");
-    for text in [err.to_string(), format!("{err:?}"), err.hint().unwrap()] {
+    for text in [err.to_string(), format!("{err:?}")] {
         assert!(!text.contains("wrong-secret"), "{text}");
     }
 }
@@ -199,7 +198,6 @@ async fn garbage_answers_are_decode_errors_naming_the_url() {
     assert_eq!(url, &format!("{base}/v1beta1/{}", cluster_name("train01")));
     assert!(body_start.contains("nginx"));
     assert!(err.to_string().contains(url.as_str()));
-    assert!(err.hint().unwrap().contains("--endpoint"));
     let err = client.list_clusters(PROJECT, REGION).await.unwrap_err();
     assert!(err.to_string().contains("cluster list"), "{err}");
 }

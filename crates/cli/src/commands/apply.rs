@@ -220,7 +220,7 @@ pub fn finish(
                 action: actions::noun(outcome.action),
                 cluster: outcome.address.id.clone(),
                 reason: err.to_string(),
-                hint: err.hint(),
+                hint: crate::hints::exec_hint(err),
             });
         }
     }
