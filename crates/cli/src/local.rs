@@ -32,8 +32,7 @@ impl LocalEmulator {
             path: state_dir.clone(),
             source,
         })?;
-        let seconds = std::env::var("CLUSTERFORM_LOCAL_OPERATION_SECONDS")
-            .ok()
+        let seconds = crate::environment::var("CLUSTERFORM_LOCAL_OPERATION_SECONDS")?
             .and_then(|s| s.parse::<f64>().ok())
             .filter(|s| s.is_finite() && *s >= 0.0)
             .unwrap_or(DEFAULT_OPERATION_SECONDS);
