@@ -18,12 +18,10 @@ use clusterform_planner::{Action, ClusterAddress, RequestKind};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ExecError;
+use crate::state_dir::{STATE_DIR, create_state_dir};
 
 /// Version of the journal file format.
 const JOURNAL_VERSION: u32 = 1;
-
-/// The directory, under the configuration directory, that holds clusterform's files.
-const STATE_DIR: &str = ".clusterform";
 
 /// The journal's file name.
 const JOURNAL_FILE: &str = "journal.json";
@@ -130,7 +128,9 @@ impl Journal {
             journal_error(&self.path, format!("{what}: {e}"))
         };
         let dir = self.directory();
-        std::fs::create_dir_all(dir).map_err(|e| fail("cannot create its directory", &e))?;
+        if let Some(config_dir) = dir.parent() {
+            create_state_dir(config_dir).map_err(|e| fail("cannot create its directory", &e))?;
+        }
         let document = JournalFile {
             version: JOURNAL_VERSION,
             entries: entries.to_vec(),

@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::cli::{ApplyArgs, GlobalArgs};
 use crate::commands::ExitStatus;
-use crate::commands::plan::{Planned, prepare};
+use crate::commands::plan::{Planned, prepare, replan};
 use crate::context::{self, Connection, config_dir};
 use crate::error::CliError;
 use crate::printer::Printer;
@@ -42,7 +42,7 @@ async fn apply_directory(
     let _lock = RunLock::acquire(dir)?;
     let mut planned = prepare(global, dir, &args.planning, false, printer).await?;
     if settle_earlier_runs(&planned, dir, args.parallelism, printer).await? {
-        planned = prepare(global, dir, &args.planning, false, printer).await?;
+        planned = replan(planned, dir, &args.planning, false, printer).await?;
     }
     printer.result(&clusterform_planner::render_text(
         &planned.plan,
