@@ -149,7 +149,7 @@ fn done_verb(action: Action) -> &'static str {
         Action::Replace => "replaced",
         Action::Delete => "destroyed",
         Action::Release => "released",
-        Action::NoOp => "unchanged",
+        Action::NoOp => "ready",
     }
 }
 
