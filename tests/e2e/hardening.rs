@@ -53,7 +53,11 @@ fn a_non_utf8_variable_clusterform_reads_is_an_error_naming_it_never_showing_it(
         ("CLUSTERFORM_VAR_region", &["validate"][..], 1),
         ("CLUSTERFORM_VAR_region", &["plan"][..], 1),
         ("CLUSTERFORM_ACCESS_TOKEN", &["plan"][..], 1),
-        ("GOOGLE_OAUTH_ACCESS_TOKEN", &["apply", "--auto-approve"][..], 1),
+        (
+            "GOOGLE_OAUTH_ACCESS_TOKEN",
+            &["apply", "--auto-approve"][..],
+            1,
+        ),
         ("CLUSTERFORM_ENDPOINT", &["plan"][..], 2),
     ] {
         let mut cmd = env.cmd(args);
@@ -159,7 +163,10 @@ fn a_second_emulator_on_the_same_state_file_fails_at_once_naming_it() {
         message.contains(&*state.to_string_lossy()) && message.contains("in use"),
         "{message}"
     );
-    assert!(first.try_wait().unwrap().is_none(), "the first keeps serving");
+    assert!(
+        first.try_wait().unwrap().is_none(),
+        "the first keeps serving"
+    );
 
     // The built-in emulator of a configuration using the same file is refused the same way.
     let config_dir = tempfile::tempdir().unwrap();
@@ -231,7 +238,11 @@ fn under_umask_000_the_state_directory_and_its_files_are_private() {
     let state_dir = local.path().join(".clusterform");
     std::fs::create_dir(&state_dir).unwrap();
     std::fs::set_permissions(&state_dir, std::fs::Permissions::from_mode(0o777)).unwrap();
-    std::fs::write(local.path().join("main.hcl"), config(&[ClusterSpec::default()])).unwrap();
+    std::fs::write(
+        local.path().join("main.hcl"),
+        config(&[ClusterSpec::default()]),
+    )
+    .unwrap();
     let apply = with_open_umask(local.path(), "local", &["apply", "--auto-approve"]);
     assert!(apply.status.success(), "{}", stderr(&apply));
     assert_eq!(mode(&state_dir), 0o700);
@@ -283,7 +294,11 @@ fn apply_waits_for_an_unchanged_cluster_still_provisioning() {
         done.load(Ordering::SeqCst),
         "apply returned while the cluster was still provisioning"
     );
-    assert!(stdout(&output).contains("No changes."), "{}", stdout(&output));
+    assert!(
+        stdout(&output).contains("No changes."),
+        "{}",
+        stdout(&output)
+    );
     assert!(
         stdout(&output).contains("leave PROVISIONING"),
         "{}",

@@ -30,9 +30,7 @@ pub enum EmulatorError {
     },
     /// Another emulator (another process, or another emulator in this one) serves from the
     /// same state file: two writers would lose each other's updates.
-    #[error(
-        "the emulator state file {path} is in use by another emulator (locked through {lock})"
-    )]
+    #[error("the emulator state file {path} is in use by another emulator (locked through {lock})")]
     StateInUse { path: PathBuf, lock: PathBuf },
     /// The state file's lock could not be taken.
     #[error("cannot lock the emulator state file {path} through {lock}: {source}")]

@@ -303,9 +303,8 @@ impl ApplyEngine {
                 guarded(tracker, async |tracker: &Tracker<'_>| {
                     tracker.emit(Step::Started);
                     let name = cluster_name(&change.address)?;
-                    let timeout = Duration::from_secs(
-                        change.timeouts.create.max(change.timeouts.update),
-                    );
+                    let timeout =
+                        Duration::from_secs(change.timeouts.create.max(change.timeouts.update));
                     tracker
                         .cancellable(self.await_ready(tracker, &name, timeout, WORKING_STATES))
                         .await

@@ -62,8 +62,7 @@ async fn apply_directory(
     };
     match confirm_and_execute(&planned, dir, &approval, args.parallelism, printer).await? {
         Some(report) => {
-            finish_after_settling(report, &working, &planned.connection, dir, args, printer)
-                .await
+            finish_after_settling(report, &working, &planned.connection, dir, args, printer).await
         }
         None => Ok(ExitStatus::Success),
     }
