@@ -9,6 +9,8 @@ mod bad_input;
 mod commands;
 mod destroy;
 mod emulator_command;
+#[cfg(unix)]
+mod hardening;
 mod help;
 mod import;
 mod interrupt;

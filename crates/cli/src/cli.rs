@@ -32,7 +32,8 @@ pub struct GlobalArgs {
         global = true,
         env = "CLUSTERFORM_ENDPOINT",
         hide_env_values = true,
-        value_name = "URL"
+        value_name = "URL",
+        value_parser = EndpointParser
     )]
     pub endpoint: Option<String>,
     /// Never colour the output (also: NO_COLOR)
@@ -148,6 +149,31 @@ pub struct PlanningArgs {
     /// Update mode of every PATCH
     #[arg(long, value_parser = update_mode_parser())]
     pub update_mode: Option<UpdateMode>,
+}
+
+/// `--endpoint`: text, like clap's own parser, but a value that is not UTF-8 is refused with
+/// a message naming where it may have come from and never showing it (a URL may carry a
+/// password).
+#[derive(Debug, Clone, Copy)]
+struct EndpointParser;
+
+impl TypedValueParser for EndpointParser {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        value.to_str().map(str::to_owned).ok_or_else(|| {
+            clap::Error::raw(
+                clap::error::ErrorKind::InvalidUtf8,
+                "the endpoint (--endpoint or the CLUSTERFORM_ENDPOINT variable) is not valid UTF-8\n",
+            )
+            .with_cmd(cmd)
+        })
+    }
 }
 
 /// `--update-mode`: the modes a user picks (the API's unspecified mode is left out), read into

@@ -2,7 +2,6 @@
 //! (asking for missing variables on a terminal), and connecting to the API or the local
 //! emulator.
 
-use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -12,6 +11,7 @@ use clusterform_config::{Config, Provider, StackOrigin, VariableInputs};
 use clusterform_executor::{ApiClient, ClientOptions, RetryPolicy, StaticToken, TokenSource};
 
 use crate::cli::{GlobalArgs, VarArgs};
+use crate::environment;
 use crate::error::CliError;
 use crate::local::LocalEmulator;
 use crate::printer::Printer;
@@ -63,16 +63,10 @@ pub fn variable_inputs(vars: &VarArgs) -> Result<VariableInputs, CliError> {
                 .ok_or_else(|| CliError::Usage(format!("--var expects NAME=VALUE, got `{pair}`")))
         })
         .collect::<Result<_, _>>()?;
-    let env: BTreeMap<String, String> = std::env::vars()
-        .filter_map(|(key, value)| {
-            key.strip_prefix("CLUSTERFORM_VAR_")
-                .map(|name| (name.to_owned(), value))
-        })
-        .collect();
     Ok(VariableInputs {
         cli,
         files: vars.var_files.clone(),
-        env,
+        env: environment::configuration_variables()?,
     })
 }
 
@@ -113,6 +107,7 @@ pub async fn connect(
             (Some(local.base_url()), tokens, Some(local))
         }
         other => {
+            environment::require_unicode(environment::TOKEN_VARIABLES)?;
             let resolved = clusterform_executor::default_token_source().await?;
             if let Some(note) = &resolved.note {
                 printer.warn(note);

@@ -110,6 +110,10 @@ pub enum CliError {
         /// The effective endpoint (`--endpoint` / `CLUSTERFORM_ENDPOINT`).
         endpoint: String,
     },
+    /// An environment variable clusterform reads is not UTF-8 (its value is never shown: it
+    /// may be a token).
+    #[error("the environment variable {0} is not valid UTF-8")]
+    NonUnicodeVariable(String),
     /// Arguments that do not fit together or a value that is wrong.
     #[error("{0}")]
     Usage(String),
@@ -153,6 +157,9 @@ impl CliError {
                  (it labels the clusters it owns; two directories called `{stack}` must not share one), \
                  or drop --endpoint / CLUSTERFORM_ENDPOINT to use the built-in emulator"
             )),
+            Self::NonUnicodeVariable(name) => {
+                Some(format!("set {name} to UTF-8 text, or unset it"))
+            }
             Self::Unformatted(_) => Some("run `clusterform fmt` to rewrite them".into()),
             Self::ActionsFailed { .. } => Some(
                 "fix the cause above and run `clusterform apply` again; finished clusters are not touched twice"

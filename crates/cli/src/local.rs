@@ -26,14 +26,13 @@ impl LocalEmulator {
 
     /// Starts the emulator on a free loopback port with its state in `dir/.clusterform`.
     pub async fn start(dir: &Path) -> Result<Self, CliError> {
-        let state_dir = dir.join(".clusterform");
-        std::fs::create_dir_all(&state_dir).map_err(|source| CliError::Io {
-            action: "could not create",
-            path: state_dir.clone(),
-            source,
-        })?;
-        let seconds = std::env::var("CLUSTERFORM_LOCAL_OPERATION_SECONDS")
-            .ok()
+        let state_dir =
+            clusterform_executor::create_state_dir(dir).map_err(|source| CliError::Io {
+                action: "could not create",
+                path: dir.join(clusterform_executor::STATE_DIR),
+                source,
+            })?;
+        let seconds = crate::environment::var("CLUSTERFORM_LOCAL_OPERATION_SECONDS")?
             .and_then(|s| s.parse::<f64>().ok())
             .filter(|s| s.is_finite() && *s >= 0.0)
             .unwrap_or(DEFAULT_OPERATION_SECONDS);

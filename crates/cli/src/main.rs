@@ -5,6 +5,7 @@
 mod cli;
 mod commands;
 mod context;
+mod environment;
 mod error;
 mod hints;
 mod local;

@@ -104,6 +104,8 @@ pub(crate) struct State {
     pub(crate) dice: FaultDice,
     requests: VecDeque<(u64, RecordedRequest)>,
     next_request_number: u64,
+    /// Held so that no other emulator uses the state file meanwhile.
+    _state_lock: Option<std::fs::File>,
 }
 
 impl State {
@@ -191,8 +193,16 @@ impl From<EmulatorError> for ApiError {
 }
 
 impl Emulator {
-    /// Creates an emulator, loading `options.state_file` if it exists.
+    /// Creates an emulator, loading `options.state_file` if it exists. The
+    /// state file is locked for as long as the emulator (any clone of it)
+    /// lives: a second emulator on the same file fails with
+    /// [`EmulatorError::StateInUse`].
     pub fn new(options: EmulatorOptions) -> Result<Self, EmulatorError> {
+        let state_lock = options
+            .state_file
+            .as_deref()
+            .map(persist::lock)
+            .transpose()?;
         let mut store = match &options.state_file {
             Some(path) => persist::load(path)?.unwrap_or_default(),
             None => Store::default(),
@@ -207,6 +217,7 @@ impl Emulator {
             options,
             requests: VecDeque::new(),
             next_request_number: 0,
+            _state_lock: state_lock,
         };
         Ok(Emulator {
             shared: Arc::new(Mutex::new(state)),

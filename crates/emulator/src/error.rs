@@ -28,6 +28,17 @@ pub enum EmulatorError {
         found: u32,
         expected: u32,
     },
+    /// Another emulator (another process, or another emulator in this one) serves from the
+    /// same state file: two writers would lose each other's updates.
+    #[error("the emulator state file {path} is in use by another emulator (locked through {lock})")]
+    StateInUse { path: PathBuf, lock: PathBuf },
+    /// The state file's lock could not be taken.
+    #[error("cannot lock the emulator state file {path} through {lock}: {source}")]
+    LockState {
+        path: PathBuf,
+        lock: PathBuf,
+        source: std::io::Error,
+    },
     /// The state could not be written.
     #[error("cannot write the emulator state file {path}: {source}")]
     WriteState {

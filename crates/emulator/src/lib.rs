@@ -32,4 +32,4 @@ pub use error::EmulatorError;
 pub use faults::{FaultSpec, FaultSpecError};
 pub use mask::MaskError;
 pub use project::project_number_of;
-pub use server::EmulatorHandle;
+pub use server::{EmulatorHandle, SHUTDOWN_GRACE};

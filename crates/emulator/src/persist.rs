@@ -1,12 +1,52 @@
 //! Loading and saving the store as a JSON file. Saving is atomic: the JSON is
-//! written to a temporary file in the same directory, flushed to disk, then
-//! renamed over the state file, so a crash never leaves a half-written file.
+//! written to a temporary file in the same directory (readable by its owner
+//! only), flushed to disk, then renamed over the state file, so a crash never
+//! leaves a half-written file. One emulator at a time uses a state file: it
+//! holds an exclusive lock on a sibling `FILE.lock` for as long as it lives
+//! (the state file itself cannot carry the lock, as every save replaces it).
 
+use std::ffi::OsString;
+use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{ErrorKind, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::error::EmulatorError;
 use crate::store::{STORE_FORMAT_VERSION, Store};
+
+/// Takes the lock of the state file at `path`, or fails at once if another
+/// emulator holds it. The operating system releases it when the file is
+/// closed, or the process ends however it ends.
+pub(crate) fn lock(path: &Path) -> Result<File, EmulatorError> {
+    let lock = lock_path(path);
+    let failed = |source| EmulatorError::LockState {
+        path: path.to_owned(),
+        lock: lock.clone(),
+        source,
+    };
+    let mut options = OpenOptions::new();
+    options.create(true).truncate(false).write(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.mode(0o600);
+    }
+    let file = options.open(&lock).map_err(failed)?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(TryLockError::WouldBlock) => Err(EmulatorError::StateInUse {
+            path: path.to_owned(),
+            lock,
+        }),
+        Err(TryLockError::Error(source)) => Err(failed(source)),
+    }
+}
+
+/// `FILE.lock` next to `FILE`.
+fn lock_path(path: &Path) -> PathBuf {
+    let mut name = OsString::from(path.as_os_str());
+    name.push(".lock");
+    PathBuf::from(name)
+}
 
 /// The store saved at `path`, or `None` if there is no file yet.
 pub(crate) fn load(path: &Path) -> Result<Option<Store>, EmulatorError> {
@@ -81,6 +121,36 @@ mod tests {
         assert_eq!(load(&path).unwrap().unwrap().last_operation_id, 41);
         let leftovers = std::fs::read_dir(directory.path()).unwrap().count();
         assert_eq!(leftovers, 1, "no temporary file is left behind");
+    }
+
+    #[test]
+    fn a_state_file_is_locked_until_its_lock_is_dropped() {
+        let directory = tempfile::tempdir().unwrap();
+        let path = directory.path().join("state.json");
+        let first = lock(&path).unwrap();
+        let second = lock(&path).unwrap_err();
+        assert!(
+            matches!(&second, EmulatorError::StateInUse { path: p, .. } if *p == path),
+            "{second}"
+        );
+        assert!(second.to_string().contains("state.json"), "{second}");
+        drop(first);
+        lock(&path).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_state_and_its_lock_are_private_to_their_owner() {
+        use std::os::unix::fs::PermissionsExt as _;
+
+        let directory = tempfile::tempdir().unwrap();
+        let path = directory.path().join("state.json");
+        let _lock = lock(&path).unwrap();
+        save(&path, &Store::default()).unwrap();
+        for file in [path.clone(), lock_path(&path)] {
+            let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600, "{}", file.display());
+        }
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! closes the connection without writing anything.
 
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
@@ -20,6 +21,10 @@ use tower::ServiceExt;
 use crate::emulator::Emulator;
 use crate::error::EmulatorError;
 use crate::front_door::DropConnection;
+
+/// How long [`EmulatorHandle::shutdown`] lets connections finish: a client holding a
+/// half-sent request open must not keep the server from stopping.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
 /// A running emulator server. Dropping the handle leaves the server running
 /// until the Tokio runtime ends; [`EmulatorHandle::shutdown`] stops it.
@@ -48,7 +53,8 @@ impl EmulatorHandle {
     }
 
     /// Stops accepting connections, lets requests in progress finish, closes
-    /// idle connections, and returns when all of them are done.
+    /// idle connections, and returns when all of them are done or, at the latest,
+    /// after [`SHUTDOWN_GRACE`], closing those still open.
     pub async fn shutdown(self) {
         // The receivers live in the tasks we are about to await, so the send cannot fail.
         let _ = self.stop.send(true);
@@ -100,7 +106,9 @@ async fn accept_connections(
         }
     }
     drop(listener);
-    while connections.join_next().await.is_some() {}
+    let drained = async { while connections.join_next().await.is_some() {} };
+    // Past the grace period the remaining connections are aborted when the set is dropped.
+    let _ = tokio::time::timeout(SHUTDOWN_GRACE, drained).await;
 }
 
 async fn serve_connection(stream: TcpStream, router: Router, stop_signal: watch::Receiver<bool>) {

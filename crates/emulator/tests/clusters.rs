@@ -354,3 +354,24 @@ async fn shutdown_closes_the_port() {
     server.handle.shutdown().await;
     assert!(tokio::net::TcpStream::connect(address).await.is_err());
 }
+
+#[tokio::test]
+async fn shutdown_does_not_wait_for_a_half_sent_request_beyond_the_grace_period() {
+    use tokio::io::AsyncWriteExt as _;
+
+    let server = TestServer::start(fast_options()).await;
+    let mut half_open = tokio::net::TcpStream::connect(server.handle.local_addr())
+        .await
+        .unwrap();
+    half_open
+        .write_all(b"GET /v1/projects HTTP/1.1\r\nHost: x\r\n")
+        .await
+        .unwrap();
+    // Let the server accept the connection and start reading the request.
+    server.get(&cluster_path("warm")).await;
+    let bound = clusterform_emulator::SHUTDOWN_GRACE * 4;
+    tokio::time::timeout(bound, server.handle.shutdown())
+        .await
+        .expect("shutdown ends although a client never finishes its request");
+    drop(half_open);
+}

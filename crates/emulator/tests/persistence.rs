@@ -93,11 +93,12 @@ fn a_corrupt_state_file_is_an_error_naming_it() {
 #[tokio::test]
 async fn an_unwritable_state_file_fails_the_request_with_internal() {
     let directory = tempfile::tempdir().unwrap();
-    let state_file = directory
-        .path()
-        .join("missing-directory")
-        .join("emulator.json");
+    let state_directory = directory.path().join("missing-directory");
+    std::fs::create_dir(&state_directory).unwrap();
+    let state_file = state_directory.join("emulator.json");
     let server = TestServer::start(persistent_options(&state_file)).await;
+    // Removed while the emulator runs (its lock file with it): the next save fails.
+    std::fs::remove_dir_all(&state_directory).unwrap();
     let (status, error) = server.create("nowhere", cpu_cluster()).await;
     assert_eq!(status, 500);
     assert_eq!(error["error"]["status"], "INTERNAL");
@@ -131,4 +132,22 @@ async fn clusters_saved_without_project_numbers_are_kept_when_they_are_turned_on
             clusterform_emulator::project_number_of("proj")
         )
     );
+}
+
+#[tokio::test]
+async fn a_second_emulator_on_the_same_state_file_is_refused_until_the_first_stops() {
+    let directory = tempfile::tempdir().unwrap();
+    let state_file = directory.path().join("emulator.json");
+    let first = TestServer::start(persistent_options(&state_file)).await;
+    let refused = Emulator::new(persistent_options(&state_file)).unwrap_err();
+    assert!(
+        matches!(&refused, EmulatorError::StateInUse { path, .. } if *path == state_file),
+        "{refused}"
+    );
+    assert!(
+        refused.to_string().contains(&*state_file.to_string_lossy()),
+        "{refused}"
+    );
+    first.handle.shutdown().await;
+    Emulator::new(persistent_options(&state_file)).unwrap();
 }

@@ -33,6 +33,10 @@ pub const DEFAULT_PARALLELISM: usize = 10;
 /// A delete that finds the cluster gone after waiting has nothing left to do.
 const BUSY_STATES: &[&str] = &[state::PROVISIONING, state::UPDATING, state::STOPPING];
 
+/// Cluster states in which an operation is running on a cluster that matches its
+/// configuration: [`ApplyEngine::await_settled`] waits for them to pass.
+const WORKING_STATES: &[&str] = &[state::PROVISIONING, state::UPDATING];
+
 /// Receives progress; the CLI draws it.
 pub trait ProgressSink: Send + Sync {
     /// Called for every step of every action, from many tasks at once.
@@ -278,6 +282,43 @@ impl ApplyEngine {
         report(outcomes, &cancel)
     }
 
+    /// Waits, without sending any request, for clusters that need no change but are still
+    /// `PROVISIONING` or `UPDATING` (an operation no journal knows is running on them, e.g.
+    /// one started by a run killed before it could journal it) to leave that state, each
+    /// within the longer of its create and update timeouts. A cluster that ends in `ERROR` or
+    /// disappears is a failed outcome.
+    pub async fn await_settled(
+        &self,
+        changes: &[ClusterChange],
+        progress: Arc<dyn ProgressSink>,
+        cancel: CancellationToken,
+    ) -> ApplyReport {
+        let outcomes = futures::stream::iter(changes)
+            .map(|change| {
+                let tracker = Tracker {
+                    address: &change.address,
+                    action: change.action,
+                    started: Instant::now(),
+                    sink: &*progress,
+                    cancel: &cancel,
+                };
+                guarded(tracker, async |tracker: &Tracker<'_>| {
+                    tracker.emit(Step::Started);
+                    let name = cluster_name(&change.address)?;
+                    let timeout =
+                        Duration::from_secs(change.timeouts.create.max(change.timeouts.update));
+                    tracker
+                        .cancellable(self.await_ready(tracker, &name, timeout, WORKING_STATES))
+                        .await
+                        .map(Some)
+                })
+            })
+            .buffer_unordered(self.parallelism)
+            .collect()
+            .await;
+        report(outcomes, &cancel)
+    }
+
     async fn run_change(
         &self,
         tracker: &Tracker<'_>,
@@ -368,7 +409,7 @@ impl ApplyEngine {
                     operation: None,
                 });
                 tracker
-                    .cancellable(self.await_provisioned(tracker, name, timeout))
+                    .cancellable(self.await_ready(tracker, name, timeout, &[state::PROVISIONING]))
                     .await
                     .map(Some)
             }
@@ -541,21 +582,28 @@ impl ApplyEngine {
             .await
     }
 
-    /// After a create whose answer was lost: waits for the cluster to finish provisioning.
-    async fn await_provisioned(
+    /// Waits for the cluster to leave `wait_states` (after a create whose answer was lost:
+    /// provisioning); a cluster that disappears or ends in `ERROR` has failed.
+    async fn await_ready(
         &self,
         tracker: &Tracker<'_>,
         name: &ClusterName,
         timeout: Duration,
+        wait_states: &[&str],
     ) -> Result<Cluster, ExecError> {
         let failed = |detail: String| ExecError::ClusterFailed {
             cluster: name.to_string(),
             detail,
         };
         let cluster = self
-            .poll_cluster(tracker, name, timeout, &[state::PROVISIONING])
+            .poll_cluster(tracker, name, timeout, wait_states)
             .await?
-            .ok_or_else(|| failed("the cluster disappeared while provisioning".to_owned()))?;
+            .ok_or_else(|| {
+                failed(format!(
+                    "the cluster disappeared while {}",
+                    wait_states.join("/").to_lowercase()
+                ))
+            })?;
         if cluster.state() == Some(state::ERROR) {
             let status = cluster.cluster_status.as_ref();
             let detail = status

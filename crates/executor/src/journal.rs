@@ -22,12 +22,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::ExecError;
+use crate::state_dir::{STATE_DIR, create_state_dir};
 
 /// Version of the journal file format.
 const JOURNAL_VERSION: u32 = 1;
-
-/// The directory, under the configuration directory, that holds clusterform's files.
-const STATE_DIR: &str = ".clusterform";
 
 /// The journal's file name.
 const JOURNAL_FILE: &str = "journal.json";
@@ -213,7 +211,9 @@ impl Journal {
             journal_error(&self.path, format!("{what}: {e}"))
         };
         let dir = self.directory();
-        std::fs::create_dir_all(dir).map_err(|e| fail("cannot create its directory", &e))?;
+        if let Some(config_dir) = dir.parent() {
+            create_state_dir(config_dir).map_err(|e| fail("cannot create its directory", &e))?;
+        }
         let entries = slots
             .iter()
             .map(|slot| match slot {

@@ -20,6 +20,7 @@ mod operations;
 mod refresh;
 mod retry;
 mod slurm;
+mod state_dir;
 
 pub use auth::{
     AuthEnvironment, AuthError, GcloudCli, ResolvedTokenSource, StaticToken, Token, TokenSource,
@@ -43,3 +44,4 @@ pub use slurm::{
     SLURM_API_VERSIONS, SlurmJob, SlurmNode, SlurmReadError, parse_jobs, parse_nodes, read_jobs,
     read_nodes, running_jobs,
 };
+pub use state_dir::{STATE_DIR, create_state_dir};

@@ -5,10 +5,11 @@
 //! lock on `.clusterform/lock`; the operating system releases it when the process exits, even
 //! after a crash, so a stale lock never blocks the next run.
 
-use std::fs::{File, OpenOptions, TryLockError};
+use std::fs::{File, TryLockError};
 use std::path::{Path, PathBuf};
 
 use crate::error::ExecError;
+use crate::state_dir::{create_state_dir, open_private_file};
 
 /// Held for as long as a run changes clusters; dropping it releases the lock.
 #[derive(Debug)]
@@ -21,19 +22,13 @@ impl RunLock {
     /// Takes the lock of the configuration in `config_dir`, or fails at once if another run
     /// holds it.
     pub fn acquire(config_dir: &Path) -> Result<Self, ExecError> {
-        let dir = config_dir.join(".clusterform");
-        let path = dir.join("lock");
+        let path = config_dir.join(crate::STATE_DIR).join("lock");
         let failed = |reason: String| ExecError::Lock {
             path: path.clone(),
             reason,
         };
-        std::fs::create_dir_all(&dir).map_err(|e| failed(e.to_string()))?;
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(|e| failed(e.to_string()))?;
+        create_state_dir(config_dir).map_err(|e| failed(e.to_string()))?;
+        let file = open_private_file(&path).map_err(|e| failed(e.to_string()))?;
         match file.try_lock() {
             Ok(()) => Ok(Self { _file: file, path }),
             Err(TryLockError::WouldBlock) => Err(ExecError::Locked { path }),

@@ -6,12 +6,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clusterform_executor::{ApplyEngine, ApplyReport, Journal, RunLock, WaitOptions};
-use clusterform_planner::{Action, Plan};
+use clusterform_model::state;
+use clusterform_planner::{Action, ClusterAddress, ClusterChange, LiveCluster, Plan};
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::{ApplyArgs, GlobalArgs};
 use crate::commands::ExitStatus;
-use crate::commands::plan::{Planned, prepare};
+use crate::commands::plan::{Planned, prepare, replan};
 use crate::context::{self, Connection, config_dir};
 use crate::error::CliError;
 use crate::printer::Printer;
@@ -43,14 +44,17 @@ async fn apply_directory(
     let _lock = RunLock::acquire(dir)?;
     let mut planned = prepare(global, dir, &args.planning, false, printer).await?;
     if settle_earlier_runs(&planned, dir, args.parallelism, printer).await? {
-        planned = prepare(global, dir, &args.planning, false, printer).await?;
+        planned = replan(planned, dir, &args.planning, false, printer).await?;
     }
     printer.result(&clusterform::views::plan_text::render_text(
         &planned.plan,
         printer.color(),
     ));
+    let working = still_working(&planned.plan, &planned.live);
     if !planned.plan.has_changes() {
-        return Ok(ExitStatus::Success);
+        let report = ApplyReport::default();
+        return finish_after_settling(report, &working, &planned.connection, dir, args, printer)
+            .await;
     }
     let approval = Approval {
         auto_approve: args.auto_approve,
@@ -58,8 +62,63 @@ async fn apply_directory(
         cancelled: "Apply cancelled.",
     };
     match confirm_and_execute(&planned, dir, &approval, args.parallelism, printer).await? {
-        Some(report) => finish(&report, dir, &apply_summary(&report), printer),
+        Some(report) => {
+            finish_after_settling(report, &working, &planned.connection, dir, args, printer).await
+        }
         None => Ok(ExitStatus::Success),
+    }
+}
+
+/// Unchanged clusters that are `PROVISIONING` or `UPDATING`: an operation no journal knows
+/// (started, perhaps, by a run killed before it could journal it) is still running on them,
+/// and "No changes" is only true once it has ended well.
+fn still_working(plan: &Plan, live: &[LiveCluster]) -> Vec<ClusterChange> {
+    let working = |address: &ClusterAddress| {
+        live.iter().any(|cluster| {
+            cluster.address == *address
+                && cluster
+                    .cluster
+                    .state()
+                    .is_some_and(|s| [state::PROVISIONING, state::UPDATING].contains(&s))
+        })
+    };
+    plan.changes
+        .iter()
+        .filter(|change| change.action == Action::NoOp && working(&change.address))
+        .cloned()
+        .collect()
+}
+
+/// Waits for the `working` clusters to settle (unless the run was interrupted), then reports
+/// them with the plan's own outcomes.
+async fn finish_after_settling(
+    mut report: ApplyReport,
+    working: &[ClusterChange],
+    connection: &Connection,
+    dir: &Path,
+    args: &ApplyArgs,
+    printer: &Printer,
+) -> Result<ExitStatus, CliError> {
+    let changed = !report.outcomes.is_empty();
+    if !working.is_empty() && !report.interrupted {
+        printer.info("Waiting for unchanged clusters whose earlier operation is still running…");
+        let engine = engine(connection, dir, args.parallelism)?;
+        let progress = Arc::new(ApplyProgress::new(*printer));
+        let settled = engine
+            .await_settled(working, progress, interrupt_token(*printer))
+            .await;
+        report.outcomes.extend(settled.outcomes);
+        report.interrupted = settled.interrupted;
+    }
+    match (changed, working.is_empty()) {
+        (true, _) => finish(&report, dir, &apply_summary(&report), printer),
+        (false, false) => finish(
+            &report,
+            dir,
+            "Apply complete! The clusters' earlier operations finished.",
+            printer,
+        ),
+        (false, true) => Ok(ExitStatus::Success),
     }
 }
 
@@ -122,12 +181,14 @@ async fn apply_saved_plan(
             stale.iter().map(ToString::to_string).collect(),
         ));
     }
-    if !plan.has_changes() {
+    let working = still_working(&plan, &live);
+    let report = if plan.has_changes() {
+        execute(&plan, &connection, &dir, args.parallelism, printer).await?
+    } else {
         printer.info("The saved plan has no changes.");
-        return Ok(ExitStatus::Success);
-    }
-    let report = execute(&plan, &connection, &dir, args.parallelism, printer).await?;
-    finish(&report, &dir, &apply_summary(&report), printer)
+        ApplyReport::default()
+    };
+    finish_after_settling(report, &working, &connection, &dir, args, printer).await
 }
 
 /// Runs a plan with progress; Ctrl-C stops waiting (the journal keeps the operations), a

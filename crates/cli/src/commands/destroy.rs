@@ -12,7 +12,7 @@ use time::OffsetDateTime;
 use crate::cli::{DestroyArgs, GlobalArgs, PlanningArgs};
 use crate::commands::ExitStatus;
 use crate::commands::apply::{Approval, confirm_and_execute, finish, settle_earlier_runs};
-use crate::commands::plan::{Planned, prepare};
+use crate::commands::plan::{Planned, prepare, replan};
 use crate::context::config_dir;
 use crate::error::CliError;
 use crate::printer::Printer;
@@ -32,7 +32,7 @@ pub async fn run(
     };
     let mut planned = prepare(global, &dir, &planning, true, printer).await?;
     if settle_earlier_runs(&planned, &dir, args.parallelism, printer).await? {
-        planned = prepare(global, &dir, &planning, true, printer).await?;
+        planned = replan(planned, &dir, &planning, true, printer).await?;
     }
     if let Some(threshold) = args.idle_for {
         keep_only_idle(&mut planned, threshold, printer).await?;

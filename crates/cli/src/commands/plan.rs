@@ -17,6 +17,8 @@ use crate::printer::Printer;
 /// Everything a command needs after planning.
 #[derive(Debug)]
 pub struct Planned {
+    /// The configuration the plan was made from.
+    pub config: Config,
     /// The connection used to refresh (and to apply).
     pub connection: Connection,
     /// The live clusters the plan was made from.
@@ -67,6 +69,33 @@ pub async fn prepare(
 ) -> Result<Planned, CliError> {
     let config = context::load_config(dir, &planning.vars, printer)?;
     let connection = context::connect(global, Some(&config.provider), dir, printer).await?;
+    plan_live(config, connection, dir, planning, destroy, printer).await
+}
+
+/// Plans again, after the live clusters changed, with the same configuration and connection
+/// (a second connection to the local emulator would find its state file locked by the first).
+pub async fn replan(
+    planned: Planned,
+    dir: &Path,
+    planning: &PlanningArgs,
+    destroy: bool,
+    printer: &Printer,
+) -> Result<Planned, CliError> {
+    let Planned {
+        config, connection, ..
+    } = planned;
+    plan_live(config, connection, dir, planning, destroy, printer).await
+}
+
+/// Reports journal entries, refreshes and plans.
+async fn plan_live(
+    config: Config,
+    connection: Connection,
+    dir: &Path,
+    planning: &PlanningArgs,
+    destroy: bool,
+    printer: &Printer,
+) -> Result<Planned, CliError> {
     report_journal(dir, printer)?;
     let targets = target_names(&config, &planning.targets)?;
     let live =
@@ -80,6 +109,7 @@ pub async fn prepare(
     let mut plan = clusterform_planner::plan(&config, &live, &options)?;
     add_running_jobs(&mut plan, &connection.client).await;
     Ok(Planned {
+        config,
         connection,
         live,
         plan,

@@ -35,7 +35,7 @@ pub const fn done_verb(action: Action) -> &'static str {
         Action::Replace => "replaced",
         Action::Delete => "destroyed",
         Action::Release => "released",
-        Action::NoOp => "unchanged",
+        Action::NoOp => "ready",
     }
 }
 

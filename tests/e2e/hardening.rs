@@ -1,0 +1,352 @@
+//! Hostile environments and local state: environment variables that are not UTF-8, Ctrl-C
+//! while a client holds a half-sent request, a umask that would make clusterform's files
+//! world-readable, two emulators on one state file, and clusters still provisioning after a
+//! run was killed before it journaled anything.
+
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt as _;
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::support::{ClusterSpec, Env, apply_ok, cluster_name, config, stderr, stdout};
+
+/// Not UTF-8: `café` in Latin-1.
+fn latin1(text: &str) -> OsString {
+    let mut bytes = text.as_bytes().to_vec();
+    bytes.push(0xe9);
+    OsString::from_vec(bytes)
+}
+
+fn run_with(env: &Env, args: &[&str], name: &str, value: OsString) -> Output {
+    env.cmd(args).env(name, value).output().unwrap()
+}
+
+#[test]
+fn a_non_utf8_variable_clusterform_does_not_read_changes_nothing() {
+    let env = Env::new(50);
+    env.write_config(&config(&[ClusterSpec::default()]));
+    for args in [
+        &["validate"][..],
+        &["plan"],
+        &["apply", "--auto-approve"],
+        &["destroy", "--auto-approve"],
+    ] {
+        let output = run_with(&env, args, "X", latin1("caf"));
+        assert!(
+            output.status.success(),
+            "{args:?}: {}{}",
+            stdout(&output),
+            stderr(&output)
+        );
+    }
+}
+
+#[test]
+fn a_non_utf8_variable_clusterform_reads_is_an_error_naming_it_never_showing_it() {
+    let env = Env::new(50);
+    env.write_config(&config(&[ClusterSpec::default()]));
+    for (name, args, code) in [
+        ("CLUSTERFORM_VAR_region", &["validate"][..], 1),
+        ("CLUSTERFORM_VAR_region", &["plan"][..], 1),
+        ("CLUSTERFORM_ACCESS_TOKEN", &["plan"][..], 1),
+        (
+            "GOOGLE_OAUTH_ACCESS_TOKEN",
+            &["apply", "--auto-approve"][..],
+            1,
+        ),
+        ("CLUSTERFORM_ENDPOINT", &["plan"][..], 2),
+    ] {
+        let mut cmd = env.cmd(args);
+        if name == "GOOGLE_OAUTH_ACCESS_TOKEN" {
+            cmd.env_remove("CLUSTERFORM_ACCESS_TOKEN");
+        }
+        let output = cmd.env(name, latin1("hunter2-caf")).output().unwrap();
+        let text = format!("{}{}", stdout(&output), stderr(&output));
+        assert_eq!(output.status.code(), Some(code), "{name} {args:?}: {text}");
+        let named = if name == "CLUSTERFORM_ENDPOINT" {
+            "CLUSTERFORM_ENDPOINT variable"
+        } else {
+            name
+        };
+        assert!(
+            text.contains(named) && text.contains("not valid UTF-8"),
+            "{name}: {text}"
+        );
+        assert!(!text.contains("hunter2"), "{name} shows its value: {text}");
+    }
+    assert!(env.mutations().is_empty());
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn start_emulator(port: u16, extra: &[&std::ffi::OsStr]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_clusterform"))
+        .args(["emulator", "--listen", &format!("127.0.0.1:{port}")])
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn wait_until_listening(port: u16, child: &mut Child) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(child.try_wait().unwrap().is_none(), "the emulator exited");
+        assert!(Instant::now() < deadline, "the emulator never listened");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Waits for the child to exit, at most `bound`; kills it and fails the test otherwise.
+fn exits_within(child: &mut Child, bound: Duration) -> std::process::ExitStatus {
+    let deadline = Instant::now() + bound;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("still running {bound:?} after Ctrl-C");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn ctrl_c_stops_the_emulator_while_a_client_holds_a_half_sent_request() {
+    use std::io::Write as _;
+
+    let port = free_port();
+    let mut child = start_emulator(port, &[]);
+    wait_until_listening(port, &mut child);
+    let mut half_open = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    half_open
+        .write_all(b"GET /v1/projects HTTP/1.1\r\nHost: x\r\n")
+        .unwrap();
+    // Give the server time to accept the connection and start reading the request.
+    std::thread::sleep(Duration::from_millis(300));
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    // The emulator gives connections 5 s; anything far beyond means it ignored the signal.
+    let status = exits_within(&mut child, Duration::from_secs(30));
+    assert!(status.success(), "{status}");
+    drop(half_open);
+}
+
+#[test]
+fn a_second_emulator_on_the_same_state_file_fails_at_once_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state.json");
+    let port = free_port();
+    let mut first = start_emulator(port, &["--state".as_ref(), state.as_os_str()]);
+    wait_until_listening(port, &mut first);
+    let mut second = start_emulator(free_port(), &["--state".as_ref(), state.as_os_str()]);
+    let status = exits_within(&mut second, Duration::from_secs(20));
+    let mut message = String::new();
+    std::io::Read::read_to_string(&mut second.stderr.take().unwrap(), &mut message).unwrap();
+    assert_eq!(status.code(), Some(1), "{message}");
+    assert!(
+        message.contains(&*state.to_string_lossy()) && message.contains("in use"),
+        "{message}"
+    );
+    assert!(
+        first.try_wait().unwrap().is_none(),
+        "the first keeps serving"
+    );
+
+    // The built-in emulator of a configuration using the same file is refused the same way.
+    let config_dir = tempfile::tempdir().unwrap();
+    let local_state = config_dir.path().join(".clusterform/emulator.json");
+    std::fs::create_dir(config_dir.path().join(".clusterform")).unwrap();
+    let port = free_port();
+    let mut holder = start_emulator(port, &["--state".as_ref(), local_state.as_os_str()]);
+    wait_until_listening(port, &mut holder);
+    std::fs::write(
+        config_dir.path().join("main.hcl"),
+        config(&[ClusterSpec::default()]),
+    )
+    .unwrap();
+    let plan = Command::new(env!("CARGO_BIN_EXE_clusterform"))
+        .arg("plan")
+        .arg(config_dir.path())
+        .env("NO_COLOR", "1")
+        .env("CLUSTERFORM_ENDPOINT", "local")
+        .output()
+        .unwrap();
+    assert_eq!(plan.status.code(), Some(1), "{}", stderr(&plan));
+    assert!(
+        stderr(&plan).contains(&*local_state.to_string_lossy()),
+        "{}",
+        stderr(&plan)
+    );
+    for mut child in [first, holder] {
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+}
+
+fn mode(path: &Path) -> u32 {
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+/// The binary run by `sh` after `umask 000`, in `dir`, with `endpoint`.
+fn with_open_umask(dir: &Path, endpoint: &str, args: &[&str]) -> Output {
+    Command::new("sh")
+        .arg("-c")
+        .arg("umask 000 && exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_clusterform"))
+        .args(args)
+        .current_dir(dir)
+        .env("CLUSTERFORM_ENDPOINT", endpoint)
+        .env("CLUSTERFORM_ACCESS_TOKEN", crate::support::TOKEN)
+        .env("CLUSTERFORM_LOCAL_OPERATION_SECONDS", "0.1")
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn under_umask_000_the_state_directory_and_its_files_are_private() {
+    let env = Env::new(50);
+    env.write_config(&config(&[ClusterSpec::default()]));
+    let url = env.handle.base_url();
+    let apply = with_open_umask(env.path(), &url, &["apply", "--auto-approve"]);
+    assert!(apply.status.success(), "{}", stderr(&apply));
+    let state_dir = env.path().join(".clusterform");
+    assert_eq!(mode(&state_dir), 0o700);
+    assert_eq!(mode(&state_dir.join("lock")), 0o600);
+    let plan = with_open_umask(env.path(), &url, &["plan", "--out", "saved.json"]);
+    assert!(plan.status.success(), "{}", stderr(&plan));
+    assert_eq!(mode(&env.path().join("saved.json")), 0o600);
+
+    // The built-in emulator's state and lock, in a directory an earlier run left open.
+    let local = tempfile::tempdir().unwrap();
+    let state_dir = local.path().join(".clusterform");
+    std::fs::create_dir(&state_dir).unwrap();
+    std::fs::set_permissions(&state_dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    std::fs::write(
+        local.path().join("main.hcl"),
+        config(&[ClusterSpec::default()]),
+    )
+    .unwrap();
+    let apply = with_open_umask(local.path(), "local", &["apply", "--auto-approve"]);
+    assert!(apply.status.success(), "{}", stderr(&apply));
+    assert_eq!(mode(&state_dir), 0o700);
+    for file in ["emulator.json", "emulator.json.lock", "lock"] {
+        assert_eq!(mode(&state_dir.join(file)), 0o600, "{file}");
+    }
+}
+
+/// Puts `train01` in `state` now (as a run killed before journaling would leave it), and in
+/// `then` (with `detail`) after `delay`, from another thread; the flag says when that is done.
+fn change_state_later(
+    env: &Env,
+    state: &str,
+    then: &'static str,
+    detail: Option<&'static str>,
+    delay: Duration,
+) -> (std::thread::JoinHandle<()>, Arc<AtomicBool>) {
+    let emulator = env.emulator().clone();
+    assert!(emulator.set_cluster_status(&cluster_name("train01"), state, None));
+    let done = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&done);
+    let thread = std::thread::spawn(move || {
+        std::thread::sleep(delay);
+        assert!(emulator.set_cluster_status(&cluster_name("train01"), then, detail));
+        flag.store(true, Ordering::SeqCst);
+    });
+    (thread, done)
+}
+
+#[test]
+fn apply_waits_for_an_unchanged_cluster_still_provisioning() {
+    let env = Env::new(50);
+    apply_ok(&env, &[ClusterSpec::default()]);
+    let (thread, done) = change_state_later(
+        &env,
+        "PROVISIONING",
+        "RUNNING",
+        None,
+        Duration::from_secs(2),
+    );
+    let output = env.run(&["apply", "--auto-approve"]);
+    assert!(
+        output.status.success(),
+        "{}{}",
+        stdout(&output),
+        stderr(&output)
+    );
+    assert!(
+        done.load(Ordering::SeqCst),
+        "apply returned while the cluster was still provisioning"
+    );
+    assert!(
+        stdout(&output).contains("No changes."),
+        "{}",
+        stdout(&output)
+    );
+    assert!(
+        stdout(&output).contains("leave PROVISIONING"),
+        "{}",
+        stdout(&output)
+    );
+    assert!(env.mutations().len() == 1, "only the first apply's create");
+    thread.join().unwrap();
+}
+
+#[test]
+fn apply_fails_when_an_unchanged_cluster_still_updating_ends_in_error() {
+    let env = Env::new(50);
+    apply_ok(&env, &[ClusterSpec::default()]);
+    let (thread, done) = change_state_later(
+        &env,
+        "UPDATING",
+        "ERROR",
+        Some("quota exhausted"),
+        Duration::from_secs(2),
+    );
+    let output = env.run(&["apply", "--auto-approve"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(done.load(Ordering::SeqCst));
+    assert!(
+        stderr(&output).contains("train01") && stderr(&output).contains("quota exhausted"),
+        "{}",
+        stderr(&output)
+    );
+    thread.join().unwrap();
+}
+
+#[test]
+fn destroy_waits_for_a_cluster_still_provisioning_then_deletes_it() {
+    let env = Env::new(50);
+    apply_ok(&env, &[ClusterSpec::default()]);
+    let (thread, done) = change_state_later(
+        &env,
+        "PROVISIONING",
+        "RUNNING",
+        None,
+        Duration::from_secs(2),
+    );
+    let output = env.run(&["destroy", "--auto-approve"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(done.load(Ordering::SeqCst));
+    assert!(
+        env.emulator().cluster(&cluster_name("train01")).is_none(),
+        "deleted once it was free"
+    );
+    thread.join().unwrap();
+}
