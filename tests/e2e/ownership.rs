@@ -202,3 +202,27 @@ fn a_broken_cluster_under_prevent_destroy_stops_the_plan() {
     assert_eq!(apply.status.code(), Some(1));
     assert_eq!(deletes(&env), 0);
 }
+
+#[test]
+fn plan_names_a_journal_entry_it_cannot_use() {
+    let env = Env::new(100);
+    apply_ok(&env, &[ClusterSpec::default()]);
+    let journal = env.path().join(".clusterform/journal.json");
+    let entry = serde_json::json!({
+        "address": {"project": "e2e-project", "region": "us-central1", "id": "train01"},
+        "action": "update",
+        "request": "update",
+        "operation": "../../elsewhere",
+        "started_at": "2026-11-30T00:00:00Z",
+        "timeout_seconds": 60
+    });
+    let document = serde_json::json!({"version": 1, "entries": [entry]});
+    std::fs::write(&journal, document.to_string()).unwrap();
+
+    let plan = env.run(&["plan"]);
+    let err = stderr(&plan);
+    assert!(plan.status.success(), "{err}");
+    assert!(err.contains("entry 1 of"), "{err}");
+    assert!(err.contains("journal.json"), "{err}");
+    assert!(err.contains("cluster train01"), "{err}");
+}

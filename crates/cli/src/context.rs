@@ -135,7 +135,29 @@ fn check_stack_fits_endpoint(provider: &Provider, endpoint: Option<&str>) -> Res
         (StackOrigin::Explicit, _) | (StackOrigin::DirectoryName, Some(LOCAL_ENDPOINT)) => Ok(()),
         (StackOrigin::DirectoryName, other) => Err(CliError::DirectoryNameStack {
             stack: provider.stack.clone(),
-            endpoint: other.unwrap_or("the Google API").to_owned(),
+            endpoint: other.map_or_else(
+                || "the Google API".to_owned(),
+                clusterform_executor::redact_userinfo,
+            ),
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_endpoint_is_named_without_its_credentials() {
+        let provider = Provider {
+            stack: "infra".into(),
+            stack_origin: StackOrigin::DirectoryName,
+            ..Provider::default()
+        };
+        let error = check_stack_fits_endpoint(&provider, Some("https://me:hunter2@api.example"))
+            .unwrap_err()
+            .to_string();
+        assert!(!error.contains("hunter2"), "{error}");
+        assert!(error.contains("api.example"), "{error}");
     }
 }

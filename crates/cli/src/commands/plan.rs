@@ -165,6 +165,18 @@ fn report_journal(dir: &Path, printer: &Printer) -> Result<(), CliError> {
             entry.address.id
         ));
     }
+    for unusable in journal.unusable() {
+        let cluster = unusable.address.as_ref().map_or_else(
+            || "an unknown cluster".to_owned(),
+            |a| format!("cluster {}", a.id),
+        );
+        printer.warn(&format!(
+            "entry {} of {} cannot be used ({}); apply refuses to act on {cluster} until it is fixed or removed",
+            unusable.entry,
+            journal.path().display(),
+            unusable.reason
+        ));
+    }
     Ok(())
 }
 
