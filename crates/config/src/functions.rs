@@ -16,6 +16,8 @@ use std::path::{Path, PathBuf};
 use hcl::eval::{Context, Evaluate, FuncArgs, FuncDef, ParamType};
 use hcl::{Map, Value};
 
+use crate::guard::{declare_functions, error_message, guard_template};
+
 /// The largest file `file` and `templatefile` read, so that a stray path cannot exhaust memory.
 pub(crate) const MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
 
@@ -57,6 +59,7 @@ pub(crate) fn base_context() -> Context<'static> {
 fn template_context() -> Context<'static> {
     let string = || ParamType::String;
     let mut ctx = Context::new();
+    declare_functions(&mut ctx);
     let mut declare = |name: &str, def: FuncDef| ctx.declare_func(name, def);
     declare("file", FuncDef::builder().param(string()).build(file));
     declare(
@@ -183,9 +186,10 @@ fn file(args: FuncArgs) -> Result<Value, String> {
 fn templatefile(args: FuncArgs) -> Result<Value, String> {
     let path = str_arg(&args, 0);
     let text = read_relative(path)?;
-    let template: hcl::Template = text
-        .parse()
-        .map_err(|e: hcl::Error| format!("`{path}` is not a valid template: {e}"))?;
+    let mut template = hcl::edit::parser::parse_template(&text)
+        .map_err(|e| format!("`{path}` is not a valid template: {e}"))?;
+    guard_template(&mut template);
+    let template = hcl::Template::from(template);
     let mut ctx = template_context();
     if let Some(vars) = args[1].as_object() {
         for (name, value) in vars {
@@ -195,7 +199,7 @@ fn templatefile(args: FuncArgs) -> Result<Value, String> {
     template
         .evaluate(&ctx)
         .map(Value::String)
-        .map_err(|e| format!("in template `{path}`: {e}"))
+        .map_err(|e| format!("in template `{path}`: {}", error_message(&e)))
 }
 
 fn format(args: FuncArgs) -> Result<Value, String> {
