@@ -17,6 +17,7 @@ use hcl::eval::{Context, Evaluate, FuncArgs, FuncDef, ParamType};
 use hcl::{Map, Value};
 
 use crate::guard::{declare_functions, error_message, guard_template};
+use crate::source::{ReadError, read_capped};
 
 /// The largest file `file` and `templatefile` read, so that a stray path cannot exhaust memory.
 pub(crate) const MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
@@ -163,14 +164,12 @@ fn str_arg(args: &FuncArgs, index: usize) -> &str {
 
 fn read_relative(path: &str) -> Result<String, String> {
     let full = BASE_DIR.with(|base| base.borrow().join(path));
-    let metadata = std::fs::metadata(&full).map_err(|e| format!("cannot read `{path}`: {e}"))?;
-    if metadata.len() > MAX_FILE_BYTES {
-        return Err(format!(
-            "`{path}` is {} bytes; files read by functions are limited to {MAX_FILE_BYTES} bytes",
-            metadata.len()
-        ));
-    }
-    let bytes = std::fs::read(&full).map_err(|e| format!("cannot read `{path}`: {e}"))?;
+    let bytes = read_capped(&full, MAX_FILE_BYTES).map_err(|e| match e {
+        ReadError::TooLarge { .. } => {
+            format!("`{path}` is too large; files read by functions are limited to {MAX_FILE_BYTES} bytes")
+        }
+        e => format!("cannot read `{path}`: {e}"),
+    })?;
     String::from_utf8(bytes).map_err(|e| {
         format!(
             "`{path}` is not valid UTF-8 (invalid byte at offset {})",
