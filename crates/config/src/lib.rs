@@ -29,6 +29,7 @@ pub use config::{
     Config, DesiredCluster, Lifecycle, Provider, RemovedCluster, SourceLocation, StackOrigin,
     Timeouts, VariableInputs,
 };
+pub use decode::MAX_TIMEOUT_SECONDS;
 pub use diagnostic::{Diagnostic, Diagnostics, MissingVariable, Severity};
 pub use export::cluster_to_hcl;
 pub use format::format_source;

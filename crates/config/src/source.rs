@@ -51,7 +51,9 @@ pub(crate) enum ReadError {
     /// Not a regular file (after following symlinks): its kind.
     NotRegular(&'static str),
     /// Longer than the limit.
-    TooLarge { limit: u64 },
+    TooLarge {
+        limit: u64,
+    },
     Io(std::io::Error),
 }
 
