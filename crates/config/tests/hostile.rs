@@ -104,14 +104,21 @@ fn self_doubling_locals_stop_at_the_limit() {
     let diagnostics = errors(&text);
     // 2^17 elements and 2^24 bytes are the first values past the limits.
     let list = find(&diagnostics, "elements exceeds the limit of 100000");
-    assert!(list.starts_with(&format!("{}:9 ", line_of(&text, "  l17 ="))), "{list}");
+    assert!(
+        list.starts_with(&format!("{}:9 ", line_of(&text, "  l17 ="))),
+        "{list}"
+    );
     let string = find(&diagnostics, "bytes exceeds the limit of 10485760");
-    assert!(string.starts_with(&format!("{}:9 ", line_of(&text, "  s23 ="))), "{string}");
+    assert!(
+        string.starts_with(&format!("{}:9 ", line_of(&text, "  s23 ="))),
+        "{string}"
+    );
 }
 
 #[test]
 fn nested_for_over_large_ranges_stops_at_the_work_limit() {
-    let expr = "length([for a in range(1024) : [for b in range(1024) : [for c in range(1024) : c]]])";
+    let expr =
+        "length([for a in range(1024) : [for b in range(1024) : [for c in range(1024) : c]]])";
     let text = with_display_name("", &format!("tostring({expr})"));
     let diagnostics = errors(&text);
     let message = find(&diagnostics, "units of work");
@@ -150,11 +157,17 @@ fn division_and_modulo_by_zero_are_diagnostics() {
     for (expr, needle) in [
         ("5 % 0", "modulo by zero"),
         ("5 / 0", "division by zero"),
-        ("-9223372036854775808 % -1 + 18446744073709551615 * 2", "integer overflow"),
+        (
+            "-9223372036854775808 % -1 + 18446744073709551615 * 2",
+            "integer overflow",
+        ),
     ] {
         let text = with_display_name("", &format!("tostring({expr})"));
         let message = find(&errors(&text), needle);
-        assert!(message.starts_with(&display_name_at(&text)), "{expr}: {message}");
+        assert!(
+            message.starts_with(&display_name_at(&text)),
+            "{expr}: {message}"
+        );
     }
 }
 
@@ -197,7 +210,10 @@ fn functions_and_var_files_refuse_special_files() {
         std::fs::write(dir.path().join("main.hcl"), &text).unwrap();
         let diagnostics = load_errors(dir.path(), &VariableInputs::default());
         let message = find(&diagnostics, needle);
-        assert!(message.starts_with(&display_name_at(&text)), "{expr}: {message}");
+        assert!(
+            message.starts_with(&display_name_at(&text)),
+            "{expr}: {message}"
+        );
     }
     std::fs::write(dir.path().join("main.hcl"), crate::support::valid_file()).unwrap();
     for path in ["/dev/zero", "fifo"] {
@@ -207,7 +223,9 @@ fn functions_and_var_files_refuse_special_files() {
         };
         let diagnostics = load_errors(dir.path(), &inputs);
         assert!(
-            diagnostics.iter().any(|d| d.message.contains("not a regular file")),
+            diagnostics
+                .iter()
+                .any(|d| d.message.contains("not a regular file")),
             "{path}: {diagnostics:#?}"
         );
     }
@@ -272,10 +290,16 @@ fn integers_outside_their_api_range_are_refused_with_a_position() {
 fn ids_that_could_change_a_url_are_refused() {
     for id in ["a/b", "..", "a%2Fb", "a?b", "a#b", "a b", "../x", "A"] {
         let cluster = valid_with("cluster \"train01\"", &format!("cluster \"{id}\""));
-        let pool = valid_with("node_pool \"cpu\"", &format!("node_pool \"{id}\""))
-            .replace("node_pool_ids = [\"cpu\"]", &format!("node_pool_ids = [\"{id}\"]"));
+        let pool = valid_with("node_pool \"cpu\"", &format!("node_pool \"{id}\"")).replace(
+            "node_pool_ids = [\"cpu\"]",
+            &format!("node_pool_ids = [\"{id}\"]"),
+        );
         let partition = valid_with("partition \"cpu\"", &format!("partition \"{id}\""));
-        for (what, text) in [("cluster", cluster), ("pool", pool), ("partition", partition)] {
+        for (what, text) in [
+            ("cluster", cluster),
+            ("pool", pool),
+            ("partition", partition),
+        ] {
             let diagnostics = errors(&text);
             assert!(
                 diagnostics
@@ -285,4 +309,46 @@ fn ids_that_could_change_a_url_are_refused() {
             );
         }
     }
+}
+
+#[test]
+fn a_diagnostic_past_column_65535_renders_without_a_snippet() {
+    let padding = "x".repeat(70_000);
+    let text = format!("{PROVIDER}\nlocals {{\n  long = [\"{padding}\", local.missing]\n}}\n");
+    let dir = dir_with(&[("main.hcl", &text)]);
+    let diagnostics = load(dir.path(), &VariableInputs::default()).unwrap_err();
+    let found = diagnostics
+        .items
+        .iter()
+        .find(|d| d.column > 70_000)
+        .unwrap_or_else(|| panic!("{diagnostics:#?}"));
+    let line = line_of(&text, "  long = ");
+    for color in [false, true] {
+        let rendered = diagnostics.render(color);
+        assert!(
+            rendered.contains(&format!("main.hcl:{line}:{}", found.column)),
+            "{rendered:.2000}"
+        );
+        assert!(rendered.contains(&found.message), "{rendered:.2000}");
+        assert!(
+            !rendered.contains(&padding),
+            "the 70,000-character line is not shown"
+        );
+    }
+}
+
+#[test]
+fn a_syntax_error_past_column_65535_renders_without_a_snippet() {
+    let text = format!(
+        "{PROVIDER}\nlocals {{\n  long = \"{}\" = \n}}\n",
+        "y".repeat(70_000)
+    );
+    let diagnostics = errors(&text);
+    let message = find(&diagnostics, "syntax error");
+    assert!(message.contains(':'), "{message}");
+    let dir = dir_with(&[("main.hcl", &text)]);
+    let rendered = load(dir.path(), &VariableInputs::default())
+        .unwrap_err()
+        .render(false);
+    assert!(rendered.contains("syntax error"), "{rendered:.2000}");
 }
