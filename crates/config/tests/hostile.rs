@@ -352,3 +352,80 @@ fn a_syntax_error_past_column_65535_renders_without_a_snippet() {
         .render(false);
     assert!(rendered.contains("syntax error"), "{rendered:.2000}");
 }
+
+/// Fragments that once crashed or exhausted an evaluation, spliced into a valid file.
+const HOSTILE: &[&str] = &[
+    " % 0",
+    " / 0",
+    " * 18446744073709551615",
+    "-9223372036854775808 % -1",
+    "concat(local.d, local.d)",
+    "[for a in range(1024) : [for b in range(1024) : range(1024)]]",
+    "\"%{ for a in range(1024) }%{ for b in range(1024) }x%{ endfor }%{ endfor }\"",
+    "file(\"/dev/zero\")",
+    "templatefile(\".\", {})",
+    "\"18446744073709551615s\"",
+    "4294967297",
+    "\"a/../b?c#d%2F e\"",
+    "timeouts { create = \"999999999999h\" }",
+    "locals { d = [1, 2] }",
+    "\u{0}",
+    "\t\t\t\t",
+];
+
+/// Values given to `--var`, `--var-file` and `CLUSTERFORM_VAR_*` for a variable of type `any`
+/// used by the cluster's display name, and for one of type `list(number)`.
+fn variable_text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        proptest::sample::select(HOSTILE).prop_map(str::to_owned),
+        "[0-9%/*+ \\-\\[\\]{}\"=.a-z]{0,24}",
+        any::<String>(),
+    ]
+}
+
+use proptest::prelude::*;
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn hostile_text_and_values_end_in_positioned_errors(
+        at in 0..crate::support::valid_file().len(),
+        fragment in proptest::sample::select(HOSTILE),
+        value in variable_text(),
+        source in 0..3usize,
+    ) {
+        let mut text = crate::support::valid_file();
+        let mut at = at;
+        while !text.is_char_boundary(at) {
+            at -= 1;
+        }
+        text.insert_str(at, fragment);
+        // The fragment is also placed where it is evaluated: alone, and after a number.
+        let text = format!(
+            "variable \"v\" {{\n  type = list(number)\n  default = []\n}}\nlocals {{\n  n = length(var.v)\n  h = {fragment}\n  g = 7{fragment}\n}}\n{text}"
+        );
+        let dir = dir_with(&[("main.hcl", &text)]);
+        let var_file = dir.path().join("values.tfvars");
+        std::fs::write(&var_file, format!("v = {value}\n")).unwrap();
+        let inputs = match source {
+            0 => VariableInputs { cli: vec![("v".to_owned(), value.clone())], ..VariableInputs::default() },
+            1 => VariableInputs { env: [("v".to_owned(), value.clone())].into(), ..VariableInputs::default() },
+            _ => VariableInputs { files: vec![var_file], ..VariableInputs::default() },
+        };
+        if let Err(diagnostics) = load(dir.path(), &inputs) {
+            prop_assert!(!diagnostics.items.is_empty());
+            // Every problem of the configuration file itself has a position.
+            for diagnostic in &diagnostics.items {
+                if diagnostic.file == Path::new("main.hcl") {
+                    prop_assert!(diagnostic.line > 0, "{diagnostic}");
+                }
+            }
+            let _ = diagnostics.render(true);
+        }
+        if let Err(diagnostics) = clusterform_config::format_source(&text, Path::new("main.hcl")) {
+            prop_assert!(diagnostics.items.iter().all(|d| d.line > 0));
+            let _ = diagnostics.render(false);
+        }
+    }
+}
