@@ -10,6 +10,7 @@ mod commands;
 mod destroy;
 mod emulator_command;
 mod help;
+mod hostile_config;
 mod import;
 mod interrupt;
 mod local;

@@ -90,6 +90,16 @@ fn an_unreadable_hcl_file_is_an_error() {
     about_file(&diagnostics, "secret.hcl", "cannot read file");
 }
 
+/// Even as root some regular files cannot be read: `/proc/self/mem` fails at offset 0.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_regular_file_whose_read_fails_is_an_error() {
+    let dir = dir_with(&[("main.hcl", &crate::support::valid_file())]);
+    std::os::unix::fs::symlink("/proc/self/mem", dir.path().join("mem.hcl")).unwrap();
+    let diagnostics = load_errors(dir.path(), &VariableInputs::default());
+    about_file(&diagnostics, "mem.hcl", "cannot read file");
+}
+
 #[test]
 fn self_doubling_locals_stop_at_the_limit() {
     let mut lists = String::from("locals {\n  l0 = [1]\n  s0 = \"ab\"\n");
