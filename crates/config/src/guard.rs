@@ -400,11 +400,12 @@ mod tests {
 
     #[test]
     fn rewritten_templates_and_keys_keep_their_meaning() {
-        let heredoc = "<<EOT\n${upper(\"a\")}%{ for x in [1, 2] }${x % 2}%{ endfor }\nEOT\n";
+        let heredoc = "<<EOT\n${upper(\"a\")}%{ for x in [1, 2] }${x % 2}%{ endfor }\nEOT";
         assert_eq!(eval(heredoc), Ok(Value::from("A10\n")));
         let object =
             eval("{ (lower(\"K\")) = 6 / 3, plain = [for k, v in { a = 1 } : \"${k}${v}\"] }")
                 .unwrap();
+        let object = object.as_object().unwrap();
         assert_eq!(object["k"], Value::from(2));
         assert_eq!(object["plain"], Value::Array(vec![Value::from("a1")]));
         assert_eq!(eval("true ? 1 : 1 % 0"), Ok(Value::from(1)));
