@@ -422,10 +422,10 @@ mod tests {
             assert!(error.contains("units of work"), "{error}");
         });
         with_budget(Arc::default(), || {
-            let error =
-                eval("concat(range(1000), range(1000), [for i in range(1000): range(100)])")
-                    .unwrap_or_else(|e| Value::String(e));
-            assert!(matches!(error, Value::Array(_)), "{error:?}");
+            // Moderate work stays well inside the budget.
+            let value =
+                eval("concat(range(1000), range(1000), [for i in range(1000): range(100)])");
+            assert!(matches!(value, Ok(Value::Array(ref items)) if items.len() == 3000));
         });
         let big = Value::Array(vec![Value::Null; MAX_COLLECTION_LEN + 1]);
         assert!(charge(&big).unwrap_err().contains("elements"));

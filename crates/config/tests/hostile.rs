@@ -419,8 +419,8 @@ proptest! {
         let var_file = dir.path().join("values.tfvars");
         std::fs::write(&var_file, format!("v = {value}\n")).unwrap();
         let inputs = match source {
-            0 => VariableInputs { cli: vec![("v".to_owned(), value.clone())], ..VariableInputs::default() },
-            1 => VariableInputs { env: [("v".to_owned(), value.clone())].into(), ..VariableInputs::default() },
+            0 => VariableInputs { cli: vec![("v".to_owned(), value)], ..VariableInputs::default() },
+            1 => VariableInputs { env: [("v".to_owned(), value)].into(), ..VariableInputs::default() },
             _ => VariableInputs { files: vec![var_file], ..VariableInputs::default() },
         };
         if let Err(diagnostics) = load(dir.path(), &inputs) {
