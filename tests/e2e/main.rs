@@ -12,6 +12,7 @@ mod emulator_command;
 #[cfg(unix)]
 mod hardening;
 mod help;
+mod hostile_config;
 mod import;
 mod interrupt;
 mod local;

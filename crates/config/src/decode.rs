@@ -29,6 +29,13 @@ use crate::source::{block_head, label_range};
 
 /// Cluster-level names that are not fields of the resource.
 const CLUSTER_ATTRIBUTES: &[&str] = &["project", "region", "update_mode", "for_each", "id"];
+/// The longest `timeouts` value: waiting longer for one operation is never intended, and
+/// bounding it keeps deadlines computable.
+pub const MAX_TIMEOUT_SECONDS: u64 = 7 * 86_400;
+
+/// `google.protobuf.Duration` holds at most 315,576,000,000 seconds.
+const MAX_PROTO_DURATION_SECONDS: u64 = 315_576_000_000;
+
 const CLUSTER_BLOCKS: &[&str] = &["timeouts", "lifecycle"];
 
 /// A decoded cluster block, before the semantic checks.
@@ -491,7 +498,15 @@ impl Decoder<'_, '_> {
                 continue;
             };
             let parsed = string_text(&evaluated.value)
-                .and_then(|text| duration::parse(&text).map_err(|e| e.to_string()));
+                .and_then(|text| duration::parse(&text).map_err(|e| e.to_string()))
+                .and_then(|seconds| {
+                    if seconds.0 > MAX_TIMEOUT_SECONDS {
+                        return Err(format!(
+                            "{seconds} is longer than the longest timeout, 7 days"
+                        ));
+                    }
+                    Ok(seconds)
+                });
             let slot = match attribute.key.as_str() {
                 "create" => &mut timeouts.create,
                 "update" => &mut timeouts.update,
@@ -630,7 +645,7 @@ fn field_json(spec: &FieldSpec, value: &Value) -> Result<Option<Json>, ValueErro
     let plain = |m: String| (m, None);
     let json = match spec.kind {
         FieldKind::String => Json::String(string_text(value).map_err(plain)?),
-        FieldKind::Integer => Json::from(integer(value).map_err(plain)?),
+        FieldKind::Integer => Json::from(int32(value).map_err(plain)?),
         FieldKind::Bool => Json::Bool(boolean(value).map_err(plain)?),
         FieldKind::Enum(allowed) => {
             enum_text(spec.name(), allowed, value)?.map_or(Json::Null, Json::String)
@@ -638,6 +653,12 @@ fn field_json(spec: &FieldSpec, value: &Value) -> Result<Option<Json>, ValueErro
         FieldKind::Duration => {
             let text = string_text(value).map_err(plain)?;
             let seconds = duration::parse(&text).map_err(|e| plain(e.to_string()))?;
+            if seconds.0 > MAX_PROTO_DURATION_SECONDS {
+                return Err(plain(format!(
+                    "`{text}` is longer than the longest duration the API accepts \
+                     ({MAX_PROTO_DURATION_SECONDS}s, 10,000 years)"
+                )));
+            }
             Json::String(seconds.to_proto())
         }
         FieldKind::StringList => Json::Array(
@@ -685,6 +706,19 @@ fn list(value: &Value) -> Result<&[Value], String> {
         .as_array()
         .map(Vec::as_slice)
         .ok_or_else(|| format!("expected a list, found a {}", type_name(value)))
+}
+
+/// Every integer field of the API is an `int32`.
+fn int32(value: &Value) -> Result<i64, String> {
+    let n = integer(value)?;
+    if i32::try_from(n).is_err() {
+        return Err(format!(
+            "{n} is out of range: the API takes a 32-bit integer ({} to {})",
+            i32::MIN,
+            i32::MAX
+        ));
+    }
+    Ok(n)
 }
 
 fn integer(value: &Value) -> Result<i64, String> {

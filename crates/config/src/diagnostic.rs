@@ -12,6 +12,10 @@ use miette::{
     GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteDiagnostic, NamedSource, Report,
 };
 
+/// Diagnostics whose range lies further into its line than this many bytes are rendered
+/// without a snippet (even with every byte a tab, miette's columns stay far below 65,535).
+const MAX_SNIPPET_COLUMN_BYTES: usize = 4096;
+
 /// How serious a diagnostic is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -63,7 +67,8 @@ impl Diagnostic {
         if let Some(hint) = &self.hint {
             report = report.with_help(hint.clone());
         }
-        let source = source.filter(|text| self.range_fits(text));
+        let source =
+            source.filter(|text| self.range_fits(text) && self.range_is_near_line_starts(text));
         let report = match (source, &self.range) {
             (Some(text), Some(range)) => {
                 let label = LabeledSpan::new_primary_with_span(None, range.clone());
@@ -96,6 +101,19 @@ impl Diagnostic {
         } else {
             format!("{}:{}:{}", self.file.display(), self.line, self.column)
         }
+    }
+
+    /// Whether the range starts and ends close enough to the start of their lines for a
+    /// snippet: miette pads its underline with a format width, which panics past 65,535
+    /// columns, and a snippet of a line that long would not help anyway.
+    fn range_is_near_line_starts(&self, text: &str) -> bool {
+        let near = |offset: usize| {
+            let line_start = text[..offset].rfind('\n').map_or(0, |at| at + 1);
+            offset - line_start <= MAX_SNIPPET_COLUMN_BYTES
+        };
+        self.range
+            .as_ref()
+            .is_some_and(|range| near(range.start) && near(range.end))
     }
 
     fn range_fits(&self, text: &str) -> bool {

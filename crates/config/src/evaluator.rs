@@ -9,10 +9,12 @@ use std::ops::Range;
 use hcl::Value;
 use hcl::edit::Span;
 use hcl::edit::expr::Expression;
+use hcl::edit::visit;
 use hcl::eval::Context;
 
 use crate::diagnostic::{Diagnostic, SourceFile, did_you_mean};
 use crate::expr::{Reference, Root, evaluate, literal, plain_value, references};
+use crate::guard::charge;
 
 /// What the evaluator knows about the names an expression may use.
 #[derive(Debug, Default, Clone)]
@@ -125,10 +127,13 @@ impl Evaluator {
             });
         }
         let sensitive = self.check_references(file, &references(expr), scope.each)?;
-        if let Some(value) = plain_value(expr, scope.ctx) {
-            return Some(Evaluated { value, sensitive });
-        }
-        match evaluate(expr, scope.ctx.context()) {
+        let value = match plain_value(expr, scope.ctx) {
+            Some(value) => Ok(value),
+            None => evaluate(expr, scope.ctx.context()),
+        };
+        // The value as a whole is checked too: a template of plain references is built here,
+        // not by the guarded evaluator.
+        match value.and_then(|value| charge(&value).map(|()| value)) {
             Ok(value) => Some(Evaluated { value, sensitive }),
             Err(message) => {
                 self.diagnostics
@@ -237,7 +242,9 @@ impl Evaluator {
         let mut values = hcl::Map::new();
         for name in order {
             let def = by_name[name];
-            ctx.declare("local", Value::Object(values.clone()));
+            // Only the locals this one uses are copied into its scope, so that a chain of
+            // locals is evaluated in linear time.
+            ctx.declare("local", Value::Object(used_locals(def.expr, &values)));
             let evaluated = self.value(def.file, def.expr, Scope { ctx, each: false });
             let state = evaluated.map(|evaluated| {
                 values.insert(name.to_owned(), evaluated.value);
@@ -348,6 +355,43 @@ impl Evaluator {
             Some("break the cycle by computing one of them without the others".to_owned()),
         ));
     }
+}
+
+/// The locals among `values` that `expr` refers to; all of them when it uses `local` other than
+/// as `local.NAME` (`local["name"]`, or the whole object).
+fn used_locals(expr: &Expression, values: &hcl::Map<String, Value>) -> hcl::Map<String, Value> {
+    let named: Vec<Reference> = references(expr)
+        .into_iter()
+        .filter(|reference| reference.root == Root::Local)
+        .collect();
+    if named.len() < local_roots(expr) {
+        return values.clone();
+    }
+    named
+        .iter()
+        .filter_map(|reference| {
+            let value = values.get(&reference.name)?;
+            Some((reference.name.clone(), value.clone()))
+        })
+        .collect()
+}
+
+/// How many times `expr` names the variable `local`, in any form.
+fn local_roots(expr: &Expression) -> usize {
+    struct Count(usize);
+    impl visit::Visit for Count {
+        fn visit_expr(&mut self, expr: &Expression) {
+            if let Expression::Variable(name) = expr
+                && name.as_str() == "local"
+            {
+                self.0 += 1;
+            }
+            visit::visit_expr(self, expr);
+        }
+    }
+    let mut count = Count(0);
+    visit::Visit::visit_expr(&mut count, expr);
+    count.0
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,6 +13,7 @@ use hcl::edit::visit::{self, Visit};
 use hcl::eval::{Context, Evaluate};
 
 use crate::evaluator::Bindings;
+use crate::guard::{error_message, guard_expression};
 
 /// The namespace a reference starts with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -88,22 +89,25 @@ impl Visit for Collector {
 }
 
 /// Evaluates an expression; the error is hcl-rs's message.
+/// The expression is first rewritten so that its evaluation is bounded (see [`crate::guard`]).
 pub(crate) fn evaluate(expr: &Expression, ctx: &Context<'_>) -> Result<Value, String> {
     if let Some(value) = literal(expr) {
         return Ok(value);
     }
+    let mut expr = expr.clone();
+    guard_expression(&mut expr);
     if let Expression::StringTemplate(template) = expr {
         // hcl-rs would print the template back to text and parse it again; convert the
         // parsed template directly instead.
-        let template = hcl::Template::from(hcl::edit::template::Template::clone(template));
+        let template = hcl::Template::from(hcl::edit::template::Template::from(template));
         return template
             .evaluate(ctx)
             .map(Value::String)
-            .map_err(|e| e.to_string());
+            .map_err(|e| error_message(&e));
     }
-    hcl::Expression::from(expr.clone())
+    hcl::Expression::from(expr)
         .evaluate(ctx)
-        .map_err(|e| e.to_string())
+        .map_err(|e| error_message(&e))
 }
 
 /// The value of a plain reference such as `local.zone`, or of a string template made of
@@ -220,7 +224,7 @@ mod tests {
     }
 
     fn bindings() -> Bindings {
-        let mut bindings = Bindings::new(Context::new());
+        let mut bindings = Bindings::new(crate::functions::base_context());
         let mut var = hcl::Map::new();
         var.insert("region".to_owned(), Value::from("us-central1"));
         var.insert("count".to_owned(), Value::from(3));

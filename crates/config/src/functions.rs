@@ -16,6 +16,9 @@ use std::path::{Path, PathBuf};
 use hcl::eval::{Context, Evaluate, FuncArgs, FuncDef, ParamType};
 use hcl::{Map, Value};
 
+use crate::guard::{declare_functions, error_message, guard_template};
+use crate::source::{ReadError, read_capped};
+
 /// The largest file `file` and `templatefile` read, so that a stray path cannot exhaust memory.
 pub(crate) const MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
 
@@ -57,6 +60,7 @@ pub(crate) fn base_context() -> Context<'static> {
 fn template_context() -> Context<'static> {
     let string = || ParamType::String;
     let mut ctx = Context::new();
+    declare_functions(&mut ctx);
     let mut declare = |name: &str, def: FuncDef| ctx.declare_func(name, def);
     declare("file", FuncDef::builder().param(string()).build(file));
     declare(
@@ -160,14 +164,12 @@ fn str_arg(args: &FuncArgs, index: usize) -> &str {
 
 fn read_relative(path: &str) -> Result<String, String> {
     let full = BASE_DIR.with(|base| base.borrow().join(path));
-    let metadata = std::fs::metadata(&full).map_err(|e| format!("cannot read `{path}`: {e}"))?;
-    if metadata.len() > MAX_FILE_BYTES {
-        return Err(format!(
-            "`{path}` is {} bytes; files read by functions are limited to {MAX_FILE_BYTES} bytes",
-            metadata.len()
-        ));
-    }
-    let bytes = std::fs::read(&full).map_err(|e| format!("cannot read `{path}`: {e}"))?;
+    let bytes = read_capped(&full, MAX_FILE_BYTES).map_err(|e| match e {
+        ReadError::TooLarge { .. } => {
+            format!("`{path}` is too large; files read by functions are limited to {MAX_FILE_BYTES} bytes")
+        }
+        e => format!("cannot read `{path}`: {e}"),
+    })?;
     String::from_utf8(bytes).map_err(|e| {
         format!(
             "`{path}` is not valid UTF-8 (invalid byte at offset {})",
@@ -183,9 +185,10 @@ fn file(args: FuncArgs) -> Result<Value, String> {
 fn templatefile(args: FuncArgs) -> Result<Value, String> {
     let path = str_arg(&args, 0);
     let text = read_relative(path)?;
-    let template: hcl::Template = text
-        .parse()
-        .map_err(|e: hcl::Error| format!("`{path}` is not a valid template: {e}"))?;
+    let mut template = hcl::edit::parser::parse_template(&text)
+        .map_err(|e| format!("`{path}` is not a valid template: {e}"))?;
+    guard_template(&mut template);
+    let template = hcl::Template::from(template);
     let mut ctx = template_context();
     if let Some(vars) = args[1].as_object() {
         for (name, value) in vars {
@@ -195,7 +198,7 @@ fn templatefile(args: FuncArgs) -> Result<Value, String> {
     template
         .evaluate(&ctx)
         .map(Value::String)
-        .map_err(|e| format!("in template `{path}`: {e}"))
+        .map_err(|e| format!("in template `{path}`: {}", error_message(&e)))
 }
 
 fn format(args: FuncArgs) -> Result<Value, String> {

@@ -15,6 +15,7 @@ mod export;
 mod expr;
 mod format;
 mod functions;
+mod guard;
 mod load;
 mod parallel;
 mod reference;
@@ -28,9 +29,13 @@ pub use config::{
     Config, DesiredCluster, Lifecycle, Provider, RemovedCluster, SourceLocation, StackOrigin,
     Timeouts, VariableInputs,
 };
+pub use decode::MAX_TIMEOUT_SECONDS;
 pub use diagnostic::{Diagnostic, Diagnostics, MissingVariable, Severity};
 pub use export::cluster_to_hcl;
 pub use format::format_source;
+pub use guard::{
+    BYTES_PER_UNIT, MAX_COLLECTION_LEN, MAX_EVALUATION_WORK, MAX_STRING_BYTES, UNITS_PER_ITERATION,
+};
 pub use load::{Loaded, load};
 pub use reference::{REFERENCE_BEGIN, REFERENCE_END, reference_markdown};
 pub use source::MAX_SOURCE_BYTES;

@@ -25,6 +25,7 @@ use crate::diagnostic::{
 };
 use crate::evaluator::{Bindings, Evaluator, LocalDef, Scope};
 use crate::functions::{base_context, type_name, with_base_dir};
+use crate::guard::with_budget;
 use crate::parallel::{Done, Task, in_parallel};
 use crate::source::{block_head, label_range, list_hcl_files, parse, read_source};
 use crate::spans::Spans;
@@ -46,7 +47,10 @@ pub struct Loaded {
 ///
 /// Every problem of the run (errors and warnings), plus the variables that have no value.
 pub fn load(dir: &Path, inputs: &VariableInputs) -> Result<Loaded, Diagnostics> {
-    with_base_dir(dir, || Run::default().load(dir, inputs))
+    // Every load has its own evaluation budget, shared by its worker threads.
+    with_budget(Arc::default(), || {
+        with_base_dir(dir, || Run::default().load(dir, inputs))
+    })
 }
 
 /// A top-level block and the file it is in.

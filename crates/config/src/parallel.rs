@@ -9,6 +9,7 @@ use std::collections::VecDeque;
 use std::sync::{Mutex, PoisonError};
 
 use crate::functions::{base_dir, with_base_dir};
+use crate::guard::{current_budget, with_budget};
 
 /// A piece of work and the thread (0 is the calling one) that should preferably do it.
 #[derive(Debug)]
@@ -50,10 +51,13 @@ pub(crate) fn in_parallel<T: Send, R: Send>(
     let mut done: Vec<(usize, Done<R>)> = std::thread::scope(|scope| {
         let handles: Vec<_> = (1..threads)
             .map(|thread| {
-                // Each worker runs the same evaluation code, so it needs the same base dir.
-                let dir = base_dir();
+                // Each worker runs the same evaluation code, so it needs the same base dir,
+                // and it draws on the same evaluation budget.
+                let (dir, budget) = (base_dir(), current_budget());
                 let (queues, f) = (&queues, &f);
-                scope.spawn(move || with_base_dir(&dir, || work(thread, queues, f)))
+                scope.spawn(move || {
+                    with_budget(budget, || with_base_dir(&dir, || work(thread, queues, f)))
+                })
             })
             .collect();
         let mut done = work(0, &queues, &f);

@@ -27,7 +27,10 @@ pub(crate) fn list_hcl_files(dir: &Path) -> Result<Vec<PathBuf>, Box<Diagnostic>
     let mut files = Vec::new();
     for entry in std::fs::read_dir(dir).map_err(unreadable)? {
         let path = entry.map_err(unreadable)?.path();
-        if path.extension().is_some_and(|ext| ext == "hcl") && path.is_file() {
+        // Whatever the entry is (a broken or looping symlink, a directory, an unreadable
+        // file), reading it reports the problem: skipping it would make its clusters look
+        // removed from the configuration.
+        if path.extension().is_some_and(|ext| ext == "hcl") {
             files.push(path);
         }
     }
@@ -42,22 +45,85 @@ pub(crate) fn list_hcl_files(dir: &Path) -> Result<Vec<PathBuf>, Box<Diagnostic>
     Ok(files)
 }
 
+/// Why a file could not be read by [`read_capped`].
+#[derive(Debug)]
+pub(crate) enum ReadError {
+    /// Not a regular file (after following symlinks): its kind.
+    NotRegular(&'static str),
+    /// Longer than the limit.
+    TooLarge {
+        limit: u64,
+    },
+    Io(std::io::Error),
+}
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NotRegular(kind) => write!(f, "it is {kind}, not a regular file"),
+            Self::TooLarge { limit } => write!(f, "it is too large (more than {limit} bytes)"),
+            Self::Io(error) => write!(f, "{error}"),
+        }
+    }
+}
+
+/// The bytes of the regular file at `path`, at most `limit` of them. Special files are refused
+/// before they are opened (opening a FIFO waits for a writer), and the size is checked on the
+/// bytes read, not the size the file system reports (`/dev/zero` and `/proc` files report 0).
+pub(crate) fn read_capped(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
+    use std::io::Read;
+    let kind = std::fs::metadata(path).map_err(ReadError::Io)?.file_type();
+    if !kind.is_file() {
+        return Err(ReadError::NotRegular(describe(kind)));
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|file| file.take(limit + 1).read_to_end(&mut bytes))
+        .map_err(ReadError::Io)?;
+    if bytes.len() as u64 > limit {
+        return Err(ReadError::TooLarge { limit });
+    }
+    Ok(bytes)
+}
+
+fn describe(kind: std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "a FIFO";
+        }
+        if kind.is_char_device() {
+            return "a character device";
+        }
+        if kind.is_block_device() {
+            return "a block device";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+    }
+    if kind.is_dir() {
+        "a directory"
+    } else {
+        "a special file"
+    }
+}
+
 /// Reads a file as UTF-8 text; `shown` is the name diagnostics use.
 pub(crate) fn read_source(path: &Path, shown: PathBuf) -> Result<SourceFile, Box<Diagnostic>> {
-    let fail =
-        |message: String, hint: Option<String>| Box::new(detached_error(&shown, message, hint));
-    let metadata =
-        std::fs::metadata(path).map_err(|e| fail(format!("cannot read file: {e}"), None))?;
-    if metadata.len() > MAX_SOURCE_BYTES {
-        return Err(fail(
-            format!(
-                "file is too large ({} bytes); configuration files are limited to {MAX_SOURCE_BYTES} bytes",
-                metadata.len()
-            ),
-            Some("split the configuration into several files".to_owned()),
-        ));
-    }
-    let bytes = std::fs::read(path).map_err(|e| fail(format!("cannot read file: {e}"), None))?;
+    let bytes = read_capped(path, MAX_SOURCE_BYTES).map_err(|error| {
+        let hint = match error {
+            ReadError::TooLarge { .. } => Some("split the configuration into several files"),
+            ReadError::NotRegular(_) => Some("configuration files must be regular files"),
+            ReadError::Io(_) => None,
+        };
+        Box::new(detached_error(
+            &shown,
+            format!("cannot read file: {error}"),
+            hint.map(str::to_owned),
+        ))
+    })?;
     match String::from_utf8(bytes) {
         Ok(text) => Ok(SourceFile::new(shown, text.into())),
         Err(error) => {

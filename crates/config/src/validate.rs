@@ -76,6 +76,18 @@ impl ClusterChecks<'_> {
         }
     }
 
+    /// Node pool and partition IDs: refused unless plain, so that no ID can change the meaning
+    /// of a URL or a path it ends up in (`/`, `..`, `%2F`, `?`, `#`, spaces).
+    fn member_id(&mut self, path: &str, kind: &str, id: &str) {
+        if !member_id_ok(id) {
+            self.error(
+                path,
+                format!("`{id}` is not a valid {kind} ID"),
+                Some(MEMBER_ID_RULE.to_owned()),
+            );
+        }
+    }
+
     fn labels(&mut self, path: &str, labels: Option<&BTreeMap<String, String>>, reserved: bool) {
         for (key, value) in labels.into_iter().flatten() {
             if reserved && key == STACK_LABEL {
@@ -137,7 +149,36 @@ impl ClusterChecks<'_> {
 
     fn pool(&mut self, pool: &NodePool) {
         let path = format!("node_pools[{}]", pool.id);
+        self.member_id(&path, "node pool", &pool.id);
         self.scaling(&path, pool);
+        let machine = pool.machine_spec.as_ref();
+        let disk = pool.boot_disk.as_ref();
+        for (field, value) in [
+            (
+                "machine_spec.accelerator_count",
+                machine.and_then(|m| m.accelerator_count),
+            ),
+            (
+                "boot_disk.boot_disk_size_gb",
+                disk.and_then(|d| d.boot_disk_size_gb),
+            ),
+            (
+                "scaling_spec.max_node_count",
+                pool.scaling_spec.as_ref().and_then(|s| s.max_node_count),
+            ),
+        ] {
+            if let Some(value) = value.filter(|v| *v < 0) {
+                let name = field.rsplit('.').next().unwrap_or(field);
+                self.error(
+                    &format!("{path}.{field}"),
+                    format!(
+                        "{name} of pool `{}` is {value}; it cannot be negative",
+                        pool.id
+                    ),
+                    None,
+                );
+            }
+        }
         if let (Some(zone), Some(region)) = (&pool.zone, self.region)
             && !zone.starts_with(&format!("{region}-"))
         {
@@ -253,6 +294,8 @@ impl ClusterChecks<'_> {
         }
         let partitions = slurm.partitions.as_deref().unwrap_or_default();
         for partition in partitions {
+            let path = format!("{base}.partitions[{}]", partition.id);
+            self.member_id(&path, "partition", &partition.id);
             let path = format!("{base}.partitions[{}].node_pool_ids", partition.id);
             for pool in partition.node_pool_ids.iter().flatten() {
                 let what = format!("partition `{}`", partition.id);
@@ -323,6 +366,16 @@ impl ClusterChecks<'_> {
             );
         }
     }
+}
+
+const MEMBER_ID_RULE: &str = "node pool and partition IDs: 1 to 63 lowercase letters, digits, `-` and `_`, starting with a letter";
+
+fn member_id_ok(id: &str) -> bool {
+    id.len() <= 63
+        && id.starts_with(|c: char| c.is_ascii_lowercase())
+        && id
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
 }
 
 const LABEL_RULE: &str = "label keys and values: at most 63 lowercase letters, digits, `_` and `-`; keys start with a letter";

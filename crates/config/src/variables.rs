@@ -10,7 +10,6 @@ use hcl::Value;
 use hcl::edit::Span;
 use hcl::edit::expr::Expression;
 use hcl::edit::structure::{Block, Body};
-use hcl::eval::Context;
 
 use crate::diagnostic::{Diagnostic, MissingVariable, Severity, SourceFile, detached_error};
 use crate::expr::evaluate;
@@ -188,7 +187,7 @@ pub(crate) fn declare(
             },
             "default" => default_expr = Some(value),
             "description" | "sensitive" => {
-                match (attribute.key.as_str(), evaluate(value, &Context::new())) {
+                match (attribute.key.as_str(), evaluate(value, &base_context())) {
                     ("description", Ok(Value::String(text))) => {
                         declaration.description = Some(text);
                     }

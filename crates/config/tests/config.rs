@@ -4,6 +4,7 @@ mod bad_input;
 mod examples;
 mod export;
 mod format;
+mod hostile;
 mod language;
 mod reference;
 mod robustness;
