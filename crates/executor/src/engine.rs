@@ -134,11 +134,6 @@ impl ApplyReport {
         self.failed().count()
     }
 
-    /// How many actions succeeded.
-    pub fn succeeded_count(&self) -> usize {
-        self.outcomes.len() - self.failed_count()
-    }
-
     /// Whether everything succeeded.
     pub fn is_success(&self) -> bool {
         !self.interrupted && self.failed_count() == 0
@@ -213,11 +208,6 @@ impl ApplyEngine {
     pub fn with_wait_options(mut self, wait: WaitOptions) -> Self {
         self.wait = wait;
         self
-    }
-
-    /// The client.
-    pub fn client(&self) -> &ApiClient {
-        &self.client
     }
 
     /// The journal.

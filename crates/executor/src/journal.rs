@@ -85,9 +85,15 @@ pub struct Journal {
 }
 
 impl Journal {
-    /// Opens `CONFIG_DIR/.clusterform/journal.json`; a missing file is an empty journal.
+    /// Where the journal of a configuration directory lives: `CONFIG_DIR/.clusterform/journal.json`.
+    pub fn path_in(config_dir: &Path) -> PathBuf {
+        config_dir.join(STATE_DIR).join(JOURNAL_FILE)
+    }
+
+    /// Opens the journal of `config_dir` ([`Journal::path_in`]); a missing file is an empty
+    /// journal.
     pub fn open(config_dir: &Path) -> Result<Self, ExecError> {
-        let path = config_dir.join(STATE_DIR).join(JOURNAL_FILE);
+        let path = Self::path_in(config_dir);
         let slots = match std::fs::read_to_string(&path) {
             Ok(text) => parse(&path, &text)?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),

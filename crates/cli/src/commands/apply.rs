@@ -1,7 +1,7 @@
 //! `clusterform apply`: plan (or read a saved plan), confirm, execute with live progress, and
 //! summarise. Operations an earlier run left in flight are waited for first.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -287,10 +287,10 @@ pub fn finish(
     }
     if report.interrupted {
         return Err(CliError::Interrupted {
-            journal: journal_path(dir),
+            journal: Journal::path_in(dir),
         });
     }
-    let failed = report.outcomes.iter().filter(|o| o.result.is_err()).count();
+    let failed = report.failed_count();
     if failed > 0 {
         return Err(CliError::ActionsFailed {
             failed,
@@ -322,10 +322,6 @@ fn apply_summary(report: &ApplyReport) -> String {
         count(Action::Replace),
         count(Action::Delete)
     )
-}
-
-fn journal_path(dir: &Path) -> PathBuf {
-    dir.join(".clusterform").join("journal.json")
 }
 
 fn short(digest: &str) -> String {
