@@ -9,6 +9,7 @@ mod bad_input;
 mod commands;
 mod destroy;
 mod emulator_command;
+mod faults;
 mod help;
 mod import;
 mod interrupt;
