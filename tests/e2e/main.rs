@@ -7,6 +7,7 @@ mod support;
 mod apply;
 mod bad_input;
 mod commands;
+mod crash;
 mod destroy;
 mod emulator_command;
 mod faults;
