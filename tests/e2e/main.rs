@@ -20,4 +20,5 @@ mod plans;
 mod prompt;
 mod reliability;
 mod running_jobs;
+mod secrets;
 mod stacks;
