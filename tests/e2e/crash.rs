@@ -18,8 +18,8 @@ use crate::support::{
 const OPERATION_MS: u64 = 500;
 const IDS: [&str; 5] = ["k00", "k01", "k02", "k03", "k04"];
 /// Signals land anywhere from before the process has started to after its last operation
-/// (an apply runs about 1 s here, a destroy about 0.6 s).
-const APPLY_WINDOW_MS: (u64, u64) = (0, 1_200);
+/// (an apply of a few changes runs about 0.9 s here, a destroy about 0.6 s).
+const APPLY_WINDOW_MS: (u64, u64) = (0, 900);
 const DESTROY_WINDOW_MS: (u64, u64) = (0, 700);
 const RERUNS: usize = 4;
 
@@ -245,6 +245,7 @@ fn random_fleet(rng: &mut SeededRng) -> Vec<(String, u32)> {
 /// What one trial found.
 struct Trial {
     moment: Moment,
+    lost_journal: bool,
     /// Clusters that got the same PATCH twice, after an update the journal never recorded.
     repatched: usize,
 }
@@ -273,19 +274,25 @@ fn trial(env: &Env, command: Command, signal: Signal, delay_ms: u64, lose_journa
     converge(env, command);
     let requests = env.emulator().requests();
     let repatched = assert_nothing_twice(&requests[seen..], &unjournaled);
-    Trial { moment, repatched }
+    Trial {
+        moment,
+        lost_journal: lose_journal,
+        repatched,
+    }
 }
 
 /// How often each moment was hit, and how many clusters were patched twice.
 #[derive(Debug, Default)]
 struct Tally {
     moments: BTreeMap<Moment, usize>,
+    lost_journals: usize,
     repatched: usize,
 }
 
 impl Tally {
     fn add(&mut self, trial: Trial) {
         *self.moments.entry(trial.moment).or_default() += 1;
+        self.lost_journals += usize::from(trial.lost_journal);
         self.repatched += trial.repatched;
     }
 }
