@@ -249,7 +249,7 @@ struct Trial {
 /// optionally loses the journal, re-runs until done, and checks what the API received.
 fn trial(env: &Env, command: Command, signal: Signal, delay_ms: u64, lose_journal: bool) -> Trial {
     let seen = env.emulator().requests().len();
-    let mut child = env.spawn(&command.args());
+    let mut child = env.spawn(&command.args(), &[]);
     std::thread::sleep(Duration::from_millis(delay_ms));
     let exited_already = child.try_wait().unwrap().is_some();
     let moment = moment(env, &env.emulator().requests()[seen..], exited_already);

@@ -124,17 +124,13 @@ fn contains(haystack: &[u8], needle: &str) -> bool {
 /// The journal's text while an update to `secret` is in flight (the run then finishes).
 fn journal_during_an_update(secrets: &Secrets, secret: &str) -> String {
     let env = &secrets.env;
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_clusterform"))
-        .args(["apply", "--auto-approve", "-vv"])
-        .current_dir(env.path())
-        .env("CLUSTERFORM_ENDPOINT", env.handle.base_url())
-        .env("CLUSTERFORM_ACCESS_TOKEN", TOKEN)
-        .env("CLUSTERFORM_VAR_boot_secret", secret)
-        .env("NO_COLOR", "1")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = env.spawn(
+        &["apply", "--auto-approve", "-vv"],
+        &[
+            ("CLUSTERFORM_ACCESS_TOKEN", TOKEN),
+            ("CLUSTERFORM_VAR_boot_secret", secret),
+        ],
+    );
     let deadline = Instant::now() + Duration::from_secs(20);
     let journal = loop {
         let text = std::fs::read_to_string(env.journal_path()).unwrap_or_default();

@@ -80,9 +80,9 @@ impl Env {
         cmd
     }
 
-    /// The binary started in the background against the emulator, as `cmd` would run it,
-    /// with its output captured: for tests that interrupt or kill it.
-    pub fn spawn(&self, args: &[&str]) -> std::process::Child {
+    /// The binary started in the background against the emulator, as `cmd` would run it
+    /// (with `extra_env` on top), its output captured: for tests that interrupt or kill it.
+    pub fn spawn(&self, args: &[&str], extra_env: &[(&str, &str)]) -> std::process::Child {
         std::process::Command::new(env!("CARGO_BIN_EXE_clusterform"))
             .args(args)
             .current_dir(self.path())
@@ -91,6 +91,7 @@ impl Env {
             .env("NO_COLOR", "1")
             .env_remove("GOOGLE_OAUTH_ACCESS_TOKEN")
             .env_remove("RUST_LOG")
+            .envs(extra_env.iter().copied())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()
