@@ -165,3 +165,24 @@ pub struct VariableInputs {
     /// `CLUSTERFORM_VAR_*` from the environment, name without the prefix.
     pub env: BTreeMap<String, String>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_clusters_the_provider_location_is_refreshed() {
+        let provider = Provider {
+            project: Some("p".to_owned()),
+            region: Some("us-central1".to_owned()),
+            ..Provider::default()
+        };
+        let config = Config {
+            provider,
+            ..Config::default()
+        };
+        let locations: Vec<_> = config.locations().into_iter().collect();
+        assert_eq!(locations, [("p".to_owned(), "us-central1".to_owned())]);
+        assert!(Config::default().locations().is_empty());
+    }
+}
