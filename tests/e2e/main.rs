@@ -7,8 +7,10 @@ mod support;
 mod apply;
 mod bad_input;
 mod commands;
+mod crash;
 mod destroy;
 mod emulator_command;
+mod faults;
 #[cfg(unix)]
 mod hardening;
 mod help;
@@ -21,4 +23,5 @@ mod plans;
 mod prompt;
 mod reliability;
 mod running_jobs;
+mod secrets;
 mod stacks;

@@ -80,6 +80,29 @@ impl Env {
         cmd
     }
 
+    /// The binary started in the background against the emulator, as `cmd` would run it
+    /// (with `extra_env` on top), its output captured: for tests that interrupt or kill it.
+    pub fn spawn(&self, args: &[&str], extra_env: &[(&str, &str)]) -> std::process::Child {
+        std::process::Command::new(env!("CARGO_BIN_EXE_clusterform"))
+            .args(args)
+            .current_dir(self.path())
+            .env("CLUSTERFORM_ENDPOINT", self.handle.base_url())
+            .env("CLUSTERFORM_ACCESS_TOKEN", TOKEN)
+            .env("NO_COLOR", "1")
+            .env_remove("GOOGLE_OAUTH_ACCESS_TOKEN")
+            .env_remove("RUST_LOG")
+            .envs(extra_env.iter().copied())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
+    /// The journal of operations in flight.
+    pub fn journal_path(&self) -> PathBuf {
+        self.path().join(".clusterform/journal.json")
+    }
+
     /// Runs the binary and returns its output, whatever the exit status.
     pub fn run(&self, args: &[&str]) -> Output {
         self.cmd(args).output().unwrap()
@@ -235,4 +258,68 @@ pub fn apply_ok(env: &Env, clusters: &[ClusterSpec]) -> Output {
 /// The repository's `examples/` directory.
 pub fn examples_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+/// A configuration of many clusters from one `for_each` block: each `(id, max_nodes)` pair is
+/// a CPU cluster like [`cluster_hcl`]'s. With no pairs, only the provider remains, so an
+/// apply deletes every cluster of the stack.
+pub fn fleet_config(clusters: &[(String, u32)]) -> String {
+    if clusters.is_empty() {
+        return PROVIDER.to_owned();
+    }
+    let entries: Vec<String> = clusters
+        .iter()
+        .map(|(id, max_nodes)| format!("    {id} = {max_nodes}"))
+        .collect();
+    let block = cluster_hcl(&ClusterSpec {
+        id: "fleet",
+        labels: "{ team = each.key }",
+        ..ClusterSpec::default()
+    })
+    .replacen(
+        "cluster \"fleet\" {",
+        &format!(
+            "cluster \"fleet\" {{\n  for_each = {{\n{}\n  }}\n",
+            entries.join("\n")
+        ),
+        1,
+    )
+    .replacen("max_node_count = 4", "max_node_count = each.value", 1);
+    format!("{PROVIDER}{block}")
+}
+
+/// The cluster ID a create request names (its `modelDevelopmentClusterId` parameter).
+pub fn created_id(request: &RecordedRequest) -> Option<String> {
+    request
+        .query
+        .split('&')
+        .find_map(|pair| pair.strip_prefix("modelDevelopmentClusterId="))
+        .map(str::to_owned)
+}
+
+/// The cluster ID a PATCH or DELETE names: the last segment of its path.
+pub fn target_id(request: &RecordedRequest) -> Option<String> {
+    request.path.rsplit('/').next().map(str::to_owned)
+}
+
+/// A small seeded generator (SplitMix64), so that trials are chosen the same way every run.
+pub struct SeededRng(u64);
+
+impl SeededRng {
+    pub fn new(seed: u64) -> Self {
+        Self(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `low..high`.
+    pub fn between(&mut self, low: u64, high: u64) -> u64 {
+        low + self.next_u64() % (high - low)
+    }
 }

@@ -30,12 +30,23 @@ impl Config {
     }
 
     /// Every (project, region) pair the declared and the removed clusters live in, sorted,
-    /// without repeats.
+    /// without repeats. With no cluster at all, the provider's location (when it names both):
+    /// a configuration whose last cluster block was removed must still see, and delete, the
+    /// clusters of its stack there.
     pub fn locations(&self) -> BTreeSet<(String, String)> {
         let declared = self.clusters.iter().map(|c| (&c.project, &c.region));
         let removed = self.removed.iter().map(|r| (&r.project, &r.region));
-        declared
-            .chain(removed)
+        let provider = self
+            .provider
+            .project
+            .as_ref()
+            .zip(self.provider.region.as_ref());
+        let mut locations: BTreeSet<_> = declared.chain(removed).collect();
+        if locations.is_empty() {
+            locations.extend(provider);
+        }
+        locations
+            .into_iter()
             .map(|(project, region)| (project.clone(), region.clone()))
             .collect()
     }
@@ -153,4 +164,25 @@ pub struct VariableInputs {
     pub files: Vec<PathBuf>,
     /// `CLUSTERFORM_VAR_*` from the environment, name without the prefix.
     pub env: BTreeMap<String, String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_clusters_the_provider_location_is_refreshed() {
+        let provider = Provider {
+            project: Some("p".to_owned()),
+            region: Some("us-central1".to_owned()),
+            ..Provider::default()
+        };
+        let config = Config {
+            provider,
+            ..Config::default()
+        };
+        let locations: Vec<_> = config.locations().into_iter().collect();
+        assert_eq!(locations, [("p".to_owned(), "us-central1".to_owned())]);
+        assert!(Config::default().locations().is_empty());
+    }
 }

@@ -1,10 +1,12 @@
 //! Fault injection: the `FaultSpec` (parsed from strings such as
-//! `503=0.2,429=0.1,drop=0.05,opfail=0.5,retry-after=1,seed=7`) and the seeded
-//! dice that decide, request by request, whether to answer normally, with an
-//! error status, or by dropping the connection. One RNG, seeded from the spec,
-//! makes every run with the same seed and request sequence identical.
+//! `503=0.2,429=0.1,drop=0.05,opfail=0.5,retry-after=1,jitter-ms=200,seed=7`) and
+//! the seeded dice that decide, request by request, how long to delay it and
+//! whether to answer normally, with an error status, or by dropping the
+//! connection. One RNG, seeded from the spec, makes every run with the same seed
+//! and request sequence identical.
 
 use std::str::FromStr;
+use std::time::Duration;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -27,6 +29,8 @@ pub struct FaultSpec {
     pub operation_failure_rate: f64,
     /// The `Retry-After` value (seconds) of injected 429 answers.
     pub retry_after_seconds: u64,
+    /// Each request is delayed by a random time from zero to this, on top of the latency.
+    pub jitter: Duration,
 }
 
 /// A fault spec item that could not be understood.
@@ -77,11 +81,12 @@ impl FaultSpec {
         match key {
             "seed" => self.seed = parse_integer(value)?,
             "retry-after" => self.retry_after_seconds = parse_integer(value)?,
+            "jitter-ms" => self.jitter = Duration::from_millis(parse_integer(value)?),
             "drop" => self.drop_rate = parse_probability(value)?,
             "opfail" => self.operation_failure_rate = parse_probability(value)?,
             status => {
                 let status: u16 = status.parse().map_err(|_| {
-                    format!("unknown key `{status}`; expected 429, 500, 503, drop, opfail, retry-after or seed")
+                    format!("unknown key `{status}`; expected 429, 500, 503, drop, opfail, retry-after, jitter-ms or seed")
                 })?;
                 if !FAULT_STATUSES.contains(&status) {
                     return Err(format!(
@@ -165,6 +170,15 @@ impl FaultDice {
         None
     }
 
+    /// Rolls the extra delay of one request; no roll is spent without jitter.
+    pub(crate) fn roll_jitter(&mut self) -> Duration {
+        if self.spec.jitter.is_zero() {
+            return Duration::ZERO;
+        }
+        let most = u64::try_from(self.spec.jitter.as_millis()).unwrap_or(u64::MAX);
+        Duration::from_millis(self.rng.random_range(0..=most))
+    }
+
     /// Rolls once for a new operation: whether it will finish with an error.
     pub(crate) fn roll_operation_failure(&mut self) -> bool {
         if self.spec.operation_failure_rate <= 0.0 {
@@ -190,9 +204,10 @@ mod tests {
 
     #[test]
     fn the_full_syntax_parses() {
-        let spec: FaultSpec = "503=0.2, 429=0.1,500=0.05,drop=0.1,opfail=0.5,retry-after=1,seed=7"
-            .parse()
-            .unwrap();
+        let spec: FaultSpec =
+            "503=0.2, 429=0.1,500=0.05,drop=0.1,opfail=0.5,retry-after=1,jitter-ms=200,seed=7"
+                .parse()
+                .unwrap();
         assert_eq!(
             spec,
             FaultSpec {
@@ -201,6 +216,7 @@ mod tests {
                 drop_rate: 0.1,
                 operation_failure_rate: 0.5,
                 retry_after_seconds: 1,
+                jitter: Duration::from_millis(200),
             }
         );
     }
@@ -232,7 +248,7 @@ mod tests {
             ),
             (
                 "latency=5",
-                "bad fault item `latency=5`: unknown key `latency`; expected 429, 500, 503, drop, opfail, retry-after or seed",
+                "bad fault item `latency=5`: unknown key `latency`; expected 429, 500, 503, drop, opfail, retry-after, jitter-ms or seed",
             ),
             (
                 "seed=1,seed=2",
@@ -278,6 +294,17 @@ mod tests {
         };
         assert_eq!(error.code, Code::ResourceExhausted);
         assert_eq!(error.retry_after_seconds, Some(3));
+    }
+
+    #[test]
+    fn jitter_stays_within_its_bound_and_varies() {
+        let mut dice = FaultDice::new("jitter-ms=200,seed=4".parse().unwrap());
+        let delays: Vec<Duration> = (0..200).map(|_| dice.roll_jitter()).collect();
+        assert!(delays.iter().all(|d| *d <= Duration::from_millis(200)));
+        assert!(delays.iter().any(|d| *d < Duration::from_millis(50)));
+        assert!(delays.iter().any(|d| *d > Duration::from_millis(150)));
+        let mut none = FaultDice::new(FaultSpec::default());
+        assert_eq!(none.roll_jitter(), Duration::ZERO);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! What happens to every request before a handler sees it, in order: it is
-//! logged, the configured latency is added, the fault dice decide whether it
-//! is answered with an injected error or dropped, and the bearer token is
-//! checked. The answered status is written back into the log.
+//! logged, the configured latency and the fault spec's jitter are added, the
+//! fault dice decide whether it is answered with an injected error or dropped,
+//! and the bearer token is checked. The answered status is written back into
+//! the log.
 
 use axum::body::{Body, to_bytes};
 use axum::extract::{Request, State};
@@ -40,7 +41,11 @@ pub(crate) async fn front_door(
     };
     let (number, latency) = {
         let mut state = emulator.lock();
-        (state.record_request(recorded), state.options.latency)
+        let jitter = state.dice.roll_jitter();
+        (
+            state.record_request(recorded),
+            state.options.latency + jitter,
+        )
     };
     if !latency.is_zero() {
         tokio::time::sleep(latency).await;

@@ -139,6 +139,9 @@ impl<'a> OperationWaiter<'a> {
                     if failed_waits >= self.options.errors_before_polling {
                         tracing::debug!(operation = name, %error, "`:wait` keeps failing; polling instead");
                         mode = Mode::Poll;
+                    } else {
+                        // The client gave up on this call; say so, as it does for its own retries.
+                        tracing::debug!(operation = name, %error, "`:wait` failed; retrying");
                     }
                 }
                 Err(error) => return Err(error),

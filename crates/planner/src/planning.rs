@@ -287,12 +287,15 @@ struct ClusterPlanner<'a> {
 impl ClusterPlanner<'_> {
     fn destroy(self, live: &Cluster) -> Result<ClusterChange, PlanError> {
         self.check_destroy_allowed("destroy")?;
-        Ok(deletion(
-            self.address,
+        let mut change = deletion(
+            self.address.clone(),
             live,
             timeouts_of(&self.cluster.timeouts),
             ChangeReason::DestroyRequested,
-        ))
+        );
+        // The live values of a sensitive attribute are as secret as the configured ones.
+        change.fields = self.mark_sensitive(change.fields);
+        Ok(change)
     }
 
     /// A missing cluster is created; one being deleted is created again once it is gone; a

@@ -463,6 +463,28 @@ fn sensitive_paths_mark_their_changes_and_timeouts_get_defaults() {
 }
 
 #[test]
+fn destroy_masks_the_live_value_of_a_sensitive_attribute() {
+    let mut wanted = seed();
+    wanted["nodePools"][1]["startupScript"] = json!("export TOKEN=secret");
+    let live = cluster(served("train01", &wanted, Some(STACK), "RUNNING"));
+    let mut declared = desired("train01", wanted);
+    declared
+        .sensitive_paths
+        .insert("node_pools[cpu].startup_script".into());
+    let destroy = PlanOptions {
+        destroy: true,
+        ..options()
+    };
+    let made = plan(&config(vec![declared]), &[live], &destroy).unwrap();
+    let script = made.changes[0]
+        .fields
+        .iter()
+        .find(|f| f.path == "node_pools[cpu].startup_script")
+        .expect("the deleted script is listed");
+    assert!(script.sensitive);
+}
+
+#[test]
 fn removing_a_pool_that_is_still_referenced_is_an_error() {
     let mut wanted = seed();
     wanted["nodePools"].as_array_mut().unwrap().remove(1);
