@@ -226,3 +226,61 @@ fn plan_names_a_journal_entry_it_cannot_use() {
     assert!(err.contains("journal.json"), "{err}");
     assert!(err.contains("cluster train01"), "{err}");
 }
+
+#[test]
+#[cfg(unix)]
+fn an_update_whose_journal_entry_was_lost_is_not_sent_twice() {
+    let env = Env::new(2_500);
+    apply_ok(&env, &[ClusterSpec::default()]);
+    let bigger = ClusterSpec {
+        max_nodes: 6,
+        ..ClusterSpec::default()
+    };
+    env.write_config(&crate::support::config(&[bigger]));
+    let patches = |env: &Env| {
+        env.mutations()
+            .iter()
+            .filter(|r| r.method == "PATCH")
+            .count()
+    };
+    let journal = env.path().join(".clusterform/journal.json");
+    let mut child = env.spawn(&["apply", "--auto-approve"], &[]);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !journal_mentions_an_operation(&journal) {
+        assert!(Instant::now() < deadline, "the update was never journaled");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // The crash came before the journal reached the disk.
+    std::fs::remove_file(&journal).unwrap();
+    assert_eq!(patches(&env), 1);
+
+    let rerun = env.run(&["apply", "--auto-approve"]);
+    assert!(
+        rerun.status.success(),
+        "{}{}",
+        stdout(&rerun),
+        stderr(&rerun)
+    );
+    assert_eq!(
+        patches(&env),
+        1,
+        "the PATCH in flight was waited for, not sent again"
+    );
+    assert!(stdout(&rerun).contains("No changes."), "{}", stdout(&rerun));
+    let live = env.emulator().cluster(&cluster_name("train01")).unwrap();
+    let cpu = live["nodePools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["id"] == "cpu")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        cpu["scalingSpec"]["maxNodeCount"]
+            .to_string()
+            .trim_matches('"'),
+        "6"
+    );
+}

@@ -73,6 +73,25 @@ async fn apply_directory(
 /// (started, perhaps, by a run killed before it could journal it) is still running on them,
 /// and "No changes" is only true once it has ended well.
 fn still_working(plan: &Plan, live: &[LiveCluster]) -> Vec<ClusterChange> {
+    busy_with(plan, live, |action| action == Action::NoOp)
+}
+
+/// Clusters the plan would change (update, replace, delete, release) while an operation no
+/// journal knows is still changing them: planned before that operation ends, they might get
+/// the same change a second time.
+fn changing_under_us(plan: &Plan, live: &[LiveCluster]) -> Vec<ClusterChange> {
+    busy_with(plan, live, |action| {
+        !matches!(action, Action::NoOp | Action::Create)
+    })
+}
+
+/// The changes whose action `selected` picks and whose live cluster is `PROVISIONING` or
+/// `UPDATING`.
+fn busy_with(
+    plan: &Plan,
+    live: &[LiveCluster],
+    selected: impl Fn(Action) -> bool,
+) -> Vec<ClusterChange> {
     let working = |address: &ClusterAddress| {
         live.iter().any(|cluster| {
             cluster.address == *address
@@ -84,7 +103,7 @@ fn still_working(plan: &Plan, live: &[LiveCluster]) -> Vec<ClusterChange> {
     };
     plan.changes
         .iter()
-        .filter(|change| change.action == Action::NoOp && working(&change.address))
+        .filter(|change| selected(change.action) && working(&change.address))
         .cloned()
         .collect()
 }
@@ -206,20 +225,38 @@ pub async fn execute(
     Ok(engine.apply(plan, progress, cancel).await)
 }
 
-/// Waits for the operations an earlier run left in the journal, before anything new is sent;
-/// `true` when there were some (the live clusters have changed since `planned` was made).
+/// Waits for the operations an earlier run left in the journal, and for clusters the plan would
+/// change while an operation no journal knows is still changing them, before anything new is
+/// sent; `true` when there were some (the live clusters may have changed since `planned` was
+/// made, so the caller plans again).
 pub async fn settle_earlier_runs(
     planned: &Planned,
     dir: &Path,
     parallelism: u16,
     printer: &Printer,
 ) -> Result<bool, CliError> {
-    if Journal::open(dir)?.entries().is_empty() {
-        return Ok(false);
+    let journaled = !Journal::open(dir)?.entries().is_empty();
+    if journaled {
+        let resumed = resume(&planned.connection, dir, parallelism, printer).await?;
+        finish(&resumed, dir, "Earlier operations finished.", printer)?;
     }
-    let resumed = resume(&planned.connection, dir, parallelism, printer).await?;
-    finish(&resumed, dir, "Earlier operations finished.", printer)?;
-    Ok(true)
+    let changing = changing_under_us(&planned.plan, &planned.live);
+    if !changing.is_empty() {
+        printer.info("Waiting for clusters an earlier operation is still changing, to plan them again once it ends…");
+        let engine = engine(&planned.connection, dir, parallelism)?;
+        let progress = Arc::new(ApplyProgress::new(*printer));
+        let settled = engine
+            .await_settled(&changing, progress, interrupt_token(*printer))
+            .await;
+        // A cluster that ended badly shows in the new plan (a broken one is replaced); only an
+        // interrupt stops here.
+        if settled.interrupted {
+            return Err(CliError::Interrupted {
+                journal: Journal::path_in(dir),
+            });
+        }
+    }
+    Ok(journaled || !changing.is_empty())
 }
 
 async fn resume(
