@@ -226,23 +226,14 @@ impl ApplyEngine {
         cancel: CancellationToken,
     ) -> ApplyReport {
         let changes = plan.changes.iter().filter(|c| c.action != Action::NoOp);
-        let outcomes = futures::stream::iter(changes)
-            .map(|change| {
-                let tracker = Tracker {
-                    address: &change.address,
-                    action: change.action,
-                    started: Instant::now(),
-                    sink: &*progress,
-                    cancel: &cancel,
-                };
-                guarded(tracker, async |tracker: &Tracker<'_>| {
-                    self.run_change(tracker, change).await
-                })
-            })
-            .buffer_unordered(self.parallelism)
-            .collect()
-            .await;
-        report(outcomes, &cancel)
+        self.for_each_cluster(
+            changes,
+            change_subject,
+            &*progress,
+            &cancel,
+            async |tracker, change| self.run_change(tracker, change).await,
+        )
+        .await
     }
 
     /// Waits for every operation in the journal, without sending any new request, and
@@ -253,23 +244,14 @@ impl ApplyEngine {
         cancel: CancellationToken,
     ) -> ApplyReport {
         let entries = self.journal.entries();
-        let outcomes = futures::stream::iter(&entries)
-            .map(|entry| {
-                let tracker = Tracker {
-                    address: &entry.address,
-                    action: entry.action,
-                    started: Instant::now(),
-                    sink: &*progress,
-                    cancel: &cancel,
-                };
-                guarded(tracker, async |tracker: &Tracker<'_>| {
-                    self.resume_entry(tracker, entry).await
-                })
-            })
-            .buffer_unordered(self.parallelism)
-            .collect()
-            .await;
-        report(outcomes, &cancel)
+        self.for_each_cluster(
+            entries.iter(),
+            entry_subject,
+            &*progress,
+            &cancel,
+            async |tracker, entry| self.resume_entry(tracker, entry).await,
+        )
+        .await
     }
 
     /// Waits, without sending any request, for clusters that need no change but are still
@@ -283,30 +265,55 @@ impl ApplyEngine {
         progress: Arc<dyn ProgressSink>,
         cancel: CancellationToken,
     ) -> ApplyReport {
-        let outcomes = futures::stream::iter(changes)
-            .map(|change| {
+        self.for_each_cluster(
+            changes.iter(),
+            change_subject,
+            &*progress,
+            &cancel,
+            async |tracker, change| {
+                tracker.emit(Step::Started);
+                let name = cluster_name(&change.address)?;
+                let timeout =
+                    Duration::from_secs(change.timeouts.create.max(change.timeouts.update));
+                tracker
+                    .cancellable(self.await_ready(tracker, &name, timeout, WORKING_STATES))
+                    .await
+                    .map(Some)
+            },
+        )
+        .await
+    }
+
+    /// Runs `work` for every item, up to the engine's parallelism at once, each cluster with
+    /// its own progress tracker, and reports how each ended: the one fan-out of `apply`,
+    /// `resume` and `await_settled`.
+    async fn for_each_cluster<'a, T: 'a>(
+        &self,
+        items: impl Iterator<Item = &'a T>,
+        subject: impl Fn(&'a T) -> (&'a ClusterAddress, Action),
+        progress: &dyn ProgressSink,
+        cancel: &CancellationToken,
+        work: impl AsyncFn(&Tracker<'_>, &'a T) -> Result<Option<Cluster>, ExecError>,
+    ) -> ApplyReport {
+        let work = &work;
+        let outcomes = futures::stream::iter(items)
+            .map(|item| {
+                let (address, action) = subject(item);
                 let tracker = Tracker {
-                    address: &change.address,
-                    action: change.action,
+                    address,
+                    action,
                     started: Instant::now(),
-                    sink: &*progress,
-                    cancel: &cancel,
+                    sink: progress,
+                    cancel,
                 };
-                guarded(tracker, async |tracker: &Tracker<'_>| {
-                    tracker.emit(Step::Started);
-                    let name = cluster_name(&change.address)?;
-                    let timeout =
-                        Duration::from_secs(change.timeouts.create.max(change.timeouts.update));
-                    tracker
-                        .cancellable(self.await_ready(tracker, &name, timeout, WORKING_STATES))
-                        .await
-                        .map(Some)
+                guarded(tracker, async move |tracker: &Tracker<'_>| {
+                    work(tracker, item).await
                 })
             })
             .buffer_unordered(self.parallelism)
             .collect()
             .await;
-        report(outcomes, &cancel)
+        report(outcomes, cancel)
     }
 
     async fn run_change(
@@ -639,6 +646,16 @@ impl ApplyEngine {
                 })
             })
     }
+}
+
+/// The cluster and action of a change, for its progress tracker.
+fn change_subject(change: &ClusterChange) -> (&ClusterAddress, Action) {
+    (&change.address, change.action)
+}
+
+/// The cluster and action of a journal entry, for its progress tracker.
+fn entry_subject(entry: &JournalEntry) -> (&ClusterAddress, Action) {
+    (&entry.address, entry.action)
 }
 
 /// Runs one action's work (which stops waiting when cancelled), and reports how it ended.
