@@ -3,7 +3,6 @@
 //! a broken cluster is replaced (or, protected, stops the plan) instead of passing as healthy.
 
 use std::path::Path;
-use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use clusterform_emulator::FaultSpec;
@@ -12,11 +11,16 @@ use crate::support::{
     ClusterSpec, Env, PROVIDER, apply_ok, cluster_hcl, cluster_name, stderr, stdout,
 };
 
-fn deletes(env: &Env) -> usize {
+/// How many mutating requests of `method` (POST: creates) the API received.
+fn sent(env: &Env, method: &str) -> usize {
     env.mutations()
         .iter()
-        .filter(|r| r.method == "DELETE")
+        .filter(|r| r.method == method)
         .count()
+}
+
+fn deletes(env: &Env) -> usize {
+    sent(env, "DELETE")
 }
 
 #[test]
@@ -61,28 +65,24 @@ fn a_removed_block_releases_the_cluster_without_deleting_it() {
     assert!(stdout(&after).contains("No changes."), "{}", stdout(&after));
 }
 
-/// Starts `destroy --auto-approve` and kills it (SIGKILL, as a crash would) once its DELETE is
-/// journaled.
+/// Runs the binary with `args` and kills it (SIGKILL, as a crash would) once it has journaled
+/// an operation.
 #[cfg(unix)]
-fn crash_a_destroy(env: &Env) {
-    let journal = env.path().join(".clusterform/journal.json");
-    let mut child: Child = std::process::Command::new(env!("CARGO_BIN_EXE_clusterform"))
-        .args(["destroy", "--auto-approve"])
-        .current_dir(env.path())
-        .env("CLUSTERFORM_ENDPOINT", env.handle.base_url())
-        .env("CLUSTERFORM_ACCESS_TOKEN", crate::support::TOKEN)
-        .env("NO_COLOR", "1")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+fn crash_once_journaled(env: &Env, args: &[&str]) {
+    let journal = env.journal_path();
+    let mut child = env.spawn(args, &[]);
     let deadline = Instant::now() + Duration::from_secs(20);
     while !journal_mentions_an_operation(&journal) {
-        assert!(Instant::now() < deadline, "the delete was never journaled");
+        assert!(Instant::now() < deadline, "no operation was ever journaled");
         std::thread::sleep(Duration::from_millis(20));
     }
     child.kill().unwrap();
     child.wait().unwrap();
+}
+
+#[cfg(unix)]
+fn crash_a_destroy(env: &Env) {
+    crash_once_journaled(env, &["destroy", "--auto-approve"]);
     assert_eq!(deletes(env), 1);
 }
 
@@ -119,7 +119,7 @@ fn a_deletion_the_journal_lost_is_named_by_plan_and_awaited_by_destroy() {
     apply_ok(&env, &[ClusterSpec::default()]);
     crash_a_destroy(&env);
     // The crash came before the journal reached the disk: nothing records the operation.
-    std::fs::remove_file(env.path().join(".clusterform/journal.json")).unwrap();
+    std::fs::remove_file(env.journal_path()).unwrap();
 
     let plan = env.run(&["plan"]);
     let text = stdout(&plan);
@@ -141,10 +141,7 @@ fn a_deletion_the_journal_lost_is_named_by_plan_and_awaited_by_destroy() {
 }
 
 fn creates(env: &Env) -> usize {
-    env.mutations()
-        .iter()
-        .filter(|r| r.method == "POST")
-        .count()
+    sent(env, "POST")
 }
 
 #[test]
@@ -207,7 +204,7 @@ fn a_broken_cluster_under_prevent_destroy_stops_the_plan() {
 fn plan_names_a_journal_entry_it_cannot_use() {
     let env = Env::new(100);
     apply_ok(&env, &[ClusterSpec::default()]);
-    let journal = env.path().join(".clusterform/journal.json");
+    let journal = env.journal_path();
     let entry = serde_json::json!({
         "address": {"project": "e2e-project", "region": "us-central1", "id": "train01"},
         "action": "update",
@@ -237,24 +234,10 @@ fn an_update_whose_journal_entry_was_lost_is_not_sent_twice() {
         ..ClusterSpec::default()
     };
     env.write_config(&crate::support::config(&[bigger]));
-    let patches = |env: &Env| {
-        env.mutations()
-            .iter()
-            .filter(|r| r.method == "PATCH")
-            .count()
-    };
-    let journal = env.path().join(".clusterform/journal.json");
-    let mut child = env.spawn(&["apply", "--auto-approve"], &[]);
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !journal_mentions_an_operation(&journal) {
-        assert!(Instant::now() < deadline, "the update was never journaled");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
+    crash_once_journaled(&env, &["apply", "--auto-approve"]);
     // The crash came before the journal reached the disk.
-    std::fs::remove_file(&journal).unwrap();
-    assert_eq!(patches(&env), 1);
+    std::fs::remove_file(env.journal_path()).unwrap();
+    assert_eq!(sent(&env, "PATCH"), 1);
 
     let rerun = env.run(&["apply", "--auto-approve"]);
     assert!(
@@ -264,7 +247,7 @@ fn an_update_whose_journal_entry_was_lost_is_not_sent_twice() {
         stderr(&rerun)
     );
     assert_eq!(
-        patches(&env),
+        sent(&env, "PATCH"),
         1,
         "the PATCH in flight was waited for, not sent again"
     );
