@@ -13,6 +13,16 @@ use tokio_util::sync::CancellationToken;
 use crate::proxy::{Mischief, Proxy, Rule, is_create, is_delete};
 use crate::support::*;
 
+/// An engine whose requests go through `proxy`.
+fn engine_through(proxy: &Proxy, dir: &std::path::Path) -> ApplyEngine {
+    ApplyEngine::new(
+        client_for(proxy.base_url(), fast_retry()),
+        Journal::open(dir).unwrap(),
+        4,
+    )
+    .with_wait_options(fast_wait())
+}
+
 fn engine(h: &Harness, dir: &std::path::Path) -> ApplyEngine {
     ApplyEngine::new(h.client(fast_retry()), Journal::open(dir).unwrap(), 4)
         .with_wait_options(fast_wait())
@@ -201,12 +211,7 @@ async fn a_delete_held_by_another_operation_waits_and_is_sent_again() {
     )
     .await;
     let dir = tempfile::tempdir().unwrap();
-    let engine = ApplyEngine::new(
-        client_for(proxy.base_url(), fast_retry()),
-        Journal::open(dir.path()).unwrap(),
-        4,
-    )
-    .with_wait_options(fast_wait());
+    let engine = engine_through(&proxy, dir.path());
     let plan = plan(vec![change(
         "train01",
         Action::Delete,
@@ -495,12 +500,7 @@ async fn a_create_answered_with_a_server_error_is_adopted_and_awaited() {
     )
     .await;
     let dir = tempfile::tempdir().unwrap();
-    let engine = ApplyEngine::new(
-        client_for(proxy.base_url(), fast_retry()),
-        Journal::open(dir.path()).unwrap(),
-        4,
-    )
-    .with_wait_options(fast_wait());
+    let engine = engine_through(&proxy, dir.path());
     let plan = plan(vec![change(
         "train01",
         Action::Create,
