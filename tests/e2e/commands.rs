@@ -14,8 +14,25 @@ fn fmt_check_reports_and_fmt_rewrites() {
     assert!(stdout(&check).contains("+  project"), "{}", stdout(&check));
     assert!(stderr(&check).contains("main.hcl"), "{}", stderr(&check));
 
+    #[cfg(unix)]
+    let main_hcl = env.path().join("main.hcl");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let group_readable = std::fs::Permissions::from_mode(0o640);
+        std::fs::set_permissions(&main_hcl, group_readable).unwrap();
+    }
     let rewrite = env.run(&["fmt"]);
     assert!(rewrite.status.success(), "{}", stderr(&rewrite));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(&main_hcl).unwrap().permissions().mode() & 0o777;
+        assert_eq!(
+            mode, 0o640,
+            "fmt replaces the file atomically and keeps its mode"
+        );
+    }
     let again = env.run(&["fmt", "--check"]);
     assert!(
         again.status.success(),

@@ -12,7 +12,6 @@
 //! reported with the file and its position; it blocks only the cluster it names (every cluster,
 //! when not even its address can be read), never the others.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -20,6 +19,8 @@ use clusterform_model::{ClusterName, OperationName};
 use clusterform_planner::{Action, ClusterAddress, RequestKind};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use clusterform_files::{Access, remove_durably, write_atomic};
 
 use crate::error::ExecError;
 use crate::state_dir::{STATE_DIR, create_state_dir};
@@ -207,8 +208,8 @@ impl Journal {
     /// Replaces the file atomically; an empty journal removes it.
     fn write(&self, slots: &[Slot]) -> Result<(), ExecError> {
         if slots.is_empty() {
-            return match std::fs::remove_file(&self.path) {
-                Ok(()) => self.sync_directory(),
+            return match remove_durably(&self.path) {
+                Ok(()) => Ok(()),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
                 Err(e) => Err(journal_error(&self.path, format!("cannot remove it: {e}"))),
             };
@@ -234,26 +235,12 @@ impl Journal {
         };
         let text =
             serde_json::to_string_pretty(&document).map_err(|e| fail("cannot encode it", &e))?;
-        let mut temp = tempfile::NamedTempFile::new_in(dir)
-            .map_err(|e| fail("cannot create a temporary file", &e))?;
-        temp.write_all(text.as_bytes())
-            .and_then(|()| temp.write_all(b"\n"))
-            .and_then(|()| temp.as_file().sync_all())
-            .map_err(|e| fail("cannot write it", &e))?;
-        temp.persist(&self.path)
-            .map_err(|e| fail("cannot replace it", &e.error))?;
-        self.sync_directory()
+        write_atomic(&self.path, format!("{text}\n").as_bytes(), Access::Private)
+            .map_err(|e| fail("cannot write it", &e))
     }
 
     fn directory(&self) -> &Path {
         self.path.parent().unwrap_or(Path::new("."))
-    }
-
-    /// Makes the rename itself durable.
-    fn sync_directory(&self) -> Result<(), ExecError> {
-        std::fs::File::open(self.directory())
-            .and_then(|dir| dir.sync_all())
-            .map_err(|e| journal_error(&self.path, format!("cannot sync its directory: {e}")))
     }
 }
 

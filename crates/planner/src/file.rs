@@ -2,10 +2,10 @@
 //! file in the same directory, then a rename) with mode 0600 because request bodies may carry
 //! values from sensitive variables; and read back with a check of the format version.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::Write as _;
+use std::fs;
 use std::path::{Path, PathBuf};
 
+use clusterform_files::{Access, write_atomic};
 use serde_json::Value;
 
 use crate::document::plan_document;
@@ -73,14 +73,7 @@ pub fn save_plan(plan: &Plan, path: &Path) -> Result<(), PlanFileError> {
     };
     let mut text = serde_json::to_string_pretty(&plan_document(plan)).unwrap_or_default();
     text.push('\n');
-    let temporary = temporary_path(path);
-    let written =
-        write_private(&temporary, text.as_bytes()).and_then(|()| fs::rename(&temporary, path));
-    if written.is_err() {
-        // Best effort: the temporary file is ours and useless once the write failed.
-        let _ = fs::remove_file(&temporary);
-    }
-    written.map_err(io_error)
+    write_atomic(path, text.as_bytes(), Access::Private).map_err(io_error)
 }
 
 /// Reads a plan file, checking its format version before its shape.
@@ -110,25 +103,4 @@ pub fn load_plan(path: &Path) -> Result<Plan, PlanFileError> {
         path: path.to_owned(),
         source,
     })
-}
-
-/// A sibling of `path`, so that the final rename stays on one file system.
-fn temporary_path(path: &Path) -> PathBuf {
-    let name = path
-        .file_name()
-        .map_or_else(|| "plan".into(), |n| n.to_string_lossy().into_owned());
-    path.with_file_name(format!(".{name}.{}.tmp", std::process::id()))
-}
-
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut options = OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt as _;
-        options.mode(0o600);
-    }
-    let mut file: File = options.open(path)?;
-    file.write_all(bytes)?;
-    file.sync_all()
 }

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use clusterform_files::{Access, write_atomic};
 use similar::TextDiff;
 
 use crate::cli::{FmtArgs, GlobalArgs};
@@ -32,10 +33,12 @@ pub fn run(global: &GlobalArgs, args: &FmtArgs, printer: &Printer) -> Result<Exi
         if args.check {
             unformatted.push(file);
         } else {
-            std::fs::write(&file, formatted).map_err(|source| CliError::Io {
-                action: "could not write",
-                path: file.clone(),
-                source,
+            write_atomic(&file, formatted.as_bytes(), Access::LikeExisting).map_err(|source| {
+                CliError::Io {
+                    action: "could not write",
+                    path: file.clone(),
+                    source,
+                }
             })?;
             printer.info(&file.display().to_string());
         }

@@ -6,6 +6,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use clusterform_executor::{ApiClient, OperationWaiter, RunLock, Submitted, WaitOptions};
+use clusterform_files::{Access, write_atomic};
 use clusterform_model::{Cluster, ClusterName, STACK_LABEL};
 use clusterform_planner::{PlannedRequest, RequestKind};
 use serde_json::json;
@@ -109,10 +110,12 @@ async fn add_stack_label(
 fn write_hcl(out: Option<&Path>, hcl: &str, printer: &Printer) -> Result<(), CliError> {
     match out {
         Some(path) => {
-            std::fs::write(path, hcl).map_err(|source| CliError::Io {
-                action: "could not write",
-                path: path.to_path_buf(),
-                source,
+            write_atomic(path, hcl.as_bytes(), Access::LikeExisting).map_err(|source| {
+                CliError::Io {
+                    action: "could not write",
+                    path: path.to_path_buf(),
+                    source,
+                }
             })?;
             printer.info(&format!(
                 "Wrote {}. `clusterform plan` should now show no changes for this cluster.",
