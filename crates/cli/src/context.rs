@@ -13,7 +13,7 @@ use clusterform_executor::{ApiClient, ClientOptions, RetryPolicy, StaticToken, T
 use crate::cli::{GlobalArgs, VarArgs};
 use crate::environment;
 use crate::error::CliError;
-use crate::local::LocalEmulator;
+use crate::local_emulator::LocalEmulator;
 use crate::printer::Printer;
 use crate::prompt;
 

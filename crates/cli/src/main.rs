@@ -8,7 +8,7 @@ mod context;
 mod environment;
 mod error;
 mod hints;
-mod local;
+mod local_emulator;
 mod printer;
 mod progress;
 mod prompt;

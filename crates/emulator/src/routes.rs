@@ -19,7 +19,7 @@ use tower::ServiceExt;
 use crate::api_error::{ApiError, Code};
 use crate::emulator::Emulator;
 use crate::project::number_request_path;
-use crate::{clusters, front_door, operations, slurm};
+use crate::{clusters, operations, request_middleware, slurm};
 
 const CLUSTERS: &str = "/v1beta1/projects/{project}/locations/{location}/modelDevelopmentClusters";
 const CLUSTER: &str =
@@ -34,13 +34,16 @@ impl Emulator {
         let api = self.api_routes();
         let project_numbers = self.lock().options.project_numbers;
         // Routing must see the rewritten path, so the rewrite wraps the whole
-        // API router and the front door (which logs the path as sent) wraps both.
+        // API router and the request middleware (which logs the path as sent) wraps both.
         let routed = if project_numbers {
             Router::new().fallback_service(api.map_request(number_request_path))
         } else {
             api
         };
-        routed.layer(from_fn_with_state(self.clone(), front_door::front_door))
+        routed.layer(from_fn_with_state(
+            self.clone(),
+            request_middleware::every_request,
+        ))
     }
 
     fn api_routes(&self) -> Router {

@@ -20,7 +20,7 @@ use tower::ServiceExt;
 
 use crate::emulator::Emulator;
 use crate::error::EmulatorError;
-use crate::front_door::DropConnection;
+use crate::request_middleware::DropConnection;
 
 /// How long [`EmulatorHandle::shutdown`] lets connections finish: a client holding a
 /// half-sent request open must not keep the server from stopping.

@@ -139,7 +139,7 @@ fn idle_table(reports: &[IdleReport], now: OffsetDateTime) -> String {
             report.reason.clone(),
         ]);
     }
-    crate::commands::list::table(&rows)
+    clusterform::views::table::table(&rows)
 }
 
 /// `2026-11-30T10:05:00Z (5h 2m ago)`.
@@ -147,7 +147,7 @@ fn last_busy(time: OffsetDateTime, now: OffsetDateTime) -> String {
     let seconds = u64::try_from((now - time).whole_seconds()).unwrap_or(0);
     format!(
         "{} ({} ago)",
-        crate::commands::list::format_time(time),
+        clusterform::views::table::format_time(time),
         rough_duration(seconds)
     )
 }

@@ -4,6 +4,7 @@
 
 pub mod actions;
 pub mod plan_text;
+pub mod table;
 
 #[cfg(test)]
 mod plan_text_tests;

@@ -22,7 +22,7 @@ const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct DropConnection;
 
-pub(crate) async fn front_door(
+pub(crate) async fn every_request(
     State(emulator): State<Emulator>,
     request: Request,
     next: Next,
