@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use clusterform_model::duration::Seconds;
 use clusterform_model::{NameError, Status};
 
 use crate::auth::AuthError;
@@ -34,7 +35,7 @@ pub enum ExecError {
         message: String,
     },
     /// Waiting for something took longer than its timeout.
-    #[error("{what} did not finish within {}", humantime::format_duration(*after))]
+    #[error("{what} did not finish within {}", Seconds::from(*after))]
     Timeout {
         /// What was being waited for.
         what: String,

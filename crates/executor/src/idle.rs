@@ -12,6 +12,7 @@
 
 use std::time::Duration;
 
+use clusterform_model::duration::Seconds;
 use clusterform_model::{Cluster, ClusterName, state};
 use clusterform_planner::LiveCluster;
 use futures::StreamExt;
@@ -144,11 +145,8 @@ fn decide(
     let Some(last_busy) = report.last_busy else {
         return (Unknown, "no time of last work".to_owned());
     };
-    let idle_for = round_to_seconds(Duration::try_from(now - last_busy).unwrap_or(Duration::ZERO));
-    let (idle_for, threshold_text) = (
-        humantime::format_duration(idle_for).to_string(),
-        humantime::format_duration(threshold).to_string(),
-    );
+    let idle_for = Seconds::from(Duration::try_from(now - last_busy).unwrap_or(Duration::ZERO));
+    let threshold_text = Seconds::from(threshold);
     if now - last_busy >= threshold {
         (
             Idle,
@@ -203,10 +201,6 @@ fn plural(count: usize, word: &str) -> String {
     } else {
         format!("{word}s")
     }
-}
-
-fn round_to_seconds(duration: Duration) -> Duration {
-    Duration::from_secs(duration.as_secs())
 }
 
 /// Asks every cluster's Slurm for its jobs and nodes (up to ten clusters at once) and decides
@@ -333,7 +327,7 @@ mod tests {
         assert_eq!(report.verdict, IdleVerdict::Idle, "{report:?}");
         assert_eq!(
             report.reason,
-            "no active job or busy node; last busy 3h 20m ago (>= 2h)"
+            "no active job or busy node; last busy 3h20m ago (>= 2h)"
         );
         assert_eq!(report.active_jobs, Some(0));
         assert_eq!(report.busy_nodes, Some(0));

@@ -23,18 +23,45 @@ impl Seconds {
     }
 }
 
+/// Units from the largest, as durations are written (`7d`, `1h30m`).
+const UNITS: [(u64, &str); 4] = [(86_400, "d"), (3_600, "h"), (60, "m"), (1, "s")];
+
+impl Seconds {
+    /// The `count` largest units from the first that is not zero, zeros left out: `5h2m` for
+    /// 5 h 2 min 3 s and `5h` for 5 h 0 min 3 s with `count` 2 — for tables and messages,
+    /// where more precision is noise.
+    pub fn to_units(self, count: usize) -> String {
+        let parts: Vec<String> = UNITS
+            .iter()
+            .scan(self.0, |left, &(size, unit)| {
+                let whole = *left / size;
+                *left %= size;
+                Some((whole, unit))
+            })
+            .skip_while(|(whole, _)| *whole == 0)
+            .take(count)
+            .filter(|(whole, _)| *whole > 0)
+            .map(|(whole, unit)| format!("{whole}{unit}"))
+            .collect();
+        if parts.is_empty() {
+            "0s".to_owned()
+        } else {
+            parts.concat()
+        }
+    }
+}
+
+impl From<std::time::Duration> for Seconds {
+    /// Whole seconds (fractions are dropped).
+    fn from(duration: std::time::Duration) -> Self {
+        Self(duration.as_secs())
+    }
+}
+
+/// Every unit, in the spelling [`parse`] reads back: `7d`, `1h30m`, `1m1s`, `0s`.
 impl fmt::Display for Seconds {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let s = self.0;
-        if s != 0 && s.is_multiple_of(86_400) {
-            write!(f, "{}d", s / 86_400)
-        } else if s != 0 && s.is_multiple_of(3_600) {
-            write!(f, "{}h", s / 3_600)
-        } else if s != 0 && s.is_multiple_of(60) {
-            write!(f, "{}m", s / 60)
-        } else {
-            write!(f, "{s}s")
-        }
+        f.write_str(&self.to_units(UNITS.len()))
     }
 }
 
@@ -113,10 +140,17 @@ mod tests {
     }
 
     #[test]
-    fn displays_the_largest_whole_unit() {
+    fn displays_every_unit_in_the_spelling_it_parses() {
         assert_eq!(Seconds(604_800).to_string(), "7d");
-        assert_eq!(Seconds(5_400).to_string(), "90m");
-        assert_eq!(Seconds(61).to_string(), "61s");
+        assert_eq!(Seconds(5_400).to_string(), "1h30m");
+        assert_eq!(Seconds(61).to_string(), "1m1s");
+        assert_eq!(Seconds(0).to_string(), "0s");
+        for seconds in [0, 1, 59, 61, 3_599, 5_400, 90_061, 604_800] {
+            assert_eq!(parse(&Seconds(seconds).to_string()), Ok(Seconds(seconds)));
+        }
+        assert_eq!(Seconds(18_123).to_units(2), "5h2m");
+        assert_eq!(Seconds(30).to_units(2), "30s");
+        assert_eq!(Seconds(18_003).to_units(2), "5h");
         assert_eq!(Seconds(3_600).to_proto(), "3600s");
     }
 }

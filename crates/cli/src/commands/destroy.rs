@@ -6,6 +6,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use clusterform_executor::{IdleReport, IdleVerdict, RunLock};
+use clusterform_model::duration::Seconds;
 use clusterform_planner::{Action, ClusterAddress, Plan};
 use time::OffsetDateTime;
 
@@ -142,36 +143,14 @@ fn idle_table(reports: &[IdleReport], now: OffsetDateTime) -> String {
     clusterform::views::table::table(&rows)
 }
 
-/// `2026-11-30T10:05:00Z (5h 2m ago)`.
+/// `2026-11-30T10:05:00Z (5h2m ago)`.
 fn last_busy(time: OffsetDateTime, now: OffsetDateTime) -> String {
     let seconds = u64::try_from((now - time).whole_seconds()).unwrap_or(0);
     format!(
         "{} ({} ago)",
         clusterform::views::table::format_time(time),
-        rough_duration(seconds)
+        Seconds(seconds).to_units(2)
     )
-}
-
-/// The two largest units of a duration (`3d 4h`, `5h 2m`, `30s`): a table needs no more.
-fn rough_duration(seconds: u64) -> String {
-    let units = [(86_400, "d"), (3_600, "h"), (60, "m"), (1, "s")];
-    let parts: Vec<String> = units
-        .iter()
-        .scan(seconds, |left, &(size, unit)| {
-            let whole = *left / size;
-            *left %= size;
-            Some((whole, unit))
-        })
-        .skip_while(|(whole, _)| *whole == 0)
-        .take(2)
-        .filter(|(whole, _)| *whole > 0)
-        .map(|(whole, unit)| format!("{whole}{unit}"))
-        .collect();
-    if parts.is_empty() {
-        "0s".to_owned()
-    } else {
-        parts.join(" ")
-    }
 }
 
 fn verdict(verdict: IdleVerdict) -> &'static str {
@@ -193,14 +172,11 @@ mod tests {
         let now = datetime!(2026-11-30 15:00:30 UTC);
         assert_eq!(
             last_busy(datetime!(2026-11-30 09:58:00 UTC), now),
-            "2026-11-30T09:58:00Z (5h 2m ago)"
+            "2026-11-30T09:58:00Z (5h2m ago)"
         );
         assert_eq!(
             last_busy(datetime!(2026-11-30 15:00:00 UTC), now),
             "2026-11-30T15:00:00Z (30s ago)"
         );
-        assert_eq!(rough_duration(3 * 86_400 + 4 * 3_600 + 59), "3d 4h");
-        assert_eq!(rough_duration(7_200), "2h");
-        assert_eq!(rough_duration(0), "0s");
     }
 }
