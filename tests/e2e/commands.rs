@@ -99,3 +99,25 @@ fn the_emulator_refuses_a_non_loopback_address() {
         stderr(&output)
     );
 }
+
+#[test]
+fn usage_errors_exit_1_and_help_exits_0() {
+    let env = Env::new(100);
+    for args in [
+        &["plan", "--no-such-flag"][..],
+        &["plan", "--update-mode", "SOMETIMES"][..],
+        &["frobnicate"][..],
+    ] {
+        let output = env.run(args);
+        assert_eq!(
+            output.status.code(),
+            Some(1),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert!(stdout(&output).is_empty(), "{args:?}: errors go to stderr");
+    }
+    let help = env.run(&["plan", "--help"]);
+    assert_eq!(help.status.code(), Some(0));
+    assert!(stdout(&help).contains("Usage"), "{}", stdout(&help));
+}

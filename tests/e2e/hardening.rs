@@ -58,7 +58,7 @@ fn a_non_utf8_variable_clusterform_reads_is_an_error_naming_it_never_showing_it(
             &["apply", "--auto-approve"][..],
             1,
         ),
-        ("CLUSTERFORM_ENDPOINT", &["plan"][..], 2),
+        ("CLUSTERFORM_ENDPOINT", &["plan"][..], 1),
     ] {
         let mut cmd = env.cmd(args);
         if name == "GOOGLE_OAUTH_ACCESS_TOKEN" {

@@ -23,6 +23,11 @@ fn answering_no_sends_nothing() {
     session.send_line("no").unwrap();
     session.exp_string("Apply cancelled.").unwrap();
     session.exp_eof().unwrap();
+    let status = session.process().wait().unwrap();
+    assert!(
+        matches!(status, rexpect::process::WaitStatus::Exited(_, 1)),
+        "a declined apply exits 1, as Terraform's does: {status:?}"
+    );
     assert!(env.mutations().is_empty());
 }
 

@@ -21,7 +21,10 @@ use crate::cli::Cli;
 use crate::printer::Printer;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => return usage_error(&error),
+    };
     init_tracing(cli.global.verbose);
     let printer = Printer::new(&cli.global);
     let runtime = match tokio::runtime::Runtime::new() {
@@ -56,4 +59,17 @@ fn init_tracing(verbose: u8) {
         .with_writer(std::io::stderr)
         .with_target(false)
         .init();
+}
+
+/// A command line clap refused: the error on stderr and exit 1, as Terraform does, so that a
+/// CI script never reads a typo as `--detailed-exitcode`'s "changes present" (2). `--help` and
+/// `--version` are answers, printed to stdout with exit 0.
+fn usage_error(error: &clap::Error) -> ExitCode {
+    // Printing can only fail when the stream is closed, and then nobody is reading.
+    let _ = error.print();
+    if error.use_stderr() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
 }

@@ -65,7 +65,7 @@ async fn apply_directory(
         Some(report) => {
             finish_after_settling(report, &working, &planned.connection, dir, args, printer).await
         }
-        None => Ok(ExitStatus::Success),
+        None => Ok(ExitStatus::Declined),
     }
 }
 

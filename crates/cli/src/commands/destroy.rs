@@ -63,7 +63,7 @@ async fn destroy(
     let Some(report) =
         confirm_and_execute(planned, dir, &approval, args.parallelism, printer).await?
     else {
-        return Ok(ExitStatus::Success);
+        return Ok(ExitStatus::Declined);
     };
     let destroyed = report
         .outcomes

@@ -24,6 +24,9 @@ pub enum ExitStatus {
     Success,
     /// Exit 2: `plan --detailed-exitcode` found changes.
     Changes,
+    /// Exit 1: the user declined the confirmation, so nothing was done (as Terraform does: a
+    /// script must not read a declined apply as a successful one).
+    Declined,
 }
 
 impl From<ExitStatus> for ExitCode {
@@ -31,6 +34,7 @@ impl From<ExitStatus> for ExitCode {
         match status {
             ExitStatus::Success => ExitCode::SUCCESS,
             ExitStatus::Changes => ExitCode::from(2),
+            ExitStatus::Declined => ExitCode::FAILURE,
         }
     }
 }
