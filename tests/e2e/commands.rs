@@ -68,6 +68,11 @@ fn target_narrows_the_plan_and_replace_forces_one() {
     let output = env.run(&["apply", "--auto-approve", "--target", "train02"]);
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(stdout(&output).contains("1 added"), "{}", stdout(&output));
+    assert!(
+        stderr(&output).contains("targeting is in effect"),
+        "a partial plan says so: {}",
+        stderr(&output)
+    );
     let creates: Vec<_> = env.mutations().into_iter().map(|r| r.query).collect();
     assert_eq!(creates.len(), 1);
     assert!(creates[0].contains("train02"), "{creates:?}");
@@ -76,6 +81,11 @@ fn target_narrows_the_plan_and_replace_forces_one() {
     env.emulator().clear_requests();
     let replace = env.run(&["apply", "--auto-approve", "--replace", "train01"]);
     assert!(replace.status.success(), "{}", stderr(&replace));
+    assert!(
+        !stderr(&replace).contains("targeting"),
+        "{}",
+        stderr(&replace)
+    );
     let methods: Vec<_> = env.mutations().into_iter().map(|r| r.method).collect();
     assert_eq!(methods, ["DELETE", "POST"]);
 }

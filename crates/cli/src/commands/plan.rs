@@ -59,6 +59,11 @@ pub async fn run(
     }
 }
 
+/// Terraform's warning for `-target`, in our words: a partial plan is for exceptional cases.
+const TARGETING_IN_EFFECT: &str = "targeting is in effect: this plan considers only the --target \
+clusters, so it may not show every change the configuration asks for (nor every deletion). Use \
+--target to recover from mistakes or errors, not as part of a routine workflow.";
+
 /// Loads the configuration, connects, reports journal entries, refreshes and plans.
 pub async fn prepare(
     global: &GlobalArgs,
@@ -108,6 +113,9 @@ async fn plan_live(
     };
     let mut plan = clusterform_planner::plan(&config, &live, &options)?;
     add_running_jobs(&mut plan, &connection.client).await;
+    if !options.targets.is_empty() {
+        printer.warn(TARGETING_IN_EFFECT);
+    }
     Ok(Planned {
         config,
         connection,
