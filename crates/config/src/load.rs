@@ -581,21 +581,11 @@ impl Run {
             .map_or((provider.region.clone(), head.clone()), |(v, r)| {
                 (Some(v), r)
             });
-        let project = self.required_location(
+        let (project, region) = self.required_locations(
             source,
             &id,
-            "project",
-            project,
-            project_range,
-            validate_project,
-        );
-        let region = self.required_location(
-            source,
-            &id,
-            "region",
-            region,
-            region_range,
-            validate_location,
+            (project, project_range),
+            (region, region_range),
         );
         let (line, column) = source.position(head.map_or(0, |r| r.start));
         let removed = RemovedCluster {
@@ -871,21 +861,11 @@ impl Run {
         let region = decoded.region.clone().or_else(|| provider.region.clone());
         let project_range = spans.get("project").or_else(|| head.clone());
         let region_range = spans.get("region").or_else(|| head.clone());
-        let project = self.required_location(
+        let (project, region) = self.required_locations(
             source,
             &id,
-            "project",
-            project,
-            project_range,
-            validate_project,
-        );
-        let region = self.required_location(
-            source,
-            &id,
-            "region",
-            region,
-            region_range,
-            validate_location,
+            (project, project_range),
+            (region, region_range),
         );
         let label = if each {
             block
@@ -932,6 +912,34 @@ impl Run {
             .iter()
             .filter(|d| d.severity == Severity::Error)
             .count()
+    }
+
+    /// The project and region a cluster or `removed` block resolves to (its own, else the
+    /// provider's), each checked, with a diagnostic at `range` for what is missing or invalid.
+    fn required_locations(
+        &mut self,
+        source: &SourceFile,
+        id: &str,
+        (project, project_range): (Option<String>, Option<Range<usize>>),
+        (region, region_range): (Option<String>, Option<Range<usize>>),
+    ) -> (Option<String>, Option<String>) {
+        let project = self.required_location(
+            source,
+            id,
+            "project",
+            project,
+            project_range,
+            validate_project,
+        );
+        let region = self.required_location(
+            source,
+            id,
+            "region",
+            region,
+            region_range,
+            validate_location,
+        );
+        (project, region)
     }
 
     fn required_location<E: std::fmt::Display>(
