@@ -12,7 +12,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::support::{ClusterSpec, Env, apply_ok, cluster_name, config, stderr, stdout};
+use crate::support::{
+    ClusterSpec, Env, apply_ok, assert_succeeded, cluster_name, config, stderr, stdout,
+};
 
 /// Not UTF-8: `café` in Latin-1.
 fn latin1(text: &str) -> OsString {
@@ -284,12 +286,7 @@ fn apply_waits_for_an_unchanged_cluster_still_provisioning() {
         Duration::from_secs(2),
     );
     let output = env.run(&["apply", "--auto-approve"]);
-    assert!(
-        output.status.success(),
-        "{}{}",
-        stdout(&output),
-        stderr(&output)
-    );
+    assert_succeeded(&output);
     assert!(
         done.load(Ordering::SeqCst),
         "apply returned while the cluster was still provisioning"

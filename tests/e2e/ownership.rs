@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 use clusterform_emulator::FaultSpec;
 
 use crate::support::{
-    ClusterSpec, Env, PROVIDER, apply_ok, cluster_hcl, cluster_name, stderr, stdout,
+    ClusterSpec, Env, PROVIDER, apply_ok, assert_succeeded, cluster_hcl, cluster_name, stderr,
+    stdout,
 };
 
 /// How many mutating requests of `method` (POST: creates) the API received.
@@ -98,12 +99,7 @@ fn a_crashed_destroy_is_finished_by_a_rerun_without_a_second_delete() {
     crash_a_destroy(&env);
 
     let rerun = env.run(&["destroy", "--auto-approve"]);
-    assert!(
-        rerun.status.success(),
-        "{}{}",
-        stdout(&rerun),
-        stderr(&rerun)
-    );
+    assert_succeeded(&rerun);
     assert_eq!(
         deletes(&env),
         1,
@@ -164,12 +160,7 @@ fn a_cluster_our_failed_create_left_in_error_is_replaced() {
     assert!(text.contains("1 to replace"), "{text}");
 
     let apply = env.run(&["apply", "--auto-approve"]);
-    assert!(
-        apply.status.success(),
-        "{}{}",
-        stdout(&apply),
-        stderr(&apply)
-    );
+    assert_succeeded(&apply);
     assert_eq!((creates(&env), deletes(&env)), (2, 1));
     let live = env.emulator().cluster(&cluster_name("train01")).unwrap();
     assert_eq!(live["clusterStatus"]["state"], "RUNNING");
@@ -240,12 +231,7 @@ fn an_update_whose_journal_entry_was_lost_is_not_sent_twice() {
     assert_eq!(sent(&env, "PATCH"), 1);
 
     let rerun = env.run(&["apply", "--auto-approve"]);
-    assert!(
-        rerun.status.success(),
-        "{}{}",
-        stdout(&rerun),
-        stderr(&rerun)
-    );
+    assert_succeeded(&rerun);
     assert_eq!(
         sent(&env, "PATCH"),
         1,

@@ -131,6 +131,17 @@ pub fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
+/// Asserts that a run succeeded, showing both streams when it did not.
+#[track_caller]
+pub fn assert_succeeded(output: &Output) {
+    assert!(
+        output.status.success(),
+        "{}{}",
+        stdout(output),
+        stderr(output)
+    );
+}
+
 /// The name of a cluster of the test project.
 pub fn cluster_name(id: &str) -> String {
     format!("projects/e2e-project/locations/us-central1/modelDevelopmentClusters/{id}")

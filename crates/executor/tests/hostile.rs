@@ -68,6 +68,11 @@ async fn apply_one(
         .await
 }
 
+/// Applies the create of `train01` through `server`.
+async fn create_through(server: &Scripted, dir: &std::path::Path) -> ApplyReport {
+    apply_one(server, dir, Action::Create, create_request("train01")).await
+}
+
 fn the_error(report: &ApplyReport) -> &ExecError {
     assert_eq!(report.outcomes.len(), 1, "{report:?}");
     report.outcomes[0]
@@ -316,13 +321,7 @@ async fn a_success_that_is_not_an_operation_is_an_error_and_nothing_is_journaled
         let body = answer.clone();
         let server = Scripted::start(move |_, _| json(body.clone())).await;
         let dir = tempfile::tempdir().unwrap();
-        let report = apply_one(
-            &server,
-            dir.path(),
-            Action::Create,
-            create_request("train01"),
-        )
-        .await;
+        let report = create_through(&server, dir.path()).await;
         let err = the_error(&report);
         assert!(
             matches!(err, ExecError::NotAnOperation { .. }),
@@ -349,13 +348,7 @@ async fn done_without_error_or_response_is_not_a_success() {
         })
         .await;
         let dir = tempfile::tempdir().unwrap();
-        let report = apply_one(
-            &server,
-            dir.path(),
-            Action::Create,
-            create_request("train01"),
-        )
-        .await;
+        let report = create_through(&server, dir.path()).await;
         let err = the_error(&report);
         assert!(
             matches!(err, ExecError::OperationWithoutResult { .. }),
@@ -419,13 +412,7 @@ async fn a_fresh_operation_answering_404_is_waited_for_then_succeeds() {
     })
     .await;
     let dir = tempfile::tempdir().unwrap();
-    let report = apply_one(
-        &server,
-        dir.path(),
-        Action::Create,
-        create_request("train01"),
-    )
-    .await;
+    let report = create_through(&server, dir.path()).await;
     assert!(report.is_success(), "{report:?}");
     assert!(report.outcomes[0].live.is_some());
     assert!(polls.load(Ordering::SeqCst) >= 4);
@@ -514,13 +501,7 @@ async fn a_submitted_operation_is_followed_by_the_name_it_was_submitted_under() 
     })
     .await;
     let dir = tempfile::tempdir().unwrap();
-    let report = apply_one(
-        &server,
-        dir.path(),
-        Action::Create,
-        create_request("train01"),
-    )
-    .await;
+    let report = create_through(&server, dir.path()).await;
     assert!(report.is_success(), "{report:?}");
     assert!(Journal::open(dir.path()).unwrap().is_empty());
 }

@@ -216,21 +216,18 @@ impl ClusterText<'_> {
                 }
             }
         }
-        let text = indent(depth);
-        if node.hidden_attributes > 0 {
+        self.hidden(depth, node.hidden_attributes, "attribute");
+        self.hidden(depth, node.hidden_blocks, "block");
+    }
+
+    /// `# (N unchanged attributes hidden)`, when there are some.
+    fn hidden(&mut self, depth: usize, count: usize, noun: &str) {
+        if count > 0 {
             let _ = writeln!(
                 self.out,
-                "{text}# ({} unchanged {} hidden)",
-                node.hidden_attributes,
-                plural(node.hidden_attributes, "attribute")
-            );
-        }
-        if node.hidden_blocks > 0 {
-            let _ = writeln!(
-                self.out,
-                "{text}# ({} unchanged {} hidden)",
-                node.hidden_blocks,
-                plural(node.hidden_blocks, "block")
+                "{}# ({count} unchanged {} hidden)",
+                indent(depth),
+                plural(count, noun)
             );
         }
     }
