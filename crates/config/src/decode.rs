@@ -730,9 +730,14 @@ fn integer(value: &Value) -> Result<i64, String> {
         })
     };
     match value {
-        Value::Number(n) => {
-            from_number(n).ok_or_else(|| format!("expected a whole number, found {n}"))
-        }
+        Value::Number(n) => from_number(n).ok_or_else(|| match n.as_f64() {
+            Some(f) if f.fract() == 0.0 => format!(
+                "{n} is out of range: the API takes a 32-bit integer ({} to {})",
+                i32::MIN,
+                i32::MAX
+            ),
+            _ => format!("expected a whole number, found {n}"),
+        }),
         Value::String(s) => s
             .trim()
             .parse()

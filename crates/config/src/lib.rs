@@ -7,6 +7,7 @@
 //! together. The crate also formats HCL ([`format_source`]), writes a live cluster back as HCL
 //! ([`cluster_to_hcl`]) and renders the configuration reference ([`reference_markdown`]).
 
+mod catalogue;
 mod config;
 mod decode;
 mod diagnostic;

@@ -1,6 +1,7 @@
 //! Semantic checks of one decoded cluster, offline: the cluster ID format, references between
 //! pools, partitions and node sets, node counts, zones inside the region, resource-name
-//! formats, label syntax, and the provisioning-model rules. Each problem points at the field
+//! formats, label syntax, the provisioning-model rules, and (as warnings) machine specs
+//! outside the catalogue of training machine types. Each problem points at the field
 //! it concerns (falling back to its enclosing block).
 
 use std::collections::BTreeMap;
@@ -8,7 +9,8 @@ use std::ops::Range;
 
 use clusterform_model::{Cluster, ClusterId, NodePool, STACK_LABEL};
 
-use crate::diagnostic::{Diagnostic, SourceFile, did_you_mean};
+use crate::catalogue::{MachineChoice, catalogue};
+use crate::diagnostic::{Diagnostic, Severity, SourceFile, did_you_mean};
 use crate::spans::Spans;
 
 /// What the checks of one cluster need besides the cluster itself.
@@ -57,6 +59,14 @@ impl ClusterChecks<'_> {
     fn error(&mut self, path: &str, message: String, hint: Option<String>) {
         let range = self.range(path);
         self.diagnostics.push(self.file.error(range, message, hint));
+    }
+
+    fn warning(&mut self, path: &str, message: String, hint: String) {
+        let range = self.range(path);
+        let warning = self
+            .file
+            .diagnostic(Severity::Warning, range, message, Some(hint));
+        self.diagnostics.push(warning);
     }
 
     fn cluster_id(&mut self, id: &str, cluster: &Cluster) {
@@ -192,6 +202,7 @@ impl ClusterChecks<'_> {
             );
         }
         self.provisioning(&path, pool);
+        self.machine(&path, pool);
         self.labels(&format!("{path}.labels"), pool.labels.as_ref(), false);
     }
 
@@ -222,6 +233,26 @@ impl ClusterChecks<'_> {
                 ),
                 Some("0 ≤ min_node_count ≤ max_node_count".to_owned()),
             );
+        }
+    }
+
+    /// Warnings where the machine spec strays from the catalogue of training machine types.
+    fn machine(&mut self, path: &str, pool: &NodePool) {
+        let Some(spec) = &pool.machine_spec else {
+            return;
+        };
+        let Some(machine_type) = spec.machine_type.as_deref() else {
+            return;
+        };
+        let choice = MachineChoice {
+            machine_type,
+            accelerator_type: spec.accelerator_type.as_deref(),
+            accelerator_count: spec.accelerator_count,
+        };
+        for warning in catalogue().check(choice) {
+            let field = format!("{path}.machine_spec.{}", warning.field.attribute());
+            let message = format!("pool `{}`: {}", pool.id, warning.message);
+            self.warning(&field, message, warning.hint);
         }
     }
 
