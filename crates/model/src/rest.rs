@@ -1,7 +1,8 @@
 //! The REST vocabulary: the one place where the API's request paths and query parameters are
 //! spelled. A plan's create, update and delete are a typed [`ClusterRequest`]; every other call
 //! the client makes (list, get, operation polling, `:wait`, `:callSlurmRestApi`) is a
-//! [`RestCall`] built by a function of this module. Paths are relative (`/v1beta1/…`): only the
+//! [`RestCall`] built by a function of this module, and the slurmrestd paths such a relay
+//! carries are spelled here too. Paths are relative (`/v1beta1/…`): only the
 //! executor's `ApiClient` joins them with a base URL.
 //!
 //! A request serialises as the plan document shows it (`kind`, `method`, `path`, `query`,
@@ -134,6 +135,17 @@ pub fn call_slurm_rest_api(name: &ClusterName) -> RestCall {
         HttpMethod::Post,
         format!("{}:callSlurmRestApi", cluster_path(name)),
     )
+}
+
+/// slurmrestd's job list at REST `version` (e.g. `v0.0.42`): the `path` a
+/// [`call_slurm_rest_api`] relays.
+pub fn slurm_jobs_path(version: &str) -> String {
+    format!("/slurm/{version}/jobs")
+}
+
+/// slurmrestd's node list at REST `version`: the `path` a [`call_slurm_rest_api`] relays.
+pub fn slurm_nodes_path(version: &str) -> String {
+    format!("/slurm/{version}/nodes")
 }
 
 fn collection_path(project: &str, location: &str) -> String {
@@ -571,6 +583,8 @@ mod tests {
             slurm.path,
             "/v1beta1/projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01:callSlurmRestApi"
         );
+        assert_eq!(slurm_jobs_path("v0.0.42"), "/slurm/v0.0.42/jobs");
+        assert_eq!(slurm_nodes_path("v0.0.41"), "/slurm/v0.0.41/nodes");
     }
 
     #[test]
