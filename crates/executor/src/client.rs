@@ -275,26 +275,27 @@ impl ApiClient {
     /// lives in.
     pub async fn send(&self, request: &ClusterRequest) -> Result<Submitted, ExecError> {
         let name = request.name();
-        let class = match request {
-            ClusterRequest::Create { .. } => CallClass::Create,
-            ClusterRequest::Update { .. } | ClusterRequest::Delete { .. } => CallClass::Idempotent,
+        let (class, lost_create) = match request {
+            ClusterRequest::Create { name, body } => {
+                let check = LostCreateCheck {
+                    cluster: name.clone(),
+                    stack: body
+                        .get("labels")
+                        .and_then(|labels| labels.get(STACK_LABEL)?.as_str())
+                        .map(str::to_owned),
+                };
+                (CallClass::Create, Some(check))
+            }
+            ClusterRequest::Update { .. } | ClusterRequest::Delete { .. } => {
+                (CallClass::Idempotent, None)
+            }
         };
         let call = Call {
             url: self.url(&name.location, &request.call())?,
-            method: method_of(request.method()),
+            method: reqwest_method(request.method()),
             body: request.body(),
             class,
             timeout: self.request_timeout,
-        };
-        let lost_create = match request {
-            ClusterRequest::Create { name, body } => Some(LostCreateCheck {
-                cluster: name.clone(),
-                stack: body
-                    .get("labels")
-                    .and_then(|labels| labels.get(STACK_LABEL)?.as_str())
-                    .map(str::to_owned),
-            }),
-            ClusterRequest::Update { .. } | ClusterRequest::Delete { .. } => None,
         };
         match self.execute(&call, lost_create.as_ref()).await? {
             Reply::Body(body) => accepted_operation(&name.to_string(), &call, &body)
@@ -322,7 +323,7 @@ impl ApiClient {
         let wait = rest::wait_operation(&parsed, seconds);
         let empty = json!({});
         let call = Call {
-            method: method_of(wait.method),
+            method: reqwest_method(wait.method),
             url: self.url(&parsed.location, &wait)?,
             body: Some(&empty),
             class: CallClass::Read,
@@ -342,7 +343,7 @@ impl ApiClient {
         let relay = rest::call_slurm_rest_api(name);
         let request = json!({"method": "HTTP_METHOD_GET", "path": slurm_path});
         let call = Call {
-            method: method_of(relay.method),
+            method: reqwest_method(relay.method),
             url: self.url(&name.location, &relay)?,
             body: Some(&request),
             // Listing jobs or nodes has no side effect, whatever the HTTP method carrying it.
@@ -380,7 +381,7 @@ impl ApiClient {
     /// A call without a body or side effect.
     fn read_call(&self, region: &str, call: &RestCall) -> Result<Call<'static>, ExecError> {
         Ok(Call {
-            method: method_of(call.method),
+            method: reqwest_method(call.method),
             url: self.url(region, call)?,
             body: None,
             class: CallClass::Read,
@@ -666,7 +667,7 @@ fn is_loopback(url: &Url) -> bool {
 }
 
 /// reqwest's spelling of a method.
-fn method_of(method: HttpMethod) -> Method {
+fn reqwest_method(method: HttpMethod) -> Method {
     match method {
         HttpMethod::Get => Method::GET,
         HttpMethod::Post => Method::POST,
