@@ -4,8 +4,9 @@
 //! long-running [`Operation`]s and Google's error [`Status`], resource names with their
 //! validation ([`ClusterName`], [`OperationName`], [`ClusterId`]), protobuf durations, the
 //! [`UpdateMode`] of a PATCH, field [`paths`] (and the `ignore_changes` paths users write), the
-//! typed requests and every request path of the API ([`rest`]), and the one [`fields`] table that says, for every field path, whether it is output-only, which
-//! update-mask path can change it and what a change does to a running cluster.
+//! typed requests and every request path of the API ([`rest`]), and the one [`fields`] table
+//! that says, for every field path, whether it is output-only, which update-mask path can
+//! change it and what a change does to a running cluster.
 //!
 //! JSON follows the proto3 mapping the API uses: lowerCamelCase on output, lowerCamelCase or
 //! snake_case on input, integers from numbers or decimal strings, and unknown fields kept so
