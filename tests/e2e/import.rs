@@ -31,6 +31,25 @@ fn import_labels_the_cluster_and_round_trips() {
     let live = env.emulator().cluster(&cluster_name("legacy")).unwrap();
     assert_eq!(live["labels"]["clusterform-stack"], "e2e");
     assert_eq!(live["labels"]["team"], "ml");
+    let patches: Vec<_> = env
+        .emulator()
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "PATCH")
+        .collect();
+    assert_eq!(patches.len(), 1, "{patches:?}");
+    assert_eq!(patches[0].query, "updateMask=labels&updateMode=USER_ONLY");
+    // The planner's body rules: the live cluster without its output-only fields.
+    let body = patches[0].body.as_ref().unwrap();
+    assert_eq!(
+        body["labels"],
+        json!({"team": "ml", "clusterform-stack": "e2e"})
+    );
+    assert_eq!(body["nodePools"][1]["id"], "cpu");
+    assert!(
+        body.get("createTime").is_none() && body.get("name").is_none(),
+        "{body}"
+    );
     let hcl = std::fs::read_to_string(env.path().join("legacy.hcl")).unwrap();
     assert!(hcl.contains("cluster \"legacy\""), "{hcl}");
     assert!(!hcl.contains("clusterform-stack"), "{hcl}");

@@ -7,7 +7,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use clusterform_executor::{ProgressEvent, ProgressSink, Step};
-use clusterform_planner::{ClusterAddress, RequestKind};
+use clusterform_model::ClusterName;
+use clusterform_model::rest::RequestKind;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::printer::Printer;
@@ -18,7 +19,7 @@ use clusterform::views::actions::{done_verb, verb};
 pub struct ApplyProgress {
     printer: Printer,
     bars: Option<MultiProgress>,
-    clusters: Mutex<HashMap<ClusterAddress, ClusterLine>>,
+    clusters: Mutex<HashMap<ClusterName, ClusterLine>>,
 }
 
 #[derive(Debug)]
@@ -78,7 +79,7 @@ impl ProgressSink for ApplyProgress {
 
 /// `train01: creating… [12s] PROVISIONING — Creating node pool login`.
 fn describe(event: &ProgressEvent) -> String {
-    let id = &event.address.id;
+    let id = &event.address.cluster_id;
     let elapsed = format!("[{}s]", event.elapsed.as_secs());
     match &event.step {
         Step::Started => format!("{id}: {}… {elapsed}", verb(event.action)),

@@ -14,11 +14,11 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use clusterform_model::rest::{self, ClusterRequest, HttpMethod, RestCall};
 use clusterform_model::{
     Cluster, ClusterName, ErrorEnvelope, Operation, OperationName, STACK_LABEL, Status,
     validate_location, validate_project,
 };
-use clusterform_planner::{PlannedRequest, RequestKind};
 use reqwest::{Method, Url};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -30,7 +30,7 @@ use crate::error::ExecError;
 use crate::retry::{CallClass, RetryPolicy, Verdict, classify_status, classify_transport};
 
 /// Items asked for per List page; the service may cap it lower.
-const LIST_PAGE_SIZE: &str = "500";
+const LIST_PAGE_SIZE: u32 = 500;
 
 /// The most pages one List reads, so a server that never ends its list cannot loop us
 /// forever (1,000 pages of up to 500 clusters: far beyond any real location).
@@ -221,18 +221,13 @@ impl ApiClient {
         region: &str,
     ) -> Result<Vec<Cluster>, ExecError> {
         validate_project(project)?;
-        let path =
-            format!("/v1beta1/projects/{project}/locations/{region}/modelDevelopmentClusters");
         let mut clusters = Vec::new();
         let mut page_token: Option<String> = None;
         let mut tokens_seen = HashSet::new();
         let mut bytes_read = 0;
         for _ in 0..MAX_LIST_PAGES {
-            let mut query = vec![("pageSize".to_owned(), LIST_PAGE_SIZE.to_owned())];
-            if let Some(token) = &page_token {
-                query.push(("pageToken".to_owned(), token.clone()));
-            }
-            let call = self.read_call(Method::GET, self.url(region, &path, &query)?);
+            let list = rest::list_clusters(project, region, LIST_PAGE_SIZE, page_token.as_deref());
+            let call = self.read_call(region, &list)?;
             let body = self.body(&call).await?;
             bytes_read += body.len();
             if bytes_read > self.max_answer_bytes {
@@ -254,7 +249,10 @@ impl ApiClient {
                 None => return Ok(clusters),
             }
         }
-        let url = self.url(region, &path, &[])?;
+        let url = self.url(
+            region,
+            &rest::list_clusters(project, region, LIST_PAGE_SIZE, None),
+        )?;
         Err(decode_failure(
             "a cluster list",
             &url,
@@ -265,8 +263,7 @@ impl ApiClient {
 
     /// One cluster; `None` when it does not exist.
     pub async fn get_cluster(&self, name: &ClusterName) -> Result<Option<Cluster>, ExecError> {
-        let url = self.url(&name.location, &format!("/v1beta1/{name}"), &[])?;
-        let call = self.read_call(Method::GET, url);
+        let call = self.read_call(&name.location, &rest::get_cluster(name))?;
         match self.body(&call).await {
             Ok(body) => decode("a cluster", &call.url, &body).map(Some),
             Err(error) if error.is_not_found() => Ok(None),
@@ -274,31 +271,34 @@ impl ApiClient {
         }
     }
 
-    /// Sends one planned create, update or delete exactly as planned.
-    pub async fn send(
-        &self,
-        region: &str,
-        request: &PlannedRequest,
-    ) -> Result<Submitted, ExecError> {
-        let (method, class) = method_of(request)?;
-        check_planned_path(&request.path)?;
+    /// Sends one create, update or delete exactly as planned, to the region its cluster
+    /// lives in.
+    pub async fn send(&self, request: &ClusterRequest) -> Result<Submitted, ExecError> {
+        let name = request.name();
+        let (class, lost_create) = match request {
+            ClusterRequest::Create { name, body } => {
+                let check = LostCreateCheck {
+                    cluster: name.clone(),
+                    stack: body
+                        .get("labels")
+                        .and_then(|labels| labels.get(STACK_LABEL)?.as_str())
+                        .map(str::to_owned),
+                };
+                (CallClass::Create, Some(check))
+            }
+            ClusterRequest::Update { .. } | ClusterRequest::Delete { .. } => {
+                (CallClass::Idempotent, None)
+            }
+        };
         let call = Call {
-            method,
-            url: self.url(region, &request.path, &request.query)?,
-            body: request.body.as_ref(),
+            url: self.url(&name.location, &request.call())?,
+            method: reqwest_method(request.method()),
+            body: request.body(),
             class,
             timeout: self.request_timeout,
         };
-        let lost_create = match request.kind {
-            RequestKind::Create => Some(lost_create_check(request)?),
-            RequestKind::Update | RequestKind::Delete => None,
-        };
-        let cluster = match &lost_create {
-            Some(check) => check.cluster.to_string(),
-            None => request.path.trim_start_matches("/v1beta1/").to_owned(),
-        };
         match self.execute(&call, lost_create.as_ref()).await? {
-            Reply::Body(body) => accepted_operation(&cluster, &call, &body)
+            Reply::Body(body) => accepted_operation(&name.to_string(), &call, &body)
                 .map(|operation| Submitted::Operation(Box::new(operation))),
             Reply::Adopted(cluster) => Ok(Submitted::Adopted(cluster)),
         }
@@ -307,8 +307,7 @@ impl ApiClient {
     /// `GET /v1/{name}`, on the region the operation name carries.
     pub async fn get_operation(&self, name: &str) -> Result<Operation, ExecError> {
         let parsed: OperationName = name.parse()?;
-        let url = self.url(&parsed.location, &format!("/v1/{parsed}"), &[])?;
-        let call = self.read_call(Method::GET, url);
+        let call = self.read_call(&parsed.location, &rest::get_operation(&parsed))?;
         decode("an operation", &call.url, &self.body(&call).await?)
     }
 
@@ -321,12 +320,11 @@ impl ApiClient {
     ) -> Result<Operation, ExecError> {
         let parsed: OperationName = name.parse()?;
         let seconds = timeout.as_secs().max(1);
-        let query = [("timeout".to_owned(), format!("{seconds}s"))];
-        let url = self.url(&parsed.location, &format!("/v1/{parsed}:wait"), &query)?;
+        let wait = rest::wait_operation(&parsed, seconds);
         let empty = json!({});
         let call = Call {
-            method: Method::POST,
-            url,
+            method: reqwest_method(wait.method),
+            url: self.url(&parsed.location, &wait)?,
             body: Some(&empty),
             class: CallClass::Read,
             timeout: self.request_timeout + Duration::from_secs(seconds),
@@ -342,15 +340,11 @@ impl ApiClient {
         name: &ClusterName,
         slurm_path: &str,
     ) -> Result<SlurmReply, ExecError> {
-        let url = self.url(
-            &name.location,
-            &format!("/v1beta1/{name}:callSlurmRestApi"),
-            &[],
-        )?;
+        let relay = rest::call_slurm_rest_api(name);
         let request = json!({"method": "HTTP_METHOD_GET", "path": slurm_path});
         let call = Call {
-            method: Method::POST,
-            url,
+            method: reqwest_method(relay.method),
+            url: self.url(&name.location, &relay)?,
             body: Some(&request),
             // Listing jobs or nodes has no side effect, whatever the HTTP method carrying it.
             class: CallClass::Read,
@@ -384,24 +378,27 @@ impl ApiClient {
         }
     }
 
-    fn read_call(&self, method: Method, url: Url) -> Call<'static> {
-        Call {
-            method,
-            url,
+    /// A call without a body or side effect.
+    fn read_call(&self, region: &str, call: &RestCall) -> Result<Call<'static>, ExecError> {
+        Ok(Call {
+            method: reqwest_method(call.method),
+            url: self.url(region, call)?,
             body: None,
             class: CallClass::Read,
             timeout: self.request_timeout,
-        }
+        })
     }
 
-    fn url(&self, region: &str, path: &str, query: &[(String, String)]) -> Result<Url, ExecError> {
+    /// The one place a base URL and a model path meet.
+    fn url(&self, region: &str, call: &RestCall) -> Result<Url, ExecError> {
         let base = self.base_url(region)?;
-        let mut url = Url::parse(&format!("{base}{path}")).map_err(|e| {
-            let url = redact_userinfo(&format!("{base}{path}"));
+        let joined = format!("{base}{}", call.path);
+        let mut url = Url::parse(&joined).map_err(|e| {
+            let url = redact_userinfo(&joined);
             ExecError::InvalidRequest(format!("bad URL {url}: {e}"))
         })?;
-        if !query.is_empty() {
-            url.query_pairs_mut().extend_pairs(query);
+        if !call.query.is_empty() {
+            url.query_pairs_mut().extend_pairs(&call.query);
         }
         Ok(url)
     }
@@ -669,56 +666,14 @@ fn is_loopback(url: &Url) -> bool {
         || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
-/// The HTTP method a planned request must use, and its retry class.
-fn method_of(request: &PlannedRequest) -> Result<(Method, CallClass), ExecError> {
-    let (expected, class) = match request.kind {
-        RequestKind::Create => (Method::POST, CallClass::Create),
-        RequestKind::Update => (Method::PATCH, CallClass::Idempotent),
-        RequestKind::Delete => (Method::DELETE, CallClass::Idempotent),
-    };
-    if !request.method.eq_ignore_ascii_case(expected.as_str()) {
-        return Err(ExecError::InvalidRequest(format!(
-            "a {:?} request must use {expected}, not {}",
-            request.kind, request.method
-        )));
+/// reqwest's spelling of a method.
+fn reqwest_method(method: HttpMethod) -> Method {
+    match method {
+        HttpMethod::Get => Method::GET,
+        HttpMethod::Post => Method::POST,
+        HttpMethod::Patch => Method::PATCH,
+        HttpMethod::Delete => Method::DELETE,
     }
-    Ok((expected, class))
-}
-
-/// A plan's path is spliced after the base URL: it must stay an API resource path.
-fn check_planned_path(path: &str) -> Result<(), ExecError> {
-    let well_formed = path.starts_with("/v1beta1/projects/")
-        && !path.contains("..")
-        && !path.contains("//")
-        && !path.contains(['?', '#', '\\'])
-        && !path.chars().any(char::is_whitespace);
-    if well_formed {
-        Ok(())
-    } else {
-        Err(ExecError::InvalidRequest(format!(
-            "`{path}` is not a cluster API path"
-        )))
-    }
-}
-
-/// The cluster a create request makes, and the stack label it carries.
-fn lost_create_check(request: &PlannedRequest) -> Result<LostCreateCheck, ExecError> {
-    let id = request
-        .query
-        .iter()
-        .find(|(key, _)| key == "modelDevelopmentClusterId")
-        .map(|(_, value)| value.as_str())
-        .ok_or_else(|| {
-            ExecError::InvalidRequest("a create request has no modelDevelopmentClusterId".into())
-        })?;
-    let parent = request.path.trim_start_matches("/v1beta1/");
-    let cluster: ClusterName = format!("{parent}/{id}").parse()?;
-    let stack = request
-        .body
-        .as_ref()
-        .and_then(|body| body.get("labels")?.get(STACK_LABEL)?.as_str())
-        .map(str::to_owned);
-    Ok(LostCreateCheck { cluster, stack })
 }
 
 /// The Google status of an error answer; a body that is not Google's error JSON (a proxy's
@@ -870,22 +825,6 @@ mod tests {
             validate_endpoint("http://127.0.0.1:8080/").unwrap(),
             "http://127.0.0.1:8080"
         );
-    }
-
-    #[test]
-    fn planned_paths_stay_in_the_api() {
-        assert!(
-            check_planned_path("/v1beta1/projects/p/locations/r/modelDevelopmentClusters/x")
-                .is_ok()
-        );
-        for bad in [
-            "/v1beta1/projects/../x",
-            "/v1beta1/projects/p?x=1",
-            "https://evil/v1beta1/projects/p",
-            "/v2/x",
-        ] {
-            assert!(check_planned_path(bad).is_err(), "{bad}");
-        }
     }
 
     #[test]

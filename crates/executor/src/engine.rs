@@ -10,11 +10,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use clusterform_model::rest::{ClusterRequest, RequestKind};
 use clusterform_model::{Cluster, ClusterName, Operation, state};
-use clusterform_planner::{
-    Action, ChangeReason, ClusterAddress, ClusterChange, Plan, PlannedRequest, PlannedTimeouts,
-    RequestKind,
-};
+use clusterform_planner::{Action, ChangeReason, ClusterChange, Plan, PlannedTimeouts};
 use futures::StreamExt;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
@@ -47,7 +45,7 @@ pub trait ProgressSink: Send + Sync {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProgressEvent {
     /// The cluster.
-    pub address: ClusterAddress,
+    pub address: ClusterName,
     /// Its action.
     pub action: Action,
     /// What happened.
@@ -103,7 +101,7 @@ pub enum Step {
 #[derive(Debug)]
 pub struct ActionOutcome {
     /// The cluster.
-    pub address: ClusterAddress,
+    pub address: ClusterName,
     /// The action.
     pub action: Action,
     /// Success, or why not.
@@ -151,7 +149,7 @@ pub struct ApplyEngine {
 
 /// Reports the steps of one action, and tells it when the run is cancelled.
 struct Tracker<'a> {
-    address: &'a ClusterAddress,
+    address: &'a ClusterName,
     action: Action,
     started: Instant,
     sink: &'a dyn ProgressSink,
@@ -290,7 +288,7 @@ impl ApplyEngine {
     async fn for_each_cluster<'a, T: 'a>(
         &self,
         items: impl Iterator<Item = &'a T>,
-        subject: impl Fn(&'a T) -> (&'a ClusterAddress, Action),
+        subject: impl Fn(&'a T) -> (&'a ClusterName, Action),
         progress: &dyn ProgressSink,
         cancel: &CancellationToken,
         work: impl AsyncFn(&Tracker<'_>, &'a T) -> Result<Option<Cluster>, ExecError>,
@@ -333,10 +331,10 @@ impl ApplyEngine {
         let mut live = None;
         for request in &change.requests {
             tracker.check_cancelled()?;
-            let timeout = timeout_of(request.kind, &change.timeouts);
+            let timeout = timeout_of(request.kind(), &change.timeouts);
             live = self.run_request(tracker, &name, request, timeout).await?;
             tracker.emit(Step::StepDone {
-                request: request.kind,
+                request: request.kind(),
             });
         }
         Ok(live)
@@ -350,23 +348,23 @@ impl ApplyEngine {
         &self,
         tracker: &Tracker<'_>,
         name: &ClusterName,
-        request: &PlannedRequest,
+        request: &ClusterRequest,
         timeout: Duration,
     ) -> Result<Option<Cluster>, ExecError> {
         let deadline = Instant::now() + timeout;
         let remaining = || deadline.saturating_duration_since(Instant::now());
         loop {
-            if request.kind != RequestKind::Create {
+            if request.kind() != RequestKind::Create {
                 let settled = tracker
                     .cancellable(self.poll_cluster(tracker, name, remaining(), BUSY_STATES))
                     .await?;
-                if settled.is_none() && request.kind == RequestKind::Delete {
+                if settled.is_none() && request.kind() == RequestKind::Delete {
                     return Ok(None);
                 }
                 tracker.check_cancelled()?;
             }
-            match self.client.send(&name.location, request).await {
-                Err(error) if request.kind == RequestKind::Delete && error.is_not_found() => {
+            match self.client.send(request).await {
+                Err(error) if request.kind() == RequestKind::Delete && error.is_not_found() => {
                     return Ok(None);
                 }
                 Err(error) if error.is_aborted() && !remaining().is_zero() => {
@@ -383,7 +381,7 @@ impl ApplyEngine {
                 Err(error) => return Err(error),
                 Ok(submitted) => {
                     return self
-                        .submitted(tracker, name, request.kind, submitted, remaining())
+                        .submitted(tracker, name, request.kind(), submitted, remaining())
                         .await;
                 }
             }
@@ -649,12 +647,12 @@ impl ApplyEngine {
 }
 
 /// The cluster and action of a change, for its progress tracker.
-fn change_subject(change: &ClusterChange) -> (&ClusterAddress, Action) {
+fn change_subject(change: &ClusterChange) -> (&ClusterName, Action) {
     (&change.address, change.action)
 }
 
 /// The cluster and action of a journal entry, for its progress tracker.
-fn entry_subject(entry: &JournalEntry) -> (&ClusterAddress, Action) {
+fn entry_subject(entry: &JournalEntry) -> (&ClusterName, Action) {
     (&entry.address, entry.action)
 }
 
@@ -719,11 +717,13 @@ fn outcome_of(
     }
 }
 
-fn cluster_name(address: &ClusterAddress) -> Result<ClusterName, ExecError> {
+/// `address` checked again before it reaches a URL: a plan or journal built in code (not read
+/// from a file) could hold a name that was never validated.
+fn cluster_name(address: &ClusterName) -> Result<ClusterName, ExecError> {
     Ok(ClusterName::new(
         &address.project,
-        &address.region,
-        &address.id,
+        &address.location,
+        &address.cluster_id,
     )?)
 }
 

@@ -217,7 +217,7 @@ pub async fn inspect_idle(
         .iter()
         .map(|live| {
             let address = &live.address;
-            ClusterName::new(&address.project, &address.region, &address.id)
+            ClusterName::new(&address.project, &address.location, &address.cluster_id)
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(futures::stream::iter(names.into_iter().zip(clusters))

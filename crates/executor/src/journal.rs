@@ -15,8 +15,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use clusterform_model::{ClusterName, OperationName};
-use clusterform_planner::{Action, ClusterAddress, RequestKind};
+use clusterform_model::rest::RequestKind;
+use clusterform_model::{ClusterName, OperationName, cluster_address};
+use clusterform_planner::Action;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -35,8 +36,9 @@ const JOURNAL_FILE: &str = "journal.json";
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct JournalEntry {
-    /// The cluster.
-    pub address: ClusterAddress,
+    /// The cluster, written `{"project", "region", "id"}`.
+    #[serde(with = "cluster_address")]
+    pub address: ClusterName,
     /// The plan action the operation belongs to.
     pub action: Action,
     /// The request that started it.
@@ -55,7 +57,7 @@ pub struct UnusableEntry {
     /// Its position in the file's `entries`, from 1.
     pub entry: usize,
     /// The cluster it names, when that much can be read.
-    pub address: Option<ClusterAddress>,
+    pub address: Option<ClusterName>,
     /// What is wrong with it.
     pub reason: String,
 }
@@ -73,7 +75,7 @@ enum Slot {
     /// Kept verbatim, so that whoever fixes the file by hand still has what it said.
     Unusable {
         raw: Value,
-        address: Option<ClusterAddress>,
+        address: Option<ClusterName>,
         reason: String,
     },
 }
@@ -147,7 +149,7 @@ impl Journal {
 
     /// The error refusing any action on `address`, when an unusable entry names that cluster
     /// or cannot say which cluster it names: the operation it recorded may still be running.
-    pub fn blocked(&self, address: &ClusterAddress) -> Result<(), ExecError> {
+    pub fn blocked(&self, address: &ClusterName) -> Result<(), ExecError> {
         let Some(unusable) = self
             .unusable()
             .into_iter()
@@ -160,7 +162,7 @@ impl Journal {
             entry: unusable.entry,
             cluster: unusable.address.map_or_else(
                 || "cluster unknown".to_owned(),
-                |a| format!("{}/{}/{}", a.project, a.region, a.id),
+                |a| format!("{}/{}/{}", a.project, a.location, a.cluster_id),
             ),
             reason: unusable.reason,
         })
@@ -174,7 +176,7 @@ impl Journal {
                 &self.path,
                 format!(
                     "refusing to record an unusable entry for {}: {reason}",
-                    entry.address
+                    entry.address.cluster_id
                 ),
             )
         })?;
@@ -272,7 +274,7 @@ fn parse_entry(raw: Value) -> Slot {
         Err(reason) => Slot::Unusable {
             address: raw
                 .get("address")
-                .and_then(|a| serde_json::from_value(a.clone()).ok()),
+                .and_then(|a| cluster_address::deserialize(a).ok()),
             raw,
             reason,
         },
@@ -283,7 +285,8 @@ fn parse_entry(raw: Value) -> Slot {
 /// about.
 fn check_entry(entry: &JournalEntry) -> Result<(), String> {
     let address = &entry.address;
-    ClusterName::new(&address.project, &address.region, &address.id).map_err(|e| e.to_string())?;
+    ClusterName::new(&address.project, &address.location, &address.cluster_id)
+        .map_err(|e| e.to_string())?;
     entry
         .operation
         .parse::<OperationName>()
@@ -304,10 +307,10 @@ mod tests {
 
     fn entry(id: &str, operation: &str) -> JournalEntry {
         JournalEntry {
-            address: ClusterAddress {
+            address: ClusterName {
                 project: "proj-one".into(),
-                region: "us-central1".into(),
-                id: id.into(),
+                location: "us-central1".into(),
+                cluster_id: id.into(),
             },
             action: Action::Create,
             request: RequestKind::Create,

@@ -83,7 +83,7 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(live.address.project, "acme-ml");
-        assert_eq!(live.address.id, "train01");
+        assert_eq!(live.address.cluster_id, "train01");
         assert_eq!(
             live.cluster.name.as_deref(),
             Some(named),

@@ -8,6 +8,7 @@
 //! as "unknown".
 
 use clusterform_model::ClusterName;
+use clusterform_model::rest;
 use clusterform_planner::{RunningJob, RunningJobs};
 use futures::StreamExt;
 use serde_json::Value;
@@ -225,7 +226,7 @@ pub async fn read_jobs(
     name: &ClusterName,
 ) -> Result<(&'static str, Vec<SlurmJob>), SlurmReadError> {
     for version in SLURM_API_VERSIONS {
-        let path = format!("/slurm/{version}/jobs");
+        let path = rest::slurm_jobs_path(version);
         let reply = client.slurm_get(name, &path).await?;
         match reply.status {
             404 => continue,
@@ -242,7 +243,7 @@ pub async fn read_nodes(
     name: &ClusterName,
     version: &str,
 ) -> Result<Vec<SlurmNode>, SlurmReadError> {
-    let path = format!("/slurm/{version}/nodes");
+    let path = rest::slurm_nodes_path(version);
     let reply = client.slurm_get(name, &path).await?;
     match reply.status {
         200 => read_body(&reply.body, &path, parse_nodes),

@@ -80,7 +80,9 @@ mod tests {
 
     #[test]
     fn the_journal_is_written_private() {
-        use clusterform_planner::{Action, ClusterAddress, RequestKind};
+        use clusterform_model::ClusterName;
+        use clusterform_model::rest::RequestKind;
+        use clusterform_planner::Action;
 
         let config = tempfile::tempdir().unwrap();
         let open = config.path().join(STATE_DIR);
@@ -89,10 +91,10 @@ mod tests {
         let journal = crate::Journal::open(config.path()).unwrap();
         journal
             .record(crate::JournalEntry {
-                address: ClusterAddress {
+                address: ClusterName {
                     project: "proj-one".into(),
-                    region: "us-central1".into(),
-                    id: "a".into(),
+                    location: "us-central1".into(),
+                    cluster_id: "a".into(),
                 },
                 action: Action::Create,
                 request: RequestKind::Create,

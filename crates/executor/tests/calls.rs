@@ -14,12 +14,7 @@ use crate::support::*;
 #[tokio::test]
 async fn create_get_update_delete_and_operations() {
     let h = Harness::start(Duration::from_millis(100)).await;
-    let Submitted::Operation(op) = h
-        .client
-        .send(REGION, &create_request("train01"))
-        .await
-        .unwrap()
-    else {
+    let Submitted::Operation(op) = h.client.send(&create_request("train01")).await.unwrap() else {
         panic!("a create starts an operation");
     };
     assert!(!op.done);
@@ -203,9 +198,9 @@ async fn garbage_answers_are_decode_errors_naming_the_url() {
 }
 
 /// Sends a request that must start an operation, and waits for that operation.
-async fn send_and_wait(h: &Harness, request: &clusterform_planner::PlannedRequest) {
-    let Submitted::Operation(op) = h.client.send(REGION, request).await.unwrap() else {
-        panic!("{:?} starts an operation", request.kind);
+async fn send_and_wait(h: &Harness, request: &clusterform_model::rest::ClusterRequest) {
+    let Submitted::Operation(op) = h.client.send(request).await.unwrap() else {
+        panic!("{:?} starts an operation", request.kind());
     };
     h.client
         .wait_operation(&op.name, Duration::from_secs(5))

@@ -7,7 +7,8 @@ use clusterform_emulator::{EmulatorOptions, FaultSpec};
 use clusterform_executor::{
     ApplyEngine, ApplyReport, ExecError, Journal, ProgressEvent, ProgressSink, Step,
 };
-use clusterform_planner::{Action, ChangeReason, Plan, PlannedTimeouts, RequestKind};
+use clusterform_model::rest::{ClusterRequest, RequestKind};
+use clusterform_planner::{Action, ChangeReason, Plan, PlannedTimeouts};
 use tokio_util::sync::CancellationToken;
 
 use crate::proxy::{Mischief, Proxy, Rule, is_create, is_delete};
@@ -72,7 +73,7 @@ async fn every_action_runs_and_is_reported() {
     let ids: Vec<_> = report
         .outcomes
         .iter()
-        .map(|o| o.address.id.as_str())
+        .map(|o| o.address.cluster_id.as_str())
         .collect();
     assert_eq!(ids, ["del", "new", "rep", "upd"]);
     assert!(h.emulator.cluster(&cluster_name("new")).is_some());
@@ -84,7 +85,7 @@ async fn every_action_runs_and_is_reported() {
     let new = report
         .outcomes
         .iter()
-        .find(|o| o.address.id == "new")
+        .find(|o| o.address.cluster_id == "new")
         .unwrap();
     assert_eq!(new.live.as_ref().and_then(|c| c.state()), Some("RUNNING"));
     assert!(engine.journal().is_empty());
@@ -102,7 +103,7 @@ async fn every_action_runs_and_is_reported() {
     let steps: Vec<_> = sink
         .events()
         .into_iter()
-        .filter(|e| e.address.id == "rep")
+        .filter(|e| e.address.cluster_id == "rep")
         .filter_map(|e| match e.step {
             Step::StepDone { request } => Some(request),
             _ => None,
@@ -113,7 +114,7 @@ async fn every_action_runs_and_is_reported() {
         let events: Vec<_> = sink
             .events()
             .into_iter()
-            .filter(|e| e.address.id == id)
+            .filter(|e| e.address.cluster_id == id)
             .collect();
         assert_eq!(
             events.first().map(|e| &e.step),
@@ -132,8 +133,10 @@ async fn every_action_runs_and_is_reported() {
 async fn one_failure_does_not_stop_the_others() {
     let h = Harness::start(Duration::from_millis(100)).await;
     let dir = tempfile::tempdir().unwrap();
-    let mut invalid = create_request("bad");
-    invalid.body = Some(serde_json::json!({"labels": {"clusterform-stack": STACK}}));
+    let invalid = ClusterRequest::Create {
+        name: address("bad"),
+        body: serde_json::json!({"labels": {"clusterform-stack": STACK}}),
+    };
     let plan = plan(vec![
         change("bad", Action::Create, vec![invalid]),
         change("good", Action::Create, vec![create_request("good")]),
@@ -142,7 +145,7 @@ async fn one_failure_does_not_stop_the_others() {
     assert_eq!(report.failed_count(), 1);
     assert_eq!(report.outcomes.len() - report.failed_count(), 1);
     let failed = report.failed().next().unwrap();
-    assert_eq!(failed.address.id, "bad");
+    assert_eq!(failed.address.cluster_id, "bad");
     let err = failed.result.as_ref().unwrap_err();
     assert_eq!(err.api_code_name(), Some("INVALID_ARGUMENT"), "{err}");
     assert!(h.emulator.cluster(&cluster_name("good")).is_some());
@@ -231,10 +234,7 @@ async fn a_delete_held_by_another_operation_waits_and_is_sent_again() {
 async fn a_cluster_being_deleted_is_waited_for_without_a_second_delete() {
     let h = Harness::start(Duration::from_millis(400)).await;
     h.insert("train01");
-    h.client
-        .send(REGION, &delete_request("train01"))
-        .await
-        .unwrap();
+    h.client.send(&delete_request("train01")).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let mut being_deleted = change("train01", Action::Delete, vec![]);
     being_deleted.reason = Some(ChangeReason::BeingDeleted);
@@ -253,7 +253,7 @@ async fn an_update_waits_for_a_busy_cluster_to_settle() {
     let h = Harness::start(Duration::from_millis(300)).await;
     h.insert("train01");
     h.client
-        .send(REGION, &update_labels_request("train01", "first"))
+        .send(&update_labels_request("train01", "first"))
         .await
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -412,7 +412,7 @@ async fn a_second_engine_resumes_without_a_second_create() {
     let entries = journal.entries();
     assert_eq!(entries.len(), 1, "{entries:?}");
     assert_eq!(entries[0].request, RequestKind::Create);
-    let resumed_id = entries[0].address.id.clone();
+    let resumed_id = entries[0].address.cluster_id.clone();
 
     let second =
         ApplyEngine::new(h.client(fast_retry()), journal, 4).with_wait_options(fast_wait());
@@ -544,7 +544,7 @@ async fn the_update_timeout_covers_waiting_for_a_busy_cluster() {
     let h = Harness::start(Duration::from_secs(30)).await;
     h.insert("train01");
     h.client
-        .send(REGION, &update_labels_request("train01", "first"))
+        .send(&update_labels_request("train01", "first"))
         .await
         .unwrap();
     let dir = tempfile::tempdir().unwrap();

@@ -11,7 +11,8 @@ use clusterform_executor::{
     ApiClient, ApplyEngine, ApplyReport, ClientOptions, ExecError, Journal, MAX_ANSWER_BYTES,
     MAX_LIST_PAGES, StaticToken, Submitted,
 };
-use clusterform_planner::{Action, PlannedRequest};
+use clusterform_model::rest::ClusterRequest;
+use clusterform_planner::Action;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -54,7 +55,7 @@ async fn apply_one(
     server: &Scripted,
     dir: &std::path::Path,
     action: Action,
-    request: PlannedRequest,
+    request: ClusterRequest,
 ) -> ApplyReport {
     let engine = ApplyEngine::new(client(server), Journal::open(dir).unwrap(), 1)
         .with_wait_options(fast_wait());
@@ -284,7 +285,7 @@ async fn redirects_are_never_followed() {
         let target = location.clone();
         let server = Scripted::start(move |_, _| redirect(status, &target)).await;
         let err = client(&server)
-            .send(REGION, &create_request("train01"))
+            .send(&create_request("train01"))
             .await
             .unwrap_err();
         assert!(
@@ -510,7 +511,7 @@ async fn a_submitted_operation_is_followed_by_the_name_it_was_submitted_under() 
 async fn submitted_operations_are_returned_when_usable() {
     let server = Scripted::start(|_, _| json(pending_operation())).await;
     let submitted = client(&server)
-        .send(REGION, &create_request("train01"))
+        .send(&create_request("train01"))
         .await
         .unwrap();
     assert!(matches!(submitted, Submitted::Operation(op) if op.name == OPERATION));

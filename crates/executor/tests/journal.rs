@@ -6,7 +6,8 @@ use std::time::Duration;
 use clusterform_executor::{
     ApplyEngine, ExecError, Journal, JournalEntry, ProgressEvent, ProgressSink, Step, Submitted,
 };
-use clusterform_planner::{Action, RequestKind};
+use clusterform_model::rest::RequestKind;
+use clusterform_planner::Action;
 use tokio_util::sync::CancellationToken;
 
 use crate::support::*;
@@ -89,9 +90,7 @@ async fn a_corrupt_journal_stops_the_engine_from_starting() {
 #[tokio::test]
 async fn an_unusable_entry_blocks_its_cluster_and_no_other() {
     let h = Harness::start(Duration::from_millis(200)).await;
-    let Submitted::Operation(in_flight) =
-        h.client.send(REGION, &create_request("b")).await.unwrap()
-    else {
+    let Submitted::Operation(in_flight) = h.client.send(&create_request("b")).await.unwrap() else {
         panic!("expected an operation");
     };
     let entry = |id: &str, operation: &str| {

@@ -8,12 +8,7 @@ use crate::proxy::{Mischief, Proxy, Rule, is_wait};
 use crate::support::*;
 
 async fn start_create(h: &Harness) -> String {
-    match h
-        .client
-        .send(REGION, &create_request("train01"))
-        .await
-        .unwrap()
-    {
+    match h.client.send(&create_request("train01")).await.unwrap() {
         Submitted::Operation(op) => op.name,
         other => panic!("expected an operation, got {other:?}"),
     }

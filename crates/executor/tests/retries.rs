@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use clusterform_emulator::FaultSpec;
 use clusterform_executor::{ExecError, RetryPolicy, Submitted};
+use clusterform_model::rest::ClusterRequest;
 
 use crate::proxy::{Mischief, Proxy, Rule, is_create};
 use crate::support::*;
@@ -62,7 +63,7 @@ async fn internal_errors_are_not_retried_on_an_update() {
     h.emulator.set_faults(faults("500=1.0"));
     let err = h
         .client
-        .send(REGION, &update_labels_request("train01", "x"))
+        .send(&update_labels_request("train01", "x"))
         .await
         .unwrap_err();
     assert_eq!(err.api_code_name(), Some("INTERNAL"), "{err}");
@@ -91,9 +92,11 @@ async fn too_many_requests_honours_retry_after() {
 #[tokio::test]
 async fn unauthenticated_and_invalid_requests_are_never_retried() {
     let h = Harness::start(Duration::from_millis(50)).await;
-    let mut bad = create_request("train01");
-    bad.body = Some(serde_json::json!({"displayName": "no pools"}));
-    let err = h.client.send(REGION, &bad).await.unwrap_err();
+    let bad = ClusterRequest::Create {
+        name: address("train01"),
+        body: serde_json::json!({"displayName": "no pools"}),
+    };
+    let err = h.client.send(&bad).await.unwrap_err();
     assert_eq!(err.api_code_name(), Some("INVALID_ARGUMENT"), "{err}");
     assert_eq!(h.emulator.requests().len(), 1);
 }
@@ -103,12 +106,12 @@ async fn aborted_is_left_to_the_engine_for_changes() {
     let h = Harness::start(Duration::from_millis(300)).await;
     h.insert("train01");
     h.client
-        .send(REGION, &update_labels_request("train01", "a"))
+        .send(&update_labels_request("train01", "a"))
         .await
         .unwrap();
     let err = h
         .client
-        .send(REGION, &update_labels_request("train01", "b"))
+        .send(&update_labels_request("train01", "b"))
         .await
         .unwrap_err();
     assert!(err.is_aborted(), "{err}");
@@ -146,10 +149,7 @@ async fn a_create_whose_answer_was_lost_is_looked_up_not_resent() {
     let h = Harness::start(Duration::from_millis(300)).await;
     let proxy = Proxy::start(h.handle.base_url(), first_create(Mischief::LoseAnswer)).await;
     let client = impatient_client(proxy.base_url());
-    let submitted = client
-        .send(REGION, &create_request("train01"))
-        .await
-        .unwrap();
+    let submitted = client.send(&create_request("train01")).await.unwrap();
     let Submitted::Adopted(cluster) = submitted else {
         panic!("expected the cluster to be adopted, got {submitted:?}");
     };
@@ -167,10 +167,7 @@ async fn a_create_that_never_arrived_is_sent_again() {
     let h = Harness::start(Duration::from_millis(50)).await;
     let proxy = Proxy::start(h.handle.base_url(), first_create(Mischief::Swallow)).await;
     let client = impatient_client(proxy.base_url());
-    let submitted = client
-        .send(REGION, &create_request("train01"))
-        .await
-        .unwrap();
+    let submitted = client.send(&create_request("train01")).await.unwrap();
     assert_resent_after_a_lookup(&h, &submitted);
 }
 
@@ -183,10 +180,7 @@ async fn a_lost_create_does_not_adopt_someone_elses_cluster() {
     );
     let proxy = Proxy::start(h.handle.base_url(), first_create(Mischief::Swallow)).await;
     let client = impatient_client(proxy.base_url());
-    let err = client
-        .send(REGION, &create_request("train01"))
-        .await
-        .unwrap_err();
+    let err = client.send(&create_request("train01")).await.unwrap_err();
     assert_eq!(err.api_code_name(), Some("ALREADY_EXISTS"), "{err}");
     assert!(matches!(err, ExecError::Api { .. }));
 }
@@ -201,10 +195,7 @@ async fn a_create_answered_with_a_server_error_is_looked_up_not_resent() {
         )
         .await;
         let client = client_for(proxy.base_url(), fast_retry());
-        let submitted = client
-            .send(REGION, &create_request("train01"))
-            .await
-            .unwrap();
+        let submitted = client.send(&create_request("train01")).await.unwrap();
         let Submitted::Adopted(cluster) = submitted else {
             panic!("{status}: expected the cluster to be adopted, got {submitted:?}");
         };
@@ -228,10 +219,7 @@ async fn a_create_refused_with_a_server_error_is_sent_again_after_looking() {
     let h = Harness::start(Duration::from_millis(50)).await;
     let proxy = Proxy::start(h.handle.base_url(), first_create(Mischief::Refuse(502))).await;
     let client = client_for(proxy.base_url(), fast_retry());
-    let submitted = client
-        .send(REGION, &create_request("train01"))
-        .await
-        .unwrap();
+    let submitted = client.send(&create_request("train01")).await.unwrap();
     assert_eq!(proxy.count("POST", "/modelDevelopmentClusters"), 2);
     assert_resent_after_a_lookup(&h, &submitted);
 }

@@ -8,9 +8,11 @@ use clusterform_emulator::{Emulator, EmulatorHandle, EmulatorOptions};
 use clusterform_executor::{
     ApiClient, ClientOptions, ProgressEvent, ProgressSink, RetryPolicy, StaticToken, WaitOptions,
 };
-use clusterform_planner::{
-    Action, ClusterAddress, ClusterChange, Plan, PlannedRequest, PlannedTimeouts, RequestKind,
-};
+use clusterform_model::ClusterName;
+use clusterform_model::UpdateMode;
+use clusterform_model::fields::UpdateMaskPath;
+use clusterform_model::rest::{ClusterRequest, UpdateMask};
+use clusterform_planner::{Action, ClusterChange, Plan, PlannedTimeouts};
 use serde_json::{Value, json};
 
 pub const PROJECT: &str = "proj-one";
@@ -118,7 +120,7 @@ pub fn cluster_name(id: &str) -> String {
     format!("projects/{PROJECT}/locations/{REGION}/modelDevelopmentClusters/{id}")
 }
 
-pub fn parsed_name(id: &str) -> clusterform_model::ClusterName {
+pub fn parsed_name(id: &str) -> ClusterName {
     cluster_name(id).parse().unwrap()
 }
 
@@ -149,50 +151,37 @@ pub fn collection_path() -> String {
     format!("/v1beta1/projects/{PROJECT}/locations/{REGION}/modelDevelopmentClusters")
 }
 
-pub fn create_request(id: &str) -> PlannedRequest {
-    PlannedRequest {
-        kind: RequestKind::Create,
-        method: "POST".into(),
-        path: collection_path(),
-        query: vec![("modelDevelopmentClusterId".into(), id.into())],
-        body: Some(cluster_body(id, Some(STACK))),
+pub fn create_request(id: &str) -> ClusterRequest {
+    ClusterRequest::Create {
+        name: address(id),
+        body: cluster_body(id, Some(STACK)),
     }
 }
 
-pub fn update_labels_request(id: &str, team: &str) -> PlannedRequest {
+pub fn update_labels_request(id: &str, team: &str) -> ClusterRequest {
     let mut body = cluster_body(id, Some(STACK));
     body["labels"]["team"] = json!(team);
-    PlannedRequest {
-        kind: RequestKind::Update,
-        method: "PATCH".into(),
-        path: format!("/v1beta1/{}", cluster_name(id)),
-        query: vec![
-            ("updateMask".into(), "labels".into()),
-            ("updateMode".into(), "USER_AND_SERVICE".into()),
-        ],
-        body: Some(body),
+    ClusterRequest::Update {
+        name: address(id),
+        mask: UpdateMask::new(vec![UpdateMaskPath::Labels]),
+        mode: UpdateMode::UserAndService,
+        body,
     }
 }
 
-pub fn delete_request(id: &str) -> PlannedRequest {
-    PlannedRequest {
-        kind: RequestKind::Delete,
-        method: "DELETE".into(),
-        path: format!("/v1beta1/{}", cluster_name(id)),
-        query: vec![],
-        body: None,
-    }
+pub fn delete_request(id: &str) -> ClusterRequest {
+    ClusterRequest::Delete { name: address(id) }
 }
 
-pub fn address(id: &str) -> ClusterAddress {
-    ClusterAddress {
+pub fn address(id: &str) -> ClusterName {
+    ClusterName {
         project: PROJECT.into(),
-        region: REGION.into(),
-        id: id.into(),
+        location: REGION.into(),
+        cluster_id: id.into(),
     }
 }
 
-pub fn change(id: &str, action: Action, requests: Vec<PlannedRequest>) -> ClusterChange {
+pub fn change(id: &str, action: Action, requests: Vec<ClusterRequest>) -> ClusterChange {
     ClusterChange {
         address: address(id),
         action,

@@ -3,9 +3,10 @@
 //! This crate is pure data: the resource and its sub-messages ([`Cluster`], [`NodePool`], …),
 //! long-running [`Operation`]s and Google's error [`Status`], resource names with their
 //! validation ([`ClusterName`], [`OperationName`], [`ClusterId`]), protobuf durations, the
-//! [`UpdateMode`] of a PATCH, field [`paths`] (and the `ignore_changes` paths users write), and the
-//! one [`fields`] table that says, for every field path, whether it is output-only, which
-//! update-mask path can change it and what a change does to a running cluster.
+//! [`UpdateMode`] of a PATCH, field [`paths`] (and the `ignore_changes` paths users write), the
+//! typed requests and every request path of the API ([`rest`]), and the one [`fields`] table
+//! that says, for every field path, whether it is output-only, which update-mask path can
+//! change it and what a change does to a running cluster.
 //!
 //! JSON follows the proto3 mapping the API uses: lowerCamelCase on output, lowerCamelCase or
 //! snake_case on input, integers from numbers or decimal strings, and unknown fields kept so
@@ -18,6 +19,7 @@ mod int;
 mod names;
 mod operation;
 pub mod paths;
+pub mod rest;
 mod update_mode;
 
 pub use cluster::{
@@ -26,7 +28,8 @@ pub use cluster::{
     ReservationAffinity, RuntimeSpec, ScalingSpec, SlurmSpec, TimeOfDay,
 };
 pub use names::{
-    ClusterId, ClusterName, NameError, OperationName, validate_location, validate_project,
+    ClusterId, ClusterName, NameError, OperationName, cluster_address, validate_location,
+    validate_project,
 };
 pub use operation::{ErrorEnvelope, Operation, Status, rpc_code_name};
 pub use update_mode::{UnknownUpdateMode, UpdateMode};

@@ -186,6 +186,47 @@ impl FromStr for ClusterName {
     }
 }
 
+/// The JSON form of a [`ClusterName`] in plans and the journal, `{"project", "region", "id"}`,
+/// for `#[serde(with = "clusterform_model::cluster_address")]`. Reading it validates the name,
+/// so a hand-edited file cannot smuggle a `/` or `..` into a request path.
+pub mod cluster_address {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::ClusterName;
+
+    #[derive(Serialize)]
+    struct Written<'a> {
+        project: &'a str,
+        region: &'a str,
+        id: &'a str,
+    }
+
+    #[derive(Deserialize)]
+    struct Read {
+        project: String,
+        region: String,
+        id: String,
+    }
+
+    /// Writes `name` as `{"project", "region", "id"}`.
+    pub fn serialize<S: Serializer>(name: &ClusterName, serializer: S) -> Result<S::Ok, S::Error> {
+        Written {
+            project: &name.project,
+            region: &name.location,
+            id: &name.cluster_id,
+        }
+        .serialize(serializer)
+    }
+
+    /// Reads `{"project", "region", "id"}` into a validated name.
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<ClusterName, D::Error> {
+        let read = Read::deserialize(deserializer)?;
+        ClusterName::new(&read.project, &read.region, &read.id).map_err(serde::de::Error::custom)
+    }
+}
+
 /// `projects/{P}/locations/{R}/operations/{ID}`. The project is usually a number, so the name
 /// is always used verbatim rather than rebuilt from the cluster's project ID.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -292,6 +333,26 @@ mod tests {
         ] {
             assert!(bad.parse::<ClusterName>().is_err(), "{bad} accepted");
         }
+    }
+
+    #[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+    struct Addressed(#[serde(with = "cluster_address")] ClusterName);
+
+    #[test]
+    fn addresses_keep_their_json_shape_and_are_validated() {
+        let name = ClusterName::new("my-proj", "us-central1", "train01").unwrap();
+        let json =
+            serde_json::json!({"project": "my-proj", "region": "us-central1", "id": "train01"});
+        assert_eq!(serde_json::to_value(Addressed(name.clone())).unwrap(), json);
+        assert_eq!(
+            serde_json::from_value::<Addressed>(json).unwrap(),
+            Addressed(name)
+        );
+        let bad = serde_json::json!({"project": "my-proj", "region": "us-central1", "id": "../x"});
+        let err = serde_json::from_value::<Addressed>(bad)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("cluster ID `../x` is invalid"), "{err}");
     }
 
     #[test]

@@ -26,8 +26,9 @@ pub use file::{PlanFileError, load_plan, save_plan};
 pub use live::{LiveCluster, UnreadableName};
 pub use options::PlanOptions;
 pub use plan::{
-    Action, ChangeReason, ClusterAddress, ClusterChange, FieldChange, Impact, PLAN_FORMAT_VERSION,
-    Plan, PlannedRequest, PlannedTimeouts, RequestKind, RunningJob, RunningJobs, Summary,
+    Action, ChangeReason, ClusterChange, FieldChange, Impact, PLAN_FORMAT_VERSION, Plan,
+    PlannedTimeouts, RunningJob, RunningJobs, Summary,
 };
 pub use planning::plan;
+pub use requests::adopt;
 pub use stale::{Staleness, StalenessKind, stale_clusters};

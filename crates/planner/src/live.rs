@@ -8,14 +8,12 @@
 
 use clusterform_model::{Cluster, ClusterName};
 
-use crate::plan::ClusterAddress;
-
 /// A live cluster and where it was read.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LiveCluster {
     /// The configuration's spelling of where the cluster lives: the project and region of the
     /// request that returned it, and its cluster ID.
-    pub address: ClusterAddress,
+    pub address: ClusterName,
     /// The cluster as the service returned it.
     pub cluster: Cluster,
 }
@@ -56,10 +54,10 @@ impl LiveCluster {
             )));
         }
         Ok(Self {
-            address: ClusterAddress {
+            address: ClusterName {
                 project: project.to_owned(),
-                region: region.to_owned(),
-                id: parsed.cluster_id,
+                location: region.to_owned(),
+                cluster_id: parsed.cluster_id,
             },
             cluster,
         })
@@ -84,11 +82,7 @@ mod tests {
         let live = LiveCluster::read_at("acme-ml", "us-central1", cluster).unwrap();
         assert_eq!(
             live.address,
-            ClusterAddress {
-                project: "acme-ml".into(),
-                region: "us-central1".into(),
-                id: "train01".into(),
-            }
+            ClusterName::new("acme-ml", "us-central1", "train01").unwrap()
         );
     }
 

@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use clusterform_model::fields::{ImpactClass, UpdateMaskPath};
+use clusterform_model::rest::ClusterRequest;
+use clusterform_model::{ClusterName, UpdateMode, cluster_address};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -64,33 +66,6 @@ pub struct Summary {
     pub release: usize,
 }
 
-/// Where a cluster lives.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct ClusterAddress {
-    /// Project ID.
-    pub project: String,
-    /// Region.
-    pub region: String,
-    /// Cluster ID.
-    pub id: String,
-}
-
-impl ClusterAddress {
-    /// `projects/{P}/locations/{R}/modelDevelopmentClusters/{ID}`.
-    pub fn resource_name(&self) -> String {
-        format!(
-            "projects/{}/locations/{}/modelDevelopmentClusters/{}",
-            self.project, self.region, self.id
-        )
-    }
-}
-
-impl fmt::Display for ClusterAddress {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.id)
-    }
-}
-
 /// The one action a cluster gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -113,8 +88,9 @@ pub enum Action {
 /// What happens to one cluster.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClusterChange {
-    /// The cluster.
-    pub address: ClusterAddress,
+    /// The cluster, written `{"project", "region", "id"}`.
+    #[serde(with = "cluster_address")]
+    pub address: ClusterName,
     /// The action.
     pub action: Action,
     /// Why the cluster gets this action, where the fields alone do not say it.
@@ -125,13 +101,13 @@ pub struct ClusterChange {
     /// For an update: the smallest set of allowed mask paths covering `fields`.
     pub update_mask: Vec<UpdateMaskPath>,
     /// For an update: the `updateMode` sent.
-    pub update_mode: Option<String>,
+    pub update_mode: Option<UpdateMode>,
     /// Distinct impacts of the change, most severe last.
     pub impacts: Vec<Impact>,
     /// Things the user should know before applying.
     pub warnings: Vec<String>,
     /// The requests the executor sends, in order (a replacement: delete, then create).
-    pub requests: Vec<PlannedRequest>,
+    pub requests: Vec<ClusterRequest>,
     /// The live cluster's `updateTime` the plan was computed from (`None`: absent live).
     pub live_update_time: Option<String>,
     /// Per-action timeouts in seconds (`create`, `update`, `delete`), after defaults.
@@ -283,31 +259,4 @@ impl fmt::Display for Impact {
         }
         Ok(())
     }
-}
-
-/// Which API call a request is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RequestKind {
-    /// `POST …/modelDevelopmentClusters?modelDevelopmentClusterId=ID`.
-    Create,
-    /// `PATCH …/modelDevelopmentClusters/ID?updateMask=…&updateMode=…`.
-    Update,
-    /// `DELETE …/modelDevelopmentClusters/ID`.
-    Delete,
-}
-
-/// One exact REST request, relative to the endpoint's base URL.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PlannedRequest {
-    /// Which call.
-    pub kind: RequestKind,
-    /// `POST`, `PATCH` or `DELETE`.
-    pub method: String,
-    /// e.g. `/v1beta1/projects/p/locations/r/modelDevelopmentClusters/train01`.
-    pub path: String,
-    /// Query parameters in order.
-    pub query: Vec<(String, String)>,
-    /// JSON body (lowerCamelCase), if any.
-    pub body: Option<Value>,
 }

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use clusterform_config::{Config, DesiredCluster, RemovedCluster, Timeouts};
 use clusterform_model::fields::{FieldAccess, ImpactClass, UpdateMaskPath, lookup};
-use clusterform_model::{Cluster, STACK_LABEL, UpdateMode, state};
+use clusterform_model::{Cluster, ClusterName, STACK_LABEL, UpdateMode, state};
 use rayon::prelude::*;
 use serde_json::Value;
 
@@ -23,8 +23,8 @@ use crate::ignore;
 use crate::live::LiveCluster;
 use crate::options::PlanOptions;
 use crate::plan::{
-    Action, ChangeReason, ClusterAddress, ClusterChange, FieldChange, Impact, PLAN_FORMAT_VERSION,
-    Plan, PlannedTimeouts,
+    Action, ChangeReason, ClusterChange, FieldChange, Impact, PLAN_FORMAT_VERSION, Plan,
+    PlannedTimeouts,
 };
 use crate::requests;
 use crate::warnings;
@@ -50,8 +50,7 @@ pub fn plan(
         .iter()
         .filter(|c| in_scope(&c.id))
         .collect();
-    let declared: BTreeSet<ClusterAddress> =
-        declared_clusters.iter().map(|c| address_of(c)).collect();
+    let declared: BTreeSet<ClusterName> = declared_clusters.iter().map(|c| address_of(c)).collect();
     let plan_one =
         |cluster: &DesiredCluster| plan_declared(desired, cluster, &live_by_address, options);
     let mut changes = Vec::new();
@@ -67,7 +66,7 @@ pub fn plan(
     if let Some(error) = PlanError::combine(errors) {
         return Err(error);
     }
-    let removed: BTreeMap<ClusterAddress, &RemovedCluster> = desired
+    let removed: BTreeMap<ClusterName, &RemovedCluster> = desired
         .removed
         .iter()
         .filter(|r| in_scope(&r.id))
@@ -75,7 +74,7 @@ pub fn plan(
         .collect();
     for (address, current) in &live_by_address {
         let owned = current.label(STACK_LABEL) == Some(stack);
-        if !owned || declared.contains(address) || !in_scope(&address.id) {
+        if !owned || declared.contains(address) || !in_scope(&address.cluster_id) {
             continue;
         }
         if removed.contains_key(address) {
@@ -107,7 +106,7 @@ pub fn plan(
 fn plan_declared(
     desired: &Config,
     cluster: &DesiredCluster,
-    live_by_address: &BTreeMap<ClusterAddress, &Cluster>,
+    live_by_address: &BTreeMap<ClusterName, &Cluster>,
     options: &PlanOptions,
 ) -> Result<Option<ClusterChange>, PlanError> {
     let address = address_of(cluster);
@@ -130,7 +129,7 @@ fn plan_declared(
 
 /// Live clusters by the address they were read at (never by their `name` string, which may
 /// spell the project as a number).
-fn index_live(live: &[LiveCluster]) -> BTreeMap<ClusterAddress, &Cluster> {
+fn index_live(live: &[LiveCluster]) -> BTreeMap<ClusterName, &Cluster> {
     let mut by_address = BTreeMap::new();
     for live in live {
         by_address
@@ -142,7 +141,7 @@ fn index_live(live: &[LiveCluster]) -> BTreeMap<ClusterAddress, &Cluster> {
 
 fn check_targets(
     desired: &Config,
-    live: &BTreeMap<ClusterAddress, &Cluster>,
+    live: &BTreeMap<ClusterName, &Cluster>,
     stack: &str,
     options: &PlanOptions,
 ) -> Result<(), PlanError> {
@@ -150,7 +149,7 @@ fn check_targets(
         let declared = desired.clusters.iter().any(|c| c.id == *target);
         let owned = live
             .iter()
-            .any(|(a, c)| a.id == *target && c.label(STACK_LABEL) == Some(stack));
+            .any(|(a, c)| a.cluster_id == *target && c.label(STACK_LABEL) == Some(stack));
         if !declared && !owned {
             return Err(PlanError::UnknownTarget { id: target.clone() });
         }
@@ -160,42 +159,42 @@ fn check_targets(
 
 fn check_replacements(changes: &[ClusterChange], options: &PlanOptions) -> Result<(), PlanError> {
     for id in &options.replace {
-        if !changes.iter().any(|c| c.address.id == *id) {
+        if !changes.iter().any(|c| c.address.cluster_id == *id) {
             return Err(PlanError::UnknownReplace { id: id.clone() });
         }
     }
     Ok(())
 }
 
-fn check_ownership(address: &ClusterAddress, live: &Cluster, stack: &str) -> Result<(), PlanError> {
+fn check_ownership(address: &ClusterName, live: &Cluster, stack: &str) -> Result<(), PlanError> {
     match live.label(STACK_LABEL) {
         Some(owner) if owner == stack => Ok(()),
         Some(owner) => Err(PlanError::OwnedByOtherStack {
-            id: address.id.clone(),
+            id: address.cluster_id.clone(),
             stack: owner.to_owned(),
         }),
         None => Err(PlanError::Unowned {
-            id: address.id.clone(),
+            id: address.cluster_id.clone(),
             project: address.project.clone(),
-            region: address.region.clone(),
+            region: address.location.clone(),
             stack: stack.to_owned(),
         }),
     }
 }
 
-fn removed_address(removed: &RemovedCluster) -> ClusterAddress {
-    ClusterAddress {
+fn removed_address(removed: &RemovedCluster) -> ClusterName {
+    ClusterName {
         project: removed.project.clone(),
-        region: removed.region.clone(),
-        id: removed.id.clone(),
+        location: removed.region.clone(),
+        cluster_id: removed.id.clone(),
     }
 }
 
-fn address_of(cluster: &DesiredCluster) -> ClusterAddress {
-    ClusterAddress {
+fn address_of(cluster: &DesiredCluster) -> ClusterName {
+    ClusterName {
         project: cluster.project.clone(),
-        region: cluster.region.clone(),
-        id: cluster.id.clone(),
+        location: cluster.region.clone(),
+        cluster_id: cluster.id.clone(),
     }
 }
 
@@ -226,7 +225,7 @@ fn without_stack_label(live: &Cluster) -> Value {
 /// A delete of a live cluster, for `reason`. A cluster being deleted already gets no request:
 /// apply waits for it to be gone instead of sending a second DELETE.
 fn deletion(
-    address: ClusterAddress,
+    address: ClusterName,
     live: &Cluster,
     timeouts: PlannedTimeouts,
     reason: ChangeReason,
@@ -256,7 +255,7 @@ fn deletion(
 /// A `removed` block's cluster that this stack owns: one `labels` PATCH drops the ownership
 /// label and keeps everything else; the cluster keeps running. (One that is absent, or not
 /// this stack's, has nothing to release.)
-fn release(address: ClusterAddress, live: &Cluster) -> ClusterChange {
+fn release(address: ClusterName, live: &Cluster) -> ClusterChange {
     let live_json = serde_json::to_value(live).unwrap_or_default();
     let request = requests::release(&address, &live_json);
     ClusterChange {
@@ -266,7 +265,7 @@ fn release(address: ClusterAddress, live: &Cluster) -> ClusterChange {
         reason: Some(ChangeReason::Removed),
         fields: Vec::new(),
         update_mask: vec![UpdateMaskPath::Labels],
-        update_mode: Some(UpdateMode::UserOnly.to_string()),
+        update_mode: Some(UpdateMode::UserOnly),
         impacts: Vec::new(),
         requests: vec![request],
         live_update_time: live.update_time.clone(),
@@ -280,7 +279,7 @@ fn release(address: ClusterAddress, live: &Cluster) -> ClusterChange {
 struct ClusterPlanner<'a> {
     desired: &'a Config,
     cluster: &'a DesiredCluster,
-    address: ClusterAddress,
+    address: ClusterName,
     options: &'a PlanOptions,
 }
 
@@ -421,20 +420,9 @@ impl ClusterPlanner<'_> {
                 }
                 let mask = update_mask(&fields);
                 let mode = self.update_mode();
-                let request = requests::update(
-                    &self.address,
-                    &mask,
-                    mode.as_str(),
-                    &compared,
-                    &live_json,
-                    stack,
-                );
-                (
-                    mask,
-                    Some(mode.to_string()),
-                    distinct_impacts(&fields),
-                    vec![request],
-                )
+                let request =
+                    requests::update(&self.address, &mask, mode, &compared, &live_json, stack);
+                (mask, Some(mode), distinct_impacts(&fields), vec![request])
             }
             Action::Create | Action::Delete | Action::Release | Action::NoOp => {
                 (Vec::new(), None, Vec::new(), Vec::new())

@@ -12,18 +12,15 @@
 
 use clusterform_model::duration;
 use clusterform_model::fields::{self, FieldAccess, FieldKind, UpdateMaskPath, camel_case};
-use clusterform_model::{STACK_LABEL, UpdateMode};
+use clusterform_model::rest::{ClusterRequest, UpdateMask};
+use clusterform_model::{Cluster, ClusterName, STACK_LABEL, UpdateMode};
 use serde_json::{Map, Value};
 
 use crate::field_index;
 use crate::ignore::find_element;
-use crate::plan::{ClusterAddress, PlannedRequest, RequestKind};
-
-/// The API version every cluster path starts with.
-const API_VERSION: &str = "v1beta1";
 
 /// `POST …/modelDevelopmentClusters?modelDevelopmentClusterId=ID` with the desired cluster.
-pub(crate) fn create(address: &ClusterAddress, desired: &Value, stack: &str) -> PlannedRequest {
+pub(crate) fn create(name: &ClusterName, desired: &Value, stack: &str) -> ClusterRequest {
     let mut body = desired.clone();
     if let Some(object) = body.as_object_mut() {
         let labels = object
@@ -34,27 +31,21 @@ pub(crate) fn create(address: &ClusterAddress, desired: &Value, stack: &str) -> 
         }
     }
     canonicalise(&mut body);
-    PlannedRequest {
-        kind: RequestKind::Create,
-        method: "POST".to_owned(),
-        path: format!(
-            "/{API_VERSION}/projects/{}/locations/{}/modelDevelopmentClusters",
-            address.project, address.region
-        ),
-        query: vec![("modelDevelopmentClusterId".to_owned(), address.id.clone())],
-        body: Some(body),
+    ClusterRequest::Create {
+        name: name.clone(),
+        body,
     }
 }
 
 /// `PATCH …/ID?updateMask=…&updateMode=…` carrying the complete cluster after the update.
 pub(crate) fn update(
-    address: &ClusterAddress,
+    name: &ClusterName,
     mask: &[UpdateMaskPath],
-    mode: &str,
+    mode: UpdateMode,
     desired: &Value,
     live: &Value,
     stack: &str,
-) -> PlannedRequest {
+) -> ClusterRequest {
     let mut body = writable(live);
     for path in mask {
         let pointer = json_pointer(*path);
@@ -72,23 +63,34 @@ pub(crate) fn update(
         set_at(&mut body, &pointer, value);
     }
     canonicalise(&mut body);
-    patch(address, mask, mode, body)
+    patch(name, mask, mode, body)
 }
 
 /// The `labels` PATCH of a `removed` block: the live cluster with its ownership label dropped,
 /// in `USER_ONLY` mode so that the service refreshes nothing else.
-pub(crate) fn release(address: &ClusterAddress, live: &Value) -> PlannedRequest {
+pub(crate) fn release(name: &ClusterName, live: &Value) -> ClusterRequest {
     let mut body = writable(live);
     if let Some(labels) = body.get_mut("labels").and_then(Value::as_object_mut) {
         labels.remove(STACK_LABEL);
     }
+    labels_only(name, body)
+}
+
+/// The `labels` PATCH of `clusterform import`: the live cluster with this stack's ownership
+/// label added, in `USER_ONLY` mode so that taking ownership refreshes nothing else.
+pub fn adopt(name: &ClusterName, live: &Cluster, stack: &str) -> ClusterRequest {
+    let live = serde_json::to_value(live).unwrap_or_default();
+    let mut body = writable(&live);
+    if let Some(object) = body.as_object_mut() {
+        let labels = object.remove("labels").unwrap_or(Value::Null);
+        object.insert("labels".to_owned(), with_stack_label(labels, stack));
+    }
+    labels_only(name, body)
+}
+
+fn labels_only(name: &ClusterName, mut body: Value) -> ClusterRequest {
     canonicalise(&mut body);
-    patch(
-        address,
-        &[UpdateMaskPath::Labels],
-        UpdateMode::UserOnly.as_str(),
-        body,
-    )
+    patch(name, &[UpdateMaskPath::Labels], UpdateMode::UserOnly, body)
 }
 
 /// The live cluster without the output-only fields the service sets itself.
@@ -105,41 +107,22 @@ fn writable(live: &Value) -> Value {
 }
 
 fn patch(
-    address: &ClusterAddress,
+    name: &ClusterName,
     mask: &[UpdateMaskPath],
-    mode: &str,
+    mode: UpdateMode,
     body: Value,
-) -> PlannedRequest {
-    let mask_text = mask
-        .iter()
-        .map(|m| m.as_str())
-        .collect::<Vec<_>>()
-        .join(",");
-    PlannedRequest {
-        kind: RequestKind::Update,
-        method: "PATCH".to_owned(),
-        path: cluster_path(address),
-        query: vec![
-            ("updateMask".to_owned(), mask_text),
-            ("updateMode".to_owned(), mode.to_owned()),
-        ],
-        body: Some(body),
+) -> ClusterRequest {
+    ClusterRequest::Update {
+        name: name.clone(),
+        mask: UpdateMask::new(mask.to_vec()),
+        mode,
+        body,
     }
 }
 
 /// `DELETE …/ID`, without a body.
-pub(crate) fn delete(address: &ClusterAddress) -> PlannedRequest {
-    PlannedRequest {
-        kind: RequestKind::Delete,
-        method: "DELETE".to_owned(),
-        path: cluster_path(address),
-        query: Vec::new(),
-        body: None,
-    }
-}
-
-fn cluster_path(address: &ClusterAddress) -> String {
-    format!("/{API_VERSION}/{}", address.resource_name())
+pub(crate) fn delete(name: &ClusterName) -> ClusterRequest {
+    ClusterRequest::Delete { name: name.clone() }
 }
 
 /// `orchestrator_spec.slurm_spec.partitions` → `/orchestratorSpec/slurmSpec/partitions`.
@@ -268,12 +251,8 @@ mod tests {
 
     use super::*;
 
-    fn address() -> ClusterAddress {
-        ClusterAddress {
-            project: "p".into(),
-            region: "r".into(),
-            id: "c1".into(),
-        }
+    fn address() -> ClusterName {
+        ClusterName::new("my-proj", "us-central1", "c1").unwrap()
     }
 
     #[test]
@@ -286,24 +265,24 @@ mod tests {
         let request = update(
             &address(),
             &[UpdateMaskPath::NodePools],
-            "USER_ONLY",
+            UpdateMode::UserOnly,
             &desired,
             &live,
             "s",
         );
         assert_eq!(
-            request.body.unwrap(),
-            json!({"nodePools": [
+            request.body().unwrap(),
+            &json!({"nodePools": [
                 {"id": "cpu", "scalingSpec": {"maxNodeCount": 8, "minNodeCount": 0}, "bootDisk": {"bootDiskType": "pd-ssd"}, "futureField": 1},
                 {"id": "new", "zone": "z"}
             ]})
         );
         assert_eq!(
-            request.path,
-            "/v1beta1/projects/p/locations/r/modelDevelopmentClusters/c1"
+            request.path(),
+            "/v1beta1/projects/my-proj/locations/us-central1/modelDevelopmentClusters/c1"
         );
         assert_eq!(
-            request.query[0],
+            request.query()[0],
             ("updateMask".to_owned(), "node_pools".to_owned())
         );
     }
@@ -315,18 +294,18 @@ mod tests {
         let request = update(
             &address(),
             &mask,
-            "USER_AND_SERVICE",
+            UpdateMode::UserAndService,
             &desired,
             &json!({}),
             "s",
         );
         assert_eq!(
-            request.body.unwrap(),
-            json!({"labels": {"a": "1", "clusterform-stack": "s"},
+            request.body().unwrap(),
+            &json!({"labels": {"a": "1", "clusterform-stack": "s"},
                    "orchestratorSpec": {"slurmSpec": {"prologBashScripts": ["x"]}}})
         );
         assert_eq!(
-            request.query[0].1,
+            request.query()[0].1,
             "labels,orchestrator_spec.slurm_spec.prolog_bash_scripts"
         );
     }
@@ -336,14 +315,42 @@ mod tests {
         let desired = json!({"nodePools": [{"id": "g", "flexStartMaxDuration": "7d", "scalingSpec": {"maxNodeCount": 2}}]});
         let request = create(&address(), &desired, "s");
         assert_eq!(
-            request.query,
+            request.query(),
             [("modelDevelopmentClusterId".to_owned(), "c1".to_owned())]
         );
         assert_eq!(
-            request.body.unwrap(),
-            json!({"nodePools": [{"id": "g", "flexStartMaxDuration": "604800s", "scalingSpec": {"maxNodeCount": 2, "minNodeCount": 0}}],
+            request.body().unwrap(),
+            &json!({"nodePools": [{"id": "g", "flexStartMaxDuration": "604800s", "scalingSpec": {"maxNodeCount": 2, "minNodeCount": 0}}],
                    "labels": {"clusterform-stack": "s"}})
         );
-        assert_eq!(delete(&address()).body, None);
+        assert_eq!(delete(&address()).body(), None);
+    }
+
+    #[test]
+    fn adopting_adds_the_label_to_the_writable_live_cluster_user_only() {
+        let live: Cluster = serde_json::from_value(json!({
+            "name": "projects/my-proj/locations/us-central1/modelDevelopmentClusters/c1",
+            "createTime": "2025-01-01T00:00:00Z",
+            "labels": {"team": "ml"},
+            "nodePools": [{"id": "cpu", "scalingSpec": {"maxNodeCount": 2}}]
+        }))
+        .unwrap();
+        let ClusterRequest::Update {
+            name,
+            mask,
+            mode,
+            body,
+        } = adopt(&address(), &live, "s")
+        else {
+            panic!("adopting is an update");
+        };
+        assert_eq!(name, address());
+        assert_eq!(mask.to_string(), "labels");
+        assert_eq!(mode, UpdateMode::UserOnly);
+        assert_eq!(
+            body,
+            json!({"labels": {"team": "ml", "clusterform-stack": "s"},
+                   "nodePools": [{"id": "cpu", "scalingSpec": {"maxNodeCount": 2, "minNodeCount": 0}}]})
+        );
     }
 }

@@ -5,14 +5,16 @@
 
 use std::fmt;
 
+use clusterform_model::ClusterName;
+
 use crate::live::LiveCluster;
-use crate::plan::{Action, ClusterAddress, Plan};
+use crate::plan::{Action, Plan};
 
 /// One cluster of a plan that no longer matches what the plan was computed from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Staleness {
     /// The cluster.
-    pub address: ClusterAddress,
+    pub address: ClusterName,
     /// What changed.
     pub kind: StalenessKind,
 }
@@ -35,7 +37,7 @@ pub enum StalenessKind {
 
 impl fmt::Display for Staleness {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let id = &self.address.id;
+        let id = &self.address.cluster_id;
         match &self.kind {
             StalenessKind::Changed { planned, now } => write!(
                 f,

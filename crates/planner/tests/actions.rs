@@ -5,7 +5,8 @@ use clusterform_model::UpdateMode;
 use clusterform_model::duration::Seconds;
 use clusterform_model::fields::{ImpactClass, UpdateMaskPath};
 use clusterform_model::paths::IgnorePath;
-use clusterform_planner::{Action, ChangeReason, PlanError, PlanOptions, RequestKind, plan};
+use clusterform_model::rest::RequestKind;
+use clusterform_planner::{Action, ChangeReason, PlanError, PlanOptions, plan};
 use serde_json::json;
 
 use crate::support::{STACK, cluster, config, desired, live_seed, plan_against_seed, seed, served};
@@ -47,7 +48,7 @@ fn identity_ignores_the_project_number_in_live_names() {
     let actions: Vec<_> = made
         .changes
         .iter()
-        .map(|c| (c.address.id.as_str(), c.action))
+        .map(|c| (c.address.cluster_id.as_str(), c.action))
         .collect();
     assert_eq!(
         actions,
@@ -59,7 +60,7 @@ fn identity_ignores_the_project_number_in_live_names() {
         "no request is built from the live name"
     );
     assert_eq!(
-        made.changes[0].requests[0].path,
+        made.changes[0].requests[0].path(),
         "/v1beta1/projects/my-proj/locations/us-central1/modelDevelopmentClusters/old01"
     );
 }
@@ -70,16 +71,16 @@ fn an_absent_cluster_is_created_with_the_ownership_label() {
     let change = &made.changes[0];
     assert_eq!(change.action, Action::Create);
     let request = &change.requests[0];
-    assert_eq!(request.method, "POST");
+    assert_eq!(request.method().as_str(), "POST");
     assert_eq!(
-        request.path,
+        request.path(),
         "/v1beta1/projects/my-proj/locations/us-central1/modelDevelopmentClusters"
     );
     assert_eq!(
-        request.query,
+        request.query(),
         [("modelDevelopmentClusterId".to_owned(), "train01".to_owned())]
     );
-    let body = request.body.as_ref().unwrap();
+    let body = request.body().unwrap();
     assert_eq!(
         body["labels"],
         json!({"team": "ml", "clusterform-stack": STACK})
@@ -99,7 +100,7 @@ fn a_mutable_change_is_an_update_with_the_smallest_mask() {
     let change = &made.changes[0];
     assert_eq!(change.action, Action::Update);
     assert_eq!(change.update_mask, [UpdateMaskPath::NodePools]);
-    assert_eq!(change.update_mode.as_deref(), Some("USER_AND_SERVICE"));
+    assert_eq!(change.update_mode, Some(UpdateMode::UserAndService));
     assert_eq!(change.fields.len(), 1);
     assert_eq!(
         change.fields[0].path,
@@ -107,15 +108,15 @@ fn a_mutable_change_is_an_update_with_the_smallest_mask() {
     );
     assert_eq!(change.impacts[0].to_string(), "resizes pool cpu");
     let request = &change.requests[0];
-    assert_eq!(request.method, "PATCH");
+    assert_eq!(request.method().as_str(), "PATCH");
     assert_eq!(
-        request.query,
+        request.query(),
         [
             ("updateMask".to_owned(), "node_pools".to_owned()),
             ("updateMode".to_owned(), "USER_AND_SERVICE".to_owned())
         ]
     );
-    let body = request.body.as_ref().unwrap();
+    let body = request.body().unwrap();
     // The complete cluster as it should be after the update, without output-only fields.
     let mut keys: Vec<_> = body.as_object().unwrap().keys().cloned().collect();
     keys.sort();
@@ -165,7 +166,7 @@ fn several_kinds_of_change_combine_their_mask_paths_in_order() {
             UpdateMaskPath::EpilogBashScripts
         ]
     );
-    let body = change.requests[0].body.as_ref().unwrap();
+    let body = change.requests[0].body().unwrap();
     assert_eq!(
         body["labels"],
         json!({"team": "research", "clusterform-stack": STACK})
@@ -194,9 +195,9 @@ fn an_immutable_change_replaces_the_cluster_delete_first() {
         .find(|f| f.path.contains("max_node_count"))
         .unwrap();
     assert!(!scaling.forces_replacement);
-    let kinds: Vec<RequestKind> = change.requests.iter().map(|r| r.kind).collect();
+    let kinds: Vec<RequestKind> = change.requests.iter().map(|r| r.kind()).collect();
     assert_eq!(kinds, [RequestKind::Delete, RequestKind::Create]);
-    assert!(change.requests[0].body.is_none());
+    assert!(change.requests[0].body().is_none());
     assert!(change.update_mask.is_empty());
     assert_eq!(change.impacts.len(), 1);
     assert_eq!(change.impacts[0].class, ImpactClass::ReplacesCluster);
@@ -236,11 +237,11 @@ fn only_this_stacks_undeclared_clusters_are_deleted() {
     .unwrap();
     assert_eq!(made.changes.len(), 1);
     let change = &made.changes[0];
-    assert_eq!(change.address.id, "old01");
+    assert_eq!(change.address.cluster_id, "old01");
     assert_eq!(change.action, Action::Delete);
-    assert_eq!(change.requests[0].method, "DELETE");
+    assert_eq!(change.requests[0].method().as_str(), "DELETE");
     assert_eq!(
-        change.requests[0].path,
+        change.requests[0].path(),
         "/v1beta1/projects/my-proj/locations/us-central1/modelDevelopmentClusters/old01"
     );
 }
@@ -358,7 +359,11 @@ fn targets_narrow_the_plan() {
     };
     let clusters = vec![desired("a", seed()), desired("b", seed())];
     let made = plan(&config(clusters.clone()), &[live_seed("old")], &targeted).unwrap();
-    let ids: Vec<&str> = made.changes.iter().map(|c| c.address.id.as_str()).collect();
+    let ids: Vec<&str> = made
+        .changes
+        .iter()
+        .map(|c| c.address.cluster_id.as_str())
+        .collect();
     assert_eq!(ids, ["b"]);
     let unknown = PlanOptions {
         targets: vec!["zzz".into()],
@@ -383,7 +388,7 @@ fn update_mode_precedence_is_flag_cluster_provider_default() {
             ..PlanOptions::default()
         };
         let made = plan(&config, &[live_seed("train01")], &options).unwrap();
-        made.changes[0].requests[0].query[1].1.clone()
+        made.changes[0].requests[0].query()[1].1.clone()
     };
     assert_eq!(mode_of(None, None, None), "USER_AND_SERVICE");
     assert_eq!(mode_of(None, None, Some("USER_ONLY")), "USER_ONLY");
@@ -412,7 +417,7 @@ fn ignore_changes_takes_paths_out_of_the_comparison() {
     let paths: Vec<&str> = change.fields.iter().map(|f| f.path.as_str()).collect();
     assert_eq!(paths, ["node_pools[cpu].zone"]);
     // The ignored scaling keeps its live value in the complete pool list.
-    let body = change.requests[0].body.as_ref().unwrap();
+    let body = change.requests[0].body().unwrap();
     assert_eq!(
         body["nodePools"][1]["scalingSpec"]["maxNodeCount"],
         json!(4)
@@ -437,7 +442,7 @@ fn adding_and_removing_pools_is_an_update_of_node_pools() {
             .all(|f| f.impact.class == ImpactClass::AddsPool)
     );
     assert_eq!(
-        change.requests[0].body.as_ref().unwrap()["nodePools"]
+        change.requests[0].body().unwrap()["nodePools"]
             .as_array()
             .unwrap()
             .len(),
@@ -532,7 +537,7 @@ fn a_broken_cluster_is_replaced_unless_protected() {
             detail: Some("boot failure".into())
         })
     );
-    let kinds: Vec<_> = change.requests.iter().map(|r| r.kind).collect();
+    let kinds: Vec<_> = change.requests.iter().map(|r| r.kind()).collect();
     assert_eq!(kinds, [RequestKind::Delete, RequestKind::Create]);
 
     let mut guarded = desired("train01", seed());
@@ -645,15 +650,15 @@ fn a_removed_block_releases_the_cluster_without_deleting_it() {
     assert_eq!(made.summary().release, 1);
     assert_eq!(made.summary().destroy, 0);
     let request = &change.requests[0];
-    assert_eq!(request.kind, RequestKind::Update);
+    assert_eq!(request.kind(), RequestKind::Update);
     assert_eq!(
-        request.query,
+        request.query(),
         [
             ("updateMask".to_owned(), "labels".to_owned()),
             ("updateMode".to_owned(), "USER_ONLY".to_owned())
         ]
     );
-    let body = request.body.as_ref().unwrap();
+    let body = request.body().unwrap();
     assert_eq!(
         body["labels"],
         json!({"team": "ml"}),

@@ -93,6 +93,48 @@ fn staleness_names_what_changed_appeared_or_disappeared() {
 
     let stale = stale_clusters(&made, &[live_seed("train01"), live_seed("new01")]);
     assert_eq!(stale.len(), 1);
-    assert_eq!(stale[0].address.id, "new01");
+    assert_eq!(stale[0].address.cluster_id, "new01");
     assert_eq!(stale[0].kind, StalenessKind::Appeared);
+}
+
+#[test]
+fn a_tampered_saved_plan_is_refused_on_load_naming_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tfplan.json");
+    save_plan(&update_plan(), &path).unwrap();
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let update = saved["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|c| c["action"] == "update")
+        .unwrap();
+    let tamperings = [
+        ("/requests/0/method", json!("DELETE"), "`method`"),
+        (
+            "/requests/0/path",
+            json!(
+                "/v1beta1/projects/my-proj/locations/us-central1/modelDevelopmentClusters/../../x"
+            ),
+            "`path`",
+        ),
+        (
+            "/requests/0/query/0/1",
+            json!("display_name"),
+            "`updateMask`",
+        ),
+        ("/requests/0/query/1/1", json!("EVERYTHING"), "`updateMode`"),
+        ("/update_mode", json!("EVERYTHING"), "EVERYTHING"),
+        ("/address/id", json!("a/b"), "cluster ID `a/b` is invalid"),
+    ];
+    for (pointer, value, named) in tamperings {
+        let mut document = saved.clone();
+        *document["changes"][update].pointer_mut(pointer).unwrap() = value.clone();
+        std::fs::write(&path, document.to_string()).unwrap();
+        let err = load_plan(&path).unwrap_err();
+        assert!(matches!(err, PlanFileError::Malformed { .. }), "{err}");
+        let message = err.to_string();
+        assert!(message.contains(named), "{pointer} = {value}: {message}");
+    }
 }

@@ -3,7 +3,8 @@
 //! planning again yields no changes; and no request names a mask path outside the allowed six.
 
 use clusterform_emulator::mask::{ALLOWED_PATHS, apply_update_mask};
-use clusterform_planner::{Action, LiveCluster, Plan, PlanError, PlanOptions, RequestKind, plan};
+use clusterform_model::rest::RequestKind;
+use clusterform_planner::{Action, LiveCluster, Plan, PlanError, PlanOptions, plan};
 use proptest::collection::{btree_map, vec};
 use proptest::option;
 use proptest::prelude::*;
@@ -160,16 +161,16 @@ fn plan_for(world: &World, live: &[Value]) -> Result<Plan, PlanError> {
 /// Runs the plan's requests against JSON clusters the way the service would.
 fn apply(plan: &Plan, live: &mut Vec<Value>) {
     for change in &plan.changes {
-        let id = change.address.id.as_str();
+        let id = change.address.cluster_id.as_str();
         for request in &change.requests {
             let position = live.iter().position(|c| id_of(c) == Some(id));
-            match request.kind {
+            match request.kind() {
                 RequestKind::Delete => {
                     live.remove(position.expect("delete of an existing cluster"));
                 }
                 RequestKind::Create => {
                     assert!(position.is_none(), "create of an existing cluster");
-                    let mut created = request.body.clone().expect("create body");
+                    let mut created = request.body().cloned().expect("create body");
                     created["name"] = json!(format!(
                         "projects/{PROJECT_NUMBER}/locations/{REGION}/modelDevelopmentClusters/{id}"
                     ));
@@ -177,8 +178,9 @@ fn apply(plan: &Plan, live: &mut Vec<Value>) {
                 }
                 RequestKind::Update => {
                     let index = position.expect("update of an existing cluster");
-                    let mask: Vec<&str> = request.query[0].1.split(',').collect();
-                    let body = request.body.as_ref().expect("patch body");
+                    let query = request.query();
+                    let mask: Vec<&str> = query[0].1.split(',').collect();
+                    let body = request.body().expect("patch body");
                     live[index] =
                         apply_update_mask(&live[index], body, &mask).expect("mask applies");
                 }
@@ -204,7 +206,7 @@ proptest! {
             other => other.expect("plan"),
         };
         for request in first.changes.iter().flat_map(|c| &c.requests) {
-            if let Some((_, mask)) = request.query.iter().find(|(k, _)| k == "updateMask") {
+            if let Some((_, mask)) = request.query().into_iter().find(|(k, _)| k == "updateMask") {
                 for path in mask.split(',') {
                     prop_assert!(ALLOWED_PATHS.contains(&path), "mask path {path} is not allowed");
                 }

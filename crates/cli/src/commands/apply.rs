@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clusterform_executor::{ApplyEngine, ApplyReport, Journal, RunLock, WaitOptions};
-use clusterform_model::state;
-use clusterform_planner::{Action, ClusterAddress, ClusterChange, LiveCluster, Plan};
+use clusterform_model::{ClusterName, state};
+use clusterform_planner::{Action, ClusterChange, LiveCluster, Plan};
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::{ApplyArgs, GlobalArgs};
@@ -92,7 +92,7 @@ fn busy_with(
     live: &[LiveCluster],
     selected: impl Fn(Action) -> bool,
 ) -> Vec<ClusterChange> {
-    let working = |address: &ClusterAddress| {
+    let working = |address: &ClusterName| {
         live.iter().any(|cluster| {
             cluster.address == *address
                 && cluster
@@ -316,7 +316,7 @@ pub fn finish(
         if let Err(err) = &outcome.result {
             printer.error(&CliError::ActionFailed {
                 action: actions::noun(outcome.action),
-                cluster: outcome.address.id.clone(),
+                cluster: outcome.address.cluster_id.clone(),
                 reason: err.to_string(),
                 hint: crate::hints::exec_hint(err),
             });

@@ -6,8 +6,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use clusterform_executor::{IdleReport, IdleVerdict, RunLock};
+use clusterform_model::ClusterName;
 use clusterform_model::duration::Seconds;
-use clusterform_planner::{Action, ClusterAddress, Plan};
+use clusterform_planner::{Action, Plan};
 use time::OffsetDateTime;
 
 use crate::cli::{DestroyArgs, GlobalArgs, PlanningArgs};
@@ -104,11 +105,11 @@ async fn keep_only_idle(
     planned
         .plan
         .changes
-        .retain(|change| idle.contains(&change.address.id));
+        .retain(|change| idle.contains(&change.address.cluster_id));
     Ok(())
 }
 
-fn is_deleted_by(plan: &Plan, address: &ClusterAddress) -> bool {
+fn is_deleted_by(plan: &Plan, address: &ClusterName) -> bool {
     plan.changes
         .iter()
         .any(|c| c.action == Action::Delete && c.address == *address)

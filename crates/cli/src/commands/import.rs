@@ -8,8 +8,6 @@ use std::time::Duration;
 use clusterform_executor::{ApiClient, OperationWaiter, RunLock, Submitted, WaitOptions};
 use clusterform_files::{Access, write_atomic};
 use clusterform_model::{Cluster, ClusterName, STACK_LABEL};
-use clusterform_planner::{PlannedRequest, RequestKind};
-use serde_json::json;
 
 use crate::cli::{GlobalArgs, ImportArgs};
 use crate::commands::ExitStatus;
@@ -73,24 +71,12 @@ async fn add_stack_label(
     stack: &str,
     printer: &Printer,
 ) -> Result<Cluster, CliError> {
-    let mut labels = cluster.labels.clone().unwrap_or_default();
-    labels.insert(STACK_LABEL.to_owned(), stack.to_owned());
-    // USER_ONLY: taking ownership must not let the service refresh anything else.
-    let request = PlannedRequest {
-        kind: RequestKind::Update,
-        method: "PATCH".into(),
-        path: format!("/v1beta1/{name}"),
-        query: vec![
-            ("updateMask".into(), "labels".into()),
-            ("updateMode".into(), "USER_ONLY".into()),
-        ],
-        body: Some(json!({ "labels": labels })),
-    };
+    let request = clusterform_planner::adopt(name, cluster, stack);
     printer.info(&format!(
         "Adding label {STACK_LABEL}={stack} to {}…",
         name.cluster_id
     ));
-    if let Submitted::Operation(operation) = client.send(&name.location, &request).await? {
+    if let Submitted::Operation(operation) = client.send(&request).await? {
         let operation = OperationWaiter::new(client, WaitOptions::default())
             .wait(&operation.name, LABEL_UPDATE_TIMEOUT, async |_| {})
             .await?;

@@ -66,7 +66,7 @@ fn clusters_table(clusters: &[LiveCluster]) -> String {
     ]];
     for LiveCluster { address, cluster } in clusters {
         rows.push([
-            address.id.clone(),
+            address.cluster_id.clone(),
             cluster.state().unwrap_or("-").to_owned(),
             pools(cluster),
             cluster.label(STACK_LABEL).unwrap_or("-").to_owned(),
@@ -78,9 +78,9 @@ fn clusters_table(clusters: &[LiveCluster]) -> String {
 
 fn json_row(LiveCluster { address, cluster }: &LiveCluster) -> serde_json::Value {
     json!({
-        "id": address.id,
+        "id": address.cluster_id,
         "project": address.project,
-        "region": address.region,
+        "region": address.location,
         "name": cluster.name,
         "state": cluster.state(),
         "node_pools": cluster.node_pools.iter().flatten().map(|p| {

@@ -137,7 +137,7 @@ async fn add_running_jobs(plan: &mut Plan, client: &ApiClient) {
         .iter()
         .map(|change| {
             let address = &change.address;
-            ClusterName::new(&address.project, &address.region, &address.id)
+            ClusterName::new(&address.project, &address.location, &address.cluster_id)
                 .map_err(|err| err.to_string())
         })
         .collect();
@@ -170,13 +170,13 @@ fn report_journal(dir: &Path, printer: &Printer) -> Result<(), CliError> {
             "an earlier run left operation {} ({} {}) in flight; `clusterform apply` waits for it before changing anything",
             entry.operation,
             clusterform::views::actions::verb(entry.action),
-            entry.address.id
+            entry.address.cluster_id
         ));
     }
     for unusable in journal.unusable() {
         let cluster = unusable.address.as_ref().map_or_else(
             || "an unknown cluster".to_owned(),
-            |a| format!("cluster {}", a.id),
+            |a| format!("cluster {}", a.cluster_id),
         );
         printer.warn(&format!(
             "entry {} of {} cannot be used ({}); apply refuses to act on {cluster} until it is fixed or removed",

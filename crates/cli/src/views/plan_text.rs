@@ -9,6 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
+use clusterform_model::UpdateMode;
 use clusterform_model::fields::{self, FieldKind};
 use clusterform_model::paths::{self, Segment, Selector};
 use clusterform_planner::{Action, ChangeReason, ClusterChange, FieldChange, Plan, RunningJobs};
@@ -34,7 +35,7 @@ pub fn render_text(plan: &Plan, color: bool) -> String {
         for change in &plan.changes {
             for warning in &change.warnings {
                 let label = paint.style(Style::new().yellow().bold(), "Note:");
-                let _ = writeln!(out, "{label} {}: {warning}", change.address.id);
+                let _ = writeln!(out, "{label} {}: {warning}", change.address.cluster_id);
             }
         }
         return out;
@@ -147,7 +148,7 @@ struct ClusterText<'a> {
 
 impl ClusterText<'_> {
     fn render(&mut self, change: &ClusterChange) {
-        let id = &change.address.id;
+        let id = &change.address.cluster_id;
         let header = self
             .paint
             .style(Style::new().bold(), &format!("# {id} {}", headline(change)));
@@ -169,7 +170,11 @@ impl ClusterText<'_> {
             let _ = writeln!(self.out, "    update mask: {}", mask.join(", "));
         }
         if let Some(mode) = &change.update_mode {
-            let _ = writeln!(self.out, "    update mode: {mode} ({})", mode_meaning(mode));
+            let _ = writeln!(
+                self.out,
+                "    update mode: {mode} ({})",
+                mode_meaning(*mode)
+            );
         }
         if !change.impacts.is_empty() {
             let impacts: Vec<String> = change.impacts.iter().map(ToString::to_string).collect();
@@ -351,13 +356,15 @@ fn headline(change: &ClusterChange) -> String {
     }
 }
 
-fn mode_meaning(mode: &str) -> &'static str {
+fn mode_meaning(mode: UpdateMode) -> &'static str {
     match mode {
-        "USER_ONLY" => "only the fields you set; the service does not refresh its managed fields",
-        "UPDATE_MODE_UNSPECIFIED" => {
+        UpdateMode::UserOnly => {
+            "only the fields you set; the service does not refresh its managed fields"
+        }
+        UpdateMode::Unspecified => {
             "treated as USER_AND_SERVICE: the service may also refresh the startup, prolog and epilog scripts it manages, and a refreshed startup script recreates the pool's nodes"
         }
-        _ => {
+        UpdateMode::UserAndService => {
             "the service may also refresh the startup, prolog and epilog scripts it manages; a refreshed startup script recreates the pool's nodes"
         }
     }
