@@ -9,7 +9,7 @@ use std::fs::{File, TryLockError};
 use std::path::{Path, PathBuf};
 
 use crate::error::ExecError;
-use crate::state_dir::{create_state_dir, open_private_file};
+use crate::state_dir::{StateDir, open_private_file};
 
 /// Held for as long as a run changes clusters; dropping it releases the lock.
 #[derive(Debug)]
@@ -22,12 +22,13 @@ impl RunLock {
     /// Takes the lock of the configuration in `config_dir`, or fails at once if another run
     /// holds it.
     pub fn acquire(config_dir: &Path) -> Result<Self, ExecError> {
-        let path = config_dir.join(crate::STATE_DIR).join("lock");
+        let state = StateDir::of(config_dir);
+        let path = state.lock_file();
         let failed = |reason: String| ExecError::Lock {
             path: path.clone(),
             reason,
         };
-        create_state_dir(config_dir).map_err(|e| failed(e.to_string()))?;
+        state.create().map_err(|e| failed(e.to_string()))?;
         let file = open_private_file(&path).map_err(|e| failed(e.to_string()))?;
         match file.try_lock() {
             Ok(()) => Ok(Self { _file: file, path }),
@@ -50,7 +51,7 @@ mod tests {
     fn a_second_run_is_refused_until_the_first_releases_the_lock() {
         let dir = tempfile::tempdir().unwrap();
         let first = RunLock::acquire(dir.path()).unwrap();
-        assert!(first.path().ends_with(".clusterform/lock"));
+        assert_eq!(first.path(), StateDir::of(dir.path()).lock_file());
         let second = RunLock::acquire(dir.path()).unwrap_err();
         assert!(matches!(second, ExecError::Locked { .. }), "{second}");
         drop(first);
