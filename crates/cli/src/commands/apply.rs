@@ -328,7 +328,8 @@ pub fn finish(
     summary: &str,
     printer: &Printer,
 ) -> Result<ExitStatus, CliError> {
-    for outcome in &report.outcomes {
+    let failed: Vec<_> = report.failed().collect();
+    for outcome in &failed {
         if let Err(err) = &outcome.result {
             printer.error(&CliError::ActionFailed {
                 action: actions::noun(outcome.action),
@@ -343,10 +344,9 @@ pub fn finish(
             journal: Journal::path_in(dir),
         });
     }
-    let failed = report.failed_count();
-    if failed > 0 {
+    if !failed.is_empty() {
         return Err(CliError::ActionsFailed {
-            failed,
+            failed: failed.len(),
             total: report.outcomes.len(),
         });
     }
