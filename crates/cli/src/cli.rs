@@ -87,7 +87,7 @@ pub enum Command {
 }
 
 /// Where the configuration is: the positional `DIR` or `--chdir DIR`, not both.
-#[derive(Debug, Args, Clone)]
+#[derive(Debug, Args)]
 pub struct DirArg {
     /// Configuration directory (default: current directory)
     #[arg(value_name = "DIR")]
@@ -97,7 +97,7 @@ pub struct DirArg {
 }
 
 /// `--chdir DIR`, for commands whose positional argument is something else as well.
-#[derive(Debug, Args, Clone)]
+#[derive(Debug, Args)]
 pub struct ChdirArg {
     /// Configuration directory (instead of the positional DIR)
     #[arg(long, value_name = "DIR")]
@@ -105,7 +105,7 @@ pub struct ChdirArg {
 }
 
 /// Where the API is, for the commands that call it.
-#[derive(Debug, Args, Clone)]
+#[derive(Debug, Args)]
 pub struct EndpointArg {
     /// API base URL, or "local" for the built-in emulator
     #[arg(
@@ -119,7 +119,7 @@ pub struct EndpointArg {
 }
 
 /// Variable values.
-#[derive(Debug, Args, Clone, Default)]
+#[derive(Debug, Args)]
 pub struct VarArgs {
     /// Set a variable: --var name=value
     #[arg(long = "var", value_name = "NAME=VALUE")]
@@ -158,7 +158,7 @@ pub struct FmtArgs {
 }
 
 /// What to plan.
-#[derive(Debug, Args, Clone, Default)]
+#[derive(Debug, Args)]
 pub struct PlanningArgs {
     #[command(flatten)]
     pub vars: VarArgs,
