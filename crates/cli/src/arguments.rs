@@ -230,6 +230,7 @@ impl Arguments {
             cli::Command::Destroy(args) => Self::Destroy(Destroy {
                 dir: config_dir(chdir, args.dir)?,
                 endpoint: args.endpoint.endpoint,
+                // A destroy replaces and updates nothing: only variables and targets apply.
                 planning: Planning {
                     variables: Variables::from_args(args.vars)?,
                     targets: args.targets,

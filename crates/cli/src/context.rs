@@ -65,8 +65,8 @@ pub struct Connection {
     _local_emulator: Option<LocalEmulator>,
 }
 
-/// Endpoint precedence: `--endpoint` / `CLUSTERFORM_ENDPOINT` (`endpoint`) > the provider's `endpoint` >
-/// the regional Google endpoint. `local` starts the built-in emulator; no credentials are
+/// Endpoint precedence: `endpoint` (`--endpoint` / `CLUSTERFORM_ENDPOINT`) > the provider's
+/// `endpoint` > the regional Google endpoint. `local` starts the built-in emulator; no credentials are
 /// looked up for it. `provider` is the configuration's, when the command loaded one.
 ///
 /// A stack named after the directory may only own clusters of the built-in emulator: the
