@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-fn free_port() -> u16 {
+/// A loopback port nobody listens on right now.
+pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -15,7 +16,8 @@ fn free_port() -> u16 {
         .port()
 }
 
-fn wait_until_listening(port: u16, child: &mut Child) {
+/// Waits until `127.0.0.1:port` accepts connections, failing if `child` exits first.
+pub(crate) fn wait_until_listening(port: u16, child: &mut Child) {
     let deadline = Instant::now() + Duration::from_secs(20);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
         assert!(

@@ -5,6 +5,7 @@
 mod support;
 
 mod apply;
+mod arguments;
 mod bad_input;
 mod commands;
 mod crash;

@@ -1,6 +1,8 @@
-//! The command line: clap definitions of every command, flag and help text.
+//! The command line as typed: clap definitions of every command, flag and help text. These raw
+//! flags become validated arguments in one step ([`crate::arguments`]) before any command runs;
+//! Terraform's single-dash spellings are rewritten before clap sees them
+//! ([`crate::arguments::terraform_spellings`]).
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
@@ -15,35 +17,29 @@ pub struct Cli {
     /// Options every command accepts.
     #[command(flatten)]
     pub global: GlobalArgs,
+    /// Configuration directory, given before the command as Terraform's -chdir=DIR is
+    #[arg(long, value_name = "DIR")]
+    pub chdir: Option<PathBuf>,
     /// The command to run.
     #[command(subcommand)]
     pub command: Command,
 }
 
-/// Options every command accepts.
+/// Where the global options start in `--help`: after every command's own.
+const GLOBAL_ORDER: usize = 1000;
+
+/// Options every command accepts: how clusterform speaks, never what it works on. They are
+/// listed after each command's own options.
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
-    /// Configuration directory (instead of the positional DIR)
-    #[arg(long, global = true, value_name = "DIR")]
-    pub chdir: Option<PathBuf>,
-    /// API base URL, or "local" for the built-in emulator
-    #[arg(
-        long,
-        global = true,
-        env = "CLUSTERFORM_ENDPOINT",
-        hide_env_values = true,
-        value_name = "URL",
-        value_parser = EndpointParser
-    )]
-    pub endpoint: Option<String>,
     /// Never colour the output (also: NO_COLOR)
-    #[arg(long, global = true)]
+    #[arg(long, global = true, display_order = GLOBAL_ORDER)]
     pub no_color: bool,
     /// Log what clusterform does on stderr (-vv for more)
-    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    #[arg(short, long, global = true, action = clap::ArgAction::Count, display_order = GLOBAL_ORDER + 1)]
     pub verbose: u8,
     /// Print only errors and what was asked for
-    #[arg(short, long, global = true)]
+    #[arg(short, long, global = true, display_order = GLOBAL_ORDER + 2)]
     pub quiet: bool,
 }
 
@@ -90,16 +86,40 @@ pub enum Command {
     Completions(CompletionsArgs),
 }
 
-/// Where the configuration is.
-#[derive(Debug, Args, Clone)]
+/// Where the configuration is: the positional `DIR` or `--chdir DIR`, not both.
+#[derive(Debug, Args)]
 pub struct DirArg {
     /// Configuration directory (default: current directory)
     #[arg(value_name = "DIR")]
     pub dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub chdir: ChdirArg,
+}
+
+/// `--chdir DIR`, for commands whose positional argument is something else as well.
+#[derive(Debug, Args)]
+pub struct ChdirArg {
+    /// Configuration directory (instead of the positional DIR)
+    #[arg(long, value_name = "DIR")]
+    pub chdir: Option<PathBuf>,
+}
+
+/// Where the API is, for the commands that call it.
+#[derive(Debug, Args)]
+pub struct EndpointArg {
+    /// API base URL, or "local" for the built-in emulator
+    #[arg(
+        long,
+        env = "CLUSTERFORM_ENDPOINT",
+        hide_env_values = true,
+        value_name = "URL",
+        value_parser = EndpointParser
+    )]
+    pub endpoint: Option<String>,
 }
 
 /// Variable values.
-#[derive(Debug, Args, Clone, Default)]
+#[derive(Debug, Args)]
 pub struct VarArgs {
     /// Set a variable: --var name=value
     #[arg(long = "var", value_name = "NAME=VALUE")]
@@ -127,6 +147,8 @@ pub struct FmtArgs {
     /// Files or directories (default: the configuration directory)
     #[arg(value_name = "PATHS")]
     pub paths: Vec<PathBuf>,
+    #[command(flatten)]
+    pub chdir: ChdirArg,
     /// Change nothing; exit 1 when a file is not formatted
     #[arg(long)]
     pub check: bool,
@@ -136,7 +158,7 @@ pub struct FmtArgs {
 }
 
 /// What to plan.
-#[derive(Debug, Args, Clone, Default)]
+#[derive(Debug, Args)]
 pub struct PlanningArgs {
     #[command(flatten)]
     pub vars: VarArgs,
@@ -193,6 +215,8 @@ pub struct PlanArgs {
     #[command(flatten)]
     pub dir: DirArg,
     #[command(flatten)]
+    pub endpoint: EndpointArg,
+    #[command(flatten)]
     pub planning: PlanningArgs,
     /// Save the plan to this file for `apply FILE`
     #[arg(long, value_name = "FILE")]
@@ -212,6 +236,10 @@ pub struct ApplyArgs {
     #[arg(value_name = "DIR|PLANFILE")]
     pub target: Option<PathBuf>,
     #[command(flatten)]
+    pub chdir: ChdirArg,
+    #[command(flatten)]
+    pub endpoint: EndpointArg,
+    #[command(flatten)]
     pub planning: PlanningArgs,
     /// Do not ask for confirmation
     #[arg(long)]
@@ -226,6 +254,8 @@ pub struct ApplyArgs {
 pub struct DestroyArgs {
     #[command(flatten)]
     pub dir: DirArg,
+    #[command(flatten)]
+    pub endpoint: EndpointArg,
     #[command(flatten)]
     pub vars: VarArgs,
     /// Destroy only this cluster (repeatable)
@@ -258,6 +288,8 @@ pub struct ListArgs {
     #[command(flatten)]
     pub dir: DirArg,
     #[command(flatten)]
+    pub endpoint: EndpointArg,
+    #[command(flatten)]
     pub vars: VarArgs,
     /// Project (default: the configuration's)
     #[arg(long)]
@@ -276,10 +308,11 @@ pub struct ImportArgs {
     /// The cluster ID
     pub id: String,
     #[command(flatten)]
+    pub dir: DirArg,
+    #[command(flatten)]
+    pub endpoint: EndpointArg,
+    #[command(flatten)]
     pub vars: VarArgs,
-    /// Configuration directory (default: current directory)
-    #[arg(long = "dir", value_name = "DIR")]
-    pub dir: Option<PathBuf>,
     /// Project (default: the configuration's provider)
     #[arg(long)]
     pub project: Option<String>,
@@ -294,9 +327,10 @@ pub struct ImportArgs {
 /// `emulator`.
 #[derive(Debug, Args)]
 pub struct EmulatorArgs {
-    /// Address to serve on
-    #[arg(long, default_value = "127.0.0.1:8089")]
-    pub listen: SocketAddr,
+    /// Address to serve on: HOST:PORT, the host a name or an IP address (loopback only,
+    /// unless --allow-remote)
+    #[arg(long, default_value = "127.0.0.1:8089", value_name = "HOST:PORT")]
+    pub listen: String,
     /// Keep clusters in this JSON file between runs
     #[arg(long, value_name = "FILE")]
     pub state: Option<PathBuf>,

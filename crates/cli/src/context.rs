@@ -1,16 +1,15 @@
-//! What most commands share: finding the configuration directory, loading the configuration
-//! (asking for missing variables on a terminal), and connecting to the API or the local
-//! emulator.
+//! What most commands share: loading the configuration (asking for missing variables on a
+//! terminal), and connecting to the API or the local emulator.
 
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use clusterform_config::{Config, Provider, StackOrigin, VariableInputs};
 use clusterform_executor::{ApiClient, ClientOptions, RetryPolicy, StaticToken, TokenSource};
 
-use crate::cli::{GlobalArgs, VarArgs};
+use crate::arguments::Variables;
 use crate::environment;
 use crate::error::CliError;
 use crate::local_emulator::LocalEmulator;
@@ -20,19 +19,14 @@ use crate::prompt;
 /// The endpoint value that selects the built-in emulator.
 const LOCAL_ENDPOINT: &str = "local";
 
-/// The configuration directory: `--chdir`, else the positional argument, else `.`.
-pub fn config_dir(global: &GlobalArgs, positional: Option<&Path>) -> PathBuf {
-    global
-        .chdir
-        .clone()
-        .or_else(|| positional.map(Path::to_path_buf))
-        .unwrap_or_else(|| PathBuf::from("."))
-}
-
 /// Loads and validates the configuration, printing its warnings. On a terminal, variables
 /// without a value are asked for (once each) and the load is repeated.
-pub fn load_config(dir: &Path, vars: &VarArgs, printer: &Printer) -> Result<Config, CliError> {
-    let mut inputs = variable_inputs(vars)?;
+pub fn load_config(
+    dir: &Path,
+    variables: &Variables,
+    printer: &Printer,
+) -> Result<Config, CliError> {
+    let mut inputs = variable_inputs(variables)?;
     let loaded = match clusterform_config::load(dir, &inputs) {
         Err(diagnostics)
             if !diagnostics.missing_variables.is_empty() && std::io::stdin().is_terminal() =>
@@ -53,19 +47,10 @@ pub fn load_config(dir: &Path, vars: &VarArgs, printer: &Printer) -> Result<Conf
 }
 
 /// `--var`, `--var-file` and `CLUSTERFORM_VAR_*`.
-pub fn variable_inputs(vars: &VarArgs) -> Result<VariableInputs, CliError> {
-    let cli = vars
-        .vars
-        .iter()
-        .map(|pair| {
-            pair.split_once('=')
-                .map(|(name, value)| (name.trim().to_owned(), value.to_owned()))
-                .ok_or_else(|| CliError::Usage(format!("--var expects NAME=VALUE, got `{pair}`")))
-        })
-        .collect::<Result<_, _>>()?;
+pub fn variable_inputs(variables: &Variables) -> Result<VariableInputs, CliError> {
     Ok(VariableInputs {
-        cli,
-        files: vars.var_files.clone(),
+        cli: variables.pairs.clone(),
+        files: variables.files.clone(),
         env: environment::configuration_variables()?,
     })
 }
@@ -80,23 +65,20 @@ pub struct Connection {
     _local_emulator: Option<LocalEmulator>,
 }
 
-/// Endpoint precedence: `--endpoint` / `CLUSTERFORM_ENDPOINT` > the provider's `endpoint` >
-/// the regional Google endpoint. `local` starts the built-in emulator; no credentials are
+/// Endpoint precedence: `endpoint` (`--endpoint` / `CLUSTERFORM_ENDPOINT`) > the provider's
+/// `endpoint` > the regional Google endpoint. `local` starts the built-in emulator; no credentials are
 /// looked up for it. `provider` is the configuration's, when the command loaded one.
 ///
 /// A stack named after the directory may only own clusters of the built-in emulator: the
 /// configuration allows it with `endpoint = "local"` alone, and overriding the endpoint must
 /// not let two directories of the same name own each other's clusters somewhere real.
 pub async fn connect(
-    global: &GlobalArgs,
+    endpoint: Option<&str>,
     provider: Option<&Provider>,
     dir: &Path,
     printer: &Printer,
 ) -> Result<Connection, CliError> {
-    let endpoint = global
-        .endpoint
-        .as_deref()
-        .or(provider.and_then(|p| p.endpoint.as_deref()));
+    let endpoint = endpoint.or(provider.and_then(|p| p.endpoint.as_deref()));
     if let Some(provider) = provider {
         check_stack_fits_endpoint(provider, endpoint)?;
     }

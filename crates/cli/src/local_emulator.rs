@@ -7,6 +7,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use clusterform_emulator::{Emulator, EmulatorHandle, EmulatorOptions};
+use clusterform_executor::StateDir;
 
 use crate::error::CliError;
 
@@ -26,19 +27,19 @@ impl LocalEmulator {
 
     /// Starts the emulator on a free loopback port with its state in `dir/.clusterform`.
     pub async fn start(dir: &Path) -> Result<Self, CliError> {
-        let state_dir =
-            clusterform_executor::create_state_dir(dir).map_err(|source| CliError::Io {
-                action: "could not create",
-                path: dir.join(clusterform_executor::STATE_DIR),
-                source,
-            })?;
+        let state_dir = StateDir::of(dir);
+        state_dir.create().map_err(|source| CliError::Io {
+            action: "could not create",
+            path: state_dir.path().to_path_buf(),
+            source,
+        })?;
         let seconds = crate::environment::var("CLUSTERFORM_LOCAL_OPERATION_SECONDS")?
             .and_then(|s| s.parse::<f64>().ok())
             .filter(|s| s.is_finite() && *s >= 0.0)
             .unwrap_or(DEFAULT_OPERATION_SECONDS);
         let options = EmulatorOptions {
             operation_duration: Duration::from_secs_f64(seconds),
-            state_file: Some(state_dir.join("emulator.json")),
+            state_file: Some(state_dir.emulator_state_file()),
             required_token: Some(Self::TOKEN.to_owned()),
             // Names carry project numbers, as the real service's may.
             project_numbers: true,

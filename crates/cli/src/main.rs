@@ -2,6 +2,7 @@
 //! into an exit status. Everything it does is in the library crates and in [`commands`]; all
 //! output goes through the one [`printer::Printer`].
 
+mod arguments;
 mod cli;
 mod commands;
 mod context;
@@ -17,16 +18,25 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+use crate::arguments::Arguments;
 use crate::cli::Cli;
 use crate::printer::Printer;
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let argv = arguments::terraform_spellings(std::env::args_os());
+    let cli = match Cli::try_parse_from(argv) {
         Ok(cli) => cli,
         Err(error) => return usage_error(&error),
     };
     init_tracing(cli.global.verbose);
     let printer = Printer::new(&cli.global);
+    let arguments = match Arguments::from_cli(cli) {
+        Ok(arguments) => arguments,
+        Err(err) => {
+            printer.error(&err);
+            return ExitCode::FAILURE;
+        }
+    };
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(err) => {
@@ -34,7 +44,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(commands::run(cli, &printer)) {
+    match runtime.block_on(commands::run(arguments, &printer)) {
         Ok(status) => status.into(),
         Err(err) => {
             printer.error(&err);

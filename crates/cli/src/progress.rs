@@ -25,7 +25,29 @@ pub struct ApplyProgress {
 #[derive(Debug)]
 struct ClusterLine {
     bar: Option<ProgressBar>,
-    last_text: String,
+    /// What the line said last, so that a plain line is printed again only when it changes.
+    last_status: Option<Status>,
+}
+
+/// What a cluster's line says apart from how long the action has been going: the elapsed time
+/// is kept as data and rendered last, so that a line whose only change is the time is not
+/// printed again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Status {
+    /// `{head} [12s]{tail}`.
+    Going { head: String, tail: String },
+    /// `{id}: FAILED after 12s: {reason}`.
+    Failed { id: String, reason: String },
+}
+
+impl Status {
+    fn render(&self, elapsed: Duration) -> String {
+        let seconds = elapsed.as_secs();
+        match self {
+            Self::Going { head, tail } => format!("{head} [{seconds}s]{tail}"),
+            Self::Failed { id, reason } => format!("{id}: FAILED after {seconds}s: {reason}"),
+        }
+    }
 }
 
 impl ApplyProgress {
@@ -54,73 +76,66 @@ impl ApplyProgress {
 
 impl ProgressSink for ApplyProgress {
     fn event(&self, event: &ProgressEvent) {
-        let text = describe(event);
+        let status = describe(event);
+        let text = status.render(event.elapsed);
         let finished = matches!(event.step, Step::Finished | Step::Failed(_));
         let mut clusters = self.clusters.lock().unwrap_or_else(|e| e.into_inner());
         let line = clusters
             .entry(event.address.clone())
             .or_insert_with(|| ClusterLine {
                 bar: self.new_bar(),
-                last_text: String::new(),
+                last_status: None,
             });
         match &line.bar {
             Some(bar) if finished => bar.finish_with_message(text),
             Some(bar) => bar.set_message(text),
             None => {
-                let without_time = strip_elapsed(&text);
-                if without_time != line.last_text || finished {
+                if line.last_status.as_ref() != Some(&status) || finished {
                     self.printer.info(&format!("[{}] {text}", clock()));
-                    line.last_text = without_time;
+                    line.last_status = Some(status);
                 }
             }
         }
     }
 }
 
-/// `train01: creating… [12s] PROVISIONING — Creating node pool login`.
-fn describe(event: &ProgressEvent) -> String {
+/// `train01: creating… [12s] PROVISIONING — Creating node pool login`, without the time.
+fn describe(event: &ProgressEvent) -> Status {
     let id = &event.address.cluster_id;
-    let elapsed = format!("[{}s]", event.elapsed.as_secs());
+    let going = |head: String, tail: String| Status::Going { head, tail };
     match &event.step {
-        Step::Started => format!("{id}: {}… {elapsed}", verb(event.action)),
-        Step::Resumed { operation } => {
-            format!("{id}: waiting for {operation}, started by an earlier run… {elapsed}")
-        }
-        Step::Settling { state } => {
-            format!("{id}: waiting for the cluster to leave {state}… {elapsed}")
-        }
-        Step::Submitted { request, .. } => {
-            format!(
-                "{id}: {} request accepted {elapsed}",
-                request_noun(*request)
-            )
-        }
+        Step::Started => going(format!("{id}: {}…", verb(event.action)), String::new()),
+        Step::Resumed { operation } => going(
+            format!("{id}: waiting for {operation}, started by an earlier run…"),
+            String::new(),
+        ),
+        Step::Settling { state } => going(
+            format!("{id}: waiting for the cluster to leave {state}…"),
+            String::new(),
+        ),
+        Step::Submitted { request, .. } => going(
+            format!("{id}: {} request accepted", request_noun(*request)),
+            String::new(),
+        ),
         Step::Waiting { state, message, .. } => {
-            let mut text = format!("{id}: {}… {elapsed}", verb(event.action));
+            let mut tail = String::new();
             if let Some(state) = state {
-                text.push_str(&format!(" {state}"));
+                tail.push_str(&format!(" {state}"));
             }
             if let Some(message) = message {
-                text.push_str(&format!(" — {message}"));
+                tail.push_str(&format!(" — {message}"));
             }
-            text
+            going(format!("{id}: {}…", verb(event.action)), tail)
         }
-        Step::StepDone { request } => {
-            format!("{id}: {} done {elapsed}", request_noun(*request))
-        }
-        Step::Finished => format!("{id}: {} {elapsed}", done_verb(event.action)),
-        Step::Failed(reason) => {
-            format!("{id}: FAILED after {}s: {reason}", event.elapsed.as_secs())
-        }
-    }
-}
-
-fn strip_elapsed(text: &str) -> String {
-    match (text.find('['), text.find("s]")) {
-        (Some(start), Some(end)) if start < end => {
-            format!("{}{}", &text[..start], &text[end + 2..])
-        }
-        _ => text.to_owned(),
+        Step::StepDone { request } => going(
+            format!("{id}: {} done", request_noun(*request)),
+            String::new(),
+        ),
+        Step::Finished => going(format!("{id}: {}", done_verb(event.action)), String::new()),
+        Step::Failed(reason) => Status::Failed {
+            id: id.clone(),
+            reason: reason.clone(),
+        },
     }
 }
 
@@ -140,17 +155,47 @@ fn clock() -> String {
 
 #[cfg(test)]
 mod tests {
+    use clusterform_model::ClusterName;
+    use clusterform_planner::Action;
+
     use super::*;
 
+    fn waiting(seconds: u64) -> ProgressEvent {
+        ProgressEvent {
+            address: ClusterName {
+                project: "p".into(),
+                location: "us-central1".into(),
+                cluster_id: "train01".into(),
+            },
+            action: Action::Create,
+            elapsed: Duration::from_secs(seconds),
+            step: Step::Waiting {
+                state: Some("PROVISIONING".into()),
+                message: Some("Creating node pool login".into()),
+                operation: "operations/1".into(),
+            },
+        }
+    }
+
     #[test]
-    fn elapsed_time_is_ignored_when_deciding_to_print() {
+    fn the_elapsed_time_is_rendered_but_not_part_of_the_status() {
+        let (early, late) = (waiting(12), waiting(13));
+        assert_eq!(describe(&early), describe(&late));
         assert_eq!(
-            strip_elapsed("train01: creating… [12s] PROVISIONING"),
-            "train01: creating…  PROVISIONING"
+            describe(&early).render(early.elapsed),
+            "train01: creating… [12s] PROVISIONING — Creating node pool login"
         );
+    }
+
+    #[test]
+    fn a_failure_says_how_long_it_took() {
+        let failed = Status::Failed {
+            id: "train01".into(),
+            reason: "quota".into(),
+        };
         assert_eq!(
-            strip_elapsed("train01: creating… [13s] PROVISIONING"),
-            strip_elapsed("train01: creating… [12s] PROVISIONING")
+            failed.render(Duration::from_secs(7)),
+            "train01: FAILED after 7s: quota"
         );
     }
 }

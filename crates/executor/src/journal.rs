@@ -24,13 +24,10 @@ use serde_json::Value;
 use clusterform_files::{Access, remove_durably, write_atomic};
 
 use crate::error::ExecError;
-use crate::state_dir::{STATE_DIR, create_state_dir};
+use crate::state_dir::StateDir;
 
 /// Version of the journal file format.
 const JOURNAL_VERSION: u32 = 1;
-
-/// The journal's file name.
-const JOURNAL_FILE: &str = "journal.json";
 
 /// One operation in flight.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -90,7 +87,7 @@ pub struct Journal {
 impl Journal {
     /// Where the journal of a configuration directory lives: `CONFIG_DIR/.clusterform/journal.json`.
     pub fn path_in(config_dir: &Path) -> PathBuf {
-        config_dir.join(STATE_DIR).join(JOURNAL_FILE)
+        StateDir::of(config_dir).journal_file()
     }
 
     /// Opens the journal of `config_dir` ([`Journal::path_in`]); a missing file is an empty
@@ -221,7 +218,9 @@ impl Journal {
         };
         let dir = self.directory();
         if let Some(config_dir) = dir.parent() {
-            create_state_dir(config_dir).map_err(|e| fail("cannot create its directory", &e))?;
+            StateDir::of(config_dir)
+                .create()
+                .map_err(|e| fail("cannot create its directory", &e))?;
         }
         let entries = slots
             .iter()
@@ -345,18 +344,19 @@ mod tests {
         for n in 0..5 {
             journal.record(entry("a", &n.to_string())).unwrap();
         }
-        let files: Vec<_> = std::fs::read_dir(dir.path().join(STATE_DIR))
+        let files: Vec<_> = std::fs::read_dir(StateDir::of(dir.path()).path())
             .unwrap()
             .map(|e| e.unwrap().file_name())
             .collect();
-        assert_eq!(files, vec![JOURNAL_FILE]);
+        assert_eq!(files, vec!["journal.json"]);
     }
 
     #[test]
     fn a_corrupt_journal_is_an_error_naming_the_file() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join(STATE_DIR)).unwrap();
-        let path = dir.path().join(STATE_DIR).join(JOURNAL_FILE);
+        let state = StateDir::of(dir.path());
+        state.create().unwrap();
+        let path = state.journal_file();
         for corrupt in [
             "{\"version\":1,\"entries\":[",
             "{\"version\":9,\"entries\":[]}",
@@ -382,8 +382,9 @@ mod tests {
 
     /// A file whose second entry is `bad`, around two good ones.
     fn write_with_bad_entry(dir: &Path, bad: &Value) -> PathBuf {
-        std::fs::create_dir(dir.join(STATE_DIR)).unwrap();
-        let path = dir.join(STATE_DIR).join(JOURNAL_FILE);
+        let state = StateDir::of(dir);
+        state.create().unwrap();
+        let path = state.journal_file();
         let document = serde_json::json!({"version": 1, "entries": [
             serde_json::to_value(entry("a", "1")).unwrap(),
             bad,

@@ -44,4 +44,4 @@ pub use slurm::{
     SLURM_API_VERSIONS, SlurmJob, SlurmNode, SlurmReadError, parse_jobs, parse_nodes, read_jobs,
     read_nodes, running_jobs,
 };
-pub use state_dir::{STATE_DIR, create_state_dir};
+pub use state_dir::StateDir;

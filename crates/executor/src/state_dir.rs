@@ -1,21 +1,59 @@
 //! `.clusterform/`, the directory in a configuration directory where clusterform keeps its
-//! files (the run lock, the journal, the local emulator's state). They name operations and
-//! clusters and may hold request bodies, so the directory is made readable by its owner only
-//! (0700) and every file in it is created 0600, whatever the umask.
+//! files (the run lock, the journal, the local emulator's state). [`StateDir`] is the one place
+//! that names the directory and its files: everyone else asks it for paths. The files name
+//! operations and clusters and may hold request bodies, so the directory is made readable by
+//! its owner only (0700) and every file in it is created 0600, whatever the umask.
 
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 
-/// The directory's name, under the configuration directory.
-pub const STATE_DIR: &str = ".clusterform";
+/// The state directory of one configuration directory, and the names of its files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StateDir {
+    path: PathBuf,
+}
 
-/// Creates `CONFIG_DIR/.clusterform` if needed, makes it private to its owner (also when an
-/// earlier version or a loose umask left it open) and returns its path.
-pub fn create_state_dir(config_dir: &Path) -> std::io::Result<PathBuf> {
-    let dir = config_dir.join(STATE_DIR);
-    std::fs::create_dir_all(&dir)?;
-    make_private(&dir, 0o700)?;
-    Ok(dir)
+impl StateDir {
+    /// The directory's name, under the configuration directory.
+    pub const NAME: &'static str = ".clusterform";
+
+    /// The state directory of `config_dir` (`CONFIG_DIR/.clusterform`); nothing is created.
+    pub fn of(config_dir: &Path) -> Self {
+        Self {
+            path: config_dir.join(Self::NAME),
+        }
+    }
+
+    /// The directory itself.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The run lock ([`crate::RunLock`]).
+    pub fn lock_file(&self) -> PathBuf {
+        self.path.join("lock")
+    }
+
+    /// The journal of operations in flight ([`crate::Journal`]).
+    pub fn journal_file(&self) -> PathBuf {
+        self.path.join("journal.json")
+    }
+
+    /// The clusters of the built-in emulator (`endpoint = "local"`).
+    pub fn emulator_state_file(&self) -> PathBuf {
+        self.path.join("emulator.json")
+    }
+
+    /// Creates the directory if needed and makes it private to its owner (also when an
+    /// earlier version or a loose umask left it open).
+    ///
+    /// # Errors
+    ///
+    /// When the directory cannot be created or its permissions cannot be set.
+    pub fn create(&self) -> std::io::Result<()> {
+        std::fs::create_dir_all(&self.path)?;
+        make_private(&self.path, 0o700)
+    }
 }
 
 /// Opens `path` for writing, creating it 0600 if needed (and making an existing file 0600),
@@ -51,8 +89,26 @@ fn make_private(_path: &Path, _mode: u32) -> std::io::Result<()> {
     Ok(())
 }
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn every_file_is_named_inside_the_directory() {
+        let state = StateDir::of(Path::new("/configs/fleet"));
+        assert_eq!(state.path(), Path::new("/configs/fleet/.clusterform"));
+        for file in [
+            state.lock_file(),
+            state.journal_file(),
+            state.emulator_state_file(),
+        ] {
+            assert_eq!(file.parent(), Some(state.path()));
+        }
+    }
+}
+
+#[cfg(all(test, unix))]
+mod unix_tests {
     use std::os::unix::fs::PermissionsExt as _;
 
     use super::*;
@@ -61,17 +117,22 @@ mod tests {
         std::fs::metadata(path).unwrap().permissions().mode() & 0o777
     }
 
+    /// A state directory some earlier run (or a loose umask) left open to everyone.
+    fn open_state_dir(config: &Path) -> StateDir {
+        let state = StateDir::of(config);
+        std::fs::create_dir(state.path()).unwrap();
+        std::fs::set_permissions(state.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        state
+    }
+
     #[test]
     fn an_open_state_directory_and_file_are_made_private() {
         let config = tempfile::tempdir().unwrap();
-        let open = config.path().join(STATE_DIR);
-        std::fs::create_dir(&open).unwrap();
-        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
-        let dir = create_state_dir(config.path()).unwrap();
-        assert_eq!(dir, open);
-        assert_eq!(mode(&dir), 0o700);
+        let state = open_state_dir(config.path());
+        state.create().unwrap();
+        assert_eq!(mode(state.path()), 0o700);
 
-        let file = dir.join("lock");
+        let file = state.lock_file();
         std::fs::write(&file, "").unwrap();
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o666)).unwrap();
         open_private_file(&file).unwrap();
@@ -85,9 +146,7 @@ mod tests {
         use clusterform_planner::Action;
 
         let config = tempfile::tempdir().unwrap();
-        let open = config.path().join(STATE_DIR);
-        std::fs::create_dir(&open).unwrap();
-        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let state = open_state_dir(config.path());
         let journal = crate::Journal::open(config.path()).unwrap();
         journal
             .record(crate::JournalEntry {
@@ -103,7 +162,8 @@ mod tests {
                 timeout_seconds: 60,
             })
             .unwrap();
-        assert_eq!(mode(&open), 0o700);
+        assert_eq!(mode(state.path()), 0o700);
+        assert_eq!(journal.path(), state.journal_file());
         assert_eq!(mode(journal.path()), 0o600);
     }
 }

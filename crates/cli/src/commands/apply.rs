@@ -10,10 +10,10 @@ use clusterform_model::{ClusterName, state};
 use clusterform_planner::{Action, ClusterChange, LiveCluster, Plan};
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::{ApplyArgs, GlobalArgs};
+use crate::arguments::{Apply, ApplySource};
 use crate::commands::ExitStatus;
 use crate::commands::plan::{Planned, prepare, replan};
-use crate::context::{self, Connection, config_dir};
+use crate::context::{self, Connection};
 use crate::error::CliError;
 use crate::printer::Printer;
 use crate::progress::ApplyProgress;
@@ -21,28 +21,21 @@ use crate::prompt;
 use clusterform::views::actions;
 
 /// Applies a configuration directory or a saved plan file.
-pub async fn run(
-    global: &GlobalArgs,
-    args: &ApplyArgs,
-    printer: &Printer,
-) -> Result<ExitStatus, CliError> {
-    match &args.target {
-        Some(path) if path.is_file() => apply_saved_plan(global, args, path, printer).await,
-        target => {
-            let dir = config_dir(global, target.as_deref());
-            apply_directory(global, args, &dir, printer).await
-        }
+pub async fn run(args: &Apply, printer: &Printer) -> Result<ExitStatus, CliError> {
+    match &args.source {
+        ApplySource::SavedPlan { file, dir } => apply_saved_plan(args, file, dir, printer).await,
+        ApplySource::Directory(dir) => apply_directory(args, dir, printer).await,
     }
 }
 
 async fn apply_directory(
-    global: &GlobalArgs,
-    args: &ApplyArgs,
+    args: &Apply,
     dir: &Path,
     printer: &Printer,
 ) -> Result<ExitStatus, CliError> {
     let _lock = RunLock::acquire(dir)?;
-    let mut planned = prepare(global, dir, &args.planning, false, printer).await?;
+    let endpoint = args.endpoint.as_deref();
+    let mut planned = prepare(endpoint, dir, &args.planning, false, printer).await?;
     if settle_earlier_runs(&planned, dir, args.parallelism, printer).await? {
         planned = replan(planned, dir, &args.planning, false, printer).await?;
     }
@@ -53,8 +46,15 @@ async fn apply_directory(
     let working = still_working(&planned.plan, &planned.live);
     if !planned.plan.has_changes() {
         let report = ApplyReport::default();
-        return finish_after_settling(report, &working, &planned.connection, dir, args, printer)
-            .await;
+        return finish_after_settling(
+            report,
+            &working,
+            &planned.connection,
+            dir,
+            args.parallelism,
+            printer,
+        )
+        .await;
     }
     let approval = Approval {
         auto_approve: args.auto_approve,
@@ -63,7 +63,15 @@ async fn apply_directory(
     };
     match confirm_and_execute(&planned, dir, &approval, args.parallelism, printer).await? {
         Some(report) => {
-            finish_after_settling(report, &working, &planned.connection, dir, args, printer).await
+            finish_after_settling(
+                report,
+                &working,
+                &planned.connection,
+                dir,
+                args.parallelism,
+                printer,
+            )
+            .await
         }
         None => Ok(ExitStatus::Declined),
     }
@@ -115,13 +123,13 @@ async fn finish_after_settling(
     working: &[ClusterChange],
     connection: &Connection,
     dir: &Path,
-    args: &ApplyArgs,
+    parallelism: u16,
     printer: &Printer,
 ) -> Result<ExitStatus, CliError> {
     let changed = !report.outcomes.is_empty();
     if !working.is_empty() && !report.interrupted {
         printer.info("Waiting for unchanged clusters whose earlier operation is still running…");
-        let engine = engine(connection, dir, args.parallelism)?;
+        let engine = engine(connection, dir, parallelism)?;
         let progress = Arc::new(ApplyProgress::new(*printer));
         let settled = engine
             .await_settled(working, progress, interrupt_token(*printer))
@@ -177,22 +185,22 @@ pub async fn confirm_and_execute(
 }
 
 async fn apply_saved_plan(
-    global: &GlobalArgs,
-    args: &ApplyArgs,
+    args: &Apply,
     path: &Path,
+    dir: &Path,
     printer: &Printer,
 ) -> Result<ExitStatus, CliError> {
     let plan = clusterform_planner::load_plan(path)?;
-    let dir = config_dir(global, None);
-    let _lock = RunLock::acquire(&dir)?;
-    let config = context::load_config(&dir, &args.planning.vars, printer)?;
+    let _lock = RunLock::acquire(dir)?;
+    let config = context::load_config(dir, &args.planning.variables, printer)?;
     if config.digest != plan.config_digest {
         return Err(CliError::ConfigChanged {
             planned: short(&plan.config_digest),
             current: short(&config.digest),
         });
     }
-    let connection = context::connect(global, Some(&config.provider), &dir, printer).await?;
+    let endpoint = args.endpoint.as_deref();
+    let connection = context::connect(endpoint, Some(&config.provider), dir, printer).await?;
     let live = clusterform_executor::refresh(&connection.client, &config.locations(), &[]).await?;
     let stale = clusterform_planner::stale_clusters(&plan, &live);
     if !stale.is_empty() {
@@ -202,12 +210,20 @@ async fn apply_saved_plan(
     }
     let working = still_working(&plan, &live);
     let report = if plan.has_changes() {
-        execute(&plan, &connection, &dir, args.parallelism, printer).await?
+        execute(&plan, &connection, dir, args.parallelism, printer).await?
     } else {
         printer.info("The saved plan has no changes.");
         ApplyReport::default()
     };
-    finish_after_settling(report, &working, &connection, &dir, args, printer).await
+    finish_after_settling(
+        report,
+        &working,
+        &connection,
+        dir,
+        args.parallelism,
+        printer,
+    )
+    .await
 }
 
 /// Runs a plan with progress; Ctrl-C stops waiting (the journal keeps the operations), a
@@ -312,7 +328,8 @@ pub fn finish(
     summary: &str,
     printer: &Printer,
 ) -> Result<ExitStatus, CliError> {
-    for outcome in &report.outcomes {
+    let failed: Vec<_> = report.failed().collect();
+    for outcome in &failed {
         if let Err(err) = &outcome.result {
             printer.error(&CliError::ActionFailed {
                 action: actions::noun(outcome.action),
@@ -327,10 +344,9 @@ pub fn finish(
             journal: Journal::path_in(dir),
         });
     }
-    let failed = report.failed_count();
-    if failed > 0 {
+    if !failed.is_empty() {
         return Err(CliError::ActionsFailed {
-            failed,
+            failed: failed.len(),
             total: report.outcomes.len(),
         });
     }

@@ -2,15 +2,15 @@
 
 use clap::CommandFactory;
 
-use crate::cli::{Cli, CompletionsArgs};
+use crate::cli::Cli;
 use crate::commands::ExitStatus;
 use crate::error::CliError;
 use crate::printer::Printer;
 
 /// Prints the completion script for one shell.
-pub fn run(args: &CompletionsArgs, printer: &Printer) -> Result<ExitStatus, CliError> {
+pub fn run(shell: clap_complete::Shell, printer: &Printer) -> Result<ExitStatus, CliError> {
     let mut script = Vec::new();
-    clap_complete::generate(args.shell, &mut Cli::command(), "clusterform", &mut script);
+    clap_complete::generate(shell, &mut Cli::command(), "clusterform", &mut script);
     printer.result(&String::from_utf8_lossy(&script));
     Ok(ExitStatus::Success)
 }

@@ -11,41 +11,32 @@ use clusterform_model::duration::Seconds;
 use clusterform_planner::{Action, Plan};
 use time::OffsetDateTime;
 
-use crate::cli::{DestroyArgs, GlobalArgs, PlanningArgs};
+use crate::arguments::Destroy;
 use crate::commands::ExitStatus;
 use crate::commands::apply::{Approval, confirm_and_execute, finish, settle_earlier_runs};
 use crate::commands::plan::{Planned, prepare, replan};
-use crate::context::config_dir;
 use crate::error::CliError;
 use crate::printer::Printer;
 
 /// Plans the deletions, asks, executes.
-pub async fn run(
-    global: &GlobalArgs,
-    args: &DestroyArgs,
-    printer: &Printer,
-) -> Result<ExitStatus, CliError> {
-    let dir = config_dir(global, args.dir.dir.as_deref());
-    let _lock = RunLock::acquire(&dir)?;
-    let planning = PlanningArgs {
-        vars: args.vars.clone(),
-        targets: args.targets.clone(),
-        ..PlanningArgs::default()
-    };
-    let mut planned = prepare(global, &dir, &planning, true, printer).await?;
-    if settle_earlier_runs(&planned, &dir, args.parallelism, printer).await? {
-        planned = replan(planned, &dir, &planning, true, printer).await?;
+pub async fn run(args: &Destroy, printer: &Printer) -> Result<ExitStatus, CliError> {
+    let dir = &args.dir;
+    let _lock = RunLock::acquire(dir)?;
+    let endpoint = args.endpoint.as_deref();
+    let mut planned = prepare(endpoint, dir, &args.planning, true, printer).await?;
+    if settle_earlier_runs(&planned, dir, args.parallelism, printer).await? {
+        planned = replan(planned, dir, &args.planning, true, printer).await?;
     }
     if let Some(threshold) = args.idle_for {
         keep_only_idle(&mut planned, threshold, printer).await?;
     }
-    destroy(&planned, &dir, args, printer).await
+    destroy(&planned, dir, args, printer).await
 }
 
 async fn destroy(
     planned: &Planned,
     dir: &Path,
-    args: &DestroyArgs,
+    args: &Destroy,
     printer: &Printer,
 ) -> Result<ExitStatus, CliError> {
     if !planned.plan.has_changes() {

@@ -6,21 +6,15 @@ use std::path::{Path, PathBuf};
 use clusterform_files::{Access, write_atomic};
 use similar::TextDiff;
 
-use crate::cli::{FmtArgs, GlobalArgs};
+use crate::arguments::Fmt;
 use crate::commands::ExitStatus;
-use crate::context::config_dir;
 use crate::error::CliError;
 use crate::printer::Printer;
 
 /// Formats every `*.hcl` file named or found in the directories named.
-pub fn run(global: &GlobalArgs, args: &FmtArgs, printer: &Printer) -> Result<ExitStatus, CliError> {
-    let roots = if args.paths.is_empty() {
-        vec![config_dir(global, None)]
-    } else {
-        args.paths.clone()
-    };
+pub fn run(args: &Fmt, printer: &Printer) -> Result<ExitStatus, CliError> {
     let mut unformatted = Vec::new();
-    for file in hcl_files(&roots)? {
+    for file in hcl_files(&args.roots)? {
         let source = read(&file)?;
         let formatted =
             clusterform_config::format_source(&source, &file).map_err(CliError::Diagnostics)?;

@@ -9,9 +9,9 @@ use clusterform_executor::{ApiClient, OperationWaiter, RunLock, Submitted, WaitO
 use clusterform_files::{Access, write_atomic};
 use clusterform_model::{Cluster, ClusterName, STACK_LABEL};
 
-use crate::cli::{GlobalArgs, ImportArgs};
+use crate::arguments::Import;
 use crate::commands::ExitStatus;
-use crate::context::{self, config_dir};
+use crate::context;
 use crate::error::CliError;
 use crate::printer::Printer;
 
@@ -19,14 +19,10 @@ use crate::printer::Printer;
 const LABEL_UPDATE_TIMEOUT: Duration = Duration::from_secs(10 * 60);
 
 /// Labels the cluster as this stack's and writes its HCL.
-pub async fn run(
-    global: &GlobalArgs,
-    args: &ImportArgs,
-    printer: &Printer,
-) -> Result<ExitStatus, CliError> {
-    let dir = config_dir(global, args.dir.as_deref());
-    let _lock = RunLock::acquire(&dir)?;
-    let config = context::load_config(&dir, &args.vars, printer)?;
+pub async fn run(args: &Import, printer: &Printer) -> Result<ExitStatus, CliError> {
+    let dir = &args.dir;
+    let _lock = RunLock::acquire(dir)?;
+    let config = context::load_config(dir, &args.variables, printer)?;
     let project = args.project.clone().or(config.provider.project.clone());
     let region = args.region.clone().or(config.provider.region.clone());
     let (Some(project), Some(region)) = (project, region) else {
@@ -36,7 +32,13 @@ pub async fn run(
     };
     let name = ClusterName::new(&project, &region, &args.id)
         .map_err(|err| CliError::Usage(err.to_string()))?;
-    let connection = context::connect(global, Some(&config.provider), &dir, printer).await?;
+    let connection = context::connect(
+        args.endpoint.as_deref(),
+        Some(&config.provider),
+        dir,
+        printer,
+    )
+    .await?;
     let client = &connection.client;
     let cluster = client
         .get_cluster(&name)

@@ -8,25 +8,21 @@ use clusterform_model::{Cluster, STACK_LABEL};
 use clusterform_planner::LiveCluster;
 use serde_json::json;
 
-use crate::cli::{GlobalArgs, ListArgs};
+use crate::arguments::List;
 use crate::commands::ExitStatus;
-use crate::context::{self, config_dir};
+use crate::context;
 use crate::error::CliError;
 use crate::printer::Printer;
 
 /// Lists live clusters as a table or JSON.
-pub async fn run(
-    global: &GlobalArgs,
-    args: &ListArgs,
-    printer: &Printer,
-) -> Result<ExitStatus, CliError> {
-    let dir = config_dir(global, args.dir.dir.as_deref());
+pub async fn run(args: &List, printer: &Printer) -> Result<ExitStatus, CliError> {
+    let dir = &args.dir;
     let (locations, provider) = match (&args.project, &args.region) {
         (Some(project), Some(region)) => {
             (BTreeSet::from([(project.clone(), region.clone())]), None)
         }
         _ => {
-            let config = context::load_config(&dir, &args.vars, printer)?;
+            let config = context::load_config(dir, &args.variables, printer)?;
             let mut locations = config.locations();
             if locations.is_empty() {
                 locations.insert((
@@ -43,7 +39,8 @@ pub async fn run(
             (locations, Some(config.provider))
         }
     };
-    let connection = context::connect(global, provider.as_ref(), &dir, printer).await?;
+    let connection =
+        context::connect(args.endpoint.as_deref(), provider.as_ref(), dir, printer).await?;
     let clusters = clusterform_executor::refresh(&connection.client, &locations, &[]).await?;
     if args.json {
         let rows: Vec<_> = clusters.iter().map(json_row).collect();

@@ -13,7 +13,7 @@ mod validate;
 
 use std::process::ExitCode;
 
-use crate::cli::{Cli, Command};
+use crate::arguments::Arguments;
 use crate::error::CliError;
 use crate::printer::Printer;
 
@@ -40,18 +40,17 @@ impl From<ExitStatus> for ExitCode {
 }
 
 /// Runs the command the user asked for.
-pub async fn run(cli: Cli, printer: &Printer) -> Result<ExitStatus, CliError> {
-    let global = &cli.global;
-    match cli.command {
-        Command::Validate(args) => validate::run(global, &args, printer),
-        Command::Fmt(args) => fmt::run(global, &args, printer),
-        Command::Plan(args) => plan::run(global, &args, printer).await,
-        Command::Apply(args) => apply::run(global, &args, printer).await,
-        Command::Destroy(args) => destroy::run(global, &args, printer).await,
-        Command::Show(args) => show::run(&args, printer),
-        Command::List(args) => list::run(global, &args, printer).await,
-        Command::Import(args) => import::run(global, &args, printer).await,
-        Command::Emulator(args) => emulator::run(&args, printer).await,
-        Command::Completions(args) => completions::run(&args, printer),
+pub async fn run(arguments: Arguments, printer: &Printer) -> Result<ExitStatus, CliError> {
+    match arguments {
+        Arguments::Validate(args) => validate::run(&args, printer),
+        Arguments::Fmt(args) => fmt::run(&args, printer),
+        Arguments::Plan(args) => plan::run(&args, printer).await,
+        Arguments::Apply(args) => apply::run(&args, printer).await,
+        Arguments::Destroy(args) => destroy::run(&args, printer).await,
+        Arguments::Show(args) => show::run(&args, printer),
+        Arguments::List(args) => list::run(&args, printer).await,
+        Arguments::Import(args) => import::run(&args, printer).await,
+        Arguments::Emulator(args) => emulator::run(args, printer).await,
+        Arguments::Completions(shell) => completions::run(shell, printer),
     }
 }

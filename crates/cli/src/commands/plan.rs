@@ -8,9 +8,9 @@ use clusterform_executor::{ApiClient, Journal};
 use clusterform_model::ClusterName;
 use clusterform_planner::{ClusterChange, LiveCluster, Plan, PlanOptions, RunningJobs};
 
-use crate::cli::{GlobalArgs, PlanArgs, PlanningArgs};
+use crate::arguments::{Plan as PlanCommand, Planning};
 use crate::commands::ExitStatus;
-use crate::context::{self, Connection, config_dir};
+use crate::context::{self, Connection};
 use crate::error::CliError;
 use crate::printer::Printer;
 
@@ -28,13 +28,9 @@ pub struct Planned {
 }
 
 /// Plans and prints the plan (text or JSON), saving it with `--out`.
-pub async fn run(
-    global: &GlobalArgs,
-    args: &PlanArgs,
-    printer: &Printer,
-) -> Result<ExitStatus, CliError> {
-    let dir = config_dir(global, args.dir.dir.as_deref());
-    let planned = prepare(global, &dir, &args.planning, false, printer).await?;
+pub async fn run(args: &PlanCommand, printer: &Printer) -> Result<ExitStatus, CliError> {
+    let endpoint = args.endpoint.as_deref();
+    let planned = prepare(endpoint, &args.dir, &args.planning, false, printer).await?;
     if args.json {
         let json = clusterform_planner::plan_document(&planned.plan);
         printer.result(&serde_json::to_string_pretty(&json).unwrap_or_default());
@@ -66,14 +62,14 @@ clusters, so it may not show every change the configuration asks for (nor every 
 
 /// Loads the configuration, connects, reports journal entries, refreshes and plans.
 pub async fn prepare(
-    global: &GlobalArgs,
+    endpoint: Option<&str>,
     dir: &Path,
-    planning: &PlanningArgs,
+    planning: &Planning,
     destroy: bool,
     printer: &Printer,
 ) -> Result<Planned, CliError> {
-    let config = context::load_config(dir, &planning.vars, printer)?;
-    let connection = context::connect(global, Some(&config.provider), dir, printer).await?;
+    let config = context::load_config(dir, &planning.variables, printer)?;
+    let connection = context::connect(endpoint, Some(&config.provider), dir, printer).await?;
     plan_live(config, connection, dir, planning, destroy, printer).await
 }
 
@@ -82,7 +78,7 @@ pub async fn prepare(
 pub async fn replan(
     planned: Planned,
     dir: &Path,
-    planning: &PlanningArgs,
+    planning: &Planning,
     destroy: bool,
     printer: &Printer,
 ) -> Result<Planned, CliError> {
@@ -97,7 +93,7 @@ async fn plan_live(
     config: Config,
     connection: Connection,
     dir: &Path,
-    planning: &PlanningArgs,
+    planning: &Planning,
     destroy: bool,
     printer: &Printer,
 ) -> Result<Planned, CliError> {

@@ -2,21 +2,17 @@
 
 use serde_json::json;
 
-use crate::cli::{GlobalArgs, ValidateArgs};
+use crate::arguments::Validate;
 use crate::commands::ExitStatus;
-use crate::context::{self, config_dir};
+use crate::context;
 use crate::error::CliError;
 use crate::printer::Printer;
 
 /// Loads the configuration and reports every problem; exit 1 on any error.
-pub fn run(
-    global: &GlobalArgs,
-    args: &ValidateArgs,
-    printer: &Printer,
-) -> Result<ExitStatus, CliError> {
-    let dir = config_dir(global, args.dir.dir.as_deref());
+pub fn run(args: &Validate, printer: &Printer) -> Result<ExitStatus, CliError> {
+    let dir = &args.dir;
     if !args.json {
-        let config = context::load_config(&dir, &args.vars, printer)?;
+        let config = context::load_config(dir, &args.variables, printer)?;
         printer.success(&format!(
             "Success! The configuration is valid ({} cluster{}).",
             config.clusters.len(),
@@ -24,8 +20,8 @@ pub fn run(
         ));
         return Ok(ExitStatus::Success);
     }
-    let inputs = context::variable_inputs(&args.vars)?;
-    match clusterform_config::load(&dir, &inputs) {
+    let inputs = context::variable_inputs(&args.variables)?;
+    match clusterform_config::load(dir, &inputs) {
         Ok(loaded) => {
             let report = json!({"valid": true, "diagnostics": loaded.warnings});
             printer.result(&pretty(&report));

@@ -1,0 +1,605 @@
+//! The step from raw flags to validated arguments, as ripgrep takes it: [`Arguments::from_cli`]
+//! turns what clap parsed ([`crate::cli`]) into the form the commands run on, once, before any
+//! of them starts: the configuration directory resolved (positional `DIR` or `--chdir`, never
+//! both), `--var` pairs split, the emulator's address resolved and its options built, and
+//! flags that conflict or do nothing refused as usage errors. No command reads a raw flag.
+//!
+//! Before clap, [`terraform_spellings`] rewrites Terraform's single-dash long options
+//! (`-auto-approve`, `-out=F`, `-var 'a=b'`) so that muscle memory works.
+
+use std::ffi::OsString;
+use std::net::{SocketAddr, ToSocketAddrs as _};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::CommandFactory as _;
+use clusterform_emulator::{EmulatorOptions, FaultSpec};
+use clusterform_model::UpdateMode;
+
+use crate::cli::{self, ChdirArg, Cli, DirArg, VarArgs};
+use crate::error::CliError;
+
+/// The command to run, validated.
+#[derive(Debug)]
+pub enum Arguments {
+    /// `validate`.
+    Validate(Validate),
+    /// `fmt`.
+    Fmt(Fmt),
+    /// `plan`.
+    Plan(Plan),
+    /// `apply`.
+    Apply(Apply),
+    /// `destroy`.
+    Destroy(Destroy),
+    /// `show PLANFILE`.
+    Show(cli::ShowArgs),
+    /// `list`.
+    List(List),
+    /// `import ID`.
+    Import(Import),
+    /// `emulator`.
+    Emulator(Emulator),
+    /// `completions SHELL`.
+    Completions(clap_complete::Shell),
+}
+
+/// Variable values given on the command line; `CLUSTERFORM_VAR_*` are read when loading.
+#[derive(Debug, Clone, Default)]
+pub struct Variables {
+    /// `--var NAME=VALUE`, split.
+    pub pairs: Vec<(String, String)>,
+    /// `--var-file FILE`.
+    pub files: Vec<PathBuf>,
+}
+
+/// What to plan: the same for `plan`, `apply` and `destroy`.
+#[derive(Debug, Clone, Default)]
+pub struct Planning {
+    /// Variable values.
+    pub variables: Variables,
+    /// `--target`: only these clusters.
+    pub targets: Vec<String>,
+    /// `--replace`: replace these clusters even if nothing forces it.
+    pub replace: Vec<String>,
+    /// `--update-mode`: the mode of every PATCH.
+    pub update_mode: Option<UpdateMode>,
+}
+
+/// `validate`.
+#[derive(Debug)]
+pub struct Validate {
+    /// The configuration directory.
+    pub dir: PathBuf,
+    /// Variable values.
+    pub variables: Variables,
+    /// `--json`.
+    pub json: bool,
+}
+
+/// `fmt`.
+#[derive(Debug)]
+pub struct Fmt {
+    /// The files and directories to format (the configuration directory when none is named).
+    pub roots: Vec<PathBuf>,
+    /// `--check`: change nothing.
+    pub check: bool,
+    /// `--diff`: show the changes.
+    pub diff: bool,
+}
+
+/// `plan`.
+#[derive(Debug)]
+pub struct Plan {
+    /// The configuration directory.
+    pub dir: PathBuf,
+    /// `--endpoint` / `CLUSTERFORM_ENDPOINT`.
+    pub endpoint: Option<String>,
+    /// What to plan.
+    pub planning: Planning,
+    /// `--out FILE`.
+    pub out: Option<PathBuf>,
+    /// `--json`.
+    pub json: bool,
+    /// `--detailed-exitcode`.
+    pub detailed_exitcode: bool,
+}
+
+/// What `apply` applies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ApplySource {
+    /// Plan the configuration of this directory, then apply.
+    Directory(PathBuf),
+    /// A saved plan, checked against the configuration in `dir`.
+    SavedPlan {
+        /// The plan file.
+        file: PathBuf,
+        /// The configuration directory (`--chdir`, default `.`).
+        dir: PathBuf,
+    },
+}
+
+/// `apply`.
+#[derive(Debug)]
+pub struct Apply {
+    /// What to apply.
+    pub source: ApplySource,
+    /// `--endpoint` / `CLUSTERFORM_ENDPOINT`.
+    pub endpoint: Option<String>,
+    /// What to plan (for a directory).
+    pub planning: Planning,
+    /// `--auto-approve`.
+    pub auto_approve: bool,
+    /// `--parallelism`: clusters changed at the same time.
+    pub parallelism: u16,
+}
+
+/// `destroy`.
+#[derive(Debug)]
+pub struct Destroy {
+    /// The configuration directory.
+    pub dir: PathBuf,
+    /// `--endpoint` / `CLUSTERFORM_ENDPOINT`.
+    pub endpoint: Option<String>,
+    /// What to plan: the variables and `--target`.
+    pub planning: Planning,
+    /// `--idle-for`: only clusters idle for this long.
+    pub idle_for: Option<Duration>,
+    /// `--auto-approve`.
+    pub auto_approve: bool,
+    /// `--parallelism`: clusters deleted at the same time.
+    pub parallelism: u16,
+}
+
+/// `list`.
+#[derive(Debug)]
+pub struct List {
+    /// The configuration directory.
+    pub dir: PathBuf,
+    /// `--endpoint` / `CLUSTERFORM_ENDPOINT`.
+    pub endpoint: Option<String>,
+    /// Variable values.
+    pub variables: Variables,
+    /// `--project`.
+    pub project: Option<String>,
+    /// `--region`.
+    pub region: Option<String>,
+    /// `--json`.
+    pub json: bool,
+}
+
+/// `import ID`.
+#[derive(Debug)]
+pub struct Import {
+    /// The cluster ID.
+    pub id: String,
+    /// The configuration directory.
+    pub dir: PathBuf,
+    /// `--endpoint` / `CLUSTERFORM_ENDPOINT`.
+    pub endpoint: Option<String>,
+    /// Variable values.
+    pub variables: Variables,
+    /// `--project`.
+    pub project: Option<String>,
+    /// `--region`.
+    pub region: Option<String>,
+    /// `--out FILE`.
+    pub out: Option<PathBuf>,
+}
+
+/// `emulator`.
+#[derive(Debug)]
+pub struct Emulator {
+    /// The address to serve on, resolved.
+    pub listen: SocketAddr,
+    /// How the emulator behaves.
+    pub options: EmulatorOptions,
+}
+
+impl Arguments {
+    /// Validates what clap parsed.
+    ///
+    /// # Errors
+    ///
+    /// [`CliError::Usage`] for flags that conflict, do nothing for the command, or hold a value
+    /// clap cannot check (a `--var` without `=`, an address that does not resolve).
+    pub fn from_cli(cli: Cli) -> Result<Self, CliError> {
+        let chdir = cli.chdir;
+        Ok(match cli.command {
+            cli::Command::Validate(args) => Self::Validate(Validate {
+                dir: config_dir(chdir, args.dir)?,
+                variables: Variables::from_args(args.vars)?,
+                json: args.json,
+            }),
+            cli::Command::Fmt(args) => Self::Fmt(fmt(chdir, args)?),
+            cli::Command::Plan(args) => Self::Plan(Plan {
+                dir: config_dir(chdir, args.dir)?,
+                endpoint: args.endpoint.endpoint,
+                planning: Planning::from_args(args.planning)?,
+                out: args.out,
+                json: args.json,
+                detailed_exitcode: args.detailed_exitcode,
+            }),
+            cli::Command::Apply(args) => Self::Apply(Apply {
+                source: apply_source(chdir, args.target, args.chdir)?,
+                endpoint: args.endpoint.endpoint,
+                planning: Planning::from_args(args.planning)?,
+                auto_approve: args.auto_approve,
+                parallelism: args.parallelism,
+            }),
+            cli::Command::Destroy(args) => Self::Destroy(Destroy {
+                dir: config_dir(chdir, args.dir)?,
+                endpoint: args.endpoint.endpoint,
+                // A destroy replaces and updates nothing: only variables and targets apply.
+                planning: Planning {
+                    variables: Variables::from_args(args.vars)?,
+                    targets: args.targets,
+                    ..Planning::default()
+                },
+                idle_for: args.idle_for,
+                auto_approve: args.auto_approve,
+                parallelism: args.parallelism,
+            }),
+            cli::Command::Show(args) => {
+                refuse_chdir(chdir.as_deref(), "show")?;
+                Self::Show(args)
+            }
+            cli::Command::List(args) => Self::List(List {
+                dir: config_dir(chdir, args.dir)?,
+                endpoint: args.endpoint.endpoint,
+                variables: Variables::from_args(args.vars)?,
+                project: args.project,
+                region: args.region,
+                json: args.json,
+            }),
+            cli::Command::Import(args) => Self::Import(Import {
+                id: args.id,
+                dir: config_dir(chdir, args.dir)?,
+                endpoint: args.endpoint.endpoint,
+                variables: Variables::from_args(args.vars)?,
+                project: args.project,
+                region: args.region,
+                out: args.out,
+            }),
+            cli::Command::Emulator(args) => {
+                refuse_chdir(chdir.as_deref(), "emulator")?;
+                Self::Emulator(emulator(args)?)
+            }
+            cli::Command::Completions(args) => {
+                refuse_chdir(chdir.as_deref(), "completions")?;
+                Self::Completions(args.shell)
+            }
+        })
+    }
+}
+
+impl Variables {
+    fn from_args(args: VarArgs) -> Result<Self, CliError> {
+        let pairs = args
+            .vars
+            .iter()
+            .map(|pair| {
+                pair.split_once('=')
+                    .map(|(name, value)| (name.trim().to_owned(), value.to_owned()))
+                    .ok_or_else(|| {
+                        CliError::Usage(format!("--var expects NAME=VALUE, got `{pair}`"))
+                    })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Self {
+            pairs,
+            files: args.var_files,
+        })
+    }
+}
+
+impl Planning {
+    fn from_args(args: cli::PlanningArgs) -> Result<Self, CliError> {
+        Ok(Self {
+            variables: Variables::from_args(args.vars)?,
+            targets: args.targets,
+            replace: args.replace,
+            update_mode: args.update_mode,
+        })
+    }
+}
+
+/// The configuration directory: the positional `DIR`, `--chdir DIR` (after the command or
+/// before it, as Terraform's `-chdir`), else `.`; two of them is a usage error.
+fn config_dir(before_command: Option<PathBuf>, args: DirArg) -> Result<PathBuf, CliError> {
+    let given = [
+        ("--chdir", before_command),
+        ("--chdir", args.chdir.chdir),
+        ("DIR", args.dir),
+    ];
+    one_directory(given.into_iter().filter_map(|(how, dir)| Some((how, dir?))))
+}
+
+/// The one directory given, `.` when none is; a usage error naming both when two are.
+fn one_directory(
+    mut given: impl Iterator<Item = (&'static str, PathBuf)>,
+) -> Result<PathBuf, CliError> {
+    match (given.next(), given.next()) {
+        (None, _) => Ok(PathBuf::from(".")),
+        (Some((_, dir)), None) => Ok(dir),
+        (Some((first, one)), Some((second, other))) => Err(CliError::Usage(format!(
+            "the configuration directory is given twice ({first} {} and {second} {}): give DIR or --chdir DIR, not both",
+            one.display(),
+            other.display()
+        ))),
+    }
+}
+
+/// `fmt PATHS` formats what is named; without paths, the configuration directory.
+fn fmt(before_command: Option<PathBuf>, args: cli::FmtArgs) -> Result<Fmt, CliError> {
+    let chdirs: Vec<PathBuf> = [before_command, args.chdir.chdir]
+        .into_iter()
+        .flatten()
+        .collect();
+    let roots = match (args.paths.is_empty(), chdirs.is_empty()) {
+        (false, false) => {
+            return Err(CliError::Usage(
+                "fmt takes PATHS or --chdir DIR, not both".into(),
+            ));
+        }
+        (false, true) => args.paths,
+        (true, _) => vec![chdir_only(chdirs)?],
+    };
+    Ok(Fmt {
+        roots,
+        check: args.check,
+        diff: args.diff,
+    })
+}
+
+/// The directory of `--chdir`, given before the command or after it, `.` without one.
+fn chdir_only(chdirs: impl IntoIterator<Item = PathBuf>) -> Result<PathBuf, CliError> {
+    one_directory(chdirs.into_iter().map(|dir| ("--chdir", dir)))
+}
+
+/// `apply FILE` applies a saved plan against the configuration in `--chdir` (default `.`);
+/// `apply [DIR]` plans the directory first.
+fn apply_source(
+    before_command: Option<PathBuf>,
+    target: Option<PathBuf>,
+    chdir: ChdirArg,
+) -> Result<ApplySource, CliError> {
+    match target {
+        Some(file) if file.is_file() => Ok(ApplySource::SavedPlan {
+            file,
+            dir: chdir_only([before_command, chdir.chdir].into_iter().flatten())?,
+        }),
+        dir => config_dir(before_command, DirArg { dir, chdir }).map(ApplySource::Directory),
+    }
+}
+
+/// A command that reads no configuration refuses `--chdir` rather than ignoring it.
+fn refuse_chdir(before_command: Option<&Path>, command: &str) -> Result<(), CliError> {
+    match before_command {
+        Some(_) => Err(CliError::Usage(format!(
+            "`{command}` reads no configuration: --chdir does nothing for it"
+        ))),
+        None => Ok(()),
+    }
+}
+
+fn emulator(args: cli::EmulatorArgs) -> Result<Emulator, CliError> {
+    let listen = listen_address(&args.listen, args.allow_remote)?;
+    if !args.op_seconds.is_finite() || args.op_seconds < 0.0 {
+        return Err(CliError::Usage(
+            "--op-seconds must be a non-negative number".into(),
+        ));
+    }
+    let faults = match &args.faults {
+        Some(spec) => spec
+            .parse::<FaultSpec>()
+            .map_err(|err| CliError::Usage(format!("--faults: {err}")))?,
+        None => FaultSpec::default(),
+    };
+    let options = EmulatorOptions {
+        operation_duration: Duration::from_secs_f64(args.op_seconds),
+        latency: Duration::from_millis(args.latency_ms),
+        faults,
+        required_token: args.token,
+        state_file: args.state,
+        project_numbers: args.project_numbers,
+        ..EmulatorOptions::default()
+    };
+    Ok(Emulator { listen, options })
+}
+
+/// `--listen HOST:PORT`, the host a name (`localhost`) or an address. The emulator accepts
+/// any token, so without `--allow-remote` only a loopback address is taken; of the addresses a
+/// name resolves to, IPv4 comes first (clients that try `127.0.0.1` find it).
+fn listen_address(text: &str, allow_remote: bool) -> Result<SocketAddr, CliError> {
+    let resolved: Vec<SocketAddr> = text
+        .to_socket_addrs()
+        .map_err(|err| CliError::Usage(format!("--listen {text}: {err}")))?
+        .collect();
+    let mut allowed: Vec<SocketAddr> = resolved
+        .iter()
+        .copied()
+        .filter(|address| allow_remote || address.ip().is_loopback())
+        .collect();
+    allowed.sort_by_key(SocketAddr::is_ipv6);
+    allowed.first().copied().ok_or_else(|| {
+        CliError::Usage(format!(
+            "refusing to listen on {text}: the emulator accepts any token; use a loopback address or --allow-remote"
+        ))
+    })
+}
+
+/// Rewrites Terraform's single-dash long options for clap: a token `-name` or `-name=value`
+/// whose `name` is one of our long options becomes `--name` / `--name=value`. Short flags
+/// (`-v`, `-q`, `-vv`) are not long option names and stay as they are, and nothing after `--`
+/// is touched.
+pub fn terraform_spellings(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
+    let long_names = long_option_names();
+    let mut after_separator = false;
+    args.into_iter()
+        .map(|arg| {
+            if arg == "--" {
+                after_separator = true;
+            }
+            match arg.to_str() {
+                Some(text) if !after_separator && is_single_dash_long(text, &long_names) => {
+                    OsString::from(format!("-{text}"))
+                }
+                _ => arg,
+            }
+        })
+        .collect()
+}
+
+fn is_single_dash_long(text: &str, long_names: &[String]) -> bool {
+    let Some(rest) = text.strip_prefix('-') else {
+        return false;
+    };
+    if rest.starts_with('-') {
+        return false;
+    }
+    let name = rest.split_once('=').map_or(rest, |(name, _)| name);
+    long_names.iter().any(|long| long == name)
+}
+
+/// Every long option of every command (`help` and `version` included).
+fn long_option_names() -> Vec<String> {
+    let mut command = Cli::command();
+    command.build();
+    let mut names = Vec::new();
+    collect_long_names(&command, &mut names);
+    names.sort();
+    names.dedup();
+    names
+}
+
+fn collect_long_names(command: &clap::Command, names: &mut Vec<String>) {
+    names.extend(
+        command
+            .get_arguments()
+            .filter_map(clap::Arg::get_long)
+            .map(str::to_owned),
+    );
+    for subcommand in command.get_subcommands() {
+        collect_long_names(subcommand, names);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    use super::*;
+
+    fn os(args: &[&str]) -> Vec<OsString> {
+        args.iter().map(OsString::from).collect()
+    }
+
+    fn parse(args: &[&str]) -> Result<Arguments, CliError> {
+        let cli = Cli::try_parse_from(terraform_spellings(os(args))).unwrap();
+        Arguments::from_cli(cli)
+    }
+
+    #[test]
+    fn single_dash_long_options_get_a_second_dash() {
+        let rewritten = terraform_spellings(os(&[
+            "clusterform",
+            "-chdir=infra",
+            "plan",
+            "-out",
+            "plan.json",
+            "-var",
+            "a=b",
+            "-var-file=prod.cfvars",
+            "-detailed-exitcode",
+            "-no-color",
+        ]));
+        assert_eq!(
+            rewritten,
+            os(&[
+                "clusterform",
+                "--chdir=infra",
+                "plan",
+                "--out",
+                "plan.json",
+                "--var",
+                "a=b",
+                "--var-file=prod.cfvars",
+                "--detailed-exitcode",
+                "--no-color",
+            ])
+        );
+    }
+
+    #[test]
+    fn short_flags_unknown_names_and_what_follows_the_separator_stay() {
+        let args = os(&["clusterform", "-v", "-vv", "-q", "-bogus", "--", "-json"]);
+        assert_eq!(terraform_spellings(args.clone()), args);
+    }
+
+    #[test]
+    fn the_directory_is_given_once() {
+        let Arguments::Plan(plan) = parse(&["clusterform", "plan", "--chdir", "a"]).unwrap() else {
+            panic!("not a plan");
+        };
+        assert_eq!(plan.dir, Path::new("a"));
+        let Arguments::Plan(plan) = parse(&["clusterform", "-chdir=b", "plan"]).unwrap() else {
+            panic!("not a plan");
+        };
+        assert_eq!(plan.dir, Path::new("b"));
+        let twice = parse(&["clusterform", "plan", "--chdir", "a", "b"]).unwrap_err();
+        assert!(twice.to_string().contains("given twice"), "{twice}");
+        let twice = parse(&["clusterform", "-chdir=a", "validate", "b"]).unwrap_err();
+        assert!(twice.to_string().contains("given twice"), "{twice}");
+    }
+
+    #[test]
+    fn destroy_plans_with_its_variables_and_targets() {
+        let Arguments::Destroy(destroy) = parse(&[
+            "clusterform",
+            "destroy",
+            "--var",
+            "region=us-east1",
+            "--target",
+            "train01",
+        ])
+        .unwrap() else {
+            panic!("not a destroy");
+        };
+        assert_eq!(
+            destroy.planning.variables.pairs,
+            vec![("region".to_owned(), "us-east1".to_owned())]
+        );
+        assert_eq!(destroy.planning.targets, vec!["train01".to_owned()]);
+    }
+
+    #[test]
+    fn a_var_without_equals_is_a_usage_error() {
+        let error = parse(&["clusterform", "validate", "--var", "region"]).unwrap_err();
+        assert!(matches!(error, CliError::Usage(_)), "{error}");
+    }
+
+    #[test]
+    fn commands_without_a_configuration_refuse_chdir() {
+        for command in [
+            &["emulator"][..],
+            &["completions", "bash"],
+            &["show", "p.json"],
+        ] {
+            let mut args = vec!["clusterform", "--chdir", "x"];
+            args.extend_from_slice(command);
+            let error = parse(&args).unwrap_err();
+            assert!(error.to_string().contains("does nothing"), "{error}");
+        }
+    }
+
+    #[test]
+    fn the_emulator_resolves_localhost_and_stays_on_loopback() {
+        let listen = listen_address("localhost:8089", false).unwrap();
+        assert!(listen.ip().is_loopback());
+        assert_eq!(listen.port(), 8089);
+        let remote = listen_address("0.0.0.0:8089", false).unwrap_err();
+        assert!(remote.to_string().contains("--allow-remote"), "{remote}");
+        assert!(listen_address("0.0.0.0:8089", true).is_ok());
+    }
+}
