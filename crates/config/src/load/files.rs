@@ -1,0 +1,166 @@
+//! Reading the configuration directory: every `*.hcl` file is read and parsed (in parallel),
+//! and the top-level blocks of the bodies that parse are sorted by kind, with a diagnostic for
+//! a top-level attribute or an unknown block.
+
+use std::path::{Path, PathBuf};
+
+use hcl::edit::Span;
+use hcl::edit::structure::{Body, Structure};
+
+use super::{FileBlock, Place, Run};
+use crate::diagnostic::{Diagnostic, Diagnostics, SourceFile, did_you_mean};
+use crate::evaluator::LocalDef;
+use crate::parallel::{Done, Task, in_parallel};
+use crate::source::{block_head, list_hcl_files, parse, read_source};
+
+use super::schedule::cluster_tasks;
+
+/// A parsed file's body and the thread that parsed it.
+pub(super) type ParsedBody = Done<Body>;
+
+/// The top-level blocks of every file, by kind, taken out of the files' bodies. Cluster blocks
+/// come in tasks of up to [`CLUSTERS_PER_TASK`] blocks of one file, for the thread that parsed
+/// the file, which decodes them and frees each one when done with it.
+#[derive(Default)]
+pub(super) struct TopLevel<'a> {
+    pub(super) variables: Vec<FileBlock<'a>>,
+    pub(super) locals: Vec<FileBlock<'a>>,
+    pub(super) providers: Vec<FileBlock<'a>>,
+    pub(super) clusters: Vec<Task<Vec<FileBlock<'a>>>>,
+    pub(super) removed: Vec<FileBlock<'a>>,
+}
+
+impl<'a> TopLevel<'a> {
+    /// The head of the first `cluster` block, else of the first `removed` block.
+    pub(super) fn first_declaration(&self) -> Option<Place<'a>> {
+        let first_cluster = self.clusters.first().and_then(|task| task.item.first());
+        first_cluster
+            .or(self.removed.first())
+            .map(|(file, block)| Place {
+                file,
+                range: block_head(block),
+            })
+    }
+
+    /// Every `name = expr` of the `locals` blocks.
+    pub(super) fn local_defs(&self) -> Vec<LocalDef<'_>> {
+        self.locals
+            .iter()
+            .flat_map(|(source, block)| {
+                block.body.attributes().map(|attribute| LocalDef {
+                    name: attribute.key.as_str(),
+                    expr: &attribute.value,
+                    key_range: attribute.key.span(),
+                    file: source,
+                })
+            })
+            .collect()
+    }
+}
+
+const TOP_LEVEL_BLOCKS: [&str; 5] = ["variable", "locals", "provider", "cluster", "removed"];
+
+impl Run {
+    /// Reads and parses every file: the sources, and the bodies of those that parse.
+    pub(super) fn read_files(
+        &mut self,
+        dir: &Path,
+    ) -> Result<(Vec<SourceFile>, Vec<ParsedBody>), Diagnostics> {
+        let paths = match list_hcl_files(dir) {
+            Ok(paths) => paths,
+            Err(diagnostic) => {
+                self.eval.diagnostics.push(*diagnostic);
+                return Err(std::mem::take(self).finish());
+            }
+        };
+        let read = |path: PathBuf| -> Result<_, Box<Diagnostic>> {
+            let shown = path.strip_prefix(dir).unwrap_or(&path).to_path_buf();
+            let source = read_source(&path, shown)?;
+            let body = parse(&source);
+            Ok((source, body))
+        };
+        // Any thread may take any file: files are handed out one at a time.
+        let tasks = paths
+            .into_iter()
+            .map(|path| Task {
+                thread: 0,
+                item: path,
+            })
+            .collect();
+        let mut files = Vec::new();
+        let mut bodies = Vec::new();
+        for Done { thread, result } in in_parallel(tasks, read) {
+            match result {
+                Ok((source, body)) => {
+                    self.sources
+                        .insert(source.path.clone(), source.text.clone());
+                    match body {
+                        Ok(body) => {
+                            files.push(source);
+                            bodies.push(Done {
+                                thread,
+                                result: body,
+                            });
+                        }
+                        Err(diagnostic) => self.eval.diagnostics.push(*diagnostic),
+                    }
+                }
+                Err(diagnostic) => self.eval.diagnostics.push(*diagnostic),
+            }
+        }
+        Ok((files, bodies))
+    }
+
+    /// Sorts the top-level blocks of `bodies` (those of `files`, in the same order) by kind.
+    pub(super) fn sort_blocks<'a>(
+        &mut self,
+        files: &'a [SourceFile],
+        bodies: Vec<ParsedBody>,
+    ) -> TopLevel<'a> {
+        let mut top = TopLevel::default();
+        for (source, body) in files.iter().zip(bodies) {
+            let mut clusters = Vec::new();
+            for structure in body.result {
+                let block = match structure {
+                    Structure::Block(block) => block,
+                    Structure::Attribute(attribute) => {
+                        self.eval.diagnostics.push(
+                            source.error(
+                                attribute.key.span(),
+                                format!(
+                                    "unexpected attribute `{}` at the top level",
+                                    attribute.key.as_str()
+                                ),
+                                Some(
+                                    "attributes belong inside a block such as `locals { ... }`"
+                                        .to_owned(),
+                                ),
+                            ),
+                        );
+                        continue;
+                    }
+                };
+                let kind = match block.ident.as_str() {
+                    "variable" => &mut top.variables,
+                    "provider" => &mut top.providers,
+                    "cluster" => &mut clusters,
+                    "locals" => &mut top.locals,
+                    "removed" => &mut top.removed,
+                    other => {
+                        self.eval.diagnostics.push(source.error(
+                            block.ident.span(),
+                            format!("unknown block `{other}`"),
+                            did_you_mean(other, TOP_LEVEL_BLOCKS).or_else(|| {
+                                Some(format!("expected one of: {}", TOP_LEVEL_BLOCKS.join(", ")))
+                            }),
+                        ));
+                        continue;
+                    }
+                };
+                kind.push((source, block));
+            }
+            top.clusters.extend(cluster_tasks(clusters, body.thread));
+        }
+        top
+    }
+}
