@@ -6,35 +6,30 @@ use std::path::{Path, PathBuf};
 
 use hcl::edit::Span;
 use hcl::edit::structure::{Body, Structure};
+use rayon::iter::IntoParallelIterator;
 
 use super::{FileBlock, Place, Run};
 use crate::diagnostic::{Diagnostic, Diagnostics, SourceFile, did_you_mean};
 use crate::evaluator::LocalDef;
-use crate::parallel::{Done, Task, in_parallel};
+use crate::parallel::in_parallel;
 use crate::source::{block_head, list_hcl_files, parse, read_source};
 
-use super::schedule::cluster_tasks;
-
-/// A parsed file's body and the thread that parsed it.
-pub(super) type ParsedBody = Done<Body>;
-
-/// The top-level blocks of every file, by kind, taken out of the files' bodies. Cluster blocks
-/// come in tasks of up to [`CLUSTERS_PER_TASK`] blocks of one file, for the thread that parsed
-/// the file, which decodes them and frees each one when done with it.
+/// The top-level blocks of every file, by kind and in file order, taken out of the files'
+/// bodies (so that whoever decodes a block also frees it).
 #[derive(Default)]
 pub(super) struct TopLevel<'a> {
     pub(super) variables: Vec<FileBlock<'a>>,
     pub(super) locals: Vec<FileBlock<'a>>,
     pub(super) providers: Vec<FileBlock<'a>>,
-    pub(super) clusters: Vec<Task<Vec<FileBlock<'a>>>>,
+    pub(super) clusters: Vec<FileBlock<'a>>,
     pub(super) removed: Vec<FileBlock<'a>>,
 }
 
 impl<'a> TopLevel<'a> {
     /// The head of the first `cluster` block, else of the first `removed` block.
     pub(super) fn first_declaration(&self) -> Option<Place<'a>> {
-        let first_cluster = self.clusters.first().and_then(|task| task.item.first());
-        first_cluster
+        self.clusters
+            .first()
             .or(self.removed.first())
             .map(|(file, block)| Place {
                 file,
@@ -65,7 +60,7 @@ impl Run {
     pub(super) fn read_files(
         &mut self,
         dir: &Path,
-    ) -> Result<(Vec<SourceFile>, Vec<ParsedBody>), Diagnostics> {
+    ) -> Result<(Vec<SourceFile>, Vec<Body>), Diagnostics> {
         let paths = match list_hcl_files(dir) {
             Ok(paths) => paths,
             Err(diagnostic) => {
@@ -79,17 +74,9 @@ impl Run {
             let body = parse(&source);
             Ok((source, body))
         };
-        // Any thread may take any file: files are handed out one at a time.
-        let tasks = paths
-            .into_iter()
-            .map(|path| Task {
-                thread: 0,
-                item: path,
-            })
-            .collect();
         let mut files = Vec::new();
         let mut bodies = Vec::new();
-        for Done { thread, result } in in_parallel(tasks, read) {
+        for result in in_parallel(paths.into_par_iter(), read) {
             match result {
                 Ok((source, body)) => {
                     self.sources
@@ -97,10 +84,7 @@ impl Run {
                     match body {
                         Ok(body) => {
                             files.push(source);
-                            bodies.push(Done {
-                                thread,
-                                result: body,
-                            });
+                            bodies.push(body);
                         }
                         Err(diagnostic) => self.eval.diagnostics.push(*diagnostic),
                     }
@@ -115,12 +99,11 @@ impl Run {
     pub(super) fn sort_blocks<'a>(
         &mut self,
         files: &'a [SourceFile],
-        bodies: Vec<ParsedBody>,
+        bodies: Vec<Body>,
     ) -> TopLevel<'a> {
         let mut top = TopLevel::default();
         for (source, body) in files.iter().zip(bodies) {
-            let mut clusters = Vec::new();
-            for structure in body.result {
+            for structure in body {
                 let block = match structure {
                     Structure::Block(block) => block,
                     Structure::Attribute(attribute) => {
@@ -143,7 +126,7 @@ impl Run {
                 let kind = match block.ident.as_str() {
                     "variable" => &mut top.variables,
                     "provider" => &mut top.providers,
-                    "cluster" => &mut clusters,
+                    "cluster" => &mut top.clusters,
                     "locals" => &mut top.locals,
                     "removed" => &mut top.removed,
                     other => {
@@ -159,7 +142,6 @@ impl Run {
                 };
                 kind.push((source, block));
             }
-            top.clusters.extend(cluster_tasks(clusters, body.thread));
         }
         top
     }

@@ -4,20 +4,23 @@
 
 use std::collections::HashMap;
 
+use rayon::iter::{IndexedParallelIterator, IntoParallelIterator};
+
 use super::{FileBlock, Run, at};
 use crate::config::{DesiredCluster, Provider, SourceLocation};
 use crate::evaluator::Bindings;
-use crate::parallel::{Done, Task, in_parallel};
+use crate::parallel::in_parallel;
 use crate::source::label_range;
 
 impl Run {
     /// Decodes and checks the cluster blocks on parallel threads, which also free them.
     pub(super) fn clusters<'a>(
         &mut self,
-        tasks: Vec<Task<Vec<FileBlock<'a>>>>,
+        blocks: Vec<FileBlock<'a>>,
         ctx: &Bindings,
         provider: &Provider,
     ) -> Vec<DesiredCluster> {
+        let tasks = blocks.into_par_iter().chunks(CLUSTERS_PER_TASK);
         let decoded = in_parallel(tasks, |chunk: Vec<FileBlock<'a>>| {
             let mut worker = Run {
                 eval: self.eval.fork(),
@@ -39,11 +42,7 @@ impl Run {
         });
         let mut clusters: Vec<DesiredCluster> = Vec::new();
         let mut first_seen: HashMap<String, SourceLocation> = HashMap::new();
-        for Done {
-            result: (chunk, eval),
-            ..
-        } in decoded
-        {
+        for (chunk, eval) in decoded {
             self.eval.absorb(eval);
             for (cluster, source, label) in chunk {
                 if let Some(first) = first_seen.get(&cluster.id) {
@@ -62,21 +61,6 @@ impl Run {
     }
 }
 
-/// How many cluster blocks one task decodes: small configurations stay on one thread.
+/// How many cluster blocks one task decodes (each task forks an evaluator): small
+/// configurations stay on one thread.
 const CLUSTERS_PER_TASK: usize = 32;
-
-/// The cluster blocks of one file in tasks for `thread`, in order.
-pub(super) fn cluster_tasks(
-    mut blocks: Vec<FileBlock<'_>>,
-    thread: usize,
-) -> Vec<Task<Vec<FileBlock<'_>>>> {
-    let mut tasks = Vec::with_capacity(blocks.len().div_ceil(CLUSTERS_PER_TASK));
-    while !blocks.is_empty() {
-        let rest = blocks.split_off(blocks.len().min(CLUSTERS_PER_TASK));
-        tasks.push(Task {
-            thread,
-            item: std::mem::replace(&mut blocks, rest),
-        });
-    }
-    tasks
-}
