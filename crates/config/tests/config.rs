@@ -10,3 +10,4 @@ mod reference;
 mod robustness;
 mod support;
 mod validation;
+mod var_files;

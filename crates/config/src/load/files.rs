@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use hcl::edit::Span;
-use hcl::edit::structure::{Body, Structure};
+use hcl::edit::structure::{Attribute, Body, Structure};
 use rayon::iter::IntoParallelIterator;
 
 use super::{FileBlock, Place, Run};
@@ -23,6 +23,16 @@ pub(super) struct TopLevel<'a> {
     pub(super) providers: Vec<FileBlock<'a>>,
     pub(super) clusters: Vec<FileBlock<'a>>,
     pub(super) removed: Vec<FileBlock<'a>>,
+    /// The attributes written at the top level, by file: errors, unless the file is a
+    /// misnamed variables file (see `inputs`).
+    pub(super) stray: Vec<StrayAttributes<'a>>,
+}
+
+/// The top-level attributes of one file, and whether the file has blocks too.
+pub(super) struct StrayAttributes<'a> {
+    pub(super) file: &'a SourceFile,
+    pub(super) attributes: Vec<Attribute>,
+    pub(super) has_blocks: bool,
 }
 
 impl<'a> TopLevel<'a> {
@@ -103,26 +113,20 @@ impl Run {
     ) -> TopLevel<'a> {
         let mut top = TopLevel::default();
         for (source, body) in files.iter().zip(bodies) {
+            let mut stray = StrayAttributes {
+                file: source,
+                attributes: Vec::new(),
+                has_blocks: false,
+            };
             for structure in body {
                 let block = match structure {
                     Structure::Block(block) => block,
                     Structure::Attribute(attribute) => {
-                        self.eval.diagnostics.push(
-                            source.error(
-                                attribute.key.span(),
-                                format!(
-                                    "unexpected attribute `{}` at the top level",
-                                    attribute.key.as_str()
-                                ),
-                                Some(
-                                    "attributes belong inside a block such as `locals { ... }`"
-                                        .to_owned(),
-                                ),
-                            ),
-                        );
+                        stray.attributes.push(attribute);
                         continue;
                     }
                 };
+                stray.has_blocks = true;
                 let kind = match block.ident.as_str() {
                     "variable" => &mut top.variables,
                     "provider" => &mut top.providers,
@@ -141,6 +145,9 @@ impl Run {
                     }
                 };
                 kind.push((source, block));
+            }
+            if !stray.attributes.is_empty() {
+                top.stray.push(stray);
             }
         }
         top

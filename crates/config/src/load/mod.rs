@@ -77,7 +77,16 @@ impl Run {
         let (files, bodies) = self.read_files(dir)?;
         let mut top = self.sort_blocks(&files, bodies);
         let declarations = self.declarations(&top);
-        let values = variables::resolve(&declarations, inputs, &mut self.eval.diagnostics);
+        if self.report_stray_attributes(&top.stray, &declarations) {
+            return Err(self.finish());
+        }
+        let auto_files = inputs::directory_var_files(dir);
+        let values = variables::resolve(
+            &declarations,
+            inputs,
+            auto_files,
+            &mut self.eval.diagnostics,
+        );
         for source in &values.sources {
             self.sources
                 .insert(source.path.clone(), source.text.clone());
