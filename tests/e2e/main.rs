@@ -25,3 +25,4 @@ mod reliability;
 mod running_jobs;
 mod secrets;
 mod stacks;
+mod validate;

@@ -240,13 +240,24 @@ fn unknown_member(file: &SourceFile, range: Option<Range<usize>>, name: &str) ->
     )
 }
 
+/// What a run makes of a declared variable that gets no value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NoValue {
+    /// An error: `plan`, `apply` and the others need every value.
+    Missing,
+    /// Unknown, as `terraform validate` treats it: whatever depends on it is not evaluated.
+    Unknown,
+}
+
 /// The variable values of a run.
 #[derive(Debug, Default)]
 pub(crate) struct Values {
     /// Name → value, for `var.*`.
     pub values: hcl::Map<String, Value>,
-    /// Declared variables that got no value.
+    /// Declared variables that got no value (with [`NoValue::Missing`]).
     pub missing: Vec<MissingVariable>,
+    /// Declared variables that got no value (with [`NoValue::Unknown`]).
+    pub unknown: Vec<String>,
     /// `--var-file` sources, for rendering their diagnostics.
     pub sources: Vec<SourceFile>,
 }
@@ -265,6 +276,7 @@ pub(crate) fn resolve(
     declarations: &[Declaration],
     inputs: &VariableInputs,
     auto_files: Vec<VarFile>,
+    no_value: NoValue,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Values {
     let mut resolved = Values::default();
@@ -298,6 +310,7 @@ pub(crate) fn resolve(
             Some(value) => {
                 resolved.values.insert(declaration.name.clone(), value);
             }
+            None if no_value == NoValue::Unknown => resolved.unknown.push(name.to_owned()),
             None if !has_error_for(diagnostics, name) => {
                 resolved.missing.push(MissingVariable {
                     name: declaration.name.clone(),

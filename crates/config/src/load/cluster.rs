@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use clusterform_model::{validate_location, validate_project};
 use hcl::edit::Span;
-use hcl::edit::structure::Block;
+use hcl::edit::structure::{Block, Body};
 
 use super::Run;
 use crate::config::{DesiredCluster, Provider, SourceLocation};
@@ -34,11 +34,16 @@ impl Run {
         let region = decoded.region.clone().or_else(|| provider.region.clone());
         let project_range = spans.get("project").or_else(|| head.clone());
         let region_range = spans.get("region").or_else(|| head.clone());
+        let unknown = (
+            self.location_unknown(&block.body, "project", self.unknown_locations.project),
+            self.location_unknown(&block.body, "region", self.unknown_locations.region),
+        );
         let (project, region) = self.required_locations(
             source,
             &id,
             (project, project_range),
             (region, region_range),
+            unknown,
         );
         let label = if each {
             block
@@ -54,7 +59,8 @@ impl Run {
             spans,
             head: head.clone(),
             label,
-            region: region.as_deref(),
+            // An unknown region is empty and checks nothing.
+            region: region.as_deref().filter(|region| !region.is_empty()),
             diagnostics: &mut self.eval.diagnostics,
         }
         .run(&id, &decoded.cluster);
@@ -79,19 +85,32 @@ impl Run {
         })
     }
 
+    /// Whether a block's `name` (`project` or `region`) depends on unknown variables: its own
+    /// attribute's expression, else the provider's (`provider_unknown`).
+    pub(super) fn location_unknown(&self, body: &Body, name: &str, provider_unknown: bool) -> bool {
+        match body.get_attribute(name) {
+            Some(attribute) => self.eval.depends_on_unknown(&attribute.value),
+            None => provider_unknown,
+        }
+    }
+
     /// The project and region a cluster or `removed` block resolves to (its own, else the
     /// provider's), each checked, with a diagnostic at `range` for what is missing or invalid.
+    /// One that has no value because it depends on unknown variables (`unknown`, for project
+    /// and region) is empty: only a run of [`crate::validate`] has such values, and it plans
+    /// nothing.
     pub(super) fn required_locations(
         &mut self,
         source: &SourceFile,
         id: &str,
         (project, project_range): (Option<String>, Option<Range<usize>>),
         (region, region_range): (Option<String>, Option<Range<usize>>),
+        (project_unknown, region_unknown): (bool, bool),
     ) -> (Option<String>, Option<String>) {
         let project = self.required_location(
             source,
             id,
-            "project",
+            ("project", project_unknown),
             project,
             project_range,
             validate_project,
@@ -99,7 +118,7 @@ impl Run {
         let region = self.required_location(
             source,
             id,
-            "region",
+            ("region", region_unknown),
             region,
             region_range,
             validate_location,
@@ -111,11 +130,14 @@ impl Run {
         &mut self,
         source: &SourceFile,
         id: &str,
-        what: &str,
+        (what, unknown): (&str, bool),
         value: Option<String>,
         range: Option<Range<usize>>,
         validate: fn(&str) -> Result<(), E>,
     ) -> Option<String> {
+        if value.is_none() && unknown {
+            return Some(String::new());
+        }
         let Some(value) = value else {
             self.eval.diagnostics.push(source.error(
                 range,

@@ -31,7 +31,7 @@ use crate::diagnostic::{Diagnostic, Diagnostics, MissingVariable, Severity, Sour
 use crate::evaluator::{Bindings, Evaluator};
 use crate::functions::{base_context, with_base_dir};
 use crate::guard::with_budget;
-use crate::variables;
+use crate::variables::{self, NoValue};
 
 use self::digest::digest;
 
@@ -44,15 +44,46 @@ pub struct Loaded {
     pub warnings: Vec<Diagnostic>,
 }
 
+/// A configuration that passed [`validate`]: what can be said of it while some variables
+/// have no value. Deliberately not a [`Config`]: values that depend on unknown variables are
+/// missing, so it cannot be planned.
+#[derive(Debug, Clone)]
+pub struct Validated {
+    /// How many clusters it declares (instances of a `for_each` over an unknown value are not
+    /// counted).
+    pub clusters: usize,
+    /// Problems that do not make it invalid (e.g. unused variables).
+    pub warnings: Vec<Diagnostic>,
+}
+
 /// Loads, evaluates and validates the configuration in `dir`.
 ///
 /// # Errors
 ///
 /// Every problem of the run (errors and warnings), plus the variables that have no value.
 pub fn load(dir: &Path, inputs: &VariableInputs) -> Result<Loaded, Diagnostics> {
+    run(dir, inputs, NoValue::Missing)
+}
+
+/// Validates the configuration in `dir` as `terraform validate` does, without requiring
+/// variable values: a variable without one is unknown, never reported as missing, and the
+/// expressions that depend on it are not evaluated (so they cannot fail). Values that are
+/// given are checked as by [`load`].
+///
+/// # Errors
+///
+/// Every problem of the run (errors and warnings); `missing_variables` is always empty.
+pub fn validate(dir: &Path, inputs: &VariableInputs) -> Result<Validated, Diagnostics> {
+    run(dir, inputs, NoValue::Unknown).map(|loaded| Validated {
+        clusters: loaded.config.clusters.len(),
+        warnings: loaded.warnings,
+    })
+}
+
+fn run(dir: &Path, inputs: &VariableInputs, no_value: NoValue) -> Result<Loaded, Diagnostics> {
     // Every load has its own evaluation budget, shared by its worker threads.
     with_budget(Arc::default(), || {
-        with_base_dir(dir, || Run::default().load(dir, inputs))
+        with_base_dir(dir, || Run::default().load(dir, inputs, no_value))
     })
 }
 
@@ -65,15 +96,29 @@ struct Place<'a> {
     range: Option<Range<usize>>,
 }
 
+/// Whether the provider's project and region depend on unknown variables: clusters and
+/// `removed` blocks that take them from the provider then have an unknown location, not none.
+#[derive(Debug, Default, Clone, Copy)]
+struct UnknownLocations {
+    project: bool,
+    region: bool,
+}
+
 #[derive(Default)]
 struct Run {
     eval: Evaluator,
     sources: BTreeMap<PathBuf, Arc<str>>,
     missing: Vec<MissingVariable>,
+    unknown_locations: UnknownLocations,
 }
 
 impl Run {
-    fn load(mut self, dir: &Path, inputs: &VariableInputs) -> Result<Loaded, Diagnostics> {
+    fn load(
+        mut self,
+        dir: &Path,
+        inputs: &VariableInputs,
+        no_value: NoValue,
+    ) -> Result<Loaded, Diagnostics> {
         let (files, bodies) = self.read_files(dir)?;
         let mut top = self.sort_blocks(&files, bodies);
         let declarations = self.declarations(&top);
@@ -85,6 +130,7 @@ impl Run {
             &declarations,
             inputs,
             auto_files,
+            no_value,
             &mut self.eval.diagnostics,
         );
         for source in &values.sources {
@@ -97,6 +143,7 @@ impl Run {
         }
         self.eval
             .declare_variables(declarations.iter().map(|d| (d.name.clone(), d.sensitive)));
+        self.eval.declare_unknown(values.unknown);
         let mut ctx = Bindings::new(base_context());
         ctx.declare("var", Value::Object(values.values.clone()));
         self.eval.resolve_locals(&top.local_defs(), &mut ctx);

@@ -146,6 +146,10 @@ impl Run {
                 self.eval
                     .value(source, &attribute.value, Scope { ctx, each: false })
             else {
+                if self.eval.depends_on_unknown(&attribute.value) {
+                    self.unknown_locations.project |= name == "project";
+                    self.unknown_locations.region |= name == "region";
+                }
                 continue;
             };
             let text = match string_text(&evaluated.value) {

@@ -73,6 +73,11 @@ impl Run {
         }
         let values = self.removed_attributes(source, block, ctx)?;
         let Some((id, id_range)) = values.cluster else {
+            // A cluster ID that depends on unknown variables is not missing.
+            let cluster = block.body.get_attribute("cluster");
+            if cluster.is_some_and(|c| self.eval.depends_on_unknown(&c.value)) {
+                return None;
+            }
             self.eval.diagnostics.push(source.error(
                 head,
                 "a `removed` block needs `cluster`, the ID of the cluster to release",
@@ -98,11 +103,16 @@ impl Run {
             .map_or((provider.region.clone(), head.clone()), |(v, r)| {
                 (Some(v), r)
             });
+        let unknown = (
+            self.location_unknown(&block.body, "project", self.unknown_locations.project),
+            self.location_unknown(&block.body, "region", self.unknown_locations.region),
+        );
         let (project, region) = self.required_locations(
             source,
             &id,
             (project, project_range),
             (region, region_range),
+            unknown,
         );
         let (line, column) = source.position(head.map_or(0, |r| r.start));
         let removed = RemovedCluster {

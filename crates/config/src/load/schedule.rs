@@ -24,6 +24,7 @@ impl Run {
         let decoded = in_parallel(tasks, |chunk: Vec<FileBlock<'a>>| {
             let mut worker = Run {
                 eval: self.eval.fork(),
+                unknown_locations: self.unknown_locations,
                 ..Run::default()
             };
             let mut clusters = Vec::new();
