@@ -26,3 +26,4 @@ mod reliability;
 mod running_jobs;
 mod secrets;
 mod stacks;
+mod validate;

@@ -151,8 +151,9 @@ pub struct SourceLocation {
     pub column: usize,
 }
 
-/// Variable values from outside the files, in increasing precedence: the environment
-/// (`CLUSTERFORM_VAR_name`), `--var-file` files, `--var name=value` flags.
+/// Variable values from outside the configuration, in increasing precedence: the environment
+/// (`CLUSTERFORM_VAR_name`), then the directory's `clusterform.cfvars` and `*.auto.cfvars`
+/// (which [`load`](crate::load) finds itself), `--var-file` files, `--var name=value` flags.
 ///
 /// The library never prompts: a variable without a value is a diagnostic, and the CLI (which
 /// knows whether a terminal is attached) may ask for it and load again.

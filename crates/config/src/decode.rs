@@ -176,6 +176,8 @@ impl Decoder<'_, '_> {
     ) -> JsonMap<String, Json> {
         let mut object = JsonMap::with_capacity(body.len());
         let mut seen: Vec<Seen<'_>> = Vec::with_capacity(body.len());
+        // Attributes whose value depends on unknown variables: written, so not missing.
+        let mut unknown: Vec<&str> = Vec::new();
         for structure in body.iter() {
             match structure {
                 Structure::Attribute(attribute) => {
@@ -183,8 +185,10 @@ impl Decoder<'_, '_> {
                     if top && CLUSTER_ATTRIBUTES.contains(&name) {
                         continue;
                     }
-                    if self.first_time(&mut seen, name, attribute.key.span()) {
-                        self.attribute(attribute, shape, concrete, top, &mut object);
+                    if self.first_time(&mut seen, name, attribute.key.span())
+                        && self.attribute(attribute, shape, concrete, top, &mut object)
+                    {
+                        unknown.push(name);
                     }
                 }
                 Structure::Block(block) => {
@@ -196,7 +200,7 @@ impl Decoder<'_, '_> {
                 }
             }
         }
-        self.check_required(shape, concrete, &object, head);
+        self.check_required(shape, concrete, &object, &unknown, head);
         object
     }
 
@@ -243,6 +247,8 @@ impl Decoder<'_, '_> {
             .push(self.file.error(range, message, hint));
     }
 
+    /// Decodes one attribute into `object`; `true` when its value is unknown (it depends on
+    /// variables without a value).
     fn attribute(
         &mut self,
         attribute: &Attribute,
@@ -250,7 +256,7 @@ impl Decoder<'_, '_> {
         concrete: &Path<'_>,
         top: bool,
         object: &mut JsonMap<String, Json>,
-    ) {
+    ) -> bool {
         let name = attribute.key.as_str();
         let spec = match shape.member(name) {
             Some(Member::Attribute(spec)) => spec,
@@ -260,15 +266,18 @@ impl Decoder<'_, '_> {
                     format!("`{name}` is a block, not an attribute"),
                     Some(format!("write `{name} {{ ... }}`")),
                 ));
-                return;
+                return false;
             }
-            None => return self.unknown(name, shape, top, attribute.key.span()),
+            None => {
+                self.unknown(name, shape, top, attribute.key.span());
+                return false;
+            }
         };
         let range = attribute.value.span();
         let Some(Evaluated { value, sensitive }) =
             self.eval.value(self.file, &attribute.value, self.scope)
         else {
-            return;
+            return self.eval.depends_on_unknown(&attribute.value);
         };
         match field_json(spec, &value) {
             Ok(Some(json)) => {
@@ -287,6 +296,7 @@ impl Decoder<'_, '_> {
                 ));
             }
         }
+        false
     }
 
     fn block<'b>(
@@ -380,11 +390,12 @@ impl Decoder<'_, '_> {
         shape: &Shape,
         concrete: &Path<'_>,
         object: &JsonMap<String, Json>,
+        unknown: &[&str],
         head: Option<&Range<usize>>,
     ) {
         for &(name, member) in &shape.members {
             let spec = member.spec();
-            if !spec.required || object.contains_key(spec.name()) {
+            if !spec.required || object.contains_key(spec.name()) || unknown.contains(&name) {
                 continue;
             }
             let what = match member {

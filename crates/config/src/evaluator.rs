@@ -2,6 +2,11 @@
 //! and locals, `each` outside `for_each`) so that each problem points at the reference itself,
 //! then the expression is evaluated and failures point at the attribute's value. Also resolves
 //! `locals` in dependency order and names any cycle.
+//!
+//! A variable may be *unknown* (`validate` without values, as `terraform validate`): an
+//! expression that refers to one, directly or through locals, is not evaluated and reports
+//! nothing; [`Evaluator::depends_on_unknown`] tells callers that its value is unknown rather
+//! than broken.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
@@ -28,6 +33,10 @@ pub(crate) struct Evaluator {
     locals: BTreeMap<String, Option<bool>>,
     /// Variables referenced anywhere, for the unused-variable warning.
     pub used_variables: BTreeSet<String>,
+    /// Declared variables without a value, in a run that allows that.
+    unknown_variables: BTreeSet<String>,
+    /// Locals whose value depends on an unknown variable.
+    unknown_locals: BTreeSet<String>,
 }
 
 /// An evaluated attribute.
@@ -98,7 +107,29 @@ impl Evaluator {
             variables: self.variables.clone(),
             locals: self.locals.clone(),
             used_variables: BTreeSet::new(),
+            unknown_variables: self.unknown_variables.clone(),
+            unknown_locals: self.unknown_locals.clone(),
         }
+    }
+
+    /// Marks declared variables as having no value yet: expressions using them are skipped.
+    pub fn declare_unknown(&mut self, names: impl IntoIterator<Item = String>) {
+        self.unknown_variables.extend(names);
+    }
+
+    /// Whether `expr` refers to an unknown variable, directly or through locals: its value is
+    /// unknown, not wrong, when [`Evaluator::value`] gave none.
+    pub fn depends_on_unknown(&self, expr: &Expression) -> bool {
+        if self.unknown_variables.is_empty() {
+            return false;
+        }
+        references(expr)
+            .iter()
+            .any(|reference| match reference.root {
+                Root::Var => self.unknown_variables.contains(&reference.name),
+                Root::Local => self.unknown_locals.contains(&reference.name),
+                Root::Each => false,
+            })
     }
 
     /// Takes over the diagnostics and variable uses of a fork.
@@ -174,6 +205,9 @@ impl Evaluator {
                 if !self.used_variables.contains(name) {
                     self.used_variables.insert(name.to_owned());
                 }
+                if self.unknown_variables.contains(name) {
+                    return None;
+                }
                 if let Some(sensitive) = self.variables.get(name) {
                     return Some(*sensitive);
                 }
@@ -246,6 +280,9 @@ impl Evaluator {
             // locals is evaluated in linear time.
             ctx.declare("local", Value::Object(used_locals(def.expr, &values)));
             let evaluated = self.value(def.file, def.expr, Scope { ctx, each: false });
+            if evaluated.is_none() && self.depends_on_unknown(def.expr) {
+                self.unknown_locals.insert(name.to_owned());
+            }
             let state = evaluated.map(|evaluated| {
                 values.insert(name.to_owned(), evaluated.value);
                 evaluated.sensitive

@@ -37,6 +37,6 @@ pub use format::format_source;
 pub use guard::{
     BYTES_PER_UNIT, MAX_COLLECTION_LEN, MAX_EVALUATION_WORK, MAX_STRING_BYTES, UNITS_PER_ITERATION,
 };
-pub use load::{Loaded, load};
+pub use load::{Loaded, Validated, load, validate};
 pub use reference::{REFERENCE_BEGIN, REFERENCE_END, reference_markdown};
 pub use source::MAX_SOURCE_BYTES;

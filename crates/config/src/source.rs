@@ -45,6 +45,41 @@ pub(crate) fn list_hcl_files(dir: &Path) -> Result<Vec<PathBuf>, Box<Diagnostic>
     Ok(files)
 }
 
+/// The variables file the configuration directory may hold, loaded automatically.
+pub(crate) const DEFAULT_VAR_FILE: &str = "clusterform.cfvars";
+
+/// The extension of variables files: `*.cfvars` (files named `*.hcl` are configuration).
+pub(crate) const VAR_FILE_EXTENSION: &str = "cfvars";
+
+/// The suffix of the other variables files loaded automatically, in name order, after
+/// [`DEFAULT_VAR_FILE`].
+const AUTO_VAR_FILE_SUFFIX: &str = ".auto.cfvars";
+
+/// The variables files of `dir` that are loaded without `--var-file`: `clusterform.cfvars`,
+/// then every `*.auto.cfvars` in name order (Terraform's `terraform.tfvars` and
+/// `*.auto.tfvars`). A directory that cannot be read has none (reading its `*.hcl` files
+/// reports that).
+pub(crate) fn auto_var_files(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut default = Vec::new();
+    let mut auto = Vec::new();
+    for path in entries.filter_map(|entry| entry.ok().map(|entry| entry.path())) {
+        let Some(name) = path.file_name().and_then(|name| name.to_str()) else {
+            continue;
+        };
+        if name == DEFAULT_VAR_FILE {
+            default.push(path);
+        } else if name.ends_with(AUTO_VAR_FILE_SUFFIX) {
+            auto.push(path);
+        }
+    }
+    auto.sort();
+    default.extend(auto);
+    default
+}
+
 /// Why a file could not be read by [`read_capped`].
 #[derive(Debug)]
 pub(crate) enum ReadError {

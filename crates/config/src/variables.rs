@@ -1,6 +1,7 @@
 //! Input variables: `variable` blocks (type, default, description, sensitive), their type
-//! system, and the values from outside the files in increasing precedence — environment,
-//! `--var-file` files, `--var` flags — then the declared default.
+//! system, and the values from outside the configuration in increasing precedence, as
+//! Terraform orders them: the declared default, the environment, `clusterform.cfvars`,
+//! `*.auto.cfvars` (in name order), `--var-file` files, `--var` flags.
 
 use std::fmt;
 use std::ops::Range;
@@ -239,25 +240,52 @@ fn unknown_member(file: &SourceFile, range: Option<Range<usize>>, name: &str) ->
     )
 }
 
+/// What a run makes of a declared variable that gets no value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NoValue {
+    /// An error: `plan`, `apply` and the others need every value.
+    Missing,
+    /// Unknown, as `terraform validate` treats it: whatever depends on it is not evaluated.
+    Unknown,
+}
+
 /// The variable values of a run.
 #[derive(Debug, Default)]
 pub(crate) struct Values {
     /// Name → value, for `var.*`.
     pub values: hcl::Map<String, Value>,
-    /// Declared variables that got no value.
+    /// Declared variables that got no value (with [`NoValue::Missing`]).
     pub missing: Vec<MissingVariable>,
+    /// Declared variables that got no value (with [`NoValue::Unknown`]).
+    pub unknown: Vec<String>,
     /// `--var-file` sources, for rendering their diagnostics.
     pub sources: Vec<SourceFile>,
 }
 
-/// Gives every declared variable its value: `--var` > `--var-file` > environment > default.
+/// A variables file to read, and the name its diagnostics show.
+#[derive(Debug, Clone)]
+pub(crate) struct VarFile {
+    pub path: PathBuf,
+    pub shown: PathBuf,
+}
+
+/// Gives every declared variable its value: `--var` > `--var-file` > `*.auto.cfvars` >
+/// `clusterform.cfvars` > environment > default. `auto_files` are the configuration
+/// directory's variables files, in increasing precedence.
 pub(crate) fn resolve(
     declarations: &[Declaration],
     inputs: &VariableInputs,
+    auto_files: Vec<VarFile>,
+    no_value: NoValue,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Values {
     let mut resolved = Values::default();
-    let from_files = read_var_files(&inputs.files, declarations, &mut resolved, diagnostics);
+    let given = inputs.files.iter().map(|path| VarFile {
+        path: path.clone(),
+        shown: path.clone(),
+    });
+    let files: Vec<VarFile> = auto_files.into_iter().chain(given).collect();
+    let from_files = read_var_files(&files, declarations, &mut resolved, diagnostics);
     check_undeclared_flags(inputs, declarations, diagnostics);
     for declaration in declarations {
         let name = declaration.name.as_str();
@@ -282,6 +310,7 @@ pub(crate) fn resolve(
             Some(value) => {
                 resolved.values.insert(declaration.name.clone(), value);
             }
+            None if no_value == NoValue::Unknown => resolved.unknown.push(name.to_owned()),
             None if !has_error_for(diagnostics, name) => {
                 resolved.missing.push(MissingVariable {
                     name: declaration.name.clone(),
@@ -306,7 +335,7 @@ fn missing_value(declaration: &Declaration) -> Diagnostic {
     Diagnostic {
         message: format!("no value for variable `{name}`"),
         hint: Some(format!(
-            "pass `--var {name}=VALUE`, set CLUSTERFORM_VAR_{name}, add it to a --var-file, or give it a default"
+            "pass `--var {name}=VALUE`, set CLUSTERFORM_VAR_{name}, add `{name} = VALUE` to clusterform.cfvars or a --var-file, or give it a default"
         )),
         ..declaration.head.clone()
     }
@@ -353,16 +382,16 @@ fn check_undeclared_flags(
     }
 }
 
-/// Reads every `--var-file`: each attribute is one variable value.
+/// Reads every variables file, in increasing precedence: each attribute is one variable value.
 fn read_var_files(
-    paths: &[PathBuf],
+    files: &[VarFile],
     declarations: &[Declaration],
     resolved: &mut Values,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Vec<(String, Value)> {
     let mut values = Vec::new();
-    for path in paths {
-        let source = match read_source(path, path.clone()) {
+    for VarFile { path, shown } in files {
+        let source = match read_source(path, shown.clone()) {
             Ok(source) => source,
             Err(diagnostic) => {
                 diagnostics.push(*diagnostic);

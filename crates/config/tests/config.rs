@@ -10,4 +10,6 @@ mod language;
 mod reference;
 mod robustness;
 mod support;
+mod unknown_values;
 mod validation;
+mod var_files;

@@ -1,6 +1,6 @@
 //! Every example in `examples/` loads.
 
-use clusterform_config::{VariableInputs, load};
+use clusterform_config::{VariableInputs, load, validate};
 use clusterform_model::UpdateMode;
 
 use crate::support::example;
@@ -144,4 +144,33 @@ fn fleet_stamps_one_cluster_per_team() {
     let cpu = nlp.cluster.node_pool("cpu").unwrap();
     assert_eq!(cpu.scaling_spec.as_ref().unwrap().max_node_count, Some(8));
     assert_eq!(nlp.cluster.label("team"), Some("nlp"));
+}
+
+#[test]
+fn every_example_validates_without_variables() {
+    let examples = std::fs::read_dir(example("")).unwrap();
+    let mut validated = Vec::new();
+    for entry in examples {
+        let path = entry.unwrap().path();
+        if !path.is_dir() {
+            continue;
+        }
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        match validate(&path, &VariableInputs::default()) {
+            Ok(result) => validated.push((name, result.clusters)),
+            Err(diagnostics) => panic!("{name}:\n{}", diagnostics.render(false)),
+        }
+    }
+    validated.sort();
+    assert_eq!(
+        validated,
+        [
+            ("cpu-cluster".to_owned(), 1),
+            ("fleet".to_owned(), 3),
+            ("flex-start".to_owned(), 1),
+            ("gpu-a4".to_owned(), 1),
+            ("lustre".to_owned(), 1),
+            ("quickstart".to_owned(), 1),
+        ]
+    );
 }

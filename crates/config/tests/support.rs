@@ -85,22 +85,35 @@ pub fn errors(text: &str) -> Vec<Diagnostic> {
     }
 }
 
-/// The one diagnostic whose message contains `needle`, as `line:col message`.
-pub fn find(diagnostics: &[Diagnostic], needle: &str) -> String {
-    let found: Vec<_> = diagnostics
+/// The diagnostics of a configuration that must fail, with the sources to render them.
+pub fn failure(text: &str) -> Diagnostics {
+    match load_text(text) {
+        Ok(_) => panic!("expected errors, the configuration loaded:\n{text}"),
+        Err(diagnostics) => diagnostics,
+    }
+}
+
+/// The first diagnostic whose message contains `needle`, rendered as the user sees it
+/// (without colour): message, `file:line:col`, the source line underlined, the hint.
+pub fn find(diagnostics: &Diagnostics, needle: &str) -> String {
+    let Some(found) = diagnostics
+        .items
         .iter()
-        .filter(|d| d.message.contains(needle))
-        .collect();
-    assert!(
-        !found.is_empty(),
-        "no diagnostic contains {needle:?}; got:\n{}",
-        diagnostics
-            .iter()
-            .map(|d| format!("  {d}\n"))
-            .collect::<String>()
-    );
-    let d = found[0];
-    format!("{}:{} {}", d.line, d.column, d.message)
+        .find(|d| d.message.contains(needle))
+    else {
+        panic!(
+            "no diagnostic contains {needle:?}; got:\n{}",
+            diagnostics.render(false)
+        );
+    };
+    found.render(diagnostics.sources.get(&found.file).map(|s| &**s), false)
+}
+
+/// Runs `assert` with the paths of temporary directories replaced by `[TMP]` in snapshots.
+pub fn with_temp_dirs_filtered(assert: impl FnOnce()) {
+    let mut settings = insta::Settings::clone_current();
+    settings.add_filter(r"/[^\s:`]*/\.tmp[0-9A-Za-z]+", "[TMP]");
+    settings.bind(assert);
 }
 
 /// The cluster file with `from` replaced by `to` (which must occur).

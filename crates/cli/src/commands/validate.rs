@@ -1,4 +1,6 @@
-//! `clusterform validate`: offline checks of the configuration, as text or JSON.
+//! `clusterform validate`: offline checks of the configuration, as text or JSON. As
+//! `terraform validate`, it needs no variable values: a variable without one is unknown, so
+//! CI can validate without secrets, and it never prompts.
 
 use serde_json::json;
 
@@ -8,22 +10,32 @@ use crate::context;
 use crate::error::CliError;
 use crate::printer::Printer;
 
-/// Loads the configuration and reports every problem; exit 1 on any error.
+/// Validates the configuration and reports every problem; exit 1 on any error.
 pub fn run(args: &Validate, printer: &Printer) -> Result<ExitStatus, CliError> {
-    let dir = &args.dir;
-    if !args.json {
-        let config = context::load_config(dir, &args.variables, printer)?;
-        printer.success(&format!(
-            "Success! The configuration is valid ({} cluster{}).",
-            config.clusters.len(),
-            if config.clusters.len() == 1 { "" } else { "s" }
-        ));
-        return Ok(ExitStatus::Success);
-    }
     let inputs = context::variable_inputs(&args.variables)?;
-    match clusterform_config::load(dir, &inputs) {
-        Ok(loaded) => {
-            let report = json!({"valid": true, "diagnostics": loaded.warnings});
+    let result = clusterform_config::validate(&args.dir, &inputs);
+    if args.json {
+        return report_json(result, printer);
+    }
+    let validated = result.map_err(CliError::Diagnostics)?;
+    for warning in &validated.warnings {
+        printer.stderr(&warning.render(None, printer.color()));
+    }
+    printer.success(&format!(
+        "Success! The configuration is valid ({} cluster{}).",
+        validated.clusters,
+        if validated.clusters == 1 { "" } else { "s" }
+    ));
+    Ok(ExitStatus::Success)
+}
+
+fn report_json(
+    result: Result<clusterform_config::Validated, clusterform_config::Diagnostics>,
+    printer: &Printer,
+) -> Result<ExitStatus, CliError> {
+    match result {
+        Ok(validated) => {
+            let report = json!({"valid": true, "diagnostics": validated.warnings});
             printer.result(&pretty(&report));
             Ok(ExitStatus::Success)
         }

@@ -1,0 +1,155 @@
+//! Reading the configuration directory: every `*.hcl` file is read and parsed (in parallel),
+//! and the top-level blocks of the bodies that parse are sorted by kind, with a diagnostic for
+//! a top-level attribute or an unknown block.
+
+use std::path::{Path, PathBuf};
+
+use hcl::edit::Span;
+use hcl::edit::structure::{Attribute, Body, Structure};
+use rayon::iter::IntoParallelIterator;
+
+use super::{FileBlock, Place, Run};
+use crate::diagnostic::{Diagnostic, Diagnostics, SourceFile, did_you_mean};
+use crate::evaluator::LocalDef;
+use crate::parallel::in_parallel;
+use crate::source::{block_head, list_hcl_files, parse, read_source};
+
+/// The top-level blocks of every file, by kind and in file order, taken out of the files'
+/// bodies (so that whoever decodes a block also frees it).
+#[derive(Default)]
+pub(super) struct TopLevel<'a> {
+    pub(super) variables: Vec<FileBlock<'a>>,
+    pub(super) locals: Vec<FileBlock<'a>>,
+    pub(super) providers: Vec<FileBlock<'a>>,
+    pub(super) clusters: Vec<FileBlock<'a>>,
+    pub(super) removed: Vec<FileBlock<'a>>,
+    /// The attributes written at the top level, by file: errors, unless the file is a
+    /// misnamed variables file (see `inputs`).
+    pub(super) stray: Vec<StrayAttributes<'a>>,
+}
+
+/// The top-level attributes of one file, and whether the file has blocks too.
+pub(super) struct StrayAttributes<'a> {
+    pub(super) file: &'a SourceFile,
+    pub(super) attributes: Vec<Attribute>,
+    pub(super) has_blocks: bool,
+}
+
+impl<'a> TopLevel<'a> {
+    /// The head of the first `cluster` block, else of the first `removed` block.
+    pub(super) fn first_declaration(&self) -> Option<Place<'a>> {
+        self.clusters
+            .first()
+            .or(self.removed.first())
+            .map(|(file, block)| Place {
+                file,
+                range: block_head(block),
+            })
+    }
+
+    /// Every `name = expr` of the `locals` blocks.
+    pub(super) fn local_defs(&self) -> Vec<LocalDef<'_>> {
+        self.locals
+            .iter()
+            .flat_map(|(source, block)| {
+                block.body.attributes().map(|attribute| LocalDef {
+                    name: attribute.key.as_str(),
+                    expr: &attribute.value,
+                    key_range: attribute.key.span(),
+                    file: source,
+                })
+            })
+            .collect()
+    }
+}
+
+const TOP_LEVEL_BLOCKS: [&str; 5] = ["variable", "locals", "provider", "cluster", "removed"];
+
+impl Run {
+    /// Reads and parses every file: the sources, and the bodies of those that parse.
+    pub(super) fn read_files(
+        &mut self,
+        dir: &Path,
+    ) -> Result<(Vec<SourceFile>, Vec<Body>), Diagnostics> {
+        let paths = match list_hcl_files(dir) {
+            Ok(paths) => paths,
+            Err(diagnostic) => {
+                self.eval.diagnostics.push(*diagnostic);
+                return Err(std::mem::take(self).finish());
+            }
+        };
+        let read = |path: PathBuf| -> Result<_, Box<Diagnostic>> {
+            let shown = path.strip_prefix(dir).unwrap_or(&path).to_path_buf();
+            let source = read_source(&path, shown)?;
+            let body = parse(&source);
+            Ok((source, body))
+        };
+        let mut files = Vec::new();
+        let mut bodies = Vec::new();
+        for result in in_parallel(paths.into_par_iter(), read) {
+            match result {
+                Ok((source, body)) => {
+                    self.sources
+                        .insert(source.path.clone(), source.text.clone());
+                    match body {
+                        Ok(body) => {
+                            files.push(source);
+                            bodies.push(body);
+                        }
+                        Err(diagnostic) => self.eval.diagnostics.push(*diagnostic),
+                    }
+                }
+                Err(diagnostic) => self.eval.diagnostics.push(*diagnostic),
+            }
+        }
+        Ok((files, bodies))
+    }
+
+    /// Sorts the top-level blocks of `bodies` (those of `files`, in the same order) by kind.
+    pub(super) fn sort_blocks<'a>(
+        &mut self,
+        files: &'a [SourceFile],
+        bodies: Vec<Body>,
+    ) -> TopLevel<'a> {
+        let mut top = TopLevel::default();
+        for (source, body) in files.iter().zip(bodies) {
+            let mut stray = StrayAttributes {
+                file: source,
+                attributes: Vec::new(),
+                has_blocks: false,
+            };
+            for structure in body {
+                let block = match structure {
+                    Structure::Block(block) => block,
+                    Structure::Attribute(attribute) => {
+                        stray.attributes.push(attribute);
+                        continue;
+                    }
+                };
+                stray.has_blocks = true;
+                let kind = match block.ident.as_str() {
+                    "variable" => &mut top.variables,
+                    "provider" => &mut top.providers,
+                    "cluster" => &mut top.clusters,
+                    "locals" => &mut top.locals,
+                    "removed" => &mut top.removed,
+                    other => {
+                        self.eval.diagnostics.push(source.error(
+                            block.ident.span(),
+                            format!("unknown block `{other}`"),
+                            did_you_mean(other, TOP_LEVEL_BLOCKS).or_else(|| {
+                                Some(format!("expected one of: {}", TOP_LEVEL_BLOCKS.join(", ")))
+                            }),
+                        ));
+                        continue;
+                    }
+                };
+                kind.push((source, block));
+            }
+            if !stray.attributes.is_empty() {
+                top.stray.push(stray);
+            }
+        }
+        top
+    }
+}

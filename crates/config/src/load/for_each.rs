@@ -1,0 +1,124 @@
+//! `for_each` expansion: the instances of a cluster block, each with its ID (the key, or the
+//! evaluated `id` attribute) and a context holding `each.key` and `each.value`.
+
+use hcl::Value;
+use hcl::edit::Span;
+use hcl::edit::structure::Block;
+
+use super::Run;
+use crate::decode::string_text;
+use crate::diagnostic::SourceFile;
+use crate::evaluator::{Bindings, Scope};
+use crate::functions::type_name;
+use crate::source::block_head;
+
+impl Run {
+    /// The instances of a cluster block: its ID and, with `for_each`, the context that has
+    /// `each` (without, the shared context serves, uncloned).
+    pub(super) fn instances(
+        &mut self,
+        source: &SourceFile,
+        block: &Block,
+        ctx: &Bindings,
+    ) -> Vec<(String, Option<Bindings>)> {
+        let [label] = block.labels.as_slice() else {
+            self.eval.diagnostics.push(source.error(
+                block_head(block),
+                "a cluster block needs exactly one label, its ID",
+                Some("write `cluster \"ID\" { ... }`".to_owned()),
+            ));
+            return Vec::new();
+        };
+        let Some(for_each) = block.body.get_attribute("for_each") else {
+            if let Some(id) = block.body.get_attribute("id") {
+                self.eval.diagnostics.push(source.error(
+                    id.key.span(),
+                    "`id` is only used with `for_each`; the ID of a single cluster is its label",
+                    Some("remove `id`".to_owned()),
+                ));
+            }
+            return vec![(label.as_str().to_owned(), None)];
+        };
+        let Some(entries) = self.for_each_entries(source, &for_each.value, ctx) else {
+            return Vec::new();
+        };
+        let mut instances = Vec::new();
+        for (key, value) in entries {
+            let mut instance_ctx = ctx.clone();
+            let mut each = hcl::Map::new();
+            each.insert("key".to_owned(), Value::String(key.clone()));
+            each.insert("value".to_owned(), value);
+            instance_ctx.declare("each", Value::Object(each));
+            let id = match block.body.get_attribute("id") {
+                None => Some(key),
+                Some(id) => self
+                    .eval
+                    .value(
+                        source,
+                        &id.value,
+                        Scope {
+                            ctx: &instance_ctx,
+                            each: true,
+                        },
+                    )
+                    .and_then(|evaluated| match string_text(&evaluated.value) {
+                        Ok(text) => Some(text),
+                        Err(message) => {
+                            self.eval.diagnostics.push(source.error(
+                                id.value.span(),
+                                format!("wrong value for `id`: {message}"),
+                                None,
+                            ));
+                            None
+                        }
+                    }),
+            };
+            if let Some(id) = id {
+                instances.push((id, Some(instance_ctx)));
+            }
+        }
+        instances
+    }
+
+    /// The `(each.key, each.value)` pairs of a `for_each` value, in key order.
+    fn for_each_entries(
+        &mut self,
+        source: &SourceFile,
+        expr: &hcl::edit::expr::Expression,
+        ctx: &Bindings,
+    ) -> Option<Vec<(String, Value)>> {
+        let evaluated = self.eval.value(source, expr, Scope { ctx, each: false })?;
+        let mut entries: Vec<(String, Value)> = match evaluated.value {
+            Value::Object(map) => map.into_iter().collect(),
+            Value::Array(items) => {
+                let mut keys = Vec::new();
+                for item in items {
+                    let Value::String(key) = item else {
+                        self.eval.diagnostics.push(source.error(
+                            expr.span(),
+                            format!(
+                                "for_each over a set needs strings, found a {}",
+                                type_name(&item)
+                            ),
+                            None,
+                        ));
+                        return None;
+                    };
+                    keys.push((key.clone(), Value::String(key)));
+                }
+                keys
+            }
+            other => {
+                self.eval.diagnostics.push(source.error(
+                    expr.span(),
+                    format!("for_each needs a map or a set of strings, found a {}", type_name(&other)),
+                    Some("e.g. `for_each = { a = {...}, b = {...} }` or `for_each = toset([...])`".to_owned()),
+                ));
+                return None;
+            }
+        };
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        entries.dedup_by(|a, b| a.0 == b.0);
+        Some(entries)
+    }
+}

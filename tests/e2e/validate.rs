@@ -1,0 +1,67 @@
+//! `validate` as CI runs it: without variable values (they are unknown, never missing, never
+//! prompted for), while `plan` still requires them; and a variables file misnamed `*.hcl`.
+
+use crate::support::{Env, examples_dir, stderr, stdout};
+
+#[test]
+fn validate_needs_no_variable_values_and_plan_does() {
+    let env = Env::new(50);
+    // gpu-a4 declares `project` and `reservation` without defaults.
+    let example = examples_dir().join("gpu-a4");
+    let example = example.to_str().unwrap();
+    let validate = env.run(&["validate", example]);
+    assert_eq!(
+        validate.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&validate),
+        stderr(&validate)
+    );
+    assert_eq!(
+        stdout(&validate),
+        "Success! The configuration is valid (1 cluster).\n"
+    );
+    let json = env.run(&["validate", "--json", example]);
+    let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(
+        report,
+        serde_json::json!({"valid": true, "diagnostics": []})
+    );
+    let plan = env.run(&["plan", example]);
+    assert_eq!(plan.status.code(), Some(1));
+    assert!(
+        stderr(&plan).contains("no value for variable `project`"),
+        "{}",
+        stderr(&plan)
+    );
+}
+
+#[test]
+fn a_variables_file_named_hcl_is_reported_as_misnamed() {
+    let env = Env::new(50);
+    let example = examples_dir().join("cpu-cluster");
+    for file in ["main.hcl", "variables.hcl"] {
+        std::fs::copy(example.join(file), env.path().join(file)).unwrap();
+    }
+    std::fs::write(env.path().join("values.hcl"), "project = \"acme-ml\"\n").unwrap();
+    let output = env.run(&["validate"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output)
+            .contains("`values.hcl` looks like a variables file: rename it to `values.cfvars`"),
+        "{}",
+        stderr(&output)
+    );
+    std::fs::rename(
+        env.path().join("values.hcl"),
+        env.path().join("clusterform.cfvars"),
+    )
+    .unwrap();
+    let plan = env.run(&["plan"]);
+    assert_eq!(
+        plan.status.code(),
+        Some(0),
+        "clusterform.cfvars gives the project: {}",
+        stderr(&plan)
+    );
+}
