@@ -204,10 +204,16 @@ mod tests {
     #[test]
     fn generations_increase_even_when_the_clock_does_not() {
         let mut store = store_with_bucket();
-        let first = store.put("b", "o", write("1", Some(0), 5)).unwrap().generation;
+        let first = store
+            .put("b", "o", write("1", Some(0), 5))
+            .unwrap()
+            .generation;
         let second = store.put("b", "o", write("2", None, 5)).unwrap().generation;
         store.delete("b", "o", Some(second)).unwrap();
-        let third = store.put("b", "o", write("3", Some(0), 4)).unwrap().generation;
+        let third = store
+            .put("b", "o", write("3", Some(0), 4))
+            .unwrap()
+            .generation;
         assert_eq!(first, 5_000);
         assert!(first < second && second < third, "{first} {second} {third}");
     }
@@ -219,7 +225,10 @@ mod tests {
             store.put("b", "o", write("x", Some(7), 1)).unwrap_err(),
             ObjectError::ConditionNotMet
         );
-        let live = store.put("b", "o", write("x", Some(0), 1)).unwrap().generation;
+        let live = store
+            .put("b", "o", write("x", Some(0), 1))
+            .unwrap()
+            .generation;
         assert_eq!(
             store.put("b", "o", write("y", Some(0), 2)).unwrap_err(),
             ObjectError::ConditionNotMet
@@ -233,7 +242,10 @@ mod tests {
             ObjectError::ConditionNotMet
         );
         assert_eq!(store.get("b", "o", Some(live)).unwrap().content, b"x");
-        assert_eq!(store.delete("b", "nope", None), Err(ObjectError::NoSuchObject));
+        assert_eq!(
+            store.delete("b", "nope", None),
+            Err(ObjectError::NoSuchObject)
+        );
         assert_eq!(
             store.get("other", "o", None).unwrap_err(),
             ObjectError::NoSuchBucket
@@ -247,6 +259,9 @@ mod tests {
         let json = serde_json::to_string(&store).unwrap();
         assert!(json.contains("\"content\":\"00c3a97b\""), "{json}");
         let back: ObjectStore = serde_json::from_str(&json).unwrap();
-        assert_eq!(back.get("b", "o", None).unwrap().content, "\u{0}é{".as_bytes());
+        assert_eq!(
+            back.get("b", "o", None).unwrap().content,
+            "\u{0}é{".as_bytes()
+        );
     }
 }

@@ -391,7 +391,15 @@ mod tests {
         for good in ["abc", "team-infra", "a.b_c-1", &"a".repeat(63)] {
             assert!(check_bucket_name(good).is_ok(), "{good}");
         }
-        for bad in ["ab", "Team", "-abc", "abc-", "a b c", "ab/c", &"a".repeat(64)] {
+        for bad in [
+            "ab",
+            "Team",
+            "-abc",
+            "abc-",
+            "a b c",
+            "ab/c",
+            &"a".repeat(64),
+        ] {
             assert!(check_bucket_name(bad).is_err(), "{bad}");
         }
     }
