@@ -363,12 +363,13 @@ impl StorageClient {
             body: Some(content),
         };
         let answer = self.exchange(&call).await?;
-        if answer.status == StatusCode::PRECONDITION_FAILED && answer.after_retry {
-            if let Some((live, generation)) = self.read(object).await? {
-                if live == content {
-                    return Ok(generation);
-                }
-            }
+        // A 412 after a retry may be our own first attempt, which landed but lost its answer.
+        if answer.status == StatusCode::PRECONDITION_FAILED
+            && answer.after_retry
+            && let Some((live, generation)) = self.read(object).await?
+            && live == content
+        {
+            return Ok(generation);
         }
         self.check_status(&call, &answer, Some(expected))?;
         let resource: Value = serde_json::from_slice(&answer.body).map_err(|e| {
