@@ -347,7 +347,7 @@ impl StorageClient {
         content: &[u8],
         expected: Option<Generation>,
     ) -> Result<Generation, StorageError> {
-        self.object_url(object)?;
+        self.check_object_name(object)?;
         let mut url = self.url(&["upload", "storage", "v1", "b", &self.bucket, "o"]);
         url.query_pairs_mut()
             .append_pair("uploadType", "media")
@@ -388,6 +388,12 @@ impl StorageClient {
 
     /// `…/storage/v1/b/{bucket}/o/{object}`, the object name as one encoded segment.
     fn object_url(&self, object: &str) -> Result<Url, StorageError> {
+        self.check_object_name(object)?;
+        Ok(self.url(&["storage", "v1", "b", &self.bucket, "o", object]))
+    }
+
+    /// Cloud Storage's rule: 1 to 1,024 bytes of UTF-8.
+    fn check_object_name(&self, object: &str) -> Result<(), StorageError> {
         if object.is_empty() || object.len() > MAX_OBJECT_NAME_BYTES {
             return Err(StorageError::InvalidName {
                 bucket: self.bucket.clone(),
@@ -395,7 +401,7 @@ impl StorageClient {
                 reason: format!("an object name is 1 to {MAX_OBJECT_NAME_BYTES} bytes long"),
             });
         }
-        Ok(self.url(&["storage", "v1", "b", &self.bucket, "o", object]))
+        Ok(())
     }
 
     /// The base URL with `segments` appended, each percent-encoded (a `/` becomes `%2F`).
