@@ -1,8 +1,8 @@
 //! The `Emulator` handle: shared state behind one mutex, its options, the
 //! request log, and the test-control methods (fault switches, Slurm job, node
-//! and REST-version injection, seeding clusters). HTTP handling lives in `routes`, serving in `server`.
+//! and REST-version injection, seeding clusters, Cloud Storage buckets). HTTP handling lives in `routes`, serving in `server`.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -54,6 +54,11 @@ pub struct EmulatorOptions {
     /// [`project_number_of`](crate::project_number_of) the request's project,
     /// and the ID and the number address the same clusters and operations.
     pub project_numbers: bool,
+    /// Cloud Storage buckets that exist from the start (created if the state has not got them).
+    pub buckets: Vec<String>,
+    /// Create a Cloud Storage bucket the first time a request names it, instead of answering
+    /// `404` (as `endpoint = "local"` does, so any configured bucket works).
+    pub create_buckets_on_use: bool,
 }
 
 impl Default for EmulatorOptions {
@@ -70,6 +75,8 @@ impl Default for EmulatorOptions {
             project_number: "123456789012".to_owned(),
             min_job_age: Duration::from_secs(300),
             project_numbers: false,
+            buckets: Vec::new(),
+            create_buckets_on_use: false,
         }
     }
 }
@@ -104,6 +111,8 @@ pub(crate) struct State {
     pub(crate) dice: FaultDice,
     requests: VecDeque<(u64, RecordedRequest)>,
     next_request_number: u64,
+    /// Buckets whose every Storage request answers `403` (not persisted).
+    pub(crate) forbidden_buckets: BTreeSet<String>,
     /// Held so that no other emulator uses the state file meanwhile.
     _state_lock: Option<std::fs::File>,
 }
@@ -211,14 +220,23 @@ impl Emulator {
             // A state file written without project numbers keeps its clusters.
             store.rename_clusters(numbered_name);
         }
+        let new_buckets = options
+            .buckets
+            .iter()
+            .filter(|bucket| store.storage.create_bucket(bucket))
+            .count();
         let state = State {
             store,
             dice: FaultDice::new(options.faults.clone()),
             options,
             requests: VecDeque::new(),
             next_request_number: 0,
+            forbidden_buckets: BTreeSet::new(),
             _state_lock: state_lock,
         };
+        if new_buckets > 0 {
+            state.save()?;
+        }
         Ok(Emulator {
             shared: Arc::new(Mutex::new(state)),
         })
@@ -327,6 +345,33 @@ impl Emulator {
         set_cluster_state(&mut cluster.resource, state, detail);
         save_best_effort(&shared);
         true
+    }
+
+    /// Creates the Cloud Storage bucket `bucket` (nothing happens if it exists).
+    pub fn create_bucket(&self, bucket: &str) {
+        let mut state = self.lock();
+        if state.store.storage.create_bucket(bucket) {
+            save_best_effort(&state);
+        }
+    }
+
+    /// Makes every Storage request on `bucket` answer `403 forbidden` (or work again), as for
+    /// a caller without the `storage.objects.*` permissions.
+    pub fn set_bucket_forbidden(&self, bucket: &str, forbidden: bool) {
+        let mut state = self.lock();
+        if forbidden {
+            state.forbidden_buckets.insert(bucket.to_owned());
+        } else {
+            state.forbidden_buckets.remove(bucket);
+        }
+    }
+
+    /// The content and generation of the live object `object` in `bucket`, as
+    /// `GET …?alt=media` would return them.
+    pub fn object(&self, bucket: &str, object: &str) -> Option<(Vec<u8>, i64)> {
+        let state = self.lock();
+        let stored = state.store.storage.get(bucket, object, None).ok()?;
+        Some((stored.content.clone(), stored.generation))
     }
 
     /// Every API request received so far (up to the last 100,000), in arrival order.

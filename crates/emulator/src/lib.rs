@@ -1,5 +1,6 @@
 //! clusterform-emulator: a local, faithful stand-in for the Vertex AI Model
-//! Development Cluster API (see `docs/emulator.md`). It stores clusters as
+//! Development Cluster API, and of the Cloud Storage JSON API subset that a
+//! shared lock and journal need (see `docs/emulator.md`). It stores clusters as
 //! plain JSON and applies update masks on JSON paths with its own list of
 //! allowed paths, deliberately independent of `clusterform-model`, so that a
 //! wrong field name in the model shows up as a test failure instead of being
@@ -14,6 +15,7 @@ mod emulator;
 mod error;
 mod faults;
 pub mod mask;
+mod objects;
 mod operations;
 mod page_token;
 mod persist;
@@ -24,6 +26,7 @@ mod routes;
 mod schema;
 mod server;
 mod slurm;
+mod storage;
 mod store;
 mod update;
 

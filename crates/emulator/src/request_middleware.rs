@@ -2,7 +2,8 @@
 //! logged, the configured latency and the fault spec's jitter are added, the
 //! fault dice decide whether it is answered with an injected error or dropped,
 //! and the bearer token is checked. The answered status is written back into
-//! the log.
+//! the log. Errors answered here take the envelope of the API the path belongs
+//! to (Cloud Storage's for its routes, AIP-193 for the cluster API).
 
 use axum::body::{Body, to_bytes};
 use axum::extract::{Request, State};
@@ -13,6 +14,7 @@ use axum::response::{IntoResponse, Response};
 use crate::api_error::{ApiError, Code};
 use crate::emulator::{Emulator, RecordedRequest};
 use crate::faults::RequestFault;
+use crate::storage::{StorageError, is_storage_path};
 
 /// Request bodies above this size are refused.
 const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
@@ -28,6 +30,7 @@ pub(crate) async fn every_request(
     next: Next,
 ) -> Response {
     let (parts, body) = request.into_parts();
+    let storage = is_storage_path(parts.uri.path());
     let body = to_bytes(body, MAX_BODY_BYTES).await;
     let recorded = RecordedRequest {
         method: parts.method.to_string(),
@@ -53,13 +56,13 @@ pub(crate) async fn every_request(
     let fault = emulator.lock().dice.roll_request();
     let response = match (fault, body) {
         (Some(RequestFault::Drop), _) => dropped_connection(),
-        (Some(RequestFault::Error(error)), _) => error.into_response(),
-        (None, Err(error)) => {
-            ApiError::invalid_argument(format!("Cannot read the request body: {error}."))
-                .into_response()
-        }
+        (Some(RequestFault::Error(error)), _) => error_response(error, storage),
+        (None, Err(error)) => error_response(
+            ApiError::invalid_argument(format!("Cannot read the request body: {error}.")),
+            storage,
+        ),
         (None, Ok(bytes)) => match authenticate(&parts.headers, &emulator) {
-            Err(error) => error.into_response(),
+            Err(error) => error_response(error, storage),
             Ok(()) => {
                 next.run(Request::from_parts(parts, Body::from(bytes)))
                     .await
@@ -72,6 +75,15 @@ pub(crate) async fn every_request(
             .record_status(number, response.status().as_u16());
     }
     response
+}
+
+/// An error in the envelope of the API the request was for.
+fn error_response(error: ApiError, storage: bool) -> Response {
+    if storage {
+        StorageError::from(error).into_response()
+    } else {
+        error.into_response()
+    }
 }
 
 /// The answer standing in for a dropped connection when the router is served

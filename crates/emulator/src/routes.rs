@@ -11,7 +11,7 @@ use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query};
 use axum::http::{Method, Uri};
 use axum::middleware::from_fn_with_state;
-use axum::routing::get;
+use axum::routing::{get, post};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tower::ServiceExt;
@@ -19,12 +19,15 @@ use tower::ServiceExt;
 use crate::api_error::{ApiError, Code};
 use crate::emulator::Emulator;
 use crate::project::number_request_path;
-use crate::{clusters, operations, request_middleware, slurm};
+use crate::{clusters, operations, request_middleware, slurm, storage};
 
 const CLUSTERS: &str = "/v1beta1/projects/{project}/locations/{location}/modelDevelopmentClusters";
 const CLUSTER: &str =
     "/v1beta1/projects/{project}/locations/{location}/modelDevelopmentClusters/{cluster}";
 const OPERATION: &str = "/v1/projects/{project}/locations/{location}/operations/{operation}";
+const UPLOAD: &str = "/upload/storage/v1/b/{bucket}/o";
+/// The object name is one path segment: its `/` are sent as `%2F`.
+const OBJECT: &str = "/storage/v1/b/{bucket}/o/{object}";
 
 impl Emulator {
     /// The API as an axum router. Serving it with anything but
@@ -60,6 +63,8 @@ impl Emulator {
                 OPERATION,
                 get(operations::get).post(operations::operation_method),
             )
+            .route(UPLOAD, post(storage::upload))
+            .route(OBJECT, get(storage::get).delete(storage::delete))
             .fallback(unknown_route)
             .method_not_allowed_fallback(unknown_route)
             .with_state(self.clone())

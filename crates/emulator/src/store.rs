@@ -2,7 +2,8 @@
 //! start and finish timestamps, the operation-ID counter and injected Slurm
 //! jobs. Operations are settled lazily: whenever the store is looked at, every
 //! operation whose finish time has passed is completed, so no timer is needed
-//! and an operation persisted before a restart still finishes on time.
+//! and an operation persisted before a restart still finishes on time. Cloud
+//! Storage buckets and objects (`objects`) are kept here too.
 
 use std::collections::BTreeMap;
 
@@ -11,6 +12,7 @@ use serde_json::{Map, Value, json};
 
 use crate::api_error::Code;
 use crate::clock::{Millis, rfc3339};
+use crate::objects::ObjectStore;
 
 const CLUSTER_TYPE: &str =
     "type.googleapis.com/google.cloud.aiplatform.v1beta1.ModelDevelopmentCluster";
@@ -33,6 +35,9 @@ pub(crate) struct Store {
     pub(crate) operations: BTreeMap<String, StoredOperation>,
     #[serde(default)]
     pub(crate) slurm: BTreeMap<String, SlurmState>,
+    /// Cloud Storage buckets and objects.
+    #[serde(default)]
+    pub(crate) storage: ObjectStore,
 }
 
 impl Default for Store {
@@ -43,6 +48,7 @@ impl Default for Store {
             clusters: BTreeMap::new(),
             operations: BTreeMap::new(),
             slurm: BTreeMap::new(),
+            storage: ObjectStore::default(),
         }
     }
 }

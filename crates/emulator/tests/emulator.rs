@@ -1,5 +1,6 @@
-//! HTTP tests of clusterform-emulator: every behaviour is exercised with
-//! reqwest against a server started with `Emulator::serve` on 127.0.0.1:0.
+//! HTTP tests of clusterform-emulator (the cluster API and the Cloud Storage
+//! subset): every behaviour is exercised with reqwest against a server started
+//! with `Emulator::serve` on 127.0.0.1:0.
 
 mod auth;
 mod broken;
@@ -10,6 +11,7 @@ mod operations;
 mod persistence;
 mod project_numbers;
 mod slurm;
+mod storage;
 mod strict;
 mod support;
 mod update;

@@ -21,6 +21,7 @@ mod refresh;
 mod retry;
 mod slurm;
 mod state_dir;
+mod storage;
 
 pub use auth::{
     AuthEnvironment, AuthError, GcloudCli, ResolvedTokenSource, StaticToken, Token, TokenSource,
@@ -45,3 +46,4 @@ pub use slurm::{
     read_nodes, running_jobs,
 };
 pub use state_dir::StateDir;
+pub use storage::{Generation, STORAGE_ENDPOINT, StorageClient, StorageError};

@@ -11,4 +11,5 @@ mod operations;
 mod proxy;
 mod retries;
 mod scripted;
+mod storage;
 mod support;

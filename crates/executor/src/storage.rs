@@ -1,0 +1,790 @@
+//! A Cloud Storage client for the shared lock and journal: four typed operations on the
+//! objects of one bucket, each guarded by a generation precondition (`ifGenerationMatch`), so
+//! that two machines racing on one object can never both win.
+//!
+//! It follows the cluster client's conventions (`docs/executor.md`): a bearer token on every
+//! request, a per-request timeout, answers read with a size cap, redirects never followed,
+//! plain http only to loopback, and retries with backoff. Because every write and delete
+//! carries a precondition, each call may be repeated safely: 429, 500, 502, 503, 504 and lost
+//! connections are retried, a `412` never is. A write that lost its answer and meets `412` on
+//! the retry is looked up: if the live object holds exactly our bytes, the first attempt went
+//! through and its generation is the answer. Errors name the bucket and the object.
+
+use std::fmt;
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::header::HeaderMap;
+use reqwest::{Method, StatusCode, Url};
+use serde_json::Value;
+use tokio::time::Instant;
+
+use crate::auth::{AuthError, TokenSource};
+use crate::client::{ClientOptions, redact_userinfo};
+use crate::retry::{RetryPolicy, parse_retry_after};
+
+/// Where requests go unless [`ClientOptions::endpoint`] overrides it.
+pub const STORAGE_ENDPOINT: &str = "https://storage.googleapis.com";
+
+/// The longest object name Cloud Storage accepts, in bytes of UTF-8.
+const MAX_OBJECT_NAME_BYTES: usize = 1024;
+
+/// The message Cloud Storage gives a `404` for a missing bucket (a missing object says
+/// `No such object: …`); both carry the reason `notFound`, so the message tells them apart.
+const NO_SUCH_BUCKET: &str = "The specified bucket does not exist.";
+
+/// How much of an unusable answer an error quotes.
+const BODY_QUOTE_CHARS: usize = 120;
+
+/// The content type of what is written: the lock and the journal are JSON.
+const CONTENT_TYPE: &str = "application/json";
+
+/// An object's generation: int64, strictly increasing each time the object is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Generation(i64);
+
+impl Generation {
+    /// A generation; Cloud Storage's are positive (`0` means "no live object" in preconditions).
+    pub fn new(value: i64) -> Option<Self> {
+        (value > 0).then_some(Self(value))
+    }
+
+    /// The number.
+    pub fn get(self) -> i64 {
+        self.0
+    }
+}
+
+impl fmt::Display for Generation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// What can go wrong with an object. Every variant names the object as `gs://BUCKET/OBJECT`.
+#[derive(Debug, thiserror::Error)]
+pub enum StorageError {
+    /// The object is not as the precondition required: it exists (`expected: None`, the
+    /// create of something absent) or its live generation is another one.
+    #[error("gs://{bucket}/{object}: precondition failed: {}", describe_expected(*expected))]
+    PreconditionFailed {
+        /// The bucket.
+        bucket: String,
+        /// The object.
+        object: String,
+        /// The generation required; `None` when the object had to be absent.
+        expected: Option<Generation>,
+    },
+    /// The bucket does not exist.
+    #[error("gs://{bucket}/{object}: the bucket `{bucket}` does not exist")]
+    BucketNotFound {
+        /// The bucket.
+        bucket: String,
+        /// The object.
+        object: String,
+    },
+    /// The caller may not do this (`403`).
+    #[error("gs://{bucket}/{object}: permission denied: {message}")]
+    Forbidden {
+        /// The bucket.
+        bucket: String,
+        /// The object.
+        object: String,
+        /// Cloud Storage's message (it names the missing permission).
+        message: String,
+    },
+    /// The request got no answer (connection refused or dropped, timeout), after retries.
+    #[error("gs://{bucket}/{object}: {method} {url} got no answer: {message}")]
+    Transport {
+        /// The bucket.
+        bucket: String,
+        /// The object.
+        object: String,
+        /// HTTP method.
+        method: String,
+        /// Request URL.
+        url: String,
+        /// What the HTTP stack said.
+        message: String,
+    },
+    /// Any other error status (after retries, for the retried ones).
+    #[error("gs://{bucket}/{object}: {method} {url} failed: HTTP {status}: {message}")]
+    Api {
+        /// The bucket.
+        bucket: String,
+        /// The object.
+        object: String,
+        /// HTTP method.
+        method: String,
+        /// Request URL.
+        url: String,
+        /// HTTP status.
+        status: u16,
+        /// Cloud Storage's message, or the start of the body.
+        message: String,
+    },
+    /// A success answer the client cannot use (not JSON, no generation, a redirect, too large).
+    #[error("gs://{bucket}/{object}: {method} {url} answered something unusable: {reason}")]
+    BadAnswer {
+        /// The bucket.
+        bucket: String,
+        /// The object.
+        object: String,
+        /// HTTP method.
+        method: String,
+        /// Request URL.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// No token could be had.
+    #[error("gs://{bucket}/{object}: {source}")]
+    Auth {
+        /// The bucket.
+        bucket: String,
+        /// The object.
+        object: String,
+        /// Why.
+        source: AuthError,
+    },
+    /// The bucket or object name cannot be sent.
+    #[error("gs://{bucket}/{object}: {reason}")]
+    InvalidName {
+        /// The bucket.
+        bucket: String,
+        /// The object.
+        object: String,
+        /// Which rule it breaks.
+        reason: String,
+    },
+    /// The endpoint override is unusable (or would send the token in clear text).
+    #[error("invalid storage endpoint `{endpoint}`: {reason}")]
+    InvalidEndpoint {
+        /// The endpoint, user information shown as `***`.
+        endpoint: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+fn describe_expected(expected: Option<Generation>) -> String {
+    match expected {
+        None => "the object already exists".to_owned(),
+        Some(generation) => {
+            format!("the live object is not generation {generation} (it was replaced or deleted)")
+        }
+    }
+}
+
+/// A client for the objects of one bucket. Cheap to clone.
+#[derive(Clone)]
+pub struct StorageClient {
+    http: reqwest::Client,
+    base: Url,
+    bucket: String,
+    tokens: Arc<dyn TokenSource>,
+    request_timeout: Duration,
+    retry: RetryPolicy,
+    max_answer_bytes: usize,
+}
+
+impl fmt::Debug for StorageClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StorageClient")
+            .field("base", &self.base.as_str())
+            .field("bucket", &self.bucket)
+            .field("request_timeout", &self.request_timeout)
+            .field("retry", &self.retry)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One request, before it is sent.
+struct Call<'a> {
+    method: Method,
+    url: Url,
+    object: &'a str,
+    body: Option<&'a [u8]>,
+}
+
+/// An answer that is not retried: its status, headers and body.
+struct Answer {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: Vec<u8>,
+    /// Whether an earlier attempt failed without a usable answer, so the request may have
+    /// been carried out before this answer.
+    after_retry: bool,
+}
+
+/// A failed attempt: retry it (after the server's delay, if it gave one), or give up.
+enum Failure {
+    Retry {
+        error: StorageError,
+        after: Option<Duration>,
+    },
+    Fail(StorageError),
+}
+
+impl StorageClient {
+    /// A client for `bucket`. `options.endpoint` overrides [`STORAGE_ENDPOINT`] under the same
+    /// rules as the cluster API's: https, or http only to a loopback host, no credentials.
+    pub fn new(
+        bucket: &str,
+        options: ClientOptions,
+        tokens: Arc<dyn TokenSource>,
+    ) -> Result<Self, StorageError> {
+        check_bucket_name(bucket).map_err(|reason| StorageError::InvalidName {
+            bucket: bucket.to_owned(),
+            object: String::new(),
+            reason,
+        })?;
+        let base = match options.endpoint.as_deref() {
+            Some(endpoint) => validate_endpoint(endpoint)?,
+            None => Url::parse(STORAGE_ENDPOINT)
+                .map_err(|e| invalid_endpoint(STORAGE_ENDPOINT, &e.to_string()))?,
+        };
+        // A redirect would re-send the request, its body and the token wherever it points.
+        let http = reqwest::Client::builder()
+            .user_agent(options.user_agent)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| {
+                invalid_endpoint(base.as_str(), &format!("cannot build the HTTP client: {e}"))
+            })?;
+        Ok(Self {
+            http,
+            base,
+            bucket: bucket.to_owned(),
+            tokens,
+            request_timeout: options.request_timeout,
+            retry: options.retry,
+            max_answer_bytes: options.max_answer_bytes,
+        })
+    }
+
+    /// The bucket this client works on.
+    pub fn bucket(&self) -> &str {
+        &self.bucket
+    }
+
+    /// Writes `content` as `object` only if no such object exists; answers its generation.
+    pub async fn create_if_absent(
+        &self,
+        object: &str,
+        content: &[u8],
+    ) -> Result<Generation, StorageError> {
+        self.write(object, content, None).await
+    }
+
+    /// Replaces `object` with `content` only if its live generation is `generation`; answers
+    /// the new generation.
+    pub async fn replace_if(
+        &self,
+        object: &str,
+        content: &[u8],
+        generation: Generation,
+    ) -> Result<Generation, StorageError> {
+        self.write(object, content, Some(generation)).await
+    }
+
+    /// The content and generation of `object`, or `None` if it does not exist.
+    pub async fn read(&self, object: &str) -> Result<Option<(Vec<u8>, Generation)>, StorageError> {
+        let mut url = self.object_url(object)?;
+        url.query_pairs_mut().append_pair("alt", "media");
+        let call = Call {
+            method: Method::GET,
+            url,
+            object,
+            body: None,
+        };
+        let answer = self.exchange(&call).await?;
+        if answer.status == StatusCode::NOT_FOUND && !is_missing_bucket(&answer.body) {
+            return Ok(None);
+        }
+        self.check_status(&call, &answer, None)?;
+        let generation = answer
+            .headers
+            .get("x-goog-generation")
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.trim().parse().ok())
+            .and_then(Generation::new)
+            .ok_or_else(|| {
+                self.bad_answer(&call, "no usable x-goog-generation header".to_owned())
+            })?;
+        Ok(Some((answer.body, generation)))
+    }
+
+    /// Deletes `object` only if its live generation is `generation`. An object that no longer
+    /// exists counts as deleted: the generation asked for is gone either way (and a retried
+    /// delete whose first attempt went through meets exactly that).
+    pub async fn delete_if(
+        &self,
+        object: &str,
+        generation: Generation,
+    ) -> Result<(), StorageError> {
+        let mut url = self.object_url(object)?;
+        url.query_pairs_mut()
+            .append_pair("ifGenerationMatch", &generation.to_string());
+        let call = Call {
+            method: Method::DELETE,
+            url,
+            object,
+            body: None,
+        };
+        let answer = self.exchange(&call).await?;
+        if answer.status == StatusCode::NOT_FOUND && !is_missing_bucket(&answer.body) {
+            return Ok(());
+        }
+        self.check_status(&call, &answer, Some(Some(generation)))
+    }
+
+    /// A media upload with `ifGenerationMatch` (`0` when `expected` is `None`).
+    async fn write(
+        &self,
+        object: &str,
+        content: &[u8],
+        expected: Option<Generation>,
+    ) -> Result<Generation, StorageError> {
+        self.check_object_name(object)?;
+        let mut url = self.url(&["upload", "storage", "v1", "b", &self.bucket, "o"]);
+        url.query_pairs_mut()
+            .append_pair("uploadType", "media")
+            .append_pair("name", object)
+            .append_pair(
+                "ifGenerationMatch",
+                &expected.map_or(0, Generation::get).to_string(),
+            );
+        let call = Call {
+            method: Method::POST,
+            url,
+            object,
+            body: Some(content),
+        };
+        let answer = self.exchange(&call).await?;
+        // A 412 after a retry may be our own first attempt, which landed but lost its answer.
+        if answer.status == StatusCode::PRECONDITION_FAILED
+            && answer.after_retry
+            && let Some((live, generation)) = self.read(object).await?
+            && live == content
+        {
+            return Ok(generation);
+        }
+        self.check_status(&call, &answer, Some(expected))?;
+        let resource: Value = serde_json::from_slice(&answer.body).map_err(|e| {
+            self.bad_answer(
+                &call,
+                format!("{e} (answer starts: {})", quote_body(&answer.body)),
+            )
+        })?;
+        written_generation(&resource).ok_or_else(|| {
+            self.bad_answer(
+                &call,
+                format!("no usable generation in {}", quote_body(&answer.body)),
+            )
+        })
+    }
+
+    /// `…/storage/v1/b/{bucket}/o/{object}`, the object name as one encoded segment.
+    fn object_url(&self, object: &str) -> Result<Url, StorageError> {
+        self.check_object_name(object)?;
+        Ok(self.url(&["storage", "v1", "b", &self.bucket, "o", object]))
+    }
+
+    /// Cloud Storage's rule: 1 to 1,024 bytes of UTF-8.
+    fn check_object_name(&self, object: &str) -> Result<(), StorageError> {
+        if object.is_empty() || object.len() > MAX_OBJECT_NAME_BYTES {
+            return Err(StorageError::InvalidName {
+                bucket: self.bucket.clone(),
+                object: object.to_owned(),
+                reason: format!("an object name is 1 to {MAX_OBJECT_NAME_BYTES} bytes long"),
+            });
+        }
+        Ok(())
+    }
+
+    /// The base URL with `segments` appended, each percent-encoded (a `/` becomes `%2F`).
+    fn url(&self, segments: &[&str]) -> Url {
+        let mut url = self.base.clone();
+        if let Ok(mut path) = url.path_segments_mut() {
+            path.pop_if_empty().extend(segments);
+        }
+        url
+    }
+
+    /// Sends a call, retrying what is safe to retry; answers the first answer not retried.
+    async fn exchange(&self, call: &Call<'_>) -> Result<Answer, StorageError> {
+        let started = Instant::now();
+        let mut failed_attempts = 0;
+        loop {
+            let (error, after) = match self.attempt(call).await {
+                Ok(mut answer) => {
+                    answer.after_retry = failed_attempts > 0;
+                    return Ok(answer);
+                }
+                Err(Failure::Fail(error)) => return Err(error),
+                Err(Failure::Retry { error, after }) => (error, after),
+            };
+            failed_attempts += 1;
+            let delay = after.unwrap_or_else(|| self.retry.backoff(failed_attempts));
+            if failed_attempts >= self.retry.max_attempts
+                || started.elapsed() + delay > self.retry.max_elapsed
+            {
+                return Err(error);
+            }
+            tracing::debug!(
+                method = %call.method, url = %call.url, attempt = failed_attempts,
+                ?delay, %error, "retrying"
+            );
+            tokio::time::sleep(delay).await;
+        }
+    }
+
+    /// One HTTP exchange.
+    async fn attempt(&self, call: &Call<'_>) -> Result<Answer, Failure> {
+        let token = self.tokens.token().await.map_err(|source| {
+            Failure::Fail(StorageError::Auth {
+                bucket: self.bucket.clone(),
+                object: call.object.to_owned(),
+                source,
+            })
+        })?;
+        let mut request = self
+            .http
+            .request(call.method.clone(), call.url.clone())
+            .bearer_auth(token.secret())
+            .timeout(self.request_timeout);
+        if let Some(body) = call.body {
+            request = request
+                .header(reqwest::header::CONTENT_TYPE, CONTENT_TYPE)
+                .body(body.to_vec());
+        }
+        let mut response = request.send().await.map_err(|e| self.transport(call, e))?;
+        let status = response.status();
+        if status.is_redirection() {
+            return Err(Failure::Fail(self.bad_answer(
+                call,
+                format!("a redirect ({}), which is never followed", status.as_u16()),
+            )));
+        }
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|value| value.to_str().ok())
+            .and_then(parse_retry_after);
+        let headers = response.headers().clone();
+        let body = self.read_capped(call, &mut response).await?;
+        let answer = Answer {
+            status,
+            headers,
+            body,
+            after_retry: false,
+        };
+        if is_retried_status(status) {
+            return Err(Failure::Retry {
+                error: self.api_error(call, &answer),
+                after: retry_after,
+            });
+        }
+        Ok(answer)
+    }
+
+    /// The body, abandoned as soon as it passes the cap.
+    async fn read_capped(
+        &self,
+        call: &Call<'_>,
+        response: &mut reqwest::Response,
+    ) -> Result<Vec<u8>, Failure> {
+        let mut body = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|e| self.transport(call, e))?
+        {
+            if body.len() + chunk.len() > self.max_answer_bytes {
+                return Err(Failure::Fail(self.bad_answer(
+                    call,
+                    format!("more than {} bytes", self.max_answer_bytes),
+                )));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(body)
+    }
+
+    /// `Ok` for a success; else the typed error. `precondition` is the expectation a `412`
+    /// reports (`None` for a call without one).
+    fn check_status(
+        &self,
+        call: &Call<'_>,
+        answer: &Answer,
+        precondition: Option<Option<Generation>>,
+    ) -> Result<(), StorageError> {
+        let bucket = self.bucket.clone();
+        let object = call.object.to_owned();
+        match (answer.status, precondition) {
+            (status, _) if status.is_success() => Ok(()),
+            (StatusCode::PRECONDITION_FAILED, Some(expected)) => {
+                Err(StorageError::PreconditionFailed {
+                    bucket,
+                    object,
+                    expected,
+                })
+            }
+            (StatusCode::NOT_FOUND, _) if is_missing_bucket(&answer.body) => {
+                Err(StorageError::BucketNotFound { bucket, object })
+            }
+            (StatusCode::FORBIDDEN, _) => Err(StorageError::Forbidden {
+                bucket,
+                object,
+                message: error_message(&answer.body),
+            }),
+            _ => Err(self.api_error(call, answer)),
+        }
+    }
+
+    fn api_error(&self, call: &Call<'_>, answer: &Answer) -> StorageError {
+        StorageError::Api {
+            bucket: self.bucket.clone(),
+            object: call.object.to_owned(),
+            method: call.method.to_string(),
+            url: call.url.to_string(),
+            status: answer.status.as_u16(),
+            message: error_message(&answer.body),
+        }
+    }
+
+    fn bad_answer(&self, call: &Call<'_>, reason: String) -> StorageError {
+        StorageError::BadAnswer {
+            bucket: self.bucket.clone(),
+            object: call.object.to_owned(),
+            method: call.method.to_string(),
+            url: call.url.to_string(),
+            reason,
+        }
+    }
+
+    /// No answer: always retried, since every call is safe to repeat.
+    fn transport(&self, call: &Call<'_>, error: reqwest::Error) -> Failure {
+        // reqwest's message names the URL; the error names it already.
+        let error = error.without_url();
+        let message = if error.is_timeout() {
+            "request timed out".to_owned()
+        } else {
+            describe_error_chain(&error)
+        };
+        Failure::Retry {
+            error: StorageError::Transport {
+                bucket: self.bucket.clone(),
+                object: call.object.to_owned(),
+                method: call.method.to_string(),
+                url: call.url.to_string(),
+                message,
+            },
+            after: None,
+        }
+    }
+}
+
+/// Statuses after which the service did not, or may not, have acted: repeating a call guarded
+/// by a precondition is safe either way.
+fn is_retried_status(status: StatusCode) -> bool {
+    matches!(status.as_u16(), 429 | 500 | 502 | 503 | 504)
+}
+
+/// The generation of the object resource an upload answers (a string, or a number).
+fn written_generation(resource: &Value) -> Option<Generation> {
+    let value = resource.get("generation")?;
+    let number = match value {
+        Value::String(text) => text.parse().ok()?,
+        other => other.as_i64()?,
+    };
+    Generation::new(number)
+}
+
+fn is_missing_bucket(body: &[u8]) -> bool {
+    error_message(body) == NO_SUCH_BUCKET
+}
+
+/// `error.message` of Cloud Storage's error JSON, or the start of a body that is not one.
+fn error_message(body: &[u8]) -> String {
+    serde_json::from_slice::<Value>(body)
+        .ok()
+        .and_then(|value| {
+            value
+                .get("error")?
+                .get("message")?
+                .as_str()
+                .map(str::to_owned)
+        })
+        .unwrap_or_else(|| quote_body(body))
+}
+
+fn quote_body(body: &[u8]) -> String {
+    String::from_utf8_lossy(body)
+        .chars()
+        .take(BODY_QUOTE_CHARS)
+        .collect()
+}
+
+/// reqwest's message followed by its causes (its own message alone hides the cause).
+fn describe_error_chain(error: &reqwest::Error) -> String {
+    let mut parts = Vec::new();
+    let mut source: Option<&dyn std::error::Error> = Some(error);
+    while let Some(cause) = source {
+        parts.push(cause.to_string());
+        source = cause.source();
+    }
+    parts.dedup();
+    parts.join(": ")
+}
+
+/// Cloud Storage's rule: 3 to 63 characters of lowercase letters, digits, `-`, `_` and `.`,
+/// starting and ending with a letter or digit.
+fn check_bucket_name(bucket: &str) -> Result<(), String> {
+    let allowed = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || "-_.".contains(c);
+    let edge = |c: Option<char>| c.is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+    let valid = (3..=63).contains(&bucket.len())
+        && bucket.chars().all(allowed)
+        && edge(bucket.chars().next())
+        && edge(bucket.chars().last());
+    if valid {
+        Ok(())
+    } else {
+        Err("a bucket name is 3 to 63 lowercase letters, digits, `-`, `_` or `.`, starting and ending with a letter or digit".to_owned())
+    }
+}
+
+fn invalid_endpoint(endpoint: &str, reason: &str) -> StorageError {
+    StorageError::InvalidEndpoint {
+        endpoint: redact_userinfo(endpoint),
+        reason: reason.to_owned(),
+    }
+}
+
+/// The endpoint override, under the cluster client's rules: an absolute http(s) URL without
+/// query or credentials, plain http only to loopback, because the token travels in a header.
+fn validate_endpoint(raw: &str) -> Result<Url, StorageError> {
+    let url = Url::parse(raw).map_err(|e| invalid_endpoint(raw, &e.to_string()))?;
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(invalid_endpoint(
+            raw,
+            "it must not have a query or fragment",
+        ));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(invalid_endpoint(
+            raw,
+            "it must not carry a user name or password (clusterform authenticates with a bearer token)",
+        ));
+    }
+    match url.scheme() {
+        "https" => Ok(url),
+        "http" if is_loopback(&url) => Ok(url),
+        "http" => Err(invalid_endpoint(
+            raw,
+            "plain http is only allowed to a loopback host: the bearer token would travel in clear text",
+        )),
+        other => Err(invalid_endpoint(
+            raw,
+            &format!("scheme `{other}` is not http or https"),
+        )),
+    }
+}
+
+fn is_loopback(url: &Url) -> bool {
+    let Some(host) = url.host_str() else {
+        return false;
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost")
+        || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::auth::StaticToken;
+
+    fn client(endpoint: Option<&str>) -> Result<StorageClient, StorageError> {
+        StorageClient::new(
+            "team-infra",
+            ClientOptions {
+                endpoint: endpoint.map(str::to_owned),
+                ..ClientOptions::default()
+            },
+            Arc::new(StaticToken::new("secret-token")),
+        )
+    }
+
+    #[test]
+    fn object_names_are_one_encoded_path_segment() {
+        let client = client(None).unwrap();
+        let url = client.object_url("clusterform/prod/a b.lock").unwrap();
+        assert_eq!(
+            url.as_str(),
+            "https://storage.googleapis.com/storage/v1/b/team-infra/o/clusterform%2Fprod%2Fa%20b.lock"
+        );
+        assert!(client.object_url("").is_err());
+        assert!(client.object_url(&"x".repeat(1025)).is_err());
+    }
+
+    #[test]
+    fn an_endpoint_with_a_path_keeps_it() {
+        let client = client(Some("http://127.0.0.1:9/proxy/")).unwrap();
+        assert_eq!(
+            client.object_url("o").unwrap().as_str(),
+            "http://127.0.0.1:9/proxy/storage/v1/b/team-infra/o/o"
+        );
+    }
+
+    #[test]
+    fn endpoints_follow_the_cluster_clients_rules_and_never_echo_credentials() {
+        assert!(client(Some("http://localhost:8080")).is_ok());
+        assert!(client(Some("https://storage.example.com")).is_ok());
+        for refused in [
+            "http://storage.example.com",
+            "ftp://127.0.0.1",
+            "https://host/?x=1",
+            "https://user:hunter2@host",
+        ] {
+            let error = client(Some(refused)).unwrap_err().to_string();
+            assert!(!error.contains("hunter2"), "{error}");
+        }
+    }
+
+    #[test]
+    fn the_token_never_shows_in_debug() {
+        let debug = format!("{:?}", client(None).unwrap());
+        assert!(!debug.contains("secret-token"), "{debug}");
+    }
+
+    #[test]
+    fn bucket_names_are_checked_before_any_request() {
+        let error = StorageClient::new(
+            "Team_Infra",
+            ClientOptions::default(),
+            Arc::new(StaticToken::new("t")),
+        )
+        .unwrap_err();
+        assert!(matches!(error, StorageError::InvalidName { .. }), "{error}");
+    }
+
+    #[test]
+    fn generations_are_positive_and_read_from_strings_or_numbers() {
+        assert_eq!(Generation::new(0), None);
+        assert_eq!(
+            written_generation(&serde_json::json!({"generation": "17"})),
+            Generation::new(17)
+        );
+        assert_eq!(
+            written_generation(&serde_json::json!({"generation": 17})),
+            Generation::new(17)
+        );
+        assert_eq!(
+            written_generation(&serde_json::json!({"generation": "x"})),
+            None
+        );
+    }
+}
