@@ -3,6 +3,7 @@
 //! user reads about a plan is worded here, and printed by the one [`crate::printer::Printer`].
 
 pub mod actions;
+mod heredoc;
 pub mod plan_text;
 pub mod table;
 
