@@ -8,6 +8,8 @@ pub mod plan_text;
 pub mod table;
 
 #[cfg(test)]
+mod location_tests;
+#[cfg(test)]
 mod plan_text_tests;
 #[cfg(test)]
 mod running_jobs_tests;
