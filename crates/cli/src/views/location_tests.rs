@@ -95,5 +95,8 @@ fn a_single_location_plan_names_clusters_by_id_alone() {
     )
     .unwrap();
     let text = render_text(&made, false);
-    assert!(text.contains("  # train01 will be updated in place\n"), "{text}");
+    assert!(
+        text.contains("  # train01 will be updated in place\n"),
+        "{text}"
+    );
 }

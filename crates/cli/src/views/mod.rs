@@ -13,3 +13,5 @@ mod location_tests;
 mod plan_text_tests;
 #[cfg(test)]
 mod running_jobs_tests;
+#[cfg(test)]
+mod script_diff_tests;
