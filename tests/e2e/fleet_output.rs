@@ -81,17 +81,21 @@ fn a_two_region_fleet_shows_locations_and_script_diffs() {
     );
 
     env.write_config(&two_regions(&script("bar")));
-    let planned = env.run(&["plan"]);
+    let planned = env.run(&["plan", "--out", "tfplan.json"]);
     assert_succeeded(&planned);
     let plan = stdout(&planned);
     assert!(
         plan.contains("  # train01 (e2e-project/us-central1) will be updated in place\n"),
         "{plan}"
     );
+    let heredoc = "          ~ startup_script = <<-EOT\n                #!/bin/bash\n                apt-get update\n              - apt-get install -y foo\n              + apt-get install -y bar\n                echo done\n            EOT\n";
+    assert!(plan.contains(heredoc), "{plan}");
+    let shown = env.run(&["show", "tfplan.json"]);
+    assert_succeeded(&shown);
+    let saved = stdout(&shown);
     assert!(
-        plan.contains(
-            "          ~ startup_script = <<-EOT\n                #!/bin/bash\n                apt-get update\n              - apt-get install -y foo\n              + apt-get install -y bar\n                echo done\n            EOT\n"
-        ),
-        "{plan}"
+        saved.contains("  # train01 (e2e-project/us-central1) will be updated in place\n"),
+        "{saved}"
     );
+    assert!(saved.contains(heredoc), "{saved}");
 }
