@@ -306,7 +306,7 @@ impl ClusterText<'_> {
         let head = format!("{lead} {name} =");
         if let Some(texts) = texts(before, after) {
             let _ = writeln!(self.out, "{head} <<-EOT{note}");
-            self.heredoc(texts, depth, removal_suffix(after));
+            self.heredoc(texts, depth, removal_suffix(after.is_none()));
         } else if let Some(lists) = lists_of_texts(before, after) {
             self.list_of_texts(&head, &note, lists, depth);
         } else {
@@ -344,7 +344,7 @@ impl ClusterText<'_> {
     /// element as Terraform shows lists; an element edited in place is diffed line by line.
     fn list_of_texts(&mut self, head: &str, note: &str, (before, after): Lists<'_>, depth: usize) {
         let _ = writeln!(self.out, "{head} [{note}");
-        let suffix = removal_suffix(after.as_ref());
+        let suffix = removal_suffix(after.is_none());
         let (old, new) = (before.unwrap_or_default(), after.unwrap_or_default());
         for op in similar::capture_diff_slices(similar::Algorithm::Myers, &old, &new) {
             let (tag, old_range, new_range) = op.as_tag_tuple();
@@ -557,8 +557,8 @@ fn lists_of_texts<'a>(before: Option<&'a Value>, after: Option<&'a Value>) -> Op
 }
 
 /// ` -> null` after the last line of a value that goes away.
-fn removal_suffix<T>(after: Option<T>) -> &'static str {
-    if after.is_some() { "" } else { " -> null" }
+fn removal_suffix(removed: bool) -> &'static str {
+    if removed { " -> null" } else { "" }
 }
 
 /// `new`, `old -> null` or `old -> new`.
