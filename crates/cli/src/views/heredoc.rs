@@ -36,7 +36,8 @@ pub fn body(before: Option<&str>, after: Option<&str>) -> Vec<Line> {
     }
 }
 
-/// A line as HCL reads it back inside a heredoc: only template sequences need escaping.
+/// HCL's template sequences escaped (`$${`, `%%{`): all a heredoc line needs to read back as
+/// written, and what a quoted string needs beyond JSON's escapes.
 pub fn escape(line: &str) -> String {
     line.replace("${", "$${").replace("%{", "%%{")
 }

@@ -1,7 +1,9 @@
 //! The plan as text, in Terraform's look: one block per changing cluster with `+ ~ - -/+`,
 //! `old -> new`, nested blocks for node pools and partitions, unchanged attributes hidden behind
-//! a count, `# forces replacement` on immutable changes, then the update mask, mode, impact and
-//! warnings of the cluster, and a closing summary line.
+//! a count, `# forces replacement` on immutable changes, multi-line strings as `<<-EOT`
+//! heredocs diffed line by line, then the update mask, mode, impact and warnings of the
+//! cluster, and a closing summary line. A plan spanning several (project, region) pairs names
+//! each cluster with its location.
 //!
 //! Colour is applied only when the caller asks for it: the CLI knows whether the output is a
 //! terminal and whether `NO_COLOR` is set; this module never looks.
@@ -594,12 +596,7 @@ fn show(value: &Value) -> String {
 /// A string as HCL writes it between quotes: JSON's escapes, plus `$${` and `%%{` so that a
 /// template sequence reads back as text.
 fn quoted(text: &str) -> String {
-    let quoted = Value::from(text).to_string();
-    if quoted.contains("${") || quoted.contains("%{") {
-        heredoc::escape(&quoted)
-    } else {
-        quoted
-    }
+    heredoc::escape(&Value::from(text).to_string())
 }
 
 /// `node_pool "cpu"` for an element of a keyed list, the field name otherwise.
