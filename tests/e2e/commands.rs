@@ -49,7 +49,10 @@ fn list_prints_a_table() {
     assert!(output.status.success(), "{}", stderr(&output));
     let out = stdout(&output);
     assert!(out.contains("ID"), "{out}");
-    assert!(out.contains("train01  RUNNING"), "{out}");
+    assert!(
+        out.contains("train01  e2e-project  us-central1  RUNNING"),
+        "{out}"
+    );
     assert!(
         out.contains("login:1-1 cpu:0-4") || out.contains("cpu:0-4"),
         "{out}"

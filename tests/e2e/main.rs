@@ -12,6 +12,7 @@ mod crash;
 mod destroy;
 mod emulator_command;
 mod faults;
+mod fleet_output;
 #[cfg(unix)]
 mod hardening;
 mod help;

@@ -1,5 +1,7 @@
 //! `clusterform list`: the live clusters of a project and region (or of every location the
-//! configuration uses): id, state, pools with node counts, stack label, last update.
+//! configuration uses): id, project, region, state, pools with node counts, stack label, last
+//! update. The project and region columns are always there: a script reading the table must
+//! not find its columns moving with the configuration.
 
 use std::collections::BTreeSet;
 
@@ -56,6 +58,8 @@ pub async fn run(args: &List, printer: &Printer) -> Result<ExitStatus, CliError>
 fn clusters_table(clusters: &[LiveCluster]) -> String {
     let mut rows = vec![[
         "ID".to_owned(),
+        "PROJECT".to_owned(),
+        "REGION".to_owned(),
         "STATE".to_owned(),
         "POOLS (min-max(nodes))".to_owned(),
         "STACK".to_owned(),
@@ -64,6 +68,8 @@ fn clusters_table(clusters: &[LiveCluster]) -> String {
     for LiveCluster { address, cluster } in clusters {
         rows.push([
             address.cluster_id.clone(),
+            address.project.clone(),
+            address.location.clone(),
             cluster.state().unwrap_or("-").to_owned(),
             pools(cluster),
             cluster.label(STACK_LABEL).unwrap_or("-").to_owned(),
@@ -143,5 +149,36 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(pools(&cluster), "login:1-1(1) cpu:0-4(2)");
+    }
+
+    #[test]
+    fn the_table_names_each_cluster_s_project_and_region() {
+        let served = clusterform_testkit::served(
+            "train01",
+            &clusterform_testkit::seed(),
+            Some("research"),
+            "RUNNING",
+        );
+        let mut elsewhere = served.clone();
+        elsewhere["name"] = json!(
+            served["name"]
+                .as_str()
+                .unwrap()
+                .replace("us-central1", "europe-west4")
+        );
+        let clusters = [
+            clusterform_testkit::cluster(served),
+            LiveCluster::read_at(
+                "my-proj",
+                "europe-west4",
+                serde_json::from_value(elsewhere).unwrap(),
+            )
+            .unwrap(),
+        ];
+        insta::assert_snapshot!(clusters_table(&clusters), @r"
+        ID       PROJECT  REGION        STATE    POOLS (min-max(nodes))  STACK     UPDATED
+        train01  my-proj  us-central1   RUNNING  cpu:0-4 login:1-1       research  2026-11-02T10:30:00Z
+        train01  my-proj  europe-west4  RUNNING  cpu:0-4 login:1-1       research  2026-11-02T10:30:00Z
+        ");
     }
 }

@@ -3,10 +3,15 @@
 //! user reads about a plan is worded here, and printed by the one [`crate::printer::Printer`].
 
 pub mod actions;
+mod heredoc;
 pub mod plan_text;
 pub mod table;
 
 #[cfg(test)]
+mod location_tests;
+#[cfg(test)]
 mod plan_text_tests;
 #[cfg(test)]
 mod running_jobs_tests;
+#[cfg(test)]
+mod script_diff_tests;

@@ -1,7 +1,9 @@
 //! The plan as text, in Terraform's look: one block per changing cluster with `+ ~ - -/+`,
 //! `old -> new`, nested blocks for node pools and partitions, unchanged attributes hidden behind
-//! a count, `# forces replacement` on immutable changes, then the update mask, mode, impact and
-//! warnings of the cluster, and a closing summary line.
+//! a count, `# forces replacement` on immutable changes, multi-line strings as `<<-EOT`
+//! heredocs diffed line by line, then the update mask, mode, impact and warnings of the
+//! cluster, and a closing summary line. A plan spanning several (project, region) pairs names
+//! each cluster with its location.
 //!
 //! Colour is applied only when the caller asks for it: the CLI knows whether the output is a
 //! terminal and whether `NO_COLOR` is set; this module never looks.
@@ -17,6 +19,7 @@ use console::Style;
 use serde_json::{Map, Value};
 
 use crate::views::actions::symbol;
+use crate::views::heredoc::{self, Line};
 
 /// Jobs named one by one under a disruptive change; the rest are counted.
 const MAX_JOBS_LISTED: usize = 10;
@@ -27,6 +30,7 @@ const SENSITIVE: &str = "(sensitive)";
 /// Renders a plan as text; `color` adds ANSI colours.
 pub fn render_text(plan: &Plan, color: bool) -> String {
     let paint = Paint { color };
+    let names = Names::for_plan(plan);
     if !plan.has_changes() {
         let mut out = format!(
             "{} Your clusters match the configuration.\n",
@@ -35,7 +39,7 @@ pub fn render_text(plan: &Plan, color: bool) -> String {
         for change in &plan.changes {
             for warning in &change.warnings {
                 let label = paint.style(Style::new().yellow().bold(), "Note:");
-                let _ = writeln!(out, "{label} {}: {warning}", change.address.cluster_id);
+                let _ = writeln!(out, "{label} {}: {warning}", names.of(change));
             }
         }
         return out;
@@ -45,6 +49,7 @@ pub fn render_text(plan: &Plan, color: bool) -> String {
         ClusterText {
             out: &mut out,
             paint,
+            name: names.of(change),
         }
         .render(change);
         out.push('\n');
@@ -64,6 +69,39 @@ pub fn render_text(plan: &Plan, color: bool) -> String {
         summary.destroy
     );
     out
+}
+
+/// How the text names a cluster: by its ID, followed by its project and region when the plan
+/// spans several locations (the same ID may then exist in two regions).
+#[derive(Debug, Clone, Copy)]
+struct Names {
+    with_location: bool,
+}
+
+impl Names {
+    fn for_plan(plan: &Plan) -> Self {
+        let mut changes = plan.changes.iter();
+        let with_location = changes.next().is_some_and(|first| {
+            changes.any(|other| {
+                (&other.address.project, &other.address.location)
+                    != (&first.address.project, &first.address.location)
+            })
+        });
+        Self { with_location }
+    }
+
+    /// `train01`, or `train01 (acme-ml/us-central1)`.
+    fn of(self, change: &ClusterChange) -> String {
+        let address = &change.address;
+        if self.with_location {
+            format!(
+                "{} ({}/{})",
+                address.cluster_id, address.project, address.location
+            )
+        } else {
+            address.cluster_id.clone()
+        }
+    }
 }
 
 /// `2 Slurm jobs active now: 17 train-llm (alice, RUNNING on a3-[0-1]), …`, or why not known.
@@ -144,14 +182,17 @@ impl Paint {
 struct ClusterText<'a> {
     out: &'a mut String,
     paint: Paint,
+    /// The cluster as the header names it.
+    name: String,
 }
 
 impl ClusterText<'_> {
     fn render(&mut self, change: &ClusterChange) {
         let id = &change.address.cluster_id;
-        let header = self
-            .paint
-            .style(Style::new().bold(), &format!("# {id} {}", headline(change)));
+        let header = self.paint.style(
+            Style::new().bold(),
+            &format!("# {} {}", self.name, headline(change)),
+        );
         let _ = writeln!(self.out, "  {header}");
         let _ = writeln!(
             self.out,
@@ -263,8 +304,100 @@ impl ClusterText<'_> {
             self.map(change, &lead, &name, &note, depth);
             return;
         }
-        let values = transition(change.before.as_ref(), change.after.as_ref());
-        let _ = writeln!(self.out, "{lead} {name} = {values}{note}");
+        let (before, after) = (change.before.as_ref(), change.after.as_ref());
+        let head = format!("{lead} {name} =");
+        if let Some(texts) = texts(before, after) {
+            let _ = writeln!(self.out, "{head} <<-EOT{note}");
+            self.heredoc(texts, depth, removal_suffix(after.is_none()));
+        } else if let Some(lists) = lists_of_texts(before, after) {
+            self.list_of_texts(&head, &note, lists, depth);
+        } else {
+            let _ = writeln!(self.out, "{head} {}{note}", transition(before, after));
+        }
+    }
+
+    /// The body and closing `EOT` of a heredoc whose opening line names the value at `depth`
+    /// (its lines sit one level deeper), then `suffix`.
+    fn heredoc(&mut self, (before, after): Texts<'_>, depth: usize, suffix: &str) {
+        for line in heredoc::body(before, after) {
+            match line {
+                Line::Plain(text) if text.is_empty() => self.out.push('\n'),
+                Line::Plain(text) => {
+                    let _ = writeln!(self.out, "{}{text}", indent(depth + 1));
+                }
+                Line::Changed(symbol, text) => {
+                    let line = format!("{}{} {text}", indent(depth), self.paint.symbol(symbol));
+                    let _ = writeln!(self.out, "{}", line.trim_end());
+                }
+                Line::Hidden(count) => {
+                    let _ = writeln!(
+                        self.out,
+                        "{}# ({count} unchanged {} hidden)",
+                        indent(depth + 1),
+                        plural(count, "line")
+                    );
+                }
+            }
+        }
+        let _ = writeln!(self.out, "{}EOT{suffix}", indent(depth));
+    }
+
+    /// A list of strings of which some span lines (prolog and epilog scripts), element by
+    /// element as Terraform shows lists; an element edited in place is diffed line by line.
+    fn list_of_texts(&mut self, head: &str, note: &str, (before, after): Lists<'_>, depth: usize) {
+        let _ = writeln!(self.out, "{head} [{note}");
+        let suffix = removal_suffix(after.is_none());
+        let (old, new) = (before.unwrap_or_default(), after.unwrap_or_default());
+        for op in similar::capture_diff_slices(similar::Algorithm::Myers, &old, &new) {
+            let (tag, old_range, new_range) = op.as_tag_tuple();
+            let (removed, added) = (&old[old_range], &new[new_range]);
+            if tag == similar::DiffTag::Equal {
+                for text in added {
+                    self.element(" ", text, depth);
+                }
+                continue;
+            }
+            let paired = removed.len().min(added.len());
+            for (old_text, new_text) in removed.iter().zip(added) {
+                // A script edited in place reads best as a line diff; anything else as the
+                // removal of one element and the addition of another.
+                if old_text.contains('\n') && new_text.contains('\n') {
+                    self.edited_element(old_text, new_text, depth);
+                } else {
+                    self.element("-", old_text, depth);
+                    self.element("+", new_text, depth);
+                }
+            }
+            for text in &removed[paired..] {
+                self.element("-", text, depth);
+            }
+            for text in &added[paired..] {
+                self.element("+", text, depth);
+            }
+        }
+        let _ = writeln!(self.out, "{}]{suffix}", indent(depth));
+    }
+
+    /// One whole element of a list of strings at `depth`, kept (` `), removed or added.
+    fn element(&mut self, symbol: &str, text: &str, depth: usize) {
+        let lead = format!("{}{}", indent(depth), self.paint.symbol(symbol));
+        if text.contains('\n') {
+            let _ = writeln!(self.out, "{lead} <<-EOT");
+            self.heredoc((None, Some(text)), depth + 1, ",");
+        } else {
+            let _ = writeln!(self.out, "{lead} {},", quoted(text));
+        }
+    }
+
+    /// An element of a list of strings at `depth` whose lines changed.
+    fn edited_element(&mut self, before: &str, after: &str, depth: usize) {
+        let _ = writeln!(
+            self.out,
+            "{}{} <<-EOT",
+            indent(depth),
+            self.paint.symbol("~")
+        );
+        self.heredoc((Some(before), Some(after)), depth + 1, ",");
     }
 
     /// A map attribute, key by key.
@@ -394,6 +527,42 @@ fn symbol_of(changes: &[&FieldChange]) -> &'static str {
     }
 }
 
+/// The two sides of a string value, one of them possibly absent.
+type Texts<'a> = (Option<&'a str>, Option<&'a str>);
+
+/// The two sides of a list of strings, one of them possibly absent.
+type Lists<'a> = (Option<Vec<&'a str>>, Option<Vec<&'a str>>);
+
+/// Both sides as strings, when they are strings (or absent) and one of them spans lines.
+fn texts<'a>(before: Option<&'a Value>, after: Option<&'a Value>) -> Option<Texts<'a>> {
+    if !before.into_iter().chain(after).any(heredoc::is_multiline) {
+        return None;
+    }
+    let text =
+        |value: Option<&'a Value>| value.map(Value::as_str).map_or(Some(None), |t| t.map(Some));
+    Some((text(before)?, text(after)?))
+}
+
+/// Both sides as lists of strings, when they are (or are absent) and some element spans lines.
+fn lists_of_texts<'a>(before: Option<&'a Value>, after: Option<&'a Value>) -> Option<Lists<'a>> {
+    let strings = |value: &'a Value| -> Option<Vec<&'a str>> {
+        value.as_array()?.iter().map(Value::as_str).collect()
+    };
+    let side = |value: Option<&'a Value>| value.map(strings).map_or(Some(None), |l| l.map(Some));
+    let lists = (side(before)?, side(after)?);
+    let multiline = [&lists.0, &lists.1]
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|text| text.contains('\n'));
+    multiline.then_some(lists)
+}
+
+/// ` -> null` after the last line of a value that goes away.
+fn removal_suffix(removed: bool) -> &'static str {
+    if removed { " -> null" } else { "" }
+}
+
 /// `new`, `old -> null` or `old -> new`.
 fn transition(before: Option<&Value>, after: Option<&Value>) -> String {
     match (before, after) {
@@ -419,8 +588,15 @@ fn show(value: &Value) -> String {
                 .collect();
             format!("{{ {} }}", entries.join(", "))
         }
+        Value::String(text) => quoted(text),
         other => other.to_string(),
     }
+}
+
+/// A string as HCL writes it between quotes: JSON's escapes, plus `$${` and `%%{` so that a
+/// template sequence reads back as text.
+fn quoted(text: &str) -> String {
+    heredoc::escape(&Value::from(text).to_string())
 }
 
 /// `node_pool "cpu"` for an element of a keyed list, the field name otherwise.
