@@ -9,5 +9,6 @@ mod hostile;
 mod language;
 mod reference;
 mod robustness;
+mod saved_values;
 mod support;
 mod validation;
