@@ -227,6 +227,9 @@ pub struct PlanArgs {
     /// Exit 2 when the plan has changes, 0 when it has none
     #[arg(long)]
     pub detailed_exitcode: bool,
+    /// Plan the deletion of the declared clusters, as destroy does
+    #[arg(long)]
+    pub destroy: bool,
 }
 
 /// `apply`.
@@ -319,6 +322,9 @@ pub struct ImportArgs {
     /// Region (default: the configuration's provider)
     #[arg(long)]
     pub region: Option<String>,
+    /// Stack of the configuration written into a directory without one (asked for on a terminal)
+    #[arg(long)]
+    pub stack: Option<String>,
     /// Write the HCL to this file instead of stdout
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
