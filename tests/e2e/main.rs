@@ -24,5 +24,6 @@ mod plans;
 mod prompt;
 mod reliability;
 mod running_jobs;
+mod saved_plans;
 mod secrets;
 mod stacks;

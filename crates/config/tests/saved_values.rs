@@ -33,9 +33,12 @@ fn inputs(cli: &[(&str, &str)], saved: BTreeMap<String, serde_json::Value>) -> V
 #[test]
 fn every_declared_variable_is_recorded_and_reproduces_the_digest() {
     let files = [("main.hcl", PROVIDER), ("variables.hcl", FILES)];
-    let planned = load_with(&files, &inputs(&[("zones", r#"["a", "b"]"#)], BTreeMap::new()))
-        .unwrap()
-        .config;
+    let planned = load_with(
+        &files,
+        &inputs(&[("zones", r#"["a", "b"]"#)], BTreeMap::new()),
+    )
+    .unwrap()
+    .config;
     assert_eq!(
         planned.variables,
         BTreeMap::from([
