@@ -116,6 +116,10 @@ fn plan_destroy_previews_and_its_saved_plan_destroys() {
     let shown: Value = serde_json::from_str(&stdout(&show)).unwrap();
     assert_eq!(shown["destroy"], json!(true));
     assert_eq!(shown["changes"][0]["action"], json!("delete"));
+    assert_eq!(
+        shown["changes"][0]["reason"]["kind"],
+        json!("destroy_requested")
+    );
 
     let elsewhere = tempfile::tempdir().unwrap();
     let file = env.path().join("destroy.json");
@@ -204,4 +208,14 @@ fn import_into_an_empty_directory_writes_a_whole_configuration() {
         stderr(&plan)
     );
     assert!(stdout(&plan).contains("No changes."), "{}", stdout(&plan));
+
+    // Now the directory has a configuration: its provider sets the stack.
+    let again = env.run(&args);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(
+        stderr(&again)
+            .contains("--stack is only for importing into a directory without configuration"),
+        "{}",
+        stderr(&again)
+    );
 }

@@ -322,10 +322,10 @@ pub struct ImportArgs {
     /// Region (default: the configuration's provider)
     #[arg(long)]
     pub region: Option<String>,
-    /// Stack of the configuration written into a directory without one (asked for on a terminal)
+    /// Stack of the configuration written into an empty directory
     #[arg(long)]
     pub stack: Option<String>,
-    /// Write the HCL to this file instead of stdout
+    /// Write the HCL to this file (default: stdout; DIR/main.hcl in an empty directory)
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
 }

@@ -241,3 +241,31 @@ fn write_hcl(out: Option<&Path>, hcl: &str, printer: &Printer) -> Result<(), Cli
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_stack_must_be_a_label_value() {
+        assert_eq!(new_stack(Some("ml-prod".into())).unwrap(), "ml-prod");
+        for bad in ["", "ML Prod"] {
+            let error = new_stack(Some(bad.into())).unwrap_err();
+            assert!(matches!(error, CliError::Usage(_)), "{error}");
+            assert!(
+                error.to_string().contains("not a valid label value"),
+                "{error}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_directory_with_hcl_files_has_configuration() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(!has_configuration(&dir.path().join("absent")).unwrap());
+        std::fs::write(dir.path().join("notes.txt"), "").unwrap();
+        assert!(!has_configuration(dir.path()).unwrap());
+        std::fs::write(dir.path().join("main.hcl"), "").unwrap();
+        assert!(has_configuration(dir.path()).unwrap());
+    }
+}
