@@ -22,6 +22,9 @@ fn update_plan() -> Plan {
     made
 }
 
+/// An edit of a plan document.
+type Edit = fn(&mut serde_json::Value);
+
 /// The saved `update_plan()` with `edit` applied to its document, loaded again.
 fn load_edited(edit: impl FnOnce(&mut serde_json::Value)) -> Result<Plan, PlanFileError> {
     let dir = tempfile::tempdir().unwrap();
@@ -178,7 +181,7 @@ fn the_document_records_directory_variables_and_destroy() {
 
 #[test]
 fn a_tampered_directory_or_variables_field_is_refused_clearly() {
-    let cases: [(fn(&mut serde_json::Value), &str); 4] = [
+    let cases: [(Edit, &str); 4] = [
         (
             |d| d["directory"] = json!("relative/dir"),
             "`directory` must be an absolute path, found `relative/dir`",
