@@ -25,6 +25,7 @@ mod plans;
 mod prompt;
 mod reliability;
 mod running_jobs;
+mod saved_plans;
 mod secrets;
 mod stacks;
 mod validate;

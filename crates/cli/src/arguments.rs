@@ -103,6 +103,8 @@ pub struct Plan {
     pub json: bool,
     /// `--detailed-exitcode`.
     pub detailed_exitcode: bool,
+    /// `--destroy`: plan the deletion of the declared (or targeted) clusters.
+    pub destroy: bool,
 }
 
 /// What `apply` applies.
@@ -110,12 +112,12 @@ pub struct Plan {
 pub enum ApplySource {
     /// Plan the configuration of this directory, then apply.
     Directory(PathBuf),
-    /// A saved plan, checked against the configuration in `dir`.
+    /// A saved plan, applied to the configuration directory it records.
     SavedPlan {
         /// The plan file.
         file: PathBuf,
-        /// The configuration directory (`--chdir`, default `.`).
-        dir: PathBuf,
+        /// `--chdir`, when given: it must be the directory the plan records.
+        dir: Option<PathBuf>,
     },
 }
 
@@ -183,6 +185,8 @@ pub struct Import {
     pub project: Option<String>,
     /// `--region`.
     pub region: Option<String>,
+    /// `--stack`: the stack of the configuration written into a directory without one.
+    pub stack: Option<String>,
     /// `--out FILE`.
     pub out: Option<PathBuf>,
 }
@@ -212,21 +216,8 @@ impl Arguments {
                 json: args.json,
             }),
             cli::Command::Fmt(args) => Self::Fmt(fmt(chdir, args)?),
-            cli::Command::Plan(args) => Self::Plan(Plan {
-                dir: config_dir(chdir, args.dir)?,
-                endpoint: args.endpoint.endpoint,
-                planning: Planning::from_args(args.planning)?,
-                out: args.out,
-                json: args.json,
-                detailed_exitcode: args.detailed_exitcode,
-            }),
-            cli::Command::Apply(args) => Self::Apply(Apply {
-                source: apply_source(chdir, args.target, args.chdir)?,
-                endpoint: args.endpoint.endpoint,
-                planning: Planning::from_args(args.planning)?,
-                auto_approve: args.auto_approve,
-                parallelism: args.parallelism,
-            }),
+            cli::Command::Plan(args) => Self::Plan(plan(chdir, args)?),
+            cli::Command::Apply(args) => Self::Apply(apply(chdir, args)?),
             cli::Command::Destroy(args) => Self::Destroy(Destroy {
                 dir: config_dir(chdir, args.dir)?,
                 endpoint: args.endpoint.endpoint,
@@ -259,6 +250,7 @@ impl Arguments {
                 variables: Variables::from_args(args.vars)?,
                 project: args.project,
                 region: args.region,
+                stack: args.stack,
                 out: args.out,
             }),
             cli::Command::Emulator(args) => {
@@ -301,6 +293,84 @@ impl Planning {
             replace: args.replace,
             update_mode: args.update_mode,
         })
+    }
+}
+
+/// `plan`; `--destroy` plans with variables and targets only, as `destroy` does.
+fn plan(before_command: Option<PathBuf>, args: cli::PlanArgs) -> Result<Plan, CliError> {
+    if args.destroy {
+        refuse_with_destroy(&args.planning)?;
+    }
+    Ok(Plan {
+        dir: config_dir(before_command, args.dir)?,
+        endpoint: args.endpoint.endpoint,
+        planning: Planning::from_args(args.planning)?,
+        out: args.out,
+        json: args.json,
+        detailed_exitcode: args.detailed_exitcode,
+        destroy: args.destroy,
+    })
+}
+
+/// A destroy plan replaces and updates nothing: `--replace` and `--update-mode` would do nothing.
+fn refuse_with_destroy(planning: &cli::PlanningArgs) -> Result<(), CliError> {
+    let refused = [
+        ("--replace", !planning.replace.is_empty()),
+        ("--update-mode", planning.update_mode.is_some()),
+    ];
+    match refused.iter().find(|(_, given)| *given) {
+        Some((flag, _)) => Err(CliError::Usage(format!(
+            "{flag} does nothing with --destroy: a destroy plan only deletes clusters"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// `apply`; a saved plan refuses the planning flags: it fixed them when it was made.
+fn apply(before_command: Option<PathBuf>, args: cli::ApplyArgs) -> Result<Apply, CliError> {
+    let source = apply_source(before_command, args.target, args.chdir)?;
+    if matches!(source, ApplySource::SavedPlan { .. }) {
+        refuse_with_saved_plan(&args.planning)?;
+    }
+    Ok(Apply {
+        source,
+        endpoint: args.endpoint.endpoint,
+        planning: Planning::from_args(args.planning)?,
+        auto_approve: args.auto_approve,
+        parallelism: args.parallelism,
+    })
+}
+
+/// The planning flags `apply PLANFILE` refuses, each with what the saved plan fixed.
+fn refuse_with_saved_plan(planning: &cli::PlanningArgs) -> Result<(), CliError> {
+    let refused = [
+        ("--target", !planning.targets.is_empty(), "the targets"),
+        (
+            "--replace",
+            !planning.replace.is_empty(),
+            "the replacements",
+        ),
+        (
+            "--var",
+            !planning.vars.vars.is_empty(),
+            "the variable values",
+        ),
+        (
+            "--var-file",
+            !planning.vars.var_files.is_empty(),
+            "the variable values",
+        ),
+        (
+            "--update-mode",
+            planning.update_mode.is_some(),
+            "the update mode",
+        ),
+    ];
+    match refused.iter().find(|(_, given, _)| *given) {
+        Some((flag, _, fixed)) => Err(CliError::Usage(format!(
+            "{flag} cannot be used when applying a saved plan: the saved plan fixed {fixed}; plan again with {flag}"
+        ))),
+        None => Ok(()),
     }
 }
 
@@ -357,18 +427,24 @@ fn chdir_only(chdirs: impl IntoIterator<Item = PathBuf>) -> Result<PathBuf, CliE
     one_directory(chdirs.into_iter().map(|dir| ("--chdir", dir)))
 }
 
-/// `apply FILE` applies a saved plan against the configuration in `--chdir` (default `.`);
-/// `apply [DIR]` plans the directory first.
+/// `apply FILE` applies a saved plan to the directory it records (`--chdir`, when given, must
+/// be that directory); `apply [DIR]` plans the directory first.
 fn apply_source(
     before_command: Option<PathBuf>,
     target: Option<PathBuf>,
     chdir: ChdirArg,
 ) -> Result<ApplySource, CliError> {
     match target {
-        Some(file) if file.is_file() => Ok(ApplySource::SavedPlan {
-            file,
-            dir: chdir_only([before_command, chdir.chdir].into_iter().flatten())?,
-        }),
+        Some(file) if file.is_file() => {
+            let chdirs: Vec<PathBuf> = [before_command, chdir.chdir]
+                .into_iter()
+                .flatten()
+                .collect();
+            let dir = (!chdirs.is_empty())
+                .then(|| chdir_only(chdirs))
+                .transpose()?;
+            Ok(ApplySource::SavedPlan { file, dir })
+        }
         dir => config_dir(before_command, DirArg { dir, chdir }).map(ApplySource::Directory),
     }
 }
@@ -571,6 +647,51 @@ mod tests {
             vec![("region".to_owned(), "us-east1".to_owned())]
         );
         assert_eq!(destroy.planning.targets, vec!["train01".to_owned()]);
+    }
+
+    #[test]
+    fn a_saved_plan_refuses_the_flags_it_fixed() {
+        let file = tempfile::NamedTempFile::new().unwrap();
+        let file = file.path().to_str().unwrap();
+        for (flag, value) in [
+            ("--target", "a"),
+            ("--replace", "a"),
+            ("--var", "a=b"),
+            ("--var-file", "x.cfvars"),
+            ("--update-mode", "USER_ONLY"),
+        ] {
+            let error = parse(&["clusterform", "apply", file, flag, value]).unwrap_err();
+            assert!(matches!(error, CliError::Usage(_)), "{error}");
+            let message = error.to_string();
+            assert!(message.starts_with(flag), "{message}");
+            assert!(message.contains("plan again with"), "{message}");
+        }
+        let Arguments::Apply(apply) = parse(&["clusterform", "apply", file]).unwrap() else {
+            panic!("not an apply");
+        };
+        assert!(matches!(
+            apply.source,
+            ApplySource::SavedPlan { dir: None, .. }
+        ));
+    }
+
+    #[test]
+    fn a_destroy_plan_refuses_replace_and_update_mode() {
+        for flag in [&["--replace", "a"][..], &["--update-mode", "USER_ONLY"]] {
+            let mut args = vec!["clusterform", "plan", "--destroy"];
+            args.extend_from_slice(flag);
+            let error = parse(&args).unwrap_err();
+            assert!(
+                error.to_string().contains("does nothing with --destroy"),
+                "{error}"
+            );
+        }
+        let Arguments::Plan(plan) =
+            parse(&["clusterform", "plan", "--destroy", "--target", "a"]).unwrap()
+        else {
+            panic!("not a plan");
+        };
+        assert!(plan.destroy);
     }
 
     #[test]

@@ -227,6 +227,9 @@ pub struct PlanArgs {
     /// Exit 2 when the plan has changes, 0 when it has none
     #[arg(long)]
     pub detailed_exitcode: bool,
+    /// Plan the deletion of the declared clusters, as destroy does
+    #[arg(long)]
+    pub destroy: bool,
 }
 
 /// `apply`.
@@ -319,7 +322,10 @@ pub struct ImportArgs {
     /// Region (default: the configuration's provider)
     #[arg(long)]
     pub region: Option<String>,
-    /// Write the HCL to this file instead of stdout
+    /// Stack of the configuration written into an empty directory
+    #[arg(long)]
+    pub stack: Option<String>,
+    /// Write the HCL to this file (default: stdout; DIR/main.hcl in an empty directory)
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
 }

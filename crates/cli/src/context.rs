@@ -26,7 +26,15 @@ pub fn load_config(
     variables: &Variables,
     printer: &Printer,
 ) -> Result<Config, CliError> {
-    let mut inputs = variable_inputs(variables)?;
+    load_config_with(dir, variable_inputs(variables)?, printer)
+}
+
+/// [`load_config`] with the inputs already gathered (a saved plan's recorded values).
+pub fn load_config_with(
+    dir: &Path,
+    mut inputs: VariableInputs,
+    printer: &Printer,
+) -> Result<Config, CliError> {
     let loaded = match clusterform_config::load(dir, &inputs) {
         Err(diagnostics)
             if !diagnostics.missing_variables.is_empty() && std::io::stdin().is_terminal() =>
@@ -52,6 +60,7 @@ pub fn variable_inputs(variables: &Variables) -> Result<VariableInputs, CliError
         cli: variables.pairs.clone(),
         files: variables.files.clone(),
         env: environment::configuration_variables()?,
+        ..VariableInputs::default()
     })
 }
 

@@ -44,6 +44,9 @@ pub enum CliError {
     /// Confirmation is needed but nobody can give it.
     #[error("no terminal to ask for confirmation, and --auto-approve was not given")]
     NoTerminalToConfirm,
+    /// `destroy` needs confirmation but nobody can give it.
+    #[error("no terminal to ask for confirmation, and --auto-approve was not given")]
+    NoTerminalToConfirmDestroy,
     /// A saved plan no longer matches the live clusters.
     #[error("the saved plan is stale:\n  {}", .0.join("\n  "))]
     StalePlan(Vec<String>),
@@ -145,6 +148,7 @@ impl CliError {
             Self::NoTerminalToConfirm => {
                 Some("run with --auto-approve, or save a plan with `plan --out FILE` and `apply FILE`".into())
             }
+            Self::NoTerminalToConfirmDestroy => Some(crate::hints::DESTROY_WITHOUT_TERMINAL.into()),
             Self::StalePlan(_) | Self::ConfigChanged { .. } => {
                 Some("run `clusterform plan --out FILE` again, review it, then apply the new plan".into())
             }

@@ -5,6 +5,11 @@
 use clusterform_executor::ExecError;
 use clusterform_planner::PlanError;
 
+/// `destroy` with nobody to confirm it: approve it on the command line, or review it first as a
+/// saved destroy plan.
+pub const DESTROY_WITHOUT_TERMINAL: &str = "run with --auto-approve, or review the destroy first: \
+`clusterform plan --destroy --out FILE`, then `clusterform apply FILE`";
+
 /// The hint for a planning error.
 pub fn plan_hint(error: &PlanError) -> Option<String> {
     match error {

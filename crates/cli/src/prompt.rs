@@ -1,4 +1,5 @@
-//! Questions asked on a terminal: the apply/destroy confirmation and missing variables.
+//! Questions asked on a terminal: the apply/destroy confirmation, missing variables, and the
+//! stack of a configuration `import` writes.
 
 use std::io::IsTerminal;
 
@@ -20,6 +21,18 @@ pub fn confirm(question: &str) -> Result<bool, CliError> {
         .allow_empty(true)
         .interact_text()?;
     Ok(answer.trim() == "yes")
+}
+
+/// Asks for the stack of the configuration `import` writes into a directory without one;
+/// `None` without a terminal.
+pub fn stack() -> Result<Option<String>, CliError> {
+    if !std::io::stdin().is_terminal() {
+        return Ok(None);
+    }
+    let stack: String = Input::new()
+        .with_prompt("stack (the owner of the clusters of this configuration, e.g. ml-prod)")
+        .interact_text()?;
+    Ok(Some(stack))
 }
 
 /// Asks for the value of a variable that has none; sensitive ones are not echoed.

@@ -21,6 +21,9 @@ pub struct Config {
     /// SHA-256 (hex) over every file's name and bytes and every variable value, so a saved plan
     /// can tell whether it was made from this configuration.
     pub digest: String,
+    /// Every declared variable's value, as JSON: a saved plan records them so that applying
+    /// it loads the configuration with exactly these values ([`VariableInputs::saved`]).
+    pub variables: BTreeMap<String, serde_json::Value>,
 }
 
 impl Config {
@@ -153,7 +156,8 @@ pub struct SourceLocation {
 
 /// Variable values from outside the configuration, in increasing precedence: the environment
 /// (`CLUSTERFORM_VAR_name`), then the directory's `clusterform.cfvars` and `*.auto.cfvars`
-/// (which [`load`](crate::load) finds itself), `--var-file` files, `--var name=value` flags.
+/// (which [`load`](crate::load) finds itself), `--var-file` files, `--var name=value` flags,
+/// and the values a saved plan recorded.
 ///
 /// The library never prompts: a variable without a value is a diagnostic, and the CLI (which
 /// knows whether a terminal is attached) may ask for it and load again.
@@ -165,6 +169,9 @@ pub struct VariableInputs {
     pub files: Vec<PathBuf>,
     /// `CLUSTERFORM_VAR_*` from the environment, name without the prefix.
     pub env: BTreeMap<String, String>,
+    /// The values a saved plan was made with ([`Config::variables`]): applying it must load
+    /// the configuration exactly as it was planned, whatever else is set.
+    pub saved: BTreeMap<String, serde_json::Value>,
 }
 
 #[cfg(test)]

@@ -40,3 +40,4 @@ pub use guard::{
 pub use load::{Loaded, Validated, load, validate};
 pub use reference::{REFERENCE_BEGIN, REFERENCE_END, reference_markdown};
 pub use source::MAX_SOURCE_BYTES;
+pub use validate::label_value_problem;

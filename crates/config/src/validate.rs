@@ -428,8 +428,8 @@ pub(crate) fn label_key_problem(key: &str) -> Option<&'static str> {
     }
 }
 
-/// Why a label value is invalid, if it is.
-pub(crate) fn label_value_problem(value: &str) -> Option<&'static str> {
+/// Why a label value (such as a stack name) is invalid, if it is.
+pub fn label_value_problem(value: &str) -> Option<&'static str> {
     if value.chars().count() > 63 {
         Some("it must be at most 63 characters long")
     } else if !value.chars().all(label_char_ok) {

@@ -22,6 +22,8 @@ use crate::{VariableInputs, diagnostic};
 pub(crate) const CLI_ORIGIN: &str = "<command line>";
 /// Pseudo-file name of diagnostics about `CLUSTERFORM_VAR_*` values.
 pub(crate) const ENV_ORIGIN: &str = "<environment>";
+/// Pseudo-file name of diagnostics about the values a saved plan recorded.
+const SAVED_PLAN_ORIGIN: &str = "<saved plan>";
 
 /// The type constraint of a variable.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -269,9 +271,9 @@ pub(crate) struct VarFile {
     pub shown: PathBuf,
 }
 
-/// Gives every declared variable its value: `--var` > `--var-file` > `*.auto.cfvars` >
-/// `clusterform.cfvars` > environment > default. `auto_files` are the configuration
-/// directory's variables files, in increasing precedence.
+/// Gives every declared variable its value: a saved plan's > `--var` > `--var-file` >
+/// `*.auto.cfvars` > `clusterform.cfvars` > environment > default. `auto_files` are the
+/// configuration directory's variables files, in increasing precedence.
 pub(crate) fn resolve(
     declarations: &[Declaration],
     inputs: &VariableInputs,
@@ -290,7 +292,9 @@ pub(crate) fn resolve(
     for declaration in declarations {
         let name = declaration.name.as_str();
         let flag = inputs.cli.iter().rev().find(|(n, _)| n == name);
-        let value = if let Some((_, text)) = flag {
+        let value = if let Some(saved) = inputs.saved.get(name) {
+            saved_value(declaration, saved, diagnostics)
+        } else if let Some((_, text)) = flag {
             text_value(
                 declaration,
                 text,
@@ -339,6 +343,34 @@ fn missing_value(declaration: &Declaration) -> Diagnostic {
         )),
         ..declaration.head.clone()
     }
+}
+
+/// A variable's value as JSON, as a saved plan records it.
+pub(crate) fn to_json(value: &Value) -> serde_json::Value {
+    serde_json::to_value(value).unwrap_or(serde_json::Value::Null)
+}
+
+/// A value a saved plan recorded, converted to the declared type again (a plan file edited by
+/// hand must not slip a value of the wrong type past the declaration).
+fn saved_value(
+    declaration: &Declaration,
+    saved: &serde_json::Value,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<Value> {
+    hcl::to_value(saved)
+        .map_err(|err| err.to_string())
+        .and_then(|value| declaration.ty.convert(value))
+        .map_err(|message| {
+            diagnostics.push(detached_error(
+                Path::new(SAVED_PLAN_ORIGIN),
+                format!(
+                    "invalid value for variable `{}` in the saved plan: {message}",
+                    declaration.name
+                ),
+                Some("make the plan again with `clusterform plan --out FILE`".to_owned()),
+            ));
+        })
+        .ok()
 }
 
 fn text_value(

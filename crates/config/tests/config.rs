@@ -9,6 +9,7 @@ mod hostile;
 mod language;
 mod reference;
 mod robustness;
+mod saved_values;
 mod support;
 mod unknown_values;
 mod validation;

@@ -204,6 +204,9 @@ pub fn plan(changes: Vec<ClusterChange>) -> Plan {
         format_version: clusterform_planner::PLAN_FORMAT_VERSION,
         stack: STACK.into(),
         config_digest: "test".into(),
+        directory: Default::default(),
+        variables: Default::default(),
+        destroy: false,
         changes,
     }
 }

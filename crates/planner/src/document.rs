@@ -1,5 +1,6 @@
 //! The plan's versioned serialised form (`docs/plan-json.md`): `format_version` first, then the
-//! stack, the configuration digest, the action counts and every cluster's change with its exact
+//! stack, the configuration digest, what applying it needs (directory, variable values, whether
+//! it destroys), the action counts and every cluster's change with its exact
 //! requests. It is the saved plan file's format, so it lives with the plan and not in a view;
 //! `plan --json` and `show PLANFILE --json` print the same document.
 
@@ -19,6 +20,12 @@ pub fn plan_document(plan: &Plan) -> Value {
         "config_digest".to_owned(),
         Value::from(plan.config_digest.as_str()),
     );
+    document.insert(
+        "directory".to_owned(),
+        Value::from(plan.directory.to_string_lossy()),
+    );
+    document.insert("variables".to_owned(), to_json(&plan.variables));
+    document.insert("destroy".to_owned(), Value::from(plan.destroy));
     document.insert("summary".to_owned(), to_json(&plan.summary()));
     document.insert("changes".to_owned(), to_json(&plan.changes));
     Value::Object(document)

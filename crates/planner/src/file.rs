@@ -1,6 +1,8 @@
 //! Saved plan files (`plan --out FILE`): the JSON plan document, written atomically (a temporary
-//! file in the same directory, then a rename) with mode 0600 because request bodies may carry
-//! values from sensitive variables; and read back with a check of the format version.
+//! file in the same directory, then a rename) with mode 0600 because request bodies and the
+//! recorded variable values may carry values from sensitive variables; and read back with a
+//! check of the format version, of the fields applying it relies on (an absolute directory,
+//! variable values by name) and of a destroy plan holding only deletions.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -9,7 +11,7 @@ use clusterform_files::{Access, write_atomic};
 use serde_json::Value;
 
 use crate::document::plan_document;
-use crate::plan::{PLAN_FORMAT_VERSION, Plan};
+use crate::plan::{Action, PLAN_FORMAT_VERSION, Plan};
 
 /// Why a plan file could not be written or read.
 #[derive(Debug, thiserror::Error)]
@@ -62,6 +64,14 @@ pub enum PlanFileError {
         #[source]
         source: serde_json::Error,
     },
+    /// The file has the right shape, but a field applying it relies on does not hold up.
+    #[error("{} is a damaged plan file: {problem}", path.display())]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// Which field, and what is wrong with it.
+        problem: String,
+    },
 }
 
 /// Writes the plan document to `path` atomically, readable only by its owner.
@@ -99,8 +109,53 @@ pub fn load_plan(path: &Path) -> Result<Plan, PlanFileError> {
             supported: PLAN_FORMAT_VERSION,
         });
     }
-    serde_json::from_value(document).map_err(|source| PlanFileError::Malformed {
+    let invalid = |problem: String| PlanFileError::Invalid {
         path: path.to_owned(),
-        source,
-    })
+        problem,
+    };
+    check_recorded_fields(&document).map_err(invalid)?;
+    let plan: Plan =
+        serde_json::from_value(document).map_err(|source| PlanFileError::Malformed {
+            path: path.to_owned(),
+            source,
+        })?;
+    check_destroy_only_deletes(&plan).map_err(invalid)?;
+    Ok(plan)
+}
+
+/// `directory` must be an absolute path (applying loads the configuration from it, whatever
+/// the working directory) and `variables` an object of values by name. Their content is
+/// checked when the plan is applied: the configuration loaded from them must have the
+/// recorded digest.
+fn check_recorded_fields(document: &Value) -> Result<(), String> {
+    match document.get("directory") {
+        Some(Value::String(directory)) if Path::new(directory).is_absolute() => {}
+        Some(Value::String(directory)) => {
+            return Err(format!(
+                "`directory` must be an absolute path, found `{directory}`"
+            ));
+        }
+        _ => return Err("`directory` must be a string, the configuration directory".to_owned()),
+    }
+    match document.get("variables") {
+        Some(Value::Object(_)) => Ok(()),
+        _ => Err("`variables` must be an object of variable values by name".to_owned()),
+    }
+}
+
+/// A destroy plan is applied without asking what it does beyond deleting: a change of another
+/// kind in it was not made by `plan --destroy`.
+fn check_destroy_only_deletes(plan: &Plan) -> Result<(), String> {
+    let other = plan
+        .changes
+        .iter()
+        .find(|change| !matches!(change.action, Action::Delete | Action::NoOp));
+    match other {
+        Some(change) if plan.destroy => Err(format!(
+            "`destroy` is true, but cluster `{}` has the action {}; a destroy plan only deletes",
+            change.address.cluster_id,
+            serde_json::to_string(&change.action).unwrap_or_default()
+        )),
+        _ => Ok(()),
+    }
 }

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::path::PathBuf;
 
 use clusterform_model::fields::{ImpactClass, UpdateMaskPath};
 use clusterform_model::rest::ClusterRequest;
@@ -12,7 +13,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Version of the JSON plan document and of saved plan files.
-pub const PLAN_FORMAT_VERSION: u32 = 1;
+/// Version 2 added what applying a saved plan needs: the directory, the variable values and
+/// whether it is a destroy plan.
+pub const PLAN_FORMAT_VERSION: u32 = 2;
 
 /// Everything a run would do.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -23,6 +26,15 @@ pub struct Plan {
     pub stack: String,
     /// The configuration digest the plan was made from.
     pub config_digest: String,
+    /// The configuration directory the plan was made from. The planner records
+    /// [`Config::root`](clusterform_config::Config::root); the binary makes it absolute so that
+    /// a saved plan can be applied from any working directory.
+    pub directory: PathBuf,
+    /// Every declared variable's value when the plan was made: applying a saved plan loads
+    /// the configuration with exactly these. May hold values of `sensitive` variables.
+    pub variables: BTreeMap<String, Value>,
+    /// A destroy plan (`plan --destroy`, `destroy`): it only deletes.
+    pub destroy: bool,
     /// One entry per cluster considered, no-ops included, sorted by address.
     pub changes: Vec<ClusterChange>,
 }

@@ -97,6 +97,9 @@ pub fn plan(
         format_version: PLAN_FORMAT_VERSION,
         stack: stack.to_owned(),
         config_digest: desired.digest.clone(),
+        directory: desired.root.clone(),
+        variables: desired.variables.clone(),
+        destroy: options.destroy,
         changes,
     })
 }

@@ -1,23 +1,38 @@
 //! Saved plan files and their freshness against the live clusters.
 
 use clusterform_planner::{
-    PLAN_FORMAT_VERSION, PlanFileError, PlanOptions, StalenessKind, load_plan, plan, plan_document,
-    save_plan, stale_clusters,
+    PLAN_FORMAT_VERSION, Plan, PlanFileError, PlanOptions, StalenessKind, load_plan, plan,
+    plan_document, save_plan, stale_clusters,
 };
 use serde_json::json;
 
 use crate::support::{cluster, config, desired, live_seed, seed, served};
 
-fn update_plan() -> clusterform_planner::Plan {
+fn update_plan() -> Plan {
     let mut wanted = seed();
     wanted["labels"] = json!({"team": "x"});
     let clusters = vec![desired("train01", wanted), desired("new01", seed())];
-    plan(
+    let mut made = plan(
         &config(clusters),
         &[live_seed("train01")],
         &PlanOptions::default(),
     )
-    .unwrap()
+    .unwrap();
+    made.directory = std::env::temp_dir().join("config");
+    made
+}
+
+/// An edit of a plan document.
+type Edit = fn(&mut serde_json::Value);
+
+/// The saved `update_plan()` with `edit` applied to its document, loaded again.
+fn load_edited(edit: impl FnOnce(&mut serde_json::Value)) -> Result<Plan, PlanFileError> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tfplan.json");
+    let mut document = plan_document(&update_plan());
+    edit(&mut document);
+    std::fs::write(&path, document.to_string()).unwrap();
+    load_plan(&path)
 }
 
 #[test]
@@ -28,7 +43,7 @@ fn a_saved_plan_reads_back_identical_and_private() {
     save_plan(&made, &path).unwrap();
     assert_eq!(load_plan(&path).unwrap(), made);
     let text = std::fs::read_to_string(&path).unwrap();
-    assert!(text.starts_with("{\n  \"format_version\": 1,"), "{text}");
+    assert!(text.starts_with("{\n  \"format_version\": 2,"), "{text}");
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt as _;
@@ -52,8 +67,10 @@ fn garbage_and_other_versions_are_refused_clearly() {
     let err = load("{\"format_version\": 99}");
     assert!(matches!(err, PlanFileError::UnsupportedVersion { .. }));
     assert!(err.to_string().contains("version 99"), "{err}");
+    let err = load("{\"format_version\": 1}");
+    assert!(err.to_string().contains("make the plan again"), "{err}");
     let err = load(&format!(
-        "{{\"format_version\": {PLAN_FORMAT_VERSION}, \"stack\": 3}}"
+        "{{\"format_version\": {PLAN_FORMAT_VERSION}, \"directory\": \"/c\", \"variables\": {{}}, \"stack\": 3}}"
     ));
     assert!(matches!(err, PlanFileError::Malformed { .. }), "{err}");
     let missing = load_plan(&dir.path().join("absent")).unwrap_err();
@@ -137,4 +154,57 @@ fn a_tampered_saved_plan_is_refused_on_load_naming_the_field() {
         let message = err.to_string();
         assert!(message.contains(named), "{pointer} = {value}: {message}");
     }
+}
+
+#[test]
+fn the_document_records_directory_variables_and_destroy() {
+    let mut made = update_plan();
+    made.variables.insert("zones".to_owned(), json!(["a", "b"]));
+    let document = plan_document(&made);
+    assert_eq!(
+        document["directory"],
+        json!(made.directory.to_string_lossy())
+    );
+    assert_eq!(document["variables"], json!({"zones": ["a", "b"]}));
+    assert_eq!(document["destroy"], json!(false));
+    let destroying = plan(
+        &config(vec![desired("train01", seed())]),
+        &[live_seed("train01")],
+        &PlanOptions {
+            destroy: true,
+            ..PlanOptions::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(plan_document(&destroying)["destroy"], json!(true));
+}
+
+#[test]
+fn a_tampered_directory_or_variables_field_is_refused_clearly() {
+    let cases: [(Edit, &str); 4] = [
+        (
+            |d| d["directory"] = json!("relative/dir"),
+            "`directory` must be an absolute path, found `relative/dir`",
+        ),
+        (
+            |d| {
+                d.as_object_mut().unwrap().remove("directory");
+            },
+            "`directory` must be a string",
+        ),
+        (
+            |d| d["variables"] = json!(["zones"]),
+            "`variables` must be an object",
+        ),
+        (
+            |d| d["destroy"] = json!(true),
+            "`destroy` is true, but cluster `new01` has the action \"create\"",
+        ),
+    ];
+    for (edit, expected) in cases {
+        let err = load_edited(edit).unwrap_err();
+        assert!(matches!(err, PlanFileError::Invalid { .. }), "{err}");
+        assert!(err.to_string().contains(expected), "{err}");
+    }
+    assert!(load_edited(|d| d["variables"] = json!({"zones": ["a"]})).is_ok());
 }

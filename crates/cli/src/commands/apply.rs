@@ -1,10 +1,13 @@
 //! `clusterform apply`: plan (or read a saved plan), confirm, execute with live progress, and
-//! summarise. Operations an earlier run left in flight are waited for first.
+//! summarise. Operations an earlier run left in flight are waited for first. A saved plan is
+//! applied to the directory it records, with the variable values it records, from any working
+//! directory.
 
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use clusterform_config::VariableInputs;
 use clusterform_executor::{ApplyEngine, ApplyReport, Journal, RunLock, WaitOptions};
 use clusterform_model::{ClusterName, state};
 use clusterform_planner::{Action, ClusterChange, LiveCluster, Plan};
@@ -23,7 +26,9 @@ use clusterform::views::actions;
 /// Applies a configuration directory or a saved plan file.
 pub async fn run(args: &Apply, printer: &Printer) -> Result<ExitStatus, CliError> {
     match &args.source {
-        ApplySource::SavedPlan { file, dir } => apply_saved_plan(args, file, dir, printer).await,
+        ApplySource::SavedPlan { file, dir } => {
+            apply_saved_plan(args, file, dir.as_deref(), printer).await
+        }
         ApplySource::Directory(dir) => apply_directory(args, dir, printer).await,
     }
 }
@@ -52,6 +57,7 @@ async fn apply_directory(
             &planned.connection,
             dir,
             args.parallelism,
+            apply_summary,
             printer,
         )
         .await;
@@ -60,6 +66,7 @@ async fn apply_directory(
         auto_approve: args.auto_approve,
         question: "Do you want to perform these actions?",
         cancelled: "Apply cancelled.",
+        destroy: false,
     };
     match confirm_and_execute(&planned, dir, &approval, args.parallelism, printer).await? {
         Some(report) => {
@@ -69,6 +76,7 @@ async fn apply_directory(
                 &planned.connection,
                 dir,
                 args.parallelism,
+                apply_summary,
                 printer,
             )
             .await
@@ -117,13 +125,14 @@ fn busy_with(
 }
 
 /// Waits for the `working` clusters to settle (unless the run was interrupted), then reports
-/// them with the plan's own outcomes.
+/// them with the plan's own outcomes, summarised by `summary`.
 async fn finish_after_settling(
     mut report: ApplyReport,
     working: &[ClusterChange],
     connection: &Connection,
     dir: &Path,
     parallelism: u16,
+    summary: fn(&ApplyReport) -> String,
     printer: &Printer,
 ) -> Result<ExitStatus, CliError> {
     let changed = !report.outcomes.is_empty();
@@ -138,7 +147,7 @@ async fn finish_after_settling(
         report.interrupted = settled.interrupted;
     }
     match (changed, working.is_empty()) {
-        (true, _) => finish(&report, dir, &apply_summary(&report), printer),
+        (true, _) => finish(&report, dir, &summary(&report), printer),
         (false, false) => finish(
             &report,
             dir,
@@ -158,6 +167,8 @@ pub struct Approval {
     pub question: &'static str,
     /// What to say when the answer is not `yes`.
     pub cancelled: &'static str,
+    /// A destroy: without a terminal, the hint names the saved destroy plan.
+    pub destroy: bool,
 }
 
 /// Asks for approval (unless auto-approved), then executes the plan; `None` when the user
@@ -169,7 +180,15 @@ pub async fn confirm_and_execute(
     parallelism: u16,
     printer: &Printer,
 ) -> Result<Option<ApplyReport>, CliError> {
-    if !approval.auto_approve && !prompt::confirm(approval.question)? {
+    let approved = || {
+        prompt::confirm(approval.question).map_err(|err| match err {
+            CliError::NoTerminalToConfirm if approval.destroy => {
+                CliError::NoTerminalToConfirmDestroy
+            }
+            other => other,
+        })
+    };
+    if !approval.auto_approve && !approved()? {
         printer.info(approval.cancelled);
         return Ok(None);
     }
@@ -184,15 +203,24 @@ pub async fn confirm_and_execute(
     Ok(Some(report))
 }
 
+/// Applies a saved plan to the directory it records, loading the configuration with exactly
+/// the recorded variable values (whatever the environment says now), so that the digest
+/// compares like with like.
 async fn apply_saved_plan(
     args: &Apply,
     path: &Path,
-    dir: &Path,
+    chdir: Option<&Path>,
     printer: &Printer,
 ) -> Result<ExitStatus, CliError> {
     let plan = clusterform_planner::load_plan(path)?;
+    let dir = plan.directory.as_path();
+    check_chdir(chdir, dir)?;
     let _lock = RunLock::acquire(dir)?;
-    let config = context::load_config(dir, &args.planning.variables, printer)?;
+    let inputs = VariableInputs {
+        saved: plan.variables.clone(),
+        ..VariableInputs::default()
+    };
+    let config = context::load_config_with(dir, inputs, printer)?;
     if config.digest != plan.config_digest {
         return Err(CliError::ConfigChanged {
             planned: short(&plan.config_digest),
@@ -215,15 +243,36 @@ async fn apply_saved_plan(
         printer.info("The saved plan has no changes.");
         ApplyReport::default()
     };
+    let summary = if plan.destroy {
+        destroy_summary
+    } else {
+        apply_summary
+    };
     finish_after_settling(
         report,
         &working,
         &connection,
         dir,
         args.parallelism,
+        summary,
         printer,
     )
     .await
+}
+
+/// `--chdir` with a saved plan may only name the directory the plan records.
+fn check_chdir(chdir: Option<&Path>, recorded: &Path) -> Result<(), CliError> {
+    let Some(chdir) = chdir else {
+        return Ok(());
+    };
+    if std::fs::canonicalize(chdir).is_ok_and(|given| given == recorded) {
+        return Ok(());
+    }
+    Err(CliError::Usage(format!(
+        "the saved plan was made in {}, not in {}: a saved plan applies to the directory it was made in; drop --chdir",
+        recorded.display(),
+        chdir.display()
+    )))
 }
 
 /// Runs a plan with progress; Ctrl-C stops waiting (the journal keeps the operations), a
@@ -375,6 +424,16 @@ fn apply_summary(report: &ApplyReport) -> String {
         count(Action::Replace),
         count(Action::Delete)
     )
+}
+
+/// `Destroy complete! Resources: 2 destroyed.`
+pub fn destroy_summary(report: &ApplyReport) -> String {
+    let destroyed = report
+        .outcomes
+        .iter()
+        .filter(|o| o.action == Action::Delete && o.result.is_ok())
+        .count();
+    format!("Destroy complete! Resources: {destroyed} destroyed.")
 }
 
 fn short(digest: &str) -> String {

@@ -13,7 +13,9 @@ use time::OffsetDateTime;
 
 use crate::arguments::Destroy;
 use crate::commands::ExitStatus;
-use crate::commands::apply::{Approval, confirm_and_execute, finish, settle_earlier_runs};
+use crate::commands::apply::{
+    Approval, confirm_and_execute, destroy_summary, finish, settle_earlier_runs,
+};
 use crate::commands::plan::{Planned, prepare, replan};
 use crate::error::CliError;
 use crate::printer::Printer;
@@ -51,23 +53,14 @@ async fn destroy(
         auto_approve: args.auto_approve,
         question: "Do you really want to destroy these clusters?",
         cancelled: "Destroy cancelled.",
+        destroy: true,
     };
     let Some(report) =
         confirm_and_execute(planned, dir, &approval, args.parallelism, printer).await?
     else {
         return Ok(ExitStatus::Declined);
     };
-    let destroyed = report
-        .outcomes
-        .iter()
-        .filter(|o| o.action == Action::Delete && o.result.is_ok())
-        .count();
-    finish(
-        &report,
-        dir,
-        &format!("Destroy complete! Resources: {destroyed} destroyed."),
-        printer,
-    )
+    finish(&report, dir, &destroy_summary(&report), printer)
 }
 
 /// Asks every cluster the plan would delete for its jobs, prints the table, and drops from the

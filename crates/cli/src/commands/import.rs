@@ -1,6 +1,8 @@
 //! `clusterform import ID`: takes over a cluster created elsewhere by adding this stack's
 //! ownership label (a labels-only PATCH), then prints the HCL that describes it, so that a
-//! `plan` right after shows no changes.
+//! `plan` right after shows no changes. In a directory without configuration it writes a whole
+//! one instead (`main.hcl`, or `--out`): a provider block with the project, region and stack,
+//! then the cluster, so that `validate` accepts it and `plan` shows no changes.
 
 use std::path::Path;
 use std::time::Duration;
@@ -14,12 +16,53 @@ use crate::commands::ExitStatus;
 use crate::context;
 use crate::error::CliError;
 use crate::printer::Printer;
+use crate::prompt;
 
 /// How long the labels-only update may take.
 const LABEL_UPDATE_TIMEOUT: Duration = Duration::from_secs(10 * 60);
 
-/// Labels the cluster as this stack's and writes its HCL.
+/// The file `import` writes a new configuration into when `--out` does not name one.
+const NEW_CONFIGURATION_FILE: &str = "main.hcl";
+
+/// Labels the cluster as this stack's and writes its HCL: the cluster block into a
+/// configuration, a whole configuration into a directory without one.
 pub async fn run(args: &Import, printer: &Printer) -> Result<ExitStatus, CliError> {
+    if has_configuration(&args.dir)? {
+        import_into_configuration(args, printer).await
+    } else {
+        import_into_new_configuration(args, printer).await
+    }
+}
+
+/// Whether `dir` holds configuration files (`*.hcl`); a directory that does not exist yet
+/// holds none.
+fn has_configuration(dir: &Path) -> Result<bool, CliError> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(source) => {
+            return Err(CliError::Io {
+                action: "could not read",
+                path: dir.to_path_buf(),
+                source,
+            });
+        }
+    };
+    Ok(entries
+        .flatten()
+        .any(|entry| entry.path().extension().is_some_and(|ext| ext == "hcl")))
+}
+
+async fn import_into_configuration(
+    args: &Import,
+    printer: &Printer,
+) -> Result<ExitStatus, CliError> {
+    if args.stack.is_some() {
+        return Err(CliError::Usage(format!(
+            "--stack is only for importing into a directory without configuration; the provider block of {} sets the stack",
+            args.dir.display()
+        )));
+    }
     let dir = &args.dir;
     let _lock = RunLock::acquire(dir)?;
     let config = context::load_config(dir, &args.variables, printer)?;
@@ -39,31 +82,115 @@ pub async fn run(args: &Import, printer: &Printer) -> Result<ExitStatus, CliErro
         printer,
     )
     .await?;
-    let client = &connection.client;
-    let cluster = client
-        .get_cluster(&name)
-        .await?
-        .ok_or_else(|| CliError::ClusterNotFound(name.to_string()))?;
-    let stack = &config.provider.stack;
-    let cluster = match cluster.label(STACK_LABEL) {
-        Some(owner) if owner == stack => {
-            printer.info(&format!(
-                "Cluster {} already belongs to stack {stack}.",
-                args.id
-            ));
-            cluster
-        }
-        Some(other) => {
-            return Err(CliError::OwnedElsewhere {
-                cluster: args.id.clone(),
-                owner: other.to_owned(),
-            });
-        }
-        None => add_stack_label(client, &name, &cluster, stack, printer).await?,
-    };
+    let cluster = take_over(&connection.client, &name, &config.provider.stack, printer).await?;
     let hcl = clusterform_config::cluster_to_hcl(&args.id, &cluster);
     write_hcl(args.out.as_deref(), &hcl, printer)?;
     Ok(ExitStatus::Success)
+}
+
+/// Writes a whole configuration for the cluster: the project and region come from the flags,
+/// the stack from `--stack` or, on a terminal, from the user.
+async fn import_into_new_configuration(
+    args: &Import,
+    printer: &Printer,
+) -> Result<ExitStatus, CliError> {
+    let dir = &args.dir;
+    if !args.variables.pairs.is_empty() || !args.variables.files.is_empty() {
+        return Err(CliError::Usage(format!(
+            "--var and --var-file do nothing here: {} has no configuration that declares variables",
+            dir.display()
+        )));
+    }
+    let (Some(project), Some(region)) = (&args.project, &args.region) else {
+        return Err(CliError::Usage(format!(
+            "{} has no configuration: pass --project and --region (they go into the provider block import writes)",
+            dir.display()
+        )));
+    };
+    let name = ClusterName::new(project, region, &args.id)
+        .map_err(|err| CliError::Usage(err.to_string()))?;
+    let stack = new_stack(args.stack.clone())?;
+    std::fs::create_dir_all(dir).map_err(|source| CliError::Io {
+        action: "could not create",
+        path: dir.clone(),
+        source,
+    })?;
+    let _lock = RunLock::acquire(dir)?;
+    let connection = context::connect(args.endpoint.as_deref(), None, dir, printer).await?;
+    let cluster = take_over(&connection.client, &name, &stack, printer).await?;
+    let hcl = new_configuration(&name, &stack, &cluster);
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| dir.join(NEW_CONFIGURATION_FILE));
+    write_hcl(Some(&out), &hcl, printer)?;
+    Ok(ExitStatus::Success)
+}
+
+/// The stack of a new configuration: `--stack`, else asked for on a terminal; it must be a
+/// valid label value, since it becomes the `clusterform-stack` label.
+fn new_stack(given: Option<String>) -> Result<String, CliError> {
+    let stack = match given {
+        Some(stack) => stack,
+        None => prompt::stack()?.ok_or_else(|| {
+            CliError::Usage(
+                "the directory has no configuration and there is no terminal to ask for its stack: pass --stack NAME (the owner of the clusters this configuration will manage)"
+                    .into(),
+            )
+        })?,
+    };
+    let problem = if stack.is_empty() {
+        Some("it must not be empty")
+    } else {
+        clusterform_config::label_value_problem(&stack)
+    };
+    match problem {
+        Some(problem) => Err(CliError::Usage(format!(
+            "stack `{stack}` is not a valid label value: {problem}"
+        ))),
+        None => Ok(stack),
+    }
+}
+
+/// A provider block with the cluster's location and the stack, then the cluster. The three
+/// values were validated (resource name, label value), so they need no escaping.
+fn new_configuration(name: &ClusterName, stack: &str, cluster: &Cluster) -> String {
+    let provider = format!(
+        "provider \"google\" {{\n  project = \"{}\"\n  region = \"{}\"\n  stack = \"{stack}\"\n}}\n",
+        name.project, name.location
+    );
+    let text = format!(
+        "{provider}\n{}",
+        clusterform_config::cluster_to_hcl(&name.cluster_id, cluster)
+    );
+    clusterform_config::format_source(&text, Path::new(NEW_CONFIGURATION_FILE)).unwrap_or(text)
+}
+
+/// Reads the cluster and makes it this stack's: labels it unless it is already.
+async fn take_over(
+    client: &ApiClient,
+    name: &ClusterName,
+    stack: &str,
+    printer: &Printer,
+) -> Result<Cluster, CliError> {
+    let cluster = client
+        .get_cluster(name)
+        .await?
+        .ok_or_else(|| CliError::ClusterNotFound(name.to_string()))?;
+    match cluster.label(STACK_LABEL) {
+        Some(owner) if owner == stack => {
+            printer.info(&format!(
+                "Cluster {} already belongs to stack {stack}.",
+                name.cluster_id
+            ));
+            Ok(cluster)
+        }
+        Some(other) => Err(CliError::OwnedElsewhere {
+            cluster: name.cluster_id.clone(),
+            owner: other.to_owned(),
+        }),
+        None => add_stack_label(client, name, &cluster, stack, printer).await,
+    }
 }
 
 async fn add_stack_label(
@@ -113,4 +240,32 @@ fn write_hcl(out: Option<&Path>, hcl: &str, printer: &Printer) -> Result<(), Cli
         None => printer.result(hcl),
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_stack_must_be_a_label_value() {
+        assert_eq!(new_stack(Some("ml-prod".into())).unwrap(), "ml-prod");
+        for bad in ["", "ML Prod"] {
+            let error = new_stack(Some(bad.into())).unwrap_err();
+            assert!(matches!(error, CliError::Usage(_)), "{error}");
+            assert!(
+                error.to_string().contains("not a valid label value"),
+                "{error}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_directory_with_hcl_files_has_configuration() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(!has_configuration(&dir.path().join("absent")).unwrap());
+        std::fs::write(dir.path().join("notes.txt"), "").unwrap();
+        assert!(!has_configuration(dir.path()).unwrap());
+        std::fs::write(dir.path().join("main.hcl"), "").unwrap();
+        assert!(has_configuration(dir.path()).unwrap());
+    }
 }

@@ -1,7 +1,9 @@
-//! `clusterform plan`: validate, refresh the live clusters, plan, look up the Slurm jobs that
-//! disruptive changes would hit, render; optionally save.
+//! `clusterform plan`: validate, refresh the live clusters, plan (with `--destroy`, the deletions
+//! `destroy` would make), look up the Slurm jobs that disruptive changes would hit, render;
+//! optionally save, with the absolute configuration directory so that `apply FILE` works from
+//! anywhere.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use clusterform_config::Config;
 use clusterform_executor::{ApiClient, Journal};
@@ -30,7 +32,7 @@ pub struct Planned {
 /// Plans and prints the plan (text or JSON), saving it with `--out`.
 pub async fn run(args: &PlanCommand, printer: &Printer) -> Result<ExitStatus, CliError> {
     let endpoint = args.endpoint.as_deref();
-    let planned = prepare(endpoint, &args.dir, &args.planning, false, printer).await?;
+    let planned = prepare(endpoint, &args.dir, &args.planning, args.destroy, printer).await?;
     if args.json {
         let json = clusterform_planner::plan_document(&planned.plan);
         printer.result(&serde_json::to_string_pretty(&json).unwrap_or_default());
@@ -108,6 +110,7 @@ async fn plan_live(
         destroy,
     };
     let mut plan = clusterform_planner::plan(&config, &live, &options)?;
+    plan.directory = absolute_directory(dir)?;
     add_running_jobs(&mut plan, &connection.client).await;
     if !options.targets.is_empty() {
         printer.warn(TARGETING_IN_EFFECT);
@@ -117,6 +120,16 @@ async fn plan_live(
         connection,
         live,
         plan,
+    })
+}
+
+/// The configuration directory as a saved plan records it: absolute, symbolic links resolved,
+/// so that `apply FILE` finds it from any working directory and can compare `--chdir` with it.
+pub fn absolute_directory(dir: &Path) -> Result<PathBuf, CliError> {
+    std::fs::canonicalize(dir).map_err(|source| CliError::Io {
+        action: "could not resolve the configuration directory",
+        path: dir.to_path_buf(),
+        source,
     })
 }
 

@@ -228,6 +228,9 @@ fn json_document_starts_with_its_version() {
             "format_version",
             "stack",
             "config_digest",
+            "directory",
+            "variables",
+            "destroy",
             "summary",
             "changes"
         ]

@@ -169,6 +169,11 @@ impl Run {
                 clusters,
                 removed: removed.into_iter().map(|(removed, _)| removed).collect(),
                 digest,
+                variables: values
+                    .values
+                    .iter()
+                    .map(|(name, value)| (name.clone(), variables::to_json(value)))
+                    .collect(),
             },
             warnings,
         })
