@@ -10,6 +10,7 @@ use clusterform_config::{Config, Provider, StackOrigin, VariableInputs};
 use clusterform_executor::{ApiClient, ClientOptions, RetryPolicy, StaticToken, TokenSource};
 
 use crate::arguments::Variables;
+use crate::diagnostics;
 use crate::environment;
 use crate::error::CliError;
 use crate::local_emulator::LocalEmulator;
@@ -39,9 +40,13 @@ pub fn load_config(
         }
         other => other,
     }
-    .map_err(CliError::Diagnostics)?;
-    for warning in &loaded.warnings {
-        printer.stderr(&warning.render(None, printer.color()));
+    .map_err(|found| CliError::Diagnostics(diagnostics::located(found, dir, &variables.files)))?;
+    for warning in loaded.warnings {
+        printer.warn_diagnostic(&diagnostics::located_warning(
+            warning,
+            dir,
+            &variables.files,
+        ));
     }
     Ok(loaded.config)
 }
