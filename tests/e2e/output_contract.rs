@@ -171,6 +171,12 @@ fn diagnostics_name_files_from_the_working_directory() {
         ╰────
       hint: a variable accepts type, default, description, sensitive
     "#);
+    let json = env.run(&["validate", "--json", "infra"]);
+    let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(
+        report["diagnostics"][0]["file"], "infra/main.hcl",
+        "{report}"
+    );
 }
 
 #[test]

@@ -1,10 +1,12 @@
-//! `clusterform validate`: offline checks of the configuration, as text or JSON.
+//! `clusterform validate`: offline checks of the configuration, as text or JSON; either way a
+//! file is named by its path from the working directory.
 
 use serde_json::json;
 
 use crate::arguments::Validate;
 use crate::commands::ExitStatus;
 use crate::context;
+use crate::diagnostics;
 use crate::error::CliError;
 use crate::printer::Printer;
 
@@ -21,14 +23,21 @@ pub fn run(args: &Validate, printer: &Printer) -> Result<ExitStatus, CliError> {
         return Ok(ExitStatus::Success);
     }
     let inputs = context::variable_inputs(&args.variables)?;
+    let var_files = &args.variables.files;
     match clusterform_config::load(dir, &inputs) {
         Ok(loaded) => {
-            let report = json!({"valid": true, "diagnostics": loaded.warnings});
+            let warnings: Vec<_> = loaded
+                .warnings
+                .into_iter()
+                .map(|warning| diagnostics::located_warning(warning, dir, var_files))
+                .collect();
+            let report = json!({"valid": true, "diagnostics": warnings});
             printer.result(&pretty(&report));
             Ok(ExitStatus::Success)
         }
-        Err(diagnostics) => {
-            let report = json!({"valid": false, "diagnostics": diagnostics.items});
+        Err(found) => {
+            let found = diagnostics::located(found, dir, var_files);
+            let report = json!({"valid": false, "diagnostics": found.items});
             printer.result(&pretty(&report));
             Err(CliError::AlreadyReported)
         }
