@@ -297,6 +297,15 @@ mod tests {
     }
 
     #[test]
+    fn a_range_far_into_its_line_has_no_snippet() {
+        let text = format!("{}bogus = 1\n", " ".repeat(70_000));
+        let item = diagnostic("main.hcl", Some(70_000..70_005), 1);
+        let rendered = render(&item, Some(&text), true);
+        assert!(rendered.contains("  at main.hcl:1:3\n"), "{rendered}");
+        assert!(!rendered.contains("╭─["), "{rendered}");
+    }
+
+    #[test]
     fn the_working_directory_itself_is_not_a_location() {
         let mut item = diagnostic(".", None, 0);
         item.message = "no *.hcl files in the configuration directory".into();

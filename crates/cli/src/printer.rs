@@ -127,13 +127,20 @@ impl Printer {
     }
 
     /// A command line clap refused, in the same style as every other error (clap's own
-    /// suggestion kept as the hint); `--help` and `--version` are answers, printed on stdout.
+    /// suggestion kept as the hint). Help and version are no errors: clap prints them itself
+    /// (`--help` and `--version` on stdout, the help for a missing command on stderr).
     pub fn usage_error(&self, error: &clap::Error) {
-        let rendered = error.render().to_string();
         match error.kind() {
-            ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => self.result(&rendered),
-            ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => eprint!("{rendered}"),
-            _ => eprint!("{}", usage_error_text(&rendered, self.stderr_color)),
+            ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+                // Printing can only fail when the stream is closed, and then nobody is reading.
+                let _ = error.print();
+            }
+            _ => eprint!(
+                "{}",
+                usage_error_text(&error.render().to_string(), self.stderr_color)
+            ),
         }
     }
 }
