@@ -21,9 +21,9 @@ fn destroy_deletes_declared_clusters() {
     let again = env.run(&["destroy", "--auto-approve"]);
     assert!(again.status.success());
     assert!(
-        stderr(&again).contains("No clusters to destroy."),
+        stdout(&again).contains("No clusters to destroy."),
         "{}",
-        stderr(&again)
+        stdout(&again)
     );
 }
 

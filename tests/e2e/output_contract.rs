@@ -83,6 +83,17 @@ fn apply_progress_and_summary_stay_off_stdout() {
 }
 
 #[test]
+fn an_empty_answer_is_still_the_answer() {
+    let env = Env::new(100);
+    env.write_config(PROVIDER);
+    let list = env.run(&["list"]);
+    assert!(list.status.success(), "{}", stderr(&list));
+    assert_eq!(stdout(&list), "No clusters.\n");
+    let plan = env.run(&["plan"]);
+    assert!(stdout(&plan).contains("No changes."), "{}", stdout(&plan));
+}
+
+#[test]
 fn quiet_keeps_stdout_and_silences_stderr() {
     let (loud, quiet) = (Env::new(100), Env::new(100));
     let clusters = [
