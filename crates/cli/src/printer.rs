@@ -9,14 +9,40 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::io::IsTerminal;
+use std::sync::{Mutex, PoisonError};
 
 use clap::error::ErrorKind;
 use clusterform_config::{Diagnostic, Severity};
 use console::style;
+use indicatif::MultiProgress;
 
 use crate::cli::GlobalArgs;
 use crate::diagnostics;
 use crate::error::CliError;
+
+/// The progress bars being drawn on stderr, if any. Their every redraw first erases the lines
+/// they drew last, counted up from the cursor: a line printed under them would be erased in
+/// their place, so stderr lines are printed above them instead ([`MultiProgress::suspend`]).
+static LIVE_BARS: Mutex<Option<MultiProgress>> = Mutex::new(None);
+
+/// Prints `text` on stderr, above the live progress bars if there are some.
+fn to_stderr(text: &str) {
+    let bars = LIVE_BARS
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone();
+    let print = || {
+        if text.ends_with('\n') {
+            eprint!("{text}");
+        } else {
+            eprintln!("{text}");
+        }
+    };
+    match bars {
+        Some(bars) => bars.suspend(print),
+        None => print(),
+    }
+}
 
 /// Writes results to stdout and everything else to stderr.
 #[derive(Debug, Clone, Copy)]
@@ -64,6 +90,17 @@ impl Printer {
         self.stderr_terminal && !self.quiet
     }
 
+    /// Progress bars are being drawn on stderr until [`Printer::bars_gone`]: lines printed
+    /// meanwhile go above them.
+    pub fn bars_drawn(&self, bars: &MultiProgress) {
+        *LIVE_BARS.lock().unwrap_or_else(PoisonError::into_inner) = Some(bars.clone());
+    }
+
+    /// The progress bars of [`Printer::bars_drawn`] are no longer drawn.
+    pub fn bars_gone(&self) {
+        *LIVE_BARS.lock().unwrap_or_else(PoisonError::into_inner) = None;
+    }
+
     /// A result the user asked for (a plan, JSON, HCL, a table, a diff): stdout, even with
     /// `--quiet`.
     pub fn result(&self, text: &str) {
@@ -77,52 +114,53 @@ impl Printer {
     /// Progress and status: stderr, silenced by `--quiet`.
     pub fn info(&self, text: &str) {
         if !self.quiet {
-            eprintln!("{text}");
+            to_stderr(text);
         }
     }
 
     /// A success line in bold green: stderr, silenced by `--quiet`.
     pub fn success(&self, text: &str) {
         if !self.quiet {
-            eprintln!("{}", style(text).green().bold().for_stderr());
+            to_stderr(&style(text).green().bold().for_stderr().to_string());
         }
     }
 
     /// `Warning: text`: stderr, silenced by `--quiet`.
     pub fn warn(&self, text: &str) {
         if !self.quiet {
-            eprint!(
-                "{}",
-                diagnostics::header(Severity::Warning, text, self.stderr_color)
-            );
+            to_stderr(&diagnostics::header(
+                Severity::Warning,
+                text,
+                self.stderr_color,
+            ));
         }
     }
 
     /// A configuration warning, with its file: stderr, silenced by `--quiet`.
     pub fn warn_diagnostic(&self, warning: &Diagnostic) {
         if !self.quiet {
-            eprint!("{}", diagnostics::render(warning, None, self.stderr_color));
+            to_stderr(&diagnostics::render(warning, None, self.stderr_color));
         }
     }
 
     /// The first Ctrl-C of a run, in one line that says everything: the run's exit with
     /// [`CliError::Interrupted`] prints nothing more.
     pub fn interrupted(&self) {
-        eprintln!(
+        to_stderr(&format!(
             "{} no longer waiting for operations; they keep running, and the next `clusterform \
              apply` waits for them. Press Ctrl-C again to exit at once.",
             style("Interrupted:").yellow().bold().for_stderr()
-        );
+        ));
     }
 
     /// An error, once, with its hint: never a backtrace or a `Debug` dump.
     pub fn error(&self, error: &CliError) {
         match error {
             CliError::Diagnostics(found) => {
-                eprint!("{}", diagnostics::render_all(found, self.stderr_color));
+                to_stderr(&diagnostics::render_all(found, self.stderr_color));
             }
             CliError::AlreadyReported | CliError::Interrupted { .. } => {}
-            _ => eprint!("{}", error_text(error, self.stderr_color)),
+            _ => to_stderr(&error_text(error, self.stderr_color)),
         }
     }
 
@@ -137,10 +175,10 @@ impl Printer {
                 // Printing can only fail when the stream is closed, and then nobody is reading.
                 let _ = error.print();
             }
-            _ => eprint!(
-                "{}",
-                usage_error_text(&error.render().to_string(), self.stderr_color)
-            ),
+            _ => to_stderr(&usage_error_text(
+                &error.render().to_string(),
+                self.stderr_color,
+            )),
         }
     }
 }

@@ -58,6 +58,9 @@ impl ApplyProgress {
         let bars = printer
             .draws_progress_bars()
             .then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr()));
+        if let Some(bars) = &bars {
+            printer.bars_drawn(bars);
+        }
         Self {
             printer,
             bars,
@@ -74,6 +77,14 @@ impl ApplyProgress {
         );
         bar.enable_steady_tick(Duration::from_millis(120));
         Some(bar)
+    }
+}
+
+impl Drop for ApplyProgress {
+    fn drop(&mut self) {
+        if self.bars.is_some() {
+            self.printer.bars_gone();
+        }
     }
 }
 
