@@ -37,9 +37,10 @@ fn create_then_plan_shows_no_changes() {
     let output = apply_ok(&env, &[ClusterSpec::default()]);
     let out = stdout(&output);
     assert!(out.contains("+ cluster \"train01\""), "{out}");
+    let status = stderr(&output);
     assert!(
-        out.contains("Apply complete! Resources: 1 added, 0 changed, 0 replaced, 0 destroyed."),
-        "{out}"
+        status.contains("Apply complete! Resources: 1 added, 0 changed, 0 replaced, 0 destroyed."),
+        "{status}"
     );
     let live = env.emulator().cluster(&cluster_name("train01")).unwrap();
     assert_eq!(live["clusterStatus"]["state"], "RUNNING");
@@ -150,7 +151,11 @@ fn display_name_change_replaces_delete_then_create() {
     let out = stdout(&output);
     assert!(out.contains("-/+"), "{out}");
     assert!(out.contains("# forces replacement"), "{out}");
-    assert!(out.contains("1 replaced"), "{out}");
+    assert!(
+        stderr(&output).contains("1 replaced"),
+        "{}",
+        stderr(&output)
+    );
     let methods: Vec<_> = env.mutations().into_iter().map(|r| r.method).collect();
     assert_eq!(methods, ["DELETE", "POST"]);
     let live = env.emulator().cluster(&cluster_name("train01")).unwrap();
@@ -167,9 +172,9 @@ fn a_removed_block_is_deleted() {
     apply_ok(&env, &[ClusterSpec::default(), second]);
     let output = apply_ok(&env, &[ClusterSpec::default()]);
     assert!(
-        stdout(&output).contains("1 destroyed"),
+        stderr(&output).contains("1 destroyed"),
         "{}",
-        stdout(&output)
+        stderr(&output)
     );
     assert!(env.emulator().cluster(&cluster_name("train02")).is_none());
     assert!(env.emulator().cluster(&cluster_name("train01")).is_some());
@@ -198,5 +203,8 @@ fn full_apply_transcript() {
     settings.add_filter(r"\[\d\d:\d\d:\d\d\]", "[HH:MM:SS]");
     settings.add_filter(r"\[\d+s\]", "[Ns]");
     settings.add_filter(r#""[0-9a-f]{64}""#, "\"DIGEST\"");
-    settings.bind(|| insta::assert_snapshot!(stdout(&output)));
+    settings.bind(|| {
+        insta::assert_snapshot!("full_apply_transcript", stdout(&output));
+        insta::assert_snapshot!("full_apply_transcript_stderr", stderr(&output));
+    });
 }

@@ -70,7 +70,7 @@ fn target_narrows_the_plan_and_replace_forces_one() {
     env.write_config(&config(&[ClusterSpec::default(), second.clone()]));
     let output = env.run(&["apply", "--auto-approve", "--target", "train02"]);
     assert!(output.status.success(), "{}", stderr(&output));
-    assert!(stdout(&output).contains("1 added"), "{}", stdout(&output));
+    assert!(stderr(&output).contains("1 added"), "{}", stderr(&output));
     assert!(
         stderr(&output).contains("targeting is in effect"),
         "a partial plan says so: {}",

@@ -13,9 +13,9 @@ fn destroy_deletes_declared_clusters() {
     let output = env.run(&["destroy", "--auto-approve"]);
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(
-        stdout(&output).contains("Destroy complete! Resources: 1 destroyed."),
+        stderr(&output).contains("Destroy complete! Resources: 1 destroyed."),
         "{}",
-        stdout(&output)
+        stderr(&output)
     );
     assert!(env.emulator().cluster(&cluster_name("train01")).is_none());
     let again = env.run(&["destroy", "--auto-approve"]);

@@ -297,9 +297,9 @@ fn apply_waits_for_an_unchanged_cluster_still_provisioning() {
         stdout(&output)
     );
     assert!(
-        stdout(&output).contains("leave PROVISIONING"),
+        stderr(&output).contains("leave PROVISIONING"),
         "{}",
-        stdout(&output)
+        stderr(&output)
     );
     assert!(env.mutations().len() == 1, "only the first apply's create");
     thread.join().unwrap();

@@ -39,11 +39,13 @@ fn interrupt_an_apply(env: &Env) -> std::path::PathBuf {
     assert!(status.success());
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(1), "{}", stdout(&output));
-    assert!(
-        stderr(&output).contains("clusterform apply"),
-        "{}",
-        stderr(&output)
-    );
+    // One line says it all: no FAILED progress line, no error blocks after it.
+    let err = stderr(&output);
+    let progress = |line: &&str| line.starts_with('[') && !line.contains("FAILED");
+    let said: Vec<&str> = err.lines().filter(|line| !progress(line)).collect();
+    insta::allow_duplicates! {
+        insta::assert_snapshot!(said.join("\n"), @"Interrupted: no longer waiting for operations; they keep running, and the next `clusterform apply` waits for them. Press Ctrl-C again to exit at once.");
+    }
     assert!(
         journal_has_entry(&journal),
         "the journal survives the interrupt"
@@ -95,9 +97,9 @@ fn destroy_waits_for_an_interrupted_create_before_deleting() {
         stderr(&destroy)
     );
     assert!(
-        stdout(&destroy).contains("1 destroyed"),
+        stderr(&destroy).contains("1 destroyed"),
         "{}",
-        stdout(&destroy)
+        stderr(&destroy)
     );
     assert!(!journal_has_entry(&journal), "the journal is emptied");
     let conflicts: Vec<u16> = env
@@ -133,4 +135,123 @@ fn json_has_operation(json: &serde_json::Value) -> bool {
         serde_json::Value::Array(items) => items.iter().any(json_has_operation),
         _ => false,
     }
+}
+
+/// On a terminal the interrupt line is printed above the live progress bars, never under them
+/// where their next redraw would erase it.
+#[test]
+#[cfg(unix)]
+fn on_a_terminal_the_interrupt_line_survives_the_progress_bars() {
+    let env = Env::new(5_000);
+    let second = ClusterSpec {
+        id: "train02",
+        ..ClusterSpec::default()
+    };
+    env.write_config(&config(&[ClusterSpec::default(), second]));
+    let command = format!(
+        "env NO_COLOR=1 CLUSTERFORM_ENDPOINT={} CLUSTERFORM_ACCESS_TOKEN={} {} apply --auto-approve {}",
+        env.handle.base_url(),
+        crate::support::TOKEN,
+        env!("CARGO_BIN_EXE_clusterform"),
+        env.path().display()
+    );
+    let mut session = rexpect::spawn(&command, Some(30_000)).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while operations_journaled(&env.journal_path()) < 2 {
+        assert!(
+            Instant::now() < deadline,
+            "the creates were never journaled"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Long enough for the spinners to redraw a few times.
+    std::thread::sleep(Duration::from_millis(500));
+    session.send_control('c').unwrap();
+    // rexpect hands back each byte as a char.
+    let bytes: Vec<u8> = session
+        .exp_eof()
+        .unwrap()
+        .chars()
+        .map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?'))
+        .collect();
+    let output = String::from_utf8_lossy(&bytes);
+    let screen = final_screen(&output);
+    let shown = screen.join("\n");
+    assert!(
+        screen.iter().any(|line| line.starts_with("Interrupted: "))
+            && screen.iter().any(|line| line.ends_with("exit at once.")),
+        "the interrupt line was erased:\n{shown}\n--- raw ---\n{output:?}"
+    );
+    let train01 = screen
+        .iter()
+        .filter(|line| line.contains("train01: c"))
+        .count();
+    assert_eq!(train01, 1, "a stale progress line is left:\n{shown}");
+}
+
+fn operations_journaled(path: &std::path::Path) -> usize {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .matches("/operations/")
+        .count()
+}
+
+/// The width of rexpect's pty, which reports no size: console (under indicatif) then assumes
+/// 80 columns, and pads each progress line to them instead of ending it with a newline.
+const TERMINAL_COLUMNS: usize = 80;
+
+/// The lines a terminal shows after `output`: text wrapping at [`TERMINAL_COLUMNS`], `\r`,
+/// `\n`, and the escape sequences indicatif draws with (cursor up and down, clear line);
+/// colours and the like are ignored.
+fn final_screen(output: &str) -> Vec<String> {
+    let mut lines: Vec<Vec<char>> = vec![Vec::new()];
+    let (mut row, mut column) = (0usize, 0usize);
+    let mut chars = output.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' => column = 0,
+            '\n' => row += 1,
+            '\u{1b}' if chars.peek() == Some(&'[') => {
+                chars.next();
+                let mut parameters = String::new();
+                let mut command = ' ';
+                for next in chars.by_ref() {
+                    if next.is_ascii_alphabetic() {
+                        command = next;
+                        break;
+                    }
+                    parameters.push(next);
+                }
+                let n = parameters.parse::<usize>().unwrap_or(1);
+                match command {
+                    'A' => row = row.saturating_sub(n),
+                    'B' => row += n,
+                    'K' => {
+                        lines.resize(lines.len().max(row + 1), Vec::new());
+                        lines[row].clear();
+                    }
+                    _ => {}
+                }
+            }
+            '\u{1b}' => {
+                chars.next();
+            }
+            c if c.is_control() => {}
+            c => {
+                if column == TERMINAL_COLUMNS {
+                    row += 1;
+                    column = 0;
+                }
+                lines.resize(lines.len().max(row + 1), Vec::new());
+                let line = &mut lines[row];
+                line.resize(line.len().max(column + 1), ' ');
+                line[column] = c;
+                column += 1;
+            }
+        }
+    }
+    lines
+        .into_iter()
+        .map(|line| line.into_iter().collect::<String>().trim_end().to_owned())
+        .collect()
 }

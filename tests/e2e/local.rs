@@ -37,7 +37,7 @@ fn quickstart_applies_plans_clean_and_destroys_on_the_local_emulator() {
         stdout(&apply),
         stderr(&apply)
     );
-    assert!(stdout(&apply).contains("1 added"), "{}", stdout(&apply));
+    assert!(stderr(&apply).contains("1 added"), "{}", stderr(&apply));
     assert!(dir.path().join(".clusterform/emulator.json").is_file());
 
     let plan = clusterform(dir.path(), &["plan"]);
@@ -47,8 +47,8 @@ fn quickstart_applies_plans_clean_and_destroys_on_the_local_emulator() {
     let destroy = clusterform(dir.path(), &["destroy", "--auto-approve"]);
     assert!(destroy.status.success(), "{}", stderr(&destroy));
     assert!(
-        stdout(&destroy).contains("1 destroyed"),
+        stderr(&destroy).contains("1 destroyed"),
         "{}",
-        stdout(&destroy)
+        stderr(&destroy)
     );
 }

@@ -20,6 +20,7 @@ mod hostile_config;
 mod import;
 mod interrupt;
 mod local;
+mod output_contract;
 mod ownership;
 mod plans;
 mod prompt;

@@ -49,7 +49,7 @@ fn a_removed_block_releases_the_cluster_without_deleting_it() {
 
     let apply = env.run(&["apply", "--auto-approve"]);
     assert!(apply.status.success(), "{}", stderr(&apply));
-    assert!(stdout(&apply).contains("1 released"), "{}", stdout(&apply));
+    assert!(stderr(&apply).contains("1 released"), "{}", stderr(&apply));
     assert_eq!(deletes(&env), 0);
     let old = env
         .emulator()

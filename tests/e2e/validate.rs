@@ -17,9 +17,11 @@ fn validate_needs_no_variable_values_and_plan_does() {
         stdout(&validate),
         stderr(&validate)
     );
-    assert_eq!(
-        stdout(&validate),
-        "Success! The configuration is valid (1 cluster).\n"
+    assert_eq!(stdout(&validate), "", "a verdict is status: stderr");
+    assert!(
+        stderr(&validate).contains("Success! The configuration is valid (1 cluster).\n"),
+        "{}",
+        stderr(&validate)
     );
     let json = env.run(&["validate", "--json", example]);
     let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();

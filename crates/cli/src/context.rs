@@ -10,6 +10,7 @@ use clusterform_config::{Config, Provider, StackOrigin, VariableInputs};
 use clusterform_executor::{ApiClient, ClientOptions, RetryPolicy, StaticToken, TokenSource};
 
 use crate::arguments::Variables;
+use crate::diagnostics;
 use crate::environment;
 use crate::error::CliError;
 use crate::local_emulator::LocalEmulator;
@@ -47,9 +48,9 @@ pub fn load_config_with(
         }
         other => other,
     }
-    .map_err(CliError::Diagnostics)?;
-    for warning in &loaded.warnings {
-        printer.stderr(&warning.render(None, printer.color()));
+    .map_err(|found| CliError::Diagnostics(diagnostics::located(found, dir, &inputs.files)))?;
+    for warning in loaded.warnings {
+        printer.warn_diagnostic(&diagnostics::located_warning(warning, dir, &inputs.files));
     }
     Ok(loaded.config)
 }

@@ -96,7 +96,8 @@ pub enum CliError {
         /// How many ran.
         total: usize,
     },
-    /// The user interrupted waiting.
+    /// The user interrupted waiting. Not printed: the first Ctrl-C already said so, in one
+    /// line ([`crate::printer::Printer::interrupted`]).
     #[error("interrupted; operations still running are recorded in {journal}")]
     Interrupted {
         /// The journal file.
@@ -152,10 +153,6 @@ impl CliError {
             Self::StalePlan(_) | Self::ConfigChanged { .. } => {
                 Some("run `clusterform plan --out FILE` again, review it, then apply the new plan".into())
             }
-            Self::Interrupted { .. } => Some(
-                "run `clusterform apply` again: it waits for those operations instead of starting new ones"
-                    .into(),
-            ),
             Self::DirectoryNameStack { stack, .. } => Some(format!(
                 "set `stack = \"...\"` in the provider block, a name unique to this configuration \
                  (it labels the clusters it owns; two directories called `{stack}` must not share one), \

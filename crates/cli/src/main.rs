@@ -6,6 +6,7 @@ mod arguments;
 mod cli;
 mod commands;
 mod context;
+mod diagnostics;
 mod environment;
 mod error;
 mod hints;
@@ -24,12 +25,13 @@ use crate::printer::Printer;
 
 fn main() -> ExitCode {
     let argv = arguments::terraform_spellings(std::env::args_os());
+    let no_color = argv.iter().any(|arg| arg == "--no-color");
     let cli = match Cli::try_parse_from(argv) {
         Ok(cli) => cli,
-        Err(error) => return usage_error(&error),
+        Err(error) => return usage_error(&error, no_color),
     };
-    init_tracing(cli.global.verbose);
     let printer = Printer::new(&cli.global);
+    init_tracing(cli.global.verbose, printer.stderr_color());
     let arguments = match Arguments::from_cli(cli) {
         Ok(arguments) => arguments,
         Err(err) => {
@@ -55,8 +57,9 @@ fn main() -> ExitCode {
 
 /// Only clusterform's own crates log by default (dependencies such as gcp_auth warn about
 /// every credential they try); `-v` shows their debug logs, `-vv` everything, and `RUST_LOG`
-/// overrides.
-fn init_tracing(verbose: u8) {
+/// overrides. Logs go to stderr, coloured only when the printer colours stderr (a terminal, no
+/// `--no-color`, no `NO_COLOR`), so that a log piped into a file has no escape codes.
+fn init_tracing(verbose: u8, color: bool) {
     let default = match verbose {
         0 => "off,clusterform=warn,clusterform_executor=warn,clusterform_emulator=warn",
         1 => "off,clusterform=debug,clusterform_executor=debug,clusterform_emulator=info",
@@ -67,16 +70,23 @@ fn init_tracing(verbose: u8) {
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(color)
         .with_target(false)
         .init();
 }
 
 /// A command line clap refused: the error on stderr and exit 1, as Terraform does, so that a
 /// CI script never reads a typo as `--detailed-exitcode`'s "changes present" (2). `--help` and
-/// `--version` are answers, printed to stdout with exit 0.
-fn usage_error(error: &clap::Error) -> ExitCode {
-    // Printing can only fail when the stream is closed, and then nobody is reading.
-    let _ = error.print();
+/// `--version` are answers, printed to stdout with exit 0. Only `--no-color` of the global
+/// flags can matter here, and clap could not say whether it was given: it is looked up in
+/// the words of the command line.
+fn usage_error(error: &clap::Error, no_color: bool) -> ExitCode {
+    let global = cli::GlobalArgs {
+        no_color,
+        verbose: 0,
+        quiet: false,
+    };
+    Printer::new(&global).usage_error(error);
     if error.use_stderr() {
         ExitCode::FAILURE
     } else {

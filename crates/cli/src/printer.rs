@@ -1,53 +1,108 @@
 //! The one printer: every byte the binary writes to stdout or stderr goes through here, so
-//! colour, `--quiet` and the error format are decided in one place.
+//! colour, `--quiet`, which stream carries what, and the error style are decided in one place.
+//!
+//! stdout carries only what the user asked for ([`Printer::result`]: a plan, a JSON document,
+//! HCL, a table, a diff), so that it can be piped or redirected into a file. Everything else —
+//! progress, status, warnings, hints, errors — goes to stderr; `--quiet` silences all of it
+//! but errors. Every error and warning has one shape, Terraform's: `Error: message` (or
+//! `Warning: message`), then its detail lines and `hint:` indented under it.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::io::IsTerminal;
+use std::sync::{Mutex, PoisonError};
 
+use clap::error::ErrorKind;
+use clusterform_config::{Diagnostic, Severity};
 use console::style;
+use indicatif::MultiProgress;
 
 use crate::cli::GlobalArgs;
+use crate::diagnostics;
 use crate::error::CliError;
 
-/// Writes results to stdout and messages to stderr.
+/// The progress bars being drawn on stderr, if any. Their every redraw first erases the lines
+/// they drew last, counted up from the cursor: a line printed under them would be erased in
+/// their place, so stderr lines are printed above them instead ([`MultiProgress::suspend`]).
+static LIVE_BARS: Mutex<Option<MultiProgress>> = Mutex::new(None);
+
+/// Prints `text` on stderr, above the live progress bars if there are some.
+fn to_stderr(text: &str) {
+    let bars = LIVE_BARS
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone();
+    let print = || {
+        if text.ends_with('\n') {
+            eprint!("{text}");
+        } else {
+            eprintln!("{text}");
+        }
+    };
+    match bars {
+        Some(bars) => bars.suspend(print),
+        None => print(),
+    }
+}
+
+/// Writes results to stdout and everything else to stderr.
 #[derive(Debug, Clone, Copy)]
 pub struct Printer {
-    color: bool,
+    /// Colour for stdout: a terminal, no `--no-color`, no `NO_COLOR`.
+    stdout_color: bool,
+    /// Colour for stderr, decided the same way for its own stream.
+    stderr_color: bool,
     quiet: bool,
-    stdout_terminal: bool,
+    stderr_terminal: bool,
 }
 
 impl Printer {
-    /// Colour only on a terminal, never with `--no-color` or `NO_COLOR`.
+    /// Colour only on a terminal, never with `--no-color` or `NO_COLOR`; each stream is asked
+    /// on its own, since one may be piped while the other is not.
     pub fn new(global: &GlobalArgs) -> Self {
-        let stdout_terminal = std::io::stdout().is_terminal();
         let no_color_env = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-        let color = stdout_terminal && !global.no_color && !no_color_env;
-        console::set_colors_enabled(color);
-        console::set_colors_enabled_stderr(color && std::io::stderr().is_terminal());
+        let may_color = !global.no_color && !no_color_env;
+        let stdout_color = may_color && std::io::stdout().is_terminal();
+        let stderr_terminal = std::io::stderr().is_terminal();
+        let stderr_color = may_color && stderr_terminal;
+        console::set_colors_enabled(stdout_color);
+        console::set_colors_enabled_stderr(stderr_color);
         Self {
-            color,
+            stdout_color,
+            stderr_color,
             quiet: global.quiet,
-            stdout_terminal,
+            stderr_terminal,
         }
     }
 
-    /// Whether output may be coloured.
+    /// Whether results on stdout may be coloured.
     pub fn color(&self) -> bool {
-        self.color
+        self.stdout_color
     }
 
-    /// Whether `--quiet` was given.
-    pub fn quiet(&self) -> bool {
-        self.quiet
+    /// Whether stderr may be coloured (also for `-v` logs).
+    pub fn stderr_color(&self) -> bool {
+        self.stderr_color
     }
 
-    /// Whether stdout is a terminal (live progress bars) or a pipe (plain lines).
-    pub fn is_terminal(&self) -> bool {
-        self.stdout_terminal
+    /// Whether progress is drawn as live bars on stderr (a terminal, no `--quiet`) rather than
+    /// printed as plain lines.
+    pub fn draws_progress_bars(&self) -> bool {
+        self.stderr_terminal && !self.quiet
     }
 
-    /// A result the user asked for (a plan, JSON, HCL): printed even with `--quiet`.
+    /// Progress bars are being drawn on stderr until [`Printer::bars_gone`]: lines printed
+    /// meanwhile go above them.
+    pub fn bars_drawn(&self, bars: &MultiProgress) {
+        *LIVE_BARS.lock().unwrap_or_else(PoisonError::into_inner) = Some(bars.clone());
+    }
+
+    /// The progress bars of [`Printer::bars_drawn`] are no longer drawn.
+    pub fn bars_gone(&self) {
+        *LIVE_BARS.lock().unwrap_or_else(PoisonError::into_inner) = None;
+    }
+
+    /// A result the user asked for (a plan, JSON, HCL, a table, a diff): stdout, even with
+    /// `--quiet`.
     pub fn result(&self, text: &str) {
         if text.ends_with('\n') {
             print!("{text}");
@@ -56,47 +111,164 @@ impl Printer {
         }
     }
 
-    /// Progress and commentary: suppressed by `--quiet`.
+    /// Progress and status: stderr, silenced by `--quiet`.
     pub fn info(&self, text: &str) {
         if !self.quiet {
-            println!("{text}");
+            to_stderr(text);
         }
     }
 
-    /// A success line in bold green.
+    /// A success line in bold green: stderr, silenced by `--quiet`.
     pub fn success(&self, text: &str) {
         if !self.quiet {
-            println!("{}", style(text).green().bold());
+            to_stderr(&style(text).green().bold().for_stderr().to_string());
         }
     }
 
-    /// A warning on stderr.
+    /// `Warning: text`: stderr, silenced by `--quiet`.
     pub fn warn(&self, text: &str) {
-        eprintln!("{} {text}", style("Warning:").yellow().bold());
+        if !self.quiet {
+            to_stderr(&diagnostics::header(
+                Severity::Warning,
+                text,
+                self.stderr_color,
+            ));
+        }
     }
 
-    /// Pre-rendered diagnostics or other text for stderr.
-    pub fn stderr(&self, text: &str) {
-        if text.ends_with('\n') {
-            eprint!("{text}");
-        } else {
-            eprintln!("{text}");
+    /// A configuration warning, with its file: stderr, silenced by `--quiet`.
+    pub fn warn_diagnostic(&self, warning: &Diagnostic) {
+        if !self.quiet {
+            to_stderr(&diagnostics::render(warning, None, self.stderr_color));
         }
+    }
+
+    /// The first Ctrl-C of a run, in one line that says everything: the run's exit with
+    /// [`CliError::Interrupted`] prints nothing more.
+    pub fn interrupted(&self) {
+        to_stderr(&format!(
+            "{} no longer waiting for operations; they keep running, and the next `clusterform \
+             apply` waits for them. Press Ctrl-C again to exit at once.",
+            style("Interrupted:").yellow().bold().for_stderr()
+        ));
     }
 
     /// An error, once, with its hint: never a backtrace or a `Debug` dump.
     pub fn error(&self, error: &CliError) {
         match error {
-            CliError::Diagnostics(diagnostics) => {
-                self.stderr(&diagnostics.render(self.color));
-                return;
+            CliError::Diagnostics(found) => {
+                to_stderr(&diagnostics::render_all(found, self.stderr_color));
             }
-            CliError::AlreadyReported => return,
-            _ => {}
+            CliError::AlreadyReported | CliError::Interrupted { .. } => {}
+            _ => to_stderr(&error_text(error, self.stderr_color)),
         }
-        eprintln!("{} {error}", style("Error:").red().bold());
-        if let Some(hint) = error.hint() {
-            eprintln!("  {} {hint}", style("hint:").cyan());
+    }
+
+    /// A command line clap refused, in the same style as every other error (clap's own
+    /// suggestion kept as the hint). Help and version are no errors: clap prints them itself
+    /// (`--help` and `--version` on stdout, the help for a missing command on stderr).
+    pub fn usage_error(&self, error: &clap::Error) {
+        match error.kind() {
+            ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+                // Printing can only fail when the stream is closed, and then nobody is reading.
+                let _ = error.print();
+            }
+            _ => to_stderr(&usage_error_text(
+                &error.render().to_string(),
+                self.stderr_color,
+            )),
         }
+    }
+}
+
+/// `Error: message` and the `hint:` line.
+fn error_text(error: &CliError, color: bool) -> String {
+    let mut text = diagnostics::header(Severity::Error, &error.to_string(), color);
+    if let Some(hint) = error.hint() {
+        text.push_str(&diagnostics::hint_line(&hint, color));
+    }
+    text
+}
+
+/// Clap's `error: message`, `tip: …`, `Usage: …` and `For more information…` lines as
+/// `Error: message` with the rest indented under it, blank lines dropped and `tip:` called
+/// `hint:` as in every other error.
+fn usage_error_text(rendered: &str, color: bool) -> String {
+    let mut lines = rendered.lines().filter(|line| !line.trim().is_empty());
+    let first = lines.next().unwrap_or_default();
+    let message = first.strip_prefix("error: ").unwrap_or(first);
+    let mut text = diagnostics::header(Severity::Error, message, color);
+    for line in lines {
+        let line = line.trim();
+        match line.strip_prefix("tip: ") {
+            Some(tip) => text.push_str(&diagnostics::hint_line(tip, color)),
+            None => text.push_str(&format!("  {line}\n")),
+        }
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::Cli;
+
+    fn usage_error(args: &[&str]) -> String {
+        let argv = std::iter::once("clusterform").chain(args.iter().copied());
+        let error = Cli::try_parse_from(argv).unwrap_err();
+        usage_error_text(&error.render().to_string(), false)
+    }
+
+    #[test]
+    fn an_unknown_flag_is_an_error_like_any_other() {
+        insta::assert_snapshot!(usage_error(&["plan", "--bogus"]), @r"
+        Error: unexpected argument '--bogus' found
+          hint: to pass '--bogus' as a value, use '-- --bogus'
+          Usage: clusterform plan [OPTIONS] [DIR]
+          For more information, try '--help'.
+        ");
+    }
+
+    #[test]
+    fn a_misspelt_command_keeps_clap_s_suggestion() {
+        insta::assert_snapshot!(usage_error(&["plna"]), @r"
+        Error: unrecognized subcommand 'plna'
+          hint: a similar subcommand exists: 'plan'
+          Usage: clusterform [OPTIONS] <COMMAND>
+          For more information, try '--help'.
+        ");
+    }
+
+    #[test]
+    fn an_api_error_has_its_hint_under_it() {
+        let error = CliError::Exec(clusterform_executor::ExecError::Api {
+            status: Box::new(clusterform_model::Status {
+                code: 403,
+                message: "Permission denied on resource project acme-ml.".into(),
+                status: Some("PERMISSION_DENIED".into()),
+                details: vec![],
+            }),
+            method: "GET".into(),
+            url: "https://aiplatform.googleapis.com/v1/projects/acme-ml".into(),
+        });
+        insta::assert_snapshot!(error_text(&error, false), @r"
+        Error: GET https://aiplatform.googleapis.com/v1/projects/acme-ml failed: PERMISSION_DENIED (403): Permission denied on resource project acme-ml.
+          hint: the caller needs aiplatform.modelDevelopmentClusters.* permissions on the project
+        ");
+    }
+
+    #[test]
+    fn detail_lines_sit_under_the_error() {
+        let error = CliError::StalePlan(vec!["train01 changed".into(), "train02 is gone".into()]);
+        insta::assert_snapshot!(error_text(&error, false), @r"
+        Error: the saved plan is stale:
+          train01 changed
+          train02 is gone
+          hint: run `clusterform plan --out FILE` again, review it, then apply the new plan
+        ");
     }
 }

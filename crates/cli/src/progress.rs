@@ -1,12 +1,14 @@
-//! Live progress of an apply: one line per cluster with its action, elapsed time, state and the
-//! operation's progress message — an indicatif spinner per cluster on a terminal, plain
-//! timestamped lines (only when something changes) otherwise.
+//! Live progress of an apply, on stderr (stdout carries only results): one line per cluster
+//! with its action, elapsed time, state and the operation's progress message — an indicatif
+//! spinner per cluster when stderr is a terminal, plain timestamped lines (only when something
+//! changes) otherwise. An action stopped by Ctrl-C is not reported as failed: the interrupt is
+//! announced once, by the printer.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use clusterform_executor::{ProgressEvent, ProgressSink, Step};
+use clusterform_executor::{ExecError, ProgressEvent, ProgressSink, Step};
 use clusterform_model::ClusterName;
 use clusterform_model::rest::RequestKind;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -51,10 +53,14 @@ impl Status {
 }
 
 impl ApplyProgress {
-    /// Bars on a terminal (unless `--quiet`), plain lines otherwise.
+    /// Bars when stderr is a terminal (unless `--quiet`), plain lines otherwise.
     pub fn new(printer: Printer) -> Self {
-        let bars = (printer.is_terminal() && !printer.quiet())
-            .then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stdout()));
+        let bars = printer
+            .draws_progress_bars()
+            .then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr()));
+        if let Some(bars) = &bars {
+            printer.bars_drawn(bars);
+        }
         Self {
             printer,
             bars,
@@ -74,8 +80,20 @@ impl ApplyProgress {
     }
 }
 
+impl Drop for ApplyProgress {
+    fn drop(&mut self) {
+        if self.bars.is_some() {
+            self.printer.bars_gone();
+        }
+    }
+}
+
 impl ProgressSink for ApplyProgress {
     fn event(&self, event: &ProgressEvent) {
+        if is_interruption(&event.step) {
+            self.stop_line(&event.address);
+            return;
+        }
         let status = describe(event);
         let text = status.render(event.elapsed);
         let finished = matches!(event.step, Step::Finished | Step::Failed(_));
@@ -97,6 +115,21 @@ impl ProgressSink for ApplyProgress {
             }
         }
     }
+}
+
+impl ApplyProgress {
+    /// Ends a cluster's spinner where it is, without a verdict.
+    fn stop_line(&self, address: &ClusterName) {
+        let clusters = self.clusters.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(bar) = clusters.get(address).and_then(|line| line.bar.as_ref()) {
+            bar.abandon();
+        }
+    }
+}
+
+/// Whether the step is an action that stopped because of Ctrl-C rather than failed.
+fn is_interruption(step: &Step) -> bool {
+    matches!(step, Step::Failed(reason) if *reason == ExecError::Cancelled.to_string())
 }
 
 /// `train01: creating… [12s] PROVISIONING — Creating node pool login`, without the time.
@@ -185,6 +218,13 @@ mod tests {
             describe(&early).render(early.elapsed),
             "train01: creating… [12s] PROVISIONING — Creating node pool login"
         );
+    }
+
+    #[test]
+    fn an_interrupted_action_is_not_a_failure() {
+        let interrupted = Step::Failed(ExecError::Cancelled.to_string());
+        assert!(is_interruption(&interrupted));
+        assert!(!is_interruption(&Step::Failed("quota".into())));
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clusterform_config::VariableInputs;
-use clusterform_executor::{ApplyEngine, ApplyReport, Journal, RunLock, WaitOptions};
+use clusterform_executor::{ApplyEngine, ApplyReport, ExecError, Journal, RunLock, WaitOptions};
 use clusterform_model::{ClusterName, state};
 use clusterform_planner::{Action, ClusterChange, LiveCluster, Plan};
 use tokio_util::sync::CancellationToken;
@@ -361,7 +361,7 @@ fn interrupt_token(printer: Printer) -> CancellationToken {
         if tokio::signal::ctrl_c().await.is_err() {
             return;
         }
-        printer.warn("Interrupt received: no longer waiting for operations. Press Ctrl-C again to exit at once.");
+        printer.interrupted();
         token.cancel();
         if tokio::signal::ctrl_c().await.is_ok() {
             std::process::exit(130);
@@ -379,7 +379,9 @@ pub fn finish(
 ) -> Result<ExitStatus, CliError> {
     let failed: Vec<_> = report.failed().collect();
     for outcome in &failed {
-        if let Err(err) = &outcome.result {
+        if let Err(err) = &outcome.result
+            && !matches!(err, ExecError::Cancelled)
+        {
             printer.error(&CliError::ActionFailed {
                 action: actions::noun(outcome.action),
                 cluster: outcome.address.cluster_id.clone(),

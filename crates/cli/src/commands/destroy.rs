@@ -42,7 +42,7 @@ async fn destroy(
     printer: &Printer,
 ) -> Result<ExitStatus, CliError> {
     if !planned.plan.has_changes() {
-        printer.info("No clusters to destroy.");
+        printer.result("No clusters to destroy.");
         return Ok(ExitStatus::Success);
     }
     printer.result(&clusterform::views::plan_text::render_text(

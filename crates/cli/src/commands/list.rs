@@ -48,7 +48,7 @@ pub async fn run(args: &List, printer: &Printer) -> Result<ExitStatus, CliError>
         let rows: Vec<_> = clusters.iter().map(json_row).collect();
         printer.result(&serde_json::to_string_pretty(&rows).unwrap_or_default());
     } else if clusters.is_empty() {
-        printer.info("No clusters.");
+        printer.result("No clusters.");
     } else {
         printer.result(&clusters_table(&clusters));
     }

@@ -1,25 +1,39 @@
 //! `clusterform validate`: offline checks of the configuration, as text or JSON. As
 //! `terraform validate`, it needs no variable values: a variable without one is unknown, so
-//! CI can validate without secrets, and it never prompts.
+//! CI can validate without secrets, and it never prompts. Either way a file is named by its
+//! path from the working directory.
 
 use serde_json::json;
 
 use crate::arguments::Validate;
 use crate::commands::ExitStatus;
 use crate::context;
+use crate::diagnostics;
 use crate::error::CliError;
 use crate::printer::Printer;
 
 /// Validates the configuration and reports every problem; exit 1 on any error.
 pub fn run(args: &Validate, printer: &Printer) -> Result<ExitStatus, CliError> {
+    let dir = &args.dir;
+    let var_files = &args.variables.files;
     let inputs = context::variable_inputs(&args.variables)?;
-    let result = clusterform_config::validate(&args.dir, &inputs);
+    let result = clusterform_config::validate(dir, &inputs);
+    let result = result
+        .map(|mut validated| {
+            validated.warnings = validated
+                .warnings
+                .into_iter()
+                .map(|warning| diagnostics::located_warning(warning, dir, var_files))
+                .collect();
+            validated
+        })
+        .map_err(|found| diagnostics::located(found, dir, var_files));
     if args.json {
         return report_json(result, printer);
     }
     let validated = result.map_err(CliError::Diagnostics)?;
     for warning in &validated.warnings {
-        printer.stderr(&warning.render(None, printer.color()));
+        printer.warn_diagnostic(warning);
     }
     printer.success(&format!(
         "Success! The configuration is valid ({} cluster{}).",
@@ -39,8 +53,8 @@ fn report_json(
             printer.result(&pretty(&report));
             Ok(ExitStatus::Success)
         }
-        Err(diagnostics) => {
-            let report = json!({"valid": false, "diagnostics": diagnostics.items});
+        Err(found) => {
+            let report = json!({"valid": false, "diagnostics": found.items});
             printer.result(&pretty(&report));
             Err(CliError::AlreadyReported)
         }

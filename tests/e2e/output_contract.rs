@@ -1,0 +1,206 @@
+//! The output contract: stdout carries only what was asked for (a plan, a JSON document, HCL),
+//! so it can be parsed or redirected into a file; progress, status, warnings and errors go to
+//! stderr, `--quiet` silences them, and every error has one style, printed once.
+
+use serde_json::json;
+
+use crate::support::{ClusterSpec, Env, PROVIDER, cluster_name, config, stderr, stdout};
+
+#[test]
+fn plan_json_with_out_prints_exactly_one_json_document() {
+    let env = Env::new(100);
+    env.write_config(&config(&[ClusterSpec::default()]));
+    let output = env.run(&["plan", "--json", "--out", "plan.json"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let document: serde_json::Value =
+        serde_json::from_str(&stdout(&output)).unwrap_or_else(|err| {
+            panic!(
+                "stdout is not one JSON document ({err}):\n{}",
+                stdout(&output)
+            )
+        });
+    assert!(document.is_object(), "{document}");
+    assert!(
+        stderr(&output).contains("Saved the plan to plan.json"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn imported_hcl_redirected_to_a_file_is_a_configuration() {
+    let env = Env::new(100);
+    env.emulator().insert_cluster(
+        &cluster_name("legacy"),
+        json!({
+            "displayName": "Made by hand",
+            "network": {"network": "projects/e2e-project/global/networks/default"},
+            "nodePools": [
+                {"id": "login", "machineSpec": {"machineType": "n2-standard-8"},
+                 "scalingSpec": {"minNodeCount": "1", "maxNodeCount": "1"}, "zone": "us-central1-a"}
+            ],
+            "orchestratorSpec": {"slurmSpec": {
+                "homeDirectoryStorage": "projects/e2e-project/locations/us-central1-a/instances/home",
+                "loginNodePoolId": "login"}}
+        }),
+    );
+    env.write_config(PROVIDER);
+    let output = env.run(&["import", "legacy"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("Adding label"),
+        "{}",
+        stderr(&output)
+    );
+    std::fs::write(env.path().join("legacy.hcl"), &output.stdout).unwrap();
+    let validate = env.run(&["validate"]);
+    assert!(
+        validate.status.success(),
+        "the redirected HCL does not load:\n{}\n{}",
+        stdout(&output),
+        stderr(&validate)
+    );
+}
+
+#[test]
+fn apply_progress_and_summary_stay_off_stdout() {
+    let env = Env::new(100);
+    env.write_config(&config(&[ClusterSpec::default()]));
+    let output = env.run(&["apply", "--auto-approve"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let (out, err) = (stdout(&output), stderr(&output));
+    assert!(out.contains("+ cluster \"train01\""), "{out}");
+    for commentary in ["train01: creating…", "train01: created", "Apply complete!"] {
+        assert!(
+            !out.contains(commentary),
+            "{commentary:?} on stdout:\n{out}"
+        );
+        assert!(
+            err.contains(commentary),
+            "{commentary:?} not on stderr:\n{err}"
+        );
+    }
+}
+
+#[test]
+fn an_empty_answer_is_still_the_answer() {
+    let env = Env::new(100);
+    env.write_config(PROVIDER);
+    let list = env.run(&["list"]);
+    assert!(list.status.success(), "{}", stderr(&list));
+    assert_eq!(stdout(&list), "No clusters.\n");
+    let plan = env.run(&["plan"]);
+    assert!(stdout(&plan).contains("No changes."), "{}", stdout(&plan));
+}
+
+#[test]
+fn quiet_keeps_stdout_and_silences_stderr() {
+    let (loud, quiet) = (Env::new(100), Env::new(100));
+    let clusters = [
+        ClusterSpec::default(),
+        ClusterSpec {
+            id: "train02",
+            ..ClusterSpec::default()
+        },
+    ];
+    for env in [&loud, &quiet] {
+        env.write_config(&config(&clusters));
+    }
+    // `--target` adds a warning: it is silenced too.
+    let plan = loud.run(&["plan", "--target", "train01"]);
+    let quiet_plan = quiet.run(&["plan", "-q", "--target", "train01"]);
+    assert!(quiet_plan.status.success(), "{}", stderr(&quiet_plan));
+    assert!(
+        stderr(&plan).contains("Warning: targeting"),
+        "{}",
+        stderr(&plan)
+    );
+    assert_eq!(stdout(&quiet_plan), stdout(&plan));
+    assert_eq!(stderr(&quiet_plan), "");
+
+    let apply = loud.run(&["apply", "--auto-approve"]);
+    let quiet_apply = quiet.run(&["apply", "--auto-approve", "--quiet"]);
+    assert!(quiet_apply.status.success(), "{}", stderr(&quiet_apply));
+    assert!(!stderr(&apply).is_empty());
+    assert_eq!(stdout(&quiet_apply), stdout(&apply));
+    assert_eq!(stderr(&quiet_apply), "");
+}
+
+#[test]
+fn a_usage_error_is_an_error_like_any_other() {
+    let env = Env::new(100);
+    let output = env.run(&["plan", "--bogus"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(stdout(&output), "");
+    insta::assert_snapshot!(stderr(&output), @r"
+    Error: unexpected argument '--bogus' found
+      hint: to pass '--bogus' as a value, use '-- --bogus'
+      Usage: clusterform plan [OPTIONS] [DIR]
+      For more information, try '--help'.
+    ");
+}
+
+#[test]
+fn an_api_error_is_printed_once_with_its_hint() {
+    let env = Env::new(100);
+    env.write_config(&config(&[ClusterSpec::default()]));
+    let output = env
+        .cmd(&["plan"])
+        .env("CLUSTERFORM_ACCESS_TOKEN", "expired")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(stdout(&output), "");
+    let base_url = env.handle.base_url();
+    let err = stderr(&output).replace(base_url.trim_end_matches('/'), "ENDPOINT");
+    insta::assert_snapshot!(err, @r"
+    Error: GET ENDPOINT/v1beta1/projects/e2e-project/locations/us-central1/modelDevelopmentClusters?pageSize=500 failed: UNAUTHENTICATED (401): Request had invalid authentication credentials: the bearer token is not the expected one. Expected an OAuth 2 access token.
+      hint: the access token was rejected: run `gcloud auth application-default login` or refresh CLUSTERFORM_ACCESS_TOKEN
+    ");
+}
+
+#[test]
+fn diagnostics_name_files_from_the_working_directory() {
+    let env = Env::new(100);
+    let dir = env.path().join("infra");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(
+        dir.join("main.hcl"),
+        format!("{PROVIDER}\nvariable \"zone\" {{\n  bogus = 1\n}}\n"),
+    )
+    .unwrap();
+    let output = env.run(&["validate", "infra"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(stdout(&output), "");
+    insta::assert_snapshot!(stderr(&output), @r#"
+    Error: unknown argument `bogus` in a variable block
+        ╭─[infra/main.hcl:9:3]
+      8 │ variable "zone" {
+      9 │   bogus = 1
+        ·   ─────
+     10 │ }
+        ╰────
+      hint: a variable accepts type, default, description, sensitive
+    "#);
+    let json = env.run(&["validate", "--json", "infra"]);
+    let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(
+        report["diagnostics"][0]["file"], "infra/main.hcl",
+        "{report}"
+    );
+}
+
+#[test]
+fn verbose_logs_have_no_colour_codes_in_a_pipe() {
+    let env = Env::new(100);
+    env.write_config(&config(&[ClusterSpec::default()]));
+    let output = env
+        .cmd(&["plan", "-vv"])
+        .env_remove("NO_COLOR")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(err.contains("DEBUG"), "{err}");
+    assert!(!err.contains('\u{1b}'), "{err}");
+}
