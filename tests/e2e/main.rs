@@ -11,6 +11,7 @@ mod commands;
 mod crash;
 mod destroy;
 mod emulator_command;
+mod events;
 mod faults;
 #[cfg(unix)]
 mod hardening;
@@ -19,6 +20,7 @@ mod hostile_config;
 mod import;
 mod interrupt;
 mod local;
+mod locking;
 mod ownership;
 mod plans;
 mod prompt;

@@ -8,6 +8,7 @@ mod commands;
 mod context;
 mod environment;
 mod error;
+mod events;
 mod hints;
 mod local_emulator;
 mod printer;

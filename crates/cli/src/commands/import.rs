@@ -5,12 +5,12 @@
 use std::path::Path;
 use std::time::Duration;
 
-use clusterform_executor::{ApiClient, OperationWaiter, RunLock, Submitted, WaitOptions};
+use clusterform_executor::{ApiClient, OperationWaiter, Submitted, WaitOptions};
 use clusterform_files::{Access, write_atomic};
 use clusterform_model::{Cluster, ClusterName, STACK_LABEL};
 
 use crate::arguments::Import;
-use crate::commands::ExitStatus;
+use crate::commands::{ExitStatus, take_lock};
 use crate::context;
 use crate::error::CliError;
 use crate::printer::Printer;
@@ -21,7 +21,7 @@ const LABEL_UPDATE_TIMEOUT: Duration = Duration::from_secs(10 * 60);
 /// Labels the cluster as this stack's and writes its HCL.
 pub async fn run(args: &Import, printer: &Printer) -> Result<ExitStatus, CliError> {
     let dir = &args.dir;
-    let _lock = RunLock::acquire(dir)?;
+    let _lock = take_lock(dir, "import", args.lock_timeout, printer)?;
     let config = context::load_config(dir, &args.variables, printer)?;
     let project = args.project.clone().or(config.provider.project.clone());
     let region = args.region.clone().or(config.provider.region.clone());
