@@ -121,7 +121,7 @@ pub struct EndpointArg {
 /// How long a command that changes clusters waits for another run's lock.
 #[derive(Debug, Args)]
 pub struct LockArgs {
-    /// Wait this long for a lock another run holds, e.g. 5m (default: fail at once)
+    /// Wait this long for a lock another run holds, e.g. 5m (0s: fail at once)
     #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = parse_duration)]
     pub lock_timeout: std::time::Duration,
 }

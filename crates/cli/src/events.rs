@@ -92,6 +92,7 @@ impl JsonEvents {
 
     fn emit(&self, kind: &str, fields: Value) {
         let now = OffsetDateTime::now_utc();
+        let now = now.replace_millisecond(now.millisecond()).unwrap_or(now);
         self.printer.result(&stamped(kind, now, fields).to_string());
     }
 }

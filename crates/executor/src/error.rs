@@ -197,7 +197,7 @@ pub enum ExecError {
         path: PathBuf,
         /// Who holds it, when its record could be read; boxed to keep errors small.
         holder: Option<Box<LockInfo>>,
-        /// How long this run waited for it (`--lock-timeout`; zero when it did not wait).
+        /// How long this run waited for it: the whole `--lock-timeout` (zero: not at all).
         waited: Duration,
     },
     /// The lock file could not be created or locked.

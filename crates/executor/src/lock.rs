@@ -97,8 +97,7 @@ impl RunLock {
         holder: LockInfo,
         timeout: Duration,
     ) -> Result<Self, ExecError> {
-        let started = Instant::now();
-        let deadline = started + timeout;
+        let deadline = Instant::now() + timeout;
         let path = StateDir::of(config_dir).lock_file();
         loop {
             if let Some(file) = try_lock(config_dir)? {
@@ -108,7 +107,7 @@ impl RunLock {
             if remaining.is_zero() {
                 return Err(ExecError::Locked {
                     holder: read_holder(&path).map(Box::new),
-                    waited: started.elapsed(),
+                    waited: timeout,
                     path,
                 });
             }
@@ -258,6 +257,7 @@ mod tests {
             "{message}"
         );
         assert!(message.contains(&first.info().id), "{message}");
+        assert!(!message.contains("waiting"), "it did not wait: {message}");
 
         drop(first);
         assert_eq!(

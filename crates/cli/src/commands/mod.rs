@@ -60,7 +60,8 @@ pub async fn run(arguments: Arguments, printer: &Printer) -> Result<ExitStatus, 
 }
 
 /// Takes the run lock of `dir` for `command`, waiting up to `timeout` (`--lock-timeout`) for
-/// another run to release it, and saying so when it has to wait.
+/// another run to release it, and saying so when it has to wait. The wait blocks the thread:
+/// nothing else of the command runs before it holds the lock.
 pub fn take_lock(
     dir: &Path,
     command: &str,
