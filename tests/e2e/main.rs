@@ -11,6 +11,7 @@ mod commands;
 mod crash;
 mod destroy;
 mod emulator_command;
+mod events;
 mod faults;
 mod fleet_output;
 #[cfg(unix)]
@@ -20,6 +21,7 @@ mod hostile_config;
 mod import;
 mod interrupt;
 mod local;
+mod locking;
 mod output_contract;
 mod ownership;
 mod plans;

@@ -158,14 +158,15 @@ fn an_unlabelled_cluster_is_not_adopted_silently() {
 fn a_second_run_on_the_same_configuration_is_refused() {
     let env = Env::new(100);
     env.write_config(&config(&[ClusterSpec::default()]));
-    let held = clusterform_executor::RunLock::acquire(env.path()).unwrap();
+    let holder = clusterform_executor::LockInfo::for_this_process("apply", "test");
+    let held = clusterform_executor::RunLock::acquire(env.path(), holder).unwrap();
     let apply = env.run(&["apply", "--auto-approve"]);
     assert_eq!(apply.status.code(), Some(1));
     let err = stderr(&apply);
-    assert!(err.contains("another clusterform run"), "{err}");
+    assert!(err.contains("the stack is locked by"), "{err}");
     assert!(env.mutations().is_empty());
     let destroy = env.run(&["destroy", "--auto-approve"]);
-    assert!(stderr(&destroy).contains("another clusterform run"));
+    assert!(stderr(&destroy).contains("the stack is locked by"));
     let plan = env.run(&["plan"]);
     assert!(plan.status.success(), "plan only reads: {}", stderr(&plan));
     drop(held);

@@ -134,6 +134,10 @@ pub struct Apply {
     pub auto_approve: bool,
     /// `--parallelism`: clusters changed at the same time.
     pub parallelism: u16,
+    /// `--json`: JSON events on stdout instead of the plan and progress.
+    pub json: bool,
+    /// `--lock-timeout`: how long to wait for another run's lock.
+    pub lock_timeout: Duration,
 }
 
 /// `destroy`.
@@ -151,6 +155,10 @@ pub struct Destroy {
     pub auto_approve: bool,
     /// `--parallelism`: clusters deleted at the same time.
     pub parallelism: u16,
+    /// `--json`: JSON events on stdout instead of the plan and progress.
+    pub json: bool,
+    /// `--lock-timeout`: how long to wait for another run's lock.
+    pub lock_timeout: Duration,
 }
 
 /// `list`.
@@ -189,6 +197,8 @@ pub struct Import {
     pub stack: Option<String>,
     /// `--out FILE`.
     pub out: Option<PathBuf>,
+    /// `--lock-timeout`: how long to wait for another run's lock.
+    pub lock_timeout: Duration,
 }
 
 /// `emulator`.
@@ -230,6 +240,8 @@ impl Arguments {
                 idle_for: args.idle_for,
                 auto_approve: args.auto_approve,
                 parallelism: args.parallelism,
+                json: refuse_unapproved_json("destroy", args.json, args.auto_approve)?,
+                lock_timeout: args.lock.lock_timeout,
             }),
             cli::Command::Show(args) => {
                 refuse_chdir(chdir.as_deref(), "show")?;
@@ -252,6 +264,7 @@ impl Arguments {
                 region: args.region,
                 stack: args.stack,
                 out: args.out,
+                lock_timeout: args.lock.lock_timeout,
             }),
             cli::Command::Emulator(args) => {
                 refuse_chdir(chdir.as_deref(), "emulator")?;
@@ -329,15 +342,19 @@ fn refuse_with_destroy(planning: &cli::PlanningArgs) -> Result<(), CliError> {
 /// `apply`; a saved plan refuses the planning flags: it fixed them when it was made.
 fn apply(before_command: Option<PathBuf>, args: cli::ApplyArgs) -> Result<Apply, CliError> {
     let source = apply_source(before_command, args.target, args.chdir)?;
-    if matches!(source, ApplySource::SavedPlan { .. }) {
+    let saved_plan = matches!(source, ApplySource::SavedPlan { .. });
+    if saved_plan {
         refuse_with_saved_plan(&args.planning)?;
     }
+    refuse_unapproved_json("apply", args.json, args.auto_approve || saved_plan)?;
     Ok(Apply {
         source,
         endpoint: args.endpoint.endpoint,
         planning: Planning::from_args(args.planning)?,
         auto_approve: args.auto_approve,
         parallelism: args.parallelism,
+        json: args.json,
+        lock_timeout: args.lock.lock_timeout,
     })
 }
 
@@ -447,6 +464,23 @@ fn apply_source(
         }
         dir => config_dir(before_command, DirArg { dir, chdir }).map(ApplySource::Directory),
     }
+}
+
+/// `--json` prints events and nothing else, so there is no plan on the screen to approve and
+/// no prompt to answer: as Terraform's `apply -json`, it needs `--auto-approve` or a saved plan.
+/// Returns `json` when it may be used.
+fn refuse_unapproved_json(command: &str, json: bool, approved: bool) -> Result<bool, CliError> {
+    if json && !approved {
+        return Err(CliError::Usage(format!(
+            "`{command} --json` cannot ask for confirmation: give --auto-approve{}",
+            if command == "apply" {
+                ", or apply a saved plan (`plan --out FILE`, then `apply --json FILE`)"
+            } else {
+                ""
+            }
+        )));
+    }
+    Ok(json)
 }
 
 /// A command that reads no configuration refuses `--chdir` rather than ignoring it.
@@ -692,6 +726,37 @@ mod tests {
             panic!("not a plan");
         };
         assert!(plan.destroy);
+    }
+
+    #[test]
+    fn json_events_need_approval_given_beforehand() {
+        for command in ["apply", "destroy"] {
+            let error = parse(&["clusterform", command, "--json"]).unwrap_err();
+            assert!(matches!(error, CliError::Usage(_)), "{error}");
+            assert!(error.to_string().contains("--auto-approve"), "{error}");
+            parse(&["clusterform", command, "--json", "--auto-approve"]).unwrap();
+        }
+        let plan_file = tempfile::NamedTempFile::new().unwrap();
+        let path = plan_file.path().to_str().unwrap();
+        let Arguments::Apply(apply) = parse(&["clusterform", "apply", "--json", path]).unwrap()
+        else {
+            panic!("not an apply");
+        };
+        assert!(apply.json && !apply.auto_approve);
+    }
+
+    #[test]
+    fn the_lock_timeout_defaults_to_failing_at_once() {
+        let Arguments::Apply(apply) = parse(&["clusterform", "apply"]).unwrap() else {
+            panic!("not an apply");
+        };
+        assert_eq!(apply.lock_timeout, Duration::ZERO);
+        let Arguments::Import(import) =
+            parse(&["clusterform", "import", "train01", "-lock-timeout=2m"]).unwrap()
+        else {
+            panic!("not an import");
+        };
+        assert_eq!(import.lock_timeout, Duration::from_secs(120));
     }
 
     #[test]

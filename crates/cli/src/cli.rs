@@ -118,13 +118,21 @@ pub struct EndpointArg {
     pub endpoint: Option<String>,
 }
 
+/// How long a command that changes clusters waits for another run's lock.
+#[derive(Debug, Args)]
+pub struct LockArgs {
+    /// Wait this long for a lock another run holds, e.g. 5m (0s: fail at once)
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = parse_duration)]
+    pub lock_timeout: std::time::Duration,
+}
+
 /// Variable values.
 #[derive(Debug, Args)]
 pub struct VarArgs {
     /// Set a variable: --var name=value
     #[arg(long = "var", value_name = "NAME=VALUE")]
     pub vars: Vec<String>,
-    /// Read variables from an HCL file
+    /// Read variables from a variables file (NAME.cfvars; clusterform.cfvars and *.auto.cfvars load by themselves)
     #[arg(long = "var-file", value_name = "FILE")]
     pub var_files: Vec<PathBuf>,
 }
@@ -250,6 +258,11 @@ pub struct ApplyArgs {
     /// Clusters changed at the same time
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..))]
     pub parallelism: u16,
+    /// Print one JSON event per line instead of progress (needs --auto-approve or a plan file)
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub lock: LockArgs,
 }
 
 /// `destroy`.
@@ -273,6 +286,11 @@ pub struct DestroyArgs {
     /// Clusters deleted at the same time
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..))]
     pub parallelism: u16,
+    /// Print one JSON event per line instead of progress (needs --auto-approve)
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub lock: LockArgs,
 }
 
 /// `show`.
@@ -328,6 +346,8 @@ pub struct ImportArgs {
     /// Write the HCL to this file (default: stdout; DIR/main.hcl in an empty directory)
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub lock: LockArgs,
 }
 
 /// `emulator`.

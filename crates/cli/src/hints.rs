@@ -84,7 +84,7 @@ pub fn exec_hint(error: &ExecError) -> Option<String> {
             "the endpoint does not answer like the Model Development Cluster API; check --endpoint"
         }
         ExecError::Locked { .. } => {
-            "wait for the other `clusterform apply` or `destroy` to finish; the lock is released when it exits"
+            "wait for the other run to finish (`--lock-timeout 10m` waits for it); the lock is released when it exits"
         }
         ExecError::Lock { .. } => "check that the configuration directory is writable",
         ExecError::NoLongerDeleting { .. } => {
@@ -164,8 +164,10 @@ mod tests {
         assert!(exec_hint(&insecure).unwrap().contains("loopback"));
         let locked = ExecError::Locked {
             path: "/x/.clusterform/lock".into(),
+            holder: None,
+            waited: std::time::Duration::ZERO,
         };
-        assert!(exec_hint(&locked).unwrap().contains("wait for the other"));
+        assert!(exec_hint(&locked).unwrap().contains("--lock-timeout"));
         assert!(exec_hint(&ExecError::Cancelled).unwrap().contains("resume"));
         let unauthenticated = ExecError::Api {
             status: Box::new(clusterform_model::Status {

@@ -9,6 +9,7 @@ mod context;
 mod diagnostics;
 mod environment;
 mod error;
+mod events;
 mod hints;
 mod local_emulator;
 mod printer;

@@ -118,6 +118,12 @@ impl Printer {
         }
     }
 
+    /// Why something is about to be deleted, when stdout is taken by `--json` events: stderr,
+    /// even with `--quiet` (a deletion always says why).
+    pub fn evidence(&self, text: &str) {
+        to_stderr(text);
+    }
+
     /// A success line in bold green: stderr, silenced by `--quiet`.
     pub fn success(&self, text: &str) {
         if !self.quiet {

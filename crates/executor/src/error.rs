@@ -10,6 +10,7 @@ use clusterform_model::duration::Seconds;
 use clusterform_model::{NameError, Status};
 
 use crate::auth::AuthError;
+use crate::lock::LockInfo;
 
 /// Everything that can go wrong while talking to the API or running a plan.
 #[derive(Debug, thiserror::Error)]
@@ -190,10 +191,14 @@ pub enum ExecError {
         reason: String,
     },
     /// Another clusterform run holds this configuration's lock.
-    #[error("another clusterform run is changing this configuration (lock {path} is held)")]
+    #[error("{}", locked_message(path, holder.as_deref(), *waited))]
     Locked {
         /// The lock file.
         path: PathBuf,
+        /// Who holds it, when its record could be read; boxed to keep errors small.
+        holder: Option<Box<LockInfo>>,
+        /// How long this run waited for it: the whole `--lock-timeout` (zero: not at all).
+        waited: Duration,
     },
     /// The lock file could not be created or locked.
     #[error("cannot lock {path}: {reason}")]
@@ -226,4 +231,24 @@ impl ExecError {
     pub fn is_not_found(&self) -> bool {
         self.api_code_name() == Some("NOT_FOUND")
     }
+}
+
+/// `the stack is locked by alice@laptop (pid 4242) running `apply` since … (lock ID …)`, or
+/// only that the lock is held when the holder's record cannot be read; after a wait, how long
+/// this run waited.
+fn locked_message(path: &std::path::Path, holder: Option<&LockInfo>, waited: Duration) -> String {
+    let mut message = match holder {
+        Some(holder) => format!("the stack is locked by {holder}"),
+        None => format!(
+            "the stack is locked by another clusterform run (lock {} is held)",
+            path.display()
+        ),
+    };
+    if !waited.is_zero() {
+        message.push_str(&format!(
+            "; still locked after waiting {}",
+            Seconds::from(waited)
+        ));
+    }
+    message
 }

@@ -37,7 +37,7 @@ pub use engine::{
 pub use error::ExecError;
 pub use idle::{IdleReport, IdleVerdict, SlurmEvidence, idle_verdict, inspect_idle};
 pub use journal::{Journal, JournalEntry, UnusableEntry};
-pub use lock::RunLock;
+pub use lock::{LockInfo, RunLock};
 pub use operations::{OperationWaiter, WaitOptions};
 pub use refresh::refresh;
 pub use retry::RetryPolicy;

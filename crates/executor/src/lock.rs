@@ -3,52 +3,327 @@
 //! Two runs changing the same clusters would race (both creating a cluster, one patching what
 //! the other deletes) and would both rewrite the journal. The lock is an exclusive advisory
 //! lock on `.clusterform/lock`; the operating system releases it when the process exits, even
-//! after a crash, so a stale lock never blocks the next run.
+//! after a crash, so a stale lock never blocks the next run. Once it holds the lock, a run
+//! writes who it is into the same file (a [`LockInfo`]), so that a refused run can say who
+//! holds the lock, since when and for which command. The record is only information: the OS
+//! lock decides, and a record that cannot be read just means "held by someone".
 
+use std::fmt;
 use std::fs::{File, TryLockError};
+use std::io::{Read as _, Write as _};
 use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
 
 use crate::error::ExecError;
 use crate::state_dir::{StateDir, open_private_file};
 
+/// How often a run waiting for the lock (`--lock-timeout`) tries again: taking a free lock is
+/// one system call, so waiting ends soon after the holder exits.
+const POLL_INTERVAL: Duration = Duration::from_millis(250);
+
+/// The most of a lock record that is read: a record is a few hundred bytes, and a file that
+/// someone filled with something else must not be read whole.
+const MAX_RECORD_BYTES: u64 = 64 * 1024;
+
+/// Who holds a lock: written by the holder, shown to the runs it refuses. The same record can
+/// describe a remote lock (an object in a bucket) as well as the local file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LockInfo {
+    /// A random ID of this acquisition (UUID form), to tell two holders apart.
+    pub id: String,
+    /// `user@host` of the process that holds the lock.
+    pub who: String,
+    /// Its process ID, on `host`.
+    pub pid: u32,
+    /// The command it runs: `apply`, `destroy`, `import`.
+    pub command: String,
+    /// When it took the lock, RFC 3339 in UTC.
+    pub created: String,
+    /// The version of the tool that took it.
+    pub version: String,
+}
+
+impl LockInfo {
+    /// The record of this process running `command`, with a fresh random ID and the time now.
+    pub fn for_this_process(command: &str, version: &str) -> Self {
+        let now = OffsetDateTime::now_utc()
+            .replace_nanosecond(0)
+            .unwrap_or_else(|_| OffsetDateTime::now_utc());
+        Self {
+            id: random_lock_id(),
+            who: format!("{}@{}", user_name(), host_name()),
+            pid: std::process::id(),
+            command: command.to_owned(),
+            created: now.format(&Rfc3339).unwrap_or_default(),
+            version: version.to_owned(),
+        }
+    }
+}
+
+/// `alice@laptop (pid 4242) running `apply` since 2026-11-30T22:00:00Z (lock ID …)`.
+impl fmt::Display for LockInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} (pid {}) running `{}` since {} (lock ID {})",
+            self.who, self.pid, self.command, self.created, self.id
+        )
+    }
+}
+
 /// Held for as long as a run changes clusters; dropping it releases the lock.
 #[derive(Debug)]
 pub struct RunLock {
-    _file: File,
+    file: File,
+    info: LockInfo,
 }
 
 impl RunLock {
-    /// Takes the lock of the configuration in `config_dir`, or fails at once if another run
+    /// Takes the lock of the configuration in `config_dir` for `holder`, or fails at once with
+    /// [`ExecError::Locked`] (naming the holder when its record can be read) if another run
     /// holds it.
-    pub fn acquire(config_dir: &Path) -> Result<Self, ExecError> {
-        let state = StateDir::of(config_dir);
-        let path = state.lock_file();
-        let failed = |reason: String| ExecError::Lock {
-            path: path.clone(),
-            reason,
-        };
-        state.create().map_err(|e| failed(e.to_string()))?;
-        let file = open_private_file(&path).map_err(|e| failed(e.to_string()))?;
-        match file.try_lock() {
-            Ok(()) => Ok(Self { _file: file }),
-            Err(TryLockError::WouldBlock) => Err(ExecError::Locked { path }),
-            Err(TryLockError::Error(error)) => Err(failed(error.to_string())),
+    pub fn acquire(config_dir: &Path, holder: LockInfo) -> Result<Self, ExecError> {
+        Self::acquire_within(config_dir, holder, Duration::ZERO)
+    }
+
+    /// Takes the lock, trying again every quarter second for up to `timeout` while another run
+    /// holds it; a zero timeout fails at once. Blocks the thread while it waits.
+    pub fn acquire_within(
+        config_dir: &Path,
+        holder: LockInfo,
+        timeout: Duration,
+    ) -> Result<Self, ExecError> {
+        let deadline = Instant::now() + timeout;
+        let path = StateDir::of(config_dir).lock_file();
+        loop {
+            if let Some(file) = try_lock(config_dir)? {
+                return Self::record(file, &path, holder);
+            }
+            let remaining = deadline.saturating_duration_since(Instant::now());
+            if remaining.is_zero() {
+                return Err(ExecError::Locked {
+                    holder: read_holder(&path).map(Box::new),
+                    waited: timeout,
+                    path,
+                });
+            }
+            std::thread::sleep(POLL_INTERVAL.min(remaining));
         }
     }
+
+    /// Who holds the lock of `config_dir` now, when its record can be read.
+    pub fn holder(config_dir: &Path) -> Option<LockInfo> {
+        read_holder(&StateDir::of(config_dir).lock_file())
+    }
+
+    /// The record this run wrote.
+    pub fn info(&self) -> &LockInfo {
+        &self.info
+    }
+
+    /// Writes the holder's record into the locked file, replacing an earlier holder's.
+    fn record(mut file: File, path: &Path, info: LockInfo) -> Result<Self, ExecError> {
+        let failed = |error: std::io::Error| ExecError::Lock {
+            path: path.to_path_buf(),
+            reason: error.to_string(),
+        };
+        let text = serde_json::to_string(&info).unwrap_or_default();
+        file.set_len(0).map_err(failed)?;
+        file.write_all(format!("{text}\n").as_bytes())
+            .map_err(failed)?;
+        Ok(Self { file, info })
+    }
+}
+
+impl Drop for RunLock {
+    /// Empties the record before the lock goes, so that the next holder's record is the only
+    /// one a refused run can read. Failing to empty it is harmless: the OS lock decides.
+    fn drop(&mut self) {
+        let _ = self.file.set_len(0);
+    }
+}
+
+/// Opens (creating it if needed) and tries to lock the lock file: `None` while another run
+/// holds it.
+fn try_lock(config_dir: &Path) -> Result<Option<File>, ExecError> {
+    let state = StateDir::of(config_dir);
+    let path = state.lock_file();
+    let failed = |reason: String| ExecError::Lock {
+        path: path.clone(),
+        reason,
+    };
+    state.create().map_err(|e| failed(e.to_string()))?;
+    let file = open_private_file(&path).map_err(|e| failed(e.to_string()))?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(TryLockError::WouldBlock) => Ok(None),
+        Err(TryLockError::Error(error)) => Err(failed(error.to_string())),
+    }
+}
+
+/// The record in a lock file; `None` when it is empty (the holder has not written it yet),
+/// unreadable or not a record.
+fn read_holder(path: &Path) -> Option<LockInfo> {
+    let mut text = String::new();
+    File::open(path)
+        .ok()?
+        .take(MAX_RECORD_BYTES)
+        .read_to_string(&mut text)
+        .ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// 128 random bits in the UUID version 4 form, as lock IDs usually are.
+fn random_lock_id() -> String {
+    let mut bytes: [u8; 16] = rand::random();
+    bytes[6] = (bytes[6] & 0x0f) | 0x40;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    )
+}
+
+/// The login name, from the environment (`USER` on Unix, `USERNAME` on Windows).
+fn user_name() -> String {
+    ["USER", "USERNAME", "LOGNAME"]
+        .iter()
+        .find_map(|name| std::env::var(name).ok().filter(|v| !v.trim().is_empty()))
+        .unwrap_or_else(|| "unknown".to_owned())
+}
+
+/// The host name: `HOSTNAME` when exported, else what the kernel says.
+fn host_name() -> String {
+    let from_file = |path: &str| std::fs::read_to_string(path).ok();
+    std::env::var("HOSTNAME")
+        .ok()
+        .or_else(|| from_file("/proc/sys/kernel/hostname"))
+        .or_else(|| from_file("/etc/hostname"))
+        .map(|name| name.trim().to_owned())
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "unknown".to_owned())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn holder(command: &str) -> LockInfo {
+        LockInfo::for_this_process(command, "9.9.9")
+    }
+
     #[test]
     fn a_second_run_is_refused_until_the_first_releases_the_lock() {
         let dir = tempfile::tempdir().unwrap();
-        let first = RunLock::acquire(dir.path()).unwrap();
+        let first = RunLock::acquire(dir.path(), holder("apply")).unwrap();
         assert!(StateDir::of(dir.path()).lock_file().is_file());
-        let second = RunLock::acquire(dir.path()).unwrap_err();
+        let second = RunLock::acquire(dir.path(), holder("destroy")).unwrap_err();
         assert!(matches!(second, ExecError::Locked { .. }), "{second}");
         drop(first);
-        RunLock::acquire(dir.path()).unwrap();
+        RunLock::acquire(dir.path(), holder("destroy")).unwrap();
+    }
+
+    #[test]
+    fn the_holder_is_recorded_and_named_to_the_refused_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = RunLock::acquire(dir.path(), holder("apply")).unwrap();
+        assert_eq!(RunLock::holder(dir.path()).as_ref(), Some(first.info()));
+
+        let refused = RunLock::acquire(dir.path(), holder("destroy")).unwrap_err();
+        let ExecError::Locked {
+            holder: Some(named),
+            ..
+        } = &refused
+        else {
+            panic!("the holder is not named: {refused}");
+        };
+        assert_eq!(**named, *first.info());
+        let message = refused.to_string();
+        assert!(
+            message.starts_with(&format!(
+                "the stack is locked by {} (pid {}) running `apply` since ",
+                first.info().who,
+                std::process::id()
+            )),
+            "{message}"
+        );
+        assert!(message.contains(&first.info().id), "{message}");
+        assert!(!message.contains("waiting"), "it did not wait: {message}");
+
+        drop(first);
+        assert_eq!(
+            RunLock::holder(dir.path()),
+            None,
+            "release empties the record"
+        );
+    }
+
+    #[test]
+    fn a_record_that_cannot_be_read_only_says_the_lock_is_held() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = RunLock::acquire(dir.path(), holder("apply")).unwrap();
+        std::fs::write(StateDir::of(dir.path()).lock_file(), "not a record").unwrap();
+        let refused = RunLock::acquire(dir.path(), holder("apply")).unwrap_err();
+        assert!(
+            matches!(refused, ExecError::Locked { holder: None, .. }),
+            "{refused}"
+        );
+        assert!(
+            refused
+                .to_string()
+                .starts_with("the stack is locked by another clusterform run"),
+            "{refused}"
+        );
+        drop(first);
+    }
+
+    #[test]
+    fn waiting_ends_with_the_holder_named_when_the_timeout_expires() {
+        let dir = tempfile::tempdir().unwrap();
+        let _first = RunLock::acquire(dir.path(), holder("apply")).unwrap();
+        let timeout = Duration::from_millis(600);
+        let refused = RunLock::acquire_within(dir.path(), holder("apply"), timeout).unwrap_err();
+        let ExecError::Locked { holder, waited, .. } = &refused else {
+            panic!("{refused}");
+        };
+        assert!(holder.is_some());
+        assert!(*waited >= timeout, "{waited:?}");
+        assert!(
+            refused.to_string().contains("still locked after"),
+            "{refused}"
+        );
+    }
+
+    #[test]
+    fn a_waiting_run_takes_the_lock_once_the_holder_releases_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = RunLock::acquire(dir.path(), holder("apply")).unwrap();
+        let releaser = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(400));
+            drop(first);
+        });
+        let second =
+            RunLock::acquire_within(dir.path(), holder("destroy"), Duration::from_secs(30))
+                .unwrap();
+        releaser.join().unwrap();
+        assert_eq!(RunLock::holder(dir.path()).as_ref(), Some(second.info()));
+        assert_eq!(second.info().command, "destroy");
+    }
+
+    #[test]
+    fn lock_ids_are_random_uuids() {
+        let (one, two) = (random_lock_id(), random_lock_id());
+        assert_ne!(one, two);
+        assert_eq!(one.len(), 36);
+        assert_eq!(one.as_bytes()[14], b'4', "{one}");
     }
 }

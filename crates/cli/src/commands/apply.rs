@@ -8,16 +8,19 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clusterform_config::VariableInputs;
-use clusterform_executor::{ApplyEngine, ApplyReport, ExecError, Journal, RunLock, WaitOptions};
+use clusterform_executor::{
+    ApplyEngine, ApplyReport, ExecError, Journal, ProgressSink, WaitOptions,
+};
 use clusterform_model::{ClusterName, state};
 use clusterform_planner::{Action, ClusterChange, LiveCluster, Plan};
 use tokio_util::sync::CancellationToken;
 
 use crate::arguments::{Apply, ApplySource};
-use crate::commands::ExitStatus;
 use crate::commands::plan::{Planned, prepare, replan};
+use crate::commands::{ExitStatus, take_lock};
 use crate::context::{self, Connection};
 use crate::error::CliError;
+use crate::events::{self, JsonEvents};
 use crate::printer::Printer;
 use crate::progress::ApplyProgress;
 use crate::prompt;
@@ -25,11 +28,25 @@ use clusterform::views::actions;
 
 /// Applies a configuration directory or a saved plan file.
 pub async fn run(args: &Apply, printer: &Printer) -> Result<ExitStatus, CliError> {
-    match &args.source {
-        ApplySource::SavedPlan { file, dir } => {
-            apply_saved_plan(args, file, dir.as_deref(), printer).await
+    events::reported(args.json, printer, async |printer, events| {
+        match &args.source {
+            ApplySource::SavedPlan { file, dir } => {
+                apply_saved_plan(args, file, dir.as_deref(), printer, events).await
+            }
+            ApplySource::Directory(dir) => apply_directory(args, dir, printer, events).await,
         }
-        ApplySource::Directory(dir) => apply_directory(args, dir, printer).await,
+    })
+    .await
+}
+
+/// The plan as text, or as the `planned` event of a `--json` run.
+pub fn show_plan(plan: &Plan, printer: &Printer, events: Option<&Arc<JsonEvents>>) {
+    match events {
+        Some(events) => events.planned(plan),
+        None => printer.result(&clusterform::views::plan_text::render_text(
+            plan,
+            printer.color(),
+        )),
     }
 }
 
@@ -37,17 +54,15 @@ async fn apply_directory(
     args: &Apply,
     dir: &Path,
     printer: &Printer,
+    events: Option<&Arc<JsonEvents>>,
 ) -> Result<ExitStatus, CliError> {
-    let _lock = RunLock::acquire(dir)?;
+    let _lock = take_lock(dir, "apply", args.lock_timeout, printer)?;
     let endpoint = args.endpoint.as_deref();
     let mut planned = prepare(endpoint, dir, &args.planning, false, printer).await?;
     if settle_earlier_runs(&planned, dir, args.parallelism, printer).await? {
         planned = replan(planned, dir, &args.planning, false, printer).await?;
     }
-    printer.result(&clusterform::views::plan_text::render_text(
-        &planned.plan,
-        printer.color(),
-    ));
+    show_plan(&planned.plan, printer, events);
     let working = still_working(&planned.plan, &planned.live);
     if !planned.plan.has_changes() {
         let report = ApplyReport::default();
@@ -68,7 +83,7 @@ async fn apply_directory(
         cancelled: "Apply cancelled.",
         destroy: false,
     };
-    match confirm_and_execute(&planned, dir, &approval, args.parallelism, printer).await? {
+    match confirm_and_execute(&planned, dir, &approval, args.parallelism, printer, events).await? {
         Some(report) => {
             finish_after_settling(
                 report,
@@ -179,6 +194,7 @@ pub async fn confirm_and_execute(
     approval: &Approval,
     parallelism: u16,
     printer: &Printer,
+    events: Option<&Arc<JsonEvents>>,
 ) -> Result<Option<ApplyReport>, CliError> {
     let approved = || {
         prompt::confirm(approval.question).map_err(|err| match err {
@@ -198,6 +214,7 @@ pub async fn confirm_and_execute(
         dir,
         parallelism,
         printer,
+        events,
     )
     .await?;
     Ok(Some(report))
@@ -211,11 +228,12 @@ async fn apply_saved_plan(
     path: &Path,
     chdir: Option<&Path>,
     printer: &Printer,
+    events: Option<&Arc<JsonEvents>>,
 ) -> Result<ExitStatus, CliError> {
     let plan = clusterform_planner::load_plan(path)?;
     let dir = plan.directory.as_path();
     check_chdir(chdir, dir)?;
-    let _lock = RunLock::acquire(dir)?;
+    let _lock = take_lock(dir, "apply", args.lock_timeout, printer)?;
     let inputs = VariableInputs {
         saved: plan.variables.clone(),
         ..VariableInputs::default()
@@ -237,8 +255,11 @@ async fn apply_saved_plan(
         ));
     }
     let working = still_working(&plan, &live);
+    if let Some(events) = events {
+        events.planned(&plan);
+    }
     let report = if plan.has_changes() {
-        execute(&plan, &connection, dir, args.parallelism, printer).await?
+        execute(&plan, &connection, dir, args.parallelism, printer, events).await?
     } else {
         printer.info("The saved plan has no changes.");
         ApplyReport::default()
@@ -275,19 +296,27 @@ fn check_chdir(chdir: Option<&Path>, recorded: &Path) -> Result<(), CliError> {
     )))
 }
 
-/// Runs a plan with progress; Ctrl-C stops waiting (the journal keeps the operations), a
-/// second Ctrl-C exits at once.
+/// Runs a plan with progress (or JSON events, failures included); Ctrl-C stops waiting (the
+/// journal keeps the operations), a second Ctrl-C exits at once.
 pub async fn execute(
     plan: &Plan,
     connection: &Connection,
     dir: &Path,
     parallelism: u16,
     printer: &Printer,
+    events: Option<&Arc<JsonEvents>>,
 ) -> Result<ApplyReport, CliError> {
     let engine = engine(connection, dir, parallelism)?;
     let cancel = interrupt_token(*printer);
-    let progress = Arc::new(ApplyProgress::new(*printer));
-    Ok(engine.apply(plan, progress, cancel).await)
+    let progress: Arc<dyn ProgressSink> = match events {
+        Some(events) => events.clone(),
+        None => Arc::new(ApplyProgress::new(*printer)),
+    };
+    let report = engine.apply(plan, progress, cancel).await;
+    if let Some(events) = events {
+        events.failures(&report);
+    }
+    Ok(report)
 }
 
 /// Waits for the operations an earlier run left in the journal, and for clusters the plan would

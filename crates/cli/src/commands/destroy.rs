@@ -3,36 +3,49 @@
 //! per cluster, and deletes only the provably idle ones.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
-use clusterform_executor::{IdleReport, IdleVerdict, RunLock};
+use clusterform_executor::{IdleReport, IdleVerdict};
 use clusterform_model::ClusterName;
 use clusterform_model::duration::Seconds;
 use clusterform_planner::{Action, Plan};
 use time::OffsetDateTime;
 
 use crate::arguments::Destroy;
-use crate::commands::ExitStatus;
 use crate::commands::apply::{
-    Approval, confirm_and_execute, destroy_summary, finish, settle_earlier_runs,
+    Approval, confirm_and_execute, destroy_summary, finish, settle_earlier_runs, show_plan,
 };
 use crate::commands::plan::{Planned, prepare, replan};
+use crate::commands::{ExitStatus, take_lock};
 use crate::error::CliError;
+use crate::events::{self, JsonEvents};
 use crate::printer::Printer;
 
 /// Plans the deletions, asks, executes.
 pub async fn run(args: &Destroy, printer: &Printer) -> Result<ExitStatus, CliError> {
+    events::reported(args.json, printer, async |printer, events| {
+        destroy_dir(args, printer, events).await
+    })
+    .await
+}
+
+async fn destroy_dir(
+    args: &Destroy,
+    printer: &Printer,
+    events: Option<&Arc<JsonEvents>>,
+) -> Result<ExitStatus, CliError> {
     let dir = &args.dir;
-    let _lock = RunLock::acquire(dir)?;
+    let _lock = take_lock(dir, "destroy", args.lock_timeout, printer)?;
     let endpoint = args.endpoint.as_deref();
     let mut planned = prepare(endpoint, dir, &args.planning, true, printer).await?;
     if settle_earlier_runs(&planned, dir, args.parallelism, printer).await? {
         planned = replan(planned, dir, &args.planning, true, printer).await?;
     }
     if let Some(threshold) = args.idle_for {
-        keep_only_idle(&mut planned, threshold, printer).await?;
+        keep_only_idle(&mut planned, threshold, printer, events.is_some()).await?;
     }
-    destroy(&planned, dir, args, printer).await
+    destroy(&planned, dir, args, printer, events).await
 }
 
 async fn destroy(
@@ -40,15 +53,16 @@ async fn destroy(
     dir: &Path,
     args: &Destroy,
     printer: &Printer,
+    events: Option<&Arc<JsonEvents>>,
 ) -> Result<ExitStatus, CliError> {
     if !planned.plan.has_changes() {
+        if let Some(events) = events {
+            events.planned(&planned.plan);
+        }
         printer.result("No clusters to destroy.");
         return Ok(ExitStatus::Success);
     }
-    printer.result(&clusterform::views::plan_text::render_text(
-        &planned.plan,
-        printer.color(),
-    ));
+    show_plan(&planned.plan, printer, events);
     let approval = Approval {
         auto_approve: args.auto_approve,
         question: "Do you really want to destroy these clusters?",
@@ -56,19 +70,21 @@ async fn destroy(
         destroy: true,
     };
     let Some(report) =
-        confirm_and_execute(planned, dir, &approval, args.parallelism, printer).await?
+        confirm_and_execute(planned, dir, &approval, args.parallelism, printer, events).await?
     else {
         return Ok(ExitStatus::Declined);
     };
     finish(&report, dir, &destroy_summary(&report), printer)
 }
 
-/// Asks every cluster the plan would delete for its jobs, prints the table, and drops from the
-/// plan every cluster that is not idle.
+/// Asks every cluster the plan would delete for its jobs, prints the table (on stderr in a
+/// `--json` run, whose stdout holds only events), and drops from the plan every cluster that is
+/// not idle.
 async fn keep_only_idle(
     planned: &mut Planned,
     threshold: Duration,
     printer: &Printer,
+    json: bool,
 ) -> Result<(), CliError> {
     let candidates: Vec<_> = planned
         .live
@@ -80,7 +96,12 @@ async fn keep_only_idle(
     let reports =
         clusterform_executor::inspect_idle(&planned.connection.client, &candidates, threshold, now)
             .await?;
-    printer.result(&idle_table(&reports, now));
+    let table = idle_table(&reports, now);
+    if json {
+        printer.evidence(&table);
+    } else {
+        printer.result(&table);
+    }
     let idle: Vec<String> = reports
         .iter()
         .filter(|r| r.verdict == IdleVerdict::Idle)

@@ -7,12 +7,12 @@
 use std::path::Path;
 use std::time::Duration;
 
-use clusterform_executor::{ApiClient, OperationWaiter, RunLock, Submitted, WaitOptions};
+use clusterform_executor::{ApiClient, OperationWaiter, Submitted, WaitOptions};
 use clusterform_files::{Access, write_atomic};
 use clusterform_model::{Cluster, ClusterName, STACK_LABEL};
 
 use crate::arguments::Import;
-use crate::commands::ExitStatus;
+use crate::commands::{ExitStatus, take_lock};
 use crate::context;
 use crate::error::CliError;
 use crate::printer::Printer;
@@ -64,7 +64,7 @@ async fn import_into_configuration(
         )));
     }
     let dir = &args.dir;
-    let _lock = RunLock::acquire(dir)?;
+    let _lock = take_lock(dir, "import", args.lock_timeout, printer)?;
     let config = context::load_config(dir, &args.variables, printer)?;
     let project = args.project.clone().or(config.provider.project.clone());
     let region = args.region.clone().or(config.provider.region.clone());
@@ -115,7 +115,7 @@ async fn import_into_new_configuration(
         path: dir.clone(),
         source,
     })?;
-    let _lock = RunLock::acquire(dir)?;
+    let _lock = take_lock(dir, "import", args.lock_timeout, printer)?;
     let connection = context::connect(args.endpoint.as_deref(), None, dir, printer).await?;
     let cluster = take_over(&connection.client, &name, &stack, printer).await?;
     let hcl = new_configuration(&name, &stack, &cluster);

@@ -1,0 +1,410 @@
+//! `apply --json` and `destroy --json`: the run as a stream of JSON events, one object per line
+//! on stdout and nothing else there, for CI systems and dashboards (as Terraform's
+//! `apply -json`). Every event has `type` and `@timestamp` (RFC 3339), and the cluster's
+//! `address` when it concerns one; the schema is documented in `docs/events.md`.
+//!
+//! [`JsonEvents`] is the executor's [`ProgressSink`] for such a run, and the commands tell it
+//! the plan (`planned`), the failed actions with their typed errors once the engine returns
+//! (`failed`: the engine's live step carries only a message) and how the command ended
+//! (`summary`).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use clusterform_executor::{
+    ActionOutcome, ApplyReport, ExecError, ProgressEvent, ProgressSink, Step,
+};
+use clusterform_model::ClusterName;
+use clusterform_model::rest::RequestKind;
+use clusterform_planner::{Action, Plan};
+use serde_json::{Map, Value, json};
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+use crate::cli::GlobalArgs;
+use crate::commands::ExitStatus;
+use crate::error::CliError;
+use crate::printer::Printer;
+
+/// Writes a run's events as JSON lines on stdout.
+#[derive(Debug)]
+pub struct JsonEvents {
+    printer: Printer,
+    /// Method and path of each planned request, by cluster and kind: the engine's
+    /// `Submitted` step names only the kind.
+    requests: Mutex<HashMap<(ClusterName, RequestKind), (String, String)>>,
+    tally: Mutex<Tally>,
+}
+
+/// What the run did so far, for the `summary` event.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Tally {
+    add: usize,
+    change: usize,
+    replace: usize,
+    destroy: usize,
+    release: usize,
+    failed: usize,
+}
+
+impl JsonEvents {
+    /// Events written through `printer` as results (see [`reported`]).
+    pub fn new(printer: Printer) -> Self {
+        Self {
+            printer,
+            requests: Mutex::new(HashMap::new()),
+            tally: Mutex::new(Tally::default()),
+        }
+    }
+
+    /// `planned`: the counts and every change that will run; remembers the requests so that
+    /// `request_sent` can name their method and path.
+    pub fn planned(&self, plan: &Plan) {
+        let mut requests = lock(&self.requests);
+        for change in &plan.changes {
+            for request in &change.requests {
+                requests.insert(
+                    (change.address.clone(), request.kind()),
+                    (request.method().to_string(), request.path()),
+                );
+            }
+        }
+        drop(requests);
+        self.emit("planned", planned_fields(plan));
+    }
+
+    /// `failed` for every action of `report` that failed or was interrupted.
+    pub fn failures(&self, report: &ApplyReport) {
+        for outcome in report.failed() {
+            if let Err(error) = &outcome.result {
+                lock(&self.tally).failed += 1;
+                self.emit("failed", failed_fields(outcome, error));
+            }
+        }
+    }
+
+    /// `summary`: what was done, and whether the command succeeded (with its error when not).
+    pub fn summary(&self, result: &Result<ExitStatus, CliError>) {
+        let tally = *lock(&self.tally);
+        self.emit("summary", summary_fields(tally, result));
+    }
+
+    fn emit(&self, kind: &str, fields: Value) {
+        let now = OffsetDateTime::now_utc();
+        let now = now.replace_millisecond(now.millisecond()).unwrap_or(now);
+        self.printer.result(&stamped(kind, now, fields).to_string());
+    }
+}
+
+impl ProgressSink for JsonEvents {
+    fn event(&self, event: &ProgressEvent) {
+        if event.step == Step::Finished {
+            lock(&self.tally).count_done(event.action);
+        }
+        let requests = lock(&self.requests);
+        if let Some((kind, fields)) = progress_fields(event, &requests) {
+            drop(requests);
+            self.emit(kind, fields);
+        }
+    }
+}
+
+impl Tally {
+    fn count_done(&mut self, action: Action) {
+        match action {
+            Action::Create => self.add += 1,
+            Action::Update => self.change += 1,
+            Action::Replace => self.replace += 1,
+            Action::Delete => self.destroy += 1,
+            Action::Release => self.release += 1,
+            Action::NoOp => {}
+        }
+    }
+}
+
+/// Runs `command` with JSON events when `json` is set: through a printer that prints only
+/// results (the events) and errors, never commentary, progress or colour, so that stdout holds
+/// the events and nothing else; the `summary` event ends the stream, whatever the outcome.
+pub async fn reported(
+    json: bool,
+    printer: &Printer,
+    command: impl AsyncFnOnce(&Printer, Option<&Arc<JsonEvents>>) -> Result<ExitStatus, CliError>,
+) -> Result<ExitStatus, CliError> {
+    if !json {
+        return command(printer, None).await;
+    }
+    let printer = Printer::new(&GlobalArgs {
+        no_color: true,
+        verbose: 0,
+        quiet: true,
+    });
+    let events = Arc::new(JsonEvents::new(printer));
+    let result = command(&printer, Some(&events)).await;
+    events.summary(&result);
+    result
+}
+
+/// Locks a mutex, also after a panic elsewhere: the data are counts and lookups.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// `{"type": kind, "@timestamp": now, …fields}`.
+fn stamped(kind: &str, now: OffsetDateTime, fields: Value) -> Value {
+    let mut event = Map::new();
+    event.insert("type".to_owned(), Value::from(kind));
+    event.insert(
+        "@timestamp".to_owned(),
+        Value::from(now.format(&Rfc3339).unwrap_or_default()),
+    );
+    if let Value::Object(fields) = fields {
+        event.extend(fields);
+    }
+    Value::Object(event)
+}
+
+/// `{"project", "region", "id"}`, as in plans.
+fn address(name: &ClusterName) -> Value {
+    json!({"project": name.project, "region": name.location, "id": name.cluster_id})
+}
+
+/// Seconds with millisecond precision.
+fn seconds(duration: Duration) -> f64 {
+    duration.as_millis() as f64 / 1000.0
+}
+
+fn planned_fields(plan: &Plan) -> Value {
+    let changes: Vec<Value> = plan
+        .changes
+        .iter()
+        .filter(|change| change.action != Action::NoOp)
+        .map(|change| {
+            json!({
+                "address": address(&change.address),
+                "action": change.action,
+                "reason": change.reason,
+            })
+        })
+        .collect();
+    json!({"summary": plan.summary(), "changes": changes})
+}
+
+/// The event of one engine step; `None` for a failure, which [`JsonEvents::failures`] reports
+/// with its typed error.
+fn progress_fields(
+    event: &ProgressEvent,
+    requests: &HashMap<(ClusterName, RequestKind), (String, String)>,
+) -> Option<(&'static str, Value)> {
+    let mut fields = json!({"address": address(&event.address), "action": event.action});
+    let (kind, extra) = match &event.step {
+        Step::Started => ("started", json!({})),
+        Step::Resumed { operation } => ("resumed", json!({"operation": operation})),
+        Step::Settling { state } => ("settling", json!({"state": state})),
+        Step::Submitted { request, operation } => {
+            let (method, path) = requests
+                .get(&(event.address.clone(), *request))
+                .cloned()
+                .unwrap_or_else(|| (request.method().to_string(), String::new()));
+            let sent =
+                json!({"kind": request, "method": method, "path": path, "operation": operation});
+            ("request_sent", sent)
+        }
+        Step::Waiting {
+            operation,
+            state,
+            message,
+        } => (
+            "operation_progress",
+            json!({"operation": operation, "state": state, "message": message}),
+        ),
+        Step::StepDone { request } => ("request_done", json!({"kind": request})),
+        Step::Finished => ("done", json!({})),
+        Step::Failed(_) => return None,
+    };
+    if let (Value::Object(fields), Value::Object(extra)) = (&mut fields, extra) {
+        fields.extend(extra);
+        fields.insert(
+            "elapsed_seconds".to_owned(),
+            Value::from(seconds(event.elapsed)),
+        );
+    }
+    Some((kind, fields))
+}
+
+fn failed_fields(outcome: &ActionOutcome, error: &ExecError) -> Value {
+    let (code, status) = match error {
+        ExecError::Api { status, .. } => (Some(status.code), Some(status.code_name().to_owned())),
+        ExecError::OperationFailed { code_name, .. } => (None, Some(code_name.clone())),
+        _ => (None, None),
+    };
+    json!({
+        "address": address(&outcome.address),
+        "action": outcome.action,
+        "elapsed_seconds": seconds(outcome.duration),
+        "error": {"code": code, "status": status, "message": error.to_string()},
+        "hint": crate::hints::exec_hint(error),
+    })
+}
+
+fn summary_fields(tally: Tally, result: &Result<ExitStatus, CliError>) -> Value {
+    let mut fields = json!({
+        "success": matches!(result, Ok(ExitStatus::Success)),
+        "counts": {
+            "add": tally.add,
+            "change": tally.change,
+            "replace": tally.replace,
+            "destroy": tally.destroy,
+            "release": tally.release,
+            "failed": tally.failed,
+        },
+    });
+    if let (Value::Object(fields), Err(error)) = (&mut fields, result) {
+        fields.insert(
+            "error".to_owned(),
+            json!({"message": error.to_string(), "hint": error.hint()}),
+        );
+    }
+    fields
+}
+
+#[cfg(test)]
+mod tests {
+    use clusterform_model::Status;
+    use time::macros::datetime;
+
+    use super::*;
+
+    fn train01() -> ClusterName {
+        ClusterName {
+            project: "acme-ml".into(),
+            location: "us-central1".into(),
+            cluster_id: "train01".into(),
+        }
+    }
+
+    fn step(step: Step) -> ProgressEvent {
+        ProgressEvent {
+            address: train01(),
+            action: Action::Update,
+            step,
+            elapsed: Duration::from_millis(12_345),
+        }
+    }
+
+    #[test]
+    fn every_event_starts_with_its_type_and_timestamp() {
+        let event = stamped(
+            "done",
+            datetime!(2026-11-30 22:00:00 UTC),
+            json!({"address": address(&train01())}),
+        );
+        assert_eq!(
+            event.to_string(),
+            r#"{"type":"done","@timestamp":"2026-11-30T22:00:00Z","address":{"project":"acme-ml","region":"us-central1","id":"train01"}}"#
+        );
+    }
+
+    #[test]
+    fn a_sent_request_names_its_method_path_and_operation() {
+        let path =
+            "/v1beta1/projects/acme-ml/locations/us-central1/modelDevelopmentClusters/train01";
+        let requests = HashMap::from([(
+            (train01(), RequestKind::Update),
+            ("PATCH".to_owned(), path.to_owned()),
+        )]);
+        let (kind, fields) = progress_fields(
+            &step(Step::Submitted {
+                request: RequestKind::Update,
+                operation: Some("projects/1/locations/us-central1/operations/7".into()),
+            }),
+            &requests,
+        )
+        .unwrap();
+        assert_eq!(kind, "request_sent");
+        assert_eq!(
+            fields,
+            json!({
+                "address": address(&train01()),
+                "action": "update",
+                "kind": "update",
+                "method": "PATCH",
+                "path": path,
+                "operation": "projects/1/locations/us-central1/operations/7",
+                "elapsed_seconds": 12.345,
+            })
+        );
+    }
+
+    #[test]
+    fn progress_carries_state_message_and_elapsed_seconds() {
+        let (kind, fields) = progress_fields(
+            &step(Step::Waiting {
+                operation: "operations/7".into(),
+                state: Some("UPDATING".into()),
+                message: None,
+            }),
+            &HashMap::new(),
+        )
+        .unwrap();
+        assert_eq!(kind, "operation_progress");
+        assert_eq!(fields["state"], "UPDATING");
+        assert_eq!(fields["message"], Value::Null);
+        assert_eq!(fields["elapsed_seconds"], 12.345);
+        assert!(progress_fields(&step(Step::Failed("quota".into())), &HashMap::new()).is_none());
+    }
+
+    #[test]
+    fn a_failure_carries_the_api_status_and_the_hint() {
+        let error = ExecError::Api {
+            status: Box::new(Status {
+                code: 429,
+                message: "Quota exceeded".into(),
+                status: Some("RESOURCE_EXHAUSTED".into()),
+                details: Vec::new(),
+            }),
+            method: "PATCH".into(),
+            url: "https://example/v1beta1/x".into(),
+        };
+        let outcome = ActionOutcome {
+            address: train01(),
+            action: Action::Update,
+            result: Err(ExecError::Cancelled),
+            live: None,
+            duration: Duration::from_secs(3),
+        };
+        let fields = failed_fields(&outcome, &error);
+        assert_eq!(fields["error"]["code"], 429);
+        assert_eq!(fields["error"]["status"], "RESOURCE_EXHAUSTED");
+        assert_eq!(fields["error"]["message"], error.to_string());
+        assert_eq!(
+            fields["hint"],
+            json!(crate::hints::exec_hint(&error)),
+            "the same hint as the human output"
+        );
+    }
+
+    #[test]
+    fn the_summary_counts_what_was_done_and_says_why_a_run_failed() {
+        let mut tally = Tally::default();
+        tally.count_done(Action::Create);
+        tally.count_done(Action::Replace);
+        tally.failed = 1;
+        let failed = summary_fields(
+            tally,
+            &Err(CliError::ActionsFailed {
+                failed: 1,
+                total: 3,
+            }),
+        );
+        assert_eq!(failed["success"], false);
+        assert_eq!(
+            failed["counts"],
+            json!({"add": 1, "change": 0, "replace": 1, "destroy": 0, "release": 0, "failed": 1})
+        );
+        assert_eq!(failed["error"]["message"], "1 of 3 actions failed");
+        let succeeded = summary_fields(Tally::default(), &Ok(ExitStatus::Success));
+        assert_eq!(succeeded["success"], true);
+        assert!(succeeded.get("error").is_none());
+    }
+}

@@ -1,0 +1,202 @@
+//! `apply --json` and `destroy --json`: stdout holds one JSON event per line and nothing else,
+//! in the documented order, for a create, an update, a failed operation and a destroy.
+
+use clusterform_emulator::FaultSpec;
+use serde_json::Value;
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+use crate::support::{ClusterSpec, Env, apply_ok, assert_succeeded, config, stderr, stdout};
+
+/// Every line of stdout, parsed; each must be a JSON object with a type and an RFC 3339 time.
+fn events(output: &std::process::Output) -> Vec<Value> {
+    let text = stdout(output);
+    let events: Vec<Value> = text
+        .lines()
+        .map(|line| {
+            serde_json::from_str(line)
+                .unwrap_or_else(|e| panic!("not a JSON line ({e}): {line}\n{text}"))
+        })
+        .collect();
+    for event in &events {
+        assert!(event["type"].is_string(), "{event}");
+        let time = event["@timestamp"].as_str().unwrap_or_default();
+        OffsetDateTime::parse(time, &Rfc3339).unwrap_or_else(|e| panic!("{e}: {event}"));
+    }
+    events
+}
+
+/// The event types in order, a run of `operation_progress` counted once.
+fn sequence(events: &[Value]) -> Vec<&str> {
+    let mut types: Vec<&str> = events.iter().filter_map(|e| e["type"].as_str()).collect();
+    types.dedup_by(|a, b| *a == "operation_progress" && a == b);
+    types
+}
+
+/// An emulator that does not block in `operations/{id}:wait`, so the binary polls and reports
+/// the operation's progress at least once before it is done.
+fn polling_env() -> Env {
+    let env = Env::new(800);
+    env.emulator().set_wait_unimplemented(true);
+    env
+}
+
+fn train01_address() -> Value {
+    serde_json::json!({"project": "e2e-project", "region": "us-central1", "id": "train01"})
+}
+
+#[test]
+fn a_create_is_planned_sent_followed_and_summarised() {
+    let env = polling_env();
+    env.write_config(&config(&[ClusterSpec::default()]));
+    let output = env.run(&["apply", "--json", "--auto-approve"]);
+    assert_succeeded(&output);
+    let events = events(&output);
+    assert_eq!(
+        sequence(&events),
+        [
+            "planned",
+            "started",
+            "request_sent",
+            "operation_progress",
+            "request_done",
+            "done",
+            "summary"
+        ],
+        "{}",
+        stdout(&output)
+    );
+    let planned = &events[0];
+    assert_eq!(planned["summary"]["add"], 1);
+    assert_eq!(planned["changes"][0]["address"], train01_address());
+    assert_eq!(planned["changes"][0]["action"], "create");
+    let sent = &events[2];
+    assert_eq!(sent["address"], train01_address());
+    assert_eq!(sent["kind"], "create");
+    assert_eq!(sent["method"], "POST");
+    assert_eq!(
+        sent["path"],
+        "/v1beta1/projects/e2e-project/locations/us-central1/modelDevelopmentClusters"
+    );
+    assert!(sent["operation"].as_str().unwrap().contains("/operations/"));
+    let progress = &events[3];
+    assert!(progress["elapsed_seconds"].is_number(), "{progress}");
+    assert_eq!(progress["operation"], sent["operation"]);
+    let summary = events.last().unwrap();
+    assert_eq!(summary["success"], true);
+    assert_eq!(summary["counts"]["add"], 1);
+    assert_eq!(summary["counts"]["failed"], 0);
+}
+
+#[test]
+fn an_update_names_its_patch_and_its_reasonless_change() {
+    let env = polling_env();
+    apply_ok(&env, &[ClusterSpec::default()]);
+    env.write_config(&config(&[ClusterSpec {
+        max_nodes: 8,
+        ..ClusterSpec::default()
+    }]));
+    let output = env.run(&["apply", "-json", "-auto-approve"]);
+    assert_succeeded(&output);
+    let events = events(&output);
+    assert_eq!(
+        sequence(&events),
+        [
+            "planned",
+            "started",
+            "request_sent",
+            "operation_progress",
+            "request_done",
+            "done",
+            "summary"
+        ]
+    );
+    assert_eq!(events[0]["summary"]["change"], 1);
+    assert_eq!(events[0]["changes"][0]["action"], "update");
+    assert_eq!(events[0]["changes"][0]["reason"], Value::Null);
+    assert_eq!(events[2]["method"], "PATCH");
+    assert_eq!(
+        events[2]["path"],
+        "/v1beta1/projects/e2e-project/locations/us-central1/modelDevelopmentClusters/train01"
+    );
+    assert_eq!(events.last().unwrap()["counts"]["change"], 1);
+}
+
+#[test]
+fn a_failed_operation_is_an_event_with_its_status_and_hint() {
+    let env = polling_env();
+    env.emulator().set_faults(FaultSpec {
+        operation_failure_rate: 1.0,
+        ..FaultSpec::default()
+    });
+    env.write_config(&config(&[ClusterSpec::default()]));
+    let output = env.run(&["apply", "--json", "--auto-approve"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let events = events(&output);
+    let types = sequence(&events);
+    assert_eq!(types.first(), Some(&"planned"));
+    assert_eq!(types[types.len() - 2..], ["failed", "summary"], "{types:?}");
+    assert!(!types.contains(&"done"), "{types:?}");
+    let failed = &events[events.len() - 2];
+    assert_eq!(failed["address"], train01_address());
+    assert_eq!(failed["action"], "create");
+    assert!(failed["error"]["status"].is_string(), "{failed}");
+    assert!(failed["error"]["message"].is_string(), "{failed}");
+    assert!(failed.get("hint").is_some(), "{failed}");
+    let summary = events.last().unwrap();
+    assert_eq!(summary["success"], false);
+    assert_eq!(summary["counts"]["failed"], 1);
+    assert_eq!(summary["error"]["message"], "1 of 1 actions failed");
+}
+
+#[test]
+fn a_destroy_reports_its_deletions() {
+    let env = polling_env();
+    apply_ok(&env, &[ClusterSpec::default()]);
+    let output = env.run(&["destroy", "--json", "--auto-approve"]);
+    assert_succeeded(&output);
+    let events = events(&output);
+    assert_eq!(events[0]["type"], "planned");
+    assert_eq!(events[0]["changes"][0]["action"], "delete");
+    assert_eq!(
+        events[0]["changes"][0]["reason"]["kind"],
+        "destroy_requested"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| e["type"] == "request_sent" && e["method"] == "DELETE")
+    );
+    let summary = events.last().unwrap();
+    assert_eq!(summary["type"], "summary");
+    assert_eq!(summary["counts"]["destroy"], 1);
+}
+
+#[test]
+fn json_without_approval_is_a_usage_error_and_sends_nothing() {
+    let env = Env::new(100);
+    env.write_config(&config(&[ClusterSpec::default()]));
+    for command in ["apply", "destroy"] {
+        let output = env.run(&[command, "--json"]);
+        assert_eq!(output.status.code(), Some(1));
+        assert!(
+            stderr(&output).contains("--auto-approve"),
+            "{}",
+            stderr(&output)
+        );
+        assert!(stdout(&output).is_empty());
+    }
+    assert!(env.emulator().requests().is_empty());
+}
+
+#[test]
+fn an_error_before_planning_still_ends_with_a_summary() {
+    let env = Env::new(100);
+    env.write_config("cluster {");
+    let output = env.run(&["apply", "--json", "--auto-approve"]);
+    assert_eq!(output.status.code(), Some(1));
+    let events = events(&output);
+    assert_eq!(sequence(&events), ["summary"]);
+    assert_eq!(events[0]["success"], false);
+    assert!(events[0]["error"]["message"].is_string());
+}
