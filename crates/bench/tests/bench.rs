@@ -1,0 +1,4 @@
+//! Integration tests of the benchmark command: quick runs of the built binary against the
+//! built `clusterform`, checked for structure only — timings are never asserted.
+
+mod quick;
