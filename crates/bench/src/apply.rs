@@ -23,6 +23,16 @@ pub enum Change {
     Create,
 }
 
+impl Change {
+    /// `updates` or `creates`.
+    pub fn plural(self) -> &'static str {
+        match self {
+            Self::Update => "updates",
+            Self::Create => "creates",
+        }
+    }
+}
+
 /// One apply case.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ApplyCase {
@@ -70,7 +80,8 @@ pub async fn measure(
     let mut cases = Vec::new();
     for change in [Change::Update, Change::Create] {
         progress(&format!(
-            "apply: {clusters} {change:?}s of {} s operations, {samples} samples",
+            "apply: {clusters} {} of {} s operations, {samples} samples",
+            change.plural(),
             operation.as_secs_f64()
         ));
         let mut times = Vec::with_capacity(samples);

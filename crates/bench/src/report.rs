@@ -5,7 +5,7 @@
 use std::fmt::Write;
 use std::time::Duration;
 
-use crate::apply::{ApplyCase, Change};
+use crate::apply::ApplyCase;
 use crate::machine::Machine;
 use crate::noticing::NoticeCase;
 use crate::plan_scale::{GET_PARALLELISM, GetBaseline, PlanCase};
@@ -157,8 +157,9 @@ fn plan_table(cases: &[PlanCase], missed: &mut Missed) -> String {
          A fleet that needs no changes: every sample of `clusterform plan --detailed-exitcode` \
          exits 0. Whole process, from start to exit.\n\n\
          | clusters | regions | `clusterform plan` | floor | ours ÷ floor (≤ {PLAN_FLOOR_TARGET}×) | \
-         Get per cluster, {GET_PARALLELISM} at a time | Get ÷ ours (≥ {GET_SPEEDUP_TARGET}× at {GET_TARGET_SIZE}) |\n\
-         |---:|---:|---|---|---|---|---|\n"
+         Get per cluster, {GET_PARALLELISM} at a time | Get ÷ ours (≥ {GET_SPEEDUP_TARGET}× at {target_size}) |\n\
+         |---:|---:|---|---|---|---|---|\n",
+        target_size = thousands(GET_TARGET_SIZE),
     );
     for case in cases {
         let vs_floor = case.ours.median / case.floor;
@@ -217,7 +218,7 @@ fn noticing_table(cases: &[NoticeCase], latency: Duration, missed: &mut Missed) 
         seconds(target.as_secs_f64())
     );
     for case in cases {
-        let operation = seconds(case.operation.as_secs_f64());
+        let operation = format!("{} s", case.operation.as_secs_f64());
         let verdict = missed.verdict(case.wait.median <= target.as_secs_f64(), || {
             format!(
                 "noticing a {operation} operation with `:wait`: {} (target ≤ {})",
@@ -247,10 +248,7 @@ fn apply_table(cases: &[ApplyCase], missed: &mut Missed) -> String {
          |---|---:|---:|---|---|---|\n"
     );
     for case in cases {
-        let what = match case.change {
-            Change::Update => format!("{} updates", case.clusters),
-            Change::Create => format!("{} creates", case.clusters),
-        };
+        let what = format!("{} {}", case.clusters, case.change.plural());
         let vs_floor = case.ours.median / case.floor;
         let verdict = missed.verdict(vs_floor <= APPLY_FLOOR_TARGET, || {
             format!(
@@ -260,8 +258,8 @@ fn apply_table(cases: &[ApplyCase], missed: &mut Missed) -> String {
         });
         let _ = writeln!(
             out,
-            "| {what} | {} | {} | {} | {} | {} ({verdict}) |",
-            seconds(case.operation.as_secs_f64()),
+            "| {what} | {} s | {} | {} | {} | {} ({verdict}) |",
+            case.operation.as_secs_f64(),
             case.parallelism,
             seconds_summary(case.ours),
             seconds(case.floor),

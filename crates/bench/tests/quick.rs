@@ -66,7 +66,7 @@ fn a_quick_run_replaces_its_section_and_keeps_the_rest_of_the_file() {
         "| 10 | 1 |",
         "| 100 | 10 |",
         "### Noticing that an operation finished",
-        "| 1.00 s |",
+        "| 1 s |",
         "### Apply",
         "| 12 updates |",
         "| 12 creates |",
