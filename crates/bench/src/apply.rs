@@ -133,7 +133,9 @@ async fn apply_once(
         .map_err(|e| BenchError::io("writing the configuration", e))?;
     let parallelism = DEFAULT_PARALLELISM.to_string();
     let args = ["apply", "--auto-approve", "--parallelism", &parallelism];
-    let run = tool.run(dir.path(), &handle.base_url(), &args, 0).await;
+    let run = tool
+        .run(dir.path(), Some(&handle.base_url()), &args, 0)
+        .await;
     handle.shutdown().await;
     Ok(run?.wall)
 }

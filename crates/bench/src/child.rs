@@ -28,12 +28,6 @@ pub struct Run {
     pub cpu: f64,
     /// Peak resident set size, in KiB.
     pub max_rss_kib: u64,
-    /// Exit code (`None` when killed by a signal).
-    pub code: Option<i32>,
-    /// What it printed on stdout.
-    pub stdout: String,
-    /// What it printed on stderr.
-    pub stderr: String,
 }
 
 /// The `clusterform` binary under measurement.
@@ -46,18 +40,19 @@ pub struct Tool {
 }
 
 impl Tool {
-    /// `clusterform ARGS` in `dir` against the emulator at `endpoint`; fails unless it exits
-    /// with `expected`.
+    /// `clusterform ARGS` in `dir`, against the emulator at `endpoint` when given; fails
+    /// unless it exits with `expected`.
     pub async fn run(
         &self,
         dir: &Path,
-        endpoint: &str,
+        endpoint: Option<&str>,
         args: &[&str],
         expected: i32,
     ) -> Result<Run, BenchError> {
         let report = tempfile::NamedTempFile::new()
             .map_err(|e| BenchError::io("creating a report file", e))?;
-        let output = tokio::process::Command::new(&self.wrapper)
+        let mut command = tokio::process::Command::new(&self.wrapper);
+        command
             .arg("measure")
             .arg("--report")
             .arg(report.path())
@@ -65,23 +60,26 @@ impl Tool {
             .arg(&self.exe)
             .args(args)
             .current_dir(dir)
-            .env("CLUSTERFORM_ENDPOINT", endpoint)
+            .env_remove("CLUSTERFORM_ENDPOINT")
             .env("CLUSTERFORM_ACCESS_TOKEN", TOKEN)
             .env("NO_COLOR", "1")
             .env_remove("GOOGLE_OAUTH_ACCESS_TOKEN")
             .env_remove("RUST_LOG")
-            .stdin(Stdio::null())
+            .stdin(Stdio::null());
+        if let Some(endpoint) = endpoint {
+            command.env("CLUSTERFORM_ENDPOINT", endpoint);
+        }
+        let output = command
             .output()
             .await
             .map_err(|e| BenchError::io(format!("running {}", self.exe.display()), e))?;
         let code = output.status.code();
-        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
         if code != Some(expected) {
             return Err(BenchError::ToolFailed {
                 command: args.join(" "),
                 code,
                 expected,
-                stderr,
+                stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
             });
         }
         let text = std::fs::read_to_string(report.path())
@@ -91,9 +89,6 @@ impl Tool {
             wall,
             cpu,
             max_rss_kib,
-            code,
-            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-            stderr,
         })
     }
 }

@@ -149,7 +149,10 @@ async fn measure_case(
     for _ in 0..samples {
         // Exit code 0 under --detailed-exitcode means "No changes": the seed matches.
         let args = ["plan", "--detailed-exitcode"];
-        runs.push(tool.run(dir.path(), &handle.base_url(), &args, 0).await?);
+        runs.push(
+            tool.run(dir.path(), Some(&handle.base_url()), &args, 0)
+                .await?,
+        );
     }
     let gets = if measure_gets {
         let client = server::api_client(&handle.base_url())?;

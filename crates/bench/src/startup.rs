@@ -24,10 +24,7 @@ pub async fn measure(tool: &Tool, samples: usize) -> Result<Startup, BenchError>
     let dir = std::env::temp_dir();
     let mut runs: Vec<Run> = Vec::with_capacity(samples);
     for _ in 0..samples {
-        runs.push(
-            tool.run(&dir, "http://127.0.0.1:9", &["--version"], 0)
-                .await?,
-        );
+        runs.push(tool.run(&dir, None, &["--version"], 0).await?);
     }
     let figure = |pick: fn(&Run) -> f64| {
         let values: Vec<f64> = runs.iter().map(pick).collect();
