@@ -80,27 +80,24 @@ struct Sizes {
 
 impl Sizes {
     fn of(cli: &Cli) -> Self {
-        let (mut sizes, default_samples) = if cli.quick {
-            let sizes = Self {
+        let samples = |default: usize| cli.samples.map_or(default, usize::from);
+        if cli.quick {
+            Self {
                 plan: vec![10, 100],
                 operations: vec![Duration::from_secs(1)],
                 apply_clusters: 12,
                 apply_operation: Duration::from_millis(500),
-                samples: 0,
-            };
-            (sizes, 2)
+                samples: samples(2),
+            }
         } else {
-            let sizes = Self {
+            Self {
                 plan: vec![10, 100, 1_000, 10_000],
                 operations: [2, 10, 60].map(Duration::from_secs).to_vec(),
                 apply_clusters: 100,
                 apply_operation: Duration::from_secs(2),
-                samples: 0,
-            };
-            (sizes, 5)
-        };
-        sizes.samples = cli.samples.map_or(default_samples, usize::from);
-        sizes
+                samples: samples(5),
+            }
+        }
     }
 }
 

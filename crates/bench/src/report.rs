@@ -137,8 +137,8 @@ fn header(settings: &Settings) -> String {
         "\n## Side by side: the tool against its baselines\n\n\
          Measured on {date} by one command, from the repository's root:\n\n\
          ```sh\n{command}\n```\n\n\
-         Machine: {cores} cores, {memory} RAM, {os}; {rustc}. The `clusterform` binary is the \
-         release build, run as a child process exactly as a user runs it, against the API \
+         Machine: {cores} cores, {memory} RAM, {os}; {rustc}. The `clusterform` binary, built \
+         by the command, runs as a child process exactly as a user runs it, against the API \
          emulator served by the benchmark on 127.0.0.1, which waits {latency} before handling \
          every request; a List page holds at most {page_cap} clusters. Every figure is the \
          median of {samples} samples, with the smallest and the largest in parentheses; \
