@@ -283,6 +283,12 @@ pub(crate) fn did_you_mean<'a>(
         .map(|(_, candidate)| format!("did you mean `{candidate}`?"))
 }
 
+/// The hint for `name`, which is none of `allowed`: the closest of them, else all of them.
+pub(crate) fn closest_or_all(name: &str, allowed: &[&str]) -> String {
+    did_you_mean(name, allowed.iter().copied())
+        .unwrap_or_else(|| format!("expected one of: {}", allowed.join(", ")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
