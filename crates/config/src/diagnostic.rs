@@ -164,11 +164,6 @@ pub struct Diagnostics {
 }
 
 impl Diagnostics {
-    /// Whether at least one item is an error.
-    pub fn has_errors(&self) -> bool {
-        self.items.iter().any(|d| d.severity == Severity::Error)
-    }
-
     /// Every diagnostic rendered with its source snippet, separated by blank lines.
     pub fn render(&self, color: bool) -> String {
         self.items

@@ -142,9 +142,11 @@ async fn one_failure_does_not_stop_the_others() {
         change("good", Action::Create, vec![create_request("good")]),
     ]);
     let report = apply_unobserved(&engine(&h, dir.path()), &plan).await;
-    assert_eq!(report.failed_count(), 1);
-    assert_eq!(report.outcomes.len() - report.failed_count(), 1);
-    let failed = report.failed().next().unwrap();
+    let failed: Vec<_> = report.failed().collect();
+    assert_eq!(failed.len(), 1);
+    assert_eq!(report.outcomes.len(), 2);
+    assert!(!report.is_success());
+    let failed = failed[0];
     assert_eq!(failed.address.cluster_id, "bad");
     let err = failed.result.as_ref().unwrap_err();
     assert_eq!(err.api_code_name(), Some("INVALID_ARGUMENT"), "{err}");
