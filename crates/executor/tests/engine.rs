@@ -205,7 +205,7 @@ async fn a_delete_held_by_another_operation_waits_and_is_sent_again() {
     let h = Harness::start(Duration::from_millis(50)).await;
     h.insert("train01");
     let proxy = Proxy::start(
-        h.handle.base_url(),
+        h.server.base_url(),
         Rule {
             applies_to: is_delete,
             mischief: Mischief::Refuse(409),
@@ -493,7 +493,7 @@ async fn progress_reports_the_state_while_waiting() {
 async fn a_create_answered_with_a_server_error_is_adopted_and_awaited() {
     let h = Harness::start(Duration::from_millis(300)).await;
     let proxy = Proxy::start(
-        h.handle.base_url(),
+        h.server.base_url(),
         Rule {
             applies_to: is_create,
             mischief: Mischief::ReplaceAnswer(500),
