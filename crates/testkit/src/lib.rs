@@ -1,8 +1,8 @@
 //! clusterform-testkit: what the tests of several crates share (dev-only, never a dependency of
 //! production code). It holds the constants every fixture uses, the canonical cluster as JSON
 //! ([`seed`], [`served`]) and as HCL ([`hcl`]), one emulator harness ([`TestEmulator`]: an
-//! in-process emulator on a free loopback port), and, with the default feature `typed`, builders
-//! of our crates' typed values ([`config`], [`cluster`], [`plan_against_seed`], [`fleet`]). The
+//! in-process emulator on a free loopback port), and, with the feature `typed`, builders
+//! of our crates' typed values (`config`, `cluster`, `plan_against_seed`, `fleet`). The
 //! emulator's tests use it without `typed`, so they see JSON only.
 
 mod cluster;
