@@ -205,7 +205,13 @@ async fn unavailable_and_rate_limited_answers_are_retried() {
         assert_eq!((read, read_generation), (content.into_bytes(), generation));
     }
     client.delete_if(LOCK, generation).await.unwrap();
-    let statuses: Vec<u16> = bench.server.emulator().requests().iter().map(|r| r.status).collect();
+    let statuses: Vec<u16> = bench
+        .server
+        .emulator()
+        .requests()
+        .iter()
+        .map(|r| r.status)
+        .collect();
     assert!(
         statuses.contains(&503) && statuses.contains(&429),
         "{statuses:?}"

@@ -75,7 +75,11 @@ impl Harness {
 }
 
 pub fn client_for(base_url: &str, retry: RetryPolicy) -> ApiClient {
-    ApiClient::new(client_options(base_url, retry), Arc::new(StaticToken::new(TOKEN))).unwrap()
+    ApiClient::new(
+        client_options(base_url, retry),
+        Arc::new(StaticToken::new(TOKEN)),
+    )
+    .unwrap()
 }
 
 /// Options for a client of the server at `base_url` (the cluster or the storage client).

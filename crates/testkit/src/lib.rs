@@ -43,4 +43,29 @@ mod tests {
     fn the_parent_is_made_of_the_project_and_the_region() {
         assert_eq!(PARENT, format!("projects/{PROJECT}/locations/{REGION}"));
     }
+
+    /// Production code must never build on test fixtures: every crate of the workspace lists
+    /// the testkit under `[dev-dependencies]` only.
+    #[test]
+    fn no_crate_depends_on_the_testkit_outside_its_dev_dependencies() {
+        let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        for entry in std::fs::read_dir(&crates).expect("crates/") {
+            let manifest = entry.expect("an entry").path().join("Cargo.toml");
+            let Ok(text) = std::fs::read_to_string(&manifest) else {
+                continue;
+            };
+            let mut section = String::new();
+            for line in text.lines().map(str::trim) {
+                if line.starts_with('[') {
+                    section = line.to_owned();
+                } else if line.starts_with("clusterform-testkit") {
+                    assert!(
+                        section.ends_with("dev-dependencies]"),
+                        "{} lists the testkit under {section}",
+                        manifest.display()
+                    );
+                }
+            }
+        }
+    }
 }
