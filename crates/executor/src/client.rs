@@ -26,8 +26,8 @@ use serde_json::{Value, json};
 use crate::auth::TokenSource;
 use crate::error::ExecError;
 use crate::http::{
-    CappedReadError, EndpointRefusal, RetryBudget, check_endpoint, describe_transport_error,
-    http_client, quote_body, read_capped, redact_userinfo, retry_after,
+    CappedReadError, Connection, EndpointRefusal, check_endpoint, describe_transport_error,
+    quote_body, redact_userinfo, retry_after,
 };
 use crate::retry::{CallClass, RetryPolicy, Verdict, classify_status, classify_transport};
 
@@ -101,22 +101,16 @@ pub enum Submitted {
 /// The client. Cheap to clone: clones share the connection pool and the token source.
 #[derive(Clone)]
 pub struct ApiClient {
-    http: reqwest::Client,
     endpoint: Option<String>,
-    tokens: Arc<dyn TokenSource>,
-    request_timeout: Duration,
-    retry: RetryPolicy,
-    max_answer_bytes: usize,
+    connection: Connection,
 }
 
 impl fmt::Debug for ApiClient {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ApiClient")
             .field("endpoint", &self.endpoint)
-            .field("request_timeout", &self.request_timeout)
-            .field("retry", &self.retry)
-            .field("max_answer_bytes", &self.max_answer_bytes)
-            .finish_non_exhaustive()
+            .field("connection", &self.connection)
+            .finish()
     }
 }
 
@@ -184,17 +178,14 @@ impl ApiClient {
             .as_deref()
             .map(validate_endpoint)
             .transpose()?;
-        let http = http_client(options.user_agent).map_err(|e| ExecError::InvalidEndpoint {
-            endpoint: endpoint.clone().unwrap_or_default(),
-            reason: format!("cannot build the HTTP client: {e}"),
-        })?;
+        let connection =
+            Connection::new(options, tokens).map_err(|e| ExecError::InvalidEndpoint {
+                endpoint: endpoint.clone().unwrap_or_default(),
+                reason: format!("cannot build the HTTP client: {e}"),
+            })?;
         Ok(Self {
-            http,
             endpoint,
-            tokens,
-            request_timeout: options.request_timeout,
-            retry: options.retry,
-            max_answer_bytes: options.max_answer_bytes,
+            connection,
         })
     }
 
@@ -223,7 +214,7 @@ impl ApiClient {
             let call = self.read_call(region, &list)?;
             let body = self.body(&call).await?;
             bytes_read += body.len();
-            if bytes_read > self.max_answer_bytes {
+            if bytes_read > self.connection.max_answer_bytes {
                 return Err(self.too_large(&call));
             }
             let page: ListPage = decode("a cluster list", &call.url, &body)?;
@@ -288,7 +279,7 @@ impl ApiClient {
             method: reqwest_method(request.method()),
             body: request.body(),
             class,
-            timeout: self.request_timeout,
+            timeout: self.connection.request_timeout,
         };
         match self.execute(&call, lost_create.as_ref()).await? {
             Reply::Body(body) => accepted_operation(&name.to_string(), &call, &body)
@@ -320,7 +311,7 @@ impl ApiClient {
             url: self.url(&parsed.location, &wait)?,
             body: Some(&empty),
             class: CallClass::Read,
-            timeout: self.request_timeout + Duration::from_secs(seconds),
+            timeout: self.connection.request_timeout + Duration::from_secs(seconds),
         };
         decode("an operation", &call.url, &self.body(&call).await?)
     }
@@ -341,7 +332,7 @@ impl ApiClient {
             body: Some(&request),
             // Listing jobs or nodes has no side effect, whatever the HTTP method carrying it.
             class: CallClass::Read,
-            timeout: self.request_timeout,
+            timeout: self.connection.request_timeout,
         };
         let body = self.body(&call).await?;
         let reply: SlurmCallReply = decode("a Slurm API answer", &call.url, &body)?;
@@ -361,14 +352,10 @@ impl ApiClient {
     /// that only informs the user (the jobs shown in a plan), where waiting out retries
     /// would cost more than an "unknown".
     pub fn for_a_glance(&self) -> Self {
-        Self {
-            retry: RetryPolicy {
-                max_attempts: 1,
-                ..self.retry
-            },
-            request_timeout: self.request_timeout.min(GLANCE_TIMEOUT),
-            ..self.clone()
-        }
+        let mut glance = self.clone();
+        glance.connection.retry.max_attempts = 1;
+        glance.connection.request_timeout = self.connection.request_timeout.min(GLANCE_TIMEOUT);
+        glance
     }
 
     /// A call without a body or side effect.
@@ -378,7 +365,7 @@ impl ApiClient {
             url: self.url(region, call)?,
             body: None,
             class: CallClass::Read,
-            timeout: self.request_timeout,
+            timeout: self.connection.request_timeout,
         })
     }
 
@@ -410,7 +397,7 @@ impl ApiClient {
         call: &Call<'_>,
         lost_create: Option<&LostCreateCheck>,
     ) -> Result<Reply, ExecError> {
-        let mut budget = RetryBudget::start(self.retry);
+        let mut budget = self.connection.retry_budget();
         loop {
             let failure = match self.attempt(call).await {
                 Ok(body) => return Ok(Reply::Body(body)),
@@ -458,7 +445,7 @@ impl ApiClient {
         ExecError::AnswerTooLarge {
             method: call.method.to_string(),
             url: call.url.to_string(),
-            limit: self.max_answer_bytes,
+            limit: self.connection.max_answer_bytes,
         }
     }
 
@@ -468,7 +455,8 @@ impl ApiClient {
         call: &Call<'_>,
         response: &mut reqwest::Response,
     ) -> Result<Vec<u8>, Failure> {
-        read_capped(response, self.max_answer_bytes)
+        self.connection
+            .read_capped(response)
             .await
             .map_err(|error| match error {
                 CappedReadError::Transport(e) => transport_failure(call, e),
@@ -482,15 +470,14 @@ impl ApiClient {
 
     /// One HTTP exchange.
     async fn attempt(&self, call: &Call<'_>) -> Result<Vec<u8>, Failure> {
-        let token = self.tokens.token().await.map_err(|e| Failure {
-            error: e.into(),
-            verdict: Verdict::Fail,
-        })?;
         let mut request = self
-            .http
-            .request(call.method.clone(), call.url.clone())
-            .bearer_auth(token.secret())
-            .timeout(call.timeout);
+            .connection
+            .request(call.method.clone(), call.url.clone(), call.timeout)
+            .await
+            .map_err(|e| Failure {
+                error: e.into(),
+                verdict: Verdict::Fail,
+            })?;
         if let Some(body) = call.body {
             request = request.json(body);
         }
@@ -661,35 +648,18 @@ fn decode_failure(what: &'static str, url: &Url, reason: &str, body: &[u8]) -> E
 mod tests {
     use super::*;
 
+    /// The rule itself is `http::check_endpoint`'s (tested there); this is its mapping.
     #[test]
-    fn plain_http_only_to_loopback() {
-        for ok in [
-            "http://127.0.0.1:8080",
-            "http://127.1.2.3",
-            "http://[::1]:9000/",
-            "http://localhost:1",
-            "https://example.com",
-        ] {
-            assert!(validate_endpoint(ok).is_ok(), "{ok} refused");
-        }
-        for insecure in ["http://10.0.0.1", "http://example.com", "http://[::2]"] {
-            assert!(
-                matches!(
-                    validate_endpoint(insecure),
-                    Err(ExecError::InsecureEndpoint { .. })
-                ),
-                "{insecure} accepted"
-            );
-        }
-        for invalid in ["ftp://x", "not a url", "https://x/?a=b"] {
-            assert!(
-                matches!(
-                    validate_endpoint(invalid),
-                    Err(ExecError::InvalidEndpoint { .. })
-                ),
-                "{invalid}"
-            );
-        }
+    fn refused_endpoints_become_typed_errors() {
+        assert!(validate_endpoint("http://127.0.0.1:8080").is_ok());
+        assert!(matches!(
+            validate_endpoint("http://example.com"),
+            Err(ExecError::InsecureEndpoint { .. })
+        ));
+        assert!(matches!(
+            validate_endpoint("ftp://x"),
+            Err(ExecError::InvalidEndpoint { .. })
+        ));
     }
 
     #[test]

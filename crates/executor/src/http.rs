@@ -1,16 +1,21 @@
 //! The HTTP conventions the cluster client ([`crate::ApiClient`]) and the Cloud Storage client
 //! ([`crate::StorageClient`]) share, written once: which endpoint overrides are accepted
 //! (https, or plain http only to loopback, never credentials, because the bearer token
-//! travels in a header), a `reqwest` client that never follows redirects, answers read with a
-//! size cap, `Retry-After`, the retry budget, and how an error quotes a body or a transport
-//! failure. Each client keeps its own error type and maps these outcomes into it.
+//! travels in a header), the [`Connection`] both send with (a `reqwest` client that never
+//! follows redirects, the token source, the timeout, answers read with a size cap),
+//! `Retry-After`, the retry budget, and how an error quotes a body or a transport failure.
+//! Each client keeps its own error type and maps these outcomes into it.
 
+use std::fmt;
 use std::net::IpAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
-use reqwest::Url;
+use reqwest::{Method, RequestBuilder, Url};
 use tokio::time::Instant;
 
+use crate::auth::{AuthError, TokenSource};
+use crate::client::ClientOptions;
 use crate::retry::{RetryPolicy, parse_retry_after};
 
 /// How much of an unusable answer an error quotes.
@@ -75,13 +80,86 @@ pub fn redact_userinfo(text: &str) -> String {
     redacted
 }
 
-/// A `reqwest` client that never follows a redirect: following one would re-send the request,
-/// its body and the bearer token wherever the server points (a 3xx is reported instead).
-pub(crate) fn http_client(user_agent: String) -> reqwest::Result<reqwest::Client> {
-    reqwest::Client::builder()
-        .user_agent(user_agent)
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
+/// What both clients send with: the HTTP client, the token source and the limits of
+/// [`ClientOptions`]. Cheap to clone: clones share the connection pool and the token source.
+#[derive(Clone)]
+pub(crate) struct Connection {
+    http: reqwest::Client,
+    tokens: Arc<dyn TokenSource>,
+    /// Timeout of one request (a caller may give one request more).
+    pub(crate) request_timeout: Duration,
+    /// Retry limits.
+    pub(crate) retry: RetryPolicy,
+    /// The largest answer body read.
+    pub(crate) max_answer_bytes: usize,
+}
+
+impl fmt::Debug for Connection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Connection")
+            .field("request_timeout", &self.request_timeout)
+            .field("retry", &self.retry)
+            .field("max_answer_bytes", &self.max_answer_bytes)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Connection {
+    /// A connection with the limits of `options` (its endpoint is the caller's to check). Its
+    /// HTTP client never follows a redirect: following one would re-send the request, its body
+    /// and the bearer token wherever the server points (a 3xx is reported instead).
+    pub(crate) fn new(
+        options: ClientOptions,
+        tokens: Arc<dyn TokenSource>,
+    ) -> reqwest::Result<Self> {
+        let http = reqwest::Client::builder()
+            .user_agent(options.user_agent)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()?;
+        Ok(Self {
+            http,
+            tokens,
+            request_timeout: options.request_timeout,
+            retry: options.retry,
+            max_answer_bytes: options.max_answer_bytes,
+        })
+    }
+
+    /// A request carrying a fresh bearer token, timed out after `timeout`.
+    pub(crate) async fn request(
+        &self,
+        method: Method,
+        url: Url,
+        timeout: Duration,
+    ) -> Result<RequestBuilder, AuthError> {
+        let token = self.tokens.token().await?;
+        Ok(self
+            .http
+            .request(method, url)
+            .bearer_auth(token.secret())
+            .timeout(timeout))
+    }
+
+    /// The answer's body, read chunk by chunk and abandoned as soon as it passes
+    /// `max_answer_bytes`, so that an endless answer costs at most that in memory.
+    pub(crate) async fn read_capped(
+        &self,
+        response: &mut reqwest::Response,
+    ) -> Result<Vec<u8>, CappedReadError> {
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(CappedReadError::Transport)? {
+            if body.len() + chunk.len() > self.max_answer_bytes {
+                return Err(CappedReadError::TooLarge);
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(body)
+    }
+
+    /// The retry budget of one request, starting now.
+    pub(crate) fn retry_budget(&self) -> RetryBudget {
+        RetryBudget::start(self.retry)
+    }
 }
 
 /// The server's `Retry-After`, if it gave a usable one.
@@ -100,22 +178,6 @@ pub(crate) enum CappedReadError {
     Transport(reqwest::Error),
     /// The body passed the cap.
     TooLarge,
-}
-
-/// The answer's body, read chunk by chunk and abandoned as soon as it passes `cap` bytes, so
-/// that an endless answer costs at most the cap in memory.
-pub(crate) async fn read_capped(
-    response: &mut reqwest::Response,
-    cap: usize,
-) -> Result<Vec<u8>, CappedReadError> {
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(CappedReadError::Transport)? {
-        if body.len() + chunk.len() > cap {
-            return Err(CappedReadError::TooLarge);
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
 }
 
 /// The time and attempts one request has left under a [`RetryPolicy`].

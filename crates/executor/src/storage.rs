@@ -21,10 +21,9 @@ use serde_json::Value;
 use crate::auth::{AuthError, TokenSource};
 use crate::client::ClientOptions;
 use crate::http::{
-    CappedReadError, EndpointRefusal, RetryBudget, check_endpoint, describe_transport_error,
-    http_client, quote_body, read_capped, redact_userinfo, retry_after,
+    CappedReadError, Connection, EndpointRefusal, check_endpoint, describe_transport_error,
+    quote_body, redact_userinfo, retry_after,
 };
-use crate::retry::RetryPolicy;
 
 /// Where requests go unless [`ClientOptions::endpoint`] overrides it.
 pub const STORAGE_ENDPOINT: &str = "https://storage.googleapis.com";
@@ -179,13 +178,9 @@ fn describe_expected(expected: Option<Generation>) -> String {
 /// A client for the objects of one bucket. Cheap to clone.
 #[derive(Clone)]
 pub struct StorageClient {
-    http: reqwest::Client,
     base: Url,
     bucket: String,
-    tokens: Arc<dyn TokenSource>,
-    request_timeout: Duration,
-    retry: RetryPolicy,
-    max_answer_bytes: usize,
+    connection: Connection,
 }
 
 impl fmt::Debug for StorageClient {
@@ -193,9 +188,8 @@ impl fmt::Debug for StorageClient {
         f.debug_struct("StorageClient")
             .field("base", &self.base.as_str())
             .field("bucket", &self.bucket)
-            .field("request_timeout", &self.request_timeout)
-            .field("retry", &self.retry)
-            .finish_non_exhaustive()
+            .field("connection", &self.connection)
+            .finish()
     }
 }
 
@@ -244,17 +238,13 @@ impl StorageClient {
             None => Url::parse(STORAGE_ENDPOINT)
                 .map_err(|e| invalid_endpoint(STORAGE_ENDPOINT, &e.to_string()))?,
         };
-        let http = http_client(options.user_agent).map_err(|e| {
+        let connection = Connection::new(options, tokens).map_err(|e| {
             invalid_endpoint(base.as_str(), &format!("cannot build the HTTP client: {e}"))
         })?;
         Ok(Self {
-            http,
             base,
             bucket: bucket.to_owned(),
-            tokens,
-            request_timeout: options.request_timeout,
-            retry: options.retry,
-            max_answer_bytes: options.max_answer_bytes,
+            connection,
         })
     }
 
@@ -409,7 +399,7 @@ impl StorageClient {
 
     /// Sends a call, retrying what is safe to retry; answers the first answer not retried.
     async fn exchange(&self, call: &Call<'_>) -> Result<Answer, StorageError> {
-        let mut budget = RetryBudget::start(self.retry);
+        let mut budget = self.connection.retry_budget();
         loop {
             let (error, after) = match self.attempt(call).await {
                 Ok(mut answer) => {
@@ -432,18 +422,21 @@ impl StorageClient {
 
     /// One HTTP exchange.
     async fn attempt(&self, call: &Call<'_>) -> Result<Answer, Failure> {
-        let token = self.tokens.token().await.map_err(|source| {
-            Failure::Fail(StorageError::Auth {
-                bucket: self.bucket.clone(),
-                object: call.object.to_owned(),
-                source,
-            })
-        })?;
         let mut request = self
-            .http
-            .request(call.method.clone(), call.url.clone())
-            .bearer_auth(token.secret())
-            .timeout(self.request_timeout);
+            .connection
+            .request(
+                call.method.clone(),
+                call.url.clone(),
+                self.connection.request_timeout,
+            )
+            .await
+            .map_err(|source| {
+                Failure::Fail(StorageError::Auth {
+                    bucket: self.bucket.clone(),
+                    object: call.object.to_owned(),
+                    source,
+                })
+            })?;
         if let Some(body) = call.body {
             request = request
                 .header(reqwest::header::CONTENT_TYPE, CONTENT_TYPE)
@@ -481,13 +474,15 @@ impl StorageClient {
         call: &Call<'_>,
         response: &mut reqwest::Response,
     ) -> Result<Vec<u8>, Failure> {
-        read_capped(response, self.max_answer_bytes)
+        self.connection
+            .read_capped(response)
             .await
             .map_err(|error| match error {
                 CappedReadError::Transport(e) => self.transport(call, e),
-                CappedReadError::TooLarge => Failure::Fail(
-                    self.bad_answer(call, format!("more than {} bytes", self.max_answer_bytes)),
-                ),
+                CappedReadError::TooLarge => Failure::Fail(self.bad_answer(
+                    call,
+                    format!("more than {} bytes", self.connection.max_answer_bytes),
+                )),
             })
     }
 
