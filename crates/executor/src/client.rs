@@ -98,20 +98,12 @@ pub enum Submitted {
     Adopted(Box<Cluster>),
 }
 
-/// The client. Cheap to clone: clones share the connection pool and the token source.
-#[derive(Clone)]
+/// The client. Cheap to clone: clones share the connection pool and the token source (which
+/// its `Debug` never shows).
+#[derive(Debug, Clone)]
 pub struct ApiClient {
     endpoint: Option<String>,
     connection: Connection,
-}
-
-impl fmt::Debug for ApiClient {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ApiClient")
-            .field("endpoint", &self.endpoint)
-            .field("connection", &self.connection)
-            .finish()
-    }
 }
 
 /// One HTTP request, before it is sent.
