@@ -21,7 +21,7 @@ use hcl::edit::structure::{Attribute, Block, Body, Structure};
 use serde_json::{Map as JsonMap, Value as Json};
 
 use crate::config::{Lifecycle, Timeouts};
-use crate::diagnostic::{SourceFile, did_you_mean};
+use crate::diagnostic::{SourceFile, closest_or_all};
 use crate::evaluator::{Evaluated, Evaluator, Scope};
 use crate::functions::{scalar_text, type_name};
 use crate::schema::{Member, Shape, cluster_shape, is_output_only, key_field, shape_of};
@@ -234,12 +234,7 @@ impl Decoder<'_, '_> {
                     "unknown attribute or block `{name}` in {}",
                     context_name(&shape.generic)
                 ),
-                did_you_mean(name, candidates(shape, top)).or_else(|| {
-                    Some(format!(
-                        "expected one of: {}",
-                        candidates(shape, top).join(", ")
-                    ))
-                }),
+                Some(closest_or_all(name, &candidates(shape, top))),
             )
         };
         self.eval
@@ -485,14 +480,11 @@ impl Decoder<'_, '_> {
             if allowed.contains(&name) {
                 known.push(attribute);
             } else {
-                self.eval.diagnostics.push(
-                    self.file.error(
-                        attribute.key.span(),
-                        format!("unknown attribute `{name}` in `{}`", block.ident.as_str()),
-                        did_you_mean(name, allowed.iter().copied())
-                            .or_else(|| Some(format!("expected one of: {}", allowed.join(", ")))),
-                    ),
-                );
+                self.eval.diagnostics.push(self.file.error(
+                    attribute.key.span(),
+                    format!("unknown attribute `{name}` in `{}`", block.ident.as_str()),
+                    Some(closest_or_all(name, allowed)),
+                ));
             }
         }
         known
@@ -642,8 +634,7 @@ fn enum_text(
         .iter()
         .find(|v| v.eq_ignore_ascii_case(&text))
         .map(|v| format!("did you mean `{v}`?"))
-        .or_else(|| did_you_mean(&text, allowed.iter().copied()))
-        .or_else(|| Some(format!("expected one of: {}", allowed.join(", "))));
+        .or_else(|| Some(closest_or_all(&text, allowed)));
     Err((format!("`{text}` is not a valid {name}"), hint))
 }
 

@@ -164,11 +164,6 @@ pub struct Diagnostics {
 }
 
 impl Diagnostics {
-    /// Whether at least one item is an error.
-    pub fn has_errors(&self) -> bool {
-        self.items.iter().any(|d| d.severity == Severity::Error)
-    }
-
     /// Every diagnostic rendered with its source snippet, separated by blank lines.
     pub fn render(&self, color: bool) -> String {
         self.items
@@ -281,6 +276,12 @@ pub(crate) fn did_you_mean<'a>(
         .filter(|(score, _)| *score >= 0.8)
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, candidate)| format!("did you mean `{candidate}`?"))
+}
+
+/// The hint for `name`, which is none of `allowed`: the closest of them, else all of them.
+pub(crate) fn closest_or_all(name: &str, allowed: &[&str]) -> String {
+    did_you_mean(name, allowed.iter().copied())
+        .unwrap_or_else(|| format!("expected one of: {}", allowed.join(", ")))
 }
 
 #[cfg(test)]

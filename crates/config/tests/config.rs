@@ -1,6 +1,7 @@
 //! Integration tests of clusterform-config: one binary, one module per topic.
 
 mod bad_input;
+mod canonical;
 mod catalogue;
 mod examples;
 mod export;

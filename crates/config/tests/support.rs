@@ -1,4 +1,5 @@
-//! Helpers: write a configuration into a temporary directory and load it.
+//! Helpers: write a configuration into a temporary directory and load it. The provider block
+//! and the project are the testkit's ([`PROVIDER`], `clusterform_testkit::PROJECT`).
 
 use std::path::Path;
 
@@ -6,18 +7,14 @@ use clusterform_config::{Diagnostic, Diagnostics, Loaded, VariableInputs, load};
 use tempfile::TempDir;
 
 /// A provider block that makes a cluster loadable without variables.
-pub const PROVIDER: &str = r#"
-provider "google" {
-  project = "demo-project"
-  region  = "us-central1"
-  stack   = "test"
-}
-"#;
+pub use clusterform_testkit::hcl::PROVIDER_HCL as PROVIDER;
 
-/// A valid cluster body (without the `cluster "ID" {` line), to be edited by tests.
+/// A small valid cluster body (without the `cluster "ID" {` line), to be edited by tests:
+/// the canonical cluster ([`clusterform_testkit::hcl::SEED_BODY_HCL`]) without its optional
+/// fields, so that each test's edit is the only thing a diagnostic can point at.
 pub const CLUSTER_BODY: &str = r#"
   network {
-    network = "projects/demo-project/global/networks/default"
+    network = "projects/my-proj/global/networks/default"
   }
   node_pool "login" {
     machine_spec {
@@ -41,7 +38,7 @@ pub const CLUSTER_BODY: &str = r#"
   }
   orchestrator_spec {
     slurm_spec {
-      home_directory_storage = "projects/demo-project/locations/us-central1-a/instances/home"
+      home_directory_storage = "projects/my-proj/locations/us-central1-a/instances/home"
       login_node_pool_id     = "login"
       partition "cpu" {
         node_pool_ids = ["cpu"]

@@ -9,7 +9,7 @@ use crate::support::{dir_with, find, valid_with};
 /// defaults (the count through a local and arithmetic), plus `extra` lines in the cluster.
 fn with_unknowns(extra: &str) -> String {
     let text = valid_with("  network {", &format!("{extra}  network {{"))
-        .replace("project = \"demo-project\"", "project = var.project")
+        .replace("project = \"my-proj\"", "project = var.project")
         .replace("max_node_count = 4", "max_node_count = local.pool_size + 1")
         .replace(
             "zone = \"us-central1-a\"\n  }\n  orchestrator_spec",

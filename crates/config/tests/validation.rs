@@ -210,22 +210,22 @@ fn zone_must_be_in_the_region() {
 #[test]
 fn resource_name_formats() {
     insta::assert_snapshot!(problem(
-        "network = \"projects/demo-project/global/networks/default\"",
+        "network = \"projects/my-proj/global/networks/default\"",
         "network = \"default\"",
         "network name"
     ));
     insta::assert_snapshot!(problem(
-        "network = \"projects/demo-project/global/networks/default\"",
-        "network = \"projects/demo-project/global/networks/default\"\n    subnetwork = \"projects/p/subnetworks/s\"",
+        "network = \"projects/my-proj/global/networks/default\"",
+        "network = \"projects/my-proj/global/networks/default\"\n    subnetwork = \"projects/p/subnetworks/s\"",
         "subnetwork name"
     ));
     insta::assert_snapshot!(problem(
-        "network = \"projects/demo-project/global/networks/default\"",
-        "network = \"projects/demo-project/global/networks/default\"\n    subnetwork = \"projects/p/regions/europe-west4/subnetworks/s\"",
+        "network = \"projects/my-proj/global/networks/default\"",
+        "network = \"projects/my-proj/global/networks/default\"\n    subnetwork = \"projects/p/regions/europe-west4/subnetworks/s\"",
         "subnetwork is in region"
     ));
     insta::assert_snapshot!(problem(
-        "home_directory_storage = \"projects/demo-project/locations/us-central1-a/instances/home\"",
+        "home_directory_storage = \"projects/my-proj/locations/us-central1-a/instances/home\"",
         "home_directory_storage = \"home\"",
         "Lustre"
     ));
@@ -278,7 +278,7 @@ fn provisioning_model_and_reservation_affinity() {
 
 #[test]
 fn project_and_region_are_required() {
-    let text = valid_file().replace("  project = \"demo-project\"\n", "");
+    let text = valid_file().replace("  project = \"my-proj\"\n", "");
     insta::assert_snapshot!(find(&failure(&text), "no project"));
     let bad = valid_with("  network {", "  region = \"Europe\"\n  network {");
     insta::assert_snapshot!(find(&failure(&bad), "location"));
@@ -303,17 +303,17 @@ fn all_problems_are_reported_together() {
 
 #[test]
 fn provider_checks() {
-    let text = valid_file().replace("stack   = \"test\"", "stack   = \"Test Stack\"");
+    let text = valid_file().replace("stack   = \"research\"", "stack   = \"Test Stack\"");
     insta::assert_snapshot!(find(&failure(&text), "stack"));
     let other = valid_file().replace("provider \"google\"", "provider \"aws\"");
     insta::assert_snapshot!(find(&failure(&other), "unknown provider"));
-    let endpoint = valid_file().replace("stack   = \"test\"", "endpoint = \"ftp://x\"");
+    let endpoint = valid_file().replace("stack   = \"research\"", "endpoint = \"ftp://x\"");
     insta::assert_snapshot!(find(&failure(&endpoint), "endpoint"));
 }
 
 /// The valid file without its `stack` line, with `extra` added to the provider block.
 fn without_stack(extra: &str) -> String {
-    valid_file().replace("  stack   = \"test\"\n", extra)
+    valid_file().replace("  stack   = \"research\"\n", extra)
 }
 
 #[test]
@@ -327,7 +327,7 @@ fn stack_is_required_unless_the_endpoint_is_local() {
 #[test]
 fn without_a_provider_block_the_missing_stack_points_at_the_first_cluster() {
     let text = format!(
-        "cluster \"train01\" {{\n  project = \"demo-project\"\n  region  = \"us-central1\"{CLUSTER_BODY}}}\n"
+        "cluster \"train01\" {{\n  project = \"my-proj\"\n  region  = \"us-central1\"{CLUSTER_BODY}}}\n"
     );
     insta::assert_snapshot!(find(&failure(&text), "stack"));
 }
@@ -358,27 +358,27 @@ fn a_local_endpoint_defaults_the_stack_to_the_directory_name() {
 #[test]
 fn an_explicit_stack_is_marked_so() {
     let loaded = load_text(&valid_file()).unwrap();
-    assert_eq!(loaded.config.provider.stack, "test");
+    assert_eq!(loaded.config.provider.stack, "research");
     assert_eq!(loaded.config.provider.stack_origin, StackOrigin::Explicit);
 }
 
 #[test]
 fn a_stack_longer_than_a_label_value_is_refused() {
     let long = "s".repeat(64);
-    let text = valid_file().replace("stack   = \"test\"", &format!("stack   = \"{long}\""));
+    let text = valid_file().replace("stack   = \"research\"", &format!("stack   = \"{long}\""));
     insta::assert_snapshot!(find(&failure(&text), "stack"));
 }
 
 #[test]
 fn provider_update_mode_is_checked_and_typed() {
     let bad = valid_file().replace(
-        "  stack   = \"test\"\n",
-        "  stack   = \"test\"\n  update_mode = \"USER_ONLY_PLEASE\"\n",
+        "  stack   = \"research\"\n",
+        "  stack   = \"research\"\n  update_mode = \"USER_ONLY_PLEASE\"\n",
     );
     insta::assert_snapshot!(find(&failure(&bad), "update_mode"));
     let good = valid_file().replace(
-        "  stack   = \"test\"\n",
-        "  stack   = \"test\"\n  update_mode = \"USER_ONLY\"\n",
+        "  stack   = \"research\"\n",
+        "  stack   = \"research\"\n  update_mode = \"USER_ONLY\"\n",
     );
     let config = load_text(&good).unwrap().config;
     assert_eq!(config.provider.update_mode, Some(UpdateMode::UserOnly));
@@ -465,7 +465,7 @@ fn removed_blocks_are_read_with_the_provider_defaults() {
         [
             RemovedCluster {
                 id: "train02".into(),
-                project: "demo-project".into(),
+                project: "my-proj".into(),
                 region: "us-central1".into(),
                 location: SourceLocation {
                     file: "main.hcl".into(),
@@ -475,7 +475,7 @@ fn removed_blocks_are_read_with_the_provider_defaults() {
             },
             RemovedCluster {
                 id: "old01".into(),
-                project: "demo-project".into(),
+                project: "my-proj".into(),
                 region: "europe-west4".into(),
                 location: SourceLocation {
                     file: "main.hcl".into(),
@@ -489,8 +489,8 @@ fn removed_blocks_are_read_with_the_provider_defaults() {
     assert_eq!(
         locations,
         [
-            ("demo-project".to_owned(), "europe-west4".to_owned()),
-            ("demo-project".to_owned(), "us-central1".to_owned()),
+            ("my-proj".to_owned(), "europe-west4".to_owned()),
+            ("my-proj".to_owned(), "us-central1".to_owned()),
         ]
     );
 }

@@ -39,7 +39,9 @@ const DEFAULT_API_VERSIONS: &[&str] = &["v0.0.40", "v0.0.41", "v0.0.42"];
 const NOT_FOUND_TEXT: &str =
     "Unable find requested URL. Please view /openapi/v3 for API reference.";
 
-/// Job states after which slurmctld purges a job once `MinJobAge` has passed.
+/// Job states after which slurmctld purges a job once `MinJobAge` has passed. The executor's
+/// Slurm reader lists the same states; this copy is deliberate (the emulator depends on no
+/// crate of ours).
 const FINISHED_JOB_STATES: &[&str] = &[
     "COMPLETED",
     "CANCELLED",

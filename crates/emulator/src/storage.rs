@@ -314,7 +314,9 @@ fn open_bucket(
 }
 
 /// Cloud Storage's rule: 3 to 63 characters of lowercase letters, digits, `-`, `_` and `.`,
-/// starting and ending with a letter or digit.
+/// starting and ending with a letter or digit. The executor's storage client checks the same
+/// rule; this copy is deliberate: the emulator depends on no crate of ours, so that a mistake
+/// in the client is caught by a test instead of being mirrored here.
 fn check_bucket_name(bucket: &str) -> Result<(), StorageError> {
     let allowed = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || "-_.".contains(c);
     let edge = |c: Option<char>| c.is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());

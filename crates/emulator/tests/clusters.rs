@@ -40,14 +40,14 @@ async fn create_runs_an_operation_that_ends_with_a_running_cluster() {
     assert_eq!(status, 200);
     insta::assert_json_snapshot!(redact_times(cluster), @r#"
     {
-      "name": "projects/proj/locations/us-central1/modelDevelopmentClusters/train01",
+      "name": "projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01",
       "displayName": "Research training",
       "labels": {
         "team": "ml"
       },
       "network": {
-        "network": "projects/proj/global/networks/default",
-        "subnetwork": "projects/proj/regions/us-central1/subnetworks/default"
+        "network": "projects/my-proj/global/networks/default",
+        "subnetwork": "projects/my-proj/regions/us-central1/subnetworks/default"
       },
       "nodePools": [
         {
@@ -86,7 +86,7 @@ async fn create_runs_an_operation_that_ends_with_a_running_cluster() {
       ],
       "orchestratorSpec": {
         "slurmSpec": {
-          "homeDirectoryStorage": "projects/proj/locations/us-central1-a/instances/home",
+          "homeDirectoryStorage": "projects/my-proj/locations/us-central1-a/instances/home",
           "loginNodePoolId": "login",
           "partitions": [
             {
@@ -127,11 +127,11 @@ async fn a_snake_case_body_is_accepted_and_answered_in_camel_case() {
     let body = json!({
         "display_name": "Snake",
         "labels": {"cost_center": "r_d"},
-        "network": {"network": "projects/proj/global/networks/default"},
+        "network": {"network": "projects/my-proj/global/networks/default"},
         "node_pools": [{"id": "login", "machine_spec": {"machine_type": "n2-standard-8"},
                         "scaling_spec": {"min_node_count": "1", "max_node_count": "2"},
                         "boot_disk": {"boot_disk_type": "pd-standard", "boot_disk_size_gb": 120}}],
-        "orchestrator_spec": {"slurm_spec": {"home_directory_storage": "projects/proj/locations/z/instances/h",
+        "orchestrator_spec": {"slurm_spec": {"home_directory_storage": "projects/my-proj/locations/z/instances/h",
                                              "login_node_pool_id": "login",
                                              "config": {"Max_Array_Size": "10"}}}
     });
@@ -178,7 +178,7 @@ async fn a_second_create_with_the_same_id_is_already_exists() {
     {
       "error": {
         "code": 409,
-        "message": "Cluster projects/proj/locations/us-central1/modelDevelopmentClusters/dup already exists.",
+        "message": "Cluster projects/my-proj/locations/us-central1/modelDevelopmentClusters/dup already exists.",
         "status": "ALREADY_EXISTS",
         "details": []
       }
@@ -312,7 +312,7 @@ async fn get_and_delete_of_a_missing_cluster_are_not_found() {
         assert_eq!(status, 404);
         assert_eq!(
             error["error"]["message"],
-            "Cluster projects/proj/locations/us-central1/modelDevelopmentClusters/nothere not found."
+            "Cluster projects/my-proj/locations/us-central1/modelDevelopmentClusters/nothere not found."
         );
     }
 }
@@ -348,10 +348,10 @@ async fn unknown_routes_answer_not_found_in_google_json() {
 #[tokio::test]
 async fn shutdown_closes_the_port() {
     let server = TestServer::start(fast_options()).await;
-    let address = server.handle.local_addr();
-    assert!(server.handle.base_url().starts_with("http://127.0.0.1:"));
+    let address = server.server.local_addr();
+    assert!(server.server.base_url().starts_with("http://127.0.0.1:"));
     server.get(&cluster_path("warm")).await;
-    server.handle.shutdown().await;
+    server.server.shutdown().await;
     assert!(tokio::net::TcpStream::connect(address).await.is_err());
 }
 
@@ -360,7 +360,7 @@ async fn shutdown_does_not_wait_for_a_half_sent_request_beyond_the_grace_period(
     use tokio::io::AsyncWriteExt as _;
 
     let server = TestServer::start(fast_options()).await;
-    let mut half_open = tokio::net::TcpStream::connect(server.handle.local_addr())
+    let mut half_open = tokio::net::TcpStream::connect(server.server.local_addr())
         .await
         .unwrap();
     half_open
@@ -370,7 +370,7 @@ async fn shutdown_does_not_wait_for_a_half_sent_request_beyond_the_grace_period(
     // Let the server accept the connection and start reading the request.
     server.get(&cluster_path("warm")).await;
     let bound = clusterform_emulator::SHUTDOWN_GRACE * 4;
-    tokio::time::timeout(bound, server.handle.shutdown())
+    tokio::time::timeout(bound, server.server.shutdown())
         .await
         .expect("shutdown ends although a client never finishes its request");
     drop(half_open);

@@ -37,7 +37,7 @@ async fn seeded(count: usize, options: EmulatorOptions) -> TestServer {
 async fn pages_cover_every_cluster_once_in_name_order() {
     let server = seeded(23, fast_options()).await;
     server.emulator().insert_cluster(
-        "projects/proj/locations/europe-west4/modelDevelopmentClusters/elsewhere",
+        "projects/my-proj/locations/europe-west4/modelDevelopmentClusters/elsewhere",
         json!({}),
     );
     server.emulator().insert_cluster(
@@ -103,7 +103,7 @@ async fn bad_tokens_and_sizes_are_invalid_argument() {
     let (_, first) = server.get(&list_path("pageSize=1")).await;
     let token = first["nextPageToken"].as_str().unwrap();
     let other_location = format!(
-        "/v1beta1/projects/proj/locations/asia-east1/modelDevelopmentClusters?pageToken={token}"
+        "/v1beta1/projects/my-proj/locations/asia-east1/modelDevelopmentClusters?pageToken={token}"
     );
     for path in [
         list_path("pageToken=not-a-token"),

@@ -7,7 +7,7 @@ use clusterform_emulator::{Emulator, EmulatorError, EmulatorOptions};
 use reqwest::Method;
 use serde_json::json;
 
-use crate::support::{TestServer, cluster_name, cluster_path, cpu_cluster, fast_options};
+use crate::support::{PROJECT, TestServer, cluster_name, cluster_path, cpu_cluster, fast_options};
 
 fn persistent_options(state_file: &std::path::Path) -> EmulatorOptions {
     EmulatorOptions {
@@ -28,7 +28,7 @@ async fn an_operation_in_flight_finishes_after_a_restart() {
     first
         .emulator()
         .set_slurm_jobs(&cluster_name("kept"), vec![json!({"job_id": 9})]);
-    first.handle.shutdown().await;
+    first.server.shutdown().await;
     assert!(state_file.exists());
 
     let second = TestServer::start(persistent_options(&state_file)).await;
@@ -70,7 +70,7 @@ async fn a_deleted_cluster_stays_deleted_after_a_restart() {
         )
         .await;
     first.wait_done(&operation).await;
-    first.handle.shutdown().await;
+    first.server.shutdown().await;
     let second = Emulator::new(persistent_options(&state_file)).unwrap();
     assert!(second.cluster(&cluster_name("brief")).is_none());
 }
@@ -116,7 +116,7 @@ async fn clusters_saved_without_project_numbers_are_kept_when_they_are_turned_on
     let state_file = directory.path().join("emulator.json");
     let first = TestServer::start(persistent_options(&state_file)).await;
     first.create_running("older", cpu_cluster()).await;
-    first.handle.shutdown().await;
+    first.server.shutdown().await;
 
     let numbered = EmulatorOptions {
         project_numbers: true,
@@ -129,7 +129,7 @@ async fn clusters_saved_without_project_numbers_are_kept_when_they_are_turned_on
         cluster["name"],
         format!(
             "projects/{}/locations/us-central1/modelDevelopmentClusters/older",
-            clusterform_emulator::project_number_of("proj")
+            clusterform_emulator::project_number_of(PROJECT)
         )
     );
 }
@@ -148,6 +148,6 @@ async fn a_second_emulator_on_the_same_state_file_is_refused_until_the_first_sto
         refused.to_string().contains(&*state_file.to_string_lossy()),
         "{refused}"
     );
-    first.handle.shutdown().await;
+    first.server.shutdown().await;
     Emulator::new(persistent_options(&state_file)).unwrap();
 }

@@ -6,7 +6,7 @@
 use clusterform_emulator::{EmulatorOptions, project_number_of};
 use reqwest::Method;
 
-use crate::support::{TestServer, cluster_name, cluster_path, cpu_cluster, fast_options};
+use crate::support::{PROJECT, TestServer, cluster_name, cluster_path, cpu_cluster, fast_options};
 
 fn numbered_options() -> EmulatorOptions {
     EmulatorOptions {
@@ -18,7 +18,7 @@ fn numbered_options() -> EmulatorOptions {
 fn numbered_cluster_name(id: &str) -> String {
     format!(
         "projects/{}/locations/us-central1/modelDevelopmentClusters/{id}",
-        project_number_of("proj")
+        project_number_of(PROJECT)
     )
 }
 
@@ -27,7 +27,7 @@ async fn names_in_answers_carry_the_project_number() {
     let server = TestServer::start(numbered_options()).await;
     let (status, operation) = server.create("numbered", cpu_cluster()).await;
     assert_eq!(status, 200);
-    let number = project_number_of("proj");
+    let number = project_number_of(PROJECT);
     assert!(
         operation["name"].as_str().unwrap().starts_with(&format!(
             "projects/{number}/locations/us-central1/operations/"
@@ -46,7 +46,7 @@ async fn names_in_answers_carry_the_project_number() {
         format!("{number}-compute@developer.gserviceaccount.com")
     );
     let (_, listed) = server
-        .get("/v1beta1/projects/proj/locations/us-central1/modelDevelopmentClusters")
+        .get("/v1beta1/projects/my-proj/locations/us-central1/modelDevelopmentClusters")
         .await;
     assert_eq!(
         listed["modelDevelopmentClusters"][0]["name"],
@@ -71,7 +71,7 @@ async fn the_project_id_and_number_address_the_same_collection() {
     assert_eq!(cluster, server.get(&cluster_path("both")).await.1);
     let list = format!(
         "/v1beta1/projects/{}/locations/us-central1/modelDevelopmentClusters",
-        project_number_of("proj")
+        project_number_of(PROJECT)
     );
     let (_, listed) = server.get(&list).await;
     assert_eq!(
@@ -88,7 +88,7 @@ async fn the_project_id_and_number_address_the_same_collection() {
         .rsplit('/')
         .next()
         .unwrap();
-    let by_id = format!("/v1/projects/proj/locations/us-central1/operations/{operation_id}");
+    let by_id = format!("/v1/projects/my-proj/locations/us-central1/operations/{operation_id}");
     let (status, operation) = server.get(&by_id).await;
     assert_eq!(status, 200);
     assert_eq!(operation["name"], deleting["name"]);

@@ -301,7 +301,7 @@ async fn objects_and_generations_survive_a_restart() {
     let first = TestServer::start(options.clone()).await;
     let (_, created) = upload(&first, BUCKET, "\u{0}binary\u{ff}", Some(0)).await;
     let generation = generation_of(&created);
-    first.handle.shutdown().await;
+    first.server.shutdown().await;
 
     let second = TestServer::start(EmulatorOptions {
         buckets: Vec::new(),

@@ -311,7 +311,7 @@ async fn without_a_mask_a_changed_non_updatable_field_is_refused_by_name() {
             &cluster_path("fixed"),
             Some(
                 json!({"displayName": "Renamed", "labels": {"team": "infra"},
-                        "network": {"network": "projects/proj/global/networks/default"}}),
+                        "network": {"network": "projects/my-proj/global/networks/default"}}),
             ),
         )
         .await;

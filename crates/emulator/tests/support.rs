@@ -1,14 +1,15 @@
-//! Shared test fixtures: a served emulator with a reqwest client that
-//! authenticates, request helpers answering `(status, JSON)`, and sample clusters.
+//! Shared test fixtures: the testkit's emulator harness with a reqwest client that
+//! authenticates, request helpers answering `(status, JSON)`, and sample clusters. The testkit
+//! is used without its `typed` feature: these tests see JSON only, never our model.
 
 use std::time::Duration;
 
-use clusterform_emulator::{Emulator, EmulatorHandle, EmulatorOptions};
+use clusterform_emulator::{Emulator, EmulatorOptions};
+use clusterform_testkit::TestEmulator;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-pub const PARENT: &str = "projects/proj/locations/us-central1";
-pub const TOKEN: &str = "test-token";
+pub use clusterform_testkit::{PARENT, PROJECT, TOKEN, cluster_name};
 
 /// Options with operations short enough for tests.
 pub fn fast_options() -> EmulatorOptions {
@@ -27,10 +28,6 @@ pub fn transition_options() -> EmulatorOptions {
     }
 }
 
-pub fn cluster_name(id: &str) -> String {
-    format!("{PARENT}/modelDevelopmentClusters/{id}")
-}
-
 pub fn cluster_path(id: &str) -> String {
     format!("/v1beta1/{}", cluster_name(id))
 }
@@ -44,7 +41,7 @@ pub fn cpu_cluster() -> Value {
     json!({
         "displayName": "Research training",
         "labels": {"team": "ml"},
-        "network": {"network": "projects/proj/global/networks/default"},
+        "network": {"network": format!("projects/{PROJECT}/global/networks/default")},
         "nodePools": [
             {"id": "login", "machineSpec": {"machineType": "n2-standard-8"},
              "scalingSpec": {"minNodeCount": 1, "maxNodeCount": 1},
@@ -53,7 +50,7 @@ pub fn cpu_cluster() -> Value {
              "scalingSpec": {"minNodeCount": 0, "maxNodeCount": 4}, "zone": "us-central1-a"}
         ],
         "orchestratorSpec": {"slurmSpec": {
-            "homeDirectoryStorage": "projects/proj/locations/us-central1-a/instances/home",
+            "homeDirectoryStorage": format!("projects/{PROJECT}/locations/us-central1-a/instances/home"),
             "loginNodePoolId": "login",
             "partitions": [{"id": "cpu", "nodePoolIds": ["cpu"]}]
         }}
@@ -84,7 +81,7 @@ fn redact_in_place(value: &mut Value) {
 
 /// A served emulator and a client for it.
 pub struct TestServer {
-    pub handle: EmulatorHandle,
+    pub server: TestEmulator,
     pub client: reqwest::Client,
 }
 
@@ -94,22 +91,18 @@ impl TestServer {
     }
 
     pub async fn serve(emulator: Emulator) -> TestServer {
-        let handle = emulator
-            .serve("127.0.0.1:0".parse().unwrap())
-            .await
-            .unwrap();
         TestServer {
-            handle,
+            server: TestEmulator::serve(&emulator).await,
             client: reqwest::Client::new(),
         }
     }
 
     pub fn emulator(&self) -> &Emulator {
-        self.handle.emulator()
+        self.server.emulator()
     }
 
     pub fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.handle.base_url())
+        self.server.url(path)
     }
 
     /// An authenticated request; answers the status and the JSON body (`null` if none).

@@ -10,7 +10,6 @@
 
 use std::collections::HashSet;
 use std::fmt;
-use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -23,10 +22,13 @@ use reqwest::{Method, Url};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use tokio::time::Instant;
 
 use crate::auth::TokenSource;
 use crate::error::ExecError;
+use crate::http::{
+    CappedReadError, Connection, EndpointRefusal, check_endpoint, describe_transport_error,
+    quote_body, redact_userinfo, retry_after,
+};
 use crate::retry::{CallClass, RetryPolicy, Verdict, classify_status, classify_transport};
 
 /// Items asked for per List page; the service may cap it lower.
@@ -45,9 +47,6 @@ const LOCATION_QUOTE_CHARS: usize = 200;
 
 /// The longest a glance (see [`ApiClient::for_a_glance`]) waits for an answer.
 const GLANCE_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// How much of an unreadable answer an error quotes.
-const BODY_QUOTE_CHARS: usize = 120;
 
 /// How the client talks to the API.
 #[derive(Clone)]
@@ -99,26 +98,12 @@ pub enum Submitted {
     Adopted(Box<Cluster>),
 }
 
-/// The client. Cheap to clone: clones share the connection pool and the token source.
-#[derive(Clone)]
+/// The client. Cheap to clone: clones share the connection pool and the token source (which
+/// its `Debug` never shows).
+#[derive(Debug, Clone)]
 pub struct ApiClient {
-    http: reqwest::Client,
     endpoint: Option<String>,
-    tokens: Arc<dyn TokenSource>,
-    request_timeout: Duration,
-    retry: RetryPolicy,
-    max_answer_bytes: usize,
-}
-
-impl fmt::Debug for ApiClient {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ApiClient")
-            .field("endpoint", &self.endpoint)
-            .field("request_timeout", &self.request_timeout)
-            .field("retry", &self.retry)
-            .field("max_answer_bytes", &self.max_answer_bytes)
-            .finish_non_exhaustive()
-    }
+    connection: Connection,
 }
 
 /// One HTTP request, before it is sent.
@@ -185,23 +170,14 @@ impl ApiClient {
             .as_deref()
             .map(validate_endpoint)
             .transpose()?;
-        // A redirect would re-send the request, body and token included, wherever the server
-        // points; a 3xx is reported instead (see `attempt`).
-        let http = reqwest::Client::builder()
-            .user_agent(options.user_agent)
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .map_err(|e| ExecError::InvalidEndpoint {
+        let connection =
+            Connection::new(options, tokens).map_err(|e| ExecError::InvalidEndpoint {
                 endpoint: endpoint.clone().unwrap_or_default(),
                 reason: format!("cannot build the HTTP client: {e}"),
             })?;
         Ok(Self {
-            http,
             endpoint,
-            tokens,
-            request_timeout: options.request_timeout,
-            retry: options.retry,
-            max_answer_bytes: options.max_answer_bytes,
+            connection,
         })
     }
 
@@ -230,7 +206,7 @@ impl ApiClient {
             let call = self.read_call(region, &list)?;
             let body = self.body(&call).await?;
             bytes_read += body.len();
-            if bytes_read > self.max_answer_bytes {
+            if bytes_read > self.connection.max_answer_bytes {
                 return Err(self.too_large(&call));
             }
             let page: ListPage = decode("a cluster list", &call.url, &body)?;
@@ -295,7 +271,7 @@ impl ApiClient {
             method: reqwest_method(request.method()),
             body: request.body(),
             class,
-            timeout: self.request_timeout,
+            timeout: self.connection.request_timeout,
         };
         match self.execute(&call, lost_create.as_ref()).await? {
             Reply::Body(body) => accepted_operation(&name.to_string(), &call, &body)
@@ -327,7 +303,7 @@ impl ApiClient {
             url: self.url(&parsed.location, &wait)?,
             body: Some(&empty),
             class: CallClass::Read,
-            timeout: self.request_timeout + Duration::from_secs(seconds),
+            timeout: self.connection.request_timeout + Duration::from_secs(seconds),
         };
         decode("an operation", &call.url, &self.body(&call).await?)
     }
@@ -348,7 +324,7 @@ impl ApiClient {
             body: Some(&request),
             // Listing jobs or nodes has no side effect, whatever the HTTP method carrying it.
             class: CallClass::Read,
-            timeout: self.request_timeout,
+            timeout: self.connection.request_timeout,
         };
         let body = self.body(&call).await?;
         let reply: SlurmCallReply = decode("a Slurm API answer", &call.url, &body)?;
@@ -368,14 +344,10 @@ impl ApiClient {
     /// that only informs the user (the jobs shown in a plan), where waiting out retries
     /// would cost more than an "unknown".
     pub fn for_a_glance(&self) -> Self {
-        Self {
-            retry: RetryPolicy {
-                max_attempts: 1,
-                ..self.retry
-            },
-            request_timeout: self.request_timeout.min(GLANCE_TIMEOUT),
-            ..self.clone()
-        }
+        let mut glance = self.clone();
+        glance.connection.retry.max_attempts = 1;
+        glance.connection.request_timeout = self.connection.request_timeout.min(GLANCE_TIMEOUT);
+        glance
     }
 
     /// A call without a body or side effect.
@@ -385,7 +357,7 @@ impl ApiClient {
             url: self.url(region, call)?,
             body: None,
             class: CallClass::Read,
-            timeout: self.request_timeout,
+            timeout: self.connection.request_timeout,
         })
     }
 
@@ -417,14 +389,12 @@ impl ApiClient {
         call: &Call<'_>,
         lost_create: Option<&LostCreateCheck>,
     ) -> Result<Reply, ExecError> {
-        let started = Instant::now();
-        let mut failed_attempts = 0;
+        let mut budget = self.connection.retry_budget();
         loop {
             let failure = match self.attempt(call).await {
                 Ok(body) => return Ok(Reply::Body(body)),
                 Err(failure) => failure,
             };
-            failed_attempts += 1;
             let server_delay = match failure.verdict {
                 Verdict::Fail => return Err(failure.error),
                 Verdict::Retry { after } => after,
@@ -439,14 +409,11 @@ impl ApiClient {
                     None
                 }
             };
-            let delay = server_delay.unwrap_or_else(|| self.retry.backoff(failed_attempts));
-            if failed_attempts >= self.retry.max_attempts
-                || started.elapsed() + delay > self.retry.max_elapsed
-            {
+            let Some(delay) = budget.next_delay(server_delay) else {
                 return Err(failure.error);
-            }
+            };
             tracing::debug!(
-                method = %call.method, url = %call.url, attempt = failed_attempts,
+                method = %call.method, url = %call.url, attempt = budget.failed_attempts(),
                 ?delay, error = %failure.error, "retrying"
             );
             tokio::time::sleep(delay).await;
@@ -470,47 +437,39 @@ impl ApiClient {
         ExecError::AnswerTooLarge {
             method: call.method.to_string(),
             url: call.url.to_string(),
-            limit: self.max_answer_bytes,
+            limit: self.connection.max_answer_bytes,
         }
     }
 
-    /// The answer's body, read chunk by chunk and abandoned as soon as it passes the cap, so
-    /// that an endless answer costs at most the cap in memory.
+    /// The answer's body, up to the cap.
     async fn read_capped(
         &self,
         call: &Call<'_>,
         response: &mut reqwest::Response,
     ) -> Result<Vec<u8>, Failure> {
-        let too_large = || Failure {
-            error: self.too_large(call),
-            // Asking again would only read the same flood again.
-            verdict: Verdict::Fail,
-        };
-        let mut body = Vec::new();
-        while let Some(chunk) = response
-            .chunk()
+        self.connection
+            .read_capped(response)
             .await
-            .map_err(|e| transport_failure(call, e))?
-        {
-            if body.len() + chunk.len() > self.max_answer_bytes {
-                return Err(too_large());
-            }
-            body.extend_from_slice(&chunk);
-        }
-        Ok(body)
+            .map_err(|error| match error {
+                CappedReadError::Transport(e) => transport_failure(call, e),
+                CappedReadError::TooLarge => Failure {
+                    error: self.too_large(call),
+                    // Asking again would only read the same flood again.
+                    verdict: Verdict::Fail,
+                },
+            })
     }
 
     /// One HTTP exchange.
     async fn attempt(&self, call: &Call<'_>) -> Result<Vec<u8>, Failure> {
-        let token = self.tokens.token().await.map_err(|e| Failure {
-            error: e.into(),
-            verdict: Verdict::Fail,
-        })?;
         let mut request = self
-            .http
-            .request(call.method.clone(), call.url.clone())
-            .bearer_auth(token.secret())
-            .timeout(call.timeout);
+            .connection
+            .request(call.method.clone(), call.url.clone(), call.timeout)
+            .await
+            .map_err(|e| Failure {
+                error: e.into(),
+                verdict: Verdict::Fail,
+            })?;
         if let Some(body) = call.body {
             request = request.json(body);
         }
@@ -522,11 +481,7 @@ impl ApiClient {
         if http_status.is_redirection() {
             return Err(redirect_failure(call, &response));
         }
-        let retry_after = response
-            .headers()
-            .get(reqwest::header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(crate::retry::parse_retry_after);
+        let retry_after = retry_after(&response);
         let body = self.read_capped(call, &mut response).await?;
         if http_status.is_success() {
             return Ok(body);
@@ -549,14 +504,13 @@ impl ApiClient {
     }
 }
 
-/// A failed exchange that got no (complete) answer. reqwest's message names the URL; it is
-/// dropped there because the error names it already.
+/// A failed exchange that got no (complete) answer.
 fn transport_failure(call: &Call<'_>, error: reqwest::Error) -> Failure {
     Failure {
         error: ExecError::Transport {
             method: call.method.to_string(),
             url: call.url.to_string(),
-            message: describe_transport_error(&error.without_url()),
+            message: describe_transport_error(error),
         },
         verdict: classify_transport(call.class),
     }
@@ -607,63 +561,16 @@ fn accepted_operation(cluster: &str, call: &Call<'_>, body: &[u8]) -> Result<Ope
     Ok(operation)
 }
 
-/// `text` with the user name and password of every `scheme://user:password@host` in it
-/// replaced by `***`: an endpoint or URL may carry a password, and errors and logs must not.
-pub fn redact_userinfo(text: &str) -> String {
-    let mut redacted = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(scheme_end) = rest.find("://") {
-        let authority_start = scheme_end + 3;
-        redacted.push_str(&rest[..authority_start]);
-        rest = &rest[authority_start..];
-        let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-        if let Some(at) = rest[..authority_end].rfind('@') {
-            redacted.push_str("***");
-            rest = &rest[at..];
-        }
-    }
-    redacted.push_str(rest);
-    redacted
-}
-
-/// Checks an endpoint override: an absolute http(s) URL without query or credentials, and
-/// plain http only to loopback, because the bearer token travels in a header.
+/// Checks an endpoint override (see [`check_endpoint`]); answers it without a trailing `/`.
 fn validate_endpoint(raw: &str) -> Result<String, ExecError> {
-    let shown = redact_userinfo(raw);
-    let invalid = |reason: &str| ExecError::InvalidEndpoint {
-        endpoint: shown.clone(),
-        reason: reason.to_owned(),
-    };
-    let url = Url::parse(raw).map_err(|e| invalid(&e.to_string()))?;
-    if url.query().is_some() || url.fragment().is_some() {
-        return Err(invalid("it must not have a query or fragment"));
-    }
-    // reqwest would send them as a second `Authorization` header next to the bearer token.
-    if !url.username().is_empty() || url.password().is_some() {
-        return Err(invalid(
-            "it must not carry a user name or password (clusterform authenticates with a bearer token)",
-        ));
-    }
-    match url.scheme() {
-        "https" => {}
-        "http" if is_loopback(&url) => {}
-        "http" => {
-            return Err(ExecError::InsecureEndpoint {
-                endpoint: shown.clone(),
-            });
+    let url = check_endpoint(raw).map_err(|refusal| {
+        let endpoint = redact_userinfo(raw);
+        match refusal {
+            EndpointRefusal::Insecure => ExecError::InsecureEndpoint { endpoint },
+            EndpointRefusal::Invalid(reason) => ExecError::InvalidEndpoint { endpoint, reason },
         }
-        other => return Err(invalid(&format!("scheme `{other}` is not http or https"))),
-    }
+    })?;
     Ok(url.as_str().trim_end_matches('/').to_owned())
-}
-
-fn is_loopback(url: &Url) -> bool {
-    let Some(host) = url.host_str() else {
-        return false;
-    };
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    host.eq_ignore_ascii_case("localhost")
-        || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 /// reqwest's spelling of a method.
@@ -729,62 +636,22 @@ fn decode_failure(what: &'static str, url: &Url, reason: &str, body: &[u8]) -> E
     }
 }
 
-fn quote_body(body: &[u8]) -> String {
-    String::from_utf8_lossy(body)
-        .chars()
-        .take(BODY_QUOTE_CHARS)
-        .collect()
-}
-
-/// reqwest's own message ("error sending request") hides the cause; its sources say it.
-fn describe_transport_error(error: &reqwest::Error) -> String {
-    let mut parts = vec![if error.is_timeout() {
-        "request timed out".to_owned()
-    } else {
-        error.to_string()
-    }];
-    let mut source = std::error::Error::source(error);
-    while let Some(cause) = source {
-        parts.push(cause.to_string());
-        source = cause.source();
-    }
-    parts.dedup();
-    parts.join(": ")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// The rule itself is `http::check_endpoint`'s (tested there); this is its mapping.
     #[test]
-    fn plain_http_only_to_loopback() {
-        for ok in [
-            "http://127.0.0.1:8080",
-            "http://127.1.2.3",
-            "http://[::1]:9000/",
-            "http://localhost:1",
-            "https://example.com",
-        ] {
-            assert!(validate_endpoint(ok).is_ok(), "{ok} refused");
-        }
-        for insecure in ["http://10.0.0.1", "http://example.com", "http://[::2]"] {
-            assert!(
-                matches!(
-                    validate_endpoint(insecure),
-                    Err(ExecError::InsecureEndpoint { .. })
-                ),
-                "{insecure} accepted"
-            );
-        }
-        for invalid in ["ftp://x", "not a url", "https://x/?a=b"] {
-            assert!(
-                matches!(
-                    validate_endpoint(invalid),
-                    Err(ExecError::InvalidEndpoint { .. })
-                ),
-                "{invalid}"
-            );
-        }
+    fn refused_endpoints_become_typed_errors() {
+        assert!(validate_endpoint("http://127.0.0.1:8080").is_ok());
+        assert!(matches!(
+            validate_endpoint("http://example.com"),
+            Err(ExecError::InsecureEndpoint { .. })
+        ));
+        assert!(matches!(
+            validate_endpoint("ftp://x"),
+            Err(ExecError::InvalidEndpoint { .. })
+        ));
     }
 
     #[test]
@@ -806,17 +673,6 @@ mod tests {
             ..ClientOptions::default()
         };
         assert!(!format!("{options:?}").contains("secret"));
-    }
-
-    #[test]
-    fn userinfo_is_redacted_wherever_a_url_appears() {
-        assert_eq!(
-            redact_userinfo("GET https://u:p@h/x and http://a@b:1?q=c@d"),
-            "GET https://***@h/x and http://***@b:1?q=c@d"
-        );
-        for unchanged in ["https://h/path@x", "http://h?a=b@c", "no url here", "x://"] {
-            assert_eq!(redact_userinfo(unchanged), unchanged);
-        }
     }
 
     #[test]

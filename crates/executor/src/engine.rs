@@ -127,14 +127,9 @@ impl ApplyReport {
         self.outcomes.iter().filter(|o| o.result.is_err())
     }
 
-    /// How many actions failed or were interrupted.
-    pub fn failed_count(&self) -> usize {
-        self.failed().count()
-    }
-
     /// Whether everything succeeded.
     pub fn is_success(&self) -> bool {
-        !self.interrupted && self.failed_count() == 0
+        !self.interrupted && self.failed().next().is_none()
     }
 }
 

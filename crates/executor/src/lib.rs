@@ -13,6 +13,7 @@ pub mod auth;
 mod client;
 mod engine;
 mod error;
+mod http;
 mod idle;
 mod journal;
 mod lock;
@@ -29,12 +30,12 @@ pub use auth::{
 };
 pub use client::{
     ApiClient, ClientOptions, MAX_ANSWER_BYTES, MAX_LIST_PAGES, SlurmReply, Submitted,
-    redact_userinfo,
 };
 pub use engine::{
     ActionOutcome, ApplyEngine, ApplyReport, DEFAULT_PARALLELISM, ProgressEvent, ProgressSink, Step,
 };
 pub use error::ExecError;
+pub use http::redact_userinfo;
 pub use idle::{IdleReport, IdleVerdict, SlurmEvidence, idle_verdict, inspect_idle};
 pub use journal::{Journal, JournalEntry, UnusableEntry};
 pub use lock::{LockInfo, RunLock};

@@ -2,27 +2,28 @@
 //! objects of one bucket, each guarded by a generation precondition (`ifGenerationMatch`), so
 //! that two machines racing on one object can never both win.
 //!
-//! It follows the cluster client's conventions (`docs/executor.md`): a bearer token on every
-//! request, a per-request timeout, answers read with a size cap, redirects never followed,
-//! plain http only to loopback, and retries with backoff. Because every write and delete
+//! It follows the cluster client's conventions (`docs/executor.md`), written once in
+//! `http.rs`: a bearer token on every request, a per-request timeout, answers read with a size
+//! cap, redirects never followed, plain http only to loopback, and retries with backoff. Because every write and delete
 //! carries a precondition, each call may be repeated safely: 429, 500, 502, 503, 504 and lost
 //! connections are retried, a `412` never is. A write that lost its answer and meets `412` on
 //! the retry is looked up: if the live object holds exactly our bytes, the first attempt went
 //! through and its generation is the answer. Errors name the bucket and the object.
 
 use std::fmt;
-use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::header::HeaderMap;
 use reqwest::{Method, StatusCode, Url};
 use serde_json::Value;
-use tokio::time::Instant;
 
 use crate::auth::{AuthError, TokenSource};
-use crate::client::{ClientOptions, redact_userinfo};
-use crate::retry::{RetryPolicy, parse_retry_after};
+use crate::client::ClientOptions;
+use crate::http::{
+    CappedReadError, Connection, EndpointRefusal, check_endpoint, describe_transport_error,
+    quote_body, redact_userinfo, retry_after,
+};
 
 /// Where requests go unless [`ClientOptions::endpoint`] overrides it.
 pub const STORAGE_ENDPOINT: &str = "https://storage.googleapis.com";
@@ -33,9 +34,6 @@ const MAX_OBJECT_NAME_BYTES: usize = 1024;
 /// The message Cloud Storage gives a `404` for a missing bucket (a missing object says
 /// `No such object: …`); both carry the reason `notFound`, so the message tells them apart.
 const NO_SUCH_BUCKET: &str = "The specified bucket does not exist.";
-
-/// How much of an unusable answer an error quotes.
-const BODY_QUOTE_CHARS: usize = 120;
 
 /// The content type of what is written: the lock and the journal are JSON.
 const CONTENT_TYPE: &str = "application/json";
@@ -180,13 +178,9 @@ fn describe_expected(expected: Option<Generation>) -> String {
 /// A client for the objects of one bucket. Cheap to clone.
 #[derive(Clone)]
 pub struct StorageClient {
-    http: reqwest::Client,
     base: Url,
     bucket: String,
-    tokens: Arc<dyn TokenSource>,
-    request_timeout: Duration,
-    retry: RetryPolicy,
-    max_answer_bytes: usize,
+    connection: Connection,
 }
 
 impl fmt::Debug for StorageClient {
@@ -194,9 +188,8 @@ impl fmt::Debug for StorageClient {
         f.debug_struct("StorageClient")
             .field("base", &self.base.as_str())
             .field("bucket", &self.bucket)
-            .field("request_timeout", &self.request_timeout)
-            .field("retry", &self.retry)
-            .finish_non_exhaustive()
+            .field("connection", &self.connection)
+            .finish()
     }
 }
 
@@ -245,22 +238,13 @@ impl StorageClient {
             None => Url::parse(STORAGE_ENDPOINT)
                 .map_err(|e| invalid_endpoint(STORAGE_ENDPOINT, &e.to_string()))?,
         };
-        // A redirect would re-send the request, its body and the token wherever it points.
-        let http = reqwest::Client::builder()
-            .user_agent(options.user_agent)
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .map_err(|e| {
-                invalid_endpoint(base.as_str(), &format!("cannot build the HTTP client: {e}"))
-            })?;
+        let connection = Connection::new(options, tokens).map_err(|e| {
+            invalid_endpoint(base.as_str(), &format!("cannot build the HTTP client: {e}"))
+        })?;
         Ok(Self {
-            http,
             base,
             bucket: bucket.to_owned(),
-            tokens,
-            request_timeout: options.request_timeout,
-            retry: options.retry,
-            max_answer_bytes: options.max_answer_bytes,
+            connection,
         })
     }
 
@@ -415,26 +399,21 @@ impl StorageClient {
 
     /// Sends a call, retrying what is safe to retry; answers the first answer not retried.
     async fn exchange(&self, call: &Call<'_>) -> Result<Answer, StorageError> {
-        let started = Instant::now();
-        let mut failed_attempts = 0;
+        let mut budget = self.connection.retry_budget();
         loop {
             let (error, after) = match self.attempt(call).await {
                 Ok(mut answer) => {
-                    answer.after_retry = failed_attempts > 0;
+                    answer.after_retry = budget.failed_attempts() > 0;
                     return Ok(answer);
                 }
                 Err(Failure::Fail(error)) => return Err(error),
                 Err(Failure::Retry { error, after }) => (error, after),
             };
-            failed_attempts += 1;
-            let delay = after.unwrap_or_else(|| self.retry.backoff(failed_attempts));
-            if failed_attempts >= self.retry.max_attempts
-                || started.elapsed() + delay > self.retry.max_elapsed
-            {
+            let Some(delay) = budget.next_delay(after) else {
                 return Err(error);
-            }
+            };
             tracing::debug!(
-                method = %call.method, url = %call.url, attempt = failed_attempts,
+                method = %call.method, url = %call.url, attempt = budget.failed_attempts(),
                 ?delay, %error, "retrying"
             );
             tokio::time::sleep(delay).await;
@@ -443,18 +422,21 @@ impl StorageClient {
 
     /// One HTTP exchange.
     async fn attempt(&self, call: &Call<'_>) -> Result<Answer, Failure> {
-        let token = self.tokens.token().await.map_err(|source| {
-            Failure::Fail(StorageError::Auth {
-                bucket: self.bucket.clone(),
-                object: call.object.to_owned(),
-                source,
-            })
-        })?;
         let mut request = self
-            .http
-            .request(call.method.clone(), call.url.clone())
-            .bearer_auth(token.secret())
-            .timeout(self.request_timeout);
+            .connection
+            .request(
+                call.method.clone(),
+                call.url.clone(),
+                self.connection.request_timeout,
+            )
+            .await
+            .map_err(|source| {
+                Failure::Fail(StorageError::Auth {
+                    bucket: self.bucket.clone(),
+                    object: call.object.to_owned(),
+                    source,
+                })
+            })?;
         if let Some(body) = call.body {
             request = request
                 .header(reqwest::header::CONTENT_TYPE, CONTENT_TYPE)
@@ -468,11 +450,7 @@ impl StorageClient {
                 format!("a redirect ({}), which is never followed", status.as_u16()),
             )));
         }
-        let retry_after = response
-            .headers()
-            .get(reqwest::header::RETRY_AFTER)
-            .and_then(|value| value.to_str().ok())
-            .and_then(parse_retry_after);
+        let retry_after = retry_after(&response);
         let headers = response.headers().clone();
         let body = self.read_capped(call, &mut response).await?;
         let answer = Answer {
@@ -490,27 +468,22 @@ impl StorageClient {
         Ok(answer)
     }
 
-    /// The body, abandoned as soon as it passes the cap.
+    /// The body, up to the cap.
     async fn read_capped(
         &self,
         call: &Call<'_>,
         response: &mut reqwest::Response,
     ) -> Result<Vec<u8>, Failure> {
-        let mut body = Vec::new();
-        while let Some(chunk) = response
-            .chunk()
+        self.connection
+            .read_capped(response)
             .await
-            .map_err(|e| self.transport(call, e))?
-        {
-            if body.len() + chunk.len() > self.max_answer_bytes {
-                return Err(Failure::Fail(self.bad_answer(
+            .map_err(|error| match error {
+                CappedReadError::Transport(e) => self.transport(call, e),
+                CappedReadError::TooLarge => Failure::Fail(self.bad_answer(
                     call,
-                    format!("more than {} bytes", self.max_answer_bytes),
-                )));
-            }
-            body.extend_from_slice(&chunk);
-        }
-        Ok(body)
+                    format!("more than {} bytes", self.connection.max_answer_bytes),
+                )),
+            })
     }
 
     /// `Ok` for a success; else the typed error. `precondition` is the expectation a `412`
@@ -567,13 +540,7 @@ impl StorageClient {
 
     /// No answer: always retried, since every call is safe to repeat.
     fn transport(&self, call: &Call<'_>, error: reqwest::Error) -> Failure {
-        // reqwest's message names the URL; the error names it already.
-        let error = error.without_url();
-        let message = if error.is_timeout() {
-            "request timed out".to_owned()
-        } else {
-            describe_error_chain(&error)
-        };
+        let message = describe_transport_error(error);
         Failure::Retry {
             error: StorageError::Transport {
                 bucket: self.bucket.clone(),
@@ -621,25 +588,6 @@ fn error_message(body: &[u8]) -> String {
         .unwrap_or_else(|| quote_body(body))
 }
 
-fn quote_body(body: &[u8]) -> String {
-    String::from_utf8_lossy(body)
-        .chars()
-        .take(BODY_QUOTE_CHARS)
-        .collect()
-}
-
-/// reqwest's message followed by its causes (its own message alone hides the cause).
-fn describe_error_chain(error: &reqwest::Error) -> String {
-    let mut parts = Vec::new();
-    let mut source: Option<&dyn std::error::Error> = Some(error);
-    while let Some(cause) = source {
-        parts.push(cause.to_string());
-        source = cause.source();
-    }
-    parts.dedup();
-    parts.join(": ")
-}
-
 /// Cloud Storage's rule: 3 to 63 characters of lowercase letters, digits, `-`, `_` and `.`,
 /// starting and ending with a letter or digit.
 fn check_bucket_name(bucket: &str) -> Result<(), String> {
@@ -663,43 +611,15 @@ fn invalid_endpoint(endpoint: &str, reason: &str) -> StorageError {
     }
 }
 
-/// The endpoint override, under the cluster client's rules: an absolute http(s) URL without
-/// query or credentials, plain http only to loopback, because the token travels in a header.
+/// The endpoint override, under the cluster client's rules (see [`check_endpoint`]).
 fn validate_endpoint(raw: &str) -> Result<Url, StorageError> {
-    let url = Url::parse(raw).map_err(|e| invalid_endpoint(raw, &e.to_string()))?;
-    if url.query().is_some() || url.fragment().is_some() {
-        return Err(invalid_endpoint(
-            raw,
-            "it must not have a query or fragment",
-        ));
-    }
-    if !url.username().is_empty() || url.password().is_some() {
-        return Err(invalid_endpoint(
-            raw,
-            "it must not carry a user name or password (clusterform authenticates with a bearer token)",
-        ));
-    }
-    match url.scheme() {
-        "https" => Ok(url),
-        "http" if is_loopback(&url) => Ok(url),
-        "http" => Err(invalid_endpoint(
+    check_endpoint(raw).map_err(|refusal| match refusal {
+        EndpointRefusal::Insecure => invalid_endpoint(
             raw,
             "plain http is only allowed to a loopback host: the bearer token would travel in clear text",
-        )),
-        other => Err(invalid_endpoint(
-            raw,
-            &format!("scheme `{other}` is not http or https"),
-        )),
-    }
-}
-
-fn is_loopback(url: &Url) -> bool {
-    let Some(host) = url.host_str() else {
-        return false;
-    };
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    host.eq_ignore_ascii_case("localhost")
-        || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+        ),
+        EndpointRefusal::Invalid(reason) => invalid_endpoint(raw, &reason),
+    })
 }
 
 #[cfg(test)]

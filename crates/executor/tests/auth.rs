@@ -42,7 +42,7 @@ async fn unsupported_credentials_fall_back_to_gcloud_with_a_note() {
     let h = Harness::start(std::time::Duration::from_millis(50)).await;
     let client = ApiClient::new(
         ClientOptions {
-            endpoint: Some(h.handle.base_url()),
+            endpoint: Some(h.server.base_url()),
             ..ClientOptions::default()
         },
         resolved.source,

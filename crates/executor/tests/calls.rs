@@ -135,7 +135,7 @@ async fn the_token_never_shows() {
     assert!(!format!("{:?}", h.client).contains(TOKEN));
     let wrong = ApiClient::new(
         ClientOptions {
-            endpoint: Some(h.handle.base_url()),
+            endpoint: Some(h.server.base_url()),
             ..ClientOptions::default()
         },
         Arc::new(StaticToken::new("ya29.wrong-secret")),

@@ -142,9 +142,11 @@ async fn one_failure_does_not_stop_the_others() {
         change("good", Action::Create, vec![create_request("good")]),
     ]);
     let report = apply_unobserved(&engine(&h, dir.path()), &plan).await;
-    assert_eq!(report.failed_count(), 1);
-    assert_eq!(report.outcomes.len() - report.failed_count(), 1);
-    let failed = report.failed().next().unwrap();
+    let failed: Vec<_> = report.failed().collect();
+    assert_eq!(failed.len(), 1);
+    assert_eq!(report.outcomes.len(), 2);
+    assert!(!report.is_success());
+    let failed = failed[0];
     assert_eq!(failed.address.cluster_id, "bad");
     let err = failed.result.as_ref().unwrap_err();
     assert_eq!(err.api_code_name(), Some("INVALID_ARGUMENT"), "{err}");
@@ -203,7 +205,7 @@ async fn a_delete_held_by_another_operation_waits_and_is_sent_again() {
     let h = Harness::start(Duration::from_millis(50)).await;
     h.insert("train01");
     let proxy = Proxy::start(
-        h.handle.base_url(),
+        h.server.base_url(),
         Rule {
             applies_to: is_delete,
             mischief: Mischief::Refuse(409),
@@ -491,7 +493,7 @@ async fn progress_reports_the_state_while_waiting() {
 async fn a_create_answered_with_a_server_error_is_adopted_and_awaited() {
     let h = Harness::start(Duration::from_millis(300)).await;
     let proxy = Proxy::start(
-        h.handle.base_url(),
+        h.server.base_url(),
         Rule {
             applies_to: is_create,
             mischief: Mischief::ReplaceAnswer(500),

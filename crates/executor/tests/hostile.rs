@@ -98,7 +98,7 @@ async fn invalid_json_and_html_are_errors_naming_the_url() {
         assert!(matches!(err, ExecError::Decode { .. }), "{body}: {err}");
         assert!(
             err.to_string().contains(
-                "/v1beta1/projects/proj-one/locations/us-central1/modelDevelopmentClusters/train01"
+                "/v1beta1/projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01"
             ),
             "{err}"
         );

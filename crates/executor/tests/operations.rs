@@ -113,7 +113,7 @@ fn operation_polls(h: &Harness) -> usize {
 async fn wait_through_failing_waits(h: &Harness, status: u16, failing: usize) -> Proxy {
     let name = start_create(h).await;
     let proxy = Proxy::start(
-        h.handle.base_url(),
+        h.server.base_url(),
         Rule {
             applies_to: is_wait,
             mischief: Mischief::Refuse(status),

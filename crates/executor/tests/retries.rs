@@ -147,7 +147,7 @@ fn impatient_client(base: &str) -> clusterform_executor::ApiClient {
 #[tokio::test]
 async fn a_create_whose_answer_was_lost_is_looked_up_not_resent() {
     let h = Harness::start(Duration::from_millis(300)).await;
-    let proxy = Proxy::start(h.handle.base_url(), first_create(Mischief::LoseAnswer)).await;
+    let proxy = Proxy::start(h.server.base_url(), first_create(Mischief::LoseAnswer)).await;
     let client = impatient_client(proxy.base_url());
     let submitted = client.send(&create_request("train01")).await.unwrap();
     let Submitted::Adopted(cluster) = submitted else {
@@ -165,7 +165,7 @@ async fn a_create_whose_answer_was_lost_is_looked_up_not_resent() {
 #[tokio::test]
 async fn a_create_that_never_arrived_is_sent_again() {
     let h = Harness::start(Duration::from_millis(50)).await;
-    let proxy = Proxy::start(h.handle.base_url(), first_create(Mischief::Swallow)).await;
+    let proxy = Proxy::start(h.server.base_url(), first_create(Mischief::Swallow)).await;
     let client = impatient_client(proxy.base_url());
     let submitted = client.send(&create_request("train01")).await.unwrap();
     assert_resent_after_a_lookup(&h, &submitted);
@@ -178,7 +178,7 @@ async fn a_lost_create_does_not_adopt_someone_elses_cluster() {
         &cluster_name("train01"),
         cluster_body("train01", Some("other-stack")),
     );
-    let proxy = Proxy::start(h.handle.base_url(), first_create(Mischief::Swallow)).await;
+    let proxy = Proxy::start(h.server.base_url(), first_create(Mischief::Swallow)).await;
     let client = impatient_client(proxy.base_url());
     let err = client.send(&create_request("train01")).await.unwrap_err();
     assert_eq!(err.api_code_name(), Some("ALREADY_EXISTS"), "{err}");
@@ -190,7 +190,7 @@ async fn a_create_answered_with_a_server_error_is_looked_up_not_resent() {
     for status in [500, 502, 504] {
         let h = Harness::start(Duration::from_millis(300)).await;
         let proxy = Proxy::start(
-            h.handle.base_url(),
+            h.server.base_url(),
             first_create(Mischief::ReplaceAnswer(status)),
         )
         .await;
@@ -217,7 +217,7 @@ async fn a_create_answered_with_a_server_error_is_looked_up_not_resent() {
 #[tokio::test]
 async fn a_create_refused_with_a_server_error_is_sent_again_after_looking() {
     let h = Harness::start(Duration::from_millis(50)).await;
-    let proxy = Proxy::start(h.handle.base_url(), first_create(Mischief::Refuse(502))).await;
+    let proxy = Proxy::start(h.server.base_url(), first_create(Mischief::Refuse(502))).await;
     let client = client_for(proxy.base_url(), fast_retry());
     let submitted = client.send(&create_request("train01")).await.unwrap();
     assert_eq!(proxy.count("POST", "/modelDevelopmentClusters"), 2);

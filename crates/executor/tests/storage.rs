@@ -4,50 +4,43 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
-use clusterform_emulator::{Emulator, EmulatorHandle, EmulatorOptions, FaultSpec};
-use clusterform_executor::{
-    ClientOptions, Generation, RetryPolicy, StaticToken, StorageClient, StorageError,
-};
+use clusterform_emulator::{EmulatorOptions, FaultSpec};
+use clusterform_executor::{Generation, RetryPolicy, StaticToken, StorageClient, StorageError};
+use clusterform_testkit::TestEmulator;
 use serde_json::json;
 
 use crate::scripted::{Scripted, json};
-use crate::support::{TOKEN, fast_retry};
+use crate::support::{TOKEN, client_options, fast_retry};
 
 const BUCKET: &str = "team-infra";
 const LOCK: &str = "clusterform/prod/stack.lock";
 
 struct Bench {
-    handle: EmulatorHandle,
-    emulator: Emulator,
+    server: TestEmulator,
 }
 
 impl Bench {
     async fn start() -> Self {
-        let emulator = Emulator::new(EmulatorOptions {
+        let server = TestEmulator::start(EmulatorOptions {
             required_token: Some(TOKEN.to_owned()),
             buckets: vec![BUCKET.to_owned()],
             ..EmulatorOptions::default()
         })
-        .unwrap();
-        let handle = emulator
-            .clone()
-            .serve("127.0.0.1:0".parse().unwrap())
-            .await
-            .unwrap();
-        Self { handle, emulator }
+        .await;
+        Self { server }
     }
 
     fn client(&self, bucket: &str) -> StorageClient {
-        storage_client(&self.handle.base_url(), bucket, fast_retry())
+        storage_client(&self.server.base_url(), bucket, fast_retry())
     }
 
     /// Statuses answered to requests whose method is `method`, in order.
     fn statuses(&self, method: &str) -> Vec<u16> {
-        self.emulator
+        self.server
+            .emulator()
             .requests()
             .iter()
             .filter(|request| request.method == method)
@@ -59,12 +52,7 @@ impl Bench {
 fn storage_client(base_url: &str, bucket: &str, retry: RetryPolicy) -> StorageClient {
     StorageClient::new(
         bucket,
-        ClientOptions {
-            endpoint: Some(base_url.to_owned()),
-            request_timeout: Duration::from_secs(10),
-            retry,
-            ..ClientOptions::default()
-        },
+        client_options(base_url, retry),
         Arc::new(StaticToken::new(TOKEN)),
     )
     .unwrap()
@@ -89,14 +77,15 @@ async fn an_object_goes_through_create_read_replace_and_delete() {
     let second = client.replace_if(LOCK, b"{\"id\":2}", first).await.unwrap();
     assert!(second > first);
     assert_eq!(
-        bench.emulator.object(BUCKET, LOCK),
+        bench.server.emulator().object(BUCKET, LOCK),
         Some((b"{\"id\":2}".to_vec(), second.get()))
     );
     client.delete_if(LOCK, second).await.unwrap();
     assert_eq!(client.read(LOCK).await.unwrap(), None);
 
     let paths: Vec<String> = bench
-        .emulator
+        .server
+        .emulator()
         .requests()
         .iter()
         .map(|request| format!("{} {}", request.method, request.path))
@@ -187,7 +176,7 @@ async fn a_missing_bucket_and_a_403_say_which_bucket_and_object() {
         "{error:?}"
     );
 
-    bench.emulator.set_bucket_forbidden(BUCKET, true);
+    bench.server.emulator().set_bucket_forbidden(BUCKET, true);
     let error = bench
         .client(BUCKET)
         .create_if_absent(LOCK, b"x")
@@ -201,7 +190,8 @@ async fn a_missing_bucket_and_a_403_say_which_bucket_and_object() {
 async fn unavailable_and_rate_limited_answers_are_retried() {
     let bench = Bench::start().await;
     bench
-        .emulator
+        .server
+        .emulator()
         .set_faults("503=0.3,429=0.2,seed=11".parse::<FaultSpec>().unwrap());
     let client = bench.client(BUCKET);
     let mut generation = client.create_if_absent(LOCK, b"0").await.unwrap();
@@ -215,7 +205,13 @@ async fn unavailable_and_rate_limited_answers_are_retried() {
         assert_eq!((read, read_generation), (content.into_bytes(), generation));
     }
     client.delete_if(LOCK, generation).await.unwrap();
-    let statuses: Vec<u16> = bench.emulator.requests().iter().map(|r| r.status).collect();
+    let statuses: Vec<u16> = bench
+        .server
+        .emulator()
+        .requests()
+        .iter()
+        .map(|r| r.status)
+        .collect();
     assert!(
         statuses.contains(&503) && statuses.contains(&429),
         "{statuses:?}"

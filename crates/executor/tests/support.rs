@@ -1,10 +1,11 @@
-//! Shared test fixtures: an emulator on a loopback port, a client with short retry and wait
-//! intervals, planned requests built by hand, and a progress sink that records events.
+//! Shared test fixtures: the testkit's emulator harness and constants, a client with short
+//! retry and wait intervals, planned requests built by hand, and a progress sink that records
+//! events.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use clusterform_emulator::{Emulator, EmulatorHandle, EmulatorOptions};
+use clusterform_emulator::{Emulator, EmulatorOptions};
 use clusterform_executor::{
     ApiClient, ClientOptions, ProgressEvent, ProgressSink, RetryPolicy, StaticToken, WaitOptions,
 };
@@ -13,16 +14,14 @@ use clusterform_model::UpdateMode;
 use clusterform_model::fields::UpdateMaskPath;
 use clusterform_model::rest::{ClusterRequest, UpdateMask};
 use clusterform_planner::{Action, ClusterChange, Plan, PlannedTimeouts};
+use clusterform_testkit::{PARENT, TestEmulator, options_with_token};
 use serde_json::{Value, json};
 
-pub const PROJECT: &str = "proj-one";
-pub const REGION: &str = "us-central1";
-pub const STACK: &str = "research";
-pub const TOKEN: &str = "ya29.test-secret-token";
+pub use clusterform_testkit::{PROJECT, REGION, STACK, TOKEN, cluster_name};
 
 /// A running emulator and a client pointed at it.
 pub struct Harness {
-    pub handle: EmulatorHandle,
+    pub server: TestEmulator,
     pub emulator: Emulator,
     pub client: ApiClient,
 }
@@ -30,24 +29,15 @@ pub struct Harness {
 impl Harness {
     /// An emulator whose operations take `operation_duration`.
     pub async fn start(operation_duration: Duration) -> Self {
-        Self::with_options(EmulatorOptions {
-            operation_duration,
-            required_token: Some(TOKEN.to_owned()),
-            ..EmulatorOptions::default()
-        })
-        .await
+        Self::with_options(options_with_token(operation_duration)).await
     }
 
     pub async fn with_options(options: EmulatorOptions) -> Self {
-        let emulator = Emulator::new(options).unwrap();
-        let handle = emulator
-            .clone()
-            .serve("127.0.0.1:0".parse().unwrap())
-            .await
-            .unwrap();
-        let client = client_for(&handle.base_url(), fast_retry());
+        let server = TestEmulator::start(options).await;
+        let emulator = server.emulator().clone();
+        let client = client_for(&server.base_url(), fast_retry());
         Self {
-            handle,
+            server,
             emulator,
             client,
         }
@@ -55,7 +45,7 @@ impl Harness {
 
     /// A second client on the same emulator.
     pub fn client(&self, retry: RetryPolicy) -> ApiClient {
-        client_for(&self.handle.base_url(), retry)
+        client_for(&self.server.base_url(), retry)
     }
 
     /// Requests whose method is `method` and whose path ends with `path_end`.
@@ -86,15 +76,20 @@ impl Harness {
 
 pub fn client_for(base_url: &str, retry: RetryPolicy) -> ApiClient {
     ApiClient::new(
-        ClientOptions {
-            endpoint: Some(base_url.to_owned()),
-            request_timeout: Duration::from_secs(10),
-            retry,
-            ..ClientOptions::default()
-        },
+        client_options(base_url, retry),
         Arc::new(StaticToken::new(TOKEN)),
     )
     .unwrap()
+}
+
+/// Options for a client of the server at `base_url` (the cluster or the storage client).
+pub fn client_options(base_url: &str, retry: RetryPolicy) -> ClientOptions {
+    ClientOptions {
+        endpoint: Some(base_url.to_owned()),
+        request_timeout: Duration::from_secs(10),
+        retry,
+        ..ClientOptions::default()
+    }
 }
 
 pub fn fast_retry() -> RetryPolicy {
@@ -114,10 +109,6 @@ pub fn fast_wait() -> WaitOptions {
         not_found_grace: Duration::from_secs(2),
         errors_before_polling: 3,
     }
-}
-
-pub fn cluster_name(id: &str) -> String {
-    format!("projects/{PROJECT}/locations/{REGION}/modelDevelopmentClusters/{id}")
 }
 
 pub fn parsed_name(id: &str) -> ClusterName {
@@ -148,7 +139,7 @@ pub fn cluster_body(id: &str, stack: Option<&str>) -> Value {
 }
 
 pub fn collection_path() -> String {
-    format!("/v1beta1/projects/{PROJECT}/locations/{REGION}/modelDevelopmentClusters")
+    format!("/v1beta1/{PARENT}/modelDevelopmentClusters")
 }
 
 pub fn create_request(id: &str) -> ClusterRequest {

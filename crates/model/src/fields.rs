@@ -221,7 +221,7 @@ pub struct FieldSpec {
 
 impl FieldSpec {
     /// The path in the API's lowerCamelCase JSON spelling.
-    pub fn json_path(&self) -> String {
+    fn json_path(&self) -> String {
         camel_case(self.path)
     }
 
@@ -425,7 +425,7 @@ pub fn lookup(path: &str) -> Option<&'static FieldSpec> {
 }
 
 /// Replaces every `[selector]` in a path with `[]`.
-pub fn generic_path(path: &str) -> String {
+fn generic_path(path: &str) -> String {
     let mut out = String::with_capacity(path.len());
     let mut in_selector = false;
     for c in path.chars() {

@@ -1,212 +1,71 @@
-//! clusterform-testkit: builders shared by the tests of several crates (dev-only, never a
-//! dependency of production code). The canonical cluster is the product page's CPU cluster,
-//! as a configuration writes it ([`seed`]) and as the service serves it back ([`served`]: a
-//! name with the project number, defaults filled in, output-only fields, pools reordered,
-//! integers as strings).
+//! clusterform-testkit: what the tests of several crates share (dev-only, never a dependency of
+//! production code). It holds the constants every fixture uses, the canonical cluster as JSON
+//! ([`seed`], [`served`]) and as HCL ([`hcl`]), one emulator harness ([`TestEmulator`]: an
+//! in-process emulator on a free loopback port), and, with the feature `typed`, builders
+//! of our crates' typed values (`config`, `cluster`, `plan_against_seed`, `fleet`). The
+//! emulator's tests use it without `typed`, so they see JSON only.
 
-use clusterform_config::{Config, DesiredCluster, Provider};
-use clusterform_model::Cluster;
-use clusterform_planner::{LiveCluster, Plan, PlanOptions};
-use serde_json::{Value, json};
+mod cluster;
+mod emulator;
+pub mod hcl;
+#[cfg(feature = "typed")]
+mod typed;
 
-/// The project every builder uses.
+pub use cluster::{seed, served};
+pub use emulator::{TestEmulator, options_with_token};
+#[cfg(feature = "typed")]
+pub use typed::{cluster, config, desired, fleet, live_seed, plan_against_seed};
+
+/// The project every fixture uses.
 pub const PROJECT: &str = "my-proj";
-/// The region every builder uses.
+/// The region every fixture uses.
 pub const REGION: &str = "us-central1";
-/// The stack of [`config`].
+/// `projects/PROJECT/locations/REGION`: the parent of the fixtures' clusters and operations.
+pub const PARENT: &str = "projects/my-proj/locations/us-central1";
+/// The stack that owns the fixtures' clusters.
 pub const STACK: &str = "research";
 /// The number of `PROJECT`: the service spells cluster names with it.
 pub const PROJECT_NUMBER: &str = "123456789012";
+/// The bearer token tests send, and the one [`options_with_token`] requires. It looks like a
+/// Google access token so that tests can check it never shows in output or errors.
+pub const TOKEN: &str = "ya29.test-secret-token";
 
-/// A configuration of stack `research` with these clusters.
-pub fn config(clusters: Vec<DesiredCluster>) -> Config {
-    Config {
-        provider: Provider {
-            project: Some(PROJECT.to_owned()),
-            region: Some(REGION.to_owned()),
-            stack: STACK.to_owned(),
-            ..Provider::default()
-        },
-        clusters,
-        digest: "3f1c0ffee".to_owned(),
-        ..Config::default()
-    }
+/// The full name of cluster `id` under [`PARENT`].
+pub fn cluster_name(id: &str) -> String {
+    format!("{PARENT}/modelDevelopmentClusters/{id}")
 }
 
-/// A declared cluster from its desired JSON.
-pub fn desired(id: &str, cluster: Value) -> DesiredCluster {
-    DesiredCluster {
-        id: id.to_owned(),
-        project: PROJECT.to_owned(),
-        region: REGION.to_owned(),
-        cluster: serde_json::from_value(cluster).expect("desired cluster JSON"),
-        ..DesiredCluster::default()
-    }
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// The canonical CPU cluster as a configuration writes it.
-pub fn seed() -> Value {
-    json!({
-        "displayName": "Research training",
-        "labels": {"team": "ml"},
-        "network": {
-            "network": "projects/my-proj/global/networks/default",
-            "subnetwork": "projects/my-proj/regions/us-central1/subnetworks/default"
-        },
-        "nodePools": [
-            {"id": "login", "machineSpec": {"machineType": "n2-standard-8"},
-             "scalingSpec": {"minNodeCount": 1, "maxNodeCount": 1}, "zone": "us-central1-a",
-             "enablePublicIps": true, "bootDisk": {"bootDiskType": "pd-standard", "bootDiskSizeGb": 120}},
-            {"id": "cpu", "machineSpec": {"machineType": "n2-standard-8"},
-             "scalingSpec": {"minNodeCount": 0, "maxNodeCount": 4}, "zone": "us-central1-a"}
-        ],
-        "orchestratorSpec": {"slurmSpec": {
-            "homeDirectoryStorage": "projects/my-proj/locations/us-central1-a/instances/home",
-            "loginNodePoolId": "login",
-            "partitions": [{"id": "cpu", "nodePoolIds": ["cpu"]}],
-            "prologBashScripts": ["#!/bin/bash\necho prolog"]
-        }}
-    })
-}
-
-/// What the service returns after creating `desired`: a name with the project number, the
-/// ownership label of `stack`, server defaults, output-only fields, pools in another order,
-/// integers as strings, zeros omitted.
-pub fn served(id: &str, desired: &Value, stack: Option<&str>, state: &str) -> Value {
-    let mut live = desired.clone();
-    let object = live.as_object_mut().expect("object");
-    object.insert(
-        "name".into(),
-        json!(format!(
-            "projects/{PROJECT_NUMBER}/locations/{REGION}/modelDevelopmentClusters/{id}"
-        )),
-    );
-    if let Some(stack) = stack {
-        let labels = object.entry("labels").or_insert_with(|| json!({}));
-        labels["clusterform-stack"] = json!(stack);
+    #[test]
+    fn the_parent_is_made_of_the_project_and_the_region() {
+        assert_eq!(PARENT, format!("projects/{PROJECT}/locations/{REGION}"));
     }
-    object.insert("createTime".into(), json!("2026-11-02T10:00:00Z"));
-    object.insert("updateTime".into(), json!("2026-11-02T10:30:00Z"));
-    object.insert("clusterStatus".into(), json!({"state": state}));
-    object.insert(
-        "runtimeSpec".into(),
-        json!({"serviceAccount": "123-compute@developer.gserviceaccount.com"}),
-    );
-    if let Some(pools) = object.get_mut("nodePools").and_then(Value::as_array_mut) {
-        for pool in pools.iter_mut() {
-            serve_pool(pool);
-        }
-        pools.reverse();
-    }
-    live
-}
 
-fn serve_pool(pool: &mut Value) {
-    let object = pool.as_object_mut().expect("pool");
-    object
-        .entry("nodeImage")
-        .or_insert_with(|| json!("slurm-image-2026-10"));
-    let disk = object.entry("bootDisk").or_insert_with(|| json!({}));
-    disk.as_object_mut()
-        .expect("disk")
-        .entry("bootDiskType")
-        .or_insert_with(|| json!("pd-ssd"));
-    if let Some(scaling) = object.get_mut("scalingSpec").and_then(Value::as_object_mut) {
-        for count in ["minNodeCount", "maxNodeCount"] {
-            match scaling.get(count).and_then(Value::as_i64) {
-                Some(0) => {
-                    scaling.remove(count);
+    /// Production code must never build on test fixtures: every crate of the workspace lists
+    /// the testkit under `[dev-dependencies]` only.
+    #[test]
+    fn no_crate_depends_on_the_testkit_outside_its_dev_dependencies() {
+        let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        for entry in std::fs::read_dir(&crates).expect("crates/") {
+            let manifest = entry.expect("an entry").path().join("Cargo.toml");
+            let Ok(text) = std::fs::read_to_string(&manifest) else {
+                continue;
+            };
+            let mut section = String::new();
+            for line in text.lines().map(str::trim) {
+                if line.starts_with('[') {
+                    section = line.to_owned();
+                } else if line.starts_with("clusterform-testkit") {
+                    assert!(
+                        section.ends_with("dev-dependencies]"),
+                        "{} lists the testkit under {section}",
+                        manifest.display()
+                    );
                 }
-                Some(n) => {
-                    scaling.insert(count.to_owned(), json!(n.to_string()));
-                }
-                None => {}
             }
         }
     }
-}
-
-/// A live cluster from JSON, as a List of `PROJECT`/`REGION` returns it.
-pub fn cluster(json: Value) -> LiveCluster {
-    let cluster: Cluster = serde_json::from_value(json).expect("live cluster JSON");
-    LiveCluster::read_at(PROJECT, REGION, cluster).expect("a readable name")
-}
-
-/// The seed cluster, live and owned by `research`.
-pub fn live_seed(id: &str) -> LiveCluster {
-    cluster(served(id, &seed(), Some(STACK), "RUNNING"))
-}
-
-/// Plans the desired `train01` against the seed cluster as the service returns it.
-pub fn plan_against_seed(wanted: Value) -> Plan {
-    clusterform_planner::plan(
-        &config(vec![desired("train01", wanted)]),
-        &[live_seed("train01")],
-        &PlanOptions::default(),
-    )
-    .unwrap()
-}
-
-fn fleet_desired_json(max_nodes: u32) -> Value {
-    json!({
-        "displayName": "Research training",
-        "labels": {"team": "ml"},
-        "network": {"network": "projects/my-proj/global/networks/default"},
-        "nodePools": [
-            {"id": "login", "machineSpec": {"machineType": "n2-standard-8"},
-             "scalingSpec": {"minNodeCount": 1, "maxNodeCount": 1}, "zone": "us-central1-a"},
-            {"id": "cpu", "machineSpec": {"machineType": "n2-standard-8"},
-             "scalingSpec": {"minNodeCount": 0, "maxNodeCount": max_nodes}, "zone": "us-central1-a"}
-        ],
-        "orchestratorSpec": {"slurmSpec": {
-            "homeDirectoryStorage": "projects/my-proj/locations/us-central1-a/instances/home",
-            "loginNodePoolId": "login",
-            "partitions": [{"id": "cpu", "nodePoolIds": ["cpu"]}]
-        }}
-    })
-}
-
-fn fleet_live_json(id: &str) -> Value {
-    let mut live = fleet_desired_json(4);
-    live["name"] = json!(format!(
-        "projects/123456789012/locations/us-central1/modelDevelopmentClusters/{id}"
-    ));
-    live["labels"]["clusterform-stack"] = json!("bench");
-    live["updateTime"] = json!("2026-11-02T10:30:00Z");
-    live["clusterStatus"] = json!({"state": "RUNNING"});
-    for pool in live["nodePools"].as_array_mut().into_iter().flatten() {
-        pool["nodeImage"] = json!("slurm-image");
-        pool["bootDisk"] = json!({"bootDiskType": "pd-ssd", "bootDiskSizeGb": "100"});
-    }
-    live
-}
-
-/// A fleet of `size` clusters declared and live, as the benchmarks plan and render it: every
-/// third cluster is resized, the others match; the live side is shaped as the service returns
-/// it (project-number names, defaults, integers as strings).
-pub fn fleet(size: usize) -> (Config, Vec<LiveCluster>) {
-    let mut clusters = Vec::with_capacity(size);
-    let mut live = Vec::with_capacity(size);
-    for n in 0..size {
-        let id = format!("c{n:04}");
-        let max_nodes = if n % 3 == 0 { 8 } else { 4 };
-        clusters.push(DesiredCluster {
-            id: id.clone(),
-            project: "my-proj".into(),
-            region: "us-central1".into(),
-            cluster: serde_json::from_value(fleet_desired_json(max_nodes)).expect("desired"),
-            ..DesiredCluster::default()
-        });
-        let cluster = serde_json::from_value(fleet_live_json(&id)).expect("live");
-        live.push(LiveCluster::read_at("my-proj", "us-central1", cluster).expect("name"));
-    }
-    let config = Config {
-        provider: Provider {
-            stack: "bench".into(),
-            ..Provider::default()
-        },
-        clusters,
-        ..Config::default()
-    };
-    (config, live)
 }

@@ -34,16 +34,12 @@ impl Run {
         let region = decoded.region.clone().or_else(|| provider.region.clone());
         let project_range = spans.get("project").or_else(|| head.clone());
         let region_range = spans.get("region").or_else(|| head.clone());
-        let unknown = (
-            self.location_unknown(&block.body, "project", self.unknown_locations.project),
-            self.location_unknown(&block.body, "region", self.unknown_locations.region),
-        );
         let (project, region) = self.required_locations(
             source,
             &id,
+            &block.body,
             (project, project_range),
             (region, region_range),
-            unknown,
         );
         let label = if each {
             block
@@ -87,7 +83,7 @@ impl Run {
 
     /// Whether a block's `name` (`project` or `region`) depends on unknown variables: its own
     /// attribute's expression, else the provider's (`provider_unknown`).
-    pub(super) fn location_unknown(&self, body: &Body, name: &str, provider_unknown: bool) -> bool {
+    fn location_unknown(&self, body: &Body, name: &str, provider_unknown: bool) -> bool {
         match body.get_attribute(name) {
             Some(attribute) => self.eval.depends_on_unknown(&attribute.value),
             None => provider_unknown,
@@ -96,17 +92,20 @@ impl Run {
 
     /// The project and region a cluster or `removed` block resolves to (its own, else the
     /// provider's), each checked, with a diagnostic at `range` for what is missing or invalid.
-    /// One that has no value because it depends on unknown variables (`unknown`, for project
-    /// and region) is empty: only a run of [`crate::validate`] has such values, and it plans
-    /// nothing.
+    /// One that has no value because it depends on unknown variables (the block's own
+    /// attribute in `body`, else the provider's) is empty: only a run of [`crate::validate`]
+    /// has such values, and it plans nothing.
     pub(super) fn required_locations(
         &mut self,
         source: &SourceFile,
         id: &str,
+        body: &Body,
         (project, project_range): (Option<String>, Option<Range<usize>>),
         (region, region_range): (Option<String>, Option<Range<usize>>),
-        (project_unknown, region_unknown): (bool, bool),
     ) -> (Option<String>, Option<String>) {
+        let project_unknown =
+            self.location_unknown(body, "project", self.unknown_locations.project);
+        let region_unknown = self.location_unknown(body, "region", self.unknown_locations.region);
         let project = self.required_location(
             source,
             id,

@@ -9,7 +9,7 @@ use hcl::edit::structure::{Attribute, Body, Structure};
 use rayon::iter::IntoParallelIterator;
 
 use super::{FileBlock, Place, Run};
-use crate::diagnostic::{Diagnostic, Diagnostics, SourceFile, did_you_mean};
+use crate::diagnostic::{Diagnostic, Diagnostics, SourceFile, closest_or_all};
 use crate::evaluator::LocalDef;
 use crate::parallel::in_parallel;
 use crate::source::{block_head, list_hcl_files, parse, read_source};
@@ -137,9 +137,7 @@ impl Run {
                         self.eval.diagnostics.push(source.error(
                             block.ident.span(),
                             format!("unknown block `{other}`"),
-                            did_you_mean(other, TOP_LEVEL_BLOCKS).or_else(|| {
-                                Some(format!("expected one of: {}", TOP_LEVEL_BLOCKS.join(", ")))
-                            }),
+                            Some(closest_or_all(other, &TOP_LEVEL_BLOCKS)),
                         ));
                         continue;
                     }

@@ -11,7 +11,7 @@ use hcl::edit::structure::Block;
 use super::{FileBlock, Place, Run};
 use crate::config::{Provider, StackOrigin};
 use crate::decode::string_text;
-use crate::diagnostic::{SourceFile, did_you_mean};
+use crate::diagnostic::{SourceFile, closest_or_all};
 use crate::evaluator::{Bindings, Scope};
 use crate::source::block_head;
 use crate::validate::label_value_problem;
@@ -129,12 +129,7 @@ impl Run {
                 self.eval.diagnostics.push(source.error(
                     attribute.key.span(),
                     format!("unknown attribute `{name}` in the provider"),
-                    did_you_mean(name, PROVIDER_ATTRIBUTES).or_else(|| {
-                        Some(format!(
-                            "expected one of: {}",
-                            PROVIDER_ATTRIBUTES.join(", ")
-                        ))
-                    }),
+                    Some(closest_or_all(name, &PROVIDER_ATTRIBUTES)),
                 ));
                 continue;
             }

@@ -11,7 +11,7 @@ use hcl::edit::structure::Block;
 use super::{FileBlock, Place, Run, at};
 use crate::config::{DesiredCluster, Provider, RemovedCluster, SourceLocation};
 use crate::decode::string_text;
-use crate::diagnostic::{SourceFile, did_you_mean};
+use crate::diagnostic::{SourceFile, closest_or_all};
 use crate::evaluator::{Bindings, Scope};
 use crate::source::{block_head, label_range};
 
@@ -103,16 +103,12 @@ impl Run {
             .map_or((provider.region.clone(), head.clone()), |(v, r)| {
                 (Some(v), r)
             });
-        let unknown = (
-            self.location_unknown(&block.body, "project", self.unknown_locations.project),
-            self.location_unknown(&block.body, "region", self.unknown_locations.region),
-        );
         let (project, region) = self.required_locations(
             source,
             &id,
+            &block.body,
             (project, project_range),
             (region, region_range),
-            unknown,
         );
         let (line, column) = source.position(head.map_or(0, |r| r.start));
         let removed = RemovedCluster {
@@ -161,12 +157,7 @@ impl Run {
                     self.eval.diagnostics.push(source.error(
                         attribute.key.span(),
                         format!("unknown attribute `{name}` in `removed`"),
-                        did_you_mean(name, REMOVED_ATTRIBUTES).or_else(|| {
-                            Some(format!(
-                                "expected one of: {}",
-                                REMOVED_ATTRIBUTES.join(", ")
-                            ))
-                        }),
+                        Some(closest_or_all(name, &REMOVED_ATTRIBUTES)),
                     ));
                     continue;
                 }

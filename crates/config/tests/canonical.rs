@@ -1,0 +1,22 @@
+//! The testkit's canonical cluster: its HCL declares exactly its JSON, so that tests of the
+//! config crate and tests of the crates downstream speak of the same cluster.
+
+use clusterform_testkit::{PROJECT, REGION, STACK, hcl, seed};
+
+use crate::support::load_text;
+
+#[test]
+fn the_canonical_hcl_declares_the_canonical_json() {
+    let loaded = load_text(&hcl::seed_file("train01")).expect("the canonical file loads");
+    let config = loaded.config;
+    assert_eq!(config.provider.stack, STACK);
+    let [cluster] = config.clusters.as_slice() else {
+        panic!("one cluster expected, got {}", config.clusters.len());
+    };
+    assert_eq!(
+        (cluster.id.as_str(), cluster.project.as_str()),
+        ("train01", PROJECT)
+    );
+    assert_eq!(cluster.region, REGION);
+    assert_eq!(serde_json::to_value(&cluster.cluster).unwrap(), seed());
+}

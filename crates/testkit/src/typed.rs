@@ -1,0 +1,120 @@
+//! Builders of our crates' typed values around the canonical cluster: a configuration,
+//! declared and live clusters, a plan against the seed, and the benchmark fleet.
+
+use clusterform_config::{Config, DesiredCluster, Provider};
+use clusterform_model::Cluster;
+use clusterform_planner::{LiveCluster, Plan, PlanOptions};
+use serde_json::{Value, json};
+
+use crate::{PROJECT, PROJECT_NUMBER, REGION, STACK, seed, served};
+
+/// A configuration of stack `research` with these clusters.
+pub fn config(clusters: Vec<DesiredCluster>) -> Config {
+    Config {
+        provider: Provider {
+            project: Some(PROJECT.to_owned()),
+            region: Some(REGION.to_owned()),
+            stack: STACK.to_owned(),
+            ..Provider::default()
+        },
+        clusters,
+        digest: "3f1c0ffee".to_owned(),
+        ..Config::default()
+    }
+}
+
+/// A declared cluster from its desired JSON.
+pub fn desired(id: &str, cluster: Value) -> DesiredCluster {
+    DesiredCluster {
+        id: id.to_owned(),
+        project: PROJECT.to_owned(),
+        region: REGION.to_owned(),
+        cluster: serde_json::from_value(cluster).expect("desired cluster JSON"),
+        ..DesiredCluster::default()
+    }
+}
+
+/// A live cluster from JSON, as a List of `PROJECT`/`REGION` returns it.
+pub fn cluster(json: Value) -> LiveCluster {
+    let cluster: Cluster = serde_json::from_value(json).expect("live cluster JSON");
+    LiveCluster::read_at(PROJECT, REGION, cluster).expect("a readable name")
+}
+
+/// The seed cluster, live and owned by `research`.
+pub fn live_seed(id: &str) -> LiveCluster {
+    cluster(served(id, &seed(), Some(STACK), "RUNNING"))
+}
+
+/// Plans the desired `train01` against the seed cluster as the service returns it.
+pub fn plan_against_seed(wanted: Value) -> Plan {
+    clusterform_planner::plan(
+        &config(vec![desired("train01", wanted)]),
+        &[live_seed("train01")],
+        &PlanOptions::default(),
+    )
+    .unwrap()
+}
+
+fn fleet_desired_json(max_nodes: u32) -> Value {
+    json!({
+        "displayName": "Research training",
+        "labels": {"team": "ml"},
+        "network": {"network": "projects/my-proj/global/networks/default"},
+        "nodePools": [
+            {"id": "login", "machineSpec": {"machineType": "n2-standard-8"},
+             "scalingSpec": {"minNodeCount": 1, "maxNodeCount": 1}, "zone": "us-central1-a"},
+            {"id": "cpu", "machineSpec": {"machineType": "n2-standard-8"},
+             "scalingSpec": {"minNodeCount": 0, "maxNodeCount": max_nodes}, "zone": "us-central1-a"}
+        ],
+        "orchestratorSpec": {"slurmSpec": {
+            "homeDirectoryStorage": "projects/my-proj/locations/us-central1-a/instances/home",
+            "loginNodePoolId": "login",
+            "partitions": [{"id": "cpu", "nodePoolIds": ["cpu"]}]
+        }}
+    })
+}
+
+fn fleet_live_json(id: &str) -> Value {
+    let mut live = fleet_desired_json(4);
+    live["name"] = json!(format!(
+        "projects/{PROJECT_NUMBER}/locations/{REGION}/modelDevelopmentClusters/{id}"
+    ));
+    live["labels"]["clusterform-stack"] = json!("bench");
+    live["updateTime"] = json!("2026-11-02T10:30:00Z");
+    live["clusterStatus"] = json!({"state": "RUNNING"});
+    for pool in live["nodePools"].as_array_mut().into_iter().flatten() {
+        pool["nodeImage"] = json!("slurm-image");
+        pool["bootDisk"] = json!({"bootDiskType": "pd-ssd", "bootDiskSizeGb": "100"});
+    }
+    live
+}
+
+/// A fleet of `size` clusters declared and live, as the benchmarks plan and render it: every
+/// third cluster is resized, the others match; the live side is shaped as the service returns
+/// it (project-number names, defaults, integers as strings).
+pub fn fleet(size: usize) -> (Config, Vec<LiveCluster>) {
+    let mut clusters = Vec::with_capacity(size);
+    let mut live = Vec::with_capacity(size);
+    for n in 0..size {
+        let id = format!("c{n:04}");
+        let max_nodes = if n % 3 == 0 { 8 } else { 4 };
+        clusters.push(DesiredCluster {
+            id: id.clone(),
+            project: PROJECT.into(),
+            region: REGION.into(),
+            cluster: serde_json::from_value(fleet_desired_json(max_nodes)).expect("desired"),
+            ..DesiredCluster::default()
+        });
+        let cluster = serde_json::from_value(fleet_live_json(&id)).expect("live");
+        live.push(LiveCluster::read_at(PROJECT, REGION, cluster).expect("name"));
+    }
+    let config = Config {
+        provider: Provider {
+            stack: "bench".into(),
+            ..Provider::default()
+        },
+        clusters,
+        ..Config::default()
+    };
+    (config, live)
+}
