@@ -18,6 +18,7 @@ mod journal;
 mod lock;
 mod operations;
 mod refresh;
+mod remote_lock;
 mod retry;
 mod slurm;
 mod state_dir;
@@ -40,6 +41,7 @@ pub use journal::{Journal, JournalEntry, UnusableEntry};
 pub use lock::{LockInfo, RunLock};
 pub use operations::{OperationWaiter, WaitOptions};
 pub use refresh::refresh;
+pub use remote_lock::{HeldLock, StorageLock};
 pub use retry::RetryPolicy;
 pub use slurm::{
     SLURM_API_VERSIONS, SlurmJob, SlurmNode, SlurmReadError, parse_jobs, parse_nodes, read_jobs,
