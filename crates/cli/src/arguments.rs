@@ -38,6 +38,8 @@ pub enum Arguments {
     List(List),
     /// `import ID`.
     Import(Import),
+    /// `force-unlock LOCK_ID`.
+    ForceUnlock(ForceUnlock),
     /// `emulator`.
     Emulator(Emulator),
     /// `completions SHELL`.
@@ -201,6 +203,19 @@ pub struct Import {
     pub lock_timeout: Duration,
 }
 
+/// `force-unlock LOCK_ID`.
+#[derive(Debug)]
+pub struct ForceUnlock {
+    /// The ID the lock must still have.
+    pub lock_id: String,
+    /// The configuration directory.
+    pub dir: PathBuf,
+    /// Variable values (the provider block may use them).
+    pub variables: Variables,
+    /// `--auto-approve`.
+    pub auto_approve: bool,
+}
+
 /// `emulator`.
 #[derive(Debug)]
 pub struct Emulator {
@@ -265,6 +280,12 @@ impl Arguments {
                 stack: args.stack,
                 out: args.out,
                 lock_timeout: args.lock.lock_timeout,
+            }),
+            cli::Command::ForceUnlock(args) => Self::ForceUnlock(ForceUnlock {
+                lock_id: args.lock_id,
+                dir: config_dir(chdir, args.dir)?,
+                variables: Variables::from_args(args.vars)?,
+                auto_approve: args.auto_approve,
             }),
             cli::Command::Emulator(args) => {
                 refuse_chdir(chdir.as_deref(), "emulator")?;
@@ -513,6 +534,8 @@ fn emulator(args: cli::EmulatorArgs) -> Result<Emulator, CliError> {
         required_token: args.token,
         state_file: args.state,
         project_numbers: args.project_numbers,
+        buckets: args.buckets,
+        create_buckets_on_use: args.create_buckets,
         ..EmulatorOptions::default()
     };
     Ok(Emulator { listen, options })

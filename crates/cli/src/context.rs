@@ -6,8 +6,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clusterform_config::{Config, Provider, StackOrigin, VariableInputs};
-use clusterform_executor::{ApiClient, ClientOptions, RetryPolicy, StaticToken, TokenSource};
+use clusterform_config::{Config, Provider, RemoteState, StackOrigin, VariableInputs};
+use clusterform_executor::{
+    ApiClient, ClientOptions, ExecError, RetryPolicy, StaticToken, StorageClient, TokenSource,
+};
 
 use crate::arguments::Variables;
 use crate::diagnostics;
@@ -19,6 +21,9 @@ use crate::prompt;
 
 /// The endpoint value that selects the built-in emulator.
 const LOCAL_ENDPOINT: &str = "local";
+
+/// The variable that overrides the Cloud Storage endpoint (below the lock block's `endpoint`).
+pub const STORAGE_ENDPOINT_VARIABLE: &str = "CLUSTERFORM_STORAGE_ENDPOINT";
 
 /// Loads and validates the configuration, printing its warnings. On a terminal, variables
 /// without a value are asked for (once each) and the load is repeated.
@@ -107,18 +112,69 @@ pub async fn connect(
             (other.map(str::to_owned), resolved.source, None)
         }
     };
-    let options = ClientOptions {
+    let client = ApiClient::new(client_options(endpoint), tokens)?;
+    Ok(Connection {
+        client,
+        _local_emulator: local,
+    })
+}
+
+fn client_options(endpoint: Option<String>) -> ClientOptions {
+    ClientOptions {
         endpoint,
         user_agent: format!("clusterform/{}", env!("CARGO_PKG_VERSION")),
         request_timeout: Duration::from_secs(60),
         retry: RetryPolicy::default(),
         max_answer_bytes: clusterform_executor::MAX_ANSWER_BYTES,
+    }
+}
+
+/// A client for the bucket of a [`RemoteState`], and the in-process Storage emulator behind
+/// it when that is where the state goes.
+#[derive(Debug)]
+pub struct StorageConnection {
+    /// The Cloud Storage client.
+    pub client: StorageClient,
+    /// The private in-process emulator: no other process sees what it holds.
+    local: Option<LocalEmulator>,
+}
+
+impl StorageConnection {
+    /// Whether the bucket is this process's own in-process emulator.
+    pub fn is_private(&self) -> bool {
+        self.local.is_some()
+    }
+}
+
+/// Storage endpoint precedence: the lock block's `endpoint` > `CLUSTERFORM_STORAGE_ENDPOINT` >
+/// the in-process emulator when the API endpoint (`api_endpoint`, already resolved) is
+/// `local` > Cloud Storage. An API endpoint given as a URL never redirects storage: a private
+/// API endpoint must not receive storage calls. The credentials are the API's (none for the
+/// in-process emulator).
+pub async fn connect_storage(
+    remote: &RemoteState,
+    api_endpoint: Option<&str>,
+) -> Result<StorageConnection, CliError> {
+    let configured = match &remote.endpoint {
+        Some(endpoint) => Some(endpoint.clone()),
+        None => environment::var(STORAGE_ENDPOINT_VARIABLE)?.filter(|e| !e.trim().is_empty()),
     };
-    let client = ApiClient::new(options, tokens)?;
-    Ok(Connection {
-        client,
-        _local_emulator: local,
-    })
+    let (endpoint, tokens, local): (Option<String>, Arc<dyn TokenSource>, _) =
+        match (configured, api_endpoint) {
+            (None, Some(LOCAL_ENDPOINT)) => {
+                let local = LocalEmulator::start_storage().await?;
+                let tokens: Arc<dyn TokenSource> = Arc::new(StaticToken::new(LocalEmulator::TOKEN));
+                (Some(local.base_url()), tokens, Some(local))
+            }
+            (configured, _) => {
+                environment::require_unicode(environment::TOKEN_VARIABLES)?;
+                let resolved = clusterform_executor::default_token_source().await?;
+                (configured, resolved.source, None)
+            }
+        };
+    let client = StorageClient::new(&remote.bucket, client_options(endpoint), tokens)
+        .map_err(ExecError::from)?;
+    Ok(StorageConnection { client, local })
 }
 
 /// Refuses a directory-name stack anywhere but the built-in emulator.
