@@ -229,3 +229,35 @@ fn force_unlock_of_a_local_lock_explains_that_the_os_releases_it() {
         "{message}"
     );
 }
+
+#[test]
+#[cfg(unix)]
+fn the_lock_is_released_after_an_error_and_after_ctrl_c() {
+    let emulator = ExternalEmulator::start();
+    let machine = emulator.machine();
+    let unconfirmed = emulator.run(machine.path(), &["apply"]);
+    assert_eq!(unconfirmed.status.code(), Some(1));
+    assert!(
+        stderr(&unconfirmed).contains("no terminal to ask for confirmation"),
+        "{}",
+        stderr(&unconfirmed)
+    );
+    assert_eq!(emulator.held(), None, "released after the error");
+
+    let interrupted = emulator.spawn(machine.path(), &["apply", "--auto-approve"]);
+    emulator.wait_for_holder();
+    std::thread::sleep(Duration::from_millis(500));
+    let status = Command::new("kill")
+        .args(["-INT", &interrupted.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let output = interrupted.wait_with_output().unwrap();
+    assert!(!output.status.success(), "{}", stderr(&output));
+    assert_eq!(
+        emulator.held(),
+        None,
+        "released after Ctrl-C: {}",
+        stderr(&output)
+    );
+}

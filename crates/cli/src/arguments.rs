@@ -783,6 +783,46 @@ mod tests {
     }
 
     #[test]
+    fn the_emulator_serves_the_buckets_given_or_creates_them_on_use() {
+        let Arguments::Emulator(plain) = parse(&["clusterform", "emulator"]).unwrap() else {
+            panic!("not the emulator");
+        };
+        assert!(plain.options.buckets.is_empty());
+        assert!(!plain.options.create_buckets_on_use);
+        let Arguments::Emulator(emulator) = parse(&[
+            "clusterform",
+            "emulator",
+            "--bucket",
+            "team-infra",
+            "--bucket",
+            "ci-state",
+            "--create-buckets",
+        ])
+        .unwrap() else {
+            panic!("not the emulator");
+        };
+        assert_eq!(emulator.options.buckets, ["team-infra", "ci-state"]);
+        assert!(emulator.options.create_buckets_on_use);
+    }
+
+    #[test]
+    fn force_unlock_takes_the_lock_id_and_a_directory() {
+        let Arguments::ForceUnlock(args) = parse(&[
+            "clusterform",
+            "force-unlock",
+            "0b7e",
+            "infra",
+            "--auto-approve",
+        ])
+        .unwrap() else {
+            panic!("not force-unlock");
+        };
+        assert_eq!(args.lock_id, "0b7e");
+        assert_eq!(args.dir.to_str(), Some("infra"));
+        assert!(args.auto_approve);
+    }
+
+    #[test]
     fn a_var_without_equals_is_a_usage_error() {
         let error = parse(&["clusterform", "validate", "--var", "region"]).unwrap_err();
         assert!(matches!(error, CliError::Usage(_)), "{error}");

@@ -155,26 +155,59 @@ pub async fn connect_storage(
     remote: &RemoteState,
     api_endpoint: Option<&str>,
 ) -> Result<StorageConnection, CliError> {
-    let configured = match &remote.endpoint {
-        Some(endpoint) => Some(endpoint.clone()),
-        None => environment::var(STORAGE_ENDPOINT_VARIABLE)?.filter(|e| !e.trim().is_empty()),
+    let from_environment = environment::var(STORAGE_ENDPOINT_VARIABLE)?;
+    let chosen = storage_endpoint(
+        remote.endpoint.as_deref(),
+        from_environment.as_deref(),
+        api_endpoint,
+    );
+    let (endpoint, tokens, local): (Option<String>, Arc<dyn TokenSource>, _) = match chosen {
+        StorageEndpoint::InProcess => {
+            let local = LocalEmulator::start_storage().await?;
+            let tokens: Arc<dyn TokenSource> = Arc::new(StaticToken::new(LocalEmulator::TOKEN));
+            (Some(local.base_url()), tokens, Some(local))
+        }
+        StorageEndpoint::Url(url) => storage_credentials(Some(url)).await?,
+        StorageEndpoint::CloudStorage => storage_credentials(None).await?,
     };
-    let (endpoint, tokens, local): (Option<String>, Arc<dyn TokenSource>, _) =
-        match (configured, api_endpoint) {
-            (None, Some(LOCAL_ENDPOINT)) => {
-                let local = LocalEmulator::start_storage().await?;
-                let tokens: Arc<dyn TokenSource> = Arc::new(StaticToken::new(LocalEmulator::TOKEN));
-                (Some(local.base_url()), tokens, Some(local))
-            }
-            (configured, _) => {
-                environment::require_unicode(environment::TOKEN_VARIABLES)?;
-                let resolved = clusterform_executor::default_token_source().await?;
-                (configured, resolved.source, None)
-            }
-        };
     let client = StorageClient::new(&remote.bucket, client_options(endpoint), tokens)
         .map_err(ExecError::from)?;
     Ok(StorageConnection { client, local })
+}
+
+/// Where storage calls go.
+#[derive(Debug, PartialEq, Eq)]
+enum StorageEndpoint {
+    /// This base URL.
+    Url(String),
+    /// An emulator in this process.
+    InProcess,
+    /// Cloud Storage itself.
+    CloudStorage,
+}
+
+/// The precedence of [`connect_storage`]: the lock block's endpoint, the environment's (when
+/// not blank), the in-process emulator when the API is `local`, Cloud Storage.
+fn storage_endpoint(
+    configured: Option<&str>,
+    from_environment: Option<&str>,
+    api_endpoint: Option<&str>,
+) -> StorageEndpoint {
+    let from_environment = from_environment.filter(|url| !url.trim().is_empty());
+    match (configured.or(from_environment), api_endpoint) {
+        (Some(url), _) => StorageEndpoint::Url(url.to_owned()),
+        (None, Some(LOCAL_ENDPOINT)) => StorageEndpoint::InProcess,
+        (None, _) => StorageEndpoint::CloudStorage,
+    }
+}
+
+/// What a storage endpoint other than the in-process emulator needs: the API's credentials.
+type RemoteStorage = (Option<String>, Arc<dyn TokenSource>, Option<LocalEmulator>);
+
+async fn storage_credentials(endpoint: Option<String>) -> Result<RemoteStorage, CliError> {
+    environment::require_unicode(environment::TOKEN_VARIABLES)?;
+    let resolved = clusterform_executor::default_token_source().await?;
+    Ok((endpoint, resolved.source, None))
 }
 
 /// Refuses a directory-name stack anywhere but the built-in emulator.
@@ -194,6 +227,30 @@ fn check_stack_fits_endpoint(provider: &Provider, endpoint: Option<&str>) -> Res
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_storage_endpoint_follows_its_precedence() {
+        let url = |u: &str| StorageEndpoint::Url(u.to_owned());
+        let (block, env) = ("https://block.example", "http://127.0.0.1:1");
+        assert_eq!(
+            storage_endpoint(Some(block), Some(env), Some("local")),
+            url(block)
+        );
+        assert_eq!(storage_endpoint(None, Some(env), Some("local")), url(env));
+        assert_eq!(
+            storage_endpoint(None, Some(" "), Some("local")),
+            StorageEndpoint::InProcess
+        );
+        assert_eq!(
+            storage_endpoint(None, None, Some("http://127.0.0.1:8089")),
+            StorageEndpoint::CloudStorage,
+            "an API endpoint never redirects storage"
+        );
+        assert_eq!(
+            storage_endpoint(None, None, None),
+            StorageEndpoint::CloudStorage
+        );
+    }
 
     #[test]
     fn a_refused_endpoint_is_named_without_its_credentials() {
