@@ -270,7 +270,7 @@ fn locked_message(path: &std::path::Path, holder: Option<&LockInfo>, waited: Dur
 
 fn remote_locked_message(object: &str, holder: Option<&LockInfo>, waited: Duration) -> String {
     let mut message = match holder {
-        Some(holder) => format!("the stack is locked by {holder} (lock {object})"),
+        Some(holder) => format!("the stack is locked by {holder} at {object}"),
         None => format!("the stack is locked by another clusterform run (lock {object} exists)"),
     };
     if !waited.is_zero() {
