@@ -39,16 +39,20 @@ pub fn interrupts_handled_by_command() {
 pub enum StackLock {
     /// `.clusterform/lock`, released by the OS when the process ends.
     Local(RunLock),
-    /// The object `{prefix}/{stack}.lock` on Cloud Storage.
-    Storage {
-        /// The lock.
-        lock: StorageLock,
-        /// The client (and the in-process emulator, when it is that) the lock lives on: held
-        /// so that an in-process emulator serves until the lock is released.
-        _connection: StorageConnection,
-        /// The local lock, taken too when the bucket is private to this process.
-        _local: Option<RunLock>,
-    },
+    /// The object `{prefix}/{stack}.lock` on Cloud Storage (boxed: it is the larger).
+    Storage(Box<RemoteLock>),
+}
+
+/// A lock on Cloud Storage and what it needs for as long as it is held.
+#[derive(Debug)]
+pub struct RemoteLock {
+    /// The lock.
+    lock: StorageLock,
+    /// The client (and the in-process emulator, when it is that) the lock lives on: held so
+    /// that an in-process emulator serves until the lock is released.
+    _connection: StorageConnection,
+    /// The local lock, taken too when the bucket is private to this process.
+    _local: Option<RunLock>,
 }
 
 impl StackLock {
@@ -56,16 +60,17 @@ impl StackLock {
     pub fn info(&self) -> &LockInfo {
         match self {
             Self::Local(lock) => lock.info(),
-            Self::Storage { lock, .. } => lock.info(),
+            Self::Storage(remote) => remote.lock.info(),
         }
     }
 
     /// Releases the lock. A remote lock that cannot be released is reported with the command
     /// that removes it; the run's own outcome stands.
     pub async fn release(self, printer: &Printer) {
-        let Self::Storage { lock, .. } = self else {
+        let Self::Storage(remote) = self else {
             return;
         };
+        let lock = remote.lock;
         let (location, id) = (lock.location(), lock.info().id.clone());
         if let Err(error) = lock.release().await {
             printer.warn(&format!(
@@ -77,10 +82,10 @@ impl StackLock {
     /// For a remote lock, a task that releases it and exits on Ctrl-C unless the command
     /// handles Ctrl-C itself by then.
     fn release_on_interrupt(&self, printer: &Printer) -> Option<tokio::task::JoinHandle<()>> {
-        let Self::Storage { lock, .. } = self else {
+        let Self::Storage(remote) = self else {
             return None;
         };
-        let (lock, printer) = (lock.clone(), *printer);
+        let (lock, printer) = (remote.lock.clone(), *printer);
         Some(tokio::spawn(async move {
             loop {
                 if tokio::signal::ctrl_c().await.is_err() {
@@ -153,11 +158,11 @@ pub async fn take_lock(
         }
         taken => taken?,
     };
-    Ok(StackLock::Storage {
+    Ok(StackLock::Storage(Box::new(RemoteLock {
         lock,
         _connection: connection,
         _local: local,
-    })
+    })))
 }
 
 /// The local lock of `dir`, waiting up to `timeout` for it.

@@ -220,12 +220,19 @@ pub enum ExecError {
         /// How long this run waited for it: the whole `--lock-timeout` (zero: not at all).
         waited: Duration,
     },
-    /// Reading, taking or releasing the lock on Cloud Storage failed.
+    /// Reading, taking or releasing the lock on Cloud Storage failed; boxed to keep errors
+    /// small.
     #[error(transparent)]
-    LockStorage(#[from] StorageError),
+    LockStorage(Box<StorageError>),
     /// The run was cancelled (Ctrl-C) while this action was in progress.
     #[error("interrupted")]
     Cancelled,
+}
+
+impl From<StorageError> for ExecError {
+    fn from(error: StorageError) -> Self {
+        Self::LockStorage(Box::new(error))
+    }
 }
 
 impl ExecError {

@@ -94,10 +94,7 @@ async fn release_deletes_only_the_generation_this_run_wrote() {
 
     let error = stale.release().await.unwrap_err();
     assert!(
-        matches!(
-            error,
-            ExecError::LockStorage(StorageError::PreconditionFailed { .. })
-        ),
+        matches!(&error, ExecError::LockStorage(e) if matches!(**e, StorageError::PreconditionFailed { .. })),
         "{error}"
     );
     let still = StorageLock::holder(&client, OBJECT).await.unwrap().unwrap();
@@ -192,10 +189,7 @@ async fn a_missing_bucket_is_an_error_not_a_held_lock() {
         .await
         .unwrap_err();
     assert!(
-        matches!(
-            error,
-            ExecError::LockStorage(StorageError::BucketNotFound { .. })
-        ),
+        matches!(&error, ExecError::LockStorage(e) if matches!(**e, StorageError::BucketNotFound { .. })),
         "{error}"
     );
 }
