@@ -2,7 +2,7 @@
 
 use assert_cmd::Command;
 
-const COMMANDS: [&str; 10] = [
+const COMMANDS: [&str; 11] = [
     "validate",
     "fmt",
     "plan",
@@ -11,6 +11,7 @@ const COMMANDS: [&str; 10] = [
     "show",
     "list",
     "import",
+    "force-unlock",
     "emulator",
     "completions",
 ];

@@ -27,6 +27,7 @@ mod ownership;
 mod plans;
 mod prompt;
 mod reliability;
+mod remote_lock;
 mod running_jobs;
 mod saved_plans;
 mod secrets;

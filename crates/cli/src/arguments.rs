@@ -38,6 +38,8 @@ pub enum Arguments {
     List(List),
     /// `import ID`.
     Import(Import),
+    /// `force-unlock LOCK_ID`.
+    ForceUnlock(ForceUnlock),
     /// `emulator`.
     Emulator(Emulator),
     /// `completions SHELL`.
@@ -201,6 +203,19 @@ pub struct Import {
     pub lock_timeout: Duration,
 }
 
+/// `force-unlock LOCK_ID`.
+#[derive(Debug)]
+pub struct ForceUnlock {
+    /// The ID the lock must still have.
+    pub lock_id: String,
+    /// The configuration directory.
+    pub dir: PathBuf,
+    /// Variable values (the provider block may use them).
+    pub variables: Variables,
+    /// `--auto-approve`.
+    pub auto_approve: bool,
+}
+
 /// `emulator`.
 #[derive(Debug)]
 pub struct Emulator {
@@ -265,6 +280,12 @@ impl Arguments {
                 stack: args.stack,
                 out: args.out,
                 lock_timeout: args.lock.lock_timeout,
+            }),
+            cli::Command::ForceUnlock(args) => Self::ForceUnlock(ForceUnlock {
+                lock_id: args.lock_id,
+                dir: config_dir(chdir, args.dir)?,
+                variables: Variables::from_args(args.vars)?,
+                auto_approve: args.auto_approve,
             }),
             cli::Command::Emulator(args) => {
                 refuse_chdir(chdir.as_deref(), "emulator")?;
@@ -513,6 +534,8 @@ fn emulator(args: cli::EmulatorArgs) -> Result<Emulator, CliError> {
         required_token: args.token,
         state_file: args.state,
         project_numbers: args.project_numbers,
+        buckets: args.buckets,
+        create_buckets_on_use: args.create_buckets,
         ..EmulatorOptions::default()
     };
     Ok(Emulator { listen, options })
@@ -757,6 +780,46 @@ mod tests {
             panic!("not an import");
         };
         assert_eq!(import.lock_timeout, Duration::from_secs(120));
+    }
+
+    #[test]
+    fn the_emulator_serves_the_buckets_given_or_creates_them_on_use() {
+        let Arguments::Emulator(plain) = parse(&["clusterform", "emulator"]).unwrap() else {
+            panic!("not the emulator");
+        };
+        assert!(plain.options.buckets.is_empty());
+        assert!(!plain.options.create_buckets_on_use);
+        let Arguments::Emulator(emulator) = parse(&[
+            "clusterform",
+            "emulator",
+            "--bucket",
+            "team-infra",
+            "--bucket",
+            "ci-state",
+            "--create-buckets",
+        ])
+        .unwrap() else {
+            panic!("not the emulator");
+        };
+        assert_eq!(emulator.options.buckets, ["team-infra", "ci-state"]);
+        assert!(emulator.options.create_buckets_on_use);
+    }
+
+    #[test]
+    fn force_unlock_takes_the_lock_id_and_a_directory() {
+        let Arguments::ForceUnlock(args) = parse(&[
+            "clusterform",
+            "force-unlock",
+            "0b7e",
+            "infra",
+            "--auto-approve",
+        ])
+        .unwrap() else {
+            panic!("not force-unlock");
+        };
+        assert_eq!(args.lock_id, "0b7e");
+        assert_eq!(args.dir.to_str(), Some("infra"));
+        assert!(args.auto_approve);
     }
 
     #[test]

@@ -74,6 +74,12 @@ pub enum Command {
     /// Take over an existing cluster: add the stack label and print its HCL
     #[command(after_help = "Example:\n  clusterform import train01 --out train01.hcl")]
     Import(ImportArgs),
+    /// Remove a stack lock on Cloud Storage left by a run that died
+    #[command(
+        name = "force-unlock",
+        after_help = "Example:\n  clusterform force-unlock 0b7e4f6c-2a7d-4c1e-9d43-5b8f0e6a1c2d ."
+    )]
+    ForceUnlock(ForceUnlockArgs),
     /// Serve the local API emulator
     #[command(
         after_help = "Example:\n  clusterform emulator --listen 127.0.0.1:8089 --state emulator.json"
@@ -378,6 +384,27 @@ pub struct EmulatorArgs {
     /// Answer with project numbers where requests name project IDs, as Google does
     #[arg(long)]
     pub project_numbers: bool,
+    /// Serve this Cloud Storage bucket (repeatable)
+    #[arg(long = "bucket", value_name = "NAME")]
+    pub buckets: Vec<String>,
+    /// Create a Cloud Storage bucket the first time a request names it
+    #[arg(long)]
+    pub create_buckets: bool,
+}
+
+/// `force-unlock LOCK_ID`.
+#[derive(Debug, Args)]
+pub struct ForceUnlockArgs {
+    /// The lock ID the refused run printed (the lock is only removed if it still has this ID)
+    #[arg(value_name = "LOCK_ID")]
+    pub lock_id: String,
+    #[command(flatten)]
+    pub dir: DirArg,
+    #[command(flatten)]
+    pub vars: VarArgs,
+    /// Remove the lock without asking for confirmation
+    #[arg(long)]
+    pub auto_approve: bool,
 }
 
 /// `completions`.

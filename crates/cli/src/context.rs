@@ -6,8 +6,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clusterform_config::{Config, Provider, StackOrigin, VariableInputs};
-use clusterform_executor::{ApiClient, ClientOptions, RetryPolicy, StaticToken, TokenSource};
+use clusterform_config::{Config, Provider, RemoteState, StackOrigin, VariableInputs};
+use clusterform_executor::{
+    ApiClient, ClientOptions, ExecError, RetryPolicy, StaticToken, StorageClient, TokenSource,
+};
 
 use crate::arguments::Variables;
 use crate::diagnostics;
@@ -19,6 +21,9 @@ use crate::prompt;
 
 /// The endpoint value that selects the built-in emulator.
 const LOCAL_ENDPOINT: &str = "local";
+
+/// The variable that overrides the Cloud Storage endpoint (below the lock block's `endpoint`).
+pub const STORAGE_ENDPOINT_VARIABLE: &str = "CLUSTERFORM_STORAGE_ENDPOINT";
 
 /// Loads and validates the configuration, printing its warnings. On a terminal, variables
 /// without a value are asked for (once each) and the load is repeated.
@@ -107,18 +112,102 @@ pub async fn connect(
             (other.map(str::to_owned), resolved.source, None)
         }
     };
-    let options = ClientOptions {
+    let client = ApiClient::new(client_options(endpoint), tokens)?;
+    Ok(Connection {
+        client,
+        _local_emulator: local,
+    })
+}
+
+fn client_options(endpoint: Option<String>) -> ClientOptions {
+    ClientOptions {
         endpoint,
         user_agent: format!("clusterform/{}", env!("CARGO_PKG_VERSION")),
         request_timeout: Duration::from_secs(60),
         retry: RetryPolicy::default(),
         max_answer_bytes: clusterform_executor::MAX_ANSWER_BYTES,
+    }
+}
+
+/// A client for the bucket of a [`RemoteState`], and the in-process Storage emulator behind
+/// it when that is where the state goes.
+#[derive(Debug)]
+pub struct StorageConnection {
+    /// The Cloud Storage client.
+    pub client: StorageClient,
+    /// The private in-process emulator: no other process sees what it holds.
+    local: Option<LocalEmulator>,
+}
+
+impl StorageConnection {
+    /// Whether the bucket is this process's own in-process emulator.
+    pub fn is_private(&self) -> bool {
+        self.local.is_some()
+    }
+}
+
+/// Storage endpoint precedence: the lock block's `endpoint` > `CLUSTERFORM_STORAGE_ENDPOINT` >
+/// the in-process emulator when the API endpoint (`api_endpoint`, already resolved) is
+/// `local` > Cloud Storage. An API endpoint given as a URL never redirects storage: a private
+/// API endpoint must not receive storage calls. The credentials are the API's (none for the
+/// in-process emulator).
+pub async fn connect_storage(
+    remote: &RemoteState,
+    api_endpoint: Option<&str>,
+) -> Result<StorageConnection, CliError> {
+    let from_environment = environment::var(STORAGE_ENDPOINT_VARIABLE)?;
+    let chosen = storage_endpoint(
+        remote.endpoint.as_deref(),
+        from_environment.as_deref(),
+        api_endpoint,
+    );
+    let (endpoint, tokens, local): (Option<String>, Arc<dyn TokenSource>, _) = match chosen {
+        StorageEndpoint::InProcess => {
+            let local = LocalEmulator::start_storage().await?;
+            let tokens: Arc<dyn TokenSource> = Arc::new(StaticToken::new(LocalEmulator::TOKEN));
+            (Some(local.base_url()), tokens, Some(local))
+        }
+        StorageEndpoint::Url(url) => storage_credentials(Some(url)).await?,
+        StorageEndpoint::CloudStorage => storage_credentials(None).await?,
     };
-    let client = ApiClient::new(options, tokens)?;
-    Ok(Connection {
-        client,
-        _local_emulator: local,
-    })
+    let client = StorageClient::new(&remote.bucket, client_options(endpoint), tokens)
+        .map_err(ExecError::from)?;
+    Ok(StorageConnection { client, local })
+}
+
+/// Where storage calls go.
+#[derive(Debug, PartialEq, Eq)]
+enum StorageEndpoint {
+    /// This base URL.
+    Url(String),
+    /// An emulator in this process.
+    InProcess,
+    /// Cloud Storage itself.
+    CloudStorage,
+}
+
+/// The precedence of [`connect_storage`]: the lock block's endpoint, the environment's (when
+/// not blank), the in-process emulator when the API is `local`, Cloud Storage.
+fn storage_endpoint(
+    configured: Option<&str>,
+    from_environment: Option<&str>,
+    api_endpoint: Option<&str>,
+) -> StorageEndpoint {
+    let from_environment = from_environment.filter(|url| !url.trim().is_empty());
+    match (configured.or(from_environment), api_endpoint) {
+        (Some(url), _) => StorageEndpoint::Url(url.to_owned()),
+        (None, Some(LOCAL_ENDPOINT)) => StorageEndpoint::InProcess,
+        (None, _) => StorageEndpoint::CloudStorage,
+    }
+}
+
+/// What a storage endpoint other than the in-process emulator needs: the API's credentials.
+type RemoteStorage = (Option<String>, Arc<dyn TokenSource>, Option<LocalEmulator>);
+
+async fn storage_credentials(endpoint: Option<String>) -> Result<RemoteStorage, CliError> {
+    environment::require_unicode(environment::TOKEN_VARIABLES)?;
+    let resolved = clusterform_executor::default_token_source().await?;
+    Ok((endpoint, resolved.source, None))
 }
 
 /// Refuses a directory-name stack anywhere but the built-in emulator.
@@ -138,6 +227,30 @@ fn check_stack_fits_endpoint(provider: &Provider, endpoint: Option<&str>) -> Res
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_storage_endpoint_follows_its_precedence() {
+        let url = |u: &str| StorageEndpoint::Url(u.to_owned());
+        let (block, env) = ("https://block.example", "http://127.0.0.1:1");
+        assert_eq!(
+            storage_endpoint(Some(block), Some(env), Some("local")),
+            url(block)
+        );
+        assert_eq!(storage_endpoint(None, Some(env), Some("local")), url(env));
+        assert_eq!(
+            storage_endpoint(None, Some(" "), Some("local")),
+            StorageEndpoint::InProcess
+        );
+        assert_eq!(
+            storage_endpoint(None, None, Some("http://127.0.0.1:8089")),
+            StorageEndpoint::CloudStorage,
+            "an API endpoint never redirects storage"
+        );
+        assert_eq!(
+            storage_endpoint(None, None, None),
+            StorageEndpoint::CloudStorage
+        );
+    }
 
     #[test]
     fn a_refused_endpoint_is_named_without_its_credentials() {

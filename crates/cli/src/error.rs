@@ -130,6 +130,22 @@ pub enum CliError {
     /// The failure was already shown in full (e.g. `validate --json`); exit 1 silently.
     #[error("")]
     AlreadyReported,
+    /// `force-unlock` of a configuration whose lock is local.
+    #[error("{} has no remote lock: its lock is local, and the operating system releases it when the run holding it ends", .0.display())]
+    LocalLockNotForced(PathBuf),
+    /// `force-unlock` found no lock to remove.
+    #[error("the stack is not locked: {0} does not exist")]
+    NotLocked(String),
+    /// `force-unlock` was given another ID than the lock's.
+    #[error("the lock {location} has another ID than {given}: it is held by {holder}")]
+    LockIdMismatch {
+        /// The ID given.
+        given: String,
+        /// `gs://BUCKET/OBJECT`.
+        location: String,
+        /// Who holds it now.
+        holder: String,
+    },
     /// The prompt failed.
     #[error("could not read the answer: {0}")]
     Prompt(#[from] dialoguer::Error),
@@ -161,6 +177,14 @@ impl CliError {
             Self::NonUnicodeVariable(name) => {
                 Some(format!("set {name} to UTF-8 text, or unset it"))
             }
+            Self::LocalLockNotForced(_) => Some(
+                "nothing to remove: a local lock never outlives its run; wait for that run to finish (`--lock-timeout`)"
+                    .into(),
+            ),
+            Self::LockIdMismatch { .. } => Some(
+                "the lock was taken again since that ID was printed; only remove a lock whose run is known to be dead, by the ID shown now"
+                    .into(),
+            ),
             Self::Unformatted(_) => Some("run `clusterform fmt` to rewrite them".into()),
             Self::ActionsFailed { .. } => Some(
                 "fix the cause above and run `clusterform apply` again; finished clusters are not touched twice"

@@ -86,6 +86,13 @@ pub fn exec_hint(error: &ExecError) -> Option<String> {
         ExecError::Locked { .. } => {
             "wait for the other run to finish (`--lock-timeout 10m` waits for it); the lock is released when it exits"
         }
+        ExecError::RemoteLocked { .. } => {
+            "wait for the other run to finish (`--lock-timeout 10m` waits for it); if it died, \
+             remove its lock with `clusterform force-unlock LOCK_ID`"
+        }
+        ExecError::LockStorage(_) => {
+            "check the `lock` block's bucket, and that your credentials may create and delete its objects"
+        }
         ExecError::Lock { .. } => "check that the configuration directory is writable",
         ExecError::NoLongerDeleting { .. } => {
             "someone else acted on the cluster: run `clusterform plan` again"

@@ -52,6 +52,21 @@ impl LocalEmulator {
         Ok(Self { handle })
     }
 
+    /// A Cloud Storage emulator for a stack lock when the API is the built-in emulator: kept
+    /// in memory and private to this process, its buckets created on first use so any
+    /// configured bucket works.
+    pub async fn start_storage() -> Result<Self, CliError> {
+        let options = EmulatorOptions {
+            required_token: Some(Self::TOKEN.to_owned()),
+            create_buckets_on_use: true,
+            ..EmulatorOptions::default()
+        };
+        let handle = Emulator::new(options)?
+            .serve(std::net::SocketAddr::from(([127, 0, 0, 1], 0)))
+            .await?;
+        Ok(Self { handle })
+    }
+
     /// `http://127.0.0.1:PORT`.
     pub fn base_url(&self) -> String {
         self.handle.base_url()

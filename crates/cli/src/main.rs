@@ -15,6 +15,7 @@ mod local_emulator;
 mod printer;
 mod progress;
 mod prompt;
+mod stack_lock;
 
 use std::process::ExitCode;
 

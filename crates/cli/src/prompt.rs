@@ -1,4 +1,4 @@
-//! Questions asked on a terminal: the apply/destroy confirmation, missing variables, and the
+//! Questions asked on a terminal: the apply/destroy and force-unlock confirmations, missing variables, and the
 //! stack of a configuration `import` writes.
 
 use std::io::IsTerminal;
@@ -11,12 +11,20 @@ use crate::error::CliError;
 /// Asks Terraform's question; only `yes` approves. Without a terminal this is an error, never a
 /// silent yes.
 pub fn confirm(question: &str) -> Result<bool, CliError> {
+    approve(&format!(
+        "{question}\n  clusterform will perform the actions described above."
+    ))
+}
+
+/// Asks `question`; only `yes` approves. Without a terminal this is an error, never a silent
+/// yes.
+pub fn approve(question: &str) -> Result<bool, CliError> {
     if !std::io::stdin().is_terminal() {
         return Err(CliError::NoTerminalToConfirm);
     }
     let answer: String = Input::new()
         .with_prompt(format!(
-            "{question}\n  clusterform will perform the actions described above.\n  Only 'yes' will be accepted to approve.\n\n  Enter a value"
+            "{question}\n  Only 'yes' will be accepted to approve.\n\n  Enter a value"
         ))
         .allow_empty(true)
         .interact_text()?;

@@ -71,6 +71,32 @@ pub struct Provider {
     pub update_mode: Option<UpdateMode>,
     /// `"local"` for the built-in emulator, or a base URL.
     pub endpoint: Option<String>,
+    /// `lock "gcs" { ... }`: where the stack's lock (and journal) live on Cloud Storage;
+    /// `None` keeps them in the configuration directory's `.clusterform/`.
+    pub lock: Option<RemoteState>,
+}
+
+/// The Cloud Storage location of a stack's shared state: the lock is the object
+/// `{prefix}/{stack}.lock` of `bucket` (and the journal sits next to it).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RemoteState {
+    /// The bucket (Cloud Storage's naming rules are checked when the configuration loads).
+    pub bucket: String,
+    /// The folder of the objects, without leading or trailing `/`; empty for the bucket's root.
+    pub prefix: String,
+    /// The Storage base URL, overriding `CLUSTERFORM_STORAGE_ENDPOINT` and the default.
+    pub endpoint: Option<String>,
+}
+
+impl RemoteState {
+    /// The name of the object `{prefix}/{stack}{suffix}` (no `/` before it without a prefix).
+    pub fn object(&self, stack: &str, suffix: &str) -> String {
+        if self.prefix.is_empty() {
+            format!("{stack}{suffix}")
+        } else {
+            format!("{}/{stack}{suffix}", self.prefix)
+        }
+    }
 }
 
 /// Where the stack name came from. Only a stack set explicitly may own clusters of a real

@@ -27,8 +27,8 @@ mod validate;
 mod variables;
 
 pub use config::{
-    Config, DesiredCluster, Lifecycle, Provider, RemovedCluster, SourceLocation, StackOrigin,
-    Timeouts, VariableInputs,
+    Config, DesiredCluster, Lifecycle, Provider, RemoteState, RemovedCluster, SourceLocation,
+    StackOrigin, Timeouts, VariableInputs,
 };
 pub use decode::MAX_TIMEOUT_SECONDS;
 pub use diagnostic::{Diagnostic, Diagnostics, MissingVariable, Severity};

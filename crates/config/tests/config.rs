@@ -9,6 +9,7 @@ mod format;
 mod hostile;
 mod language;
 mod reference;
+mod remote_state;
 mod robustness;
 mod saved_values;
 mod support;

@@ -11,6 +11,7 @@ use clusterform_model::{NameError, Status};
 
 use crate::auth::AuthError;
 use crate::lock::LockInfo;
+use crate::storage::StorageError;
 
 /// Everything that can go wrong while talking to the API or running a plan.
 #[derive(Debug, thiserror::Error)]
@@ -208,9 +209,30 @@ pub enum ExecError {
         /// What the system said.
         reason: String,
     },
+    /// Another clusterform run, perhaps on another machine, holds the stack's lock on Cloud
+    /// Storage.
+    #[error("{}", remote_locked_message(object, holder.as_deref(), *waited))]
+    RemoteLocked {
+        /// The lock object, `gs://BUCKET/OBJECT`.
+        object: String,
+        /// Who holds it, when the object holds a record; boxed to keep errors small.
+        holder: Option<Box<LockInfo>>,
+        /// How long this run waited for it: the whole `--lock-timeout` (zero: not at all).
+        waited: Duration,
+    },
+    /// Reading, taking or releasing the lock on Cloud Storage failed; boxed to keep errors
+    /// small.
+    #[error(transparent)]
+    LockStorage(Box<StorageError>),
     /// The run was cancelled (Ctrl-C) while this action was in progress.
     #[error("interrupted")]
     Cancelled,
+}
+
+impl From<StorageError> for ExecError {
+    fn from(error: StorageError) -> Self {
+        Self::LockStorage(Box::new(error))
+    }
 }
 
 impl ExecError {
@@ -243,6 +265,20 @@ fn locked_message(path: &std::path::Path, holder: Option<&LockInfo>, waited: Dur
             "the stack is locked by another clusterform run (lock {} is held)",
             path.display()
         ),
+    };
+    if !waited.is_zero() {
+        message.push_str(&format!(
+            "; still locked after waiting {}",
+            Seconds::from(waited)
+        ));
+    }
+    message
+}
+
+fn remote_locked_message(object: &str, holder: Option<&LockInfo>, waited: Duration) -> String {
+    let mut message = match holder {
+        Some(holder) => format!("the stack is locked by {holder} at {object}"),
+        None => format!("the stack is locked by another clusterform run (lock {object} exists)"),
     };
     if !waited.is_zero() {
         message.push_str(&format!(

@@ -19,6 +19,7 @@ mod journal;
 mod lock;
 mod operations;
 mod refresh;
+mod remote_lock;
 mod retry;
 mod slurm;
 mod state_dir;
@@ -41,6 +42,7 @@ pub use journal::{Journal, JournalEntry, UnusableEntry};
 pub use lock::{LockInfo, RunLock};
 pub use operations::{OperationWaiter, WaitOptions};
 pub use refresh::refresh;
+pub use remote_lock::{HeldLock, StorageLock};
 pub use retry::RetryPolicy;
 pub use slurm::{
     SLURM_API_VERSIONS, SlurmJob, SlurmNode, SlurmReadError, parse_jobs, parse_nodes, read_jobs,

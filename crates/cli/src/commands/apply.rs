@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clusterform_config::VariableInputs;
+use clusterform_config::{Config, VariableInputs};
 use clusterform_executor::{
     ApplyEngine, ApplyReport, ExecError, Journal, ProgressSink, WaitOptions,
 };
@@ -16,14 +16,15 @@ use clusterform_planner::{Action, ClusterChange, LiveCluster, Plan};
 use tokio_util::sync::CancellationToken;
 
 use crate::arguments::{Apply, ApplySource};
-use crate::commands::plan::{Planned, prepare, replan};
-use crate::commands::{ExitStatus, take_lock};
+use crate::commands::ExitStatus;
+use crate::commands::plan::{Planned, prepare_loaded, replan};
 use crate::context::{self, Connection};
 use crate::error::CliError;
 use crate::events::{self, JsonEvents};
 use crate::printer::Printer;
 use crate::progress::ApplyProgress;
 use crate::prompt;
+use crate::stack_lock::{self, take_lock};
 use clusterform::views::actions;
 
 /// Applies a configuration directory or a saved plan file.
@@ -56,9 +57,33 @@ async fn apply_directory(
     printer: &Printer,
     events: Option<&Arc<JsonEvents>>,
 ) -> Result<ExitStatus, CliError> {
-    let _lock = take_lock(dir, "apply", args.lock_timeout, printer)?;
     let endpoint = args.endpoint.as_deref();
-    let mut planned = prepare(endpoint, dir, &args.planning, false, printer).await?;
+    let config = context::load_config(dir, &args.planning.variables, printer)?;
+    let lock = take_lock(
+        dir,
+        "apply",
+        args.lock_timeout,
+        Some(&config.provider),
+        endpoint,
+        printer,
+    )
+    .await?;
+    stack_lock::holding(lock, printer, async {
+        apply_configuration(args, dir, config, printer, events).await
+    })
+    .await
+}
+
+/// [`apply_directory`] once it holds the lock.
+async fn apply_configuration(
+    args: &Apply,
+    dir: &Path,
+    config: Config,
+    printer: &Printer,
+    events: Option<&Arc<JsonEvents>>,
+) -> Result<ExitStatus, CliError> {
+    let endpoint = args.endpoint.as_deref();
+    let mut planned = prepare_loaded(config, endpoint, dir, &args.planning, false, printer).await?;
     if settle_earlier_runs(&planned, dir, args.parallelism, printer).await? {
         planned = replan(planned, dir, &args.planning, false, printer).await?;
     }
@@ -233,7 +258,6 @@ async fn apply_saved_plan(
     let plan = clusterform_planner::load_plan(path)?;
     let dir = plan.directory.as_path();
     check_chdir(chdir, dir)?;
-    let _lock = take_lock(dir, "apply", args.lock_timeout, printer)?;
     let inputs = VariableInputs {
         saved: plan.variables.clone(),
         ..VariableInputs::default()
@@ -246,20 +270,45 @@ async fn apply_saved_plan(
         });
     }
     let endpoint = args.endpoint.as_deref();
+    let lock = take_lock(
+        dir,
+        "apply",
+        args.lock_timeout,
+        Some(&config.provider),
+        endpoint,
+        printer,
+    )
+    .await?;
+    stack_lock::holding(lock, printer, async {
+        apply_plan(args, &plan, dir, &config, printer, events).await
+    })
+    .await
+}
+
+/// [`apply_saved_plan`] once it holds the lock.
+async fn apply_plan(
+    args: &Apply,
+    plan: &Plan,
+    dir: &Path,
+    config: &Config,
+    printer: &Printer,
+    events: Option<&Arc<JsonEvents>>,
+) -> Result<ExitStatus, CliError> {
+    let endpoint = args.endpoint.as_deref();
     let connection = context::connect(endpoint, Some(&config.provider), dir, printer).await?;
     let live = clusterform_executor::refresh(&connection.client, &config.locations(), &[]).await?;
-    let stale = clusterform_planner::stale_clusters(&plan, &live);
+    let stale = clusterform_planner::stale_clusters(plan, &live);
     if !stale.is_empty() {
         return Err(CliError::StalePlan(
             stale.iter().map(ToString::to_string).collect(),
         ));
     }
-    let working = still_working(&plan, &live);
+    let working = still_working(plan, &live);
     if let Some(events) = events {
-        events.planned(&plan);
+        events.planned(plan);
     }
     let report = if plan.has_changes() {
-        execute(&plan, &connection, dir, args.parallelism, printer, events).await?
+        execute(plan, &connection, dir, args.parallelism, printer, events).await?
     } else {
         printer.info("The saved plan has no changes.");
         ApplyReport::default()
@@ -386,6 +435,7 @@ fn engine(connection: &Connection, dir: &Path, parallelism: u16) -> Result<Apply
 fn interrupt_token(printer: Printer) -> CancellationToken {
     let cancel = CancellationToken::new();
     let token = cancel.clone();
+    stack_lock::interrupts_handled_by_command();
     tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_err() {
             return;

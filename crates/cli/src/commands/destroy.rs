@@ -6,6 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use clusterform_config::Config;
 use clusterform_executor::{IdleReport, IdleVerdict};
 use clusterform_model::ClusterName;
 use clusterform_model::duration::Seconds;
@@ -13,14 +14,16 @@ use clusterform_planner::{Action, Plan};
 use time::OffsetDateTime;
 
 use crate::arguments::Destroy;
+use crate::commands::ExitStatus;
 use crate::commands::apply::{
     Approval, confirm_and_execute, destroy_summary, finish, settle_earlier_runs, show_plan,
 };
-use crate::commands::plan::{Planned, prepare, replan};
-use crate::commands::{ExitStatus, take_lock};
+use crate::commands::plan::{Planned, prepare_loaded, replan};
+use crate::context;
 use crate::error::CliError;
 use crate::events::{self, JsonEvents};
 use crate::printer::Printer;
+use crate::stack_lock::{self, take_lock};
 
 /// Plans the deletions, asks, executes.
 pub async fn run(args: &Destroy, printer: &Printer) -> Result<ExitStatus, CliError> {
@@ -36,9 +39,33 @@ async fn destroy_dir(
     events: Option<&Arc<JsonEvents>>,
 ) -> Result<ExitStatus, CliError> {
     let dir = &args.dir;
-    let _lock = take_lock(dir, "destroy", args.lock_timeout, printer)?;
     let endpoint = args.endpoint.as_deref();
-    let mut planned = prepare(endpoint, dir, &args.planning, true, printer).await?;
+    let config = context::load_config(dir, &args.planning.variables, printer)?;
+    let lock = take_lock(
+        dir,
+        "destroy",
+        args.lock_timeout,
+        Some(&config.provider),
+        endpoint,
+        printer,
+    )
+    .await?;
+    stack_lock::holding(lock, printer, async {
+        destroy_configuration(args, config, printer, events).await
+    })
+    .await
+}
+
+/// [`destroy_dir`] once it holds the lock.
+async fn destroy_configuration(
+    args: &Destroy,
+    config: Config,
+    printer: &Printer,
+    events: Option<&Arc<JsonEvents>>,
+) -> Result<ExitStatus, CliError> {
+    let dir = &args.dir;
+    let endpoint = args.endpoint.as_deref();
+    let mut planned = prepare_loaded(config, endpoint, dir, &args.planning, true, printer).await?;
     if settle_earlier_runs(&planned, dir, args.parallelism, printer).await? {
         planned = replan(planned, dir, &args.planning, true, printer).await?;
     }

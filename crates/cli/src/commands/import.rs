@@ -7,16 +7,18 @@
 use std::path::Path;
 use std::time::Duration;
 
+use clusterform_config::Config;
 use clusterform_executor::{ApiClient, OperationWaiter, Submitted, WaitOptions};
 use clusterform_files::{Access, write_atomic};
 use clusterform_model::{Cluster, ClusterName, STACK_LABEL};
 
 use crate::arguments::Import;
-use crate::commands::{ExitStatus, take_lock};
+use crate::commands::ExitStatus;
 use crate::context;
 use crate::error::CliError;
 use crate::printer::Printer;
 use crate::prompt;
+use crate::stack_lock::{self, take_lock};
 
 /// How long the labels-only update may take.
 const LABEL_UPDATE_TIMEOUT: Duration = Duration::from_secs(10 * 60);
@@ -64,8 +66,29 @@ async fn import_into_configuration(
         )));
     }
     let dir = &args.dir;
-    let _lock = take_lock(dir, "import", args.lock_timeout, printer)?;
     let config = context::load_config(dir, &args.variables, printer)?;
+    let lock = take_lock(
+        dir,
+        "import",
+        args.lock_timeout,
+        Some(&config.provider),
+        args.endpoint.as_deref(),
+        printer,
+    )
+    .await?;
+    stack_lock::holding(lock, printer, async {
+        import_with_config(args, &config, printer).await
+    })
+    .await
+}
+
+/// [`import_into_configuration`] once it holds the lock.
+async fn import_with_config(
+    args: &Import,
+    config: &Config,
+    printer: &Printer,
+) -> Result<ExitStatus, CliError> {
+    let dir = &args.dir;
     let project = args.project.clone().or(config.provider.project.clone());
     let region = args.region.clone().or(config.provider.region.clone());
     let (Some(project), Some(region)) = (project, region) else {
@@ -115,7 +138,7 @@ async fn import_into_new_configuration(
         path: dir.clone(),
         source,
     })?;
-    let _lock = take_lock(dir, "import", args.lock_timeout, printer)?;
+    let _lock = take_lock(dir, "import", args.lock_timeout, None, None, printer).await?;
     let connection = context::connect(args.endpoint.as_deref(), None, dir, printer).await?;
     let cluster = take_over(&connection.client, &name, &stack, printer).await?;
     let hcl = new_configuration(&name, &stack, &cluster);

@@ -5,17 +5,14 @@ mod completions;
 mod destroy;
 mod emulator;
 mod fmt;
+mod force_unlock;
 mod import;
 mod list;
 mod plan;
 mod show;
 mod validate;
 
-use std::path::Path;
 use std::process::ExitCode;
-use std::time::Duration;
-
-use clusterform_executor::{ExecError, LockInfo, RunLock};
 
 use crate::arguments::Arguments;
 use crate::error::CliError;
@@ -54,33 +51,8 @@ pub async fn run(arguments: Arguments, printer: &Printer) -> Result<ExitStatus, 
         Arguments::Show(args) => show::run(&args, printer),
         Arguments::List(args) => list::run(&args, printer).await,
         Arguments::Import(args) => import::run(&args, printer).await,
+        Arguments::ForceUnlock(args) => force_unlock::run(&args, printer).await,
         Arguments::Emulator(args) => emulator::run(args, printer).await,
         Arguments::Completions(shell) => completions::run(shell, printer),
-    }
-}
-
-/// Takes the run lock of `dir` for `command`, waiting up to `timeout` (`--lock-timeout`) for
-/// another run to release it, and saying so when it has to wait. The wait blocks the thread:
-/// nothing else of the command runs before it holds the lock.
-pub fn take_lock(
-    dir: &Path,
-    command: &str,
-    timeout: Duration,
-    printer: &Printer,
-) -> Result<RunLock, CliError> {
-    let holder = LockInfo::for_this_process(command, env!("CARGO_PKG_VERSION"));
-    match RunLock::acquire(dir, holder.clone()) {
-        Err(ExecError::Locked {
-            holder: held_by, ..
-        }) if !timeout.is_zero() => {
-            let who =
-                held_by.map_or_else(|| "another clusterform run".to_owned(), |h| h.to_string());
-            printer.info(&format!(
-                "Waiting up to {} for the lock, held by {who}…",
-                clusterform_model::duration::Seconds::from(timeout).to_units(2)
-            ));
-            Ok(RunLock::acquire_within(dir, holder, timeout)?)
-        }
-        taken => Ok(taken?),
     }
 }

@@ -71,6 +71,18 @@ pub async fn prepare(
     printer: &Printer,
 ) -> Result<Planned, CliError> {
     let config = context::load_config(dir, &planning.variables, printer)?;
+    prepare_loaded(config, endpoint, dir, planning, destroy, printer).await
+}
+
+/// [`prepare`] with the configuration already loaded (to take the stack lock it names first).
+pub async fn prepare_loaded(
+    config: Config,
+    endpoint: Option<&str>,
+    dir: &Path,
+    planning: &Planning,
+    destroy: bool,
+    printer: &Printer,
+) -> Result<Planned, CliError> {
     let connection = context::connect(endpoint, Some(&config.provider), dir, printer).await?;
     plan_live(config, connection, dir, planning, destroy, printer).await
 }

@@ -15,6 +15,7 @@ mod files;
 mod for_each;
 mod inputs;
 mod provider;
+mod remote_state;
 mod removed;
 mod schedule;
 

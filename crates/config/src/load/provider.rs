@@ -1,5 +1,5 @@
 //! The `provider "google"` block: its attributes (project, region, stack, update_mode,
-//! endpoint), each checked, and the stack rule: a stack must be named unless the endpoint is
+//! endpoint, and the `lock` block of `remote_state`), each checked, and the stack rule: a stack must be named unless the endpoint is
 //! the built-in emulator, where it defaults to the directory name.
 
 use std::path::Path;
@@ -8,6 +8,7 @@ use clusterform_model::fields::UPDATE_MODES;
 use hcl::edit::Span;
 use hcl::edit::structure::Block;
 
+use super::remote_state::LOCK_BLOCK;
 use super::{FileBlock, Place, Run};
 use crate::config::{Provider, StackOrigin};
 use crate::decode::string_text;
@@ -113,14 +114,29 @@ impl Run {
         provider: &mut Provider,
     ) -> ProviderSeen {
         for nested in block.body.blocks() {
-            self.eval.diagnostics.push(source.error(
-                nested.ident.span(),
-                format!("unknown block `{}` in the provider", nested.ident.as_str()),
-                Some(format!(
-                    "the provider accepts {}",
-                    PROVIDER_ATTRIBUTES.join(", ")
-                )),
-            ));
+            let name = nested.ident.as_str();
+            if name == LOCK_BLOCK && provider.lock.is_none() {
+                provider.lock = self.remote_state(source, nested, ctx);
+                continue;
+            }
+            let hint = if name == LOCK_BLOCK {
+                "keep one `lock` block".to_owned()
+            } else {
+                did_you_mean(name, [LOCK_BLOCK]).unwrap_or_else(|| {
+                    format!(
+                        "the provider accepts the attributes {} and a `{LOCK_BLOCK} \"gcs\" {{ ... }}` block",
+                        PROVIDER_ATTRIBUTES.join(", ")
+                    )
+                })
+            };
+            let message = if name == LOCK_BLOCK {
+                "the lock block is declared more than once".to_owned()
+            } else {
+                format!("unknown block `{name}` in the provider")
+            };
+            self.eval
+                .diagnostics
+                .push(source.error(nested.ident.span(), message, Some(hint)));
         }
         let mut seen = ProviderSeen::default();
         for attribute in block.body.attributes() {

@@ -1,0 +1,49 @@
+//! `clusterform force-unlock LOCK_ID [DIR]`: removes the stack's lock on Cloud Storage that a
+//! run left behind when it died (a crash, SIGKILL, a lost CI runner). It only removes the lock
+//! the user named: the lock is read, its ID compared, and it is deleted with the generation
+//! read, so a lock taken again in between is never removed.
+
+use clusterform_executor::StorageLock;
+
+use crate::arguments::ForceUnlock;
+use crate::commands::ExitStatus;
+use crate::context;
+use crate::error::CliError;
+use crate::printer::Printer;
+use crate::prompt;
+
+/// Reads, checks, confirms and removes the lock.
+pub async fn run(args: &ForceUnlock, printer: &Printer) -> Result<ExitStatus, CliError> {
+    let config = context::load_config(&args.dir, &args.variables, printer)?;
+    let provider = &config.provider;
+    let Some(remote) = &provider.lock else {
+        return Err(CliError::LocalLockNotForced(args.dir.clone()));
+    };
+    let connection = context::connect_storage(remote, provider.endpoint.as_deref()).await?;
+    let client = &connection.client;
+    let object = remote.object(&provider.stack, ".lock");
+    let location = format!("gs://{}/{object}", remote.bucket);
+    let Some(held) = StorageLock::holder(client, &object).await? else {
+        return Err(CliError::NotLocked(location));
+    };
+    let holder = held.info.as_ref().map_or_else(
+        || "a record that is not clusterform's".to_owned(),
+        ToString::to_string,
+    );
+    if held.info.as_ref().map(|info| info.id.as_str()) != Some(args.lock_id.as_str()) {
+        return Err(CliError::LockIdMismatch {
+            given: args.lock_id.clone(),
+            location,
+            holder,
+        });
+    }
+    printer.info(&format!("The lock {location} is held by {holder}."));
+    let question = "Do you really want to remove this lock?\n  If the run that holds it is still running, two runs may then change the same clusters at once.";
+    if !args.auto_approve && !prompt::approve(question)? {
+        printer.info("Force-unlock cancelled.");
+        return Ok(ExitStatus::Declined);
+    }
+    StorageLock::remove(client, &object, &held).await?;
+    printer.info(&format!("The lock {location} was removed."));
+    Ok(ExitStatus::Success)
+}

@@ -1,0 +1,192 @@
+//! The stack lock a changing command (`apply`, `destroy`, `import`) holds: the local lock of
+//! the configuration directory, or, with `lock "gcs" { ... }` in the provider block, an object
+//! on Cloud Storage that every machine applying the stack sees.
+//!
+//! With the remote lock no local lock is taken: two runs of one directory are two runs of the
+//! same stack, so they ask for the same object and the remote lock refuses the second as it
+//! refuses a run on another machine. The exception is a lock on the in-process Storage
+//! emulator (`endpoint = "local"` without a storage endpoint), which no other process can see:
+//! there the local lock is what keeps two runs apart, so it is taken too.
+//!
+//! The remote lock is released when the command ends, after an error as after success, and on
+//! Ctrl-C: outside of an apply's execution the first Ctrl-C releases it and exits; during
+//! execution the first Ctrl-C stops waiting as always and the lock is released when the
+//! command returns. A second Ctrl-C (or a crash, or SIGKILL) leaves it behind: `force-unlock`.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use clusterform_config::Provider;
+use clusterform_executor::{ExecError, LockInfo, RunLock, StorageLock};
+use clusterform_model::duration::Seconds;
+
+use crate::context::{self, StorageConnection};
+use crate::error::CliError;
+use crate::printer::Printer;
+
+/// Set once a command handles Ctrl-C itself (apply's execution stops waiting on the first):
+/// from then on the lock's own handler leaves the first Ctrl-C to it.
+static INTERRUPTS_HANDLED: AtomicBool = AtomicBool::new(false);
+
+/// Says that the command now handles Ctrl-C itself and will return (releasing the lock).
+pub fn interrupts_handled_by_command() {
+    INTERRUPTS_HANDLED.store(true, Ordering::SeqCst);
+}
+
+/// The lock a run holds.
+#[derive(Debug)]
+pub enum StackLock {
+    /// `.clusterform/lock`, released by the OS when the process ends.
+    Local(RunLock),
+    /// The object `{prefix}/{stack}.lock` on Cloud Storage (boxed: it is the larger).
+    Storage(Box<RemoteLock>),
+}
+
+/// A lock on Cloud Storage and what it needs for as long as it is held.
+#[derive(Debug)]
+pub struct RemoteLock {
+    /// The lock.
+    lock: StorageLock,
+    /// The client (and the in-process emulator, when it is that) the lock lives on: held so
+    /// that an in-process emulator serves until the lock is released.
+    _connection: StorageConnection,
+    /// The local lock, taken too when the bucket is private to this process.
+    _local: Option<RunLock>,
+}
+
+impl StackLock {
+    /// The record this run wrote.
+    pub fn info(&self) -> &LockInfo {
+        match self {
+            Self::Local(lock) => lock.info(),
+            Self::Storage(remote) => remote.lock.info(),
+        }
+    }
+
+    /// Releases the lock. A remote lock that cannot be released is reported with the command
+    /// that removes it; the run's own outcome stands.
+    pub async fn release(self, printer: &Printer) {
+        let Self::Storage(remote) = self else {
+            return;
+        };
+        let lock = remote.lock;
+        let (location, id) = (lock.location(), lock.info().id.clone());
+        if let Err(error) = lock.release().await {
+            printer.warn(&format!(
+                "could not release the lock {location}: {error}; if it is still there, remove it with `clusterform force-unlock {id}`"
+            ));
+        }
+    }
+
+    /// For a remote lock, a task that releases it and exits on Ctrl-C unless the command
+    /// handles Ctrl-C itself by then.
+    fn release_on_interrupt(&self, printer: &Printer) -> Option<tokio::task::JoinHandle<()>> {
+        let Self::Storage(remote) = self else {
+            return None;
+        };
+        let (lock, printer) = (remote.lock.clone(), *printer);
+        Some(tokio::spawn(async move {
+            loop {
+                if tokio::signal::ctrl_c().await.is_err() {
+                    return;
+                }
+                if !INTERRUPTS_HANDLED.load(Ordering::SeqCst) {
+                    break;
+                }
+            }
+            printer.interrupted();
+            let (location, id) = (lock.location(), lock.info().id.clone());
+            if let Err(error) = lock.release().await {
+                printer.warn(&format!(
+                    "could not release the lock {location}: {error}; remove it with `clusterform force-unlock {id}`"
+                ));
+            }
+            std::process::exit(130);
+        }))
+    }
+}
+
+/// Runs `body` holding `lock`, then releases it, whatever the outcome.
+pub async fn holding<T>(
+    lock: StackLock,
+    printer: &Printer,
+    body: impl Future<Output = Result<T, CliError>>,
+) -> Result<T, CliError> {
+    tracing::debug!(lock = %lock.info(), "holding the stack lock");
+    let on_interrupt = lock.release_on_interrupt(printer);
+    let outcome = body.await;
+    if let Some(task) = on_interrupt {
+        task.abort();
+    }
+    lock.release(printer).await;
+    outcome
+}
+
+/// Takes the stack lock for `command`: the provider's `lock` block (when `provider` has one)
+/// chooses the remote lock, else the local one of `dir`. Waits up to `timeout`
+/// (`--lock-timeout`) for another run to release it, saying so when it has to wait.
+/// `endpoint` is `--endpoint` / `CLUSTERFORM_ENDPOINT`, which decides with the provider's
+/// whether the Storage emulator is the in-process one.
+pub async fn take_lock(
+    dir: &Path,
+    command: &str,
+    timeout: Duration,
+    provider: Option<&Provider>,
+    endpoint: Option<&str>,
+    printer: &Printer,
+) -> Result<StackLock, CliError> {
+    let holder = LockInfo::for_this_process(command, env!("CARGO_PKG_VERSION"));
+    let Some((provider, remote)) = provider.and_then(|p| Some(p).zip(p.lock.as_ref())) else {
+        return Ok(StackLock::Local(take_local(dir, holder, timeout, printer)?));
+    };
+    let endpoint = endpoint.or(provider.endpoint.as_deref());
+    let connection = context::connect_storage(remote, endpoint).await?;
+    let local = if connection.is_private() {
+        Some(take_local(dir, holder.clone(), timeout, printer)?)
+    } else {
+        None
+    };
+    let object = remote.object(&provider.stack, ".lock");
+    let client = &connection.client;
+    let lock = match StorageLock::acquire(client, &object, holder.clone(), Duration::ZERO).await {
+        Err(ExecError::RemoteLocked {
+            holder: held_by, ..
+        }) if !timeout.is_zero() => {
+            say_waiting(timeout, held_by.as_deref(), printer);
+            StorageLock::acquire(client, &object, holder, timeout).await?
+        }
+        taken => taken?,
+    };
+    Ok(StackLock::Storage(Box::new(RemoteLock {
+        lock,
+        _connection: connection,
+        _local: local,
+    })))
+}
+
+/// The local lock of `dir`, waiting up to `timeout` for it.
+fn take_local(
+    dir: &Path,
+    holder: LockInfo,
+    timeout: Duration,
+    printer: &Printer,
+) -> Result<RunLock, CliError> {
+    match RunLock::acquire(dir, holder.clone()) {
+        Err(ExecError::Locked {
+            holder: held_by, ..
+        }) if !timeout.is_zero() => {
+            say_waiting(timeout, held_by.as_deref(), printer);
+            Ok(RunLock::acquire_within(dir, holder, timeout)?)
+        }
+        taken => Ok(taken?),
+    }
+}
+
+fn say_waiting(timeout: Duration, held_by: Option<&LockInfo>, printer: &Printer) {
+    let who = held_by.map_or_else(|| "another clusterform run".to_owned(), ToString::to_string);
+    printer.info(&format!(
+        "Waiting up to {} for the lock, held by {who}…",
+        Seconds::from(timeout).to_units(2)
+    ));
+}

@@ -1,0 +1,128 @@
+//! The stack lock on Cloud Storage, for a team that applies one stack from several machines.
+//!
+//! The lock is one object (`{prefix}/{stack}.lock`) holding the holder's [`LockInfo`] as JSON.
+//! It is taken by creating the object only if none exists (`ifGenerationMatch=0`), so of two
+//! machines racing for it exactly one wins; the other reads who holds it. It is released by
+//! deleting it only if its generation is still the one this run wrote, so a run never deletes
+//! a lock someone else took (after a `force-unlock`, say). Unlike the local lock, nothing
+//! releases it when the process dies: a lock left by a crash is removed with `force-unlock`,
+//! which reads the lock and deletes exactly the generation it read.
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::error::ExecError;
+use crate::lock::LockInfo;
+use crate::storage::{Generation, StorageClient, StorageError};
+
+/// How often a run waiting for the lock (`--lock-timeout`) tries again: each try is a request,
+/// so less often than the local lock's quarter second.
+const POLL_INTERVAL: Duration = Duration::from_secs(1);
+
+/// The stack lock this run holds on Cloud Storage. Cheap to clone (a clone releases the same
+/// acquisition: only one release finds the object).
+#[derive(Debug, Clone)]
+pub struct StorageLock {
+    client: StorageClient,
+    object: String,
+    generation: Generation,
+    info: LockInfo,
+}
+
+/// A lock object as read: its generation and, when it is a record, who holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeldLock {
+    /// The holder's record; `None` when the object holds something else.
+    pub info: Option<LockInfo>,
+    /// The generation read: what a forced removal deletes, and nothing newer.
+    pub generation: Generation,
+}
+
+impl StorageLock {
+    /// Takes the lock `object` for `holder`, trying again every second for up to `timeout`
+    /// while another run holds it; a zero timeout fails at once with [`ExecError::RemoteLocked`]
+    /// naming the holder.
+    pub async fn acquire(
+        client: &StorageClient,
+        object: &str,
+        holder: LockInfo,
+        timeout: Duration,
+    ) -> Result<Self, ExecError> {
+        let deadline = Instant::now() + timeout;
+        let record = serde_json::to_vec(&holder).unwrap_or_default();
+        loop {
+            match client.create_if_absent(object, &record).await {
+                Ok(generation) => {
+                    return Ok(Self {
+                        client: client.clone(),
+                        object: object.to_owned(),
+                        generation,
+                        info: holder,
+                    });
+                }
+                Err(StorageError::PreconditionFailed { .. }) => {}
+                Err(other) => return Err(other.into()),
+            }
+            let remaining = deadline.saturating_duration_since(Instant::now());
+            if remaining.is_zero() {
+                let held = Self::holder(client, object).await?;
+                return Err(ExecError::RemoteLocked {
+                    object: location(client, object),
+                    holder: held.and_then(|held| held.info).map(Box::new),
+                    waited: timeout,
+                });
+            }
+            tokio::time::sleep(POLL_INTERVAL.min(remaining)).await;
+        }
+    }
+
+    /// The lock object as it is now; `None` when nobody holds the lock.
+    pub async fn holder(
+        client: &StorageClient,
+        object: &str,
+    ) -> Result<Option<HeldLock>, ExecError> {
+        let Some((content, generation)) = client.read(object).await? else {
+            return Ok(None);
+        };
+        Ok(Some(HeldLock {
+            info: serde_json::from_slice(&content).ok(),
+            generation,
+        }))
+    }
+
+    /// Deletes the lock `held` describes, whoever holds it (`force-unlock`). Fails with a
+    /// precondition error if the lock was released and taken again since it was read.
+    pub async fn remove(
+        client: &StorageClient,
+        object: &str,
+        held: &HeldLock,
+    ) -> Result<(), ExecError> {
+        Ok(client.delete_if(object, held.generation).await?)
+    }
+
+    /// Releases the lock: deletes the object if it is still the generation this run wrote.
+    pub async fn release(self) -> Result<(), ExecError> {
+        Ok(self.client.delete_if(&self.object, self.generation).await?)
+    }
+
+    /// The record this run wrote.
+    pub fn info(&self) -> &LockInfo {
+        &self.info
+    }
+
+    /// The generation this run wrote.
+    pub fn generation(&self) -> Generation {
+        self.generation
+    }
+
+    /// `gs://BUCKET/OBJECT`.
+    pub fn location(&self) -> String {
+        location(&self.client, &self.object)
+    }
+}
+
+/// `gs://BUCKET/OBJECT`.
+pub fn location(client: &StorageClient, object: &str) -> String {
+    format!("gs://{}/{object}", client.bucket())
+}

@@ -1,0 +1,195 @@
+//! The stack lock on Cloud Storage against the emulator: a held lock is refused naming its
+//! holder and object, release deletes only the generation this run wrote, waiting ends when
+//! the holder releases, and of two runs racing for a free lock exactly one wins.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use clusterform_emulator::{Emulator, EmulatorHandle, EmulatorOptions};
+use clusterform_executor::{
+    ClientOptions, ExecError, LockInfo, StaticToken, StorageClient, StorageError, StorageLock,
+};
+
+use crate::support::{TOKEN, fast_retry};
+
+const BUCKET: &str = "team-infra";
+const OBJECT: &str = "clusterform/prod/ml.lock";
+
+async fn start() -> (EmulatorHandle, StorageClient) {
+    let emulator = Emulator::new(EmulatorOptions {
+        required_token: Some(TOKEN.to_owned()),
+        buckets: vec![BUCKET.to_owned()],
+        ..EmulatorOptions::default()
+    })
+    .unwrap();
+    let handle = emulator
+        .serve("127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let client = StorageClient::new(
+        BUCKET,
+        ClientOptions {
+            endpoint: Some(handle.base_url()),
+            retry: fast_retry(),
+            ..ClientOptions::default()
+        },
+        Arc::new(StaticToken::new(TOKEN)),
+    )
+    .unwrap();
+    (handle, client)
+}
+
+fn holder(command: &str) -> LockInfo {
+    LockInfo::for_this_process(command, "9.9.9")
+}
+
+#[tokio::test]
+async fn a_held_lock_is_refused_naming_the_holder_and_the_object() {
+    let (_handle, client) = start().await;
+    let first = StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO)
+        .await
+        .unwrap();
+    let refused = StorageLock::acquire(&client, OBJECT, holder("destroy"), Duration::ZERO)
+        .await
+        .unwrap_err();
+    let ExecError::RemoteLocked {
+        holder: Some(named),
+        object,
+        ..
+    } = &refused
+    else {
+        panic!("the holder is not named: {refused}");
+    };
+    assert_eq!(**named, *first.info());
+    assert_eq!(object, &format!("gs://{BUCKET}/{OBJECT}"));
+    let message = refused.to_string();
+    for part in [
+        first.info().who.as_str(),
+        first.info().id.as_str(),
+        "running `apply` since",
+        "gs://team-infra/clusterform/prod/ml.lock",
+    ] {
+        assert!(message.contains(part), "{part:?} missing: {message}");
+    }
+    first.release().await.unwrap();
+    StorageLock::acquire(&client, OBJECT, holder("destroy"), Duration::ZERO)
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn release_deletes_only_the_generation_this_run_wrote() {
+    let (_handle, client) = start().await;
+    let stale = StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO)
+        .await
+        .unwrap();
+    // Someone force-unlocks the lock and another run takes it.
+    let held = StorageLock::holder(&client, OBJECT).await.unwrap().unwrap();
+    assert_eq!(held.generation, stale.generation());
+    assert_eq!(held.info.as_ref(), Some(stale.info()));
+    StorageLock::remove(&client, OBJECT, &held).await.unwrap();
+    let current = StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO)
+        .await
+        .unwrap();
+
+    let error = stale.release().await.unwrap_err();
+    assert!(
+        matches!(&error, ExecError::LockStorage(e) if matches!(**e, StorageError::PreconditionFailed { .. })),
+        "{error}"
+    );
+    let still = StorageLock::holder(&client, OBJECT).await.unwrap().unwrap();
+    assert_eq!(
+        still.info.as_ref(),
+        Some(current.info()),
+        "the new lock stays"
+    );
+    current.release().await.unwrap();
+    assert_eq!(StorageLock::holder(&client, OBJECT).await.unwrap(), None);
+}
+
+#[tokio::test]
+async fn a_waiting_run_takes_the_lock_once_the_holder_releases_it() {
+    let (_handle, client) = start().await;
+    let first = StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO)
+        .await
+        .unwrap();
+    let releaser = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        first.release().await.unwrap();
+    });
+    let second = StorageLock::acquire(&client, OBJECT, holder("destroy"), Duration::from_secs(30))
+        .await
+        .unwrap();
+    releaser.await.unwrap();
+    let held = StorageLock::holder(&client, OBJECT).await.unwrap().unwrap();
+    assert_eq!(held.info.as_ref(), Some(second.info()));
+}
+
+#[tokio::test]
+async fn waiting_ends_with_the_holder_named_when_the_timeout_expires() {
+    let (_handle, client) = start().await;
+    let _first = StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO)
+        .await
+        .unwrap();
+    let timeout = Duration::from_millis(1500);
+    let refused = StorageLock::acquire(&client, OBJECT, holder("apply"), timeout)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&refused, ExecError::RemoteLocked { holder: Some(_), waited, .. } if *waited == timeout),
+        "{refused}"
+    );
+    assert!(
+        refused.to_string().contains("still locked after"),
+        "{refused}"
+    );
+}
+
+#[tokio::test]
+async fn of_two_runs_racing_for_a_free_lock_exactly_one_wins() {
+    let (_handle, client) = start().await;
+    for round in 0..5 {
+        let racers: Vec<_> = (0..2)
+            .map(|_| {
+                let client = client.clone();
+                tokio::spawn(async move {
+                    StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO).await
+                })
+            })
+            .collect();
+        let mut winners = Vec::new();
+        for racer in racers {
+            match racer.await.unwrap() {
+                Ok(lock) => winners.push(lock),
+                Err(ExecError::RemoteLocked { .. }) => {}
+                Err(other) => panic!("round {round}: {other}"),
+            }
+        }
+        assert_eq!(winners.len(), 1, "round {round}");
+        let held = StorageLock::holder(&client, OBJECT).await.unwrap().unwrap();
+        assert_eq!(held.info.as_ref(), Some(winners[0].info()));
+        winners.pop().unwrap().release().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn a_missing_bucket_is_an_error_not_a_held_lock() {
+    let (handle, _client) = start().await;
+    let client = StorageClient::new(
+        "no-such-bucket",
+        ClientOptions {
+            endpoint: Some(handle.base_url()),
+            retry: fast_retry(),
+            ..ClientOptions::default()
+        },
+        Arc::new(StaticToken::new(TOKEN)),
+    )
+    .unwrap();
+    let error = StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&error, ExecError::LockStorage(e) if matches!(**e, StorageError::BucketNotFound { .. })),
+        "{error}"
+    );
+}

@@ -1,0 +1,263 @@
+//! The stack lock on Cloud Storage between processes and directories: an external
+//! `clusterform emulator --create-buckets` serves the API and Storage; two applies of one stack
+//! from two directories (two "machines") with a `lock "gcs"` block: one proceeds, the other is
+//! refused naming the holder and the lock object, or with `--lock-timeout` waits and proceeds
+//! after; a lock left by a killed run is removed with `force-unlock`, after which apply
+//! proceeds.
+
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clusterform_executor::{
+    ClientOptions, HeldLock, LockInfo, StaticToken, StorageClient, StorageLock,
+};
+use tempfile::TempDir;
+
+use crate::emulator_command::{free_port, wait_until_listening};
+use crate::support::{ClusterSpec, Env, assert_succeeded, cluster_hcl, config, stderr, stdout};
+
+const BUCKET: &str = "team-infra";
+const OBJECT: &str = "clusterform/prod/e2e.lock";
+const LOCATION: &str = "gs://team-infra/clusterform/prod/e2e.lock";
+
+/// `clusterform emulator --create-buckets` in the background, stopped when dropped.
+struct ExternalEmulator {
+    child: Child,
+    base_url: String,
+}
+
+impl ExternalEmulator {
+    fn start() -> Self {
+        let port = free_port();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_clusterform"))
+            .args(["emulator", "--listen", &format!("127.0.0.1:{port}")])
+            .args(["--op-seconds", "3", "--create-buckets"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        wait_until_listening(port, &mut child);
+        Self {
+            child,
+            base_url: format!("http://127.0.0.1:{port}"),
+        }
+    }
+
+    /// The lock object as it is now.
+    fn held(&self) -> Option<HeldLock> {
+        let client = StorageClient::new(
+            BUCKET,
+            ClientOptions {
+                endpoint: Some(self.base_url.clone()),
+                ..ClientOptions::default()
+            },
+            Arc::new(StaticToken::new("any-token")),
+        )
+        .unwrap();
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(StorageLock::holder(&client, OBJECT))
+            .unwrap()
+    }
+
+    /// Waits until a run holds the lock; answers its record.
+    fn wait_for_holder(&self) -> LockInfo {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(info) = self.held().and_then(|held| held.info) {
+                return info;
+            }
+            assert!(Instant::now() < deadline, "no run took the lock");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// A configuration directory (another "machine") of stack `e2e` with the lock block.
+    fn machine(&self) -> TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = format!(
+            "  stack   = \"e2e\"\n  lock \"gcs\" {{\n    bucket   = \"{BUCKET}\"\n    prefix   = \"clusterform/prod\"\n    endpoint = \"{}\"\n  }}\n",
+            self.base_url
+        );
+        let hcl = config(&[ClusterSpec::default()]).replace("  stack   = \"e2e\"\n", &lock);
+        assert!(hcl.contains("lock \"gcs\""), "{hcl}");
+        std::fs::write(dir.path().join("main.hcl"), hcl).unwrap();
+        dir
+    }
+
+    fn command(&self, dir: &Path, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_clusterform"));
+        command
+            .args(args)
+            .current_dir(dir)
+            .env("CLUSTERFORM_ENDPOINT", &self.base_url)
+            .env("CLUSTERFORM_ACCESS_TOKEN", "any-token")
+            .env("NO_COLOR", "1")
+            .env_remove("CLUSTERFORM_STORAGE_ENDPOINT")
+            .env_remove("GOOGLE_OAUTH_ACCESS_TOKEN")
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        command
+    }
+
+    fn spawn(&self, dir: &Path, args: &[&str]) -> Child {
+        self.command(dir, args).spawn().unwrap()
+    }
+
+    fn run(&self, dir: &Path, args: &[&str]) -> Output {
+        self.command(dir, args).output().unwrap()
+    }
+}
+
+impl Drop for ExternalEmulator {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+#[cfg(unix)]
+fn of_two_machines_one_applies_and_the_other_is_refused_or_waits() {
+    let emulator = ExternalEmulator::start();
+    let (one, two) = (emulator.machine(), emulator.machine());
+    let first = emulator.spawn(one.path(), &["apply", "--auto-approve"]);
+    let holder = emulator.wait_for_holder();
+    assert_eq!(holder.pid, first.id());
+    assert_eq!(holder.command, "apply");
+
+    let refused = emulator.run(two.path(), &["apply", "--auto-approve"]);
+    assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));
+    let message = stderr(&refused);
+    for part in [
+        "the stack is locked by ",
+        &format!("{} (pid {}) running `apply` since ", holder.who, holder.pid),
+        &format!("(lock ID {})", holder.id),
+        LOCATION,
+        "force-unlock",
+    ] {
+        assert!(message.contains(part), "{part:?} missing: {message}");
+    }
+
+    let waited = emulator.run(
+        two.path(),
+        &["apply", "--auto-approve", "--lock-timeout", "60s"],
+    );
+    let first = first.wait_with_output().unwrap();
+    assert_succeeded(&first);
+    assert_succeeded(&waited);
+    let said = format!("{}{}", stdout(&waited), stderr(&waited));
+    assert!(
+        said.contains("Waiting up to 1m for the lock, held by "),
+        "{said}"
+    );
+    assert!(
+        said.contains("No changes"),
+        "the second machine planned after the first applied: {said}"
+    );
+    assert_eq!(emulator.held(), None, "both runs released the lock");
+}
+
+#[test]
+#[cfg(unix)]
+fn force_unlock_removes_the_lock_of_a_killed_run_after_which_apply_proceeds() {
+    let emulator = ExternalEmulator::start();
+    let (one, two) = (emulator.machine(), emulator.machine());
+    let mut killed = emulator.spawn(one.path(), &["apply", "--auto-approve"]);
+    let holder = emulator.wait_for_holder();
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    assert!(emulator.held().is_some(), "a killed run leaves its lock");
+
+    let refused = emulator.run(two.path(), &["apply", "--auto-approve"]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        stderr(&refused).contains(&holder.id),
+        "{}",
+        stderr(&refused)
+    );
+
+    let wrong = emulator.run(
+        two.path(),
+        &["force-unlock", "not-the-id", "--auto-approve"],
+    );
+    assert_eq!(wrong.status.code(), Some(1));
+    assert!(stderr(&wrong).contains(&holder.id), "{}", stderr(&wrong));
+    let unconfirmed = emulator.run(two.path(), &["force-unlock", &holder.id]);
+    assert_eq!(unconfirmed.status.code(), Some(1));
+    assert!(
+        stderr(&unconfirmed).contains("no terminal to ask for confirmation"),
+        "{}",
+        stderr(&unconfirmed)
+    );
+    assert!(emulator.held().is_some(), "neither removed the lock");
+
+    let unlocked = emulator.run(two.path(), &["force-unlock", &holder.id, "--auto-approve"]);
+    assert_succeeded(&unlocked);
+    assert!(
+        stderr(&unlocked).contains("was removed"),
+        "{}",
+        stderr(&unlocked)
+    );
+    assert_eq!(emulator.held(), None);
+
+    let applied = emulator.run(two.path(), &["apply", "--auto-approve"]);
+    assert_succeeded(&applied);
+    assert_eq!(emulator.held(), None, "the apply released its lock");
+}
+
+#[test]
+fn force_unlock_of_a_local_lock_explains_that_the_os_releases_it() {
+    let env = Env::new(0);
+    env.write_config(&format!(
+        "{}{}",
+        crate::support::PROVIDER,
+        cluster_hcl(&ClusterSpec::default())
+    ));
+    let output = env.run(&["force-unlock", "some-id", "--auto-approve"]);
+    assert_eq!(output.status.code(), Some(1));
+    let message = stderr(&output);
+    assert!(message.contains("has no remote lock"), "{message}");
+    assert!(
+        message.contains("operating system releases it"),
+        "{message}"
+    );
+}
+
+#[test]
+#[cfg(unix)]
+fn the_lock_is_released_after_an_error_and_after_ctrl_c() {
+    let emulator = ExternalEmulator::start();
+    let machine = emulator.machine();
+    let unconfirmed = emulator.run(machine.path(), &["apply"]);
+    assert_eq!(unconfirmed.status.code(), Some(1));
+    assert!(
+        stderr(&unconfirmed).contains("no terminal to ask for confirmation"),
+        "{}",
+        stderr(&unconfirmed)
+    );
+    assert_eq!(emulator.held(), None, "released after the error");
+
+    let interrupted = emulator.spawn(machine.path(), &["apply", "--auto-approve"]);
+    emulator.wait_for_holder();
+    std::thread::sleep(Duration::from_millis(500));
+    let status = Command::new("kill")
+        .args(["-INT", &interrupted.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let output = interrupted.wait_with_output().unwrap();
+    assert!(!output.status.success(), "{}", stderr(&output));
+    assert_eq!(
+        emulator.held(),
+        None,
+        "released after Ctrl-C: {}",
+        stderr(&output)
+    );
+}
