@@ -1,7 +1,7 @@
 //! The `provider "google"` block: its attributes (project, region, stack, update_mode,
-//! endpoint, and the `lock` block of `remote_state`), each checked, and the stack rule: a stack must be named unless the endpoint is
-//! the built-in emulator, where it defaults to the directory name.
-
+//! endpoint, and the `lock` block of `remote_state`), each checked, and the stack rule: a
+//! stack must be named unless the endpoint is the built-in emulator, where it defaults to the
+//! directory name.
 use std::path::Path;
 
 use clusterform_model::fields::UPDATE_MODES;
@@ -12,7 +12,7 @@ use super::remote_state::LOCK_BLOCK;
 use super::{FileBlock, Place, Run};
 use crate::config::{Provider, StackOrigin};
 use crate::decode::string_text;
-use crate::diagnostic::{SourceFile, closest_or_all};
+use crate::diagnostic::{SourceFile, closest_or_all, did_you_mean};
 use crate::evaluator::{Bindings, Scope};
 use crate::source::block_head;
 use crate::validate::label_value_problem;
