@@ -2,6 +2,7 @@
 //! endpoint, and the `lock` block of `remote_state`), each checked, and the stack rule: a
 //! stack must be named unless the endpoint is the built-in emulator, where it defaults to the
 //! directory name.
+
 use std::path::Path;
 
 use clusterform_model::fields::UPDATE_MODES;
