@@ -15,6 +15,7 @@ mod engine;
 mod error;
 mod idle;
 mod journal;
+mod journal_store;
 mod lock;
 mod operations;
 mod refresh;
@@ -36,7 +37,7 @@ pub use engine::{
 };
 pub use error::ExecError;
 pub use idle::{IdleReport, IdleVerdict, SlurmEvidence, idle_verdict, inspect_idle};
-pub use journal::{Journal, JournalEntry, UnusableEntry};
+pub use journal::{Journal, JournalEntry, JournalLocation, UnusableEntry};
 pub use lock::{LockInfo, RunLock};
 pub use operations::{OperationWaiter, WaitOptions};
 pub use refresh::refresh;

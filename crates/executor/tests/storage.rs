@@ -56,7 +56,7 @@ impl Bench {
     }
 }
 
-fn storage_client(base_url: &str, bucket: &str, retry: RetryPolicy) -> StorageClient {
+pub fn storage_client(base_url: &str, bucket: &str, retry: RetryPolicy) -> StorageClient {
     StorageClient::new(
         bucket,
         ClientOptions {
