@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use clusterform_config::VariableInputs;
 use clusterform_executor::{
-    ApplyEngine, ApplyReport, ExecError, Journal, ProgressSink, WaitOptions,
+    ApplyEngine, ApplyReport, ExecError, Journal, ProgressSink, StorageClient, WaitOptions,
 };
 use clusterform_model::{ClusterName, state};
 use clusterform_planner::{Action, ClusterChange, LiveCluster, Plan};
@@ -153,7 +153,7 @@ async fn finish_after_settling(
     let changed = !report.outcomes.is_empty();
     if !working.is_empty() && !report.interrupted {
         printer.info("Waiting for unchanged clusters whose earlier operation is still running…");
-        let engine = engine(connection, dir, parallelism)?;
+        let engine = engine(connection, dir, parallelism).await?;
         let progress = Arc::new(ApplyProgress::new(*printer));
         let settled = engine
             .await_settled(working, progress, interrupt_token(*printer))
@@ -306,7 +306,7 @@ pub async fn execute(
     printer: &Printer,
     events: Option<&Arc<JsonEvents>>,
 ) -> Result<ApplyReport, CliError> {
-    let engine = engine(connection, dir, parallelism)?;
+    let engine = engine(connection, dir, parallelism).await?;
     let cancel = interrupt_token(*printer);
     let progress: Arc<dyn ProgressSink> = match events {
         Some(events) => events.clone(),
@@ -329,7 +329,7 @@ pub async fn settle_earlier_runs(
     parallelism: u16,
     printer: &Printer,
 ) -> Result<bool, CliError> {
-    let journaled = !Journal::open(dir)?.entries().is_empty();
+    let journaled = !open_journal(dir, None).await?.entries().is_empty();
     if journaled {
         let resumed = resume(&planned.connection, dir, parallelism, printer).await?;
         finish(&resumed, dir, "Earlier operations finished.", printer)?;
@@ -337,7 +337,7 @@ pub async fn settle_earlier_runs(
     let changing = changing_under_us(&planned.plan, &planned.live);
     if !changing.is_empty() {
         printer.info("Waiting for clusters an earlier operation is still changing, to plan them again once it ends…");
-        let engine = engine(&planned.connection, dir, parallelism)?;
+        let engine = engine(&planned.connection, dir, parallelism).await?;
         let progress = Arc::new(ApplyProgress::new(*printer));
         let settled = engine
             .await_settled(&changing, progress, interrupt_token(*printer))
@@ -360,7 +360,7 @@ async fn resume(
     printer: &Printer,
 ) -> Result<ApplyReport, CliError> {
     printer.info("Waiting for operations started by an earlier run…");
-    let engine = engine(connection, dir, parallelism)?;
+    let engine = engine(connection, dir, parallelism).await?;
     let cancel = interrupt_token(*printer);
     let progress = Arc::new(ApplyProgress::new(*printer));
     Ok(engine.resume(progress, cancel).await)
@@ -370,8 +370,25 @@ async fn resume(
 /// and progress message every few seconds, long enough to cost one call per cluster per interval.
 const PROGRESS_INTERVAL: Duration = Duration::from_secs(5);
 
-fn engine(connection: &Connection, dir: &Path, parallelism: u16) -> Result<ApplyEngine, CliError> {
-    let journal = Journal::open(dir)?;
+/// The journal of a run: the Cloud Storage object `remote` names (a client on its bucket and
+/// the object, `{prefix}/{stack}.journal.json`) when the configuration keeps the journal there,
+/// else `.clusterform/journal.json` in `dir`.
+pub async fn open_journal(
+    dir: &Path,
+    remote: Option<(StorageClient, String)>,
+) -> Result<Journal, CliError> {
+    Ok(match remote {
+        Some((client, object)) => Journal::open_in_storage(client, object).await?,
+        None => Journal::open(dir)?,
+    })
+}
+
+async fn engine(
+    connection: &Connection,
+    dir: &Path,
+    parallelism: u16,
+) -> Result<ApplyEngine, CliError> {
+    let journal = open_journal(dir, None).await?;
     let wait = WaitOptions {
         long_poll: PROGRESS_INTERVAL,
         ..WaitOptions::default()
@@ -469,4 +486,69 @@ pub fn destroy_summary(report: &ApplyReport) -> String {
 
 fn short(digest: &str) -> String {
     digest.chars().take(12).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clusterform_emulator::{Emulator, EmulatorOptions};
+    use clusterform_executor::{ClientOptions, JournalEntry, JournalLocation, StaticToken};
+    use clusterform_model::rest::RequestKind;
+
+    const OBJECT: &str = "clusterform/prod/research.journal.json";
+
+    #[tokio::test]
+    async fn the_journal_is_the_object_when_one_is_given_else_the_local_file() {
+        let emulator = Emulator::new(EmulatorOptions {
+            buckets: vec!["team-infra".to_owned()],
+            ..EmulatorOptions::default()
+        })
+        .unwrap();
+        let handle = emulator
+            .clone()
+            .serve("127.0.0.1:0".parse().unwrap())
+            .await
+            .unwrap();
+        let client = StorageClient::new(
+            "team-infra",
+            ClientOptions {
+                endpoint: Some(handle.base_url()),
+                ..ClientOptions::default()
+            },
+            Arc::new(StaticToken::new("token")),
+        )
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+
+        let remote = open_journal(dir.path(), Some((client.clone(), OBJECT.to_owned())))
+            .await
+            .unwrap();
+        remote
+            .record(JournalEntry {
+                address: ClusterName {
+                    project: "proj-one".into(),
+                    location: "us-central1".into(),
+                    cluster_id: "train01".into(),
+                },
+                action: Action::Create,
+                request: RequestKind::Create,
+                operation: "projects/1/locations/us-central1/operations/7".into(),
+                started_at: "2026-11-10T12:00:00Z".into(),
+                timeout_seconds: 60,
+            })
+            .await
+            .unwrap();
+        assert!(emulator.object("team-infra", OBJECT).is_some());
+        let reopened = open_journal(dir.path(), Some((client, OBJECT.to_owned())))
+            .await
+            .unwrap();
+        assert_eq!(reopened.entries().len(), 1);
+
+        let local = open_journal(dir.path(), None).await.unwrap();
+        assert!(local.is_empty());
+        assert_eq!(
+            local.location(),
+            &JournalLocation::File(Journal::path_in(dir.path()))
+        );
+    }
 }
