@@ -5,12 +5,15 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
 use clusterform_emulator::EmulatorOptions;
 use clusterform_executor::{ApplyEngine, ExecError, Journal, JournalEntry, Step, StorageClient};
 use clusterform_model::rest::RequestKind;
 use clusterform_planner::Action;
 use tokio_util::sync::CancellationToken;
 
+use crate::scripted::Scripted;
 use crate::storage::storage_client;
 use crate::support::*;
 
@@ -227,4 +230,32 @@ async fn a_missing_bucket_is_an_error_naming_it() {
         .unwrap_err();
     assert!(matches!(error, ExecError::JournalStorage(_)), "{error:?}");
     insta::assert_snapshot!(error.to_string(), @"journal gs://no-such-bucket/clusterform/prod/research.journal.json: the bucket `no-such-bucket` does not exist");
+}
+
+#[tokio::test]
+async fn a_change_that_loses_every_race_gives_up_after_a_bounded_number_of_attempts() {
+    // A rival that writes between every read and every upload of ours.
+    let server = Scripted::start(|seen, _| {
+        if seen.method == "POST" {
+            let body = serde_json::json!({"error": {"code": 412, "message": "precondition"}});
+            (StatusCode::PRECONDITION_FAILED, axum::Json(body)).into_response()
+        } else {
+            let empty = r#"{"version":1,"entries":[]}"#;
+            (StatusCode::OK, [("x-goog-generation", "7")], empty).into_response()
+        }
+    })
+    .await;
+    let client = storage_client(server.base_url(), BUCKET, fast_retry());
+    let journal = Journal::open_in_storage(client, OBJECT.to_owned())
+        .await
+        .unwrap();
+    let error = journal.record(entry("a", 1)).await.unwrap_err();
+    insta::assert_snapshot!(error.to_string(), @"journal gs://team-infra/clusterform/prod/research.journal.json: gave up after 16 attempts: other runs kept replacing it");
+    let uploads = server
+        .requests()
+        .iter()
+        .filter(|seen| seen.method == "POST")
+        .count();
+    assert_eq!(uploads, 16);
+    assert!(journal.is_empty(), "nothing recorded that was not written");
 }
