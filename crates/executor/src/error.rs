@@ -192,9 +192,10 @@ pub enum ExecError {
         /// What went wrong.
         reason: String,
     },
-    /// The journal's Cloud Storage object cannot be read or written (the error names it).
+    /// The journal's Cloud Storage object cannot be read or written (the error names it);
+    /// boxed to keep errors small.
     #[error("journal {0}")]
-    JournalStorage(#[source] StorageError),
+    JournalStorage(#[source] Box<StorageError>),
     /// Another clusterform run holds this configuration's lock.
     #[error("{}", locked_message(path, holder.as_deref(), *waited))]
     Locked {

@@ -169,7 +169,7 @@ impl Journal {
         Ok(Self::with_store(
             store.location(),
             slots,
-            JournalStore::Object(store),
+            JournalStore::Object(Box::new(store)),
         ))
     }
 

@@ -23,8 +23,9 @@ const MAX_WRITE_ATTEMPTS: usize = 16;
 pub(crate) enum JournalStore {
     /// A local file, replaced atomically.
     File(PathBuf),
-    /// A Cloud Storage object, replaced under a generation precondition.
-    Object(ObjectStore),
+    /// A Cloud Storage object, replaced under a generation precondition (boxed: a client is
+    /// much larger than a path).
+    Object(Box<ObjectStore>),
 }
 
 impl JournalStore {
@@ -136,7 +137,7 @@ impl ObjectStore {
             match self.write(content.as_deref()).await {
                 Ok(()) => return Ok(updated),
                 Err(StorageError::PreconditionFailed { .. }) => slots = self.reload().await?,
-                Err(e) => return Err(ExecError::JournalStorage(e)),
+                Err(e) => return Err(ExecError::JournalStorage(Box::new(e))),
             }
         }
         Err(journal_error(
@@ -151,7 +152,7 @@ impl ObjectStore {
             .client
             .read(&self.object)
             .await
-            .map_err(ExecError::JournalStorage)?;
+            .map_err(|e| ExecError::JournalStorage(Box::new(e)))?;
         let Some((bytes, generation)) = live else {
             self.generation = None;
             return Ok(Vec::new());
