@@ -215,7 +215,7 @@ impl Journal {
             .collect()
     }
 
-    /// Whether the file holds no entry at all, usable or not.
+    /// Whether the journal holds no entry at all, usable or not.
     pub fn is_empty(&self) -> bool {
         self.lock().is_empty()
     }
