@@ -21,6 +21,7 @@ use crate::support::{ClusterSpec, Env, assert_succeeded, cluster_hcl, config, st
 const BUCKET: &str = "team-infra";
 const OBJECT: &str = "clusterform/prod/e2e.lock";
 const LOCATION: &str = "gs://team-infra/clusterform/prod/e2e.lock";
+const JOURNAL: &str = "clusterform/prod/e2e.journal.json";
 
 /// `clusterform emulator --create-buckets` in the background, stopped when dropped.
 struct ExternalEmulator {
@@ -45,9 +46,8 @@ impl ExternalEmulator {
         }
     }
 
-    /// The lock object as it is now.
-    fn held(&self) -> Option<HeldLock> {
-        let client = StorageClient::new(
+    fn storage(&self) -> StorageClient {
+        StorageClient::new(
             BUCKET,
             ClientOptions {
                 endpoint: Some(self.base_url.clone()),
@@ -55,13 +55,27 @@ impl ExternalEmulator {
             },
             Arc::new(StaticToken::new("any-token")),
         )
-        .unwrap();
+        .unwrap()
+    }
+
+    fn block_on<T>(future: impl std::future::Future<Output = T>) -> T {
         tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .unwrap()
-            .block_on(StorageLock::holder(&client, OBJECT))
+            .block_on(future)
+    }
+
+    /// The lock object as it is now.
+    fn held(&self) -> Option<HeldLock> {
+        Self::block_on(StorageLock::holder(&self.storage(), OBJECT)).unwrap()
+    }
+
+    /// The journal object's text, when there is one.
+    fn journal(&self) -> Option<String> {
+        Self::block_on(self.storage().read(JOURNAL))
             .unwrap()
+            .map(|(bytes, _)| String::from_utf8(bytes).unwrap())
     }
 
     /// Waits until a run holds the lock; answers its record.
@@ -259,5 +273,48 @@ fn the_lock_is_released_after_an_error_and_after_ctrl_c() {
         None,
         "released after Ctrl-C: {}",
         stderr(&output)
+    );
+}
+
+#[test]
+#[cfg(unix)]
+fn a_run_killed_on_one_machine_is_resumed_from_another_through_the_shared_journal() {
+    let emulator = ExternalEmulator::start();
+    let (one, two) = (emulator.machine(), emulator.machine());
+    let mut killed = emulator.spawn(one.path(), &["apply", "--auto-approve"]);
+    let holder = emulator.wait_for_holder();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while emulator.journal().is_none() {
+        assert!(Instant::now() < deadline, "the create was never journaled");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    let journal = emulator.journal().expect("a killed run leaves its journal");
+    assert!(journal.contains("\"train01\""), "{journal}");
+    assert!(
+        !one.path().join(".clusterform/journal.json").exists(),
+        "the journal is the object, not a local file"
+    );
+
+    let unlocked = emulator.run(two.path(), &["force-unlock", &holder.id, "--auto-approve"]);
+    assert_succeeded(&unlocked);
+    let resumed = emulator.run(two.path(), &["apply", "--auto-approve"]);
+    assert_succeeded(&resumed);
+    let log = stderr(&resumed);
+    assert!(
+        log.contains("Waiting for operations started by an earlier run"),
+        "{log}"
+    );
+    assert!(!log.contains("ALREADY_EXISTS"), "{log}");
+    assert!(
+        stdout(&resumed).contains("No changes."),
+        "the other machine's create finished the cluster: {}",
+        stdout(&resumed)
+    );
+    assert_eq!(
+        emulator.journal(),
+        None,
+        "the finished operation left the journal"
     );
 }

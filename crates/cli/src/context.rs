@@ -78,6 +78,16 @@ pub struct Connection {
     /// The in-process emulator when the endpoint is `local`: held so it serves for as long as
     /// the client is used, and stops when the connection is dropped.
     _local_emulator: Option<LocalEmulator>,
+    /// Where the journal is kept when the provider's `lock "gcs"` block puts it on Cloud
+    /// Storage: a client on the bucket and the object `{prefix}/{stack}.journal.json`.
+    remote_journal: Option<(StorageClient, String)>,
+}
+
+impl Connection {
+    /// The journal's object on Cloud Storage; `None`: the local `.clusterform/journal.json`.
+    pub fn remote_journal(&self) -> Option<(StorageClient, String)> {
+        self.remote_journal.clone()
+    }
 }
 
 /// Endpoint precedence: `endpoint` (`--endpoint` / `CLUSTERFORM_ENDPOINT`) > the provider's
@@ -112,11 +122,34 @@ pub async fn connect(
             (other.map(str::to_owned), resolved.source, None)
         }
     };
+    let remote_journal = match provider {
+        Some(provider) => remote_journal(provider, endpoint.as_deref()).await?,
+        None => None,
+    };
     let client = ApiClient::new(client_options(endpoint), tokens)?;
     Ok(Connection {
         client,
         _local_emulator: local,
+        remote_journal,
     })
+}
+
+/// The journal's object when the provider keeps its state on Cloud Storage that other machines
+/// see. A bucket of the in-process emulator dies with this process, so there the journal stays
+/// in the local file, which survives a crash.
+async fn remote_journal(
+    provider: &Provider,
+    api_endpoint: Option<&str>,
+) -> Result<Option<(StorageClient, String)>, CliError> {
+    let Some(remote) = &provider.lock else {
+        return Ok(None);
+    };
+    let storage = connect_storage(remote, api_endpoint).await?;
+    if storage.is_private() {
+        return Ok(None);
+    }
+    let object = remote.object(&provider.stack, ".journal.json");
+    Ok(Some((storage.client, object)))
 }
 
 fn client_options(endpoint: Option<String>) -> ClientOptions {

@@ -98,11 +98,8 @@ pub enum CliError {
     },
     /// The user interrupted waiting. Not printed: the first Ctrl-C already said so, in one
     /// line ([`crate::printer::Printer::interrupted`]).
-    #[error("interrupted; operations still running are recorded in {journal}")]
-    Interrupted {
-        /// The journal file.
-        journal: PathBuf,
-    },
+    #[error("interrupted; operations still running are recorded in the journal")]
+    Interrupted,
     /// The stack is the directory's name (allowed only with the local emulator), but the
     /// endpoint was overridden to a real one.
     #[error(

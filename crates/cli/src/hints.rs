@@ -70,7 +70,12 @@ pub fn exec_hint(error: &ExecError) -> Option<String> {
             "the endpoint does not answer like the Model Development Cluster API; check --endpoint"
         }
         ExecError::Journal { .. } => {
-            "check in the console that no operation is still running, then fix or delete the file"
+            "check in the console that no operation is still running, then fix or delete the \
+             journal (the file or object named)"
+        }
+        ExecError::JournalStorage(_) => {
+            "check that the bucket exists and that the account may read, create and delete its \
+             objects (the `cloud-platform` scope covers Cloud Storage)"
         }
         ExecError::UnusableJournalEntry { .. } => {
             "the operation it recorded may still be running: check the cluster in the console, \

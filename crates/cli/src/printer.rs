@@ -165,7 +165,7 @@ impl Printer {
             CliError::Diagnostics(found) => {
                 to_stderr(&diagnostics::render_all(found, self.stderr_color));
             }
-            CliError::AlreadyReported | CliError::Interrupted { .. } => {}
+            CliError::AlreadyReported | CliError::Interrupted => {}
             _ => to_stderr(&error_text(error, self.stderr_color)),
         }
     }

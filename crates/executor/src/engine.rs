@@ -439,14 +439,16 @@ impl ApplyEngine {
         timeout: Duration,
     ) -> Result<Option<Cluster>, ExecError> {
         if !operation.done {
-            self.journal.record(JournalEntry {
-                address: tracker.address.clone(),
-                action: tracker.action,
-                request,
-                operation: operation.name.clone(),
-                started_at: now_rfc3339(),
-                timeout_seconds: timeout.as_secs(),
-            })?;
+            self.journal
+                .record(JournalEntry {
+                    address: tracker.address.clone(),
+                    action: tracker.action,
+                    request,
+                    operation: operation.name.clone(),
+                    started_at: now_rfc3339(),
+                    timeout_seconds: timeout.as_secs(),
+                })
+                .await?;
         }
         tracker.emit(Step::Submitted {
             request,
@@ -479,11 +481,11 @@ impl ApplyEngine {
     ) -> Result<Option<Cluster>, ExecError> {
         match waited {
             Ok(done) => {
-                self.journal.remove(operation)?;
+                self.journal.remove(operation).await?;
                 outcome_of(name, request, operation, &done)
             }
             Err(error) if error.is_not_found() => {
-                self.journal.remove(operation)?;
+                self.journal.remove(operation).await?;
                 self.reconcile_lost(name, request, operation).await
             }
             Err(error) => Err(error),

@@ -10,6 +10,7 @@ use clusterform_model::duration::Seconds;
 use clusterform_model::{NameError, Status};
 
 use crate::auth::AuthError;
+use crate::journal::JournalLocation;
 use crate::lock::LockInfo;
 use crate::storage::StorageError;
 
@@ -172,10 +173,10 @@ pub enum ExecError {
         location: String,
     },
     /// One entry of the journal cannot be used; the cluster it names is left alone.
-    #[error("journal {}: entry {entry} ({cluster}) cannot be used: {reason}", path.display())]
+    #[error("journal {journal}: entry {entry} ({cluster}) cannot be used: {reason}")]
     UnusableJournalEntry {
-        /// The journal file.
-        path: PathBuf,
+        /// The journal file or object.
+        journal: JournalLocation,
         /// The entry's position in the file, from 1.
         entry: usize,
         /// The cluster the entry names, as far as it can be read.
@@ -184,13 +185,17 @@ pub enum ExecError {
         reason: String,
     },
     /// The journal of in-flight operations cannot be read or written.
-    #[error("journal {}: {reason}", path.display())]
+    #[error("journal {journal}: {reason}")]
     Journal {
-        /// The journal file.
-        path: PathBuf,
+        /// The journal file or object.
+        journal: JournalLocation,
         /// What went wrong.
         reason: String,
     },
+    /// The journal's Cloud Storage object cannot be read or written (the error names it);
+    /// boxed to keep errors small.
+    #[error("journal {0}")]
+    JournalStorage(#[source] Box<StorageError>),
     /// Another clusterform run holds this configuration's lock.
     #[error("{}", locked_message(path, holder.as_deref(), *waited))]
     Locked {

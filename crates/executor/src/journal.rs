@@ -1,17 +1,21 @@
 //! The journal of operations in flight: `.clusterform/journal.json` in the configuration
-//! directory.
+//! directory, or a Cloud Storage object shared by every machine that runs the stack (see
+//! `journal_store`).
 //!
 //! An entry is written **before** the executor starts waiting on an operation and removed when
 //! the operation is seen done, so that after a crash, a lost connection or Ctrl-C the next run
-//! knows what is still running and waits for it instead of sending the call again. Every write
-//! replaces the file atomically (temporary file in the same directory, fsync, rename, fsync of
-//! the directory): a crash leaves either the old or the new journal, never half of one. A
-//! journal that cannot be read as a whole is an error naming the file; it is never silently
+//! (on this machine or, with the object, any other) knows what is still running and waits for
+//! it instead of sending the call again. Every write replaces the file atomically (temporary
+//! file in the same directory, fsync, rename, fsync of the directory), or the object under a
+//! generation precondition: a crash leaves either the old or the new journal, never half of
+//! one. A journal that cannot be read as a whole is an error naming the file or object; it is
+//! never silently
 //! discarded, because discarding it could start a second create. One entry that cannot be used
 //! (a malformed operation name, an unknown field, a wrong type) is kept in the file as it is and
 //! reported with the file and its position; it blocks only the cluster it names (every cluster,
 //! when not even its address can be read), never the others.
 
+use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -21,10 +25,10 @@ use clusterform_planner::Action;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use clusterform_files::{Access, remove_durably, write_atomic};
-
 use crate::error::ExecError;
+use crate::journal_store::{JournalStore, ObjectStore, read_file};
 use crate::state_dir::StateDir;
+use crate::storage::StorageClient;
 
 /// Version of the journal file format.
 const JOURNAL_VERSION: u32 = 1;
@@ -65,9 +69,32 @@ struct JournalFile {
     entries: Vec<Value>,
 }
 
+/// Where a journal is kept, as errors and reports name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JournalLocation {
+    /// A local file.
+    File(PathBuf),
+    /// A Cloud Storage object, shown `gs://BUCKET/OBJECT`.
+    Object {
+        /// The bucket.
+        bucket: String,
+        /// The object's name.
+        object: String,
+    },
+}
+
+impl fmt::Display for JournalLocation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::File(path) => write!(f, "{}", path.display()),
+            Self::Object { bucket, object } => write!(f, "gs://{bucket}/{object}"),
+        }
+    }
+}
+
 /// One entry of the file, in file order.
 #[derive(Debug, Clone)]
-enum Slot {
+pub(crate) enum Slot {
     Usable(JournalEntry),
     /// Kept verbatim, so that whoever fixes the file by hand still has what it said.
     Unusable {
@@ -77,11 +104,43 @@ enum Slot {
     },
 }
 
-/// The journal of one configuration directory.
+/// One change to the journal, applied on top of whatever the store holds when it is written.
+#[derive(Debug)]
+pub(crate) enum Change {
+    /// Adds an entry (replacing one of the same operation).
+    Record(JournalEntry),
+    /// Removes the entry of an operation.
+    Remove(String),
+}
+
+impl Change {
+    /// `slots` with this change made, or `None` when it changes nothing.
+    pub(crate) fn apply(&self, slots: &[Slot]) -> Option<Vec<Slot>> {
+        let mut updated = slots.to_vec();
+        match self {
+            Self::Record(entry) => {
+                updated.retain(|slot| !is_entry_of(slot, &entry.operation));
+                updated.push(Slot::Usable(entry.clone()));
+            }
+            Self::Remove(operation) => {
+                updated.retain(|slot| !is_entry_of(slot, operation));
+                if updated.len() == slots.len() {
+                    return None;
+                }
+            }
+        }
+        Some(updated)
+    }
+}
+
+/// The journal of one configuration directory, or of one stack in Cloud Storage.
 #[derive(Debug)]
 pub struct Journal {
-    path: PathBuf,
+    location: JournalLocation,
+    /// The entries as last read or written; never locked across an await.
     slots: Mutex<Vec<Slot>>,
+    /// Held across the write of one change, so that changes are written one at a time.
+    store: tokio::sync::Mutex<JournalStore>,
 }
 
 impl Journal {
@@ -94,20 +153,37 @@ impl Journal {
     /// journal.
     pub fn open(config_dir: &Path) -> Result<Self, ExecError> {
         let path = Self::path_in(config_dir);
-        let slots = match std::fs::read_to_string(&path) {
-            Ok(text) => parse(&path, &text)?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-            Err(e) => return Err(journal_error(&path, format!("cannot read it: {e}"))),
-        };
-        Ok(Self {
-            path,
-            slots: Mutex::new(slots),
-        })
+        let slots = read_file(&path)?;
+        Ok(Self::with_store(
+            JournalLocation::File(path.clone()),
+            slots,
+            JournalStore::File(path),
+        ))
     }
 
-    /// The journal file's path.
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// Opens the journal kept as `object` in the client's bucket (for a stack,
+    /// `{prefix}/{stack}.journal.json`); a missing object is an empty journal. Errors name
+    /// `gs://BUCKET/OBJECT`.
+    pub async fn open_in_storage(client: StorageClient, object: String) -> Result<Self, ExecError> {
+        let (store, slots) = ObjectStore::open(client, object).await?;
+        Ok(Self::with_store(
+            store.location(),
+            slots,
+            JournalStore::Object(Box::new(store)),
+        ))
+    }
+
+    fn with_store(location: JournalLocation, slots: Vec<Slot>, store: JournalStore) -> Self {
+        Self {
+            location,
+            slots: Mutex::new(slots),
+            store: tokio::sync::Mutex::new(store),
+        }
+    }
+
+    /// Where the journal is kept.
+    pub fn location(&self) -> &JournalLocation {
+        &self.location
     }
 
     /// The operations in flight (the usable entries).
@@ -139,7 +215,7 @@ impl Journal {
             .collect()
     }
 
-    /// Whether the file holds no entry at all, usable or not.
+    /// Whether the journal holds no entry at all, usable or not.
     pub fn is_empty(&self) -> bool {
         self.lock().is_empty()
     }
@@ -155,7 +231,7 @@ impl Journal {
             return Ok(());
         };
         Err(ExecError::UnusableJournalEntry {
-            path: self.path.clone(),
+            journal: self.location.clone(),
             entry: unusable.entry,
             cluster: unusable.address.map_or_else(
                 || "cluster unknown".to_owned(),
@@ -167,35 +243,28 @@ impl Journal {
 
     /// Adds an entry and writes the journal before returning. An entry that a later run could
     /// not use is refused: writing it would leave the operation unfollowable.
-    pub fn record(&self, entry: JournalEntry) -> Result<(), ExecError> {
-        check_entry(&entry).map_err(|reason| {
-            journal_error(
-                &self.path,
-                format!(
-                    "refusing to record an unusable entry for {}: {reason}",
-                    entry.address.cluster_id
-                ),
-            )
+    pub async fn record(&self, entry: JournalEntry) -> Result<(), ExecError> {
+        check_entry(&entry).map_err(|reason| ExecError::Journal {
+            journal: self.location.clone(),
+            reason: format!(
+                "refusing to record an unusable entry for {}: {reason}",
+                entry.address.cluster_id
+            ),
         })?;
-        let mut slots = self.lock();
-        let mut updated = slots.clone();
-        updated.retain(|slot| !is_entry_of(slot, &entry.operation));
-        updated.push(Slot::Usable(entry));
-        self.write(&updated)?;
-        *slots = updated;
-        Ok(())
+        self.commit(Change::Record(entry)).await
     }
 
     /// Removes the entry of a finished operation and writes the journal before returning.
-    pub fn remove(&self, operation: &str) -> Result<(), ExecError> {
-        let mut slots = self.lock();
-        let mut updated = slots.clone();
-        updated.retain(|slot| !is_entry_of(slot, operation));
-        if updated.len() == slots.len() {
-            return Ok(());
-        }
-        self.write(&updated)?;
-        *slots = updated;
+    pub async fn remove(&self, operation: &str) -> Result<(), ExecError> {
+        self.commit(Change::Remove(operation.to_owned())).await
+    }
+
+    /// Writes one change through the store; the entries become what the store now holds.
+    async fn commit(&self, change: Change) -> Result<(), ExecError> {
+        let mut store = self.store.lock().await;
+        let current = self.lock().clone();
+        let stored = store.commit(current, &change).await?;
+        *self.lock() = stored;
         Ok(())
     }
 
@@ -203,65 +272,42 @@ impl Journal {
         // A panic elsewhere while holding the lock leaves the entries as last written.
         self.slots.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
 
-    /// Replaces the file atomically; an empty journal removes it.
-    fn write(&self, slots: &[Slot]) -> Result<(), ExecError> {
-        if slots.is_empty() {
-            return match remove_durably(&self.path) {
-                Ok(()) => Ok(()),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-                Err(e) => Err(journal_error(&self.path, format!("cannot remove it: {e}"))),
-            };
-        }
-        let fail = |what: &str, e: &dyn std::fmt::Display| {
-            journal_error(&self.path, format!("{what}: {e}"))
-        };
-        let dir = self.directory();
-        if let Some(config_dir) = dir.parent() {
-            StateDir::of(config_dir)
-                .create()
-                .map_err(|e| fail("cannot create its directory", &e))?;
-        }
-        let entries = slots
-            .iter()
-            .map(|slot| match slot {
-                Slot::Usable(entry) => serde_json::to_value(entry),
-                Slot::Unusable { raw, .. } => Ok(raw.clone()),
-            })
-            .collect::<Result<_, _>>()
-            .map_err(|e| fail("cannot encode it", &e))?;
-        let document = JournalFile {
-            version: JOURNAL_VERSION,
-            entries,
-        };
-        let text =
-            serde_json::to_string_pretty(&document).map_err(|e| fail("cannot encode it", &e))?;
-        write_atomic(&self.path, format!("{text}\n").as_bytes(), Access::Private)
-            .map_err(|e| fail("cannot write it", &e))
-    }
-
-    fn directory(&self) -> &Path {
-        self.path.parent().unwrap_or(Path::new("."))
-    }
+/// The journal document of `slots`, unusable entries verbatim, ending with a newline.
+pub(crate) fn encode(slots: &[Slot]) -> Result<String, serde_json::Error> {
+    let entries = slots
+        .iter()
+        .map(|slot| match slot {
+            Slot::Usable(entry) => serde_json::to_value(entry),
+            Slot::Unusable { raw, .. } => Ok(raw.clone()),
+        })
+        .collect::<Result<_, _>>()?;
+    let document = JournalFile {
+        version: JOURNAL_VERSION,
+        entries,
+    };
+    Ok(format!("{}\n", serde_json::to_string_pretty(&document)?))
 }
 
 fn is_entry_of(slot: &Slot, operation: &str) -> bool {
     matches!(slot, Slot::Usable(entry) if entry.operation == operation)
 }
 
-/// The whole file: it must be JSON of this version with a list of entries; each entry is then
-/// judged on its own.
-fn parse(path: &Path, text: &str) -> Result<Vec<Slot>, ExecError> {
-    let document: JournalFile = serde_json::from_str(text)
-        .map_err(|e| journal_error(path, format!("it is corrupt ({e})")))?;
+/// The whole journal: it must be JSON of this version with a list of entries; each entry is
+/// then judged on its own.
+pub(crate) fn parse(journal: &JournalLocation, bytes: &[u8]) -> Result<Vec<Slot>, ExecError> {
+    let journal_error = |reason| ExecError::Journal {
+        journal: journal.clone(),
+        reason,
+    };
+    let document: JournalFile =
+        serde_json::from_slice(bytes).map_err(|e| journal_error(format!("it is corrupt ({e})")))?;
     if document.version != JOURNAL_VERSION {
-        return Err(journal_error(
-            path,
-            format!(
-                "format version {} is not supported (expected {JOURNAL_VERSION})",
-                document.version
-            ),
-        ));
+        return Err(journal_error(format!(
+            "format version {} is not supported (expected {JOURNAL_VERSION})",
+            document.version
+        )));
     }
     Ok(document.entries.into_iter().map(parse_entry).collect())
 }
@@ -293,13 +339,6 @@ fn check_entry(entry: &JournalEntry) -> Result<(), String> {
     Ok(())
 }
 
-fn journal_error(path: &Path, reason: String) -> ExecError {
-    ExecError::Journal {
-        path: path.to_owned(),
-        reason,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -319,30 +358,30 @@ mod tests {
         }
     }
 
-    #[test]
-    fn entries_survive_reopening_and_removal_deletes_the_file() {
+    #[tokio::test]
+    async fn entries_survive_reopening_and_removal_deletes_the_file() {
         let dir = tempfile::tempdir().unwrap();
         let journal = Journal::open(dir.path()).unwrap();
         assert!(journal.is_empty());
-        journal.record(entry("a", "1")).unwrap();
-        journal.record(entry("b", "2")).unwrap();
+        journal.record(entry("a", "1")).await.unwrap();
+        journal.record(entry("b", "2")).await.unwrap();
         let reopened = Journal::open(dir.path()).unwrap();
         assert_eq!(reopened.entries(), vec![entry("a", "1"), entry("b", "2")]);
-        journal.remove(&entry("a", "1").operation).unwrap();
+        journal.remove(&entry("a", "1").operation).await.unwrap();
         assert_eq!(
             Journal::open(dir.path()).unwrap().entries(),
             vec![entry("b", "2")]
         );
-        journal.remove(&entry("b", "2").operation).unwrap();
-        assert!(!journal.path().exists());
+        journal.remove(&entry("b", "2").operation).await.unwrap();
+        assert!(!Journal::path_in(dir.path()).exists());
     }
 
-    #[test]
-    fn writes_leave_no_temporary_files() {
+    #[tokio::test]
+    async fn writes_leave_no_temporary_files() {
         let dir = tempfile::tempdir().unwrap();
         let journal = Journal::open(dir.path()).unwrap();
         for n in 0..5 {
-            journal.record(entry("a", &n.to_string())).unwrap();
+            journal.record(entry("a", &n.to_string())).await.unwrap();
         }
         let files: Vec<_> = std::fs::read_dir(StateDir::of(dir.path()).path())
             .unwrap()
@@ -425,16 +464,16 @@ mod tests {
         }
     }
 
-    #[test]
-    fn an_unusable_entry_survives_every_write_verbatim() {
+    #[tokio::test]
+    async fn an_unusable_entry_survives_every_write_verbatim() {
         let dir = tempfile::tempdir().unwrap();
         let bad = with_operation(entry("b", "2"), "../x");
         let path = write_with_bad_entry(dir.path(), &bad);
         let journal = Journal::open(dir.path()).unwrap();
-        journal.remove(&entry("a", "1").operation).unwrap();
-        journal.record(entry("d", "4")).unwrap();
-        journal.remove(&entry("c", "3").operation).unwrap();
-        journal.remove(&entry("d", "4").operation).unwrap();
+        journal.remove(&entry("a", "1").operation).await.unwrap();
+        journal.record(entry("d", "4")).await.unwrap();
+        journal.remove(&entry("c", "3").operation).await.unwrap();
+        journal.remove(&entry("d", "4").operation).await.unwrap();
         let document: Value =
             serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!(document["entries"], serde_json::json!([bad]));
@@ -465,17 +504,17 @@ mod tests {
         assert!(err.to_string().contains("cluster unknown"), "{err}");
     }
 
-    #[test]
-    fn recording_an_unusable_entry_is_refused_and_writes_nothing() {
+    #[tokio::test]
+    async fn recording_an_unusable_entry_is_refused_and_writes_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let journal = Journal::open(dir.path()).unwrap();
         for operation in ["", "../x", "https://evil.example/x"] {
             let mut bad = entry("a", "1");
             bad.operation = operation.to_owned();
-            let err = journal.record(bad).unwrap_err();
+            let err = journal.record(bad).await.unwrap_err();
             assert!(matches!(err, ExecError::Journal { .. }), "{err}");
         }
-        assert!(!journal.path().exists());
+        assert!(!Journal::path_in(dir.path()).exists());
         assert!(journal.is_empty());
     }
 }

@@ -16,6 +16,7 @@ mod error;
 mod http;
 mod idle;
 mod journal;
+mod journal_store;
 mod lock;
 mod operations;
 mod refresh;
@@ -38,7 +39,7 @@ pub use engine::{
 pub use error::ExecError;
 pub use http::redact_userinfo;
 pub use idle::{IdleReport, IdleVerdict, SlurmEvidence, idle_verdict, inspect_idle};
-pub use journal::{Journal, JournalEntry, UnusableEntry};
+pub use journal::{Journal, JournalEntry, JournalLocation, UnusableEntry};
 pub use lock::{LockInfo, RunLock};
 pub use operations::{OperationWaiter, WaitOptions};
 pub use refresh::refresh;

@@ -139,8 +139,8 @@ mod unix_tests {
         assert_eq!(mode(&file), 0o600);
     }
 
-    #[test]
-    fn the_journal_is_written_private() {
+    #[tokio::test]
+    async fn the_journal_is_written_private() {
         use clusterform_model::ClusterName;
         use clusterform_model::rest::RequestKind;
         use clusterform_planner::Action;
@@ -161,9 +161,13 @@ mod unix_tests {
                 started_at: "2026-11-10T12:00:00Z".into(),
                 timeout_seconds: 60,
             })
+            .await
             .unwrap();
         assert_eq!(mode(state.path()), 0o700);
-        assert_eq!(journal.path(), state.journal_file());
-        assert_eq!(mode(journal.path()), 0o600);
+        assert_eq!(
+            journal.location(),
+            &crate::JournalLocation::File(state.journal_file())
+        );
+        assert_eq!(mode(&state.journal_file()), 0o600);
     }
 }

@@ -449,6 +449,7 @@ async fn resume_reconciles_an_operation_the_service_forgot() {
             started_at: "2026-01-01T00:00:00Z".into(),
             timeout_seconds: 60,
         })
+        .await
         .unwrap();
     let engine =
         ApplyEngine::new(h.client(fast_retry()), journal, 4).with_wait_options(fast_wait());

@@ -49,7 +49,7 @@ impl Bench {
     }
 }
 
-fn storage_client(base_url: &str, bucket: &str, retry: RetryPolicy) -> StorageClient {
+pub fn storage_client(base_url: &str, bucket: &str, retry: RetryPolicy) -> StorageClient {
     StorageClient::new(
         bucket,
         client_options(base_url, retry),

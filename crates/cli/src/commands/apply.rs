@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use clusterform_config::{Config, VariableInputs};
 use clusterform_executor::{
-    ApplyEngine, ApplyReport, ExecError, Journal, ProgressSink, WaitOptions,
+    ApplyEngine, ApplyReport, ExecError, Journal, ProgressSink, StorageClient, WaitOptions,
 };
 use clusterform_model::{ClusterName, state};
 use clusterform_planner::{Action, ClusterChange, LiveCluster, Plan};
@@ -178,7 +178,7 @@ async fn finish_after_settling(
     let changed = !report.outcomes.is_empty();
     if !working.is_empty() && !report.interrupted {
         printer.info("Waiting for unchanged clusters whose earlier operation is still running…");
-        let engine = engine(connection, dir, parallelism)?;
+        let engine = engine(connection, dir, parallelism).await?;
         let progress = Arc::new(ApplyProgress::new(*printer));
         let settled = engine
             .await_settled(working, progress, interrupt_token(*printer))
@@ -187,10 +187,9 @@ async fn finish_after_settling(
         report.interrupted = settled.interrupted;
     }
     match (changed, working.is_empty()) {
-        (true, _) => finish(&report, dir, &summary(&report), printer),
+        (true, _) => finish(&report, &summary(&report), printer),
         (false, false) => finish(
             &report,
-            dir,
             "Apply complete! The clusters' earlier operations finished.",
             printer,
         ),
@@ -355,7 +354,7 @@ pub async fn execute(
     printer: &Printer,
     events: Option<&Arc<JsonEvents>>,
 ) -> Result<ApplyReport, CliError> {
-    let engine = engine(connection, dir, parallelism)?;
+    let engine = engine(connection, dir, parallelism).await?;
     let cancel = interrupt_token(*printer);
     let progress: Arc<dyn ProgressSink> = match events {
         Some(events) => events.clone(),
@@ -378,15 +377,18 @@ pub async fn settle_earlier_runs(
     parallelism: u16,
     printer: &Printer,
 ) -> Result<bool, CliError> {
-    let journaled = !Journal::open(dir)?.entries().is_empty();
+    let journaled = !open_journal(dir, planned.connection.remote_journal())
+        .await?
+        .entries()
+        .is_empty();
     if journaled {
         let resumed = resume(&planned.connection, dir, parallelism, printer).await?;
-        finish(&resumed, dir, "Earlier operations finished.", printer)?;
+        finish(&resumed, "Earlier operations finished.", printer)?;
     }
     let changing = changing_under_us(&planned.plan, &planned.live);
     if !changing.is_empty() {
         printer.info("Waiting for clusters an earlier operation is still changing, to plan them again once it ends…");
-        let engine = engine(&planned.connection, dir, parallelism)?;
+        let engine = engine(&planned.connection, dir, parallelism).await?;
         let progress = Arc::new(ApplyProgress::new(*printer));
         let settled = engine
             .await_settled(&changing, progress, interrupt_token(*printer))
@@ -394,9 +396,7 @@ pub async fn settle_earlier_runs(
         // A cluster that ended badly shows in the new plan (a broken one is replaced); only an
         // interrupt stops here.
         if settled.interrupted {
-            return Err(CliError::Interrupted {
-                journal: Journal::path_in(dir),
-            });
+            return Err(CliError::Interrupted);
         }
     }
     Ok(journaled || !changing.is_empty())
@@ -409,7 +409,7 @@ async fn resume(
     printer: &Printer,
 ) -> Result<ApplyReport, CliError> {
     printer.info("Waiting for operations started by an earlier run…");
-    let engine = engine(connection, dir, parallelism)?;
+    let engine = engine(connection, dir, parallelism).await?;
     let cancel = interrupt_token(*printer);
     let progress = Arc::new(ApplyProgress::new(*printer));
     Ok(engine.resume(progress, cancel).await)
@@ -419,8 +419,25 @@ async fn resume(
 /// and progress message every few seconds, long enough to cost one call per cluster per interval.
 const PROGRESS_INTERVAL: Duration = Duration::from_secs(5);
 
-fn engine(connection: &Connection, dir: &Path, parallelism: u16) -> Result<ApplyEngine, CliError> {
-    let journal = Journal::open(dir)?;
+/// The journal of a run: the Cloud Storage object `remote` names (a client on its bucket and
+/// the object, `{prefix}/{stack}.journal.json`) when the configuration keeps the journal there,
+/// else `.clusterform/journal.json` in `dir`.
+pub async fn open_journal(
+    dir: &Path,
+    remote: Option<(StorageClient, String)>,
+) -> Result<Journal, CliError> {
+    Ok(match remote {
+        Some((client, object)) => Journal::open_in_storage(client, object).await?,
+        None => Journal::open(dir)?,
+    })
+}
+
+async fn engine(
+    connection: &Connection,
+    dir: &Path,
+    parallelism: u16,
+) -> Result<ApplyEngine, CliError> {
+    let journal = open_journal(dir, connection.remote_journal()).await?;
     let wait = WaitOptions {
         long_poll: PROGRESS_INTERVAL,
         ..WaitOptions::default()
@@ -452,7 +469,6 @@ fn interrupt_token(printer: Printer) -> CancellationToken {
 /// Prints failures and the summary; maps the report to an exit status.
 pub fn finish(
     report: &ApplyReport,
-    dir: &Path,
     summary: &str,
     printer: &Printer,
 ) -> Result<ExitStatus, CliError> {
@@ -470,9 +486,7 @@ pub fn finish(
         }
     }
     if report.interrupted {
-        return Err(CliError::Interrupted {
-            journal: Journal::path_in(dir),
-        });
+        return Err(CliError::Interrupted);
     }
     if !failed.is_empty() {
         return Err(CliError::ActionsFailed {
@@ -519,4 +533,69 @@ pub fn destroy_summary(report: &ApplyReport) -> String {
 
 fn short(digest: &str) -> String {
     digest.chars().take(12).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clusterform_emulator::{Emulator, EmulatorOptions};
+    use clusterform_executor::{ClientOptions, JournalEntry, JournalLocation, StaticToken};
+    use clusterform_model::rest::RequestKind;
+
+    const OBJECT: &str = "clusterform/prod/research.journal.json";
+
+    #[tokio::test]
+    async fn the_journal_is_the_object_when_one_is_given_else_the_local_file() {
+        let emulator = Emulator::new(EmulatorOptions {
+            buckets: vec!["team-infra".to_owned()],
+            ..EmulatorOptions::default()
+        })
+        .unwrap();
+        let handle = emulator
+            .clone()
+            .serve("127.0.0.1:0".parse().unwrap())
+            .await
+            .unwrap();
+        let client = StorageClient::new(
+            "team-infra",
+            ClientOptions {
+                endpoint: Some(handle.base_url()),
+                ..ClientOptions::default()
+            },
+            Arc::new(StaticToken::new("token")),
+        )
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+
+        let remote = open_journal(dir.path(), Some((client.clone(), OBJECT.to_owned())))
+            .await
+            .unwrap();
+        remote
+            .record(JournalEntry {
+                address: ClusterName {
+                    project: "proj-one".into(),
+                    location: "us-central1".into(),
+                    cluster_id: "train01".into(),
+                },
+                action: Action::Create,
+                request: RequestKind::Create,
+                operation: "projects/1/locations/us-central1/operations/7".into(),
+                started_at: "2026-11-10T12:00:00Z".into(),
+                timeout_seconds: 60,
+            })
+            .await
+            .unwrap();
+        assert!(emulator.object("team-infra", OBJECT).is_some());
+        let reopened = open_journal(dir.path(), Some((client, OBJECT.to_owned())))
+            .await
+            .unwrap();
+        assert_eq!(reopened.entries().len(), 1);
+
+        let local = open_journal(dir.path(), None).await.unwrap();
+        assert!(local.is_empty());
+        assert_eq!(
+            local.location(),
+            &JournalLocation::File(Journal::path_in(dir.path()))
+        );
+    }
 }

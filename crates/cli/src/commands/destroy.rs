@@ -101,7 +101,7 @@ async fn destroy(
     else {
         return Ok(ExitStatus::Declined);
     };
-    finish(&report, dir, &destroy_summary(&report), printer)
+    finish(&report, &destroy_summary(&report), printer)
 }
 
 /// Asks every cluster the plan would delete for its jobs, prints the table (on stderr in a

@@ -6,12 +6,13 @@
 use std::path::{Path, PathBuf};
 
 use clusterform_config::Config;
-use clusterform_executor::{ApiClient, Journal};
+use clusterform_executor::ApiClient;
 use clusterform_model::ClusterName;
 use clusterform_planner::{ClusterChange, LiveCluster, Plan, PlanOptions, RunningJobs};
 
 use crate::arguments::{Plan as PlanCommand, Planning};
 use crate::commands::ExitStatus;
+use crate::commands::apply::open_journal;
 use crate::context::{self, Connection};
 use crate::error::CliError;
 use crate::printer::Printer;
@@ -111,7 +112,7 @@ async fn plan_live(
     destroy: bool,
     printer: &Printer,
 ) -> Result<Planned, CliError> {
-    report_journal(dir, printer)?;
+    report_journal(dir, &connection, printer).await?;
     let targets = target_names(&config, &planning.targets)?;
     let live =
         clusterform_executor::refresh(&connection.client, &config.locations(), &targets).await?;
@@ -184,8 +185,12 @@ fn without_running_jobs(plan: &Plan) -> Plan {
 }
 
 /// Tells the user about operations an earlier run left in flight.
-fn report_journal(dir: &Path, printer: &Printer) -> Result<(), CliError> {
-    let journal = Journal::open(dir)?;
+async fn report_journal(
+    dir: &Path,
+    connection: &Connection,
+    printer: &Printer,
+) -> Result<(), CliError> {
+    let journal = open_journal(dir, connection.remote_journal()).await?;
     for entry in journal.entries() {
         printer.warn(&format!(
             "an earlier run left operation {} ({} {}) in flight; `clusterform apply` waits for it before changing anything",
@@ -202,7 +207,7 @@ fn report_journal(dir: &Path, printer: &Printer) -> Result<(), CliError> {
         printer.warn(&format!(
             "entry {} of {} cannot be used ({}); apply refuses to act on {cluster} until it is fixed or removed",
             unusable.entry,
-            journal.path().display(),
+            journal.location(),
             unusable.reason
         ));
     }

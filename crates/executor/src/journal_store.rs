@@ -1,0 +1,186 @@
+//! Where the journal is kept: the local file `.clusterform/journal.json` (one machine; the run
+//! lock keeps other runs out), or a Cloud Storage object shared by every machine that runs the
+//! stack. A change to the object is written with optimistic concurrency: the upload carries
+//! the generation last read (`ifGenerationMatch`), and when another machine wrote in between
+//! (`412`) the object is read again and the one change (record or remove of one operation) is
+//! applied on top of what is there, so that another machine's entries are never dropped.
+
+use std::path::{Path, PathBuf};
+
+use clusterform_files::{Access, remove_durably, write_atomic};
+
+use crate::error::ExecError;
+use crate::journal::{Change, JournalLocation, Slot, encode, parse};
+use crate::state_dir::StateDir;
+use crate::storage::{Generation, StorageClient, StorageError};
+
+/// How many times one change is attempted while other machines keep replacing the object: each
+/// lost race means another machine's write went through, so the journal as a whole progresses.
+const MAX_WRITE_ATTEMPTS: usize = 16;
+
+/// The journal's persistence.
+#[derive(Debug)]
+pub(crate) enum JournalStore {
+    /// A local file, replaced atomically.
+    File(PathBuf),
+    /// A Cloud Storage object, replaced under a generation precondition (boxed: a client is
+    /// much larger than a path).
+    Object(Box<ObjectStore>),
+}
+
+impl JournalStore {
+    /// Applies `change` to `current` (the journal as this store last read or wrote it) and
+    /// persists the result; answers the journal as it is now stored, which for an object
+    /// includes what other machines wrote meanwhile.
+    pub(crate) async fn commit(
+        &mut self,
+        current: Vec<Slot>,
+        change: &Change,
+    ) -> Result<Vec<Slot>, ExecError> {
+        match self {
+            Self::File(path) => {
+                let Some(updated) = change.apply(&current) else {
+                    return Ok(current);
+                };
+                write_file(path, &updated)?;
+                Ok(updated)
+            }
+            Self::Object(object) => object.commit(current, change).await,
+        }
+    }
+}
+
+/// Reads the journal file; a missing file is an empty journal.
+pub(crate) fn read_file(path: &Path) -> Result<Vec<Slot>, ExecError> {
+    let location = JournalLocation::File(path.to_owned());
+    match std::fs::read(path) {
+        Ok(bytes) => parse(&location, &bytes),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(journal_error(location, format!("cannot read it: {e}"))),
+    }
+}
+
+/// Replaces the file atomically; an empty journal removes it.
+fn write_file(path: &Path, slots: &[Slot]) -> Result<(), ExecError> {
+    let fail = |what: &str, e: &dyn std::fmt::Display| {
+        journal_error(
+            JournalLocation::File(path.to_owned()),
+            format!("{what}: {e}"),
+        )
+    };
+    if slots.is_empty() {
+        return match remove_durably(path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(fail("cannot remove it", &e)),
+        };
+    }
+    if let Some(config_dir) = path.parent().and_then(Path::parent) {
+        StateDir::of(config_dir)
+            .create()
+            .map_err(|e| fail("cannot create its directory", &e))?;
+    }
+    let text = encode(slots).map_err(|e| fail("cannot encode it", &e))?;
+    write_atomic(path, text.as_bytes(), Access::Private).map_err(|e| fail("cannot write it", &e))
+}
+
+/// The journal as one object of a bucket.
+#[derive(Debug)]
+pub(crate) struct ObjectStore {
+    client: StorageClient,
+    object: String,
+    /// The generation last read or written; `None` while the object is absent.
+    generation: Option<Generation>,
+}
+
+impl ObjectStore {
+    /// Reads the object; a missing object is an empty journal.
+    pub(crate) async fn open(
+        client: StorageClient,
+        object: String,
+    ) -> Result<(Self, Vec<Slot>), ExecError> {
+        let mut store = Self {
+            client,
+            object,
+            generation: None,
+        };
+        let slots = store.reload().await?;
+        Ok((store, slots))
+    }
+
+    /// `gs://BUCKET/OBJECT`.
+    pub(crate) fn location(&self) -> JournalLocation {
+        JournalLocation::Object {
+            bucket: self.client.bucket().to_owned(),
+            object: self.object.clone(),
+        }
+    }
+
+    async fn commit(
+        &mut self,
+        current: Vec<Slot>,
+        change: &Change,
+    ) -> Result<Vec<Slot>, ExecError> {
+        let mut slots = current;
+        for _ in 0..MAX_WRITE_ATTEMPTS {
+            let Some(updated) = change.apply(&slots) else {
+                return Ok(slots);
+            };
+            let content = if updated.is_empty() {
+                None
+            } else {
+                let text = encode(&updated).map_err(|e| {
+                    journal_error(self.location(), format!("cannot encode it: {e}"))
+                })?;
+                Some(text.into_bytes())
+            };
+            match self.write(content.as_deref()).await {
+                Ok(()) => return Ok(updated),
+                Err(StorageError::PreconditionFailed { .. }) => slots = self.reload().await?,
+                Err(e) => return Err(ExecError::JournalStorage(Box::new(e))),
+            }
+        }
+        Err(journal_error(
+            self.location(),
+            format!("gave up after {MAX_WRITE_ATTEMPTS} attempts: other runs kept replacing it"),
+        ))
+    }
+
+    /// Reads the live object and remembers its generation.
+    async fn reload(&mut self) -> Result<Vec<Slot>, ExecError> {
+        let live = self
+            .client
+            .read(&self.object)
+            .await
+            .map_err(|e| ExecError::JournalStorage(Box::new(e)))?;
+        let Some((bytes, generation)) = live else {
+            self.generation = None;
+            return Ok(Vec::new());
+        };
+        let slots = parse(&self.location(), &bytes)?;
+        self.generation = Some(generation);
+        Ok(slots)
+    }
+
+    /// Writes `content` only over the generation last seen: creates the object when it was
+    /// absent; `None` (an empty journal) deletes it.
+    async fn write(&mut self, content: Option<&[u8]>) -> Result<(), StorageError> {
+        let (client, object) = (&self.client, self.object.as_str());
+        self.generation = match (content, self.generation) {
+            (None, None) => None,
+            (None, Some(generation)) => {
+                client.delete_if(object, generation).await?;
+                None
+            }
+            (Some(content), None) => Some(client.create_if_absent(object, content).await?),
+            (Some(content), Some(generation)) => {
+                Some(client.replace_if(object, content, generation).await?)
+            }
+        };
+        Ok(())
+    }
+}
+
+fn journal_error(journal: JournalLocation, reason: String) -> ExecError {
+    ExecError::Journal { journal, reason }
+}
