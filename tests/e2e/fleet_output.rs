@@ -1,7 +1,7 @@
 //! What a fleet spread over two regions looks like: plan headers and `list` name each
 //! cluster's project and region, and a changed startup script diffs line by line as a heredoc.
 
-use crate::support::{ClusterSpec, Env, PROVIDER, assert_succeeded, cluster_hcl, stdout};
+use crate::support::{ClusterSpec, Env, PROVIDER, assert_succeeded, cluster_hcl, stderr, stdout};
 
 /// `train01` in the provider's us-central1 running `startup`, and `train02` in europe-west4.
 fn two_regions(startup: &str) -> String {
@@ -36,6 +36,11 @@ fn a_two_region_fleet_shows_locations_and_script_diffs() {
     assert!(
         text.contains("  # train02 (e2e-project/europe-west4) will be created\n"),
         "{text}"
+    );
+    let progress = stderr(&created);
+    assert!(
+        progress.contains("train02 (e2e-project/europe-west4): created"),
+        "progress lines name the location too: {progress}"
     );
 
     let listed = env.run(&["list"]);

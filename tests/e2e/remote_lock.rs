@@ -58,7 +58,7 @@ impl ExternalEmulator {
         .unwrap()
     }
 
-    fn block_on<T>(future: impl std::future::Future<Output = T>) -> T {
+    fn block_on<T>(future: impl Future<Output = T>) -> T {
         tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()

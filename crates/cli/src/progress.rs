@@ -15,11 +15,13 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::printer::Printer;
 use clusterform::views::actions::{done_verb, verb};
+use clusterform::views::names::ClusterNames;
 
 /// Shows the executor's progress events.
 #[derive(Debug)]
 pub struct ApplyProgress {
     printer: Printer,
+    names: ClusterNames,
     bars: Option<MultiProgress>,
     clusters: Mutex<HashMap<ClusterName, ClusterLine>>,
 }
@@ -53,8 +55,9 @@ impl Status {
 }
 
 impl ApplyProgress {
-    /// Bars when stderr is a terminal (unless `--quiet`), plain lines otherwise.
-    pub fn new(printer: Printer) -> Self {
+    /// Bars when stderr is a terminal (unless `--quiet`), plain lines otherwise; clusters named
+    /// as `names` says (with their location when the run spans several).
+    pub fn new(printer: Printer, names: ClusterNames) -> Self {
         let bars = printer
             .draws_progress_bars()
             .then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr()));
@@ -63,6 +66,7 @@ impl ApplyProgress {
         }
         Self {
             printer,
+            names,
             bars,
             clusters: Mutex::new(HashMap::new()),
         }
@@ -94,7 +98,7 @@ impl ProgressSink for ApplyProgress {
             self.stop_line(&event.address);
             return;
         }
-        let status = describe(event);
+        let status = describe(event, self.names);
         let text = status.render(event.elapsed);
         let finished = matches!(event.step, Step::Finished | Step::Failed(_));
         let mut clusters = self.clusters.lock().unwrap_or_else(|e| e.into_inner());
@@ -133,8 +137,8 @@ fn is_interruption(step: &Step) -> bool {
 }
 
 /// `train01: creating… [12s] PROVISIONING — Creating node pool login`, without the time.
-fn describe(event: &ProgressEvent) -> Status {
-    let id = &event.address.cluster_id;
+fn describe(event: &ProgressEvent, names: ClusterNames) -> Status {
+    let id = &names.name(&event.address);
     let going = |head: String, tail: String| Status::Going { head, tail };
     match &event.step {
         Step::Started => going(format!("{id}: {}…", verb(event.action)), String::new()),
@@ -213,9 +217,12 @@ mod tests {
     #[test]
     fn the_elapsed_time_is_rendered_but_not_part_of_the_status() {
         let (early, late) = (waiting(12), waiting(13));
-        assert_eq!(describe(&early), describe(&late));
         assert_eq!(
-            describe(&early).render(early.elapsed),
+            describe(&early, ClusterNames::default()),
+            describe(&late, ClusterNames::default())
+        );
+        assert_eq!(
+            describe(&early, ClusterNames::default()).render(early.elapsed),
             "train01: creating… [12s] PROVISIONING — Creating node pool login"
         );
     }

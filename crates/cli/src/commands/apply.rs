@@ -26,6 +26,7 @@ use crate::progress::ApplyProgress;
 use crate::prompt;
 use crate::stack_lock::{self, take_lock};
 use clusterform::views::actions;
+use clusterform::views::names::ClusterNames;
 
 /// Applies a configuration directory or a saved plan file.
 pub async fn run(args: &Apply, printer: &Printer) -> Result<ExitStatus, CliError> {
@@ -179,7 +180,7 @@ async fn finish_after_settling(
     if !working.is_empty() && !report.interrupted {
         printer.info("Waiting for unchanged clusters whose earlier operation is still running…");
         let engine = engine(connection, dir, parallelism).await?;
-        let progress = Arc::new(ApplyProgress::new(*printer));
+        let progress = Arc::new(ApplyProgress::new(*printer, names_of(working)));
         let settled = engine
             .await_settled(working, progress, interrupt_token(*printer))
             .await;
@@ -358,7 +359,10 @@ pub async fn execute(
     let cancel = interrupt_token(*printer);
     let progress: Arc<dyn ProgressSink> = match events {
         Some(events) => events.clone(),
-        None => Arc::new(ApplyProgress::new(*printer)),
+        None => Arc::new(ApplyProgress::new(
+            *printer,
+            ClusterNames::for_clusters(plan.changes.iter().map(|c| &c.address)),
+        )),
     };
     let report = engine.apply(plan, progress, cancel).await;
     if let Some(events) = events {
@@ -389,7 +393,7 @@ pub async fn settle_earlier_runs(
     if !changing.is_empty() {
         printer.info("Waiting for clusters an earlier operation is still changing, to plan them again once it ends…");
         let engine = engine(&planned.connection, dir, parallelism).await?;
-        let progress = Arc::new(ApplyProgress::new(*printer));
+        let progress = Arc::new(ApplyProgress::new(*printer, names_of(&changing)));
         let settled = engine
             .await_settled(&changing, progress, interrupt_token(*printer))
             .await;
@@ -411,8 +415,22 @@ async fn resume(
     printer.info("Waiting for operations started by an earlier run…");
     let engine = engine(connection, dir, parallelism).await?;
     let cancel = interrupt_token(*printer);
-    let progress = Arc::new(ApplyProgress::new(*printer));
+    let journaled: Vec<ClusterName> = engine
+        .journal()
+        .entries()
+        .into_iter()
+        .map(|entry| entry.address)
+        .collect();
+    let progress = Arc::new(ApplyProgress::new(
+        *printer,
+        ClusterNames::for_clusters(&journaled),
+    ));
     Ok(engine.resume(progress, cancel).await)
+}
+
+/// How progress names the clusters of these changes.
+fn names_of(changes: &[ClusterChange]) -> ClusterNames {
+    ClusterNames::for_clusters(changes.iter().map(|c| &c.address))
 }
 
 /// How long one `:wait` call blocks: short enough that every cluster's line shows its state

@@ -4,6 +4,7 @@
 
 pub mod actions;
 mod heredoc;
+pub mod names;
 pub mod plan_text;
 pub mod table;
 

@@ -20,6 +20,7 @@ use serde_json::{Map, Value};
 
 use crate::views::actions::symbol;
 use crate::views::heredoc::{self, Line};
+use crate::views::names::ClusterNames;
 
 /// Jobs named one by one under a disruptive change; the rest are counted.
 const MAX_JOBS_LISTED: usize = 10;
@@ -30,7 +31,7 @@ const SENSITIVE: &str = "(sensitive)";
 /// Renders a plan as text; `color` adds ANSI colours.
 pub fn render_text(plan: &Plan, color: bool) -> String {
     let paint = Paint { color };
-    let names = Names::for_plan(plan);
+    let names = ClusterNames::for_clusters(plan.changes.iter().map(|c| &c.address));
     if !plan.has_changes() {
         let mut out = format!(
             "{} Your clusters match the configuration.\n",
@@ -39,7 +40,7 @@ pub fn render_text(plan: &Plan, color: bool) -> String {
         for change in &plan.changes {
             for warning in &change.warnings {
                 let label = paint.style(Style::new().yellow().bold(), "Note:");
-                let _ = writeln!(out, "{label} {}: {warning}", names.of(change));
+                let _ = writeln!(out, "{label} {}: {warning}", names.name(&change.address));
             }
         }
         return out;
@@ -49,7 +50,7 @@ pub fn render_text(plan: &Plan, color: bool) -> String {
         ClusterText {
             out: &mut out,
             paint,
-            name: names.of(change),
+            name: names.name(&change.address),
         }
         .render(change);
         out.push('\n');
@@ -69,39 +70,6 @@ pub fn render_text(plan: &Plan, color: bool) -> String {
         summary.destroy
     );
     out
-}
-
-/// How the text names a cluster: by its ID, followed by its project and region when the plan
-/// spans several locations (the same ID may then exist in two regions).
-#[derive(Debug, Clone, Copy)]
-struct Names {
-    with_location: bool,
-}
-
-impl Names {
-    fn for_plan(plan: &Plan) -> Self {
-        let mut changes = plan.changes.iter();
-        let with_location = changes.next().is_some_and(|first| {
-            changes.any(|other| {
-                (&other.address.project, &other.address.location)
-                    != (&first.address.project, &first.address.location)
-            })
-        });
-        Self { with_location }
-    }
-
-    /// `train01`, or `train01 (acme-ml/us-central1)`.
-    fn of(self, change: &ClusterChange) -> String {
-        let address = &change.address;
-        if self.with_location {
-            format!(
-                "{} ({}/{})",
-                address.cluster_id, address.project, address.location
-            )
-        } else {
-            address.cluster_id.clone()
-        }
-    }
 }
 
 /// `2 Slurm jobs active now: 17 train-llm (alice, RUNNING on a3-[0-1]), …`, or why not known.
