@@ -8,8 +8,8 @@ use crate::support::{failure, find, load_text, valid_with};
 /// The valid file with `block` inside the provider block.
 fn with_lock(block: &str) -> String {
     valid_with(
-        "  stack   = \"test\"\n",
-        &format!("  stack   = \"test\"\n{block}\n"),
+        "  stack   = \"research\"\n",
+        &format!("  stack   = \"research\"\n{block}\n"),
     )
 }
 
