@@ -6,7 +6,8 @@
 //! panic or a confusing serde message further up. A server is not trusted to be well-behaved:
 //! answers are read with a size cap ([`MAX_ANSWER_BYTES`]), redirects are never followed, a
 //! List ends after [`MAX_LIST_PAGES`] pages or at the first page token seen twice, and the
-//! answer to a create, update or delete must be an operation with a usable name.
+//! answer to a create, update or delete must be an operation with a usable name. A quota error
+//! from one region holds back every request to that region for a while ([`RegionGates`]).
 
 use std::collections::HashSet;
 use std::fmt;
@@ -27,6 +28,7 @@ use tokio::time::Instant;
 
 use crate::auth::TokenSource;
 use crate::error::ExecError;
+use crate::region_gate::RegionGates;
 use crate::retry::{CallClass, RetryPolicy, Verdict, classify_status, classify_transport};
 
 /// Items asked for per List page; the service may cap it lower.
@@ -99,12 +101,14 @@ pub enum Submitted {
     Adopted(Box<Cluster>),
 }
 
-/// The client. Cheap to clone: clones share the connection pool and the token source.
+/// The client. Cheap to clone: clones share the connection pool, the token source and the
+/// regions' backoff.
 #[derive(Clone)]
 pub struct ApiClient {
     http: reqwest::Client,
     endpoint: Option<String>,
     tokens: Arc<dyn TokenSource>,
+    gates: RegionGates,
     request_timeout: Duration,
     retry: RetryPolicy,
     max_answer_bytes: usize,
@@ -125,6 +129,8 @@ impl fmt::Debug for ApiClient {
 struct Call<'a> {
     method: Method,
     url: Url,
+    /// The region the request is for, whose backoff it honours.
+    region: &'a str,
     body: Option<&'a Value>,
     class: CallClass,
     timeout: Duration,
@@ -199,6 +205,7 @@ impl ApiClient {
             http,
             endpoint,
             tokens,
+            gates: RegionGates::default(),
             request_timeout: options.request_timeout,
             retry: options.retry,
             max_answer_bytes: options.max_answer_bytes,
@@ -292,6 +299,7 @@ impl ApiClient {
         };
         let call = Call {
             url: self.url(&name.location, &request.call())?,
+            region: &name.location,
             method: reqwest_method(request.method()),
             body: request.body(),
             class,
@@ -325,6 +333,7 @@ impl ApiClient {
         let call = Call {
             method: reqwest_method(wait.method),
             url: self.url(&parsed.location, &wait)?,
+            region: &parsed.location,
             body: Some(&empty),
             class: CallClass::Read,
             timeout: self.request_timeout + Duration::from_secs(seconds),
@@ -345,6 +354,7 @@ impl ApiClient {
         let call = Call {
             method: reqwest_method(relay.method),
             url: self.url(&name.location, &relay)?,
+            region: &name.location,
             body: Some(&request),
             // Listing jobs or nodes has no side effect, whatever the HTTP method carrying it.
             class: CallClass::Read,
@@ -379,10 +389,11 @@ impl ApiClient {
     }
 
     /// A call without a body or side effect.
-    fn read_call(&self, region: &str, call: &RestCall) -> Result<Call<'static>, ExecError> {
+    fn read_call<'a>(&self, region: &'a str, call: &RestCall) -> Result<Call<'a>, ExecError> {
         Ok(Call {
             method: reqwest_method(call.method),
             url: self.url(region, call)?,
+            region,
             body: None,
             class: CallClass::Read,
             timeout: self.request_timeout,
@@ -411,7 +422,8 @@ impl ApiClient {
         }
     }
 
-    /// Sends a call, retrying as its class allows.
+    /// Sends a call once its region's gate is open, retrying as its class allows. A quota
+    /// error closes the region's gate (see [`RegionGates`]) and this call waits with the others.
     async fn execute(
         &self,
         call: &Call<'_>,
@@ -420,8 +432,12 @@ impl ApiClient {
         let started = Instant::now();
         let mut failed_attempts = 0;
         loop {
+            self.gates.wait_open(call.region).await;
             let failure = match self.attempt(call).await {
-                Ok(body) => return Ok(Reply::Body(body)),
+                Ok(body) => {
+                    self.gates.answered(call.region);
+                    return Ok(Reply::Body(body));
+                }
                 Err(failure) => failure,
             };
             failed_attempts += 1;
@@ -439,7 +455,11 @@ impl ApiClient {
                     None
                 }
             };
-            let delay = server_delay.unwrap_or_else(|| self.retry.backoff(failed_attempts));
+            let delay = if failure.error.is_quota_exhausted() {
+                self.gates.close(call.region, server_delay, &self.retry)
+            } else {
+                server_delay.unwrap_or_else(|| self.retry.backoff(failed_attempts))
+            };
             if failed_attempts >= self.retry.max_attempts
                 || started.elapsed() + delay > self.retry.max_elapsed
             {

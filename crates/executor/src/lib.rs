@@ -18,6 +18,7 @@ mod journal;
 mod lock;
 mod operations;
 mod refresh;
+mod region_gate;
 mod retry;
 mod slurm;
 mod state_dir;

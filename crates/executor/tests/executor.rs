@@ -9,6 +9,7 @@ mod idle;
 mod journal;
 mod operations;
 mod proxy;
+mod regions;
 mod retries;
 mod scripted;
 mod storage;
