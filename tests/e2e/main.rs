@@ -26,6 +26,7 @@ mod output_contract;
 mod ownership;
 mod plans;
 mod prompt;
+mod regions;
 mod reliability;
 mod running_jobs;
 mod saved_plans;

@@ -15,7 +15,7 @@ use clusterform_model::{ClusterName, state};
 use clusterform_planner::{Action, ClusterChange, LiveCluster, Plan};
 use tokio_util::sync::CancellationToken;
 
-use crate::arguments::{Apply, ApplySource};
+use crate::arguments::{Apply, ApplySource, Parallelism};
 use crate::commands::plan::{Planned, prepare, replan};
 use crate::commands::{ExitStatus, take_lock};
 use crate::context::{self, Connection};
@@ -146,7 +146,7 @@ async fn finish_after_settling(
     working: &[ClusterChange],
     connection: &Connection,
     dir: &Path,
-    parallelism: u16,
+    parallelism: Parallelism,
     summary: fn(&ApplyReport) -> String,
     printer: &Printer,
 ) -> Result<ExitStatus, CliError> {
@@ -192,7 +192,7 @@ pub async fn confirm_and_execute(
     planned: &Planned,
     dir: &Path,
     approval: &Approval,
-    parallelism: u16,
+    parallelism: Parallelism,
     printer: &Printer,
     events: Option<&Arc<JsonEvents>>,
 ) -> Result<Option<ApplyReport>, CliError> {
@@ -302,7 +302,7 @@ pub async fn execute(
     plan: &Plan,
     connection: &Connection,
     dir: &Path,
-    parallelism: u16,
+    parallelism: Parallelism,
     printer: &Printer,
     events: Option<&Arc<JsonEvents>>,
 ) -> Result<ApplyReport, CliError> {
@@ -326,7 +326,7 @@ pub async fn execute(
 pub async fn settle_earlier_runs(
     planned: &Planned,
     dir: &Path,
-    parallelism: u16,
+    parallelism: Parallelism,
     printer: &Printer,
 ) -> Result<bool, CliError> {
     let journaled = !Journal::open(dir)?.entries().is_empty();
@@ -356,7 +356,7 @@ pub async fn settle_earlier_runs(
 async fn resume(
     connection: &Connection,
     dir: &Path,
-    parallelism: u16,
+    parallelism: Parallelism,
     printer: &Printer,
 ) -> Result<ApplyReport, CliError> {
     printer.info("Waiting for operations started by an earlier run…");
@@ -370,16 +370,23 @@ async fn resume(
 /// and progress message every few seconds, long enough to cost one call per cluster per interval.
 const PROGRESS_INTERVAL: Duration = Duration::from_secs(5);
 
-fn engine(connection: &Connection, dir: &Path, parallelism: u16) -> Result<ApplyEngine, CliError> {
+fn engine(
+    connection: &Connection,
+    dir: &Path,
+    parallelism: Parallelism,
+) -> Result<ApplyEngine, CliError> {
     let journal = Journal::open(dir)?;
     let wait = WaitOptions {
         long_poll: PROGRESS_INTERVAL,
         ..WaitOptions::default()
     };
-    Ok(
-        ApplyEngine::new(connection.client.clone(), journal, usize::from(parallelism))
-            .with_wait_options(wait),
+    Ok(ApplyEngine::new(
+        connection.client.clone(),
+        journal,
+        usize::from(parallelism.global),
     )
+    .with_parallelism_per_location(parallelism.per_location.map(usize::from))
+    .with_wait_options(wait))
 }
 
 /// A token cancelled by the first Ctrl-C; the second exits the process immediately.
