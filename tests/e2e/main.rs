@@ -26,6 +26,7 @@ mod output_contract;
 mod ownership;
 mod plans;
 mod prompt;
+mod regions;
 mod reliability;
 mod remote_lock;
 mod running_jobs;

@@ -134,12 +134,22 @@ pub struct Apply {
     pub planning: Planning,
     /// `--auto-approve`.
     pub auto_approve: bool,
-    /// `--parallelism`: clusters changed at the same time.
-    pub parallelism: u16,
+    /// `--parallelism` and `--parallelism-per-location`: clusters changed at the same time.
+    pub parallelism: Parallelism,
     /// `--json`: JSON events on stdout instead of the plan and progress.
     pub json: bool,
     /// `--lock-timeout`: how long to wait for another run's lock.
     pub lock_timeout: Duration,
+}
+
+/// How many clusters an apply or destroy changes at the same time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Parallelism {
+    /// `--parallelism`: across all locations.
+    pub global: u16,
+    /// `--parallelism-per-location`: within one (project, region), whose quotas the service
+    /// counts separately; `None` for no limit but the global one.
+    pub per_location: Option<u16>,
 }
 
 /// `destroy`.
@@ -155,8 +165,8 @@ pub struct Destroy {
     pub idle_for: Option<Duration>,
     /// `--auto-approve`.
     pub auto_approve: bool,
-    /// `--parallelism`: clusters deleted at the same time.
-    pub parallelism: u16,
+    /// `--parallelism` and `--parallelism-per-location`: clusters deleted at the same time.
+    pub parallelism: Parallelism,
     /// `--json`: JSON events on stdout instead of the plan and progress.
     pub json: bool,
     /// `--lock-timeout`: how long to wait for another run's lock.
@@ -254,7 +264,10 @@ impl Arguments {
                 },
                 idle_for: args.idle_for,
                 auto_approve: args.auto_approve,
-                parallelism: args.parallelism,
+                parallelism: Parallelism {
+                    global: args.parallelism,
+                    per_location: args.parallelism_per_location,
+                },
                 json: refuse_unapproved_json("destroy", args.json, args.auto_approve)?,
                 lock_timeout: args.lock.lock_timeout,
             }),
@@ -373,7 +386,10 @@ fn apply(before_command: Option<PathBuf>, args: cli::ApplyArgs) -> Result<Apply,
         endpoint: args.endpoint.endpoint,
         planning: Planning::from_args(args.planning)?,
         auto_approve: args.auto_approve,
-        parallelism: args.parallelism,
+        parallelism: Parallelism {
+            global: args.parallelism,
+            per_location: args.parallelism_per_location,
+        },
         json: args.json,
         lock_timeout: args.lock.lock_timeout,
     })

@@ -264,6 +264,9 @@ pub struct ApplyArgs {
     /// Clusters changed at the same time
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..))]
     pub parallelism: u16,
+    /// Clusters of one project and region changed at the same time (within --parallelism)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub parallelism_per_location: Option<u16>,
     /// Print one JSON event per line instead of progress (needs --auto-approve or a plan file)
     #[arg(long)]
     pub json: bool,
@@ -292,6 +295,9 @@ pub struct DestroyArgs {
     /// Clusters deleted at the same time
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..))]
     pub parallelism: u16,
+    /// Clusters of one project and region deleted at the same time (within --parallelism)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub parallelism_per_location: Option<u16>,
     /// Print one JSON event per line instead of progress (needs --auto-approve)
     #[arg(long)]
     pub json: bool,

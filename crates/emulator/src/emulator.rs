@@ -135,7 +135,8 @@ impl State {
         update: Option<(Option<String>, Value)>,
         now: Millis,
     ) -> StoredOperation {
-        let fails = self.dice.roll_operation_failure();
+        let fails = self.dice.spec().applies_to_location(&parent.location)
+            && self.dice.roll_operation_failure();
         let (update_mode, target) = match update {
             Some((mode, target)) => (mode, Some(target)),
             None => (None, None),

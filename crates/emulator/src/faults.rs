@@ -1,6 +1,6 @@
 //! Fault injection: the `FaultSpec` (parsed from strings such as
-//! `503=0.2,429=0.1,drop=0.05,opfail=0.5,retry-after=1,jitter-ms=200,seed=7`) and
-//! the seeded dice that decide, request by request, how long to delay it and
+//! `503=0.2,429=0.1,drop=0.05,opfail=0.5,retry-after=1,jitter-ms=200,seed=7`, and
+//! optionally `location=us-east1` to fault one location only) and the seeded dice that decide, request by request, how long to delay it and
 //! whether to answer normally, with an error status, or by dropping the
 //! connection. One RNG, seeded from the spec, makes every run with the same seed
 //! and request sequence identical.
@@ -31,6 +31,10 @@ pub struct FaultSpec {
     pub retry_after_seconds: u64,
     /// Each request is delayed by a random time from zero to this, on top of the latency.
     pub jitter: Duration,
+    /// The only location whose requests and operations the faults (and jitter) touch; `None`
+    /// for every request. A request is for a location when its path has
+    /// `/locations/{location}/` (or ends with `/locations/{location}`).
+    pub location: Option<String>,
 }
 
 /// A fault spec item that could not be understood.
@@ -82,11 +86,15 @@ impl FaultSpec {
             "seed" => self.seed = parse_integer(value)?,
             "retry-after" => self.retry_after_seconds = parse_integer(value)?,
             "jitter-ms" => self.jitter = Duration::from_millis(parse_integer(value)?),
+            "location" if value.is_empty() || value.contains('/') => {
+                return Err(format!("`{value}` is not a location"));
+            }
+            "location" => self.location = Some(value.to_owned()),
             "drop" => self.drop_rate = parse_probability(value)?,
             "opfail" => self.operation_failure_rate = parse_probability(value)?,
             status => {
                 let status: u16 = status.parse().map_err(|_| {
-                    format!("unknown key `{status}`; expected 429, 500, 503, drop, opfail, retry-after, jitter-ms or seed")
+                    format!("unknown key `{status}`; expected 429, 500, 503, drop, opfail, retry-after, jitter-ms, location or seed")
                 })?;
                 if !FAULT_STATUSES.contains(&status) {
                     return Err(format!(
@@ -109,6 +117,23 @@ impl FaultSpec {
             ));
         }
         Ok(())
+    }
+
+    /// Whether the faults apply to a request on `path`.
+    pub(crate) fn applies_to_path(&self, path: &str) -> bool {
+        let Some(location) = &self.location else {
+            return true;
+        };
+        let segment = format!("/locations/{location}");
+        path.match_indices(&segment).any(|(at, _)| {
+            let rest = &path[at + segment.len()..];
+            rest.is_empty() || rest.starts_with('/') || rest.starts_with(':')
+        })
+    }
+
+    /// Whether the faults apply to operations in `location`.
+    pub(crate) fn applies_to_location(&self, location: &str) -> bool {
+        self.location.as_deref().is_none_or(|only| only == location)
     }
 
     fn request_fault_rate(&self) -> f64 {
@@ -149,6 +174,11 @@ impl FaultDice {
     pub(crate) fn new(spec: FaultSpec) -> Self {
         let rng = SmallRng::seed_from_u64(spec.seed);
         FaultDice { spec, rng }
+    }
+
+    /// The spec the dice roll for.
+    pub(crate) fn spec(&self) -> &FaultSpec {
+        &self.spec
     }
 
     /// Rolls once for an API request; no roll is spent when no request fault is configured.
@@ -217,7 +247,37 @@ mod tests {
                 operation_failure_rate: 0.5,
                 retry_after_seconds: 1,
                 jitter: Duration::from_millis(200),
+                location: None,
             }
+        );
+    }
+
+    #[test]
+    fn a_location_limits_the_faults_to_its_paths_and_operations() {
+        let spec: FaultSpec = "429=1,location=us-east1".parse().unwrap();
+        assert_eq!(spec.location.as_deref(), Some("us-east1"));
+        for faulted in [
+            "/v1beta1/projects/p/locations/us-east1/modelDevelopmentClusters",
+            "/v1beta1/projects/p/locations/us-east1/operations/op-1:wait",
+            "/v1beta1/projects/p/locations/us-east1",
+        ] {
+            assert!(spec.applies_to_path(faulted), "{faulted}");
+        }
+        for spared in [
+            "/v1beta1/projects/p/locations/us-east11/modelDevelopmentClusters",
+            "/v1beta1/projects/p/locations/europe-west4/modelDevelopmentClusters/us-east1",
+            "/storage/v1/b/bucket/o",
+        ] {
+            assert!(!spec.applies_to_path(spared), "{spared}");
+        }
+        assert!(spec.applies_to_location("us-east1"));
+        assert!(!spec.applies_to_location("europe-west4"));
+        let everywhere = FaultSpec::default();
+        assert!(everywhere.applies_to_path("/storage/v1/b/bucket/o"));
+        assert!(everywhere.applies_to_location("europe-west4"));
+        assert_eq!(
+            "location=".parse::<FaultSpec>().unwrap_err().to_string(),
+            "bad fault item `location=`: `` is not a location"
         );
     }
 
@@ -248,7 +308,7 @@ mod tests {
             ),
             (
                 "latency=5",
-                "bad fault item `latency=5`: unknown key `latency`; expected 429, 500, 503, drop, opfail, retry-after, jitter-ms or seed",
+                "bad fault item `latency=5`: unknown key `latency`; expected 429, 500, 503, drop, opfail, retry-after, jitter-ms, location or seed",
             ),
             (
                 "seed=1,seed=2",

@@ -1,6 +1,6 @@
 //! What happens to every request before a handler sees it, in order: it is
 //! logged, the configured latency and the fault spec's jitter are added, the
-//! fault dice decide whether it is answered with an injected error or dropped,
+//! fault dice (when the spec applies to the request's location) decide whether it is answered with an injected error or dropped,
 //! and the bearer token is checked. The answered status is written back into
 //! the log. Errors answered here take the envelope of the API the path belongs
 //! to (Cloud Storage's for its routes, AIP-193 for the cluster API).
@@ -42,9 +42,18 @@ pub(crate) async fn every_request(
             .and_then(|bytes| serde_json::from_slice(bytes).ok()),
         status: 0,
     };
+    let faulted = emulator
+        .lock()
+        .dice
+        .spec()
+        .applies_to_path(parts.uri.path());
     let (number, latency) = {
         let mut state = emulator.lock();
-        let jitter = state.dice.roll_jitter();
+        let jitter = if faulted {
+            state.dice.roll_jitter()
+        } else {
+            std::time::Duration::ZERO
+        };
         (
             state.record_request(recorded),
             state.options.latency + jitter,
@@ -53,7 +62,11 @@ pub(crate) async fn every_request(
     if !latency.is_zero() {
         tokio::time::sleep(latency).await;
     }
-    let fault = emulator.lock().dice.roll_request();
+    let fault = if faulted {
+        emulator.lock().dice.roll_request()
+    } else {
+        None
+    };
     let response = match (fault, body) {
         (Some(RequestFault::Drop), _) => dropped_connection(),
         (Some(RequestFault::Error(error)), _) => error_response(error, storage),

@@ -141,3 +141,22 @@ async fn latency_delays_but_does_not_change_answers() {
     let (status, _) = server.get(&cluster_path("none")).await;
     assert_eq!(status, 404);
 }
+
+#[tokio::test]
+async fn a_location_item_faults_that_location_only() {
+    let server = server_with_faults("429=1,location=us-central1").await;
+    let get = async |path: String| {
+        let response = server
+            .client
+            .get(server.url(&path))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap();
+        response.status().as_u16()
+    };
+    assert_eq!(get(cluster_path("x")).await, 429);
+    let elsewhere = "/v1beta1/projects/proj/locations/europe-west4/modelDevelopmentClusters/x";
+    assert_eq!(get(elsewhere.to_owned()).await, 404);
+    assert_eq!(get(cluster_path("x")).await, 429);
+}

@@ -111,6 +111,21 @@ async fn opfail_makes_a_create_end_in_error() {
 }
 
 #[tokio::test]
+async fn opfail_limited_to_another_location_leaves_operations_here_alone() {
+    let options = EmulatorOptions {
+        faults: "opfail=1,location=europe-west4".parse().unwrap(),
+        ..fast_options()
+    };
+    let server = TestServer::start(options).await;
+    let (status, operation) = server.create("fine", cpu_cluster()).await;
+    assert_eq!(status, 200);
+    let finished = server.wait_done(&operation).await;
+    assert!(finished.get("error").is_none(), "{finished}");
+    let cluster = server.emulator().cluster(&cluster_name("fine")).unwrap();
+    assert_eq!(cluster["clusterStatus"]["state"], "RUNNING");
+}
+
+#[tokio::test]
 async fn opfail_leaves_an_updated_cluster_running_and_unchanged() {
     let server = TestServer::start(fast_options()).await;
     server.create_running("keep", cpu_cluster()).await;

@@ -6,7 +6,8 @@
 //! panic or a confusing serde message further up. A server is not trusted to be well-behaved:
 //! answers are read with a size cap ([`MAX_ANSWER_BYTES`]), redirects are never followed, a
 //! List ends after [`MAX_LIST_PAGES`] pages or at the first page token seen twice, and the
-//! answer to a create, update or delete must be an operation with a usable name.
+//! answer to a create, update or delete must be an operation with a usable name. A quota error
+//! from one region holds back every request to that region for a while ([`RegionGates`]).
 
 use std::collections::HashSet;
 use std::fmt;
@@ -29,6 +30,7 @@ use crate::http::{
     CappedReadError, Connection, EndpointRefusal, check_endpoint, describe_transport_error,
     quote_body, redact_userinfo, retry_after,
 };
+use crate::region_gate::RegionGates;
 use crate::retry::{CallClass, RetryPolicy, Verdict, classify_status, classify_transport};
 
 /// Items asked for per List page; the service may cap it lower.
@@ -98,18 +100,21 @@ pub enum Submitted {
     Adopted(Box<Cluster>),
 }
 
-/// The client. Cheap to clone: clones share the connection pool and the token source (which
-/// its `Debug` never shows).
+/// The client. Cheap to clone: clones share the connection pool, the token source (which
+/// its `Debug` never shows) and the regions' backoff.
 #[derive(Debug, Clone)]
 pub struct ApiClient {
     endpoint: Option<String>,
     connection: Connection,
+    gates: RegionGates,
 }
 
 /// One HTTP request, before it is sent.
 struct Call<'a> {
     method: Method,
     url: Url,
+    /// The region the request is for, whose backoff it honours.
+    region: &'a str,
     body: Option<&'a Value>,
     class: CallClass,
     timeout: Duration,
@@ -178,6 +183,7 @@ impl ApiClient {
         Ok(Self {
             endpoint,
             connection,
+            gates: RegionGates::default(),
         })
     }
 
@@ -268,6 +274,7 @@ impl ApiClient {
         };
         let call = Call {
             url: self.url(&name.location, &request.call())?,
+            region: &name.location,
             method: reqwest_method(request.method()),
             body: request.body(),
             class,
@@ -301,6 +308,7 @@ impl ApiClient {
         let call = Call {
             method: reqwest_method(wait.method),
             url: self.url(&parsed.location, &wait)?,
+            region: &parsed.location,
             body: Some(&empty),
             class: CallClass::Read,
             timeout: self.connection.request_timeout + Duration::from_secs(seconds),
@@ -321,6 +329,7 @@ impl ApiClient {
         let call = Call {
             method: reqwest_method(relay.method),
             url: self.url(&name.location, &relay)?,
+            region: &name.location,
             body: Some(&request),
             // Listing jobs or nodes has no side effect, whatever the HTTP method carrying it.
             class: CallClass::Read,
@@ -351,10 +360,11 @@ impl ApiClient {
     }
 
     /// A call without a body or side effect.
-    fn read_call(&self, region: &str, call: &RestCall) -> Result<Call<'static>, ExecError> {
+    fn read_call<'a>(&self, region: &'a str, call: &RestCall) -> Result<Call<'a>, ExecError> {
         Ok(Call {
             method: reqwest_method(call.method),
             url: self.url(region, call)?,
+            region,
             body: None,
             class: CallClass::Read,
             timeout: self.connection.request_timeout,
@@ -383,7 +393,8 @@ impl ApiClient {
         }
     }
 
-    /// Sends a call, retrying as its class allows.
+    /// Sends a call once its region's gate is open, retrying as its class allows. A quota
+    /// error closes the region's gate (see [`RegionGates`]) and this call waits with the others.
     async fn execute(
         &self,
         call: &Call<'_>,
@@ -391,8 +402,12 @@ impl ApiClient {
     ) -> Result<Reply, ExecError> {
         let mut budget = self.connection.retry_budget();
         loop {
+            self.gates.wait_open(call.region).await;
             let failure = match self.attempt(call).await {
-                Ok(body) => return Ok(Reply::Body(body)),
+                Ok(body) => {
+                    self.gates.answered(call.region);
+                    return Ok(Reply::Body(body));
+                }
                 Err(failure) => failure,
             };
             let server_delay = match failure.verdict {
@@ -408,6 +423,14 @@ impl ApiClient {
                     }
                     None
                 }
+            };
+            let server_delay = if failure.error.is_quota_exhausted() {
+                Some(
+                    self.gates
+                        .close(call.region, server_delay, &self.connection.retry),
+                )
+            } else {
+                server_delay
             };
             let Some(delay) = budget.next_delay(server_delay) else {
                 return Err(failure.error);

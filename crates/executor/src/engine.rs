@@ -1,12 +1,14 @@
 //! The apply engine: runs a plan's requests, follows their operations, and resumes what a
 //! previous run left in flight.
 //!
-//! Clusters run concurrently up to a bound; the requests of one cluster run in order (a
-//! replacement deletes, waits, then creates). Every operation is written to the journal before
+//! Clusters run concurrently up to a bound, and, when asked, up to a smaller bound per location
+//! (project, region), because the service's quotas are per region; the requests of one cluster
+//! run in order (a replacement deletes, waits, then creates). Every operation is written to the journal before
 //! it is waited on and removed once it is done. A failure in one cluster does not stop the
 //! others. Cancellation stops all waiting at once and keeps the journal, so that the next run
 //! resumes instead of sending the calls again.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,8 +16,10 @@ use clusterform_model::rest::{ClusterRequest, RequestKind};
 use clusterform_model::{Cluster, ClusterName, Operation, state};
 use clusterform_planner::{Action, ChangeReason, ClusterChange, Plan, PlannedTimeouts};
 use futures::StreamExt;
+use futures::stream::FuturesUnordered;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
+use tokio::sync::{Semaphore, SemaphorePermit};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -139,6 +143,7 @@ pub struct ApplyEngine {
     client: ApiClient,
     journal: Journal,
     parallelism: usize,
+    parallelism_per_location: Option<usize>,
     wait: WaitOptions,
 }
 
@@ -192,8 +197,18 @@ impl ApplyEngine {
             client,
             journal,
             parallelism: parallelism.max(1),
+            parallelism_per_location: None,
             wait: WaitOptions::default(),
         }
+    }
+
+    /// Limits how many clusters of one location (project, region) [`ApplyEngine::apply`]
+    /// changes at once (at least one), within the global parallelism; `None`, the default,
+    /// leaves only the global limit. Resuming and settling only wait, so they are not limited.
+    #[must_use]
+    pub fn with_parallelism_per_location(mut self, limit: Option<usize>) -> Self {
+        self.parallelism_per_location = limit.map(|limit| limit.max(1));
+        self
     }
 
     /// Replaces how operations are waited for.
@@ -222,6 +237,7 @@ impl ApplyEngine {
         self.for_each_cluster(
             changes,
             change_subject,
+            self.parallelism_per_location,
             &*progress,
             &cancel,
             async |tracker, change| self.run_change(tracker, change).await,
@@ -240,6 +256,7 @@ impl ApplyEngine {
         self.for_each_cluster(
             entries.iter(),
             entry_subject,
+            None,
             &*progress,
             &cancel,
             async |tracker, entry| self.resume_entry(tracker, entry).await,
@@ -261,6 +278,7 @@ impl ApplyEngine {
         self.for_each_cluster(
             changes.iter(),
             change_subject,
+            None,
             &*progress,
             &cancel,
             async |tracker, change| {
@@ -277,21 +295,30 @@ impl ApplyEngine {
         .await
     }
 
-    /// Runs `work` for every item, up to the engine's parallelism at once, each cluster with
-    /// its own progress tracker, and reports how each ended: the one fan-out of `apply`,
-    /// `resume` and `await_settled`.
+    /// Runs `work` for every item, up to the engine's parallelism at once and up to
+    /// `per_location` at once per location, each cluster with its own progress tracker, and
+    /// reports how each ended: the one fan-out of `apply`, `resume` and `await_settled`.
     async fn for_each_cluster<'a, T: 'a>(
         &self,
         items: impl Iterator<Item = &'a T>,
         subject: impl Fn(&'a T) -> (&'a ClusterName, Action),
+        per_location: Option<usize>,
         progress: &dyn ProgressSink,
         cancel: &CancellationToken,
         work: impl AsyncFn(&Tracker<'_>, &'a T) -> Result<Option<Cluster>, ExecError>,
     ) -> ApplyReport {
         let work = &work;
-        let outcomes = futures::stream::iter(items)
-            .map(|item| {
-                let (address, action) = subject(item);
+        let subjects: Vec<_> = items.map(|item| (item, subject(item))).collect();
+        let slots = Slots::new(
+            self.parallelism,
+            per_location,
+            subjects.iter().map(|(_, (address, _))| *address),
+        );
+        let slots = &slots;
+        let outcomes = subjects
+            .into_iter()
+            .map(|(item, (address, action))| async move {
+                let _held = slots.acquire(address).await;
                 let tracker = Tracker {
                     address,
                     action,
@@ -302,8 +329,9 @@ impl ApplyEngine {
                 guarded(tracker, async move |tracker: &Tracker<'_>| {
                     work(tracker, item).await
                 })
+                .await
             })
-            .buffer_unordered(self.parallelism)
+            .collect::<FuturesUnordered<_>>()
             .collect()
             .await;
         report(outcomes, cancel)
@@ -641,6 +669,65 @@ impl ApplyEngine {
                 })
             })
     }
+}
+
+/// The slots a cluster's work holds while it runs: one of the run's, and, with a per-location
+/// limit, one of its location's.
+struct Slots<'a> {
+    global: Semaphore,
+    per_location: HashMap<(&'a str, &'a str), Semaphore>,
+}
+
+/// What a cluster holds while its work runs; dropping it frees the slots.
+struct HeldSlots<'s> {
+    _location: Option<SemaphorePermit<'s>>,
+    _global: SemaphorePermit<'s>,
+}
+
+impl<'a> Slots<'a> {
+    fn new(
+        global: usize,
+        per_location: Option<usize>,
+        addresses: impl Iterator<Item = &'a ClusterName>,
+    ) -> Self {
+        let per_location = match per_location {
+            Some(limit) => addresses
+                .map(|address| (location_of(address), Semaphore::new(limit)))
+                .collect(),
+            None => HashMap::new(),
+        };
+        Self {
+            global: Semaphore::new(global),
+            per_location,
+        }
+    }
+
+    /// Waits for the location's slot first and only then for a global one, so that a
+    /// cluster held back by its location's limit does not keep a global slot from the
+    /// clusters of other locations meanwhile. Both queues are first come, first served.
+    async fn acquire(&self, address: &'a ClusterName) -> HeldSlots<'_> {
+        let location = match self.per_location.get(&location_of(address)) {
+            Some(slots) => Some(acquired(slots).await),
+            None => None,
+        };
+        HeldSlots {
+            _location: location,
+            _global: acquired(&self.global).await,
+        }
+    }
+}
+
+/// A permit of a semaphore that is never closed.
+async fn acquired(semaphore: &Semaphore) -> SemaphorePermit<'_> {
+    semaphore
+        .acquire()
+        .await
+        .expect("the engine never closes its semaphores")
+}
+
+/// The (project, region) a cluster lives in.
+fn location_of(address: &ClusterName) -> (&str, &str) {
+    (address.project.as_str(), address.location.as_str())
 }
 
 /// The cluster and action of a change, for its progress tracker.

@@ -254,6 +254,16 @@ impl ExecError {
         self.api_code_name() == Some("ABORTED")
     }
 
+    /// Whether the service refused for quota or rate (HTTP 429 or `RESOURCE_EXHAUSTED`).
+    pub fn is_quota_exhausted(&self) -> bool {
+        match self {
+            Self::Api { status, .. } => {
+                status.code == 429 || status.code_name() == "RESOURCE_EXHAUSTED"
+            }
+            _ => false,
+        }
+    }
+
     /// Whether this is an API `NOT_FOUND`.
     pub fn is_not_found(&self) -> bool {
         self.api_code_name() == Some("NOT_FOUND")

@@ -20,6 +20,7 @@ mod journal_store;
 mod lock;
 mod operations;
 mod refresh;
+mod region_gate;
 mod remote_lock;
 mod retry;
 mod slurm;

@@ -9,6 +9,7 @@ mod idle;
 mod journal;
 mod operations;
 mod proxy;
+mod regions;
 mod remote_journal;
 mod remote_lock;
 mod retries;

@@ -15,7 +15,7 @@ use clusterform_model::{ClusterName, state};
 use clusterform_planner::{Action, ClusterChange, LiveCluster, Plan};
 use tokio_util::sync::CancellationToken;
 
-use crate::arguments::{Apply, ApplySource};
+use crate::arguments::{Apply, ApplySource, Parallelism};
 use crate::commands::ExitStatus;
 use crate::commands::plan::{Planned, prepare_loaded, replan};
 use crate::context::{self, Connection};
@@ -172,7 +172,7 @@ async fn finish_after_settling(
     working: &[ClusterChange],
     connection: &Connection,
     dir: &Path,
-    parallelism: u16,
+    parallelism: Parallelism,
     summary: fn(&ApplyReport) -> String,
     printer: &Printer,
 ) -> Result<ExitStatus, CliError> {
@@ -217,7 +217,7 @@ pub async fn confirm_and_execute(
     planned: &Planned,
     dir: &Path,
     approval: &Approval,
-    parallelism: u16,
+    parallelism: Parallelism,
     printer: &Printer,
     events: Option<&Arc<JsonEvents>>,
 ) -> Result<Option<ApplyReport>, CliError> {
@@ -351,7 +351,7 @@ pub async fn execute(
     plan: &Plan,
     connection: &Connection,
     dir: &Path,
-    parallelism: u16,
+    parallelism: Parallelism,
     printer: &Printer,
     events: Option<&Arc<JsonEvents>>,
 ) -> Result<ApplyReport, CliError> {
@@ -378,7 +378,7 @@ pub async fn execute(
 pub async fn settle_earlier_runs(
     planned: &Planned,
     dir: &Path,
-    parallelism: u16,
+    parallelism: Parallelism,
     printer: &Printer,
 ) -> Result<bool, CliError> {
     let journaled = !open_journal(dir, planned.connection.remote_journal())
@@ -409,7 +409,7 @@ pub async fn settle_earlier_runs(
 async fn resume(
     connection: &Connection,
     dir: &Path,
-    parallelism: u16,
+    parallelism: Parallelism,
     printer: &Printer,
 ) -> Result<ApplyReport, CliError> {
     printer.info("Waiting for operations started by an earlier run…");
@@ -453,17 +453,20 @@ pub async fn open_journal(
 async fn engine(
     connection: &Connection,
     dir: &Path,
-    parallelism: u16,
+    parallelism: Parallelism,
 ) -> Result<ApplyEngine, CliError> {
     let journal = open_journal(dir, connection.remote_journal()).await?;
     let wait = WaitOptions {
         long_poll: PROGRESS_INTERVAL,
         ..WaitOptions::default()
     };
-    Ok(
-        ApplyEngine::new(connection.client.clone(), journal, usize::from(parallelism))
-            .with_wait_options(wait),
+    Ok(ApplyEngine::new(
+        connection.client.clone(),
+        journal,
+        usize::from(parallelism.global),
     )
+    .with_parallelism_per_location(parallelism.per_location.map(usize::from))
+    .with_wait_options(wait))
 }
 
 /// A token cancelled by the first Ctrl-C; the second exits the process immediately.
