@@ -22,6 +22,7 @@ mod import;
 mod interrupt;
 mod local;
 mod locking;
+mod offline_checks;
 mod output_contract;
 mod ownership;
 mod plans;
