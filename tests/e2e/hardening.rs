@@ -225,7 +225,7 @@ fn with_open_umask(dir: &Path, endpoint: &str, args: &[&str]) -> Output {
 fn under_umask_000_the_state_directory_and_its_files_are_private() {
     let env = Env::new(50);
     env.write_config(&config(&[ClusterSpec::default()]));
-    let url = env.handle.base_url();
+    let url = env.server.base_url();
     let apply = with_open_umask(env.path(), &url, &["apply", "--auto-approve"]);
     assert!(apply.status.success(), "{}", stderr(&apply));
     let state_dir = env.path().join(".clusterform");

@@ -20,7 +20,7 @@ fn interrupt_an_apply(env: &Env) -> std::path::PathBuf {
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_clusterform"))
         .args(["apply", "--auto-approve"])
         .current_dir(env.path())
-        .env("CLUSTERFORM_ENDPOINT", env.handle.base_url())
+        .env("CLUSTERFORM_ENDPOINT", env.server.base_url())
         .env("CLUSTERFORM_ACCESS_TOKEN", crate::support::TOKEN)
         .env("NO_COLOR", "1")
         .stdout(std::process::Stdio::piped())
@@ -150,7 +150,7 @@ fn on_a_terminal_the_interrupt_line_survives_the_progress_bars() {
     env.write_config(&config(&[ClusterSpec::default(), second]));
     let command = format!(
         "env NO_COLOR=1 CLUSTERFORM_ENDPOINT={} CLUSTERFORM_ACCESS_TOKEN={} {} apply --auto-approve {}",
-        env.handle.base_url(),
+        env.server.base_url(),
         crate::support::TOKEN,
         env!("CARGO_BIN_EXE_clusterform"),
         env.path().display()

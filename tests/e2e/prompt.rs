@@ -6,7 +6,7 @@ use crate::support::{ClusterSpec, Env, TOKEN, cluster_name, config, stderr};
 fn spawn_apply(env: &Env) -> rexpect::session::PtySession {
     let command = format!(
         "env NO_COLOR=1 CLUSTERFORM_ENDPOINT={} CLUSTERFORM_ACCESS_TOKEN={TOKEN} {} apply {}",
-        env.handle.base_url(),
+        env.server.base_url(),
         env!("CARGO_BIN_EXE_clusterform"),
         env.path().display()
     );
@@ -61,7 +61,7 @@ fn no_terminal_and_no_auto_approve_is_an_error() {
 fn plan_on_a_terminal(env: &Env, no_color: &str, extra: &str) -> String {
     let command = format!(
         "env -u NO_COLOR {no_color} CLUSTERFORM_ENDPOINT={} CLUSTERFORM_ACCESS_TOKEN={TOKEN} {} plan {extra} {}",
-        env.handle.base_url(),
+        env.server.base_url(),
         env!("CARGO_BIN_EXE_clusterform"),
         env.path().display()
     );

@@ -192,7 +192,7 @@ fn the_token_and_sensitive_values_stay_where_they_belong() {
     // Failing runs: a wrong token, a wrong endpoint path, an endpoint refused as insecure, a
     // server that fails every operation, and nobody listening at all.
     secrets.run_failing(&["list", "-vv"], WRONG_TOKEN);
-    let base = secrets.env.handle.base_url();
+    let base = secrets.env.server.base_url();
     let wrong_path = format!("{base}/wrong");
     secrets.run_failing(&["plan", "-vv", "--endpoint", &wrong_path], TOKEN);
     secrets.run_failing(&["plan", "-v", "--endpoint", "http://example.com"], TOKEN);

@@ -1,20 +1,19 @@
-//! Test harness: an emulator on a loopback port, a configuration directory in a tempdir, and
-//! a way to run the binary against both.
+//! Test harness: the test kit's emulator on a loopback port, a configuration directory in a
+//! tempdir, and a way to run the binary against both.
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
 
 use assert_cmd::Command;
-use clusterform_emulator::{Emulator, EmulatorHandle, EmulatorOptions, RecordedRequest};
+use clusterform_emulator::{Emulator, EmulatorOptions, RecordedRequest};
+pub use clusterform_testkit::TOKEN;
+use clusterform_testkit::TestEmulator;
 use tempfile::TempDir;
-
-/// The token every test run sends.
-pub const TOKEN: &str = "e2e-token";
 
 /// An emulator and a configuration directory.
 pub struct Env {
-    pub handle: EmulatorHandle,
+    pub server: TestEmulator,
     pub dir: TempDir,
     /// Runs the emulator's server task for as long as the test holds the `Env`.
     _runtime: tokio::runtime::Runtime,
@@ -40,12 +39,9 @@ impl Env {
             .enable_all()
             .build()
             .unwrap();
-        let emulator = Emulator::new(options).unwrap();
-        let handle = runtime
-            .block_on(emulator.serve("127.0.0.1:0".parse().unwrap()))
-            .unwrap();
+        let server = runtime.block_on(TestEmulator::start(options));
         Self {
-            handle,
+            server,
             dir: tempfile::tempdir().unwrap(),
             _runtime: runtime,
         }
@@ -53,7 +49,7 @@ impl Env {
 
     /// The emulator.
     pub fn emulator(&self) -> &Emulator {
-        self.handle.emulator()
+        self.server.emulator()
     }
 
     /// The configuration directory.
@@ -71,7 +67,7 @@ impl Env {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_clusterform"));
         cmd.args(args)
             .current_dir(self.path())
-            .env("CLUSTERFORM_ENDPOINT", self.handle.base_url())
+            .env("CLUSTERFORM_ENDPOINT", self.server.base_url())
             .env("CLUSTERFORM_ACCESS_TOKEN", TOKEN)
             .env("NO_COLOR", "1")
             .env_remove("GOOGLE_OAUTH_ACCESS_TOKEN")
@@ -86,7 +82,7 @@ impl Env {
         std::process::Command::new(env!("CARGO_BIN_EXE_clusterform"))
             .args(args)
             .current_dir(self.path())
-            .env("CLUSTERFORM_ENDPOINT", self.handle.base_url())
+            .env("CLUSTERFORM_ENDPOINT", self.server.base_url())
             .env("CLUSTERFORM_ACCESS_TOKEN", TOKEN)
             .env("NO_COLOR", "1")
             .env_remove("GOOGLE_OAUTH_ACCESS_TOKEN")
