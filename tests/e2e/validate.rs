@@ -67,3 +67,31 @@ fn a_variables_file_named_hcl_is_reported_as_misnamed() {
         stderr(&plan)
     );
 }
+
+#[test]
+fn every_example_validates_without_variables() {
+    let env = Env::new(50);
+    let mut validated = 0;
+    for entry in std::fs::read_dir(examples_dir()).unwrap() {
+        let example = entry.unwrap().path();
+        if !example.is_dir() {
+            continue;
+        }
+        let out = env.run(&["validate", example.to_str().unwrap()]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}: {}",
+            example.display(),
+            stderr(&out)
+        );
+        assert!(
+            stderr(&out).contains("Success! The configuration is valid"),
+            "{}: {}",
+            example.display(),
+            stderr(&out)
+        );
+        validated += 1;
+    }
+    assert!(validated >= 6, "only {validated} examples found");
+}
