@@ -85,23 +85,19 @@ async fn apply_configuration(
 ) -> Result<ExitStatus, CliError> {
     let endpoint = args.endpoint.as_deref();
     let mut planned = prepare_loaded(config, endpoint, dir, &args.planning, false, printer).await?;
-    if settle_earlier_runs(&planned, dir, args.parallelism, printer).await? {
+    if settle_earlier_runs(&planned, dir, args.parallelism, printer, events).await? {
         planned = replan(planned, dir, &args.planning, false, printer).await?;
     }
     show_plan(&planned.plan, printer, events);
     let working = still_working(&planned.plan, &planned.live);
     if !planned.plan.has_changes() {
         let report = ApplyReport::default();
-        return finish_after_settling(
-            report,
-            &working,
-            &planned.connection,
+        let run = EngineParts {
+            connection: &planned.connection,
             dir,
-            args.parallelism,
-            apply_summary,
-            printer,
-        )
-        .await;
+            parallelism: args.parallelism,
+        };
+        return finish_after_settling(report, &working, run, apply_summary, printer, events).await;
     }
     let approval = Approval {
         auto_approve: args.auto_approve,
@@ -111,16 +107,12 @@ async fn apply_configuration(
     };
     match confirm_and_execute(&planned, dir, &approval, args.parallelism, printer, events).await? {
         Some(report) => {
-            finish_after_settling(
-                report,
-                &working,
-                &planned.connection,
+            let run = EngineParts {
+                connection: &planned.connection,
                 dir,
-                args.parallelism,
-                apply_summary,
-                printer,
-            )
-            .await
+                parallelism: args.parallelism,
+            };
+            finish_after_settling(report, &working, run, apply_summary, printer, events).await
         }
         None => Ok(ExitStatus::Declined),
     }
@@ -170,17 +162,16 @@ fn busy_with(
 async fn finish_after_settling(
     mut report: ApplyReport,
     working: &[ClusterChange],
-    connection: &Connection,
-    dir: &Path,
-    parallelism: Parallelism,
+    run: EngineParts<'_>,
     summary: fn(&ApplyReport) -> String,
     printer: &Printer,
+    events: Option<&Arc<JsonEvents>>,
 ) -> Result<ExitStatus, CliError> {
     let changed = !report.outcomes.is_empty();
     if !working.is_empty() && !report.interrupted {
         printer.info("Waiting for unchanged clusters whose earlier operation is still running…");
-        let engine = engine(connection, dir, parallelism).await?;
-        let progress = Arc::new(ApplyProgress::new(*printer, names_of(working)));
+        let engine = engine(run.connection, run.dir, run.parallelism).await?;
+        let progress = progress_sink(printer, names_of(working), events);
         let settled = engine
             .await_settled(working, progress, interrupt_token(*printer))
             .await;
@@ -318,16 +309,12 @@ async fn apply_plan(
     } else {
         apply_summary
     };
-    finish_after_settling(
-        report,
-        &working,
-        &connection,
+    let run = EngineParts {
+        connection: &connection,
         dir,
-        args.parallelism,
-        summary,
-        printer,
-    )
-    .await
+        parallelism: args.parallelism,
+    };
+    finish_after_settling(report, &working, run, summary, printer, events).await
 }
 
 /// `--chdir` with a saved plan may only name the directory the plan records.
@@ -357,13 +344,8 @@ pub async fn execute(
 ) -> Result<ApplyReport, CliError> {
     let engine = engine(connection, dir, parallelism).await?;
     let cancel = interrupt_token(*printer);
-    let progress: Arc<dyn ProgressSink> = match events {
-        Some(events) => events.clone(),
-        None => Arc::new(ApplyProgress::new(
-            *printer,
-            ClusterNames::for_clusters(plan.changes.iter().map(|c| &c.address)),
-        )),
-    };
+    let names = ClusterNames::for_clusters(plan.changes.iter().map(|c| &c.address));
+    let progress = progress_sink(printer, names, events);
     let report = engine.apply(plan, progress, cancel).await;
     if let Some(events) = events {
         events.failures(&report);
@@ -380,20 +362,21 @@ pub async fn settle_earlier_runs(
     dir: &Path,
     parallelism: Parallelism,
     printer: &Printer,
+    events: Option<&Arc<JsonEvents>>,
 ) -> Result<bool, CliError> {
     let journaled = !open_journal(dir, planned.connection.remote_journal())
         .await?
         .entries()
         .is_empty();
     if journaled {
-        let resumed = resume(&planned.connection, dir, parallelism, printer).await?;
+        let resumed = resume(&planned.connection, dir, parallelism, printer, events).await?;
         finish(&resumed, "Earlier operations finished.", printer)?;
     }
     let changing = changing_under_us(&planned.plan, &planned.live);
     if !changing.is_empty() {
         printer.info("Waiting for clusters an earlier operation is still changing, to plan them again once it ends…");
         let engine = engine(&planned.connection, dir, parallelism).await?;
-        let progress = Arc::new(ApplyProgress::new(*printer, names_of(&changing)));
+        let progress = progress_sink(printer, names_of(&changing), events);
         let settled = engine
             .await_settled(&changing, progress, interrupt_token(*printer))
             .await;
@@ -411,6 +394,7 @@ async fn resume(
     dir: &Path,
     parallelism: Parallelism,
     printer: &Printer,
+    events: Option<&Arc<JsonEvents>>,
 ) -> Result<ApplyReport, CliError> {
     printer.info("Waiting for operations started by an earlier run…");
     let engine = engine(connection, dir, parallelism).await?;
@@ -421,11 +405,20 @@ async fn resume(
         .into_iter()
         .map(|entry| entry.address)
         .collect();
-    let progress = Arc::new(ApplyProgress::new(
-        *printer,
-        ClusterNames::for_clusters(&journaled),
-    ));
+    let progress = progress_sink(printer, ClusterNames::for_clusters(&journaled), events);
     Ok(engine.resume(progress, cancel).await)
+}
+
+/// Where progress goes: the `--json` events, or the display that names clusters by `names`.
+fn progress_sink(
+    printer: &Printer,
+    names: ClusterNames,
+    events: Option<&Arc<JsonEvents>>,
+) -> Arc<dyn ProgressSink> {
+    match events {
+        Some(events) => events.clone(),
+        None => Arc::new(ApplyProgress::new(*printer, names)),
+    }
 }
 
 /// How progress names the clusters of these changes.
@@ -448,6 +441,14 @@ pub async fn open_journal(
         Some((client, object)) => Journal::open_in_storage(client, object).await?,
         None => Journal::open(dir)?,
     })
+}
+
+/// What an apply engine is built from.
+#[derive(Clone, Copy)]
+struct EngineParts<'a> {
+    connection: &'a Connection,
+    dir: &'a Path,
+    parallelism: Parallelism,
 }
 
 async fn engine(

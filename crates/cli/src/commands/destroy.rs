@@ -66,7 +66,7 @@ async fn destroy_configuration(
     let dir = &args.dir;
     let endpoint = args.endpoint.as_deref();
     let mut planned = prepare_loaded(config, endpoint, dir, &args.planning, true, printer).await?;
-    if settle_earlier_runs(&planned, dir, args.parallelism, printer).await? {
+    if settle_earlier_runs(&planned, dir, args.parallelism, printer, events).await? {
         planned = replan(planned, dir, &args.planning, true, printer).await?;
     }
     if let Some(threshold) = args.idle_for {
