@@ -196,9 +196,41 @@ pub(crate) fn parse(source: &SourceFile) -> Result<Body, Box<Diagnostic>> {
         Box::new(source.error(
             Some(start..end),
             format!("syntax error: {}", error.message()),
-            Some(format!("near `{}`", error.line().trim())),
+            Some(format!("near `{}`", near(&source.text, start))),
         ))
     })
+}
+
+/// Characters of the line shown on each side of a syntax error: a minified or generated file
+/// can hold megabytes on one line, which must not all land in a hint.
+const NEAR_CHARS: usize = 60;
+
+/// The source line around byte `at`, at most [`NEAR_CHARS`] characters on each side, with `…`
+/// where it was cut.
+fn near(text: &str, at: usize) -> String {
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+    let mut before: Vec<char> = text[line_start..at]
+        .chars()
+        .rev()
+        .take(NEAR_CHARS + 1)
+        .collect();
+    let cut_before = before.len() > NEAR_CHARS;
+    before.truncate(NEAR_CHARS);
+    before.reverse();
+    let mut after: Vec<char> = text[at..line_end].chars().take(NEAR_CHARS + 1).collect();
+    let cut_after = after.len() > NEAR_CHARS;
+    after.truncate(NEAR_CHARS);
+    let mut shown = String::new();
+    if cut_before {
+        shown.push('…');
+    }
+    shown.extend(before);
+    shown.extend(after);
+    if cut_after {
+        shown.push('…');
+    }
+    shown.trim().to_owned()
 }
 
 /// The range of a block's head: from its identifier to the end of its last label.
@@ -228,6 +260,26 @@ pub(crate) fn label_range(block: &Block) -> Option<Range<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_hint_of_a_syntax_error_on_a_huge_line_shows_only_its_surroundings() {
+        let text = format!("a = [{}, ?]\n", "1, ".repeat(30_000));
+        let file = SourceFile::new("big.hcl".into(), text.into());
+        let error = parse(&file).unwrap_err();
+        let hint = error.hint.unwrap();
+        assert!(
+            hint.chars().count() < 2 * NEAR_CHARS + 20,
+            "{} chars",
+            hint.len()
+        );
+        assert!(hint.starts_with("near `…"), "{hint}");
+        assert!(hint.contains('?'), "{hint}");
+    }
+
+    #[test]
+    fn the_hint_of_a_syntax_error_on_a_short_line_is_the_line() {
+        assert_eq!(near("x = 1\ny = = 2\n", 10), "y = = 2");
+    }
 
     #[test]
     fn parse_errors_point_at_the_problem() {
