@@ -1,7 +1,7 @@
 //! The field-by-field comparison of a desired cluster with a live one, both as the model's JSON
 //! (lowerCamelCase, integers as numbers), guided by the field table.
 //!
-//! Rules (DESIGN.md, "Desired vs live"): a field the desired cluster leaves unset is not
+//! Rules (docs/planning.md, "Comparison"): a field the desired cluster leaves unset is not
 //! compared; output-only fields never are; a live field that is absent equals the zero value
 //! of its type (proto3 JSON omits `0`, `false`, `""`, `[]`, `{}`); durations compare by their
 //! length in seconds; keyed lists (node pools, partitions, node sets) match elements by key,
