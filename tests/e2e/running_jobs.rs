@@ -68,6 +68,31 @@ fn a_plan_shows_the_jobs_a_disruptive_change_would_hit() {
 }
 
 #[test]
+fn a_smaller_pool_shows_the_jobs_it_may_stop() {
+    let env = Env::new(100);
+    apply_ok(&env, &[ClusterSpec::default()]);
+    env.emulator()
+        .set_slurm_jobs(&cluster_name("train01"), vec![training_job()]);
+    env.write_config(&config(&[ClusterSpec {
+        max_nodes: 2,
+        ..ClusterSpec::default()
+    }]));
+    let output = env.run(&["plan"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let out = stdout(&output);
+    assert!(
+        out.contains(
+            "max_node_count of pool cpu goes from 4 to 2: nodes above the new maximum are removed"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("# 1 Slurm job active now: 17 train-llm"),
+        "{out}"
+    );
+}
+
+#[test]
 fn a_labels_only_change_asks_slurm_nothing() {
     let env = Env::new(100);
     apply_ok(&env, &[ClusterSpec::default()]);

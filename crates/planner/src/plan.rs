@@ -138,20 +138,38 @@ pub struct ClusterChange {
 
 impl ClusterChange {
     /// Whether applying the change can kill jobs: a delete, a replacement, or an update that
-    /// recreates nodes or deletes a pool.
+    /// recreates nodes, deletes a pool or lowers a pool's `max_node_count` (Slurm may stop the
+    /// jobs running on the nodes that go).
     pub fn is_disruptive(&self) -> bool {
         match self.action {
             Action::Delete | Action::Replace => true,
-            Action::Update => self.impacts.iter().any(|impact| {
-                matches!(
-                    impact.class,
-                    ImpactClass::RecreatesNodes
-                        | ImpactClass::DeletesPool
-                        | ImpactClass::ReplacesCluster
-                )
-            }),
+            Action::Update => {
+                self.impacts.iter().any(|impact| {
+                    matches!(
+                        impact.class,
+                        ImpactClass::RecreatesNodes
+                            | ImpactClass::DeletesPool
+                            | ImpactClass::ReplacesCluster
+                    )
+                }) || self.fields.iter().any(FieldChange::shrinks_pool)
+            }
             Action::Create | Action::Release | Action::NoOp => false,
         }
+    }
+}
+
+impl FieldChange {
+    /// Whether this change lowers a pool's `max_node_count`: the nodes above the new maximum
+    /// are removed, with whatever runs on them.
+    pub fn shrinks_pool(&self) -> bool {
+        let count = |value: &Option<Value>| {
+            value.as_ref().and_then(|v| {
+                v.as_i64()
+                    .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+            })
+        };
+        self.path.ends_with(".scaling_spec.max_node_count")
+            && matches!((count(&self.before), count(&self.after)), (Some(before), Some(after)) if after < before)
     }
 }
 

@@ -1,7 +1,7 @@
 //! Warnings shown under a cluster's change: things that are allowed but that a user would want
-//! to know before applying (the default partition moves, the cluster is busy), and the one
-//! thing that is not allowed although each field is valid on its own: removing a node pool that
-//! the login pool or a partition still refers to after the update.
+//! to know before applying (the default partition moves, the cluster is busy, a pool gets
+//! smaller), and the one thing that is not allowed although each field is valid on its own:
+//! removing a node pool that the login pool or a partition still refers to after the update.
 
 use clusterform_model::{Cluster, state};
 use serde_json::Value;
@@ -34,7 +34,23 @@ pub(crate) fn for_change(
         warnings.push(busy);
     }
     warnings.extend(default_partition_moves(fields, desired, live));
+    warnings.extend(fields.iter().filter_map(pool_shrinks));
     warnings
+}
+
+/// `max_node_count of pool cpu goes from 8 to 4: …`, for a pool that gets smaller.
+fn pool_shrinks(field: &FieldChange) -> Option<String> {
+    if !field.shrinks_pool() {
+        return None;
+    }
+    let pool = field.impact.pool.as_deref().unwrap_or("?");
+    let shown =
+        |value: &Option<Value>| value.as_ref().map_or_else(String::new, ToString::to_string);
+    Some(format!(
+        "max_node_count of pool {pool} goes from {} to {}: nodes above the new maximum are removed, and Slurm jobs running on them are stopped",
+        shown(&field.before).trim_matches('"'),
+        shown(&field.after).trim_matches('"'),
+    ))
 }
 
 fn busy(live: &Cluster) -> Option<String> {

@@ -50,6 +50,31 @@ fn node_recreation_pool_deletion_replacement_and_delete_are_disruptive() {
 }
 
 #[test]
+fn a_pool_that_gets_smaller_is_disruptive_and_says_why() {
+    let resized = |max: i64| {
+        let mut wanted = seed();
+        wanted["nodePools"][1]["scalingSpec"]["maxNodeCount"] = json!(max);
+        plan_against_seed(wanted).changes.remove(0)
+    };
+    let live_max = seed()["nodePools"][1]["scalingSpec"]["maxNodeCount"]
+        .as_i64()
+        .unwrap();
+    let smaller = resized(live_max - 1);
+    assert_eq!(smaller.action, Action::Update);
+    assert!(smaller.is_disruptive());
+    assert_eq!(
+        smaller.warnings,
+        [format!(
+            "max_node_count of pool cpu goes from {live_max} to {}: nodes above the new maximum are removed, and Slurm jobs running on them are stopped",
+            live_max - 1
+        )]
+    );
+    let larger = resized(live_max + 1);
+    assert!(!larger.is_disruptive());
+    assert!(larger.warnings.is_empty(), "{:?}", larger.warnings);
+}
+
+#[test]
 fn known_jobs_are_listed_under_the_cluster() {
     let mut plan = startup_script_change();
     plan.changes[0].running_jobs = Some(RunningJobs::Known {
