@@ -144,10 +144,10 @@ async fn remote_journal(
     let Some(remote) = &provider.lock else {
         return Ok(None);
     };
-    let storage = connect_storage(remote, api_endpoint).await?;
-    if storage.is_private() {
+    if storage_endpoint_of(remote, api_endpoint)? == StorageEndpoint::InProcess {
         return Ok(None);
     }
+    let storage = connect_storage(remote, api_endpoint).await?;
     let object = remote.object(&provider.stack, ".journal.json");
     Ok(Some((storage.client, object)))
 }
@@ -188,12 +188,7 @@ pub async fn connect_storage(
     remote: &RemoteState,
     api_endpoint: Option<&str>,
 ) -> Result<StorageConnection, CliError> {
-    let from_environment = environment::var(STORAGE_ENDPOINT_VARIABLE)?;
-    let chosen = storage_endpoint(
-        remote.endpoint.as_deref(),
-        from_environment.as_deref(),
-        api_endpoint,
-    );
+    let chosen = storage_endpoint_of(remote, api_endpoint)?;
     let (endpoint, tokens, local): (Option<String>, Arc<dyn TokenSource>, _) = match chosen {
         StorageEndpoint::InProcess => {
             let local = LocalEmulator::start_storage().await?;
@@ -206,6 +201,19 @@ pub async fn connect_storage(
     let client = StorageClient::new(&remote.bucket, client_options(endpoint), tokens)
         .map_err(ExecError::from)?;
     Ok(StorageConnection { client, local })
+}
+
+/// Where the storage calls of `remote` go, by [`storage_endpoint`]'s precedence.
+fn storage_endpoint_of(
+    remote: &RemoteState,
+    api_endpoint: Option<&str>,
+) -> Result<StorageEndpoint, CliError> {
+    let from_environment = environment::var(STORAGE_ENDPOINT_VARIABLE)?;
+    Ok(storage_endpoint(
+        remote.endpoint.as_deref(),
+        from_environment.as_deref(),
+        api_endpoint,
+    ))
 }
 
 /// Where storage calls go.

@@ -107,8 +107,37 @@ impl StackLock {
     }
 }
 
+/// What a command locks: its configuration directory and provider (whose `lock` block, if
+/// any, chooses the remote lock), the command's name for the lock record, how long it waits
+/// for another run (`--lock-timeout`), and `--endpoint` / `CLUSTERFORM_ENDPOINT` (which decides,
+/// with the provider's, whether the Storage emulator is the in-process one).
+#[derive(Debug, Clone, Copy)]
+pub struct LockRequest<'a> {
+    /// The configuration directory.
+    pub dir: &'a Path,
+    /// `apply`, `destroy`, `import`.
+    pub command: &'a str,
+    /// How long to wait for a lock another run holds.
+    pub timeout: Duration,
+    /// The configuration's provider, when there is a configuration.
+    pub provider: Option<&'a Provider>,
+    /// The API endpoint given on the command line or in the environment.
+    pub endpoint: Option<&'a str>,
+}
+
+/// Takes the lock `request` names, runs `body` holding it, then releases it, whatever the
+/// outcome.
+pub async fn with_lock<T>(
+    request: LockRequest<'_>,
+    printer: &Printer,
+    body: impl Future<Output = Result<T, CliError>>,
+) -> Result<T, CliError> {
+    let lock = take_lock(request, printer).await?;
+    holding(lock, printer, body).await
+}
+
 /// Runs `body` holding `lock`, then releases it, whatever the outcome.
-pub async fn holding<T>(
+async fn holding<T>(
     lock: StackLock,
     printer: &Printer,
     body: impl Future<Output = Result<T, CliError>>,
@@ -123,19 +152,17 @@ pub async fn holding<T>(
     outcome
 }
 
-/// Takes the stack lock for `command`: the provider's `lock` block (when `provider` has one)
-/// chooses the remote lock, else the local one of `dir`. Waits up to `timeout`
-/// (`--lock-timeout`) for another run to release it, saying so when it has to wait.
-/// `endpoint` is `--endpoint` / `CLUSTERFORM_ENDPOINT`, which decides with the provider's
-/// whether the Storage emulator is the in-process one.
-pub async fn take_lock(
-    dir: &Path,
-    command: &str,
-    timeout: Duration,
-    provider: Option<&Provider>,
-    endpoint: Option<&str>,
-    printer: &Printer,
-) -> Result<StackLock, CliError> {
+/// Takes the stack lock `request` names: the provider's `lock` block (when there is one)
+/// chooses the remote lock, else the local one of the directory. Waits up to the request's
+/// timeout for another run to release it, saying so when it has to wait.
+pub async fn take_lock(request: LockRequest<'_>, printer: &Printer) -> Result<StackLock, CliError> {
+    let LockRequest {
+        dir,
+        command,
+        timeout,
+        provider,
+        endpoint,
+    } = request;
     let holder = LockInfo::for_this_process(command, env!("CARGO_PKG_VERSION"));
     let Some((provider, remote)) = provider.and_then(|p| Some(p).zip(p.lock.as_ref())) else {
         return Ok(StackLock::Local(take_local(dir, holder, timeout, printer)?));

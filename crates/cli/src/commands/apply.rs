@@ -24,7 +24,7 @@ use crate::events::{self, JsonEvents};
 use crate::printer::Printer;
 use crate::progress::ApplyProgress;
 use crate::prompt;
-use crate::stack_lock::{self, take_lock};
+use crate::stack_lock::{self, LockRequest};
 use clusterform::views::actions;
 use clusterform::views::names::ClusterNames;
 
@@ -60,16 +60,16 @@ async fn apply_directory(
 ) -> Result<ExitStatus, CliError> {
     let endpoint = args.endpoint.as_deref();
     let config = context::load_config(dir, &args.planning.variables, printer)?;
-    let lock = take_lock(
+    // The body takes the configuration; the lock only reads its provider.
+    let provider = config.provider.clone();
+    let request = LockRequest {
         dir,
-        "apply",
-        args.lock_timeout,
-        Some(&config.provider),
+        command: "apply",
+        timeout: args.lock_timeout,
+        provider: Some(&provider),
         endpoint,
-        printer,
-    )
-    .await?;
-    stack_lock::holding(lock, printer, async {
+    };
+    stack_lock::with_lock(request, printer, async {
         apply_configuration(args, dir, config, printer, events).await
     })
     .await
@@ -261,16 +261,14 @@ async fn apply_saved_plan(
         });
     }
     let endpoint = args.endpoint.as_deref();
-    let lock = take_lock(
+    let request = LockRequest {
         dir,
-        "apply",
-        args.lock_timeout,
-        Some(&config.provider),
+        command: "apply",
+        timeout: args.lock_timeout,
+        provider: Some(&config.provider),
         endpoint,
-        printer,
-    )
-    .await?;
-    stack_lock::holding(lock, printer, async {
+    };
+    stack_lock::with_lock(request, printer, async {
         apply_plan(args, &plan, dir, &config, printer, events).await
     })
     .await

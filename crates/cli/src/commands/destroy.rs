@@ -23,7 +23,7 @@ use crate::context;
 use crate::error::CliError;
 use crate::events::{self, JsonEvents};
 use crate::printer::Printer;
-use crate::stack_lock::{self, take_lock};
+use crate::stack_lock::{self, LockRequest};
 
 /// Plans the deletions, asks, executes.
 pub async fn run(args: &Destroy, printer: &Printer) -> Result<ExitStatus, CliError> {
@@ -41,16 +41,16 @@ async fn destroy_dir(
     let dir = &args.dir;
     let endpoint = args.endpoint.as_deref();
     let config = context::load_config(dir, &args.planning.variables, printer)?;
-    let lock = take_lock(
+    // The body takes the configuration; the lock only reads its provider.
+    let provider = config.provider.clone();
+    let request = LockRequest {
         dir,
-        "destroy",
-        args.lock_timeout,
-        Some(&config.provider),
+        command: "destroy",
+        timeout: args.lock_timeout,
+        provider: Some(&provider),
         endpoint,
-        printer,
-    )
-    .await?;
-    stack_lock::holding(lock, printer, async {
+    };
+    stack_lock::with_lock(request, printer, async {
         destroy_configuration(args, config, printer, events).await
     })
     .await

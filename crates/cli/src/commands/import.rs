@@ -18,7 +18,7 @@ use crate::context;
 use crate::error::CliError;
 use crate::printer::Printer;
 use crate::prompt;
-use crate::stack_lock::{self, take_lock};
+use crate::stack_lock::{self, LockRequest, take_lock};
 
 /// How long the labels-only update may take.
 const LABEL_UPDATE_TIMEOUT: Duration = Duration::from_secs(10 * 60);
@@ -67,16 +67,14 @@ async fn import_into_configuration(
     }
     let dir = &args.dir;
     let config = context::load_config(dir, &args.variables, printer)?;
-    let lock = take_lock(
+    let request = LockRequest {
         dir,
-        "import",
-        args.lock_timeout,
-        Some(&config.provider),
-        args.endpoint.as_deref(),
-        printer,
-    )
-    .await?;
-    stack_lock::holding(lock, printer, async {
+        command: "import",
+        timeout: args.lock_timeout,
+        provider: Some(&config.provider),
+        endpoint: args.endpoint.as_deref(),
+    };
+    stack_lock::with_lock(request, printer, async {
         import_with_config(args, &config, printer).await
     })
     .await
@@ -138,7 +136,14 @@ async fn import_into_new_configuration(
         path: dir.clone(),
         source,
     })?;
-    let _lock = take_lock(dir, "import", args.lock_timeout, None, None, printer).await?;
+    let request = LockRequest {
+        dir,
+        command: "import",
+        timeout: args.lock_timeout,
+        provider: None,
+        endpoint: None,
+    };
+    let _lock = take_lock(request, printer).await?;
     let connection = context::connect(args.endpoint.as_deref(), None, dir, printer).await?;
     let cluster = take_over(&connection.client, &name, &stack, printer).await?;
     let hcl = new_configuration(&name, &stack, &cluster);
