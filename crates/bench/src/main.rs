@@ -139,6 +139,10 @@ fn run(cli: &Cli) -> Result<(), BenchError> {
 async fn measure_all(tool: &Tool, sizes: &Sizes, latency: Duration) -> Result<Results, BenchError> {
     let startup = startup::measure(tool, sizes.samples).await?;
     let plan = plan_scale::measure(tool, &sizes.plan, latency, sizes.samples).await?;
+    let page_caps = match page_cap_case(&plan) {
+        Some(case) => plan_scale::measure_page_caps(tool, case, latency, sizes.samples).await?,
+        None => Vec::new(),
+    };
     let apply = apply::measure(
         tool,
         sizes.apply_clusters,
@@ -150,10 +154,19 @@ async fn measure_all(tool: &Tool, sizes: &Sizes, latency: Duration) -> Result<Re
     let noticing = noticing::measure(&sizes.operations, latency, sizes.samples).await?;
     Ok(Results {
         plan,
+        page_caps,
         noticing,
         apply,
         startup,
     })
+}
+
+/// The one-region case whose plan is measured again at other List page caps: the size of the
+/// Get-per-cluster target, or the largest measured below it (in a quick run).
+fn page_cap_case(plan: &[plan_scale::PlanCase]) -> Option<&plan_scale::PlanCase> {
+    plan.iter()
+        .filter(|case| case.regions == 1 && case.size <= report::GET_TARGET_SIZE)
+        .max_by_key(|case| case.size)
 }
 
 /// The binary to measure: the one given, or `clusterform` beside this one — built first when

@@ -48,6 +48,11 @@ impl GetBaseline {
     }
 }
 
+/// The List page caps the page-cap rows try besides the emulator's default: the first size at
+/// which a List refresh can be ten times faster than a Get per cluster at parallelism ten,
+/// and the page size clusterform asks for.
+pub const PAGE_CAPS_TRIED: [usize; 2] = [100, 500];
+
 /// One case: a fleet size in a layout.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlanCase {
@@ -65,6 +70,21 @@ pub struct PlanCase {
     pub floor: f64,
     /// The Get-per-cluster refresh, in seconds.
     pub get_per_cluster: GetBaseline,
+}
+
+/// The plan of one fleet size in one region against an emulator with another List page cap.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PageCapCase {
+    /// The most clusters a List page holds.
+    pub page_cap: usize,
+    /// Declared (and live) clusters, all in one region.
+    pub size: usize,
+    /// Wall time of `clusterform plan`, in seconds.
+    pub ours: Summary,
+    /// The floor at this cap, in seconds.
+    pub floor: f64,
+    /// The Get-per-cluster refresh of the same fleet (it does not depend on the cap).
+    pub get_per_cluster: Summary,
 }
 
 /// The floor of a refresh: every region's List pages one after the other, the regions in
@@ -95,8 +115,15 @@ pub async fn measure(
         for &size in sizes {
             let fleet = Fleet::new(size, regions);
             let computed_from = largest_measured.filter(|_| size > GET_MEASURED_UP_TO);
-            let (ours, gets) =
-                measure_case(tool, &fleet, latency, samples, computed_from.is_none()).await?;
+            let (ours, gets) = measure_case(
+                tool,
+                &fleet,
+                latency,
+                samples,
+                server::list_page_cap(),
+                computed_from.is_none(),
+            )
+            .await?;
             let get_per_cluster = match (computed_from, gets) {
                 (Some((from_size, measured)), _) => GetBaseline::Computed {
                     from_size,
@@ -124,19 +151,44 @@ pub async fn measure(
     Ok(cases)
 }
 
+/// Measures the plan of the one-region `case` again against emulators whose List pages hold
+/// each of [`PAGE_CAPS_TRIED`] clusters: how the List page cap bounds the speed-up over a Get
+/// per cluster, since the service's cap is not documented.
+pub async fn measure_page_caps(
+    tool: &Tool,
+    case: &PlanCase,
+    latency: Duration,
+    samples: usize,
+) -> Result<Vec<PageCapCase>, BenchError> {
+    let fleet = Fleet::new(case.size, 1);
+    let mut cases = Vec::with_capacity(PAGE_CAPS_TRIED.len());
+    for page_cap in PAGE_CAPS_TRIED {
+        let (ours, _) = measure_case(tool, &fleet, latency, samples, page_cap, false).await?;
+        cases.push(PageCapCase {
+            page_cap,
+            size: case.size,
+            ours: summary_of(&ours, |run| run.wall),
+            floor: floor(&fleet, latency, page_cap),
+            get_per_cluster: case.get_per_cluster.summary(),
+        });
+    }
+    Ok(cases)
+}
+
 async fn measure_case(
     tool: &Tool,
     fleet: &Fleet,
     latency: Duration,
     samples: usize,
+    page_cap: usize,
     measure_gets: bool,
 ) -> Result<(Vec<Run>, Option<Summary>), BenchError> {
     let size = fleet.members.len();
     let regions = fleet.per_region().len();
     progress(&format!(
-        "plan: {size} clusters in {regions} region(s), {samples} samples"
+        "plan: {size} clusters in {regions} region(s), pages of {page_cap}, {samples} samples"
     ));
-    let handle = server::start(latency, Duration::from_secs(1)).await?;
+    let handle = server::start_with_page_cap(latency, Duration::from_secs(1), page_cap).await?;
     for member in &fleet.members {
         handle
             .emulator()

@@ -8,7 +8,7 @@ use std::time::Duration;
 use crate::apply::ApplyCase;
 use crate::machine::Machine;
 use crate::noticing::NoticeCase;
-use crate::plan_scale::{GET_PARALLELISM, GetBaseline, PlanCase};
+use crate::plan_scale::{GET_PARALLELISM, GetBaseline, PageCapCase, PlanCase};
 use crate::startup::Startup;
 use crate::stats::{Summary, ratio, seconds, seconds_summary};
 
@@ -35,6 +35,8 @@ pub const COST_TARGETS: [(usize, f64, f64); 2] = [(1_000, 0.3, 60.0), (10_000, 2
 pub struct Results {
     /// Plan at scale (both layouts).
     pub plan: Vec<PlanCase>,
+    /// One plan-at-scale case again at other List page caps.
+    pub page_caps: Vec<PageCapCase>,
     /// Noticing that an operation finished.
     pub noticing: Vec<NoticeCase>,
     /// Apply of updates and creates.
@@ -84,6 +86,7 @@ pub fn render(results: &Results, settings: &Settings) -> String {
     out.push('\n');
     out.push_str(&header(settings));
     out.push_str(&plan_table(&results.plan, &mut missed));
+    out.push_str(&page_cap_table(&results.page_caps, settings));
     out.push_str(&noticing_table(
         &results.noticing,
         settings.latency,
@@ -205,6 +208,52 @@ fn plan_table(cases: &[PlanCase], missed: &mut Missed) -> String {
         );
     }
     out
+}
+
+/// Not a target: how the page cap, which the service does not document, bounds the speed-up
+/// over a Get per cluster.
+fn page_cap_table(cases: &[PageCapCase], settings: &Settings) -> String {
+    let Some(first) = cases.first() else {
+        return String::new();
+    };
+    let default_cap = settings.page_cap;
+    let default_floor = pages(first.size, default_cap) * settings.latency.as_secs_f64();
+    let mut out = format!(
+        "\n### The List page cap\n\n\
+         The service does not document how many clusters one List page may hold; the emulator \
+         caps pages at {default_cap}, a guess, and clusterform asks for {asked}. A refresh \
+         reads its pages one after another, so the cap bounds the speed-up over a Get per \
+         cluster: at {default_cap} a page, even a tool at exactly the floor would be at most \
+         {bound} faster for {size} clusters. The same one-region plan of {size} clusters \
+         against emulators with larger caps (the Get-per-cluster figure is the one above, \
+         which reads no pages). Not a target: these rows show what the cap does.\n\n\
+         | page cap | pages | `clusterform plan` | floor | ours ÷ floor | Get ÷ ours |\n\
+         |---:|---:|---|---|---|---|\n",
+        asked = thousands(clusterform_executor::LIST_PAGE_SIZE as usize),
+        bound = times(first.get_per_cluster.median, default_floor),
+        size = thousands(first.size),
+    );
+    for case in cases {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} |",
+            thousands(case.page_cap),
+            pages(case.size, case.page_cap),
+            seconds_summary(case.ours),
+            seconds(case.floor),
+            times(case.ours.median, case.floor),
+            times(case.get_per_cluster.median, case.ours.median),
+        );
+    }
+    out
+}
+
+/// List pages of `size` clusters at `page_cap` a page (at least one).
+fn pages(size: usize, page_cap: usize) -> f64 {
+    // Page counts are small whole numbers, exact in an f64.
+    #[allow(clippy::cast_precision_loss)]
+    let pages = size.div_ceil(page_cap.max(1)).max(1) as f64;
+    pages
 }
 
 fn noticing_table(cases: &[NoticeCase], latency: Duration, missed: &mut Missed) -> String {
@@ -406,6 +455,49 @@ mod tests {
         assert_eq!(missed.verdict(true, || "no".to_owned()), "met");
         assert_eq!(missed.verdict(false, || "plan".to_owned()), "**missed**");
         assert_eq!(missed.0, ["plan"]);
+    }
+
+    fn settings() -> Settings {
+        Settings {
+            latency: Duration::from_millis(50),
+            samples: 5,
+            command: "cargo run".to_owned(),
+            date: "2026-12-01".to_owned(),
+            machine: Machine {
+                cores: "2".to_owned(),
+                memory: "24 GiB".to_owned(),
+                os: "Linux".to_owned(),
+                rustc: "rustc".to_owned(),
+            },
+            page_cap: 50,
+        }
+    }
+
+    #[test]
+    fn the_page_cap_rows_show_the_bound_at_the_default_cap_and_each_cap_tried() {
+        let case = |page_cap, ours, floor| PageCapCase {
+            page_cap,
+            size: 1_000,
+            ours: Summary::exact(ours),
+            floor,
+            get_per_cluster: Summary::exact(5.2),
+        };
+        let table = page_cap_table(&[case(100, 0.6, 0.5), case(500, 0.13, 0.1)], &settings());
+        // 1,000 clusters at 50 a page: 20 pages of 50 ms, so at most 5.2 s ÷ 1 s.
+        assert!(table.contains("would be at most 5.20× faster"), "{table}");
+        assert!(
+            table.contains("| 100 | 10 | **600 ms** | 500 ms | 1.20× | 8.67× |"),
+            "{table}"
+        );
+        assert!(
+            table.contains("| 500 | 2 | **130 ms** | 100 ms | 1.30× | 40× |"),
+            "{table}"
+        );
+    }
+
+    #[test]
+    fn no_page_cap_rows_no_section() {
+        assert_eq!(page_cap_table(&[], &settings()), "");
     }
 
     #[test]

@@ -11,11 +11,21 @@ use crate::child::TOKEN;
 use crate::error::BenchError;
 
 /// An emulator with `latency` before every request and operations of `operation`, served on
-/// 127.0.0.1.
+/// 127.0.0.1, with its default List page cap.
 pub async fn start(latency: Duration, operation: Duration) -> Result<EmulatorHandle, BenchError> {
+    start_with_page_cap(latency, operation, list_page_cap()).await
+}
+
+/// [`start`] with List pages of at most `page_cap` clusters.
+pub async fn start_with_page_cap(
+    latency: Duration,
+    operation: Duration,
+    page_cap: usize,
+) -> Result<EmulatorHandle, BenchError> {
     let emulator = Emulator::new(EmulatorOptions {
         latency,
         operation_duration: operation,
+        max_page_size: page_cap,
         required_token: Some(TOKEN.to_owned()),
         project_numbers: true,
         ..EmulatorOptions::default()

@@ -34,7 +34,7 @@ use crate::region_gate::RegionGates;
 use crate::retry::{CallClass, RetryPolicy, Verdict, classify_status, classify_transport};
 
 /// Items asked for per List page; the service may cap it lower.
-const LIST_PAGE_SIZE: u32 = 500;
+pub const LIST_PAGE_SIZE: u32 = 500;
 
 /// The most pages one List reads, so a server that never ends its list cannot loop us
 /// forever (1,000 pages of up to 500 clusters: far beyond any real location).

@@ -32,7 +32,8 @@ pub use auth::{
     default_token_source, resolve_token_source,
 };
 pub use client::{
-    ApiClient, ClientOptions, MAX_ANSWER_BYTES, MAX_LIST_PAGES, SlurmReply, Submitted,
+    ApiClient, ClientOptions, LIST_PAGE_SIZE, MAX_ANSWER_BYTES, MAX_LIST_PAGES, SlurmReply,
+    Submitted,
 };
 pub use engine::{
     ActionOutcome, ApplyEngine, ApplyReport, DEFAULT_PARALLELISM, ProgressEvent, ProgressSink, Step,
