@@ -81,6 +81,28 @@ impl<'a> OperationWaiter<'a> {
         }
     }
 
+    /// One question about the operation: a `:wait` blocking until `deadline` at most (and at
+    /// most the long poll), or a plain GET.
+    async fn ask(
+        &self,
+        mode: Mode,
+        name: &str,
+        deadline: Instant,
+        now: Instant,
+    ) -> Result<Operation, ExecError> {
+        match mode {
+            Mode::LongPoll => {
+                let wait_for = self
+                    .options
+                    .long_poll
+                    .min(deadline.saturating_duration_since(now))
+                    .max(Duration::from_secs(1));
+                self.client.wait_operation(name, wait_for).await
+            }
+            Mode::Poll => self.client.get_operation(name).await,
+        }
+    }
+
     async fn wait_until(
         &self,
         name: &str,
@@ -91,31 +113,29 @@ impl<'a> OperationWaiter<'a> {
         let mut mode = Mode::LongPoll;
         let mut failed_waits = 0;
         let mut pause = self.options.poll_initial;
+        // A pending answer of a `:wait` that blocked is reported while the next `:wait` is
+        // already in flight: the report (a Get of the cluster, in the apply engine) must not
+        // delay noticing the end by its round trip.
+        let mut unreported: Option<Operation> = None;
         loop {
             let call_started = Instant::now();
-            let answer = match mode {
-                Mode::LongPoll => {
-                    let remaining = deadline.saturating_duration_since(call_started);
-                    let wait_for = self
-                        .options
-                        .long_poll
-                        .min(remaining)
-                        .max(Duration::from_secs(1));
-                    self.client.wait_operation(name, wait_for).await
-                }
-                Mode::Poll => self.client.get_operation(name).await,
+            let call = self.ask(mode, name, deadline, call_started);
+            let answer = match unreported.take() {
+                Some(pending) => beside(call, on_pending(&pending)).await,
+                None => call.await,
             };
             match answer {
                 Ok(operation) if operation.done => return Ok(operation),
                 Ok(operation) => {
                     failed_waits = 0;
-                    on_pending(&operation).await;
                     // A `:wait` that blocked for a while is its own pacing; one that came back
                     // at once (a server that does not block) gets the polling pause.
                     if mode == Mode::LongPoll && call_started.elapsed() >= self.options.poll_initial
                     {
+                        unreported = Some(operation);
                         continue;
                     }
+                    on_pending(&operation).await;
                 }
                 Err(error) if error.is_not_found() => {
                     if started.elapsed() >= self.options.not_found_grace {
@@ -148,6 +168,20 @@ impl<'a> OperationWaiter<'a> {
             }
             tokio::time::sleep(pause).await;
             pause = (pause * 2).min(self.options.poll_max);
+        }
+    }
+}
+
+/// The answer of `call`, with `report` driven beside it until the answer arrives; a report not
+/// finished by then is dropped (it only informs, and a newer answer has come).
+async fn beside<T>(call: impl Future<Output = T>, report: impl Future<Output = ()>) -> T {
+    tokio::pin!(call, report);
+    let mut reported = false;
+    loop {
+        tokio::select! {
+            biased;
+            answer = &mut call => return answer,
+            () = &mut report, if !reported => reported = true,
         }
     }
 }

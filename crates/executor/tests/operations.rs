@@ -29,6 +29,33 @@ async fn long_poll_notices_completion_in_one_call() {
 }
 
 #[tokio::test]
+async fn the_next_wait_is_in_flight_while_a_pending_answer_is_reported() {
+    // The operation outlives the first `:wait` (1 s, the shortest the waiter asks for); the
+    // report of that pending answer never finishes. Waiting for the report before asking again
+    // would never notice the end; asking beside it notices it with the second `:wait`.
+    let h = Harness::start(Duration::from_millis(1_500)).await;
+    let name = start_create(&h).await;
+    let waiter = OperationWaiter::new(
+        &h.client,
+        WaitOptions {
+            long_poll: Duration::from_secs(1),
+            ..fast_wait()
+        },
+    );
+    let mut reports = 0;
+    let done = waiter
+        .wait(&name, Duration::from_secs(10), async |_| {
+            reports += 1;
+            std::future::pending::<()>().await;
+        })
+        .await
+        .unwrap();
+    assert!(done.done && done.error.is_none());
+    assert_eq!(reports, 1, "the one pending answer was reported");
+    assert_eq!(h.count("POST", ":wait"), 2);
+}
+
+#[tokio::test]
 async fn unimplemented_wait_falls_back_to_polling() {
     let h = Harness::start(Duration::from_millis(150)).await;
     h.emulator.set_wait_unimplemented(true);
