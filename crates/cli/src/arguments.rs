@@ -152,6 +152,15 @@ pub struct Parallelism {
     pub per_location: Option<u16>,
 }
 
+impl From<cli::ParallelismArgs> for Parallelism {
+    fn from(args: cli::ParallelismArgs) -> Self {
+        Self {
+            global: args.parallelism,
+            per_location: args.parallelism_per_location,
+        }
+    }
+}
+
 /// `destroy`.
 #[derive(Debug)]
 pub struct Destroy {
@@ -264,10 +273,7 @@ impl Arguments {
                 },
                 idle_for: args.idle_for,
                 auto_approve: args.auto_approve,
-                parallelism: Parallelism {
-                    global: args.parallelism,
-                    per_location: args.parallelism_per_location,
-                },
+                parallelism: Parallelism::from(args.parallelism),
                 json: refuse_unapproved_json("destroy", args.json, args.auto_approve)?,
                 lock_timeout: args.lock.lock_timeout,
             }),
@@ -386,10 +392,7 @@ fn apply(before_command: Option<PathBuf>, args: cli::ApplyArgs) -> Result<Apply,
         endpoint: args.endpoint.endpoint,
         planning: Planning::from_args(args.planning)?,
         auto_approve: args.auto_approve,
-        parallelism: Parallelism {
-            global: args.parallelism,
-            per_location: args.parallelism_per_location,
-        },
+        parallelism: Parallelism::from(args.parallelism),
         json: args.json,
         lock_timeout: args.lock.lock_timeout,
     })

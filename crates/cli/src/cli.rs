@@ -261,17 +261,24 @@ pub struct ApplyArgs {
     /// Do not ask for confirmation
     #[arg(long)]
     pub auto_approve: bool,
+    #[command(flatten)]
+    pub parallelism: ParallelismArgs,
+    /// Print one JSON event per line instead of progress (needs --auto-approve or a plan file)
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub lock: LockArgs,
+}
+
+/// How many clusters `apply` and `destroy` change at the same time.
+#[derive(Debug, Args)]
+pub struct ParallelismArgs {
     /// Clusters changed at the same time
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..))]
     pub parallelism: u16,
     /// Clusters of one project and region changed at the same time (within --parallelism)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub parallelism_per_location: Option<u16>,
-    /// Print one JSON event per line instead of progress (needs --auto-approve or a plan file)
-    #[arg(long)]
-    pub json: bool,
-    #[command(flatten)]
-    pub lock: LockArgs,
 }
 
 /// `destroy`.
@@ -292,12 +299,8 @@ pub struct DestroyArgs {
     /// Do not ask for confirmation
     #[arg(long)]
     pub auto_approve: bool,
-    /// Clusters deleted at the same time
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..))]
-    pub parallelism: u16,
-    /// Clusters of one project and region deleted at the same time (within --parallelism)
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
-    pub parallelism_per_location: Option<u16>,
+    #[command(flatten)]
+    pub parallelism: ParallelismArgs,
     /// Print one JSON event per line instead of progress (needs --auto-approve)
     #[arg(long)]
     pub json: bool,
