@@ -234,12 +234,6 @@ pub enum ExecError {
     Cancelled,
 }
 
-impl From<StorageError> for ExecError {
-    fn from(error: StorageError) -> Self {
-        Self::LockStorage(Box::new(error))
-    }
-}
-
 impl ExecError {
     /// The canonical status name of an API error, if this is one.
     pub fn api_code_name(&self) -> Option<&str> {

@@ -62,7 +62,7 @@ impl StorageLock {
                     });
                 }
                 Err(StorageError::PreconditionFailed { .. }) => {}
-                Err(other) => return Err(other.into()),
+                Err(other) => return Err(lock_storage(other)),
             }
             let remaining = deadline.saturating_duration_since(Instant::now());
             if remaining.is_zero() {
@@ -82,7 +82,7 @@ impl StorageLock {
         client: &StorageClient,
         object: &str,
     ) -> Result<Option<HeldLock>, ExecError> {
-        let Some((content, generation)) = client.read(object).await? else {
+        let Some((content, generation)) = client.read(object).await.map_err(lock_storage)? else {
             return Ok(None);
         };
         Ok(Some(HeldLock {
@@ -98,12 +98,18 @@ impl StorageLock {
         object: &str,
         held: &HeldLock,
     ) -> Result<(), ExecError> {
-        Ok(client.delete_if(object, held.generation).await?)
+        client
+            .delete_if(object, held.generation)
+            .await
+            .map_err(lock_storage)
     }
 
     /// Releases the lock: deletes the object if it is still the generation this run wrote.
     pub async fn release(self) -> Result<(), ExecError> {
-        Ok(self.client.delete_if(&self.object, self.generation).await?)
+        self.client
+            .delete_if(&self.object, self.generation)
+            .await
+            .map_err(lock_storage)
     }
 
     /// The record this run wrote.
@@ -125,4 +131,10 @@ impl StorageLock {
 /// `gs://BUCKET/OBJECT`.
 pub fn location(client: &StorageClient, object: &str) -> String {
     format!("gs://{}/{object}", client.bucket())
+}
+
+/// A Storage error met on the lock object (the journal's are told apart as
+/// [`ExecError::JournalStorage`]).
+fn lock_storage(error: StorageError) -> ExecError {
+    ExecError::LockStorage(Box::new(error))
 }
