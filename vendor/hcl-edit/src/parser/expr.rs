@@ -16,8 +16,10 @@ use crate::expr::{
 use crate::template::HeredocTemplate;
 use crate::{Decorate, Decorated, Formatted, Ident, RawString, SetSpan, Spanned};
 
+use fnv::FnvHashSet;
 use hcl_primitives::ident::{is_id_continue, is_id_start};
 use std::cell::RefCell;
+use vecmap::VecMap;
 use winnow::ascii::{crlf, dec_uint, line_ending, newline, space0};
 use winnow::combinator::{
     alt, cut_err, delimited, empty, fail, not, opt, peek, preceded, repeat, separated,
@@ -528,13 +530,14 @@ fn object_items<'i>(
     state: &RefCell<ExprParseState>,
 ) -> impl ModalParser<Input<'i>, (), ContextError> + '_ {
     move |input: &mut Input<'i>| {
-        let mut object = Object::new();
+        let mut items = ObjectItems::default();
 
         loop {
             let trailing = raw_string(ws).parse_next(input)?;
             let ch = peek(any).parse_next(input)?;
 
             if ch == '}' {
+                let mut object = items.into_object();
                 object.set_trailing(trailing);
                 state.borrow_mut().on_expr_term(Expression::Object(object));
                 return Ok(());
@@ -542,8 +545,9 @@ fn object_items<'i>(
 
             let checkpoint = input.checkpoint();
             let mut key = object_key(input)?;
+            let fingerprint = KeyFingerprint::of(&key);
 
-            if object.contains_key(&key) {
+            if items.contains_key(&key, fingerprint.as_ref()) {
                 input.reset(&checkpoint);
                 return cut_err(fail)
                     .context(StrContext::Label("object item"))
@@ -563,8 +567,10 @@ fn object_items<'i>(
             let value_terminator = match ch {
                 '}' => {
                     value.set_terminator(ObjectValueTerminator::None);
-                    object.insert(key, value);
-                    state.borrow_mut().on_expr_term(Expression::Object(object));
+                    items.push(key, value, fingerprint);
+                    state
+                        .borrow_mut()
+                        .on_expr_term(Expression::Object(items.into_object()));
                     return Ok(());
                 }
                 '\r' => crlf
@@ -605,8 +611,71 @@ fn object_items<'i>(
             };
 
             value.set_terminator(value_terminator);
-            object.insert(key, value);
+            items.push(key, value, fingerprint);
         }
+    }
+}
+
+// PATCHED (clusterform, see PATCHED.md): the items of an object literal are collected in a `Vec`
+// and duplicate keys are found through a hash set of key fingerprints, instead of calling
+// `Object::contains_key` and `Object::insert` per item, which both scan every earlier key
+// (quadratic in the number of items).
+
+/// A hashable stand-in for the object keys that are compared by their text: an identifier and a
+/// string literal. Two such keys are equal (`ObjectKey`'s `PartialEq`, which ignores decor and
+/// spans) exactly when their fingerprints are equal; an identifier never equals a string literal.
+#[derive(Debug, PartialEq, Eq, Hash)]
+enum KeyFingerprint {
+    Ident(Ident),
+    String(String),
+}
+
+impl KeyFingerprint {
+    /// The fingerprint of `key`, or `None` for a key that is any other expression.
+    fn of(key: &ObjectKey) -> Option<KeyFingerprint> {
+        match key {
+            ObjectKey::Ident(ident) => Some(KeyFingerprint::Ident(ident.value().clone())),
+            ObjectKey::Expression(Expression::String(string)) => {
+                Some(KeyFingerprint::String(string.value().clone()))
+            }
+            ObjectKey::Expression(_) => None,
+        }
+    }
+}
+
+/// The items of an object literal being parsed, in source order, without duplicate keys.
+#[derive(Debug, Default)]
+struct ObjectItems {
+    items: Vec<(ObjectKey, ObjectValue)>,
+    fingerprints: FnvHashSet<KeyFingerprint>,
+}
+
+impl ObjectItems {
+    /// Whether an item with a key equal to `key` (whose fingerprint is `fingerprint`) exists.
+    ///
+    /// A key without fingerprint can only equal another key without fingerprint; those are rare,
+    /// so they are compared one by one as `Object::contains_key` does.
+    fn contains_key(&self, key: &ObjectKey, fingerprint: Option<&KeyFingerprint>) -> bool {
+        match fingerprint {
+            Some(fingerprint) => self.fingerprints.contains(fingerprint),
+            None => self.items.iter().any(|(existing, _)| existing == key),
+        }
+    }
+
+    /// Appends an item whose key is not in the items yet (checked with `contains_key`).
+    fn push(&mut self, key: ObjectKey, value: ObjectValue, fingerprint: Option<KeyFingerprint>) {
+        if let Some(fingerprint) = fingerprint {
+            self.fingerprints.insert(fingerprint);
+        }
+        self.items.push((key, value));
+    }
+
+    fn into_object(self) -> Object {
+        // SAFETY: `push` is only called for keys that `contains_key` did not find, so the keys are
+        // unique, which is the only requirement of `from_vec_unchecked` (a `VecMap` invariant,
+        // not a memory-safety one).
+        let items = unsafe { VecMap::from_vec_unchecked(self.items) };
+        Object::from(items)
     }
 }
 
