@@ -8,6 +8,7 @@ mod export;
 mod format;
 mod hostile;
 mod language;
+mod object_keys;
 mod reference;
 mod remote_state;
 mod robustness;
