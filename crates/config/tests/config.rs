@@ -2,6 +2,7 @@
 
 mod bad_input;
 mod canonical;
+mod early_locations;
 mod catalogue;
 mod examples;
 mod export;
