@@ -2,8 +2,8 @@
 
 mod bad_input;
 mod canonical;
-mod early_locations;
 mod catalogue;
+mod early_locations;
 mod examples;
 mod export;
 mod format;

@@ -53,10 +53,7 @@ fn cluster_in(id: &str, extra: &str, zone: &str) -> String {
 #[test]
 fn a_cluster_takes_the_provider_s_location() {
     let text = format!("{PROVIDER}{}", cluster("train01", ""));
-    assert_eq!(
-        early_locations_of(&text),
-        [pair("my-proj", "us-central1")]
-    );
+    assert_eq!(early_locations_of(&text), [pair("my-proj", "us-central1")]);
 }
 
 #[test]

@@ -38,12 +38,7 @@ impl Run {
 
     /// The instances of a cluster block: its ID and, with `for_each`, the context that has
     /// `each` (without, the shared context serves, uncloned).
-    fn instances(
-        &mut self,
-        source: &SourceFile,
-        block: &Block,
-        ctx: &Bindings,
-    ) -> Vec<Instance> {
+    fn instances(&mut self, source: &SourceFile, block: &Block, ctx: &Bindings) -> Vec<Instance> {
         let [label] = block.labels.as_slice() else {
             self.eval.diagnostics.push(source.error(
                 block_head(block),
