@@ -160,6 +160,19 @@ pub async fn connect(
     connection
 }
 
+/// Whether [`connect`] would start the built-in emulator.
+pub fn is_local(endpoint: Option<&str>, provider: Option<&Provider>) -> bool {
+    resolved_endpoint(endpoint, provider) == Some(LOCAL_ENDPOINT)
+}
+
+/// The endpoint by [`connect`]'s precedence, `None` for the regional Google endpoint.
+fn resolved_endpoint<'a>(
+    endpoint: Option<&'a str>,
+    provider: Option<&'a Provider>,
+) -> Option<&'a str> {
+    endpoint.or(provider.and_then(|p| p.endpoint.as_deref()))
+}
+
 /// [`connect`] without printing: the warnings it would print (where the token came from) are
 /// added to `notes`, even when it then fails, for the caller to print in its order.
 pub async fn connect_noting(
@@ -168,7 +181,7 @@ pub async fn connect_noting(
     dir: &Path,
     notes: &mut Vec<String>,
 ) -> Result<Connection, CliError> {
-    let endpoint = endpoint.or(provider.and_then(|p| p.endpoint.as_deref()));
+    let endpoint = resolved_endpoint(endpoint, provider);
     if let Some(provider) = provider {
         check_stack_fits_endpoint(provider, endpoint)?;
     }

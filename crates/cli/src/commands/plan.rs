@@ -88,6 +88,11 @@ pub async fn prepare(
     let load = load_announcing(dir, inputs, announce);
     let early = async {
         let (provider, locations) = announced.await.ok()?;
+        // The built-in emulator answers at once: nothing to overlap, and starting it early
+        // would create its state for a configuration that may still fail.
+        if context::is_local(endpoint, Some(&provider)) {
+            return None;
+        }
         Some(start_early(endpoint, &provider, &locations, dir, planning).await)
     };
     let (loaded, early) = finish_load(load, early).await?;
