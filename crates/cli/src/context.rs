@@ -1,12 +1,13 @@
 //! What most commands share: loading the configuration (asking for missing variables on a
 //! terminal), and connecting to the API or the local emulator.
 
+use std::collections::BTreeSet;
 use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clusterform_config::{Config, Provider, RemoteState, StackOrigin, VariableInputs};
+use clusterform_config::{Config, Diagnostic, Provider, RemoteState, StackOrigin, VariableInputs};
 use clusterform_executor::{
     ApiClient, ClientOptions, ExecError, RetryPolicy, StaticToken, StorageClient, TokenSource,
 };
@@ -38,10 +39,53 @@ pub fn load_config(
 /// [`load_config`] with the inputs already gathered (a saved plan's recorded values).
 pub fn load_config_with(
     dir: &Path,
-    mut inputs: VariableInputs,
+    inputs: VariableInputs,
     printer: &Printer,
 ) -> Result<Config, CliError> {
-    let loaded = match clusterform_config::load(dir, &inputs) {
+    let loaded = load_located(dir, inputs, None)?;
+    Ok(loaded.print_warnings(printer))
+}
+
+/// What [`load_located`] tells its caller as soon as the configuration names them: the
+/// provider and every (project, region) it lists (see [`clusterform_config::load_with`]).
+pub type LocationsKnown<'a> = &'a mut (dyn FnMut(&Provider, &BTreeSet<(String, String)>) + Send);
+
+/// A loaded configuration whose warnings, located, are not printed yet: a load on a blocking
+/// thread leaves the printing to the command, in its order.
+#[derive(Debug)]
+pub struct LoadedConfig {
+    config: Config,
+    warnings: Vec<Diagnostic>,
+}
+
+impl LoadedConfig {
+    /// Prints the warnings and hands over the configuration.
+    pub fn print_warnings(self, printer: &Printer) -> Config {
+        for warning in &self.warnings {
+            printer.warn_diagnostic(warning);
+        }
+        self.config
+    }
+}
+
+/// Loads and validates the configuration without printing: on a terminal, variables without a
+/// value are asked for (once each) and the load is repeated. `on_locations`, when given, hears
+/// the provider and the locations of the load that gets that far, before its clusters are
+/// decoded. Blocks: async callers run it on a blocking thread.
+pub fn load_located(
+    dir: &Path,
+    mut inputs: VariableInputs,
+    mut on_locations: Option<LocationsKnown<'_>>,
+) -> Result<LoadedConfig, CliError> {
+    let mut load = |inputs: &VariableInputs| match on_locations.as_deref_mut() {
+        Some(on_locations) => clusterform_config::load_with(
+            dir,
+            inputs,
+            Box::new(|provider, locations| on_locations(provider, locations)),
+        ),
+        None => clusterform_config::load(dir, inputs),
+    };
+    let loaded = match load(&inputs) {
         Err(diagnostics)
             if !diagnostics.missing_variables.is_empty() && std::io::stdin().is_terminal() =>
         {
@@ -49,15 +93,20 @@ pub fn load_config_with(
                 let value = prompt::variable(missing)?;
                 inputs.cli.push((missing.name.clone(), value));
             }
-            clusterform_config::load(dir, &inputs)
+            load(&inputs)
         }
         other => other,
     }
     .map_err(|found| CliError::Diagnostics(diagnostics::located(found, dir, &inputs.files)))?;
-    for warning in loaded.warnings {
-        printer.warn_diagnostic(&diagnostics::located_warning(warning, dir, &inputs.files));
-    }
-    Ok(loaded.config)
+    let warnings = loaded
+        .warnings
+        .into_iter()
+        .map(|warning| diagnostics::located_warning(warning, dir, &inputs.files))
+        .collect();
+    Ok(LoadedConfig {
+        config: loaded.config,
+        warnings,
+    })
 }
 
 /// `--var`, `--var-file` and `CLUSTERFORM_VAR_*`.
@@ -103,7 +152,36 @@ pub async fn connect(
     dir: &Path,
     printer: &Printer,
 ) -> Result<Connection, CliError> {
-    let endpoint = endpoint.or(provider.and_then(|p| p.endpoint.as_deref()));
+    let mut notes = Vec::new();
+    let connection = connect_noting(endpoint, provider, dir, &mut notes).await;
+    for note in &notes {
+        printer.warn(note);
+    }
+    connection
+}
+
+/// Whether [`connect`] would start the built-in emulator.
+pub fn is_local(endpoint: Option<&str>, provider: Option<&Provider>) -> bool {
+    resolved_endpoint(endpoint, provider) == Some(LOCAL_ENDPOINT)
+}
+
+/// The endpoint by [`connect`]'s precedence, `None` for the regional Google endpoint.
+fn resolved_endpoint<'a>(
+    endpoint: Option<&'a str>,
+    provider: Option<&'a Provider>,
+) -> Option<&'a str> {
+    endpoint.or(provider.and_then(|p| p.endpoint.as_deref()))
+}
+
+/// [`connect`] without printing: the warnings it would print (where the token came from) are
+/// added to `notes`, even when it then fails, for the caller to print in its order.
+pub async fn connect_noting(
+    endpoint: Option<&str>,
+    provider: Option<&Provider>,
+    dir: &Path,
+    notes: &mut Vec<String>,
+) -> Result<Connection, CliError> {
+    let endpoint = resolved_endpoint(endpoint, provider);
     if let Some(provider) = provider {
         check_stack_fits_endpoint(provider, endpoint)?;
     }
@@ -116,9 +194,7 @@ pub async fn connect(
         other => {
             environment::require_unicode(environment::TOKEN_VARIABLES)?;
             let resolved = clusterform_executor::default_token_source().await?;
-            if let Some(note) = &resolved.note {
-                printer.warn(note);
-            }
+            notes.extend(resolved.note);
             (other.map(str::to_owned), resolved.source, None)
         }
     };

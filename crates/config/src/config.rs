@@ -39,20 +39,25 @@ impl Config {
     pub fn locations(&self) -> BTreeSet<(String, String)> {
         let declared = self.clusters.iter().map(|c| (&c.project, &c.region));
         let removed = self.removed.iter().map(|r| (&r.project, &r.region));
-        let provider = self
-            .provider
-            .project
-            .as_ref()
-            .zip(self.provider.region.as_ref());
-        let mut locations: BTreeSet<_> = declared.chain(removed).collect();
-        if locations.is_empty() {
-            locations.extend(provider);
-        }
-        locations
-            .into_iter()
-            .map(|(project, region)| (project.clone(), region.clone()))
-            .collect()
+        locations_of(declared.chain(removed), &self.provider)
     }
+}
+
+/// The rule of [`Config::locations`] over the (project, region) pairs of the declared and the
+/// removed clusters: shared with the early locations a load announces before it decodes the
+/// cluster bodies, so that both always agree.
+pub(crate) fn locations_of<'a>(
+    clusters: impl Iterator<Item = (&'a String, &'a String)>,
+    provider: &'a Provider,
+) -> BTreeSet<(String, String)> {
+    let mut locations: BTreeSet<_> = clusters.collect();
+    if locations.is_empty() {
+        locations.extend(provider.project.as_ref().zip(provider.region.as_ref()));
+    }
+    locations
+        .into_iter()
+        .map(|(project, region)| (project.clone(), region.clone()))
+        .collect()
 }
 
 /// The `provider "google"` block.

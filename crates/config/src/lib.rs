@@ -37,7 +37,7 @@ pub use format::format_source;
 pub use guard::{
     BYTES_PER_UNIT, MAX_COLLECTION_LEN, MAX_EVALUATION_WORK, MAX_STRING_BYTES, UNITS_PER_ITERATION,
 };
-pub use load::{Loaded, Validated, load, validate};
+pub use load::{Loaded, OnLocations, Validated, load, load_with, validate};
 pub use reference::{REFERENCE_BEGIN, REFERENCE_END, reference_markdown};
 pub use source::MAX_SOURCE_BYTES;
 pub use validate::label_value_problem;

@@ -3,6 +3,7 @@
 mod bad_input;
 mod canonical;
 mod catalogue;
+mod early_locations;
 mod examples;
 mod export;
 mod format;

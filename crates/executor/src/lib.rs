@@ -1,7 +1,8 @@
 //! The executor: the only crate that talks to the network.
 //!
 //! It authenticates ([`auth`]), sends the API's calls with retries by AIP-194 ([`ApiClient`]),
-//! reads the live clusters for the planner ([`refresh`]), follows long-running operations
+//! reads the live clusters for the planner ([`refresh`], with Lists started while the
+//! configuration still loads: [`ListPrefetch`]), follows long-running operations
 //! ([`OperationWaiter`]), runs a plan with bounded concurrency while journaling every operation
 //! in flight ([`ApplyEngine`], [`Journal`]), reads clusters' Slurm jobs and nodes ([`read_jobs`],
 //! [`read_nodes`], [`running_jobs`] for plans), and decides which clusters are idle for
@@ -44,7 +45,7 @@ pub use idle::{IdleReport, IdleVerdict, SlurmEvidence, idle_verdict, inspect_idl
 pub use journal::{Journal, JournalEntry, JournalLocation, UnusableEntry};
 pub use lock::{LockInfo, RunLock};
 pub use operations::{OperationWaiter, WaitOptions};
-pub use refresh::refresh;
+pub use refresh::{ListPrefetch, refresh, refresh_prefetched};
 pub use remote_lock::{HeldLock, StorageLock};
 pub use retry::RetryPolicy;
 pub use slurm::{

@@ -5,15 +5,70 @@
 //! once; with `--target`, only those clusters are read, with one Get each. Every cluster is
 //! addressed by where it was read (the configuration's project and region) and the last
 //! segment of its name, because the service may spell the project as a number.
+//!
+//! The Lists may start before the configuration is fully loaded ([`ListPrefetch`]): the
+//! configuration names its locations long before its clusters are decoded, and the network
+//! time of the Lists then overlaps that work. The refresh takes the Lists already started for
+//! the locations it needs, lists the others, and drops the rest unread.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use clusterform_model::{Cluster, ClusterName, STACK_LABEL};
 use clusterform_planner::LiveCluster;
 use futures::future::try_join_all;
+use tokio::task::JoinHandle;
 
 use crate::client::ApiClient;
 use crate::error::ExecError;
+
+/// The live clusters of one location, or why they could not be read.
+type LocationList = Result<Vec<LiveCluster>, ExecError>;
+
+/// Lists started ahead of the refresh, one per location, running on the tokio runtime. What the
+/// refresh does not take is cancelled when this is dropped, and its errors are never seen.
+#[derive(Debug, Default)]
+pub struct ListPrefetch {
+    lists: BTreeMap<(String, String), StartedList>,
+}
+
+impl ListPrefetch {
+    /// Starts the List of every location in `locations` on the current tokio runtime.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime.
+    pub fn start(client: &ApiClient, locations: &BTreeSet<(String, String)>) -> Self {
+        let lists = locations
+            .iter()
+            .map(|location| {
+                let (client, (project, region)) = (client.clone(), location.clone());
+                let task = tokio::spawn(async move { list(&client, &project, &region).await });
+                (location.clone(), StartedList(task))
+            })
+            .collect();
+        Self { lists }
+    }
+}
+
+/// A List running on the runtime, cancelled when dropped unread.
+#[derive(Debug)]
+struct StartedList(JoinHandle<LocationList>);
+
+impl StartedList {
+    async fn result(mut self) -> LocationList {
+        match (&mut self.0).await {
+            Ok(list) => list,
+            // The task is only ever aborted by dropping this handle, so it ended by panicking.
+            Err(ended) => std::panic::resume_unwind(ended.into_panic()),
+        }
+    }
+}
+
+impl Drop for StartedList {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
 
 /// The live clusters: every cluster of `locations` (project, region), or only `targets` when
 /// some are given (a target that does not exist is simply absent from the result).
@@ -22,26 +77,59 @@ pub async fn refresh(
     locations: &BTreeSet<(String, String)>,
     targets: &[ClusterName],
 ) -> Result<Vec<LiveCluster>, ExecError> {
+    refresh_prefetched(client, locations, targets, ListPrefetch::default()).await
+}
+
+/// [`refresh`], taking the Lists of `prefetch` for the locations it needs instead of listing
+/// them again; a location not prefetched is listed now, and a prefetched one that is not in
+/// `locations` is dropped, its answer or error ignored. With `targets`, no List is used. The
+/// result and the errors are those of [`refresh`].
+pub async fn refresh_prefetched(
+    client: &ApiClient,
+    locations: &BTreeSet<(String, String)>,
+    targets: &[ClusterName],
+    mut prefetch: ListPrefetch,
+) -> Result<Vec<LiveCluster>, ExecError> {
     if !targets.is_empty() {
-        let found = try_join_all(targets.iter().map(async |name| {
-            let cluster = client.get_cluster(name).await?;
-            cluster
-                .map(|c| addressed(&name.project, &name.location, c))
-                .transpose()
-        }))
-        .await?;
-        return Ok(found.into_iter().flatten().flatten().collect());
+        drop(prefetch);
+        return get_targets(client, targets).await;
     }
-    let lists = try_join_all(locations.iter().map(async |(project, region)| {
-        let clusters = client.list_clusters(project, region).await?;
-        let addressed: Result<Vec<_>, _> = clusters
-            .into_iter()
-            .map(|c| addressed(project, region, c))
-            .collect();
-        addressed.map(|all| all.into_iter().flatten().collect::<Vec<_>>())
+    let lists = try_join_all(locations.iter().map(|location| {
+        let started = prefetch.lists.remove(location);
+        async move {
+            match started {
+                Some(started) => started.result().await,
+                None => list(client, &location.0, &location.1).await,
+            }
+        }
     }))
     .await?;
     Ok(lists.into_iter().flatten().collect())
+}
+
+/// One Get per target, all at once.
+async fn get_targets(
+    client: &ApiClient,
+    targets: &[ClusterName],
+) -> Result<Vec<LiveCluster>, ExecError> {
+    let found = try_join_all(targets.iter().map(async |name| {
+        let cluster = client.get_cluster(name).await?;
+        cluster
+            .map(|c| addressed(&name.project, &name.location, c))
+            .transpose()
+    }))
+    .await?;
+    Ok(found.into_iter().flatten().flatten().collect())
+}
+
+/// Every cluster of one location, addressed.
+async fn list(client: &ApiClient, project: &str, region: &str) -> LocationList {
+    let clusters = client.list_clusters(project, region).await?;
+    let addressed: Result<Vec<_>, _> = clusters
+        .into_iter()
+        .map(|c| addressed(project, region, c))
+        .collect();
+    addressed.map(|all| all.into_iter().flatten().collect())
 }
 
 /// The cluster with its address. A cluster whose name cannot be read cannot be addressed by

@@ -2,13 +2,23 @@
 //! `destroy` would make), look up the Slurm jobs that disruptive changes would hit, render;
 //! optionally save, with the absolute configuration directory so that `apply FILE` works from
 //! anywhere.
+//!
+//! The configuration loads on a blocking thread. As soon as it names its provider and
+//! locations, before its clusters are decoded, `plan` connects, reads the journal and starts
+//! the Lists, so that the network overlaps the load; what it would print meanwhile waits until
+//! the configuration's own warnings are printed, so stderr reads as if the load came first, and
+//! a configuration error is reported whatever the connection did.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::pin::pin;
 
-use clusterform_config::Config;
-use clusterform_executor::ApiClient;
+use clusterform_config::{Config, Provider};
+use clusterform_executor::{ApiClient, ListPrefetch};
 use clusterform_model::ClusterName;
 use clusterform_planner::{ClusterChange, LiveCluster, Plan, PlanOptions, RunningJobs};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
 
 use crate::arguments::{Plan as PlanCommand, Planning};
 use crate::commands::ExitStatus;
@@ -63,7 +73,9 @@ const TARGETING_IN_EFFECT: &str = "targeting is in effect: this plan considers o
 clusters, so it may not show every change the configuration asks for (nor every deletion). Use \
 --target to recover from mistakes or errors, not as part of a routine workflow.";
 
-/// Loads the configuration, connects, reports journal entries, refreshes and plans.
+/// Loads the configuration, connects, reports journal entries, refreshes and plans; the
+/// connection, the journal and the Lists start while the configuration's clusters are still
+/// being decoded.
 pub async fn prepare(
     endpoint: Option<&str>,
     dir: &Path,
@@ -71,8 +83,116 @@ pub async fn prepare(
     destroy: bool,
     printer: &Printer,
 ) -> Result<Planned, CliError> {
-    let config = context::load_config(dir, &planning.variables, printer)?;
-    prepare_loaded(config, endpoint, dir, planning, destroy, printer).await
+    let inputs = context::variable_inputs(&planning.variables)?;
+    let (announce, announced) = oneshot::channel();
+    let load = load_announcing(dir, inputs, announce);
+    let early = async {
+        let (provider, locations) = announced.await.ok()?;
+        // The built-in emulator answers at once: nothing to overlap, and starting it early
+        // would create its state for a configuration that may still fail.
+        if context::is_local(endpoint, Some(&provider)) {
+            return None;
+        }
+        Some(start_early(endpoint, &provider, &locations, dir, planning).await)
+    };
+    let (loaded, early) = finish_load(load, early).await?;
+    let config = loaded.print_warnings(printer);
+    let Some(early) = early else {
+        return prepare_loaded(config, endpoint, dir, planning, destroy, printer).await;
+    };
+    let (connection, prefetch) = early.printed(printer)?;
+    plan_refreshed(
+        config, connection, prefetch, dir, planning, destroy, printer,
+    )
+    .await
+}
+
+/// The provider and locations a load announces.
+type Announced = (Provider, BTreeSet<(String, String)>);
+
+/// Loads the configuration on a blocking thread, sending its provider and locations to
+/// `announce` as soon as it knows them.
+fn load_announcing(
+    dir: &Path,
+    inputs: clusterform_config::VariableInputs,
+    announce: oneshot::Sender<Announced>,
+) -> JoinHandle<Result<context::LoadedConfig, CliError>> {
+    let dir = dir.to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let mut announce = Some(announce);
+        let mut on_locations = |provider: &Provider, locations: &BTreeSet<(String, String)>| {
+            if let Some(announce) = announce.take() {
+                // Nobody listens once the command has given up; nothing to do then.
+                let _ = announce.send((provider.clone(), locations.clone()));
+            }
+        };
+        context::load_located(&dir, inputs, Some(&mut on_locations))
+    })
+}
+
+/// Waits for the load while `early` runs beside it. A failed load is returned at once, and what
+/// `early` did is dropped: the configuration's error wins. After a load that succeeded, `early`
+/// is awaited to its end.
+async fn finish_load(
+    mut load: JoinHandle<Result<context::LoadedConfig, CliError>>,
+    early: impl Future<Output = Option<EarlyStart>>,
+) -> Result<(context::LoadedConfig, Option<EarlyStart>), CliError> {
+    let mut early = pin!(early);
+    let mut started = None;
+    let joined = loop {
+        tokio::select! {
+            joined = &mut load => break joined,
+            done = &mut early, if started.is_none() => started = Some(done),
+        }
+    };
+    // A blocking task cannot be cancelled, so it ended by panicking: the panic goes on.
+    let loaded = joined.unwrap_or_else(|ended| std::panic::resume_unwind(ended.into_panic()))?;
+    let started = match started {
+        Some(started) => started,
+        None => early.await,
+    };
+    Ok((loaded, started))
+}
+
+/// What `plan` started while the configuration was loading, with the warnings it would have
+/// printed, in order (the credentials' note, the journal's entries), not printed yet.
+struct EarlyStart {
+    notes: Vec<String>,
+    started: Result<(Connection, ListPrefetch), CliError>,
+}
+
+impl EarlyStart {
+    /// Prints the warnings and hands over the connection and the Lists, or the error.
+    fn printed(self, printer: &Printer) -> Result<(Connection, ListPrefetch), CliError> {
+        for note in &self.notes {
+            printer.warn(note);
+        }
+        self.started
+    }
+}
+
+/// Connects with the announced provider, reads the journal, and only then starts the Lists of
+/// the announced locations (none with `--target`, which reads its clusters with Gets).
+async fn start_early(
+    endpoint: Option<&str>,
+    provider: &Provider,
+    locations: &BTreeSet<(String, String)>,
+    dir: &Path,
+    planning: &Planning,
+) -> EarlyStart {
+    let mut notes = Vec::new();
+    let started = async {
+        let connection = context::connect_noting(endpoint, Some(provider), dir, &mut notes).await?;
+        notes.extend(journal_warnings(dir, &connection).await?);
+        let prefetch = if planning.targets.is_empty() {
+            ListPrefetch::start(&connection.client, locations)
+        } else {
+            ListPrefetch::default()
+        };
+        Ok((connection, prefetch))
+    }
+    .await;
+    EarlyStart { notes, started }
 }
 
 /// [`prepare`] with the configuration already loaded (to take the stack lock it names first).
@@ -112,10 +232,39 @@ async fn plan_live(
     destroy: bool,
     printer: &Printer,
 ) -> Result<Planned, CliError> {
-    report_journal(dir, &connection, printer).await?;
+    for warning in journal_warnings(dir, &connection).await? {
+        printer.warn(&warning);
+    }
+    plan_refreshed(
+        config,
+        connection,
+        ListPrefetch::default(),
+        dir,
+        planning,
+        destroy,
+        printer,
+    )
+    .await
+}
+
+/// Refreshes (taking the Lists of `prefetch` that it needs) and plans.
+async fn plan_refreshed(
+    config: Config,
+    connection: Connection,
+    prefetch: ListPrefetch,
+    dir: &Path,
+    planning: &Planning,
+    destroy: bool,
+    printer: &Printer,
+) -> Result<Planned, CliError> {
     let targets = target_names(&config, &planning.targets)?;
-    let live =
-        clusterform_executor::refresh(&connection.client, &config.locations(), &targets).await?;
+    let live = clusterform_executor::refresh_prefetched(
+        &connection.client,
+        &config.locations(),
+        &targets,
+        prefetch,
+    )
+    .await?;
     let options = PlanOptions {
         targets: planning.targets.clone(),
         replace: planning.replace.clone(),
@@ -184,15 +333,12 @@ fn without_running_jobs(plan: &Plan) -> Plan {
     saved
 }
 
-/// Tells the user about operations an earlier run left in flight.
-async fn report_journal(
-    dir: &Path,
-    connection: &Connection,
-    printer: &Printer,
-) -> Result<(), CliError> {
+/// What to tell the user about operations an earlier run left in flight.
+async fn journal_warnings(dir: &Path, connection: &Connection) -> Result<Vec<String>, CliError> {
     let journal = open_journal(dir, connection.remote_journal()).await?;
+    let mut warnings = Vec::new();
     for entry in journal.entries() {
-        printer.warn(&format!(
+        warnings.push(format!(
             "an earlier run left operation {} ({} {}) in flight; `clusterform apply` waits for it before changing anything",
             entry.operation,
             clusterform::views::actions::verb(entry.action),
@@ -204,14 +350,14 @@ async fn report_journal(
             || "an unknown cluster".to_owned(),
             |a| format!("cluster {}", a.cluster_id),
         );
-        printer.warn(&format!(
+        warnings.push(format!(
             "entry {} of {} cannot be used ({}); apply refuses to act on {cluster} until it is fixed or removed",
             unusable.entry,
             journal.location(),
             unusable.reason
         ));
     }
-    Ok(())
+    Ok(warnings)
 }
 
 /// The resource names of `--target` IDs: a declared cluster's own location, else the

@@ -1,26 +1,44 @@
 //! `for_each` expansion: the instances of a cluster block, each with its ID (the key, or the
-//! evaluated `id` attribute) and a context holding `each.key` and `each.value`.
+//! evaluated `id` attribute) and a context holding `each.key` and `each.value`. Every block is
+//! expanded before any is decoded, so that the locations of all instances can be announced
+//! first (`locations`).
 
 use hcl::Value;
 use hcl::edit::Span;
 use hcl::edit::structure::Block;
 
-use super::Run;
+use super::{FileBlock, Run};
 use crate::decode::string_text;
 use crate::diagnostic::SourceFile;
 use crate::evaluator::{Bindings, Scope};
 use crate::functions::type_name;
 use crate::source::block_head;
 
+/// One instance of a cluster block: its ID and, with `for_each`, the context that has `each`.
+pub(super) type Instance = (String, Option<Bindings>);
+
+/// A cluster block with its instances.
+pub(super) type ExpandedBlock<'a> = (FileBlock<'a>, Vec<Instance>);
+
 impl Run {
+    /// Every cluster block with its instances, in source order.
+    pub(super) fn expand<'a>(
+        &mut self,
+        blocks: Vec<FileBlock<'a>>,
+        ctx: &Bindings,
+    ) -> Vec<ExpandedBlock<'a>> {
+        blocks
+            .into_iter()
+            .map(|(source, block)| {
+                let instances = self.instances(source, &block, ctx);
+                ((source, block), instances)
+            })
+            .collect()
+    }
+
     /// The instances of a cluster block: its ID and, with `for_each`, the context that has
     /// `each` (without, the shared context serves, uncloned).
-    pub(super) fn instances(
-        &mut self,
-        source: &SourceFile,
-        block: &Block,
-        ctx: &Bindings,
-    ) -> Vec<(String, Option<Bindings>)> {
+    fn instances(&mut self, source: &SourceFile, block: &Block, ctx: &Bindings) -> Vec<Instance> {
         let [label] = block.labels.as_slice() else {
             self.eval.diagnostics.push(source.error(
                 block_head(block),

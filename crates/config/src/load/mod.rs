@@ -1,25 +1,27 @@
 //! Loading a configuration directory: reads and parses every `*.hcl` file, sorts the top-level
 //! blocks (`variable`, `locals`, `provider`, `cluster`, `removed`), gives variables their
-//! values, resolves locals, decodes the provider, every cluster (and `for_each` instance) and
-//! every `removed` block, runs the checks, and returns either the [`Config`] with its warnings
-//! or every diagnostic of the run.
+//! values, resolves locals, decodes the provider and every `removed` block, expands every
+//! cluster's `for_each`, announces the locations to a caller that asked ([`load_with`]),
+//! decodes every cluster instance, runs the checks, and returns either the [`Config`] with its
+//! warnings or every diagnostic of the run.
 //!
 //! [`Run`] carries the state of one load; each concern adds its own methods in a submodule:
 //! `files` (reading and sorting blocks), `inputs` (variable declarations), `provider`,
-//! `removed`, `for_each`, `cluster` (one instance), `schedule` (decoding clusters on all
-//! cores) and `digest`.
+//! `removed`, `for_each`, `locations` (the early locations), `cluster` (one instance),
+//! `schedule` (decoding clusters on all cores) and `digest`.
 
 mod cluster;
 mod digest;
 mod files;
 mod for_each;
 mod inputs;
+mod locations;
 mod provider;
 mod remote_state;
 mod removed;
 mod schedule;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -27,7 +29,7 @@ use std::sync::Arc;
 use hcl::Value;
 use hcl::edit::structure::Block;
 
-use crate::config::{Config, SourceLocation, VariableInputs};
+use crate::config::{Config, Provider, SourceLocation, VariableInputs};
 use crate::diagnostic::{Diagnostic, Diagnostics, MissingVariable, Severity, SourceFile};
 use crate::evaluator::{Bindings, Evaluator};
 use crate::functions::{base_context, with_base_dir};
@@ -63,7 +65,30 @@ pub struct Validated {
 ///
 /// Every problem of the run (errors and warnings), plus the variables that have no value.
 pub fn load(dir: &Path, inputs: &VariableInputs) -> Result<Loaded, Diagnostics> {
-    run(dir, inputs, NoValue::Missing)
+    run(dir, inputs, NoValue::Missing, None)
+}
+
+/// What [`load_with`] tells its caller early: the provider and every (project, region) the
+/// configuration lists.
+pub type OnLocations<'a> = Box<dyn FnOnce(&Provider, &BTreeSet<(String, String)>) + 'a>;
+
+/// [`load`], telling `on_locations` the provider and the locations as soon as they are known:
+/// after the variables, locals, provider, `removed` blocks and every cluster's `for_each`,
+/// `project` and `region`, before the cluster bodies are decoded. It is called on the loading
+/// thread, at most once, and only when the run has found no error so far; whenever the load
+/// then succeeds, the locations equal its [`Config::locations`] and the provider its
+/// `provider`. A load that fails may have called it (a cluster body can still be wrong): the
+/// caller must not act on the locations beyond reading the live state.
+///
+/// # Errors
+///
+/// As [`load`].
+pub fn load_with(
+    dir: &Path,
+    inputs: &VariableInputs,
+    on_locations: OnLocations<'_>,
+) -> Result<Loaded, Diagnostics> {
+    run(dir, inputs, NoValue::Missing, Some(on_locations))
 }
 
 /// Validates the configuration in `dir` as `terraform validate` does, without requiring
@@ -75,16 +100,23 @@ pub fn load(dir: &Path, inputs: &VariableInputs) -> Result<Loaded, Diagnostics> 
 ///
 /// Every problem of the run (errors and warnings); `missing_variables` is always empty.
 pub fn validate(dir: &Path, inputs: &VariableInputs) -> Result<Validated, Diagnostics> {
-    run(dir, inputs, NoValue::Unknown).map(|loaded| Validated {
+    run(dir, inputs, NoValue::Unknown, None).map(|loaded| Validated {
         clusters: loaded.config.clusters.len(),
         warnings: loaded.warnings,
     })
 }
 
-fn run(dir: &Path, inputs: &VariableInputs, no_value: NoValue) -> Result<Loaded, Diagnostics> {
+fn run(
+    dir: &Path,
+    inputs: &VariableInputs,
+    no_value: NoValue,
+    on_locations: Option<OnLocations<'_>>,
+) -> Result<Loaded, Diagnostics> {
     // Every load has its own evaluation budget, shared by its worker threads.
     with_budget(Arc::default(), || {
-        with_base_dir(dir, || Run::default().load(dir, inputs, no_value))
+        with_base_dir(dir, || {
+            Run::default().load(dir, inputs, no_value, on_locations)
+        })
     })
 }
 
@@ -119,6 +151,7 @@ impl Run {
         dir: &Path,
         inputs: &VariableInputs,
         no_value: NoValue,
+        on_locations: Option<OnLocations<'_>>,
     ) -> Result<Loaded, Diagnostics> {
         let (files, bodies) = self.read_files(dir)?;
         let mut top = self.sort_blocks(&files, bodies);
@@ -150,7 +183,13 @@ impl Run {
         self.eval.resolve_locals(&top.local_defs(), &mut ctx);
         let provider = self.provider(&top.providers, top.first_declaration(), &ctx, dir);
         let removed = self.removed(&top.removed, &ctx, &provider);
-        let clusters = self.clusters(std::mem::take(&mut top.clusters), &ctx, &provider);
+        let blocks = self.expand(std::mem::take(&mut top.clusters), &ctx);
+        if let Some(on_locations) = on_locations
+            && let Some(locations) = self.early_locations(&blocks, &removed, &ctx, &provider)
+        {
+            on_locations(&provider, &locations);
+        }
+        let clusters = self.clusters(blocks, &ctx, &provider);
         self.check_removed_not_declared(&removed, &clusters);
         self.warn_unused(&declarations);
         let digest = digest(&files, &values.values);

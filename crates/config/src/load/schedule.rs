@@ -1,41 +1,44 @@
-//! Decoding the cluster blocks on all cores: blocks are grouped in tasks of a few dozen, each
-//! task decoded by a forked evaluator whose diagnostics are absorbed in order afterwards, and
-//! a cluster ID declared twice is reported at the second declaration.
+//! Decoding the cluster blocks on all cores: blocks (with their instances, already expanded)
+//! are grouped in tasks of a few dozen, each task decoded by a forked evaluator whose
+//! diagnostics are absorbed in order afterwards, and a cluster ID declared twice is reported at
+//! the second declaration.
 
 use std::collections::HashMap;
 
 use rayon::iter::{IndexedParallelIterator, IntoParallelIterator};
 
-use super::{FileBlock, Run, at};
+use super::for_each::ExpandedBlock;
+use super::{Run, at};
 use crate::config::{DesiredCluster, Provider, SourceLocation};
 use crate::evaluator::Bindings;
 use crate::parallel::in_parallel;
 use crate::source::label_range;
 
 impl Run {
-    /// Decodes and checks the cluster blocks on parallel threads, which also free them.
+    /// Decodes and checks the instances of the cluster blocks on parallel threads, which also
+    /// free them.
     pub(super) fn clusters<'a>(
         &mut self,
-        blocks: Vec<FileBlock<'a>>,
+        blocks: Vec<ExpandedBlock<'a>>,
         ctx: &Bindings,
         provider: &Provider,
     ) -> Vec<DesiredCluster> {
         let tasks = blocks.into_par_iter().chunks(CLUSTERS_PER_TASK);
-        let decoded = in_parallel(tasks, |chunk: Vec<FileBlock<'a>>| {
+        let decoded = in_parallel(tasks, |chunk: Vec<ExpandedBlock<'a>>| {
             let mut worker = Run {
                 eval: self.eval.fork(),
                 unknown_locations: self.unknown_locations,
                 ..Run::default()
             };
             let mut clusters = Vec::new();
-            for (source, block) in &chunk {
-                for (id, each_ctx) in worker.instances(source, block, ctx) {
+            for ((source, block), instances) in chunk {
+                for (id, each_ctx) in instances {
                     let each = each_ctx.is_some();
                     let instance_ctx = each_ctx.as_ref().unwrap_or(ctx);
                     if let Some(cluster) =
-                        worker.cluster(source, block, id, instance_ctx, each, provider)
+                        worker.cluster(source, &block, id, instance_ctx, each, provider)
                     {
-                        clusters.push((cluster, *source, label_range(block)));
+                        clusters.push((cluster, source, label_range(&block)));
                     }
                 }
             }

@@ -1,0 +1,75 @@
+//! The early locations: the provider and every (project, region) the configuration lists,
+//! known once the `for_each` of every cluster block is expanded and before any cluster body is
+//! decoded (the expensive part of a load), so that a caller can start reading the live
+//! clusters while the load goes on. They come from the rule of [`Config::locations`] over the
+//! same values the decode finds, so they equal the loaded configuration's locations whenever
+//! the load succeeds.
+//!
+//! [`Config::locations`]: crate::Config::locations
+
+use std::collections::BTreeSet;
+
+use clusterform_model::{validate_location, validate_project};
+use hcl::edit::structure::Body;
+
+use super::for_each::ExpandedBlock;
+use super::{Place, Run};
+use crate::config::{Provider, RemovedCluster, locations_of};
+use crate::decode::string_text;
+use crate::diagnostic::SourceFile;
+use crate::evaluator::{Bindings, Evaluator, Scope};
+
+impl Run {
+    /// The locations of the expanded cluster blocks and the `removed` blocks; `None` when the
+    /// run has an error already or when an instance's `project` or `region` is broken or
+    /// invalid: the load then fails, and reports it, without the early locations.
+    pub(super) fn early_locations(
+        &self,
+        blocks: &[ExpandedBlock<'_>],
+        removed: &[(RemovedCluster, Place<'_>)],
+        ctx: &Bindings,
+        provider: &Provider,
+    ) -> Option<BTreeSet<(String, String)>> {
+        if self.error_count() > 0 {
+            return None;
+        }
+        // A fork whose findings are dropped: the decode evaluates the same attributes again and
+        // reports their problems (and variable uses) in its own order.
+        let mut probe = self.eval.fork();
+        let mut declared = Vec::new();
+        for ((source, block), instances) in blocks {
+            for (_, each_ctx) in instances {
+                let scope = Scope {
+                    ctx: each_ctx.as_ref().unwrap_or(ctx),
+                    each: each_ctx.is_some(),
+                };
+                let project = attribute(&mut probe, source, &block.body, "project", scope)?
+                    .or_else(|| provider.project.clone())?;
+                let region = attribute(&mut probe, source, &block.body, "region", scope)?
+                    .or_else(|| provider.region.clone())?;
+                validate_project(&project).ok()?;
+                validate_location(&region).ok()?;
+                declared.push((project, region));
+            }
+        }
+        let removed = removed.iter().map(|(r, _)| (&r.project, &r.region));
+        let declared = declared.iter().map(|(project, region)| (project, region));
+        Some(locations_of(declared.chain(removed), provider))
+    }
+}
+
+/// The string value of the cluster attribute `name` as the decode reads it: `Some(None)` when
+/// it is not written, `None` when it is broken.
+fn attribute(
+    probe: &mut Evaluator,
+    source: &SourceFile,
+    body: &Body,
+    name: &str,
+    scope: Scope<'_>,
+) -> Option<Option<String>> {
+    let Some(attribute) = body.get_attribute(name) else {
+        return Some(None);
+    };
+    let evaluated = probe.value(source, &attribute.value, scope)?;
+    string_text(&evaluated.value).ok().map(Some)
+}

@@ -1,0 +1,102 @@
+//! `plan` connects, reads the journal and starts its Lists while the configuration is still
+//! loading; none of it shows: stderr keeps the order of a load followed by a connection, a
+//! configuration error wins over a connection that failed meanwhile, and the journal is read
+//! before the first List is sent.
+
+use crate::support::{ClusterSpec, Env, apply_ok, config, stderr};
+
+const BUCKET: &str = "team-infra";
+const JOURNAL: &str = "clusterform/prod/e2e.journal.json";
+
+/// A fleet large enough that its clusters decode well after the locations are known, each
+/// with an attribute that does not exist.
+fn broken_fleet() -> String {
+    let keys: Vec<String> = (0..3000).map(|n| format!("c{n:04} = 1")).collect();
+    let settings = format!(
+        "  for_each = {{ {} }}\n  no_such_attribute = 1\n",
+        keys.join(", ")
+    );
+    let hcl = config(&[ClusterSpec::default()]);
+    assert!(hcl.contains("  display_name"), "{hcl}");
+    hcl.replacen("  display_name", &format!("{settings}  display_name"), 1)
+}
+
+#[test]
+fn a_configuration_error_wins_over_credentials_that_fail_meanwhile() {
+    let env = Env::new(50);
+    env.write_config(&broken_fleet());
+    let plan = env
+        .cmd(&["plan"])
+        .env("CLUSTERFORM_ACCESS_TOKEN", "")
+        .output()
+        .unwrap();
+    let err = stderr(&plan);
+    assert_eq!(plan.status.code(), Some(1), "{err}");
+    assert!(err.contains("no_such_attribute"), "{err}");
+    assert!(err.contains("main.hcl"), "{err}");
+    assert!(!err.contains("CLUSTERFORM_ACCESS_TOKEN"), "{err}");
+
+    // The same credentials fail a configuration without the error.
+    env.write_config(&config(&[ClusterSpec::default()]));
+    let plan = env
+        .cmd(&["plan"])
+        .env("CLUSTERFORM_ACCESS_TOKEN", "")
+        .output()
+        .unwrap();
+    let err = stderr(&plan);
+    assert_eq!(plan.status.code(), Some(1), "{err}");
+    assert!(err.contains("CLUSTERFORM_ACCESS_TOKEN"), "{err}");
+    assert!(env.emulator().requests().is_empty());
+}
+
+#[test]
+fn the_configuration_s_warnings_come_before_the_journal_s() {
+    let env = Env::new(50);
+    apply_ok(&env, &[ClusterSpec::default()]);
+    let entry = serde_json::json!({
+        "address": {"project": "e2e-project", "region": "us-central1", "id": "train01"},
+        "action": "update",
+        "request": "update",
+        "operation": "../../elsewhere",
+        "started_at": "2026-11-30T00:00:00Z",
+        "timeout_seconds": 60
+    });
+    let document = serde_json::json!({"version": 1, "entries": [entry]});
+    std::fs::write(env.journal_path(), document.to_string()).unwrap();
+    let unused = "variable \"unused\" {\n  default = 1\n}\n";
+    env.write_config(&format!("{unused}{}", config(&[ClusterSpec::default()])));
+
+    let plan = env.run(&["plan"]);
+    let err = stderr(&plan);
+    assert!(plan.status.success(), "{err}");
+    let variable = err.find("unused").expect("the unused variable's warning");
+    let journal = err.find("entry 1 of").expect("the journal's warning");
+    assert!(variable < journal, "{err}");
+}
+
+#[test]
+fn the_journal_is_read_before_the_first_list() {
+    let env = Env::new(50);
+    env.emulator().create_bucket(BUCKET);
+    let lock = format!(
+        "  stack   = \"e2e\"\n  lock \"gcs\" {{\n    bucket   = \"{BUCKET}\"\n    prefix   = \"clusterform/prod\"\n    endpoint = \"{}\"\n  }}\n",
+        env.server.base_url()
+    );
+    let hcl = config(&[ClusterSpec::default()]).replace("  stack   = \"e2e\"\n", &lock);
+    env.write_config(&hcl);
+    env.emulator().clear_requests();
+
+    let plan = env.run(&["plan"]);
+    assert!(plan.status.success(), "{}", stderr(&plan));
+    let requests = env.emulator().requests();
+    let position = |what: &dyn Fn(&clusterform_emulator::RecordedRequest) -> bool| {
+        requests.iter().position(what)
+    };
+    let journal_read =
+        position(&|r| r.path.contains("journal.json") || r.query.contains("journal.json"))
+            .unwrap_or_else(|| panic!("the journal {JOURNAL} was not read: {requests:?}"));
+    let first_list =
+        position(&|r| r.method == "GET" && r.path.ends_with("/modelDevelopmentClusters"))
+            .expect("a List");
+    assert!(journal_read < first_list, "{requests:?}");
+}
