@@ -274,8 +274,10 @@ pub async fn connect_storage(
         StorageEndpoint::Url(url) => storage_credentials(Some(url)).await?,
         StorageEndpoint::CloudStorage => storage_credentials(None).await?,
     };
+    // The client serves the lock and the journal alike; what can fail here is the `lock`
+    // block's bucket itself, which the lock's hint names.
     let client = StorageClient::new(&remote.bucket, client_options(endpoint), tokens)
-        .map_err(ExecError::from)?;
+        .map_err(|error| ExecError::LockStorage(Box::new(error)))?;
     Ok(StorageConnection { client, local })
 }
 
