@@ -10,6 +10,9 @@ use axum::Json;
 use axum::body::Bytes;
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::api_error::{ApiError, Code};
@@ -51,7 +54,7 @@ pub(crate) async fn list(
     State(emulator): State<Emulator>,
     path: ParentPath,
     query: QueryParams,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Response, ApiError> {
     let parent = parent_of(path)?;
     let params = query_params(query)?;
     let state = emulator.lock();
@@ -72,25 +75,31 @@ pub(crate) async fn list(
         .take_while(|(name, _)| name.starts_with(&prefix));
     let page: Vec<(&String, &StoredCluster)> = in_collection.by_ref().take(page_size).collect();
     let more = in_collection.next().is_some();
-    let mut answer = Map::new();
-    // proto3 JSON omits empty repeated fields, so an empty page is `{}`.
-    if !page.is_empty() {
-        let clusters = page
-            .iter()
-            .map(|(_, cluster)| cluster.resource.clone())
-            .collect();
-        answer.insert(
-            "modelDevelopmentClusters".to_owned(),
-            Value::Array(clusters),
-        );
-    }
-    if let (true, Some((last_name, _))) = (more, page.last()) {
-        answer.insert(
-            "nextPageToken".to_owned(),
-            Value::from(page_token::encode(last_name)),
-        );
-    }
-    Ok(Json(Value::Object(answer)))
+    let answer = ListAnswer {
+        clusters: page.iter().map(|(_, cluster)| &cluster.resource).collect(),
+        next_page_token: page
+            .last()
+            .filter(|_| more)
+            .map(|(last_name, _)| page_token::encode(last_name)),
+    };
+    // Written while the store is locked, from the stored clusters themselves: a page is not
+    // copied before it is serialised.
+    let body = serde_json::to_vec(&answer)
+        .map_err(|error| ApiError::new(Code::Internal, format!("writing a list page: {error}")))?;
+    Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
+}
+
+/// A List answer. proto3 JSON omits an empty repeated field, so an empty page is `{}`, and the
+/// last page has no `nextPageToken`.
+#[derive(Serialize)]
+struct ListAnswer<'a> {
+    #[serde(
+        rename = "modelDevelopmentClusters",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    clusters: Vec<&'a Value>,
+    #[serde(rename = "nextPageToken", skip_serializing_if = "Option::is_none")]
+    next_page_token: Option<String>,
 }
 
 /// The page size asked for, defaulted and capped.

@@ -113,10 +113,8 @@ mod tests {
     fn a_saved_store_loads_back() {
         let directory = tempfile::tempdir().unwrap();
         let path = directory.path().join("state.json");
-        let store = Store {
-            last_operation_id: 41,
-            ..Store::default()
-        };
+        let mut store = Store::default();
+        store.last_operation_id = 41;
         save(&path, &store).unwrap();
         assert_eq!(load(&path).unwrap().unwrap().last_operation_id, 41);
         let leftovers = std::fs::read_dir(directory.path()).unwrap().count();
