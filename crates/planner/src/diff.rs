@@ -135,11 +135,7 @@ impl Diff {
         desired: &Map<String, Value>,
         live: Option<&Map<String, Value>>,
     ) {
-        if live.is_some() {
-            // Every block that exists on both sides is recorded, even with nothing equal in it,
-            // so that the renderer can tell an existing block from a new one.
-            self.count_unchanged(&at.path, 0);
-        }
+        let mut equal = 0;
         for child in field_index::children(parent) {
             let spec = child.spec;
             if spec.access == FieldAccess::OutputOnly || child.is_key {
@@ -163,13 +159,17 @@ impl Diff {
                 (FieldKind::KeyedList(key_field), Value::Array(wanted)) => {
                     self.keyed_list(spec, &at.child(spec.name()), key_field, wanted, current);
                 }
-                _ => self.leaf(spec, at, wanted, current),
+                _ => equal += usize::from(self.leaf(spec, at, wanted, current)),
             }
+        }
+        // Every block that exists on both sides is recorded, even with nothing equal in it, so
+        // that the renderer can tell an existing block from a new one.
+        if live.is_some() || equal > 0 {
+            self.count_unchanged(&at.path, equal);
         }
     }
 
-    /// Adds `equal` attributes to the count of the block at `path` (creating its entry): the
-    /// path is copied only the first time, since most attributes of a plan are equal.
+    /// Adds `equal` attributes to the count of the block at `path`, creating its entry.
     fn count_unchanged(&mut self, path: &str, equal: usize) {
         match self.unchanged.get_mut(path) {
             Some(count) => *count += equal,
@@ -179,12 +179,18 @@ impl Diff {
         }
     }
 
-    /// Compares one attribute of `block`; its place is spelled only for a change.
-    fn leaf(&mut self, spec: &FieldSpec, block: &Place, wanted: &Value, current: Option<&Value>) {
+    /// Compares one attribute of `block`: `true` when it is equal, else the change is recorded
+    /// (its place is spelled only then).
+    fn leaf(
+        &mut self,
+        spec: &FieldSpec,
+        block: &Place,
+        wanted: &Value,
+        current: Option<&Value>,
+    ) -> bool {
         let is_labels = spec.path == "labels";
         if is_labels && labels_equal(wanted, current) {
-            self.count_unchanged(&block.path, 1);
-            return;
+            return true;
         }
         let current: Option<Cow<'_, Value>> = if is_labels {
             current.map(|labels| Cow::Owned(without_stack_label(labels)))
@@ -192,8 +198,7 @@ impl Diff {
             current.map(Cow::Borrowed)
         };
         if equal(spec.kind, wanted, current.as_deref()) {
-            self.count_unchanged(&block.path, 1);
-            return;
+            return true;
         }
         self.changes.push(changed(
             spec,
@@ -201,6 +206,7 @@ impl Diff {
             current.map(Cow::into_owned),
             Some(wanted.clone()),
         ));
+        false
     }
 
     fn keyed_list(
