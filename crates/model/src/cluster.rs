@@ -98,9 +98,10 @@ pub struct Cluster {
     pub extra: UnknownFields,
 }
 
-/// A cluster without its output-only fields, borrowed: what the planner compares with and
-/// sends back, serialised in the cluster's own field order without copying it first (the
-/// status and events of a live cluster are most of its size).
+/// A cluster without its output-only fields, borrowed: what the planner compares with,
+/// serialised without copying the cluster first or encoding its status, events and times.
+/// Its fields keep the cluster's order, but removing fields from a whole cluster's JSON
+/// (`serde_json`'s `remove` moves the last field into the gap) may order them differently.
 #[derive(Debug, Clone, Copy, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WritableCluster<'c> {

@@ -385,9 +385,9 @@ impl ClusterPlanner<'_> {
     }
 
     fn comparison(self, desired_json: &Value, live: &Cluster) -> Result<ClusterChange, PlanError> {
-        // Comparing needs no output-only field: not encoding them saves most of the cost of
-        // encoding a live cluster. (An update encodes the whole cluster again for its body,
-        // whose field order is the whole cluster's.)
+        // Comparing needs no output-only field, so the live status, events and times are not
+        // encoded. (An update encodes the whole cluster again for its body, whose field order
+        // is the whole cluster's.)
         let live_json = self.encode(&live.writable())?;
         let compared = self.without_ignored(desired_json, &live_json);
         let diff = diff::compare(&compared, &live_json);
