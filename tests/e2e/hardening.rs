@@ -1,7 +1,7 @@
 //! Hostile environments and local state: environment variables that are not UTF-8, Ctrl-C
 //! while a client holds a half-sent request, a umask that would make clusterform's files
-//! world-readable, two emulators on one state file, and clusters still provisioning after a
-//! run was killed before it journaled anything.
+//! world-readable, two emulators on one state file, clusters still provisioning after a
+//! run was killed before it journaled anything, and a certificate store that cannot be read.
 
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt as _;
@@ -346,4 +346,33 @@ fn destroy_waits_for_a_cluster_still_provisioning_then_deletes_it() {
         "deleted once it was free"
     );
     thread.join().unwrap();
+}
+
+/// The system's CA roots are read only for an https endpoint: a plain-http endpoint (the
+/// emulator) never makes a TLS connection, so a certificate store that cannot be read does
+/// not stop it, while an https endpoint still reports that it found no root certificate.
+#[test]
+fn an_unreadable_certificate_store_stops_only_https_endpoints() {
+    let env = Env::new(0);
+    env.write_config(&config(&[ClusterSpec::default()]));
+    let unreadable = [
+        ("SSL_CERT_FILE", "/nonexistent/ca-certificates.crt"),
+        ("SSL_CERT_DIR", "/nonexistent/certs"),
+    ];
+    let plan = env.cmd(&["plan"]).envs(unreadable).output().unwrap();
+    assert_succeeded(&plan);
+    assert!(stdout(&plan).contains("1 to add"), "{}", stdout(&plan));
+
+    let https = env
+        .cmd(&["plan"])
+        .envs(unreadable)
+        .env("CLUSTERFORM_ENDPOINT", "https://127.0.0.1:9")
+        .output()
+        .unwrap();
+    assert_eq!(https.status.code(), Some(1), "{}", stderr(&https));
+    assert!(
+        stderr(&https).contains("No CA certificates were loaded"),
+        "{}",
+        stderr(&https)
+    );
 }

@@ -178,7 +178,10 @@ impl ApiClient {
         let connection =
             Connection::new(options, tokens).map_err(|e| ExecError::InvalidEndpoint {
                 endpoint: endpoint.clone().unwrap_or_default(),
-                reason: format!("cannot build the HTTP client: {e}"),
+                reason: format!(
+                    "cannot build the HTTP client: {}",
+                    describe_transport_error(e)
+                ),
             })?;
         Ok(Self {
             endpoint,

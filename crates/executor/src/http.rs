@@ -52,6 +52,11 @@ pub(crate) fn check_endpoint(raw: &str) -> Result<Url, EndpointRefusal> {
     }
 }
 
+/// Whether an endpoint override is a plain `http` URL (checked by [`check_endpoint`]).
+fn is_plain_http(endpoint: &str) -> bool {
+    Url::parse(endpoint).is_ok_and(|url| url.scheme() == "http")
+}
+
 fn is_loopback(url: &Url) -> bool {
     let Some(host) = url.host_str() else {
         return false;
@@ -112,10 +117,20 @@ impl Connection {
         options: ClientOptions,
         tokens: Arc<dyn TokenSource>,
     ) -> reqwest::Result<Self> {
-        let http = reqwest::Client::builder()
+        let builder = reqwest::Client::builder()
             .user_agent(options.user_agent)
-            .redirect(reqwest::redirect::Policy::none())
-            .build()?;
+            .redirect(reqwest::redirect::Policy::none());
+        // Loading the system's CA roots reads every file of /etc/ssl/certs (a few
+        // milliseconds, a quarter of a small plan's CPU), and a client whose endpoint is plain
+        // http never makes a TLS connection: it sends nothing but to that endpoint, and
+        // follows no redirect. Without roots, a broken certificate store (`SSL_CERT_FILE`)
+        // does not stop it either.
+        let builder = if options.endpoint.as_deref().is_some_and(is_plain_http) {
+            builder.tls_certs_only([])
+        } else {
+            builder
+        };
+        let http = builder.build()?;
         Ok(Self {
             http,
             tokens,

@@ -98,7 +98,66 @@ pub struct Cluster {
     pub extra: UnknownFields,
 }
 
+/// A cluster without its output-only fields, borrowed: what the planner compares with,
+/// serialised without copying the cluster first or encoding its status, events and times.
+/// Its fields keep the cluster's order, but removing fields from a whole cluster's JSON
+/// (`serde_json`'s `remove` moves the last field into the gap) may order them differently.
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WritableCluster<'c> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    display_name: Option<&'c String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    labels: Option<&'c StringMap>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    network: Option<&'c NetworkSpec>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    node_pools: Option<&'c Vec<NodePool>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    orchestrator_spec: Option<&'c OrchestratorSpec>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    runtime_spec: Option<&'c RuntimeSpec>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lustre_export_config: Option<&'c LustreExportConfig>,
+    #[serde(flatten)]
+    extra: &'c UnknownFields,
+}
+
 impl Cluster {
+    /// The cluster without its output-only fields (`name`, the times, `clusterStatus`,
+    /// `clusterEvents`, `runtime`); fields this version does not model are kept.
+    pub fn writable(&self) -> WritableCluster<'_> {
+        // Written out whole, so that a field added to `Cluster` does not compile until it is
+        // sorted here as writable or output only.
+        let Self {
+            name: _,
+            display_name,
+            labels,
+            network,
+            node_pools,
+            orchestrator_spec,
+            runtime_spec,
+            lustre_export_config,
+            create_time: _,
+            update_time: _,
+            start_time: _,
+            cluster_status: _,
+            cluster_events: _,
+            runtime: _,
+            extra,
+        } = self;
+        WritableCluster {
+            display_name: display_name.as_ref(),
+            labels: labels.as_ref(),
+            network: network.as_ref(),
+            node_pools: node_pools.as_ref(),
+            orchestrator_spec: orchestrator_spec.as_ref(),
+            runtime_spec: runtime_spec.as_ref(),
+            lustre_export_config: lustre_export_config.as_ref(),
+            extra,
+        }
+    }
+
     /// The cluster's state, if the service reported one.
     pub fn state(&self) -> Option<&str> {
         self.cluster_status.as_ref()?.state.as_deref()

@@ -25,7 +25,7 @@ mod update_mode;
 pub use cluster::{
     BootDisk, Cluster, ClusterEvent, ClusterStatus, ConfidentialInstanceConfig, LustreExportConfig,
     MachineSpec, NetworkSpec, NodePool, NodeSet, NodeStatus, OrchestratorSpec, Partition,
-    ReservationAffinity, RuntimeSpec, ScalingSpec, SlurmSpec, TimeOfDay,
+    ReservationAffinity, RuntimeSpec, ScalingSpec, SlurmSpec, TimeOfDay, WritableCluster,
 };
 pub use names::{
     ClusterId, ClusterName, NameError, OperationName, cluster_address, validate_location,

@@ -135,11 +135,7 @@ impl Diff {
         desired: &Map<String, Value>,
         live: Option<&Map<String, Value>>,
     ) {
-        if live.is_some() {
-            // Every block that exists on both sides is recorded, even with nothing equal in it,
-            // so that the renderer can tell an existing block from a new one.
-            self.unchanged.entry(at.path.clone()).or_default();
-        }
+        let mut equal = 0;
         for child in field_index::children(parent) {
             let spec = child.spec;
             if spec.access == FieldAccess::OutputOnly || child.is_key {
@@ -151,47 +147,66 @@ impl Diff {
             let current = live
                 .and_then(|l| l.get(&child.json_name))
                 .filter(|v| !v.is_null());
-            let place = at.child(spec.name());
             match (spec.kind, wanted) {
                 (FieldKind::Message, Value::Object(wanted)) => {
                     self.message(
                         spec.path,
-                        &place,
+                        &at.child(spec.name()),
                         wanted,
                         current.and_then(Value::as_object),
                     );
                 }
                 (FieldKind::KeyedList(key_field), Value::Array(wanted)) => {
-                    self.keyed_list(spec, &place, key_field, wanted, current);
+                    self.keyed_list(spec, &at.child(spec.name()), key_field, wanted, current);
                 }
-                _ => self.leaf(spec, at, &place, wanted, current),
+                _ => equal += usize::from(self.leaf(spec, at, wanted, current)),
+            }
+        }
+        // Every block that exists on both sides is recorded, even with nothing equal in it, so
+        // that the renderer can tell an existing block from a new one.
+        if live.is_some() || equal > 0 {
+            self.count_unchanged(&at.path, equal);
+        }
+    }
+
+    /// Adds `equal` attributes to the count of the block at `path`, creating its entry.
+    fn count_unchanged(&mut self, path: &str, equal: usize) {
+        match self.unchanged.get_mut(path) {
+            Some(count) => *count += equal,
+            None => {
+                self.unchanged.insert(path.to_owned(), equal);
             }
         }
     }
 
+    /// Compares one attribute of `block`: `true` when it is equal, else the change is recorded
+    /// (its place is spelled only then).
     fn leaf(
         &mut self,
         spec: &FieldSpec,
         block: &Place,
-        place: &Place,
         wanted: &Value,
         current: Option<&Value>,
-    ) {
-        let current: Option<Cow<'_, Value>> = if spec.path == "labels" {
+    ) -> bool {
+        let is_labels = spec.path == "labels";
+        if is_labels && labels_equal(wanted, current) {
+            return true;
+        }
+        let current: Option<Cow<'_, Value>> = if is_labels {
             current.map(|labels| Cow::Owned(without_stack_label(labels)))
         } else {
             current.map(Cow::Borrowed)
         };
         if equal(spec.kind, wanted, current.as_deref()) {
-            *self.unchanged.entry(block.path.clone()).or_default() += 1;
-            return;
+            return true;
         }
         self.changes.push(changed(
             spec,
-            place,
+            &block.child(spec.name()),
             current.map(Cow::into_owned),
             Some(wanted.clone()),
         ));
+        false
     }
 
     fn keyed_list(
@@ -359,6 +374,20 @@ fn without_stack_label(labels: &Value) -> Value {
     labels
 }
 
+/// Whether the desired labels are exactly the live ones without the ownership label, decided
+/// without copying the live labels (which [`without_stack_label`] does for a change). `false`
+/// only means "not shown equal here": the caller then compares the copy.
+fn labels_equal(wanted: &Value, live: Option<&Value>) -> bool {
+    let (Some(wanted), Some(live)) = (wanted.as_object(), live.and_then(Value::as_object)) else {
+        return false;
+    };
+    let owned = usize::from(live.contains_key(STACK_LABEL));
+    wanted.len() + owned == live.len()
+        && wanted
+            .iter()
+            .all(|(key, value)| key != STACK_LABEL && live.get(key) == Some(value))
+}
+
 /// Whether a desired value equals the live one after normalisation.
 fn equal(kind: FieldKind, wanted: &Value, current: Option<&Value>) -> bool {
     let zero;
@@ -450,6 +479,25 @@ mod tests {
         let desired = json!({"labels": {"team": "ml"}});
         let live = json!({"labels": {"team": "ml", "clusterform-stack": "s"}});
         assert!(compare(&desired, &live).changes.is_empty());
+    }
+
+    #[test]
+    fn labels_differ_by_any_key_or_value_but_the_ownership_label() {
+        let live = json!({"labels": {"a": "1", "clusterform-stack": "s", "b": "2"}});
+        for (wanted, changed) in [
+            (json!({"b": "2", "a": "1"}), false),
+            (json!({"a": "1"}), true),
+            (json!({"a": "1", "b": "3"}), true),
+            (json!({"a": "1", "b": "2", "c": "3"}), true),
+            (json!({"a": "1", "b": "2", "clusterform-stack": "s"}), true),
+        ] {
+            let diff = compare(&json!({ "labels": wanted }), &live);
+            assert_eq!(!diff.changes.is_empty(), changed, "{wanted}");
+            let unchanged = diff.unchanged.get("").copied();
+            assert_eq!(unchanged, Some(usize::from(!changed)), "{wanted}");
+        }
+        let unlabelled = compare(&json!({"labels": {}}), &json!({}));
+        assert!(unlabelled.changes.is_empty());
     }
 
     #[test]

@@ -324,7 +324,7 @@ impl ClusterPlanner<'_> {
             .then_some(ChangeReason::ReplaceRequested)
     }
 
-    fn encode(&self, cluster: &Cluster) -> Result<Value, PlanError> {
+    fn encode(&self, cluster: &impl serde::Serialize) -> Result<Value, PlanError> {
         serde_json::to_value(cluster).map_err(|e| PlanError::Encode {
             id: self.cluster.id.clone(),
             message: e.to_string(),
@@ -385,7 +385,10 @@ impl ClusterPlanner<'_> {
     }
 
     fn comparison(self, desired_json: &Value, live: &Cluster) -> Result<ClusterChange, PlanError> {
-        let live_json = self.encode(live)?;
+        // Comparing needs no output-only field, so the live status, events and times are not
+        // encoded. (An update encodes the whole cluster again for its body, whose field order
+        // is the whole cluster's.)
+        let live_json = self.encode(&live.writable())?;
         let compared = self.without_ignored(desired_json, &live_json);
         let diff = diff::compare(&compared, &live_json);
         let reason = self.replacement_reason(live);
@@ -423,8 +426,9 @@ impl ClusterPlanner<'_> {
                 }
                 let mask = update_mask(&fields);
                 let mode = self.update_mode();
+                let whole_live = self.encode(live)?;
                 let request =
-                    requests::update(&self.address, &mask, mode, &compared, &live_json, stack);
+                    requests::update(&self.address, &mask, mode, &compared, &whole_live, stack);
                 (mask, Some(mode), distinct_impacts(&fields), vec![request])
             }
             Action::Create | Action::Delete | Action::Release | Action::NoOp => {

@@ -326,6 +326,35 @@ mod tests {
         assert_eq!(delete(&address()).body(), None);
     }
 
+    /// The planner compares with a live cluster encoded through `Cluster::writable`: it must
+    /// hold exactly what `writable` keeps of the whole cluster. (Not in the same order:
+    /// `writable` moves fields as it removes others, so a PATCH body is built from the whole.)
+    #[test]
+    fn the_writable_view_encodes_what_writable_keeps() {
+        let live: Cluster = serde_json::from_value(json!({
+            "name": "projects/my-proj/locations/us-central1/modelDevelopmentClusters/c1",
+            "displayName": "d",
+            "labels": {"team": "ml", "clusterform-stack": "s"},
+            "network": {"network": "n", "subnetwork": "s"},
+            "nodePools": [{"id": "cpu", "scalingSpec": {"maxNodeCount": 2}, "nodeImage": "i"}],
+            "orchestratorSpec": {"slurmSpec": {"loginNodePoolId": "cpu"}},
+            "runtimeSpec": {"serviceAccount": "sa"},
+            "lustreExportConfig": {"bucket": "b"},
+            "createTime": "2025-01-01T00:00:00Z",
+            "updateTime": "2025-01-02T00:00:00Z",
+            "startTime": "2025-01-03T00:00:00Z",
+            "clusterStatus": {"state": "RUNNING"},
+            "clusterEvents": [{"description": "created"}],
+            "runtime": {"xmanager": {}},
+            "satisfiesPzs": true
+        }))
+        .unwrap();
+        let whole = serde_json::to_value(&live).unwrap();
+        let view = serde_json::to_value(live.writable()).unwrap();
+        assert_eq!(view, writable(&whole));
+        assert!(view.get("satisfiesPzs").is_some() && view.get("lustreExportConfig").is_some());
+    }
+
     #[test]
     fn adopting_adds_the_label_to_the_writable_live_cluster_user_only() {
         let live: Cluster = serde_json::from_value(json!({
