@@ -150,6 +150,46 @@ fn a_failed_operation_is_an_event_with_its_status_and_hint() {
 }
 
 #[test]
+fn a_failure_is_reported_when_it_happens_not_at_the_end_of_the_run() {
+    let env = polling_env();
+    env.emulator().set_faults(FaultSpec {
+        operation_failure_rate: 1.0,
+        ..FaultSpec::default()
+    });
+    env.write_config(&config(&[
+        ClusterSpec::default(),
+        ClusterSpec {
+            id: "train02",
+            ..ClusterSpec::default()
+        },
+    ]));
+    // One at a time: the second create starts only after the first has failed.
+    let output = env.run(&["apply", "--json", "--auto-approve", "--parallelism", "1"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let events = events(&output);
+    let of = |kind: &str| -> Vec<String> {
+        events
+            .iter()
+            .filter(|e| e["type"] == kind)
+            .map(|e| e["address"]["id"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    };
+    assert_eq!(of("failed"), ["train01", "train02"]);
+    let position = |kind: &str, id: &str| {
+        events
+            .iter()
+            .position(|e| e["type"] == kind && e["address"]["id"] == id)
+            .unwrap_or_else(|| panic!("no {kind} event for {id}: {:?}", sequence(&events)))
+    };
+    assert!(
+        position("failed", "train01") < position("started", "train02"),
+        "{:?}",
+        sequence(&events)
+    );
+    assert_eq!(events.last().unwrap()["counts"]["failed"], 2);
+}
+
+#[test]
 fn a_destroy_reports_its_deletions() {
     let env = polling_env();
     apply_ok(&env, &[ClusterSpec::default()]);

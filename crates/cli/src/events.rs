@@ -3,18 +3,15 @@
 //! `apply -json`). Every event has `type` and `@timestamp` (RFC 3339), and the cluster's
 //! `address` when it concerns one; the schema is documented in `docs/events.md`.
 //!
-//! [`JsonEvents`] is the executor's [`ProgressSink`] for such a run, and the commands tell it
-//! the plan (`planned`), the failed actions with their typed errors once the engine returns
-//! (`failed`: the engine's live step carries only a message) and how the command ended
-//! (`summary`).
+//! [`JsonEvents`] is the executor's [`ProgressSink`] for such a run: every step of every action
+//! as it happens, a failed action with its typed error (`failed`) the moment it fails, and,
+//! told by the commands, the plan (`planned`) and how the command ended (`summary`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use clusterform_executor::{
-    ActionOutcome, ApplyReport, ExecError, ProgressEvent, ProgressSink, Step,
-};
+use clusterform_executor::{ExecError, ProgressEvent, ProgressSink, Step};
 use clusterform_model::ClusterName;
 use clusterform_model::rest::RequestKind;
 use clusterform_planner::{Action, Plan};
@@ -74,16 +71,6 @@ impl JsonEvents {
         self.emit("planned", planned_fields(plan));
     }
 
-    /// `failed` for every action of `report` that failed or was interrupted.
-    pub fn failures(&self, report: &ApplyReport) {
-        for outcome in report.failed() {
-            if let Err(error) = &outcome.result {
-                lock(&self.tally).failed += 1;
-                self.emit("failed", failed_fields(outcome, error));
-            }
-        }
-    }
-
     /// `summary`: what was done, and whether the command succeeded (with its error when not).
     pub fn summary(&self, result: &Result<ExitStatus, CliError>) {
         let tally = *lock(&self.tally);
@@ -107,6 +94,11 @@ impl ProgressSink for JsonEvents {
             drop(requests);
             self.emit(kind, fields);
         }
+    }
+
+    fn failed(&self, event: &ProgressEvent, error: &ExecError) {
+        lock(&self.tally).failed += 1;
+        self.emit("failed", failed_fields(event, error));
     }
 }
 
@@ -190,8 +182,8 @@ fn planned_fields(plan: &Plan) -> Value {
     json!({"summary": plan.summary(), "changes": changes})
 }
 
-/// The event of one engine step; `None` for a failure, which [`JsonEvents::failures`] reports
-/// with its typed error.
+/// The event of one engine step; `None` for a failure, which the sink's `failed` reports with
+/// its typed error.
 fn progress_fields(
     event: &ProgressEvent,
     requests: &HashMap<(ClusterName, RequestKind), (String, String)>,
@@ -232,16 +224,16 @@ fn progress_fields(
     Some((kind, fields))
 }
 
-fn failed_fields(outcome: &ActionOutcome, error: &ExecError) -> Value {
+fn failed_fields(event: &ProgressEvent, error: &ExecError) -> Value {
     let (code, status) = match error {
         ExecError::Api { status, .. } => (Some(status.code), Some(status.code_name().to_owned())),
         ExecError::OperationFailed { code_name, .. } => (None, Some(code_name.clone())),
         _ => (None, None),
     };
     json!({
-        "address": address(&outcome.address),
-        "action": outcome.action,
-        "elapsed_seconds": seconds(outcome.duration),
+        "address": address(&event.address),
+        "action": event.action,
+        "elapsed_seconds": seconds(event.elapsed),
         "error": {"code": code, "status": status, "message": error.to_string()},
         "hint": crate::hints::exec_hint(error),
     })
@@ -366,14 +358,13 @@ mod tests {
             method: "PATCH".into(),
             url: "https://example/v1beta1/x".into(),
         };
-        let outcome = ActionOutcome {
+        let event = ProgressEvent {
             address: train01(),
             action: Action::Update,
-            result: Err(ExecError::Cancelled),
-            live: None,
-            duration: Duration::from_secs(3),
+            step: Step::Failed(error.to_string()),
+            elapsed: Duration::from_secs(3),
         };
-        let fields = failed_fields(&outcome, &error);
+        let fields = failed_fields(&event, &error);
         assert_eq!(fields["error"]["code"], 429);
         assert_eq!(fields["error"]["status"], "RESOURCE_EXHAUSTED");
         assert_eq!(fields["error"]["message"], error.to_string());

@@ -43,6 +43,13 @@ const WORKING_STATES: &[&str] = &[state::PROVISIONING, state::UPDATING];
 pub trait ProgressSink: Send + Sync {
     /// Called for every step of every action, from many tasks at once.
     fn event(&self, event: &ProgressEvent);
+
+    /// Called once for an action that failed, right after its [`Step::Failed`] event (which
+    /// carries only the message), with the typed error. Sinks that draw only the message need
+    /// not implement it.
+    fn failed(&self, event: &ProgressEvent, error: &ExecError) {
+        let _ = (event, error);
+    }
 }
 
 /// Something that happened to one cluster's action.
@@ -181,12 +188,23 @@ impl Tracker<'_> {
     }
 
     fn emit(&self, step: Step) {
-        self.sink.event(&ProgressEvent {
+        self.sink.event(&self.event(step));
+    }
+
+    /// Reports the action's failure: its step, then the typed error.
+    fn fail(&self, error: &ExecError) {
+        let event = self.event(Step::Failed(error.to_string()));
+        self.sink.event(&event);
+        self.sink.failed(&event, error);
+    }
+
+    fn event(&self, step: Step) -> ProgressEvent {
+        ProgressEvent {
             address: self.address.clone(),
             action: self.action,
             step,
             elapsed: self.started.elapsed(),
-        });
+        }
     }
 }
 
@@ -748,7 +766,7 @@ async fn guarded<'t>(
     let result = work(&tracker).await;
     match &result {
         Ok(_) => tracker.emit(Step::Finished),
-        Err(error) => tracker.emit(Step::Failed(error.to_string())),
+        Err(error) => tracker.fail(error),
     }
     let (result, live) = match result {
         Ok(live) => (Ok(()), live),

@@ -344,11 +344,7 @@ pub async fn execute(
     let cancel = interrupt_token(*printer);
     let names = ClusterNames::for_clusters(plan.changes.iter().map(|c| &c.address));
     let progress = progress_sink(printer, names, events);
-    let report = engine.apply(plan, progress, cancel).await;
-    if let Some(events) = events {
-        events.failures(&report);
-    }
-    Ok(report)
+    Ok(engine.apply(plan, progress, cancel).await)
 }
 
 /// Waits for the operations an earlier run left in the journal, and for clusters the plan would
