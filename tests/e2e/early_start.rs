@@ -53,16 +53,7 @@ fn a_configuration_error_wins_over_credentials_that_fail_meanwhile() {
 fn the_configuration_s_warnings_come_before_the_journal_s() {
     let env = Env::new(50);
     apply_ok(&env, &[ClusterSpec::default()]);
-    let entry = serde_json::json!({
-        "address": {"project": "e2e-project", "region": "us-central1", "id": "train01"},
-        "action": "update",
-        "request": "update",
-        "operation": "../../elsewhere",
-        "started_at": "2026-11-30T00:00:00Z",
-        "timeout_seconds": 60
-    });
-    let document = serde_json::json!({"version": 1, "entries": [entry]});
-    std::fs::write(env.journal_path(), document.to_string()).unwrap();
+    env.write_unusable_journal_entry();
     let unused = "variable \"unused\" {\n  default = 1\n}\n";
     env.write_config(&format!("{unused}{}", config(&[ClusterSpec::default()])));
 

@@ -195,17 +195,7 @@ fn a_broken_cluster_under_prevent_destroy_stops_the_plan() {
 fn plan_names_a_journal_entry_it_cannot_use() {
     let env = Env::new(100);
     apply_ok(&env, &[ClusterSpec::default()]);
-    let journal = env.journal_path();
-    let entry = serde_json::json!({
-        "address": {"project": "e2e-project", "region": "us-central1", "id": "train01"},
-        "action": "update",
-        "request": "update",
-        "operation": "../../elsewhere",
-        "started_at": "2026-11-30T00:00:00Z",
-        "timeout_seconds": 60
-    });
-    let document = serde_json::json!({"version": 1, "entries": [entry]});
-    std::fs::write(&journal, document.to_string()).unwrap();
+    env.write_unusable_journal_entry();
 
     let plan = env.run(&["plan"]);
     let err = stderr(&plan);

@@ -99,6 +99,21 @@ impl Env {
         self.path().join(".clusterform/journal.json")
     }
 
+    /// Writes a journal whose one entry (an update of train01) names an operation no request
+    /// may be sent to: every run warns about it and leaves it alone.
+    pub fn write_unusable_journal_entry(&self) {
+        let entry = serde_json::json!({
+            "address": {"project": "e2e-project", "region": "us-central1", "id": "train01"},
+            "action": "update",
+            "request": "update",
+            "operation": "../../elsewhere",
+            "started_at": "2026-11-30T00:00:00Z",
+            "timeout_seconds": 60
+        });
+        let document = serde_json::json!({"version": 1, "entries": [entry]});
+        std::fs::write(self.journal_path(), document.to_string()).unwrap();
+    }
+
     /// Runs the binary and returns its output, whatever the exit status.
     pub fn run(&self, args: &[&str]) -> Output {
         self.cmd(args).output().unwrap()
