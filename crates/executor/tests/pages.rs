@@ -69,7 +69,11 @@ async fn prefetched_pages_read_before_the_refresh_are_handed_over_too() {
     .await
     .unwrap();
     let mut pages = pages.into_inner();
-    assert_eq!(pages.len(), 4, "three pages here, one in the other location");
+    assert_eq!(
+        pages.len(),
+        4,
+        "three pages here, one in the other location"
+    );
     pages.sort();
     let mut given: Vec<String> = pages.concat();
     given.sort();

@@ -46,7 +46,7 @@ enum Early {
     /// Its address was in no page.
     Unseen,
     /// Its address was in exactly one page, once: planned against that cluster.
-    Planned(Planned),
+    Planned(Box<Planned>),
     /// Its address was seen more than once: `finish` plans it against the whole live set.
     SeenTwice,
 }
@@ -98,11 +98,14 @@ impl<'a> PlanBuilder<'a> {
             .into_par_iter()
             .map(|(position, live)| {
                 let cluster = declared[position].0;
-                (position, plan_declared(desired, cluster, Some(live), options))
+                (
+                    position,
+                    plan_declared(desired, cluster, Some(live), options),
+                )
             })
             .collect();
         for (position, planned) in planned {
-            self.early[position] = Early::Planned(planned);
+            self.early[position] = Early::Planned(Box::new(planned));
         }
     }
 
@@ -120,7 +123,7 @@ impl<'a> PlanBuilder<'a> {
             .par_iter()
             .zip(self.early)
             .map(|((cluster, address), early)| match early {
-                Early::Planned(planned) if !repeated.contains(address) => planned,
+                Early::Planned(planned) if !repeated.contains(address) => *planned,
                 Early::Unseen | Early::Planned(_) | Early::SeenTwice => {
                     let live = live_by_address.get(address).copied();
                     plan_declared(desired, cluster, live, options)
