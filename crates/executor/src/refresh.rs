@@ -143,7 +143,12 @@ pub async fn refresh_paged(
         .collect();
     drop(prefetch);
     let lists = try_join_all(started.into_iter().map(|list| list.collect(&on_page))).await?;
-    Ok(lists.into_iter().flatten().collect())
+    // Sized up front: the clusters are large, and growing would copy them several times.
+    let mut all = Vec::with_capacity(lists.iter().map(Vec::len).sum());
+    for list in lists {
+        all.extend(list);
+    }
+    Ok(all)
 }
 
 /// One Get per target, all at once.

@@ -11,7 +11,7 @@
 //! An address seen twice (in two pages, or twice in one) is planned again at the end, against
 //! the cluster the whole live set picks for it (its first occurrence).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 
 use clusterform_config::{Config, DesiredCluster, RemovedCluster};
 use clusterform_model::{Cluster, ClusterName, STACK_LABEL};
@@ -21,21 +21,25 @@ use crate::error::PlanError;
 use crate::live::LiveCluster;
 use crate::options::PlanOptions;
 use crate::plan::{ChangeReason, ClusterChange, PLAN_FORMAT_VERSION, Plan, PlannedTimeouts};
-use crate::planning::{address_of, deletion, plan_declared, release, removed_address};
+use crate::planning::{deletion, plan_declared, release, removed_address};
 
 /// What planning one declared cluster gave: its change (`None` when destroying a cluster that is
 /// not live) or why it cannot be planned.
 type Planned = Result<Option<ClusterChange>, PlanError>;
+
+/// An address as borrowed parts (project, region, cluster ID): declared clusters are found by
+/// it without copying a name.
+type AddressKey<'k> = (&'k str, &'k str, &'k str);
 
 /// A plan built page by page: declared clusters are planned as their live counterparts arrive.
 #[derive(Debug)]
 pub struct PlanBuilder<'a> {
     desired: &'a Config,
     options: &'a PlanOptions,
-    /// The declared clusters in scope, in the configuration's order, with their addresses.
-    declared: Vec<(&'a DesiredCluster, ClusterName)>,
+    /// The declared clusters in scope, in the configuration's order.
+    declared: Vec<&'a DesiredCluster>,
     /// The position in `declared` of each declared address.
-    positions: HashMap<ClusterName, usize>,
+    positions: HashMap<AddressKey<'a>, usize>,
     /// What the pages told about each declared cluster, by position in `declared`.
     early: Vec<Early>,
 }
@@ -51,19 +55,33 @@ enum Early {
     SeenTwice,
 }
 
+/// The whole live set sorted out: the declared clusters' counterparts, the rest by address.
+struct LiveSet<'l> {
+    /// Each declared cluster's first live counterpart, by position in `declared`.
+    declared: Vec<Option<&'l Cluster>>,
+    /// Whether a declared cluster's address is in the live set more than once.
+    repeated: Vec<bool>,
+    /// Live clusters at no declared address, the first one read at each address.
+    undeclared: BTreeMap<&'l ClusterName, &'l Cluster>,
+}
+
 impl<'a> PlanBuilder<'a> {
     /// A builder for the plan of `desired` with `options`, no live cluster seen yet.
     pub fn new(desired: &'a Config, options: &'a PlanOptions) -> Self {
-        let declared: Vec<(&DesiredCluster, ClusterName)> = desired
+        let declared: Vec<&DesiredCluster> = desired
             .clusters
             .iter()
             .filter(|c| in_scope(options, &c.id))
-            .map(|c| (c, address_of(c)))
             .collect();
         let positions = declared
             .iter()
             .enumerate()
-            .map(|(position, (_, address))| (address.clone(), position))
+            .map(|(position, c)| {
+                (
+                    (c.project.as_str(), c.region.as_str(), c.id.as_str()),
+                    position,
+                )
+            })
             .collect();
         let early = declared.iter().map(|_| Early::Unseen).collect();
         Self {
@@ -81,7 +99,7 @@ impl<'a> PlanBuilder<'a> {
     pub fn add_live(&mut self, page: &[LiveCluster]) {
         let mut found: BTreeMap<usize, &Cluster> = BTreeMap::new();
         for live in page {
-            let Some(&position) = self.positions.get(&live.address) else {
+            let Some(position) = self.position(&live.address) else {
                 continue;
             };
             let first_sighting =
@@ -97,7 +115,7 @@ impl<'a> PlanBuilder<'a> {
         let planned: Vec<(usize, Planned)> = found
             .into_par_iter()
             .map(|(position, live)| {
-                let cluster = declared[position].0;
+                let cluster = declared[position];
                 (
                     position,
                     plan_declared(desired, cluster, Some(live), options),
@@ -114,19 +132,20 @@ impl<'a> PlanBuilder<'a> {
     /// kept, the others are planned now, then the whole-plan checks run.
     pub fn finish(self, all_live: &[LiveCluster]) -> Result<Plan, PlanError> {
         let stack = self.desired.provider.stack.as_str();
-        let (live_by_address, repeated) = index_live(all_live);
-        check_targets(self.desired, &live_by_address, stack, self.options)?;
+        let live = self.sort_out(all_live);
+        check_targets(self.desired, &self.declared, &live, stack, self.options)?;
         let (desired, options) = (self.desired, self.options);
         // Clusters are planned independently: a large configuration plans on every core.
         let planned: Vec<Planned> = self
             .declared
             .par_iter()
             .zip(self.early)
-            .map(|((cluster, address), early)| match early {
-                Early::Planned(planned) if !repeated.contains(address) => *planned,
+            .zip(&live.declared)
+            .zip(&live.repeated)
+            .map(|(((cluster, early), current), repeated)| match early {
+                Early::Planned(planned) if !repeated => *planned,
                 Early::Unseen | Early::Planned(_) | Early::SeenTwice => {
-                    let live = live_by_address.get(address).copied();
-                    plan_declared(desired, cluster, live, options)
+                    plan_declared(desired, cluster, *current, options)
                 }
             })
             .collect();
@@ -141,23 +160,52 @@ impl<'a> PlanBuilder<'a> {
         if let Some(error) = PlanError::combine(errors) {
             return Err(error);
         }
-        changes.extend(undeclared_changes(
-            self.desired,
-            &self.positions,
-            &live_by_address,
-            self.options,
-        ));
-        check_replacements(&changes, self.options)?;
-        changes.sort_by(|a, b| a.address.cmp(&b.address));
+        changes.extend(undeclared_changes(self.desired, &live.undeclared, options));
+        check_replacements(&changes, options)?;
         Ok(Plan {
             format_version: PLAN_FORMAT_VERSION,
             stack: stack.to_owned(),
             config_digest: self.desired.digest.clone(),
             directory: self.desired.root.clone(),
             variables: self.desired.variables.clone(),
-            destroy: self.options.destroy,
-            changes,
+            destroy: options.destroy,
+            changes: sorted_by_address(changes),
         })
+    }
+
+    /// The position in `declared` of the cluster declared at `address`, if one is.
+    fn position(&self, address: &ClusterName) -> Option<usize> {
+        let key = (
+            address.project.as_str(),
+            address.location.as_str(),
+            address.cluster_id.as_str(),
+        );
+        self.positions.get(&key).copied()
+    }
+
+    /// Matches every live cluster with the declared cluster at its address (live clusters are
+    /// matched by the address they were read at, never by their `name` string, which may spell
+    /// the project as a number); the first one read at an address wins.
+    fn sort_out<'l>(&self, all_live: &'l [LiveCluster]) -> LiveSet<'l> {
+        let mut live = LiveSet {
+            declared: vec![None; self.declared.len()],
+            repeated: vec![false; self.declared.len()],
+            undeclared: BTreeMap::new(),
+        };
+        for current in all_live {
+            match self.position(&current.address) {
+                Some(position) if live.declared[position].is_some() => {
+                    live.repeated[position] = true;
+                }
+                Some(position) => live.declared[position] = Some(&current.cluster),
+                None => {
+                    live.undeclared
+                        .entry(&current.address)
+                        .or_insert(&current.cluster);
+                }
+            }
+        }
+        live
     }
 }
 
@@ -169,8 +217,7 @@ fn in_scope(options: &PlanOptions, id: &str) -> bool {
 /// `removed` block names them, deleted otherwise.
 fn undeclared_changes(
     desired: &Config,
-    declared: &HashMap<ClusterName, usize>,
-    live_by_address: &BTreeMap<ClusterName, &Cluster>,
+    undeclared: &BTreeMap<&ClusterName, &Cluster>,
     options: &PlanOptions,
 ) -> Vec<ClusterChange> {
     let stack = desired.provider.stack.as_str();
@@ -181,9 +228,9 @@ fn undeclared_changes(
         .map(|r| (removed_address(r), r))
         .collect();
     let mut changes = Vec::new();
-    for (address, current) in live_by_address {
+    for (&address, &current) in undeclared {
         let owned = current.label(STACK_LABEL) == Some(stack);
-        if !owned || declared.contains_key(address) || !in_scope(options, &address.cluster_id) {
+        if !owned || !in_scope(options, &address.cluster_id) {
             continue;
         }
         if removed.contains_key(address) {
@@ -203,34 +250,30 @@ fn undeclared_changes(
     changes
 }
 
-/// Live clusters by the address they were read at (never by their `name` string, which may
-/// spell the project as a number), the first one read winning; and the addresses read more
-/// than once.
-fn index_live(live: &[LiveCluster]) -> (BTreeMap<ClusterName, &Cluster>, BTreeSet<ClusterName>) {
-    let mut by_address = BTreeMap::new();
-    let mut repeated = BTreeSet::new();
-    for live in live {
-        if by_address.contains_key(&live.address) {
-            repeated.insert(live.address.clone());
-        } else {
-            by_address.insert(live.address.clone(), &live.cluster);
-        }
-    }
-    (by_address, repeated)
-}
-
+/// A target must be declared, or be the ID of a live cluster this stack owns.
 fn check_targets(
     desired: &Config,
-    live: &BTreeMap<ClusterName, &Cluster>,
+    declared: &[&DesiredCluster],
+    live: &LiveSet<'_>,
     stack: &str,
     options: &PlanOptions,
 ) -> Result<(), PlanError> {
+    let owns = |target: &str| {
+        let declared_live = declared
+            .iter()
+            .zip(&live.declared)
+            .filter_map(|(cluster, current)| Some((cluster.id.as_str(), (*current)?)));
+        let undeclared_live = live
+            .undeclared
+            .iter()
+            .map(|(address, &current)| (address.cluster_id.as_str(), current));
+        declared_live
+            .chain(undeclared_live)
+            .any(|(id, current)| id == target && current.label(STACK_LABEL) == Some(stack))
+    };
     for target in &options.targets {
         let declared = desired.clusters.iter().any(|c| c.id == *target);
-        let owned = live
-            .iter()
-            .any(|(a, c)| a.cluster_id == *target && c.label(STACK_LABEL) == Some(stack));
-        if !declared && !owned {
+        if !declared && !owns(target) {
             return Err(PlanError::UnknownTarget { id: target.clone() });
         }
     }
@@ -244,4 +287,13 @@ fn check_replacements(changes: &[ClusterChange], options: &PlanOptions) -> Resul
         }
     }
     Ok(())
+}
+
+/// The changes in address order (a stable sort). Sorting positions, then moving each change
+/// once, is cheaper than moving large changes around while sorting.
+fn sorted_by_address(changes: Vec<ClusterChange>) -> Vec<ClusterChange> {
+    let mut order: Vec<usize> = (0..changes.len()).collect();
+    order.sort_by(|&a, &b| changes[a].address.cmp(&changes[b].address));
+    let mut slots: Vec<Option<ClusterChange>> = changes.into_iter().map(Some).collect();
+    order.into_iter().filter_map(|i| slots[i].take()).collect()
 }

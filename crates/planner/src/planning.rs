@@ -91,7 +91,7 @@ pub(crate) fn removed_address(removed: &RemovedCluster) -> ClusterName {
     }
 }
 
-pub(crate) fn address_of(cluster: &DesiredCluster) -> ClusterName {
+fn address_of(cluster: &DesiredCluster) -> ClusterName {
     ClusterName {
         project: cluster.project.clone(),
         location: cluster.region.clone(),

@@ -2,7 +2,7 @@
 //! whatever the pages, their order, and the pages never added.
 
 use clusterform_config::{Config, RemovedCluster};
-use clusterform_planner::{Action, LiveCluster, PlanBuilder, PlanOptions, plan};
+use clusterform_planner::{Action, LiveCluster, PlanBuilder, PlanError, PlanOptions, plan};
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::sample::{Index, select};
@@ -29,6 +29,8 @@ enum Kind {
     DeclaredForeign,
     /// Declared and live twice under one address, the first unchanged, the second changed.
     Duplicate,
+    /// Not declared, live twice under one address: another stack's first, then this stack's.
+    ForeignThenOwned,
 }
 
 fn kind() -> impl Strategy<Value = Kind> {
@@ -41,6 +43,7 @@ fn kind() -> impl Strategy<Value = Kind> {
         2 => Just(Kind::Foreign),
         1 => Just(Kind::DeclaredForeign),
         3 => Just(Kind::Duplicate),
+        2 => Just(Kind::ForeignThenOwned),
     ]
 }
 
@@ -61,7 +64,7 @@ fn fleet(kinds: &[Kind]) -> (Config, Vec<LiveCluster>) {
                 Some(seed())
             }
             Kind::Changed => Some(renamed()),
-            Kind::Deleted | Kind::Released | Kind::Foreign => None,
+            Kind::Deleted | Kind::Released | Kind::Foreign | Kind::ForeignThenOwned => None,
         };
         config.clusters.extend(declared.map(|d| desired(&id, d)));
         match kind {
@@ -75,6 +78,10 @@ fn fleet(kinds: &[Kind]) -> (Config, Vec<LiveCluster>) {
             Kind::Duplicate => {
                 live.push(live_seed(&id));
                 live.push(cluster(served(&id, &renamed(), Some(STACK), "RUNNING")));
+            }
+            Kind::ForeignThenOwned => {
+                live.push(cluster(served(&id, &seed(), Some("prod"), "RUNNING")));
+                live.push(live_seed(&id));
             }
         }
         if matches!(kind, Kind::Released) {
@@ -133,7 +140,7 @@ proptest! {
         kept in vec(prop_oneof![4 => Just(true), 1 => Just(false)], 6),
         destroy in any::<bool>(),
         replace in proptest::option::of(select(vec!["c00", "c03", "nope"])),
-        target in proptest::option::of(select(vec!["c01", "c02", "nope"])),
+        target in proptest::option::of(select(vec!["c01", "c02", "c04", "nope"])),
     ) {
         let (config, live) = fleet(&kinds);
         let options = PlanOptions {
@@ -166,4 +173,25 @@ fn an_address_read_twice_is_planned_against_its_first_reading() {
         let made = builder.finish(&live).unwrap();
         assert_eq!(made.changes[0].action, Action::NoOp, "{:#?}", made.changes);
     }
+}
+
+#[test]
+fn an_undeclared_address_read_twice_is_judged_by_its_first_reading() {
+    let (config, live) = fleet(&[Kind::ForeignThenOwned]);
+    let made = plan(&config, &live, &PlanOptions::default()).unwrap();
+    assert!(
+        made.changes.is_empty(),
+        "another stack's: {:#?}",
+        made.changes
+    );
+    let targeted = PlanOptions {
+        targets: vec!["c00".into()],
+        ..PlanOptions::default()
+    };
+    let error = plan(&config, &live, &targeted).unwrap_err();
+    assert_eq!(error, PlanError::UnknownTarget { id: "c00".into() });
+    let owned_first: Vec<LiveCluster> = live.iter().rev().cloned().collect();
+    let made = plan(&config, &owned_first, &PlanOptions::default()).unwrap();
+    let actions: Vec<_> = made.changes.iter().map(|c| c.action).collect();
+    assert_eq!(actions, [Action::Delete]);
 }
