@@ -21,7 +21,7 @@ fn a_fleet_listed_in_many_pages_is_planned_as_a_whole() {
     env.write_config(&fleet_config(&fleet));
     assert_succeeded(&env.run(&["apply", "--auto-approve"]));
 
-    let mut next = fleet.clone();
+    let mut next = fleet;
     next[3].1 = 6;
     next[7].1 = 6;
     next.retain(|(id, _)| id != "c00" && id != "c10");
