@@ -26,6 +26,7 @@ mod locking;
 mod offline_checks;
 mod output_contract;
 mod ownership;
+mod paged_plans;
 mod plans;
 mod prompt;
 mod regions;

@@ -205,8 +205,24 @@ impl ApiClient {
         project: &str,
         region: &str,
     ) -> Result<Vec<Cluster>, ExecError> {
-        validate_project(project)?;
         let mut clusters = Vec::new();
+        self.list_clusters_paged(project, region, |page| clusters.extend(page))
+            .await?;
+        Ok(clusters)
+    }
+
+    /// [`list_clusters`](Self::list_clusters), giving each page's clusters to `on_page` as soon
+    /// as the page is decoded, before the next one is asked for. The checks are the same (the
+    /// bytes of all pages, a page token seen twice, the number of pages); when one fails after
+    /// some pages were given, the error says the list is incomplete and those pages must be
+    /// discarded.
+    pub async fn list_clusters_paged(
+        &self,
+        project: &str,
+        region: &str,
+        mut on_page: impl FnMut(Vec<Cluster>),
+    ) -> Result<(), ExecError> {
+        validate_project(project)?;
         let mut page_token: Option<String> = None;
         let mut tokens_seen = HashSet::new();
         let mut bytes_read = 0;
@@ -219,7 +235,7 @@ impl ApiClient {
                 return Err(self.too_large(&call));
             }
             let page: ListPage = decode("a cluster list", &call.url, &body)?;
-            clusters.extend(page.model_development_clusters);
+            on_page(page.model_development_clusters);
             match page.next_page_token.filter(|t| !t.is_empty()) {
                 Some(next) if !tokens_seen.insert(next.clone()) => {
                     let token = quote_body(next.as_bytes());
@@ -231,7 +247,7 @@ impl ApiClient {
                     ));
                 }
                 Some(next) => page_token = Some(next),
-                None => return Ok(clusters),
+                None => return Ok(()),
             }
         }
         let url = self.url(

@@ -10,12 +10,17 @@
 //! configuration names its locations long before its clusters are decoded, and the network
 //! time of the Lists then overlaps that work. The refresh takes the Lists already started for
 //! the locations it needs, lists the others, and drops the rest unread.
+//!
+//! Each List hands over its pages as they arrive ([`refresh_paged`]), so that the planner can
+//! work on them while the next pages are on the network; a prefetched List keeps the pages it
+//! read until the refresh takes them.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use clusterform_model::{Cluster, ClusterName, STACK_LABEL};
 use clusterform_planner::LiveCluster;
 use futures::future::try_join_all;
+use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
 use tokio::task::JoinHandle;
 
 use crate::client::ApiClient;
@@ -24,8 +29,12 @@ use crate::error::ExecError;
 /// The live clusters of one location, or why they could not be read.
 type LocationList = Result<Vec<LiveCluster>, ExecError>;
 
-/// Lists started ahead of the refresh, one per location, running on the tokio runtime. What the
-/// refresh does not take is cancelled when this is dropped, and its errors are never seen.
+/// The addressed clusters of one List page.
+type Page = Vec<LiveCluster>;
+
+/// Lists started ahead of the refresh, one per location, running on the tokio runtime; the pages
+/// they read wait, in order, until the refresh takes them. What the refresh does not take is
+/// cancelled when this is dropped, and its errors are never seen.
 #[derive(Debug, Default)]
 pub struct ListPrefetch {
     lists: BTreeMap<(String, String), StartedList>,
@@ -40,24 +49,38 @@ impl ListPrefetch {
     pub fn start(client: &ApiClient, locations: &BTreeSet<(String, String)>) -> Self {
         let lists = locations
             .iter()
-            .map(|location| {
-                let (client, (project, region)) = (client.clone(), location.clone());
-                let task = tokio::spawn(async move { list(&client, &project, &region).await });
-                (location.clone(), StartedList(task))
-            })
+            .map(|location| (location.clone(), StartedList::start(client, location)))
             .collect();
         Self { lists }
     }
 }
 
-/// A List running on the runtime, cancelled when dropped unread.
+/// A List running on the runtime, its pages kept until taken; cancelled when dropped.
 #[derive(Debug)]
-struct StartedList(JoinHandle<LocationList>);
+struct StartedList {
+    task: JoinHandle<Result<(), ExecError>>,
+    pages: UnboundedReceiver<Page>,
+}
 
 impl StartedList {
-    async fn result(mut self) -> LocationList {
-        match (&mut self.0).await {
-            Ok(list) => list,
+    fn start(client: &ApiClient, (project, region): &(String, String)) -> Self {
+        let (client, project, region) = (client.clone(), project.clone(), region.clone());
+        let (sender, pages) = mpsc::unbounded_channel();
+        let task = tokio::spawn(async move { list(&client, &project, &region, &sender).await });
+        Self { task, pages }
+    }
+
+    /// Every cluster of the location, each page given to `on_page` as it is taken (those read
+    /// before first, then each as it arrives).
+    async fn collect(mut self, on_page: &impl Fn(&[LiveCluster])) -> LocationList {
+        let mut clusters = Vec::new();
+        // The task holds the only sender: the pages end when the List does.
+        while let Some(page) = self.pages.recv().await {
+            on_page(&page);
+            clusters.extend(page);
+        }
+        match (&mut self.task).await {
+            Ok(listed) => listed.map(|()| clusters),
             // The task is only ever aborted by dropping this handle, so it ended by panicking.
             Err(ended) => std::panic::resume_unwind(ended.into_panic()),
         }
@@ -66,7 +89,7 @@ impl StartedList {
 
 impl Drop for StartedList {
     fn drop(&mut self) {
-        self.0.abort();
+        self.task.abort();
     }
 }
 
@@ -88,23 +111,44 @@ pub async fn refresh_prefetched(
     client: &ApiClient,
     locations: &BTreeSet<(String, String)>,
     targets: &[ClusterName],
+    prefetch: ListPrefetch,
+) -> Result<Vec<LiveCluster>, ExecError> {
+    refresh_paged(client, locations, targets, prefetch, |_| {}).await
+}
+
+/// [`refresh_prefetched`], giving each List page's live clusters to `on_page` as they arrive
+/// (pages a prefetched List read before the refresh started first), so that they can be used
+/// before the last page is in. The result is still the whole set, as [`refresh`] returns it;
+/// when it is an error, the pages given are part of an incomplete answer. With `targets`, whose
+/// clusters are read with Gets, no page is given.
+pub async fn refresh_paged(
+    client: &ApiClient,
+    locations: &BTreeSet<(String, String)>,
+    targets: &[ClusterName],
     mut prefetch: ListPrefetch,
+    on_page: impl Fn(&[LiveCluster]),
 ) -> Result<Vec<LiveCluster>, ExecError> {
     if !targets.is_empty() {
         drop(prefetch);
         return get_targets(client, targets).await;
     }
-    let lists = try_join_all(locations.iter().map(|location| {
-        let started = prefetch.lists.remove(location);
-        async move {
-            match started {
-                Some(started) => started.result().await,
-                None => list(client, &location.0, &location.1).await,
-            }
-        }
-    }))
-    .await?;
-    Ok(lists.into_iter().flatten().collect())
+    let started: Vec<StartedList> = locations
+        .iter()
+        .map(|location| {
+            prefetch
+                .lists
+                .remove(location)
+                .unwrap_or_else(|| StartedList::start(client, location))
+        })
+        .collect();
+    drop(prefetch);
+    let lists = try_join_all(started.into_iter().map(|list| list.collect(&on_page))).await?;
+    // Sized up front: the clusters are large, and growing would copy them several times.
+    let mut all = Vec::with_capacity(lists.iter().map(Vec::len).sum());
+    for list in lists {
+        all.extend(list);
+    }
+    Ok(all)
 }
 
 /// One Get per target, all at once.
@@ -122,9 +166,33 @@ async fn get_targets(
     Ok(found.into_iter().flatten().flatten().collect())
 }
 
-/// Every cluster of one location, addressed.
-async fn list(client: &ApiClient, project: &str, region: &str) -> LocationList {
-    let clusters = client.list_clusters(project, region).await?;
+/// Lists one location, sending each page's clusters, addressed, to `pages`. A page with a
+/// cluster that cannot be addressed is not sent, nor any after it; the List still runs to its
+/// end, so that its own errors come first, as they would for the whole list.
+async fn list(
+    client: &ApiClient,
+    project: &str,
+    region: &str,
+    pages: &UnboundedSender<Page>,
+) -> Result<(), ExecError> {
+    let mut unaddressable = None;
+    client
+        .list_clusters_paged(project, region, |clusters| {
+            if unaddressable.is_some() {
+                return;
+            }
+            match address_page(project, region, clusters) {
+                // Nobody takes the pages once the refresh is dropped; nothing to do then.
+                Ok(page) => drop(pages.send(page)),
+                Err(error) => unaddressable = Some(error),
+            }
+        })
+        .await?;
+    unaddressable.map_or(Ok(()), Err)
+}
+
+/// One page's clusters, addressed; a cluster nobody owns whose name cannot be read is left out.
+fn address_page(project: &str, region: &str, clusters: Vec<Cluster>) -> Result<Page, ExecError> {
     let addressed: Result<Vec<_>, _> = clusters
         .into_iter()
         .map(|c| addressed(project, region, c))

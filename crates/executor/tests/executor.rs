@@ -8,6 +8,7 @@ mod hostile;
 mod idle;
 mod journal;
 mod operations;
+mod pages;
 mod prefetch;
 mod proxy;
 mod regions;

@@ -4,8 +4,10 @@
 //! lists the field changes with their impact, derives the smallest set of allowed update-mask
 //! paths, the update mode, the warnings, and the exact REST requests the executor will send.
 //! Plans can be saved to and read back from a plan file, whose freshness against the live
-//! clusters can be checked. It renders nothing: the binary's views show plans to people.
+//! clusters can be checked. A plan can also be built while the live clusters arrive, page by
+//! page ([`PlanBuilder`]). It renders nothing: the binary's views show plans to people.
 
+mod builder;
 mod diff;
 mod document;
 mod error;
@@ -20,6 +22,7 @@ mod requests;
 mod stale;
 mod warnings;
 
+pub use builder::PlanBuilder;
 pub use document::plan_document;
 pub use error::PlanError;
 pub use file::{PlanFileError, load_plan, save_plan};

@@ -14,17 +14,16 @@ use std::collections::{BTreeMap, BTreeSet};
 use clusterform_config::{Config, DesiredCluster, RemovedCluster, Timeouts};
 use clusterform_model::fields::{FieldAccess, ImpactClass, UpdateMaskPath, lookup};
 use clusterform_model::{Cluster, ClusterName, STACK_LABEL, UpdateMode, state};
-use rayon::prelude::*;
 use serde_json::Value;
 
+use crate::builder::PlanBuilder;
 use crate::diff;
 use crate::error::PlanError;
 use crate::ignore;
 use crate::live::LiveCluster;
 use crate::options::PlanOptions;
 use crate::plan::{
-    Action, ChangeReason, ClusterChange, FieldChange, Impact, PLAN_FORMAT_VERSION, Plan,
-    PlannedTimeouts,
+    Action, ChangeReason, ClusterChange, FieldChange, Impact, Plan, PlannedTimeouts,
 };
 use crate::requests;
 use crate::warnings;
@@ -40,80 +39,18 @@ pub fn plan(
     live: &[LiveCluster],
     options: &PlanOptions,
 ) -> Result<Plan, PlanError> {
-    let stack = desired.provider.stack.as_str();
-    let live_by_address = index_live(live);
-    let in_scope = |id: &str| options.targets.is_empty() || options.targets.iter().any(|t| t == id);
-    check_targets(desired, &live_by_address, stack, options)?;
-
-    let declared_clusters: Vec<&DesiredCluster> = desired
-        .clusters
-        .iter()
-        .filter(|c| in_scope(&c.id))
-        .collect();
-    let declared: BTreeSet<ClusterName> = declared_clusters.iter().map(|c| address_of(c)).collect();
-    let plan_one =
-        |cluster: &DesiredCluster| plan_declared(desired, cluster, &live_by_address, options);
-    let mut changes = Vec::new();
-    let mut errors = Vec::new();
-    // Clusters are planned independently: a large configuration plans on every core.
-    let planned: Vec<_> = declared_clusters.par_iter().map(|c| plan_one(c)).collect();
-    for change in planned {
-        match change {
-            Ok(change) => changes.extend(change),
-            Err(error) => errors.push(error),
-        }
-    }
-    if let Some(error) = PlanError::combine(errors) {
-        return Err(error);
-    }
-    let removed: BTreeMap<ClusterName, &RemovedCluster> = desired
-        .removed
-        .iter()
-        .filter(|r| in_scope(&r.id))
-        .map(|r| (removed_address(r), r))
-        .collect();
-    for (address, current) in &live_by_address {
-        let owned = current.label(STACK_LABEL) == Some(stack);
-        if !owned || declared.contains(address) || !in_scope(&address.cluster_id) {
-            continue;
-        }
-        if removed.contains_key(address) {
-            changes.push(release(address.clone(), current));
-        } else {
-            let reason = ChangeReason::NoLongerDeclared {
-                stack: stack.to_owned(),
-            };
-            changes.push(deletion(
-                address.clone(),
-                current,
-                PlannedTimeouts::default(),
-                reason,
-            ));
-        }
-    }
-    check_replacements(&changes, options)?;
-    changes.sort_by(|a, b| a.address.cmp(&b.address));
-    Ok(Plan {
-        format_version: PLAN_FORMAT_VERSION,
-        stack: stack.to_owned(),
-        config_digest: desired.digest.clone(),
-        directory: desired.root.clone(),
-        variables: desired.variables.clone(),
-        destroy: options.destroy,
-        changes,
-    })
+    PlanBuilder::new(desired, options).finish(live)
 }
 
 /// Plans one declared cluster: its change, or `None` when destroying a cluster that is not
 /// live.
-fn plan_declared(
+pub(crate) fn plan_declared(
     desired: &Config,
     cluster: &DesiredCluster,
-    live_by_address: &BTreeMap<ClusterName, &Cluster>,
+    current: Option<&Cluster>,
     options: &PlanOptions,
 ) -> Result<Option<ClusterChange>, PlanError> {
     let address = address_of(cluster);
-    let current = live_by_address.get(&address).copied();
     if let Some(current) = current {
         check_ownership(&address, current, &desired.provider.stack)?;
     }
@@ -128,45 +65,6 @@ fn plan_declared(
         (true, None) => Ok(None),
         (false, current) => planner.converge(current).map(Some),
     }
-}
-
-/// Live clusters by the address they were read at (never by their `name` string, which may
-/// spell the project as a number).
-fn index_live(live: &[LiveCluster]) -> BTreeMap<ClusterName, &Cluster> {
-    let mut by_address = BTreeMap::new();
-    for live in live {
-        by_address
-            .entry(live.address.clone())
-            .or_insert(&live.cluster);
-    }
-    by_address
-}
-
-fn check_targets(
-    desired: &Config,
-    live: &BTreeMap<ClusterName, &Cluster>,
-    stack: &str,
-    options: &PlanOptions,
-) -> Result<(), PlanError> {
-    for target in &options.targets {
-        let declared = desired.clusters.iter().any(|c| c.id == *target);
-        let owned = live
-            .iter()
-            .any(|(a, c)| a.cluster_id == *target && c.label(STACK_LABEL) == Some(stack));
-        if !declared && !owned {
-            return Err(PlanError::UnknownTarget { id: target.clone() });
-        }
-    }
-    Ok(())
-}
-
-fn check_replacements(changes: &[ClusterChange], options: &PlanOptions) -> Result<(), PlanError> {
-    for id in &options.replace {
-        if !changes.iter().any(|c| c.address.cluster_id == *id) {
-            return Err(PlanError::UnknownReplace { id: id.clone() });
-        }
-    }
-    Ok(())
 }
 
 fn check_ownership(address: &ClusterName, live: &Cluster, stack: &str) -> Result<(), PlanError> {
@@ -185,7 +83,7 @@ fn check_ownership(address: &ClusterName, live: &Cluster, stack: &str) -> Result
     }
 }
 
-fn removed_address(removed: &RemovedCluster) -> ClusterName {
+pub(crate) fn removed_address(removed: &RemovedCluster) -> ClusterName {
     ClusterName {
         project: removed.project.clone(),
         location: removed.region.clone(),
@@ -227,7 +125,7 @@ fn without_stack_label(live: &Cluster) -> Value {
 
 /// A delete of a live cluster, for `reason`. A cluster being deleted already gets no request:
 /// apply waits for it to be gone instead of sending a second DELETE.
-fn deletion(
+pub(crate) fn deletion(
     address: ClusterName,
     live: &Cluster,
     timeouts: PlannedTimeouts,
@@ -258,7 +156,7 @@ fn deletion(
 /// A `removed` block's cluster that this stack owns: one `labels` PATCH drops the ownership
 /// label and keeps everything else; the cluster keeps running. (One that is absent, or not
 /// this stack's, has nothing to release.)
-fn release(address: ClusterName, live: &Cluster) -> ClusterChange {
+pub(crate) fn release(address: ClusterName, live: &Cluster) -> ClusterChange {
     let live_json = serde_json::to_value(live).unwrap_or_default();
     let request = requests::release(&address, &live_json);
     ClusterChange {

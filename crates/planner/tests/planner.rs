@@ -2,5 +2,6 @@
 
 mod actions;
 mod files;
+mod pages;
 mod property;
 mod support;

@@ -7,17 +7,21 @@
 //! locations, before its clusters are decoded, `plan` connects, reads the journal and starts
 //! the Lists, so that the network overlaps the load; what it would print meanwhile waits until
 //! the configuration's own warnings are printed, so stderr reads as if the load came first, and
-//! a configuration error is reported whatever the connection did.
+//! a configuration error is reported whatever the connection did. Planning then starts with the
+//! first List page: each declared cluster is planned, on a blocking thread, as soon as the page
+//! that holds it arrives, and only the rest is left for after the last page.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::pin::pin;
 
 use clusterform_config::{Config, Provider};
-use clusterform_executor::{ApiClient, ListPrefetch};
+use clusterform_executor::{ApiClient, ExecError, ListPrefetch};
 use clusterform_model::ClusterName;
-use clusterform_planner::{ClusterChange, LiveCluster, Plan, PlanOptions, RunningJobs};
-use tokio::sync::oneshot;
+use clusterform_planner::{
+    ClusterChange, LiveCluster, Plan, PlanBuilder, PlanOptions, RunningJobs,
+};
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use crate::arguments::{Plan as PlanCommand, Planning};
@@ -247,7 +251,8 @@ async fn plan_live(
     .await
 }
 
-/// Refreshes (taking the Lists of `prefetch` that it needs) and plans.
+/// Refreshes (taking the Lists of `prefetch` that it needs) and plans, planning each declared
+/// cluster as soon as the List page that holds it arrives.
 async fn plan_refreshed(
     config: Config,
     connection: Connection,
@@ -258,23 +263,28 @@ async fn plan_refreshed(
     printer: &Printer,
 ) -> Result<Planned, CliError> {
     let targets = target_names(&config, &planning.targets)?;
-    let live = clusterform_executor::refresh_prefetched(
-        &connection.client,
-        &config.locations(),
-        &targets,
-        prefetch,
-    )
-    .await?;
+    let locations = config.locations();
     let options = PlanOptions {
         targets: planning.targets.clone(),
         replace: planning.replace.clone(),
         update_mode: planning.update_mode,
         destroy,
     };
-    let mut plan = clusterform_planner::plan(&config, &live, &options)?;
+    let targeted = !options.targets.is_empty();
+    let planner = PagePlanner::start(config, options);
+    let refreshed = clusterform_executor::refresh_paged(
+        &connection.client,
+        &locations,
+        &targets,
+        prefetch,
+        |page| planner.add(page),
+    )
+    .await;
+    let (config, planned) = planner.finish(refreshed).await;
+    let (live, mut plan) = planned?;
     plan.directory = absolute_directory(dir)?;
     add_running_jobs(&mut plan, &connection.client).await;
-    if !options.targets.is_empty() {
+    if targeted {
         printer.warn(TARGETING_IN_EFFECT);
     }
     Ok(Planned {
@@ -283,6 +293,63 @@ async fn plan_refreshed(
         live,
         plan,
     })
+}
+
+/// The live clusters and their plan, or why there is none.
+type LivePlan = Result<(Vec<LiveCluster>, Plan), CliError>;
+
+/// A [`PlanBuilder`] on a blocking thread (planning is CPU work, on every core), fed the List
+/// pages as they arrive and finished with the whole live set.
+struct PagePlanner {
+    pages: mpsc::UnboundedSender<Vec<LiveCluster>>,
+    whole: oneshot::Sender<Result<Vec<LiveCluster>, ExecError>>,
+    thread: JoinHandle<(Config, LivePlan)>,
+}
+
+impl PagePlanner {
+    fn start(config: Config, options: PlanOptions) -> Self {
+        let (pages, mut pages_in) = mpsc::unbounded_channel::<Vec<LiveCluster>>();
+        let (whole, whole_in) = oneshot::channel::<Result<Vec<LiveCluster>, ExecError>>();
+        let thread = tokio::task::spawn_blocking(move || {
+            let mut builder = PlanBuilder::new(&config, &options);
+            while let Some(page) = pages_in.blocking_recv() {
+                builder.add_live(&page);
+            }
+            let planned = match whole_in.blocking_recv() {
+                Ok(Ok(live)) => builder
+                    .finish(&live)
+                    .map(|plan| (live, plan))
+                    .map_err(CliError::from),
+                Ok(Err(error)) => Err(error.into()),
+                // The command stopped waiting for the plan: nobody reads this.
+                Err(_) => Err(CliError::Interrupted),
+            };
+            (config, planned)
+        });
+        Self {
+            pages,
+            whole,
+            thread,
+        }
+    }
+
+    /// Hands a copy of one page's live clusters to the planner.
+    fn add(&self, page: &[LiveCluster]) {
+        // The planner takes pages until the whole set is given.
+        let _ = self.pages.send(page.to_vec());
+    }
+
+    /// Waits for the plan of `refreshed`, the whole live set (or the refresh's error), with the
+    /// configuration back.
+    async fn finish(self, refreshed: Result<Vec<LiveCluster>, ExecError>) -> (Config, LivePlan) {
+        drop(self.pages);
+        // The planner waits for this message before it ends: it is always received.
+        let _ = self.whole.send(refreshed);
+        // A blocking task cannot be cancelled, so it ended by panicking: the panic goes on.
+        self.thread
+            .await
+            .unwrap_or_else(|ended| std::panic::resume_unwind(ended.into_panic()))
+    }
 }
 
 /// The configuration directory as a saved plan records it: absolute, symbolic links resolved,
