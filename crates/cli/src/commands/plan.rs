@@ -65,11 +65,28 @@ pub async fn run(args: &PlanCommand, printer: &Printer) -> Result<ExitStatus, Cl
             out.display()
         ));
     }
-    if args.detailed_exitcode && planned.plan.has_changes() {
-        Ok(ExitStatus::Changes)
+    let status = if args.detailed_exitcode && planned.plan.has_changes() {
+        ExitStatus::Changes
     } else {
-        Ok(ExitStatus::Success)
-    }
+        ExitStatus::Success
+    };
+    leave_to_exit(planned);
+    Ok(status)
+}
+
+/// Drops the connection as usual (its `Drop` releases the built-in emulator's state-file lock)
+/// but not the configuration, the live clusters and the plan: the process exits next, and
+/// freeing tens of thousands of small allocations only gives memory back to a process about
+/// to end (about 40 ms at 10,000 clusters).
+fn leave_to_exit(planned: Planned) {
+    let Planned {
+        config,
+        connection,
+        live,
+        plan,
+    } = planned;
+    drop(connection);
+    std::mem::forget((config, live, plan));
 }
 
 /// Terraform's warning for `-target`, in our words: a partial plan is for exceptional cases.
