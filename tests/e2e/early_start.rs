@@ -24,12 +24,14 @@ fn broken_fleet() -> String {
 #[test]
 fn a_configuration_error_wins_over_credentials_that_fail_meanwhile() {
     let env = Env::new(50);
+    let plan_without_credentials = || {
+        env.cmd(&["plan"])
+            .env("CLUSTERFORM_ACCESS_TOKEN", "")
+            .output()
+            .unwrap()
+    };
     env.write_config(&broken_fleet());
-    let plan = env
-        .cmd(&["plan"])
-        .env("CLUSTERFORM_ACCESS_TOKEN", "")
-        .output()
-        .unwrap();
+    let plan = plan_without_credentials();
     let err = stderr(&plan);
     assert_eq!(plan.status.code(), Some(1), "{err}");
     assert!(err.contains("no_such_attribute"), "{err}");
@@ -38,11 +40,7 @@ fn a_configuration_error_wins_over_credentials_that_fail_meanwhile() {
 
     // The same credentials fail a configuration without the error.
     env.write_config(&config(&[ClusterSpec::default()]));
-    let plan = env
-        .cmd(&["plan"])
-        .env("CLUSTERFORM_ACCESS_TOKEN", "")
-        .output()
-        .unwrap();
+    let plan = plan_without_credentials();
     let err = stderr(&plan);
     assert_eq!(plan.status.code(), Some(1), "{err}");
     assert!(err.contains("CLUSTERFORM_ACCESS_TOKEN"), "{err}");
