@@ -262,6 +262,14 @@ impl ApiClient {
         ))
     }
 
+    /// Waits until requests to `region` may be sent: at once, unless the region answered a
+    /// quota error and its backoff is not over (see [`RegionGates`]). Every request waits for
+    /// this itself; a caller that may be interrupted waits for it first, where giving up sends
+    /// nothing.
+    pub async fn region_open(&self, region: &str) {
+        self.gates.wait_open(region).await;
+    }
+
     /// One cluster; `None` when it does not exist.
     pub async fn get_cluster(&self, name: &ClusterName) -> Result<Option<Cluster>, ExecError> {
         let call = self.read_call(&name.location, &rest::get_cluster(name))?;

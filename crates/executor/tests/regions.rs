@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clusterform_emulator::{EmulatorOptions, FaultSpec, RecordedRequest};
-use clusterform_executor::{ApplyEngine, Journal, RetryPolicy};
+use clusterform_executor::{ApplyEngine, ExecError, Journal, RetryPolicy};
 use clusterform_model::ClusterName;
 use clusterform_model::rest::ClusterRequest;
 use clusterform_planner::Action;
@@ -99,6 +99,66 @@ async fn a_quota_error_holds_back_its_region_and_no_other() {
     assert!(
         log.iter()
             .any(|r| r.method == "POST" && is_in(r, QUOTA_REGION))
+    );
+}
+
+#[tokio::test]
+async fn an_interruption_ends_a_wait_for_a_region_backing_off_with_nothing_sent() {
+    let h = Harness::with_options(EmulatorOptions {
+        required_token: Some(TOKEN.to_owned()),
+        faults: format!("429=1,retry-after=60,location={QUOTA_REGION}")
+            .parse::<FaultSpec>()
+            .unwrap(),
+        ..EmulatorOptions::default()
+    })
+    .await;
+    let client = h.client(RetryPolicy {
+        max_attempts: 1,
+        max_elapsed: Duration::from_secs(120),
+        ..fast_retry()
+    });
+    // The region answers a quota error: its gate closes for a minute.
+    let refused = client.get_cluster(&address_in(QUOTA_REGION, "first")).await;
+    assert!(refused.unwrap_err().is_quota_exhausted());
+    let dir = tempfile::tempdir().unwrap();
+    let engine = ApplyEngine::new(client, Journal::open(dir.path()).unwrap(), 1)
+        .with_wait_options(fast_wait());
+    let mut change = change(
+        "second",
+        Action::Create,
+        vec![create_in(QUOTA_REGION, "second")],
+    );
+    change.address = address_in(QUOTA_REGION, "second");
+    let cancel = CancellationToken::new();
+    let interrupt = tokio::spawn({
+        let cancel = cancel.clone();
+        async move {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            cancel.cancel();
+        }
+    });
+
+    let report = tokio::time::timeout(
+        Duration::from_secs(20),
+        engine.apply(
+            &plan(vec![change]),
+            Arc::new(RecordingSink::default()),
+            cancel,
+        ),
+    )
+    .await
+    .expect("the interruption ended the wait for the region");
+    interrupt.await.unwrap();
+
+    assert!(report.interrupted, "{report:#?}");
+    assert!(
+        matches!(report.outcomes[0].result, Err(ExecError::Cancelled)),
+        "{report:#?}"
+    );
+    assert_eq!(
+        h.count("POST", "/modelDevelopmentClusters"),
+        0,
+        "nothing was sent"
     );
 }
 
