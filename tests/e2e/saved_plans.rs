@@ -53,6 +53,34 @@ fn a_plan_saved_here_applies_from_another_directory_with_its_variables() {
 }
 
 #[test]
+fn a_saved_plan_applies_only_against_the_endpoint_it_was_made_against() {
+    let env = Env::new(100);
+    env.write_config(&config(&[ClusterSpec::default()]));
+    assert!(env.run(&["plan", "--out", "tfplan.json"]).status.success());
+    let text = std::fs::read_to_string(env.path().join("tfplan.json")).unwrap();
+    let saved: Value = serde_json::from_str(&text).unwrap();
+    let made_against = env.server.base_url();
+    assert_eq!(saved["endpoint"], json!(made_against));
+
+    // Another emulator, say: the plan's live clusters were not read there.
+    let elsewhere = "http://127.0.0.1:9";
+    let apply = env.run(&["apply", "tfplan.json", "--endpoint", elsewhere]);
+    let err = stderr(&apply);
+    assert_eq!(apply.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!("made against endpoint `{made_against}`")),
+        "{err}"
+    );
+    assert!(err.contains(&format!("not `{elsewhere}`")), "{err}");
+    assert!(err.contains("hint:"), "{err}");
+    let before = env.emulator().requests().len();
+
+    let apply = env.run(&["apply", "tfplan.json"]);
+    assert!(apply.status.success(), "{}", stderr(&apply));
+    assert!(env.emulator().requests().len() > before);
+}
+
+#[test]
 fn a_saved_plan_refuses_the_flags_it_fixed_and_another_directory() {
     let env = Env::new(100);
     env.write_config(&config(&[ClusterSpec::default()]));

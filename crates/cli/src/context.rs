@@ -124,6 +124,8 @@ pub fn variable_inputs(variables: &Variables) -> Result<VariableInputs, CliError
 pub struct Connection {
     /// The API client.
     pub client: ApiClient,
+    /// Where its requests go, as a saved plan records it (see [`endpoint_label`]).
+    pub endpoint: String,
     /// The in-process emulator when the endpoint is `local`: held so it serves for as long as
     /// the client is used, and stops when the connection is dropped.
     _local_emulator: Option<LocalEmulator>,
@@ -165,6 +167,17 @@ pub fn is_local(endpoint: Option<&str>, provider: Option<&Provider>) -> bool {
     resolved_endpoint(endpoint, provider) == Some(LOCAL_ENDPOINT)
 }
 
+/// The endpoint by [`connect`]'s precedence as a saved plan records it: `local`, the base URL
+/// given, or `google` for the regional Google endpoints.
+pub fn endpoint_label(endpoint: Option<&str>, provider: Option<&Provider>) -> String {
+    resolved_endpoint(endpoint, provider)
+        .unwrap_or(GOOGLE_ENDPOINT_LABEL)
+        .to_owned()
+}
+
+/// How a saved plan names the regional Google endpoints.
+const GOOGLE_ENDPOINT_LABEL: &str = "google";
+
 /// The endpoint by [`connect`]'s precedence, `None` for the regional Google endpoint.
 fn resolved_endpoint<'a>(
     endpoint: Option<&'a str>,
@@ -181,6 +194,7 @@ pub async fn connect_noting(
     dir: &Path,
     notes: &mut Vec<String>,
 ) -> Result<Connection, CliError> {
+    let label = endpoint_label(endpoint, provider);
     let endpoint = resolved_endpoint(endpoint, provider);
     if let Some(provider) = provider {
         check_stack_fits_endpoint(provider, endpoint)?;
@@ -205,6 +219,7 @@ pub async fn connect_noting(
     let client = ApiClient::new(client_options(endpoint), tokens)?;
     Ok(Connection {
         client,
+        endpoint: label,
         _local_emulator: local,
         remote_journal,
     })

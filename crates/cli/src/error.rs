@@ -60,6 +60,16 @@ pub enum CliError {
         /// Digest of the configuration now.
         current: String,
     },
+    /// A saved plan was made against another endpoint.
+    #[error(
+        "the saved plan was made against endpoint `{planned}`, not `{current}`: its live clusters were read there"
+    )]
+    PlanEndpointChanged {
+        /// The endpoint in the plan.
+        planned: String,
+        /// The endpoint this run would use.
+        current: String,
+    },
     /// One cluster's action failed.
     #[error("{action} of cluster {cluster} failed: {reason}")]
     ActionFailed {
@@ -163,6 +173,10 @@ impl CliError {
                 Some("run with --auto-approve, or save a plan with `plan --out FILE` and `apply FILE`".into())
             }
             Self::NoTerminalToConfirmDestroy => Some(crate::hints::DESTROY_WITHOUT_TERMINAL.into()),
+            Self::PlanEndpointChanged { planned, .. } => Some(format!(
+                "apply it against `{planned}` (set --endpoint, CLUSTERFORM_ENDPOINT or the provider's \
+                 `endpoint` as when it was made), or run `clusterform plan --out FILE` again here"
+            )),
             Self::StalePlan(_) | Self::ConfigChanged { .. } => {
                 Some("run `clusterform plan --out FILE` again, review it, then apply the new plan".into())
             }

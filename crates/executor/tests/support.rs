@@ -198,6 +198,7 @@ pub fn plan(changes: Vec<ClusterChange>) -> Plan {
         directory: Default::default(),
         variables: Default::default(),
         destroy: false,
+        endpoint: None,
         changes,
     }
 }

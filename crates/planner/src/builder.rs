@@ -169,6 +169,7 @@ impl<'a> PlanBuilder<'a> {
             directory: self.desired.root.clone(),
             variables: self.desired.variables.clone(),
             destroy: options.destroy,
+            endpoint: None,
             changes: sorted_by_address(changes),
         })
     }

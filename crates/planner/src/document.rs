@@ -26,6 +26,9 @@ pub fn plan_document(plan: &Plan) -> Value {
     );
     document.insert("variables".to_owned(), to_json(&plan.variables));
     document.insert("destroy".to_owned(), Value::from(plan.destroy));
+    if let Some(endpoint) = &plan.endpoint {
+        document.insert("endpoint".to_owned(), Value::from(endpoint.as_str()));
+    }
     document.insert("summary".to_owned(), to_json(&plan.summary()));
     document.insert("changes".to_owned(), to_json(&plan.changes));
     Value::Object(document)

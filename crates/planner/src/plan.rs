@@ -35,6 +35,12 @@ pub struct Plan {
     pub variables: BTreeMap<String, Value>,
     /// A destroy plan (`plan --destroy`, `destroy`): it only deletes.
     pub destroy: bool,
+    /// Where the live clusters it was made from were read: `google` (the regional Google
+    /// endpoints), `local` (the built-in emulator) or the endpoint's base URL. The binary
+    /// records it; applying a saved plan against another endpoint is refused. `None` in plans
+    /// saved before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
     /// One entry per cluster considered, no-ops included, sorted by address.
     pub changes: Vec<ClusterChange>,
 }

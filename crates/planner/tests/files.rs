@@ -55,6 +55,24 @@ fn a_saved_plan_reads_back_identical_and_private() {
 }
 
 #[test]
+fn the_endpoint_is_saved_when_recorded_and_optional_on_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tfplan.json");
+    let mut made = update_plan();
+    made.endpoint = Some("http://127.0.0.1:8089".to_owned());
+    save_plan(&made, &path).unwrap();
+    assert_eq!(load_plan(&path).unwrap(), made);
+    assert_eq!(plan_document(&made)["endpoint"], "http://127.0.0.1:8089");
+
+    // A plan saved before the endpoint was recorded loads without one.
+    let older = load_edited(|document| {
+        document.as_object_mut().unwrap().remove("endpoint");
+    })
+    .unwrap();
+    assert_eq!(older.endpoint, None);
+}
+
+#[test]
 fn garbage_and_other_versions_are_refused_clearly() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("plan");

@@ -261,6 +261,7 @@ async fn apply_saved_plan(
         });
     }
     let endpoint = args.endpoint.as_deref();
+    check_endpoint(&plan, endpoint, &config)?;
     let request = LockRequest {
         dir,
         command: "apply",
@@ -272,6 +273,19 @@ async fn apply_saved_plan(
         apply_plan(args, &plan, dir, &config, printer, events).await
     })
     .await
+}
+
+/// A saved plan applies only against the endpoint its live clusters were read from (plans that
+/// did not record it are not checked).
+fn check_endpoint(plan: &Plan, endpoint: Option<&str>, config: &Config) -> Result<(), CliError> {
+    let current = context::endpoint_label(endpoint, Some(&config.provider));
+    match &plan.endpoint {
+        Some(planned) if *planned != current => Err(CliError::PlanEndpointChanged {
+            planned: planned.clone(),
+            current,
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// [`apply_saved_plan`] once it holds the lock.

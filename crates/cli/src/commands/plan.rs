@@ -300,6 +300,7 @@ async fn plan_refreshed(
     let (config, planned) = planner.finish(refreshed).await;
     let (live, mut plan) = planned?;
     plan.directory = absolute_directory(dir)?;
+    plan.endpoint = Some(connection.endpoint.clone());
     add_running_jobs(&mut plan, &connection.client).await;
     if targeted {
         printer.warn(TARGETING_IN_EFFECT);
