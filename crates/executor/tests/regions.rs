@@ -42,16 +42,21 @@ fn positions_in(log: &[RecordedRequest], region: &str) -> Vec<usize> {
     (0..log.len()).filter(|&i| is_in(&log[i], region)).collect()
 }
 
-#[tokio::test]
-async fn a_quota_error_holds_back_its_region_and_no_other() {
-    let h = Harness::with_options(EmulatorOptions {
+/// An emulator whose every answer in [`QUOTA_REGION`] is `429` with `Retry-After: seconds`.
+async fn quota_harness(retry_after_seconds: u64) -> Harness {
+    Harness::with_options(EmulatorOptions {
         required_token: Some(TOKEN.to_owned()),
-        faults: format!("429=1,retry-after=3,location={QUOTA_REGION}")
+        faults: format!("429=1,retry-after={retry_after_seconds},location={QUOTA_REGION}")
             .parse::<FaultSpec>()
             .unwrap(),
         ..EmulatorOptions::default()
     })
-    .await;
+    .await
+}
+
+#[tokio::test]
+async fn a_quota_error_holds_back_its_region_and_no_other() {
+    let h = quota_harness(3).await;
     let client = h.client(RetryPolicy {
         max_attempts: 2,
         ..fast_retry()
@@ -104,14 +109,7 @@ async fn a_quota_error_holds_back_its_region_and_no_other() {
 
 #[tokio::test]
 async fn an_interruption_ends_a_wait_for_a_region_backing_off_with_nothing_sent() {
-    let h = Harness::with_options(EmulatorOptions {
-        required_token: Some(TOKEN.to_owned()),
-        faults: format!("429=1,retry-after=60,location={QUOTA_REGION}")
-            .parse::<FaultSpec>()
-            .unwrap(),
-        ..EmulatorOptions::default()
-    })
-    .await;
+    let h = quota_harness(60).await;
     let client = h.client(RetryPolicy {
         max_attempts: 1,
         max_elapsed: Duration::from_secs(120),
