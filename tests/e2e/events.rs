@@ -41,6 +41,17 @@ fn polling_env() -> Env {
     env
 }
 
+/// The events of a run of one action that succeeds, its operation's progress seen.
+const ONE_ACTION: [&str; 7] = [
+    "planned",
+    "started",
+    "request_sent",
+    "operation_progress",
+    "request_done",
+    "done",
+    "summary",
+];
+
 fn train01_address() -> Value {
     serde_json::json!({"project": "e2e-project", "region": "us-central1", "id": "train01"})
 }
@@ -52,20 +63,7 @@ fn a_create_is_planned_sent_followed_and_summarised() {
     let output = env.run(&["apply", "--json", "--auto-approve"]);
     assert_succeeded(&output);
     let events = events(&output);
-    assert_eq!(
-        sequence(&events),
-        [
-            "planned",
-            "started",
-            "request_sent",
-            "operation_progress",
-            "request_done",
-            "done",
-            "summary"
-        ],
-        "{}",
-        stdout(&output)
-    );
+    assert_eq!(sequence(&events), ONE_ACTION, "{}", stdout(&output));
     let planned = &events[0];
     assert_eq!(planned["summary"]["add"], 1);
     assert_eq!(planned["changes"][0]["address"], train01_address());
@@ -99,18 +97,7 @@ fn an_update_names_its_patch_and_its_reasonless_change() {
     let output = env.run(&["apply", "-json", "-auto-approve"]);
     assert_succeeded(&output);
     let events = events(&output);
-    assert_eq!(
-        sequence(&events),
-        [
-            "planned",
-            "started",
-            "request_sent",
-            "operation_progress",
-            "request_done",
-            "done",
-            "summary"
-        ]
-    );
+    assert_eq!(sequence(&events), ONE_ACTION);
     assert_eq!(events[0]["summary"]["change"], 1);
     assert_eq!(events[0]["changes"][0]["action"], "update");
     assert_eq!(events[0]["changes"][0]["reason"], Value::Null);

@@ -2,29 +2,15 @@
 
 use serde_json::json;
 
-use crate::support::{Env, PROVIDER, cluster_name, stderr, stdout};
+use crate::support::{Env, PROVIDER, cluster_name, hand_made_cluster, stderr, stdout};
 
 #[test]
 fn import_labels_the_cluster_and_round_trips() {
     let env = Env::new(100);
-    env.emulator().insert_cluster(
-        &cluster_name("legacy"),
-        json!({
-            "displayName": "Made by hand",
-            "labels": {"team": "ml"},
-            "network": {"network": "projects/e2e-project/global/networks/default"},
-            "nodePools": [
-                {"id": "login", "machineSpec": {"machineType": "n2-standard-8"},
-                 "scalingSpec": {"minNodeCount": "1", "maxNodeCount": "1"}, "zone": "us-central1-a"},
-                {"id": "cpu", "machineSpec": {"machineType": "n2-standard-8"},
-                 "scalingSpec": {"maxNodeCount": "4"}, "zone": "us-central1-a"}
-            ],
-            "orchestratorSpec": {"slurmSpec": {
-                "homeDirectoryStorage": "projects/e2e-project/locations/us-central1-a/instances/home",
-                "loginNodePoolId": "login",
-                "partitions": [{"id": "cpu", "nodePoolIds": ["cpu"]}]}}
-        }),
-    );
+    let mut legacy = hand_made_cluster();
+    legacy["labels"] = json!({"team": "ml"});
+    env.emulator()
+        .insert_cluster(&cluster_name("legacy"), legacy);
     env.write_config(PROVIDER);
     let output = env.run(&["import", "legacy", "--out", "legacy.hcl"]);
     assert!(output.status.success(), "{}", stderr(&output));

@@ -6,7 +6,9 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::support::{ClusterSpec, Env, apply_ok, cluster_name, config, stderr, stdout};
+use crate::support::{
+    ClusterSpec, Env, apply_ok, cluster_name, config, hand_made_cluster, stderr, stdout,
+};
 
 /// The default cluster, its CPU pool's maximum taken from a variable without default.
 fn config_with_variable() -> String {
@@ -180,23 +182,8 @@ fn destroy_without_a_terminal_hints_at_the_saved_destroy_plan() {
 #[test]
 fn import_into_an_empty_directory_writes_a_whole_configuration() {
     let env = Env::new(100);
-    env.emulator().insert_cluster(
-        &cluster_name("legacy"),
-        json!({
-            "displayName": "Made by hand",
-            "network": {"network": "projects/e2e-project/global/networks/default"},
-            "nodePools": [
-                {"id": "login", "machineSpec": {"machineType": "n2-standard-8"},
-                 "scalingSpec": {"minNodeCount": "1", "maxNodeCount": "1"}, "zone": "us-central1-a"},
-                {"id": "cpu", "machineSpec": {"machineType": "n2-standard-8"},
-                 "scalingSpec": {"maxNodeCount": "4"}, "zone": "us-central1-a"}
-            ],
-            "orchestratorSpec": {"slurmSpec": {
-                "homeDirectoryStorage": "projects/e2e-project/locations/us-central1-a/instances/home",
-                "loginNodePoolId": "login",
-                "partitions": [{"id": "cpu", "nodePoolIds": ["cpu"]}]}}
-        }),
-    );
+    env.emulator()
+        .insert_cluster(&cluster_name("legacy"), hand_made_cluster());
     let location = ["--project", "e2e-project", "--region", "us-central1"];
     let mut args = vec!["import", "legacy"];
     args.extend_from_slice(&location);

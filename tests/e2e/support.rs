@@ -345,3 +345,22 @@ impl SeededRng {
         low + self.next_u64() % (high - low)
     }
 }
+
+/// A cluster made without clusterform (no ownership label): a login pool, a CPU pool and its
+/// partition, as the service returns them (int64 counts as strings).
+pub fn hand_made_cluster() -> serde_json::Value {
+    serde_json::json!({
+        "displayName": "Made by hand",
+        "network": {"network": "projects/e2e-project/global/networks/default"},
+        "nodePools": [
+            {"id": "login", "machineSpec": {"machineType": "n2-standard-8"},
+             "scalingSpec": {"minNodeCount": "1", "maxNodeCount": "1"}, "zone": "us-central1-a"},
+            {"id": "cpu", "machineSpec": {"machineType": "n2-standard-8"},
+             "scalingSpec": {"maxNodeCount": "4"}, "zone": "us-central1-a"}
+        ],
+        "orchestratorSpec": {"slurmSpec": {
+            "homeDirectoryStorage": "projects/e2e-project/locations/us-central1-a/instances/home",
+            "loginNodePoolId": "login",
+            "partitions": [{"id": "cpu", "nodePoolIds": ["cpu"]}]}}
+    })
+}

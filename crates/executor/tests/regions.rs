@@ -5,10 +5,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clusterform_emulator::{EmulatorOptions, FaultSpec, RecordedRequest};
-use clusterform_executor::{ApplyEngine, ExecError, Journal, RetryPolicy};
+use clusterform_executor::{ApplyEngine, ApplyReport, ExecError, Journal, RetryPolicy};
 use clusterform_model::ClusterName;
 use clusterform_model::rest::ClusterRequest;
-use clusterform_planner::Action;
+use clusterform_planner::{Action, ClusterChange};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 use tokio_util::sync::CancellationToken;
@@ -31,6 +31,24 @@ fn create_in(region: &str, id: &str) -> ClusterRequest {
         name: address_in(region, id),
         body: cluster_body(id, Some(STACK)),
     }
+}
+
+/// The planned create of cluster `id` in `region`.
+fn create_change_in(region: &str, id: &str) -> ClusterChange {
+    let mut change = change(id, Action::Create, vec![create_in(region, id)]);
+    change.address = address_in(region, id);
+    change
+}
+
+/// Applies `changes` with `engine`, recording nothing but the report.
+async fn apply(
+    engine: &ApplyEngine,
+    changes: Vec<ClusterChange>,
+    cancel: CancellationToken,
+) -> ApplyReport {
+    engine
+        .apply(&plan(changes), Arc::new(RecordingSink::default()), cancel)
+        .await
 }
 
 fn is_in(request: &RecordedRequest, region: &str) -> bool {
@@ -121,12 +139,6 @@ async fn an_interruption_ends_a_wait_for_a_region_backing_off_with_nothing_sent(
     let dir = tempfile::tempdir().unwrap();
     let engine = ApplyEngine::new(client, Journal::open(dir.path()).unwrap(), 1)
         .with_wait_options(fast_wait());
-    let mut change = change(
-        "second",
-        Action::Create,
-        vec![create_in(QUOTA_REGION, "second")],
-    );
-    change.address = address_in(QUOTA_REGION, "second");
     let cancel = CancellationToken::new();
     let interrupt = tokio::spawn({
         let cancel = cancel.clone();
@@ -138,9 +150,9 @@ async fn an_interruption_ends_a_wait_for_a_region_backing_off_with_nothing_sent(
 
     let report = tokio::time::timeout(
         Duration::from_secs(20),
-        engine.apply(
-            &plan(vec![change]),
-            Arc::new(RecordingSink::default()),
+        apply(
+            &engine,
+            vec![create_change_in(QUOTA_REGION, "second")],
             cancel,
         ),
     )
@@ -193,11 +205,7 @@ async fn the_per_location_limit_holds_and_leaves_the_global_slots_to_other_locat
         .iter()
         .map(|id| (QUOTA_REGION, id))
         .chain(others.iter().map(|id| (OTHER_REGION, id)))
-        .map(|(region, id)| {
-            let mut change = change(id, Action::Create, vec![create_in(region, id)]);
-            change.address = address_in(region, id);
-            change
-        })
+        .map(|(region, id)| create_change_in(region, id))
         .collect();
     let engine = ApplyEngine::new(
         h.client(fast_retry()),
@@ -207,13 +215,7 @@ async fn the_per_location_limit_holds_and_leaves_the_global_slots_to_other_locat
     .with_parallelism_per_location(Some(1))
     .with_wait_options(fast_wait());
 
-    let report = engine
-        .apply(
-            &plan(changes),
-            Arc::new(RecordingSink::default()),
-            CancellationToken::new(),
-        )
-        .await;
+    let report = apply(&engine, changes, CancellationToken::new()).await;
 
     assert!(report.is_success(), "{report:#?}");
     let capped_lifetimes = lifetimes(&h, QUOTA_REGION, &capped);
@@ -242,11 +244,7 @@ async fn without_a_per_location_limit_one_location_runs_in_parallel() {
     let ids = ["e1", "e2"];
     let changes = ids
         .iter()
-        .map(|id| {
-            let mut change = change(id, Action::Create, vec![create_in(QUOTA_REGION, id)]);
-            change.address = address_in(QUOTA_REGION, id);
-            change
-        })
+        .map(|id| create_change_in(QUOTA_REGION, id))
         .collect();
     let engine = ApplyEngine::new(
         h.client(fast_retry()),
@@ -255,13 +253,7 @@ async fn without_a_per_location_limit_one_location_runs_in_parallel() {
     )
     .with_wait_options(fast_wait());
 
-    let report = engine
-        .apply(
-            &plan(changes),
-            Arc::new(RecordingSink::default()),
-            CancellationToken::new(),
-        )
-        .await;
+    let report = apply(&engine, changes, CancellationToken::new()).await;
 
     assert!(report.is_success(), "{report:#?}");
     let both = lifetimes(&h, QUOTA_REGION, &ids);

@@ -26,8 +26,14 @@ async fn start() -> (EmulatorHandle, StorageClient) {
         .serve("127.0.0.1:0".parse().unwrap())
         .await
         .unwrap();
-    let client = StorageClient::new(
-        BUCKET,
+    let client = client_of(&handle, BUCKET);
+    (handle, client)
+}
+
+/// A client of `bucket` on the emulator `handle` serves.
+fn client_of(handle: &EmulatorHandle, bucket: &str) -> StorageClient {
+    StorageClient::new(
+        bucket,
         ClientOptions {
             endpoint: Some(handle.base_url()),
             retry: fast_retry(),
@@ -35,8 +41,7 @@ async fn start() -> (EmulatorHandle, StorageClient) {
         },
         Arc::new(StaticToken::new(TOKEN)),
     )
-    .unwrap();
-    (handle, client)
+    .unwrap()
 }
 
 fn holder(command: &str) -> LockInfo {
@@ -175,16 +180,7 @@ async fn of_two_runs_racing_for_a_free_lock_exactly_one_wins() {
 #[tokio::test]
 async fn a_missing_bucket_is_an_error_not_a_held_lock() {
     let (handle, _client) = start().await;
-    let client = StorageClient::new(
-        "no-such-bucket",
-        ClientOptions {
-            endpoint: Some(handle.base_url()),
-            retry: fast_retry(),
-            ..ClientOptions::default()
-        },
-        Arc::new(StaticToken::new(TOKEN)),
-    )
-    .unwrap();
+    let client = client_of(&handle, "no-such-bucket");
     let error = StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO)
         .await
         .unwrap_err();
