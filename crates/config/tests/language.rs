@@ -255,6 +255,36 @@ fn for_each_over_a_set_with_a_derived_id() {
     );
 }
 
+/// Instances are decoded in tasks of a few dozen, each reusing one context for every `each`: a
+/// fleet over several tasks, from a local and with a derived `id`, next to a plain block, gives
+/// every instance its own `each` and the plain block none.
+#[test]
+fn every_instance_of_a_large_for_each_sees_its_own_each() {
+    let text = format!(
+        "locals {{\n  fleet = {{ for n in range(70) : \"n${{n + 100}}\" => {{ size = n }} }}\n}}\n\
+         {PROVIDER}\n\
+         cluster \"fleet\" {{\n  for_each = local.fleet\n  id = \"c${{each.key}}\"\n  display_name = \"${{each.key}}/${{each.value.size}}\"\n{CLUSTER_BODY}}}\n\
+         cluster \"plain\" {{\n  display_name = \"plain\"\n{CLUSTER_BODY}}}\n"
+    );
+    let loaded = load_text(&text).unwrap_or_else(|d| panic!("{}", d.render(false)));
+    let names: Vec<(String, String)> = loaded
+        .config
+        .clusters
+        .iter()
+        .map(|c| {
+            (
+                c.id.clone(),
+                c.cluster.display_name.clone().unwrap_or_default(),
+            )
+        })
+        .collect();
+    let mut expected: Vec<(String, String)> = (0..70)
+        .map(|n| (format!("cn{}", n + 100), format!("n{}/{n}", n + 100)))
+        .collect();
+    expected.push(("plain".to_owned(), "plain".to_owned()));
+    assert_eq!(names, expected);
+}
+
 #[test]
 fn for_each_needs_a_collection() {
     let text = format!("{PROVIDER}\ncluster \"fleet\" {{\n  for_each = 3\n{CLUSTER_BODY}}}\n");

@@ -11,7 +11,7 @@ use super::Run;
 use crate::config::{DesiredCluster, Provider, SourceLocation};
 use crate::decode::decode_cluster;
 use crate::diagnostic::SourceFile;
-use crate::evaluator::{Bindings, Scope};
+use crate::evaluator::Scope;
 use crate::source::{block_head, label_range};
 use crate::spans::Spans;
 use crate::validate::ClusterChecks;
@@ -22,12 +22,11 @@ impl Run {
         source: &SourceFile,
         block: &Block,
         id: String,
-        ctx: &Bindings,
-        each: bool,
+        scope: Scope<'_>,
         provider: &Provider,
     ) -> Option<DesiredCluster> {
         let errors_before = self.error_count();
-        let decoded = decode_cluster(&mut self.eval, source, block, Scope { ctx, each })?;
+        let decoded = decode_cluster(&mut self.eval, source, block, scope)?;
         let head = block_head(block);
         let spans = Spans::new(&block.body);
         let project = decoded.project.clone().or_else(|| provider.project.clone());
@@ -41,7 +40,7 @@ impl Run {
             (project, project_range),
             (region, region_range),
         );
-        let label = if each {
+        let label = if scope.each {
             block
                 .body
                 .get_attribute("id")

@@ -1,7 +1,12 @@
 //! `for_each` expansion: the instances of a cluster block, each with its ID (the key, or the
-//! evaluated `id` attribute) and a context holding `each.key` and `each.value`. Every block is
+//! evaluated `id` attribute) and its `each` object (`each.key` and `each.value`). Every block is
 //! expanded before any is decoded, so that the locations of all instances can be announced
 //! first (`locations`).
+//!
+//! An instance holds its `each` object, not a context: a context is a copy of every function,
+//! variable and local, so one per instance made a fleet's load quadratic in practice (a
+//! `for_each` over a large local copied that local once per instance). Whoever evaluates an
+//! instance declares its `each` in one scratch context it reuses ([`InstanceScope`]).
 
 use hcl::Value;
 use hcl::edit::Span;
@@ -14,8 +19,8 @@ use crate::evaluator::{Bindings, Scope};
 use crate::functions::type_name;
 use crate::source::block_head;
 
-/// One instance of a cluster block: its ID and, with `for_each`, the context that has `each`.
-pub(super) type Instance = (String, Option<Bindings>);
+/// One instance of a cluster block: its ID and, with `for_each`, its `each` object.
+pub(super) type Instance = (String, Option<Value>);
 
 /// A cluster block with its instances.
 pub(super) type ExpandedBlock<'a> = (FileBlock<'a>, Vec<Instance>);
@@ -36,8 +41,7 @@ impl Run {
             .collect()
     }
 
-    /// The instances of a cluster block: its ID and, with `for_each`, the context that has
-    /// `each` (without, the shared context serves, uncloned).
+    /// The instances of a cluster block: its ID and, with `for_each`, its `each` object.
     fn instances(&mut self, source: &SourceFile, block: &Block, ctx: &Bindings) -> Vec<Instance> {
         let [label] = block.labels.as_slice() else {
             self.eval.diagnostics.push(source.error(
@@ -60,25 +64,19 @@ impl Run {
         let Some(entries) = self.for_each_entries(source, &for_each.value, ctx) else {
             return Vec::new();
         };
+        let id_attribute = block.body.get_attribute("id");
+        let mut scope = InstanceScope::new(ctx);
         let mut instances = Vec::new();
         for (key, value) in entries {
-            let mut instance_ctx = ctx.clone();
             let mut each = hcl::Map::new();
             each.insert("key".to_owned(), Value::String(key.clone()));
             each.insert("value".to_owned(), value);
-            instance_ctx.declare("each", Value::Object(each));
-            let id = match block.body.get_attribute("id") {
+            let each = Value::Object(each);
+            let id = match id_attribute {
                 None => Some(key),
                 Some(id) => self
                     .eval
-                    .value(
-                        source,
-                        &id.value,
-                        Scope {
-                            ctx: &instance_ctx,
-                            each: true,
-                        },
-                    )
+                    .value(source, &id.value, scope.of(Some(&each)))
                     .and_then(|evaluated| match string_text(&evaluated.value) {
                         Ok(text) => Some(text),
                         Err(message) => {
@@ -92,7 +90,7 @@ impl Run {
                     }),
             };
             if let Some(id) = id {
-                instances.push((id, Some(instance_ctx)));
+                instances.push((id, Some(each)));
             }
         }
         instances
@@ -138,5 +136,38 @@ impl Run {
         entries.sort_by(|a, b| a.0.cmp(&b.0));
         entries.dedup_by(|a, b| a.0 == b.0);
         Some(entries)
+    }
+}
+
+/// Where the instances of cluster blocks are evaluated, one after another: the shared context
+/// for an instance without `for_each`, else one scratch copy of it, made at the first instance
+/// that needs it, with that instance's `each` declared.
+pub(super) struct InstanceScope<'c> {
+    shared: &'c Bindings,
+    scratch: Option<Bindings>,
+}
+
+impl<'c> InstanceScope<'c> {
+    pub(super) fn new(shared: &'c Bindings) -> Self {
+        Self {
+            shared,
+            scratch: None,
+        }
+    }
+
+    /// The scope of an instance whose `each` object is `each` (`None` without `for_each`).
+    pub(super) fn of(&mut self, each: Option<&Value>) -> Scope<'_> {
+        let Some(each) = each else {
+            return Scope {
+                ctx: self.shared,
+                each: false,
+            };
+        };
+        let scratch = self.scratch.get_or_insert_with(|| self.shared.clone());
+        scratch.declare("each", each.clone());
+        Scope {
+            ctx: scratch,
+            each: true,
+        }
     }
 }

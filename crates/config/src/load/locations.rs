@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use clusterform_model::{validate_location, validate_project};
 use hcl::edit::structure::Body;
 
-use super::for_each::ExpandedBlock;
+use super::for_each::{ExpandedBlock, InstanceScope};
 use super::{Place, Run};
 use crate::config::{Provider, RemovedCluster, locations_of};
 use crate::decode::string_text;
@@ -37,12 +37,10 @@ impl Run {
         // reports their problems (and variable uses) in its own order.
         let mut probe = self.eval.fork();
         let mut declared = Vec::new();
+        let mut instance_scope = InstanceScope::new(ctx);
         for ((source, block), instances) in blocks {
-            for (_, each_ctx) in instances {
-                let scope = Scope {
-                    ctx: each_ctx.as_ref().unwrap_or(ctx),
-                    each: each_ctx.is_some(),
-                };
+            for (_, each) in instances {
+                let scope = instance_scope.of(each.as_ref());
                 let project = attribute(&mut probe, source, &block.body, "project", scope)?
                     .or_else(|| provider.project.clone())?;
                 let region = attribute(&mut probe, source, &block.body, "region", scope)?

@@ -1,45 +1,49 @@
-//! Decoding the cluster blocks on all cores: blocks (with their instances, already expanded)
-//! are grouped in tasks of a few dozen, each task decoded by a forked evaluator whose
-//! diagnostics are absorbed in order afterwards, and a cluster ID declared twice is reported at
-//! the second declaration.
+//! Decoding the cluster blocks on all cores: the instances of every block (already expanded)
+//! are grouped in tasks of a few dozen, so that one `for_each` block of a thousand instances is
+//! spread over the cores as well as a thousand blocks are; each task is decoded by a forked
+//! evaluator whose diagnostics are absorbed in order afterwards, and a cluster ID declared twice
+//! is reported at the second declaration.
 
 use std::collections::HashMap;
 
 use rayon::iter::{IndexedParallelIterator, IntoParallelIterator};
 
-use super::for_each::ExpandedBlock;
-use super::{Run, at};
+use super::for_each::{ExpandedBlock, Instance, InstanceScope};
+use super::{FileBlock, Run, at};
 use crate::config::{DesiredCluster, Provider, SourceLocation};
 use crate::evaluator::Bindings;
 use crate::parallel::in_parallel;
 use crate::source::label_range;
 
 impl Run {
-    /// Decodes and checks the instances of the cluster blocks on parallel threads, which also
-    /// free them.
+    /// Decodes and checks the instances of the cluster blocks on parallel threads.
     pub(super) fn clusters<'a>(
         &mut self,
         blocks: Vec<ExpandedBlock<'a>>,
         ctx: &Bindings,
         provider: &Provider,
     ) -> Vec<DesiredCluster> {
-        let tasks = blocks.into_par_iter().chunks(CLUSTERS_PER_TASK);
-        let decoded = in_parallel(tasks, |chunk: Vec<ExpandedBlock<'a>>| {
+        let (file_blocks, instances): (Vec<FileBlock<'a>>, Vec<Vec<Instance>>) =
+            blocks.into_iter().unzip();
+        let items: Vec<(usize, Instance)> = instances
+            .into_iter()
+            .enumerate()
+            .flat_map(|(index, instances)| instances.into_iter().map(move |i| (index, i)))
+            .collect();
+        let tasks = items.into_par_iter().chunks(CLUSTERS_PER_TASK);
+        let decoded = in_parallel(tasks, |chunk: Vec<(usize, Instance)>| {
             let mut worker = Run {
                 eval: self.eval.fork(),
                 unknown_locations: self.unknown_locations,
                 ..Run::default()
             };
+            let mut scope = InstanceScope::new(ctx);
             let mut clusters = Vec::new();
-            for ((source, block), instances) in chunk {
-                for (id, each_ctx) in instances {
-                    let each = each_ctx.is_some();
-                    let instance_ctx = each_ctx.as_ref().unwrap_or(ctx);
-                    if let Some(cluster) =
-                        worker.cluster(source, &block, id, instance_ctx, each, provider)
-                    {
-                        clusters.push((cluster, source, label_range(&block)));
-                    }
+            for (index, (id, each)) in chunk {
+                let (source, block) = &file_blocks[index];
+                let scope = scope.of(each.as_ref());
+                if let Some(cluster) = worker.cluster(source, block, id, scope, provider) {
+                    clusters.push((cluster, *source, label_range(block)));
                 }
             }
             (clusters, worker.eval)
@@ -65,6 +69,6 @@ impl Run {
     }
 }
 
-/// How many cluster blocks one task decodes (each task forks an evaluator): small
-/// configurations stay on one thread.
+/// How many cluster instances one task decodes (each task forks an evaluator and copies the
+/// context once): small configurations stay on one thread.
 const CLUSTERS_PER_TASK: usize = 32;
