@@ -12,7 +12,6 @@ use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
-use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::api_error::{ApiError, Code};
@@ -75,31 +74,35 @@ pub(crate) async fn list(
         .take_while(|(name, _)| name.starts_with(&prefix));
     let page: Vec<(&String, &StoredCluster)> = in_collection.by_ref().take(page_size).collect();
     let more = in_collection.next().is_some();
-    let answer = ListAnswer {
-        clusters: page.iter().map(|(_, cluster)| &cluster.resource).collect(),
-        next_page_token: page
-            .last()
-            .filter(|_| more)
-            .map(|(last_name, _)| page_token::encode(last_name)),
-    };
-    // Written while the store is locked, from the stored clusters themselves: a page is not
-    // copied before it is serialised.
-    let body = serde_json::to_vec(&answer)
-        .map_err(|error| ApiError::new(Code::Internal, format!("writing a list page: {error}")))?;
+    let next_page_token = page
+        .last()
+        .filter(|_| more)
+        .map(|(last_name, _)| page_token::encode(last_name));
+    let body = list_answer(
+        page.iter().map(|(_, cluster)| cluster.encoded()),
+        next_page_token,
+    );
     Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
 }
 
-/// A List answer. proto3 JSON omits an empty repeated field, so an empty page is `{}`, and the
-/// last page has no `nextPageToken`.
-#[derive(Serialize)]
-struct ListAnswer<'a> {
-    #[serde(
-        rename = "modelDevelopmentClusters",
-        skip_serializing_if = "Vec::is_empty"
-    )]
-    clusters: Vec<&'a Value>,
-    #[serde(rename = "nextPageToken", skip_serializing_if = "Option::is_none")]
+/// A List answer, written from the clusters' JSON texts. proto3 JSON omits an empty repeated
+/// field, so an empty page is `{}`, and the last page has no `nextPageToken`.
+fn list_answer<'a>(
+    clusters: impl ExactSizeIterator<Item = &'a str>,
     next_page_token: Option<String>,
+) -> String {
+    let mut fields = Vec::new();
+    if clusters.len() > 0 {
+        let clusters: Vec<&str> = clusters.collect();
+        fields.push(format!(
+            "\"modelDevelopmentClusters\":[{}]",
+            clusters.join(",")
+        ));
+    }
+    if let Some(token) = next_page_token {
+        fields.push(format!("\"nextPageToken\":{}", Value::String(token)));
+    }
+    format!("{{{}}}", fields.join(","))
 }
 
 /// The page size asked for, defaulted and capped.
@@ -133,7 +136,7 @@ pub(crate) async fn get(
         .clusters
         .get(&name)
         .ok_or_else(|| cluster_not_found(&name))?;
-    Ok(Json(cluster.resource.clone()))
+    Ok(Json(cluster.resource().clone()))
 }
 
 pub(crate) async fn create(
@@ -169,13 +172,10 @@ pub(crate) async fn create(
     complete_cluster(&mut cluster, Some(&parent), &project_number);
     let now = now_millis();
     let resource = new_resource(&name, cluster, &rfc3339(now));
-    state.store.clusters.insert(
-        name.clone(),
-        StoredCluster {
-            resource,
-            active_operation: None,
-        },
-    );
+    state
+        .store
+        .clusters
+        .insert(name.clone(), StoredCluster::new(resource));
     let operation = state.start_operation(OperationKind::Create, &name, &parent, None, now);
     state.save()?;
     Ok(Json(operation.render(now)))
@@ -209,11 +209,11 @@ pub(crate) async fn update(
     let live = idle_cluster(&state.store.clusters, &name)?;
     let mask = match given_mask {
         Some(mask) => mask,
-        None => implied_mask(&live.resource, &patch)?,
+        None => implied_mask(live.resource(), &patch)?,
     };
-    let mut updated = apply_update_mask(&live.resource, &patch, &mask)
+    let mut updated = apply_update_mask(live.resource(), &patch, &mask)
         .map_err(|error| ApiError::invalid_argument(format!("{error}.")))?;
-    check_immutable_pool_fields(&live.resource, &updated)?;
+    check_immutable_pool_fields(live.resource(), &updated)?;
     check_cluster(&cluster_from_request(&updated)?).map_err(|error| {
         ApiError::invalid_argument(format!(
             "The update was rejected and the cluster is unchanged. {}",
@@ -290,7 +290,7 @@ fn idle_cluster<'a>(
 /// with `ABORTED`, as Google answers concurrent changes (AIP-151).
 fn refuse_if_busy(cluster: &StoredCluster, name: &str) -> Result<(), ApiError> {
     let state = cluster
-        .resource
+        .resource()
         .pointer("/clusterStatus/state")
         .and_then(Value::as_str)
         .unwrap_or_default();
@@ -336,6 +336,21 @@ mod tests {
                 .message
                 .starts_with("update mask path `display_name` is not updatable")
         );
+    }
+
+    #[test]
+    fn list_answers_are_written_from_the_clusters_json_texts() {
+        let clusters = [r#"{"name":"a"}"#, r#"{"name":"b"}"#];
+        let page = list_answer(clusters.into_iter(), Some("t\"1".to_owned()));
+        assert_eq!(
+            serde_json::from_str::<Value>(&page).unwrap(),
+            json!({"modelDevelopmentClusters": [{"name": "a"}, {"name": "b"}], "nextPageToken": "t\"1"})
+        );
+        assert_eq!(
+            list_answer(clusters[..1].iter().copied(), None),
+            r#"{"modelDevelopmentClusters":[{"name":"a"}]}"#
+        );
+        assert_eq!(list_answer(std::iter::empty(), None), "{}");
     }
 
     #[test]

@@ -305,13 +305,10 @@ impl Emulator {
         };
         complete_cluster(&mut resource, parent.as_ref(), &project_number);
         mark_running(&mut resource, now_millis());
-        state.store.clusters.insert(
-            cluster_name,
-            StoredCluster {
-                resource,
-                active_operation: None,
-            },
-        );
+        state
+            .store
+            .clusters
+            .insert(cluster_name, StoredCluster::new(resource));
         save_best_effort(&state);
     }
 
@@ -322,7 +319,7 @@ impl Emulator {
             .store
             .clusters
             .get(&state.stored_name(cluster_name))
-            .map(|cluster| cluster.resource.clone())
+            .map(|cluster| cluster.resource().clone())
     }
 
     /// Puts a stored cluster into `state` (`ERROR`, `UPDATING`, `PROVISIONING`,
@@ -343,7 +340,7 @@ impl Emulator {
         let Some(cluster) = shared.store.clusters.get_mut(&name) else {
             return false;
         };
-        set_cluster_state(&mut cluster.resource, state, detail);
+        set_cluster_state(cluster.resource_mut(), state, detail);
         save_best_effort(&shared);
         true
     }

@@ -82,7 +82,7 @@ pub(crate) async fn cluster_method(
         .get(&name)
         .ok_or_else(|| cluster_not_found(&name))?;
     let cluster_state = cluster
-        .resource
+        .resource()
         .pointer("/clusterStatus/state")
         .and_then(Value::as_str)
         .unwrap_or("STATE_UNSPECIFIED");
@@ -103,7 +103,7 @@ pub(crate) async fn cluster_method(
     }
     let daemon = Slurmrestd {
         slurm: &slurm,
-        cluster: &cluster.resource,
+        cluster: cluster.resource(),
         cluster_id,
         now_secs: now_millis() / 1000,
         min_job_age: state.options.min_job_age,
