@@ -45,7 +45,9 @@ pub use idle::{IdleReport, IdleVerdict, SlurmEvidence, idle_verdict, inspect_idl
 pub use journal::{Journal, JournalEntry, JournalLocation, UnusableEntry};
 pub use lock::{LockInfo, RunLock};
 pub use operations::{OperationWaiter, WaitOptions};
-pub use refresh::{ListPrefetch, refresh, refresh_paged, refresh_prefetched};
+pub use refresh::{
+    ListPrefetch, LivePages, PagePosition, refresh, refresh_paged, refresh_prefetched,
+};
 pub use remote_lock::{HeldLock, StorageLock};
 pub use retry::RetryPolicy;
 pub use slurm::{

@@ -13,9 +13,11 @@
 //!
 //! Each List hands over its pages as they arrive ([`refresh_paged`]), so that the planner can
 //! work on them while the next pages are on the network; a prefetched List keeps the pages it
-//! read until the refresh takes them.
+//! read until the refresh takes them. A page is handed over, not copied: whoever takes them
+//! puts the whole set together from their positions ([`LivePages`]).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Mutex, PoisonError};
 
 use clusterform_model::{Cluster, ClusterName, STACK_LABEL};
 use clusterform_planner::LiveCluster;
@@ -26,11 +28,43 @@ use tokio::task::JoinHandle;
 use crate::client::ApiClient;
 use crate::error::ExecError;
 
-/// The live clusters of one location, or why they could not be read.
-type LocationList = Result<Vec<LiveCluster>, ExecError>;
-
 /// The addressed clusters of one List page.
 type Page = Vec<LiveCluster>;
+
+/// Where a page belongs in the whole live set: the position of its location among those
+/// refreshed (in their order), then its number in that location's List.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct PagePosition {
+    /// The location's position among the refreshed locations.
+    pub location: usize,
+    /// The page's number in its List, from 0.
+    pub page: usize,
+}
+
+/// The pages of a refresh, in whatever order they came, put together into the whole live set
+/// in the order [`refresh`] returns it.
+#[derive(Debug, Default)]
+pub struct LivePages {
+    pages: Vec<(PagePosition, Page)>,
+}
+
+impl LivePages {
+    /// Keeps `page`, found at `position`.
+    pub fn add(&mut self, position: PagePosition, page: Vec<LiveCluster>) {
+        self.pages.push((position, page));
+    }
+
+    /// The whole live set: every page kept, by position.
+    pub fn into_live(mut self) -> Vec<LiveCluster> {
+        self.pages.sort_by_key(|(position, _)| *position);
+        // Sized up front: the clusters are large, and growing would copy them several times.
+        let mut all = Vec::with_capacity(self.pages.iter().map(|(_, page)| page.len()).sum());
+        for (_, page) in self.pages {
+            all.extend(page);
+        }
+        all
+    }
+}
 
 /// Lists started ahead of the refresh, one per location, running on the tokio runtime; the pages
 /// they read wait, in order, until the refresh takes them. What the refresh does not take is
@@ -70,17 +104,22 @@ impl StartedList {
         Self { task, pages }
     }
 
-    /// Every cluster of the location, each page given to `on_page` as it is taken (those read
-    /// before first, then each as it arrives).
-    async fn collect(mut self, on_page: &impl Fn(&[LiveCluster])) -> LocationList {
-        let mut clusters = Vec::new();
+    /// Gives every page of the location, the `location`-th refreshed, to `on_page` as it is
+    /// taken (those read before first, then each as it arrives); then whether the List ended
+    /// well.
+    async fn hand_over(
+        mut self,
+        location: usize,
+        on_page: &impl Fn(PagePosition, Vec<LiveCluster>),
+    ) -> Result<(), ExecError> {
+        let mut page = 0;
         // The task holds the only sender: the pages end when the List does.
-        while let Some(page) = self.pages.recv().await {
-            on_page(&page);
-            clusters.extend(page);
+        while let Some(clusters) = self.pages.recv().await {
+            on_page(PagePosition { location, page }, clusters);
+            page += 1;
         }
         match (&mut self.task).await {
-            Ok(listed) => listed.map(|()| clusters),
+            Ok(listed) => listed,
             // The task is only ever aborted by dropping this handle, so it ended by panicking.
             Err(ended) => std::panic::resume_unwind(ended.into_panic()),
         }
@@ -113,24 +152,36 @@ pub async fn refresh_prefetched(
     targets: &[ClusterName],
     prefetch: ListPrefetch,
 ) -> Result<Vec<LiveCluster>, ExecError> {
-    refresh_paged(client, locations, targets, prefetch, |_| {}).await
+    let pages = Mutex::new(LivePages::default());
+    refresh_paged(client, locations, targets, prefetch, |position, page| {
+        pages
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .add(position, page);
+    })
+    .await?;
+    let pages = pages.into_inner().unwrap_or_else(PoisonError::into_inner);
+    Ok(pages.into_live())
 }
 
-/// [`refresh_prefetched`], giving each List page's live clusters to `on_page` as they arrive
-/// (pages a prefetched List read before the refresh started first), so that they can be used
-/// before the last page is in. The result is still the whole set, as [`refresh`] returns it;
-/// when it is an error, the pages given are part of an incomplete answer. With `targets`, whose
-/// clusters are read with Gets, no page is given.
+/// [`refresh_prefetched`], handing each List page's live clusters to `on_page` as they arrive
+/// (pages a prefetched List read before the refresh started first), with the page's position,
+/// so that they can be used before the last page is in; the pages put together by position
+/// ([`LivePages`]) are the whole set [`refresh`] returns. `Ok` when every page was given; on an
+/// error, the pages given are part of an incomplete answer. With `targets`, whose clusters are
+/// read with Gets, the clusters found are given as one page.
 pub async fn refresh_paged(
     client: &ApiClient,
     locations: &BTreeSet<(String, String)>,
     targets: &[ClusterName],
     mut prefetch: ListPrefetch,
-    on_page: impl Fn(&[LiveCluster]),
-) -> Result<Vec<LiveCluster>, ExecError> {
+    on_page: impl Fn(PagePosition, Vec<LiveCluster>),
+) -> Result<(), ExecError> {
     if !targets.is_empty() {
         drop(prefetch);
-        return get_targets(client, targets).await;
+        let found = get_targets(client, targets).await?;
+        on_page(PagePosition::default(), found);
+        return Ok(());
     }
     let started: Vec<StartedList> = locations
         .iter()
@@ -142,13 +193,12 @@ pub async fn refresh_paged(
         })
         .collect();
     drop(prefetch);
-    let lists = try_join_all(started.into_iter().map(|list| list.collect(&on_page))).await?;
-    // Sized up front: the clusters are large, and growing would copy them several times.
-    let mut all = Vec::with_capacity(lists.iter().map(Vec::len).sum());
-    for list in lists {
-        all.extend(list);
-    }
-    Ok(all)
+    let lists = started
+        .into_iter()
+        .enumerate()
+        .map(|(location, list)| list.hand_over(location, &on_page));
+    try_join_all(lists).await?;
+    Ok(())
 }
 
 /// One Get per target, all at once.

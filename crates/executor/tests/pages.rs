@@ -1,13 +1,13 @@
 //! Lists page by page: `list_clusters_paged` gives each page as it is read, and `refresh_paged`
-//! hands every page's live clusters over (a prefetched List's pages read before the refresh
-//! included) while still returning the whole set.
+//! hands every page's live clusters over with its position (a prefetched List's pages read
+//! before the refresh included), from which `LivePages` puts the whole set together.
 
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
 use clusterform_emulator::EmulatorOptions;
-use clusterform_executor::{ListPrefetch, refresh, refresh_paged};
+use clusterform_executor::{ListPrefetch, LivePages, PagePosition, refresh, refresh_paged};
 use clusterform_planner::LiveCluster;
 
 use crate::support::*;
@@ -63,24 +63,29 @@ async fn prefetched_pages_read_before_the_refresh_are_handed_over_too() {
     tokio::time::sleep(Duration::from_millis(200)).await;
     let needed = BTreeSet::from([here, (OTHER_PROJECT.to_owned(), OTHER_REGION.to_owned())]);
     let pages = RefCell::new(Vec::new());
-    let live = refresh_paged(&h.client, &needed, &[], prefetch, |page| {
-        pages.borrow_mut().push(ids(page));
+    refresh_paged(&h.client, &needed, &[], prefetch, |position, page| {
+        pages.borrow_mut().push((position, page));
     })
     .await
     .unwrap();
-    let mut pages = pages.into_inner();
+    let pages = pages.into_inner();
+    let mut positions: Vec<(usize, usize, usize)> = pages
+        .iter()
+        .map(|(p, page)| (p.location, p.page, page.len()))
+        .collect();
+    positions.sort_unstable();
     assert_eq!(
-        pages.len(),
-        4,
-        "three pages here, one in the other location"
+        positions,
+        [(0, 0, 4), (0, 1, 4), (0, 2, 2), (1, 0, 1)],
+        "three pages here (the first location in order), one in the other"
     );
-    pages.sort();
-    let mut given: Vec<String> = pages.concat();
-    given.sort();
-    let mut whole = ids(&live);
-    whole.sort();
-    assert_eq!(given, whole);
-    assert_eq!(whole.len(), 11);
+    let mut whole = LivePages::default();
+    // Put together in an order of arrival other than the positions'.
+    for (position, page) in pages.into_iter().rev() {
+        whole.add(position, page);
+    }
+    let live = whole.into_live();
+    assert_eq!(ids(&live).len(), 11);
     assert_eq!(live, refresh(&h.client, &needed, &[]).await.unwrap());
     assert_eq!(
         h.count("GET", "/modelDevelopmentClusters"),
@@ -90,19 +95,21 @@ async fn prefetched_pages_read_before_the_refresh_are_handed_over_too() {
 }
 
 #[tokio::test]
-async fn targets_give_no_page() {
+async fn targets_give_what_they_found_as_one_page() {
     let h = paged_emulator().await;
     let needed = BTreeSet::from([(PROJECT.to_owned(), REGION.to_owned())]);
-    let given = RefCell::new(0);
-    let live = refresh_paged(
+    let given = RefCell::new(Vec::new());
+    refresh_paged(
         &h.client,
         &needed,
-        &[parsed_name("c03")],
+        &[parsed_name("c03"), parsed_name("gone")],
         ListPrefetch::default(),
-        |_| *given.borrow_mut() += 1,
+        |position, page| given.borrow_mut().push((position, ids(&page))),
     )
     .await
     .unwrap();
-    assert_eq!(ids(&live), ["c03"]);
-    assert_eq!(*given.borrow(), 0);
+    assert_eq!(
+        given.into_inner(),
+        [(PagePosition::default(), vec!["c03".to_owned()])]
+    );
 }

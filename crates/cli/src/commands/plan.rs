@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::pin::pin;
 
 use clusterform_config::{Config, Provider};
-use clusterform_executor::{ApiClient, ExecError, ListPrefetch};
+use clusterform_executor::{ApiClient, ExecError, ListPrefetch, LivePages, PagePosition};
 use clusterform_model::ClusterName;
 use clusterform_planner::{
     ClusterChange, LiveCluster, Plan, PlanBuilder, PlanOptions, RunningJobs,
@@ -294,7 +294,7 @@ async fn plan_refreshed(
         &locations,
         &targets,
         prefetch,
-        |page| planner.add(page),
+        |position, page| planner.add(position, page),
     )
     .await;
     let (config, planned) = planner.finish(refreshed).await;
@@ -316,28 +316,34 @@ async fn plan_refreshed(
 /// The live clusters and their plan, or why there is none.
 type LivePlan = Result<(Vec<LiveCluster>, Plan), CliError>;
 
-/// A [`PlanBuilder`] on a blocking thread (planning is CPU work, on every core), fed the List
-/// pages as they arrive and finished with the whole live set.
+/// A [`PlanBuilder`] on a blocking thread (planning is CPU work, on every core), handed the List
+/// pages as they arrive (it keeps them, and puts the whole live set together from them) and
+/// finished once the refresh says whether every page came.
 struct PagePlanner {
-    pages: mpsc::UnboundedSender<Vec<LiveCluster>>,
-    whole: oneshot::Sender<Result<Vec<LiveCluster>, ExecError>>,
+    pages: mpsc::UnboundedSender<(PagePosition, Vec<LiveCluster>)>,
+    whole: oneshot::Sender<Result<(), ExecError>>,
     thread: JoinHandle<(Config, LivePlan)>,
 }
 
 impl PagePlanner {
     fn start(config: Config, options: PlanOptions) -> Self {
-        let (pages, mut pages_in) = mpsc::unbounded_channel::<Vec<LiveCluster>>();
-        let (whole, whole_in) = oneshot::channel::<Result<Vec<LiveCluster>, ExecError>>();
+        let (pages, mut pages_in) = mpsc::unbounded_channel::<(PagePosition, Vec<LiveCluster>)>();
+        let (whole, whole_in) = oneshot::channel::<Result<(), ExecError>>();
         let thread = tokio::task::spawn_blocking(move || {
             let mut builder = PlanBuilder::new(&config, &options);
-            while let Some(page) = pages_in.blocking_recv() {
+            let mut live = LivePages::default();
+            while let Some((position, page)) = pages_in.blocking_recv() {
                 builder.add_live(&page);
+                live.add(position, page);
             }
             let planned = match whole_in.blocking_recv() {
-                Ok(Ok(live)) => builder
-                    .finish(&live)
-                    .map(|plan| (live, plan))
-                    .map_err(CliError::from),
+                Ok(Ok(())) => {
+                    let live = live.into_live();
+                    builder
+                        .finish(&live)
+                        .map(|plan| (live, plan))
+                        .map_err(CliError::from)
+                }
                 Ok(Err(error)) => Err(error.into()),
                 // The command stopped waiting for the plan: nobody reads this.
                 Err(_) => Err(CliError::Interrupted),
@@ -351,15 +357,15 @@ impl PagePlanner {
         }
     }
 
-    /// Hands a copy of one page's live clusters to the planner.
-    fn add(&self, page: &[LiveCluster]) {
-        // The planner takes pages until the whole set is given.
-        let _ = self.pages.send(page.to_vec());
+    /// Hands one page's live clusters, found at `position`, to the planner.
+    fn add(&self, position: PagePosition, page: Vec<LiveCluster>) {
+        // The planner takes pages until the refresh's end is given.
+        let _ = self.pages.send((position, page));
     }
 
-    /// Waits for the plan of `refreshed`, the whole live set (or the refresh's error), with the
-    /// configuration back.
-    async fn finish(self, refreshed: Result<Vec<LiveCluster>, ExecError>) -> (Config, LivePlan) {
+    /// Waits for the plan of the pages handed over, once `refreshed` says that they are the
+    /// whole live set (or gives the refresh's error), with the configuration back.
+    async fn finish(self, refreshed: Result<(), ExecError>) -> (Config, LivePlan) {
         drop(self.pages);
         // The planner waits for this message before it ends: it is always received.
         let _ = self.whole.send(refreshed);
