@@ -7,6 +7,7 @@
 //! Before clap, [`terraform_spellings`] rewrites Terraform's single-dash long options
 //! (`-auto-approve`, `-out=F`, `-var 'a=b'`) so that muscle memory works.
 
+use std::cell::OnceCell;
 use std::ffi::OsString;
 use std::net::{SocketAddr, ToSocketAddrs as _};
 use std::path::{Path, PathBuf};
@@ -585,33 +586,42 @@ fn listen_address(text: &str, allow_remote: bool) -> Result<SocketAddr, CliError
 /// whose `name` is one of our long options becomes `--name` / `--name=value`. Short flags
 /// (`-v`, `-q`, `-vv`) are not long option names and stay as they are, and nothing after `--`
 /// is touched.
+///
+/// The option names come from the whole command tree, which is built only when a token could
+/// be such an option: most command lines have none, and the build costs as much as the parse.
 pub fn terraform_spellings(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
-    let long_names = long_option_names();
+    let long_names = OnceCell::new();
     let mut after_separator = false;
     args.into_iter()
         .map(|arg| {
             if arg == "--" {
                 after_separator = true;
             }
-            match arg.to_str() {
-                Some(text) if !after_separator && is_single_dash_long(text, &long_names) => {
-                    OsString::from(format!("-{text}"))
-                }
-                _ => arg,
+            let single_dash_long = match arg.to_str().and_then(single_dash_name) {
+                Some(name) if !after_separator => long_names
+                    .get_or_init(long_option_names)
+                    .iter()
+                    .any(|long| long == name),
+                _ => false,
+            };
+            if single_dash_long {
+                let mut rewritten = OsString::from("-");
+                rewritten.push(&arg);
+                rewritten
+            } else {
+                arg
             }
         })
         .collect()
 }
 
-fn is_single_dash_long(text: &str, long_names: &[String]) -> bool {
-    let Some(rest) = text.strip_prefix('-') else {
-        return false;
-    };
+/// The option name of a token spelled `-name` or `-name=value`.
+fn single_dash_name(text: &str) -> Option<&str> {
+    let rest = text.strip_prefix('-')?;
     if rest.starts_with('-') {
-        return false;
+        return None;
     }
-    let name = rest.split_once('=').map_or(rest, |(name, _)| name);
-    long_names.iter().any(|long| long == name)
+    Some(rest.split_once('=').map_or(rest, |(name, _)| name))
 }
 
 /// Every long option of every command (`help` and `version` included).
