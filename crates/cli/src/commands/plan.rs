@@ -14,6 +14,8 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::pin::pin;
+use std::sync::mpsc::Receiver;
+use std::time::Duration;
 
 use clusterform_config::{Config, Provider};
 use clusterform_executor::{ApiClient, ExecError, ListPrefetch, LivePages, PagePosition};
@@ -106,8 +108,11 @@ pub async fn prepare(
 ) -> Result<Planned, CliError> {
     let inputs = context::variable_inputs(&planning.variables)?;
     let (announce, announced) = oneshot::channel();
-    let load = load_announcing(dir, inputs, announce);
-    let early = async {
+    let (started, head_start) = std::sync::mpsc::sync_channel::<()>(1);
+    let load = load_announcing(dir, inputs, announce, head_start);
+    let early = async move {
+        // Dropped when this ends, however it ends: the load goes on then.
+        let _started = started;
         let (provider, locations) = announced.await.ok()?;
         // The built-in emulator answers at once: nothing to overlap, and starting it early
         // would create its state for a configuration that may still fail.
@@ -131,20 +136,31 @@ pub async fn prepare(
 /// The provider and locations a load announces.
 type Announced = (Provider, BTreeSet<(String, String)>);
 
+/// How long a load waits, once it has announced its locations, for the connection and the
+/// Lists to start before it decodes the cluster blocks.
+const HEAD_START_LIMIT: Duration = Duration::from_millis(25);
+
 /// Loads the configuration on a blocking thread, sending its provider and locations to
-/// `announce` as soon as it knows them.
+/// `announce` as soon as it knows them. The load then waits (up to [`HEAD_START_LIMIT`]) until
+/// `head_start`'s sender is dropped, once the Lists are started: decoding the cluster blocks
+/// takes every core, and the connection and the first requests would otherwise wait for a
+/// share of them, while the decode has a whole round trip to finish in.
 fn load_announcing(
     dir: &Path,
     inputs: clusterform_config::VariableInputs,
     announce: oneshot::Sender<Announced>,
+    head_start: Receiver<()>,
 ) -> JoinHandle<Result<context::LoadedConfig, CliError>> {
     let dir = dir.to_path_buf();
     tokio::task::spawn_blocking(move || {
-        let mut announce = Some(announce);
+        let mut announce = Some((announce, head_start));
         let mut on_locations = |provider: &Provider, locations: &BTreeSet<(String, String)>| {
-            if let Some(announce) = announce.take() {
+            if let Some((announce, head_start)) = announce.take() {
                 // Nobody listens once the command has given up; nothing to do then.
-                let _ = announce.send((provider.clone(), locations.clone()));
+                if announce.send((provider.clone(), locations.clone())).is_ok() {
+                    // Ends when the sender is dropped (or sends): either way, decode now.
+                    let _ = head_start.recv_timeout(HEAD_START_LIMIT);
+                }
             }
         };
         context::load_located(&dir, inputs, Some(&mut on_locations))
