@@ -32,9 +32,15 @@ fn cluster(index: usize) -> String {
     out
 }
 
+/// The variables, locals (with `more_locals`) and provider of both configurations.
+fn header(more_locals: &str) -> String {
+    format!(
+        "variable \"project\" {{\n  default = \"demo-project\"\n}}\n\nvariable \"region\" {{\n  default = \"us-central1\"\n}}\n\nlocals {{\n  zone    = \"${{var.region}}-a\"\n  network = \"projects/${{var.project}}/global/networks/default\"\n  prefix  = upper(var.project)\n{more_locals}}}\n\nprovider \"google\" {{\n  project = var.project\n  region  = var.region\n  stack   = \"bench\"\n}}\n"
+    )
+}
+
 fn write_config(dir: &std::path::Path) {
-    let header = "variable \"project\" {\n  default = \"demo-project\"\n}\n\nvariable \"region\" {\n  default = \"us-central1\"\n}\n\nlocals {\n  zone    = \"${var.region}-a\"\n  network = \"projects/${var.project}/global/networks/default\"\n  prefix  = upper(var.project)\n}\n\nprovider \"google\" {\n  project = var.project\n  region  = var.region\n  stack   = \"bench\"\n}\n";
-    std::fs::write(dir.join("main.hcl"), header).unwrap();
+    std::fs::write(dir.join("main.hcl"), header("")).unwrap();
     for file in 0..FILES {
         let text: String = (file * CLUSTERS / FILES..(file + 1) * CLUSTERS / FILES)
             .map(cluster)
@@ -43,15 +49,25 @@ fn write_config(dir: &std::path::Path) {
     }
 }
 
-fn bench_load(c: &mut Criterion) {
+/// Benchmarks `load` of the configuration `write` puts in a directory, checking first that it
+/// loads all `CLUSTERS` clusters.
+fn bench_loading(c: &mut Criterion, name: &str, write: fn(&std::path::Path)) {
     let dir = tempfile::tempdir().unwrap();
-    write_config(dir.path());
+    write(dir.path());
     let inputs = VariableInputs::default();
     let loaded = load(dir.path(), &inputs).unwrap_or_else(|d| panic!("{}", d.render(false)));
     assert_eq!(loaded.config.clusters.len(), CLUSTERS);
-    c.bench_function("load 1000 clusters x 3 pools x 2 partitions", |b| {
+    c.bench_function(name, |b| {
         b.iter(|| load(dir.path(), &inputs).unwrap());
     });
+}
+
+fn bench_load(c: &mut Criterion) {
+    bench_loading(
+        c,
+        "load 1000 clusters x 3 pools x 2 partitions",
+        write_config,
+    );
 }
 
 /// One `for_each` block over a local map of `CLUSTERS` entries, each instance with its own
@@ -75,20 +91,18 @@ fn write_fleet(dir: &std::path::Path) {
         .replace("max_node_count = 8", "max_node_count = each.value.max")
         .replace("team = \"t0\"", "team = each.value.team");
     let text = format!(
-        "variable \"project\" {{\n  default = \"demo-project\"\n}}\n\nvariable \"region\" {{\n  default = \"us-central1\"\n}}\n\nlocals {{\n  zone    = \"${{var.region}}-a\"\n  network = \"projects/${{var.project}}/global/networks/default\"\n  prefix  = upper(var.project)\n  fleet = {{\n{entries}  }}\n}}\n\nprovider \"google\" {{\n  project = var.project\n  region  = var.region\n  stack   = \"bench\"\n}}\n\n{block}"
+        "{}\n{block}",
+        header(&format!("  fleet = {{\n{entries}  }}\n"))
     );
     std::fs::write(dir.join("main.hcl"), text).unwrap();
 }
 
 fn bench_for_each(c: &mut Criterion) {
-    let dir = tempfile::tempdir().unwrap();
-    write_fleet(dir.path());
-    let inputs = VariableInputs::default();
-    let loaded = load(dir.path(), &inputs).unwrap_or_else(|d| panic!("{}", d.render(false)));
-    assert_eq!(loaded.config.clusters.len(), CLUSTERS);
-    c.bench_function("load one for_each of 1000 clusters over a local", |b| {
-        b.iter(|| load(dir.path(), &inputs).unwrap());
-    });
+    bench_loading(
+        c,
+        "load one for_each of 1000 clusters over a local",
+        write_fleet,
+    );
 }
 
 criterion_group!(benches, bench_load, bench_for_each);
