@@ -196,3 +196,35 @@ fn an_unreachable_slurm_is_never_idle() {
     );
     assert!(env.emulator().cluster(&cluster_name("train01")).is_some());
 }
+
+/// One look at Slurm decides and informs: the deletion shows the (no) active jobs of the same
+/// answer the verdict came from; the plan does not ask for the jobs a second time.
+#[test]
+fn idle_for_asks_slurm_once_per_cluster() {
+    let env = Env::new(100);
+    apply_ok(&env, &[ClusterSpec::default()]);
+    let name = cluster_name("train01");
+    env.emulator().set_slurm_nodes(
+        &name,
+        vec![node("cpu-0", &["IDLE", "POWERED_DOWN"], minutes_ago(300))],
+    );
+    env.emulator().clear_requests();
+    let output = env.run(&["destroy", "--idle-for", "2h", "--auto-approve"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let out = stdout(&output);
+    assert!(row(&out, "train01").contains("idle: destroy"), "{out}");
+    assert!(out.contains("# no Slurm jobs active now"), "{out}");
+    let slurm_paths: Vec<String> = env
+        .emulator()
+        .requests()
+        .iter()
+        .filter(|r| r.path.ends_with(":callSlurmRestApi"))
+        .filter_map(|r| r.body.as_ref()?["path"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(
+        slurm_paths,
+        ["/slurm/v0.0.42/jobs", "/slurm/v0.0.42/nodes"],
+        "the jobs once, then the nodes"
+    );
+    assert!(env.emulator().cluster(&name).is_none());
+}

@@ -14,13 +14,15 @@ use std::time::Duration;
 
 use clusterform_model::duration::Seconds;
 use clusterform_model::{Cluster, ClusterName, state};
-use clusterform_planner::LiveCluster;
+use clusterform_planner::{LiveCluster, RunningJobs};
 use futures::StreamExt;
 use time::OffsetDateTime;
 
 use crate::client::ApiClient;
 use crate::error::ExecError;
-use crate::slurm::{SLURM_PARALLELISM, SlurmJob, SlurmNode, SlurmReadError, read_jobs, read_nodes};
+use crate::slurm::{
+    SLURM_PARALLELISM, SlurmJob, SlurmNode, SlurmReadError, read_jobs, read_nodes, running_job,
+};
 
 /// The decision for one cluster.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,6 +65,9 @@ pub struct IdleReport {
     pub verdict: IdleVerdict,
     /// Why, in a few words.
     pub reason: String,
+    /// The active jobs from the same answer, for the plan (whose own look at the jobs
+    /// `destroy --idle-for` skips, so that one answer decides and informs).
+    pub running_jobs: RunningJobs,
 }
 
 impl IdleReport {
@@ -76,6 +81,9 @@ impl IdleReport {
             last_busy: None,
             slurm_version: None,
             verdict: IdleVerdict::Unknown,
+            running_jobs: RunningJobs::Unknown {
+                reason: reason.clone(),
+            },
             reason,
         }
     }
@@ -110,6 +118,14 @@ pub fn idle_verdict(
         slurm_version: Some(slurm.version.clone()),
         verdict: IdleVerdict::Unknown,
         reason: String::new(),
+        running_jobs: RunningJobs::Known {
+            jobs: slurm
+                .jobs
+                .iter()
+                .filter(|j| j.is_active())
+                .map(running_job)
+                .collect(),
+        },
     };
     (report.verdict, report.reason) = decide(&report, slurm, now, threshold);
     report
@@ -352,6 +368,10 @@ mod tests {
         let report = verdict(&evidence(vec![job], vec![old_node]));
         assert_eq!(report.verdict, IdleVerdict::Busy);
         assert_eq!(report.reason, "1 active job, 0 busy nodes");
+        let RunningJobs::Known { jobs } = &report.running_jobs else {
+            panic!("{report:?}");
+        };
+        assert_eq!(jobs.iter().map(|j| j.id).collect::<Vec<_>>(), [Some(4)]);
         assert_eq!(report.last_busy.map(|t| t.unix_timestamp()), Some(ago(300)));
     }
 

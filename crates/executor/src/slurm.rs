@@ -289,7 +289,8 @@ async fn running_jobs_of(client: &ApiClient, name: &ClusterName) -> RunningJobs 
     }
 }
 
-fn running_job(job: &SlurmJob) -> RunningJob {
+/// An active job as a plan shows it.
+pub(crate) fn running_job(job: &SlurmJob) -> RunningJob {
     RunningJob {
         id: job.job_id,
         name: job.name.clone(),

@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::arguments::{Apply, ApplySource, Parallelism};
 use crate::commands::ExitStatus;
-use crate::commands::plan::{Planned, prepare_loaded, replan};
+use crate::commands::plan::{Planned, add_running_jobs, prepare_loaded, replan};
 use crate::context::{self, Connection};
 use crate::error::CliError;
 use crate::events::{self, JsonEvents};
@@ -88,6 +88,7 @@ async fn apply_configuration(
     if settle_earlier_runs(&planned, dir, args.parallelism, printer, events).await? {
         planned = replan(planned, dir, &args.planning, false, printer).await?;
     }
+    add_running_jobs(&mut planned).await;
     show_plan(&planned.plan, printer, events);
     let working = still_working(&planned.plan, &planned.live);
     if !planned.plan.has_changes() {

@@ -18,7 +18,7 @@ use crate::commands::ExitStatus;
 use crate::commands::apply::{
     Approval, confirm_and_execute, destroy_summary, finish, settle_earlier_runs, show_plan,
 };
-use crate::commands::plan::{Planned, prepare_loaded, replan};
+use crate::commands::plan::{Planned, add_running_jobs, prepare_loaded, replan};
 use crate::context;
 use crate::error::CliError;
 use crate::events::{self, JsonEvents};
@@ -69,8 +69,11 @@ async fn destroy_configuration(
     if settle_earlier_runs(&planned, dir, args.parallelism, printer, events).await? {
         planned = replan(planned, dir, &args.planning, true, printer).await?;
     }
-    if let Some(threshold) = args.idle_for {
-        keep_only_idle(&mut planned, threshold, printer, events.is_some()).await?;
+    match args.idle_for {
+        Some(threshold) => {
+            keep_only_idle(&mut planned, threshold, printer, events.is_some()).await?;
+        }
+        None => add_running_jobs(&mut planned).await,
     }
     destroy(&planned, dir, args, printer, events).await
 }
@@ -105,8 +108,8 @@ async fn destroy(
 }
 
 /// Asks every cluster the plan would delete for its jobs, prints the table (on stderr in a
-/// `--json` run, whose stdout holds only events), and drops from the plan every cluster that is
-/// not idle.
+/// `--json` run, whose stdout holds only events), drops from the plan every cluster that is
+/// not idle, and records under each deletion left the active jobs of the same answer.
 async fn keep_only_idle(
     planned: &mut Planned,
     threshold: Duration,
@@ -129,15 +132,21 @@ async fn keep_only_idle(
     } else {
         printer.result(&table);
     }
-    let idle: Vec<String> = reports
+    // Matched by whole address: the same ID may live in two regions.
+    let idle: Vec<&IdleReport> = reports
         .iter()
         .filter(|r| r.verdict == IdleVerdict::Idle)
-        .map(|r| r.name.cluster_id.clone())
         .collect();
     planned
         .plan
         .changes
-        .retain(|change| idle.contains(&change.address.cluster_id));
+        .retain(|change| idle.iter().any(|r| r.name == change.address));
+    for change in &mut planned.plan.changes {
+        change.running_jobs = idle
+            .iter()
+            .find(|r| r.name == change.address)
+            .map(|r| r.running_jobs.clone());
+    }
     Ok(())
 }
 

@@ -18,7 +18,7 @@ use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
 use clusterform_config::{Config, Provider};
-use clusterform_executor::{ApiClient, ExecError, ListPrefetch, LivePages, PagePosition};
+use clusterform_executor::{ExecError, ListPrefetch, LivePages, PagePosition};
 use clusterform_model::ClusterName;
 use clusterform_planner::{
     ClusterChange, LiveCluster, Plan, PlanBuilder, PlanOptions, RunningJobs,
@@ -49,7 +49,8 @@ pub struct Planned {
 /// Plans and prints the plan (text or JSON), saving it with `--out`.
 pub async fn run(args: &PlanCommand, printer: &Printer) -> Result<ExitStatus, CliError> {
     let endpoint = args.endpoint.as_deref();
-    let planned = prepare(endpoint, &args.dir, &args.planning, args.destroy, printer).await?;
+    let mut planned = prepare(endpoint, &args.dir, &args.planning, args.destroy, printer).await?;
+    add_running_jobs(&mut planned).await;
     if args.json {
         let json = clusterform_planner::plan_document(&planned.plan);
         printer.result(&serde_json::to_string_pretty(&json).unwrap_or_default());
@@ -317,7 +318,6 @@ async fn plan_refreshed(
     let (live, mut plan) = planned?;
     plan.directory = absolute_directory(dir)?;
     plan.endpoint = Some(connection.endpoint.clone());
-    add_running_jobs(&mut plan, &connection.client).await;
     if targeted {
         printer.warn(TARGETING_IN_EFFECT);
     }
@@ -404,8 +404,11 @@ pub fn absolute_directory(dir: &Path) -> Result<PathBuf, CliError> {
 
 /// Records, under every disruptive change, the Slurm jobs active on its cluster right now: one
 /// look per cluster, all at once, none for harmless changes. A Slurm that cannot be asked gives
-/// "unknown", never an error: the jobs only inform the user.
-async fn add_running_jobs(plan: &mut Plan, client: &ApiClient) {
+/// "unknown", never an error: the jobs only inform the user. Each command asks once, for the
+/// plan it shows (not for one it replaces after settling earlier runs; `destroy --idle-for`
+/// takes them from its own look at Slurm instead).
+pub async fn add_running_jobs(planned: &mut Planned) {
+    let (plan, client) = (&mut planned.plan, &planned.connection.client);
     let disruptive: Vec<&mut ClusterChange> = plan
         .changes
         .iter_mut()
