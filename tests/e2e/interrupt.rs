@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::support::{ClusterSpec, Env, config, stderr, stdout};
+use crate::support::{ClusterSpec, Env, config, final_screen, stderr, stdout};
 
 fn creates(env: &Env) -> usize {
     env.mutations()
@@ -194,64 +194,4 @@ fn operations_journaled(path: &std::path::Path) -> usize {
         .unwrap_or_default()
         .matches("/operations/")
         .count()
-}
-
-/// The width of rexpect's pty, which reports no size: console (under indicatif) then assumes
-/// 80 columns, and pads each progress line to them instead of ending it with a newline.
-const TERMINAL_COLUMNS: usize = 80;
-
-/// The lines a terminal shows after `output`: text wrapping at [`TERMINAL_COLUMNS`], `\r`,
-/// `\n`, and the escape sequences indicatif draws with (cursor up and down, clear line);
-/// colours and the like are ignored.
-fn final_screen(output: &str) -> Vec<String> {
-    let mut lines: Vec<Vec<char>> = vec![Vec::new()];
-    let (mut row, mut column) = (0usize, 0usize);
-    let mut chars = output.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\r' => column = 0,
-            '\n' => row += 1,
-            '\u{1b}' if chars.peek() == Some(&'[') => {
-                chars.next();
-                let mut parameters = String::new();
-                let mut command = ' ';
-                for next in chars.by_ref() {
-                    if next.is_ascii_alphabetic() {
-                        command = next;
-                        break;
-                    }
-                    parameters.push(next);
-                }
-                let n = parameters.parse::<usize>().unwrap_or(1);
-                match command {
-                    'A' => row = row.saturating_sub(n),
-                    'B' => row += n,
-                    'K' => {
-                        lines.resize(lines.len().max(row + 1), Vec::new());
-                        lines[row].clear();
-                    }
-                    _ => {}
-                }
-            }
-            '\u{1b}' => {
-                chars.next();
-            }
-            c if c.is_control() => {}
-            c => {
-                if column == TERMINAL_COLUMNS {
-                    row += 1;
-                    column = 0;
-                }
-                lines.resize(lines.len().max(row + 1), Vec::new());
-                let line = &mut lines[row];
-                line.resize(line.len().max(column + 1), ' ');
-                line[column] = c;
-                column += 1;
-            }
-        }
-    }
-    lines
-        .into_iter()
-        .map(|line| line.into_iter().collect::<String>().trim_end().to_owned())
-        .collect()
 }

@@ -4,7 +4,9 @@
 
 use serde_json::json;
 
-use crate::support::{ClusterSpec, Env, PROVIDER, cluster_name, config, stderr, stdout};
+use crate::support::{
+    ClusterSpec, Env, PROVIDER, cluster_name, config, final_screen, stderr, stdout,
+};
 
 #[test]
 fn plan_json_with_out_prints_exactly_one_json_document() {
@@ -203,4 +205,52 @@ fn verbose_logs_have_no_colour_codes_in_a_pipe() {
     let err = stderr(&output);
     assert!(err.contains("DEBUG"), "{err}");
     assert!(!err.contains('\u{1b}'), "{err}");
+}
+
+/// Logs on a terminal are printed above the progress bars, like every other stderr line: none
+/// is glued to a bar's line, and no bar is left behind on the screen when the run ends. (`-vv`
+/// logs every request the client sends, so logs are written while the bars are drawn.)
+#[cfg(unix)]
+#[test]
+fn verbose_logs_on_a_terminal_leave_no_stale_progress_line() {
+    let env = Env::new(1_000);
+    let second = ClusterSpec {
+        id: "train02",
+        ..ClusterSpec::default()
+    };
+    env.write_config(&config(&[ClusterSpec::default(), second]));
+    let command = format!(
+        "env NO_COLOR=1 CLUSTERFORM_ENDPOINT={} CLUSTERFORM_ACCESS_TOKEN={} {} apply --auto-approve -vv {}",
+        env.server.base_url(),
+        crate::support::TOKEN,
+        env!("CARGO_BIN_EXE_clusterform"),
+        env.path().display()
+    );
+    let mut session = rexpect::spawn(&command, Some(60_000)).unwrap();
+    // rexpect hands back each byte as a char.
+    let bytes: Vec<u8> = session
+        .exp_eof()
+        .unwrap()
+        .chars()
+        .map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?'))
+        .collect();
+    let output = String::from_utf8_lossy(&bytes);
+    let screen = final_screen(&output);
+    let shown = screen.join("\n");
+    assert!(
+        output.matches(" DEBUG ").count() > 10,
+        "too little was logged to test: {output:?}"
+    );
+    assert!(
+        !screen.iter().any(|line| line.contains("creating…")),
+        "a progress line was left behind:\n{shown}\n--- raw ---\n{output:?}"
+    );
+    assert_eq!(
+        screen
+            .iter()
+            .filter(|line| line.contains(" DEBUG "))
+            .count(),
+        output.matches(" DEBUG ").count(),
+        "a log line was erased:\n{shown}"
+    );
 }

@@ -59,8 +59,9 @@ fn main() -> ExitCode {
 
 /// Only clusterform's own crates log by default (dependencies such as gcp_auth warn about
 /// every credential they try); `-v` shows their debug logs, `-vv` everything, and `RUST_LOG`
-/// overrides. Logs go to stderr, coloured only when the printer colours stderr (a terminal, no
-/// `--no-color`, no `NO_COLOR`), so that a log piped into a file has no escape codes.
+/// overrides. Logs go to stderr through the printer (above any progress bars), coloured only
+/// when the printer colours stderr (a terminal, no `--no-color`, no `NO_COLOR`), so that a log
+/// piped into a file has no escape codes.
 fn init_tracing(verbose: u8, color: bool) {
     let default = match verbose {
         0 => "off,clusterform=warn,clusterform_executor=warn,clusterform_emulator=warn",
@@ -71,7 +72,7 @@ fn init_tracing(verbose: u8, color: bool) {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(printer::LogWriter)
         .with_ansi(color)
         .with_target(false)
         .init();

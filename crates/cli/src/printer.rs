@@ -44,6 +44,43 @@ fn to_stderr(text: &str) {
     }
 }
 
+/// Where `-v` logs go: stderr, each event above the live progress bars like every other stderr
+/// line (written straight to stderr, a log line under the bars was erased by their next
+/// redraw, or left a stale bar above it).
+#[derive(Debug, Clone, Copy)]
+pub struct LogWriter;
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for LogWriter {
+    type Writer = LogEvent;
+
+    fn make_writer(&'a self) -> LogEvent {
+        LogEvent(Vec::new())
+    }
+}
+
+/// One log event, gathered as the formatter writes it and printed whole when dropped.
+#[derive(Debug)]
+pub struct LogEvent(Vec<u8>);
+
+impl std::io::Write for LogEvent {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for LogEvent {
+    fn drop(&mut self) {
+        if !self.0.is_empty() {
+            to_stderr(&String::from_utf8_lossy(&self.0));
+        }
+    }
+}
+
 /// Writes results to stdout and everything else to stderr.
 #[derive(Debug, Clone, Copy)]
 pub struct Printer {
