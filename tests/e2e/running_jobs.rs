@@ -82,7 +82,7 @@ fn a_smaller_pool_shows_the_jobs_it_may_stop() {
     let out = stdout(&output);
     assert!(
         out.contains(
-            "max_node_count of pool cpu goes from 4 to 2: nodes above the new maximum are removed"
+            "max_node_count of pool cpu goes from 4 to 2: the cluster reports 0 nodes in the pool, none above the new maximum, so none is removed now"
         ),
         "{out}"
     );

@@ -34,23 +34,52 @@ pub(crate) fn for_change(
         warnings.push(busy);
     }
     warnings.extend(default_partition_moves(fields, desired, live));
-    warnings.extend(fields.iter().filter_map(pool_shrinks));
+    warnings.extend(
+        fields
+            .iter()
+            .filter_map(|field| pool_shrinks(field, live_cluster)),
+    );
     warnings
 }
 
-/// `max_node_count of pool cpu goes from 8 to 4: …`, for a pool that gets smaller.
-fn pool_shrinks(field: &FieldChange) -> Option<String> {
+/// `max_node_count of pool cpu goes from 8 to 4: …`, for a pool that gets smaller, with what
+/// the cluster reports of the pool's nodes (`clusterStatus.nodesStatus`) when it reports them:
+/// how many are above the new maximum. Without that report, the nodes above it may be any.
+fn pool_shrinks(field: &FieldChange, live: &Cluster) -> Option<String> {
     if !field.shrinks_pool() {
         return None;
     }
     let pool = field.impact.pool.as_deref().unwrap_or("?");
     let shown =
         |value: &Option<Value>| value.as_ref().map_or_else(String::new, ToString::to_string);
+    let (before, after) = (shown(&field.before), shown(&field.after));
+    let (before, after) = (before.trim_matches('"'), after.trim_matches('"'));
+    let consequence = match (nodes_reported(live, pool), after.parse::<usize>()) {
+        (Some(nodes), Ok(maximum)) if nodes > maximum => format!(
+            "the cluster reports {nodes} nodes in the pool, so {} above the new maximum are removed, and Slurm jobs running on them are stopped",
+            nodes - maximum
+        ),
+        (Some(nodes), Ok(_)) => format!(
+            "the cluster reports {nodes} {} in the pool, none above the new maximum, so none is removed now",
+            if nodes == 1 { "node" } else { "nodes" }
+        ),
+        _ => "nodes above the new maximum are removed, and Slurm jobs running on them are stopped"
+            .to_owned(),
+    };
     Some(format!(
-        "max_node_count of pool {pool} goes from {} to {}: nodes above the new maximum are removed, and Slurm jobs running on them are stopped",
-        shown(&field.before).trim_matches('"'),
-        shown(&field.after).trim_matches('"'),
+        "max_node_count of pool {pool} goes from {before} to {after}: {consequence}"
     ))
+}
+
+/// How many nodes of `pool` the cluster reports, if it reports its nodes at all.
+fn nodes_reported(live: &Cluster, pool: &str) -> Option<usize> {
+    let nodes = live.cluster_status.as_ref()?.nodes_status.as_ref()?;
+    Some(
+        nodes
+            .iter()
+            .filter(|node| node.node_pool_id.as_deref() == Some(pool))
+            .count(),
+    )
 }
 
 fn busy(live: &Cluster) -> Option<String> {

@@ -7,7 +7,7 @@ use clusterform_model::fields::{ImpactClass, UpdateMaskPath};
 use clusterform_model::paths::IgnorePath;
 use clusterform_model::rest::RequestKind;
 use clusterform_planner::{Action, ChangeReason, PlanError, PlanOptions, plan};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::support::{STACK, cluster, config, desired, live_seed, plan_against_seed, seed, served};
 
@@ -514,7 +514,7 @@ fn removing_a_pool_that_is_still_referenced_is_an_error() {
     );
 }
 
-fn broken_seed(id: &str) -> serde_json::Value {
+fn broken_seed(id: &str) -> Value {
     let mut broken = served(id, &seed(), Some(STACK), "ERROR");
     broken["clusterStatus"]["detail"] = json!("boot failure");
     broken
@@ -671,5 +671,49 @@ fn a_removed_block_releases_the_cluster_without_deleting_it() {
     assert!(
         made.changes.is_empty(),
         "another stack's cluster is not released by us"
+    );
+}
+
+/// A smaller pool says what the cluster reports of the pool's nodes: how many are above the
+/// new maximum, or that none is; without a report, that any above it are removed.
+#[test]
+fn a_smaller_pool_says_how_many_reported_nodes_are_above_the_new_maximum() {
+    let mut wanted = seed();
+    wanted["nodePools"][1]["scalingSpec"]["maxNodeCount"] = json!(2);
+    let warning = |reported: Option<usize>| {
+        let mut live = served("train01", &seed(), Some(STACK), "RUNNING");
+        if let Some(count) = reported {
+            let nodes: Vec<Value> = (0..count)
+                .map(|n| json!({"nodePoolId": "cpu", "nodeState": "RUNNING", "instanceName": format!("cpu-{n}")}))
+                .chain([json!({"nodePoolId": "login", "nodeState": "RUNNING"})])
+                .collect();
+            live["clusterStatus"]["nodesStatus"] = json!(nodes);
+        }
+        let made = plan(
+            &config(vec![desired("train01", wanted.clone())]),
+            &[cluster(live)],
+            &options(),
+        )
+        .unwrap();
+        made.changes[0].warnings.clone()
+    };
+    let prefix = "max_node_count of pool cpu goes from 4 to 2: ";
+    assert_eq!(
+        warning(Some(3)),
+        [format!(
+            "{prefix}the cluster reports 3 nodes in the pool, so 1 above the new maximum are removed, and Slurm jobs running on them are stopped"
+        )]
+    );
+    assert_eq!(
+        warning(Some(1)),
+        [format!(
+            "{prefix}the cluster reports 1 node in the pool, none above the new maximum, so none is removed now"
+        )]
+    );
+    assert_eq!(
+        warning(None),
+        [format!(
+            "{prefix}nodes above the new maximum are removed, and Slurm jobs running on them are stopped"
+        )]
     );
 }
