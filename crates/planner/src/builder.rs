@@ -95,7 +95,8 @@ impl<'a> PlanBuilder<'a> {
 
     /// Plans, on every core, each declared cluster whose live counterpart is in `page` (one
     /// page of a List, or any part of the live set). Every page added must be part of the live
-    /// set later given to [`finish`](Self::finish).
+    /// set later given to [`finish`](Self::finish); a cluster planned from a page whose address
+    /// that set lacks is planned again against the set.
     pub fn add_live(&mut self, page: &[LiveCluster]) {
         let mut found: BTreeMap<usize, &Cluster> = BTreeMap::new();
         for live in page {
@@ -143,7 +144,9 @@ impl<'a> PlanBuilder<'a> {
             .zip(&live.declared)
             .zip(&live.repeated)
             .map(|(((cluster, early), current), repeated)| match early {
-                Early::Planned(planned) if !repeated => *planned,
+                // Kept only if the whole set agrees: read there once, at the same address. (A
+                // page outside the whole set breaks `add_live`'s contract; the whole set wins.)
+                Early::Planned(planned) if !repeated && current.is_some() => *planned,
                 Early::Unseen | Early::Planned(_) | Early::SeenTwice => {
                     plan_declared(desired, cluster, *current, options)
                 }

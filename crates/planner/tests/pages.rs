@@ -175,6 +175,19 @@ fn an_address_read_twice_is_planned_against_its_first_reading() {
     }
 }
 
+/// A page that turns out not to be part of the whole live set (a caller breaking `add_live`'s
+/// contract) does not decide the plan: the whole set does.
+#[test]
+fn a_page_outside_the_whole_live_set_does_not_decide_the_plan() {
+    let (config, live) = fleet(&[Kind::Unchanged]);
+    let options = PlanOptions::default();
+    let mut builder = PlanBuilder::new(&config, &options);
+    builder.add_live(&live);
+    let made = builder.finish(&[]).unwrap();
+    assert_eq!(made, plan(&config, &[], &options).unwrap());
+    assert_eq!(made.changes[0].action, Action::Create);
+}
+
 #[test]
 fn an_undeclared_address_read_twice_is_judged_by_its_first_reading() {
     let (config, live) = fleet(&[Kind::ForeignThenOwned]);
