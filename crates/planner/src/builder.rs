@@ -21,7 +21,7 @@ use crate::error::PlanError;
 use crate::live::LiveCluster;
 use crate::options::PlanOptions;
 use crate::plan::{ChangeReason, ClusterChange, PLAN_FORMAT_VERSION, Plan, PlannedTimeouts};
-use crate::planning::{deletion, plan_declared, release, removed_address};
+use crate::planning::{deletion, hide_possible_secrets, plan_declared, release, removed_address};
 
 /// What planning one declared cluster gave: its change (`None` when destroying a cluster that is
 /// not live) or why it cannot be planned.
@@ -243,12 +243,9 @@ fn undeclared_changes(
             let reason = ChangeReason::NoLongerDeclared {
                 stack: stack.to_owned(),
             };
-            changes.push(deletion(
-                address.clone(),
-                current,
-                PlannedTimeouts::default(),
-                reason,
-            ));
+            let mut change = deletion(address.clone(), current, PlannedTimeouts::default(), reason);
+            hide_possible_secrets(&mut change);
+            changes.push(change);
         }
     }
     changes

@@ -123,6 +123,33 @@ fn without_stack_label(live: &Cluster) -> Value {
     json
 }
 
+/// Fields whose values are scripts or Slurm settings, which can carry credentials (a token in a
+/// startup script, `AccountingStoragePass` in a Slurm config).
+const MAY_HOLD_SECRETS: &[&str] = &[
+    "node_pools[].startup_script",
+    "orchestrator_spec.slurm_spec.prolog_bash_scripts",
+    "orchestrator_spec.slurm_spec.epilog_bash_scripts",
+    "orchestrator_spec.slurm_spec.config",
+    "orchestrator_spec.slurm_spec.partitions[].config",
+    "orchestrator_spec.slurm_spec.node_sets[].config",
+];
+
+/// Hides the fields of `change` that may hold secrets. For a cluster no longer declared there
+/// is no configuration left to say which of its values came from sensitive variables, so the
+/// plan does not print any value that could be one.
+pub(crate) fn hide_possible_secrets(change: &mut ClusterChange) {
+    for field in &mut change.fields {
+        let generic = paths::parse(&field.path).map(|segments| paths::generic(&segments));
+        if generic.is_ok_and(|generic| {
+            MAY_HOLD_SECRETS
+                .iter()
+                .any(|secret| paths::is_within(&generic, secret))
+        }) {
+            field.sensitive = true;
+        }
+    }
+}
+
 /// A delete of a live cluster, for `reason`. A cluster being deleted already gets no request:
 /// apply waits for it to be gone instead of sending a second DELETE.
 pub(crate) fn deletion(

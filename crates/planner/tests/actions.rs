@@ -717,3 +717,35 @@ fn a_smaller_pool_says_how_many_reported_nodes_are_above_the_new_maximum() {
         )]
     );
 }
+
+/// A cluster no longer declared has no configuration left to say which of its values are
+/// sensitive: its deletion hides every script and Slurm setting, and shows the rest.
+#[test]
+fn an_undeclared_deletion_hides_what_may_hold_secrets() {
+    let mut secretive = seed();
+    secretive["nodePools"][1]["startupScript"] = json!("#!/bin/bash\nexport TOKEN=s3cr3t");
+    secretive["orchestratorSpec"]["slurmSpec"]["config"] =
+        json!({"AccountingStoragePass": "s3cr3t"});
+    let live = cluster(served("old01", &secretive, Some(STACK), "RUNNING"));
+    let made = plan(&config(vec![]), &[live], &options()).unwrap();
+    let fields = &made.changes[0].fields;
+    let hidden: Vec<&str> = fields
+        .iter()
+        .filter(|f| f.sensitive)
+        .map(|f| f.path.as_str())
+        .collect();
+    assert!(
+        hidden.contains(&"node_pools[cpu].startup_script")
+            && hidden.contains(&"orchestrator_spec.slurm_spec.prolog_bash_scripts")
+            && hidden
+                .iter()
+                .any(|path| path.starts_with("orchestrator_spec.slurm_spec.config")),
+        "{hidden:?}"
+    );
+    assert!(
+        fields
+            .iter()
+            .any(|f| f.path == "display_name" && !f.sensitive),
+        "{fields:?}"
+    );
+}
