@@ -3,7 +3,9 @@
 
 use std::time::{Duration, Instant};
 
-use crate::support::{ClusterSpec, Env, config, final_screen, stderr, stdout};
+use crate::support::{
+    ClusterSpec, Env, config, final_screen, on_terminal, stderr, stdout, terminal_output,
+};
 
 fn creates(env: &Env) -> usize {
     env.mutations()
@@ -148,14 +150,7 @@ fn on_a_terminal_the_interrupt_line_survives_the_progress_bars() {
         ..ClusterSpec::default()
     };
     env.write_config(&config(&[ClusterSpec::default(), second]));
-    let command = format!(
-        "env NO_COLOR=1 CLUSTERFORM_ENDPOINT={} CLUSTERFORM_ACCESS_TOKEN={} {} apply --auto-approve {}",
-        env.server.base_url(),
-        crate::support::TOKEN,
-        env!("CARGO_BIN_EXE_clusterform"),
-        env.path().display()
-    );
-    let mut session = rexpect::spawn(&command, Some(30_000)).unwrap();
+    let mut session = on_terminal(&env, "apply --auto-approve");
     let deadline = Instant::now() + Duration::from_secs(20);
     while operations_journaled(&env.journal_path()) < 2 {
         assert!(
@@ -167,14 +162,7 @@ fn on_a_terminal_the_interrupt_line_survives_the_progress_bars() {
     // Long enough for the spinners to redraw a few times.
     std::thread::sleep(Duration::from_millis(500));
     session.send_control('c').unwrap();
-    // rexpect hands back each byte as a char.
-    let bytes: Vec<u8> = session
-        .exp_eof()
-        .unwrap()
-        .chars()
-        .map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?'))
-        .collect();
-    let output = String::from_utf8_lossy(&bytes);
+    let output = terminal_output(&mut session);
     let screen = final_screen(&output);
     let shown = screen.join("\n");
     assert!(

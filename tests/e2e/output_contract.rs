@@ -5,7 +5,8 @@
 use serde_json::json;
 
 use crate::support::{
-    ClusterSpec, Env, PROVIDER, cluster_name, config, final_screen, stderr, stdout,
+    ClusterSpec, Env, PROVIDER, cluster_name, config, final_screen, on_terminal, stderr, stdout,
+    terminal_output,
 };
 
 #[test]
@@ -219,22 +220,8 @@ fn verbose_logs_on_a_terminal_leave_no_stale_progress_line() {
         ..ClusterSpec::default()
     };
     env.write_config(&config(&[ClusterSpec::default(), second]));
-    let command = format!(
-        "env NO_COLOR=1 CLUSTERFORM_ENDPOINT={} CLUSTERFORM_ACCESS_TOKEN={} {} apply --auto-approve -vv {}",
-        env.server.base_url(),
-        crate::support::TOKEN,
-        env!("CARGO_BIN_EXE_clusterform"),
-        env.path().display()
-    );
-    let mut session = rexpect::spawn(&command, Some(60_000)).unwrap();
-    // rexpect hands back each byte as a char.
-    let bytes: Vec<u8> = session
-        .exp_eof()
-        .unwrap()
-        .chars()
-        .map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?'))
-        .collect();
-    let output = String::from_utf8_lossy(&bytes);
+    let mut session = on_terminal(&env, "apply --auto-approve -vv");
+    let output = terminal_output(&mut session);
     let screen = final_screen(&output);
     let shown = screen.join("\n");
     assert!(

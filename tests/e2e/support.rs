@@ -365,6 +365,31 @@ pub fn hand_made_cluster() -> serde_json::Value {
     })
 }
 
+/// `clusterform ARGS DIR` on a pseudo-terminal, without colour, against the test's emulator.
+#[cfg(unix)]
+pub fn on_terminal(env: &Env, args: &str) -> rexpect::session::PtySession {
+    let command = format!(
+        "env NO_COLOR=1 CLUSTERFORM_ENDPOINT={} CLUSTERFORM_ACCESS_TOKEN={TOKEN} {} {args} {}",
+        env.server.base_url(),
+        env!("CARGO_BIN_EXE_clusterform"),
+        env.path().display()
+    );
+    rexpect::spawn(&command, Some(60_000)).unwrap()
+}
+
+/// Everything `session` printed until it ended.
+#[cfg(unix)]
+pub fn terminal_output(session: &mut rexpect::session::PtySession) -> String {
+    // rexpect hands back each byte as a char.
+    let bytes: Vec<u8> = session
+        .exp_eof()
+        .unwrap()
+        .chars()
+        .map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?'))
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
 /// The width of rexpect's pty, which reports no size: console (under indicatif) then assumes
 /// 80 columns, and pads each progress line to them instead of ending it with a newline.
 pub const TERMINAL_COLUMNS: usize = 80;
