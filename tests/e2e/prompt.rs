@@ -1,24 +1,14 @@
 //! The confirmation prompt on a real pty: `no` sends nothing, `yes` applies; without a
 //! terminal and without `--auto-approve`, apply refuses.
 
-use crate::support::{ClusterSpec, Env, TOKEN, cluster_name, config, stderr};
-
-fn spawn_apply(env: &Env) -> rexpect::session::PtySession {
-    let command = format!(
-        "env NO_COLOR=1 CLUSTERFORM_ENDPOINT={} CLUSTERFORM_ACCESS_TOKEN={TOKEN} {} apply {}",
-        env.server.base_url(),
-        env!("CARGO_BIN_EXE_clusterform"),
-        env.path().display()
-    );
-    rexpect::spawn(&command, Some(30_000)).unwrap()
-}
+use crate::support::{ClusterSpec, Env, TOKEN, cluster_name, config, on_terminal, stderr};
 
 #[test]
 #[cfg(unix)]
 fn answering_no_sends_nothing() {
     let env = Env::new(100);
     env.write_config(&config(&[ClusterSpec::default()]));
-    let mut session = spawn_apply(&env);
+    let mut session = on_terminal(&env, "apply");
     session.exp_string("Only 'yes' will be accepted").unwrap();
     session.send_line("no").unwrap();
     session.exp_string("Apply cancelled.").unwrap();
@@ -36,7 +26,7 @@ fn answering_no_sends_nothing() {
 fn answering_yes_applies() {
     let env = Env::new(100);
     env.write_config(&config(&[ClusterSpec::default()]));
-    let mut session = spawn_apply(&env);
+    let mut session = on_terminal(&env, "apply");
     session.exp_string("Only 'yes' will be accepted").unwrap();
     session.send_line("yes").unwrap();
     session.exp_string("Apply complete!").unwrap();

@@ -177,6 +177,18 @@ impl Cluster {
     pub fn label(&self, key: &str) -> Option<&str> {
         self.labels.as_ref()?.get(key).map(String::as_str)
     }
+
+    /// How many nodes of the pool `pool` the service reports (`clusterStatus.nodesStatus`),
+    /// if it reports nodes at all.
+    pub fn nodes_reported(&self, pool: &str) -> Option<usize> {
+        let nodes = self.cluster_status.as_ref()?.nodes_status.as_ref()?;
+        Some(
+            nodes
+                .iter()
+                .filter(|node| node.node_pool_id.as_deref() == Some(pool))
+                .count(),
+        )
+    }
 }
 
 /// `network`: where the cluster's VMs live.

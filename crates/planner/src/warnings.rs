@@ -54,7 +54,7 @@ fn pool_shrinks(field: &FieldChange, live: &Cluster) -> Option<String> {
         |value: &Option<Value>| value.as_ref().map_or_else(String::new, ToString::to_string);
     let (before, after) = (shown(&field.before), shown(&field.after));
     let (before, after) = (before.trim_matches('"'), after.trim_matches('"'));
-    let consequence = match (nodes_reported(live, pool), after.parse::<usize>()) {
+    let consequence = match (live.nodes_reported(pool), after.parse::<usize>()) {
         (Some(nodes), Ok(maximum)) if nodes > maximum => format!(
             "the cluster reports {nodes} nodes in the pool, so {} above the new maximum are removed, and Slurm jobs running on them are stopped",
             nodes - maximum
@@ -69,17 +69,6 @@ fn pool_shrinks(field: &FieldChange, live: &Cluster) -> Option<String> {
     Some(format!(
         "max_node_count of pool {pool} goes from {before} to {after}: {consequence}"
     ))
-}
-
-/// How many nodes of `pool` the cluster reports, if it reports its nodes at all.
-fn nodes_reported(live: &Cluster, pool: &str) -> Option<usize> {
-    let nodes = live.cluster_status.as_ref()?.nodes_status.as_ref()?;
-    Some(
-        nodes
-            .iter()
-            .filter(|node| node.node_pool_id.as_deref() == Some(pool))
-            .count(),
-    )
 }
 
 fn busy(live: &Cluster) -> Option<String> {

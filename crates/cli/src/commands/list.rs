@@ -92,7 +92,7 @@ fn json_row(LiveCluster { address, cluster }: &LiveCluster) -> serde_json::Value
                 "id": p.id,
                 "min_node_count": scaling.and_then(|s| s.min_node_count).unwrap_or(0),
                 "max_node_count": scaling.and_then(|s| s.max_node_count).unwrap_or(0),
-                "nodes": node_count(cluster, &p.id),
+                "nodes": cluster.nodes_reported(&p.id),
             })
         }).collect::<Vec<_>>(),
         "stack": cluster.label(STACK_LABEL),
@@ -109,7 +109,9 @@ fn pools(cluster: &Cluster) -> String {
         .flatten()
         .map(|p| {
             let scaling = p.scaling_spec.as_ref();
-            let nodes = node_count(cluster, &p.id).map_or_else(String::new, |n| format!("({n})"));
+            let nodes = cluster
+                .nodes_reported(&p.id)
+                .map_or_else(String::new, |n| format!("({n})"));
             format!(
                 "{}:{}-{}{nodes}",
                 p.id,
@@ -119,17 +121,6 @@ fn pools(cluster: &Cluster) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-/// How many nodes of the pool `clusterStatus.nodesStatus` lists, if the service reports nodes.
-fn node_count(cluster: &Cluster, pool: &str) -> Option<usize> {
-    let nodes = cluster.cluster_status.as_ref()?.nodes_status.as_ref()?;
-    Some(
-        nodes
-            .iter()
-            .filter(|n| n.node_pool_id.as_deref() == Some(pool))
-            .count(),
-    )
 }
 
 #[cfg(test)]
