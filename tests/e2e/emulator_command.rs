@@ -1,6 +1,6 @@
-//! `clusterform emulator` serves the API on the address given: a client can create a cluster,
-//! wait for its operation and list it (with `--project-numbers`, under the project number),
-//! and Ctrl-C stops the server.
+//! `clusterform emulator` serves the API on the address given: a client can create clusters,
+//! wait for their operations and list them (with `--project-numbers`, under the project
+//! number; with `--max-page-size`, in pages of that size), and Ctrl-C stops the server.
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -56,6 +56,8 @@ fn the_emulator_command_serves_create_wait_and_list() {
         listed["modelDevelopmentClusters"][0]["clusterStatus"]["state"],
         "RUNNING"
     );
+    assert_eq!(listed["modelDevelopmentClusters"].as_array().unwrap().len(), 2);
+    assert!(listed.get("nextPageToken").is_none(), "{listed}");
     assert_eq!(
         listed["modelDevelopmentClusters"][0]["name"],
         "projects/demo-project/locations/us-central1/modelDevelopmentClusters/demo"
@@ -73,8 +75,20 @@ fn with_project_numbers_the_emulator_names_clusters_by_project_number() {
     );
 }
 
-/// Runs `clusterform emulator` with `extra_args`, creates a cluster through it, waits for the
-/// operation, lists the collection, stops the emulator with Ctrl-C and answers the list.
+#[test]
+#[cfg(unix)]
+fn with_a_max_page_size_the_emulator_answers_smaller_pages() {
+    let listed = serve_create_and_list(&["--max-page-size", "1"]);
+    assert_eq!(listed["modelDevelopmentClusters"].as_array().unwrap().len(), 1);
+    assert!(
+        listed["nextPageToken"].as_str().is_some_and(|t| !t.is_empty()),
+        "{listed}"
+    );
+}
+
+/// Runs `clusterform emulator` with `extra_args`, creates two clusters through it, waits for
+/// their operations, lists the collection (asking for pages of 500), stops the emulator with
+/// Ctrl-C and answers the first page.
 #[cfg(unix)]
 fn serve_create_and_list(extra_args: &[&str]) -> Value {
     let port = free_port();
@@ -105,13 +119,17 @@ fn serve_create_and_list(extra_args: &[&str]) -> Value {
                 "home_directory_storage": "projects/demo-project/locations/us-central1-a/instances/home",
                 "login_node_pool_id": "login"}}
         });
-        let url = format!("{collection}?modelDevelopmentClusterId=demo");
-        let operation = call(&client, reqwest::Method::POST, &url, Some(cluster)).await;
-        let name = operation["name"].as_str().unwrap().to_owned();
-        let wait = format!("{base}/v1/{name}:wait?timeout=10s");
-        let done = call(&client, reqwest::Method::POST, &wait, Some(json!({}))).await;
-        assert_eq!(done["done"], true, "{done}");
-        call(&client, reqwest::Method::GET, &collection, None).await
+        for id in ["demo", "demo2"] {
+            let url = format!("{collection}?modelDevelopmentClusterId={id}");
+            let body = Some(cluster.clone());
+            let operation = call(&client, reqwest::Method::POST, &url, body).await;
+            let name = operation["name"].as_str().unwrap().to_owned();
+            let wait = format!("{base}/v1/{name}:wait?timeout=10s");
+            let done = call(&client, reqwest::Method::POST, &wait, Some(json!({}))).await;
+            assert_eq!(done["done"], true, "{done}");
+        }
+        let first_page = format!("{collection}?pageSize=500");
+        call(&client, reqwest::Method::GET, &first_page, None).await
     });
     Command::new("kill")
         .args(["-INT", &child.id().to_string()])

@@ -541,6 +541,11 @@ fn emulator(args: cli::EmulatorArgs) -> Result<Emulator, CliError> {
             "--op-seconds must be a non-negative number".into(),
         ));
     }
+    if args.max_page_size == 0 {
+        return Err(CliError::Usage(
+            "--max-page-size must be at least 1".into(),
+        ));
+    }
     let faults = match &args.faults {
         Some(spec) => spec
             .parse::<FaultSpec>()
@@ -550,6 +555,7 @@ fn emulator(args: cli::EmulatorArgs) -> Result<Emulator, CliError> {
     let options = EmulatorOptions {
         operation_duration: Duration::from_secs_f64(args.op_seconds),
         latency: Duration::from_millis(args.latency_ms),
+        max_page_size: args.max_page_size,
         faults,
         required_token: args.token,
         state_file: args.state,

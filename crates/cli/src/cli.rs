@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
+use clusterform_emulator::EmulatorOptions;
 use clusterform_model::UpdateMode;
 
 /// Plan and apply Vertex AI Model Development Clusters (Slurm training clusters) from HCL.
@@ -381,6 +382,10 @@ pub struct EmulatorArgs {
     /// Latency added to every request, in milliseconds
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub latency_ms: u64,
+    /// The most clusters one List page holds, whatever the request asks for (the service's
+    /// own cap is not documented)
+    #[arg(long, default_value_t = EmulatorOptions::default().max_page_size, value_name = "N")]
+    pub max_page_size: usize,
     /// Fault injection, e.g. "503=0.1,429=0.05,drop=0.01,opfail=0.1,seed=7"
     #[arg(long, value_name = "SPEC")]
     pub faults: Option<String>,

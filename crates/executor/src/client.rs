@@ -19,6 +19,8 @@ use clusterform_model::{
     Cluster, ClusterName, ErrorEnvelope, Operation, OperationName, STACK_LABEL, Status,
     validate_location, validate_project,
 };
+use futures::FutureExt;
+use futures::future::RemoteHandle;
 use reqwest::{Method, Url};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -140,14 +142,26 @@ struct Failure {
     verdict: Verdict,
 }
 
+/// A List page's clusters.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct ListPage {
     #[serde(default)]
     model_development_clusters: Vec<Cluster>,
+}
+
+/// A List page's token for the next one, read (skipping the clusters) before the page's
+/// clusters are decoded: decoding a page of 500 clusters takes milliseconds, which would hold
+/// the next request back.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ListPageToken {
     #[serde(default)]
     next_page_token: Option<String>,
 }
+
+/// The body of a List page being read on a task of its own; dropping it cancels the request.
+type PageRequest = RemoteHandle<Result<Vec<u8>, ExecError>>;
 
 /// slurmrestd's own HTTP status and JSON body, as `callSlurmRestApi` relays them.
 #[derive(Debug, Clone, PartialEq)]
@@ -212,10 +226,11 @@ impl ApiClient {
     }
 
     /// [`list_clusters`](Self::list_clusters), giving each page's clusters to `on_page` as soon
-    /// as the page is decoded, before the next one is asked for. The checks are the same (the
-    /// bytes of all pages, a page token seen twice, the number of pages); when one fails after
-    /// some pages were given, the error says the list is incomplete and those pages must be
-    /// discarded.
+    /// as the page is decoded. The next page is asked for before that, as soon as the page's
+    /// token is read, so that it travels while this one is decoded. The checks are the same
+    /// (the bytes of all pages, a page token seen twice, the number of pages); when one fails
+    /// after some pages were given, the error says the list is incomplete and those pages must
+    /// be discarded.
     pub async fn list_clusters_paged(
         &self,
         project: &str,
@@ -223,20 +238,18 @@ impl ApiClient {
         mut on_page: impl FnMut(Vec<Cluster>),
     ) -> Result<(), ExecError> {
         validate_project(project)?;
-        let mut page_token: Option<String> = None;
         let mut tokens_seen = HashSet::new();
         let mut bytes_read = 0;
+        let first = rest::list_clusters(project, region, LIST_PAGE_SIZE, None);
+        let (mut call, mut request) = self.request_page(region, first)?;
         for _ in 0..MAX_LIST_PAGES {
-            let list = rest::list_clusters(project, region, LIST_PAGE_SIZE, page_token.as_deref());
-            let call = self.read_call(region, &list)?;
-            let body = self.body(&call).await?;
+            let body = request.await?;
             bytes_read += body.len();
             if bytes_read > self.connection.max_answer_bytes {
                 return Err(self.too_large(&call));
             }
-            let page: ListPage = decode("a cluster list", &call.url, &body)?;
-            on_page(page.model_development_clusters);
-            match page.next_page_token.filter(|t| !t.is_empty()) {
+            let token: ListPageToken = decode("a cluster list", &call.url, &body)?;
+            let next = match token.next_page_token.filter(|t| !t.is_empty()) {
                 Some(next) if !tokens_seen.insert(next.clone()) => {
                     let token = quote_body(next.as_bytes());
                     return Err(decode_failure(
@@ -246,7 +259,21 @@ impl ApiClient {
                         b"",
                     ));
                 }
-                Some(next) => page_token = Some(next),
+                Some(next) => {
+                    let list = rest::list_clusters(project, region, LIST_PAGE_SIZE, Some(&next));
+                    Some(self.request_page(region, list)?)
+                }
+                None => None,
+            };
+            if next.is_some() {
+                // A task spawned here waits in this worker's own slot, which no other worker
+                // takes, until this task yields: yield once, so the request is sent first.
+                tokio::task::yield_now().await;
+            }
+            let page: ListPage = decode("a cluster list", &call.url, &body)?;
+            on_page(page.model_development_clusters);
+            match next {
+                Some(next) => (call, request) = next,
                 None => return Ok(()),
             }
         }
@@ -260,6 +287,21 @@ impl ApiClient {
             &format!("the list did not end after {MAX_LIST_PAGES} pages"),
             b"",
         ))
+    }
+
+    /// The call for a List page, and the page's body being read on a task of its own, so that
+    /// it is on the network while the caller decodes the page before it.
+    fn request_page<'r>(
+        &self,
+        region: &'r str,
+        list: RestCall,
+    ) -> Result<(Call<'r>, PageRequest), ExecError> {
+        let call = self.read_call(region, &list)?;
+        let (client, region) = (self.clone(), region.to_owned());
+        let (task, request) = async move { client.body(&client.read_call(&region, &list)?).await }
+            .remote_handle();
+        tokio::spawn(task);
+        Ok((call, request))
     }
 
     /// Waits until requests to `region` may be sent: at once, unless the region answered a

@@ -54,6 +54,35 @@ async fn list_clusters_paged_gives_each_page_in_order() {
     assert_eq!(pages.concat(), whole);
 }
 
+/// The next page is asked for as soon as a page's token is read, before its clusters are
+/// decoded and handed over: when page N is handed over, the emulator has already received the
+/// request for page N + 1 (or will, without anything else running on this task). A full page
+/// handed over before its successor was asked for makes this wait for a request that never
+/// comes. (The last page, not full, waits for nothing.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_next_page_is_asked_for_before_a_page_is_handed_over() {
+    let h = paged_emulator().await;
+    let lists_received = || h.count("GET", "/modelDevelopmentClusters");
+    let mut asked_before_handed_over = Vec::new();
+    h.client
+        .list_clusters_paged(PROJECT, REGION, |page| {
+            let pages_so_far = asked_before_handed_over.len() + 1;
+            let deadline = std::time::Instant::now() + Duration::from_secs(10);
+            let full = page.len() == 4;
+            while full && lists_received() <= pages_so_far && std::time::Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            asked_before_handed_over.push(lists_received());
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        asked_before_handed_over,
+        [2, 3, 3],
+        "pages 2 and 3 were asked for before pages 1 and 2 were handed over; page 3 is the last"
+    );
+}
+
 #[tokio::test]
 async fn prefetched_pages_read_before_the_refresh_are_handed_over_too() {
     let h = paged_emulator().await;
