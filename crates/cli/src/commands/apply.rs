@@ -3,6 +3,7 @@
 //! applied to the directory it records, with the variable values it records, from any working
 //! directory.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -136,24 +137,26 @@ fn changing_under_us(plan: &Plan, live: &[LiveCluster]) -> Vec<ClusterChange> {
 }
 
 /// The changes whose action `selected` picks and whose live cluster is `PROVISIONING` or
-/// `UPDATING`.
+/// `UPDATING`. (The busy addresses are gathered first: looking each change up in the whole
+/// live set would be quadratic, 100 million comparisons for 10,000 unchanged clusters.)
 fn busy_with(
     plan: &Plan,
     live: &[LiveCluster],
     selected: impl Fn(Action) -> bool,
 ) -> Vec<ClusterChange> {
-    let working = |address: &ClusterName| {
-        live.iter().any(|cluster| {
-            cluster.address == *address
-                && cluster
-                    .cluster
-                    .state()
-                    .is_some_and(|s| [state::PROVISIONING, state::UPDATING].contains(&s))
+    let busy: BTreeSet<&ClusterName> = live
+        .iter()
+        .filter(|cluster| {
+            cluster
+                .cluster
+                .state()
+                .is_some_and(|s| [state::PROVISIONING, state::UPDATING].contains(&s))
         })
-    };
+        .map(|cluster| &cluster.address)
+        .collect();
     plan.changes
         .iter()
-        .filter(|change| selected(change.action) && working(&change.address))
+        .filter(|change| selected(change.action) && busy.contains(&change.address))
         .cloned()
         .collect()
 }

@@ -2,6 +2,7 @@
 //! `--idle-for`, first asks each cluster's Slurm for its jobs and nodes, prints the evidence
 //! per cluster, and deletes only the provably idle ones.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -116,10 +117,11 @@ async fn keep_only_idle(
     printer: &Printer,
     json: bool,
 ) -> Result<(), CliError> {
+    let deleted = deleted_addresses(&planned.plan);
     let candidates: Vec<_> = planned
         .live
         .iter()
-        .filter(|live| is_deleted_by(&planned.plan, &live.address))
+        .filter(|live| deleted.contains(&live.address))
         .cloned()
         .collect();
     let now = OffsetDateTime::now_utc();
@@ -133,27 +135,31 @@ async fn keep_only_idle(
         printer.result(&table);
     }
     // Matched by whole address: the same ID may live in two regions.
-    let idle: Vec<&IdleReport> = reports
+    let idle: BTreeMap<&ClusterName, &IdleReport> = reports
         .iter()
         .filter(|r| r.verdict == IdleVerdict::Idle)
+        .map(|r| (&r.name, r))
         .collect();
     planned
         .plan
         .changes
-        .retain(|change| idle.iter().any(|r| r.name == change.address));
+        .retain(|change| idle.contains_key(&change.address));
     for change in &mut planned.plan.changes {
         change.running_jobs = idle
-            .iter()
-            .find(|r| r.name == change.address)
+            .get(&change.address)
             .map(|r| r.running_jobs.clone());
     }
     Ok(())
 }
 
-fn is_deleted_by(plan: &Plan, address: &ClusterName) -> bool {
+/// The clusters the plan deletes. (Gathered once: looking each live cluster up in the plan
+/// would be quadratic in the size of the fleet.)
+fn deleted_addresses(plan: &Plan) -> BTreeSet<&ClusterName> {
     plan.changes
         .iter()
-        .any(|c| c.action == Action::Delete && c.address == *address)
+        .filter(|c| c.action == Action::Delete)
+        .map(|c| &c.address)
+        .collect()
 }
 
 /// One row per cluster with the evidence: state, active jobs, busy nodes, when it last ran work,
