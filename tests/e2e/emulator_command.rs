@@ -56,7 +56,10 @@ fn the_emulator_command_serves_create_wait_and_list() {
         listed["modelDevelopmentClusters"][0]["clusterStatus"]["state"],
         "RUNNING"
     );
-    assert_eq!(listed["modelDevelopmentClusters"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        listed["modelDevelopmentClusters"].as_array().unwrap().len(),
+        2
+    );
     assert!(listed.get("nextPageToken").is_none(), "{listed}");
     assert_eq!(
         listed["modelDevelopmentClusters"][0]["name"],
@@ -79,9 +82,14 @@ fn with_project_numbers_the_emulator_names_clusters_by_project_number() {
 #[cfg(unix)]
 fn with_a_max_page_size_the_emulator_answers_smaller_pages() {
     let listed = serve_create_and_list(&["--max-page-size", "1"]);
-    assert_eq!(listed["modelDevelopmentClusters"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        listed["modelDevelopmentClusters"].as_array().unwrap().len(),
+        1
+    );
     assert!(
-        listed["nextPageToken"].as_str().is_some_and(|t| !t.is_empty()),
+        listed["nextPageToken"]
+            .as_str()
+            .is_some_and(|t| !t.is_empty()),
         "{listed}"
     );
 }

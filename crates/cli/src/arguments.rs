@@ -542,9 +542,7 @@ fn emulator(args: cli::EmulatorArgs) -> Result<Emulator, CliError> {
         ));
     }
     if args.max_page_size == 0 {
-        return Err(CliError::Usage(
-            "--max-page-size must be at least 1".into(),
-        ));
+        return Err(CliError::Usage("--max-page-size must be at least 1".into()));
     }
     let faults = match &args.faults {
         Some(spec) => spec

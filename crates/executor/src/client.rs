@@ -298,8 +298,8 @@ impl ApiClient {
     ) -> Result<(Call<'r>, PageRequest), ExecError> {
         let call = self.read_call(region, &list)?;
         let (client, region) = (self.clone(), region.to_owned());
-        let (task, request) = async move { client.body(&client.read_call(&region, &list)?).await }
-            .remote_handle();
+        let (task, request) =
+            async move { client.body(&client.read_call(&region, &list)?).await }.remote_handle();
         tokio::spawn(task);
         Ok((call, request))
     }

@@ -41,22 +41,29 @@ pub struct PagePosition {
     pub page: usize,
 }
 
-/// The pages of a refresh, in whatever order they came, put together into the whole live set
-/// in the order [`refresh`] returns it.
+/// The pages of a refresh, in whatever order they came, read as the whole live set in the
+/// order [`refresh`] returns it — without moving the clusters out of their pages, which at a
+/// thousand clusters costs a millisecond right when the plan is awaited.
 #[derive(Debug, Default)]
 pub struct LivePages {
+    /// Sorted by position.
     pages: Vec<(PagePosition, Page)>,
 }
 
 impl LivePages {
     /// Keeps `page`, found at `position`.
     pub fn add(&mut self, position: PagePosition, page: Vec<LiveCluster>) {
-        self.pages.push((position, page));
+        let at = self.pages.partition_point(|(kept, _)| *kept <= position);
+        self.pages.insert(at, (position, page));
     }
 
-    /// The whole live set: every page kept, by position.
-    pub fn into_live(mut self) -> Vec<LiveCluster> {
-        self.pages.sort_by_key(|(position, _)| *position);
+    /// Every live cluster kept, page by page in the order of their positions.
+    pub fn iter(&self) -> impl Iterator<Item = &LiveCluster> {
+        self.pages.iter().flat_map(|(_, page)| page)
+    }
+
+    /// The whole live set, in the order of [`iter`](Self::iter).
+    pub fn into_live(self) -> Vec<LiveCluster> {
         // Sized up front: the clusters are large, and growing would copy them several times.
         let mut all = Vec::with_capacity(self.pages.iter().map(|(_, page)| page.len()).sum());
         for (_, page) in self.pages {

@@ -130,8 +130,12 @@ impl<'a> PlanBuilder<'a> {
 
     /// The plan against `all_live`, the whole live set (which holds every page added): exactly
     /// what [`plan`](crate::plan) gives for it. Declared clusters planned from the pages are
-    /// kept, the others are planned now, then the whole-plan checks run.
-    pub fn finish(self, all_live: &[LiveCluster]) -> Result<Plan, PlanError> {
+    /// kept, the others are planned now, then the whole-plan checks run. The set is read once,
+    /// in order, so it may be given page by page.
+    pub fn finish<'l>(
+        self,
+        all_live: impl IntoIterator<Item = &'l LiveCluster>,
+    ) -> Result<Plan, PlanError> {
         let stack = self.desired.provider.stack.as_str();
         let live = self.sort_out(all_live);
         check_targets(self.desired, &self.declared, &live, stack, self.options)?;
@@ -190,7 +194,7 @@ impl<'a> PlanBuilder<'a> {
     /// Matches every live cluster with the declared cluster at its address (live clusters are
     /// matched by the address they were read at, never by their `name` string, which may spell
     /// the project as a number); the first one read at an address wins.
-    fn sort_out<'l>(&self, all_live: &'l [LiveCluster]) -> LiveSet<'l> {
+    fn sort_out<'l>(&self, all_live: impl IntoIterator<Item = &'l LiveCluster>) -> LiveSet<'l> {
         let mut live = LiveSet {
             declared: vec![None; self.declared.len()],
             repeated: vec![false; self.declared.len()],

@@ -91,7 +91,7 @@ async fn apply_configuration(
     }
     add_running_jobs(&mut planned).await;
     show_plan(&planned.plan, printer, events);
-    let working = still_working(&planned.plan, &planned.live);
+    let working = still_working(&planned.plan, planned.live.iter());
     if !planned.plan.has_changes() {
         let report = ApplyReport::default();
         let run = EngineParts {
@@ -123,14 +123,20 @@ async fn apply_configuration(
 /// Unchanged clusters that are `PROVISIONING` or `UPDATING`: an operation no journal knows
 /// (started, perhaps, by a run killed before it could journal it) is still running on them,
 /// and "No changes" is only true once it has ended well.
-fn still_working(plan: &Plan, live: &[LiveCluster]) -> Vec<ClusterChange> {
+fn still_working<'l>(
+    plan: &Plan,
+    live: impl IntoIterator<Item = &'l LiveCluster>,
+) -> Vec<ClusterChange> {
     busy_with(plan, live, |action| action == Action::NoOp)
 }
 
 /// Clusters the plan would change (update, replace, delete, release) while an operation no
 /// journal knows is still changing them: planned before that operation ends, they might get
 /// the same change a second time.
-fn changing_under_us(plan: &Plan, live: &[LiveCluster]) -> Vec<ClusterChange> {
+fn changing_under_us<'l>(
+    plan: &Plan,
+    live: impl IntoIterator<Item = &'l LiveCluster>,
+) -> Vec<ClusterChange> {
     busy_with(plan, live, |action| {
         !matches!(action, Action::NoOp | Action::Create)
     })
@@ -139,13 +145,13 @@ fn changing_under_us(plan: &Plan, live: &[LiveCluster]) -> Vec<ClusterChange> {
 /// The changes whose action `selected` picks and whose live cluster is `PROVISIONING` or
 /// `UPDATING`. (The busy addresses are gathered first: looking each change up in the whole
 /// live set would be quadratic, 100 million comparisons for 10,000 unchanged clusters.)
-fn busy_with(
+fn busy_with<'l>(
     plan: &Plan,
-    live: &[LiveCluster],
+    live: impl IntoIterator<Item = &'l LiveCluster>,
     selected: impl Fn(Action) -> bool,
 ) -> Vec<ClusterChange> {
     let busy: BTreeSet<&ClusterName> = live
-        .iter()
+        .into_iter()
         .filter(|cluster| {
             cluster
                 .cluster
@@ -384,7 +390,7 @@ pub async fn settle_earlier_runs(
         let resumed = resume(&planned.connection, dir, parallelism, printer, events).await?;
         finish(&resumed, "Earlier operations finished.", printer)?;
     }
-    let changing = changing_under_us(&planned.plan, &planned.live);
+    let changing = changing_under_us(&planned.plan, planned.live.iter());
     if !changing.is_empty() {
         printer.info("Waiting for clusters an earlier operation is still changing, to plan them again once it ends…");
         let engine = engine(&planned.connection, dir, parallelism).await?;

@@ -145,9 +145,7 @@ async fn keep_only_idle(
         .changes
         .retain(|change| idle.contains_key(&change.address));
     for change in &mut planned.plan.changes {
-        change.running_jobs = idle
-            .get(&change.address)
-            .map(|r| r.running_jobs.clone());
+        change.running_jobs = idle.get(&change.address).map(|r| r.running_jobs.clone());
     }
     Ok(())
 }

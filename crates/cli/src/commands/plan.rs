@@ -40,8 +40,8 @@ pub struct Planned {
     pub config: Config,
     /// The connection used to refresh (and to apply).
     pub connection: Connection,
-    /// The live clusters the plan was made from.
-    pub live: Vec<LiveCluster>,
+    /// The live clusters the plan was made from, as the List pages held them.
+    pub live: LivePages,
     /// The plan.
     pub plan: Plan,
 }
@@ -330,7 +330,7 @@ async fn plan_refreshed(
 }
 
 /// The live clusters and their plan, or why there is none.
-type LivePlan = Result<(Vec<LiveCluster>, Plan), CliError>;
+type LivePlan = Result<(LivePages, Plan), CliError>;
 
 /// A [`PlanBuilder`] on a blocking thread (planning is CPU work, on every core), handed the List
 /// pages as they arrive (it keeps them, and puts the whole live set together from them) and
@@ -353,13 +353,10 @@ impl PagePlanner {
                 live.add(position, page);
             }
             let planned = match whole_in.blocking_recv() {
-                Ok(Ok(())) => {
-                    let live = live.into_live();
-                    builder
-                        .finish(&live)
-                        .map(|plan| (live, plan))
-                        .map_err(CliError::from)
-                }
+                Ok(Ok(())) => builder
+                    .finish(live.iter())
+                    .map(|plan| (live, plan))
+                    .map_err(CliError::from),
                 Ok(Err(error)) => Err(error.into()),
                 // The command stopped waiting for the plan: nobody reads this.
                 Err(_) => Err(CliError::Interrupted),
