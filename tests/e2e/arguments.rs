@@ -177,21 +177,10 @@ fn emulator_and_completions_list_no_configuration_flags() {
 #[test]
 #[cfg(unix)]
 fn the_emulator_listens_on_a_host_name_and_stays_on_loopback() {
-    use std::process::{Command, Stdio};
+    use std::process::Command;
 
-    let port = crate::emulator_command::free_port();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_clusterform"))
-        .args(["emulator", "--listen", &format!("localhost:{port}")])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    crate::emulator_command::wait_until_listening(port, &mut child);
-    Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(child.wait().unwrap().success());
+    let emulator = crate::emulator_command::ServedEmulator::start("localhost", &[]);
+    assert!(emulator.interrupt().success());
 
     let output = Command::new(env!("CARGO_BIN_EXE_clusterform"))
         .args(["emulator", "--listen", "0.0.0.0:0"])

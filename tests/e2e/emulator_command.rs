@@ -2,7 +2,7 @@
 //! wait for their operations and list them (with `--project-numbers`, under the project
 //! number; with `--max-page-size`, in pages of that size), and Ctrl-C stops the server.
 
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -26,6 +26,51 @@ pub(crate) fn wait_until_listening(port: u16, child: &mut Child) {
         );
         assert!(Instant::now() < deadline, "the emulator never listened");
         std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// `clusterform emulator` serving in the background on a free port of `host`; killed when
+/// dropped, so that a failing test leaves no server behind.
+pub(crate) struct ServedEmulator {
+    child: Child,
+    port: u16,
+}
+
+impl ServedEmulator {
+    /// Starts it with `--listen HOST:PORT` and `args`, and waits until it listens.
+    pub(crate) fn start(host: &str, args: &[&str]) -> Self {
+        let port = free_port();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_clusterform"))
+            .args(["emulator", "--listen", &format!("{host}:{port}")])
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        wait_until_listening(port, &mut child);
+        Self { child, port }
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub(crate) fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Stops it with Ctrl-C (SIGINT) and answers how it exited.
+    pub(crate) fn interrupt(mut self) -> ExitStatus {
+        Command::new("kill")
+            .args(["-INT", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        self.child.wait().unwrap()
+    }
+}
+
+impl Drop for ServedEmulator {
+    fn drop(&mut self) {
+        // Already gone after `interrupt`; then both fail harmlessly.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
@@ -99,17 +144,9 @@ fn with_a_max_page_size_the_emulator_answers_smaller_pages() {
 /// Ctrl-C and answers the first page.
 #[cfg(unix)]
 fn serve_create_and_list(extra_args: &[&str]) -> Value {
-    let port = free_port();
-    let listen = format!("127.0.0.1:{port}");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_clusterform"))
-        .args(["emulator", "--listen", &listen, "--op-seconds", "0.2"])
-        .args(extra_args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_until_listening(port, &mut child);
-    let base = format!("http://127.0.0.1:{port}");
+    let args = [&["--op-seconds", "0.2"], extra_args].concat();
+    let emulator = ServedEmulator::start("127.0.0.1", &args);
+    let base = emulator.base_url();
     let collection = format!(
         "{base}/v1beta1/projects/demo-project/locations/us-central1/modelDevelopmentClusters"
     );
@@ -139,11 +176,7 @@ fn serve_create_and_list(extra_args: &[&str]) -> Value {
         let first_page = format!("{collection}?pageSize=500");
         call(&client, reqwest::Method::GET, &first_page, None).await
     });
-    Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    let status = child.wait().unwrap();
+    let status = emulator.interrupt();
     assert!(
         status.success(),
         "Ctrl-C stops the emulator cleanly: {status}"

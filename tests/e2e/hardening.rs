@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::emulator_command::{free_port, wait_until_listening};
 use crate::support::{
     ClusterSpec, Env, apply_ok, assert_succeeded, cluster_name, config, stderr, stdout,
 };
@@ -83,14 +84,6 @@ fn a_non_utf8_variable_clusterform_reads_is_an_error_naming_it_never_showing_it(
     assert!(env.mutations().is_empty());
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 fn start_emulator(port: u16, extra: &[&std::ffi::OsStr]) -> Child {
     Command::new(env!("CARGO_BIN_EXE_clusterform"))
         .args(["emulator", "--listen", &format!("127.0.0.1:{port}")])
@@ -99,15 +92,6 @@ fn start_emulator(port: u16, extra: &[&std::ffi::OsStr]) -> Child {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap()
-}
-
-fn wait_until_listening(port: u16, child: &mut Child) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(child.try_wait().unwrap().is_none(), "the emulator exited");
-        assert!(Instant::now() < deadline, "the emulator never listened");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// Waits for the child to exit, at most `bound`; kills it and fails the test otherwise.

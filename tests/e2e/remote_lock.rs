@@ -15,7 +15,7 @@ use clusterform_executor::{
 };
 use tempfile::TempDir;
 
-use crate::emulator_command::{free_port, wait_until_listening};
+use crate::emulator_command::ServedEmulator;
 use crate::support::{ClusterSpec, Env, assert_succeeded, cluster_hcl, config, stderr, stdout};
 
 const BUCKET: &str = "team-infra";
@@ -25,24 +25,17 @@ const JOURNAL: &str = "clusterform/prod/e2e.journal.json";
 
 /// `clusterform emulator --create-buckets` in the background, stopped when dropped.
 struct ExternalEmulator {
-    child: Child,
     base_url: String,
+    /// Kept to the end: dropping it stops the emulator.
+    _served: ServedEmulator,
 }
 
 impl ExternalEmulator {
     fn start() -> Self {
-        let port = free_port();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_clusterform"))
-            .args(["emulator", "--listen", &format!("127.0.0.1:{port}")])
-            .args(["--op-seconds", "3", "--create-buckets"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        wait_until_listening(port, &mut child);
+        let served = ServedEmulator::start("127.0.0.1", &["--op-seconds", "3", "--create-buckets"]);
         Self {
-            child,
-            base_url: format!("http://127.0.0.1:{port}"),
+            base_url: served.base_url(),
+            _served: served,
         }
     }
 
@@ -126,13 +119,6 @@ impl ExternalEmulator {
 
     fn run(&self, dir: &Path, args: &[&str]) -> Output {
         self.command(dir, args).output().unwrap()
-    }
-}
-
-impl Drop for ExternalEmulator {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

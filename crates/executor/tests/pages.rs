@@ -115,7 +115,10 @@ async fn prefetched_pages_read_before_the_refresh_are_handed_over_too() {
     }
     let read: Vec<LiveCluster> = whole.iter().cloned().collect();
     let live = whole.into_live();
-    assert_eq!(read, live, "read in place, the pages give the set they put together");
+    assert_eq!(
+        read, live,
+        "read in place, the pages give the set they put together"
+    );
     assert_eq!(ids(&live).len(), 11);
     assert_eq!(live, refresh(&h.client, &needed, &[]).await.unwrap());
     assert_eq!(
