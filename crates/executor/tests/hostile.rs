@@ -136,6 +136,25 @@ async fn wrong_types_are_errors_naming_the_url() {
     assert!(err.to_string().contains(OPERATION), "{err}");
 }
 
+/// The next page is asked for before a page's clusters are decoded: a page that then fails to
+/// decode still ends the List with its own error, none of its clusters is handed over, and no
+/// page after the one already asked for is read.
+#[tokio::test]
+async fn a_bad_page_with_a_next_page_token_ends_the_list_with_its_error() {
+    let page = json!({"modelDevelopmentClusters": [{"labels": ["a"]}], "nextPageToken": "p2"});
+    let server = Scripted::start(move |_, _| json(page.clone())).await;
+    let mut pages_handed_over = 0;
+    let err = client(&server)
+        .list_clusters_paged(PROJECT, REGION, |_| pages_handed_over += 1)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ExecError::Decode { .. }), "{err}");
+    assert!(err.to_string().contains(&collection_path()), "{err}");
+    assert_eq!(pages_handed_over, 0);
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    assert!(server.requests().len() <= 2, "{:?}", server.requests().len());
+}
+
 #[tokio::test]
 async fn an_endless_answer_stops_at_the_cap_without_reading_it_all() {
     const CAP: usize = 1 << 20;
