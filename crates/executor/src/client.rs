@@ -242,7 +242,7 @@ impl ApiClient {
         let mut bytes_read = 0;
         let first = rest::list_clusters(project, region, LIST_PAGE_SIZE, None);
         let (mut call, mut request) = self.request_page(region, first)?;
-        for _ in 0..MAX_LIST_PAGES {
+        for pages_read in 1..=MAX_LIST_PAGES {
             let body = request.await?;
             bytes_read += body.len();
             if bytes_read > self.connection.max_answer_bytes {
@@ -259,6 +259,8 @@ impl ApiClient {
                         b"",
                     ));
                 }
+                // Not a page more than the cap is asked for.
+                Some(_) if pages_read == MAX_LIST_PAGES => break,
                 Some(next) => {
                     let list = rest::list_clusters(project, region, LIST_PAGE_SIZE, Some(&next));
                     Some(self.request_page(region, list)?)
