@@ -4,7 +4,7 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeSet;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use clusterform_emulator::EmulatorOptions;
 use clusterform_executor::{ListPrefetch, LivePages, PagePosition, refresh, refresh_paged};
@@ -67,9 +67,9 @@ async fn the_next_page_is_asked_for_before_a_page_is_handed_over() {
     h.client
         .list_clusters_paged(PROJECT, REGION, |page| {
             let pages_so_far = asked_before_handed_over.len() + 1;
-            let deadline = std::time::Instant::now() + Duration::from_secs(10);
+            let deadline = Instant::now() + Duration::from_secs(10);
             let full = page.len() == 4;
-            while full && lists_received() <= pages_so_far && std::time::Instant::now() < deadline {
+            while full && lists_received() <= pages_so_far && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(5));
             }
             asked_before_handed_over.push(lists_received());
