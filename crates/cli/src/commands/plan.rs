@@ -485,3 +485,40 @@ fn target_names(config: &Config, targets: &[String]) -> Result<Vec<ClusterName>,
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use clusterform_config::VariableInputs;
+
+    use super::*;
+
+    /// The load waits for the Lists to start only so long: when nobody ever says that they
+    /// started (the sender is held to the end), the load still ends, with the configuration.
+    /// A wait without its bound would hang here until the test's own timeout.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_head_start_that_never_ends_holds_the_load_back_only_so_long() {
+        let dir = tempfile::tempdir().unwrap();
+        let quickstart = include_str!("../../../../examples/quickstart/main.hcl");
+        std::fs::write(dir.path().join("main.hcl"), quickstart).unwrap();
+        let (announce, announced) = oneshot::channel();
+        let (never_started, head_start) = std::sync::mpsc::sync_channel::<()>(1);
+        let load = load_announcing(dir.path(), VariableInputs::default(), announce, head_start);
+        let (_, locations) = announced.await.expect("the load announces its locations");
+        let expected = ("demo-project".to_owned(), "us-central1".to_owned());
+        assert_eq!(locations, BTreeSet::from([expected]));
+        let loaded = tokio::time::timeout(Duration::from_secs(30), load)
+            .await
+            .expect("the load ends although the head start never does")
+            .expect("the load does not panic")
+            .expect("the quickstart configuration loads");
+        drop(never_started);
+        let quiet = Printer::new(&crate::cli::GlobalArgs {
+            no_color: true,
+            verbose: 0,
+            quiet: true,
+        });
+        assert_eq!(loaded.print_warnings(&quiet).clusters.len(), 1);
+    }
+}
