@@ -3,7 +3,9 @@
 
 use serde_json::Value;
 
-use crate::support::{ClusterSpec, Env, apply_ok, cluster_name, config, stderr, stdout};
+use crate::support::{
+    ClusterSpec, Env, apply_ok, cluster_name, config, stderr, stdout, two_clusters,
+};
 
 fn assert_no_changes(env: &Env) {
     let output = env.run(&["plan", "--detailed-exitcode"]);
@@ -165,11 +167,7 @@ fn display_name_change_replaces_delete_then_create() {
 #[test]
 fn a_removed_block_is_deleted() {
     let env = Env::new(100);
-    let second = ClusterSpec {
-        id: "train02",
-        ..ClusterSpec::default()
-    };
-    apply_ok(&env, &[ClusterSpec::default(), second]);
+    apply_ok(&env, &two_clusters());
     let output = apply_ok(&env, &[ClusterSpec::default()]);
     assert!(
         stderr(&output).contains("1 destroyed"),

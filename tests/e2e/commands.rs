@@ -1,7 +1,7 @@
 //! The smaller commands: `fmt`, `list`, `completions`, `emulator`, and the planning flags
 //! `--target` and `--replace`.
 
-use crate::support::{ClusterSpec, Env, apply_ok, config, stderr, stdout};
+use crate::support::{ClusterSpec, Env, apply_ok, config, stderr, stdout, two_clusters};
 
 #[test]
 fn fmt_check_reports_and_fmt_rewrites() {
@@ -63,11 +63,7 @@ fn list_prints_a_table() {
 #[test]
 fn target_narrows_the_plan_and_replace_forces_one() {
     let env = Env::new(100);
-    let second = ClusterSpec {
-        id: "train02",
-        ..ClusterSpec::default()
-    };
-    env.write_config(&config(&[ClusterSpec::default(), second.clone()]));
+    env.write_config(&config(&two_clusters()));
     let output = env.run(&["apply", "--auto-approve", "--target", "train02"]);
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(stderr(&output).contains("1 added"), "{}", stderr(&output));
@@ -80,7 +76,7 @@ fn target_narrows_the_plan_and_replace_forces_one() {
     assert_eq!(creates.len(), 1);
     assert!(creates[0].contains("train02"), "{creates:?}");
 
-    apply_ok(&env, &[ClusterSpec::default(), second]);
+    apply_ok(&env, &two_clusters());
     env.emulator().clear_requests();
     let replace = env.run(&["apply", "--auto-approve", "--replace", "train01"]);
     assert!(replace.status.success(), "{}", stderr(&replace));

@@ -30,11 +30,7 @@ fn destroy_deletes_declared_clusters() {
 #[test]
 fn prevent_destroy_refuses() {
     let env = Env::new(100);
-    let protected = ClusterSpec {
-        extra_cluster_settings: "  lifecycle {\n    prevent_destroy = true\n  }\n",
-        ..ClusterSpec::default()
-    };
-    apply_ok(&env, &[protected]);
+    apply_ok(&env, &[ClusterSpec::protected()]);
     env.emulator().clear_requests();
     let output = env.run(&["destroy", "--auto-approve"]);
     assert_eq!(output.status.code(), Some(1));

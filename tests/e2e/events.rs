@@ -6,7 +6,9 @@ use serde_json::Value;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use crate::support::{ClusterSpec, Env, apply_ok, assert_succeeded, config, stderr, stdout};
+use crate::support::{
+    ClusterSpec, Env, apply_ok, assert_succeeded, config, stderr, stdout, two_clusters,
+};
 
 /// Every line of stdout, parsed; each must be a JSON object with a type and an RFC 3339 time.
 fn events(output: &std::process::Output) -> Vec<Value> {
@@ -143,13 +145,7 @@ fn a_failure_is_reported_when_it_happens_not_at_the_end_of_the_run() {
         operation_failure_rate: 1.0,
         ..FaultSpec::default()
     });
-    env.write_config(&config(&[
-        ClusterSpec::default(),
-        ClusterSpec {
-            id: "train02",
-            ..ClusterSpec::default()
-        },
-    ]));
+    env.write_config(&config(&two_clusters()));
     // One at a time: the second create starts only after the first has failed.
     let output = env.run(&["apply", "--json", "--auto-approve", "--parallelism", "1"]);
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));

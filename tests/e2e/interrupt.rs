@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use crate::support::{
     ClusterSpec, Env, config, final_screen, on_terminal, stderr, stdout, terminal_output,
+    two_clusters,
 };
 
 fn creates(env: &Env) -> usize {
@@ -145,11 +146,7 @@ fn json_has_operation(json: &serde_json::Value) -> bool {
 #[cfg(unix)]
 fn on_a_terminal_the_interrupt_line_survives_the_progress_bars() {
     let env = Env::new(5_000);
-    let second = ClusterSpec {
-        id: "train02",
-        ..ClusterSpec::default()
-    };
-    env.write_config(&config(&[ClusterSpec::default(), second]));
+    env.write_config(&config(&two_clusters()));
     let mut session = on_terminal(&env, "apply --auto-approve");
     let deadline = Instant::now() + Duration::from_secs(20);
     while operations_journaled(&env.journal_path()) < 2 {

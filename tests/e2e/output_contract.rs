@@ -6,7 +6,7 @@ use serde_json::json;
 
 use crate::support::{
     ClusterSpec, Env, PROVIDER, cluster_name, config, final_screen, on_terminal, stderr, stdout,
-    terminal_output,
+    terminal_output, two_clusters,
 };
 
 #[test]
@@ -99,13 +99,7 @@ fn an_empty_answer_is_still_the_answer() {
 #[test]
 fn quiet_keeps_stdout_and_silences_stderr() {
     let (loud, quiet) = (Env::new(100), Env::new(100));
-    let clusters = [
-        ClusterSpec::default(),
-        ClusterSpec {
-            id: "train02",
-            ..ClusterSpec::default()
-        },
-    ];
+    let clusters = two_clusters();
     for env in [&loud, &quiet] {
         env.write_config(&config(&clusters));
     }
@@ -215,11 +209,7 @@ fn verbose_logs_have_no_colour_codes_in_a_pipe() {
 #[test]
 fn verbose_logs_on_a_terminal_leave_no_stale_progress_line() {
     let env = Env::new(1_000);
-    let second = ClusterSpec {
-        id: "train02",
-        ..ClusterSpec::default()
-    };
-    env.write_config(&config(&[ClusterSpec::default(), second]));
+    env.write_config(&config(&two_clusters()));
     let mut session = on_terminal(&env, "apply --auto-approve -vv");
     let output = terminal_output(&mut session);
     let screen = final_screen(&output);

@@ -170,11 +170,7 @@ fn a_cluster_our_failed_create_left_in_error_is_replaced() {
 #[test]
 fn a_broken_cluster_under_prevent_destroy_stops_the_plan() {
     let env = Env::new(100);
-    let guarded = ClusterSpec {
-        extra_cluster_settings: "  lifecycle {\n    prevent_destroy = true\n  }\n",
-        ..ClusterSpec::default()
-    };
-    apply_ok(&env, &[guarded]);
+    apply_ok(&env, &[ClusterSpec::protected()]);
     let broken = env.emulator().set_cluster_status(
         &cluster_name("train01"),
         "ERROR",

@@ -182,6 +182,29 @@ impl Default for ClusterSpec {
     }
 }
 
+impl ClusterSpec {
+    /// The default cluster under another ID.
+    pub fn named(id: &'static str) -> Self {
+        Self {
+            id,
+            ..Self::default()
+        }
+    }
+
+    /// The default cluster with `lifecycle { prevent_destroy = true }`.
+    pub fn protected() -> Self {
+        Self {
+            extra_cluster_settings: "  lifecycle {\n    prevent_destroy = true\n  }\n",
+            ..Self::default()
+        }
+    }
+}
+
+/// The default cluster, `train01`, and a second one like it, `train02`.
+pub fn two_clusters() -> [ClusterSpec; 2] {
+    [ClusterSpec::default(), ClusterSpec::named("train02")]
+}
+
 /// The provider block of every test configuration (stack "e2e").
 pub const PROVIDER: &str = r#"
 provider "google" {
