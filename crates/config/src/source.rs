@@ -24,6 +24,9 @@ pub(crate) fn list_hcl_files(dir: &Path) -> Result<Vec<PathBuf>, Box<Diagnostic>
             None,
         ))
     };
+    if dir.is_file() {
+        return Err(Box::new(a_file_for_a_directory(dir)));
+    }
     let mut files = Vec::new();
     for entry in std::fs::read_dir(dir).map_err(unreadable)? {
         let path = entry.map_err(unreadable)?.path();
@@ -43,6 +46,22 @@ pub(crate) fn list_hcl_files(dir: &Path) -> Result<Vec<PathBuf>, Box<Diagnostic>
         )));
     }
     Ok(files)
+}
+
+/// A file given where the configuration directory goes (`plan main.hcl`): every `*.hcl` file
+/// of a directory is one configuration, so the hint names the directory that holds it.
+fn a_file_for_a_directory(file: &Path) -> Diagnostic {
+    let parent = match file.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.display().to_string(),
+        _ => ".".to_owned(),
+    };
+    detached_error(
+        file,
+        "this is a file; the configuration is a directory",
+        Some(format!(
+            "pass the directory that holds it (`{parent}`): clusterform reads every *.hcl file there"
+        )),
+    )
 }
 
 /// The variables file the configuration directory may hold, loaded automatically.

@@ -91,6 +91,21 @@ fn an_empty_directory_is_an_error() {
 }
 
 #[test]
+fn a_file_given_for_the_directory_names_the_directory() {
+    let dir = dir_with(&[("main.hcl", &crate::support::valid_file())]);
+    let diagnostics = load(&dir.path().join("main.hcl"), &VariableInputs::default()).unwrap_err();
+    with_temp_dirs_filtered(|| {
+        insta::assert_snapshot!(diagnostics.render(false), @r"
+        [TMP]/main.hcl
+
+          × this is a file; the configuration is a directory
+          help: pass the directory that holds it (`[TMP]`): clusterform reads every *.hcl file
+                there
+        ");
+    });
+}
+
+#[test]
 fn a_missing_var_file_is_an_error() {
     let dir = dir_with(&[("main.hcl", &crate::support::valid_file())]);
     let inputs = VariableInputs {
