@@ -39,6 +39,32 @@ fn validate_needs_no_variable_values_and_plan_does() {
 }
 
 #[test]
+fn validate_reports_a_variable_whose_declared_type_never_fits_where_it_is_used() {
+    let env = Env::new(50);
+    let example = examples_dir().join("cpu-cluster");
+    std::fs::copy(example.join("main.hcl"), env.path().join("main.hcl")).unwrap();
+    let variables = std::fs::read_to_string(example.join("variables.hcl"))
+        .unwrap()
+        .replacen("type        = string", "type        = list(string)", 1);
+    std::fs::write(env.path().join("variables.hcl"), variables).unwrap();
+    let output = env.run(&["validate", "--json"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let messages: Vec<&str> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        messages,
+        ["wrong value for `project`: expected a string, found a value of type `list(string)`"]
+    );
+    assert_eq!(report["diagnostics"][0]["file"], "main.hcl");
+    assert_eq!(report["diagnostics"][0]["line"], 5);
+}
+
+#[test]
 fn a_variables_file_named_hcl_is_reported_as_misnamed() {
     let env = Env::new(50);
     let example = examples_dir().join("cpu-cluster");

@@ -22,10 +22,11 @@ use serde_json::{Map as JsonMap, Value as Json};
 
 use crate::config::{Lifecycle, Timeouts};
 use crate::diagnostic::{SourceFile, closest_or_all};
-use crate::evaluator::{Evaluated, Evaluator, Scope};
+use crate::evaluator::{Evaluated, Evaluator, Scope, takes_string};
 use crate::functions::{scalar_text, type_name};
 use crate::schema::{Member, Shape, cluster_shape, is_output_only, key_field, shape_of};
 use crate::source::{block_head, label_range};
+use crate::variables::VarType;
 
 /// Cluster-level names that are not fields of the resource.
 const CLUSTER_ATTRIBUTES: &[&str] = &["project", "region", "update_mode", "for_each", "id"];
@@ -272,7 +273,11 @@ impl Decoder<'_, '_> {
         let Some(Evaluated { value, sensitive }) =
             self.eval.value(self.file, &attribute.value, self.scope)
         else {
-            return self.eval.depends_on_unknown(&attribute.value);
+            if !self.eval.depends_on_unknown(&attribute.value) {
+                return false;
+            }
+            self.check_unknown_type(name, spec, &attribute.value);
+            return true;
         };
         match field_json(spec, &value) {
             Ok(Some(json)) => {
@@ -292,6 +297,13 @@ impl Decoder<'_, '_> {
             }
         }
         false
+    }
+
+    /// Reports an attribute whose value is unknown but sure to have a type the field never
+    /// takes (`labels = var.team` with `variable "team" { type = string }`).
+    fn check_unknown_type(&mut self, name: &str, spec: &FieldSpec, expr: &Expression) {
+        self.eval
+            .check_unknown_type(self.file, name, expr, |ty| kind_takes(spec.kind, ty));
     }
 
     fn block<'b>(
@@ -420,7 +432,11 @@ impl Decoder<'_, '_> {
     ) -> Option<String> {
         let attribute = body.get_attribute(name)?;
         let range = attribute.value.span();
-        let evaluated = self.eval.value(self.file, &attribute.value, self.scope)?;
+        let Some(evaluated) = self.eval.value(self.file, &attribute.value, self.scope) else {
+            self.eval
+                .check_unknown_type(self.file, name, &attribute.value, takes_string);
+            return None;
+        };
         let result = match allowed {
             Some(values) => enum_text(name, values, &evaluated.value),
             None => string_text(&evaluated.value)
@@ -498,6 +514,9 @@ impl Decoder<'_, '_> {
         for attribute in self.simple_block_attributes(block, &["create", "update", "delete"]) {
             let range = attribute.value.span();
             let Some(evaluated) = self.eval.value(self.file, &attribute.value, self.scope) else {
+                let name = attribute.key.as_str();
+                self.eval
+                    .check_unknown_type(self.file, name, &attribute.value, takes_string);
                 continue;
             };
             let parsed = string_text(&evaluated.value)
@@ -539,6 +558,11 @@ impl Decoder<'_, '_> {
         {
             let range = attribute.value.span();
             let Some(evaluated) = self.eval.value(self.file, &attribute.value, self.scope) else {
+                let name = attribute.key.as_str();
+                self.eval
+                    .check_unknown_type(self.file, name, &attribute.value, |ty| {
+                        lifecycle_takes(name, ty)
+                    });
                 continue;
             };
             let result = match (attribute.key.as_str(), evaluated.value) {
@@ -701,6 +725,52 @@ fn field_json(spec: &FieldSpec, value: &Value) -> Result<Option<Json>, ValueErro
         }
     };
     Ok(Some(json))
+}
+
+/// Whether some value of type `ty` (an unknown value's declared type) could be the lifecycle
+/// argument `name`: `prevent_destroy` takes a bool, `ignore_changes` a list of field paths.
+fn lifecycle_takes(name: &str, ty: &VarType) -> Result<(), String> {
+    match (name, ty) {
+        ("prevent_destroy", VarType::Bool) => Ok(()),
+        ("prevent_destroy", _) => Err(format!("expected a bool, found a value of type `{ty}`")),
+        (_, VarType::List(element) | VarType::Set(element))
+            if matches!(**element, VarType::String | VarType::Any) =>
+        {
+            Ok(())
+        }
+        _ => Err(format!(
+            "expected a list of strings, found a value of type `{ty}`"
+        )),
+    }
+}
+
+/// Whether some value of type `ty` (an unknown value's declared type) could be written to a
+/// field of `kind` under [`field_json`]'s conversions; else what is wrong with every such value.
+fn kind_takes(kind: FieldKind, ty: &VarType) -> Result<(), String> {
+    let fits = match kind {
+        FieldKind::String | FieldKind::Duration | FieldKind::Enum(_) => {
+            return takes_string(ty);
+        }
+        FieldKind::Integer => matches!(ty, VarType::Number | VarType::String),
+        FieldKind::Bool => matches!(ty, VarType::Bool | VarType::String),
+        FieldKind::StringList | FieldKind::EnumList(_) => {
+            matches!(ty, VarType::List(element) | VarType::Set(element) if element.may_be_scalar())
+        }
+        FieldKind::StringMap => matches!(ty, VarType::Map(element) if element.may_be_scalar()),
+        FieldKind::Timestamp | FieldKind::Json | FieldKind::Message | FieldKind::KeyedList(_) => {
+            true
+        }
+    };
+    if fits {
+        return Ok(());
+    }
+    let expected = match kind {
+        FieldKind::Integer => "a whole number",
+        FieldKind::Bool => "true or false",
+        FieldKind::StringList | FieldKind::EnumList(_) => "a list of strings",
+        _ => "a map of strings",
+    };
+    Err(format!("expected {expected}, found a value of type `{ty}`"))
 }
 
 fn list(value: &Value) -> Result<&[Value], String> {

@@ -6,20 +6,22 @@
 //! A variable may be *unknown* (`validate` without values, as `terraform validate`): an
 //! expression that refers to one, directly or through locals, is not evaluated and reports
 //! nothing; [`Evaluator::depends_on_unknown`] tells callers that its value is unknown rather
-//! than broken.
+//! than broken, and [`Evaluator::unknown_type`] what type it is sure to have when the variable
+//! declares one, so that a value no declared type could fit is still reported.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 
 use hcl::Value;
 use hcl::edit::Span;
-use hcl::edit::expr::Expression;
+use hcl::edit::expr::{Expression, TraversalOperator};
 use hcl::edit::visit;
 use hcl::eval::Context;
 
 use crate::diagnostic::{Diagnostic, SourceFile, did_you_mean};
 use crate::expr::{Reference, Root, evaluate, literal, plain_value, references};
 use crate::guard::charge;
+use crate::variables::VarType;
 
 /// What the evaluator knows about the names an expression may use.
 #[derive(Debug, Default, Clone)]
@@ -33,10 +35,11 @@ pub(crate) struct Evaluator {
     locals: BTreeMap<String, Option<bool>>,
     /// Variables referenced anywhere, for the unused-variable warning.
     pub used_variables: BTreeSet<String>,
-    /// Declared variables without a value, in a run that allows that.
-    unknown_variables: BTreeSet<String>,
-    /// Locals whose value depends on an unknown variable.
-    unknown_locals: BTreeSet<String>,
+    /// Declared variables without a value, in a run that allows that, with their types.
+    unknown_variables: BTreeMap<String, VarType>,
+    /// Locals whose value depends on an unknown variable, with the type the value is sure to
+    /// have when one is (see [`Evaluator::unknown_type`]).
+    unknown_locals: BTreeMap<String, Option<VarType>>,
 }
 
 /// An evaluated attribute.
@@ -112,9 +115,78 @@ impl Evaluator {
         }
     }
 
-    /// Marks declared variables as having no value yet: expressions using them are skipped.
-    pub fn declare_unknown(&mut self, names: impl IntoIterator<Item = String>) {
-        self.unknown_variables.extend(names);
+    /// Marks declared variables (with their types) as having no value yet: expressions using
+    /// them are skipped.
+    pub fn declare_unknown(&mut self, variables: impl IntoIterator<Item = (String, VarType)>) {
+        self.unknown_variables.extend(variables);
+    }
+
+    /// The type an unknown value is sure to have: `expr` refers to an unknown variable whose
+    /// declared type is not `any` (directly, or through a local that is such a reference),
+    /// perhaps indexed into (`var.sizes[0]`, `var.labels.team`). `None` for anything else,
+    /// whose type is not sure until the value is known.
+    pub fn unknown_type(&self, expr: &Expression) -> Option<VarType> {
+        let mut expr = expr;
+        while let Expression::Parenthesis(inner) = expr {
+            expr = inner.inner();
+        }
+        let Expression::Traversal(traversal) = expr else {
+            return None;
+        };
+        let Expression::Variable(root) = &traversal.expr else {
+            return None;
+        };
+        let mut operators = traversal.operators.iter().map(|operator| operator.value());
+        let Some(TraversalOperator::GetAttr(name)) = operators.next() else {
+            return None;
+        };
+        let mut ty = match root.as_str() {
+            "var" => self.unknown_variables.get(name.as_str())?.clone(),
+            "local" => self.unknown_locals.get(name.as_str())?.clone()?,
+            _ => return None,
+        };
+        for operator in operators {
+            ty = match (operator, ty) {
+                (
+                    TraversalOperator::Index(_) | TraversalOperator::LegacyIndex(_),
+                    VarType::List(element),
+                )
+                | (
+                    TraversalOperator::Index(_) | TraversalOperator::GetAttr(_),
+                    VarType::Map(element),
+                ) => *element,
+                _ => return None,
+            };
+        }
+        (ty != VarType::Any).then_some(ty)
+    }
+
+    /// Reports `expr`, the value of the attribute `name`, when it is unknown and the type it is
+    /// sure to have ([`Evaluator::unknown_type`]) never fits: `takes` says of a type whether
+    /// some value of it could fit, or what is wrong with all of them.
+    pub fn check_unknown_type(
+        &mut self,
+        file: &SourceFile,
+        name: &str,
+        expr: &Expression,
+        takes: impl FnOnce(&VarType) -> Result<(), String>,
+    ) {
+        let Some(ty) = self.unknown_type(expr) else {
+            return;
+        };
+        if let Err(message) = takes(&ty) {
+            self.diagnostics.push(
+                file.error(
+                    expr.span(),
+                    format!("wrong value for `{name}`: {message}"),
+                    Some(
+                        "the value is not known until the variable has one, but no value of the \
+                     type the variable declares fits here"
+                            .to_owned(),
+                    ),
+                ),
+            );
+        }
     }
 
     /// Whether `expr` refers to an unknown variable, directly or through locals: its value is
@@ -126,8 +198,8 @@ impl Evaluator {
         references(expr)
             .iter()
             .any(|reference| match reference.root {
-                Root::Var => self.unknown_variables.contains(&reference.name),
-                Root::Local => self.unknown_locals.contains(&reference.name),
+                Root::Var => self.unknown_variables.contains_key(&reference.name),
+                Root::Local => self.unknown_locals.contains_key(&reference.name),
                 Root::Each => false,
             })
     }
@@ -205,7 +277,7 @@ impl Evaluator {
                 if !self.used_variables.contains(name) {
                     self.used_variables.insert(name.to_owned());
                 }
-                if self.unknown_variables.contains(name) {
+                if self.unknown_variables.contains_key(name) {
                     return None;
                 }
                 if let Some(sensitive) = self.variables.get(name) {
@@ -281,7 +353,8 @@ impl Evaluator {
             ctx.declare("local", Value::Object(used_locals(def.expr, &values)));
             let evaluated = self.value(def.file, def.expr, Scope { ctx, each: false });
             if evaluated.is_none() && self.depends_on_unknown(def.expr) {
-                self.unknown_locals.insert(name.to_owned());
+                let ty = self.unknown_type(def.expr);
+                self.unknown_locals.insert(name.to_owned(), ty);
             }
             let state = evaluated.map(|evaluated| {
                 values.insert(name.to_owned(), evaluated.value);
@@ -436,4 +509,13 @@ enum Visit {
     InProgress,
     Done,
     Failed,
+}
+
+/// Whether some value of type `ty` reads as a string (any string, number or bool does); else
+/// what is wrong with every value of it.
+pub(crate) fn takes_string(ty: &VarType) -> Result<(), String> {
+    if ty.may_be_scalar() {
+        return Ok(());
+    }
+    Err(format!("expected a string, found a value of type `{ty}`"))
 }

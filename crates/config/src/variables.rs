@@ -75,6 +75,11 @@ impl VarType {
         }
     }
 
+    /// Whether a value of this type may be a single string, number or bool.
+    pub fn may_be_scalar(&self) -> bool {
+        matches!(self, Self::Any | Self::String | Self::Number | Self::Bool)
+    }
+
     /// Converts a value to this type the way Terraform does (numbers and bools become strings,
     /// numeric strings become numbers, ...), or says why it cannot.
     pub fn convert(&self, value: Value) -> Result<Value, String> {
@@ -258,8 +263,8 @@ pub(crate) struct Values {
     pub values: hcl::Map<String, Value>,
     /// Declared variables that got no value (with [`NoValue::Missing`]).
     pub missing: Vec<MissingVariable>,
-    /// Declared variables that got no value (with [`NoValue::Unknown`]).
-    pub unknown: Vec<String>,
+    /// Declared variables that got no value (with [`NoValue::Unknown`]), with their types.
+    pub unknown: Vec<(String, VarType)>,
     /// `--var-file` sources, for rendering their diagnostics.
     pub sources: Vec<SourceFile>,
 }
@@ -314,7 +319,9 @@ pub(crate) fn resolve(
             Some(value) => {
                 resolved.values.insert(declaration.name.clone(), value);
             }
-            None if no_value == NoValue::Unknown => resolved.unknown.push(name.to_owned()),
+            None if no_value == NoValue::Unknown => resolved
+                .unknown
+                .push((name.to_owned(), declaration.ty.clone())),
             None if !has_error_for(diagnostics, name) => {
                 resolved.missing.push(MissingVariable {
                     name: declaration.name.clone(),

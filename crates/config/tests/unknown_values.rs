@@ -77,3 +77,128 @@ fn given_values_are_still_checked() {
       help: the variable's type is number
     ");
 }
+
+/// The valid file with `variables` declared, `cluster_lines` added to the cluster and `top`
+/// added after it, validated without values: the messages of its diagnostics (none when valid).
+fn validation_messages(variables: &str, cluster_lines: &str, top: &str) -> Vec<String> {
+    validation_messages_of(&format!(
+        "{variables}\n{}\n{top}",
+        valid_with("  network {", &format!("{cluster_lines}  network {{"))
+    ))
+}
+
+/// The messages of the diagnostics of `text` validated without values (none when valid).
+fn validation_messages_of(text: &str) -> Vec<String> {
+    let dir = dir_with(&[("main.hcl", text)]);
+    match validate(dir.path(), &VariableInputs::default()) {
+        Ok(_) => Vec::new(),
+        Err(diagnostics) => diagnostics
+            .items
+            .iter()
+            .map(|d| d.message.clone())
+            .collect(),
+    }
+}
+
+#[test]
+fn a_declared_type_that_no_attribute_value_fits_is_reported_at_the_reference() {
+    let text = valid_with("  network {", "  labels = var.team\n  network {");
+    let text = format!("variable \"team\" {{\n  type = string\n}}\n{text}");
+    let dir = dir_with(&[("main.hcl", &text)]);
+    let diagnostics = validate(dir.path(), &VariableInputs::default()).unwrap_err();
+    assert!(diagnostics.missing_variables.is_empty());
+    insta::assert_snapshot!(diagnostics.render(false), @r#"
+     × wrong value for `labels`: expected a map of strings, found a value of type `string`
+       ╭─[main.hcl:12:12]
+    11 │ cluster "train01" {
+    12 │   labels = var.team
+       ·            ────────
+    13 │   network {
+       ╰────
+     help: the value is not known until the variable has one, but no value of the type the variable
+           declares fits here
+    "#);
+}
+
+#[test]
+fn declared_types_are_followed_through_locals_indexes_and_parentheses() {
+    let variables = "variable \"names\" {\n  type = list(string)\n}\nvariable \"sizes\" {\n  type = map(list(number))\n}\nlocals {\n  names = var.names\n}";
+    let messages = validation_messages(
+        variables,
+        "  display_name = local.names\n  labels = (var.sizes)\n",
+        "",
+    );
+    assert_eq!(
+        messages,
+        [
+            "wrong value for `display_name`: expected a string, found a value of type `list(string)`",
+            "wrong value for `labels`: expected a map of strings, found a value of type `map(list(number))`",
+        ]
+    );
+    let fitting = validation_messages(
+        variables,
+        "  display_name = local.names[0]\n  labels = { team = var.sizes.a[0] }\n",
+        "",
+    );
+    assert_eq!(fitting, Vec::<String>::new());
+}
+
+#[test]
+fn a_type_some_of_whose_values_fit_is_not_reported() {
+    let variables = [
+        ("text", "string"),
+        ("count", "number"),
+        ("flag", "bool"),
+        ("anything", "any"),
+        ("tags", "map(string)"),
+        ("pools", "set(string)"),
+    ]
+    .map(|(name, ty)| format!("variable \"{name}\" {{\n  type = {ty}\n}}\n"))
+    .concat()
+        + "variable \"untyped\" {}\n";
+    // A string may hold a number; a number or bool reads as a string; `any` and no type say
+    // nothing; an expression other than a reference is not typed until known.
+    let lines = [
+        "  display_name = var.count",
+        "  labels = var.tags",
+        "  network {\n    network = var.flag\n    subnetwork = var.anything\n  }",
+        "  node_pool \"gpu\" {\n    machine_spec {\n      machine_type = var.untyped\n    }\n    scaling_spec {\n      min_node_count = var.text\n      max_node_count = merge(var.tags)\n    }\n    zone = \"us-central1-a\"\n  }",
+        "  lifecycle {\n    ignore_changes = var.pools\n  }",
+    ]
+    .join("\n");
+    let text = valid_with(
+        "  network {\n    network = \"projects/my-proj/global/networks/default\"\n  }",
+        &lines,
+    );
+    let dir = dir_with(&[("main.hcl", &format!("{variables}{text}"))]);
+    if let Err(diagnostics) = validate(dir.path(), &VariableInputs::default()) {
+        panic!("{}", diagnostics.render(false));
+    }
+}
+
+#[test]
+fn for_each_provider_lock_and_lifecycle_values_are_type_checked_too() {
+    let variables = "variable \"region\" {\n  type = string\n}\nvariable \"zones\" {\n  type = list(number)\n}\nvariable \"projects\" {\n  type = list(string)\n}\nvariable \"protect\" {\n  type = string\n}\nvariable \"buckets\" {\n  type = map(string)\n}";
+    let text = valid_with(
+        "  stack   = \"research\"\n",
+        "  stack   = \"research\"\n  lock \"gcs\" {\n    bucket = var.buckets\n  }\n",
+    );
+    let text = text.replacen(
+        "  network {",
+        "  lifecycle {\n    prevent_destroy = var.protect\n  }\n  network {",
+        1,
+    );
+    let messages = validation_messages_of(&format!(
+        "{variables}\n{text}\ncluster \"a\" {{\n  for_each = var.region\n}}\ncluster \"b\" {{\n  for_each = var.zones\n}}\nremoved {{\n  cluster = \"old\"\n  project = var.projects\n}}\n"
+    ));
+    assert_eq!(
+        messages,
+        [
+            "wrong value for `bucket`: expected a string, found a value of type `map(string)`",
+            "wrong value for `prevent_destroy`: expected a bool, found a value of type `string`",
+            "wrong value for `for_each`: for_each needs a map or a set of strings, found a value of type `string`",
+            "wrong value for `for_each`: for_each over a set needs strings, found a value of type `list(number)`",
+            "wrong value for `project`: expected a string, found a value of type `list(string)`",
+        ]
+    );
+}

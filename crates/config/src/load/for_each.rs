@@ -18,6 +18,7 @@ use crate::diagnostic::SourceFile;
 use crate::evaluator::{Bindings, Scope};
 use crate::functions::type_name;
 use crate::source::block_head;
+use crate::variables::VarType;
 
 /// One instance of a cluster block: its ID and, with `for_each`, its `each` object.
 pub(super) type Instance = (String, Option<Value>);
@@ -103,7 +104,11 @@ impl Run {
         expr: &hcl::edit::expr::Expression,
         ctx: &Bindings,
     ) -> Option<Vec<(String, Value)>> {
-        let evaluated = self.eval.value(source, expr, Scope { ctx, each: false })?;
+        let Some(evaluated) = self.eval.value(source, expr, Scope { ctx, each: false }) else {
+            self.eval
+                .check_unknown_type(source, "for_each", expr, for_each_takes);
+            return None;
+        };
         let mut entries: Vec<(String, Value)> = match evaluated.value {
             Value::Object(map) => map.into_iter().collect(),
             Value::Array(items) => {
@@ -136,6 +141,25 @@ impl Run {
         entries.sort_by(|a, b| a.0.cmp(&b.0));
         entries.dedup_by(|a, b| a.0 == b.0);
         Some(entries)
+    }
+}
+
+/// Whether some value of type `ty` (an unknown `for_each` value's declared type) could be a
+/// `for_each` value: a map, or a list or set of strings.
+fn for_each_takes(ty: &VarType) -> Result<(), String> {
+    match ty {
+        VarType::Map(_) | VarType::Any => Ok(()),
+        VarType::List(element) | VarType::Set(element)
+            if matches!(**element, VarType::String | VarType::Any) =>
+        {
+            Ok(())
+        }
+        VarType::List(_) | VarType::Set(_) => Err(format!(
+            "for_each over a set needs strings, found a value of type `{ty}`"
+        )),
+        VarType::String | VarType::Number | VarType::Bool => Err(format!(
+            "for_each needs a map or a set of strings, found a value of type `{ty}`"
+        )),
     }
 }
 

@@ -14,7 +14,7 @@ use super::{FileBlock, Place, Run};
 use crate::config::{Provider, StackOrigin};
 use crate::decode::string_text;
 use crate::diagnostic::{SourceFile, closest_or_all, did_you_mean};
-use crate::evaluator::{Bindings, Scope};
+use crate::evaluator::{Bindings, Scope, takes_string};
 use crate::source::block_head;
 use crate::validate::label_value_problem;
 
@@ -161,6 +161,8 @@ impl Run {
                 if self.eval.depends_on_unknown(&attribute.value) {
                     self.unknown_locations.project |= name == "project";
                     self.unknown_locations.region |= name == "region";
+                    self.eval
+                        .check_unknown_type(source, name, &attribute.value, takes_string);
                 }
                 continue;
             };

@@ -10,7 +10,7 @@ use super::Run;
 use crate::config::RemoteState;
 use crate::decode::string_text;
 use crate::diagnostic::{SourceFile, did_you_mean};
-use crate::evaluator::{Bindings, Scope};
+use crate::evaluator::{Bindings, Scope, takes_string};
 use crate::source::block_head;
 
 /// The nested block of the provider that holds the remote state.
@@ -69,6 +69,8 @@ impl Run {
                 self.eval
                     .value(source, &attribute.value, Scope { ctx, each: false })
             else {
+                self.eval
+                    .check_unknown_type(source, name, &attribute.value, takes_string);
                 broken = true;
                 continue;
             };

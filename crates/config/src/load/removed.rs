@@ -12,7 +12,7 @@ use super::{FileBlock, Place, Run, at};
 use crate::config::{DesiredCluster, Provider, RemovedCluster, SourceLocation};
 use crate::decode::string_text;
 use crate::diagnostic::{SourceFile, closest_or_all};
-use crate::evaluator::{Bindings, Scope};
+use crate::evaluator::{Bindings, Scope, takes_string};
 use crate::source::{block_head, label_range};
 
 const REMOVED_ATTRIBUTES: [&str; 3] = ["cluster", "project", "region"];
@@ -167,6 +167,8 @@ impl Run {
                 self.eval
                     .value(source, &attribute.value, Scope { ctx, each: false })
             else {
+                self.eval
+                    .check_unknown_type(source, name, &attribute.value, takes_string);
                 continue;
             };
             match string_text(&evaluated.value) {
