@@ -25,6 +25,7 @@ use reqwest::{Method, Url};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
 use crate::auth::TokenSource;
 use crate::error::ExecError;
@@ -306,14 +307,6 @@ impl ApiClient {
         Ok((call, request))
     }
 
-    /// Waits until requests to `region` may be sent: at once, unless the region answered a
-    /// quota error and its backoff is not over (see [`RegionGates`]). Every request waits for
-    /// this itself; a caller that may be interrupted waits for it first, where giving up sends
-    /// nothing.
-    pub async fn region_open(&self, region: &str) {
-        self.gates.wait_open(region).await;
-    }
-
     /// One cluster; `None` when it does not exist.
     pub async fn get_cluster(&self, name: &ClusterName) -> Result<Option<Cluster>, ExecError> {
         let call = self.read_call(&name.location, &rest::get_cluster(name))?;
@@ -327,6 +320,21 @@ impl ApiClient {
     /// Sends one create, update or delete exactly as planned, to the region its cluster
     /// lives in.
     pub async fn send(&self, request: &ClusterRequest) -> Result<Submitted, ExecError> {
+        self.send_until(request, &CancellationToken::new()).await
+    }
+
+    /// [`send`](Self::send), giving up with [`ExecError::Cancelled`] once `stop` is cancelled
+    /// while nothing the service may have acted on is outstanding: while the region's gate is
+    /// closed after a quota error (see [`RegionGates`]) before the first attempt, and between
+    /// attempts as long as every attempt was answered with a refusal that says it was not
+    /// processed (`RESOURCE_EXHAUSTED`, `UNAVAILABLE`). Once an attempt got no answer, the
+    /// service may have started an operation: the retries then go on whatever `stop` says,
+    /// so that their answer names it.
+    pub async fn send_until(
+        &self,
+        request: &ClusterRequest,
+        stop: &CancellationToken,
+    ) -> Result<Submitted, ExecError> {
         let name = request.name();
         let (class, lost_create) = match request {
             ClusterRequest::Create { name, body } => {
@@ -351,7 +359,10 @@ impl ApiClient {
             class,
             timeout: self.connection.request_timeout,
         };
-        match self.execute(&call, lost_create.as_ref()).await? {
+        match self
+            .execute(&call, lost_create.as_ref(), Some(stop))
+            .await?
+        {
             Reply::Body(body) => accepted_operation(&name.to_string(), &call, &body)
                 .map(|operation| Submitted::Operation(Box::new(operation))),
             Reply::Adopted(cluster) => Ok(Submitted::Adopted(cluster)),
@@ -458,7 +469,7 @@ impl ApiClient {
 
     /// The body of a successful answer; reads and idempotent calls only.
     async fn body(&self, call: &Call<'_>) -> Result<Vec<u8>, ExecError> {
-        match self.execute(call, None).await? {
+        match self.execute(call, None, None).await? {
             Reply::Body(body) => Ok(body),
             Reply::Adopted(_) => unreachable!("only a create with a lost-answer check adopts"),
         }
@@ -466,14 +477,18 @@ impl ApiClient {
 
     /// Sends a call once its region's gate is open, retrying as its class allows. A quota
     /// error closes the region's gate (see [`RegionGates`]) and this call waits with the others.
+    /// `stop` ends the waiting as [`send_until`](Self::send_until) says.
     async fn execute(
         &self,
         call: &Call<'_>,
         lost_create: Option<&LostCreateCheck>,
+        stop: Option<&CancellationToken>,
     ) -> Result<Reply, ExecError> {
         let mut budget = self.connection.retry_budget();
+        // Honoured only while no attempt may have been acted on (see `send_until`).
+        let mut stop = stop;
         loop {
-            self.gates.wait_open(call.region).await;
+            unless_stopped(stop, self.gates.wait_open(call.region)).await?;
             let failure = match self.attempt(call).await {
                 Ok(body) => {
                     self.gates.answered(call.region);
@@ -481,6 +496,9 @@ impl ApiClient {
                 }
                 Err(failure) => failure,
             };
+            if !failure.was_refused() {
+                stop = None;
+            }
             let server_delay = match failure.verdict {
                 Verdict::Fail => return Err(failure.error),
                 Verdict::Retry { after } => after,
@@ -510,7 +528,7 @@ impl ApiClient {
                 method = %call.method, url = %call.url, attempt = budget.failed_attempts(),
                 ?delay, error = %failure.error, "retrying"
             );
-            tokio::time::sleep(delay).await;
+            unless_stopped(stop, tokio::time::sleep(delay)).await?;
         }
     }
 
@@ -595,6 +613,30 @@ impl ApiClient {
             },
             verdict,
         })
+    }
+}
+
+impl Failure {
+    /// Whether the service answered that it did not process the request and may be asked
+    /// again (a quota error, `UNAVAILABLE`): nothing was started.
+    fn was_refused(&self) -> bool {
+        matches!(self.verdict, Verdict::Retry { .. }) && matches!(self.error, ExecError::Api { .. })
+    }
+}
+
+/// Waits for `wait`, or fails with [`ExecError::Cancelled`] as soon as `stop` (if any) is
+/// cancelled.
+async fn unless_stopped<T>(
+    stop: Option<&CancellationToken>,
+    wait: impl Future<Output = T>,
+) -> Result<T, ExecError> {
+    let Some(stop) = stop else {
+        return Ok(wait.await);
+    };
+    tokio::select! {
+        biased;
+        () = stop.cancelled() => Err(ExecError::Cancelled),
+        value = wait => Ok(value),
     }
 }
 

@@ -404,16 +404,11 @@ impl ApplyEngine {
                 }
                 tracker.check_cancelled()?;
             }
-            // A region backing off after a quota error may hold requests for a minute or
-            // more: an interruption while waiting for it ends the action with nothing sent
-            // (once sent, a request is never abandoned: its answer names the operation).
-            tracker
-                .cancellable(async {
-                    self.client.region_open(&name.location).await;
-                    Ok(())
-                })
-                .await?;
-            match self.client.send(request).await {
+            // A region backing off after a quota error may hold a request for a minute or
+            // more: an interruption ends the action while nothing the service may have acted
+            // on is outstanding (a request that got no answer is never abandoned: the answer
+            // of its retry names the operation).
+            match self.client.send_until(request, tracker.cancel).await {
                 Err(error) if request.kind() == RequestKind::Delete && error.is_not_found() => {
                     return Ok(None);
                 }

@@ -16,7 +16,7 @@ use clusterform_planner::Action;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::scripted::{Scripted, Seen, google_error, json, redirect, text};
+use crate::scripted::{Scripted, Seen, cut_short, google_error, json, redirect, text};
 use crate::support::*;
 
 const OPERATION: &str = "projects/123456789012/locations/us-central1/operations/777";
@@ -441,6 +441,54 @@ async fn a_fresh_operation_answering_404_is_waited_for_then_succeeds() {
     assert!(report.outcomes[0].live.is_some());
     assert!(polls.load(Ordering::SeqCst) >= 4);
     assert!(Journal::open(dir.path()).unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn an_interruption_after_a_change_got_no_answer_still_sends_it_again_and_journals_it() {
+    let cancel = CancellationToken::new();
+    let patches = Arc::new(AtomicUsize::new(0));
+    let server = Scripted::start({
+        let (cancel, patches) = (cancel.clone(), patches.clone());
+        move |seen: &Seen, _| {
+            if seen.method == Method::PATCH {
+                if patches.fetch_add(1, Ordering::SeqCst) > 0 {
+                    return json(pending_operation());
+                }
+                // The run is interrupted while the answer of the first PATCH is lost: the
+                // service may have started an operation that only a second answer names.
+                cancel.cancel();
+                return cut_short();
+            }
+            if seen.is_operation_poll() {
+                return json(pending_operation());
+            }
+            json(running_cluster("train01"))
+        }
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let engine = ApplyEngine::new(client(&server), Journal::open(dir.path()).unwrap(), 1)
+        .with_wait_options(fast_wait());
+    let plan = plan(vec![change(
+        "train01",
+        Action::Update,
+        vec![update_labels_request("train01", "x")],
+    )]);
+
+    let report = engine
+        .apply(&plan, Arc::new(RecordingSink::default()), cancel)
+        .await;
+
+    assert!(report.interrupted, "{report:?}");
+    assert!(matches!(the_error(&report), ExecError::Cancelled));
+    assert_eq!(
+        patches.load(Ordering::SeqCst),
+        2,
+        "the change that got no answer is sent again"
+    );
+    let entries = Journal::open(dir.path()).unwrap().entries();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert_eq!(entries[0].operation, OPERATION);
 }
 
 /// The scripted cluster for an update: there until the PATCH, then gone.

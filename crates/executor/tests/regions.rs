@@ -13,6 +13,7 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 use tokio_util::sync::CancellationToken;
 
+use crate::scripted::{Scripted, Seen, google_error};
 use crate::support::*;
 
 const QUOTA_REGION: &str = "us-east1";
@@ -169,6 +170,62 @@ async fn an_interruption_ends_a_wait_for_a_region_backing_off_with_nothing_sent(
         h.count("POST", "/modelDevelopmentClusters"),
         0,
         "nothing was sent"
+    );
+}
+
+#[tokio::test]
+async fn an_interruption_ends_the_retry_wait_of_a_change_refused_for_quota() {
+    // Every create is refused with a quota error and `Retry-After: 60`.
+    let server = Scripted::start(|_: &Seen, _| {
+        let mut refused = google_error(429, "RESOURCE_EXHAUSTED", "quota exceeded");
+        refused
+            .headers_mut()
+            .insert("retry-after", "60".parse().unwrap());
+        refused
+    })
+    .await;
+    let client = client_for(
+        server.base_url(),
+        RetryPolicy {
+            max_elapsed: Duration::from_secs(120),
+            ..fast_retry()
+        },
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let engine = ApplyEngine::new(client, Journal::open(dir.path()).unwrap(), 1)
+        .with_wait_options(fast_wait());
+    let cancel = CancellationToken::new();
+    let interrupt = tokio::spawn({
+        let cancel = cancel.clone();
+        async move {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            cancel.cancel();
+        }
+    });
+
+    let report = tokio::time::timeout(
+        Duration::from_secs(20),
+        apply(
+            &engine,
+            vec![create_change_in(QUOTA_REGION, "second")],
+            cancel,
+        ),
+    )
+    .await
+    .expect("the interruption ended the wait to send the create again");
+    interrupt.await.unwrap();
+
+    assert!(report.interrupted, "{report:#?}");
+    assert!(
+        matches!(report.outcomes[0].result, Err(ExecError::Cancelled)),
+        "{report:#?}"
+    );
+    let sent: Vec<Seen> = server.requests();
+    assert_eq!(sent.len(), 1, "one refused create, nothing else: {sent:#?}");
+    assert_eq!(sent[0].method, "POST");
+    assert!(
+        Journal::open(dir.path()).unwrap().is_empty(),
+        "nothing was started"
     );
 }
 

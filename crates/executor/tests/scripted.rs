@@ -59,6 +59,20 @@ impl Tools {
     }
 }
 
+/// A 200 answer whose body breaks off after its first bytes: the client gets no whole answer,
+/// as when a connection drops while the answer is on its way.
+pub fn cut_short() -> Response {
+    let pieces: [Result<Bytes, std::io::Error>; 2] = [
+        Ok(Bytes::from_static(b"{\"name\": ")),
+        Err(std::io::Error::other("the connection dropped")),
+    ];
+    (
+        StatusCode::OK,
+        Body::from_stream(futures::stream::iter(pieces)),
+    )
+        .into_response()
+}
+
 /// A running scripted server.
 pub struct Scripted {
     base_url: String,
