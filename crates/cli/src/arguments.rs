@@ -560,6 +560,7 @@ fn emulator(args: cli::EmulatorArgs) -> Result<Emulator, CliError> {
         project_numbers: args.project_numbers,
         buckets: args.buckets,
         create_buckets_on_use: args.create_buckets,
+        object_mutation_limit: args.object_rate_limit,
         ..EmulatorOptions::default()
     };
     Ok(Emulator { listen, options })
@@ -822,6 +823,7 @@ mod tests {
         };
         assert!(plain.options.buckets.is_empty());
         assert!(!plain.options.create_buckets_on_use);
+        assert!(!plain.options.object_mutation_limit);
         let Arguments::Emulator(emulator) = parse(&[
             "clusterform",
             "emulator",
@@ -830,12 +832,14 @@ mod tests {
             "--bucket",
             "ci-state",
             "--create-buckets",
+            "--object-rate-limit",
         ])
         .unwrap() else {
             panic!("not the emulator");
         };
         assert_eq!(emulator.options.buckets, ["team-infra", "ci-state"]);
         assert!(emulator.options.create_buckets_on_use);
+        assert!(emulator.options.object_mutation_limit);
     }
 
     #[test]

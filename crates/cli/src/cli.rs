@@ -404,6 +404,10 @@ pub struct EmulatorArgs {
     /// Create a Cloud Storage bucket the first time a request names it
     #[arg(long)]
     pub create_buckets: bool,
+    /// Refuse (429) a change to a Cloud Storage object asked within a second of the previous
+    /// one, as Cloud Storage limits each object to about one change a second
+    #[arg(long)]
+    pub object_rate_limit: bool,
 }
 
 /// `force-unlock LOCK_ID`.

@@ -2,10 +2,10 @@
 //! request log, and the test-control methods (fault switches, Slurm job, node
 //! and REST-version injection, seeding clusters, Cloud Storage buckets). HTTP handling lives in `routes`, serving in `server`.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
@@ -59,7 +59,17 @@ pub struct EmulatorOptions {
     /// Create a Cloud Storage bucket the first time a request names it, instead of answering
     /// `404` (as `endpoint = "local"` does, so any configured bucket works).
     pub create_buckets_on_use: bool,
+    /// Answer `429 rateLimitExceeded` to a create, update or delete of a Cloud Storage object
+    /// asked less than [`OBJECT_MUTATION_INTERVAL`] after the previous one of the same object
+    /// name, as Cloud Storage limits each object to about one mutation a second. Off by default:
+    /// how much of a burst Google tolerates is not documented, and refusing every quick second
+    /// write would slow every short run by a retry.
+    pub object_mutation_limit: bool,
 }
+
+/// The least time between two mutations of one Cloud Storage object with
+/// [`EmulatorOptions::object_mutation_limit`].
+pub const OBJECT_MUTATION_INTERVAL: Duration = Duration::from_secs(1);
 
 impl Default for EmulatorOptions {
     fn default() -> Self {
@@ -77,6 +87,7 @@ impl Default for EmulatorOptions {
             project_numbers: false,
             buckets: Vec::new(),
             create_buckets_on_use: false,
+            object_mutation_limit: false,
         }
     }
 }
@@ -113,6 +124,9 @@ pub(crate) struct State {
     next_request_number: u64,
     /// Buckets whose every Storage request answers `403` (not persisted).
     pub(crate) forbidden_buckets: BTreeSet<String>,
+    /// When each object (bucket, name) was last asked to change, for
+    /// [`EmulatorOptions::object_mutation_limit`] (not persisted).
+    pub(crate) object_mutations: HashMap<(String, String), Instant>,
     /// Held so that no other emulator uses the state file meanwhile.
     _state_lock: Option<std::fs::File>,
 }
@@ -233,6 +247,7 @@ impl Emulator {
             requests: VecDeque::new(),
             next_request_number: 0,
             forbidden_buckets: BTreeSet::new(),
+            object_mutations: HashMap::new(),
             _state_lock: state_lock,
         };
         if new_buckets > 0 {

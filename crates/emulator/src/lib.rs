@@ -30,7 +30,7 @@ mod storage;
 mod store;
 mod update;
 
-pub use emulator::{Emulator, EmulatorOptions, RecordedRequest};
+pub use emulator::{Emulator, EmulatorOptions, OBJECT_MUTATION_INTERVAL, RecordedRequest};
 pub use error::EmulatorError;
 pub use faults::{FaultSpec, FaultSpecError};
 pub use mask::MaskError;

@@ -7,6 +7,7 @@
 //! authentication) for these paths too.
 
 use std::collections::HashMap;
+use std::time::Instant;
 
 use axum::Json;
 use axum::body::Bytes;
@@ -18,7 +19,7 @@ use serde_json::{Value, json};
 
 use crate::api_error::{ApiError, Code};
 use crate::clock::{now_millis, rfc3339};
-use crate::emulator::{Emulator, State as EmulatorState};
+use crate::emulator::{Emulator, OBJECT_MUTATION_INTERVAL, State as EmulatorState};
 use crate::error::EmulatorError;
 use crate::objects::{ObjectError, ObjectWrite, StoredObject};
 
@@ -217,6 +218,7 @@ pub(crate) async fn upload(
     };
     let mut state = emulator.lock();
     open_bucket(&mut state, &bucket, object, Permission::Create)?;
+    check_mutation_rate(&mut state, &bucket, object)?;
     let stored = state
         .store
         .storage
@@ -270,6 +272,7 @@ pub(crate) async fn delete(
     let wanted = if_generation_match(&params)?;
     let mut state = emulator.lock();
     open_bucket(&mut state, &bucket, &object, Permission::Delete)?;
+    check_mutation_rate(&mut state, &bucket, &object)?;
     state
         .store
         .storage
@@ -310,6 +313,34 @@ fn open_bucket(
     if state.options.create_buckets_on_use && state.store.storage.create_bucket(bucket) {
         state.save()?;
     }
+    Ok(())
+}
+
+/// With [`EmulatorOptions::object_mutation_limit`](crate::EmulatorOptions), refuses a mutation
+/// of `bucket/object` asked within [`OBJECT_MUTATION_INTERVAL`] of the previous one; every
+/// mutation that reaches the object counts, whether its precondition holds or not.
+fn check_mutation_rate(
+    state: &mut EmulatorState,
+    bucket: &str,
+    object: &str,
+) -> Result<(), StorageError> {
+    if !state.options.object_mutation_limit {
+        return Ok(());
+    }
+    let now = Instant::now();
+    let key = (bucket.to_owned(), object.to_owned());
+    if let Some(last) = state.object_mutations.get(&key)
+        && now.duration_since(*last) < OBJECT_MUTATION_INTERVAL
+    {
+        return Err(StorageError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "rateLimitExceeded",
+            format!(
+                "The object {bucket}/{object} exceeded the rate limit for object mutation operations (create, update, and delete). Please reduce your request rate. See https://cloud.google.com/storage/docs/gcs429."
+            ),
+        ));
+    }
+    state.object_mutations.insert(key, now);
     Ok(())
 }
 

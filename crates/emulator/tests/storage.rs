@@ -2,7 +2,7 @@
 //! preconditions and their races, missing buckets and objects, 403, the Storage error
 //! envelope (also for authentication and injected faults), and persistence.
 
-use clusterform_emulator::{EmulatorOptions, FaultSpec};
+use clusterform_emulator::{EmulatorOptions, FaultSpec, OBJECT_MUTATION_INTERVAL};
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -214,6 +214,48 @@ async fn buckets_can_be_created_by_the_test_or_on_first_use() {
     assert_eq!(status, 404, "the bucket exists, the object does not");
     assert_eq!(upload(&on_use, "any-bucket", "x", Some(0)).await.0, 200);
     assert_eq!(upload(&on_use, "Bad_Name", "x", Some(0)).await.0, 400);
+}
+
+#[tokio::test]
+async fn with_the_object_mutation_limit_an_object_changes_at_most_once_a_second() {
+    let server = TestServer::start(EmulatorOptions {
+        object_mutation_limit: true,
+        ..options_with_bucket()
+    })
+    .await;
+    let (status, created) = upload(&server, BUCKET, "a", Some(0)).await;
+    assert_eq!(status, 200, "{created}");
+    // At once: the update, a create refused by its precondition and the delete are all refused
+    // for the rate, and so is the second within the second.
+    let (status, refused) = upload(&server, BUCKET, "b", None).await;
+    assert_eq!(status, 429, "{refused}");
+    assert_eq!(refused["error"]["errors"][0]["reason"], "rateLimitExceeded");
+    insta::assert_snapshot!(refused["error"]["message"].as_str().unwrap(), @"The object team-infra/clusterform/prod/stack.lock exceeded the rate limit for object mutation operations (create, update, and delete). Please reduce your request rate. See https://cloud.google.com/storage/docs/gcs429.");
+    assert_eq!(upload(&server, BUCKET, "c", Some(0)).await.0, 429);
+    let (status, _) = server
+        .call(Method::DELETE, &object_path(BUCKET), None)
+        .await;
+    assert_eq!(status, 429);
+    // Reads are not limited, and another object is not held back.
+    assert_eq!(server.get(&object_path(BUCKET)).await.0, 200);
+    let other = server
+        .call(
+            Method::POST,
+            &format!("/upload/storage/v1/b/{BUCKET}/o?uploadType=media&name=other"),
+            Some(json!("x")),
+        )
+        .await;
+    assert_eq!(other.0, 200, "{}", other.1);
+
+    tokio::time::sleep(OBJECT_MUTATION_INTERVAL).await;
+    // A precondition failure counts as a change asked of the object.
+    assert_eq!(upload(&server, BUCKET, "d", Some(0)).await.0, 412);
+    assert_eq!(upload(&server, BUCKET, "e", None).await.0, 429);
+    tokio::time::sleep(OBJECT_MUTATION_INTERVAL).await;
+    let (status, _) = server
+        .call(Method::DELETE, &object_path(BUCKET), None)
+        .await;
+    assert_eq!(status, 204);
 }
 
 #[tokio::test]

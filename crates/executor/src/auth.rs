@@ -23,7 +23,7 @@ const CLOUD_PLATFORM_SCOPE: &str = "https://www.googleapis.com/auth/cloud-platfo
 const GCLOUD_TOKEN_REUSE: Duration = Duration::from_secs(30 * 60);
 
 /// Why no token could be had.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum AuthError {
     /// An environment variable holds something that is not a token.
     #[error("{variable} is set but empty")]

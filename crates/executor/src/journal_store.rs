@@ -6,8 +6,10 @@
 //! applied on top of what is there, so that another machine's entries are never dropped.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use clusterform_files::{Access, remove_durably, write_atomic};
+use tokio::time::Instant;
 
 use crate::error::ExecError;
 use crate::journal::{Change, JournalLocation, Slot, encode, parse};
@@ -17,6 +19,11 @@ use crate::storage::{Generation, StorageClient, StorageError};
 /// How many times one change is attempted while other machines keep replacing the object: each
 /// lost race means another machine's write went through, so the journal as a whole progresses.
 const MAX_WRITE_ATTEMPTS: usize = 16;
+
+/// The least time between two writes of the journal object: Cloud Storage takes about one
+/// create, update or delete of an object a second and answers `429` to more. Changes asked for
+/// meanwhile are written together (see `Journal::commit`).
+pub(crate) const MIN_OBJECT_WRITE_INTERVAL: Duration = Duration::from_secs(1);
 
 /// The journal's persistence.
 #[derive(Debug)]
@@ -29,23 +36,31 @@ pub(crate) enum JournalStore {
 }
 
 impl JournalStore {
-    /// Applies `change` to `current` (the journal as this store last read or wrote it) and
-    /// persists the result; answers the journal as it is now stored, which for an object
-    /// includes what other machines wrote meanwhile.
+    /// Applies `changes` in order to `current` (the journal as this store last read or wrote
+    /// it) and persists the result in one write; answers the journal as it is now stored, which
+    /// for an object includes what other machines wrote meanwhile.
     pub(crate) async fn commit(
         &mut self,
         current: Vec<Slot>,
-        change: &Change,
+        changes: &[Change],
     ) -> Result<Vec<Slot>, ExecError> {
         match self {
             Self::File(path) => {
-                let Some(updated) = change.apply(&current) else {
+                let Some(updated) = Change::apply_all(changes, &current) else {
                     return Ok(current);
                 };
                 write_file(path, &updated)?;
                 Ok(updated)
             }
-            Self::Object(object) => object.commit(current, change).await,
+            Self::Object(object) => object.commit(current, changes).await,
+        }
+    }
+
+    /// Waits until the store takes another write: at once for the file; for the object, until
+    /// [`MIN_OBJECT_WRITE_INTERVAL`] after its last write.
+    pub(crate) async fn ready_to_write(&self) {
+        if let Self::Object(object) = self {
+            object.ready_to_write().await;
         }
     }
 }
@@ -91,6 +106,8 @@ pub(crate) struct ObjectStore {
     object: String,
     /// The generation last read or written; `None` while the object is absent.
     generation: Option<Generation>,
+    /// When this run last asked for a write of the object.
+    last_write: Option<Instant>,
 }
 
 impl ObjectStore {
@@ -103,6 +120,7 @@ impl ObjectStore {
             client,
             object,
             generation: None,
+            last_write: None,
         };
         let slots = store.reload().await?;
         Ok((store, slots))
@@ -119,11 +137,11 @@ impl ObjectStore {
     async fn commit(
         &mut self,
         current: Vec<Slot>,
-        change: &Change,
+        changes: &[Change],
     ) -> Result<Vec<Slot>, ExecError> {
         let mut slots = current;
         for _ in 0..MAX_WRITE_ATTEMPTS {
-            let Some(updated) = change.apply(&slots) else {
+            let Some(updated) = Change::apply_all(changes, &slots) else {
                 return Ok(slots);
             };
             let content = if updated.is_empty() {
@@ -162,9 +180,22 @@ impl ObjectStore {
         Ok(slots)
     }
 
+    /// Waits until [`MIN_OBJECT_WRITE_INTERVAL`] has passed since this run's last write.
+    async fn ready_to_write(&self) {
+        if let Some(last) = self.last_write {
+            tokio::time::sleep_until(last + MIN_OBJECT_WRITE_INTERVAL).await;
+        }
+    }
+
     /// Writes `content` only over the generation last seen: creates the object when it was
-    /// absent; `None` (an empty journal) deletes it.
+    /// absent; `None` (an empty journal) deletes it. Keeps to [`MIN_OBJECT_WRITE_INTERVAL`]
+    /// (a write lost to another machine's counts too).
     async fn write(&mut self, content: Option<&[u8]>) -> Result<(), StorageError> {
+        if content.is_none() && self.generation.is_none() {
+            return Ok(());
+        }
+        self.ready_to_write().await;
+        self.last_write = Some(Instant::now());
         let (client, object) = (&self.client, self.object.as_str());
         self.generation = match (content, self.generation) {
             (None, None) => None,

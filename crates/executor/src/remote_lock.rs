@@ -16,7 +16,7 @@ use crate::error::ExecError;
 use crate::lock::LockInfo;
 use crate::storage::{Generation, StorageClient, StorageError};
 
-/// How often a run waiting for the lock (`--lock-timeout`) tries again: each try is a request,
+/// How often a run waiting for the lock (`--lock-timeout`) reads it: each read is a request,
 /// so less often than the local lock's quarter second.
 const POLL_INTERVAL: Duration = Duration::from_secs(1);
 
@@ -40,9 +40,11 @@ pub struct HeldLock {
 }
 
 impl StorageLock {
-    /// Takes the lock `object` for `holder`, trying again every second for up to `timeout`
-    /// while another run holds it; a zero timeout fails at once with [`ExecError::RemoteLocked`]
-    /// naming the holder.
+    /// Takes the lock `object` for `holder`, waiting up to `timeout` while another run holds
+    /// it; a zero timeout fails at once with [`ExecError::RemoteLocked`] naming the holder.
+    /// While it waits, it reads the lock every second and tries to create it again only once
+    /// it is gone: Cloud Storage takes about one write of an object a second, and a waiter's
+    /// refused creates would compete with the holder's release.
     pub async fn acquire(
         client: &StorageClient,
         object: &str,
@@ -52,7 +54,7 @@ impl StorageLock {
         let deadline = Instant::now() + timeout;
         let record = serde_json::to_vec(&holder).unwrap_or_default();
         loop {
-            match client.create_if_absent(object, &record).await {
+            let mut just_written = match client.create_if_absent(object, &record).await {
                 Ok(generation) => {
                     return Ok(Self {
                         client: client.clone(),
@@ -61,19 +63,26 @@ impl StorageLock {
                         info: holder,
                     });
                 }
-                Err(StorageError::PreconditionFailed { .. }) => {}
+                Err(StorageError::PreconditionFailed { .. }) => false,
+                // Another run wrote the lock within the last second, taking or releasing it:
+                // look at it, and write no sooner than a second later.
+                Err(error) if error.is_rate_limited() => true,
                 Err(other) => return Err(lock_storage(other)),
+            };
+            let mut held = Self::holder(client, object).await?;
+            while held.is_some() || just_written {
+                let remaining = deadline.saturating_duration_since(Instant::now());
+                if remaining.is_zero() {
+                    return Err(ExecError::RemoteLocked {
+                        object: location(client, object),
+                        holder: held.and_then(|lock| lock.info).map(Box::new),
+                        waited: timeout,
+                    });
+                }
+                tokio::time::sleep(POLL_INTERVAL.min(remaining)).await;
+                just_written = false;
+                held = Self::holder(client, object).await?;
             }
-            let remaining = deadline.saturating_duration_since(Instant::now());
-            if remaining.is_zero() {
-                let held = Self::holder(client, object).await?;
-                return Err(ExecError::RemoteLocked {
-                    object: location(client, object),
-                    holder: held.and_then(|held| held.info).map(Box::new),
-                    waited: timeout,
-                });
-            }
-            tokio::time::sleep(POLL_INTERVAL.min(remaining)).await;
         }
     }
 

@@ -61,7 +61,7 @@ impl fmt::Display for Generation {
 }
 
 /// What can go wrong with an object. Every variant names the object as `gs://BUCKET/OBJECT`.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum StorageError {
     /// The object is not as the precondition required: it exists (`expected: None`, the
     /// create of something absent) or its live generation is another one.
@@ -164,6 +164,14 @@ pub enum StorageError {
         /// Why.
         reason: String,
     },
+}
+
+impl StorageError {
+    /// Whether Cloud Storage refused for rate (`429`): an object takes about one write a
+    /// second.
+    pub fn is_rate_limited(&self) -> bool {
+        matches!(self, Self::Api { status: 429, .. })
+    }
 }
 
 fn describe_expected(expected: Option<Generation>) -> String {

@@ -191,6 +191,50 @@ async fn a_run_killed_on_one_machine_is_resumed_from_another_without_a_second_cr
 }
 
 #[tokio::test]
+async fn an_apply_of_many_clusters_keeps_to_cloud_storages_one_write_an_object_a_second() {
+    let h = Harness::with_options(EmulatorOptions {
+        operation_duration: Duration::from_millis(1500),
+        required_token: Some(TOKEN.to_owned()),
+        buckets: vec![BUCKET.to_owned()],
+        object_mutation_limit: true,
+        ..EmulatorOptions::default()
+    })
+    .await;
+    let ids: Vec<String> = (1..=12).map(|n| format!("c{n}")).collect();
+    let plan = plan(
+        ids.iter()
+            .map(|id| change(id, Action::Create, vec![create_request(id)]))
+            .collect(),
+    );
+    let engine =
+        ApplyEngine::new(h.client(fast_retry()), open(&h).await, 12).with_wait_options(fast_wait());
+
+    let report = engine
+        .apply(
+            &plan,
+            Arc::new(RecordingSink::default()),
+            CancellationToken::new(),
+        )
+        .await;
+
+    assert!(report.is_success(), "{report:?}");
+    let journal_writes: Vec<_> = h
+        .emulator
+        .requests()
+        .into_iter()
+        .filter(|r| r.method != "GET" && r.path.contains("journal.json"))
+        .collect();
+    assert!(
+        journal_writes.iter().all(|r| r.status != 429),
+        "a journal write was refused for the object's rate: {journal_writes:#?}"
+    );
+    // 24 changes (12 records, 12 removals) in a few writes: the ones asked for while a write
+    // was under way or paced went out together.
+    assert!(journal_writes.len() < 12, "{journal_writes:#?}");
+    assert_eq!(stored_clusters(&h), None);
+}
+
+#[tokio::test]
 async fn a_corrupt_object_is_an_error_naming_it_and_is_left_alone() {
     let h = harness(Duration::from_millis(50)).await;
     let journal = open(&h).await;

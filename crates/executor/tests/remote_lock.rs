@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use clusterform_emulator::{Emulator, EmulatorHandle, EmulatorOptions};
+use clusterform_emulator::{Emulator, EmulatorHandle, EmulatorOptions, OBJECT_MUTATION_INTERVAL};
 use clusterform_executor::{
     ClientOptions, ExecError, LockInfo, StaticToken, StorageClient, StorageError, StorageLock,
 };
@@ -128,6 +128,69 @@ async fn a_waiting_run_takes_the_lock_once_the_holder_releases_it() {
     releaser.await.unwrap();
     let held = StorageLock::holder(&client, OBJECT).await.unwrap().unwrap();
     assert_eq!(held.info.as_ref(), Some(second.info()));
+}
+
+/// An emulator that refuses a second write of an object within a second, as Cloud Storage
+/// does, and a client of its bucket.
+async fn start_rate_limited() -> (EmulatorHandle, StorageClient) {
+    let emulator = Emulator::new(EmulatorOptions {
+        required_token: Some(TOKEN.to_owned()),
+        buckets: vec![BUCKET.to_owned()],
+        object_mutation_limit: true,
+        ..EmulatorOptions::default()
+    })
+    .unwrap();
+    let handle = emulator
+        .serve("127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let client = client_of(&handle, BUCKET);
+    (handle, client)
+}
+
+#[tokio::test]
+async fn a_waiting_run_only_reads_the_lock_until_it_is_gone() {
+    let (handle, client) = start_rate_limited().await;
+    let first = StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO)
+        .await
+        .unwrap();
+    let releaser = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(3500)).await;
+        first.release().await.unwrap();
+    });
+    tokio::time::sleep(OBJECT_MUTATION_INTERVAL).await;
+    let second = StorageLock::acquire(&client, OBJECT, holder("destroy"), Duration::from_secs(30))
+        .await
+        .unwrap();
+    releaser.await.unwrap();
+
+    let log = handle.emulator().requests();
+    let refused = log.iter().position(|r| r.status == 412).unwrap();
+    let released = log.iter().position(|r| r.method == "DELETE").unwrap();
+    assert_eq!(log[released].status, 204, "{log:#?}");
+    let meanwhile = &log[refused + 1..released];
+    assert!(
+        meanwhile.len() >= 2 && meanwhile.iter().all(|r| r.method == "GET"),
+        "while the lock was held the waiter only read it: {log:#?}"
+    );
+    let held = StorageLock::holder(&client, OBJECT).await.unwrap().unwrap();
+    assert_eq!(held.info.as_ref(), Some(second.info()));
+}
+
+#[tokio::test]
+async fn a_create_refused_for_rate_is_a_lock_being_taken_not_an_error() {
+    let (_handle, client) = start_rate_limited().await;
+    let first = StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO)
+        .await
+        .unwrap();
+    // Within the second: Cloud Storage answers 429, not 412.
+    let refused = StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&refused, ExecError::RemoteLocked { holder: Some(h), .. } if **h == *first.info()),
+        "{refused:?}"
+    );
 }
 
 #[tokio::test]
