@@ -20,6 +20,11 @@ use crate::storage::{Generation, StorageClient, StorageError};
 /// so less often than the local lock's quarter second.
 const POLL_INTERVAL: Duration = Duration::from_secs(1);
 
+/// How long after taking the lock its release is sent at the earliest: Cloud Storage refuses a
+/// second write of an object within about a second (`429`), and a release refused until the
+/// retries run out would leave the lock behind for `force-unlock`.
+const MIN_RELEASE_DELAY: Duration = Duration::from_secs(1);
+
 /// The stack lock this run holds on Cloud Storage. Cheap to clone (a clone releases the same
 /// acquisition: only one release finds the object).
 #[derive(Debug, Clone)]
@@ -27,6 +32,8 @@ pub struct StorageLock {
     client: StorageClient,
     object: String,
     generation: Generation,
+    /// When the lock was written: its release waits [`MIN_RELEASE_DELAY`] from then.
+    taken_at: Instant,
     info: LockInfo,
 }
 
@@ -60,6 +67,7 @@ impl StorageLock {
                         client: client.clone(),
                         object: object.to_owned(),
                         generation,
+                        taken_at: Instant::now(),
                         info: holder,
                     });
                 }
@@ -115,6 +123,7 @@ impl StorageLock {
 
     /// Releases the lock: deletes the object if it is still the generation this run wrote.
     pub async fn release(self) -> Result<(), ExecError> {
+        tokio::time::sleep_until(self.taken_at + MIN_RELEASE_DELAY).await;
         self.client
             .delete_if(&self.object, self.generation)
             .await

@@ -178,6 +178,23 @@ async fn a_waiting_run_only_reads_the_lock_until_it_is_gone() {
 }
 
 #[tokio::test]
+async fn a_lock_released_at_once_is_released_without_meeting_the_rate_limit() {
+    let (handle, client) = start_rate_limited().await;
+    let lock = StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO)
+        .await
+        .unwrap();
+    lock.release().await.unwrap();
+    assert!(
+        StorageLock::holder(&client, OBJECT)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let log = handle.emulator().requests();
+    assert!(log.iter().all(|r| r.status != 429), "{log:#?}");
+}
+
+#[tokio::test]
 async fn a_create_refused_for_rate_is_a_lock_being_taken_not_an_error() {
     let (_handle, client) = start_rate_limited().await;
     let first = StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO)
