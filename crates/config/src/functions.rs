@@ -133,6 +133,18 @@ fn template_context() -> Context<'static> {
         "tonumber",
         FuncDef::builder().param(ParamType::Any).build(tonumber),
     );
+    declare(
+        "toset",
+        FuncDef::builder()
+            .param(ParamType::array_of(ParamType::Any))
+            .build(toset),
+    );
+    declare(
+        "tolist",
+        FuncDef::builder()
+            .param(ParamType::array_of(ParamType::Any))
+            .build(tolist),
+    );
     ctx
 }
 
@@ -379,6 +391,23 @@ fn tostring(args: FuncArgs) -> Result<Value, String> {
             .map(Value::String)
             .ok_or_else(|| format!("cannot convert a {} to a string", type_name(value))),
     }
+}
+
+/// Terraform's `toset`, as `for_each = toset([...])` is written: the list without repeats, in
+/// the order of first appearance (a set has no order; `for_each` orders its keys anyway).
+fn toset(args: FuncArgs) -> Result<Value, String> {
+    let mut set: Vec<Value> = Vec::new();
+    for item in args[0].as_array().into_iter().flatten() {
+        if !set.contains(item) {
+            set.push(item.clone());
+        }
+    }
+    Ok(Value::Array(set))
+}
+
+/// Terraform's `tolist`: a list (or a set, which is a list here) as it is.
+fn tolist(args: FuncArgs) -> Result<Value, String> {
+    Ok(args[0].clone())
 }
 
 fn tonumber(args: FuncArgs) -> Result<Value, String> {

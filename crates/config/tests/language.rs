@@ -39,6 +39,8 @@ fn every_function() {
         (r#"lookup({ a = "x" }, "b", "fallback")"#, "fallback"),
         (r#"coalesce("", null, "first")"#, "first"),
         (r#"tostring(tonumber("41") + 1)"#, "42"),
+        (r#"join(",", toset(["b", "a", "b"]))"#, "b,a"),
+        (r#"join(",", tolist(["x", "x"]))"#, "x,x"),
         (r#"true ? "yes" : "no""#, "yes"),
     ];
     for (expr, expected) in cases {
@@ -289,6 +291,21 @@ fn every_instance_of_a_large_for_each_sees_its_own_each() {
 fn for_each_needs_a_collection() {
     let text = format!("{PROVIDER}\ncluster \"fleet\" {{\n  for_each = 3\n{CLUSTER_BODY}}}\n");
     insta::assert_snapshot!(find(&failure(&text), "for_each"));
+}
+
+#[test]
+fn for_each_over_toset_as_its_hint_writes_it() {
+    let text = format!(
+        "{PROVIDER}\ncluster \"fleet\" {{\n  for_each = toset([\"b\", \"a\", \"b\"])\n{CLUSTER_BODY}}}\n"
+    );
+    let loaded = load_text(&text).unwrap_or_else(|d| panic!("{}", d.render(false)));
+    let ids: Vec<&str> = loaded
+        .config
+        .clusters
+        .iter()
+        .map(|c| c.id.as_str())
+        .collect();
+    assert_eq!(ids, ["a", "b"]);
 }
 
 #[test]
