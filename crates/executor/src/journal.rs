@@ -293,17 +293,28 @@ impl Journal {
             outcome: sender,
         });
         let mut store = self.store.lock().await;
-        // A write that held the lock before us may have taken our change.
-        if let Ok(taken) = outcome.try_recv() {
-            return taken;
+        // A write that held the lock before us may have taken our change; if not, ours takes it.
+        if outcome.is_empty() {
+            self.write_queued(&mut store).await;
         }
+        outcome.try_recv().unwrap_or_else(|_| {
+            Err(ExecError::Journal {
+                journal: self.location.clone(),
+                reason: "a change was left out of every write".to_owned(),
+            })
+        })
+    }
+
+    /// Writes every queued change in one write, once the store takes one, and tells each
+    /// asker how it went.
+    async fn write_queued(&self, store: &mut JournalStore) {
         store.ready_to_write().await;
         let batch = std::mem::take(&mut *self.queue());
         let changes: Vec<Change> = batch.iter().map(|queued| queued.change.clone()).collect();
         let current = self.lock().clone();
         let written = store.commit(current, &changes).await;
         if let Ok(stored) = &written {
-            *self.lock() = stored.clone();
+            self.lock().clone_from(stored);
         }
         for queued in batch {
             let told = match &written {
@@ -313,9 +324,6 @@ impl Journal {
             // Whoever asked may have stopped waiting; the change is written all the same.
             let _ = queued.outcome.send(told);
         }
-        outcome
-            .try_recv()
-            .unwrap_or_else(|_| written.map(|_| ()).map_err(|error| self.copy_of(&error)))
     }
 
     /// The same error for each change of a failed write.
@@ -425,6 +433,31 @@ mod tests {
             started_at: "2026-11-10T12:00:00Z".into(),
             timeout_seconds: 7200,
         }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn changes_asked_for_at_once_all_land_whichever_write_takes_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = Journal::open(dir.path()).unwrap();
+        let entries: Vec<JournalEntry> = (0..40)
+            .map(|n| entry(&format!("c{n}"), &n.to_string()))
+            .collect();
+        let records = entries.iter().map(|e| journal.record(e.clone()));
+        for recorded in futures::future::join_all(records).await {
+            recorded.unwrap();
+        }
+        let mut reopened = Journal::open(dir.path()).unwrap().entries();
+        reopened.sort_by(|a, b| a.operation.cmp(&b.operation));
+        let mut expected = entries.clone();
+        expected.sort_by(|a, b| a.operation.cmp(&b.operation));
+        assert_eq!(reopened, expected);
+
+        let removals = entries.iter().map(|e| journal.remove(&e.operation));
+        for removed in futures::future::join_all(removals).await {
+            removed.unwrap();
+        }
+        assert!(journal.is_empty());
+        assert!(!Journal::path_in(dir.path()).exists());
     }
 
     #[tokio::test]
