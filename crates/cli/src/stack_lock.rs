@@ -176,15 +176,10 @@ pub async fn take_lock(request: LockRequest<'_>, printer: &Printer) -> Result<St
     };
     let object = remote.object(&provider.stack, ".lock");
     let client = &connection.client;
-    let lock = match StorageLock::acquire(client, &object, holder.clone(), Duration::ZERO).await {
-        Err(ExecError::RemoteLocked {
-            holder: held_by, ..
-        }) if !timeout.is_zero() => {
-            say_waiting(timeout, held_by.as_deref(), printer);
-            StorageLock::acquire(client, &object, holder, timeout).await?
-        }
-        taken => taken?,
-    };
+    let lock = StorageLock::acquire(client, &object, holder, timeout, |held_by| {
+        say_waiting(timeout, held_by, printer);
+    })
+    .await?;
     Ok(StackLock::Storage(Box::new(RemoteLock {
         lock,
         _connection: connection,

@@ -49,15 +49,18 @@ pub struct HeldLock {
 impl StorageLock {
     /// Takes the lock `object` for `holder`, waiting up to `timeout` while another run holds
     /// it; a zero timeout fails at once with [`ExecError::RemoteLocked`] naming the holder.
-    /// While it waits, it reads the lock every second and tries to create it again only once
-    /// it is gone: Cloud Storage takes about one write of an object a second, and a waiter's
-    /// refused creates would compete with the holder's release.
+    /// `on_wait` is called once, with the holder, when it starts waiting. While it waits, it
+    /// reads the lock every second and tries to create it again only once it is gone: Cloud
+    /// Storage takes about one write of an object a second, and a waiter's refused creates
+    /// would compete with the holder's release.
     pub async fn acquire(
         client: &StorageClient,
         object: &str,
         holder: LockInfo,
         timeout: Duration,
+        on_wait: impl FnOnce(Option<&LockInfo>),
     ) -> Result<Self, ExecError> {
+        let mut on_wait = Some(on_wait);
         let deadline = Instant::now() + timeout;
         let record = serde_json::to_vec(&holder).unwrap_or_default();
         loop {
@@ -86,6 +89,9 @@ impl StorageLock {
                         holder: held.and_then(|lock| lock.info).map(Box::new),
                         waited: timeout,
                     });
+                }
+                if let Some(tell) = on_wait.take() {
+                    tell(held.as_ref().and_then(|lock| lock.info.as_ref()));
                 }
                 tokio::time::sleep(POLL_INTERVAL.min(remaining)).await;
                 just_written = false;

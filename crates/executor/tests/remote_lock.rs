@@ -51,10 +51,10 @@ fn holder(command: &str) -> LockInfo {
 #[tokio::test]
 async fn a_held_lock_is_refused_naming_the_holder_and_the_object() {
     let (_handle, client) = start().await;
-    let first = StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO)
+    let first = StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO, |_| {})
         .await
         .unwrap();
-    let refused = StorageLock::acquire(&client, OBJECT, holder("destroy"), Duration::ZERO)
+    let refused = StorageLock::acquire(&client, OBJECT, holder("destroy"), Duration::ZERO, |_| {})
         .await
         .unwrap_err();
     let ExecError::RemoteLocked {
@@ -77,7 +77,7 @@ async fn a_held_lock_is_refused_naming_the_holder_and_the_object() {
         assert!(message.contains(part), "{part:?} missing: {message}");
     }
     first.release().await.unwrap();
-    StorageLock::acquire(&client, OBJECT, holder("destroy"), Duration::ZERO)
+    StorageLock::acquire(&client, OBJECT, holder("destroy"), Duration::ZERO, |_| {})
         .await
         .unwrap();
 }
@@ -85,7 +85,7 @@ async fn a_held_lock_is_refused_naming_the_holder_and_the_object() {
 #[tokio::test]
 async fn release_deletes_only_the_generation_this_run_wrote() {
     let (_handle, client) = start().await;
-    let stale = StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO)
+    let stale = StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO, |_| {})
         .await
         .unwrap();
     // Someone force-unlocks the lock and another run takes it.
@@ -93,7 +93,7 @@ async fn release_deletes_only_the_generation_this_run_wrote() {
     assert_eq!(held.generation, stale.generation());
     assert_eq!(held.info.as_ref(), Some(stale.info()));
     StorageLock::remove(&client, OBJECT, &held).await.unwrap();
-    let current = StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO)
+    let current = StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO, |_| {})
         .await
         .unwrap();
 
@@ -115,16 +115,22 @@ async fn release_deletes_only_the_generation_this_run_wrote() {
 #[tokio::test]
 async fn a_waiting_run_takes_the_lock_once_the_holder_releases_it() {
     let (_handle, client) = start().await;
-    let first = StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO)
+    let first = StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO, |_| {})
         .await
         .unwrap();
     let releaser = tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(500)).await;
         first.release().await.unwrap();
     });
-    let second = StorageLock::acquire(&client, OBJECT, holder("destroy"), Duration::from_secs(30))
-        .await
-        .unwrap();
+    let second = StorageLock::acquire(
+        &client,
+        OBJECT,
+        holder("destroy"),
+        Duration::from_secs(30),
+        |_| {},
+    )
+    .await
+    .unwrap();
     releaser.await.unwrap();
     let held = StorageLock::holder(&client, OBJECT).await.unwrap().unwrap();
     assert_eq!(held.info.as_ref(), Some(second.info()));
@@ -151,7 +157,7 @@ async fn start_rate_limited() -> (EmulatorHandle, StorageClient) {
 #[tokio::test]
 async fn a_waiting_run_only_reads_the_lock_until_it_is_gone() {
     let (handle, client) = start_rate_limited().await;
-    let first = StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO)
+    let first = StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO, |_| {})
         .await
         .unwrap();
     let releaser = tokio::spawn(async move {
@@ -159,9 +165,15 @@ async fn a_waiting_run_only_reads_the_lock_until_it_is_gone() {
         first.release().await.unwrap();
     });
     tokio::time::sleep(OBJECT_MUTATION_INTERVAL).await;
-    let second = StorageLock::acquire(&client, OBJECT, holder("destroy"), Duration::from_secs(30))
-        .await
-        .unwrap();
+    let second = StorageLock::acquire(
+        &client,
+        OBJECT,
+        holder("destroy"),
+        Duration::from_secs(30),
+        |_| {},
+    )
+    .await
+    .unwrap();
     releaser.await.unwrap();
 
     let log = handle.emulator().requests();
@@ -180,7 +192,7 @@ async fn a_waiting_run_only_reads_the_lock_until_it_is_gone() {
 #[tokio::test]
 async fn a_lock_released_at_once_is_released_without_meeting_the_rate_limit() {
     let (handle, client) = start_rate_limited().await;
-    let lock = StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO)
+    let lock = StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO, |_| {})
         .await
         .unwrap();
     lock.release().await.unwrap();
@@ -197,11 +209,11 @@ async fn a_lock_released_at_once_is_released_without_meeting_the_rate_limit() {
 #[tokio::test]
 async fn a_create_refused_for_rate_is_a_lock_being_taken_not_an_error() {
     let (_handle, client) = start_rate_limited().await;
-    let first = StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO)
+    let first = StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO, |_| {})
         .await
         .unwrap();
     // Within the second: Cloud Storage answers 429, not 412.
-    let refused = StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO)
+    let refused = StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO, |_| {})
         .await
         .unwrap_err();
     assert!(
@@ -211,13 +223,55 @@ async fn a_create_refused_for_rate_is_a_lock_being_taken_not_an_error() {
 }
 
 #[tokio::test]
+async fn the_wait_is_told_once_with_the_holder_and_only_when_there_is_one() {
+    let (_handle, client) = start().await;
+    let told = std::sync::Mutex::new(Vec::new());
+    let first = StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO, |held| {
+        told.lock().unwrap().push(held.cloned());
+    })
+    .await
+    .unwrap();
+    assert!(
+        told.lock().unwrap().is_empty(),
+        "a free lock is taken without waiting"
+    );
+    let refused = StorageLock::acquire(&client, OBJECT, holder("plan"), Duration::ZERO, |held| {
+        told.lock().unwrap().push(held.cloned());
+    })
+    .await;
+    assert!(matches!(refused, Err(ExecError::RemoteLocked { .. })));
+    assert!(told.lock().unwrap().is_empty(), "no wait without a timeout");
+
+    let releaser = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(2500)).await;
+        first.release().await.unwrap();
+    });
+    let holder_info = StorageLock::holder(&client, OBJECT)
+        .await
+        .unwrap()
+        .unwrap()
+        .info;
+    StorageLock::acquire(
+        &client,
+        OBJECT,
+        holder("destroy"),
+        Duration::from_secs(30),
+        |held| told.lock().unwrap().push(held.cloned()),
+    )
+    .await
+    .unwrap();
+    releaser.await.unwrap();
+    assert_eq!(*told.lock().unwrap(), vec![holder_info]);
+}
+
+#[tokio::test]
 async fn waiting_ends_with_the_holder_named_when_the_timeout_expires() {
     let (_handle, client) = start().await;
-    let _first = StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO)
+    let _first = StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO, |_| {})
         .await
         .unwrap();
     let timeout = Duration::from_millis(1500);
-    let refused = StorageLock::acquire(&client, OBJECT, holder("apply"), timeout)
+    let refused = StorageLock::acquire(&client, OBJECT, holder("apply"), timeout, |_| {})
         .await
         .unwrap_err();
     assert!(
@@ -238,7 +292,8 @@ async fn of_two_runs_racing_for_a_free_lock_exactly_one_wins() {
             .map(|_| {
                 let client = client.clone();
                 tokio::spawn(async move {
-                    StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO).await
+                    StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO, |_| {})
+                        .await
                 })
             })
             .collect();
@@ -261,7 +316,7 @@ async fn of_two_runs_racing_for_a_free_lock_exactly_one_wins() {
 async fn a_missing_bucket_is_an_error_not_a_held_lock() {
     let (handle, _client) = start().await;
     let client = client_of(&handle, "no-such-bucket");
-    let error = StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO)
+    let error = StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO, |_| {})
         .await
         .unwrap_err();
     assert!(
