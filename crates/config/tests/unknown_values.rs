@@ -189,7 +189,7 @@ fn for_each_provider_lock_and_lifecycle_values_are_type_checked_too() {
         1,
     );
     let messages = validation_messages_of(&format!(
-        "{variables}\n{text}\ncluster \"a\" {{\n  for_each = var.region\n}}\ncluster \"b\" {{\n  for_each = var.zones\n}}\nremoved {{\n  cluster = \"old\"\n  project = var.projects\n}}\n"
+        "{variables}\n{text}\ncluster \"a\" {{\n  for_each = var.region\n}}\ncluster \"b\" {{\n  for_each = var.zones\n}}\ncluster \"c\" {{\n  for_each = {{ x = 1 }}\n  id = var.projects\n}}\nremoved {{\n  cluster = \"old\"\n  project = var.projects\n}}\n"
     ));
     assert_eq!(
         messages,
@@ -198,6 +198,7 @@ fn for_each_provider_lock_and_lifecycle_values_are_type_checked_too() {
             "wrong value for `prevent_destroy`: expected a bool, found a value of type `string`",
             "wrong value for `for_each`: for_each needs a map or a set of strings, found a value of type `string`",
             "wrong value for `for_each`: for_each over a set needs strings, found a value of type `list(number)`",
+            "wrong value for `id`: expected a string, found a value of type `list(string)`",
             "wrong value for `project`: expected a string, found a value of type `list(string)`",
         ]
     );

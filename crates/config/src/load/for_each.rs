@@ -15,7 +15,7 @@ use hcl::edit::structure::Block;
 use super::{FileBlock, Run};
 use crate::decode::string_text;
 use crate::diagnostic::SourceFile;
-use crate::evaluator::{Bindings, Scope};
+use crate::evaluator::{Bindings, Scope, takes_string};
 use crate::functions::type_name;
 use crate::source::block_head;
 use crate::variables::VarType;
@@ -66,6 +66,10 @@ impl Run {
             return Vec::new();
         };
         let id_attribute = block.body.get_attribute("id");
+        if let Some(id) = id_attribute {
+            self.eval
+                .check_unknown_type(source, "id", &id.value, takes_string);
+        }
         let mut scope = InstanceScope::new(ctx);
         let mut instances = Vec::new();
         for (key, value) in entries {
