@@ -1,6 +1,8 @@
 //! The stack lock on Cloud Storage against the emulator: a held lock is refused naming its
 //! holder and object, release deletes only the generation this run wrote, waiting ends when
-//! the holder releases, and of two runs racing for a free lock exactly one wins.
+//! the holder releases (and is told once), and of two runs racing for a free lock exactly one
+//! wins; with Cloud Storage's one write of an object a second, a waiter only reads, a quick
+//! release waits the second out, and a create refused for rate is a lock being taken.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,9 +18,20 @@ const BUCKET: &str = "team-infra";
 const OBJECT: &str = "clusterform/prod/ml.lock";
 
 async fn start() -> (EmulatorHandle, StorageClient) {
+    start_with(false).await
+}
+
+/// An emulator that refuses a second write of an object within a second, as Cloud Storage
+/// does, and a client of its bucket.
+async fn start_rate_limited() -> (EmulatorHandle, StorageClient) {
+    start_with(true).await
+}
+
+async fn start_with(object_mutation_limit: bool) -> (EmulatorHandle, StorageClient) {
     let emulator = Emulator::new(EmulatorOptions {
         required_token: Some(TOKEN.to_owned()),
         buckets: vec![BUCKET.to_owned()],
+        object_mutation_limit,
         ..EmulatorOptions::default()
     })
     .unwrap();
@@ -48,15 +61,41 @@ fn holder(command: &str) -> LockInfo {
     LockInfo::for_this_process(command, "9.9.9")
 }
 
+/// Takes the lock for `command` without waiting.
+async fn try_take(client: &StorageClient, command: &str) -> Result<StorageLock, ExecError> {
+    StorageLock::acquire(client, OBJECT, holder(command), Duration::ZERO, |_| {}).await
+}
+
+/// Releases `lock` after `delay`, on a task of its own.
+fn release_after(lock: StorageLock, delay: Duration) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        tokio::time::sleep(delay).await;
+        lock.release().await.unwrap();
+    })
+}
+
+/// Takes the lock for `command`, waiting up to 30 s for it; `on_wait` is told the holder.
+async fn take_waiting(
+    client: &StorageClient,
+    command: &str,
+    on_wait: impl FnOnce(Option<&LockInfo>),
+) -> StorageLock {
+    StorageLock::acquire(
+        client,
+        OBJECT,
+        holder(command),
+        Duration::from_secs(30),
+        on_wait,
+    )
+    .await
+    .unwrap()
+}
+
 #[tokio::test]
 async fn a_held_lock_is_refused_naming_the_holder_and_the_object() {
     let (_handle, client) = start().await;
-    let first = StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO, |_| {})
-        .await
-        .unwrap();
-    let refused = StorageLock::acquire(&client, OBJECT, holder("destroy"), Duration::ZERO, |_| {})
-        .await
-        .unwrap_err();
+    let first = try_take(&client, "apply").await.unwrap();
+    let refused = try_take(&client, "destroy").await.unwrap_err();
     let ExecError::RemoteLocked {
         holder: Some(named),
         object,
@@ -77,25 +116,19 @@ async fn a_held_lock_is_refused_naming_the_holder_and_the_object() {
         assert!(message.contains(part), "{part:?} missing: {message}");
     }
     first.release().await.unwrap();
-    StorageLock::acquire(&client, OBJECT, holder("destroy"), Duration::ZERO, |_| {})
-        .await
-        .unwrap();
+    try_take(&client, "destroy").await.unwrap();
 }
 
 #[tokio::test]
 async fn release_deletes_only_the_generation_this_run_wrote() {
     let (_handle, client) = start().await;
-    let stale = StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO, |_| {})
-        .await
-        .unwrap();
+    let stale = try_take(&client, "apply").await.unwrap();
     // Someone force-unlocks the lock and another run takes it.
     let held = StorageLock::holder(&client, OBJECT).await.unwrap().unwrap();
     assert_eq!(held.generation, stale.generation());
     assert_eq!(held.info.as_ref(), Some(stale.info()));
     StorageLock::remove(&client, OBJECT, &held).await.unwrap();
-    let current = StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO, |_| {})
-        .await
-        .unwrap();
+    let current = try_take(&client, "apply").await.unwrap();
 
     let error = stale.release().await.unwrap_err();
     assert!(
@@ -115,65 +148,21 @@ async fn release_deletes_only_the_generation_this_run_wrote() {
 #[tokio::test]
 async fn a_waiting_run_takes_the_lock_once_the_holder_releases_it() {
     let (_handle, client) = start().await;
-    let first = StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO, |_| {})
-        .await
-        .unwrap();
-    let releaser = tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(500)).await;
-        first.release().await.unwrap();
-    });
-    let second = StorageLock::acquire(
-        &client,
-        OBJECT,
-        holder("destroy"),
-        Duration::from_secs(30),
-        |_| {},
-    )
-    .await
-    .unwrap();
+    let first = try_take(&client, "apply").await.unwrap();
+    let releaser = release_after(first, Duration::from_millis(500));
+    let second = take_waiting(&client, "destroy", |_| {}).await;
     releaser.await.unwrap();
     let held = StorageLock::holder(&client, OBJECT).await.unwrap().unwrap();
     assert_eq!(held.info.as_ref(), Some(second.info()));
 }
 
-/// An emulator that refuses a second write of an object within a second, as Cloud Storage
-/// does, and a client of its bucket.
-async fn start_rate_limited() -> (EmulatorHandle, StorageClient) {
-    let emulator = Emulator::new(EmulatorOptions {
-        required_token: Some(TOKEN.to_owned()),
-        buckets: vec![BUCKET.to_owned()],
-        object_mutation_limit: true,
-        ..EmulatorOptions::default()
-    })
-    .unwrap();
-    let handle = emulator
-        .serve("127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap();
-    let client = client_of(&handle, BUCKET);
-    (handle, client)
-}
-
 #[tokio::test]
 async fn a_waiting_run_only_reads_the_lock_until_it_is_gone() {
     let (handle, client) = start_rate_limited().await;
-    let first = StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO, |_| {})
-        .await
-        .unwrap();
-    let releaser = tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(3500)).await;
-        first.release().await.unwrap();
-    });
+    let first = try_take(&client, "apply").await.unwrap();
+    let releaser = release_after(first, Duration::from_millis(3500));
     tokio::time::sleep(OBJECT_MUTATION_INTERVAL).await;
-    let second = StorageLock::acquire(
-        &client,
-        OBJECT,
-        holder("destroy"),
-        Duration::from_secs(30),
-        |_| {},
-    )
-    .await
-    .unwrap();
+    let second = take_waiting(&client, "destroy", |_| {}).await;
     releaser.await.unwrap();
 
     let log = handle.emulator().requests();
@@ -192,9 +181,7 @@ async fn a_waiting_run_only_reads_the_lock_until_it_is_gone() {
 #[tokio::test]
 async fn a_lock_released_at_once_is_released_without_meeting_the_rate_limit() {
     let (handle, client) = start_rate_limited().await;
-    let lock = StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO, |_| {})
-        .await
-        .unwrap();
+    let lock = try_take(&client, "apply").await.unwrap();
     lock.release().await.unwrap();
     assert!(
         StorageLock::holder(&client, OBJECT)
@@ -209,13 +196,9 @@ async fn a_lock_released_at_once_is_released_without_meeting_the_rate_limit() {
 #[tokio::test]
 async fn a_create_refused_for_rate_is_a_lock_being_taken_not_an_error() {
     let (_handle, client) = start_rate_limited().await;
-    let first = StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO, |_| {})
-        .await
-        .unwrap();
+    let first = try_take(&client, "apply").await.unwrap();
     // Within the second: Cloud Storage answers 429, not 412.
-    let refused = StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO, |_| {})
-        .await
-        .unwrap_err();
+    let refused = try_take(&client, "apply").await.unwrap_err();
     assert!(
         matches!(&refused, ExecError::RemoteLocked { holder: Some(h), .. } if **h == *first.info()),
         "{refused:?}"
@@ -242,24 +225,16 @@ async fn the_wait_is_told_once_with_the_holder_and_only_when_there_is_one() {
     assert!(matches!(refused, Err(ExecError::RemoteLocked { .. })));
     assert!(told.lock().unwrap().is_empty(), "no wait without a timeout");
 
-    let releaser = tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(2500)).await;
-        first.release().await.unwrap();
-    });
+    let releaser = release_after(first, Duration::from_millis(2500));
     let holder_info = StorageLock::holder(&client, OBJECT)
         .await
         .unwrap()
         .unwrap()
         .info;
-    StorageLock::acquire(
-        &client,
-        OBJECT,
-        holder("destroy"),
-        Duration::from_secs(30),
-        |held| told.lock().unwrap().push(held.cloned()),
-    )
-    .await
-    .unwrap();
+    take_waiting(&client, "destroy", |held| {
+        told.lock().unwrap().push(held.cloned());
+    })
+    .await;
     releaser.await.unwrap();
     assert_eq!(*told.lock().unwrap(), vec![holder_info]);
 }
@@ -267,9 +242,7 @@ async fn the_wait_is_told_once_with_the_holder_and_only_when_there_is_one() {
 #[tokio::test]
 async fn waiting_ends_with_the_holder_named_when_the_timeout_expires() {
     let (_handle, client) = start().await;
-    let _first = StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO, |_| {})
-        .await
-        .unwrap();
+    let _first = try_take(&client, "apply").await.unwrap();
     let timeout = Duration::from_millis(1500);
     let refused = StorageLock::acquire(&client, OBJECT, holder("apply"), timeout, |_| {})
         .await
@@ -316,9 +289,7 @@ async fn of_two_runs_racing_for_a_free_lock_exactly_one_wins() {
 async fn a_missing_bucket_is_an_error_not_a_held_lock() {
     let (handle, _client) = start().await;
     let client = client_of(&handle, "no-such-bucket");
-    let error = StorageLock::acquire(&client, OBJECT, holder("apply"), Duration::ZERO, |_| {})
-        .await
-        .unwrap_err();
+    let error = try_take(&client, "apply").await.unwrap_err();
     assert!(
         matches!(&error, ExecError::LockStorage(e) if matches!(**e, StorageError::BucketNotFound { .. })),
         "{error}"
