@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clusterform_emulator::{EmulatorOptions, FaultSpec, RecordedRequest};
-use clusterform_executor::{ApplyEngine, ApplyReport, ExecError, Journal, RetryPolicy};
+use clusterform_executor::{ApiClient, ApplyEngine, ApplyReport, ExecError, Journal, RetryPolicy};
 use clusterform_model::ClusterName;
 use clusterform_model::rest::ClusterRequest;
 use clusterform_planner::{Action, ClusterChange};
@@ -126,6 +126,38 @@ async fn a_quota_error_holds_back_its_region_and_no_other() {
     );
 }
 
+/// Applies the create of a cluster in [`QUOTA_REGION`] through `client`, with a journal in
+/// `dir`, interrupted 300 ms in: the interruption must end the apply within 20 s, the action
+/// cancelled.
+async fn create_interrupted(client: ApiClient, dir: &std::path::Path) {
+    let engine =
+        ApplyEngine::new(client, Journal::open(dir).unwrap(), 1).with_wait_options(fast_wait());
+    let cancel = CancellationToken::new();
+    let interrupt = tokio::spawn({
+        let cancel = cancel.clone();
+        async move {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            cancel.cancel();
+        }
+    });
+    let report = tokio::time::timeout(
+        Duration::from_secs(20),
+        apply(
+            &engine,
+            vec![create_change_in(QUOTA_REGION, "second")],
+            cancel,
+        ),
+    )
+    .await
+    .expect("the interruption ended the apply");
+    interrupt.await.unwrap();
+    assert!(report.interrupted, "{report:#?}");
+    assert!(
+        matches!(report.outcomes[0].result, Err(ExecError::Cancelled)),
+        "{report:#?}"
+    );
+}
+
 #[tokio::test]
 async fn an_interruption_ends_a_wait_for_a_region_backing_off_with_nothing_sent() {
     let h = quota_harness(60).await;
@@ -138,34 +170,7 @@ async fn an_interruption_ends_a_wait_for_a_region_backing_off_with_nothing_sent(
     let refused = client.get_cluster(&address_in(QUOTA_REGION, "first")).await;
     assert!(refused.unwrap_err().is_quota_exhausted());
     let dir = tempfile::tempdir().unwrap();
-    let engine = ApplyEngine::new(client, Journal::open(dir.path()).unwrap(), 1)
-        .with_wait_options(fast_wait());
-    let cancel = CancellationToken::new();
-    let interrupt = tokio::spawn({
-        let cancel = cancel.clone();
-        async move {
-            tokio::time::sleep(Duration::from_millis(300)).await;
-            cancel.cancel();
-        }
-    });
-
-    let report = tokio::time::timeout(
-        Duration::from_secs(20),
-        apply(
-            &engine,
-            vec![create_change_in(QUOTA_REGION, "second")],
-            cancel,
-        ),
-    )
-    .await
-    .expect("the interruption ended the wait for the region");
-    interrupt.await.unwrap();
-
-    assert!(report.interrupted, "{report:#?}");
-    assert!(
-        matches!(report.outcomes[0].result, Err(ExecError::Cancelled)),
-        "{report:#?}"
-    );
+    create_interrupted(client, dir.path()).await;
     assert_eq!(
         h.count("POST", "/modelDevelopmentClusters"),
         0,
@@ -192,34 +197,7 @@ async fn an_interruption_ends_the_retry_wait_of_a_change_refused_for_quota() {
         },
     );
     let dir = tempfile::tempdir().unwrap();
-    let engine = ApplyEngine::new(client, Journal::open(dir.path()).unwrap(), 1)
-        .with_wait_options(fast_wait());
-    let cancel = CancellationToken::new();
-    let interrupt = tokio::spawn({
-        let cancel = cancel.clone();
-        async move {
-            tokio::time::sleep(Duration::from_millis(300)).await;
-            cancel.cancel();
-        }
-    });
-
-    let report = tokio::time::timeout(
-        Duration::from_secs(20),
-        apply(
-            &engine,
-            vec![create_change_in(QUOTA_REGION, "second")],
-            cancel,
-        ),
-    )
-    .await
-    .expect("the interruption ended the wait to send the create again");
-    interrupt.await.unwrap();
-
-    assert!(report.interrupted, "{report:#?}");
-    assert!(
-        matches!(report.outcomes[0].result, Err(ExecError::Cancelled)),
-        "{report:#?}"
-    );
+    create_interrupted(client, dir.path()).await;
     let sent: Vec<Seen> = server.requests();
     assert_eq!(sent.len(), 1, "one refused create, nothing else: {sent:#?}");
     assert_eq!(sent[0].method, "POST");
