@@ -2,11 +2,12 @@
 //! lock keeps other runs out), or a Cloud Storage object shared by every machine that runs the
 //! stack. A change to the object is written with optimistic concurrency: the upload carries
 //! the generation last read (`ifGenerationMatch`), and when another machine wrote in between
-//! (`412`) the object is read again and the one change (record or remove of one operation) is
-//! applied on top of what is there, so that another machine's entries are never dropped.
+//! (`412`) the object is read again and the changes of the write (records and removals of
+//! operations) are applied on top of what is there, so that another machine's entries are
+//! never dropped. The object is written at most once per [`OBJECT_WRITE_INTERVAL`]; changes
+//! asked for meanwhile go out together (see `Journal::commit`).
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use clusterform_files::{Access, remove_durably, write_atomic};
 use tokio::time::Instant;
@@ -14,16 +15,11 @@ use tokio::time::Instant;
 use crate::error::ExecError;
 use crate::journal::{Change, JournalLocation, Slot, encode, parse};
 use crate::state_dir::StateDir;
-use crate::storage::{Generation, StorageClient, StorageError};
+use crate::storage::{Generation, OBJECT_WRITE_INTERVAL, StorageClient, StorageError};
 
 /// How many times one change is attempted while other machines keep replacing the object: each
 /// lost race means another machine's write went through, so the journal as a whole progresses.
 const MAX_WRITE_ATTEMPTS: usize = 16;
-
-/// The least time between two writes of the journal object: Cloud Storage takes about one
-/// create, update or delete of an object a second and answers `429` to more. Changes asked for
-/// meanwhile are written together (see `Journal::commit`).
-pub(crate) const MIN_OBJECT_WRITE_INTERVAL: Duration = Duration::from_secs(1);
 
 /// The journal's persistence.
 #[derive(Debug)]
@@ -57,7 +53,7 @@ impl JournalStore {
     }
 
     /// Waits until the store takes another write: at once for the file; for the object, until
-    /// [`MIN_OBJECT_WRITE_INTERVAL`] after its last write.
+    /// [`OBJECT_WRITE_INTERVAL`] after its last write.
     pub(crate) async fn ready_to_write(&self) {
         if let Self::Object(object) = self {
             object.ready_to_write().await;
@@ -180,15 +176,15 @@ impl ObjectStore {
         Ok(slots)
     }
 
-    /// Waits until [`MIN_OBJECT_WRITE_INTERVAL`] has passed since this run's last write.
+    /// Waits until [`OBJECT_WRITE_INTERVAL`] has passed since this run's last write.
     async fn ready_to_write(&self) {
         if let Some(last) = self.last_write {
-            tokio::time::sleep_until(last + MIN_OBJECT_WRITE_INTERVAL).await;
+            tokio::time::sleep_until(last + OBJECT_WRITE_INTERVAL).await;
         }
     }
 
     /// Writes `content` only over the generation last seen: creates the object when it was
-    /// absent; `None` (an empty journal) deletes it. Keeps to [`MIN_OBJECT_WRITE_INTERVAL`]
+    /// absent; `None` (an empty journal) deletes it. Keeps to [`OBJECT_WRITE_INTERVAL`]
     /// (a write lost to another machine's counts too).
     async fn write(&mut self, content: Option<&[u8]>) -> Result<(), StorageError> {
         if content.is_none() && self.generation.is_none() {

@@ -14,16 +14,11 @@ use tokio::time::Instant;
 
 use crate::error::ExecError;
 use crate::lock::LockInfo;
-use crate::storage::{Generation, StorageClient, StorageError};
+use crate::storage::{Generation, OBJECT_WRITE_INTERVAL, StorageClient, StorageError};
 
 /// How often a run waiting for the lock (`--lock-timeout`) reads it: each read is a request,
 /// so less often than the local lock's quarter second.
 const POLL_INTERVAL: Duration = Duration::from_secs(1);
-
-/// How long after taking the lock its release is sent at the earliest: Cloud Storage refuses a
-/// second write of an object within about a second (`429`), and a release refused until the
-/// retries run out would leave the lock behind for `force-unlock`.
-const MIN_RELEASE_DELAY: Duration = Duration::from_secs(1);
 
 /// The stack lock this run holds on Cloud Storage. Cheap to clone (a clone releases the same
 /// acquisition: only one release finds the object).
@@ -32,7 +27,8 @@ pub struct StorageLock {
     client: StorageClient,
     object: String,
     generation: Generation,
-    /// When the lock was written: its release waits [`MIN_RELEASE_DELAY`] from then.
+    /// When the lock was written: its release waits [`OBJECT_WRITE_INTERVAL`] from then, since
+    /// a release refused for rate until the retries run out would leave the lock behind.
     taken_at: Instant,
     info: LockInfo,
 }
@@ -129,7 +125,7 @@ impl StorageLock {
 
     /// Releases the lock: deletes the object if it is still the generation this run wrote.
     pub async fn release(self) -> Result<(), ExecError> {
-        tokio::time::sleep_until(self.taken_at + MIN_RELEASE_DELAY).await;
+        tokio::time::sleep_until(self.taken_at + OBJECT_WRITE_INTERVAL).await;
         self.client
             .delete_if(&self.object, self.generation)
             .await

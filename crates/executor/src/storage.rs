@@ -25,6 +25,11 @@ use crate::http::{
     quote_body, redact_userinfo, retry_after,
 };
 
+/// The least time between two writes of one object: Cloud Storage documents "an update limit on
+/// each object of once per second" and answers `429` ("exceeded the rate limit for object
+/// mutation operations") to more. The journal paces its writes by it and the lock its release.
+pub(crate) const OBJECT_WRITE_INTERVAL: Duration = Duration::from_secs(1);
+
 /// Where requests go unless [`ClientOptions::endpoint`] overrides it.
 pub const STORAGE_ENDPOINT: &str = "https://storage.googleapis.com";
 
