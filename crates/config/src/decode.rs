@@ -733,11 +733,7 @@ fn lifecycle_takes(name: &str, ty: &VarType) -> Result<(), String> {
     match (name, ty) {
         ("prevent_destroy", VarType::Bool) => Ok(()),
         ("prevent_destroy", _) => Err(format!("expected a bool, found a value of type `{ty}`")),
-        (_, VarType::List(element) | VarType::Set(element))
-            if matches!(**element, VarType::String | VarType::Any) =>
-        {
-            Ok(())
-        }
+        _ if ty.may_be_list_of_strings() => Ok(()),
         _ => Err(format!(
             "expected a list of strings, found a value of type `{ty}`"
         )),

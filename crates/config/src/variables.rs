@@ -75,6 +75,12 @@ impl VarType {
         }
     }
 
+    /// Whether a value of this type may be a list (or set) of strings as they are, unconverted.
+    pub fn may_be_list_of_strings(&self) -> bool {
+        matches!(self, Self::List(element) | Self::Set(element)
+            if matches!(**element, Self::String | Self::Any))
+    }
+
     /// Whether a value of this type may be a single string, number or bool.
     pub fn may_be_scalar(&self) -> bool {
         matches!(self, Self::Any | Self::String | Self::Number | Self::Bool)

@@ -57,10 +57,15 @@ impl StorageLock {
         on_wait: impl FnOnce(Option<&LockInfo>),
     ) -> Result<Self, ExecError> {
         let mut on_wait = Some(on_wait);
-        let deadline = Instant::now() + timeout;
+        let wait = LockWait {
+            client,
+            object,
+            deadline: Instant::now() + timeout,
+            timeout,
+        };
         let record = serde_json::to_vec(&holder).unwrap_or_default();
         loop {
-            let mut just_written = match client.create_if_absent(object, &record).await {
+            let just_written = match client.create_if_absent(object, &record).await {
                 Ok(generation) => {
                     return Ok(Self {
                         client: client.clone(),
@@ -76,23 +81,7 @@ impl StorageLock {
                 Err(error) if error.is_rate_limited() => true,
                 Err(other) => return Err(lock_storage(other)),
             };
-            let mut held = Self::holder(client, object).await?;
-            while held.is_some() || just_written {
-                let remaining = deadline.saturating_duration_since(Instant::now());
-                if remaining.is_zero() {
-                    return Err(ExecError::RemoteLocked {
-                        object: location(client, object),
-                        holder: held.and_then(|lock| lock.info).map(Box::new),
-                        waited: timeout,
-                    });
-                }
-                if let Some(tell) = on_wait.take() {
-                    tell(held.as_ref().and_then(|lock| lock.info.as_ref()));
-                }
-                tokio::time::sleep(POLL_INTERVAL.min(remaining)).await;
-                just_written = false;
-                held = Self::holder(client, object).await?;
-            }
+            wait.until_free(just_written, &mut on_wait).await?;
         }
     }
 
@@ -145,6 +134,44 @@ impl StorageLock {
     /// `gs://BUCKET/OBJECT`.
     pub fn location(&self) -> String {
         location(&self.client, &self.object)
+    }
+}
+
+/// A wait for a lock another run holds, until `deadline` (`timeout` after the wait began).
+struct LockWait<'a> {
+    client: &'a StorageClient,
+    object: &'a str,
+    deadline: Instant,
+    timeout: Duration,
+}
+
+impl LockWait<'_> {
+    /// Reads the lock every second until it is gone and was not written within the last second
+    /// (`just_written`: a create of ours was refused for rate), telling `on_wait` (once) who
+    /// holds it; fails with [`ExecError::RemoteLocked`] at the deadline.
+    async fn until_free(
+        &self,
+        mut just_written: bool,
+        on_wait: &mut Option<impl FnOnce(Option<&LockInfo>)>,
+    ) -> Result<(), ExecError> {
+        let mut held = StorageLock::holder(self.client, self.object).await?;
+        while held.is_some() || just_written {
+            let remaining = self.deadline.saturating_duration_since(Instant::now());
+            if remaining.is_zero() {
+                return Err(ExecError::RemoteLocked {
+                    object: location(self.client, self.object),
+                    holder: held.and_then(|lock| lock.info).map(Box::new),
+                    waited: self.timeout,
+                });
+            }
+            if let Some(tell) = on_wait.take() {
+                tell(held.as_ref().and_then(|lock| lock.info.as_ref()));
+            }
+            tokio::time::sleep(POLL_INTERVAL.min(remaining)).await;
+            just_written = false;
+            held = StorageLock::holder(self.client, self.object).await?;
+        }
+        Ok(())
     }
 }
 

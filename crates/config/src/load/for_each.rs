@@ -153,11 +153,7 @@ impl Run {
 fn for_each_takes(ty: &VarType) -> Result<(), String> {
     match ty {
         VarType::Map(_) | VarType::Any => Ok(()),
-        VarType::List(element) | VarType::Set(element)
-            if matches!(**element, VarType::String | VarType::Any) =>
-        {
-            Ok(())
-        }
+        _ if ty.may_be_list_of_strings() => Ok(()),
         VarType::List(_) | VarType::Set(_) => Err(format!(
             "for_each over a set needs strings, found a value of type `{ty}`"
         )),
