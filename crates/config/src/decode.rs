@@ -522,6 +522,10 @@ impl Decoder<'_, '_> {
             let parsed = string_text(&evaluated.value)
                 .and_then(|text| duration::parse(&text).map_err(|e| e.to_string()))
                 .and_then(|seconds| {
+                    if seconds.0 == 0 {
+                        return Err("a timeout of 0s would give up before the operation starts"
+                            .to_owned());
+                    }
                     if seconds.0 > MAX_TIMEOUT_SECONDS {
                         return Err(format!(
                             "{seconds} is longer than the longest timeout, 7 days"
@@ -705,7 +709,7 @@ fn field_json(spec: &FieldSpec, value: &Value) -> Result<Option<Json>, ValueErro
                 })
                 .collect::<Result<_, _>>()?,
         ),
-        FieldKind::StringMap => {
+        FieldKind::StringMap | FieldKind::SlurmConfig => {
             let Value::Object(entries) = value else {
                 return Err(plain(format!(
                     "expected a map of strings, found a {}",
@@ -752,7 +756,9 @@ fn kind_takes(kind: FieldKind, ty: &VarType) -> Result<(), String> {
         FieldKind::StringList | FieldKind::EnumList(_) => {
             matches!(ty, VarType::List(element) | VarType::Set(element) if element.may_be_scalar())
         }
-        FieldKind::StringMap => matches!(ty, VarType::Map(element) if element.may_be_scalar()),
+        FieldKind::StringMap | FieldKind::SlurmConfig => {
+            matches!(ty, VarType::Map(element) if element.may_be_scalar())
+        }
         FieldKind::Timestamp | FieldKind::Json | FieldKind::Message | FieldKind::KeyedList(_) => {
             true
         }

@@ -73,7 +73,7 @@ fn write_message(
 /// The HCL of an attribute's value; `None` when nothing is left to write.
 fn attribute_value(kind: FieldKind, value: &Json, skip_stack: bool) -> Option<String> {
     match (kind, value) {
-        (FieldKind::StringMap, Json::Object(map)) => {
+        (FieldKind::StringMap | FieldKind::SlurmConfig, Json::Object(map)) => {
             let entries: Vec<String> = map
                 .iter()
                 .filter(|(key, _)| !(skip_stack && key.as_str() == STACK_LABEL))

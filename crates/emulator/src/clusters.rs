@@ -331,10 +331,10 @@ mod tests {
             "Invalid updateMask `labels,,node_pools`: empty path."
         );
         assert!(
-            update_mask(Some("display_name"))
+            update_mask(Some("network"))
                 .unwrap_err()
                 .message
-                .starts_with("update mask path `display_name` is not updatable")
+                .starts_with("update mask path `network` is not updatable")
         );
     }
 

@@ -1,4 +1,4 @@
-//! Update masks as the service applies them: only the six allowed paths can
+//! Update masks as the service applies them: only the allowed paths can
 //! be updated, and each masked field is replaced whole by the request body's
 //! value (a field absent from the body is cleared). This is the emulator's own
 //! list, deliberately independent of `clusterform-model`'s field table.
@@ -7,14 +7,23 @@ use serde_json::{Map, Value};
 
 use crate::casing::{DuplicateField, camel_case_field, join_path, snake_to_camel};
 
-/// The update-mask paths the service accepts (snake_case, as sent in `updateMask`).
-pub const ALLOWED_PATHS: [&str; 6] = [
+/// The update-mask paths the service accepts (snake_case, as sent in `updateMask`): the
+/// product pages' six, the three Slurm configuration maps' paths of the *Create cluster* page,
+/// and the four more the public Terraform provider sends.
+pub const ALLOWED_PATHS: [&str; 13] = [
+    "display_name",
     "labels",
     "node_pools",
     "orchestrator_spec.slurm_spec.partitions",
     "orchestrator_spec.slurm_spec.login_node_pool_id",
     "orchestrator_spec.slurm_spec.prolog_bash_scripts",
     "orchestrator_spec.slurm_spec.epilog_bash_scripts",
+    "orchestrator_spec.slurm_spec.default_partition_id",
+    "orchestrator_spec.slurm_spec.config",
+    "orchestrator_spec.slurm_spec.node_sets",
+    "orchestrator_spec.slurm_spec.accounting",
+    "orchestrator_spec.slurm_spec.scheduling",
+    "lustre_export_config",
 ];
 
 /// Why an update mask could not be applied, and the mask path concerned.
@@ -31,11 +40,7 @@ pub struct MaskError {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum MaskProblem {
     /// The path is not one of [`ALLOWED_PATHS`].
-    #[error(
-        "is not updatable; allowed paths are labels, node_pools, \
-         orchestrator_spec.slurm_spec.partitions, orchestrator_spec.slurm_spec.login_node_pool_id, \
-         orchestrator_spec.slurm_spec.prolog_bash_scripts, orchestrator_spec.slurm_spec.epilog_bash_scripts"
-    )]
+    #[error("is not updatable; allowed paths are {}", ALLOWED_PATHS.join(", "))]
     NotAllowed,
     /// A field on the way to the masked field holds something other than an object.
     #[error("cannot be applied: `{0}` is not a JSON object")]
@@ -337,14 +342,14 @@ mod tests {
 
     #[test]
     fn a_path_outside_the_allowed_list_is_named() {
-        let error = apply_update_mask(&live_cluster(), &json!({}), &["labels", "display_name"])
+        let error = apply_update_mask(&live_cluster(), &json!({}), &["labels", "network"])
             .unwrap_err();
-        assert_eq!(error.path, "display_name");
+        assert_eq!(error.path, "network");
         assert_eq!(error.problem, MaskProblem::NotAllowed);
         assert!(
             error
                 .to_string()
-                .starts_with("update mask path `display_name` is not updatable")
+                .starts_with("update mask path `network` is not updatable")
         );
     }
 
@@ -407,8 +412,8 @@ mod tests {
     /// A cluster-shaped object with an optional value at each allowed path
     /// plus an unrelated field.
     fn cluster_shape() -> impl Strategy<Value = Value> {
-        (prop::collection::vec(prop::option::of(leaf()), 6), leaf()).prop_map(|(values, other)| {
-            let mut cluster = json!({"displayName": other});
+        (prop::collection::vec(prop::option::of(leaf()), ALLOWED_PATHS.len()), leaf()).prop_map(|(values, other)| {
+            let mut cluster = json!({"runtimeSpec": other});
             for (path, value) in ALLOWED_PATHS.iter().zip(values) {
                 if let Some(value) = value {
                     let segments: Vec<String> = path.split('.').map(snake_to_camel).collect();
@@ -431,11 +436,11 @@ mod tests {
         fn masked_paths_take_the_patch_value_and_the_rest_is_kept(
             live in cluster_shape(),
             patch in cluster_shape(),
-            chosen in prop::collection::vec(any::<bool>(), 6),
+            chosen in prop::collection::vec(any::<bool>(), ALLOWED_PATHS.len()),
         ) {
             let mask: Vec<&str> = ALLOWED_PATHS.iter().zip(&chosen).filter(|(_, on)| **on).map(|(p, _)| *p).collect();
             let updated = apply_update_mask(&live, &patch, &mask).unwrap();
-            prop_assert_eq!(&updated["displayName"], &live["displayName"]);
+            prop_assert_eq!(&updated["runtimeSpec"], &live["runtimeSpec"]);
             for path in ALLOWED_PATHS {
                 let expected = if mask.contains(&path) {
                     let leaf_name = snake_to_camel(path.rsplit('.').next().unwrap_or(path));

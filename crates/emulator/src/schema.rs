@@ -154,6 +154,26 @@ const SLURM_SPEC: &[Field] = &[
             field("config", Kind::StringMap),
         ])),
     ),
+    field(
+        "accounting",
+        Kind::Message(&[field("accountingStorageEnforce", Kind::String)]),
+    ),
+    field("scheduling", Kind::Message(SCHEDULING)),
+];
+
+/// `slurmSpec.scheduling` (the Terraform provider's resource; weights are int64).
+const SCHEDULING: &[Field] = &[
+    field("priorityType", Kind::String),
+    field("priorityWeightAge", Kind::Int64),
+    field("priorityWeightAssoc", Kind::Int64),
+    field("priorityWeightFairshare", Kind::Int64),
+    field("priorityWeightJobSize", Kind::Int64),
+    field("priorityWeightPartition", Kind::Int64),
+    field("priorityWeightQos", Kind::Int64),
+    field("priorityWeightTres", Kind::String),
+    field("preemptType", Kind::String),
+    field("preemptMode", Kind::String),
+    field("preemptExemptTime", Kind::String),
 ];
 
 const LUSTRE_EXPORT_CONFIG: &[Field] = &[

@@ -207,6 +207,7 @@ mod tests {
         assert_eq!(
             implied_mask(&live(), &body).unwrap(),
             [
+                "display_name",
                 "labels",
                 "node_pools",
                 "orchestrator_spec.slurm_spec.login_node_pool_id"
@@ -222,12 +223,12 @@ mod tests {
 
     #[test]
     fn a_differing_non_updatable_field_is_named() {
-        let body = json!({"displayName": "Other", "network": {"network": "n"},
+        let body = json!({"runtimeSpec": {"serviceAccount": "other"}, "network": {"network": "n"},
                           "orchestrator_spec": {"slurm_spec": {"home_directory_storage": "x"}}});
         let message = implied_mask(&live(), &body).unwrap_err().message;
         assert!(
             message.contains(
-                "but display_name, orchestrator_spec.slurm_spec.home_directory_storage cannot be updated"
+                "but runtime_spec.service_account, orchestrator_spec.slurm_spec.home_directory_storage cannot be updated"
             ),
             "{message}"
         );

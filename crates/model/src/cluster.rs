@@ -457,19 +457,121 @@ pub struct SlurmSpec {
         alias = "epilog_bash_scripts"
     )]
     pub epilog_bash_scripts: Option<Vec<String>>,
-    /// The partition jobs go to without `--partition`; immutable.
+    /// The partition jobs go to without `--partition`.
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         alias = "default_partition_id"
     )]
     pub default_partition_id: Option<String>,
-    /// slurm.conf `Key=Value` settings; immutable.
+    /// slurm.conf `Key=Value` settings (keys compared without case and underscores).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config: Option<StringMap>,
-    /// Per-pool node set settings; immutable.
+    /// Per-pool node set settings.
     #[serde(default, skip_serializing_if = "Option::is_none", alias = "node_sets")]
     pub node_sets: Option<Vec<NodeSet>>,
+    /// Accounting settings; superseded by `config`, never set together with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accounting: Option<SlurmAccounting>,
+    /// Scheduling settings; superseded by `config`, never set together with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduling: Option<SlurmScheduling>,
+    /// Fields this version does not model.
+    #[serde(flatten)]
+    pub extra: UnknownFields,
+}
+
+/// `slurmSpec.accounting`, the message form of slurm.conf's accounting settings.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SlurmAccounting {
+    /// `AccountingStorageEnforce`, a comma list such as `limits,qos`.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "accounting_storage_enforce"
+    )]
+    pub accounting_storage_enforce: Option<String>,
+    /// Fields this version does not model.
+    #[serde(flatten)]
+    pub extra: UnknownFields,
+}
+
+/// `slurmSpec.scheduling`, the message form of slurm.conf's priority and preemption settings.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SlurmScheduling {
+    /// `PriorityType`, e.g. `priority/multifactor`.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "priority_type")]
+    pub priority_type: Option<String>,
+    /// `PriorityWeightAge`.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "priority_weight_age",
+        deserialize_with = "crate::int::option"
+    )]
+    pub priority_weight_age: Option<i64>,
+    /// `PriorityWeightAssoc`.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "priority_weight_assoc",
+        deserialize_with = "crate::int::option"
+    )]
+    pub priority_weight_assoc: Option<i64>,
+    /// `PriorityWeightFairshare`.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "priority_weight_fairshare",
+        deserialize_with = "crate::int::option"
+    )]
+    pub priority_weight_fairshare: Option<i64>,
+    /// `PriorityWeightJobSize`.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "priority_weight_job_size",
+        deserialize_with = "crate::int::option"
+    )]
+    pub priority_weight_job_size: Option<i64>,
+    /// `PriorityWeightPartition`.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "priority_weight_partition",
+        deserialize_with = "crate::int::option"
+    )]
+    pub priority_weight_partition: Option<i64>,
+    /// `PriorityWeightQOS`.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "priority_weight_qos",
+        deserialize_with = "crate::int::option"
+    )]
+    pub priority_weight_qos: Option<i64>,
+    /// `PriorityWeightTRES`, e.g. `cpu=100,mem=150`.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "priority_weight_tres"
+    )]
+    pub priority_weight_tres: Option<String>,
+    /// `PreemptType`, e.g. `preempt/qos`.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "preempt_type")]
+    pub preempt_type: Option<String>,
+    /// `PreemptMode`, a comma list such as `SUSPEND,GANG`.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "preempt_mode")]
+    pub preempt_mode: Option<String>,
+    /// `PreemptExemptTime`, e.g. `00:00:00`.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "preempt_exempt_time"
+    )]
+    pub preempt_exempt_time: Option<String>,
     /// Fields this version does not model.
     #[serde(flatten)]
     pub extra: UnknownFields,

@@ -12,9 +12,12 @@
 use std::fmt;
 use std::str::FromStr;
 
-/// One of the six update-mask paths the product documentation allows.
+/// An update-mask path the service is known to accept, each with the public source that
+/// vouches for it (`docs/fields.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum UpdateMaskPath {
+    /// `display_name`
+    DisplayName,
     /// `labels`
     Labels,
     /// `node_pools`
@@ -27,28 +30,96 @@ pub enum UpdateMaskPath {
     PrologBashScripts,
     /// `orchestrator_spec.slurm_spec.epilog_bash_scripts`
     EpilogBashScripts,
+    /// `orchestrator_spec.slurm_spec.default_partition_id`
+    DefaultPartitionId,
+    /// `orchestrator_spec.slurm_spec.config`
+    SlurmConfig,
+    /// `orchestrator_spec.slurm_spec.node_sets`
+    NodeSets,
+    /// `orchestrator_spec.slurm_spec.accounting`
+    Accounting,
+    /// `orchestrator_spec.slurm_spec.scheduling`
+    Scheduling,
+    /// `lustre_export_config`
+    LustreExportConfig,
+}
+
+/// Who vouches for an update-mask path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MaskSource {
+    /// The product page *Manage cluster* (update) lists it.
+    ManageClusterPage,
+    /// The *Create cluster* page says the field "can be changed on a running cluster", and the
+    /// Terraform provider sends the path.
+    CreateClusterPage,
+    /// Only the public Terraform provider's update mask sends it: the service may still refuse
+    /// it (`INVALID_ARGUMENT` naming the path), which changes nothing.
+    TerraformProvider,
+}
+
+impl MaskSource {
+    /// The source as written in `docs/fields.md`.
+    pub const fn describe(self) -> &'static str {
+        match self {
+            Self::ManageClusterPage => "*Manage cluster* page",
+            Self::CreateClusterPage => "*Create cluster* page (\"Slurm configuration maps\")",
+            Self::TerraformProvider => "Terraform provider's update mask only",
+        }
+    }
 }
 
 impl UpdateMaskPath {
-    /// Every allowed path, in the documentation's order.
-    pub const ALL: [Self; 6] = [
+    /// Every accepted path, in the order masks list them.
+    pub const ALL: [Self; 13] = [
+        Self::DisplayName,
         Self::Labels,
         Self::NodePools,
         Self::Partitions,
         Self::LoginNodePoolId,
         Self::PrologBashScripts,
         Self::EpilogBashScripts,
+        Self::DefaultPartitionId,
+        Self::SlurmConfig,
+        Self::NodeSets,
+        Self::Accounting,
+        Self::Scheduling,
+        Self::LustreExportConfig,
     ];
 
     /// The path as written in `updateMask`.
     pub const fn as_str(self) -> &'static str {
         match self {
+            Self::DisplayName => "display_name",
             Self::Labels => "labels",
             Self::NodePools => "node_pools",
             Self::Partitions => "orchestrator_spec.slurm_spec.partitions",
             Self::LoginNodePoolId => "orchestrator_spec.slurm_spec.login_node_pool_id",
             Self::PrologBashScripts => "orchestrator_spec.slurm_spec.prolog_bash_scripts",
             Self::EpilogBashScripts => "orchestrator_spec.slurm_spec.epilog_bash_scripts",
+            Self::DefaultPartitionId => "orchestrator_spec.slurm_spec.default_partition_id",
+            Self::SlurmConfig => "orchestrator_spec.slurm_spec.config",
+            Self::NodeSets => "orchestrator_spec.slurm_spec.node_sets",
+            Self::Accounting => "orchestrator_spec.slurm_spec.accounting",
+            Self::Scheduling => "orchestrator_spec.slurm_spec.scheduling",
+            Self::LustreExportConfig => "lustre_export_config",
+        }
+    }
+
+    /// The public source that vouches for the path.
+    pub const fn source(self) -> MaskSource {
+        match self {
+            Self::Labels
+            | Self::NodePools
+            | Self::Partitions
+            | Self::LoginNodePoolId
+            | Self::PrologBashScripts
+            | Self::EpilogBashScripts => MaskSource::ManageClusterPage,
+            Self::SlurmConfig | Self::NodeSets => MaskSource::CreateClusterPage,
+            Self::DisplayName
+            | Self::DefaultPartitionId
+            | Self::Accounting
+            | Self::Scheduling
+            | Self::LustreExportConfig => MaskSource::TerraformProvider,
         }
     }
 }
@@ -59,7 +130,7 @@ impl fmt::Display for UpdateMaskPath {
     }
 }
 
-/// A path that is not one of the six allowed update-mask paths.
+/// A path that is not one of the accepted update-mask paths.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("`{0}` is not an allowed update-mask path")]
 pub struct NotAllowedMaskPath(pub String);
@@ -171,6 +242,9 @@ pub enum FieldKind {
     EnumList(&'static [&'static str]),
     /// A string-to-string map.
     StringMap,
+    /// A Slurm configuration map: `slurm.conf` parameter names, compared without case and
+    /// underscores (`DefMemPerCPU` = `def_mem_per_cpu`), to values as `slurm.conf` text.
+    SlurmConfig,
     /// A nested message.
     Message,
     /// A repeated message matched by the named key field.
@@ -192,6 +266,7 @@ impl FieldKind {
             Self::StringList => "list(string)".to_owned(),
             Self::EnumList(values) => format!("list(enum: {})", values.join(", ")),
             Self::StringMap => "map(string)".to_owned(),
+            Self::SlurmConfig => "map(slurm.conf parameter → string)".to_owned(),
             Self::Message => "block".to_owned(),
             Self::KeyedList(key) => format!("labelled blocks, keyed by `{key}`"),
             Self::Json => "json".to_owned(),
@@ -252,6 +327,15 @@ pub fn camel_case(path: &str) -> String {
         }
     }
     out
+}
+
+/// A `slurm.conf` parameter name as the service compares it: "without matching case and
+/// ignoring underscores" (*Create cluster*, "Slurm configuration maps").
+pub fn slurm_parameter_key(name: &str) -> String {
+    name.chars()
+        .filter(|c| *c != '_')
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
 }
 
 /// Provisioning models of a node pool.
@@ -347,13 +431,18 @@ const fn slurm(path: &'static str, kind: FieldKind, mask: M, d: &'static str) ->
     with_impact(field(path, kind, Mutable(mask), false, d), SlurmSync)
 }
 
+/// A field of the Lustre export schedule: it changes when exports run, not the nodes.
+const fn export(path: &'static str, kind: FieldKind, required: bool, d: &'static str) -> FieldSpec {
+    inferred(field(path, kind, Mutable(M::LustreExportConfig), required, d))
+}
+
 use FieldKind as K;
 
 /// Every field of the resource.
 #[rustfmt::skip]
 pub const FIELDS: &[FieldSpec] = &[
     output("name", K::String, "`projects/{P}/locations/{R}/modelDevelopmentClusters/{ID}`"),
-    fixed("display_name", K::String, "Human-readable name, up to 128 characters"),
+    field("display_name", K::String, Mutable(M::DisplayName), false, "Human-readable name, up to 128 characters"),
     field("labels", K::StringMap, Mutable(M::Labels), false, "User labels; clusterform adds `clusterform-stack`"),
     fixed_required("network", K::Message, "The VPC of the cluster"),
     fixed_required("network.network", K::String, "`projects/{P}/global/networks/{N}`"),
@@ -392,23 +481,37 @@ pub const FIELDS: &[FieldSpec] = &[
     slurm("orchestrator_spec.slurm_spec.partitions", K::KeyedList("id"), M::Partitions, "Ordered; without `default_partition_id` the first is the default"),
     slurm("orchestrator_spec.slurm_spec.partitions[].id", K::String, M::Partitions, "Partition name (the block label)"),
     slurm("orchestrator_spec.slurm_spec.partitions[].node_pool_ids", K::StringList, M::Partitions, "Pools whose nodes form the partition"),
-    slurm("orchestrator_spec.slurm_spec.partitions[].config", K::StringMap, M::Partitions, "Partition settings"),
+    slurm("orchestrator_spec.slurm_spec.partitions[].config", K::SlurmConfig, M::Partitions, "Partition settings"),
     slurm("orchestrator_spec.slurm_spec.prolog_bash_scripts", K::StringList, M::PrologBashScripts, "Run before every job on each node"),
     slurm("orchestrator_spec.slurm_spec.epilog_bash_scripts", K::StringList, M::EpilogBashScripts, "Run after every job on each node"),
-    fixed("orchestrator_spec.slurm_spec.default_partition_id", K::String, "The partition jobs use without `--partition`"),
-    fixed("orchestrator_spec.slurm_spec.config", K::StringMap, "slurm.conf `Key=Value` settings"),
-    fixed("orchestrator_spec.slurm_spec.node_sets", K::KeyedList("node_pool_id"), "Per-pool node set settings"),
-    fixed("orchestrator_spec.slurm_spec.node_sets[].node_pool_id", K::String, "The pool (the block label)"),
-    fixed("orchestrator_spec.slurm_spec.node_sets[].config", K::StringMap, "Node set settings"),
+    slurm("orchestrator_spec.slurm_spec.default_partition_id", K::String, M::DefaultPartitionId, "The partition jobs use without `--partition`; set to the partition that is already the default, it changes nothing"),
+    slurm("orchestrator_spec.slurm_spec.config", K::SlurmConfig, M::SlurmConfig, "slurm.conf `Key=Value` settings; keys without case and underscores, values as strings"),
+    slurm("orchestrator_spec.slurm_spec.node_sets", K::KeyedList("node_pool_id"), M::NodeSets, "Per-pool settings on the `NodeName=` line; at most one per compute pool"),
+    slurm("orchestrator_spec.slurm_spec.node_sets[].node_pool_id", K::String, M::NodeSets, "The pool (the block label)"),
+    slurm("orchestrator_spec.slurm_spec.node_sets[].config", K::SlurmConfig, M::NodeSets, "Node set settings"),
+    slurm("orchestrator_spec.slurm_spec.accounting", K::Message, M::Accounting, "Accounting settings; superseded by `config`, not together with it"),
+    slurm("orchestrator_spec.slurm_spec.accounting.accounting_storage_enforce", K::String, M::Accounting, "`AccountingStorageEnforce`, e.g. `limits,qos`"),
+    slurm("orchestrator_spec.slurm_spec.scheduling", K::Message, M::Scheduling, "Priority and preemption settings; superseded by `config`, not together with it"),
+    slurm("orchestrator_spec.slurm_spec.scheduling.priority_type", K::String, M::Scheduling, "`PriorityType`, e.g. `priority/multifactor`"),
+    slurm("orchestrator_spec.slurm_spec.scheduling.priority_weight_age", K::Integer, M::Scheduling, "`PriorityWeightAge`"),
+    slurm("orchestrator_spec.slurm_spec.scheduling.priority_weight_assoc", K::Integer, M::Scheduling, "`PriorityWeightAssoc`"),
+    slurm("orchestrator_spec.slurm_spec.scheduling.priority_weight_fairshare", K::Integer, M::Scheduling, "`PriorityWeightFairshare`"),
+    slurm("orchestrator_spec.slurm_spec.scheduling.priority_weight_job_size", K::Integer, M::Scheduling, "`PriorityWeightJobSize`"),
+    slurm("orchestrator_spec.slurm_spec.scheduling.priority_weight_partition", K::Integer, M::Scheduling, "`PriorityWeightPartition`"),
+    slurm("orchestrator_spec.slurm_spec.scheduling.priority_weight_qos", K::Integer, M::Scheduling, "`PriorityWeightQOS`"),
+    slurm("orchestrator_spec.slurm_spec.scheduling.priority_weight_tres", K::String, M::Scheduling, "`PriorityWeightTRES`, e.g. `cpu=100,mem=150`"),
+    slurm("orchestrator_spec.slurm_spec.scheduling.preempt_type", K::String, M::Scheduling, "`PreemptType`, e.g. `preempt/qos`"),
+    slurm("orchestrator_spec.slurm_spec.scheduling.preempt_mode", K::String, M::Scheduling, "`PreemptMode`, a comma list such as `SUSPEND,GANG`"),
+    slurm("orchestrator_spec.slurm_spec.scheduling.preempt_exempt_time", K::String, M::Scheduling, "`PreemptExemptTime`, e.g. `00:00:00`"),
     fixed("runtime_spec", K::Message, "Runtime identity"),
     fixed("runtime_spec.service_account", K::String, "Service account of the nodes; defaulted by the service"),
-    fixed("lustre_export_config", K::Message, "Scheduled export of Lustre data to Cloud Storage"),
-    fixed_required("lustre_export_config.destination_bucket", K::String, "`gs://…` destination"),
-    fixed("lustre_export_config.days_of_week", K::EnumList(DAYS_OF_WEEK), "Days the export runs"),
-    fixed("lustre_export_config.lustres", K::StringList, "Lustre instances to export"),
-    fixed("lustre_export_config.start_time", K::Message, "Time of day the export starts"),
-    fixed("lustre_export_config.start_time.hours", K::Integer, "0–23"),
-    fixed("lustre_export_config.start_time.minutes", K::Integer, "0–59"),
+    export("lustre_export_config", K::Message, false, "Scheduled export of Lustre data to Cloud Storage"),
+    export("lustre_export_config.destination_bucket", K::String, true, "The bucket's name, without `gs://`"),
+    export("lustre_export_config.days_of_week", K::EnumList(DAYS_OF_WEEK), false, "Days the export runs"),
+    export("lustre_export_config.lustres", K::StringList, false, "Lustre instances to export"),
+    export("lustre_export_config.start_time", K::Message, false, "Time of day the export starts"),
+    export("lustre_export_config.start_time.hours", K::Integer, false, "0–23"),
+    export("lustre_export_config.start_time.minutes", K::Integer, false, "0–59"),
     output("create_time", K::Timestamp, "When the cluster was created"),
     output("update_time", K::Timestamp, "When the cluster last changed"),
     output("start_time", K::Timestamp, "When the cluster first reached RUNNING"),
@@ -452,6 +555,10 @@ pub fn children(parent: &str) -> impl Iterator<Item = &'static FieldSpec> + '_ {
         .filter(move |f| f.parent().unwrap_or("") == parent)
 }
 
+/// Why an immutable field replaces the cluster: no mask path of any public source reaches it
+/// (the *Manage cluster* page, the *Create cluster* page, the Terraform provider's mask).
+const IMMUTABLE_SOURCE: &str = "no public source lists a mask path for it";
+
 /// The reference table of every field, as Markdown (the content of `docs/fields.md`).
 pub fn render_markdown() -> String {
     let mut out = String::from(
@@ -459,19 +566,23 @@ pub fn render_markdown() -> String {
          Generated from `crates/model/src/fields.rs` (`clusterform_model::fields::FIELDS`); \
          a test fails when this file and the table differ. Regenerate with \
          `CLUSTERFORM_BLESS=1 cargo test -p clusterform-model`.\n\n\
-         \"Update mask\" is the allowed `updateMask` path that changes the field in place; a \
-         field without one is immutable and a change to it **replaces the cluster**.\n\n\
+         \"Update mask\" is the `updateMask` path that changes the field in place (the \
+         smallest path covering it); a field without one is immutable and a change to it \
+         **replaces the cluster**. \"Source\" is the public source of that fact. A path only \
+         the Terraform provider's update mask vouches for may still be refused by the service \
+         (`INVALID_ARGUMENT` naming the path): nothing changes then, apply reports it for that \
+         cluster, and `plan --replace ID` is the way to force the change.\n\n\
          An impact marked \"(inferred)\" is our reading, not the product documentation's: the \
          documentation says only that changes to storage sources (filestores, lustres, the home \
          directory) and startup scripts recreate nodes. Plans show the same mark.\n\n\
-         | path | JSON | type | required | update mask | impact of a change | notes |\n\
-         |---|---|---|---|---|---|---|\n",
+         | path | JSON | type | required | update mask | source | impact of a change | notes |\n\
+         |---|---|---|---|---|---|---|---|\n",
     );
     for f in FIELDS {
-        let access = match f.access {
-            OutputOnly => "output only".to_owned(),
-            Immutable => "— (immutable)".to_owned(),
-            Mutable(mask) => format!("`{mask}`"),
+        let (access, source) = match f.access {
+            OutputOnly => ("output only".to_owned(), "—"),
+            Immutable => ("— (immutable)".to_owned(), IMMUTABLE_SOURCE),
+            Mutable(mask) => (format!("`{mask}`"), mask.source().describe()),
         };
         let impact = f.impact.map_or_else(
             || "—".to_owned(),
@@ -481,12 +592,13 @@ pub fn render_markdown() -> String {
             },
         );
         out.push_str(&format!(
-            "| `{}` | `{}` | {} | {} | {} | {} | {} |\n",
+            "| `{}` | `{}` | {} | {} | {} | {} | {} | {} |\n",
             f.path,
             f.json_path(),
             f.kind.describe(),
             if f.required { "yes" } else { "" },
             access,
+            source,
             impact,
             f.description
         ));
@@ -524,7 +636,67 @@ mod tests {
             assert_eq!(row.access, Mutable(mask));
             assert_eq!(mask.as_str().parse::<UpdateMaskPath>(), Ok(mask));
         }
-        assert!("display_name".parse::<UpdateMaskPath>().is_err());
+        assert!("network".parse::<UpdateMaskPath>().is_err());
+    }
+
+    /// API.md's rule: a field reachable by any known mask path is updated in place; only the
+    /// cluster's identity, network, home directory, service account and a pool's machine,
+    /// provisioning model and confidential computing force a replacement.
+    #[test]
+    fn only_the_documented_fields_force_replacement() {
+        let replacing: Vec<&str> = FIELDS
+            .iter()
+            .filter(|f| f.access == Immutable && !matches!(f.kind, FieldKind::Message))
+            .map(|f| f.path)
+            .collect();
+        assert_eq!(
+            replacing,
+            [
+                "network.network",
+                "network.subnetwork",
+                "node_pools[].id",
+                "node_pools[].machine_spec.machine_type",
+                "node_pools[].machine_spec.accelerator_type",
+                "node_pools[].machine_spec.accelerator_count",
+                "node_pools[].machine_spec.reservation_affinity.reservation_affinity_type",
+                "node_pools[].machine_spec.reservation_affinity.key",
+                "node_pools[].machine_spec.reservation_affinity.values",
+                "node_pools[].provisioning_model",
+                "node_pools[].confidential_instance_config.confidential_instance_type",
+                "orchestrator_spec.slurm_spec.home_directory_storage",
+                "runtime_spec.service_account",
+            ]
+        );
+        for path in [
+            "display_name",
+            "lustre_export_config.destination_bucket",
+            "orchestrator_spec.slurm_spec.default_partition_id",
+            "orchestrator_spec.slurm_spec.config",
+            "orchestrator_spec.slurm_spec.node_sets[].config",
+            "orchestrator_spec.slurm_spec.scheduling.preempt_mode",
+            "orchestrator_spec.slurm_spec.accounting.accounting_storage_enforce",
+        ] {
+            assert!(matches!(lookup(path).unwrap().access, Mutable(_)), "{path}");
+        }
+    }
+
+    #[test]
+    fn only_the_terraform_provider_vouches_for_five_paths() {
+        let provider_only: Vec<&str> = UpdateMaskPath::ALL
+            .into_iter()
+            .filter(|m| m.source() == MaskSource::TerraformProvider)
+            .map(UpdateMaskPath::as_str)
+            .collect();
+        assert_eq!(
+            provider_only,
+            [
+                "display_name",
+                "orchestrator_spec.slurm_spec.default_partition_id",
+                "orchestrator_spec.slurm_spec.accounting",
+                "orchestrator_spec.slurm_spec.scheduling",
+                "lustre_export_config",
+            ]
+        );
     }
 
     #[test]
@@ -541,11 +713,19 @@ mod tests {
     }
 
     #[test]
+    fn slurm_parameters_are_one_key_whatever_their_spelling() {
+        for spelling in ["DefMemPerCPU", "defmempercpu", "def_mem_per_cpu", "DEF_MEM_PER_CPU"] {
+            assert_eq!(slurm_parameter_key(spelling), "defmempercpu");
+        }
+        assert_ne!(slurm_parameter_key("DefMemPerNode"), "defmempercpu");
+    }
+
+    #[test]
     fn lookup_ignores_selectors() {
         let row = lookup("node_pools[cpu].scaling_spec.max_node_count").unwrap();
         assert_eq!(row.access, Mutable(UpdateMaskPath::NodePools));
         assert_eq!(row.impact, Some(ResizesPool));
-        assert_eq!(lookup("display_name").unwrap().access, Immutable);
+        assert_eq!(lookup("network.network").unwrap().access, Immutable);
         assert!(lookup("node_pools[].nonsense").is_none());
     }
 
@@ -602,7 +782,7 @@ mod tests {
             Some(SlurmSync)
         );
         assert_eq!(
-            lookup("display_name").unwrap().impact,
+            lookup("network.network").unwrap().impact,
             Some(ReplacesCluster)
         );
     }

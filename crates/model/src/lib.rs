@@ -25,7 +25,8 @@ mod update_mode;
 pub use cluster::{
     BootDisk, Cluster, ClusterEvent, ClusterStatus, ConfidentialInstanceConfig, LustreExportConfig,
     MachineSpec, NetworkSpec, NodePool, NodeSet, NodeStatus, OrchestratorSpec, Partition,
-    ReservationAffinity, RuntimeSpec, ScalingSpec, SlurmSpec, TimeOfDay, WritableCluster,
+    ReservationAffinity, RuntimeSpec, ScalingSpec, SlurmAccounting, SlurmScheduling, SlurmSpec,
+    TimeOfDay, WritableCluster,
 };
 pub use names::{
     ClusterId, ClusterName, NameError, OperationName, cluster_address, validate_location,

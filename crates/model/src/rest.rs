@@ -148,6 +148,12 @@ pub fn slurm_nodes_path(version: &str) -> String {
     format!("/slurm/{version}/nodes")
 }
 
+/// slurmrestd's ping of its controllers (slurmctld) at REST `version`: the `path` a
+/// [`call_slurm_rest_api`] relays.
+pub fn slurm_ping_path(version: &str) -> String {
+    format!("/slurm/{version}/ping")
+}
+
 fn collection_path(project: &str, location: &str) -> String {
     format!("/{CLUSTERS_VERSION}/projects/{project}/locations/{location}/{COLLECTION}")
 }
@@ -585,6 +591,7 @@ mod tests {
         );
         assert_eq!(slurm_jobs_path("v0.0.42"), "/slurm/v0.0.42/jobs");
         assert_eq!(slurm_nodes_path("v0.0.41"), "/slurm/v0.0.41/nodes");
+        assert_eq!(slurm_ping_path("v0.0.44"), "/slurm/v0.0.44/ping");
     }
 
     #[test]
@@ -699,7 +706,7 @@ mod tests {
             (
                 &update,
                 "query",
-                json!([["updateMask", "display_name"], ["updateMode", "USER_ONLY"]]),
+                json!([["updateMask", "network"], ["updateMode", "USER_ONLY"]]),
                 "`updateMask`",
             ),
             (

@@ -12,7 +12,9 @@ use std::collections::BTreeMap;
 
 use clusterform_model::STACK_LABEL;
 use clusterform_model::duration;
-use clusterform_model::fields::{FieldAccess, FieldKind, FieldSpec, ImpactClass, camel_case};
+use clusterform_model::fields::{
+    FieldAccess, FieldKind, FieldSpec, ImpactClass, camel_case, slurm_parameter_key,
+};
 use serde_json::{Map, Value};
 
 use crate::field_index;
@@ -194,6 +196,8 @@ impl Diff {
         }
         let current: Option<Cow<'_, Value>> = if is_labels {
             current.map(|labels| Cow::Owned(without_stack_label(labels)))
+        } else if spec.kind == FieldKind::SlurmConfig {
+            current.map(|live| Cow::Owned(respelled(wanted, live)))
         } else {
             current.map(Cow::Borrowed)
         };
@@ -410,8 +414,51 @@ fn equal(kind: FieldKind, wanted: &Value, current: Option<&Value>) -> bool {
             _ => wanted == current,
         },
         FieldKind::Integer => integer(wanted).is_some() && integer(wanted) == integer(current),
+        FieldKind::SlurmConfig => match (slurm_parameters(wanted), slurm_parameters(current)) {
+            (Some(a), Some(b)) => a == b,
+            _ => false,
+        },
         _ => wanted == current,
     }
+}
+
+/// A Slurm configuration map as the service reads it: each parameter under its
+/// case-and-underscore-free key, each value as `slurm.conf` text. `None` when it is not a map
+/// of scalars, or names one parameter twice (such a map equals nothing).
+fn slurm_parameters(map: &Value) -> Option<BTreeMap<String, String>> {
+    let map = map.as_object()?;
+    let mut parameters = BTreeMap::new();
+    for (key, value) in map {
+        let text = match value {
+            Value::String(text) => text.clone(),
+            Value::Number(_) | Value::Bool(_) => value.to_string(),
+            _ => return None,
+        };
+        if parameters.insert(slurm_parameter_key(key), text).is_some() {
+            return None;
+        }
+    }
+    Some(parameters)
+}
+
+/// The live Slurm configuration map with each parameter spelt as the desired map spells it,
+/// so that a plan shows only the parameters whose values change.
+fn respelled(wanted: &Value, live: &Value) -> Value {
+    let (Some(wanted), Some(live)) = (wanted.as_object(), live.as_object()) else {
+        return live.clone();
+    };
+    let spellings: BTreeMap<String, &String> = wanted
+        .keys()
+        .map(|key| (slurm_parameter_key(key), key))
+        .collect();
+    let mut out = Map::new();
+    for (key, value) in live {
+        let spelt = spellings
+            .get(&slurm_parameter_key(key))
+            .map_or_else(|| key.clone(), |k| (*k).clone());
+        out.insert(spelt, value.clone());
+    }
+    Value::Object(out)
 }
 
 /// An integer from a number or a decimal string.
@@ -433,7 +480,7 @@ fn zero_value(kind: FieldKind) -> Option<Value> {
         FieldKind::StringList | FieldKind::EnumList(_) | FieldKind::KeyedList(_) => {
             Some(Value::Array(Vec::new()))
         }
-        FieldKind::StringMap => Some(Value::Object(Map::new())),
+        FieldKind::StringMap | FieldKind::SlurmConfig => Some(Value::Object(Map::new())),
         FieldKind::Message | FieldKind::Timestamp | FieldKind::Json => None,
     }
 }
@@ -529,10 +576,59 @@ mod tests {
         assert_eq!(diff.changes[0].after, Some(json!(["b", "a"])));
     }
 
+    fn slurm_config(config: Value) -> Value {
+        json!({"orchestratorSpec": {"slurmSpec": {"config": config}}})
+    }
+
+    #[test]
+    fn slurm_parameters_compare_without_case_and_underscores_and_values_as_text() {
+        let live = slurm_config(json!({"defmempercpu": "1024", "PreemptMode": "SUSPEND,GANG"}));
+        let desired = slurm_config(json!({"def_mem_per_cpu": 1024, "preemptmode": "SUSPEND,GANG"}));
+        assert!(compare(&desired, &live).changes.is_empty());
+        let desired = slurm_config(json!({"DefMemPerCPU": "2048", "preempt_mode": "SUSPEND,GANG"}));
+        let diff = compare(&desired, &live);
+        assert_eq!(paths_of(&diff), ["orchestrator_spec.slurm_spec.config"]);
+        assert_eq!(
+            diff.changes[0].before,
+            Some(json!({"DefMemPerCPU": "1024", "preempt_mode": "SUSPEND,GANG"})),
+            "the live map is shown in the configuration's spelling"
+        );
+        assert!(!diff.changes[0].forces_replacement);
+        let nodes = json!({"orchestratorSpec": {"slurmSpec": {
+            "partitions": [{"id": "a", "config": {"MaxTime": "1:00:00"}}],
+            "nodeSets": [{"nodePoolId": "gpu", "config": {"Weight": "10"}}]}}});
+        let spelt = json!({"orchestratorSpec": {"slurmSpec": {
+            "partitions": [{"id": "a", "config": {"max_time": "1:00:00"}}],
+            "nodeSets": [{"nodePoolId": "gpu", "config": {"weight": 10}}]}}});
+        assert!(compare(&spelt, &nodes).changes.is_empty());
+    }
+
+    #[test]
+    fn a_map_naming_one_parameter_twice_equals_nothing() {
+        let twice = slurm_config(json!({"DefMemPerCPU": "1", "def_mem_per_cpu": "1"}));
+        let live = slurm_config(json!({"defmempercpu": "1"}));
+        assert_eq!(compare(&twice, &live).changes.len(), 1);
+    }
+
+    #[test]
+    fn slurm_maps_and_renames_update_in_place() {
+        let desired = json!({"displayName": "new", "orchestratorSpec": {"slurmSpec": {
+            "config": {"A": "1"}, "defaultPartitionId": "b",
+            "nodeSets": [{"nodePoolId": "gpu", "config": {"Weight": "1"}}]}},
+            "lustreExportConfig": {"destinationBucket": "b2"}});
+        let live = json!({"displayName": "old", "orchestratorSpec": {"slurmSpec": {
+            "config": {"A": "2"}, "defaultPartitionId": "a",
+            "nodeSets": [{"nodePoolId": "gpu", "config": {"Weight": "2"}}]}},
+            "lustreExportConfig": {"destinationBucket": "b1"}});
+        let diff = compare(&desired, &live);
+        assert_eq!(diff.changes.len(), 5, "{:?}", diff.changes);
+        assert!(diff.changes.iter().all(|c| !c.forces_replacement));
+    }
+
     #[test]
     fn immutable_changes_force_replacement() {
-        let desired = json!({"displayName": "new", "nodePools": [{"id": "a", "machineSpec": {"machineType": "n2"}}]});
-        let live = json!({"displayName": "old", "nodePools": [{"id": "a", "machineSpec": {"machineType": "a3"}}]});
+        let desired = json!({"network": {"network": "new"}, "nodePools": [{"id": "a", "machineSpec": {"machineType": "n2"}}]});
+        let live = json!({"network": {"network": "old"}, "nodePools": [{"id": "a", "machineSpec": {"machineType": "a3"}}]});
         let diff = compare(&desired, &live);
         assert!(diff.changes.iter().all(|c| c.forces_replacement));
         assert!(

@@ -314,7 +314,7 @@ impl ClusterPlanner<'_> {
         // encoded. (An update encodes the whole cluster again for its body, whose field order
         // is the whole cluster's.)
         let live_json = self.encode(&live.writable())?;
-        let compared = self.without_ignored(desired_json, &live_json);
+        let compared = without_default_in_effect(self.without_ignored(desired_json, &live_json), &live_json);
         let diff = diff::compare(&compared, &live_json);
         let reason = self.replacement_reason(live);
         let action = if reason.is_some() || diff.changes.iter().any(|c| c.forces_replacement) {
@@ -412,6 +412,50 @@ impl ClusterPlanner<'_> {
         }
         fields
     }
+}
+
+/// The desired cluster without its `default_partition_id` when that partition is the default
+/// already and stays it: the live cluster sets none and lists it first, and the desired
+/// partitions (or, when the configuration sets none, the live ones) still list it first. Slurm
+/// sees no change then (API.md: without `default_partition_id` the first partition is the
+/// default), so no update is planned for it.
+fn without_default_in_effect<'j>(desired: Cow<'j, Value>, live: &Value) -> Cow<'j, Value> {
+    const SLURM: &str = "/orchestratorSpec/slurmSpec";
+    let first_partition = |cluster: &Value| {
+        cluster
+            .pointer(&format!("{SLURM}/partitions/0/id"))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    let Some(wanted) = desired
+        .pointer(&format!("{SLURM}/defaultPartitionId"))
+        .and_then(Value::as_str)
+    else {
+        return desired;
+    };
+    let live_default = live
+        .pointer(&format!("{SLURM}/defaultPartitionId"))
+        .and_then(Value::as_str)
+        .filter(|id| !id.is_empty());
+    let first_after = if desired.pointer(&format!("{SLURM}/partitions")).is_some() {
+        first_partition(&desired)
+    } else {
+        first_partition(live)
+    };
+    let in_effect = live_default.is_none()
+        && first_partition(live).as_deref() == Some(wanted)
+        && first_after.as_deref() == Some(wanted);
+    if !in_effect {
+        return desired;
+    }
+    let mut desired = desired.into_owned();
+    if let Some(slurm) = desired
+        .pointer_mut(SLURM)
+        .and_then(Value::as_object_mut)
+    {
+        slurm.remove("defaultPartitionId");
+    }
+    Cow::Owned(desired)
 }
 
 /// A broken cluster does not match its configuration whatever its fields say: the service

@@ -5,8 +5,10 @@
 //! of the masked paths replaced by the desired ones; `updateMask` names what changes. Masked
 //! repeated fields are replaced whole by the service, so the `node_pools` and `partitions`
 //! lists sent are the complete desired lists, each element's unset fields filled from the live
-//! element with the same key: nothing the configuration leaves unset (server defaults, fields
-//! this version does not know) is reset by omission. Every body carries the ownership label
+//! element with the same key, and a masked message (`scheduling`, `accounting`,
+//! `lustre_export_config`) is the live one overlaid with what the configuration sets: nothing
+//! the configuration leaves unset (server defaults, fields this version does not know) is reset
+//! by omission. Every body carries the ownership label
 //! (except a release's, which drops it), durations in protobuf form, and both node counts of
 //! every scaling spec.
 
@@ -53,12 +55,21 @@ pub(crate) fn update(
         let current = live.pointer(&pointer);
         let value = match path {
             UpdateMaskPath::Labels => with_stack_label(wanted, stack),
-            UpdateMaskPath::NodePools | UpdateMaskPath::Partitions => {
+            UpdateMaskPath::NodePools | UpdateMaskPath::Partitions | UpdateMaskPath::NodeSets => {
                 filled_from_live(path.as_str(), &wanted, current)
             }
-            UpdateMaskPath::LoginNodePoolId
+            UpdateMaskPath::Accounting
+            | UpdateMaskPath::Scheduling
+            | UpdateMaskPath::LustreExportConfig => match current {
+                Some(current) => merged(path.as_str(), current, &wanted),
+                None => wanted,
+            },
+            UpdateMaskPath::DisplayName
+            | UpdateMaskPath::LoginNodePoolId
             | UpdateMaskPath::PrologBashScripts
-            | UpdateMaskPath::EpilogBashScripts => wanted,
+            | UpdateMaskPath::EpilogBashScripts
+            | UpdateMaskPath::DefaultPartitionId
+            | UpdateMaskPath::SlurmConfig => wanted,
         };
         set_at(&mut body, &pointer, value);
     }

@@ -175,10 +175,108 @@ fn several_kinds_of_change_combine_their_mask_paths_in_order() {
     assert_eq!(impacts, ["immediate", "slurm sync ≤ 15 s"]);
 }
 
+/// API.md's mask list: a rename, the three Slurm configuration maps, the default partition,
+/// `scheduling`, `accounting` and the Lustre export schedule are updated in place, each under
+/// its own path.
+#[test]
+fn every_documented_mask_path_updates_in_place() {
+    let cases: [(&str, Value, UpdateMaskPath); 7] = [
+        ("/displayName", json!("Renamed"), UpdateMaskPath::DisplayName),
+        (
+            "/orchestratorSpec/slurmSpec/config",
+            json!({"DefMemPerCPU": "1024"}),
+            UpdateMaskPath::SlurmConfig,
+        ),
+        (
+            "/orchestratorSpec/slurmSpec/nodeSets",
+            json!([{"nodePoolId": "cpu", "config": {"Weight": "10"}}]),
+            UpdateMaskPath::NodeSets,
+        ),
+        (
+            "/orchestratorSpec/slurmSpec/defaultPartitionId",
+            json!("other"),
+            UpdateMaskPath::DefaultPartitionId,
+        ),
+        (
+            "/orchestratorSpec/slurmSpec/scheduling",
+            json!({"priorityWeightAge": 1000}),
+            UpdateMaskPath::Scheduling,
+        ),
+        (
+            "/orchestratorSpec/slurmSpec/accounting",
+            json!({"accountingStorageEnforce": "limits,qos"}),
+            UpdateMaskPath::Accounting,
+        ),
+        (
+            "/lustreExportConfig",
+            json!({"destinationBucket": "exports"}),
+            UpdateMaskPath::LustreExportConfig,
+        ),
+    ];
+    for (pointer, value, mask) in cases {
+        let mut wanted = seed();
+        let (parent, field) = pointer.rsplit_once('/').unwrap();
+        let parent = if parent.is_empty() {
+            &mut wanted
+        } else {
+            wanted.pointer_mut(parent).unwrap()
+        };
+        parent[field] = value.clone();
+        if mask == UpdateMaskPath::DefaultPartitionId {
+            wanted["orchestratorSpec"]["slurmSpec"]["partitions"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!({"id": "other", "nodePoolIds": ["cpu"]}));
+        }
+        let made = plan_against_seed(wanted);
+        let change = &made.changes[0];
+        assert_eq!(change.action, Action::Update, "{pointer}");
+        assert!(change.update_mask.contains(&mask), "{pointer}: {:?}", change.update_mask);
+        let body = change.requests[0].body().unwrap();
+        assert_eq!(body.pointer(pointer), Some(&value), "{pointer}");
+    }
+}
+
+#[test]
+fn a_masked_message_keeps_the_live_fields_the_configuration_leaves_unset() {
+    let mut live = seed();
+    live["orchestratorSpec"]["slurmSpec"]["scheduling"] =
+        json!({"priorityType": "priority/multifactor", "priorityWeightAge": "10"});
+    let mut wanted = seed();
+    wanted["orchestratorSpec"]["slurmSpec"]["scheduling"] = json!({"priorityWeightAge": 20});
+    let made = plan(
+        &config(vec![desired("train01", wanted)]),
+        &[cluster(served("train01", &live, Some(STACK), "RUNNING"))],
+        &options(),
+    )
+    .unwrap();
+    let body = made.changes[0].requests[0].body().unwrap();
+    assert_eq!(
+        body["orchestratorSpec"]["slurmSpec"]["scheduling"],
+        json!({"priorityType": "priority/multifactor", "priorityWeightAge": 20})
+    );
+}
+
+#[test]
+fn naming_the_partition_that_is_already_the_default_changes_nothing() {
+    let mut wanted = seed();
+    let first = wanted["orchestratorSpec"]["slurmSpec"]["partitions"][0]["id"].clone();
+    wanted["orchestratorSpec"]["slurmSpec"]["defaultPartitionId"] = first;
+    assert_eq!(plan_against_seed(wanted.clone()).changes[0].action, Action::NoOp);
+    // Moving another partition first keeps the default only if it is named: an update then.
+    let partitions = wanted["orchestratorSpec"]["slurmSpec"]["partitions"]
+        .as_array_mut()
+        .unwrap();
+    partitions.insert(0, json!({"id": "urgent", "nodePoolIds": ["cpu"]}));
+    let change = &plan_against_seed(wanted).changes[0];
+    assert_eq!(change.action, Action::Update);
+    assert!(change.update_mask.contains(&UpdateMaskPath::DefaultPartitionId));
+}
+
 #[test]
 fn an_immutable_change_replaces_the_cluster_delete_first() {
     let mut wanted = seed();
-    wanted["displayName"] = json!("Renamed");
+    wanted["network"]["subnetwork"] = json!("projects/p/regions/us-central1/subnetworks/other");
     wanted["nodePools"][1]["scalingSpec"]["maxNodeCount"] = json!(8);
     let made = plan_against_seed(wanted);
     let change = &made.changes[0];
@@ -186,7 +284,7 @@ fn an_immutable_change_replaces_the_cluster_delete_first() {
     let display = change
         .fields
         .iter()
-        .find(|f| f.path == "display_name")
+        .find(|f| f.path == "network.subnetwork")
         .unwrap();
     assert!(display.forces_replacement);
     let scaling = change
@@ -300,7 +398,10 @@ fn every_cluster_that_cannot_be_planned_is_reported() {
 
 #[test]
 fn prevent_destroy_refuses_replacement_and_destroy() {
-    let mut guarded = desired("train01", json!({"displayName": "Renamed"}));
+    let mut guarded = desired(
+        "train01",
+        json!({"network": {"network": "projects/p/global/networks/other"}}),
+    );
     guarded.lifecycle = Lifecycle {
         prevent_destroy: true,
         ignore_changes: vec![],

@@ -156,7 +156,7 @@ fn a_tampered_saved_plan_is_refused_on_load_naming_the_field() {
         ),
         (
             "/requests/0/query/0/1",
-            json!("display_name"),
+            json!("network"),
             "`updateMask`",
         ),
         ("/requests/0/query/1/1", json!("EVERYTHING"), "`updateMode`"),

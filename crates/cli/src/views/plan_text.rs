@@ -268,7 +268,7 @@ impl ClusterText<'_> {
             let _ = writeln!(self.out, "{lead} {name} = {SENSITIVE}{note}");
             return;
         }
-        if kind == Some(FieldKind::StringMap) {
+        if matches!(kind, Some(FieldKind::StringMap | FieldKind::SlurmConfig)) {
             self.map(change, &lead, &name, &note, depth);
             return;
         }
