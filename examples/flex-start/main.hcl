@@ -35,8 +35,8 @@ cluster "flex01" {
 
   node_pool "h100" {
     machine_spec {
-      machine_type      = "a3-highgpu-8g"
-      accelerator_type  = "NVIDIA_H100_80GB"
+      machine_type      = "a3-megagpu-8g"
+      accelerator_type  = "NVIDIA_H100_MEGA_80GB"
       accelerator_count = 8
     }
     scaling_spec {

@@ -14,7 +14,7 @@ variable "region" {
 
 variable "reservation" {
   type        = string
-  description = "Name of the A4 reservation the GPU nodes consume"
+  description = "Name of the A4 reservation (in the pools' zone) the GPU nodes consume"
 }
 
 variable "gpu_nodes" {
@@ -59,10 +59,11 @@ cluster "a4train" {
       machine_type      = "a4-highgpu-8g"
       accelerator_type  = "NVIDIA_B200"
       accelerator_count = 8
+      # The service takes only SPECIFIC_RESERVATION, and the reservation's full name.
       reservation_affinity {
         reservation_affinity_type = "SPECIFIC_RESERVATION"
         key                       = "compute.googleapis.com/reservation-name"
-        values                    = [var.reservation]
+        values                    = ["projects/${var.project}/zones/${local.zone}/reservations/${var.reservation}"]
       }
     }
     # A reservation's nodes are all taken at once: min = max.
@@ -72,6 +73,7 @@ cluster "a4train" {
     }
     provisioning_model = "RESERVATION"
     zone               = local.zone
+    # A4 accepts only hyperdisk-balanced (or no boot disk type at all).
     boot_disk {
       boot_disk_type    = "hyperdisk-balanced"
       boot_disk_size_gb = 500

@@ -41,7 +41,7 @@ cluster "lustre01" {
 
   node_pool "cpu" {
     machine_spec {
-      machine_type = "c3-standard-88"
+      machine_type = "n2-standard-32"
     }
     scaling_spec {
       min_node_count = 0
@@ -63,7 +63,7 @@ cluster "lustre01" {
   }
 
   lustre_export_config {
-    destination_bucket = "gs://${var.project}-lustre-export"
+    destination_bucket = "${var.project}-lustre-export" # the bucket's name, without gs://
     days_of_week       = ["MONDAY", "THURSDAY"]
     lustres            = [local.lustre]
     start_time {

@@ -84,12 +84,17 @@ fn gpu_a4_reads_scripts_and_reservation() {
         "gpu-a4",
         &[("project", "my-proj"), ("reservation", "res-a4")],
     );
+    // A machine type, accelerator or region outside the documented lists is a warning.
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
     let cluster = loaded.config.cluster("a4train").unwrap();
     let a4 = cluster.cluster.node_pool("a4").unwrap();
     let machine = a4.machine_spec.as_ref().unwrap();
     assert_eq!(machine.accelerator_count, Some(8));
     let affinity = machine.reservation_affinity.as_ref().unwrap();
-    assert_eq!(affinity.values.as_deref(), Some(&["res-a4".to_owned()][..]));
+    assert_eq!(
+        affinity.values.as_deref(),
+        Some(&["projects/my-proj/zones/us-central1-b/reservations/res-a4".to_owned()][..])
+    );
     let slurm = cluster.cluster.slurm_spec().unwrap();
     assert!(slurm.prolog_bash_scripts.as_ref().unwrap()[0].contains("nvidia-smi"));
     assert!(slurm.epilog_bash_scripts.as_ref().unwrap()[0].contains("SLURM_JOB_ID"));
@@ -100,6 +105,8 @@ fn gpu_a4_reads_scripts_and_reservation() {
 #[test]
 fn flex_start_normalises_the_duration() {
     let loaded = load_example("flex-start", &[("project", "my-proj")]);
+    // A machine type, accelerator or region outside the documented lists is a warning.
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
     let pool = loaded
         .config
         .cluster("flex01")
@@ -114,8 +121,15 @@ fn flex_start_normalises_the_duration() {
 #[test]
 fn lustre_sets_export_config() {
     let loaded = load_example("lustre", &[("project", "my-proj")]);
+    // A machine type, accelerator or region outside the documented lists is a warning.
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
     let cluster = loaded.config.cluster("lustre01").unwrap();
     let export = cluster.cluster.lustre_export_config.as_ref().unwrap();
+    assert_eq!(
+        export.destination_bucket.as_deref(),
+        Some("my-proj-lustre-export"),
+        "the API takes the bucket's name, without gs://"
+    );
     assert_eq!(export.start_time.as_ref().unwrap().hours, Some(2));
     assert_eq!(
         cluster
@@ -166,6 +180,11 @@ fn every_example_validates_without_variables() {
         validated,
         [
             ("cpu-cluster".to_owned(), 1),
+            ("docs-cpu-only".to_owned(), 1),
+            ("docs-gpu-filestore".to_owned(), 1),
+            ("docs-gpu-lustre".to_owned(), 1),
+            ("docs-gpu-startup".to_owned(), 1),
+            ("docs-slurm-config".to_owned(), 1),
             ("fleet".to_owned(), 3),
             ("flex-start".to_owned(), 1),
             ("gpu-a4".to_owned(), 1),

@@ -1,6 +1,7 @@
 //! Integration tests of clusterform-planner, one module per topic.
 
 mod actions;
+mod docs_examples;
 mod files;
 mod pages;
 mod property;
