@@ -10,7 +10,7 @@ mod bad_input;
 mod commands;
 mod crash;
 mod destroy;
-mod early_start;
+mod nothing_sent;
 mod emulator_command;
 mod events;
 mod faults;

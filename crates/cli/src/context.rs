@@ -1,7 +1,6 @@
 //! What most commands share: loading the configuration (asking for missing variables on a
 //! terminal), and connecting to the API or the local emulator.
 
-use std::collections::BTreeSet;
 use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::Arc;
@@ -42,13 +41,9 @@ pub fn load_config_with(
     inputs: VariableInputs,
     printer: &Printer,
 ) -> Result<Config, CliError> {
-    let loaded = load_located(dir, inputs, None)?;
+    let loaded = load_located(dir, inputs)?;
     Ok(loaded.print_warnings(printer))
 }
-
-/// What [`load_located`] tells its caller as soon as the configuration names them: the
-/// provider and every (project, region) it lists (see [`clusterform_config::load_with`]).
-pub type LocationsKnown<'a> = &'a mut (dyn FnMut(&Provider, &BTreeSet<(String, String)>) + Send);
 
 /// A loaded configuration whose warnings, located, are not printed yet: a load on a blocking
 /// thread leaves the printing to the command, in its order.
@@ -69,22 +64,10 @@ impl LoadedConfig {
 }
 
 /// Loads and validates the configuration without printing: on a terminal, variables without a
-/// value are asked for (once each) and the load is repeated. `on_locations`, when given, hears
-/// the provider and the locations of the load that gets that far, before its clusters are
-/// decoded. Blocks: async callers run it on a blocking thread.
-pub fn load_located(
-    dir: &Path,
-    mut inputs: VariableInputs,
-    mut on_locations: Option<LocationsKnown<'_>>,
-) -> Result<LoadedConfig, CliError> {
-    let mut load = |inputs: &VariableInputs| match on_locations.as_deref_mut() {
-        Some(on_locations) => clusterform_config::load_with(
-            dir,
-            inputs,
-            Box::new(|provider, locations| on_locations(provider, locations)),
-        ),
-        None => clusterform_config::load(dir, inputs),
-    };
+/// value are asked for (once each) and the load is repeated. Blocks: async callers run it on a
+/// blocking thread.
+pub fn load_located(dir: &Path, mut inputs: VariableInputs) -> Result<LoadedConfig, CliError> {
+    let load = |inputs: &VariableInputs| clusterform_config::load(dir, inputs);
     let loaded = match load(&inputs) {
         Err(diagnostics)
             if !diagnostics.missing_variables.is_empty() && std::io::stdin().is_terminal() =>
@@ -160,11 +143,6 @@ pub async fn connect(
         printer.warn(note);
     }
     connection
-}
-
-/// Whether [`connect`] would start the built-in emulator.
-pub fn is_local(endpoint: Option<&str>, provider: Option<&Provider>) -> bool {
-    resolved_endpoint(endpoint, provider) == Some(LOCAL_ENDPOINT)
 }
 
 /// The endpoint by [`connect`]'s precedence as a saved plan records it: `local`, the base URL

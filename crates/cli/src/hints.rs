@@ -108,6 +108,13 @@ pub fn exec_hint(error: &ExecError) -> Option<String> {
         ExecError::UnreadableLiveName(_) => {
             "clusterform cannot address this cluster, so it stops rather than plan without it; report the name to the service's support"
         }
+        ExecError::MaskPathRefused { path, id, .. } => {
+            return Some(format!(
+                "only the Terraform provider's update mask vouches for `{path}`; to change it \
+                 anyway, replace the cluster (this deletes it and its running jobs): \
+                 `clusterform apply --replace {id}`, or undo the change in the configuration"
+            ));
+        }
         ExecError::InvalidRequest(_) | ExecError::Name(_) => return None,
     };
     Some(hint.to_owned())

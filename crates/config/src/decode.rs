@@ -51,7 +51,8 @@ pub(crate) struct DecodedCluster {
     pub sensitive_paths: BTreeSet<String>,
 }
 
-/// Decodes one cluster block (one `for_each` instance); `None` when it has errors.
+/// Decodes one cluster block (one `for_each` instance), as far as it decodes: with errors, the
+/// cluster holds the attributes that decoded; `None` when no cluster can be built at all.
 pub(crate) fn decode_cluster(
     eval: &mut Evaluator,
     file: &SourceFile,
@@ -81,9 +82,10 @@ pub(crate) fn decode_cluster(
     let timeouts = decoder.timeouts(&block.body);
     let lifecycle = decoder.lifecycle(&block.body);
     let Decoder { sensitive, .. } = decoder;
-    if eval.diagnostics.len() > errors_before {
-        return None;
-    }
+    // A cluster with errors is still built from the attributes that decoded, so that the
+    // semantic checks report their problems too (an unknown attribute must not hide a
+    // dangling reference); the caller counts the errors and plans nothing from it.
+    let had_errors = eval.diagnostics.len() > errors_before;
     match serde_json::from_value::<Cluster>(Json::Object(object)) {
         Ok(cluster) => Some(DecodedCluster {
             cluster,
@@ -94,6 +96,7 @@ pub(crate) fn decode_cluster(
             lifecycle,
             sensitive_paths: sensitive,
         }),
+        Err(_) if had_errors => None,
         Err(error) => {
             eval.diagnostics.push(file.error(
                 block_head(block),

@@ -18,6 +18,7 @@ mod format;
 mod functions;
 mod guard;
 mod load;
+mod locate;
 mod parallel;
 mod reference;
 mod schema;
@@ -38,6 +39,7 @@ pub use guard::{
     BYTES_PER_UNIT, MAX_COLLECTION_LEN, MAX_EVALUATION_WORK, MAX_STRING_BYTES, UNITS_PER_ITERATION,
 };
 pub use load::{Loaded, OnLocations, Validated, load, load_with, validate};
+pub use locate::field_location;
 pub use reference::{REFERENCE_BEGIN, REFERENCE_END, reference_markdown};
 pub use source::MAX_SOURCE_BYTES;
 pub use validate::label_value_problem;

@@ -15,6 +15,7 @@ mod remote_state;
 mod robustness;
 mod saved_values;
 mod support;
+mod together;
 mod unknown_values;
 mod validation;
 mod var_files;

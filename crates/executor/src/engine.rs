@@ -423,7 +423,7 @@ impl ApplyEngine {
                         })
                         .await?;
                 }
-                Err(error) => return Err(error),
+                Err(error) => return Err(error.for_request(request)),
                 Ok(submitted) => {
                     return self
                         .submitted(tracker, name, request.kind(), submitted, remaining())

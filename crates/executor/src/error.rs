@@ -7,6 +7,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clusterform_model::duration::Seconds;
+use clusterform_model::fields::{MaskSource, UpdateMaskPath, camel_case};
+use clusterform_model::rest::ClusterRequest;
 use clusterform_model::{NameError, Status};
 
 use crate::auth::AuthError;
@@ -104,6 +106,20 @@ pub enum ExecError {
     /// A resource name (from the server or the journal) is malformed.
     #[error("malformed resource name: {0}")]
     Name(#[from] NameError),
+    /// The service refused an update because of one of its mask paths, one that only the
+    /// Terraform provider vouches for; a refused PATCH changes nothing.
+    #[error(
+        "the service does not update `{path}` in place: it refused the update and nothing \
+         changed ({status})"
+    )]
+    MaskPathRefused {
+        /// The refused path.
+        path: UpdateMaskPath,
+        /// The cluster the update was for.
+        id: String,
+        /// Google's status.
+        status: Box<Status>,
+    },
     /// A live cluster that carries an ownership label has a name that cannot be addressed.
     #[error(transparent)]
     UnreadableLiveName(#[from] clusterform_planner::UnreadableName),
@@ -261,6 +277,39 @@ impl ExecError {
     /// Whether this is an API `NOT_FOUND`.
     pub fn is_not_found(&self) -> bool {
         self.api_code_name() == Some("NOT_FOUND")
+    }
+
+    /// The error of a refused `request`, told apart when the service refused an update for a
+    /// mask path that only the Terraform provider vouches for: an `INVALID_ARGUMENT` whose
+    /// message or details name one of the update's provider-only paths (snake_case or
+    /// lowerCamelCase). Any other error is returned as it is.
+    pub(crate) fn for_request(self, request: &ClusterRequest) -> Self {
+        let Self::Api { status, .. } = &self else {
+            return self;
+        };
+        let ClusterRequest::Update { name, mask, .. } = request else {
+            return self;
+        };
+        if status.code_name() != "INVALID_ARGUMENT" {
+            return self;
+        }
+        let said = format!(
+            "{} {}",
+            status.message,
+            serde_json::Value::Array(status.details.clone())
+        );
+        let refused = mask.paths().iter().copied().find(|path| {
+            path.source() == MaskSource::TerraformProvider
+                && (said.contains(path.as_str()) || said.contains(&camel_case(path.as_str())))
+        });
+        match (refused, self) {
+            (Some(path), Self::Api { status, .. }) => Self::MaskPathRefused {
+                path,
+                id: name.cluster_id.clone(),
+                status,
+            },
+            (_, error) => error,
+        }
     }
 }
 

@@ -81,6 +81,44 @@ impl Status {
     }
 }
 
+/// One `google.rpc.BadRequest.FieldViolation` of a status's details: the field a request got
+/// wrong (`model_development_cluster.node_pools[1].boot_disk.boot_disk_type`, snake_case with
+/// request-order indexes) and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldViolation {
+    /// The field's path in the request.
+    pub field: String,
+    /// What is wrong with it.
+    pub description: String,
+}
+
+impl Status {
+    /// The field violations of every `google.rpc.BadRequest` detail, in order.
+    pub fn field_violations(&self) -> Vec<FieldViolation> {
+        self.details
+            .iter()
+            .filter(|detail| {
+                detail
+                    .get("@type")
+                    .and_then(Value::as_str)
+                    .is_some_and(|kind| kind.ends_with("google.rpc.BadRequest"))
+            })
+            .filter_map(|detail| detail.get("fieldViolations")?.as_array())
+            .flatten()
+            .filter_map(|violation| {
+                Some(FieldViolation {
+                    field: violation.get("field")?.as_str()?.to_owned(),
+                    description: violation
+                        .get("description")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned(),
+                })
+            })
+            .collect()
+    }
+}
+
 impl fmt::Display for Status {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} ({}): {}", self.code_name(), self.code, self.message)

@@ -107,6 +107,42 @@ pub fn parse(path: &str) -> Result<Vec<Segment>, PathSyntaxError> {
     Ok(segments)
 }
 
+/// The request message a create's or update's field violations name first.
+const REQUEST_MESSAGE: &str = "model_development_cluster";
+
+/// The field path of a request's field violation (`model_development_cluster.node_pools[1]
+/// .boot_disk.boot_disk_type`, request-order indexes) in this module's spelling
+/// (`node_pools[gpu].boot_disk.boot_disk_type`): each index of a keyed list is replaced by the
+/// key of that element of `body`, the request's lowerCamelCase body. `None` when the path does
+/// not name a field of the cluster or an index has no element with a key in `body`.
+pub fn of_request_field(field: &str, body: &serde_json::Value) -> Option<String> {
+    let field = field.strip_prefix(REQUEST_MESSAGE).map_or(field, |rest| {
+        rest.strip_prefix('.').unwrap_or(rest)
+    });
+    let mut out = String::new();
+    let mut generic_so_far = String::new();
+    let mut value = Some(body);
+    for segment in parse(field).ok()? {
+        let generic_path = child(&generic_so_far, &segment.name);
+        let spec = fields::lookup(&generic_path)?;
+        value = value.and_then(|v| v.get(fields::camel_case(&segment.name)));
+        out = child(&out, &segment.name);
+        generic_so_far = generic_path;
+        let Some(Selector::Key(index)) = segment.selector else {
+            continue;
+        };
+        let FieldKind::KeyedList(key_field) = spec.kind else {
+            return None;
+        };
+        let item = value?.get(index.parse::<usize>().ok()?)?;
+        let key = item.get(fields::camel_case(key_field))?.as_str()?;
+        out = element(&out, key);
+        generic_so_far.push_str("[]");
+        value = Some(item);
+    }
+    Some(out)
+}
+
 /// The path with every selector written as `[]`, as in the field table.
 pub fn generic(segments: &[Segment]) -> String {
     segments
@@ -247,6 +283,24 @@ fn check_names_a_field(segments: &[Segment]) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_field_violation_names_the_pool_by_its_id() {
+        let body = serde_json::json!({"nodePools": [{"id": "login"}, {"id": "gpu"}],
+            "orchestratorSpec": {"slurmSpec": {"partitions": [{"id": "a"}]}}});
+        let path = |field| of_request_field(field, &body);
+        assert_eq!(
+            path("model_development_cluster.node_pools[1].boot_disk.boot_disk_type").as_deref(),
+            Some("node_pools[gpu].boot_disk.boot_disk_type")
+        );
+        assert_eq!(
+            path("orchestrator_spec.slurm_spec.partitions[0].node_pool_ids").as_deref(),
+            Some("orchestrator_spec.slurm_spec.partitions[a].node_pool_ids")
+        );
+        assert_eq!(path("display_name").as_deref(), Some("display_name"));
+        assert_eq!(path("model_development_cluster.node_pools[2].zone"), None);
+        assert_eq!(path("model_development_cluster.no_such_field"), None);
+    }
+
     #[test]
     fn within_respects_segment_boundaries() {
         assert!(is_within("node_pools[cpu].zone", "node_pools[cpu]"));

@@ -8,11 +8,11 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clusterform_config::{Config, VariableInputs};
+use clusterform_config::{Config, VariableInputs, field_location};
 use clusterform_executor::{
     ApplyEngine, ApplyReport, ExecError, Journal, ProgressSink, StorageClient, WaitOptions,
 };
-use clusterform_model::{ClusterName, state};
+use clusterform_model::{ClusterName, paths, state};
 use clusterform_planner::{Action, ClusterChange, LiveCluster, Plan};
 use tokio_util::sync::CancellationToken;
 
@@ -98,6 +98,7 @@ async fn apply_configuration(
             connection: &planned.connection,
             dir,
             parallelism: args.parallelism,
+            written: FieldSources::of(&planned.config, &planned.plan, dir),
         };
         return finish_after_settling(report, &working, run, apply_summary, printer, events).await;
     }
@@ -113,6 +114,7 @@ async fn apply_configuration(
                 connection: &planned.connection,
                 dir,
                 parallelism: args.parallelism,
+                written: FieldSources::of(&planned.config, &planned.plan, dir),
             };
             finish_after_settling(report, &working, run, apply_summary, printer, events).await
         }
@@ -188,12 +190,14 @@ async fn finish_after_settling(
         report.outcomes.extend(settled.outcomes);
         report.interrupted = settled.interrupted;
     }
+    let written = Some(&run.written);
     match (changed, working.is_empty()) {
-        (true, _) => finish(&report, &summary(&report), printer),
+        (true, _) => finish(&report, &summary(&report), printer, written),
         (false, false) => finish(
             &report,
             "Apply complete! The clusters' earlier operations finished.",
             printer,
+            written,
         ),
         (false, true) => Ok(ExitStatus::Success),
     }
@@ -335,6 +339,7 @@ async fn apply_plan(
         connection: &connection,
         dir,
         parallelism: args.parallelism,
+        written: FieldSources::of(config, plan, dir),
     };
     finish_after_settling(report, &working, run, summary, printer, events).await
 }
@@ -388,7 +393,7 @@ pub async fn settle_earlier_runs(
         .is_empty();
     if journaled {
         let resumed = resume(&planned.connection, dir, parallelism, printer, events).await?;
-        finish(&resumed, "Earlier operations finished.", printer)?;
+        finish(&resumed, "Earlier operations finished.", printer, None)?;
     }
     let changing = changing_under_us(&planned.plan, planned.live.iter());
     if !changing.is_empty() {
@@ -467,6 +472,8 @@ struct EngineParts<'a> {
     connection: &'a Connection,
     dir: &'a Path,
     parallelism: Parallelism,
+    /// Where the failures' API errors are pointed back to.
+    written: FieldSources<'a>,
 }
 
 async fn engine(
@@ -506,21 +513,83 @@ fn interrupt_token(printer: Printer) -> CancellationToken {
     cancel
 }
 
-/// Prints failures and the summary; maps the report to an exit status.
+/// What a failure's field violations are pointed back to: the configuration the plan was made
+/// from, its directory, and the plan whose requests the violations' indexes count in.
+#[derive(Clone, Copy)]
+pub struct FieldSources<'a> {
+    config: &'a Config,
+    plan: &'a Plan,
+    dir: &'a Path,
+}
+
+impl<'a> FieldSources<'a> {
+    pub fn of(config: &'a Config, plan: &'a Plan, dir: &'a Path) -> Self {
+        Self { config, plan, dir }
+    }
+
+    /// One line per field violation of `error` (a `BadRequest` detail of Google's answer): the
+    /// field as the configuration names it, where it is written, and why the service refused
+    /// it (`node_pools[gpu].boot_disk.boot_disk_type at main.hcl:23:7: Machine type …`).
+    fn violations(&self, address: &ClusterName, error: &ExecError) -> Vec<String> {
+        let status = match error {
+            ExecError::Api { status, .. } | ExecError::MaskPathRefused { status, .. } => status,
+            _ => return Vec::new(),
+        };
+        let body = self
+            .plan
+            .changes
+            .iter()
+            .find(|change| change.address == *address)
+            .and_then(|change| change.requests.iter().rev().find_map(|r| r.body()));
+        let declared = self.config.clusters.iter().find(|cluster| {
+            cluster.id == address.cluster_id
+                && cluster.project == address.project
+                && cluster.region == address.location
+        });
+        status
+            .field_violations()
+            .into_iter()
+            .map(|violation| {
+                let path = body.and_then(|body| paths::of_request_field(&violation.field, body));
+                let written = path
+                    .as_deref()
+                    .zip(declared)
+                    .and_then(|(path, cluster)| field_location(self.dir, cluster, path));
+                let place = match written {
+                    Some(at) => format!(" at {}:{}:{}", at.file.display(), at.line, at.column),
+                    None => String::new(),
+                };
+                let field = path.unwrap_or(violation.field);
+                format!("{field}{place}: {}", violation.description)
+            })
+            .collect()
+    }
+}
+
+/// Prints failures and the summary; maps the report to an exit status. With `written`, each
+/// field an API error names is shown where the configuration writes it.
 pub fn finish(
     report: &ApplyReport,
     summary: &str,
     printer: &Printer,
+    written: Option<&FieldSources<'_>>,
 ) -> Result<ExitStatus, CliError> {
     let failed: Vec<_> = report.failed().collect();
     for outcome in &failed {
         if let Err(err) = &outcome.result
             && !matches!(err, ExecError::Cancelled)
         {
+            let violations = written
+                .map(|w| w.violations(&outcome.address, err))
+                .unwrap_or_default();
+            let reason = std::iter::once(err.to_string())
+                .chain(violations)
+                .collect::<Vec<_>>()
+                .join("\n  ");
             printer.error(&CliError::ActionFailed {
                 action: actions::noun(outcome.action),
                 cluster: outcome.address.cluster_id.clone(),
-                reason: err.to_string(),
+                reason,
                 hint: crate::hints::exec_hint(err),
             });
         }
@@ -583,6 +652,51 @@ mod tests {
     use clusterform_model::rest::RequestKind;
 
     const OBJECT: &str = "clusterform/prod/research.journal.json";
+
+    /// A 400's field violation (request-order index) is shown with the pool's id and the
+    /// `file:line:col` where the configuration writes the field.
+    #[test]
+    fn a_field_violation_points_at_the_configuration() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = clusterform_testkit::hcl::seed_file("train01");
+        std::fs::write(dir.path().join("main.hcl"), &text).unwrap();
+        let config = clusterform_config::load(dir.path(), &VariableInputs::default())
+            .unwrap()
+            .config;
+        let plan = clusterform_planner::plan(&config, &[], &Default::default()).unwrap();
+        let address = plan.changes[0].address.clone();
+        let body = plan.changes[0].requests[0].body().unwrap();
+        let index = body["nodePools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .position(|pool| pool["id"] == "login")
+            .unwrap();
+        let field = format!("model_development_cluster.node_pools[{index}].boot_disk.boot_disk_type");
+        let error = ExecError::Api {
+            status: Box::new(clusterform_model::Status {
+                code: 400,
+                message: format!("List of found errors:\t1.Field: {field}; Message: no\t"),
+                status: Some("INVALID_ARGUMENT".into()),
+                details: vec![serde_json::json!({
+                    "@type": "type.googleapis.com/google.rpc.BadRequest",
+                    "fieldViolations": [{"field": field, "description": "not on this machine"}]
+                })],
+            }),
+            method: "POST".into(),
+            url: "https://x".into(),
+        };
+        let lines = FieldSources::of(&config, &plan, dir.path()).violations(&address, &error);
+        let line = text
+            .lines()
+            .position(|l| l.contains("boot_disk_type"))
+            .unwrap()
+            + 1;
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        let expected = format!("node_pools[login].boot_disk.boot_disk_type at main.hcl:{line}:");
+        assert!(lines[0].starts_with(&expected), "{lines:?}");
+        assert!(lines[0].ends_with(": not on this machine"), "{lines:?}");
+    }
 
     #[tokio::test]
     async fn the_journal_is_the_object_when_one_is_given_else_the_local_file() {

@@ -17,7 +17,8 @@ use time::OffsetDateTime;
 use crate::arguments::Destroy;
 use crate::commands::ExitStatus;
 use crate::commands::apply::{
-    Approval, confirm_and_execute, destroy_summary, finish, settle_earlier_runs, show_plan,
+    Approval, FieldSources, confirm_and_execute, destroy_summary, finish, settle_earlier_runs,
+    show_plan,
 };
 use crate::commands::plan::{Planned, add_running_jobs, prepare_loaded, replan};
 use crate::context;
@@ -105,7 +106,8 @@ async fn destroy(
     else {
         return Ok(ExitStatus::Declined);
     };
-    finish(&report, &destroy_summary(&report), printer)
+    let written = FieldSources::of(&planned.config, &planned.plan, dir);
+    finish(&report, &destroy_summary(&report), printer, Some(&written))
 }
 
 /// Asks every cluster the plan would delete for its jobs, prints the table (on stderr in a

@@ -3,21 +3,14 @@
 //! optionally save, with the absolute configuration directory so that `apply FILE` works from
 //! anywhere.
 //!
-//! The configuration loads on a blocking thread. As soon as it names its provider and
-//! locations, before its clusters are decoded, `plan` connects, reads the journal and starts
-//! the Lists, so that the network overlaps the load; what it would print meanwhile waits until
-//! the configuration's own warnings are printed, so stderr reads as if the load came first, and
-//! a configuration error is reported whatever the connection did. Planning then starts with the
-//! first List page: each declared cluster is planned, on a blocking thread, as soon as the page
-//! that holds it arrives, and only the rest is left for after the last page.
+//! The configuration loads on a blocking thread, and only a configuration known valid is
+//! connected for: an invalid one sends no request and looks up no credential. Planning then
+//! starts with the first List page: each declared cluster is planned, on a blocking thread, as
+//! soon as the page that holds it arrives, and only the rest is left for after the last page.
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::pin::pin;
-use std::sync::mpsc::Receiver;
-use std::time::Duration;
 
-use clusterform_config::{Config, Provider};
+use clusterform_config::Config;
 use clusterform_executor::{ExecError, ListPrefetch, LivePages, PagePosition};
 use clusterform_model::ClusterName;
 use clusterform_planner::{
@@ -97,9 +90,9 @@ const TARGETING_IN_EFFECT: &str = "targeting is in effect: this plan considers o
 clusters, so it may not show every change the configuration asks for (nor every deletion). Use \
 --target to recover from mistakes or errors, not as part of a routine workflow.";
 
-/// Loads the configuration, connects, reports journal entries, refreshes and plans; the
-/// connection, the journal and the Lists start while the configuration's clusters are still
-/// being decoded.
+/// Loads the configuration, then connects, reports journal entries, refreshes and plans.
+/// Nothing leaves the machine, no credential is looked up, before the whole configuration is
+/// known valid: an invalid configuration sends no request.
 pub async fn prepare(
     endpoint: Option<&str>,
     dir: &Path,
@@ -108,129 +101,13 @@ pub async fn prepare(
     printer: &Printer,
 ) -> Result<Planned, CliError> {
     let inputs = context::variable_inputs(&planning.variables)?;
-    let (announce, announced) = oneshot::channel();
-    let (started, head_start) = std::sync::mpsc::sync_channel::<()>(1);
-    let load = load_announcing(dir, inputs, announce, head_start);
-    let early = async move {
-        // Dropped when this ends, however it ends: the load goes on then.
-        let _started = started;
-        let (provider, locations) = announced.await.ok()?;
-        // The built-in emulator answers at once: nothing to overlap, and starting it early
-        // would create its state for a configuration that may still fail.
-        if context::is_local(endpoint, Some(&provider)) {
-            return None;
-        }
-        Some(start_early(endpoint, &provider, &locations, dir, planning).await)
-    };
-    let (loaded, early) = finish_load(load, early).await?;
+    let load_dir = dir.to_path_buf();
+    // The decode takes every core for a large configuration: off the runtime's threads.
+    let loaded = tokio::task::spawn_blocking(move || context::load_located(&load_dir, inputs))
+        .await
+        .unwrap_or_else(|ended| std::panic::resume_unwind(ended.into_panic()))?;
     let config = loaded.print_warnings(printer);
-    let Some(early) = early else {
-        return prepare_loaded(config, endpoint, dir, planning, destroy, printer).await;
-    };
-    let (connection, prefetch) = early.printed(printer)?;
-    plan_refreshed(
-        config, connection, prefetch, dir, planning, destroy, printer,
-    )
-    .await
-}
-
-/// The provider and locations a load announces.
-type Announced = (Provider, BTreeSet<(String, String)>);
-
-/// How long a load waits, once it has announced its locations, for the connection and the
-/// Lists to start before it decodes the cluster blocks.
-const HEAD_START_LIMIT: Duration = Duration::from_millis(25);
-
-/// Loads the configuration on a blocking thread, sending its provider and locations to
-/// `announce` as soon as it knows them. The load then waits (up to [`HEAD_START_LIMIT`]) until
-/// `head_start`'s sender is dropped, once the Lists are started: decoding the cluster blocks
-/// takes every core, and the connection and the first requests would otherwise wait for a
-/// share of them, while the decode has a whole round trip to finish in.
-fn load_announcing(
-    dir: &Path,
-    inputs: clusterform_config::VariableInputs,
-    announce: oneshot::Sender<Announced>,
-    head_start: Receiver<()>,
-) -> JoinHandle<Result<context::LoadedConfig, CliError>> {
-    let dir = dir.to_path_buf();
-    tokio::task::spawn_blocking(move || {
-        let mut announce = Some((announce, head_start));
-        let mut on_locations = |provider: &Provider, locations: &BTreeSet<(String, String)>| {
-            if let Some((announce, head_start)) = announce.take() {
-                // Nobody listens once the command has given up; nothing to do then.
-                if announce.send((provider.clone(), locations.clone())).is_ok() {
-                    // Ends when the sender is dropped (or sends): either way, decode now.
-                    let _ = head_start.recv_timeout(HEAD_START_LIMIT);
-                }
-            }
-        };
-        context::load_located(&dir, inputs, Some(&mut on_locations))
-    })
-}
-
-/// Waits for the load while `early` runs beside it. A failed load is returned at once, and what
-/// `early` did is dropped: the configuration's error wins. After a load that succeeded, `early`
-/// is awaited to its end.
-async fn finish_load(
-    mut load: JoinHandle<Result<context::LoadedConfig, CliError>>,
-    early: impl Future<Output = Option<EarlyStart>>,
-) -> Result<(context::LoadedConfig, Option<EarlyStart>), CliError> {
-    let mut early = pin!(early);
-    let mut started = None;
-    let joined = loop {
-        tokio::select! {
-            joined = &mut load => break joined,
-            done = &mut early, if started.is_none() => started = Some(done),
-        }
-    };
-    // A blocking task cannot be cancelled, so it ended by panicking: the panic goes on.
-    let loaded = joined.unwrap_or_else(|ended| std::panic::resume_unwind(ended.into_panic()))?;
-    let started = match started {
-        Some(started) => started,
-        None => early.await,
-    };
-    Ok((loaded, started))
-}
-
-/// What `plan` started while the configuration was loading, with the warnings it would have
-/// printed, in order (the credentials' note, the journal's entries), not printed yet.
-struct EarlyStart {
-    notes: Vec<String>,
-    started: Result<(Connection, ListPrefetch), CliError>,
-}
-
-impl EarlyStart {
-    /// Prints the warnings and hands over the connection and the Lists, or the error.
-    fn printed(self, printer: &Printer) -> Result<(Connection, ListPrefetch), CliError> {
-        for note in &self.notes {
-            printer.warn(note);
-        }
-        self.started
-    }
-}
-
-/// Connects with the announced provider, reads the journal, and only then starts the Lists of
-/// the announced locations (none with `--target`, which reads its clusters with Gets).
-async fn start_early(
-    endpoint: Option<&str>,
-    provider: &Provider,
-    locations: &BTreeSet<(String, String)>,
-    dir: &Path,
-    planning: &Planning,
-) -> EarlyStart {
-    let mut notes = Vec::new();
-    let started = async {
-        let connection = context::connect_noting(endpoint, Some(provider), dir, &mut notes).await?;
-        notes.extend(journal_warnings(dir, &connection).await?);
-        let prefetch = if planning.targets.is_empty() {
-            ListPrefetch::start(&connection.client, locations)
-        } else {
-            ListPrefetch::default()
-        };
-        Ok((connection, prefetch))
-    }
-    .await;
-    EarlyStart { notes, started }
+    prepare_loaded(config, endpoint, dir, planning, destroy, printer).await
 }
 
 /// [`prepare`] with the configuration already loaded (to take the stack lock it names first).
@@ -273,24 +150,14 @@ async fn plan_live(
     for warning in journal_warnings(dir, &connection).await? {
         printer.warn(&warning);
     }
-    plan_refreshed(
-        config,
-        connection,
-        ListPrefetch::default(),
-        dir,
-        planning,
-        destroy,
-        printer,
-    )
-    .await
+    plan_refreshed(config, connection, dir, planning, destroy, printer).await
 }
 
-/// Refreshes (taking the Lists of `prefetch` that it needs) and plans, planning each declared
-/// cluster as soon as the List page that holds it arrives.
+/// Refreshes and plans, planning each declared cluster as soon as the List page that holds it
+/// arrives.
 async fn plan_refreshed(
     config: Config,
     connection: Connection,
-    prefetch: ListPrefetch,
     dir: &Path,
     planning: &Planning,
     destroy: bool,
@@ -310,7 +177,7 @@ async fn plan_refreshed(
         &connection.client,
         &locations,
         &targets,
-        prefetch,
+        ListPrefetch::default(),
         |position, page| planner.add(position, page),
     )
     .await;
@@ -484,41 +351,4 @@ fn target_names(config: &Config, targets: &[String]) -> Result<Vec<ClusterName>,
                 .map_err(|err| CliError::Usage(format!("--target {id}: {err}")))
         })
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use std::collections::BTreeSet;
-
-    use clusterform_config::VariableInputs;
-
-    use super::*;
-
-    /// The load waits for the Lists to start only so long: when nobody ever says that they
-    /// started (the sender is held to the end), the load still ends, with the configuration.
-    /// A wait without its bound would hang here until the test's own timeout.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_head_start_that_never_ends_holds_the_load_back_only_so_long() {
-        let dir = tempfile::tempdir().unwrap();
-        let quickstart = include_str!("../../../../examples/quickstart/main.hcl");
-        std::fs::write(dir.path().join("main.hcl"), quickstart).unwrap();
-        let (announce, announced) = oneshot::channel();
-        let (never_started, head_start) = std::sync::mpsc::sync_channel::<()>(1);
-        let load = load_announcing(dir.path(), VariableInputs::default(), announce, head_start);
-        let (_, locations) = announced.await.expect("the load announces its locations");
-        let expected = ("demo-project".to_owned(), "us-central1".to_owned());
-        assert_eq!(locations, BTreeSet::from([expected]));
-        let loaded = tokio::time::timeout(Duration::from_secs(30), load)
-            .await
-            .expect("the load ends although the head start never does")
-            .expect("the load does not panic")
-            .expect("the quickstart configuration loads");
-        drop(never_started);
-        let quiet = Printer::new(&crate::cli::GlobalArgs {
-            no_color: true,
-            verbose: 0,
-            quiet: true,
-        });
-        assert_eq!(loaded.print_warnings(&quiet).clusters.len(), 1);
-    }
 }

@@ -1,15 +1,14 @@
-//! `plan` connects, reads the journal and starts its Lists while the configuration is still
-//! loading; none of it shows: stderr keeps the order of a load followed by a connection, a
-//! configuration error wins over a connection that failed meanwhile, and the journal is read
-//! before the first List is sent.
+//! Nothing leaves the machine for an invalid configuration: `plan` sends no request and looks up
+//! no credential before the whole configuration is known valid; stderr reads as a load followed
+//! by a connection, and the journal is read before the first List is sent.
 
 use crate::support::{ClusterSpec, Env, apply_ok, config, stderr};
 
 const BUCKET: &str = "team-infra";
 const JOURNAL: &str = "clusterform/prod/e2e.journal.json";
 
-/// A fleet large enough that its clusters decode well after the locations are known, each
-/// with an attribute that does not exist.
+/// A fleet large enough that its clusters decode well after its locations are known, each with
+/// an attribute that does not exist.
 fn broken_fleet() -> String {
     let keys: Vec<String> = (0..3000).map(|n| format!("c{n:04} = 1")).collect();
     let settings = format!(
@@ -22,7 +21,7 @@ fn broken_fleet() -> String {
 }
 
 #[test]
-fn a_configuration_error_wins_over_credentials_that_fail_meanwhile() {
+fn an_invalid_configuration_sends_nothing_and_looks_up_no_credential() {
     let env = Env::new(50);
     let plan_without_credentials = || {
         env.cmd(&["plan"])
@@ -37,6 +36,12 @@ fn a_configuration_error_wins_over_credentials_that_fail_meanwhile() {
     assert!(err.contains("no_such_attribute"), "{err}");
     assert!(err.contains("main.hcl"), "{err}");
     assert!(!err.contains("CLUSTERFORM_ACCESS_TOKEN"), "{err}");
+    assert!(env.emulator().requests().is_empty());
+    env.cmd(&["plan"]).output().unwrap();
+    assert!(
+        env.emulator().requests().is_empty(),
+        "with valid credentials too, an invalid configuration sends nothing"
+    );
 
     // The same credentials fail a configuration without the error.
     env.write_config(&config(&[ClusterSpec::default()]));

@@ -1,0 +1,42 @@
+//! All problems are reported together: an error that stops a cluster's decode does not hide
+//! what the semantic checks of the same cluster find.
+
+use crate::support::{failure, valid_with};
+
+#[test]
+fn an_unknown_attribute_does_not_hide_a_dangling_reference() {
+    let text = valid_with(
+        "login_node_pool_id     = \"login\"",
+        "login_node_pool_id     = \"nope\"\n      no_such_attribute      = 1",
+    );
+    let messages: Vec<String> = failure(&text)
+        .items
+        .iter()
+        .map(|d| d.message.clone())
+        .collect();
+    assert!(
+        messages.iter().any(|m| m.contains("no_such_attribute")),
+        "{messages:?}"
+    );
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.contains("login_node_pool_id refers to node pool `nope`")),
+        "{messages:?}"
+    );
+}
+
+#[test]
+fn a_pool_with_an_error_still_counts_for_the_references_to_it() {
+    let text = valid_with(
+        "zone = \"us-central1-a\"\n  }\n  node_pool \"cpu\"",
+        "zone = \"us-central1-a\"\n    no_such_attribute = 1\n  }\n  node_pool \"cpu\"",
+    );
+    let messages: Vec<String> = failure(&text)
+        .items
+        .iter()
+        .map(|d| d.message.clone())
+        .collect();
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert!(messages[0].contains("no_such_attribute"), "{messages:?}");
+}
