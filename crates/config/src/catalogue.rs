@@ -1,9 +1,10 @@
-//! The machine types and accelerators known to run Vertex AI training clusters, read from
+//! The machine types and accelerators documented for Vertex AI training clusters, read from
 //! `data/machines.json`, and the warnings a pool's `machine_spec` gets when it strays from
 //! them: an unknown machine or accelerator type (with a "did you mean"), a GPU machine type
-//! whose built-in accelerators the configuration contradicts, an accelerator a CPU machine
-//! cannot attach. These are warnings, never errors: the service adds machine types over time,
-//! and a catalogue that refused them would block users until we caught up.
+//! whose built-in accelerators the configuration contradicts, an accelerator on a CPU machine,
+//! and a documented type known to be refused in practice (a caution). These are warnings,
+//! never errors: the service adds machine types over time, and a catalogue that refused them
+//! would block users until we caught up.
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -22,29 +23,42 @@ struct CatalogueFile {
 #[derive(Debug, Deserialize)]
 struct Family {
     family: String,
-    /// The accelerator every machine of the family comes with.
+    /// The accelerator every machine of the family comes with; none: a CPU family.
     #[serde(default)]
     built_in: Option<String>,
-    /// Size suffix → number of built-in accelerators (0 for a family without them).
+    /// Size suffix → number of built-in accelerators (0 for a CPU family).
     sizes: BTreeMap<String, i64>,
-    /// Accelerators a machine of the family can attach, with the counts allowed.
     #[serde(default)]
-    attachable: BTreeMap<String, Vec<i64>>,
+    caution: Option<Caution>,
 }
 
-/// What one machine type comes with or can take.
+/// Why a documented machine type is likely to fail anyway, and what to use instead.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+struct Caution {
+    message: String,
+    hint: String,
+}
+
+/// What one machine type comes with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Accelerators {
     /// Exactly `count` accelerators of `kind`, always.
     BuiltIn { kind: String, count: i64 },
-    /// Accelerator type → the counts a machine can attach (empty: none at all).
-    Attachable(BTreeMap<String, Vec<i64>>),
+    /// None: a CPU machine type.
+    None,
+}
+
+/// One machine type of the catalogue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Machine {
+    accelerators: Accelerators,
+    caution: Option<Caution>,
 }
 
 /// The catalogue, indexed by machine type.
 #[derive(Debug)]
 pub(crate) struct Catalogue {
-    machines: BTreeMap<String, Accelerators>,
+    machines: BTreeMap<String, Machine>,
     accelerator_types: Vec<String>,
 }
 
@@ -83,8 +97,8 @@ pub(crate) struct MachineChoice<'a> {
     pub accelerator_count: Option<i64>,
 }
 
-/// Said after every warning: the catalogue may be behind the service.
-const NEWER_TYPES: &str = "The service may offer types newer than clusterform's catalogue: if this one exists, ignore this warning.";
+/// Said after every warning about a type the catalogue lacks: it may be behind the service.
+const NEWER_TYPES: &str = "The service may offer types newer than clusterform's catalogue (the Compute resources page lists the documented ones): if this one exists, ignore this warning.";
 
 /// The catalogue shipped in the binary.
 pub(crate) fn catalogue() -> &'static Catalogue {
@@ -106,9 +120,13 @@ impl Catalogue {
                         kind: kind.clone(),
                         count,
                     },
-                    None => Accelerators::Attachable(family.attachable.clone()),
+                    None => Accelerators::None,
                 };
-                machines.insert(format!("{}-{size}", family.family), accelerators);
+                let machine = Machine {
+                    accelerators,
+                    caution: family.caution.clone(),
+                };
+                machines.insert(format!("{}-{size}", family.family), machine);
             }
         }
         Ok(Self {
@@ -133,8 +151,8 @@ impl Catalogue {
             });
             return warnings;
         }
-        match self.machines.get(choice.machine_type) {
-            None => warnings.push(CatalogueWarning {
+        let Some(machine) = self.machines.get(choice.machine_type) else {
+            warnings.push(CatalogueWarning {
                 field: MachineField::MachineType,
                 message: format!(
                     "machine type `{}` is not in clusterform's catalogue of training machine types",
@@ -144,14 +162,23 @@ impl Catalogue {
                     choice.machine_type,
                     self.machines.keys().map(String::as_str),
                 )),
-            }),
-            Some(Accelerators::BuiltIn { kind, count }) => {
-                warnings.extend(built_in(choice, kind, *count));
-            }
-            Some(Accelerators::Attachable(allowed)) => {
-                warnings.extend(attachable(choice, allowed));
-            }
+            });
+            return warnings;
+        };
+        if let Some(caution) = &machine.caution {
+            warnings.push(CatalogueWarning {
+                field: MachineField::MachineType,
+                message: format!(
+                    "machine type `{}` may be refused: {}",
+                    choice.machine_type, caution.message
+                ),
+                hint: caution.hint.clone(),
+            });
         }
+        warnings.extend(match &machine.accelerators {
+            Accelerators::BuiltIn { kind, count } => built_in(choice, kind, *count),
+            Accelerators::None => no_accelerators(choice),
+        });
         warnings
     }
 }
@@ -187,56 +214,23 @@ fn built_in(choice: MachineChoice<'_>, kind: &str, count: i64) -> Option<Catalog
     }
 }
 
-/// A machine type that attaches accelerators (or none): the spec must pick an allowed one.
-fn attachable(
-    choice: MachineChoice<'_>,
-    allowed: &BTreeMap<String, Vec<i64>>,
-) -> Option<CatalogueWarning> {
+/// A CPU machine type: the spec must not ask for accelerators.
+fn no_accelerators(choice: MachineChoice<'_>) -> Option<CatalogueWarning> {
     let machine = choice.machine_type;
-    let Some(kind) = choice.accelerator_type else {
-        return choice
-            .accelerator_count
-            .filter(|count| *count > 0)
-            .map(|count| CatalogueWarning {
-                field: MachineField::AcceleratorCount,
-                message: format!("accelerator_count is {count} but accelerator_type is not set"),
-                hint: "set accelerator_type, or remove accelerator_count".to_owned(),
-            });
-    };
-    let Some(counts) = allowed.get(kind) else {
-        let hint = if allowed.is_empty() {
-            format!(
-                "`{machine}` takes no accelerators: remove accelerator_type, or use a GPU machine type such as `g2-standard-8` or `a3-highgpu-8g`"
-            )
-        } else {
-            format!(
-                "`{machine}` can attach {}",
-                allowed.keys().cloned().collect::<Vec<_>>().join(", ")
-            )
-        };
-        return Some(CatalogueWarning {
+    match (choice.accelerator_type, choice.accelerator_count) {
+        (Some(kind), _) => Some(CatalogueWarning {
             field: MachineField::AcceleratorType,
             message: format!("`{machine}` cannot attach {kind}"),
-            hint,
-        });
-    };
-    let count = choice.accelerator_count.unwrap_or(1);
-    (!counts.contains(&count)).then(|| CatalogueWarning {
-        field: MachineField::AcceleratorCount,
-        message: format!("`{machine}` cannot attach {count} × {kind}"),
-        hint: format!("use accelerator_count {}", one_of(counts)),
-    })
-}
-
-/// `1, 2 or 4`.
-fn one_of(counts: &[i64]) -> String {
-    match counts {
-        [] => String::new(),
-        [only] => only.to_string(),
-        [init @ .., last] => {
-            let init: Vec<_> = init.iter().map(i64::to_string).collect();
-            format!("{} or {last}", init.join(", "))
-        }
+            hint: format!(
+                "`{machine}` takes no accelerators: remove accelerator_type, or use a GPU machine type such as `a3-megagpu-8g` or `a4-highgpu-8g`"
+            ),
+        }),
+        (None, Some(count)) if count > 0 => Some(CatalogueWarning {
+            field: MachineField::AcceleratorCount,
+            message: format!("accelerator_count is {count} but accelerator_type is not set"),
+            hint: "set accelerator_type, or remove accelerator_count".to_owned(),
+        }),
+        (None, _) => None,
     }
 }
 
@@ -264,35 +258,65 @@ mod tests {
     }
 
     #[test]
-    fn the_shipped_file_parses_and_lists_every_family_of_the_docs() {
-        let machines = &catalogue().machines;
+    fn the_shipped_file_parses_and_lists_every_documented_type() {
+        let catalogue = catalogue();
         for known in [
+            "a4x-highgpu-4g",
             "a4-highgpu-8g",
             "a3-ultragpu-8g",
             "a3-megagpu-8g",
             "a3-highgpu-8g",
-            "a2-highgpu-1g",
-            "g2-standard-8",
             "n2-standard-8",
-            "c3-standard-22",
+            "n2-highmem-16",
+            "n2-highcpu-32",
         ] {
-            assert!(machines.contains_key(known), "{known} missing");
+            assert!(catalogue.machines.contains_key(known), "{known} missing");
         }
+        assert_eq!(
+            catalogue.accelerator_types,
+            [
+                "NVIDIA_H100_80GB",
+                "NVIDIA_H100_MEGA_80GB",
+                "NVIDIA_H200_141GB",
+                "NVIDIA_B200",
+                "NVIDIA_GB200"
+            ]
+        );
     }
 
     #[test]
     fn specs_that_match_the_catalogue_get_no_warning() {
         assert!(check("n2-standard-8", None, None).is_empty());
         assert!(check("a4-highgpu-8g", Some("NVIDIA_B200"), Some(8)).is_empty());
-        assert!(check("a3-highgpu-2g", Some("NVIDIA_H100_80GB"), Some(2)).is_empty());
-        assert!(check("n1-standard-8", Some("NVIDIA_TESLA_T4"), Some(4)).is_empty());
+        assert!(check("a4x-highgpu-4g", Some("NVIDIA_GB200"), Some(4)).is_empty());
+        assert!(check("a3-ultragpu-8g", Some("NVIDIA_H200_141GB"), Some(8)).is_empty());
     }
 
     #[test]
-    fn a_misspelt_machine_type_gets_a_suggestion() {
-        insta::assert_debug_snapshot!(check("n2-standrad-8", None, None), @r#"
+    fn undocumented_types_are_warned_about() {
+        insta::assert_debug_snapshot!(
+            [
+                check("n2-standrad-8", None, None),
+                check("g2-standard-8", Some("NVIDIA_L4"), Some(1)),
+            ],
+            @r#"
         [
-            "machine_type: machine type `n2-standrad-8` is not in clusterform's catalogue of training machine types (did you mean `n2-standard-8`? The service may offer types newer than clusterform's catalogue: if this one exists, ignore this warning.)",
+            [
+                "machine_type: machine type `n2-standrad-8` is not in clusterform's catalogue of training machine types (did you mean `n2-standard-8`? The service may offer types newer than clusterform's catalogue (the Compute resources page lists the documented ones): if this one exists, ignore this warning.)",
+            ],
+            [
+                "accelerator_type: accelerator type `NVIDIA_L4` is not in clusterform's catalogue (did you mean `NVIDIA_B200`? The service may offer types newer than clusterform's catalogue (the Compute resources page lists the documented ones): if this one exists, ignore this warning.)",
+            ],
+        ]
+        "#
+        );
+    }
+
+    #[test]
+    fn a3_highgpu_is_documented_but_cautioned() {
+        insta::assert_debug_snapshot!(check("a3-highgpu-8g", Some("NVIDIA_H100_80GB"), Some(8)), @r#"
+        [
+            "machine_type: machine type `a3-highgpu-8g` may be refused: the Create cluster page lists it, but a real create failed with \"machine type a3-highgpu-8g is not allowed for VM\" about 20 s after it was accepted, leaving a cluster in ERROR to delete (the Compute resources page does not list it) (use a3-megagpu-8g (8 × NVIDIA_H100_MEGA_80GB) for H100 nodes)",
         ]
         "#);
     }
@@ -326,31 +350,25 @@ mod tests {
     }
 
     #[test]
-    fn attachable_accelerators_are_checked_by_kind_and_count() {
+    fn cpu_machines_take_no_accelerators() {
         insta::assert_debug_snapshot!(
             [
-                check("n2-standard-8", Some("NVIDIA_L4"), Some(1)),
-                check("n1-standard-8", Some("NVIDIA_L4"), Some(1)),
-                check("n1-standard-8", Some("NVIDIA_TESLA_T4"), Some(3)),
-                check("n1-standard-8", None, Some(2)),
+                check("n2-standard-8", Some("NVIDIA_B200"), Some(1)),
+                check("n2-standard-8", None, Some(2)),
+                check("n2-standard-8", None, Some(0)),
                 check("n2-standard-8", Some("NVIDIA_H100_MEGA"), Some(8)),
             ],
             @r#"
         [
             [
-                "accelerator_type: `n2-standard-8` cannot attach NVIDIA_L4 (`n2-standard-8` takes no accelerators: remove accelerator_type, or use a GPU machine type such as `g2-standard-8` or `a3-highgpu-8g`)",
-            ],
-            [
-                "accelerator_type: `n1-standard-8` cannot attach NVIDIA_L4 (`n1-standard-8` can attach NVIDIA_TESLA_P100, NVIDIA_TESLA_P4, NVIDIA_TESLA_T4, NVIDIA_TESLA_V100)",
-            ],
-            [
-                "accelerator_count: `n1-standard-8` cannot attach 3 × NVIDIA_TESLA_T4 (use accelerator_count 1, 2 or 4)",
+                "accelerator_type: `n2-standard-8` cannot attach NVIDIA_B200 (`n2-standard-8` takes no accelerators: remove accelerator_type, or use a GPU machine type such as `a3-megagpu-8g` or `a4-highgpu-8g`)",
             ],
             [
                 "accelerator_count: accelerator_count is 2 but accelerator_type is not set (set accelerator_type, or remove accelerator_count)",
             ],
+            [],
             [
-                "accelerator_type: accelerator type `NVIDIA_H100_MEGA` is not in clusterform's catalogue (did you mean `NVIDIA_H100_MEGA_80GB`? The service may offer types newer than clusterform's catalogue: if this one exists, ignore this warning.)",
+                "accelerator_type: accelerator type `NVIDIA_H100_MEGA` is not in clusterform's catalogue (did you mean `NVIDIA_H100_MEGA_80GB`? The service may offer types newer than clusterform's catalogue (the Compute resources page lists the documented ones): if this one exists, ignore this warning.)",
             ],
         ]
         "#

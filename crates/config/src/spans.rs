@@ -1,12 +1,14 @@
 //! Positions of the fields of one cluster block, found on demand: a concrete path such as
 //! `node_pools[cpu].zone` is followed through the block's nested blocks to the attribute's
-//! value, the block's head or the labelled block's label. Positions are needed only when a
-//! diagnostic is emitted, so nothing is recorded while decoding.
+//! value, the block's head or the labelled block's label, and on into an object literal's key
+//! or a list literal's element. Positions are needed only when a diagnostic is emitted, so
+//! nothing is recorded while decoding.
 
 use std::ops::Range;
 
 use hcl::edit::Span;
-use hcl::edit::structure::{Block, Body};
+use hcl::edit::expr::{Expression, ObjectKey};
+use hcl::edit::structure::{Attribute, Block, Body};
 
 use crate::schema::singular;
 use crate::source::{block_head, label_range};
@@ -34,6 +36,41 @@ impl<'b> Spans<'b> {
 
     /// Where the field at `path` is written; `None` when it is not in the block.
     pub fn get(&self, path: &str) -> Option<Range<usize>> {
+        match self.find(path)? {
+            Written::Attribute(attribute) => attribute.value.span(),
+            Written::Block(block, Segment::Field(_)) => block_head(block),
+            Written::Block(block, Segment::Element(..)) => label_range(block),
+        }
+    }
+
+    /// Where the key `key` of the map attribute at `path` is written: `None` unless the value is
+    /// an object literal with that key (a map built by a function or a `for` has no key of its
+    /// own to point at). Of two keys with the same text (`a` and `"a"`), the later one wins, as
+    /// it does in the value.
+    pub fn map_key(&self, path: &str, key: &str) -> Option<Range<usize>> {
+        let Written::Attribute(attribute) = self.find(path)? else {
+            return None;
+        };
+        attribute
+            .value
+            .as_object()?
+            .iter()
+            .filter(|(written, _)| key_text(written) == Some(key))
+            .last()
+            .and_then(|(written, _)| written.span())
+    }
+
+    /// Where element `index` of the list attribute at `path` is written: `None` unless the
+    /// value is a list literal that long.
+    pub fn list_element(&self, path: &str, index: usize) -> Option<Range<usize>> {
+        let Written::Attribute(attribute) = self.find(path)? else {
+            return None;
+        };
+        attribute.value.as_array()?.iter().nth(index)?.span()
+    }
+
+    /// The attribute or block at `path`.
+    fn find<'p>(&self, path: &'p str) -> Option<Written<'b, 'p>> {
         let mut body = self.body;
         let mut rest = path;
         loop {
@@ -41,22 +78,33 @@ impl<'b> Spans<'b> {
             if let (Segment::Field(name), None) = (segment, remainder)
                 && let Some(attribute) = body.get_attribute(name)
             {
-                return attribute.value.span();
+                return Some(Written::Attribute(attribute));
             }
             let block = find_block(body, segment)?;
             match remainder {
-                None => {
-                    return match segment {
-                        Segment::Field(_) => block_head(block),
-                        Segment::Element(..) => label_range(block),
-                    };
-                }
+                None => return Some(Written::Block(block, segment)),
                 Some(remainder) => {
                     body = &block.body;
                     rest = remainder;
                 }
             }
         }
+    }
+}
+
+/// What a path leads to in the block.
+enum Written<'b, 'p> {
+    Attribute(&'b Attribute),
+    /// A block, with the last segment that named it.
+    Block(&'b Block, Segment<'p>),
+}
+
+/// The text of an object key written as an identifier or a plain string (`a`, `"a"`).
+fn key_text(key: &ObjectKey) -> Option<&str> {
+    match key {
+        ObjectKey::Ident(ident) => Some(ident.as_str()),
+        ObjectKey::Expression(Expression::String(text)) => Some(text.as_str()),
+        ObjectKey::Expression(_) => None,
     }
 }
 
@@ -112,6 +160,8 @@ node_pool "a.b" {
   }
 }
 node_pool "c" {
+  labels = { a = "1", "b.c" = "2", b = "3", "b" = "4", (x) = "5" }
+  filestores = ["f0", "f1"]
 }
 "#;
 
@@ -132,6 +182,39 @@ node_pool "c" {
             Some("machine_spec")
         );
         assert_eq!(text_at(&body, "node_pools[c]"), Some("\"c\""));
+    }
+
+    #[test]
+    fn map_keys_and_list_elements_have_their_own_positions() {
+        let body = hcl::edit::parser::parse_body(CLUSTER).unwrap();
+        let spans = Spans::new(&body);
+        let key = |key| {
+            spans
+                .map_key("node_pools[c].labels", key)
+                .map(|r| &CLUSTER[r])
+        };
+        assert_eq!(key("a"), Some("a"));
+        assert_eq!(key("b.c"), Some("\"b.c\""));
+        assert_eq!(key("b"), Some("\"b\""), "the later of two equal keys");
+        assert_eq!(key("x"), None, "an expression key has no text");
+        assert_eq!(key("z"), None);
+        let element = |index| {
+            spans
+                .list_element("node_pools[c].filestores", index)
+                .map(|r| &CLUSTER[r])
+        };
+        assert_eq!(element(1), Some("\"f1\""));
+        assert_eq!(element(2), None);
+        assert_eq!(
+            spans.map_key("node_pools[c]", "a"),
+            None,
+            "a block is no map"
+        );
+        assert_eq!(
+            spans.list_element("project", 0),
+            None,
+            "a string is no list"
+        );
     }
 
     #[test]

@@ -1,17 +1,26 @@
 //! Semantic checks of one decoded cluster, offline: the cluster ID format, references between
 //! pools, partitions and node sets, node counts, zones inside the region, resource-name
-//! formats, label syntax, the provisioning-model rules, and (as warnings) machine specs
-//! outside the catalogue of training machine types. Each problem points at the field
-//! it concerns (falling back to its enclosing block).
+//! formats, label syntax, the provisioning-model rules, what the service refuses at request
+//! time (boot disks of the newest GPU machines, reservation names, the login pool's counts,
+//! flex-start durations, the Slurm configuration maps, ...), and as warnings what it may refuse
+//! (machine specs outside the catalogue of training machine types, regions outside the
+//! documented list, A4X node counts). Each problem points at the field it concerns (a map's
+//! key, a list's element, falling back to its enclosing block).
+
+mod machines;
+pub(crate) mod regions;
+mod slurm_config;
 
 use std::collections::BTreeMap;
 use std::ops::Range;
 
-use clusterform_model::{Cluster, ClusterId, NodePool, STACK_LABEL};
+use clusterform_model::duration;
+use clusterform_model::{Cluster, ClusterId, NodePool, STACK_LABEL, SlurmSpec};
 
 use crate::catalogue::{MachineChoice, catalogue};
 use crate::diagnostic::{Diagnostic, Severity, SourceFile, did_you_mean};
 use crate::spans::Spans;
+use slurm_config::MapScope;
 
 /// What the checks of one cluster need besides the cluster itself.
 pub(crate) struct ClusterChecks<'a> {
@@ -21,6 +30,8 @@ pub(crate) struct ClusterChecks<'a> {
     pub head: Option<Range<usize>>,
     /// The label, where ID problems point.
     pub label: Option<Range<usize>>,
+    /// The resolved project, when known.
+    pub project: Option<&'a str>,
     /// The resolved region, when known.
     pub region: Option<&'a str>,
     pub diagnostics: &'a mut Vec<Diagnostic>,
@@ -29,11 +40,17 @@ pub(crate) struct ClusterChecks<'a> {
 const NETWORK_PATTERN: &str = "projects/{P}/global/networks/{N}";
 const SUBNETWORK_PATTERN: &str = "projects/{P}/regions/{R}/subnetworks/{S}";
 const STORAGE_PATTERN: &str = "projects/{P}/locations/{ZONE}/instances/{NAME}";
+/// The longest display name the API takes, in characters.
+const MAX_DISPLAY_NAME_CHARS: usize = 128;
+/// `flex_start_max_duration` bounds: 30 s to 7 days (*Using Flex Start VMs*).
+const FLEX_START_SECONDS: std::ops::RangeInclusive<u64> = 30..=604_800;
 
 impl ClusterChecks<'_> {
     /// Runs every check on `cluster` with ID `id`.
     pub fn run(&mut self, id: &str, cluster: &Cluster) {
         self.cluster_id(id, cluster);
+        self.own_region();
+        self.display_name(cluster);
         self.labels("labels", cluster.labels.as_ref(), true);
         self.network(cluster);
         for pool in cluster.node_pools.as_deref().unwrap_or_default() {
@@ -67,6 +84,48 @@ impl ClusterChecks<'_> {
             .file
             .diagnostic(Severity::Warning, range, message, Some(hint));
         self.diagnostics.push(warning);
+    }
+
+    /// An error at the key `key` of the map at `path` (at the map when no key is written).
+    fn key_error(&mut self, path: &str, key: &str, message: String, hint: String) {
+        let range = self.spans.map_key(path, key).or_else(|| self.range(path));
+        self.diagnostics
+            .push(self.file.error(range, message, Some(hint)));
+    }
+
+    /// An error at element `index` of the list at `path` (at the list when it is computed).
+    fn element_error(&mut self, path: &str, index: usize, message: String, hint: String) {
+        let range = self
+            .spans
+            .list_element(path, index)
+            .or_else(|| self.range(path));
+        self.diagnostics
+            .push(self.file.error(range, message, Some(hint)));
+    }
+
+    /// The cluster's own `region` outside the documented list; a region from the provider is
+    /// warned about once, at the provider.
+    fn own_region(&mut self) {
+        if self.spans.get("region").is_none() {
+            return;
+        }
+        if let Some((message, hint)) = self.region.and_then(regions::unknown_region) {
+            self.warning("region", message, hint);
+        }
+    }
+
+    fn display_name(&mut self, cluster: &Cluster) {
+        let Some(name) = &cluster.display_name else {
+            return;
+        };
+        let length = name.chars().count();
+        if length > MAX_DISPLAY_NAME_CHARS {
+            self.error(
+                "display_name",
+                format!("display_name is {length} characters long; the API takes at most {MAX_DISPLAY_NAME_CHARS}"),
+                Some(format!("shorten it to {MAX_DISPLAY_NAME_CHARS} characters")),
+            );
+        }
     }
 
     fn cluster_id(&mut self, id: &str, cluster: &Cluster) {
@@ -146,10 +205,14 @@ impl ClusterChecks<'_> {
                     if let Some(region) = self.region
                         && segments[1] != region
                     {
+                        let hint = regions::outside_region_hint(
+                            region,
+                            format!("use a subnetwork of `{region}`"),
+                        );
                         self.error(
                             "network.subnetwork",
                             format!("the subnetwork is in region `{}`, but the cluster is in `{region}`", segments[1]),
-                            Some(format!("use a subnetwork of `{region}`")),
+                            Some(hint),
                         );
                     }
                 }
@@ -192,17 +255,23 @@ impl ClusterChecks<'_> {
         if let (Some(zone), Some(region)) = (&pool.zone, self.region)
             && !zone.starts_with(&format!("{region}-"))
         {
+            let hint =
+                regions::outside_region_hint(region, format!("use a zone such as `{region}-a`"));
             self.error(
                 &format!("{path}.zone"),
                 format!(
                     "zone `{zone}` of pool `{}` is not in the cluster's region `{region}`",
                     pool.id
                 ),
-                Some(format!("use a zone such as `{region}-a`")),
+                Some(hint),
             );
         }
         self.provisioning(&path, pool);
+        self.flex_start_duration(&path, pool);
         self.machine(&path, pool);
+        self.boot_disk(&path, pool);
+        self.reservation(&path, pool);
+        self.nvlink_domains(&path, pool);
         self.labels(&format!("{path}.labels"), pool.labels.as_ref(), false);
     }
 
@@ -293,6 +362,48 @@ impl ClusterChecks<'_> {
         }
     }
 
+    /// `flex_start_max_duration` within the service's bounds (the decode has normalised it to
+    /// whole seconds, `"Ns"`).
+    fn flex_start_duration(&mut self, path: &str, pool: &NodePool) {
+        let Some(seconds) = pool
+            .flex_start_max_duration
+            .as_deref()
+            .and_then(|text| duration::parse(text).ok())
+        else {
+            return;
+        };
+        if !FLEX_START_SECONDS.contains(&seconds.0) {
+            self.error(
+                &format!("{path}.flex_start_max_duration"),
+                format!(
+                    "flex_start_max_duration of pool `{}` is {}; it must be between 30s and 7 days (604800s)",
+                    pool.id,
+                    seconds.to_units(2)
+                ),
+                Some("write a duration such as \"24h\"; without one, the service uses 7 days".to_owned()),
+            );
+        }
+    }
+
+    /// The login pool's node counts are equal: "For the login node pool, the MAX_NODE_COUNT
+    /// must be the same as the MIN_NODE_COUNT" (*Create cluster*). Unset counts are sent as 0.
+    fn login_pool(&mut self, pool: &NodePool) {
+        let scaling = pool.scaling_spec.as_ref();
+        let min = scaling.and_then(|s| s.min_node_count).unwrap_or(0);
+        let max = scaling.and_then(|s| s.max_node_count).unwrap_or(0);
+        // A max below the min is reported by `scaling` already.
+        if min < max {
+            self.error(
+                &format!("node_pools[{}].scaling_spec.max_node_count", pool.id),
+                format!(
+                    "the login pool `{}` has min_node_count {min} and max_node_count {max}; the login pool's counts must be equal",
+                    pool.id
+                ),
+                Some(format!("set max_node_count = {min}, or min_node_count = {max}: login nodes do not autoscale")),
+            );
+        }
+    }
+
     fn slurm(&mut self, cluster: &Cluster) {
         let Some(slurm) = cluster.slurm_spec() else {
             return;
@@ -322,6 +433,9 @@ impl ClusterChecks<'_> {
                 "node pool",
                 &pools,
             );
+            if let Some(pool) = cluster.node_pool(login) {
+                self.login_pool(pool);
+            }
         }
         let partitions = slurm.partitions.as_deref().unwrap_or_default();
         for partition in partitions {
@@ -332,6 +446,11 @@ impl ClusterChecks<'_> {
                 let what = format!("partition `{}`", partition.id);
                 self.reference(&path, &what, pool, "node pool", &pools);
             }
+            self.slurm_config(
+                &format!("{base}.partitions[{}].config", partition.id),
+                MapScope::Partition(&partition.id),
+                partition.config.as_ref(),
+            );
         }
         for node_set in slurm.node_sets.as_deref().unwrap_or_default() {
             let path = format!("{base}.node_sets[{}]", node_set.node_pool_id);
@@ -342,7 +461,19 @@ impl ClusterChecks<'_> {
                 "node pool",
                 &pools,
             );
+            self.node_set_pool(&path, &node_set.node_pool_id, slurm);
+            self.slurm_config(
+                &format!("{path}.config"),
+                MapScope::NodeSet(&node_set.node_pool_id),
+                node_set.config.as_ref(),
+            );
         }
+        self.slurm_config(
+            &format!("{base}.config"),
+            MapScope::Cluster,
+            slurm.config.as_ref(),
+        );
+        self.superseded(base, slurm);
         if let Some(default) = &slurm.default_partition_id {
             let ids: Vec<&str> = partitions.iter().map(|p| p.id.as_str()).collect();
             self.reference(
@@ -351,6 +482,60 @@ impl ClusterChecks<'_> {
                 default,
                 "partition",
                 &ids,
+            );
+        }
+    }
+
+    /// `scheduling` and `accounting` are superseded by `config`: they "still work for clusters
+    /// that use them" (a warning), but never together with it (*Create cluster*, "Slurm
+    /// configuration maps").
+    fn superseded(&mut self, base: &str, slurm: &SlurmSpec) {
+        let config_set = slurm.config.as_ref().is_some_and(|c| !c.is_empty());
+        for (name, set, parameters) in [
+            (
+                "scheduling",
+                slurm.scheduling.is_some(),
+                "`PriorityType`, `PriorityWeightAge`, `PreemptMode`, ...",
+            ),
+            (
+                "accounting",
+                slurm.accounting.is_some(),
+                "`AccountingStorageEnforce`",
+            ),
+        ] {
+            if !set {
+                continue;
+            }
+            let path = format!("{base}.{name}");
+            let hint = format!(
+                "write its settings in `config` as slurm.conf parameters ({parameters}) and remove the `{name}` block"
+            );
+            if config_set {
+                self.error(
+                    &path,
+                    format!("`{name}` cannot be set together with `config`, which supersedes it"),
+                    Some(hint),
+                );
+            } else {
+                self.warning(
+                    &path,
+                    format!("`{name}` is superseded by `config`; it still works for clusters that use it"),
+                    hint,
+                );
+            }
+        }
+    }
+
+    /// A node set describes a compute pool, never the login pool (*Create cluster*, "Slurm
+    /// configuration maps").
+    fn node_set_pool(&mut self, path: &str, pool: &str, slurm: &SlurmSpec) {
+        if slurm.login_node_pool_id.as_deref() == Some(pool) {
+            self.error(
+                path,
+                format!(
+                    "node_set `{pool}` names the login pool; node sets describe compute pools only"
+                ),
+                Some("remove this node_set, or label it with a compute pool".to_owned()),
             );
         }
     }
@@ -374,11 +559,13 @@ impl ClusterChecks<'_> {
     }
 
     fn lustre_export(&mut self, cluster: &Cluster) {
-        let Some(time) = cluster
-            .lustre_export_config
-            .as_ref()
-            .and_then(|c| c.start_time.as_ref())
-        else {
+        let Some(export) = cluster.lustre_export_config.as_ref() else {
+            return;
+        };
+        if let Some(bucket) = &export.destination_bucket {
+            self.destination_bucket(bucket);
+        }
+        let Some(time) = export.start_time.as_ref() else {
             return;
         };
         let base = "lustre_export_config.start_time";
@@ -396,6 +583,24 @@ impl ClusterChecks<'_> {
                 None,
             );
         }
+    }
+
+    /// The API takes the bucket's name, not a `gs://` URL.
+    fn destination_bucket(&mut self, bucket: &str) {
+        let Some(url) = bucket.strip_prefix("gs://") else {
+            return;
+        };
+        let name = url.split('/').next().unwrap_or_default();
+        let hint = if name.is_empty() {
+            "write the bucket's name, without `gs://`".to_owned()
+        } else {
+            format!("write the bucket's name alone: destination_bucket = \"{name}\"")
+        };
+        self.error(
+            "lustre_export_config.destination_bucket",
+            format!("destination_bucket `{bucket}` is a URL; the API takes the bucket's name without `gs://`"),
+            Some(hint),
+        );
     }
 }
 

@@ -558,3 +558,311 @@ fn a_broken_endpoint_is_reported_without_a_missing_stack() {
         "{diagnostics:?}"
     );
 }
+
+/// The valid file whose `cpu` pool has `machine_spec` lines `machine` and `extra` lines after
+/// its zone.
+fn cpu_pool_as(machine: &str, extra: &str) -> String {
+    valid_with(
+        "      machine_type = \"n2-standard-8\"\n    }\n    scaling_spec {\n      min_node_count = 0",
+        &format!("{machine}\n    }}\n    scaling_spec {{\n      min_node_count = 0"),
+    )
+    .replacen(
+        "zone = \"us-central1-a\"\n  }\n  orch",
+        &format!("zone = \"us-central1-a\"\n{extra}\n  }}\n  orch"),
+        1,
+    )
+}
+
+const A4: &str = "      machine_type = \"a4-highgpu-8g\"\n      accelerator_type = \"NVIDIA_B200\"\n      accelerator_count = 8";
+
+#[test]
+fn a4_boot_disks_are_hyperdisk_balanced_or_unset() {
+    let standard = cpu_pool_as(
+        A4,
+        "    provisioning_model = \"SPOT\"\n    boot_disk {\n      boot_disk_type = \"pd-standard\"\n    }",
+    );
+    insta::assert_snapshot!(find(&failure(&standard), "requires boot_disk_type"));
+    for fine in [
+        "    provisioning_model = \"SPOT\"\n    boot_disk {\n      boot_disk_type = \"hyperdisk-balanced\"\n    }",
+        "    provisioning_model = \"SPOT\"\n    boot_disk {\n      boot_disk_size_gb = 200\n    }",
+    ] {
+        load_text(&cpu_pool_as(A4, fine)).unwrap();
+    }
+    let cpu = cpu_pool_with("    boot_disk {\n      boot_disk_type = \"pd-standard\"\n    }");
+    load_text(&cpu).expect("other machine types take any boot disk");
+}
+
+/// The `cpu` pool as an A4 pool on reservation `values` with affinity type `kind`.
+fn reserved(kind: &str, values: &str) -> String {
+    cpu_pool_as(
+        &format!(
+            "{A4}\n      reservation_affinity {{\n        reservation_affinity_type = \"{kind}\"\n        key = \"compute.googleapis.com/reservation-name\"\n        values = {values}\n      }}"
+        ),
+        "    provisioning_model = \"RESERVATION\"",
+    )
+}
+
+#[test]
+fn reservation_affinity_takes_only_specific_reservations() {
+    let any = reserved(
+        "ANY_RESERVATION",
+        "[\"projects/my-proj/zones/us-central1-a/reservations/r\"]",
+    );
+    insta::assert_snapshot!(find(&failure(&any), "reservation_affinity_type"));
+}
+
+#[test]
+fn reservation_values_are_full_names_and_a_bare_name_gets_its_full_form() {
+    let bare = reserved(
+        "SPECIFIC_RESERVATION",
+        "[\"projects/my-proj/zones/us-central1-a/reservations/r/reservationBlocks/b\", \"my-reservation\"]",
+    );
+    insta::assert_snapshot!(find(&failure(&bare), "my-reservation"));
+    let broken = reserved(
+        "SPECIFIC_RESERVATION",
+        "[\"projects/my-proj/reservations/r\"]",
+    );
+    insta::assert_snapshot!(find(&failure(&broken), "full reservation name"));
+    let full = reserved(
+        "SPECIFIC_RESERVATION",
+        "[\"projects/host/zones/us-central1-a/reservations/r/reservationBlocks/b/reservationSubBlocks/s\"]",
+    );
+    load_text(&full).unwrap();
+}
+
+#[test]
+fn the_login_pool_does_not_autoscale() {
+    let text = valid_with(
+        "      min_node_count = 1\n      max_node_count = 1",
+        "      min_node_count = 1\n      max_node_count = 3",
+    );
+    insta::assert_snapshot!(find(&failure(&text), "login pool"));
+    let cpu = valid_with("max_node_count = 4", "max_node_count = 40");
+    load_text(&cpu).expect("compute pools autoscale");
+}
+
+#[test]
+fn flex_start_max_duration_is_30_seconds_to_7_days() {
+    for (duration, shown) in [("\"10s\"", "10s"), ("\"8d\"", "8d")] {
+        let text = cpu_pool_with(&format!(
+            "    provisioning_model = \"FLEX_START\"\n    flex_start_max_duration = {duration}"
+        ));
+        let diagnostic = find(&failure(&text), "flex_start_max_duration");
+        assert!(diagnostic.contains(&format!("is {shown};")), "{diagnostic}");
+        if shown == "10s" {
+            insta::assert_snapshot!(diagnostic);
+        }
+    }
+    for fine in ["\"30s\"", "\"7d\""] {
+        let text = cpu_pool_with(&format!(
+            "    provisioning_model = \"FLEX_START\"\n    flex_start_max_duration = {fine}"
+        ));
+        load_text(&text).unwrap();
+    }
+}
+
+#[test]
+fn display_names_are_at_most_128_characters() {
+    let long = format!("  display_name = \"{}\"\n  network {{", "é".repeat(129));
+    insta::assert_snapshot!(find(
+        &failure(&valid_with("  network {", &long)),
+        "display_name"
+    ));
+    let fits = format!("  display_name = \"{}\"\n  network {{", "é".repeat(128));
+    load_text(&valid_with("  network {", &fits)).unwrap();
+}
+
+/// The valid file with a Lustre export to `bucket`.
+fn exporting_to(bucket: &str) -> String {
+    valid_with(
+        "  network {",
+        &format!(
+            "  lustre_export_config {{\n    destination_bucket = \"{bucket}\"\n  }}\n  network {{"
+        ),
+    )
+}
+
+#[test]
+fn destination_bucket_is_a_bucket_name_not_a_url() {
+    insta::assert_snapshot!(find(
+        &failure(&exporting_to("gs://my-bucket/exports")),
+        "destination_bucket"
+    ));
+    load_text(&exporting_to("my-bucket")).unwrap();
+}
+
+#[test]
+fn a_zero_timeout_is_refused() {
+    let text = valid_with(
+        "  network {",
+        "  timeouts {\n    create = \"0s\"\n  }\n  network {",
+    );
+    insta::assert_snapshot!(find(&failure(&text), "timeout"));
+}
+
+/// The valid file with `config` in slurm_spec, `partition_config` in partition `cpu` and a
+/// node set of pool `cpu` with `node_set_config`.
+fn slurm_maps(config: &str, partition_config: &str, node_set_config: &str) -> String {
+    valid_with(
+        "      login_node_pool_id     = \"login\"\n      partition \"cpu\" {\n        node_pool_ids = [\"cpu\"]\n      }",
+        &format!(
+            "      login_node_pool_id     = \"login\"\n      config = {config}\n      partition \"cpu\" {{\n        node_pool_ids = [\"cpu\"]\n        config = {partition_config}\n      }}\n      node_set \"cpu\" {{\n        config = {node_set_config}\n      }}"
+        ),
+    )
+}
+
+#[test]
+fn refused_slurm_parameters_are_reported_at_their_key() {
+    let text = slurm_maps(
+        "{ DefMemPerCPU = \"1024\", health_check_program = \"/bin/true\", \"StorageHost\" = \"db\" }",
+        "{ MaxTime = \"1:00:00\", Default = \"YES\" }",
+        "{ Weight = \"1\", Prolog = \"/opt/p.sh\" }",
+    );
+    let diagnostics = failure(&text);
+    insta::assert_snapshot!(find(&diagnostics, "health_check_program"));
+    insta::assert_snapshot!(find(&diagnostics, "StorageHost"));
+    insta::assert_snapshot!(find(&diagnostics, "`Default`"));
+    insta::assert_snapshot!(find(&diagnostics, "`Prolog`"));
+    assert_eq!(diagnostics.items.len(), 4, "{}", diagnostics.render(false));
+    load_text(&slurm_maps(
+        "{ DefMemPerCPU = \"1024\" }",
+        "{ MaxTime = \"1:00:00\" }",
+        "{ Weight = \"1\" }",
+    ))
+    .unwrap();
+}
+
+#[test]
+fn a_refused_key_of_a_computed_map_is_reported_at_the_map() {
+    let text = slurm_maps(
+        "merge({ MaxJobCount = \"10\" }, { RequeueExit = \"1\" })",
+        "{}",
+        "{}",
+    );
+    insta::assert_snapshot!(find(&failure(&text), "RequeueExit"));
+}
+
+#[test]
+fn one_slurm_parameter_twice_is_an_error_at_the_later_key() {
+    for config in [
+        "{ DefMemPerCPU = \"1024\", def_mem_per_cpu = \"2048\" }",
+        "{ def_mem_per_cpu = \"2048\", DefMemPerCPU = \"1024\" }",
+    ] {
+        let text = slurm_maps(config, "{}", "{}");
+        insta::assert_snapshot!(find(&failure(&text), "same Slurm parameter"));
+    }
+}
+
+#[test]
+fn a_node_set_cannot_describe_the_login_pool() {
+    let text = valid_with(
+        "      login_node_pool_id     = \"login\"",
+        "      login_node_pool_id     = \"login\"\n      node_set \"login\" {}",
+    );
+    insta::assert_snapshot!(find(&failure(&text), "login pool"));
+}
+
+#[test]
+fn a_typo_region_is_a_warning_and_never_built_into_a_hint() {
+    let text = valid_file().replace("region  = \"us-central1\"", "region  = \"us-centrall\"");
+    let diagnostics = failure(&text);
+    insta::assert_snapshot!(find(&diagnostics, "Get started"));
+    let zone = find(&diagnostics, "not in the cluster's region");
+    assert!(!zone.contains("us-centrall-"), "{zone}");
+    insta::assert_snapshot!(zone);
+    let subnetwork = text.replacen(
+        "network = \"projects/my-proj/global/networks/default\"",
+        "network = \"projects/my-proj/global/networks/default\"\n    subnetwork = \"projects/my-proj/regions/us-central1/subnetworks/s\"",
+        1,
+    );
+    let subnetwork = find(&failure(&subnetwork), "subnetwork is in region");
+    assert!(
+        !subnetwork.contains("subnetwork of `us-centrall`"),
+        "{subnetwork}"
+    );
+    insta::assert_snapshot!(subnetwork);
+}
+
+#[test]
+fn a_malformed_provider_region_is_an_error_without_a_region_warning() {
+    let text = valid_file().replace("region  = \"us-central1\"", "region  = \"Europe\"");
+    let diagnostics = failure(&text);
+    find(&diagnostics, "location");
+    assert!(
+        diagnostics
+            .items
+            .iter()
+            .all(|d| !d.message.contains("Get started")),
+        "{}",
+        diagnostics.render(false)
+    );
+}
+
+#[test]
+fn a_cluster_region_outside_the_documented_list_is_a_warning_at_the_cluster() {
+    let text = valid_with("  network {", "  region = \"asia-northeast1\"\n  network {")
+        .replace("us-central1-a", "asia-northeast1-a");
+    let loaded = load_text(&text).expect("an undocumented region is only a warning");
+    let warnings: Vec<String> = loaded
+        .warnings
+        .iter()
+        .map(|w| format!("{}:{} {}", w.line, w.column, w.message))
+        .collect();
+    insta::assert_debug_snapshot!(warnings, @r#"
+    [
+        "9:12 region `asia-northeast1` is not one of the regions the Get started page lists for training clusters",
+    ]
+    "#);
+}
+
+/// The valid file with `lines` added to slurm_spec.
+fn slurm_spec_with(lines: &str) -> String {
+    valid_with(
+        "      login_node_pool_id     = \"login\"",
+        &format!("      login_node_pool_id     = \"login\"\n{lines}"),
+    )
+}
+
+#[test]
+fn config_cannot_sit_beside_scheduling_or_accounting() {
+    let text = slurm_spec_with(
+        "      config = { PriorityType = \"priority/multifactor\" }\n      scheduling {\n        priority_weight_age = 1000\n      }\n      accounting {\n        accounting_storage_enforce = \"limits,qos\"\n      }",
+    );
+    let diagnostics = failure(&text);
+    insta::assert_snapshot!(find(&diagnostics, "`scheduling` cannot"));
+    find(&diagnostics, "`accounting` cannot");
+    assert!(
+        diagnostics
+            .items
+            .iter()
+            .all(|d| d.severity == Severity::Error),
+        "no superseded warning on top of the error: {}",
+        diagnostics.render(false)
+    );
+}
+
+#[test]
+fn scheduling_and_accounting_alone_still_work_with_a_warning() {
+    let text = slurm_spec_with(
+        "      config = {}\n      scheduling {\n        preempt_mode = \"SUSPEND,GANG\"\n      }",
+    );
+    let loaded = load_text(&text).expect("scheduling without config still works");
+    let warnings: Vec<String> = loaded
+        .warnings
+        .iter()
+        .map(|w| {
+            format!(
+                "{}:{} {} | {}",
+                w.line,
+                w.column,
+                w.message,
+                w.hint.as_deref().unwrap_or("")
+            )
+        })
+        .collect();
+    insta::assert_debug_snapshot!(warnings, @r#"
+    [
+        "37:7 `scheduling` is superseded by `config`; it still works for clusters that use it | write its settings in `config` as slurm.conf parameters (`PriorityType`, `PriorityWeightAge`, `PreemptMode`, ...) and remove the `scheduling` block",
+    ]
+    "#);
+}

@@ -1,6 +1,8 @@
 //! Google's error model as the emulator answers it: the canonical codes it
 //! uses, and `ApiError`, which renders as the AIP-193 JSON envelope
-//! `{"error":{"code","message","status","details"}}` with the matching HTTP status.
+//! `{"error":{"code","message","status","details"}}` with the matching HTTP status;
+//! a refused request body also carries a `google.rpc.BadRequest` detail listing
+//! each field at fault.
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -79,12 +81,26 @@ impl Code {
     }
 }
 
+/// The `@type` of the detail that lists the fields a request got wrong.
+const BAD_REQUEST_TYPE: &str = "type.googleapis.com/google.rpc.BadRequest";
+
+/// One `fieldViolations` entry of a `google.rpc.BadRequest` detail.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct FieldViolation {
+    /// The request field in proto form, e.g.
+    /// `model_development_cluster.node_pools[1].boot_disk.boot_disk_type`.
+    pub(crate) field: String,
+    pub(crate) description: String,
+}
+
 /// An error answer of the emulated API.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct ApiError {
     pub(crate) code: Code,
     pub(crate) message: String,
     pub(crate) retry_after_seconds: Option<u64>,
+    /// Rendered as a `google.rpc.BadRequest` detail when not empty.
+    pub(crate) field_violations: Vec<FieldViolation>,
 }
 
 impl ApiError {
@@ -93,11 +109,39 @@ impl ApiError {
             code,
             message: message.into(),
             retry_after_seconds: None,
+            field_violations: Vec::new(),
         }
     }
 
     pub(crate) fn invalid_argument(message: impl Into<String>) -> Self {
         ApiError::new(Code::InvalidArgument, message)
+    }
+
+    /// `INVALID_ARGUMENT` for a request with `violations`, worded as the service words a
+    /// synchronous refusal: `List of found errors:\t1.Field: F; Message: D\t2.Field: …\t`.
+    pub(crate) fn field_violations(violations: Vec<FieldViolation>) -> Self {
+        let listed: String = violations
+            .iter()
+            .enumerate()
+            .map(|(index, violation)| {
+                format!(
+                    "{}.Field: {}; Message: {}\t",
+                    index + 1,
+                    violation.field,
+                    violation.description
+                )
+            })
+            .collect();
+        ApiError {
+            field_violations: violations,
+            ..ApiError::invalid_argument(format!("List of found errors:\t{listed}"))
+        }
+    }
+
+    /// The same error with `prefix` before its message; the field violations are kept.
+    pub(crate) fn with_message_prefix(mut self, prefix: &str) -> Self {
+        self.message = format!("{prefix}{}", self.message);
+        self
     }
 
     pub(crate) fn not_found(what: &str) -> Self {
@@ -113,12 +157,22 @@ impl ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let status = self.code.http_status();
+        let details = if self.field_violations.is_empty() {
+            json!([])
+        } else {
+            let violations: Vec<_> = self
+                .field_violations
+                .iter()
+                .map(|v| json!({"field": v.field, "description": v.description}))
+                .collect();
+            json!([{"@type": BAD_REQUEST_TYPE, "fieldViolations": violations}])
+        };
         let body = json!({
             "error": {
                 "code": status.as_u16(),
                 "message": self.message,
                 "status": self.code.canonical_name(),
-                "details": [],
+                "details": details,
             }
         });
         let mut response = (status, axum::Json(body)).into_response();

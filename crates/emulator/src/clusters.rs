@@ -215,10 +215,7 @@ pub(crate) async fn update(
         .map_err(|error| ApiError::invalid_argument(format!("{error}.")))?;
     check_immutable_pool_fields(live.resource(), &updated)?;
     check_cluster(&cluster_from_request(&updated)?).map_err(|error| {
-        ApiError::invalid_argument(format!(
-            "The update was rejected and the cluster is unchanged. {}",
-            error.message
-        ))
+        error.with_message_prefix("The update was rejected and the cluster is unchanged. ")
     })?;
     let project_number = state.project_number(&parent);
     complete_cluster(&mut updated, Some(&parent), &project_number);

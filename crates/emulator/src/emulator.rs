@@ -1,6 +1,8 @@
 //! The `Emulator` handle: shared state behind one mutex, its options, the
-//! request log, and the test-control methods (fault switches, Slurm job, node
-//! and REST-version injection, seeding clusters, Cloud Storage buckets). HTTP handling lives in `routes`, serving in `server`.
+//! request log, and the test-control methods (fault switches, Slurm job, node,
+//! controller and REST-version injection, seeding clusters and setting their status, capacity
+//! failures, Cloud Storage buckets); the admin HTTP API (`admin`) calls the same methods.
+//! HTTP handling lives in `routes`, serving in `server`.
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::path::PathBuf;
@@ -10,6 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value, json};
 
 use crate::api_error::{ApiError, Code};
+use crate::capacity::{CapacityFailure, stockout};
 use crate::casing::camel_case_keys;
 use crate::clock::{Millis, duration_millis, now_millis, rfc3339};
 use crate::error::EmulatorError;
@@ -17,6 +20,7 @@ use crate::faults::{FaultDice, FaultSpec};
 use crate::persist;
 use crate::project::{numbered_name, project_number_of};
 use crate::resource::{Parent, complete_cluster};
+use crate::slurm::DEFAULT_API_VERSIONS;
 use crate::store::{
     NewOperation, OperationKind, SlurmState, Store, StoredCluster, StoredOperation, mark_running,
 };
@@ -65,6 +69,15 @@ pub struct EmulatorOptions {
     /// how much of a burst Google tolerates is not documented, and refusing every quick second
     /// write would slow every short run by a retry.
     pub object_mutation_limit: bool,
+    /// The slurmrestd REST versions (`v0.0.42`, …) every cluster serves unless a test sets its
+    /// own: by default v0.0.40 to v0.0.42, those of Slurm 24.11.
+    pub slurm_api_versions: Vec<String>,
+    /// Creates that are accepted and whose operation then fails with a stockout.
+    pub capacity_failures: Vec<CapacityFailure>,
+    /// Update-mask paths answered `400 INVALID_ARGUMENT` naming the path, although the emulator
+    /// can apply them: rehearses a service that refuses a path only the Terraform provider
+    /// sends (`display_name`, `lustre_export_config`, …).
+    pub refused_update_paths: Vec<String>,
 }
 
 /// The least time between two mutations of one Cloud Storage object with
@@ -88,6 +101,12 @@ impl Default for EmulatorOptions {
             buckets: Vec::new(),
             create_buckets_on_use: false,
             object_mutation_limit: false,
+            slurm_api_versions: DEFAULT_API_VERSIONS
+                .iter()
+                .map(|v| (*v).to_owned())
+                .collect(),
+            capacity_failures: Vec::new(),
+            refused_update_paths: Vec::new(),
         }
     }
 }
@@ -149,8 +168,16 @@ impl State {
         update: Option<(Option<String>, Value)>,
         now: Millis,
     ) -> StoredOperation {
-        let fails = self.dice.spec().applies_to_location(&parent.location)
+        // The dice are rolled whatever happens next, so a capacity failure does not shift
+        // the faults of later operations.
+        let rolled = self.dice.spec().applies_to_location(&parent.location)
             && self.dice.roll_operation_failure();
+        let failure = match kind {
+            OperationKind::Create => self.store.clusters.get(cluster_name).and_then(|cluster| {
+                stockout(&self.options.capacity_failures, cluster.resource(), parent)
+            }),
+            OperationKind::Update | OperationKind::Delete => None,
+        };
         let (update_mode, target) = match update {
             Some((mode, target)) => (mode, Some(target)),
             None => (None, None),
@@ -165,7 +192,8 @@ impl State {
             ),
             started_at: now,
             finishes_at: now.saturating_add(duration_millis(self.options.operation_duration)),
-            fails,
+            fails: rolled || failure.is_some(),
+            failure,
             update_mode,
             target,
         })
@@ -293,7 +321,7 @@ impl Emulator {
     }
 
     /// Sets the slurmrestd REST versions (`v0.0.40`, …) that `cluster_name` serves; any other
-    /// version in a Slurm path answers 404. The default is v0.0.40 to v0.0.42.
+    /// version in a Slurm path answers 404. The default is [`EmulatorOptions::slurm_api_versions`].
     pub fn set_slurm_api_versions(&self, cluster_name: &str, versions: &[&str]) {
         let versions = versions.iter().map(|v| (*v).to_owned()).collect();
         self.change_slurm(cluster_name, |slurm| slurm.api_versions = Some(versions));
@@ -302,6 +330,24 @@ impl Emulator {
     /// Makes `callSlurmRestApi` on `cluster_name` answer `503 UNAVAILABLE` (or work again).
     pub fn set_slurm_unreachable(&self, cluster_name: &str, unreachable: bool) {
         self.change_slurm(cluster_name, |slurm| slurm.unreachable = unreachable);
+    }
+
+    /// Takes `cluster_name`'s slurmctld down (or up again): slurmrestd still answers, its
+    /// ping reports the controller `DOWN`, and the job and node listings answer 500.
+    pub fn set_slurm_controller_down(&self, cluster_name: &str, down: bool) {
+        self.change_slurm(cluster_name, |slurm| slurm.controller_down = down);
+    }
+
+    /// Replaces the capacity failures: a create with a node pool that one of them matches is
+    /// accepted, then its operation fails with `RESOURCE_EXHAUSTED` and a stockout message,
+    /// leaving the cluster in `ERROR`.
+    pub fn set_capacity_failures(&self, failures: Vec<CapacityFailure>) {
+        self.lock().options.capacity_failures = failures;
+    }
+
+    /// The capacity failures in force.
+    pub fn capacity_failures(&self) -> Vec<CapacityFailure> {
+        self.lock().options.capacity_failures.clone()
     }
 
     /// Seeds a `RUNNING` cluster under the full resource name `cluster_name`,
@@ -360,6 +406,32 @@ impl Emulator {
         true
     }
 
+    /// Sets `clusterStatus.nodesStatus` of a stored cluster, as the service reports its
+    /// nodes (`nodePoolId`, `nodeState`, `instanceName`, …; not checked). Answers whether the
+    /// cluster exists.
+    pub fn set_nodes_status(&self, cluster_name: &str, nodes: Vec<Value>) -> bool {
+        self.change_resource(cluster_name, |resource| {
+            resource["clusterStatus"]["nodesStatus"] = Value::from(nodes);
+        })
+    }
+
+    /// Sets `clusterEvents` of a stored cluster (not checked). Answers whether the cluster
+    /// exists.
+    pub fn set_cluster_events(&self, cluster_name: &str, events: Vec<Value>) -> bool {
+        self.change_resource(cluster_name, |resource| {
+            resource["clusterEvents"] = Value::from(events);
+        })
+    }
+
+    /// Whether a cluster of that name is stored.
+    pub fn has_cluster(&self, cluster_name: &str) -> bool {
+        let state = self.lock();
+        state
+            .store
+            .clusters
+            .contains_key(&state.stored_name(cluster_name))
+    }
+
     /// Creates the Cloud Storage bucket `bucket` (nothing happens if it exists).
     pub fn create_bucket(&self, bucket: &str) {
         let mut state = self.lock();
@@ -399,6 +471,17 @@ impl Emulator {
     /// Empties the request log.
     pub fn clear_requests(&self) {
         self.lock().requests.clear();
+    }
+
+    fn change_resource(&self, cluster_name: &str, change: impl FnOnce(&mut Value)) -> bool {
+        let mut state = self.lock();
+        let name = state.stored_name(cluster_name);
+        let Some(cluster) = state.store.clusters.get_mut(&name) else {
+            return false;
+        };
+        change(cluster.resource_mut());
+        save_best_effort(&state);
+        true
     }
 
     fn change_slurm(&self, cluster_name: &str, change: impl FnOnce(&mut SlurmState)) {

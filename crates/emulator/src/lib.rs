@@ -7,7 +7,9 @@
 //! mirrored here. Embed it with [`Emulator::router`] or run it on a port with
 //! [`Emulator::serve`].
 
+mod admin;
 mod api_error;
+mod capacity;
 mod casing;
 mod clock;
 mod clusters;
@@ -30,6 +32,7 @@ mod storage;
 mod store;
 mod update;
 
+pub use capacity::{CapacityFailure, CapacityFailureError};
 pub use emulator::{Emulator, EmulatorOptions, OBJECT_MUTATION_INTERVAL, RecordedRequest};
 pub use error::EmulatorError;
 pub use faults::{FaultSpec, FaultSpecError};

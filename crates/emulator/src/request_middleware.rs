@@ -13,6 +13,7 @@ use axum::http::{HeaderMap, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use crate::admin::ADMIN_PREFIX;
 use crate::api_error::{ApiError, Code};
 use crate::emulator::{Emulator, RecordedRequest};
 use crate::faults::RequestFault;
@@ -64,11 +65,13 @@ pub(crate) async fn every_request(
             .and_then(|bytes| serde_json::from_slice(bytes).ok()),
         status: 0,
     };
-    let faulted = emulator
-        .lock()
-        .dice
-        .spec()
-        .applies_to_path(parts.uri.path());
+    // The admin API controls the emulator; like the test-control methods, it is never faulted.
+    let faulted = !parts.uri.path().starts_with(ADMIN_PREFIX)
+        && emulator
+            .lock()
+            .dice
+            .spec()
+            .applies_to_path(parts.uri.path());
     let (number, latency) = {
         let mut state = emulator.lock();
         let jitter = if faulted {

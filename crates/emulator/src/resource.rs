@@ -1,13 +1,17 @@
 //! The cluster resource as the service treats it, on plain JSON: cluster-ID
 //! rules, request-body preparation (camelCase keys, output-only fields
-//! dropped), validation of required fields and references, server defaults,
-//! and the proto3 JSON encoding of 64-bit integers as strings.
+//! dropped), validation of required fields, references and what the service
+//! refuses at request time ([`service_rules`]), each problem a field violation
+//! with the field's snake_case path in request order, server defaults, and the
+//! proto3 JSON encoding of 64-bit integers as strings.
+
+mod service_rules;
 
 use std::collections::HashSet;
 
 use serde_json::{Map, Value, json};
 
-use crate::api_error::ApiError;
+use crate::api_error::{ApiError, FieldViolation};
 use crate::casing::camel_case_keys;
 
 /// Fields the service sets itself; values sent by a client are ignored.
@@ -21,6 +25,8 @@ const OUTPUT_ONLY_FIELDS: [&str; 7] = [
     "runtime",
 ];
 const DEFAULT_BOOT_DISK_TYPE: &str = "pd-ssd";
+/// The request field that carries the cluster, as the service names it in field paths.
+const REQUEST_FIELD: &str = "model_development_cluster";
 const DEFAULT_BOOT_DISK_SIZE_GB: i64 = 100;
 const DEFAULT_NODE_IMAGE: &str = "slurm-24-11-ubuntu-2204";
 const MAX_CLUSTER_ID_LENGTH: usize = 10;
@@ -121,8 +127,9 @@ pub(crate) fn has_slurm_spec(cluster: &Value) -> bool {
         .is_some_and(|spec| !spec.is_null())
 }
 
-/// Validates required fields, types and references of a camelCase cluster;
-/// every problem found is reported in one `INVALID_ARGUMENT`.
+/// Validates required fields, types, references and the service's request-time
+/// rules of a camelCase cluster; every problem found is a field violation of
+/// one `INVALID_ARGUMENT`.
 pub(crate) fn check_cluster(cluster: &Value) -> Result<(), ApiError> {
     let mut problems = Problems::default();
     if cluster.is_object() {
@@ -135,8 +142,9 @@ pub(crate) fn check_cluster(cluster: &Value) -> Result<(), ApiError> {
             &pool_ids,
             &mut problems,
         );
+        service_rules::check(cluster, &mut problems);
     } else {
-        problems.add("the cluster must be a JSON object");
+        problems.add("", "The cluster must be a JSON object.");
     }
     problems.into_result()
 }
@@ -173,10 +181,12 @@ pub(crate) fn complete_cluster(cluster: &mut Value, parent: Option<&Parent>, pro
 }
 
 fn complete_node_pool(pool: &mut Map<String, Value>) {
+    let disk_type = service_rules::default_boot_disk_type(pool.get("machineSpec"))
+        .unwrap_or(DEFAULT_BOOT_DISK_TYPE);
     if let Some(boot_disk) = child_object(pool, "bootDisk") {
         boot_disk
             .entry("bootDiskType")
-            .or_insert_with(|| Value::from(DEFAULT_BOOT_DISK_TYPE));
+            .or_insert_with(|| Value::from(disk_type));
         boot_disk
             .entry("bootDiskSizeGb")
             .or_insert_with(|| Value::from(DEFAULT_BOOT_DISK_SIZE_GB));
@@ -237,8 +247,14 @@ fn check_display_name(cluster: &Value, problems: &mut Problems) {
     match cluster.get("displayName") {
         None | Some(Value::Null) => {}
         Some(Value::String(name)) if name.chars().count() <= MAX_DISPLAY_NAME_CHARS => {}
-        Some(Value::String(_)) => problems.add("displayName is longer than 128 characters"),
-        Some(_) => problems.add("displayName must be a string"),
+        Some(Value::String(name)) => problems.add(
+            "display_name",
+            format!(
+                "display_name can have at most {MAX_DISPLAY_NAME_CHARS} characters; it has {}.",
+                name.chars().count()
+            ),
+        ),
+        Some(_) => problems.add("display_name", "display_name must be a string."),
     }
 }
 
@@ -247,22 +263,29 @@ fn check_labels(labels: Option<&Value>, path: &str, problems: &mut Problems) {
         return;
     };
     let Some(labels) = labels.as_object() else {
-        problems.add(format!("{path} must be an object of strings"));
+        problems.add(path, "Labels must be an object of strings.");
         return;
     };
     for (key, value) in labels {
+        let key_path = format!("{path}[\"{key}\"]");
         if !is_label_text(key) || !key.starts_with(|c: char| c.is_ascii_lowercase()) {
-            problems.add(format!(
-                "{path} key `{key}` must start with a lowercase letter and have at most 63 \
-                 lowercase letters, digits, `_` or `-`"
-            ));
+            problems.add(
+                &key_path,
+                format!(
+                    "Label key `{key}` must start with a lowercase letter and have at most 63 \
+                     lowercase letters, digits, `_` or `-`."
+                ),
+            );
         }
         match value.as_str() {
             Some(text) if is_label_text(text) => {}
-            Some(text) => problems.add(format!(
-                "{path}.{key} value `{text}` must have at most 63 lowercase letters, digits, `_` or `-`"
-            )),
-            None => problems.add(format!("{path}.{key} must be a string")),
+            Some(text) => problems.add(
+                &key_path,
+                format!(
+                    "Label value `{text}` must have at most 63 lowercase letters, digits, `_` or `-`."
+                ),
+            ),
+            None => problems.add(&key_path, "Label values must be strings."),
         }
     }
 }
@@ -280,43 +303,44 @@ fn check_node_pools(pools: Option<&Value>, problems: &mut Problems) -> HashSet<S
     let pools = match pools {
         Some(Value::Array(pools)) if !pools.is_empty() => pools,
         Some(Value::Array(_)) | None | Some(Value::Null) => {
-            problems.add("nodePools is required and must not be empty");
+            problems.add("node_pools", "At least one node pool is required.");
             return pool_ids;
         }
         Some(_) => {
-            problems.add("nodePools must be a list");
+            problems.add("node_pools", "node_pools must be a list.");
             return pool_ids;
         }
     };
     for (index, pool) in pools.iter().enumerate() {
-        let path = format!("nodePools[{index}]");
+        let path = format!("node_pools[{index}]");
         if !pool.is_object() {
-            problems.add(format!("{path} must be an object"));
+            problems.add(&path, "A node pool must be an object.");
             continue;
         }
         if let Some(id) = problems.require_string(pool, "/id", &format!("{path}.id"))
             && !pool_ids.insert(id.to_owned())
         {
-            problems.add(format!(
-                "{path}.id `{id}` is used by more than one node pool"
-            ));
+            problems.add(
+                &format!("{path}.id"),
+                format!("The node pool id `{id}` is used by more than one node pool."),
+            );
         }
         problems.require_string(
             pool,
             "/machineSpec/machineType",
-            &format!("{path}.machineSpec.machineType"),
+            &format!("{path}.machine_spec.machine_type"),
         );
         check_scaling(pool, &path, problems);
         check_optional_integer(
             pool,
             "/bootDisk/bootDiskSizeGb",
-            &format!("{path}.bootDisk.bootDiskSizeGb"),
+            &format!("{path}.boot_disk.boot_disk_size_gb"),
             problems,
         );
         check_optional_integer(
             pool,
             "/machineSpec/acceleratorCount",
-            &format!("{path}.machineSpec.acceleratorCount"),
+            &format!("{path}.machine_spec.accelerator_count"),
             problems,
         );
         check_labels(pool.get("labels"), &format!("{path}.labels"), problems);
@@ -329,21 +353,22 @@ fn check_scaling(pool: &Value, path: &str, problems: &mut Problems) {
     let min = check_optional_integer(
         pool,
         "/scalingSpec/minNodeCount",
-        &format!("{path}.scalingSpec.minNodeCount"),
+        &format!("{path}.scaling_spec.min_node_count"),
         problems,
     );
     let max = check_optional_integer(
         pool,
         "/scalingSpec/maxNodeCount",
-        &format!("{path}.scalingSpec.maxNodeCount"),
+        &format!("{path}.scaling_spec.max_node_count"),
         problems,
     );
     if let (Some(min), Some(max)) = (min, max)
         && min > max
     {
-        problems.add(format!(
-            "{path}.scalingSpec.minNodeCount ({min}) is greater than maxNodeCount ({max})"
-        ));
+        problems.add(
+            &format!("{path}.scaling_spec.min_node_count"),
+            format!("min_node_count ({min}) is greater than max_node_count ({max})."),
+        );
     }
 }
 
@@ -359,43 +384,53 @@ fn check_optional_integer(
         Some(raw) => match read_integer(raw) {
             Some(integer) if integer >= 0 => Some(integer),
             _ => {
-                problems.add(format!("{path} must be a non-negative integer, got {raw}"));
+                problems.add(
+                    path,
+                    format!("The value must be a non-negative integer; got {raw}."),
+                );
                 None
             }
         },
     }
 }
 
+const SLURM_SPEC_PATH: &str = "orchestrator_spec.slurm_spec";
+
 fn check_slurm_spec(spec: Option<&Value>, pool_ids: &HashSet<String>, problems: &mut Problems) {
     let Some(spec) = spec.filter(|spec| spec.is_object()) else {
-        problems.add("orchestratorSpec.slurmSpec is required");
+        problems.add(SLURM_SPEC_PATH, "The Slurm spec is required.");
         return;
     };
-    let path = "orchestratorSpec.slurmSpec";
+    let path = SLURM_SPEC_PATH;
     problems.require_string(
         spec,
         "/homeDirectoryStorage",
-        &format!("{path}.homeDirectoryStorage"),
+        &format!("{path}.home_directory_storage"),
     );
-    if let Some(login) =
-        problems.require_string(spec, "/loginNodePoolId", &format!("{path}.loginNodePoolId"))
+    let login_path = format!("{path}.login_node_pool_id");
+    if let Some(login) = problems.require_string(spec, "/loginNodePoolId", &login_path)
         && !pool_ids.contains(login)
     {
-        problems.add(format!(
-            "{path}.loginNodePoolId `{login}` does not name a node pool"
-        ));
+        problems.add(
+            &login_path,
+            format!("login_node_pool_id `{login}` does not name a node pool."),
+        );
     }
     let partition_ids = check_partitions(spec.get("partitions"), pool_ids, problems);
     if let Some(default) = spec.get("defaultPartitionId").and_then(Value::as_str)
         && !default.is_empty()
         && !partition_ids.contains(default)
     {
-        problems.add(format!(
-            "{path}.defaultPartitionId `{default}` does not name a partition"
-        ));
+        problems.add(
+            &format!("{path}.default_partition_id"),
+            format!("default_partition_id `{default}` does not name a partition."),
+        );
     }
-    for scripts in ["prologBashScripts", "epilogBashScripts"] {
-        check_string_list(spec.get(scripts), &format!("{path}.{scripts}"), problems);
+    for (key, field) in [
+        ("prologBashScripts", "prolog_bash_scripts"),
+        ("epilogBashScripts", "epilog_bash_scripts"),
+    ] {
+        check_string_list(spec.get(key), &format!("{path}.{field}"), problems);
     }
 }
 
@@ -410,25 +445,31 @@ fn check_partitions(
         None | Some(Value::Null) => return partition_ids,
         Some(Value::Array(partitions)) => partitions,
         Some(_) => {
-            problems.add("orchestratorSpec.slurmSpec.partitions must be a list");
+            problems.add(
+                &format!("{SLURM_SPEC_PATH}.partitions"),
+                "partitions must be a list.",
+            );
             return partition_ids;
         }
     };
     for (index, partition) in partitions.iter().enumerate() {
-        let path = format!("orchestratorSpec.slurmSpec.partitions[{index}]");
+        let path = format!("{SLURM_SPEC_PATH}.partitions[{index}]");
         if let Some(id) = problems.require_string(partition, "/id", &format!("{path}.id"))
             && !partition_ids.insert(id.to_owned())
         {
-            problems.add(format!(
-                "{path}.id `{id}` is used by more than one partition"
-            ));
+            problems.add(
+                &format!("{path}.id"),
+                format!("The partition id `{id}` is used by more than one partition."),
+            );
         }
-        let pools_path = format!("{path}.nodePoolIds");
-        for pool_id in check_string_list(partition.get("nodePoolIds"), &pools_path, problems) {
+        let pools_path = format!("{path}.node_pool_ids");
+        let listed = check_string_list(partition.get("nodePoolIds"), &pools_path, problems);
+        for (entry, pool_id) in listed.into_iter().enumerate() {
             if !pool_ids.contains(pool_id) {
-                problems.add(format!(
-                    "{pools_path} entry `{pool_id}` does not name a node pool"
-                ));
+                problems.add(
+                    &format!("{pools_path}[{entry}]"),
+                    format!("`{pool_id}` does not name a node pool."),
+                );
             }
         }
     }
@@ -445,24 +486,35 @@ fn check_string_list<'a>(
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(items)) => {
             if items.iter().any(|item| !item.is_string()) {
-                problems.add(format!("{path} must be a list of strings"));
+                problems.add(path, "The value must be a list of strings.");
             }
             items.iter().filter_map(Value::as_str).collect()
         }
         Some(_) => {
-            problems.add(format!("{path} must be a list of strings"));
+            problems.add(path, "The value must be a list of strings.");
             Vec::new()
         }
     }
 }
 
-/// Validation problems collected so that all of them are reported together.
+/// Validation problems, each a field violation, collected so that all of them
+/// are reported together.
 #[derive(Default)]
-struct Problems(Vec<String>);
+struct Problems(Vec<FieldViolation>);
 
 impl Problems {
-    fn add(&mut self, problem: impl Into<String>) {
-        self.0.push(problem.into());
+    /// A problem with the field at `path`, snake_case and relative to the
+    /// cluster (`node_pools[1].id`; empty: the cluster itself).
+    fn add(&mut self, path: &str, description: impl Into<String>) {
+        let field = if path.is_empty() {
+            REQUEST_FIELD.to_owned()
+        } else {
+            format!("{REQUEST_FIELD}.{path}")
+        };
+        self.0.push(FieldViolation {
+            field,
+            description: description.into(),
+        });
     }
 
     /// The non-empty string at `pointer`, or a problem naming `path`.
@@ -475,11 +527,11 @@ impl Problems {
         match value.pointer(pointer) {
             Some(Value::String(text)) if !text.is_empty() => Some(text),
             Some(Value::String(_)) | None | Some(Value::Null) => {
-                self.add(format!("{path} is required"));
+                self.add(path, "The field is required.");
                 None
             }
             Some(_) => {
-                self.add(format!("{path} must be a string"));
+                self.add(path, "The field must be a string.");
                 None
             }
         }
@@ -489,10 +541,7 @@ impl Problems {
         if self.0.is_empty() {
             Ok(())
         } else {
-            Err(ApiError::invalid_argument(format!(
-                "Invalid cluster: {}.",
-                self.0.join("; ")
-            )))
+            Err(ApiError::field_violations(self.0))
         }
     }
 }
@@ -519,8 +568,14 @@ mod tests {
         })
     }
 
+    /// The field violations of an invalid cluster, one `field: description` a line.
     fn problems_of(cluster: &Value) -> String {
-        check_cluster(cluster).unwrap_err().message
+        check_cluster(cluster)
+            .unwrap_err()
+            .field_violations
+            .iter()
+            .map(|v| format!("{}: {}\n", v.field, v.description))
+            .collect()
     }
 
     #[test]
@@ -565,10 +620,30 @@ mod tests {
     }
 
     #[test]
+    fn problems_are_listed_in_the_message_and_as_field_violations() {
+        let mut cluster = valid_cluster();
+        cluster["displayName"] = json!("d".repeat(129));
+        cluster["nodePools"][1]["id"] = json!("");
+        let error = check_cluster(&cluster).unwrap_err();
+        assert_eq!(error.code, crate::api_error::Code::InvalidArgument);
+        insta::assert_snapshot!(error.message, @"List of found errors:\t1.Field: model_development_cluster.display_name; Message: display_name can have at most 128 characters; it has 129.\t2.Field: model_development_cluster.node_pools[1].id; Message: The field is required.\t3.Field: model_development_cluster.orchestrator_spec.slurm_spec.partitions[0].node_pool_ids[0]; Message: `cpu` does not name a node pool.\t");
+        assert_eq!(error.field_violations.len(), 3);
+    }
+
+    #[test]
     fn every_missing_required_field_is_reported() {
-        insta::assert_snapshot!(problems_of(&json!({})), @"Invalid cluster: network.network is required; nodePools is required and must not be empty; orchestratorSpec.slurmSpec is required.");
+        insta::assert_snapshot!(problems_of(&json!({})), @r"
+        model_development_cluster.network.network: The field is required.
+        model_development_cluster.node_pools: At least one node pool is required.
+        model_development_cluster.orchestrator_spec.slurm_spec: The Slurm spec is required.
+        ");
         let cluster = json!({"network": {"network": "n"}, "nodePools": [{"id": ""}], "orchestratorSpec": {"slurmSpec": {}}});
-        insta::assert_snapshot!(problems_of(&cluster), @"Invalid cluster: nodePools[0].id is required; nodePools[0].machineSpec.machineType is required; orchestratorSpec.slurmSpec.homeDirectoryStorage is required; orchestratorSpec.slurmSpec.loginNodePoolId is required.");
+        insta::assert_snapshot!(problems_of(&cluster), @r"
+        model_development_cluster.node_pools[0].id: The field is required.
+        model_development_cluster.node_pools[0].machine_spec.machine_type: The field is required.
+        model_development_cluster.orchestrator_spec.slurm_spec.home_directory_storage: The field is required.
+        model_development_cluster.orchestrator_spec.slurm_spec.login_node_pool_id: The field is required.
+        ");
     }
 
     #[test]
@@ -578,14 +653,24 @@ mod tests {
         cluster["nodePools"][0]["scalingSpec"]["minNodeCount"] = json!(3);
         cluster["nodePools"][1]["scalingSpec"]["maxNodeCount"] = json!(-1);
         cluster["orchestratorSpec"]["slurmSpec"]["defaultPartitionId"] = json!("gpu");
-        insta::assert_snapshot!(problems_of(&cluster), @"Invalid cluster: nodePools[0].scalingSpec.minNodeCount (3) is greater than maxNodeCount (1); nodePools[1].id `login` is used by more than one node pool; nodePools[1].scalingSpec.maxNodeCount must be a non-negative integer, got -1; orchestratorSpec.slurmSpec.partitions[0].nodePoolIds entry `cpu` does not name a node pool; orchestratorSpec.slurmSpec.defaultPartitionId `gpu` does not name a partition.");
+        insta::assert_snapshot!(problems_of(&cluster), @r"
+        model_development_cluster.node_pools[0].scaling_spec.min_node_count: min_node_count (3) is greater than max_node_count (1).
+        model_development_cluster.node_pools[1].id: The node pool id `login` is used by more than one node pool.
+        model_development_cluster.node_pools[1].scaling_spec.max_node_count: The value must be a non-negative integer; got -1.
+        model_development_cluster.orchestrator_spec.slurm_spec.partitions[0].node_pool_ids[0]: `cpu` does not name a node pool.
+        model_development_cluster.orchestrator_spec.slurm_spec.default_partition_id: default_partition_id `gpu` does not name a partition.
+        ");
     }
 
     #[test]
     fn bad_labels_are_reported() {
         let mut cluster = valid_cluster();
         cluster["labels"] = json!({"Team": "ml", "ok": "Bad Value", "n": 1});
-        insta::assert_snapshot!(problems_of(&cluster), @"Invalid cluster: labels key `Team` must start with a lowercase letter and have at most 63 lowercase letters, digits, `_` or `-`; labels.ok value `Bad Value` must have at most 63 lowercase letters, digits, `_` or `-`; labels.n must be a string.");
+        insta::assert_snapshot!(problems_of(&cluster), @r#"
+        model_development_cluster.labels["Team"]: Label key `Team` must start with a lowercase letter and have at most 63 lowercase letters, digits, `_` or `-`.
+        model_development_cluster.labels["ok"]: Label value `Bad Value` must have at most 63 lowercase letters, digits, `_` or `-`.
+        model_development_cluster.labels["n"]: Label values must be strings.
+        "#);
     }
 
     #[test]

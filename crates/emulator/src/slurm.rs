@@ -1,15 +1,19 @@
 //! `POST …/modelDevelopmentClusters/{id}:callSlurmRestApi`: a proxy to the
-//! cluster's slurmrestd. The emulator serves `GET /slurm/{version}/jobs` and
-//! `GET /slurm/{version}/nodes` from jobs and nodes injected by tests, in
-//! slurmrestd's answer shape (`meta`, `errors`, `warnings`, `last_update`).
+//! cluster's slurmrestd, answering as the Slurm Job API page of the training-clusters docs
+//! shows: `{"status": N, "body": "<slurmrestd's answer as a string>"}`. The emulator serves
+//! `GET /slurm/{version}/jobs`, `…/nodes` and `…/ping` (each with or without a trailing `/`)
+//! in slurmrestd's answer shape (`meta`, `errors`, `warnings`, `last_update`), from jobs and
+//! nodes injected by tests or the admin API.
 //! Like slurmctld with `MinJobAge`, it forgets a finished job once it ended
 //! longer ago than [`EmulatorOptions::min_job_age`](crate::EmulatorOptions),
 //! while the nodes keep their `last_busy`. Until a test sets a cluster's nodes,
 //! `/nodes` lists the nodes of its compute pools as Slurm configures them (every
 //! node a pool may have; those beyond its minimum powered down), none busy since
 //! the cluster started. A version the cluster does not serve
-//! (v0.0.40 to v0.0.42 unless a test says otherwise) and any other path answer
-//! 404 as slurmrestd does.
+//! ([`EmulatorOptions::slurm_api_versions`](crate::EmulatorOptions) unless a test says
+//! otherwise) and any other path answer 404 as slurmrestd does. With the controller down,
+//! the ping says so and the listings answer 500, as slurmrestd does when it cannot reach
+//! slurmctld.
 
 use std::time::Duration;
 
@@ -31,8 +35,17 @@ use crate::store::SlurmState;
 
 const GET_METHOD: &str = "HTTP_METHOD_GET";
 
-/// The REST versions a cluster serves unless a test sets others.
-const DEFAULT_API_VERSIONS: &[&str] = &["v0.0.40", "v0.0.41", "v0.0.42"];
+/// The REST versions served unless the options or a test say otherwise: those of
+/// [`SLURM_RELEASE`] (Slurm 24.11 ships the data parsers v0.0.40 to v0.0.42), the release of
+/// the default node image (`slurm-24-11-ubuntu-2204`).
+pub(crate) const DEFAULT_API_VERSIONS: &[&str] = &["v0.0.40", "v0.0.41", "v0.0.42"];
+
+/// slurm_strerror(SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR): what slurmrestd reports when
+/// slurmctld does not answer.
+const CONTROLLER_UNREACHABLE_TEXT: &str = "Unable to contact slurm controller (connect failure)";
+
+/// SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR.
+const CONTROLLER_UNREACHABLE_ERRNO: i64 = 1001;
 
 /// slurmrestd's text for a path it has no handler for (its `_resolve_path`), which is also
 /// what an unsupported version in the path gets.
@@ -103,6 +116,7 @@ pub(crate) async fn cluster_method(
     }
     let daemon = Slurmrestd {
         slurm: &slurm,
+        default_versions: &state.options.slurm_api_versions,
         cluster: cluster.resource(),
         cluster_id,
         now_secs: now_millis() / 1000,
@@ -173,29 +187,45 @@ fn required_string<'a>(request: &'a Value, field: &str) -> Result<&'a str, ApiEr
         })
 }
 
-/// What the two served listings are.
+/// What is served under `/slurm/{version}/`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Endpoint {
+    Listing(Listing),
+    Ping,
+}
+
+/// The two listings, which need slurmctld.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Listing {
     Jobs,
     Nodes,
 }
 
-/// `/slurm/{version}/jobs` or `/slurm/{version}/nodes` (a trailing `/` and a query allowed).
-fn parse_listing(path: &str) -> Option<(&str, Listing)> {
+/// `/slurm/{version}/jobs`, `…/nodes` or `…/ping` (a trailing `/` and a query allowed: the
+/// docs spell the jobs path `/slurm/v0.0.42/jobs/`, slurmrestd binds `…/jobs/`).
+fn parse_endpoint(path: &str) -> Option<(&str, Endpoint)> {
     let path_only = path.split('?').next().unwrap_or(path);
     let rest = path_only.strip_prefix("/slurm/")?;
     let (version, leaf) = rest.split_once('/')?;
-    let listing = match leaf.trim_end_matches('/') {
-        "jobs" => Listing::Jobs,
-        "nodes" => Listing::Nodes,
+    let endpoint = match leaf.strip_suffix('/').unwrap_or(leaf) {
+        "jobs" => Endpoint::Listing(Listing::Jobs),
+        "nodes" => Endpoint::Listing(Listing::Nodes),
+        "ping" => Endpoint::Ping,
         _ => return None,
     };
-    Some((version, listing))
+    Some((version, endpoint))
+}
+
+/// The `N` of a REST version `v0.0.N`, to shape what differs between versions.
+fn version_number(version: &str) -> Option<u32> {
+    version.strip_prefix("v0.0.")?.parse().ok()
 }
 
 /// One cluster's emulated slurmrestd at one moment.
 struct Slurmrestd<'a> {
     slurm: &'a SlurmState,
+    /// The versions served when the cluster's own `api_versions` are unset.
+    default_versions: &'a [String],
     cluster: &'a Value,
     cluster_id: &'a str,
     now_secs: i64,
@@ -203,23 +233,42 @@ struct Slurmrestd<'a> {
 }
 
 impl Slurmrestd<'_> {
-    /// What slurmrestd answers, wrapped as `{"status", "structuredBody"}`.
+    /// What slurmrestd answers, wrapped as `{"status", "body"}` with the body as a string.
     fn answer(&self, method: &str, path: &str) -> Value {
-        let Some((version, listing)) = parse_listing(path).filter(|(v, _)| self.serves(v)) else {
-            return slurm_error(404, NOT_FOUND_TEXT);
+        let Some((version, endpoint)) = parse_endpoint(path).filter(|(v, _)| self.serves(v)) else {
+            // slurmrestd's own 404 is plain text, not JSON.
+            return relayed(404, NOT_FOUND_TEXT.to_owned());
         };
         if method != GET_METHOD {
-            return slurm_error(
+            return relayed(
                 405,
-                "Requested REST method is not defined at URL. Please view /openapi/v3 for API reference.",
+                "Requested REST method is not defined at URL. Please view /openapi/v3 for API reference."
+                    .to_owned(),
             );
         }
         let mut body = json!({
             "meta": self.meta(version),
             "errors": [],
             "warnings": [],
-            "last_update": slurm_number(self.now_secs),
         });
+        match endpoint {
+            Endpoint::Ping => {
+                body["pings"] = json!([self.ping(version)]);
+                relayed(200, body.to_string())
+            }
+            Endpoint::Listing(listing) if self.slurm.controller_down => {
+                body["errors"] = json!([controller_unreachable(listing)]);
+                relayed(500, body.to_string())
+            }
+            Endpoint::Listing(listing) => {
+                self.fill_listing(listing, &mut body);
+                relayed(200, body.to_string())
+            }
+        }
+    }
+
+    fn fill_listing(&self, listing: Listing, body: &mut Value) {
+        body["last_update"] = slurm_number(self.now_secs);
         match listing {
             Listing::Jobs => {
                 body["jobs"] = Value::from(self.remembered_jobs());
@@ -227,7 +276,27 @@ impl Slurmrestd<'_> {
             }
             Listing::Nodes => body["nodes"] = Value::from(self.nodes()),
         }
-        json!({"status": 200, "structuredBody": body})
+    }
+
+    /// The one controller, in the fields of `version` (see the executor's ping reader):
+    /// `pinged` and `mode` up to v0.0.44, `responding` and `primary` from v0.0.42.
+    fn ping(&self, version: &str) -> Value {
+        let up = !self.slurm.controller_down;
+        let number = version_number(version).unwrap_or(u32::MAX);
+        let mut ping = json!({
+            "hostname": format!("{}-controller", self.cluster_id),
+            // Microseconds; a ping that gets no answer waits out its timeout.
+            "latency": if up { 412 } else { 10_000_000 },
+        });
+        if number <= 44 {
+            ping["pinged"] = Value::from(if up { "UP" } else { "DOWN" });
+            ping["mode"] = Value::from("primary");
+        }
+        if number >= 42 {
+            ping["responding"] = Value::from(up);
+            ping["primary"] = Value::from(true);
+        }
+        ping
     }
 
     /// The nodes a test set, else the nodes Slurm configures for the compute pools.
@@ -239,10 +308,11 @@ impl Slurmrestd<'_> {
     }
 
     fn serves(&self, version: &str) -> bool {
-        match &self.slurm.api_versions {
-            Some(versions) => versions.iter().any(|v| v == version),
-            None => DEFAULT_API_VERSIONS.contains(&version),
-        }
+        let versions = self.slurm.api_versions.as_deref();
+        versions
+            .unwrap_or(self.default_versions)
+            .iter()
+            .any(|v| v == version)
     }
 
     /// The injected jobs minus the finished ones `MinJobAge` has purged.
@@ -301,11 +371,25 @@ fn slurm_number(number: i64) -> Value {
     json!({"set": true, "infinite": false, "number": number})
 }
 
-fn slurm_error(status: u16, description: &str) -> Value {
+/// The error slurmrestd reports for a listing when slurmctld does not answer (its
+/// `resp_error`: `description`, `source`, `error_number`, `error`), with HTTP 500, its status
+/// for a handler error it has no specific status for.
+fn controller_unreachable(listing: Listing) -> Value {
+    let (description, source) = match listing {
+        Listing::Jobs => ("Unable to query jobs", "slurm_load_jobs()"),
+        Listing::Nodes => ("Unable to query nodes", "slurm_load_node()"),
+    };
     json!({
-        "status": status,
-        "structuredBody": {"errors": [{"description": description, "error": description}]}
+        "description": description,
+        "source": source,
+        "error_number": CONTROLLER_UNREACHABLE_ERRNO,
+        "error": CONTROLLER_UNREACHABLE_TEXT,
     })
+}
+
+/// What `callSlurmRestApi` answers for slurmrestd's `status` and response text.
+fn relayed(status: u16, body: String) -> Value {
+    json!({"status": status, "body": Value::String(body)})
 }
 
 #[cfg(test)]
@@ -314,9 +398,17 @@ mod tests {
 
     const NOW: i64 = 1_800_000_000;
 
-    fn daemon(slurm: &SlurmState) -> Slurmrestd<'_> {
+    fn default_versions() -> Vec<String> {
+        DEFAULT_API_VERSIONS
+            .iter()
+            .map(|v| (*v).to_owned())
+            .collect()
+    }
+
+    fn daemon<'a>(slurm: &'a SlurmState, versions: &'a [String]) -> Slurmrestd<'a> {
         Slurmrestd {
             slurm,
+            default_versions: versions,
             cluster: &Value::Null,
             cluster_id: "train01",
             now_secs: NOW,
@@ -324,24 +416,38 @@ mod tests {
         }
     }
 
+    /// The answer's status and its body parsed as JSON (`Null` when it is not JSON).
+    fn ask(slurm: &SlurmState, versions: &[String], path: &str) -> (Value, Value) {
+        let answer = daemon(slurm, versions).answer(GET_METHOD, path);
+        let text = answer["body"].as_str().expect("the body is a string");
+        (
+            answer["status"].clone(),
+            serde_json::from_str(text).unwrap_or(Value::Null),
+        )
+    }
+
     #[test]
-    fn jobs_and_nodes_are_served_in_every_default_version() {
+    fn jobs_and_nodes_are_served_in_every_default_version_as_a_string_body() {
         let slurm = SlurmState {
             jobs: vec![json!({"job_id": 1, "job_state": ["RUNNING"]})],
             nodes: Some(vec![json!({"name": "a3-0", "state": ["IDLE"]})]),
             ..SlurmState::default()
         };
+        let versions = default_versions();
         for version in DEFAULT_API_VERSIONS {
-            let jobs = daemon(&slurm).answer(GET_METHOD, &format!("/slurm/{version}/jobs?x=1"));
-            assert_eq!(jobs["structuredBody"]["jobs"], json!(slurm.jobs));
-            assert_eq!(jobs["structuredBody"]["last_backfill"]["number"], NOW);
-            let nodes = daemon(&slurm).answer(GET_METHOD, &format!("/slurm/{version}/nodes/"));
+            for path in [
+                format!("/slurm/{version}/jobs"),
+                format!("/slurm/{version}/jobs/?x=1"),
+            ] {
+                let (status, jobs) = ask(&slurm, &versions, &path);
+                assert_eq!(status, 200, "{path}");
+                assert_eq!(jobs["jobs"], json!(slurm.jobs), "{path}");
+                assert_eq!(jobs["last_backfill"]["number"], NOW);
+            }
+            let (_, nodes) = ask(&slurm, &versions, &format!("/slurm/{version}/nodes/"));
+            assert_eq!(nodes["nodes"], json!(slurm.nodes.clone().unwrap()));
             assert_eq!(
-                nodes["structuredBody"]["nodes"],
-                json!(slurm.nodes.clone().unwrap())
-            );
-            assert_eq!(
-                nodes["structuredBody"]["meta"]["plugin"]["data_parser"],
+                nodes["meta"]["plugin"]["data_parser"],
                 format!("data_parser/{version}")
             );
         }
@@ -353,26 +459,70 @@ mod tests {
             api_versions: Some(vec!["v0.0.40".to_owned()]),
             ..SlurmState::default()
         };
+        let versions = default_versions();
         for path in [
             "/slurm/v0.0.42/jobs",
             "/slurm/v0.0.40/diag",
             "/slurmdb/v0.0.40/jobs",
         ] {
-            let answer = daemon(&slurm).answer(GET_METHOD, path);
+            let answer = daemon(&slurm, &versions).answer(GET_METHOD, path);
             assert_eq!(answer["status"], 404, "{path}");
-            assert_eq!(
-                answer["structuredBody"]["errors"][0]["description"],
-                NOT_FOUND_TEXT
-            );
+            assert_eq!(answer["body"], NOT_FOUND_TEXT);
         }
+        assert_eq!(ask(&slurm, &versions, "/slurm/v0.0.40/nodes").0, 200);
         assert_eq!(
-            daemon(&slurm).answer(GET_METHOD, "/slurm/v0.0.40/nodes")["status"],
-            200
-        );
-        assert_eq!(
-            daemon(&slurm).answer("HTTP_METHOD_POST", "/slurm/v0.0.40/jobs")["status"],
+            daemon(&slurm, &versions).answer("HTTP_METHOD_POST", "/slurm/v0.0.40/jobs")["status"],
             405
         );
+    }
+
+    #[test]
+    fn the_options_choose_the_versions_of_clusters_without_their_own() {
+        let slurm = SlurmState::default();
+        let versions = vec!["v0.0.44".to_owned(), "v0.0.43".to_owned()];
+        assert_eq!(ask(&slurm, &versions, "/slurm/v0.0.44/jobs").0, 200);
+        assert_eq!(ask(&slurm, &versions, "/slurm/v0.0.42/jobs").0, 404);
+    }
+
+    #[test]
+    fn the_ping_has_the_fields_of_its_version_and_follows_the_controller() {
+        let versions: Vec<String> = ["v0.0.40", "v0.0.42", "v0.0.45"]
+            .map(str::to_owned)
+            .to_vec();
+        let up = SlurmState::default();
+        let (status, v40) = ask(&up, &versions, "/slurm/v0.0.40/ping/");
+        assert_eq!(status, 200);
+        assert_eq!(v40["pings"][0]["pinged"], "UP");
+        assert!(v40["pings"][0].get("responding").is_none());
+        let (_, v42) = ask(&up, &versions, "/slurm/v0.0.42/ping");
+        assert_eq!(
+            (&v42["pings"][0]["pinged"], &v42["pings"][0]["responding"]),
+            (&json!("UP"), &json!(true))
+        );
+        let (_, v45) = ask(&up, &versions, "/slurm/v0.0.45/ping");
+        assert!(v45["pings"][0].get("pinged").is_none());
+        assert_eq!(v45["pings"][0]["hostname"], "train01-controller");
+
+        let down = SlurmState {
+            controller_down: true,
+            ..SlurmState::default()
+        };
+        let (status, ping) = ask(&down, &versions, "/slurm/v0.0.42/ping");
+        assert_eq!(status, 200, "slurmrestd itself answers");
+        assert_eq!(
+            (&ping["pings"][0]["pinged"], &ping["pings"][0]["responding"]),
+            (&json!("DOWN"), &json!(false))
+        );
+        for (path, description) in [
+            ("/slurm/v0.0.42/jobs", "Unable to query jobs"),
+            ("/slurm/v0.0.42/nodes", "Unable to query nodes"),
+        ] {
+            let (status, body) = ask(&down, &versions, path);
+            assert_eq!(status, 500, "{path}");
+            assert_eq!(body["errors"][0]["description"], description);
+            assert_eq!(body["errors"][0]["error"], CONTROLLER_UNREACHABLE_TEXT);
+            assert!(body.get("jobs").is_none() && body.get("nodes").is_none());
+        }
     }
 
     #[test]
@@ -391,8 +541,8 @@ mod tests {
             ],
             ..SlurmState::default()
         };
-        let answer = daemon(&slurm).answer(GET_METHOD, "/slurm/v0.0.42/jobs");
-        let ids: Vec<&Value> = answer["structuredBody"]["jobs"]
+        let (_, answer) = ask(&slurm, &default_versions(), "/slurm/v0.0.42/jobs");
+        let ids: Vec<&Value> = answer["jobs"]
             .as_array()
             .unwrap()
             .iter()

@@ -114,6 +114,8 @@ pub(crate) struct SlurmState {
     pub(crate) nodes: Option<Vec<Value>>,
     /// The REST versions this cluster's slurmrestd serves; `None` means the default ones.
     pub(crate) api_versions: Option<Vec<String>>,
+    /// slurmctld does not answer: the ping says so, and the listings answer 500.
+    pub(crate) controller_down: bool,
 }
 
 /// What a long-running operation does.
@@ -191,6 +193,9 @@ pub(crate) struct StoredOperation {
     pub(crate) finishes_at: Millis,
     /// Decided when the operation starts, so the outcome survives a restart.
     pub(crate) fails: bool,
+    /// The `error` a failing operation reports; `None`: the `opfail` fault's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) failure: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) update_mode: Option<String>,
     /// For an update: the cluster as it will be once the update succeeds.
@@ -256,6 +261,8 @@ pub(crate) struct NewOperation {
     pub(crate) started_at: Millis,
     pub(crate) finishes_at: Millis,
     pub(crate) fails: bool,
+    /// See [`StoredOperation::failure`].
+    pub(crate) failure: Option<Value>,
     pub(crate) update_mode: Option<String>,
     pub(crate) target: Option<Value>,
 }
@@ -330,6 +337,7 @@ impl Store {
             started_at: new.started_at,
             finishes_at: new.finishes_at,
             fails: new.fails,
+            failure: new.failure,
             update_mode: new.update_mode,
             target: new.target,
             status_before,
@@ -380,7 +388,9 @@ impl Store {
     /// Applies an injected failure and returns its `{"error": ...}`: a failed
     /// create leaves the cluster in `ERROR`, a failed update or delete leaves it as it was.
     fn fail_operation(&mut self, operation: &StoredOperation) -> Value {
-        let error = json!({"code": Code::Internal.rpc_number(), "message": INJECTED_FAILURE_MESSAGE, "details": []});
+        let error = operation.failure.clone().unwrap_or_else(|| {
+            json!({"code": Code::Internal.rpc_number(), "message": INJECTED_FAILURE_MESSAGE, "details": []})
+        });
         if let Some(cluster) = self.clusters.get_mut(&operation.cluster_name) {
             let status = match operation.kind {
                 OperationKind::Create => json!({
@@ -526,6 +536,7 @@ mod tests {
             started_at: 1_000,
             finishes_at: 4_000,
             fails,
+            failure: None,
             update_mode: None,
             target: None,
         })
@@ -592,6 +603,7 @@ mod tests {
             started_at: 1_000,
             finishes_at,
             fails: false,
+            failure: None,
             update_mode: None,
             target: Some(json!({"name": "c", "displayName": display_name})),
         };
@@ -643,6 +655,33 @@ mod tests {
         assert_eq!(
             store.clusters["c"].resource()["clusterStatus"]["error"]["code"],
             13
+        );
+    }
+
+    #[test]
+    fn a_failed_operation_reports_the_error_it_was_given() {
+        let mut store = store_with_cluster();
+        let stockout = json!({"code": 8, "message": "(state:STOCKOUT)", "details": []});
+        let operation = store.start_operation(NewOperation {
+            kind: OperationKind::Create,
+            cluster_name: "c".to_owned(),
+            parent: "projects/1/locations/r".to_owned(),
+            started_at: 1_000,
+            finishes_at: 4_000,
+            fails: true,
+            failure: Some(stockout.clone()),
+            update_mode: None,
+            target: None,
+        });
+        store.settle(5_000);
+        assert_eq!(
+            store.operations[&operation.name].render(5_000)["error"],
+            stockout
+        );
+        let status = &store.clusters["c"].resource()["clusterStatus"];
+        assert_eq!(
+            (&status["state"], &status["error"]),
+            (&json!("ERROR"), &stockout)
         );
     }
 

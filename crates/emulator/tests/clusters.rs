@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use crate::support::{
     PARENT, TestServer, cluster_name, cluster_path, cpu_cluster, create_path, fast_options,
-    redact_times, transition_options,
+    redact_times, transition_options, violations,
 };
 
 #[tokio::test]
@@ -129,7 +129,7 @@ async fn a_snake_case_body_is_accepted_and_answered_in_camel_case() {
         "labels": {"cost_center": "r_d"},
         "network": {"network": "projects/my-proj/global/networks/default"},
         "node_pools": [{"id": "login", "machine_spec": {"machine_type": "n2-standard-8"},
-                        "scaling_spec": {"min_node_count": "1", "max_node_count": "2"},
+                        "scaling_spec": {"min_node_count": "2", "max_node_count": 2},
                         "boot_disk": {"boot_disk_type": "pd-standard", "boot_disk_size_gb": 120}}],
         "orchestrator_spec": {"slurm_spec": {"home_directory_storage": "projects/my-proj/locations/z/instances/h",
                                              "login_node_pool_id": "login",
@@ -141,7 +141,7 @@ async fn a_snake_case_body_is_accepted_and_answered_in_camel_case() {
     assert_eq!(cluster["labels"], json!({"cost_center": "r_d"}));
     assert_eq!(
         cluster["nodePools"][0]["scalingSpec"],
-        json!({"minNodeCount": "1", "maxNodeCount": "2"})
+        json!({"minNodeCount": "2", "maxNodeCount": "2"})
     );
     assert_eq!(
         cluster["nodePools"][0]["bootDisk"],
@@ -235,7 +235,7 @@ async fn missing_required_fields_and_bad_references_are_refused() {
     let server = TestServer::start(fast_options()).await;
     let (status, error) = server.create("empty", json!({"displayName": "x"})).await;
     assert_eq!(status, 400);
-    insta::assert_snapshot!(error["error"]["message"].as_str().unwrap(), @"Invalid cluster: network.network is required; nodePools is required and must not be empty; orchestratorSpec.slurmSpec is required.");
+    insta::assert_snapshot!(error["error"]["message"].as_str().unwrap(), @"List of found errors:\t1.Field: model_development_cluster.network.network; Message: The field is required.\t2.Field: model_development_cluster.node_pools; Message: At least one node pool is required.\t3.Field: model_development_cluster.orchestrator_spec.slurm_spec; Message: The Slurm spec is required.\t");
 
     let mut cluster = cpu_cluster();
     cluster["orchestratorSpec"]["slurmSpec"]["loginNodePoolId"] = json!("gpu");
@@ -244,7 +244,13 @@ async fn missing_required_fields_and_bad_references_are_refused() {
     cluster["nodePools"][1]["id"] = json!("login");
     let (status, error) = server.create("refs", cluster).await;
     assert_eq!(status, 400);
-    insta::assert_snapshot!(error["error"]["message"].as_str().unwrap(), @"Invalid cluster: nodePools[1].id `login` is used by more than one node pool; nodePools[1].scalingSpec.minNodeCount (5) is greater than maxNodeCount (4); orchestratorSpec.slurmSpec.loginNodePoolId `gpu` does not name a node pool; orchestratorSpec.slurmSpec.partitions[0].nodePoolIds entry `cpu` does not name a node pool; orchestratorSpec.slurmSpec.partitions[0].nodePoolIds entry `a3` does not name a node pool.");
+    insta::assert_snapshot!(violations(&error), @r"
+    model_development_cluster.node_pools[1].id: The node pool id `login` is used by more than one node pool.
+    model_development_cluster.node_pools[1].scaling_spec.min_node_count: min_node_count (5) is greater than max_node_count (4).
+    model_development_cluster.orchestrator_spec.slurm_spec.login_node_pool_id: login_node_pool_id `gpu` does not name a node pool.
+    model_development_cluster.orchestrator_spec.slurm_spec.partitions[0].node_pool_ids[0]: `cpu` does not name a node pool.
+    model_development_cluster.orchestrator_spec.slurm_spec.partitions[0].node_pool_ids[1]: `a3` does not name a node pool.
+    ");
 }
 
 #[tokio::test]

@@ -2,6 +2,7 @@
 //! subset): every behaviour is exercised with reqwest against a server started
 //! with `Emulator::serve` on 127.0.0.1:0.
 
+mod admin;
 mod auth;
 mod broken;
 mod clusters;

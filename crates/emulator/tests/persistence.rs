@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clusterform_emulator::{Emulator, EmulatorError, EmulatorOptions};
 use reqwest::Method;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::support::{PROJECT, TestServer, cluster_name, cluster_path, cpu_cluster, fast_options};
 
@@ -48,7 +48,8 @@ async fn an_operation_in_flight_finishes_after_a_restart() {
     let slurm_path = format!("/v1beta1/{}:callSlurmRestApi", cluster_name("kept"));
     let body = json!({"method": "HTTP_METHOD_GET", "path": "/slurm/v0.0.42/jobs"});
     let (_, answer) = second.call(Method::POST, &slurm_path, Some(body)).await;
-    assert_eq!(answer["structuredBody"]["jobs"], json!([{"job_id": 9}]));
+    let jobs: Value = serde_json::from_str(answer["body"].as_str().unwrap()).unwrap();
+    assert_eq!(jobs["jobs"], json!([{"job_id": 9}]));
     let (_, next) = second.create("third", cpu_cluster()).await;
     assert_eq!(
         next["name"], "projects/123456789012/locations/us-central1/operations/3",

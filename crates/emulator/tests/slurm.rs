@@ -1,6 +1,7 @@
-//! `callSlurmRestApi`: injected jobs and nodes, the default empty listings,
-//! `MinJobAge`, supported REST versions, unknown Slurm paths, clusters that are
-//! not running, and the unreachable switch.
+//! `callSlurmRestApi`: the documented answer (`body` as a string), injected jobs and nodes,
+//! the default empty listings, `MinJobAge`, supported REST versions, unknown Slurm paths, the
+//! ping and a controller that is down, clusters that are not running, and the unreachable
+//! switch.
 
 use std::time::Duration;
 
@@ -15,6 +16,8 @@ const NODES: &str = "/slurm/v0.0.42/nodes";
 
 const JOBS: &str = "/slurm/v0.0.42/jobs";
 
+/// The call's HTTP status and its answer: `status` and `body`, as the Slurm Job API page of
+/// the training-clusters docs shows it.
 async fn call_slurm(server: &TestServer, id: &str, path: &str) -> (u16, Value) {
     let url = format!("/v1beta1/{}:callSlurmRestApi", cluster_name(id));
     server
@@ -26,6 +29,13 @@ async fn call_slurm(server: &TestServer, id: &str, path: &str) -> (u16, Value) {
         .await
 }
 
+/// slurmrestd's JSON: the answer's `body`, which is a string, parsed.
+fn slurm_json(answer: &Value) -> Value {
+    assert!(answer.get("structuredBody").is_none(), "{answer}");
+    let text = answer["body"].as_str().expect("`body` is a string");
+    serde_json::from_str(text).expect("`body` is JSON")
+}
+
 #[tokio::test]
 async fn jobs_are_served_from_what_the_test_injected() {
     let server = TestServer::start(fast_options()).await;
@@ -33,17 +43,27 @@ async fn jobs_are_served_from_what_the_test_injected() {
     let (status, answer) = call_slurm(&server, "slurm", JOBS).await;
     assert_eq!(status, 200);
     assert_eq!(answer["status"], 200);
-    assert_eq!(answer["structuredBody"]["jobs"], json!([]));
-    assert_eq!(answer["structuredBody"]["errors"], json!([]));
-    assert_eq!(answer["structuredBody"]["last_backfill"]["set"], true);
+    assert_eq!(slurm_json(&answer)["jobs"], json!([]));
+    assert_eq!(slurm_json(&answer)["errors"], json!([]));
+    assert_eq!(slurm_json(&answer)["last_backfill"]["set"], true);
     let job = json!({"job_id": 1, "job_state": ["RUNNING"], "end_time": {"set": true, "number": 1_700_000_000}});
     server
         .emulator()
         .set_slurm_jobs(&cluster_name("slurm"), vec![job.clone()]);
     let (_, answer) = call_slurm(&server, "slurm", JOBS).await;
-    assert_eq!(answer["structuredBody"]["jobs"], json!([job]));
+    assert_eq!(slurm_json(&answer)["jobs"], json!([job]));
+    let (_, answer) = call_slurm(&server, "slurm", "/slurm/v0.0.42/jobs/").await;
+    assert_eq!(
+        slurm_json(&answer)["jobs"],
+        json!([job]),
+        "the docs' spelling, with a trailing slash"
+    );
     let (_, answer) = call_slurm(&server, "slurm", "/slurm/v0.0.42/diag").await;
     assert_eq!(answer["status"], 404);
+    assert_eq!(
+        answer["body"], "Unable find requested URL. Please view /openapi/v3 for API reference.",
+        "slurmrestd's 404 is plain text"
+    );
 }
 
 #[tokio::test]
@@ -52,10 +72,7 @@ async fn nodes_are_the_compute_pools_until_a_test_injects_others() {
     server.create_running("slurm", cpu_cluster()).await;
     let (_, answer) = call_slurm(&server, "slurm", NODES).await;
     assert_eq!(answer["status"], 200);
-    let configured = answer["structuredBody"]["nodes"]
-        .as_array()
-        .unwrap()
-        .clone();
+    let configured = slurm_json(&answer)["nodes"].as_array().unwrap().clone();
     assert!(!configured.is_empty());
     let started = server.emulator().cluster(&cluster_name("slurm")).unwrap()["startTime"].clone();
     let started = OffsetDateTime::parse(
@@ -80,9 +97,9 @@ async fn nodes_are_the_compute_pools_until_a_test_injects_others() {
         .emulator()
         .set_slurm_nodes(&cluster_name("slurm"), vec![node.clone()]);
     let (_, answer) = call_slurm(&server, "slurm", NODES).await;
-    assert_eq!(answer["structuredBody"]["nodes"], json!([node]));
+    assert_eq!(slurm_json(&answer)["nodes"], json!([node]));
     assert_eq!(
-        answer["structuredBody"]["meta"]["plugin"]["data_parser"],
+        slurm_json(&answer)["meta"]["plugin"]["data_parser"],
         "data_parser/v0.0.42"
     );
 }
@@ -104,9 +121,9 @@ async fn finished_jobs_leave_the_listing_after_min_job_age_but_nodes_stay() {
     let node = json!({"name": "cpu-0", "state": ["IDLE"], "last_busy": {"set": true, "infinite": false, "number": now - 600}});
     server.emulator().set_slurm_nodes(&name, vec![node.clone()]);
     let (_, answer) = call_slurm(&server, "slurm", JOBS).await;
-    assert_eq!(answer["structuredBody"]["jobs"], json!([ended(1, 10)]));
+    assert_eq!(slurm_json(&answer)["jobs"], json!([ended(1, 10)]));
     let (_, answer) = call_slurm(&server, "slurm", NODES).await;
-    assert_eq!(answer["structuredBody"]["nodes"], json!([node]));
+    assert_eq!(slurm_json(&answer)["nodes"], json!([node]));
 }
 
 #[tokio::test]
@@ -120,6 +137,73 @@ async fn an_unsupported_rest_version_answers_404_as_slurmrestd_does() {
     assert_eq!(status, 200, "the proxy call itself succeeds");
     assert_eq!(answer["status"], 404);
     let (_, answer) = call_slurm(&server, "old", "/slurm/v0.0.40/jobs").await;
+    assert_eq!(answer["status"], 200);
+}
+
+#[tokio::test]
+async fn the_options_choose_the_rest_versions_every_cluster_serves() {
+    let server = TestServer::start(EmulatorOptions {
+        slurm_api_versions: vec!["v0.0.44".to_owned(), "v0.0.43".to_owned()],
+        ..fast_options()
+    })
+    .await;
+    server.create_running("modern", cpu_cluster()).await;
+    for (path, status) in [
+        ("/slurm/v0.0.45/jobs", 404),
+        ("/slurm/v0.0.44/jobs", 200),
+        ("/slurm/v0.0.43/nodes", 200),
+        (JOBS, 404),
+    ] {
+        let (_, answer) = call_slurm(&server, "modern", path).await;
+        assert_eq!(answer["status"], status, "{path}");
+    }
+}
+
+#[tokio::test]
+async fn the_default_versions_are_those_of_slurm_24_11() {
+    let server = TestServer::start(fast_options()).await;
+    server.create_running("plain", cpu_cluster()).await;
+    let mut served = Vec::new();
+    for version in [
+        "v0.0.45", "v0.0.44", "v0.0.43", "v0.0.42", "v0.0.41", "v0.0.40",
+    ] {
+        let (_, answer) = call_slurm(&server, "plain", &format!("/slurm/{version}/jobs")).await;
+        if answer["status"] == 200 {
+            served.push(version);
+        }
+    }
+    assert_eq!(served, ["v0.0.42", "v0.0.41", "v0.0.40"]);
+}
+
+#[tokio::test]
+async fn the_ping_reports_the_controller_and_a_down_one_fails_the_listings() {
+    let server = TestServer::start(fast_options()).await;
+    server.create_running("ctl", cpu_cluster()).await;
+    let (_, answer) = call_slurm(&server, "ctl", "/slurm/v0.0.42/ping").await;
+    assert_eq!(answer["status"], 200);
+    let pings = slurm_json(&answer)["pings"].clone();
+    assert_eq!(pings[0]["pinged"], "UP");
+    assert_eq!(pings[0]["responding"], true);
+
+    server
+        .emulator()
+        .set_slurm_controller_down(&cluster_name("ctl"), true);
+    let (_, answer) = call_slurm(&server, "ctl", "/slurm/v0.0.42/ping/").await;
+    assert_eq!(answer["status"], 200, "slurmrestd answers its ping itself");
+    assert_eq!(slurm_json(&answer)["pings"][0]["responding"], false);
+    for path in [JOBS, NODES] {
+        let (status, answer) = call_slurm(&server, "ctl", path).await;
+        assert_eq!(status, 200, "the relay itself works");
+        assert_eq!(answer["status"], 500, "{path}");
+        assert_eq!(
+            slurm_json(&answer)["errors"][0]["error"],
+            "Unable to contact slurm controller (connect failure)"
+        );
+    }
+    server
+        .emulator()
+        .set_slurm_controller_down(&cluster_name("ctl"), false);
+    let (_, answer) = call_slurm(&server, "ctl", JOBS).await;
     assert_eq!(answer["status"], 200);
 }
 

@@ -1,12 +1,16 @@
 //! Strict requests: unknown field names and bad enum values anywhere in a
 //! create or update body are refused by path, output-only fields (a body
 //! echoing Get) are accepted, immutable node pool fields cannot change in an
-//! update, and an update without `updateMask` follows AIP-134's implied mask.
+//! update, an update without `updateMask` follows AIP-134's implied mask, and
+//! what the service refuses at request time (boot disks, reservations, the
+//! login pool, Slurm maps, ...) is answered with Google's field violations.
 
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::support::{TestServer, cluster_name, cluster_path, cpu_cluster, transition_options};
+use crate::support::{
+    TestServer, cluster_name, cluster_path, cpu_cluster, transition_options, violations,
+};
 
 fn patch_path(id: &str, query: &str) -> String {
     format!("{}?{query}", cluster_path(id))
@@ -61,7 +65,7 @@ async fn every_documented_field_is_accepted_in_either_spelling() {
     let mut cluster = cpu_cluster();
     cluster["runtime_spec"] = json!({"service_account": "sa@proj.iam.gserviceaccount.com"});
     cluster["lustreExportConfig"] = json!({
-        "destinationBucket": "gs://b", "days_of_week": ["MONDAY", "FRIDAY"],
+        "destinationBucket": "b", "days_of_week": ["MONDAY", "FRIDAY"],
         "lustres": ["l"], "startTime": {"hours": 2, "minutes": 30}
     });
     cluster["nodePools"][1] = json!({
@@ -69,7 +73,7 @@ async fn every_documented_field_is_accepted_in_either_spelling() {
                                      "acceleratorCount": 8,
                                      "reservation_affinity": {"reservationAffinityType": "SPECIFIC_RESERVATION",
                                                               "key": "compute.googleapis.com/reservation-name",
-                                                              "values": ["r1"]}},
+                                                              "values": ["projects/my-proj/zones/us-central1-a/reservations/r1"]}},
         "scalingSpec": {"minNodeCount": "0", "maxNodeCount": "2"}, "zone": "us-central1-a",
         "enablePublicIps": false, "boot_disk": {"bootDiskType": "hyperdisk-balanced", "bootDiskSizeGb": "200"},
         "provisioningModel": "RESERVATION", "filestores": ["f"], "lustres": ["l"],
@@ -309,16 +313,118 @@ async fn without_a_mask_a_changed_non_updatable_field_is_refused_by_name() {
         .call(
             Method::PATCH,
             &cluster_path("fixed"),
-            Some(
-                json!({"displayName": "Renamed", "labels": {"team": "infra"},
-                        "network": {"network": "projects/my-proj/global/networks/default"}}),
-            ),
+            Some(json!({"labels": {"team": "infra"},
+                        "network": {"network": "projects/my-proj/global/networks/other"}})),
         )
         .await;
     assert_eq!(status, 400);
-    insta::assert_snapshot!(error_message(&error), @"The request has no updateMask, so every field it populates is to be updated, but display_name cannot be updated and differs from the cluster's value. Updatable fields are labels, node_pools, orchestrator_spec.slurm_spec.partitions, orchestrator_spec.slurm_spec.login_node_pool_id, orchestrator_spec.slurm_spec.prolog_bash_scripts, orchestrator_spec.slurm_spec.epilog_bash_scripts.");
+    insta::assert_snapshot!(error_message(&error), @"The request has no updateMask, so every field it populates is to be updated, but network.network cannot be updated and differs from the cluster's value. Updatable fields are display_name, labels, node_pools, orchestrator_spec.slurm_spec.partitions, orchestrator_spec.slurm_spec.login_node_pool_id, orchestrator_spec.slurm_spec.prolog_bash_scripts, orchestrator_spec.slurm_spec.epilog_bash_scripts, orchestrator_spec.slurm_spec.default_partition_id, orchestrator_spec.slurm_spec.config, orchestrator_spec.slurm_spec.node_sets, orchestrator_spec.slurm_spec.accounting, orchestrator_spec.slurm_spec.scheduling, lustre_export_config.");
     assert_eq!(
         server.emulator().cluster(&cluster_name("fixed")).unwrap(),
+        before
+    );
+}
+
+/// The CPU cluster whose `cpu` pool is an A4 pool on spot VMs.
+fn a4_cluster() -> Value {
+    let mut cluster = cpu_cluster();
+    cluster["nodePools"][1]["machineSpec"] = json!({"machineType": "a4-highgpu-8g",
+        "acceleratorType": "NVIDIA_B200", "acceleratorCount": 8});
+    cluster["nodePools"][1]["provisioningModel"] = json!("SPOT");
+    cluster
+}
+
+#[tokio::test]
+async fn a_refused_create_lists_each_field_in_the_message_and_a_bad_request_detail() {
+    let server = TestServer::start(transition_options()).await;
+    let mut cluster = a4_cluster();
+    cluster["nodePools"][1]["bootDisk"] = json!({"bootDiskType": "pd-standard"});
+    cluster["lustreExportConfig"] = json!({"destinationBucket": "gs://exports"});
+    let (status, error) = server.create("refused", cluster).await;
+    assert_eq!(status, 400);
+    assert_eq!(error["error"]["code"], 400);
+    assert_eq!(error["error"]["status"], "INVALID_ARGUMENT");
+    insta::assert_snapshot!(error_message(&error), @r#"List of found errors:	1.Field: model_development_cluster.node_pools[1].boot_disk.boot_disk_type; Message: Machine type a4-highgpu-8g requires boot_disk_type to be unset (the default) or "hyperdisk-balanced"; got "pd-standard"	2.Field: model_development_cluster.lustre_export_config.destination_bucket; Message: destination_bucket must be a Cloud Storage bucket name without the gs:// prefix; got "gs://exports"	"#);
+    insta::assert_snapshot!(violations(&error), @r#"
+    model_development_cluster.node_pools[1].boot_disk.boot_disk_type: Machine type a4-highgpu-8g requires boot_disk_type to be unset (the default) or "hyperdisk-balanced"; got "pd-standard"
+    model_development_cluster.lustre_export_config.destination_bucket: destination_bucket must be a Cloud Storage bucket name without the gs:// prefix; got "gs://exports"
+    "#);
+    assert!(
+        server
+            .emulator()
+            .cluster(&cluster_name("refused"))
+            .is_none()
+    );
+}
+
+#[tokio::test]
+async fn field_paths_index_pools_in_request_order() {
+    let server = TestServer::start(transition_options()).await;
+    let mut cluster = a4_cluster();
+    let pools = cluster["nodePools"].as_array_mut().unwrap();
+    pools.reverse();
+    pools[0]["bootDisk"] = json!({"bootDiskType": "pd-ssd"});
+    let (status, error) = server.create("order", cluster).await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        error["error"]["details"][0]["fieldViolations"][0]["field"],
+        "model_development_cluster.node_pools[0].boot_disk.boot_disk_type"
+    );
+}
+
+#[tokio::test]
+async fn an_a4_pool_without_a_boot_disk_type_gets_hyperdisk_and_stays_updatable() {
+    let server = TestServer::start(transition_options()).await;
+    server.create_running("a4", a4_cluster()).await;
+    let live = server.emulator().cluster(&cluster_name("a4")).unwrap();
+    assert_eq!(
+        live["nodePools"][1]["bootDisk"]["bootDiskType"],
+        "hyperdisk-balanced"
+    );
+    assert_eq!(live["nodePools"][0]["bootDisk"]["bootDiskType"], "pd-ssd");
+    let labels = json!({"labels": {"team": "vision"}});
+    let (status, answer) = server
+        .call(
+            Method::PATCH,
+            &patch_path("a4", "updateMask=labels"),
+            Some(labels),
+        )
+        .await;
+    assert_eq!(
+        status, 200,
+        "the service's default passes its own rule: {answer}"
+    );
+}
+
+#[tokio::test]
+async fn an_update_is_held_to_the_same_rules_and_changes_nothing() {
+    let server = running_cluster("rules").await;
+    let before = server.emulator().cluster(&cluster_name("rules")).unwrap();
+    let mut pools = cpu_cluster()["nodePools"].clone();
+    pools[0]["scalingSpec"]["maxNodeCount"] = json!(3);
+    let (status, error) = server
+        .call(
+            Method::PATCH,
+            &patch_path("rules", "updateMask=node_pools"),
+            Some(json!({"nodePools": pools})),
+        )
+        .await;
+    assert_eq!(status, 400);
+    insta::assert_snapshot!(violations(&error), @"model_development_cluster.node_pools[0].scaling_spec.max_node_count: For the login node pool, max_node_count must be the same as min_node_count; got 3 and 1");
+    let partitions = json!({"orchestratorSpec": {"slurmSpec": {"partitions": [
+        {"id": "cpu", "nodePoolIds": ["cpu"], "config": {"default": "YES", "Requeue_Exit": "1"}}
+    ]}}});
+    let mask = "updateMask=orchestrator_spec.slurm_spec.partitions";
+    let (status, error) = server
+        .call(Method::PATCH, &patch_path("rules", mask), Some(partitions))
+        .await;
+    assert_eq!(status, 400);
+    insta::assert_snapshot!(violations(&error), @r"
+    model_development_cluster.orchestrator_spec.slurm_spec.partitions[0].config: The Slurm parameter default cannot be set on a partition: use default_partition_id
+    model_development_cluster.orchestrator_spec.slurm_spec.partitions[0].config: The Slurm parameter Requeue_Exit cannot be set: the service manages health checks, requeueing, prolog and epilog (use prolog_bash_scripts and epilog_bash_scripts)
+    ");
+    assert_eq!(
+        server.emulator().cluster(&cluster_name("rules")).unwrap(),
         before
     );
 }

@@ -57,6 +57,25 @@ pub fn cpu_cluster() -> Value {
     })
 }
 
+/// The field violations of an error answer's `google.rpc.BadRequest` detail,
+/// one `field: description` a line.
+pub fn violations(error: &Value) -> String {
+    let detail = &error["error"]["details"][0];
+    assert_eq!(detail["@type"], "type.googleapis.com/google.rpc.BadRequest");
+    detail["fieldViolations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            format!(
+                "{}: {}\n",
+                v["field"].as_str().unwrap(),
+                v["description"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
 /// Replaces every timestamp field with `[time]` so snapshots are stable.
 pub fn redact_times(mut value: Value) -> Value {
     redact_in_place(&mut value);

@@ -98,13 +98,13 @@ async fn a_path_outside_the_allowed_list_is_refused_by_name() {
     let (status, error) = server
         .call(
             Method::PATCH,
-            &patch_path("train01", "updateMask=labels,display_name"),
-            Some(json!({"displayName": "x"})),
+            &patch_path("train01", "updateMask=labels,network"),
+            Some(json!({"network": {"network": "projects/p/global/networks/other"}})),
         )
         .await;
     assert_eq!(status, 400);
     assert_eq!(error["error"]["status"], "INVALID_ARGUMENT");
-    insta::assert_snapshot!(error["error"]["message"].as_str().unwrap(), @"update mask path `display_name` is not updatable; allowed paths are labels, node_pools, orchestrator_spec.slurm_spec.partitions, orchestrator_spec.slurm_spec.login_node_pool_id, orchestrator_spec.slurm_spec.prolog_bash_scripts, orchestrator_spec.slurm_spec.epilog_bash_scripts.");
+    insta::assert_snapshot!(error["error"]["message"].as_str().unwrap(), @"update mask path `network` is not updatable; allowed paths are display_name, labels, node_pools, orchestrator_spec.slurm_spec.partitions, orchestrator_spec.slurm_spec.login_node_pool_id, orchestrator_spec.slurm_spec.prolog_bash_scripts, orchestrator_spec.slurm_spec.epilog_bash_scripts, orchestrator_spec.slurm_spec.default_partition_id, orchestrator_spec.slurm_spec.config, orchestrator_spec.slurm_spec.node_sets, orchestrator_spec.slurm_spec.accounting, orchestrator_spec.slurm_spec.scheduling, lustre_export_config.");
 }
 
 #[tokio::test]
@@ -162,7 +162,12 @@ async fn an_update_leaving_a_dangling_reference_is_refused_and_changes_nothing()
         )
         .await;
     assert_eq!(status, 400);
-    insta::assert_snapshot!(error["error"]["message"].as_str().unwrap(), @"The update was rejected and the cluster is unchanged. Invalid cluster: orchestratorSpec.slurmSpec.partitions[0].nodePoolIds entry `cpu` does not name a node pool.");
+    insta::assert_snapshot!(error["error"]["message"].as_str().unwrap(), @"The update was rejected and the cluster is unchanged. List of found errors:\t1.Field: model_development_cluster.orchestrator_spec.slurm_spec.partitions[0].node_pool_ids[0]; Message: `cpu` does not name a node pool.\t");
+    assert_eq!(
+        error["error"]["details"][0]["fieldViolations"][0]["field"],
+        "model_development_cluster.orchestrator_spec.slurm_spec.partitions[0].node_pool_ids[0]",
+        "the field violations survive the update's wording"
+    );
     let login = json!({"orchestratorSpec": {"slurmSpec": {"loginNodePoolId": "nope"}}});
     let mask = "updateMask=orchestrator_spec.slurm_spec.login_node_pool_id";
     let (status, _) = server

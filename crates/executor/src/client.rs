@@ -35,12 +35,14 @@ use crate::http::{
 };
 use crate::region_gate::RegionGates;
 use crate::retry::{CallClass, RetryPolicy, Verdict, classify_status, classify_transport};
+use crate::slurm::KnownSlurmVersion;
 
-/// Items asked for per List page; the service may cap it lower.
-pub const LIST_PAGE_SIZE: u32 = 500;
+/// Items asked for per List page. The service documents no maximum; sibling Vertex AI Lists cap
+/// at 100 and some refuse larger sizes, so 100 is the largest size safe to ask for (docs/api.md).
+pub const LIST_PAGE_SIZE: u32 = 100;
 
 /// The most pages one List reads, so a server that never ends its list cannot loop us
-/// forever (1,000 pages of up to 500 clusters: far beyond any real location).
+/// forever (1,000 pages of up to 100 clusters: far beyond any real location).
 pub const MAX_LIST_PAGES: usize = 1_000;
 
 /// The largest answer body read from the server, and the most bytes all pages of one List may
@@ -104,12 +106,13 @@ pub enum Submitted {
 }
 
 /// The client. Cheap to clone: clones share the connection pool, the token source (which
-/// its `Debug` never shows) and the regions' backoff.
+/// its `Debug` never shows), the regions' backoff and the Slurm REST version last answered.
 #[derive(Debug, Clone)]
 pub struct ApiClient {
     endpoint: Option<String>,
     connection: Connection,
     gates: RegionGates,
+    slurm_version: KnownSlurmVersion,
 }
 
 /// One HTTP request, before it is sent.
@@ -164,13 +167,40 @@ struct ListPageToken {
 /// The body of a List page being read on a task of its own; dropping it cancels the request.
 type PageRequest = RemoteHandle<Result<Vec<u8>, ExecError>>;
 
-/// slurmrestd's own HTTP status and JSON body, as `callSlurmRestApi` relays them.
+/// slurmrestd's own HTTP status and answer, as `callSlurmRestApi` relays them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SlurmReply {
     /// slurmrestd's HTTP status (200 when the relay does not say).
     pub status: u16,
-    /// `structuredBody`: slurmrestd's JSON (`null` when absent).
-    pub body: Value,
+    /// slurmrestd's JSON, or why the relay's answer does not carry it readably.
+    pub body: Result<Value, SlurmBodyError>,
+}
+
+/// Why the relay's answer does not give slurmrestd's JSON. The Slurm Job API page of the
+/// training-clusters docs answers `{"status": 200, "body": "<slurmrestd's JSON as a string>"}`
+/// (its examples parse it with `jq -r '.body | fromjson'`); an older translation of that page
+/// names the field `structuredBody`, a JSON object. Both are read; anything else is unreadable,
+/// and an unreadable answer is never taken for an empty one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SlurmBodyError {
+    /// Neither `body` nor `structuredBody`.
+    #[error("the answer carries no `body`")]
+    Missing,
+    /// `body` is a string that does not parse as JSON.
+    #[error("`body` is not JSON: {0}")]
+    NotJson(String),
+    /// A field holds neither a JSON text nor an object.
+    #[error("`{field}` is {kind}, not slurmrestd's JSON")]
+    WrongKind {
+        /// `body` or `structuredBody`.
+        field: &'static str,
+        /// What it holds instead, e.g. `a number`.
+        kind: &'static str,
+    },
+    /// Both fields are sent and say different things: which one is slurmrestd's answer cannot
+    /// be told, so neither is believed.
+    #[error("`body` and `structuredBody` disagree")]
+    Disagree,
 }
 
 #[derive(Deserialize)]
@@ -179,7 +209,51 @@ struct SlurmCallReply {
     #[serde(default)]
     status: Option<Value>,
     #[serde(default)]
+    body: Option<Value>,
+    #[serde(default)]
     structured_body: Option<Value>,
+}
+
+impl SlurmCallReply {
+    /// slurmrestd's JSON: `body` parsed (or taken as it is when a relay already sends an
+    /// object), else `structuredBody`; both present must agree.
+    fn slurm_json(self) -> Result<Value, SlurmBodyError> {
+        let body = self.body.map(|body| match body {
+            Value::String(text) => serde_json::from_str(&text)
+                .map_err(|error| SlurmBodyError::NotJson(error.to_string())),
+            object @ Value::Object(_) => Ok(object),
+            other => Err(wrong_kind("body", &other)),
+        });
+        let structured = self.structured_body.map(|structured| match structured {
+            object @ Value::Object(_) => Ok(object),
+            other => Err(wrong_kind("structuredBody", &other)),
+        });
+        match (body, structured) {
+            (None, None) => Err(SlurmBodyError::Missing),
+            (Some(body), None) => body,
+            (None, Some(structured)) => structured,
+            (Some(body), Some(structured)) => {
+                let body = body?;
+                if body == structured? {
+                    Ok(body)
+                } else {
+                    Err(SlurmBodyError::Disagree)
+                }
+            }
+        }
+    }
+}
+
+fn wrong_kind(field: &'static str, value: &Value) -> SlurmBodyError {
+    let kind = match value {
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::Array(_) => "a list",
+        Value::String(_) => "a string",
+        Value::Object(_) => "an object",
+        Value::Null => "null",
+    };
+    SlurmBodyError::WrongKind { field, kind }
 }
 
 impl ApiClient {
@@ -202,6 +276,7 @@ impl ApiClient {
             endpoint,
             connection,
             gates: RegionGates::default(),
+            slurm_version: KnownSlurmVersion::default(),
         })
     }
 
@@ -427,8 +502,14 @@ impl ApiClient {
             .unwrap_or(200);
         Ok(SlurmReply {
             status,
-            body: reply.structured_body.unwrap_or(Value::Null),
+            body: reply.slurm_json(),
         })
+    }
+
+    /// The slurmrestd REST version this client (and every clone of it) last got an answer
+    /// from, so that the clusters of one run do not each walk the versions it does not serve.
+    pub(crate) fn known_slurm_version(&self) -> &KnownSlurmVersion {
+        &self.slurm_version
     }
 
     /// A copy that sends each request once, with a short timeout: for looking at something
@@ -775,6 +856,83 @@ fn decode_failure(what: &'static str, url: &Url, reason: &str, body: &[u8]) -> E
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn slurm_json(envelope: Value) -> Result<Value, SlurmBodyError> {
+        serde_json::from_value::<SlurmCallReply>(envelope)
+            .unwrap()
+            .slurm_json()
+    }
+
+    #[test]
+    fn the_documented_body_is_a_json_string_to_parse() {
+        let jobs = || json!({"jobs": [{"job_id": 1}]});
+        assert_eq!(
+            slurm_json(json!({"status": 200, "body": jobs().to_string()})),
+            Ok(jobs())
+        );
+        assert_eq!(
+            slurm_json(json!({"status": 200, "body": jobs()})),
+            Ok(jobs()),
+            "a relay that already decoded it"
+        );
+        assert_eq!(
+            slurm_json(json!({"status": 200, "structuredBody": jobs()})),
+            Ok(jobs()),
+            "the older page's field"
+        );
+        assert_eq!(
+            slurm_json(json!({"body": jobs().to_string(), "structuredBody": jobs()})),
+            Ok(jobs())
+        );
+    }
+
+    #[test]
+    fn a_body_that_is_not_slurmrestd_json_is_unreadable() {
+        assert!(matches!(
+            slurm_json(json!({"status": 200, "body": "Unable find requested URL."})),
+            Err(SlurmBodyError::NotJson(_))
+        ));
+        assert!(matches!(
+            slurm_json(json!({"status": 200, "body": ""})),
+            Err(SlurmBodyError::NotJson(_))
+        ));
+        assert_eq!(
+            slurm_json(json!({"body": 3})),
+            Err(SlurmBodyError::WrongKind {
+                field: "body",
+                kind: "a number"
+            })
+        );
+        assert_eq!(
+            slurm_json(json!({"structuredBody": "{\"jobs\": []}"})),
+            Err(SlurmBodyError::WrongKind {
+                field: "structuredBody",
+                kind: "a string"
+            })
+        );
+        assert_eq!(
+            slurm_json(json!({"status": 200})),
+            Err(SlurmBodyError::Missing)
+        );
+        assert_eq!(
+            slurm_json(json!({"status": 200, "body": null})),
+            Err(SlurmBodyError::Missing)
+        );
+    }
+
+    #[test]
+    fn a_body_and_a_structured_body_that_disagree_are_not_believed() {
+        let busy = json!({"jobs": [{"job_id": 1, "job_state": ["RUNNING"]}]});
+        let empty = json!({"jobs": []});
+        assert_eq!(
+            slurm_json(json!({"body": empty.to_string(), "structuredBody": busy})),
+            Err(SlurmBodyError::Disagree)
+        );
+        assert!(matches!(
+            slurm_json(json!({"body": "not json", "structuredBody": empty})),
+            Err(SlurmBodyError::NotJson(_))
+        ));
+    }
 
     /// The rule itself is `http::check_endpoint`'s (tested there); this is its mapping.
     #[test]

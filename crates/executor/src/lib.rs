@@ -5,7 +5,7 @@
 //! configuration still loads: [`ListPrefetch`]), follows long-running operations
 //! ([`OperationWaiter`]), runs a plan with bounded concurrency while journaling every operation
 //! in flight ([`ApplyEngine`], [`Journal`]), reads clusters' Slurm jobs and nodes ([`read_jobs`],
-//! [`read_nodes`], [`running_jobs`] for plans), and decides which clusters are idle for
+//! [`read_nodes`], [`running_jobs`] for plans) and pings their controllers ([`ping`]), and decides which clusters are idle for
 //! `destroy --idle-for` ([`idle_verdict`], [`inspect_idle`]). It never prints: progress goes
 //! through [`ProgressSink`], notes and errors are returned. Decisions are documented in
 //! `docs/executor.md`.
@@ -33,8 +33,8 @@ pub use auth::{
     default_token_source, resolve_token_source,
 };
 pub use client::{
-    ApiClient, ClientOptions, LIST_PAGE_SIZE, MAX_ANSWER_BYTES, MAX_LIST_PAGES, SlurmReply,
-    Submitted,
+    ApiClient, ClientOptions, LIST_PAGE_SIZE, MAX_ANSWER_BYTES, MAX_LIST_PAGES, SlurmBodyError,
+    SlurmReply, Submitted,
 };
 pub use engine::{
     ActionOutcome, ApplyEngine, ApplyReport, DEFAULT_PARALLELISM, ProgressEvent, ProgressSink, Step,
@@ -51,8 +51,8 @@ pub use refresh::{
 pub use remote_lock::{HeldLock, StorageLock};
 pub use retry::RetryPolicy;
 pub use slurm::{
-    SLURM_API_VERSIONS, SlurmJob, SlurmNode, SlurmReadError, parse_jobs, parse_nodes, read_jobs,
-    read_nodes, running_jobs,
+    SLURM_API_VERSIONS, SlurmJob, SlurmNode, SlurmReadError, parse_jobs, parse_nodes, ping,
+    read_jobs, read_nodes, running_jobs,
 };
 pub use state_dir::StateDir;
 pub use storage::{Generation, STORAGE_ENDPOINT, StorageClient, StorageError};

@@ -1,11 +1,17 @@
 //! Reading a cluster's Slurm through `callSlurmRestApi`: the jobs (`/slurm/{version}/jobs`)
-//! and nodes (`/slurm/{version}/nodes`) in slurmrestd's JSON, trying the REST versions from
-//! the newest down because slurmrestd answers a version it does not serve with 404; and the
-//! jobs active on several clusters at once, for plans.
+//! and nodes (`/slurm/{version}/nodes`) in slurmrestd's JSON, and whether its controller
+//! answers (`/slurm/{version}/ping`); the jobs active on several clusters at once, for plans.
+//!
+//! slurmrestd answers a REST version it does not serve with 404, and the version a cluster
+//! serves follows its Slurm release, so the versions are tried from the newest down; the one
+//! that answered is kept on the client for the rest of the run ([`KnownSlurmVersion`]) and
+//! tried first next time.
 //!
 //! Parsing is tolerant of what older versions send (a plain string state, plain-number
 //! times) but never guesses: a field it cannot read stays `None`, and the callers treat `None`
 //! as "unknown".
+
+use std::sync::{Arc, Mutex, PoisonError};
 
 use clusterform_model::ClusterName;
 use clusterform_model::rest;
@@ -13,11 +19,15 @@ use clusterform_planner::{RunningJob, RunningJobs};
 use futures::StreamExt;
 use serde_json::Value;
 
-use crate::client::ApiClient;
+use crate::client::{ApiClient, SlurmReply};
 use crate::error::ExecError;
 
-/// The slurmrestd REST versions tried, newest first.
-pub const SLURM_API_VERSIONS: &[&str] = &["v0.0.42", "v0.0.41", "v0.0.40"];
+/// The slurmrestd REST versions tried, newest first. Each Slurm release serves a few of them
+/// (Slurm 24.11: v0.0.40 to v0.0.42); the training-clusters docs' examples use v0.0.42 and
+/// the public Slurm guide's default is v0.0.45.
+pub const SLURM_API_VERSIONS: &[&str] = &[
+    "v0.0.45", "v0.0.44", "v0.0.43", "v0.0.42", "v0.0.41", "v0.0.40",
+];
 
 /// Clusters asked at once.
 pub(crate) const SLURM_PARALLELISM: usize = 10;
@@ -65,7 +75,7 @@ pub enum SlurmReadError {
     /// Every version in [`SLURM_API_VERSIONS`] answered 404.
     #[error("slurmrestd serves none of the REST versions {}", SLURM_API_VERSIONS.join(", "))]
     NoSupportedVersion,
-    /// slurmrestd answered with another error status.
+    /// slurmrestd answered with another error status (500 when slurmctld cannot be reached).
     #[error("slurmrestd answered HTTP {status} for {path}")]
     Status {
         /// slurmrestd's status.
@@ -81,6 +91,28 @@ pub enum SlurmReadError {
         /// What was wrong.
         reason: String,
     },
+    /// slurmrestd answered its ping, and no controller (slurmctld) responds.
+    #[error("slurmctld does not respond: {controllers}")]
+    ControllerDown {
+        /// Each controller pinged and what it answered, e.g. `train01-controller (DOWN)`.
+        controllers: String,
+    },
+}
+
+/// The slurmrestd REST version that last answered, shared by every clone of one client: the
+/// clusters of a run usually serve the same versions, and each version not served costs a
+/// round trip. A cluster that answers 404 at it still gets the whole list.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct KnownSlurmVersion(Arc<Mutex<Option<&'static str>>>);
+
+impl KnownSlurmVersion {
+    fn get(&self) -> Option<&'static str> {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn set(&self, version: &'static str) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(version);
+    }
 }
 
 /// One job as slurmrestd reports it, reduced to what idle detection and plans need.
@@ -219,22 +251,13 @@ fn slurm_time(value: &Value) -> Option<i64> {
     (number > 0).then_some(number)
 }
 
-/// The cluster's jobs, with the REST version that answered: v0.0.42 first, then the older
-/// versions while slurmrestd answers 404.
+/// The cluster's jobs, with the REST version that answered (see [`KnownSlurmVersion`]).
 pub async fn read_jobs(
     client: &ApiClient,
     name: &ClusterName,
 ) -> Result<(&'static str, Vec<SlurmJob>), SlurmReadError> {
-    for version in SLURM_API_VERSIONS {
-        let path = rest::slurm_jobs_path(version);
-        let reply = client.slurm_get(name, &path).await?;
-        match reply.status {
-            404 => continue,
-            200 => return Ok((version, read_body(&reply.body, &path, parse_jobs)?)),
-            status => return Err(SlurmReadError::Status { status, path }),
-        }
-    }
-    Err(SlurmReadError::NoSupportedVersion)
+    let (version, path, reply) = get_served(client, name, rest::slurm_jobs_path).await?;
+    Ok((version, read_answer(reply, &path, parse_jobs)?))
 }
 
 /// The cluster's nodes, through the REST `version` that answered for its jobs.
@@ -245,21 +268,112 @@ pub async fn read_nodes(
 ) -> Result<Vec<SlurmNode>, SlurmReadError> {
     let path = rest::slurm_nodes_path(version);
     let reply = client.slurm_get(name, &path).await?;
-    match reply.status {
-        200 => read_body(&reply.body, &path, parse_nodes),
-        status => Err(SlurmReadError::Status { status, path }),
-    }
+    read_answer(reply, &path, parse_nodes)
 }
 
-fn read_body<T>(
-    body: &Value,
+/// Whether the cluster's Slurm controller answers: `Ok` when slurmrestd's ping finds at least
+/// one slurmctld (the primary or a backup) responding, [`SlurmReadError::ControllerDown`] when
+/// none does, another error when the ping itself cannot be read. Meant for after a change of
+/// a Slurm configuration map, which the service applies by reconfiguring slurmctld. Uses the
+/// client's retry policy; pass [`ApiClient::for_a_glance`] for a single quick look.
+pub async fn ping(client: &ApiClient, name: &ClusterName) -> Result<(), SlurmReadError> {
+    let (_, path, reply) = get_served(client, name, rest::slurm_ping_path).await?;
+    let controllers = read_answer(reply, &path, parse_pings)?;
+    if controllers.is_empty() {
+        return Err(SlurmReadError::Unreadable {
+            path,
+            reason: "slurmrestd pinged no controller".to_owned(),
+        });
+    }
+    if controllers.iter().any(|c| c.responding) {
+        return Ok(());
+    }
+    let described: Vec<String> = controllers.iter().map(Controller::describe).collect();
+    Err(SlurmReadError::ControllerDown {
+        controllers: described.join(", "),
+    })
+}
+
+/// slurmrestd's answer at the first REST version it does not refuse with 404: the version
+/// this client last got an answer from, then the others newest first. The version that
+/// answers is remembered, whatever its status (a 500 from an unreachable slurmctld still
+/// proves the version is served).
+async fn get_served(
+    client: &ApiClient,
+    name: &ClusterName,
+    path_at: fn(&str) -> String,
+) -> Result<(&'static str, String, SlurmReply), SlurmReadError> {
+    let known = client.known_slurm_version().get();
+    let others = SLURM_API_VERSIONS
+        .iter()
+        .copied()
+        .filter(|v| Some(*v) != known);
+    for version in known.into_iter().chain(others) {
+        let path = path_at(version);
+        let reply = client.slurm_get(name, &path).await?;
+        if reply.status != 404 {
+            client.known_slurm_version().set(version);
+            return Ok((version, path, reply));
+        }
+    }
+    Err(SlurmReadError::NoSupportedVersion)
+}
+
+/// The listing in a 200 answer; any other status, or a body that cannot be read, is an error.
+fn read_answer<T>(
+    reply: SlurmReply,
     path: &str,
     parse: fn(&Value) -> Result<T, String>,
 ) -> Result<T, SlurmReadError> {
-    parse(body).map_err(|reason| SlurmReadError::Unreadable {
+    if reply.status != 200 {
+        return Err(SlurmReadError::Status {
+            status: reply.status,
+            path: path.to_owned(),
+        });
+    }
+    let unreadable = |reason: String| SlurmReadError::Unreadable {
         path: path.to_owned(),
         reason,
-    })
+    };
+    let body = reply.body.map_err(|error| unreadable(error.to_string()))?;
+    parse(&body).map_err(unreadable)
+}
+
+/// One slurmctld as slurmrestd's ping reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Controller {
+    hostname: Option<String>,
+    responding: bool,
+}
+
+impl Controller {
+    fn describe(&self) -> String {
+        let state = if self.responding { "UP" } else { "DOWN" };
+        format!("{} ({state})", self.hostname.as_deref().unwrap_or("?"))
+    }
+}
+
+/// Reads slurmrestd's `{"pings": [...]}`. The controller fields differ by REST version
+/// (slurmrestd's OpenAPI, `*_controller_ping`, as the SlinkyProject/slurm-client copies of
+/// it give them): v0.0.40 and v0.0.41 say `pinged` (`"UP"` or `"DOWN"`); v0.0.42 to v0.0.44
+/// add the required boolean `responding` and deprecate `pinged`; v0.0.45 drops `pinged`. A
+/// controller counts as responding only when every field it sends says so and it sends one.
+fn parse_pings(body: &Value) -> Result<Vec<Controller>, String> {
+    Ok(listing(body, "pings")?.iter().map(parse_ping).collect())
+}
+
+fn parse_ping(ping: &Value) -> Controller {
+    let responding = ping.get("responding").map(|r| r.as_bool() == Some(true));
+    let pinged = ping
+        .get("pinged")
+        .map(|p| p.as_str().is_some_and(|p| p.eq_ignore_ascii_case("UP")));
+    Controller {
+        hostname: text(ping, "hostname"),
+        responding: match (responding, pinged) {
+            (None, None) => false,
+            (responding, pinged) => responding.unwrap_or(true) && pinged.unwrap_or(true),
+        },
+    }
 }
 
 /// The active jobs of each cluster (up to ten clusters at once, in the order of `clusters`),
@@ -306,14 +420,17 @@ mod tests {
 
     use super::*;
 
+    /// slurmrestd's JSON in a fixture of `callSlurmRestApi`'s answer (its `body`, a string).
     fn fixture(name: &str) -> Value {
         let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+        let envelope: Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        serde_json::from_str(envelope["body"].as_str().unwrap()).unwrap()
     }
 
     #[test]
     fn reads_a_real_shaped_job_listing() {
-        let jobs = parse_jobs(&fixture("slurm_jobs_v0.0.42.json")).unwrap();
+        let jobs = parse_jobs(&fixture("call_slurm_rest_api_jobs_v0.0.42.json")).unwrap();
         assert_eq!(jobs.len(), 3);
         assert_eq!(jobs[0].job_id, Some(17));
         assert_eq!(jobs[0].user.as_deref(), Some("alice"));
@@ -328,7 +445,7 @@ mod tests {
 
     #[test]
     fn reads_a_real_shaped_node_listing() {
-        let nodes = parse_nodes(&fixture("slurm_nodes_v0.0.42.json")).unwrap();
+        let nodes = parse_nodes(&fixture("call_slurm_rest_api_nodes_v0.0.42.json")).unwrap();
         let busy: Vec<bool> = nodes.iter().map(SlurmNode::is_busy).collect();
         assert_eq!(busy, [true, true, false, false]);
         assert_eq!(nodes[3].state, ["IDLE", "POWERED_DOWN"]);
@@ -355,6 +472,39 @@ mod tests {
         .unwrap();
         assert_eq!(nodes[0].last_busy, None);
         assert_eq!(nodes[1].last_busy, None);
+    }
+
+    #[test]
+    fn a_controller_responds_only_when_every_field_it_sends_says_so() {
+        let pings = parse_pings(&json!({"pings": [
+            {"hostname": "v40", "pinged": "UP", "latency": 400, "mode": "primary"},
+            {"hostname": "v42", "pinged": "UP", "responding": true, "primary": true},
+            {"hostname": "v45", "responding": true, "primary": true, "latency": 300},
+            {"hostname": "down40", "pinged": "DOWN"},
+            {"hostname": "down45", "responding": false, "primary": true},
+            {"hostname": "split", "pinged": "UP", "responding": false},
+            {"hostname": "odd", "pinged": 1},
+            {"hostname": "silent", "latency": 10},
+        ]}))
+        .unwrap();
+        let responding: Vec<(&str, bool)> = pings
+            .iter()
+            .map(|c| (c.hostname.as_deref().unwrap(), c.responding))
+            .collect();
+        assert_eq!(
+            responding,
+            [
+                ("v40", true),
+                ("v42", true),
+                ("v45", true),
+                ("down40", false),
+                ("down45", false),
+                ("split", false),
+                ("odd", false),
+                ("silent", false),
+            ]
+        );
+        assert!(parse_pings(&json!({"meta": {}})).is_err());
     }
 
     #[test]

@@ -1,24 +1,52 @@
-//! Idle detection and the running jobs of plans, through the emulator's Slurm REST API with
-//! realistic slurmrestd jobs and nodes (`tests/fixtures`), aged-out jobs, powered-down nodes
-//! and clusters that only serve an older REST version.
+//! Idle detection, the running jobs of plans and the controller ping, through the emulator's
+//! Slurm REST API with realistic slurmrestd jobs and nodes (`tests/fixtures`: answers of
+//! `callSlurmRestApi` as the Slurm Job API page documents them, slurmrestd's JSON as a string
+//! in `body`), aged-out jobs, powered-down nodes, clusters that only serve an older REST
+//! version, and a controller that is down; and, through a scripted server, relays whose
+//! answers are not the documented shape.
 
 use std::time::Duration;
 
-use clusterform_executor::{IdleReport, IdleVerdict, inspect_idle, running_jobs};
+use clusterform_executor::{
+    IdleReport, IdleVerdict, SlurmReadError, inspect_idle, ping, read_jobs, read_nodes,
+    running_jobs,
+};
 use clusterform_model::ClusterName;
 use clusterform_planner::RunningJobs;
 use serde_json::{Value, json};
 use time::OffsetDateTime;
 
+use crate::scripted::{Scripted, Seen, json as json_answer};
 use crate::support::*;
 
 const TWO_HOURS: Duration = Duration::from_secs(2 * 3600);
 
-/// The list under `field` of a fixture file.
-fn fixture_list(file: &str, field: &str) -> Vec<Value> {
+/// A fixture file: one answer of `callSlurmRestApi`.
+fn fixture(file: &str) -> Value {
     let path = format!("{}/tests/fixtures/{file}", env!("CARGO_MANIFEST_DIR"));
-    let body: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The list under `field` of the slurmrestd JSON a fixture file carries in its `body`.
+fn fixture_list(file: &str, field: &str) -> Vec<Value> {
+    let body: Value = serde_json::from_str(fixture(file)["body"].as_str().unwrap()).unwrap();
     body[field].as_array().unwrap().clone()
+}
+
+const JOBS_FIXTURE: &str = "call_slurm_rest_api_jobs_v0.0.42.json";
+const NODES_FIXTURE: &str = "call_slurm_rest_api_nodes_v0.0.42.json";
+
+/// The Slurm paths asked, in order.
+fn slurm_paths(h: &Harness) -> Vec<String> {
+    h.emulator
+        .requests()
+        .iter()
+        .filter_map(|r| r.body.as_ref()?.get("path")?.as_str().map(str::to_owned))
+        .collect()
+}
+
+fn name(id: &str) -> ClusterName {
+    ClusterName::new(PROJECT, REGION, id).unwrap()
 }
 
 fn number(n: i64) -> Value {
@@ -45,14 +73,8 @@ async fn every_kind_of_cluster_gets_the_right_verdict() {
         h.insert(id);
     }
     let e = &h.emulator;
-    e.set_slurm_jobs(
-        &cluster_name("busy"),
-        fixture_list("slurm_jobs_v0.0.42.json", "jobs"),
-    );
-    e.set_slurm_nodes(
-        &cluster_name("busy"),
-        fixture_list("slurm_nodes_v0.0.42.json", "nodes"),
-    );
+    e.set_slurm_jobs(&cluster_name("busy"), fixture_list(JOBS_FIXTURE, "jobs"));
+    e.set_slurm_nodes(&cluster_name("busy"), fixture_list(NODES_FIXTURE, "nodes"));
     // The job ended ten minutes ago: slurmctld has forgotten it, its node has not.
     e.set_slurm_jobs(
         &cluster_name("agedout"),
@@ -114,7 +136,8 @@ async fn every_kind_of_cluster_gets_the_right_verdict() {
         ("nolast", "node cpu-0 reports no last_busy"),
         (
             "ancient",
-            "slurmrestd serves none of the REST versions v0.0.42, v0.0.41, v0.0.40",
+            "slurmrestd serves none of the REST versions v0.0.45, v0.0.44, v0.0.43, v0.0.42, \
+             v0.0.41, v0.0.40",
         ),
         ("nonodes", "Slurm lists no nodes"),
     ] {
@@ -140,15 +163,12 @@ async fn version_fallback_asks_older_versions_only_after_a_404() {
     let names = [ClusterName::new(PROJECT, REGION, "old40").unwrap()];
     let jobs = running_jobs(&h.client, &names).await;
     assert_eq!(jobs, [RunningJobs::Known { jobs: Vec::new() }]);
-    let asked: Vec<String> = h
-        .emulator
-        .requests()
-        .iter()
-        .filter_map(|r| r.body.as_ref()?.get("path")?.as_str().map(str::to_owned))
-        .collect();
     assert_eq!(
-        asked,
+        slurm_paths(&h),
         [
+            "/slurm/v0.0.45/jobs",
+            "/slurm/v0.0.44/jobs",
+            "/slurm/v0.0.43/jobs",
             "/slurm/v0.0.42/jobs",
             "/slurm/v0.0.41/jobs",
             "/slurm/v0.0.40/jobs"
@@ -157,15 +177,189 @@ async fn version_fallback_asks_older_versions_only_after_a_404() {
 }
 
 #[tokio::test]
+async fn the_version_that_answered_is_asked_first_for_the_rest_of_the_run() {
+    let h = Harness::start(Duration::from_millis(50)).await;
+    for id in ["first", "second", "newer"] {
+        h.insert(id);
+    }
+    h.emulator
+        .set_slurm_api_versions(&cluster_name("first"), &["v0.0.43"]);
+    h.emulator
+        .set_slurm_api_versions(&cluster_name("second"), &["v0.0.43"]);
+    h.emulator
+        .set_slurm_api_versions(&cluster_name("newer"), &["v0.0.44"]);
+    let glance = h.client.for_a_glance();
+    running_jobs(&h.client, &[name("first")]).await;
+    h.emulator.clear_requests();
+    // A clone of the client (as plans use) shares what the first cluster taught.
+    assert_eq!(
+        running_jobs(&glance, &[name("second")]).await,
+        [RunningJobs::Known { jobs: Vec::new() }]
+    );
+    assert_eq!(slurm_paths(&h), ["/slurm/v0.0.43/jobs"]);
+    h.emulator.clear_requests();
+    let (version, _) = read_jobs(&h.client, &name("newer")).await.unwrap();
+    assert_eq!(version, "v0.0.44");
+    assert_eq!(
+        slurm_paths(&h),
+        [
+            "/slurm/v0.0.43/jobs",
+            "/slurm/v0.0.45/jobs",
+            "/slurm/v0.0.44/jobs"
+        ],
+        "a 404 at the known version walks the list"
+    );
+    h.emulator.clear_requests();
+    ping(&h.client, &name("newer")).await.unwrap();
+    assert_eq!(slurm_paths(&h), ["/slurm/v0.0.44/ping"]);
+}
+
+#[tokio::test]
+async fn the_ping_tells_a_responding_controller_from_a_down_one() {
+    let h = Harness::start(Duration::from_millis(50)).await;
+    for id in ["up", "down", "old40", "unreach"] {
+        h.insert(id);
+    }
+    ping(&h.client, &name("up")).await.unwrap();
+    h.emulator
+        .set_slurm_controller_down(&cluster_name("down"), true);
+    let error = ping(&h.client, &name("down")).await.unwrap_err();
+    assert!(
+        matches!(&error, SlurmReadError::ControllerDown { controllers } if controllers == "down-controller (DOWN)"),
+        "{error}"
+    );
+    assert_eq!(
+        error.to_string(),
+        "slurmctld does not respond: down-controller (DOWN)"
+    );
+    // v0.0.40 reports `pinged` only.
+    h.emulator
+        .set_slurm_api_versions(&cluster_name("old40"), &["v0.0.40"]);
+    ping(&h.client, &name("old40")).await.unwrap();
+    h.emulator
+        .set_slurm_controller_down(&cluster_name("old40"), true);
+    assert!(matches!(
+        ping(&h.client, &name("old40")).await,
+        Err(SlurmReadError::ControllerDown { .. })
+    ));
+    h.emulator
+        .set_slurm_unreachable(&cluster_name("unreach"), true);
+    assert!(matches!(
+        ping(&h.client.for_a_glance(), &name("unreach")).await,
+        Err(SlurmReadError::Call(_))
+    ));
+}
+
+#[tokio::test]
+async fn a_cluster_whose_controller_is_down_is_never_idle() {
+    let h = Harness::start(Duration::from_millis(50)).await;
+    h.insert("down");
+    h.emulator.set_slurm_nodes(
+        &cluster_name("down"),
+        vec![node("cpu-0", &["IDLE"], 1_700_000_000)],
+    );
+    h.emulator
+        .set_slurm_controller_down(&cluster_name("down"), true);
+    let locations = std::collections::BTreeSet::from([(PROJECT.to_owned(), REGION.to_owned())]);
+    let clusters = clusterform_executor::refresh(&h.client, &locations, &[])
+        .await
+        .unwrap();
+    let reports = inspect_idle(&h.client, &clusters, TWO_HOURS, OffsetDateTime::now_utc())
+        .await
+        .unwrap();
+    let down = report(&reports, "down");
+    assert_eq!(down.verdict, IdleVerdict::Unknown);
+    assert_eq!(
+        down.reason,
+        "slurmrestd answered HTTP 500 for /slurm/v0.0.42/jobs"
+    );
+}
+
+/// A relay answering each Slurm path with `answer(path)`.
+async fn relay(answer: impl Fn(&str) -> Value + Send + Sync + 'static) -> Scripted {
+    Scripted::start(move |seen: &Seen, _| {
+        let path = seen
+            .body
+            .as_ref()
+            .and_then(|body| body["path"].as_str())
+            .unwrap_or_default();
+        json_answer(answer(path))
+    })
+    .await
+}
+
+fn relay_client(server: &Scripted) -> clusterform_executor::ApiClient {
+    client_for(server.base_url(), fast_retry())
+}
+
+#[tokio::test]
+async fn the_documented_answers_are_read_from_the_fixtures() {
+    let server = relay(|path| {
+        if path.ends_with("/jobs") {
+            fixture(JOBS_FIXTURE)
+        } else {
+            fixture(NODES_FIXTURE)
+        }
+    })
+    .await;
+    let client = relay_client(&server);
+    let (version, jobs) = read_jobs(&client, &name("train01")).await.unwrap();
+    assert_eq!(version, "v0.0.45", "the relay answers every version");
+    assert_eq!(jobs.iter().filter(|j| j.is_active()).count(), 2);
+    let nodes = read_nodes(&client, &name("train01"), version)
+        .await
+        .unwrap();
+    assert_eq!(nodes.iter().filter(|n| n.is_busy()).count(), 2);
+    assert_eq!(nodes[3].last_busy, Some(1_764_480_000));
+}
+
+#[tokio::test]
+async fn the_older_structured_body_is_read_when_body_is_absent() {
+    let server = relay(|_| {
+        json!({"status": 200, "structuredBody": {"jobs": [{"job_id": 3, "job_state": ["RUNNING"]}]}})
+    })
+    .await;
+    let jobs = running_jobs(&relay_client(&server), &[name("train01")]).await;
+    let RunningJobs::Known { jobs } = &jobs[0] else {
+        panic!("{jobs:?}");
+    };
+    assert_eq!(jobs[0].id, Some(3));
+}
+
+#[tokio::test]
+async fn an_answer_that_cannot_be_read_is_unknown_never_empty() {
+    let empty = json!({"jobs": []}).to_string();
+    let busy = json!({"jobs": [{"job_id": 1, "job_state": ["RUNNING"]}]});
+    for (answer, reason) in [
+        (
+            json!({"status": 200, "body": "<html>Bad gateway</html>"}),
+            "`body` is not JSON",
+        ),
+        (json!({"status": 200, "body": 7}), "`body` is a number"),
+        (json!({"status": 200}), "the answer carries no `body`"),
+        (
+            json!({"status": 200, "body": empty, "structuredBody": busy}),
+            "`body` and `structuredBody` disagree",
+        ),
+    ] {
+        let served = answer.clone();
+        let server = relay(move |_| served.clone()).await;
+        let jobs = running_jobs(&relay_client(&server), &[name("train01")]).await;
+        assert!(
+            matches!(&jobs[0], RunningJobs::Unknown { reason: why } if why.contains(reason)),
+            "{answer}: {jobs:?}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn running_jobs_are_read_once_per_cluster_and_unknown_when_unreachable() {
     let h = Harness::start(Duration::from_millis(50)).await;
     for id in ["busy", "unreach"] {
         h.insert(id);
     }
-    h.emulator.set_slurm_jobs(
-        &cluster_name("busy"),
-        fixture_list("slurm_jobs_v0.0.42.json", "jobs"),
-    );
+    h.emulator
+        .set_slurm_jobs(&cluster_name("busy"), fixture_list(JOBS_FIXTURE, "jobs"));
     h.emulator
         .set_slurm_unreachable(&cluster_name("unreach"), true);
     h.emulator.clear_requests();

@@ -19,6 +19,8 @@ pub struct Seen {
     pub method: Method,
     pub path: String,
     pub query: String,
+    /// The request body, when it was JSON.
+    pub body: Option<Value>,
 }
 
 impl Seen {
@@ -123,12 +125,17 @@ struct ServerState {
     tools: Tools,
 }
 
+/// The most of a request body kept for [`Seen::body`]; the client's requests are small.
+const MAX_SEEN_BODY: usize = 1024 * 1024;
+
 async fn answer(State(server): State<ServerState>, request: Request) -> Response {
-    let (parts, _body) = request.into_parts();
+    let (parts, body) = request.into_parts();
+    let body = axum::body::to_bytes(body, MAX_SEEN_BODY).await.ok();
     let seen = Seen {
         method: parts.method,
         path: parts.uri.path().to_owned(),
         query: parts.uri.query().unwrap_or_default().to_owned(),
+        body: body.and_then(|bytes| serde_json::from_slice(&bytes).ok()),
     };
     server.seen.lock().unwrap().push(seen.clone());
     (server.script)(&seen, &server.tools)

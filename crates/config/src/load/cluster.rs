@@ -54,7 +54,8 @@ impl Run {
             spans,
             head: head.clone(),
             label,
-            // An unknown region is empty and checks nothing.
+            // An unknown project or region is empty and checks nothing.
+            project: project.as_deref().filter(|project| !project.is_empty()),
             region: region.as_deref().filter(|region| !region.is_empty()),
             diagnostics: &mut self.eval.diagnostics,
         }

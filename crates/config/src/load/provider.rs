@@ -6,6 +6,7 @@
 use std::path::Path;
 
 use clusterform_model::fields::UPDATE_MODES;
+use clusterform_model::validate_location;
 use hcl::edit::Span;
 use hcl::edit::structure::Block;
 
@@ -13,10 +14,11 @@ use super::remote_state::LOCK_BLOCK;
 use super::{FileBlock, Place, Run};
 use crate::config::{Provider, StackOrigin};
 use crate::decode::string_text;
-use crate::diagnostic::{SourceFile, closest_or_all, did_you_mean};
+use crate::diagnostic::{Severity, SourceFile, closest_or_all, did_you_mean};
 use crate::evaluator::{Bindings, Scope, takes_string};
 use crate::source::block_head;
 use crate::validate::label_value_problem;
+use crate::validate::regions;
 
 const PROVIDER_ATTRIBUTES: [&str; 5] = ["project", "region", "stack", "update_mode", "endpoint"];
 
@@ -182,6 +184,14 @@ impl Run {
                     .diagnostics
                     .push(source.error(range, message, hint));
                 continue;
+            }
+            // A malformed region is reported at each cluster that uses it.
+            if name == "region"
+                && validate_location(&text).is_ok()
+                && let Some((message, hint)) = regions::unknown_region(&text)
+            {
+                let warning = source.diagnostic(Severity::Warning, range, message, Some(hint));
+                self.eval.diagnostics.push(warning);
             }
             match name {
                 "project" => provider.project = Some(text),

@@ -1,0 +1,195 @@
+//! The emulator's own admin HTTP API, under `/emulator/v1/` (a prefix no Google API uses):
+//! what the test-control methods do, for a user of `clusterform emulator` rehearsing idle
+//! teardown or a stockout without editing the state file. Requests are logged and need the
+//! bearer token like any other, and are never faulted. Every answer is JSON; errors use
+//! AIP-193's envelope.
+
+use axum::body::Bytes;
+use axum::extract::rejection::PathRejection;
+use axum::extract::{Path, State};
+use axum::routing::put;
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::api_error::ApiError;
+use crate::capacity::CapacityFailure;
+use crate::clusters::cluster_not_found;
+use crate::emulator::Emulator;
+use crate::resource::Parent;
+use crate::routes::{json_body, path_params};
+
+/// Every admin path starts with this.
+pub(crate) const ADMIN_PREFIX: &str = "/emulator/";
+
+const CLUSTER: &str =
+    "/emulator/v1/projects/{project}/locations/{location}/modelDevelopmentClusters/{cluster}";
+
+type ClusterPath = Result<Path<(String, String, String)>, PathRejection>;
+
+/// The admin routes, to merge into the API router.
+pub(crate) fn routes() -> Router<Emulator> {
+    let at = |leaf: &str| format!("{CLUSTER}/{leaf}");
+    Router::new()
+        .route(&at("slurm/jobs"), put(set_slurm_jobs))
+        .route(&at("slurm/nodes"), put(set_slurm_nodes))
+        .route(&at("slurm/controller"), put(set_slurm_controller))
+        .route(&at("status"), put(set_status))
+        .route(&at("nodesStatus"), put(set_nodes_status))
+        .route(&at("clusterEvents"), put(set_cluster_events))
+        .route(
+            "/emulator/v1/capacityFailures",
+            put(set_capacity_failures).get(capacity_failures),
+        )
+}
+
+/// The full name of the stored cluster the path names, or `NOT_FOUND`.
+fn existing_cluster(emulator: &Emulator, path: ClusterPath) -> Result<String, ApiError> {
+    let (project, location, cluster_id) = path_params(path)?;
+    let name = Parent { project, location }.cluster_name(&cluster_id);
+    if emulator.has_cluster(&name) {
+        Ok(name)
+    } else {
+        Err(cluster_not_found(&name))
+    }
+}
+
+fn empty() -> Json<Value> {
+    Json(json!({}))
+}
+
+/// A body of one field, no other.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Jobs {
+    jobs: Vec<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Nodes {
+    nodes: Vec<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Controller {
+    up: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Status {
+    state: String,
+    #[serde(default)]
+    detail: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct NodesStatus {
+    nodes_status: Vec<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ClusterEvents {
+    cluster_events: Vec<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct CapacityFailures {
+    capacity_failures: Vec<CapacityFailure>,
+}
+
+async fn set_slurm_jobs(
+    State(emulator): State<Emulator>,
+    path: ClusterPath,
+    bytes: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let name = existing_cluster(&emulator, path)?;
+    let Jobs { jobs } = json_body(&bytes)?;
+    emulator.set_slurm_jobs(&name, jobs);
+    Ok(empty())
+}
+
+async fn set_slurm_nodes(
+    State(emulator): State<Emulator>,
+    path: ClusterPath,
+    bytes: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let name = existing_cluster(&emulator, path)?;
+    let Nodes { nodes } = json_body(&bytes)?;
+    emulator.set_slurm_nodes(&name, nodes);
+    Ok(empty())
+}
+
+async fn set_slurm_controller(
+    State(emulator): State<Emulator>,
+    path: ClusterPath,
+    bytes: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let name = existing_cluster(&emulator, path)?;
+    let Controller { up } = json_body(&bytes)?;
+    emulator.set_slurm_controller_down(&name, !up);
+    Ok(empty())
+}
+
+async fn set_status(
+    State(emulator): State<Emulator>,
+    path: ClusterPath,
+    bytes: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let name = existing_cluster(&emulator, path)?;
+    let Status { state, detail } = json_body(&bytes)?;
+    if state.is_empty() {
+        return Err(ApiError::invalid_argument("`state` must not be empty."));
+    }
+    emulator.set_cluster_status(&name, &state, detail.as_deref());
+    Ok(empty())
+}
+
+async fn set_nodes_status(
+    State(emulator): State<Emulator>,
+    path: ClusterPath,
+    bytes: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let name = existing_cluster(&emulator, path)?;
+    let NodesStatus { nodes_status } = json_body(&bytes)?;
+    emulator.set_nodes_status(&name, nodes_status);
+    Ok(empty())
+}
+
+async fn set_cluster_events(
+    State(emulator): State<Emulator>,
+    path: ClusterPath,
+    bytes: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let name = existing_cluster(&emulator, path)?;
+    let ClusterEvents { cluster_events } = json_body(&bytes)?;
+    emulator.set_cluster_events(&name, cluster_events);
+    Ok(empty())
+}
+
+async fn set_capacity_failures(
+    State(emulator): State<Emulator>,
+    bytes: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let CapacityFailures { capacity_failures } = json_body(&bytes)?;
+    if capacity_failures.iter().any(|f| f.machine_type.is_empty()) {
+        return Err(ApiError::invalid_argument(
+            "`machineType` must not be empty.",
+        ));
+    }
+    emulator.set_capacity_failures(capacity_failures);
+    Ok(capacity_failures_answer(&emulator))
+}
+
+async fn capacity_failures(State(emulator): State<Emulator>) -> Json<Value> {
+    capacity_failures_answer(&emulator)
+}
+
+fn capacity_failures_answer(emulator: &Emulator) -> Json<Value> {
+    Json(json!({ "capacityFailures": emulator.capacity_failures() }))
+}

@@ -1,0 +1,222 @@
+//! The admin HTTP API under `/emulator/v1/`: Slurm jobs, nodes and controller, a cluster's
+//! state, node states and events, and capacity failures that make a create's operation fail
+//! with a stockout; the token rule, refusals of bad bodies and unknown clusters, and that
+//! faults never touch it.
+
+use clusterform_emulator::{CapacityFailure, EmulatorOptions, FaultSpec};
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::support::{PROJECT, TestServer, cluster_name, cluster_path, cpu_cluster, fast_options};
+
+const JOBS: &str = "/slurm/v0.0.42/jobs";
+
+fn admin(id: &str, leaf: &str) -> String {
+    format!("/emulator/v1/{}/{leaf}", cluster_name(id))
+}
+
+async fn put(server: &TestServer, path: &str, body: Value) -> (u16, Value) {
+    server.call(Method::PUT, path, Some(body)).await
+}
+
+/// slurmrestd's JSON and status for `path` on cluster `id`.
+async fn slurm(server: &TestServer, id: &str, path: &str) -> (Value, Value) {
+    let url = format!("/v1beta1/{}:callSlurmRestApi", cluster_name(id));
+    let request = json!({"method": "HTTP_METHOD_GET", "path": path});
+    let (_, answer) = server.call(Method::POST, &url, Some(request)).await;
+    let body = serde_json::from_str(answer["body"].as_str().unwrap()).unwrap_or(Value::Null);
+    (answer["status"].clone(), body)
+}
+
+#[tokio::test]
+async fn slurm_jobs_nodes_and_the_controller_are_set_over_http() {
+    let server = TestServer::start(fast_options()).await;
+    server.create_running("idle", cpu_cluster()).await;
+    let job = json!({"job_id": 7, "job_state": ["RUNNING"]});
+    let node = json!({"name": "cpu-0", "state": ["ALLOCATED"],
+                      "last_busy": {"set": true, "infinite": false, "number": 1_700_000_000}});
+    assert_eq!(
+        put(
+            &server,
+            &admin("idle", "slurm/jobs"),
+            json!({"jobs": [job]})
+        )
+        .await,
+        (200, json!({}))
+    );
+    assert_eq!(
+        put(
+            &server,
+            &admin("idle", "slurm/nodes"),
+            json!({"nodes": [node]})
+        )
+        .await,
+        (200, json!({}))
+    );
+    assert_eq!(slurm(&server, "idle", JOBS).await.1["jobs"], json!([job]));
+    assert_eq!(
+        slurm(&server, "idle", "/slurm/v0.0.42/nodes").await.1["nodes"],
+        json!([node])
+    );
+
+    let (status, _) = put(
+        &server,
+        &admin("idle", "slurm/controller"),
+        json!({"up": false}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let (_, ping) = slurm(&server, "idle", "/slurm/v0.0.42/ping").await;
+    assert_eq!(ping["pings"][0]["responding"], false);
+    assert_eq!(slurm(&server, "idle", JOBS).await.0, 500);
+    put(
+        &server,
+        &admin("idle", "slurm/controller"),
+        json!({"up": true}),
+    )
+    .await;
+    assert_eq!(slurm(&server, "idle", JOBS).await.0, 200);
+}
+
+#[tokio::test]
+async fn a_cluster_state_node_states_and_events_are_set_over_http() {
+    let server = TestServer::start(fast_options()).await;
+    server.create_running("c1", cpu_cluster()).await;
+    let (status, _) = put(
+        &server,
+        &admin("c1", "status"),
+        json!({"state": "ERROR", "detail": "Slurm controller failed to start."}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let (_, cluster) = server.get(&cluster_path("c1")).await;
+    assert_eq!(cluster["clusterStatus"]["state"], "ERROR");
+    assert_eq!(
+        cluster["clusterStatus"]["detail"],
+        "Slurm controller failed to start."
+    );
+
+    put(&server, &admin("c1", "status"), json!({"state": "RUNNING"})).await;
+    let nodes =
+        json!([{"nodePoolId": "cpu", "nodeState": "REPAIRING", "instanceName": "c1-cpu-0"}]);
+    let (status, _) = put(
+        &server,
+        &admin("c1", "nodesStatus"),
+        json!({"nodesStatus": nodes}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let events = json!([{"eventTime": "2026-11-30T20:00:00Z", "description": "Node c1-cpu-0 is being repaired."}]);
+    let (status, _) = put(
+        &server,
+        &admin("c1", "clusterEvents"),
+        json!({"clusterEvents": events}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let (_, cluster) = server.get(&cluster_path("c1")).await;
+    assert_eq!(cluster["clusterStatus"]["state"], "RUNNING");
+    assert_eq!(cluster["clusterStatus"]["nodesStatus"], nodes);
+    assert_eq!(cluster["clusterEvents"], events);
+}
+
+#[tokio::test]
+async fn unknown_clusters_and_bad_bodies_are_refused() {
+    let server = TestServer::start(fast_options()).await;
+    server.create_running("c1", cpu_cluster()).await;
+    let (status, error) = put(&server, &admin("absent", "slurm/jobs"), json!({"jobs": []})).await;
+    assert_eq!(status, 404);
+    assert_eq!(error["error"]["status"], "NOT_FOUND");
+    for (leaf, body) in [
+        ("slurm/jobs", json!({"job": []})),
+        ("slurm/nodes", json!({"nodes": {}})),
+        ("slurm/controller", json!({"up": "no"})),
+        ("status", json!({"state": ""})),
+        ("nodesStatus", json!([])),
+    ] {
+        let (status, error) = put(&server, &admin("c1", leaf), body).await;
+        assert_eq!(status, 400, "{leaf}: {error}");
+        assert_eq!(error["error"]["status"], "INVALID_ARGUMENT");
+    }
+    let (status, _) = server
+        .call(Method::GET, &admin("c1", "slurm/jobs"), None)
+        .await;
+    assert_eq!(status, 404, "only PUT is served");
+}
+
+#[tokio::test]
+async fn the_admin_api_needs_the_token_and_is_never_faulted() {
+    let server = TestServer::start(EmulatorOptions {
+        faults: "503=1".parse::<FaultSpec>().unwrap(),
+        ..fast_options()
+    })
+    .await;
+    let (status, answer) = server
+        .call(Method::GET, "/emulator/v1/capacityFailures", None)
+        .await;
+    assert_eq!((status, answer), (200, json!({"capacityFailures": []})));
+    let (status, _) = server.get(&cluster_path("c1")).await;
+    assert_eq!(status, 503, "the cluster API is faulted");
+    let unauthenticated = server
+        .client
+        .get(server.url("/emulator/v1/capacityFailures"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unauthenticated.status().as_u16(), 401);
+}
+
+#[tokio::test]
+async fn a_create_in_a_stocked_out_zone_is_accepted_then_fails_and_stays_in_error() {
+    let server = TestServer::start(fast_options()).await;
+    let failures = json!({"capacityFailures": [
+        {"machineType": "n2-standard-8", "zone": "us-central1-a"}
+    ]});
+    let (status, answer) = put(&server, "/emulator/v1/capacityFailures", failures.clone()).await;
+    assert_eq!((status, answer), (200, failures));
+    let (status, operation) = server.create("stock", cpu_cluster()).await;
+    assert_eq!(status, 200, "the create is accepted: {operation}");
+    let done = server.wait_done(&operation).await;
+    assert_eq!(done["error"]["code"], 8);
+    let message = format!(
+        "The zone 'projects/{PROJECT}/zones/us-central1-a' does not have enough resources \
+         available to fulfill the request. '(resource type:compute)'. (state:STOCKOUT)"
+    );
+    assert_eq!(done["error"]["message"], message);
+    let (status, cluster) = server.get(&cluster_path("stock")).await;
+    assert_eq!(status, 200, "the failed cluster stays registered");
+    assert_eq!(cluster["clusterStatus"]["state"], "ERROR");
+    assert_eq!(cluster["clusterStatus"]["error"]["code"], 8);
+    let (status, _) = server.create("stock", cpu_cluster()).await;
+    assert_eq!(status, 409, "its ID stays taken until it is deleted");
+}
+
+#[tokio::test]
+async fn capacity_failures_match_only_their_machine_type_and_zone() {
+    let server = TestServer::start(EmulatorOptions {
+        capacity_failures: vec![
+            "a4-highgpu-8g".parse::<CapacityFailure>().unwrap(),
+            "n2-standard-8@us-central1-b".parse().unwrap(),
+        ],
+        ..fast_options()
+    })
+    .await;
+    let done = server.create_running("fine", cpu_cluster()).await;
+    assert!(done.get("error").is_none(), "{done}");
+    let (_, listed) = server
+        .call(Method::GET, "/emulator/v1/capacityFailures", None)
+        .await;
+    assert_eq!(
+        listed["capacityFailures"],
+        json!([{"machineType": "a4-highgpu-8g"},
+               {"machineType": "n2-standard-8", "zone": "us-central1-b"}])
+    );
+    let (status, _) = put(
+        &server,
+        "/emulator/v1/capacityFailures",
+        json!({"capacityFailures": []}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert!(server.emulator().capacity_failures().is_empty());
+}
