@@ -14,6 +14,7 @@ use clusterform_executor::{
 };
 use clusterform_model::{ClusterName, paths, state};
 use clusterform_planner::{Action, ClusterChange, LiveCluster, Plan};
+use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::arguments::{Apply, ApplySource, Parallelism};
@@ -190,6 +191,7 @@ async fn finish_after_settling(
         report.outcomes.extend(settled.outcomes);
         report.interrupted = settled.interrupted;
     }
+    warn_of_silent_controllers(&report, run.written.plan, run.connection, printer).await;
     let written = Some(&run.written);
     match (changed, working.is_empty()) {
         (true, _) => finish(&report, &summary(&report), printer, written),
@@ -202,6 +204,73 @@ async fn finish_after_settling(
         (false, true) => Ok(ExitStatus::Success),
     }
 }
+
+/// The Slurm settings that the service validates one parameter at a time: a combination it
+/// accepts may still stop slurmctld while the operation reports success (*Create cluster*,
+/// "Slurm configuration maps").
+const SLURM_SETTINGS: &[&str] = &[
+    "orchestrator_spec.slurm_spec.config",
+    "orchestrator_spec.slurm_spec.node_sets",
+    "orchestrator_spec.slurm_spec.scheduling",
+    "orchestrator_spec.slurm_spec.accounting",
+];
+
+/// The first Slurm setting a change sets or changes (a partition's `config` included).
+fn changed_slurm_setting(change: &ClusterChange) -> Option<&str> {
+    change.fields.iter().map(|field| field.path.as_str()).find(|path| {
+        SLURM_SETTINGS.iter().any(|setting| paths::is_within(path, setting))
+            || (path.starts_with("orchestrator_spec.slurm_spec.partitions[")
+                && path.contains("].config"))
+    })
+}
+
+/// After creates and updates that set Slurm settings, asks each cluster's Slurm once whether
+/// its controller still answers, and warns, naming the change, when it does not. The check
+/// runs as soon as the operation ends; a controller that stops later (after the service's
+/// 15-second Slurm sync) is not seen here (docs/commands.md).
+async fn warn_of_silent_controllers(
+    report: &ApplyReport,
+    plan: &Plan,
+    connection: &Connection,
+    printer: &Printer,
+) {
+    let glance = connection.client.for_a_glance();
+    let checks = report
+        .outcomes
+        .iter()
+        .filter(|outcome| {
+            outcome.result.is_ok() && matches!(outcome.action, Action::Create | Action::Update)
+        })
+        .filter_map(|outcome| {
+            let change = plan.changes.iter().find(|c| c.address == outcome.address)?;
+            Some((&outcome.address, changed_slurm_setting(change)?))
+        });
+    let silent = futures::stream::iter(checks)
+        .map(|(address, setting)| {
+            let glance = &glance;
+            async move {
+                let answer = clusterform_executor::ping(glance, address).await;
+                answer.err().map(|error| (address, setting, error))
+            }
+        })
+        .buffered(SLURM_CHECKS_AT_ONCE)
+        .filter_map(std::future::ready)
+        .collect::<Vec<_>>()
+        .await;
+    for (address, setting, error) in silent {
+        printer.warn(&format!(
+            "cluster {}: its Slurm controller does not answer after `{setting}` changed ({error}). \
+             The service checks each Slurm parameter on its own: some accepted combinations stop \
+             slurmctld (e.g. PreemptType=preempt/none with PreemptMode=SUSPEND,GANG) while the \
+             operation reports success; check `sinfo` on the login node, and revert the change if \
+             it fails",
+            address.cluster_id
+        ));
+    }
+}
+
+/// Clusters whose controllers are asked at once after an apply.
+const SLURM_CHECKS_AT_ONCE: usize = 10;
 
 /// How a plan's execution is approved.
 #[derive(Debug)]

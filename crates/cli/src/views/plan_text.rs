@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use clusterform_model::UpdateMode;
-use clusterform_model::fields::{self, FieldKind};
+use clusterform_model::fields::{self, FieldKind, MaskSource};
 use clusterform_model::paths::{self, Segment, Selector};
 use clusterform_planner::{Action, ChangeReason, ClusterChange, FieldChange, Plan, RunningJobs};
 use console::Style;
@@ -177,6 +177,20 @@ impl ClusterText<'_> {
         if !change.update_mask.is_empty() {
             let mask: Vec<&str> = change.update_mask.iter().map(|m| m.as_str()).collect();
             let _ = writeln!(self.out, "    update mask: {}", mask.join(", "));
+            let provider_only: Vec<&str> = change
+                .update_mask
+                .iter()
+                .filter(|m| m.source() == MaskSource::TerraformProvider)
+                .map(|m| m.as_str())
+                .collect();
+            if !provider_only.is_empty() {
+                let _ = writeln!(
+                    self.out,
+                    "    # {} is vouched for by the Terraform provider only: if the service \
+                     refuses it, the cluster is unchanged (--replace forces the change)",
+                    provider_only.join(", ")
+                );
+            }
         }
         if let Some(mode) = &change.update_mode {
             let _ = writeln!(
