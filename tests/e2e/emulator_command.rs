@@ -173,7 +173,7 @@ fn serve_create_and_list(extra_args: &[&str]) -> Value {
             let done = call(&client, reqwest::Method::POST, &wait, Some(json!({}))).await;
             assert_eq!(done["done"], true, "{done}");
         }
-        let first_page = format!("{collection}?pageSize=500");
+        let first_page = format!("{collection}?pageSize=100");
         call(&client, reqwest::Method::GET, &first_page, None).await
     });
     let status = emulator.interrupt();

@@ -151,7 +151,7 @@ fn an_api_error_is_printed_once_with_its_hint() {
     let base_url = env.server.base_url();
     let err = stderr(&output).replace(base_url.trim_end_matches('/'), "ENDPOINT");
     insta::assert_snapshot!(err, @r"
-    Error: GET ENDPOINT/v1beta1/projects/e2e-project/locations/us-central1/modelDevelopmentClusters?pageSize=500 failed: UNAUTHENTICATED (401): Request had invalid authentication credentials: the bearer token is not the expected one. Expected an OAuth 2 access token.
+    Error: GET ENDPOINT/v1beta1/projects/e2e-project/locations/us-central1/modelDevelopmentClusters?pageSize=100 failed: UNAUTHENTICATED (401): Request had invalid authentication credentials: the bearer token is not the expected one. Expected an OAuth 2 access token.
       hint: the access token was rejected: run `gcloud auth application-default login` or refresh CLUSTERFORM_ACCESS_TOKEN
     ");
 }

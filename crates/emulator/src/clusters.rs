@@ -206,6 +206,7 @@ pub(crate) async fn update(
     let patch = json_object_body(&body)?;
     check_request_body(&patch)?;
     let mut state = emulator.lock();
+    refuse_paths(&state.options.refused_update_paths, given_mask.as_deref())?;
     let live = idle_cluster(&state.store.clusters, &name)?;
     let mask = match given_mask {
         Some(mask) => mask,
@@ -229,6 +230,21 @@ pub(crate) async fn update(
     );
     state.save()?;
     Ok(Json(operation.render(now)))
+}
+
+/// Refuses a mask naming a path the options refuse, as the service would refuse a path it
+/// does not support: `INVALID_ARGUMENT` naming the path.
+fn refuse_paths(refused: &[String], mask: Option<&[&str]>) -> Result<(), ApiError> {
+    let Some(path) = mask
+        .into_iter()
+        .flatten()
+        .find(|path| refused.iter().any(|r| r == *path))
+    else {
+        return Ok(());
+    };
+    Err(ApiError::invalid_argument(format!(
+        "Invalid update mask path `{path}`: the field cannot be updated in place."
+    )))
 }
 
 /// The comma-separated mask, whose paths must be allowed; `None` when the

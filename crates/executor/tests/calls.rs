@@ -90,7 +90,7 @@ async fn list_follows_every_page() {
     assert_eq!(ids.len(), 25);
     assert_eq!(h.count("GET", "/modelDevelopmentClusters"), 7);
     let first = &h.emulator.requests()[0];
-    assert!(first.query.contains("pageSize=500"), "{}", first.query);
+    assert!(first.query.contains("pageSize=100"), "{}", first.query);
 }
 
 #[tokio::test]

@@ -7,7 +7,8 @@ use clusterform_emulator::{EmulatorOptions, FaultSpec};
 use clusterform_executor::{
     ApplyEngine, ApplyReport, ExecError, Journal, ProgressEvent, ProgressSink, Step,
 };
-use clusterform_model::rest::{ClusterRequest, RequestKind};
+use clusterform_model::fields::UpdateMaskPath;
+use clusterform_model::rest::{ClusterRequest, RequestKind, UpdateMask};
 use clusterform_planner::{Action, ChangeReason, Plan, PlannedTimeouts};
 use tokio_util::sync::CancellationToken;
 
@@ -151,6 +152,49 @@ async fn one_failure_does_not_stop_the_others() {
     let err = failed.result.as_ref().unwrap_err();
     assert_eq!(err.api_code_name(), Some("INVALID_ARGUMENT"), "{err}");
     assert!(h.emulator.cluster(&cluster_name("good")).is_some());
+}
+
+/// A PATCH refused for a path only the Terraform provider vouches for fails that cluster alone,
+/// told apart (the CLI's hint names `--replace`); the cluster is unchanged and the others go on.
+#[tokio::test]
+async fn a_refused_provider_only_mask_path_fails_that_cluster_and_changes_nothing() {
+    let h = Harness::with_options(EmulatorOptions {
+        refused_update_paths: vec!["display_name".to_owned()],
+        ..clusterform_testkit::options_with_token(Duration::from_millis(100))
+    })
+    .await;
+    for id in ["renamed", "relabel"] {
+        h.insert(id);
+    }
+    let before = h.emulator.cluster(&cluster_name("renamed")).unwrap();
+    let mut rename = update_labels_request("renamed", "ml");
+    if let ClusterRequest::Update { mask, body, .. } = &mut rename {
+        *mask = UpdateMask::new(vec![UpdateMaskPath::DisplayName]);
+        body["displayName"] = serde_json::json!("Renamed");
+    }
+    let plan = plan(vec![
+        change("renamed", Action::Update, vec![rename]),
+        change(
+            "relabel",
+            Action::Update,
+            vec![update_labels_request("relabel", "infra")],
+        ),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let report = apply_unobserved(&engine(&h, dir.path()), &plan).await;
+    let failed: Vec<_> = report.failed().collect();
+    assert_eq!(failed.len(), 1, "{report:?}");
+    let err = failed[0].result.as_ref().unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ExecError::MaskPathRefused { path: UpdateMaskPath::DisplayName, id, .. } if id == "renamed"
+        ),
+        "{err}"
+    );
+    assert_eq!(h.emulator.cluster(&cluster_name("renamed")).unwrap(), before);
+    let relabelled = h.emulator.cluster(&cluster_name("relabel")).unwrap();
+    assert_eq!(relabelled["labels"]["team"], "infra");
 }
 
 #[tokio::test]
