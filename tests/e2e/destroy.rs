@@ -219,8 +219,14 @@ fn idle_for_asks_slurm_once_per_cluster() {
         .collect();
     assert_eq!(
         slurm_paths,
-        ["/slurm/v0.0.42/jobs", "/slurm/v0.0.42/nodes"],
-        "the jobs once, then the nodes"
+        [
+            "/slurm/v0.0.45/jobs",
+            "/slurm/v0.0.44/jobs",
+            "/slurm/v0.0.43/jobs",
+            "/slurm/v0.0.42/jobs",
+            "/slurm/v0.0.42/nodes"
+        ],
+        "the jobs once at each version until one answers, then the nodes"
     );
     assert!(env.emulator().cluster(&name).is_none());
 }

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::CommandFactory as _;
-use clusterform_emulator::{EmulatorOptions, FaultSpec};
+use clusterform_emulator::{CapacityFailure, EmulatorOptions, FaultSpec};
 use clusterform_model::UpdateMode;
 
 use crate::cli::{self, ChdirArg, Cli, DirArg, VarArgs};
@@ -550,6 +550,13 @@ fn emulator(args: cli::EmulatorArgs) -> Result<Emulator, CliError> {
             .map_err(|err| CliError::Usage(format!("--faults: {err}")))?,
         None => FaultSpec::default(),
     };
+    let capacity_failures = args
+        .capacity_failures
+        .iter()
+        .map(|text| text.parse::<CapacityFailure>())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|err| CliError::Usage(format!("--capacity-failure: {err}")))?;
+    let defaults = EmulatorOptions::default();
     let options = EmulatorOptions {
         operation_duration: Duration::from_secs_f64(args.op_seconds),
         latency: Duration::from_millis(args.latency_ms),
@@ -561,9 +568,28 @@ fn emulator(args: cli::EmulatorArgs) -> Result<Emulator, CliError> {
         buckets: args.buckets,
         create_buckets_on_use: args.create_buckets,
         object_mutation_limit: args.object_rate_limit,
-        ..EmulatorOptions::default()
+        slurm_api_versions: slurm_versions(args.slurm_versions)?
+            .unwrap_or(defaults.slurm_api_versions),
+        capacity_failures,
+        ..defaults
     };
     Ok(Emulator { listen, options })
+}
+
+/// `--slurm-versions`: REST versions spelt as slurmrestd's paths spell them (`v0.0.44`);
+/// `None` when not given.
+fn slurm_versions(versions: Vec<String>) -> Result<Option<Vec<String>>, CliError> {
+    let well_formed = |version: &str| {
+        version
+            .strip_prefix("v0.0.")
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    if let Some(bad) = versions.iter().find(|v| !well_formed(v)) {
+        return Err(CliError::Usage(format!(
+            "--slurm-versions: `{bad}` is not a Slurm REST version such as v0.0.44"
+        )));
+    }
+    Ok((!versions.is_empty()).then_some(versions))
 }
 
 /// `--listen HOST:PORT`, the host a name (`localhost`) or an address. The emulator accepts
@@ -840,6 +866,47 @@ mod tests {
         assert_eq!(emulator.options.buckets, ["team-infra", "ci-state"]);
         assert!(emulator.options.create_buckets_on_use);
         assert!(emulator.options.object_mutation_limit);
+    }
+
+    #[test]
+    fn the_emulator_takes_slurm_versions_and_capacity_failures() {
+        let Arguments::Emulator(plain) = parse(&["clusterform", "emulator"]).unwrap() else {
+            panic!("not the emulator");
+        };
+        assert_eq!(
+            plain.options.slurm_api_versions,
+            EmulatorOptions::default().slurm_api_versions
+        );
+        assert!(plain.options.capacity_failures.is_empty());
+        let Arguments::Emulator(emulator) = parse(&[
+            "clusterform",
+            "emulator",
+            "--slurm-versions",
+            "v0.0.44,v0.0.43",
+            "--capacity-failure",
+            "a4-highgpu-8g@us-central1-b",
+            "--capacity-failure",
+            "a3-megagpu-8g",
+        ])
+        .unwrap() else {
+            panic!("not the emulator");
+        };
+        assert_eq!(emulator.options.slurm_api_versions, ["v0.0.44", "v0.0.43"]);
+        let failures: Vec<String> = emulator
+            .options
+            .capacity_failures
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(failures, ["a4-highgpu-8g@us-central1-b", "a3-megagpu-8g"]);
+        for bad in [
+            &["--slurm-versions", "44"][..],
+            &["--slurm-versions", "v0.0.44,v1"],
+            &["--capacity-failure", "a4-highgpu-8g@"],
+        ] {
+            let args = [&["clusterform", "emulator"][..], bad].concat();
+            assert!(matches!(parse(&args), Err(CliError::Usage(_))), "{bad:?}");
+        }
     }
 
     #[test]

@@ -408,6 +408,14 @@ pub struct EmulatorArgs {
     /// one, as Cloud Storage limits each object to about one change a second
     #[arg(long)]
     pub object_rate_limit: bool,
+    /// The Slurm REST versions every cluster serves, e.g. "v0.0.44,v0.0.43"; others answer 404
+    /// (default: v0.0.40 to v0.0.42, those of Slurm 24.11)
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub slurm_versions: Vec<String>,
+    /// Accept a create whose node pool has machine TYPE (in ZONE, if "@ZONE" is given), then
+    /// fail its operation for lack of capacity, as a stockout does (repeatable)
+    #[arg(long = "capacity-failure", value_name = "TYPE@ZONE")]
+    pub capacity_failures: Vec<String>,
 }
 
 /// `force-unlock LOCK_ID`.

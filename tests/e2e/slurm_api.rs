@@ -1,0 +1,182 @@
+//! Slurm through `callSlurmRestApi` as the Slurm Job API page documents it (slurmrestd's JSON
+//! as a string in `body`), set up the way a user rehearses it: through the emulator's admin
+//! HTTP API and the `clusterform emulator` flags. `destroy --idle-for` finds the REST version
+//! a cluster serves, keeps a cluster whose controller is down, and a create that meets a
+//! stockout fails with the service's message.
+
+use std::time::Duration;
+
+use clusterform_emulator::EmulatorOptions;
+use serde_json::{Value, json};
+
+use crate::emulator_command::ServedEmulator;
+use crate::support::{ClusterSpec, Env, TOKEN, apply_ok, cluster_name, config, stderr, stdout};
+
+/// An emulator whose clusters serve Slurm's REST v0.0.44 and v0.0.43 only, as a Slurm newer
+/// than the emulator's default does.
+fn modern_slurm_env() -> Env {
+    Env::with_options(EmulatorOptions {
+        operation_duration: Duration::from_millis(100),
+        required_token: Some(TOKEN.to_owned()),
+        project_numbers: true,
+        slurm_api_versions: vec!["v0.0.44".to_owned(), "v0.0.43".to_owned()],
+        ..EmulatorOptions::default()
+    })
+}
+
+/// `PUT {base}{path}` with `body` through the admin API; answers the status.
+fn admin_put(base: &str, path: &str, body: &Value) -> u16 {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        reqwest::Client::new()
+            .put(format!("{base}{path}"))
+            .bearer_auth(TOKEN)
+            .json(body)
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16()
+    })
+}
+
+/// The admin path of cluster `id`'s `leaf`, named by project ID as a user would.
+fn admin_path(id: &str, leaf: &str) -> String {
+    format!("/emulator/v1/{}/{leaf}", cluster_name(id))
+}
+
+fn powered_down_node(minutes_ago: i64) -> Value {
+    let last_busy = time::OffsetDateTime::now_utc().unix_timestamp() - minutes_ago * 60;
+    json!({"name": "cpu-0", "state": ["IDLE", "POWERED_DOWN"],
+           "last_busy": {"set": true, "infinite": false, "number": last_busy}})
+}
+
+fn slurm_paths(env: &Env) -> Vec<String> {
+    env.emulator()
+        .requests()
+        .iter()
+        .filter(|r| r.path.ends_with(":callSlurmRestApi"))
+        .filter_map(|r| r.body.as_ref()?["path"].as_str().map(str::to_owned))
+        .collect()
+}
+
+fn row<'a>(out: &'a str, id: &str) -> &'a str {
+    out.lines()
+        .find(|line| line.starts_with(&format!("{id} ")))
+        .unwrap_or_else(|| panic!("no row for {id}:\n{out}"))
+}
+
+#[test]
+fn idle_for_reads_the_documented_body_at_the_version_the_cluster_serves() {
+    let env = modern_slurm_env();
+    apply_ok(&env, &[ClusterSpec::default()]);
+    let base = env.server.base_url();
+    let nodes = json!({"nodes": [powered_down_node(300)]});
+    assert_eq!(
+        admin_put(&base, &admin_path("train01", "slurm/nodes"), &nodes),
+        200
+    );
+    env.emulator().clear_requests();
+    let output = env.run(&["destroy", "--idle-for", "2h", "--auto-approve"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let out = stdout(&output);
+    assert!(row(&out, "train01").contains("idle: destroy"), "{out}");
+    assert_eq!(
+        slurm_paths(&env),
+        [
+            "/slurm/v0.0.45/jobs",
+            "/slurm/v0.0.44/jobs",
+            "/slurm/v0.0.44/nodes"
+        ],
+        "newest first, then the nodes at the version that answered"
+    );
+    assert!(env.emulator().cluster(&cluster_name("train01")).is_none());
+}
+
+#[test]
+fn a_cluster_whose_slurm_controller_is_down_is_kept() {
+    let env = modern_slurm_env();
+    apply_ok(&env, &[ClusterSpec::default()]);
+    let base = env.server.base_url();
+    let nodes = json!({"nodes": [powered_down_node(300)]});
+    admin_put(&base, &admin_path("train01", "slurm/nodes"), &nodes);
+    let controller = json!({"up": false});
+    assert_eq!(
+        admin_put(
+            &base,
+            &admin_path("train01", "slurm/controller"),
+            &controller
+        ),
+        200
+    );
+    let output = env.run(&["destroy", "--idle-for", "0s", "--auto-approve"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let out = stdout(&output);
+    let train01 = row(&out, "train01");
+    assert!(train01.contains("unknown: keep"), "{out}");
+    assert!(
+        train01.contains("slurmrestd answered HTTP 500 for /slurm/v0.0.44/jobs"),
+        "{out}"
+    );
+    assert!(env.emulator().cluster(&cluster_name("train01")).is_some());
+}
+
+#[test]
+fn a_create_that_meets_a_stockout_fails_with_the_services_message() {
+    let env = Env::with_options(EmulatorOptions {
+        operation_duration: Duration::from_millis(100),
+        required_token: Some(TOKEN.to_owned()),
+        project_numbers: true,
+        capacity_failures: vec!["n2-standard-8@us-central1-a".parse().unwrap()],
+        ..EmulatorOptions::default()
+    });
+    env.write_config(&config(&[ClusterSpec::default()]));
+    let output = env.run(&["apply", "--auto-approve"]);
+    assert!(!output.status.success(), "{}", stdout(&output));
+    let all = format!("{}{}", stdout(&output), stderr(&output));
+    assert!(
+        all.contains("does not have enough resources available to fulfill the request"),
+        "{all}"
+    );
+    let cluster = env.emulator().cluster(&cluster_name("train01")).unwrap();
+    assert_eq!(cluster["clusterStatus"]["state"], "ERROR");
+}
+
+#[test]
+#[cfg(unix)]
+fn the_emulator_command_takes_slurm_versions_and_capacity_failures() {
+    let emulator = ServedEmulator::start(
+        "127.0.0.1",
+        &[
+            "--slurm-versions",
+            "v0.0.44",
+            "--capacity-failure",
+            "a4-highgpu-8g@us-central1-b",
+        ],
+    );
+    let base = emulator.base_url();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let listed: Value = runtime.block_on(async {
+        reqwest::Client::new()
+            .get(format!("{base}/emulator/v1/capacityFailures"))
+            .bearer_auth("any-token")
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    });
+    assert_eq!(
+        listed,
+        json!({"capacityFailures": [{"machineType": "a4-highgpu-8g", "zone": "us-central1-b"}]})
+    );
+    let status = emulator.interrupt();
+    assert!(status.success(), "{status}");
+}
