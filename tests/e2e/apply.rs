@@ -139,17 +139,17 @@ fn user_only_mode_is_sent() {
 }
 
 #[test]
-fn display_name_change_replaces_delete_then_create() {
+fn a_subnetwork_change_replaces_delete_then_create() {
     let env = Env::new(100);
     apply_ok(&env, &[ClusterSpec::default()]);
     env.emulator().clear_requests();
-    let output = apply_ok(
-        &env,
-        &[ClusterSpec {
-            display_name: "Renamed",
-            ..ClusterSpec::default()
-        }],
-    );
+    let other = "projects/e2e-project/regions/us-central1/subnetworks/other";
+    env.write_config(&config(&[ClusterSpec::default()]).replace(
+        "projects/e2e-project/regions/us-central1/subnetworks/default",
+        other,
+    ));
+    let output = env.run(&["apply", "--auto-approve"]);
+    assert!(output.status.success(), "{}", stderr(&output));
     let out = stdout(&output);
     assert!(out.contains("-/+"), "{out}");
     assert!(out.contains("# forces replacement"), "{out}");
@@ -161,7 +161,7 @@ fn display_name_change_replaces_delete_then_create() {
     let methods: Vec<_> = env.mutations().into_iter().map(|r| r.method).collect();
     assert_eq!(methods, ["DELETE", "POST"]);
     let live = env.emulator().cluster(&cluster_name("train01")).unwrap();
-    assert_eq!(live["displayName"], "Renamed");
+    assert_eq!(live["network"]["subnetwork"], other);
 }
 
 #[test]

@@ -65,14 +65,17 @@ fn a_slurm_setting_is_updated_in_place_and_another_spelling_is_no_change() {
     let sent = changes(&env);
     assert_eq!(sent.len(), 1, "{sent:?}");
     assert!(
-        sent[0].1.contains("updateMask=orchestrator_spec.slurm_spec.config"),
+        sent[0]
+            .1
+            .contains("updateMask=orchestrator_spec.slurm_spec.config"),
         "{sent:?}"
     );
 
     // The service answers with its own spelling of the parameter: nothing to change.
     let name = cluster_name("train01");
     let mut live = env.emulator().cluster(&name).unwrap();
-    live["orchestratorSpec"]["slurmSpec"]["config"] = serde_json::json!({"def_mem_per_cpu": "2048"});
+    live["orchestratorSpec"]["slurmSpec"]["config"] =
+        serde_json::json!({"def_mem_per_cpu": "2048"});
     env.emulator().insert_cluster(&name, live);
     let plan = env.run(&["plan", "--detailed-exitcode"]);
     assert_eq!(plan.status.code(), Some(0), "{}", stdout(&plan));
@@ -84,7 +87,11 @@ fn a_controller_that_stops_after_a_slurm_settings_change_is_warned_about() {
     env.write_config(&with_slurm_config("1024"));
     let first = env.run(&["apply", "--auto-approve"]);
     assert!(first.status.success(), "{}", stderr(&first));
-    assert!(!stderr(&first).contains("does not answer"), "{}", stderr(&first));
+    assert!(
+        !stderr(&first).contains("does not answer"),
+        "{}",
+        stderr(&first)
+    );
 
     env.emulator()
         .set_slurm_controller_down(&cluster_name("train01"), true);

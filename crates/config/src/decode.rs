@@ -526,8 +526,9 @@ impl Decoder<'_, '_> {
                 .and_then(|text| duration::parse(&text).map_err(|e| e.to_string()))
                 .and_then(|seconds| {
                     if seconds.0 == 0 {
-                        return Err("a timeout of 0s would give up before the operation starts"
-                            .to_owned());
+                        return Err(
+                            "a timeout of 0s would give up before the operation starts".to_owned()
+                        );
                     }
                     if seconds.0 > MAX_TIMEOUT_SECONDS {
                         return Err(format!(

@@ -342,8 +342,8 @@ mod tests {
 
     #[test]
     fn a_path_outside_the_allowed_list_is_named() {
-        let error = apply_update_mask(&live_cluster(), &json!({}), &["labels", "network"])
-            .unwrap_err();
+        let error =
+            apply_update_mask(&live_cluster(), &json!({}), &["labels", "network"]).unwrap_err();
         assert_eq!(error.path, "network");
         assert_eq!(error.problem, MaskProblem::NotAllowed);
         assert!(
@@ -412,16 +412,20 @@ mod tests {
     /// A cluster-shaped object with an optional value at each allowed path
     /// plus an unrelated field.
     fn cluster_shape() -> impl Strategy<Value = Value> {
-        (prop::collection::vec(prop::option::of(leaf()), ALLOWED_PATHS.len()), leaf()).prop_map(|(values, other)| {
-            let mut cluster = json!({"runtimeSpec": other});
-            for (path, value) in ALLOWED_PATHS.iter().zip(values) {
-                if let Some(value) = value {
-                    let segments: Vec<String> = path.split('.').map(snake_to_camel).collect();
-                    replace_field(&mut cluster, &segments, Some(value)).unwrap();
+        (
+            prop::collection::vec(prop::option::of(leaf()), ALLOWED_PATHS.len()),
+            leaf(),
+        )
+            .prop_map(|(values, other)| {
+                let mut cluster = json!({"runtimeSpec": other});
+                for (path, value) in ALLOWED_PATHS.iter().zip(values) {
+                    if let Some(value) = value {
+                        let segments: Vec<String> = path.split('.').map(snake_to_camel).collect();
+                        replace_field(&mut cluster, &segments, Some(value)).unwrap();
+                    }
                 }
-            }
-            cluster
-        })
+                cluster
+            })
     }
 
     fn field_at<'a>(value: &'a Value, path: &str) -> Option<&'a Value> {

@@ -192,7 +192,10 @@ async fn a_refused_provider_only_mask_path_fails_that_cluster_and_changes_nothin
         ),
         "{err}"
     );
-    assert_eq!(h.emulator.cluster(&cluster_name("renamed")).unwrap(), before);
+    assert_eq!(
+        h.emulator.cluster(&cluster_name("renamed")).unwrap(),
+        before
+    );
     let relabelled = h.emulator.cluster(&cluster_name("relabel")).unwrap();
     assert_eq!(relabelled["labels"]["team"], "infra");
 }

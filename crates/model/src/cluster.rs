@@ -502,7 +502,11 @@ pub struct SlurmAccounting {
 #[serde(rename_all = "camelCase")]
 pub struct SlurmScheduling {
     /// `PriorityType`, e.g. `priority/multifactor`.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "priority_type")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "priority_type"
+    )]
     pub priority_type: Option<String>,
     /// `PriorityWeightAge`.
     #[serde(
@@ -560,10 +564,18 @@ pub struct SlurmScheduling {
     )]
     pub priority_weight_tres: Option<String>,
     /// `PreemptType`, e.g. `preempt/qos`.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "preempt_type")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "preempt_type"
+    )]
     pub preempt_type: Option<String>,
     /// `PreemptMode`, a comma list such as `SUSPEND,GANG`.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "preempt_mode")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "preempt_mode"
+    )]
     pub preempt_mode: Option<String>,
     /// `PreemptExemptTime`, e.g. `00:00:00`.
     #[serde(

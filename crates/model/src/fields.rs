@@ -433,7 +433,13 @@ const fn slurm(path: &'static str, kind: FieldKind, mask: M, d: &'static str) ->
 
 /// A field of the Lustre export schedule: it changes when exports run, not the nodes.
 const fn export(path: &'static str, kind: FieldKind, required: bool, d: &'static str) -> FieldSpec {
-    inferred(field(path, kind, Mutable(M::LustreExportConfig), required, d))
+    inferred(field(
+        path,
+        kind,
+        Mutable(M::LustreExportConfig),
+        required,
+        d,
+    ))
 }
 
 use FieldKind as K;
@@ -714,7 +720,12 @@ mod tests {
 
     #[test]
     fn slurm_parameters_are_one_key_whatever_their_spelling() {
-        for spelling in ["DefMemPerCPU", "defmempercpu", "def_mem_per_cpu", "DEF_MEM_PER_CPU"] {
+        for spelling in [
+            "DefMemPerCPU",
+            "defmempercpu",
+            "def_mem_per_cpu",
+            "DEF_MEM_PER_CPU",
+        ] {
             assert_eq!(slurm_parameter_key(spelling), "defmempercpu");
         }
         assert_ne!(slurm_parameter_key("DefMemPerNode"), "defmempercpu");

@@ -116,9 +116,9 @@ const REQUEST_MESSAGE: &str = "model_development_cluster";
 /// key of that element of `body`, the request's lowerCamelCase body. `None` when the path does
 /// not name a field of the cluster or an index has no element with a key in `body`.
 pub fn of_request_field(field: &str, body: &serde_json::Value) -> Option<String> {
-    let field = field.strip_prefix(REQUEST_MESSAGE).map_or(field, |rest| {
-        rest.strip_prefix('.').unwrap_or(rest)
-    });
+    let field = field
+        .strip_prefix(REQUEST_MESSAGE)
+        .map_or(field, |rest| rest.strip_prefix('.').unwrap_or(rest));
     let mut out = String::new();
     let mut generic_so_far = String::new();
     let mut value = Some(body);

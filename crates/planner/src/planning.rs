@@ -314,7 +314,8 @@ impl ClusterPlanner<'_> {
         // encoded. (An update encodes the whole cluster again for its body, whose field order
         // is the whole cluster's.)
         let live_json = self.encode(&live.writable())?;
-        let compared = without_default_in_effect(self.without_ignored(desired_json, &live_json), &live_json);
+        let compared =
+            without_default_in_effect(self.without_ignored(desired_json, &live_json), &live_json);
         let diff = diff::compare(&compared, &live_json);
         let reason = self.replacement_reason(live);
         let action = if reason.is_some() || diff.changes.iter().any(|c| c.forces_replacement) {
@@ -449,10 +450,7 @@ fn without_default_in_effect<'j>(desired: Cow<'j, Value>, live: &Value) -> Cow<'
         return desired;
     }
     let mut desired = desired.into_owned();
-    if let Some(slurm) = desired
-        .pointer_mut(SLURM)
-        .and_then(Value::as_object_mut)
-    {
+    if let Some(slurm) = desired.pointer_mut(SLURM).and_then(Value::as_object_mut) {
         slurm.remove("defaultPartitionId");
     }
     Cow::Owned(desired)

@@ -181,7 +181,11 @@ fn several_kinds_of_change_combine_their_mask_paths_in_order() {
 #[test]
 fn every_documented_mask_path_updates_in_place() {
     let cases: [(&str, Value, UpdateMaskPath); 7] = [
-        ("/displayName", json!("Renamed"), UpdateMaskPath::DisplayName),
+        (
+            "/displayName",
+            json!("Renamed"),
+            UpdateMaskPath::DisplayName,
+        ),
         (
             "/orchestratorSpec/slurmSpec/config",
             json!({"DefMemPerCPU": "1024"}),
@@ -231,7 +235,11 @@ fn every_documented_mask_path_updates_in_place() {
         let made = plan_against_seed(wanted);
         let change = &made.changes[0];
         assert_eq!(change.action, Action::Update, "{pointer}");
-        assert!(change.update_mask.contains(&mask), "{pointer}: {:?}", change.update_mask);
+        assert!(
+            change.update_mask.contains(&mask),
+            "{pointer}: {:?}",
+            change.update_mask
+        );
         let body = change.requests[0].body().unwrap();
         assert_eq!(body.pointer(pointer), Some(&value), "{pointer}");
     }
@@ -262,7 +270,10 @@ fn naming_the_partition_that_is_already_the_default_changes_nothing() {
     let mut wanted = seed();
     let first = wanted["orchestratorSpec"]["slurmSpec"]["partitions"][0]["id"].clone();
     wanted["orchestratorSpec"]["slurmSpec"]["defaultPartitionId"] = first;
-    assert_eq!(plan_against_seed(wanted.clone()).changes[0].action, Action::NoOp);
+    assert_eq!(
+        plan_against_seed(wanted.clone()).changes[0].action,
+        Action::NoOp
+    );
     // Moving another partition first keeps the default only if it is named: an update then.
     let partitions = wanted["orchestratorSpec"]["slurmSpec"]["partitions"]
         .as_array_mut()
@@ -270,7 +281,11 @@ fn naming_the_partition_that_is_already_the_default_changes_nothing() {
     partitions.insert(0, json!({"id": "urgent", "nodePoolIds": ["cpu"]}));
     let change = &plan_against_seed(wanted).changes[0];
     assert_eq!(change.action, Action::Update);
-    assert!(change.update_mask.contains(&UpdateMaskPath::DefaultPartitionId));
+    assert!(
+        change
+            .update_mask
+            .contains(&UpdateMaskPath::DefaultPartitionId)
+    );
 }
 
 #[test]

@@ -154,11 +154,7 @@ fn a_tampered_saved_plan_is_refused_on_load_naming_the_field() {
             ),
             "`path`",
         ),
-        (
-            "/requests/0/query/0/1",
-            json!("network"),
-            "`updateMask`",
-        ),
+        ("/requests/0/query/0/1", json!("network"), "`updateMask`"),
         ("/requests/0/query/1/1", json!("EVERYTHING"), "`updateMode`"),
         ("/update_mode", json!("EVERYTHING"), "EVERYTHING"),
         ("/address/id", json!("a/b"), "cluster ID `a/b` is invalid"),

@@ -217,11 +217,17 @@ const SLURM_SETTINGS: &[&str] = &[
 
 /// The first Slurm setting a change sets or changes (a partition's `config` included).
 fn changed_slurm_setting(change: &ClusterChange) -> Option<&str> {
-    change.fields.iter().map(|field| field.path.as_str()).find(|path| {
-        SLURM_SETTINGS.iter().any(|setting| paths::is_within(path, setting))
-            || (path.starts_with("orchestrator_spec.slurm_spec.partitions[")
-                && path.contains("].config"))
-    })
+    change
+        .fields
+        .iter()
+        .map(|field| field.path.as_str())
+        .find(|path| {
+            SLURM_SETTINGS
+                .iter()
+                .any(|setting| paths::is_within(path, setting))
+                || (path.starts_with("orchestrator_spec.slurm_spec.partitions[")
+                    && path.contains("].config"))
+        })
 }
 
 /// After creates and updates that set Slurm settings, asks each cluster's Slurm once whether
@@ -741,7 +747,8 @@ mod tests {
             .iter()
             .position(|pool| pool["id"] == "login")
             .unwrap();
-        let field = format!("model_development_cluster.node_pools[{index}].boot_disk.boot_disk_type");
+        let field =
+            format!("model_development_cluster.node_pools[{index}].boot_disk.boot_disk_type");
         let error = ExecError::Api {
             status: Box::new(clusterform_model::Status {
                 code: 400,

@@ -50,7 +50,8 @@ fn update_in_place() {
 #[test]
 fn replace_for_an_immutable_field() {
     let mut wanted = seed();
-    wanted["displayName"] = json!("Renamed");
+    wanted["network"]["subnetwork"] =
+        json!("projects/my-proj/regions/us-central1/subnetworks/other");
     wanted["nodePools"][1]["machineSpec"]["machineType"] = json!("n2-standard-16");
     pin(
         "replace",
