@@ -576,16 +576,18 @@ mod tests {
         assert_eq!(diff.changes[0].after, Some(json!(["b", "a"])));
     }
 
-    fn slurm_config(config: Value) -> Value {
+    fn slurm_config(config: &Value) -> Value {
         json!({"orchestratorSpec": {"slurmSpec": {"config": config}}})
     }
 
     #[test]
     fn slurm_parameters_compare_without_case_and_underscores_and_values_as_text() {
-        let live = slurm_config(json!({"defmempercpu": "1024", "PreemptMode": "SUSPEND,GANG"}));
-        let desired = slurm_config(json!({"def_mem_per_cpu": 1024, "preemptmode": "SUSPEND,GANG"}));
+        let live = slurm_config(&json!({"defmempercpu": "1024", "PreemptMode": "SUSPEND,GANG"}));
+        let desired =
+            slurm_config(&json!({"def_mem_per_cpu": 1024, "preemptmode": "SUSPEND,GANG"}));
         assert!(compare(&desired, &live).changes.is_empty());
-        let desired = slurm_config(json!({"DefMemPerCPU": "2048", "preempt_mode": "SUSPEND,GANG"}));
+        let desired =
+            slurm_config(&json!({"DefMemPerCPU": "2048", "preempt_mode": "SUSPEND,GANG"}));
         let diff = compare(&desired, &live);
         assert_eq!(paths_of(&diff), ["orchestrator_spec.slurm_spec.config"]);
         assert_eq!(
@@ -605,8 +607,8 @@ mod tests {
 
     #[test]
     fn a_map_naming_one_parameter_twice_equals_nothing() {
-        let twice = slurm_config(json!({"DefMemPerCPU": "1", "def_mem_per_cpu": "1"}));
-        let live = slurm_config(json!({"defmempercpu": "1"}));
+        let twice = slurm_config(&json!({"DefMemPerCPU": "1", "def_mem_per_cpu": "1"}));
+        let live = slurm_config(&json!({"defmempercpu": "1"}));
         assert_eq!(compare(&twice, &live).changes.len(), 1);
     }
 
