@@ -3,6 +3,7 @@
 //! parameter plans nothing, and a controller that stops answering after a Slurm settings
 //! change is warned about.
 
+use crate::emulator_command::ServedEmulator;
 use crate::support::{ClusterSpec, Env, apply_ok, cluster_name, config, stderr, stdout};
 
 /// The default cluster with a cluster-wide Slurm setting.
@@ -103,4 +104,52 @@ fn a_controller_that_stops_after_a_slurm_settings_change_is_warned_about() {
         err.contains("cluster train01: its Slurm controller does not answer after `orchestrator_spec.slurm_spec.config` changed"),
         "{err}"
     );
+}
+
+/// `clusterform` against a separate `clusterform emulator` started with `flags`.
+fn against_served(env: &Env, served: &ServedEmulator, args: &[&str]) -> std::process::Output {
+    env.cmd(args)
+        .env("CLUSTERFORM_ENDPOINT", served.base_url())
+        .output()
+        .unwrap()
+}
+
+#[test]
+#[cfg(unix)]
+fn a_service_that_folds_slurm_keys_plans_no_change() {
+    let env = Env::new(50);
+    let served = ServedEmulator::start("127.0.0.1", &["--op-seconds", "0.05", "--fold-slurm-keys"]);
+    env.write_config(&with_slurm_config("1024"));
+    let apply = against_served(&env, &served, &["apply", "--auto-approve"]);
+    assert!(apply.status.success(), "{}", stderr(&apply));
+    let plan = against_served(&env, &served, &["plan", "--detailed-exitcode"]);
+    assert_eq!(plan.status.code(), Some(0), "{}", stdout(&plan));
+}
+
+#[test]
+#[cfg(unix)]
+fn a_refused_provider_only_path_changes_nothing_and_the_hint_names_replace() {
+    let env = Env::new(50);
+    let served = ServedEmulator::start(
+        "127.0.0.1",
+        &["--op-seconds", "0.05", "--refuse-update-path", "display_name"],
+    );
+    env.write_config(&config(&[ClusterSpec::default()]));
+    let apply = against_served(&env, &served, &["apply", "--auto-approve"]);
+    assert!(apply.status.success(), "{}", stderr(&apply));
+    let renamed = ClusterSpec {
+        display_name: "Renamed training",
+        ..ClusterSpec::default()
+    };
+    env.write_config(&config(&[renamed]));
+    let apply = against_served(&env, &served, &["apply", "--auto-approve"]);
+    let err = stderr(&apply);
+    assert_eq!(apply.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("the service does not update `display_name` in place"),
+        "{err}"
+    );
+    assert!(err.contains("clusterform apply --replace train01"), "{err}");
+    let plan = against_served(&env, &served, &["plan", "--detailed-exitcode"]);
+    assert_eq!(plan.status.code(), Some(2), "the rename is still to do");
 }

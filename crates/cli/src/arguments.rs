@@ -16,6 +16,7 @@ use std::time::Duration;
 use clap::CommandFactory as _;
 use clusterform_emulator::{CapacityFailure, EmulatorOptions, FaultSpec};
 use clusterform_model::UpdateMode;
+use clusterform_model::fields::UpdateMaskPath;
 
 use crate::cli::{self, ChdirArg, Cli, DirArg, VarArgs};
 use crate::error::CliError;
@@ -571,9 +572,21 @@ fn emulator(args: cli::EmulatorArgs) -> Result<Emulator, CliError> {
         slurm_api_versions: slurm_versions(args.slurm_versions)?
             .unwrap_or(defaults.slurm_api_versions),
         capacity_failures,
+        refused_update_paths: refused_update_paths(args.refused_update_paths)?,
+        fold_slurm_config_keys: args.fold_slurm_keys,
         ..defaults
     };
     Ok(Emulator { listen, options })
+}
+
+/// `--refuse-update-path`: each an update-mask path the emulator would otherwise apply.
+fn refused_update_paths(paths: Vec<String>) -> Result<Vec<String>, CliError> {
+    match paths.iter().find(|path| path.parse::<UpdateMaskPath>().is_err()) {
+        Some(bad) => Err(CliError::Usage(format!(
+            "--refuse-update-path: `{bad}` is not an update-mask path such as display_name"
+        ))),
+        None => Ok(paths),
+    }
 }
 
 /// `--slurm-versions`: REST versions spelt as slurmrestd's paths spell them (`v0.0.44`);

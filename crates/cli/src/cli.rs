@@ -416,6 +416,14 @@ pub struct EmulatorArgs {
     /// fail its operation for lack of capacity, as a stockout does (repeatable)
     #[arg(long = "capacity-failure", value_name = "TYPE@ZONE")]
     pub capacity_failures: Vec<String>,
+    /// Refuse (400 INVALID_ARGUMENT) an update whose mask names PATH, as a service that does
+    /// not update that field in place would (repeatable)
+    #[arg(long = "refuse-update-path", value_name = "PATH")]
+    pub refused_update_paths: Vec<String>,
+    /// Store and answer Slurm configuration map keys folded (`DefMemPerCPU` → `defmempercpu`),
+    /// as a service that does not echo the request's spelling would
+    #[arg(long)]
+    pub fold_slurm_keys: bool,
 }
 
 /// `force-unlock LOCK_ID`.

@@ -18,6 +18,7 @@ use crate::api_error::{ApiError, Code};
 use crate::clock::{now_millis, rfc3339};
 use crate::emulator::{Emulator, State as EmulatorState};
 use crate::mask::{apply_update_mask, check_paths};
+use crate::slurm_keys::fold_config_keys;
 use crate::page_token;
 use crate::resource::{
     Parent, check_cluster, check_cluster_id, cluster_from_request, complete_cluster, has_slurm_spec,
@@ -170,6 +171,9 @@ pub(crate) async fn create(
     }
     let project_number = state.project_number(&parent);
     complete_cluster(&mut cluster, Some(&parent), &project_number);
+    if state.options.fold_slurm_config_keys {
+        fold_config_keys(&mut cluster);
+    }
     let now = now_millis();
     let resource = new_resource(&name, cluster, &rfc3339(now));
     state
@@ -220,6 +224,9 @@ pub(crate) async fn update(
     })?;
     let project_number = state.project_number(&parent);
     complete_cluster(&mut updated, Some(&parent), &project_number);
+    if state.options.fold_slurm_config_keys {
+        fold_config_keys(&mut updated);
+    }
     let now = now_millis();
     let operation = state.start_operation(
         OperationKind::Update,

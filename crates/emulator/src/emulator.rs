@@ -78,6 +78,11 @@ pub struct EmulatorOptions {
     /// can apply them: rehearses a service that refuses a path only the Terraform provider
     /// sends (`display_name`, `lustre_export_config`, …).
     pub refused_update_paths: Vec<String>,
+    /// Store and answer every Slurm configuration map key folded (lowercase, no underscores:
+    /// `DefMemPerCPU` → `defmempercpu`), as a service that does not echo the request's
+    /// spelling would; the service compares keys that way (*Create cluster*, "Slurm
+    /// configuration maps"), so a client must too.
+    pub fold_slurm_config_keys: bool,
 }
 
 /// The least time between two mutations of one Cloud Storage object with
@@ -107,6 +112,7 @@ impl Default for EmulatorOptions {
                 .collect(),
             capacity_failures: Vec::new(),
             refused_update_paths: Vec::new(),
+            fold_slurm_config_keys: false,
         }
     }
 }

@@ -28,6 +28,7 @@ mod routes;
 mod schema;
 mod server;
 mod slurm;
+mod slurm_keys;
 mod storage;
 mod store;
 mod update;
