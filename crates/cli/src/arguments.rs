@@ -581,7 +581,10 @@ fn emulator(args: cli::EmulatorArgs) -> Result<Emulator, CliError> {
 
 /// `--refuse-update-path`: each an update-mask path the emulator would otherwise apply.
 fn refused_update_paths(paths: Vec<String>) -> Result<Vec<String>, CliError> {
-    match paths.iter().find(|path| path.parse::<UpdateMaskPath>().is_err()) {
+    match paths
+        .iter()
+        .find(|path| path.parse::<UpdateMaskPath>().is_err())
+    {
         Some(bad) => Err(CliError::Usage(format!(
             "--refuse-update-path: `{bad}` is not an update-mask path such as display_name"
         ))),

@@ -225,16 +225,29 @@ fn progress_fields(
 }
 
 fn failed_fields(event: &ProgressEvent, error: &ExecError) -> Value {
-    let (code, status) = match error {
-        ExecError::Api { status, .. } => (Some(status.code), Some(status.code_name().to_owned())),
-        ExecError::OperationFailed { code_name, .. } => (None, Some(code_name.clone())),
-        _ => (None, None),
+    let (code, status, violations) = match error {
+        ExecError::Api { status, .. } | ExecError::MaskPathRefused { status, .. } => (
+            Some(status.code),
+            Some(status.code_name().to_owned()),
+            status.field_violations(),
+        ),
+        ExecError::OperationFailed { code_name, .. } => (None, Some(code_name.clone()), vec![]),
+        _ => (None, None, vec![]),
     };
+    let violations: Vec<Value> = violations
+        .into_iter()
+        .map(|v| json!({"field": v.field, "description": v.description}))
+        .collect();
     json!({
         "address": address(&event.address),
         "action": event.action,
         "elapsed_seconds": seconds(event.elapsed),
-        "error": {"code": code, "status": status, "message": error.to_string()},
+        "error": {
+            "code": code,
+            "status": status,
+            "message": error.to_string(),
+            "field_violations": violations,
+        },
         "hint": crate::hints::exec_hint(error),
     })
 }
@@ -282,6 +295,29 @@ mod tests {
             step,
             elapsed: Duration::from_millis(12_345),
         }
+    }
+
+    #[test]
+    fn a_refusal_carries_the_fields_the_service_named() {
+        let field = "model_development_cluster.node_pools[1].boot_disk.boot_disk_type";
+        let error = ExecError::Api {
+            status: Box::new(Status {
+                code: 400,
+                message: "List of found errors".into(),
+                status: Some("INVALID_ARGUMENT".into()),
+                details: vec![json!({
+                    "@type": "type.googleapis.com/google.rpc.BadRequest",
+                    "fieldViolations": [{"field": field, "description": "needs hyperdisk"}]
+                })],
+            }),
+            method: "POST".into(),
+            url: "https://x".into(),
+        };
+        let fields = failed_fields(&step(Step::Started), &error);
+        assert_eq!(
+            fields["error"]["field_violations"],
+            json!([{"field": field, "description": "needs hyperdisk"}])
+        );
     }
 
     #[test]

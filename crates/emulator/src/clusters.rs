@@ -18,13 +18,13 @@ use crate::api_error::{ApiError, Code};
 use crate::clock::{now_millis, rfc3339};
 use crate::emulator::{Emulator, State as EmulatorState};
 use crate::mask::{apply_update_mask, check_paths};
-use crate::slurm_keys::fold_config_keys;
 use crate::page_token;
 use crate::resource::{
     Parent, check_cluster, check_cluster_id, cluster_from_request, complete_cluster, has_slurm_spec,
 };
 use crate::routes::{json_body, json_object_body, path_params, query_param, query_params};
 use crate::schema::check_request_body;
+use crate::slurm_keys::fold_config_keys;
 use crate::store::{OperationKind, StoredCluster};
 use crate::update::{check_immutable_pool_fields, implied_mask};
 

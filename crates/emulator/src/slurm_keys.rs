@@ -52,8 +52,14 @@ mod tests {
             "nodeSets": [{"nodePoolId": "gpu", "config": {"Weight": "10"}}]}}});
         fold_config_keys(&mut cluster);
         let slurm = &cluster["orchestratorSpec"]["slurmSpec"];
-        assert_eq!(slurm["config"], json!({"defmempercpu": "1024", "preemptmode": "SUSPEND,GANG"}));
-        assert_eq!(slurm["partitions"][0]["config"], json!({"maxtime": "1:00:00"}));
+        assert_eq!(
+            slurm["config"],
+            json!({"defmempercpu": "1024", "preemptmode": "SUSPEND,GANG"})
+        );
+        assert_eq!(
+            slurm["partitions"][0]["config"],
+            json!({"maxtime": "1:00:00"})
+        );
         assert_eq!(slurm["nodeSets"][0]["config"], json!({"weight": "10"}));
         assert_eq!(cluster["labels"], json!({"Team_A": "x"}));
     }
