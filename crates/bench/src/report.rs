@@ -225,8 +225,9 @@ fn page_cap_table(cases: &[PageCapCase], settings: &Settings) -> String {
          reads its pages one after another, so the cap bounds the speed-up over a Get per \
          cluster: at {default_cap} a page, even a tool at exactly the floor would be at most \
          {bound} faster for {size} clusters. The same one-region plan of {size} clusters \
-         against emulators with larger caps (the Get-per-cluster figure is the one above, \
-         which reads no pages). Not a target: these rows show what the cap does.\n\n\
+         against an emulator whose pages hold as many clusters as clusterform asks for (a \
+         larger cap changes nothing a refresh reads; the Get-per-cluster figure is the one \
+         above, which reads no pages). Not a target: this row shows what the cap does.\n\n\
          | page cap | pages | `clusterform plan` | floor | ours ÷ floor | Get ÷ ours |\n\
          |---:|---:|---|---|---|---|\n",
         asked = thousands(clusterform_executor::LIST_PAGE_SIZE as usize),

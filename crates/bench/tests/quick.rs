@@ -66,7 +66,7 @@ fn a_quick_run_replaces_its_section_and_keeps_the_rest_of_the_file() {
         "| 10 | 1 |",
         "| 100 | 10 |",
         "### The List page cap",
-        "| 500 | 1 |",
+        "| 100 | 1 |",
         "### Noticing that an operation finished",
         "| 1 s |",
         "### Apply",
