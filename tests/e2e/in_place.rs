@@ -132,7 +132,12 @@ fn a_refused_provider_only_path_changes_nothing_and_the_hint_names_replace() {
     let env = Env::new(50);
     let served = ServedEmulator::start(
         "127.0.0.1",
-        &["--op-seconds", "0.05", "--refuse-update-path", "display_name"],
+        &[
+            "--op-seconds",
+            "0.05",
+            "--refuse-update-path",
+            "display_name",
+        ],
     );
     env.write_config(&config(&[ClusterSpec::default()]));
     let apply = against_served(&env, &served, &["apply", "--auto-approve"]);

@@ -36,6 +36,7 @@ mod remote_lock;
 mod running_jobs;
 mod saved_plans;
 mod secrets;
+mod sensitive_diagnostics;
 mod slurm_api;
 mod stacks;
 mod validate;

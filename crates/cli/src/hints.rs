@@ -105,6 +105,11 @@ pub fn exec_hint(error: &ExecError) -> Option<String> {
         ExecError::Cancelled => {
             "operations keep running on the server: run `clusterform apply` again to resume waiting"
         }
+        ExecError::ListedTwice { .. } => {
+            "the service's answer was inconsistent (perhaps the collection changed while it was \
+             paged): run the command again; if it persists, report the List to the service's \
+             support"
+        }
         ExecError::UnreadableLiveName(_) => {
             "clusterform cannot address this cluster, so it stops rather than plan without it; report the name to the service's support"
         }

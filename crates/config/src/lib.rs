@@ -20,6 +20,7 @@ mod guard;
 mod load;
 mod locate;
 mod parallel;
+mod redact;
 mod reference;
 mod schema;
 mod source;

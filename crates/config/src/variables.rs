@@ -273,6 +273,9 @@ pub(crate) struct Values {
     pub unknown: Vec<(String, VarType)>,
     /// `--var-file` sources, for rendering their diagnostics.
     pub sources: Vec<SourceFile>,
+    /// The texts of sensitive variables' values as given and as converted, which no
+    /// diagnostic may show ([`crate::redact`]).
+    pub secrets: Vec<String>,
 }
 
 /// A variables file to read, and the name its diagnostics show.
@@ -321,6 +324,16 @@ pub(crate) fn resolve(
         } else {
             declaration.default.clone()
         };
+        if declaration.sensitive {
+            let given = flag
+                .map(|(_, text)| text.as_str())
+                .or(inputs.env.get(name).map(String::as_str));
+            resolved.secrets.extend(given.map(str::to_owned));
+            resolved.secrets.extend(value.iter().flat_map(scalar_texts));
+            resolved
+                .secrets
+                .extend(declaration.default.iter().flat_map(scalar_texts));
+        }
         match value {
             Some(value) => {
                 resolved.values.insert(declaration.name.clone(), value);
@@ -340,6 +353,20 @@ pub(crate) fn resolve(
         }
     }
     resolved
+}
+
+/// Every string and number inside a value, as text.
+fn scalar_texts(value: &Value) -> Vec<String> {
+    match value {
+        Value::String(text) => vec![text.clone()],
+        Value::Number(number) => vec![number.to_string()],
+        Value::Array(items) => items.iter().flat_map(scalar_texts).collect(),
+        Value::Object(entries) => entries
+            .iter()
+            .flat_map(|(key, value)| std::iter::once(key.clone()).chain(scalar_texts(value)))
+            .collect(),
+        Value::Null | Value::Bool(_) => Vec::new(),
+    }
 }
 
 fn has_error_for(diagnostics: &[Diagnostic], name: &str) -> bool {
@@ -377,8 +404,9 @@ fn saved_value(
             diagnostics.push(detached_error(
                 Path::new(SAVED_PLAN_ORIGIN),
                 format!(
-                    "invalid value for variable `{}` in the saved plan: {message}",
-                    declaration.name
+                    "invalid value for variable `{}` in the saved plan: {}",
+                    declaration.name,
+                    shown_reason(declaration, &message)
                 ),
                 Some("make the plan again with `clusterform plan --out FILE`".to_owned()),
             ));
@@ -400,13 +428,24 @@ fn text_value(
             diagnostics.push(detached_error(
                 Path::new(origin),
                 format!(
-                    "invalid value for variable `{}` from {what}: {message}",
-                    declaration.name
+                    "invalid value for variable `{}` from {what}: {}",
+                    declaration.name,
+                    shown_reason(declaration, &message)
                 ),
                 Some(format!("the variable's type is {}", declaration.ty)),
             ));
         })
         .ok()
+}
+
+/// Why a value does not fit its variable, in words that never quote a sensitive value: the
+/// parser's and the conversion's messages quote what they read.
+fn shown_reason<'m>(declaration: &Declaration, message: &'m str) -> &'m str {
+    if declaration.sensitive {
+        "(sensitive value) does not fit the variable's type"
+    } else {
+        message
+    }
 }
 
 fn check_undeclared_flags(
@@ -455,6 +494,16 @@ fn read_var_files(
         with_base_dir(dir, || {
             var_file_values(&source, &body, declarations, &mut values, diagnostics);
         });
+        // The value as written, whether or not it converts: a snippet quotes this text.
+        let written = body
+            .attributes()
+            .filter(|a| {
+                declarations
+                    .iter()
+                    .any(|d| d.sensitive && d.name == a.key.as_str())
+            })
+            .filter_map(|a| source.text.get(a.value.span()?).map(str::to_owned));
+        resolved.secrets.extend(written);
         resolved.sources.push(source);
     }
     values
@@ -491,7 +540,10 @@ fn var_file_values(
             Ok(value) => values.push((name.to_owned(), value)),
             Err(message) => diagnostics.push(source.error(
                 attribute.value.span(),
-                format!("invalid value for variable `{name}`: {message}"),
+                format!(
+                    "invalid value for variable `{name}`: {}",
+                    shown_reason(declaration, &message)
+                ),
                 Some(format!("the variable's type is {}", declaration.ty)),
             )),
         }

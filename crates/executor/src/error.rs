@@ -120,6 +120,23 @@ pub enum ExecError {
         /// Google's status.
         status: Box<Status>,
     },
+    /// One List answered the same cluster twice: which copy is the cluster cannot be known,
+    /// so nothing is planned or applied from that refresh.
+    #[error(
+        "the List of {}/{} answered cluster {} twice (pages {first_page} and {second_page}): \
+         nothing is planned from an inconsistent List",
+        name.project,
+        name.location,
+        name.cluster_id
+    )]
+    ListedTwice {
+        /// The cluster listed twice.
+        name: clusterform_model::ClusterName,
+        /// The page (from 1) of its first listing.
+        first_page: usize,
+        /// The page (from 1) that listed it again.
+        second_page: usize,
+    },
     /// A live cluster that carries an ownership label has a name that cannot be addressed.
     #[error(transparent)]
     UnreadableLiveName(#[from] clusterform_planner::UnreadableName),

@@ -16,7 +16,7 @@
 //! read until the refresh takes them. A page is handed over, not copied: whoever takes them
 //! puts the whole set together from their positions ([`LivePages`]).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Mutex, PoisonError};
 
 use clusterform_model::{Cluster, ClusterName, STACK_LABEL};
@@ -114,14 +114,21 @@ impl StartedList {
     /// Gives every page of the location, the `location`-th refreshed, to `on_page` as it is
     /// taken (those read before first, then each as it arrives); then whether the List ended
     /// well.
+    ///
+    /// A cluster listed twice (in one page or two, with the same content or not) ends the
+    /// List with [`ExecError::ListedTwice`] before the page that repeats it is given: which
+    /// copy is the cluster cannot be known, and planning from either could delete or replace
+    /// a cluster that needs nothing.
     async fn hand_over(
         mut self,
         location: usize,
         on_page: &impl Fn(PagePosition, Vec<LiveCluster>),
     ) -> Result<(), ExecError> {
         let mut page = 0;
+        let mut seen = ListedOnce::default();
         // The task holds the only sender: the pages end when the List does.
         while let Some(clusters) = self.pages.recv().await {
+            seen.check(&clusters, page)?;
             on_page(PagePosition { location, page }, clusters);
             page += 1;
         }
@@ -206,6 +213,31 @@ pub async fn refresh_paged(
         .map(|(location, list)| list.hand_over(location, &on_page));
     try_join_all(lists).await?;
     Ok(())
+}
+
+/// The page each cluster of one List was first listed in.
+#[derive(Debug, Default)]
+struct ListedOnce {
+    pages: HashMap<String, usize>,
+}
+
+impl ListedOnce {
+    /// Records the clusters of the List's page `page`; the first one already listed (in an
+    /// earlier page, or earlier in this one) is an error naming it and both pages.
+    fn check(&mut self, clusters: &[LiveCluster], page: usize) -> Result<(), ExecError> {
+        for cluster in clusters {
+            let id = &cluster.address.cluster_id;
+            if let Some(&first) = self.pages.get(id) {
+                return Err(ExecError::ListedTwice {
+                    name: cluster.address.clone(),
+                    first_page: first + 1,
+                    second_page: page + 1,
+                });
+            }
+            self.pages.insert(id.clone(), page);
+        }
+        Ok(())
+    }
 }
 
 /// One Get per target, all at once.
@@ -301,6 +333,39 @@ mod tests {
             live.cluster.name.as_deref(),
             Some(named),
             "the answer is kept as is"
+        );
+    }
+
+    fn listed(id: &str) -> LiveCluster {
+        let name = format!("projects/acme-ml/locations/us-central1/modelDevelopmentClusters/{id}");
+        addressed("acme-ml", "us-central1", cluster(&name, Some("s")))
+            .unwrap()
+            .unwrap()
+    }
+
+    #[test]
+    fn a_cluster_listed_twice_is_an_error_naming_it_and_its_pages() {
+        let mut seen = ListedOnce::default();
+        seen.check(&[listed("a"), listed("b")], 0).unwrap();
+        seen.check(&[listed("c")], 1).unwrap();
+        let error = seen.check(&[listed("d"), listed("b")], 2).unwrap_err();
+        assert!(
+            matches!(&error, ExecError::ListedTwice { name, first_page: 1, second_page: 3 }
+                if name.cluster_id == "b"),
+            "{error}"
+        );
+        let mut seen = ListedOnce::default();
+        let twice_in_one = seen.check(&[listed("a"), listed("a")], 0).unwrap_err();
+        assert!(
+            matches!(
+                twice_in_one,
+                ExecError::ListedTwice {
+                    first_page: 1,
+                    second_page: 1,
+                    ..
+                }
+            ),
+            "{twice_in_one}"
         );
     }
 

@@ -2,6 +2,7 @@
 //! must end in a clear error naming what was asked and where, without a panic, with the number
 //! of requests bounded, and with nothing unusable written to the journal.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -586,4 +587,57 @@ async fn submitted_operations_are_returned_when_usable() {
         .await
         .unwrap();
     assert!(matches!(submitted, Submitted::Operation(op) if op.name == OPERATION));
+}
+
+/// A List that names one cluster twice, across pages or within one, with other content the
+/// second time: the refresh is an error naming the cluster and both pages, never a guess at
+/// which copy is the cluster.
+#[tokio::test]
+async fn a_cluster_listed_twice_fails_the_refresh_naming_it_and_its_pages() {
+    let name = format!(
+        "{}/modelDevelopmentClusters/train01",
+        clusterform_testkit::PARENT
+    );
+    let first = json!({"name": name, "labels": {"team": "ml"}});
+    let stale = json!({"name": name, "labels": {"team": "old"}});
+    let other = json!({"name": format!("{}/modelDevelopmentClusters/train02", clusterform_testkit::PARENT)});
+    let pages = [
+        json!({"modelDevelopmentClusters": [first.clone()], "nextPageToken": "p2"}),
+        json!({"modelDevelopmentClusters": [other, stale]}),
+    ];
+    let server = Scripted::start(move |seen, _| match seen.param("pageToken").as_deref() {
+        Some("p2") => json(pages[1].clone()),
+        _ => json(pages[0].clone()),
+    })
+    .await;
+    let locations = BTreeSet::from([(PROJECT.to_owned(), REGION.to_owned())]);
+    let err = clusterform_executor::refresh(&client(&server), &locations, &[])
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, ExecError::ListedTwice { name, first_page: 1, second_page: 2 }
+            if name.cluster_id == "train01"),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("train01 twice (pages 1 and 2)"),
+        "{err}"
+    );
+
+    let twice = json!({"modelDevelopmentClusters": [first.clone(), first]});
+    let server = Scripted::start(move |_, _| json(twice.clone())).await;
+    let err = clusterform_executor::refresh(&client(&server), &locations, &[])
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ExecError::ListedTwice {
+                first_page: 1,
+                second_page: 1,
+                ..
+            }
+        ),
+        "{err}"
+    );
 }

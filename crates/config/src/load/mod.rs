@@ -34,6 +34,7 @@ use crate::diagnostic::{Diagnostic, Diagnostics, MissingVariable, Severity, Sour
 use crate::evaluator::{Bindings, Evaluator};
 use crate::functions::{base_context, with_base_dir};
 use crate::guard::with_budget;
+use crate::redact::Redaction;
 use crate::variables::{self, NoValue};
 
 use self::digest::digest;
@@ -143,6 +144,8 @@ struct Run {
     sources: BTreeMap<PathBuf, Arc<str>>,
     missing: Vec<MissingVariable>,
     unknown_locations: UnknownLocations,
+    /// Sensitive variables' values, kept out of every diagnostic.
+    redaction: Redaction,
 }
 
 impl Run {
@@ -171,6 +174,7 @@ impl Run {
             self.sources
                 .insert(source.path.clone(), source.text.clone());
         }
+        self.redaction = Redaction::new(values.secrets.iter().cloned());
         if !values.missing.is_empty() {
             self.missing = values.missing;
             return Err(self.finish());
@@ -224,9 +228,12 @@ impl Run {
         items.sort_by(|a, b| (&a.file, a.line, a.column).cmp(&(&b.file, b.line, b.column)));
         items.dedup_by(|a, b| a.file == b.file && a.range == b.range && a.message == b.message);
         Diagnostics {
-            items,
+            items: items
+                .into_iter()
+                .map(|item| self.redaction.diagnostic(item))
+                .collect(),
             missing_variables: self.missing,
-            sources: self.sources,
+            sources: self.redaction.sources(self.sources),
         }
     }
 

@@ -1,0 +1,85 @@
+//! Keeping sensitive values out of diagnostics: every text of a `sensitive = true` variable's
+//! value (as given on the command line, in the environment or a variables file, and as
+//! converted) is replaced by `(sensitive value)` in messages and hints, as Terraform shows
+//! it, and masked with `*` in the source texts that snippets quote (the same byte length, so
+//! every span still points where it did).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::diagnostic::Diagnostic;
+
+/// What a message shows instead of a sensitive value.
+pub const SENSITIVE_VALUE: &str = "(sensitive value)";
+
+/// Texts shorter than this are not searched for: a one- or two-character value (`1`, `on`)
+/// would blank out ordinary words and numbers of every message, and reveals next to nothing.
+const SHORTEST_SECRET: usize = 3;
+
+/// The secret texts of one load, longest first (so a secret that contains another is replaced
+/// whole).
+#[derive(Debug, Default)]
+pub(crate) struct Redaction {
+    secrets: Vec<String>,
+}
+
+impl Redaction {
+    pub fn new(secrets: impl IntoIterator<Item = String>) -> Self {
+        let mut secrets: Vec<String> = secrets
+            .into_iter()
+            .filter(|s| s.chars().count() >= SHORTEST_SECRET)
+            .collect();
+        secrets.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        secrets.dedup();
+        Self { secrets }
+    }
+
+    /// The diagnostic with every secret replaced in its message and hint.
+    pub fn diagnostic(&self, mut diagnostic: Diagnostic) -> Diagnostic {
+        diagnostic.message = self.text(&diagnostic.message);
+        diagnostic.hint = diagnostic.hint.map(|hint| self.text(&hint));
+        diagnostic
+    }
+
+    /// Every source text with each secret masked in place.
+    pub fn sources(&self, sources: BTreeMap<PathBuf, Arc<str>>) -> BTreeMap<PathBuf, Arc<str>> {
+        if self.secrets.is_empty() {
+            return sources;
+        }
+        sources
+            .into_iter()
+            .map(|(path, text)| {
+                let masked = self.secrets.iter().fold(text.to_string(), |text, secret| {
+                    text.replace(secret.as_str(), &"*".repeat(secret.len()))
+                });
+                (path, Arc::from(masked))
+            })
+            .collect()
+    }
+
+    fn text(&self, text: &str) -> String {
+        self.secrets.iter().fold(text.to_owned(), |text, secret| {
+            text.replace(secret.as_str(), SENSITIVE_VALUE)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_replaced_longest_first_and_short_texts_are_left() {
+        let redaction =
+            Redaction::new(["hunter2".to_owned(), "hunter22".to_owned(), "7".to_owned()]);
+        assert_eq!(
+            redaction.text("cannot convert \"hunter22\" (7 tries)"),
+            "cannot convert \"(sensitive value)\" (7 tries)"
+        );
+        let sources =
+            BTreeMap::from([(PathBuf::from("v.cfvars"), Arc::from("p = \"hunter22\"\n"))]);
+        let masked = redaction.sources(sources);
+        assert_eq!(&*masked[&PathBuf::from("v.cfvars")], "p = \"********\"\n");
+    }
+}
