@@ -11,18 +11,20 @@ use serde_json::{Value, json};
 pub const PROJECT: &str = "bench-project";
 /// The stack that owns every benchmark cluster.
 pub const STACK: &str = "bench";
-/// The ten regions of the multi-region layout; the one-region layout uses the first.
+/// The ten regions of the multi-region layout, all of them regions the *Get started* page lists
+/// (another region draws a warning, which is not what the benchmark measures); the one-region
+/// layout uses the first.
 pub const REGIONS: [&str; 10] = [
     "us-central1",
     "us-east1",
     "us-east4",
+    "us-east5",
+    "us-south1",
     "us-west1",
+    "us-west4",
     "europe-west1",
     "europe-west4",
-    "asia-east1",
-    "asia-northeast1",
     "asia-southeast1",
-    "australia-southeast1",
 ];
 
 /// One declared cluster.
@@ -171,7 +173,7 @@ mod tests {
         assert_eq!(fleet.members[11].region, "us-east1");
         assert_eq!(fleet.per_region().len(), 10);
         assert_eq!(fleet.per_region()["us-central1"], 3);
-        assert_eq!(fleet.per_region()["australia-southeast1"], 2);
+        assert_eq!(fleet.per_region()["asia-southeast1"], 2);
     }
 
     #[test]

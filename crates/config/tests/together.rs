@@ -40,3 +40,28 @@ fn a_pool_with_an_error_still_counts_for_the_references_to_it() {
     assert_eq!(messages.len(), 1, "{messages:?}");
     assert!(messages[0].contains("no_such_attribute"), "{messages:?}");
 }
+
+/// The instances of a `for_each` block dealt over regions report an undocumented region once
+/// per region, however they interleave.
+#[test]
+fn a_fleet_warns_once_per_undocumented_region() {
+    let entries: String = (0..30)
+        .map(|n| {
+            let region = ["us-central1", "asia-east1", "australia-southeast1"][n % 3];
+            format!("    c{n:02} = \"{region}\"\n")
+        })
+        .collect();
+    let text = crate::support::valid_with(
+        "cluster \"train01\" {",
+        &format!("cluster \"fleet\" {{\n  for_each = {{\n{entries}  }}\n  region = each.value\n  id = each.key"),
+    )
+    .replace("us-central1-a", "${each.value}-a");
+    let loaded = crate::support::load_text(&text).unwrap();
+    let regions: Vec<&str> = loaded
+        .warnings
+        .iter()
+        .filter(|w| w.message.starts_with("region `"))
+        .map(|w| w.message.as_str())
+        .collect();
+    assert_eq!(regions.len(), 2, "{regions:?}");
+}

@@ -225,7 +225,12 @@ impl Run {
 
     fn finish(mut self) -> Diagnostics {
         let mut items = std::mem::take(&mut self.eval.diagnostics);
-        items.sort_by(|a, b| (&a.file, a.line, a.column).cmp(&(&b.file, b.line, b.column)));
+        // The instances of a `for_each` block report at the same places: sorted with their
+        // messages, the same problem at the same place is adjacent and kept once, however the
+        // instances interleave (the region warning of a fleet dealt over regions).
+        items.sort_by(|a, b| {
+            (&a.file, a.line, a.column, &a.message).cmp(&(&b.file, b.line, b.column, &b.message))
+        });
         items.dedup_by(|a, b| a.file == b.file && a.range == b.range && a.message == b.message);
         Diagnostics {
             items: items
