@@ -472,5 +472,7 @@ mod tests {
             Ok(std::time::Duration::from_secs(7200))
         );
         assert!(parse_duration("soon").is_err());
+        let huge = parse_duration("99999999999999999999h").unwrap_err();
+        assert!(huge.contains("too long a duration"), "{huge}");
     }
 }

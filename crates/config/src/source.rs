@@ -179,7 +179,11 @@ pub(crate) fn read_source(path: &Path, shown: PathBuf) -> Result<SourceFile, Box
         ))
     })?;
     match String::from_utf8(bytes) {
-        Ok(text) => Ok(SourceFile::new(shown, text.into())),
+        // Editors on Windows may start a UTF-8 file with a byte-order mark; it is not HCL.
+        Ok(text) => Ok(SourceFile::new(
+            shown,
+            text.strip_prefix('\u{feff}').unwrap_or(&text).into(),
+        )),
         Err(error) => {
             let valid = error.utf8_error().valid_up_to();
             let bytes = error.into_bytes();

@@ -1,7 +1,10 @@
-//! All problems are reported together: an error that stops a cluster's decode does not hide
-//! what the semantic checks of the same cluster find.
+//! All problems are reported together, each once: an error that stops a cluster's decode does
+//! not hide what the semantic checks of the same cluster find, a `for_each` fleet reports one
+//! problem once, and a byte-order mark is not a problem at all.
 
-use crate::support::{failure, valid_with};
+use clusterform_config::{VariableInputs, load};
+
+use crate::support::{dir_with, failure, load_text, valid_file, valid_with};
 
 #[test]
 fn an_unknown_attribute_does_not_hide_a_dangling_reference() {
@@ -51,12 +54,12 @@ fn a_fleet_warns_once_per_undocumented_region() {
             format!("    c{n:02} = \"{region}\"\n")
         })
         .collect();
-    let text = crate::support::valid_with(
+    let text = valid_with(
         "cluster \"train01\" {",
         &format!("cluster \"fleet\" {{\n  for_each = {{\n{entries}  }}\n  region = each.value\n  id = each.key"),
     )
     .replace("us-central1-a", "${each.value}-a");
-    let loaded = crate::support::load_text(&text).unwrap();
+    let loaded = load_text(&text).unwrap();
     let regions: Vec<&str> = loaded
         .warnings
         .iter()
@@ -64,4 +67,12 @@ fn a_fleet_warns_once_per_undocumented_region() {
         .map(|w| w.message.as_str())
         .collect();
     assert_eq!(regions.len(), 2, "{regions:?}");
+}
+
+/// A file saved with a UTF-8 byte-order mark (as some editors do) loads like any other.
+#[test]
+fn a_byte_order_mark_is_not_a_syntax_error() {
+    let dir = dir_with(&[("main.hcl", &format!("\u{feff}{}", valid_file()))]);
+    let loaded = load(dir.path(), &VariableInputs::default());
+    assert!(loaded.is_ok(), "{:?}", loaded.err());
 }

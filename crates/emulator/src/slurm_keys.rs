@@ -11,17 +11,23 @@ pub(crate) fn fold_config_keys(cluster: &mut Value) {
     let Some(slurm) = cluster.pointer_mut("/orchestratorSpec/slurmSpec") else {
         return;
     };
-    fold_map(slurm.get_mut("config"));
+    if let Some(config) = slurm.get_mut("config") {
+        fold_map(config);
+    }
     for list in ["partitions", "nodeSets"] {
         let items = slurm.get_mut(list).and_then(Value::as_array_mut);
-        for item in items.into_iter().flatten() {
-            fold_map(item.get_mut("config"));
+        for config in items
+            .into_iter()
+            .flatten()
+            .filter_map(|i| i.get_mut("config"))
+        {
+            fold_map(config);
         }
     }
 }
 
-fn fold_map(map: Option<&mut Value>) {
-    let Some(Value::Object(map)) = map else {
+fn fold_map(map: &mut Value) {
+    let Value::Object(map) = map else {
         return;
     };
     let folded: Map<String, Value> = std::mem::take(map)

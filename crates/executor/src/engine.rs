@@ -392,7 +392,7 @@ impl ApplyEngine {
         request: &ClusterRequest,
         timeout: Duration,
     ) -> Result<Option<Cluster>, ExecError> {
-        let deadline = Instant::now() + timeout;
+        let deadline = crate::deadline::after(timeout);
         let remaining = || deadline.saturating_duration_since(Instant::now());
         loop {
             if request.kind() != RequestKind::Create {

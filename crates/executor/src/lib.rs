@@ -12,6 +12,7 @@
 
 pub mod auth;
 mod client;
+mod deadline;
 mod engine;
 mod error;
 mod http;

@@ -97,7 +97,7 @@ impl RunLock {
         holder: LockInfo,
         timeout: Duration,
     ) -> Result<Self, ExecError> {
-        let deadline = Instant::now() + timeout;
+        let deadline = crate::deadline::after(timeout).into_std();
         let path = StateDir::of(config_dir).lock_file();
         loop {
             if let Some(file) = try_lock(config_dir)? {

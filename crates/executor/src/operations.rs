@@ -71,7 +71,7 @@ impl<'a> OperationWaiter<'a> {
         timeout: Duration,
         on_pending: impl AsyncFnMut(&Operation),
     ) -> Result<Operation, ExecError> {
-        let deadline = Instant::now() + timeout;
+        let deadline = crate::deadline::after(timeout);
         match tokio::time::timeout_at(deadline, self.wait_until(name, deadline, on_pending)).await {
             Ok(result) => result,
             Err(_elapsed) => Err(ExecError::Timeout {

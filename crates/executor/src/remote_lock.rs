@@ -60,7 +60,7 @@ impl StorageLock {
         let wait = LockWait {
             client,
             object,
-            deadline: Instant::now() + timeout,
+            deadline: crate::deadline::after(timeout),
             timeout,
         };
         let record = serde_json::to_vec(&holder).unwrap_or_default();

@@ -508,6 +508,33 @@ async fn resume_reconciles_an_operation_the_service_forgot() {
     assert_eq!(h.count("POST", "/modelDevelopmentClusters"), 0);
 }
 
+/// A journal entry whose timeout is absurdly long (a hand-edited or corrupted file) resumes like
+/// any other: the deadline saturates instead of overflowing.
+#[tokio::test]
+async fn an_entry_with_an_endless_timeout_is_resumed_without_a_panic() {
+    let h = Harness::start(Duration::from_millis(50)).await;
+    h.insert("kept");
+    let dir = tempfile::tempdir().unwrap();
+    let journal = Journal::open(dir.path()).unwrap();
+    journal
+        .record(clusterform_executor::JournalEntry {
+            address: address("kept"),
+            action: Action::Create,
+            request: RequestKind::Create,
+            operation: "projects/123456789012/locations/us-central1/operations/778".into(),
+            started_at: "2026-01-01T00:00:00Z".into(),
+            timeout_seconds: u64::MAX,
+        })
+        .await
+        .unwrap();
+    let engine =
+        ApplyEngine::new(h.client(fast_retry()), journal, 4).with_wait_options(fast_wait());
+    let report = engine
+        .resume(Arc::new(RecordingSink::default()), CancellationToken::new())
+        .await;
+    assert!(report.is_success(), "{report:?}");
+}
+
 #[tokio::test]
 async fn progress_reports_the_state_while_waiting() {
     let h = Harness::start(Duration::from_millis(300)).await;

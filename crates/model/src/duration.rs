@@ -3,13 +3,17 @@
 
 use std::fmt;
 
-/// A duration string that is neither a protobuf duration nor a human one.
+/// A duration string that cannot be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "`{input}` is not a duration; write it as seconds (\"3600s\") or with units (\"90m\", \"2h\", \"7d\")"
-)]
-pub struct DurationError {
-    input: String,
+pub enum DurationError {
+    /// Neither a protobuf duration nor a human one.
+    #[error(
+        "`{0}` is not a duration; write it as seconds (\"3600s\") or with units (\"90m\", \"2h\", \"7d\")"
+    )]
+    NotADuration(String),
+    /// A duration, but more seconds than can be counted.
+    #[error("`{0}` is too long a duration (at most {max} seconds)", max = u64::MAX)]
+    TooLarge(String),
 }
 
 /// A duration in whole seconds.
@@ -67,9 +71,8 @@ impl fmt::Display for Seconds {
 
 /// Parses `"604800s"`, `"3.5s"` (fractions are truncated), `"90m"`, `"1h30m"`, `"7d"` or `"2w"`.
 pub fn parse(input: &str) -> Result<Seconds, DurationError> {
-    let error = || DurationError {
-        input: input.to_owned(),
-    };
+    let error = || DurationError::NotADuration(input.to_owned());
+    let too_large = || DurationError::TooLarge(input.to_owned());
     let text = input.trim();
     if text.is_empty() {
         return Err(error());
@@ -100,11 +103,12 @@ pub fn parse(input: &str) -> Result<Seconds, DurationError> {
         if number.matches('.').count() > 1 || whole.is_empty() {
             return Err(error());
         }
-        let value: u64 = whole.parse().map_err(|_| error())?;
+        // Only digits are left, so a number that does not parse is too large.
+        let value: u64 = whole.parse().map_err(|_| too_large())?;
         total = value
             .checked_mul(scale)
             .and_then(|v| total.checked_add(v))
-            .ok_or_else(error)?;
+            .ok_or_else(too_large)?;
         rest = next;
     }
     Ok(Seconds(total))
@@ -122,6 +126,22 @@ mod tests {
         assert_eq!(parse("1h30m"), Ok(Seconds(5_400)));
         assert_eq!(parse("3.5s"), Ok(Seconds(3)));
         assert_eq!(parse("90m"), Ok(Seconds(5_400)));
+    }
+
+    #[test]
+    fn a_duration_too_long_to_count_says_so() {
+        for long in [
+            "99999999999999999999h",
+            "18446744073709551615m",
+            "307445734561825861w",
+        ] {
+            assert!(
+                matches!(parse(long), Err(DurationError::TooLarge(_))),
+                "{long}"
+            );
+            assert!(parse(long).unwrap_err().to_string().contains("too long"));
+        }
+        assert!(matches!(parse("7x"), Err(DurationError::NotADuration(_))));
     }
 
     #[test]
