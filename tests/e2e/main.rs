@@ -3,6 +3,7 @@
 //! exit codes) and what the API received (the emulator's request log).
 
 mod support;
+mod tampered_plans;
 
 mod apply;
 mod arguments;

@@ -50,6 +50,12 @@ pub enum CliError {
     /// A saved plan no longer matches the live clusters.
     #[error("the saved plan is stale:\n  {}", .0.join("\n  "))]
     StalePlan(Vec<String>),
+    /// A saved plan's changes are not what its configuration and the live clusters give.
+    #[error(
+        "the saved plan does not match what its configuration gives now; nothing was applied:\n  {}",
+        .0.join("\n  ")
+    )]
+    SavedPlanMismatch(Vec<String>),
     /// A saved plan was made from another configuration.
     #[error(
         "the saved plan was made from a different configuration (digest {planned}, now {current})"
@@ -177,6 +183,11 @@ impl CliError {
                 "apply it against `{planned}` (set --endpoint, CLUSTERFORM_ENDPOINT or the provider's \
                  `endpoint` as when it was made), or run `clusterform plan --out FILE` again here"
             )),
+            Self::SavedPlanMismatch(_) => Some(
+                "a plan file is applied only as `clusterform plan --out FILE` wrote it: make the \
+                 plan again, review it with `clusterform show FILE`, then apply the new file"
+                    .into(),
+            ),
             Self::StalePlan(_) | Self::ConfigChanged { .. } => {
                 Some("run `clusterform plan --out FILE` again, review it, then apply the new plan".into())
             }

@@ -8,6 +8,7 @@
 //! page ([`PlanBuilder`]). It renders nothing: the binary's views show plans to people.
 
 mod builder;
+mod derived;
 mod diff;
 mod document;
 mod error;
@@ -23,6 +24,7 @@ mod stale;
 mod warnings;
 
 pub use builder::PlanBuilder;
+pub use derived::{SavedPlanMismatch, saved_plan_mismatches};
 pub use document::plan_document;
 pub use error::PlanError;
 pub use file::{PlanFileError, load_plan, save_plan};

@@ -395,6 +395,12 @@ async fn apply_plan(
             stale.iter().map(ToString::to_string).collect(),
         ));
     }
+    let mismatches = clusterform_planner::saved_plan_mismatches(plan, config, &live);
+    if !mismatches.is_empty() {
+        return Err(CliError::SavedPlanMismatch(
+            mismatches.iter().map(ToString::to_string).collect(),
+        ));
+    }
     let working = still_working(plan, &live);
     if let Some(events) = events {
         events.planned(plan);

