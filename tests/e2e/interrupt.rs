@@ -180,3 +180,32 @@ fn operations_journaled(path: &std::path::Path) -> usize {
         .matches("/operations/")
         .count()
 }
+
+/// Ctrl-C during `destroy` names `destroy` as the command that waits for the deletions: an
+/// `apply` would create the clusters being deleted again.
+#[test]
+#[cfg(unix)]
+fn an_interrupted_destroy_names_destroy_as_the_command_to_resume() {
+    let env = Env::new(3_000);
+    env.write_config(&config(&[ClusterSpec::default()]));
+    let created = env.cmd(&["apply", "--auto-approve"]).output().unwrap();
+    assert!(created.status.success(), "{}", stderr(&created));
+    let journal = env.path().join(".clusterform/journal.json");
+    let child = env.spawn(&["destroy", "--auto-approve"], &[]);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !journal_has_entry(&journal) {
+        assert!(Instant::now() < deadline, "the journal was never written");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let err = stderr(&child.wait_with_output().unwrap());
+    assert!(
+        err.contains("the next `clusterform destroy` waits for them"),
+        "{err}"
+    );
+    assert!(!err.contains("clusterform apply"), "{err}");
+}

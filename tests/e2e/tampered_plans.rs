@@ -20,6 +20,9 @@ fn saved_update(env: &Env) -> Value {
     serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap()
 }
 
+/// An edit of a saved plan's JSON.
+type Tampering<'a> = dyn Fn(&mut Value) + 'a;
+
 /// The position of `id`'s change in the saved plan.
 fn change_of(saved: &Value, id: &str) -> usize {
     saved["changes"]
@@ -39,7 +42,7 @@ fn an_edited_plan_file_is_refused_naming_the_cluster_and_nothing_is_sent() {
         "/v1beta1/projects/e2e-project/locations/us-central1/modelDevelopmentClusters/train02";
     let other_project =
         "/v1beta1/projects/someone-else/locations/us-central1/modelDevelopmentClusters/train01";
-    let tamperings: [(&str, &dyn Fn(&mut Value)); 6] = [
+    let tamperings: [(&str, &Tampering<'_>); 6] = [
         ("patches another cluster", &|plan| {
             plan["changes"][update]["requests"][0]["path"] = json!(other_cluster);
         }),

@@ -493,6 +493,12 @@ fn apply_source(
     target: Option<PathBuf>,
     chdir: ChdirArg,
 ) -> Result<ApplySource, CliError> {
+    if let Some(kind) = target.as_deref().and_then(special_kind) {
+        let path = target.as_deref().unwrap_or(Path::new("")).display();
+        return Err(CliError::Usage(format!(
+            "`{path}` is {kind}: apply takes a saved plan file or a configuration directory"
+        )));
+    }
     match target {
         Some(file) if file.is_file() => {
             let chdirs: Vec<PathBuf> = [before_command, chdir.chdir]
@@ -505,6 +511,22 @@ fn apply_source(
             Ok(ApplySource::SavedPlan { file, dir })
         }
         dir => config_dir(before_command, DirArg { dir, chdir }).map(ApplySource::Directory),
+    }
+}
+
+/// What an existing path is when it is neither a regular file nor a directory (reading a FIFO
+/// blocks, a device never ends): `None` for files, directories and paths that do not exist.
+fn special_kind(path: &Path) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = std::fs::metadata(path).ok()?.file_type();
+    if kind.is_fifo() {
+        Some("a FIFO")
+    } else if kind.is_char_device() || kind.is_block_device() {
+        Some("a device")
+    } else if kind.is_socket() {
+        Some("a socket")
+    } else {
+        None
     }
 }
 
@@ -707,6 +729,26 @@ mod tests {
     fn parse(args: &[&str]) -> Result<Arguments, CliError> {
         let cli = Cli::try_parse_from(terraform_spellings(os(args))).unwrap();
         Arguments::from_cli(cli)
+    }
+
+    #[test]
+    fn apply_refuses_a_device_or_a_fifo_before_reading_it() {
+        let Err(CliError::Usage(device)) = parse(&["clusterform", "apply", "/dev/zero"]) else {
+            panic!("a device is a usage error");
+        };
+        assert!(device.contains("`/dev/zero` is a device"), "{device}");
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("plan.fifo");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let Err(CliError::Usage(piped)) = parse(&["clusterform", "apply", fifo.to_str().unwrap()])
+        else {
+            panic!("a FIFO is a usage error");
+        };
+        assert!(piped.contains("is a FIFO"), "{piped}");
     }
 
     #[test]

@@ -103,7 +103,8 @@ pub fn exec_hint(error: &ExecError) -> Option<String> {
             "someone else acted on the cluster: run `clusterform plan` again"
         }
         ExecError::Cancelled => {
-            "operations keep running on the server: run `clusterform apply` again to resume waiting"
+            "operations keep running on the server: run the same command again (`clusterform \
+             destroy` after an interrupted destroy, else `clusterform apply`) to resume waiting"
         }
         ExecError::ListedTwice { .. } => {
             "the service's answer was inconsistent (perhaps the collection changed while it was \

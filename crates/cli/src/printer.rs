@@ -188,10 +188,10 @@ impl Printer {
 
     /// The first Ctrl-C of a run, in one line that says everything: the run's exit with
     /// [`CliError::Interrupted`] prints nothing more.
-    pub fn interrupted(&self) {
+    pub fn interrupted(&self, command: &str) {
         to_stderr(&format!(
             "{} no longer waiting for operations; they keep running, and the next `clusterform \
-             apply` waits for them. Press Ctrl-C again to exit at once.",
+             {command}` waits for them. Press Ctrl-C again to exit at once.",
             style("Interrupted:").yellow().bold().for_stderr()
         ));
     }

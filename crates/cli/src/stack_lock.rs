@@ -95,7 +95,7 @@ impl StackLock {
                     break;
                 }
             }
-            printer.interrupted();
+            printer.interrupted(&lock.info().command);
             let (location, id) = (lock.location(), lock.info().id.clone());
             if let Err(error) = lock.release().await {
                 printer.warn(&format!(

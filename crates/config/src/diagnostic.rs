@@ -163,6 +163,35 @@ pub struct Diagnostics {
     pub sources: BTreeMap<PathBuf, Arc<str>>,
 }
 
+/// The longest quoted value a message shows whole: a diagnostic quotes what it refuses, and a
+/// refused value may be megabytes (a generated string, a file's content).
+const MAX_QUOTED_CHARS: usize = 200;
+
+/// `text` with every `` `…` `` quote longer than [`MAX_QUOTED_CHARS`] cut to its start, with
+/// how much was left out.
+pub(crate) fn capped_quotes(text: &str) -> String {
+    let mut out = String::with_capacity(text.len().min(4 * MAX_QUOTED_CHARS));
+    let mut parts = text.split('`');
+    if let Some(first) = parts.next() {
+        out.push_str(first);
+    }
+    for (index, part) in parts.enumerate() {
+        out.push('`');
+        let quoted = index % 2 == 0;
+        let length = part.chars().count();
+        if quoted && length > MAX_QUOTED_CHARS {
+            out.extend(part.chars().take(MAX_QUOTED_CHARS));
+            out.push_str(&format!(
+                "… ({} more characters)",
+                length - MAX_QUOTED_CHARS
+            ));
+        } else {
+            out.push_str(part);
+        }
+    }
+    out
+}
+
 impl Diagnostics {
     /// Every diagnostic rendered with its source snippet, separated by blank lines.
     pub fn render(&self, color: bool) -> String {

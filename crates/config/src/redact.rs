@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Diagnostic, capped_quotes};
 
 /// What a message shows instead of a sensitive value.
 pub const SENSITIVE_VALUE: &str = "(sensitive value)";
@@ -35,10 +35,11 @@ impl Redaction {
         Self { secrets }
     }
 
-    /// The diagnostic with every secret replaced in its message and hint.
+    /// The diagnostic as shown: every secret replaced in its message and hint, and long
+    /// quoted values cut ([`capped_quotes`]).
     pub fn diagnostic(&self, mut diagnostic: Diagnostic) -> Diagnostic {
-        diagnostic.message = self.text(&diagnostic.message);
-        diagnostic.hint = diagnostic.hint.map(|hint| self.text(&hint));
+        diagnostic.message = capped_quotes(&self.text(&diagnostic.message));
+        diagnostic.hint = diagnostic.hint.map(|hint| capped_quotes(&self.text(&hint)));
         diagnostic
     }
 

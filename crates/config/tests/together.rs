@@ -76,3 +76,24 @@ fn a_byte_order_mark_is_not_a_syntax_error() {
     let loaded = load(dir.path(), &VariableInputs::default());
     assert!(loaded.is_ok(), "{:?}", loaded.err());
 }
+
+/// A refused value of megabytes is quoted by its start only.
+#[test]
+fn a_huge_refused_value_is_quoted_by_its_start() {
+    let text = valid_with(
+        "cluster \"train01\" {",
+        "cluster \"train01\" {\n  labels = { team = join(\"\", [for i in range(1000) : join(\"\", [for j in range(100) : \"A\"])]) }",
+    );
+    let diagnostics = failure(&text);
+    let label = diagnostics
+        .items
+        .iter()
+        .find(|d| d.message.contains("of label `team`"))
+        .expect("the label's error");
+    assert!(label.message.len() < 1_000, "{} bytes", label.message.len());
+    assert!(
+        label.message.contains("(99800 more characters)"),
+        "{}",
+        label.message
+    );
+}

@@ -31,7 +31,7 @@ use crate::auth::TokenSource;
 use crate::error::ExecError;
 use crate::http::{
     CappedReadError, Connection, EndpointRefusal, check_endpoint, describe_transport_error,
-    quote_body, redact_userinfo, retry_after,
+    quote_body, redact_endpoint, redact_userinfo, retry_after,
 };
 use crate::region_gate::RegionGates;
 use crate::retry::{CallClass, RetryPolicy, Verdict, classify_status, classify_transport};
@@ -781,7 +781,7 @@ fn accepted_operation(cluster: &str, call: &Call<'_>, body: &[u8]) -> Result<Ope
 /// Checks an endpoint override (see [`check_endpoint`]); answers it without a trailing `/`.
 fn validate_endpoint(raw: &str) -> Result<String, ExecError> {
     let url = check_endpoint(raw).map_err(|refusal| {
-        let endpoint = redact_userinfo(raw);
+        let endpoint = redact_endpoint(raw);
         match refusal {
             EndpointRefusal::Insecure => ExecError::InsecureEndpoint { endpoint },
             EndpointRefusal::Invalid(reason) => ExecError::InvalidEndpoint { endpoint, reason },

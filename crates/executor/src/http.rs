@@ -66,6 +66,17 @@ fn is_loopback(url: &Url) -> bool {
         || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
+/// An endpoint as errors show it: without its user name and password ([`redact_userinfo`])
+/// and without its query and fragment, which are refused for endpoints and may carry a key
+/// (`?key=…`, `#access_token=…`).
+pub(crate) fn redact_endpoint(endpoint: &str) -> String {
+    let redacted = redact_userinfo(endpoint);
+    match redacted.find(['?', '#']) {
+        Some(cut) => format!("{}{}***", &redacted[..cut], &redacted[cut..=cut]),
+        None => redacted,
+    }
+}
+
 /// `text` with the user name and password of every `scheme://user:password@host` in it
 /// replaced by `***`: an endpoint or URL may carry a password, and errors and logs must not.
 pub fn redact_userinfo(text: &str) -> String {
@@ -302,6 +313,19 @@ mod tests {
         for unchanged in ["https://h/path@x", "http://h?a=b@c", "no url here", "x://"] {
             assert_eq!(redact_userinfo(unchanged), unchanged);
         }
+    }
+
+    #[test]
+    fn an_endpoint_is_shown_without_its_query_or_fragment() {
+        assert_eq!(
+            redact_endpoint("https://u:p@host/x?key=s3cret#frag"),
+            "https://***@host/x?***"
+        );
+        assert_eq!(
+            redact_endpoint("https://host/x#access_token=t"),
+            "https://host/x#***"
+        );
+        assert_eq!(redact_endpoint("https://host/x"), "https://host/x");
     }
 
     #[test]

@@ -22,7 +22,7 @@ use crate::auth::{AuthError, TokenSource};
 use crate::client::ClientOptions;
 use crate::http::{
     CappedReadError, Connection, EndpointRefusal, check_endpoint, describe_transport_error,
-    quote_body, redact_userinfo, retry_after,
+    quote_body, redact_endpoint, retry_after,
 };
 
 /// The least time between two writes of one object: Cloud Storage documents "an update limit on
@@ -619,7 +619,7 @@ fn check_bucket_name(bucket: &str) -> Result<(), String> {
 
 fn invalid_endpoint(endpoint: &str, reason: &str) -> StorageError {
     StorageError::InvalidEndpoint {
-        endpoint: redact_userinfo(endpoint),
+        endpoint: redact_endpoint(endpoint),
         reason: reason.to_owned(),
     }
 }

@@ -53,6 +53,12 @@ impl LiveCluster {
                 parsed.location
             )));
         }
+        // The service may name the listed project by its number; any other project ID is
+        // another project's cluster, never to be re-addressed into this one.
+        let is_number = parsed.project.bytes().all(|b| b.is_ascii_digit());
+        if parsed.project != project && !is_number {
+            return Err(unreadable(format!("it names project `{}`", parsed.project)));
+        }
         Ok(Self {
             address: ClusterName {
                 project: project.to_owned(),
@@ -73,6 +79,19 @@ mod tests {
             name: Some(name.to_owned()),
             ..Cluster::default()
         }
+    }
+
+    #[test]
+    fn a_name_in_another_project_is_refused() {
+        let cluster =
+            named("projects/someone-else/locations/us-central1/modelDevelopmentClusters/train01");
+        let error = LiveCluster::read_at("acme-ml", "us-central1", cluster).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("it names project `someone-else`"),
+            "{error}"
+        );
     }
 
     #[test]

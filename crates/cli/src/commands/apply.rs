@@ -186,7 +186,11 @@ async fn finish_after_settling(
         let engine = engine(run.connection, run.dir, run.parallelism).await?;
         let progress = progress_sink(printer, names_of(working), events);
         let settled = engine
-            .await_settled(working, progress, interrupt_token(*printer))
+            .await_settled(
+                working,
+                progress,
+                interrupt_token(*printer, rerun(run.written.plan)),
+            )
             .await;
         report.outcomes.extend(settled.outcomes);
         report.interrupted = settled.interrupted;
@@ -451,7 +455,7 @@ pub async fn execute(
     events: Option<&Arc<JsonEvents>>,
 ) -> Result<ApplyReport, CliError> {
     let engine = engine(connection, dir, parallelism).await?;
-    let cancel = interrupt_token(*printer);
+    let cancel = interrupt_token(*printer, rerun(plan));
     let names = ClusterNames::for_clusters(plan.changes.iter().map(|c| &c.address));
     let progress = progress_sink(printer, names, events);
     Ok(engine.apply(plan, progress, cancel).await)
@@ -473,7 +477,15 @@ pub async fn settle_earlier_runs(
         .entries()
         .is_empty();
     if journaled {
-        let resumed = resume(&planned.connection, dir, parallelism, printer, events).await?;
+        let resumed = resume(
+            &planned.connection,
+            dir,
+            rerun(&planned.plan),
+            parallelism,
+            printer,
+            events,
+        )
+        .await?;
         finish(&resumed, "Earlier operations finished.", printer, None)?;
     }
     let changing = changing_under_us(&planned.plan, planned.live.iter());
@@ -482,7 +494,11 @@ pub async fn settle_earlier_runs(
         let engine = engine(&planned.connection, dir, parallelism).await?;
         let progress = progress_sink(printer, names_of(&changing), events);
         let settled = engine
-            .await_settled(&changing, progress, interrupt_token(*printer))
+            .await_settled(
+                &changing,
+                progress,
+                interrupt_token(*printer, rerun(&planned.plan)),
+            )
             .await;
         // A cluster that ended badly shows in the new plan (a broken one is replaced); only an
         // interrupt stops here.
@@ -496,13 +512,14 @@ pub async fn settle_earlier_runs(
 async fn resume(
     connection: &Connection,
     dir: &Path,
+    command: &'static str,
     parallelism: Parallelism,
     printer: &Printer,
     events: Option<&Arc<JsonEvents>>,
 ) -> Result<ApplyReport, CliError> {
     printer.info("Waiting for operations started by an earlier run…");
     let engine = engine(connection, dir, parallelism).await?;
-    let cancel = interrupt_token(*printer);
+    let cancel = interrupt_token(*printer, command);
     let journaled: Vec<ClusterName> = engine
         .journal()
         .entries()
@@ -576,8 +593,15 @@ async fn engine(
     .with_wait_options(wait))
 }
 
-/// A token cancelled by the first Ctrl-C; the second exits the process immediately.
-fn interrupt_token(printer: Printer) -> CancellationToken {
+/// The command that, run again, waits for what an interrupted run of `plan` left running: a
+/// destroy's is `destroy` (an `apply` would create its clusters again).
+fn rerun(plan: &Plan) -> &'static str {
+    if plan.destroy { "destroy" } else { "apply" }
+}
+
+/// A token cancelled by the first Ctrl-C (saying that `command` resumes); the second exits the
+/// process immediately.
+fn interrupt_token(printer: Printer, command: &'static str) -> CancellationToken {
     let cancel = CancellationToken::new();
     let token = cancel.clone();
     stack_lock::interrupts_handled_by_command();
@@ -585,7 +609,7 @@ fn interrupt_token(printer: Printer) -> CancellationToken {
         if tokio::signal::ctrl_c().await.is_err() {
             return;
         }
-        printer.interrupted();
+        printer.interrupted(command);
         token.cancel();
         if tokio::signal::ctrl_c().await.is_ok() {
             std::process::exit(130);
