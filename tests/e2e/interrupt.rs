@@ -20,27 +20,7 @@ fn creates(env: &Env) -> usize {
 #[cfg(unix)]
 fn interrupt_an_apply(env: &Env) -> std::path::PathBuf {
     let journal = env.path().join(".clusterform/journal.json");
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_clusterform"))
-        .args(["apply", "--auto-approve"])
-        .current_dir(env.path())
-        .env("CLUSTERFORM_ENDPOINT", env.server.base_url())
-        .env("CLUSTERFORM_ACCESS_TOKEN", crate::support::TOKEN)
-        .env("NO_COLOR", "1")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !journal_has_entry(&journal) {
-        assert!(Instant::now() < deadline, "the journal was never written");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let status = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let output = child.wait_with_output().unwrap();
+    let output = interrupted_once_journaled(env, &["apply", "--auto-approve"], &journal);
     assert_eq!(output.status.code(), Some(1), "{}", stdout(&output));
     // One line says it all: no FAILED progress line, no error blocks after it.
     let err = stderr(&output);
@@ -123,6 +103,28 @@ fn destroy_waits_for_an_interrupted_create_before_deleting() {
     );
 }
 
+/// Runs the binary with `args` in the background, sends it SIGINT once `journal` holds an
+/// operation, and answers what it printed.
+#[cfg(unix)]
+fn interrupted_once_journaled(
+    env: &Env,
+    args: &[&str],
+    journal: &std::path::Path,
+) -> std::process::Output {
+    let child = env.spawn(args, &[]);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !journal_has_entry(journal) {
+        assert!(Instant::now() < deadline, "the journal was never written");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    child.wait_with_output().unwrap()
+}
+
 fn journal_has_entry(path: &std::path::Path) -> bool {
     std::fs::read_to_string(path)
         .ok()
@@ -191,18 +193,11 @@ fn an_interrupted_destroy_names_destroy_as_the_command_to_resume() {
     let created = env.cmd(&["apply", "--auto-approve"]).output().unwrap();
     assert!(created.status.success(), "{}", stderr(&created));
     let journal = env.path().join(".clusterform/journal.json");
-    let child = env.spawn(&["destroy", "--auto-approve"], &[]);
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !journal_has_entry(&journal) {
-        assert!(Instant::now() < deadline, "the journal was never written");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let status = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let err = stderr(&child.wait_with_output().unwrap());
+    let err = stderr(&interrupted_once_journaled(
+        &env,
+        &["destroy", "--auto-approve"],
+        &journal,
+    ));
     assert!(
         err.contains("the next `clusterform destroy` waits for them"),
         "{err}"

@@ -6,17 +6,18 @@ use clusterform_config::{VariableInputs, load};
 
 use crate::support::{dir_with, failure, load_text, valid_file, valid_with};
 
+/// The messages of the diagnostics of a configuration that fails to load.
+fn error_messages(text: &str) -> Vec<String> {
+    failure(text).items.into_iter().map(|d| d.message).collect()
+}
+
 #[test]
 fn an_unknown_attribute_does_not_hide_a_dangling_reference() {
     let text = valid_with(
         "login_node_pool_id     = \"login\"",
         "login_node_pool_id     = \"nope\"\n      no_such_attribute      = 1",
     );
-    let messages: Vec<String> = failure(&text)
-        .items
-        .iter()
-        .map(|d| d.message.clone())
-        .collect();
+    let messages = error_messages(&text);
     assert!(
         messages.iter().any(|m| m.contains("no_such_attribute")),
         "{messages:?}"
@@ -35,11 +36,7 @@ fn a_pool_with_an_error_still_counts_for_the_references_to_it() {
         "zone = \"us-central1-a\"\n  }\n  node_pool \"cpu\"",
         "zone = \"us-central1-a\"\n    no_such_attribute = 1\n  }\n  node_pool \"cpu\"",
     );
-    let messages: Vec<String> = failure(&text)
-        .items
-        .iter()
-        .map(|d| d.message.clone())
-        .collect();
+    let messages = error_messages(&text);
     assert_eq!(messages.len(), 1, "{messages:?}");
     assert!(messages[0].contains("no_such_attribute"), "{messages:?}");
 }

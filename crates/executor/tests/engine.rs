@@ -481,9 +481,9 @@ async fn a_second_engine_resumes_without_a_second_create() {
     assert_eq!(live["clusterStatus"]["state"], "RUNNING");
 }
 
-#[tokio::test]
-async fn resume_reconciles_an_operation_the_service_forgot() {
-    let h = Harness::start(Duration::from_millis(50)).await;
+/// Resumes a journal holding one create of the live cluster `kept` whose operation the service
+/// does not know, recorded with `timeout_seconds`.
+async fn resume_forgotten_create(h: &Harness, timeout_seconds: u64) -> (ApplyEngine, ApplyReport) {
     h.insert("kept");
     let dir = tempfile::tempdir().unwrap();
     let journal = Journal::open(dir.path()).unwrap();
@@ -494,7 +494,7 @@ async fn resume_reconciles_an_operation_the_service_forgot() {
             request: RequestKind::Create,
             operation: "projects/123456789012/locations/us-central1/operations/777".into(),
             started_at: "2026-01-01T00:00:00Z".into(),
-            timeout_seconds: 60,
+            timeout_seconds,
         })
         .await
         .unwrap();
@@ -503,6 +503,13 @@ async fn resume_reconciles_an_operation_the_service_forgot() {
     let report = engine
         .resume(Arc::new(RecordingSink::default()), CancellationToken::new())
         .await;
+    (engine, report)
+}
+
+#[tokio::test]
+async fn resume_reconciles_an_operation_the_service_forgot() {
+    let h = Harness::start(Duration::from_millis(50)).await;
+    let (engine, report) = resume_forgotten_create(&h, 60).await;
     assert!(report.is_success(), "{report:?}");
     assert!(engine.journal().is_empty());
     assert_eq!(h.count("POST", "/modelDevelopmentClusters"), 0);
@@ -513,25 +520,7 @@ async fn resume_reconciles_an_operation_the_service_forgot() {
 #[tokio::test]
 async fn an_entry_with_an_endless_timeout_is_resumed_without_a_panic() {
     let h = Harness::start(Duration::from_millis(50)).await;
-    h.insert("kept");
-    let dir = tempfile::tempdir().unwrap();
-    let journal = Journal::open(dir.path()).unwrap();
-    journal
-        .record(clusterform_executor::JournalEntry {
-            address: address("kept"),
-            action: Action::Create,
-            request: RequestKind::Create,
-            operation: "projects/123456789012/locations/us-central1/operations/778".into(),
-            started_at: "2026-01-01T00:00:00Z".into(),
-            timeout_seconds: u64::MAX,
-        })
-        .await
-        .unwrap();
-    let engine =
-        ApplyEngine::new(h.client(fast_retry()), journal, 4).with_wait_options(fast_wait());
-    let report = engine
-        .resume(Arc::new(RecordingSink::default()), CancellationToken::new())
-        .await;
+    let (_, report) = resume_forgotten_create(&h, u64::MAX).await;
     assert!(report.is_success(), "{report:?}");
 }
 
