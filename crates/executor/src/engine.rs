@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clusterform_model::rest::{ClusterRequest, RequestKind};
-use clusterform_model::{Cluster, ClusterName, Operation, state};
+use clusterform_model::{Cluster, ClusterName, ClusterState, Operation};
 use clusterform_planner::{Action, ChangeReason, ClusterChange, Plan, PlannedTimeouts};
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
@@ -30,14 +30,6 @@ use crate::operations::{OperationWaiter, WaitOptions};
 
 /// Clusters worked on at once unless told otherwise.
 pub const DEFAULT_PARALLELISM: usize = 10;
-
-/// Cluster states during which an update or a delete would be refused: wait for them to pass.
-/// A delete that finds the cluster gone after waiting has nothing left to do.
-const BUSY_STATES: &[&str] = &[state::PROVISIONING, state::UPDATING, state::STOPPING];
-
-/// Cluster states in which an operation is running on a cluster that matches its
-/// configuration: [`ApplyEngine::await_settled`] waits for them to pass.
-const WORKING_STATES: &[&str] = &[state::PROVISIONING, state::UPDATING];
 
 /// Receives progress; the CLI draws it.
 pub trait ProgressSink: Send + Sync {
@@ -305,7 +297,7 @@ impl ApplyEngine {
                 let timeout =
                     Duration::from_secs(change.timeouts.create.max(change.timeouts.update));
                 tracker
-                    .cancellable(self.await_ready(tracker, &name, timeout, WORKING_STATES))
+                    .cancellable(self.await_ready(tracker, &name, timeout, &ClusterState::WORKING))
                     .await
                     .map(Some)
             },
@@ -397,7 +389,7 @@ impl ApplyEngine {
         loop {
             if request.kind() != RequestKind::Create {
                 let settled = tracker
-                    .cancellable(self.poll_cluster(tracker, name, remaining(), BUSY_STATES))
+                    .cancellable(self.poll_cluster(tracker, name, remaining(), &ClusterState::BUSY))
                     .await?;
                 if settled.is_none() && request.kind() == RequestKind::Delete {
                     return Ok(None);
@@ -449,7 +441,12 @@ impl ApplyEngine {
                     operation: None,
                 });
                 tracker
-                    .cancellable(self.await_ready(tracker, name, timeout, &[state::PROVISIONING]))
+                    .cancellable(self.await_ready(
+                        tracker,
+                        name,
+                        timeout,
+                        &[ClusterState::Provisioning],
+                    ))
                     .await
                     .map(Some)
             }
@@ -468,7 +465,7 @@ impl ApplyEngine {
         timeout: Duration,
     ) -> Result<(), ExecError> {
         match self
-            .poll_cluster(tracker, name, timeout, &[state::STOPPING])
+            .poll_cluster(tracker, name, timeout, &[ClusterState::Stopping])
             .await?
         {
             None => Ok(()),
@@ -631,7 +628,7 @@ impl ApplyEngine {
         tracker: &Tracker<'_>,
         name: &ClusterName,
         timeout: Duration,
-        wait_states: &[&str],
+        wait_states: &[ClusterState],
     ) -> Result<Cluster, ExecError> {
         let failed = |detail: String| ExecError::ClusterFailed {
             cluster: name.to_string(),
@@ -643,10 +640,10 @@ impl ApplyEngine {
             .ok_or_else(|| {
                 failed(format!(
                     "the cluster disappeared while {}",
-                    wait_states.join("/").to_lowercase()
+                    joined(wait_states).to_lowercase()
                 ))
             })?;
-        if cluster.state() == Some(state::ERROR) {
+        if cluster.cluster_state() == Some(ClusterState::Error) {
             let status = cluster.cluster_status.as_ref();
             let detail = status
                 .and_then(|s| s.detail.clone())
@@ -662,7 +659,7 @@ impl ApplyEngine {
         tracker: &Tracker<'_>,
         name: &ClusterName,
         timeout: Duration,
-        wait_states: &[&str],
+        wait_states: &[ClusterState],
     ) -> Result<Option<Cluster>, ExecError> {
         let polling = async {
             let mut pause = self.wait.poll_initial;
@@ -670,10 +667,10 @@ impl ApplyEngine {
                 let Some(cluster) = self.client.get_cluster(name).await? else {
                     return Ok(None);
                 };
-                match cluster.state() {
+                match cluster.cluster_state() {
                     Some(current) if wait_states.contains(&current) => {
                         tracker.emit(Step::Settling {
-                            state: current.to_owned(),
+                            state: current.as_str().to_owned(),
                         });
                     }
                     _ => return Ok(Some(cluster)),
@@ -686,11 +683,17 @@ impl ApplyEngine {
             .await
             .unwrap_or_else(|_elapsed| {
                 Err(ExecError::Timeout {
-                    what: format!("{name} leaving state {}", wait_states.join("/")),
+                    what: format!("{name} leaving state {}", joined(wait_states)),
                     after: timeout,
                 })
             })
     }
+}
+
+/// `PROVISIONING/UPDATING`, for messages.
+fn joined(states: &[ClusterState]) -> String {
+    let names: Vec<&str> = states.iter().map(|s| s.as_str()).collect();
+    names.join("/")
 }
 
 /// The slots a cluster's work holds while it runs: one of the run's, and, with a per-location

@@ -13,7 +13,7 @@
 use std::time::Duration;
 
 use clusterform_model::duration::Seconds;
-use clusterform_model::{Cluster, ClusterName, state};
+use clusterform_model::{Cluster, ClusterName, ClusterState};
 use clusterform_planner::{LiveCluster, RunningJobs};
 use futures::StreamExt;
 use time::OffsetDateTime;
@@ -178,7 +178,7 @@ fn decide(
 
 fn not_running(state: Option<&str>) -> Option<String> {
     match state {
-        Some(state::RUNNING) => None,
+        Some(state) if ClusterState::of(state) == ClusterState::Running => None,
         Some(other) => Some(format!("cluster is {other}, not RUNNING")),
         None => Some("cluster reports no state".to_owned()),
     }

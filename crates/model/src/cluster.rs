@@ -158,9 +158,14 @@ impl Cluster {
         }
     }
 
-    /// The cluster's state, if the service reported one.
+    /// The cluster's state as the service spells it, if it reported one.
     pub fn state(&self) -> Option<&str> {
         self.cluster_status.as_ref()?.state.as_deref()
+    }
+
+    /// The cluster's state, if the service reported one.
+    pub fn cluster_state(&self) -> Option<crate::ClusterState> {
+        self.state().map(crate::ClusterState::of)
     }
 
     /// The node pool with this id.

@@ -38,16 +38,81 @@ pub use update_mode::{UnknownUpdateMode, UpdateMode};
 /// The label clusterform puts on every cluster it manages; its value is the stack name.
 pub const STACK_LABEL: &str = "clusterform-stack";
 
-/// The cluster states reported in `clusterStatus.state`.
-pub mod state {
-    /// The cluster is being created.
-    pub const PROVISIONING: &str = "PROVISIONING";
-    /// The cluster is ready.
-    pub const RUNNING: &str = "RUNNING";
-    /// The cluster is being deleted.
-    pub const STOPPING: &str = "STOPPING";
-    /// The cluster failed.
-    pub const ERROR: &str = "ERROR";
-    /// An update is being applied.
-    pub const UPDATING: &str = "UPDATING";
+/// The cluster states reported in `clusterStatus.state`, and which of them a client waits out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClusterState {
+    /// `PROVISIONING`: the cluster is being created.
+    Provisioning,
+    /// `RUNNING`: the cluster is ready.
+    Running,
+    /// `STOPPING`: the cluster is being deleted.
+    Stopping,
+    /// `ERROR`: the cluster failed.
+    Error,
+    /// `UPDATING`: an update is being applied.
+    Updating,
+    /// A state this version does not know.
+    Other,
+}
+
+impl ClusterState {
+    /// An operation is changing the cluster: it is being created or updated.
+    pub const WORKING: [Self; 2] = [Self::Provisioning, Self::Updating];
+    /// An update or a delete sent now would be refused: an operation is changing the cluster,
+    /// or it is being deleted.
+    pub const BUSY: [Self; 3] = [Self::Provisioning, Self::Updating, Self::Stopping];
+
+    /// The state the service spells `text`.
+    pub fn of(text: &str) -> Self {
+        match text {
+            "PROVISIONING" => Self::Provisioning,
+            "RUNNING" => Self::Running,
+            "STOPPING" => Self::Stopping,
+            "ERROR" => Self::Error,
+            "UPDATING" => Self::Updating,
+            _ => Self::Other,
+        }
+    }
+
+    /// The service's spelling (`another state` for [`Self::Other`]).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Provisioning => "PROVISIONING",
+            Self::Running => "RUNNING",
+            Self::Stopping => "STOPPING",
+            Self::Error => "ERROR",
+            Self::Updating => "UPDATING",
+            Self::Other => "another state",
+        }
+    }
+
+    /// See [`Self::WORKING`].
+    pub fn is_working(self) -> bool {
+        Self::WORKING.contains(&self)
+    }
+
+    /// See [`Self::BUSY`].
+    pub fn is_busy(self) -> bool {
+        Self::BUSY.contains(&self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ClusterState;
+
+    #[test]
+    fn busy_states_are_the_working_ones_and_stopping() {
+        for state in ["PROVISIONING", "UPDATING"] {
+            assert!(ClusterState::of(state).is_working(), "{state}");
+            assert!(ClusterState::of(state).is_busy(), "{state}");
+        }
+        assert!(ClusterState::of("STOPPING").is_busy());
+        assert!(!ClusterState::of("STOPPING").is_working());
+        for state in ["RUNNING", "ERROR", "SUSPENDED"] {
+            assert!(!ClusterState::of(state).is_busy(), "{state}");
+        }
+        assert_eq!(ClusterState::of("SUSPENDED"), ClusterState::Other);
+        assert_eq!(ClusterState::of("RUNNING").as_str(), "RUNNING");
+    }
 }

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use clusterform_config::{Config, DesiredCluster, RemovedCluster, Timeouts};
 use clusterform_model::fields::{FieldAccess, ImpactClass, UpdateMaskPath, lookup};
-use clusterform_model::{Cluster, ClusterName, STACK_LABEL, UpdateMode, state};
+use clusterform_model::{Cluster, ClusterName, ClusterState, STACK_LABEL, UpdateMode};
 use serde_json::Value;
 
 use crate::builder::PlanBuilder;
@@ -158,7 +158,7 @@ pub(crate) fn deletion(
     timeouts: PlannedTimeouts,
     reason: ChangeReason,
 ) -> ClusterChange {
-    let (reason, requests) = if live.state() == Some(state::STOPPING) {
+    let (reason, requests) = if live.cluster_state() == Some(ClusterState::Stopping) {
         (ChangeReason::BeingDeleted, Vec::new())
     } else {
         (reason, vec![requests::delete(&address)])
@@ -231,7 +231,7 @@ impl ClusterPlanner<'_> {
         let desired_json = self.encode(&self.cluster.cluster)?;
         match live {
             None => Ok(self.creation(&desired_json, None)),
-            Some(live) if live.state() == Some(state::STOPPING) => {
+            Some(live) if live.cluster_state() == Some(ClusterState::Stopping) => {
                 Ok(self.creation(&desired_json, Some(ChangeReason::BeingDeleted)))
             }
             Some(live) => self.comparison(&desired_json, live),
@@ -460,7 +460,10 @@ fn without_default_in_effect<'j>(desired: Cow<'j, Value>, live: &Value) -> Cow<'
 /// reports it in `ERROR` (a failed create, or a failure since).
 fn broken(live: &Cluster) -> Option<ChangeReason> {
     let status = live.cluster_status.as_ref()?;
-    let state = status.state.as_deref().filter(|s| *s == state::ERROR)?;
+    let state = status
+        .state
+        .as_deref()
+        .filter(|s| ClusterState::of(s) == ClusterState::Error)?;
     let error = status.error.as_ref().map(|e| match e.code_name() {
         "" => e.message.clone(),
         code => format!("{code}: {}", e.message),

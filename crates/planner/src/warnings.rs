@@ -3,15 +3,11 @@
 //! smaller), and the one thing that is not allowed although each field is valid on its own:
 //! removing a node pool that the login pool or a partition still refers to after the update.
 
-use clusterform_model::{Cluster, state};
+use clusterform_model::Cluster;
 use serde_json::Value;
 
 use crate::plan::{Action, FieldChange};
 use clusterform_model::paths;
-
-/// Cluster states in which the service is already working on the cluster (a cluster in
-/// `ERROR` is replaced and one `STOPPING` is waited for: their plans say so themselves).
-const BUSY_STATES: &[&str] = &[state::PROVISIONING, state::UPDATING];
 
 const PARTITIONS: &str = "/orchestratorSpec/slurmSpec/partitions";
 const DEFAULT_PARTITION: &str = "/orchestratorSpec/slurmSpec/defaultPartitionId";
@@ -71,8 +67,10 @@ fn pool_shrinks(field: &FieldChange, live: &Cluster) -> Option<String> {
     ))
 }
 
+/// The service is working on the cluster already (one in `ERROR` is replaced and one
+/// `STOPPING` waited for: their plans say so themselves).
 fn busy(live: &Cluster) -> Option<String> {
-    let state = live.state().filter(|s| BUSY_STATES.contains(s))?;
+    let state = live.cluster_state().filter(|s| s.is_working())?.as_str();
     Some(format!(
         "the cluster is {state} right now: apply waits for the running operation to end before sending its request"
     ))
@@ -81,7 +79,7 @@ fn busy(live: &Cluster) -> Option<String> {
 /// For a cluster that matches its configuration: an operation started earlier (perhaps by a
 /// run that was killed before it could journal it) is still running on it.
 fn still_working(live: &Cluster) -> Option<String> {
-    let state = live.state().filter(|s| BUSY_STATES.contains(s))?;
+    let state = live.cluster_state().filter(|s| s.is_working())?.as_str();
     Some(format!(
         "the cluster is {state} right now: an operation started earlier is still running on it"
     ))

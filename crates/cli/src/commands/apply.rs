@@ -12,7 +12,7 @@ use clusterform_config::{Config, VariableInputs, field_location};
 use clusterform_executor::{
     ApplyEngine, ApplyReport, ExecError, Journal, ProgressSink, StorageClient, WaitOptions,
 };
-use clusterform_model::{ClusterName, paths, state};
+use clusterform_model::{ClusterName, ClusterState, paths};
 use clusterform_planner::{Action, ClusterChange, LiveCluster, Plan};
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
@@ -158,8 +158,8 @@ fn busy_with<'l>(
         .filter(|cluster| {
             cluster
                 .cluster
-                .state()
-                .is_some_and(|s| [state::PROVISIONING, state::UPDATING].contains(&s))
+                .cluster_state()
+                .is_some_and(ClusterState::is_working)
         })
         .map(|cluster| &cluster.address)
         .collect();
