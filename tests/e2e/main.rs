@@ -40,4 +40,6 @@ mod secrets;
 mod sensitive_diagnostics;
 mod slurm_api;
 mod stacks;
+#[cfg(unix)]
+mod state_hardening;
 mod validate;

@@ -304,3 +304,42 @@ fn a_run_killed_on_one_machine_is_resumed_from_another_through_the_shared_journa
         "the finished operation left the journal"
     );
 }
+
+/// The lock ID a refused run printed: the text after `(lock ID ` up to the next `,` or `)`.
+fn printed_lock_id(message: &str) -> &str {
+    let start = message.find("(lock ID ").expect("no lock ID shown") + "(lock ID ".len();
+    let rest = &message[start..];
+    &rest[..rest.find([',', ')']).unwrap()]
+}
+
+#[test]
+#[cfg(unix)]
+fn a_lock_without_a_readable_record_is_removed_by_the_id_its_refusal_shows() {
+    let emulator = ExternalEmulator::start();
+    let machine = emulator.machine();
+    let written = ExternalEmulator::block_on(
+        emulator
+            .storage()
+            .create_if_absent(OBJECT, b"\x00 not a lock record"),
+    )
+    .unwrap();
+
+    let refused = emulator.run(machine.path(), &["apply", "--auto-approve"]);
+    assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));
+    let message = stderr(&refused);
+    let id = printed_lock_id(&message);
+    assert_eq!(
+        id,
+        written.to_string(),
+        "the generation is the ID: {message}"
+    );
+    for part in [LOCATION, &format!("clusterform force-unlock {id}")] {
+        assert!(message.contains(part), "{part:?} missing: {message}");
+    }
+
+    let unlocked = emulator.run(machine.path(), &["force-unlock", id, "--auto-approve"]);
+    assert_succeeded(&unlocked);
+    assert_eq!(emulator.held(), None);
+    let applied = emulator.run(machine.path(), &["apply", "--auto-approve"]);
+    assert_succeeded(&applied);
+}

@@ -3,6 +3,7 @@
 //! binary knows how its user can fix it.
 
 use clusterform_executor::ExecError;
+use clusterform_model::Code;
 use clusterform_planner::PlanError;
 
 /// `destroy` with nobody to confirm it: approve it on the command line, or review it first as a
@@ -46,7 +47,7 @@ pub fn plan_hint(error: &PlanError) -> Option<String> {
 /// The hint for an error of the API client or the apply engine.
 pub fn exec_hint(error: &ExecError) -> Option<String> {
     let hint = match error {
-        ExecError::Api { status, .. } => return api_hint(status.code_name()),
+        ExecError::Api { status, .. } => return api_hint(status.canonical_code()),
         ExecError::Transport { .. } => {
             "check the network connection and the endpoint (--endpoint, CLUSTERFORM_ENDPOINT)"
         }
@@ -91,6 +92,16 @@ pub fn exec_hint(error: &ExecError) -> Option<String> {
         ExecError::Locked { .. } => {
             "wait for the other run to finish (`--lock-timeout 10m` waits for it); the lock is released when it exits"
         }
+        ExecError::RemoteLocked {
+            holder: None,
+            generation: Some(generation),
+            ..
+        } => {
+            return Some(format!(
+                "nothing says which run wrote it: if no run is using the stack, remove it with \
+                 `clusterform force-unlock {generation}`"
+            ));
+        }
         ExecError::RemoteLocked { .. } => {
             "wait for the other run to finish (`--lock-timeout 10m` waits for it); if it died, \
              remove its lock with `clusterform force-unlock LOCK_ID`"
@@ -127,21 +138,23 @@ pub fn exec_hint(error: &ExecError) -> Option<String> {
 }
 
 /// The hint for an API error, by its canonical code.
-fn api_hint(code_name: &str) -> Option<String> {
-    let hint = match code_name {
-        "UNAUTHENTICATED" => {
+fn api_hint(code: Code) -> Option<String> {
+    let hint = match code {
+        Code::Unauthenticated => {
             "the access token was rejected: run `gcloud auth application-default login` or refresh CLUSTERFORM_ACCESS_TOKEN"
         }
-        "PERMISSION_DENIED" => {
+        Code::PermissionDenied => {
             "the caller needs aiplatform.modelDevelopmentClusters.* permissions on the project"
         }
-        "ALREADY_EXISTS" => {
+        Code::AlreadyExists => {
             "a cluster with this ID already exists: `clusterform import ID` adopts it"
         }
-        "ABORTED" => "another operation is running on the cluster: apply again once it finishes",
-        "RESOURCE_EXHAUSTED" => "a quota or rate limit was hit: check the project's quotas",
-        "FAILED_PRECONDITION" => "the cluster is not in a state that allows this change",
-        "UNAVAILABLE" => "the service is unavailable: try again later",
+        Code::Aborted => {
+            "another operation is running on the cluster: apply again once it finishes"
+        }
+        Code::ResourceExhausted => "a quota or rate limit was hit: check the project's quotas",
+        Code::FailedPrecondition => "the cluster is not in a state that allows this change",
+        Code::Unavailable => "the service is unavailable: try again later",
         _ => return None,
     };
     Some(hint.to_owned())

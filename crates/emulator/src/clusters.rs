@@ -176,12 +176,13 @@ pub(crate) async fn create(
     }
     let now = now_millis();
     let resource = new_resource(&name, cluster, &rfc3339(now));
-    state
-        .store
-        .clusters
-        .insert(name.clone(), StoredCluster::new(resource));
-    let operation = state.start_operation(OperationKind::Create, &name, &parent, None, now);
-    state.save()?;
+    let operation = state.commit(|state| {
+        state
+            .store
+            .clusters
+            .insert(name.clone(), StoredCluster::new(resource));
+        Ok::<_, ApiError>(state.start_operation(OperationKind::Create, &name, &parent, None, now))
+    })?;
     Ok(Json(operation.render(now)))
 }
 
@@ -228,14 +229,15 @@ pub(crate) async fn update(
         fold_config_keys(&mut updated);
     }
     let now = now_millis();
-    let operation = state.start_operation(
-        OperationKind::Update,
-        &name,
-        &parent,
-        Some((update_mode, updated)),
-        now,
-    );
-    state.save()?;
+    let operation = state.commit(|state| {
+        Ok::<_, ApiError>(state.start_operation(
+            OperationKind::Update,
+            &name,
+            &parent,
+            Some((update_mode, updated)),
+            now,
+        ))
+    })?;
     Ok(Json(operation.render(now)))
 }
 
@@ -289,8 +291,9 @@ pub(crate) async fn delete(
     let mut state = emulator.lock();
     idle_cluster(&state.store.clusters, &name)?;
     let now = now_millis();
-    let operation = state.start_operation(OperationKind::Delete, &name, &parent, None, now);
-    state.save()?;
+    let operation = state.commit(|state| {
+        Ok::<_, ApiError>(state.start_operation(OperationKind::Delete, &name, &parent, None, now))
+    })?;
     Ok(Json(operation.render(now)))
 }
 

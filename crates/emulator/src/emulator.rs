@@ -165,6 +165,25 @@ impl State {
         }
     }
 
+    /// Makes `change` and saves the store; if the save fails, the store is put back as it was
+    /// and the save's error answered. A request answered `500` must have changed nothing: a
+    /// retry that found the change made would answer success for what a restart loses.
+    pub(crate) fn commit<T, E: From<EmulatorError>>(
+        &mut self,
+        change: impl FnOnce(&mut Self) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let Some(path) = self.options.state_file.clone() else {
+            return change(self);
+        };
+        let before = self.store.clone();
+        let changed = change(self)?;
+        if let Err(error) = persist::save(&path, &self.store) {
+            self.store = before;
+            return Err(error.into());
+        }
+        Ok(changed)
+    }
+
     /// Starts an operation on `cluster_name` at `now`; whether it will fail is rolled now.
     pub(crate) fn start_operation(
         &mut self,
@@ -256,6 +275,9 @@ impl Emulator {
     /// lives: a second emulator on the same file fails with
     /// [`EmulatorError::StateInUse`].
     pub fn new(options: EmulatorOptions) -> Result<Self, EmulatorError> {
+        if let Some(path) = &options.state_file {
+            persist::check_kind(path)?;
+        }
         let state_lock = options
             .state_file
             .as_deref()

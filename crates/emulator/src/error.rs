@@ -13,6 +13,9 @@ pub enum EmulatorError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// The state file exists but is a device, FIFO, socket or directory.
+    #[error("the emulator state file {path} is {kind}, not a regular file")]
+    StateNotAFile { path: PathBuf, kind: &'static str },
     /// The state file is not valid emulator state.
     #[error("the emulator state file {path} is corrupt: {source}")]
     CorruptState {

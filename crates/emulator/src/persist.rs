@@ -4,6 +4,8 @@
 //! leaves a half-written file. One emulator at a time uses a state file: it
 //! holds an exclusive lock on a sibling `FILE.lock` for as long as it lives
 //! (the state file itself cannot carry the lock, as every save replaces it).
+//! A state path that exists but is not a regular file is refused before
+//! anything is read or created next to it.
 
 use std::ffi::OsString;
 use std::fs::{File, OpenOptions, TryLockError};
@@ -12,6 +14,49 @@ use std::path::{Path, PathBuf};
 
 use crate::error::EmulatorError;
 use crate::store::{STORE_FORMAT_VERSION, Store};
+
+/// Refuses a state file that exists but is not a regular file (or a link to one): a device
+/// such as `/dev/full` or `/dev/zero` would be read without end, a FIFO would block the start,
+/// and no save could ever land in either.
+pub(crate) fn check_kind(path: &Path) -> Result<(), EmulatorError> {
+    let kind = match std::fs::metadata(path) {
+        Ok(metadata) if metadata.is_file() => return Ok(()),
+        Ok(metadata) => kind_of(&metadata.file_type()),
+        Err(error) if error.kind() == ErrorKind::NotFound => return Ok(()),
+        Err(source) => {
+            return Err(EmulatorError::ReadState {
+                path: path.to_owned(),
+                source,
+            });
+        }
+    };
+    Err(EmulatorError::StateNotAFile {
+        path: path.to_owned(),
+        kind,
+    })
+}
+
+/// What a file that is not a regular file is, for the error.
+fn kind_of(file_type: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt as _;
+        if file_type.is_char_device() || file_type.is_block_device() {
+            return "a device";
+        }
+        if file_type.is_fifo() {
+            return "a FIFO";
+        }
+        if file_type.is_socket() {
+            return "a socket";
+        }
+    }
+    if file_type.is_dir() {
+        "a directory"
+    } else {
+        "a special file"
+    }
+}
 
 /// Takes the lock of the state file at `path`, or fails at once if another
 /// emulator holds it. The operating system releases it when the file is

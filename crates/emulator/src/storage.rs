@@ -219,13 +219,14 @@ pub(crate) async fn upload(
     let mut state = emulator.lock();
     open_bucket(&mut state, &bucket, object, Permission::Create)?;
     check_mutation_rate(&mut state, &bucket, object)?;
-    let stored = state
-        .store
-        .storage
-        .put(&bucket, object, write)
-        .map_err(|error| StorageError::of_object(error, &bucket, object))?;
-    let resource = object_resource(&bucket, object, stored);
-    state.save()?;
+    let resource = state.commit(|state| {
+        state
+            .store
+            .storage
+            .put(&bucket, object, write)
+            .map(|stored| object_resource(&bucket, object, stored))
+            .map_err(|error| StorageError::of_object(error, &bucket, object))
+    })?;
     Ok(Json(resource))
 }
 
@@ -273,12 +274,13 @@ pub(crate) async fn delete(
     let mut state = emulator.lock();
     open_bucket(&mut state, &bucket, &object, Permission::Delete)?;
     check_mutation_rate(&mut state, &bucket, &object)?;
-    state
-        .store
-        .storage
-        .delete(&bucket, &object, wanted)
-        .map_err(|error| StorageError::of_object(error, &bucket, &object))?;
-    state.save()?;
+    state.commit(|state| {
+        state
+            .store
+            .storage
+            .delete(&bucket, &object, wanted)
+            .map_err(|error| StorageError::of_object(error, &bucket, &object))
+    })?;
     Ok(StatusCode::NO_CONTENT)
 }
 

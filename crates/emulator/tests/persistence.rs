@@ -152,3 +152,130 @@ async fn a_second_emulator_on_the_same_state_file_is_refused_until_the_first_sto
     first.server.shutdown().await;
     Emulator::new(persistent_options(&state_file)).unwrap();
 }
+
+/// A state file in `directory/state`, and a way to make every later save fail: the directory
+/// is moved away and a regular file put in its place (permissions would not stop root).
+struct FailingSaves {
+    _root: tempfile::TempDir,
+    state_directory: std::path::PathBuf,
+    moved: std::path::PathBuf,
+    state_file: std::path::PathBuf,
+}
+
+impl FailingSaves {
+    fn new() -> Self {
+        let root = tempfile::tempdir().unwrap();
+        let state_directory = root.path().join("state");
+        std::fs::create_dir(&state_directory).unwrap();
+        Self {
+            moved: root.path().join("moved"),
+            state_file: state_directory.join("emulator.json"),
+            state_directory,
+            _root: root,
+        }
+    }
+
+    fn break_saves(&self) {
+        std::fs::rename(&self.state_directory, &self.moved).unwrap();
+        std::fs::write(&self.state_directory, "not a directory").unwrap();
+    }
+
+    fn mend_saves(&self) {
+        std::fs::remove_file(&self.state_directory).unwrap();
+        std::fs::rename(&self.moved, &self.state_directory).unwrap();
+    }
+}
+
+#[tokio::test]
+async fn a_change_whose_save_failed_is_not_kept() {
+    let saves = FailingSaves::new();
+    let server = TestServer::start(persistent_options(&saves.state_file)).await;
+    server.create_running("kept", cpu_cluster()).await;
+    saves.break_saves();
+
+    for attempt in ["first", "retry"] {
+        let (status, error) = server.create("lost", cpu_cluster()).await;
+        assert_eq!(status, 500, "{attempt}: {error}");
+        let message = error["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("cannot write the emulator state file")
+                && message.contains(&*saves.state_file.to_string_lossy()),
+            "{attempt}: {message}"
+        );
+        assert!(
+            server.emulator().cluster(&cluster_name("lost")).is_none(),
+            "{attempt}: the create was not saved, so it was not made"
+        );
+    }
+    let delete = format!("/v1beta1/{}", cluster_name("kept"));
+    let (status, _) = server.call(Method::DELETE, &delete, None).await;
+    assert_eq!(status, 500);
+    assert_eq!(
+        server.emulator().cluster(&cluster_name("kept")).unwrap()["clusterStatus"]["state"],
+        "RUNNING",
+        "the delete was not saved, so it was not started"
+    );
+
+    saves.mend_saves();
+    let (status, operation) = server.create("lost", cpu_cluster()).await;
+    assert_eq!(status, 200, "{operation}");
+    server.server.shutdown().await;
+    let restarted = Emulator::new(persistent_options(&saves.state_file)).unwrap();
+    assert!(restarted.cluster(&cluster_name("lost")).is_some());
+}
+
+#[tokio::test]
+async fn an_object_whose_save_failed_is_not_kept() {
+    let saves = FailingSaves::new();
+    let server = TestServer::start(EmulatorOptions {
+        buckets: vec!["team-infra".to_owned()],
+        ..persistent_options(&saves.state_file)
+    })
+    .await;
+    saves.break_saves();
+    let upload =
+        "/upload/storage/v1/b/team-infra/o?uploadType=media&name=stack.lock&ifGenerationMatch=0";
+    for attempt in ["first", "retry"] {
+        let (status, error) = server
+            .call(Method::POST, upload, Some(json!({"id": "lock"})))
+            .await;
+        assert_eq!(status, 500, "{attempt}: {error}");
+        let (status, _) = server
+            .call(Method::GET, "/storage/v1/b/team-infra/o/stack.lock", None)
+            .await;
+        assert_eq!(
+            status, 404,
+            "{attempt}: the object was not saved, so it is not there"
+        );
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_state_path_that_is_a_device_or_a_fifo_is_refused_at_start() {
+    let directory = tempfile::tempdir().unwrap();
+    let fifo = directory.path().join("emulator.json");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    for path in [std::path::PathBuf::from("/dev/full"), fifo] {
+        let error = Emulator::new(persistent_options(&path)).unwrap_err();
+        assert!(
+            matches!(&error, EmulatorError::StateNotAFile { path: p, .. } if *p == path),
+            "{error:?}"
+        );
+        let message = error.to_string();
+        assert!(
+            message.contains(&*path.to_string_lossy()) && message.contains("not a regular file"),
+            "{message}"
+        );
+    }
+    assert!(
+        !std::path::Path::new("/dev/full.lock").exists(),
+        "nothing is created next to a refused state file"
+    );
+    let locks = std::fs::read_dir(directory.path()).unwrap().count();
+    assert_eq!(locks, 1, "no lock file next to the FIFO");
+}

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use clusterform_model::rest::{self, ClusterRequest, HttpMethod, RestCall};
 use clusterform_model::{
-    Cluster, ClusterName, ErrorEnvelope, Operation, OperationName, STACK_LABEL, Status,
+    Cluster, ClusterName, Code, ErrorEnvelope, Operation, OperationName, STACK_LABEL, Status,
     validate_location, validate_project,
 };
 use futures::FutureExt;
@@ -682,7 +682,7 @@ impl ApiClient {
         let status = error_status(http_status.as_u16(), &body);
         let verdict = classify_status(
             http_status.as_u16(),
-            status.code_name(),
+            status.canonical_code(),
             call.class,
             retry_after,
         );
@@ -809,26 +809,8 @@ fn error_status(http_status: u16, body: &[u8]) -> Status {
     Status {
         code: i64::from(http_status),
         message: quote_body(body),
-        status: Some(code_name_of_http(http_status).to_owned()),
+        status: Some(Code::of_http(http_status).as_str().to_owned()),
         details: Vec::new(),
-    }
-}
-
-/// The canonical code Google maps an HTTP status to (AIP-193).
-fn code_name_of_http(http_status: u16) -> &'static str {
-    match http_status {
-        400 => "INVALID_ARGUMENT",
-        401 => "UNAUTHENTICATED",
-        403 => "PERMISSION_DENIED",
-        404 => "NOT_FOUND",
-        409 => "ABORTED",
-        429 => "RESOURCE_EXHAUSTED",
-        499 => "CANCELLED",
-        501 => "UNIMPLEMENTED",
-        503 => "UNAVAILABLE",
-        504 => "DEADLINE_EXCEEDED",
-        500..=599 => "INTERNAL",
-        _ => "UNKNOWN",
     }
 }
 

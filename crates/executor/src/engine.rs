@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clusterform_model::rest::{ClusterRequest, RequestKind};
-use clusterform_model::{Cluster, ClusterName, ClusterState, Operation};
+use clusterform_model::{Cluster, ClusterName, ClusterState, Code, Operation};
 use clusterform_planner::{Action, ChangeReason, ClusterChange, Plan, PlannedTimeouts};
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
@@ -808,7 +808,7 @@ fn outcome_of(
     match (&operation.error, &operation.response) {
         // Someone else deleted it first: the cluster is gone, which is what was asked.
         (Some(status), _)
-            if request == RequestKind::Delete && status.code_name() == "NOT_FOUND" =>
+            if request == RequestKind::Delete && status.canonical_code() == Code::NotFound =>
         {
             Ok(None)
         }

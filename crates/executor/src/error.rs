@@ -9,12 +9,12 @@ use std::time::Duration;
 use clusterform_model::duration::Seconds;
 use clusterform_model::fields::{MaskSource, UpdateMaskPath, camel_case};
 use clusterform_model::rest::ClusterRequest;
-use clusterform_model::{NameError, Status};
+use clusterform_model::{Code, NameError, Status};
 
 use crate::auth::AuthError;
 use crate::journal::JournalLocation;
 use crate::lock::LockInfo;
-use crate::storage::StorageError;
+use crate::storage::{Generation, StorageError};
 
 /// Everything that can go wrong while talking to the API or running a plan.
 #[derive(Debug, thiserror::Error)]
@@ -249,12 +249,15 @@ pub enum ExecError {
     },
     /// Another clusterform run, perhaps on another machine, holds the stack's lock on Cloud
     /// Storage.
-    #[error("{}", remote_locked_message(object, holder.as_deref(), *waited))]
+    #[error("{}", remote_locked_message(object, holder.as_deref(), *generation, *waited))]
     RemoteLocked {
         /// The lock object, `gs://BUCKET/OBJECT`.
         object: String,
         /// Who holds it, when the object holds a record; boxed to keep errors small.
         holder: Option<Box<LockInfo>>,
+        /// The object's generation when it was last read: the lock's ID for `force-unlock`
+        /// when it holds no record (`None` when it was gone by then).
+        generation: Option<Generation>,
         /// How long this run waited for it: the whole `--lock-timeout` (zero: not at all).
         waited: Duration,
     },
@@ -268,24 +271,24 @@ pub enum ExecError {
 }
 
 impl ExecError {
-    /// The canonical status name of an API error, if this is one.
-    pub fn api_code_name(&self) -> Option<&str> {
+    /// The canonical code of an API error, if this is one.
+    pub fn api_code(&self) -> Option<Code> {
         match self {
-            Self::Api { status, .. } => Some(status.code_name()),
+            Self::Api { status, .. } => Some(status.canonical_code()),
             _ => None,
         }
     }
 
     /// Whether another operation holds the resource (`ABORTED`).
     pub fn is_aborted(&self) -> bool {
-        self.api_code_name() == Some("ABORTED")
+        self.api_code() == Some(Code::Aborted)
     }
 
     /// Whether the service refused for quota or rate (HTTP 429 or `RESOURCE_EXHAUSTED`).
     pub fn is_quota_exhausted(&self) -> bool {
         match self {
             Self::Api { status, .. } => {
-                status.code == 429 || status.code_name() == "RESOURCE_EXHAUSTED"
+                status.code == 429 || status.canonical_code() == Code::ResourceExhausted
             }
             _ => false,
         }
@@ -293,7 +296,7 @@ impl ExecError {
 
     /// Whether this is an API `NOT_FOUND`.
     pub fn is_not_found(&self) -> bool {
-        self.api_code_name() == Some("NOT_FOUND")
+        self.api_code() == Some(Code::NotFound)
     }
 
     /// The error of a refused `request`, told apart when the service refused an update for a
@@ -307,7 +310,7 @@ impl ExecError {
         let ClusterRequest::Update { name, mask, .. } = request else {
             return self;
         };
-        if status.code_name() != "INVALID_ARGUMENT" {
+        if status.canonical_code() != Code::InvalidArgument {
             return self;
         }
         let said = format!(
@@ -350,10 +353,21 @@ fn locked_message(path: &std::path::Path, holder: Option<&LockInfo>, waited: Dur
     message
 }
 
-fn remote_locked_message(object: &str, holder: Option<&LockInfo>, waited: Duration) -> String {
-    let mut message = match holder {
-        Some(holder) => format!("the stack is locked by {holder} at {object}"),
-        None => format!("the stack is locked by another clusterform run (lock {object} exists)"),
+fn remote_locked_message(
+    object: &str,
+    holder: Option<&LockInfo>,
+    generation: Option<Generation>,
+    waited: Duration,
+) -> String {
+    let mut message = match (holder, generation) {
+        (Some(holder), _) => format!("the stack is locked by {holder} at {object}"),
+        (None, Some(generation)) => format!(
+            "the stack is locked: {object} exists but holds no lock record that can be read \
+             (lock ID {generation}, the object's generation)"
+        ),
+        (None, None) => {
+            format!("the stack is locked by another clusterform run (lock {object} exists)")
+        }
     };
     if !waited.is_zero() {
         message.push_str(&format!(

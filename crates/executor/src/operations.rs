@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use clusterform_model::Operation;
+use clusterform_model::{Code, Operation};
 use tokio::time::Instant;
 
 use crate::client::ApiClient;
@@ -149,7 +149,7 @@ impl<'a> OperationWaiter<'a> {
                 }
                 Err(error) if mode == Mode::LongPoll => {
                     failed_waits += 1;
-                    if error.api_code_name() == Some("UNIMPLEMENTED") {
+                    if error.api_code() == Some(Code::Unimplemented) {
                         mode = Mode::Poll;
                         continue;
                     }
@@ -193,8 +193,8 @@ fn is_transient(error: &ExecError) -> bool {
         ExecError::Api { status, .. } => {
             status.code >= 500
                 || matches!(
-                    status.code_name(),
-                    "UNAVAILABLE" | "RESOURCE_EXHAUSTED" | "INTERNAL"
+                    status.canonical_code(),
+                    Code::Unavailable | Code::ResourceExhausted | Code::Internal
                 )
         }
         _ => false,

@@ -6,7 +6,9 @@
 //! deleting it only if its generation is still the one this run wrote, so a run never deletes
 //! a lock someone else took (after a `force-unlock`, say). Unlike the local lock, nothing
 //! releases it when the process dies: a lock left by a crash is removed with `force-unlock`,
-//! which reads the lock and deletes exactly the generation it read.
+//! which reads the lock and deletes exactly the generation it read. A lock object that holds no
+//! readable record (written by something else, or damaged) is named by its generation instead
+//! of a record's ID, so that it too can be removed.
 
 use std::time::Duration;
 
@@ -42,6 +44,16 @@ pub struct HeldLock {
     pub generation: Generation,
 }
 
+impl HeldLock {
+    /// The ID `force-unlock` takes: the record's, or the generation's when the object holds
+    /// no record, which has no ID of its own and must still be removable.
+    pub fn id(&self) -> String {
+        self.info
+            .as_ref()
+            .map_or_else(|| self.generation.to_string(), |info| info.id.clone())
+    }
+}
+
 impl StorageLock {
     /// Takes the lock `object` for `holder`, waiting up to `timeout` while another run holds
     /// it; a zero timeout fails at once with [`ExecError::RemoteLocked`] naming the holder.
@@ -65,7 +77,7 @@ impl StorageLock {
         };
         let record = serde_json::to_vec(&holder).unwrap_or_default();
         loop {
-            let just_written = match client.create_if_absent(object, &record).await {
+            let just_written = match client.take_if_absent(object, &record).await {
                 Ok(generation) => {
                     return Ok(Self {
                         client: client.clone(),
@@ -77,7 +89,8 @@ impl StorageLock {
                 }
                 Err(StorageError::PreconditionFailed { .. }) => false,
                 // Another run wrote the lock within the last second, taking or releasing it:
-                // look at it, and write no sooner than a second later.
+                // look at it, and write no sooner than a second later. The create is not
+                // retried (`take_if_absent`), so a zero timeout fails at once.
                 Err(error) if error.is_rate_limited() => true,
                 Err(other) => return Err(lock_storage(other)),
             };
@@ -160,6 +173,7 @@ impl LockWait<'_> {
             if remaining.is_zero() {
                 return Err(ExecError::RemoteLocked {
                     object: location(self.client, self.object),
+                    generation: held.as_ref().map(|lock| lock.generation),
                     holder: held.and_then(|lock| lock.info).map(Box::new),
                     waited: self.timeout,
                 });

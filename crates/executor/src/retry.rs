@@ -7,6 +7,7 @@
 
 use std::time::Duration;
 
+use clusterform_model::Code;
 use rand::Rng;
 
 /// Limits on retrying one request.
@@ -72,18 +73,18 @@ pub(crate) enum Verdict {
 /// The verdict on an error answer.
 pub(crate) fn classify_status(
     http_status: u16,
-    code_name: &str,
+    code: Code,
     class: CallClass,
     retry_after: Option<Duration>,
 ) -> Verdict {
-    match (http_status, code_name) {
+    match (http_status, code) {
         // The service did not process the request: safe for every call.
-        (503, _) | (_, "UNAVAILABLE") => Verdict::Retry { after: retry_after },
-        (429, _) | (_, "RESOURCE_EXHAUSTED") => Verdict::Retry { after: retry_after },
+        (503, _) | (_, Code::Unavailable) => Verdict::Retry { after: retry_after },
+        (429, _) | (_, Code::ResourceExhausted) => Verdict::Retry { after: retry_after },
         // Another operation holds the cluster. A read may simply be repeated; for a change the
         // engine waits for the cluster to settle (for as long as the action's timeout allows)
         // and sends it again, which a fixed retry window could not do.
-        (_, "ABORTED") => match class {
+        (_, Code::Aborted) => match class {
             CallClass::Read => Verdict::Retry { after: retry_after },
             CallClass::Create | CallClass::Idempotent => Verdict::Fail,
         },
@@ -177,11 +178,11 @@ mod tests {
     fn verdicts_follow_aip_194() {
         use CallClass::*;
         let retry = Verdict::Retry { after: None };
-        assert_eq!(classify_status(503, "UNAVAILABLE", Create, None), retry);
+        assert_eq!(classify_status(503, Code::Unavailable, Create, None), retry);
         assert_eq!(
             classify_status(
                 429,
-                "RESOURCE_EXHAUSTED",
+                Code::ResourceExhausted,
                 Idempotent,
                 Some(Duration::from_secs(2))
             ),
@@ -189,34 +190,37 @@ mod tests {
                 after: Some(Duration::from_secs(2))
             }
         );
-        assert_eq!(classify_status(409, "ABORTED", Read, None), retry);
+        assert_eq!(classify_status(409, Code::Aborted, Read, None), retry);
         assert_eq!(
-            classify_status(409, "ABORTED", Idempotent, None),
-            Verdict::Fail
-        );
-        assert_eq!(classify_status(409, "ABORTED", Create, None), Verdict::Fail);
-        assert_eq!(classify_status(500, "INTERNAL", Read, None), retry);
-        assert_eq!(
-            classify_status(500, "INTERNAL", Idempotent, None),
+            classify_status(409, Code::Aborted, Idempotent, None),
             Verdict::Fail
         );
         assert_eq!(
-            classify_status(504, "DEADLINE_EXCEEDED", Create, None),
+            classify_status(409, Code::Aborted, Create, None),
+            Verdict::Fail
+        );
+        assert_eq!(classify_status(500, Code::Internal, Read, None), retry);
+        assert_eq!(
+            classify_status(500, Code::Internal, Idempotent, None),
+            Verdict::Fail
+        );
+        assert_eq!(
+            classify_status(504, Code::DeadlineExceeded, Create, None),
             Verdict::LookFirst
         );
         for (code, name) in [
-            (400, "INVALID_ARGUMENT"),
-            (404, "NOT_FOUND"),
-            (409, "ALREADY_EXISTS"),
-            (403, "PERMISSION_DENIED"),
-            (401, "UNAUTHENTICATED"),
-            (400, "FAILED_PRECONDITION"),
-            (501, "UNIMPLEMENTED"),
+            (400, Code::InvalidArgument),
+            (404, Code::NotFound),
+            (409, Code::AlreadyExists),
+            (403, Code::PermissionDenied),
+            (401, Code::Unauthenticated),
+            (400, Code::FailedPrecondition),
+            (501, Code::Unimplemented),
         ] {
             assert_eq!(
                 classify_status(code, name, Read, None),
                 Verdict::Fail,
-                "{name}"
+                "{name:?}"
             );
         }
         assert_eq!(classify_transport(Idempotent), retry);

@@ -6,7 +6,8 @@
 //! `http.rs`: a bearer token on every request, a per-request timeout, answers read with a size
 //! cap, redirects never followed, plain http only to loopback, and retries with backoff. Because every write and delete
 //! carries a precondition, each call may be repeated safely: 429, 500, 502, 503, 504 and lost
-//! connections are retried, a `412` never is. A write that lost its answer and meets `412` on
+//! connections are retried, a `412` never is, nor a `429` on the lock's create (it means the
+//! lock is being taken or released). A write that lost its answer and meets `412` on
 //! the retry is looked up: if the live object holds exactly our bytes, the first attempt went
 //! through and its generation is the answer. Errors name the bucket and the object.
 
@@ -212,6 +213,9 @@ struct Call<'a> {
     url: Url,
     object: &'a str,
     body: Option<&'a [u8]>,
+    /// Whether a `429` is retried like the other retried statuses; the lock's create answers
+    /// it at once, as "held" ([`StorageClient::take_if_absent`]).
+    retry_rate_limit: bool,
 }
 
 /// An answer that is not retried: its status, headers and body.
@@ -272,7 +276,19 @@ impl StorageClient {
         object: &str,
         content: &[u8],
     ) -> Result<Generation, StorageError> {
-        self.write(object, content, None).await
+        self.write(object, content, None, true).await
+    }
+
+    /// [`Self::create_if_absent`] for a lock: a `429` is answered at once rather than retried.
+    /// Cloud Storage refuses for rate a create of an object written within the last second,
+    /// which for a lock means another run is taking or releasing it; retrying would keep the
+    /// caller away for the whole retry budget and compete with the holder's release.
+    pub async fn take_if_absent(
+        &self,
+        object: &str,
+        content: &[u8],
+    ) -> Result<Generation, StorageError> {
+        self.write(object, content, None, false).await
     }
 
     /// Replaces `object` with `content` only if its live generation is `generation`; answers
@@ -283,7 +299,7 @@ impl StorageClient {
         content: &[u8],
         generation: Generation,
     ) -> Result<Generation, StorageError> {
-        self.write(object, content, Some(generation)).await
+        self.write(object, content, Some(generation), true).await
     }
 
     /// The content and generation of `object`, or `None` if it does not exist.
@@ -295,6 +311,7 @@ impl StorageClient {
             url,
             object,
             body: None,
+            retry_rate_limit: true,
         };
         let answer = self.exchange(&call).await?;
         if answer.status == StatusCode::NOT_FOUND && !is_missing_bucket(&answer.body) {
@@ -329,6 +346,7 @@ impl StorageClient {
             url,
             object,
             body: None,
+            retry_rate_limit: true,
         };
         let answer = self.exchange(&call).await?;
         if answer.status == StatusCode::NOT_FOUND && !is_missing_bucket(&answer.body) {
@@ -343,6 +361,7 @@ impl StorageClient {
         object: &str,
         content: &[u8],
         expected: Option<Generation>,
+        retry_rate_limit: bool,
     ) -> Result<Generation, StorageError> {
         self.check_object_name(object)?;
         let mut url = self.url(&["upload", "storage", "v1", "b", &self.bucket, "o"]);
@@ -358,11 +377,15 @@ impl StorageClient {
             url,
             object,
             body: Some(content),
+            retry_rate_limit,
         };
         let answer = self.exchange(&call).await?;
-        // A 412 after a retry may be our own first attempt, which landed but lost its answer.
-        if answer.status == StatusCode::PRECONDITION_FAILED
-            && answer.after_retry
+        // A 412 (or a 429 answered at once: the object was just written) after a retry may be
+        // our own first attempt, which landed but lost its answer.
+        if matches!(
+            answer.status,
+            StatusCode::PRECONDITION_FAILED | StatusCode::TOO_MANY_REQUESTS
+        ) && answer.after_retry
             && let Some((live, generation)) = self.read(object).await?
             && live == content
         {
@@ -472,7 +495,9 @@ impl StorageClient {
             body,
             after_retry: false,
         };
-        if is_retried_status(status) {
+        if is_retried_status(status)
+            && (call.retry_rate_limit || status != StatusCode::TOO_MANY_REQUESTS)
+        {
             return Err(Failure::Retry {
                 error: self.api_error(call, &answer),
                 after: retry_after,

@@ -142,7 +142,11 @@ async fn the_token_never_shows() {
     )
     .unwrap();
     let err = wrong.list_clusters(PROJECT, REGION).await.unwrap_err();
-    assert_eq!(err.api_code_name(), Some("UNAUTHENTICATED"), "{err}");
+    assert_eq!(
+        err.api_code(),
+        Some(clusterform_model::Code::Unauthenticated),
+        "{err}"
+    );
     for text in [err.to_string(), format!("{err:?}")] {
         assert!(!text.contains("wrong-secret"), "{text}");
     }

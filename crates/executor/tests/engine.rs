@@ -150,7 +150,11 @@ async fn one_failure_does_not_stop_the_others() {
     let failed = failed[0];
     assert_eq!(failed.address.cluster_id, "bad");
     let err = failed.result.as_ref().unwrap_err();
-    assert_eq!(err.api_code_name(), Some("INVALID_ARGUMENT"), "{err}");
+    assert_eq!(
+        err.api_code(),
+        Some(clusterform_model::Code::InvalidArgument),
+        "{err}"
+    );
     assert!(h.emulator.cluster(&cluster_name("good")).is_some());
 }
 

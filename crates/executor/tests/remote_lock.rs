@@ -295,3 +295,67 @@ async fn a_missing_bucket_is_an_error_not_a_held_lock() {
         "{error}"
     );
 }
+
+#[tokio::test]
+async fn a_run_refused_for_rate_sends_one_create_and_leaves_the_release_alone() {
+    let (handle, client) = start_rate_limited().await;
+    let first = try_take(&client, "apply").await.unwrap();
+    let refused = try_take(&client, "apply").await.unwrap_err();
+    assert!(
+        matches!(&refused, ExecError::RemoteLocked { .. }),
+        "{refused}"
+    );
+    first.release().await.unwrap();
+
+    let log = handle.emulator().requests();
+    let statuses = |method: &str| -> Vec<u16> {
+        log.iter()
+            .filter(|r| r.method == method)
+            .map(|r| r.status)
+            .collect()
+    };
+    assert_eq!(
+        statuses("POST"),
+        [200, 429],
+        "the refused run sent one create, not a create and its retries: {log:#?}"
+    );
+    assert_eq!(statuses("DELETE"), [204], "{log:#?}");
+}
+
+#[tokio::test]
+async fn a_lock_without_a_record_is_refused_with_its_generation_as_the_lock_id() {
+    let (_handle, client) = start().await;
+    let generation = client
+        .create_if_absent(OBJECT, b"\x00garbage")
+        .await
+        .unwrap();
+    let refused = try_take(&client, "apply").await.unwrap_err();
+    assert!(
+        matches!(
+            &refused,
+            ExecError::RemoteLocked { holder: None, generation: Some(g), .. } if *g == generation
+        ),
+        "{refused:?}"
+    );
+    let message = refused.to_string();
+    for part in [
+        format!("gs://{BUCKET}/{OBJECT}"),
+        "holds no lock record".to_owned(),
+        format!("(lock ID {generation}, the object's generation)"),
+    ] {
+        assert!(message.contains(&part), "{part:?} missing: {message}");
+    }
+    let held = StorageLock::holder(&client, OBJECT).await.unwrap().unwrap();
+    assert_eq!(held.id(), generation.to_string());
+
+    StorageLock::remove(&client, OBJECT, &held).await.unwrap();
+    try_take(&client, "apply").await.unwrap();
+}
+
+#[tokio::test]
+async fn a_lock_with_a_record_has_the_records_id() {
+    let (_handle, client) = start().await;
+    let lock = try_take(&client, "apply").await.unwrap();
+    let held = StorageLock::holder(&client, OBJECT).await.unwrap().unwrap();
+    assert_eq!(held.id(), lock.info().id);
+}

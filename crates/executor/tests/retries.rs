@@ -26,7 +26,11 @@ async fn unavailable_is_retried_until_the_attempts_run_out() {
         .get_cluster(&parsed_name("train01"))
         .await
         .unwrap_err();
-    assert_eq!(err.api_code_name(), Some("UNAVAILABLE"), "{err}");
+    assert_eq!(
+        err.api_code(),
+        Some(clusterform_model::Code::Unavailable),
+        "{err}"
+    );
     assert_eq!(h.emulator.requests().len(), 3);
 }
 
@@ -66,7 +70,11 @@ async fn internal_errors_are_not_retried_on_an_update() {
         .send(&update_labels_request("train01", "x"))
         .await
         .unwrap_err();
-    assert_eq!(err.api_code_name(), Some("INTERNAL"), "{err}");
+    assert_eq!(
+        err.api_code(),
+        Some(clusterform_model::Code::Internal),
+        "{err}"
+    );
     assert_eq!(h.count("PATCH", "/train01"), 1);
 }
 
@@ -79,7 +87,10 @@ async fn too_many_requests_honours_retry_after() {
         ..fast_retry()
     });
     let err = client.list_clusters(PROJECT, REGION).await.unwrap_err();
-    assert_eq!(err.api_code_name(), Some("RESOURCE_EXHAUSTED"));
+    assert_eq!(
+        err.api_code(),
+        Some(clusterform_model::Code::ResourceExhausted)
+    );
     assert_eq!(h.emulator.requests().len(), 4);
 
     // A Retry-After longer than the whole retry budget ends the retries at once.
@@ -97,7 +108,11 @@ async fn unauthenticated_and_invalid_requests_are_never_retried() {
         body: serde_json::json!({"displayName": "no pools"}),
     };
     let err = h.client.send(&bad).await.unwrap_err();
-    assert_eq!(err.api_code_name(), Some("INVALID_ARGUMENT"), "{err}");
+    assert_eq!(
+        err.api_code(),
+        Some(clusterform_model::Code::InvalidArgument),
+        "{err}"
+    );
     assert_eq!(h.emulator.requests().len(), 1);
 }
 
@@ -181,7 +196,11 @@ async fn a_lost_create_does_not_adopt_someone_elses_cluster() {
     let proxy = Proxy::start(h.server.base_url(), first_create(Mischief::Swallow)).await;
     let client = impatient_client(proxy.base_url());
     let err = client.send(&create_request("train01")).await.unwrap_err();
-    assert_eq!(err.api_code_name(), Some("ALREADY_EXISTS"), "{err}");
+    assert_eq!(
+        err.api_code(),
+        Some(clusterform_model::Code::AlreadyExists),
+        "{err}"
+    );
     assert!(matches!(err, ExecError::Api { .. }));
 }
 
@@ -237,7 +256,11 @@ async fn retry_after_is_waited_for_and_counts_against_the_budget() {
         ..fast_retry()
     });
     let err = client.list_clusters(PROJECT, REGION).await.unwrap_err();
-    assert_eq!(err.api_code_name(), Some("RESOURCE_EXHAUSTED"), "{err}");
+    assert_eq!(
+        err.api_code(),
+        Some(clusterform_model::Code::ResourceExhausted),
+        "{err}"
+    );
     assert_eq!(
         h.statuses("GET", "/modelDevelopmentClusters"),
         vec![429, 429]
@@ -258,7 +281,11 @@ async fn the_elapsed_budget_stops_retries_before_the_attempts_run_out() {
         .get_cluster(&parsed_name("train01"))
         .await
         .unwrap_err();
-    assert_eq!(err.api_code_name(), Some("UNAVAILABLE"), "{err}");
+    assert_eq!(
+        err.api_code(),
+        Some(clusterform_model::Code::Unavailable),
+        "{err}"
+    );
     // Waits average 25 ms: a 200 ms budget ends the retries after a handful of attempts,
     // far from the 1000 the attempt limit would allow.
     let attempts = h.count("GET", "/train01");

@@ -296,3 +296,39 @@ async fn answers_without_a_generation_are_refused() {
     let error = client.read(LOCK).await.unwrap_err();
     insta::assert_snapshot!(shown(&error, server.base_url()), @"gs://team-infra/clusterform/prod/stack.lock: GET [endpoint]/storage/v1/b/team-infra/o/clusterform%2Fprod%2Fstack.lock?alt=media answered something unusable: no usable x-goog-generation header");
 }
+
+#[tokio::test]
+async fn a_lock_create_refused_for_rate_is_answered_at_once() {
+    let server = Scripted::start(|_, _| {
+        let body = json!({"error": {"code": 429, "message": "rate"}});
+        (StatusCode::TOO_MANY_REQUESTS, axum::Json(body)).into_response()
+    })
+    .await;
+    let client = storage_client(server.base_url(), BUCKET, fast_retry());
+    let error = client.take_if_absent(LOCK, b"ours").await.unwrap_err();
+    assert!(error.is_rate_limited(), "{error:?}");
+    assert_eq!(server.requests().len(), 1, "no retry of a 429");
+}
+
+#[tokio::test]
+async fn a_lock_create_that_lost_its_answer_and_meets_the_rate_limit_is_recognised() {
+    let uploads = AtomicUsize::new(0);
+    let server = Scripted::start(move |seen, _| {
+        if seen.method == "POST" {
+            let status = match uploads.fetch_add(1, Ordering::SeqCst) {
+                0 => StatusCode::INTERNAL_SERVER_ERROR,
+                _ => StatusCode::TOO_MANY_REQUESTS,
+            };
+            let body = json!({"error": {"code": status.as_u16(), "message": "no"}});
+            (status, axum::Json(body)).into_response()
+        } else {
+            (StatusCode::OK, [("x-goog-generation", "42")], "ours").into_response()
+        }
+    })
+    .await;
+    let client = storage_client(server.base_url(), BUCKET, fast_retry());
+    assert_eq!(
+        client.take_if_absent(LOCK, b"ours").await.unwrap(),
+        Generation::new(42).unwrap()
+    );
+}

@@ -32,7 +32,7 @@ pub use names::{
     ClusterId, ClusterName, NameError, OperationName, cluster_address, validate_location,
     validate_project,
 };
-pub use operation::{ErrorEnvelope, FieldViolation, Operation, Status, rpc_code_name};
+pub use operation::{Code, ErrorEnvelope, FieldViolation, Operation, Status};
 pub use update_mode::{UnknownUpdateMode, UpdateMode};
 
 /// The label clusterform puts on every cluster it manages; its value is the stack name.

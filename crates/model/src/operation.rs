@@ -72,11 +72,20 @@ pub struct Status {
 }
 
 impl Status {
-    /// The canonical code name: `status` when present, else derived from a `google.rpc.Code`.
+    /// The canonical code name: `status` when present (as the service spells it), else the
+    /// name of the `google.rpc.Code` number.
     pub fn code_name(&self) -> &str {
         match &self.status {
             Some(name) => name,
-            None => rpc_code_name(self.code),
+            None => Code::of_number(self.code).as_str(),
+        }
+    }
+
+    /// The canonical code: `status` when present, else the `google.rpc.Code` number.
+    pub fn canonical_code(&self) -> Code {
+        match &self.status {
+            Some(name) => Code::of_name(name),
+            None => Code::of_number(self.code),
         }
     }
 }
@@ -125,27 +134,122 @@ impl fmt::Display for Status {
     }
 }
 
-/// The name of a `google.rpc.Code` number.
-pub fn rpc_code_name(code: i64) -> &'static str {
-    match code {
-        0 => "OK",
-        1 => "CANCELLED",
-        2 => "UNKNOWN",
-        3 => "INVALID_ARGUMENT",
-        4 => "DEADLINE_EXCEEDED",
-        5 => "NOT_FOUND",
-        6 => "ALREADY_EXISTS",
-        7 => "PERMISSION_DENIED",
-        8 => "RESOURCE_EXHAUSTED",
-        9 => "FAILED_PRECONDITION",
-        10 => "ABORTED",
-        11 => "OUT_OF_RANGE",
-        12 => "UNIMPLEMENTED",
-        13 => "INTERNAL",
-        14 => "UNAVAILABLE",
-        15 => "DATA_LOSS",
-        16 => "UNAUTHENTICATED",
-        _ => "UNKNOWN",
+/// A canonical error code (`google.rpc.Code`), as a status names it or numbers it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Code {
+    /// 0
+    Ok,
+    /// 1
+    Cancelled,
+    /// 2, and any name or number this version does not know.
+    Unknown,
+    /// 3
+    InvalidArgument,
+    /// 4
+    DeadlineExceeded,
+    /// 5
+    NotFound,
+    /// 6
+    AlreadyExists,
+    /// 7
+    PermissionDenied,
+    /// 8
+    ResourceExhausted,
+    /// 9
+    FailedPrecondition,
+    /// 10
+    Aborted,
+    /// 11
+    OutOfRange,
+    /// 12
+    Unimplemented,
+    /// 13
+    Internal,
+    /// 14
+    Unavailable,
+    /// 15
+    DataLoss,
+    /// 16
+    Unauthenticated,
+}
+
+impl Code {
+    /// Every code, in number order (the position is the number).
+    const ALL: [Self; 17] = [
+        Self::Ok,
+        Self::Cancelled,
+        Self::Unknown,
+        Self::InvalidArgument,
+        Self::DeadlineExceeded,
+        Self::NotFound,
+        Self::AlreadyExists,
+        Self::PermissionDenied,
+        Self::ResourceExhausted,
+        Self::FailedPrecondition,
+        Self::Aborted,
+        Self::OutOfRange,
+        Self::Unimplemented,
+        Self::Internal,
+        Self::Unavailable,
+        Self::DataLoss,
+        Self::Unauthenticated,
+    ];
+
+    /// The code of a `google.rpc.Code` number.
+    pub fn of_number(number: i64) -> Self {
+        usize::try_from(number)
+            .ok()
+            .and_then(|n| Self::ALL.get(n).copied())
+            .unwrap_or(Self::Unknown)
+    }
+
+    /// The code a canonical name (`NOT_FOUND`) spells.
+    pub fn of_name(name: &str) -> Self {
+        Self::ALL
+            .into_iter()
+            .find(|code| code.as_str() == name)
+            .unwrap_or(Self::Unknown)
+    }
+
+    /// The code Google maps an HTTP status to (AIP-193), for answers without a status body.
+    pub fn of_http(http_status: u16) -> Self {
+        match http_status {
+            400 => Self::InvalidArgument,
+            401 => Self::Unauthenticated,
+            403 => Self::PermissionDenied,
+            404 => Self::NotFound,
+            409 => Self::Aborted,
+            429 => Self::ResourceExhausted,
+            499 => Self::Cancelled,
+            501 => Self::Unimplemented,
+            503 => Self::Unavailable,
+            504 => Self::DeadlineExceeded,
+            500..=599 => Self::Internal,
+            _ => Self::Unknown,
+        }
+    }
+
+    /// The canonical name, e.g. `NOT_FOUND`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Ok => "OK",
+            Self::Cancelled => "CANCELLED",
+            Self::Unknown => "UNKNOWN",
+            Self::InvalidArgument => "INVALID_ARGUMENT",
+            Self::DeadlineExceeded => "DEADLINE_EXCEEDED",
+            Self::NotFound => "NOT_FOUND",
+            Self::AlreadyExists => "ALREADY_EXISTS",
+            Self::PermissionDenied => "PERMISSION_DENIED",
+            Self::ResourceExhausted => "RESOURCE_EXHAUSTED",
+            Self::FailedPrecondition => "FAILED_PRECONDITION",
+            Self::Aborted => "ABORTED",
+            Self::OutOfRange => "OUT_OF_RANGE",
+            Self::Unimplemented => "UNIMPLEMENTED",
+            Self::Internal => "INTERNAL",
+            Self::Unavailable => "UNAVAILABLE",
+            Self::DataLoss => "DATA_LOSS",
+            Self::Unauthenticated => "UNAUTHENTICATED",
+        }
     }
 }
 
@@ -154,4 +258,24 @@ pub fn rpc_code_name(code: i64) -> &'static str {
 pub struct ErrorEnvelope {
     /// The status.
     pub error: Status,
+}
+
+#[cfg(test)]
+mod code_tests {
+    use super::*;
+
+    #[test]
+    fn codes_read_from_numbers_names_and_http_statuses() {
+        assert_eq!(Code::of_number(5), Code::NotFound);
+        assert_eq!(Code::of_number(16), Code::Unauthenticated);
+        assert_eq!(Code::of_number(99), Code::Unknown);
+        assert_eq!(Code::of_name("ABORTED"), Code::Aborted);
+        assert_eq!(Code::of_name("NOT_A_CODE"), Code::Unknown);
+        assert_eq!(Code::of_http(429), Code::ResourceExhausted);
+        assert_eq!(Code::of_http(502), Code::Internal);
+        for (number, code) in Code::ALL.iter().enumerate() {
+            assert_eq!(Code::of_name(code.as_str()), *code);
+            assert_eq!(Code::of_number(number as i64), *code);
+        }
+    }
 }

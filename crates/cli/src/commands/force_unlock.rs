@@ -1,7 +1,8 @@
 //! `clusterform force-unlock LOCK_ID [DIR]`: removes the stack's lock on Cloud Storage that a
 //! run left behind when it died (a crash, SIGKILL, a lost CI runner). It only removes the lock
 //! the user named: the lock is read, its ID compared, and it is deleted with the generation
-//! read, so a lock taken again in between is never removed.
+//! read, so a lock taken again in between is never removed. A lock object that holds no readable
+//! record is named by its generation, which the refused run showed as its lock ID.
 
 use clusterform_executor::StorageLock;
 
@@ -27,10 +28,15 @@ pub async fn run(args: &ForceUnlock, printer: &Printer) -> Result<ExitStatus, Cl
         return Err(CliError::NotLocked(location));
     };
     let holder = held.info.as_ref().map_or_else(
-        || "a record that is not clusterform's".to_owned(),
+        || {
+            format!(
+                "a record that cannot be read as a lock (lock ID {}, the object's generation)",
+                held.generation
+            )
+        },
         ToString::to_string,
     );
-    if held.info.as_ref().map(|info| info.id.as_str()) != Some(args.lock_id.as_str()) {
+    if held.id() != args.lock_id {
         return Err(CliError::LockIdMismatch {
             given: args.lock_id.clone(),
             location,
