@@ -196,6 +196,12 @@ fn force_unlock_removes_the_lock_of_a_killed_run_after_which_apply_proceeds() {
         "{}",
         stderr(&unconfirmed)
     );
+    assert!(
+        stderr(&unconfirmed).contains("--auto-approve")
+            && !stderr(&unconfirmed).contains("plan --out"),
+        "the hint is about the lock, not saved plans: {}",
+        stderr(&unconfirmed)
+    );
     assert!(emulator.held().is_some(), "neither removed the lock");
 
     let unlocked = emulator.run(two.path(), &["force-unlock", &holder.id, "--auto-approve"]);

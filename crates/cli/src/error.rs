@@ -47,6 +47,9 @@ pub enum CliError {
     /// `destroy` needs confirmation but nobody can give it.
     #[error("no terminal to ask for confirmation, and --auto-approve was not given")]
     NoTerminalToConfirmDestroy,
+    /// `force-unlock` needs confirmation but nobody can give it.
+    #[error("no terminal to ask for confirmation, and --auto-approve was not given")]
+    NoTerminalToConfirmUnlock,
     /// A saved plan no longer matches the live clusters.
     #[error("the saved plan is stale:\n  {}", .0.join("\n  "))]
     StalePlan(Vec<String>),
@@ -179,6 +182,11 @@ impl CliError {
                 Some("run with --auto-approve, or save a plan with `plan --out FILE` and `apply FILE`".into())
             }
             Self::NoTerminalToConfirmDestroy => Some(crate::hints::DESTROY_WITHOUT_TERMINAL.into()),
+            Self::NoTerminalToConfirmUnlock => Some(
+                "check that no run holds the lock any more, then run `clusterform force-unlock \
+                 LOCK_ID --auto-approve`"
+                    .into(),
+            ),
             Self::PlanEndpointChanged { planned, .. } => Some(format!(
                 "apply it against `{planned}` (set --endpoint, CLUSTERFORM_ENDPOINT or the provider's \
                  `endpoint` as when it was made), or run `clusterform plan --out FILE` again here"

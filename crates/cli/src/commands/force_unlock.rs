@@ -45,7 +45,13 @@ pub async fn run(args: &ForceUnlock, printer: &Printer) -> Result<ExitStatus, Cl
     }
     printer.info(&format!("The lock {location} is held by {holder}."));
     let question = "Do you really want to remove this lock?\n  If the run that holds it is still running, two runs may then change the same clusters at once.";
-    if !args.auto_approve && !prompt::approve(question)? {
+    let approved = || {
+        prompt::approve(question).map_err(|error| match error {
+            CliError::NoTerminalToConfirm => CliError::NoTerminalToConfirmUnlock,
+            other => other,
+        })
+    };
+    if !args.auto_approve && !approved()? {
         printer.info("Force-unlock cancelled.");
         return Ok(ExitStatus::Declined);
     }
