@@ -16,6 +16,8 @@ mod events;
 mod faults;
 mod fleet_output;
 #[cfg(unix)]
+mod fmt_hardening;
+#[cfg(unix)]
 mod hardening;
 mod help;
 mod hostile_config;

@@ -223,16 +223,18 @@ impl Evaluator {
         expr: &Expression,
         scope: Scope<'_>,
     ) -> Option<Evaluated> {
-        if let Some(value) = literal(expr) {
-            return Some(Evaluated {
-                value,
-                sensitive: false,
-            });
-        }
-        let sensitive = self.check_references(file, &references(expr), scope.each)?;
-        let value = match plain_value(expr, scope.ctx) {
-            Some(value) => Ok(value),
-            None => evaluate(expr, scope.ctx.context()),
+        // A literal is built here, not by the guarded evaluator, so it is charged below like
+        // any other value: a file of literals is as large as a file of expressions.
+        let (value, sensitive) = match literal(expr) {
+            Some(value) => (Ok(value), false),
+            None => {
+                let sensitive = self.check_references(file, &references(expr), scope.each)?;
+                let value = match plain_value(expr, scope.ctx) {
+                    Some(value) => Ok(value),
+                    None => evaluate(expr, scope.ctx.context()),
+                };
+                (value, sensitive)
+            }
         };
         // The value as a whole is checked too: a template of plain references is built here,
         // not by the guarded evaluator.

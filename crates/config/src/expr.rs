@@ -13,7 +13,7 @@ use hcl::edit::visit::{self, Visit};
 use hcl::eval::{Context, Evaluate};
 
 use crate::evaluator::Bindings;
-use crate::guard::{error_message, guard_expression};
+use crate::guard::{charge, error_message, guard_expression};
 
 /// The namespace a reference starts with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -92,6 +92,9 @@ impl Visit for Collector {
 /// The expression is first rewritten so that its evaluation is bounded (see [`crate::guard`]).
 pub(crate) fn evaluate(expr: &Expression, ctx: &Context<'_>) -> Result<Value, String> {
     if let Some(value) = literal(expr) {
+        // Charged like the values the guarded evaluator builds (a variables file may hold
+        // nothing but literals).
+        charge(&value)?;
         return Ok(value);
     }
     let mut expr = expr.clone();

@@ -8,7 +8,20 @@
 
 use std::path::Path;
 
-use crate::diagnostic::{Diagnostics, SourceFile};
+use crate::diagnostic::{Diagnostic, Diagnostics, SourceFile};
+
+/// Reads a file to format it, by the rules the loader reads configuration files by: a regular
+/// file (after following links) of at most [`crate::MAX_SOURCE_BYTES`] bytes of UTF-8. A
+/// device, FIFO, socket or directory is refused before it is opened, so this never blocks.
+///
+/// # Errors
+///
+/// Why the file cannot be read, as a diagnostic naming it.
+pub fn read_source_to_format(file: &Path) -> Result<String, Diagnostics> {
+    crate::source::read_source(file, file.to_path_buf())
+        .map(|source| source.text.to_string())
+        .map_err(|diagnostic| only(*diagnostic, None))
+}
 
 /// Formats HCL source; errors when it does not parse.
 ///
@@ -18,16 +31,23 @@ use crate::diagnostic::{Diagnostics, SourceFile};
 pub fn format_source(source: &str, file: &Path) -> Result<String, Diagnostics> {
     let parsed = SourceFile::new(file.to_path_buf(), source.into());
     if let Err(diagnostic) = crate::source::parse(&parsed) {
-        let mut diagnostics = Diagnostics {
-            items: vec![*diagnostic],
-            ..Diagnostics::default()
-        };
-        diagnostics
-            .sources
-            .insert(parsed.path.clone(), parsed.text.clone());
-        return Err(diagnostics);
+        return Err(only(*diagnostic, Some(&parsed)));
     }
     Ok(render(&classify(source)))
+}
+
+/// `diagnostic` alone, with the text of the file it points into when there is one.
+fn only(diagnostic: Diagnostic, source: Option<&SourceFile>) -> Diagnostics {
+    let mut diagnostics = Diagnostics {
+        items: vec![diagnostic],
+        ..Diagnostics::default()
+    };
+    if let Some(source) = source {
+        diagnostics
+            .sources
+            .insert(source.path.clone(), source.text.clone());
+    }
+    diagnostics
 }
 
 /// One input line, classified.

@@ -35,12 +35,12 @@ pub use config::{
 pub use decode::MAX_TIMEOUT_SECONDS;
 pub use diagnostic::{Diagnostic, Diagnostics, MissingVariable, Severity};
 pub use export::cluster_to_hcl;
-pub use format::format_source;
+pub use format::{format_source, read_source_to_format};
 pub use guard::{
     BYTES_PER_UNIT, MAX_COLLECTION_LEN, MAX_EVALUATION_WORK, MAX_STRING_BYTES, UNITS_PER_ITERATION,
 };
 pub use load::{Loaded, OnLocations, Validated, load, load_with, validate};
 pub use locate::field_location;
 pub use reference::{REFERENCE_BEGIN, REFERENCE_END, reference_markdown};
-pub use source::MAX_SOURCE_BYTES;
+pub use source::{MAX_CONFIGURATION_BYTES, MAX_SOURCE_BYTES};
 pub use validate::label_value_problem;

@@ -15,6 +15,11 @@ use crate::diagnostic::{Diagnostic, SourceFile, detached_error};
 /// mistaken path (a log, a data file) fails at once instead of taking seconds.
 pub const MAX_SOURCE_BYTES: u64 = 10 * 1024 * 1024;
 
+/// The most bytes all `*.hcl` files of a configuration may hold together: parsed and evaluated,
+/// configuration takes many times its size in memory, and the largest real configurations
+/// (a 1,000-cluster fleet written out) are a few MiB.
+pub const MAX_CONFIGURATION_BYTES: u64 = 32 * 1024 * 1024;
+
 /// The `*.hcl` files directly in `dir`, sorted by name.
 pub(crate) fn list_hcl_files(dir: &Path) -> Result<Vec<PathBuf>, Box<Diagnostic>> {
     let unreadable = |e: std::io::Error| {
@@ -108,6 +113,8 @@ pub(crate) enum ReadError {
     TooLarge {
         limit: u64,
     },
+    /// A symbolic link to this path, which does not exist.
+    BrokenLink(PathBuf),
     Io(std::io::Error),
 }
 
@@ -116,6 +123,11 @@ impl std::fmt::Display for ReadError {
         match self {
             Self::NotRegular(kind) => write!(f, "it is {kind}, not a regular file"),
             Self::TooLarge { limit } => write!(f, "it is too large (more than {limit} bytes)"),
+            Self::BrokenLink(target) => write!(
+                f,
+                "it is a symbolic link to `{}`, which does not exist",
+                target.display()
+            ),
             Self::Io(error) => write!(f, "{error}"),
         }
     }
@@ -126,7 +138,9 @@ impl std::fmt::Display for ReadError {
 /// bytes read, not the size the file system reports (`/dev/zero` and `/proc` files report 0).
 pub(crate) fn read_capped(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
     use std::io::Read;
-    let kind = std::fs::metadata(path).map_err(ReadError::Io)?.file_type();
+    let kind = std::fs::metadata(path)
+        .map_err(|error| broken_link(path, error))?
+        .file_type();
     if !kind.is_file() {
         return Err(ReadError::NotRegular(describe(kind)));
     }
@@ -138,6 +152,15 @@ pub(crate) fn read_capped(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError>
         return Err(ReadError::TooLarge { limit });
     }
     Ok(bytes)
+}
+
+/// The error of a file whose metadata cannot be read: a link whose target is missing says
+/// so (the system's "No such file or directory" for a name that is listed reads as a bug).
+fn broken_link(path: &Path, error: std::io::Error) -> ReadError {
+    match std::fs::read_link(path) {
+        Ok(target) if error.kind() == std::io::ErrorKind::NotFound => ReadError::BrokenLink(target),
+        _ => ReadError::Io(error),
+    }
 }
 
 fn describe(kind: std::fs::FileType) -> &'static str {
@@ -170,6 +193,7 @@ pub(crate) fn read_source(path: &Path, shown: PathBuf) -> Result<SourceFile, Box
         let hint = match error {
             ReadError::TooLarge { .. } => Some("split the configuration into several files"),
             ReadError::NotRegular(_) => Some("configuration files must be regular files"),
+            ReadError::BrokenLink(_) => Some("remove the link or restore the file it points to"),
             ReadError::Io(_) => None,
         };
         Box::new(detached_error(

@@ -6,7 +6,10 @@
 use std::path::Path;
 use std::process::Command;
 
-use clusterform_config::{Diagnostics, MAX_TIMEOUT_SECONDS, VariableInputs, load};
+use clusterform_config::{
+    Diagnostics, MAX_COLLECTION_LEN, MAX_CONFIGURATION_BYTES, MAX_SOURCE_BYTES,
+    MAX_TIMEOUT_SECONDS, VariableInputs, load,
+};
 
 use crate::support::{
     CLUSTER_BODY, PROVIDER, dir_with, errors, failure, find, load_text, valid_with,
@@ -121,6 +124,98 @@ fn template_for_directives_count_as_work() {
     ]);
     let diagnostics = load_errors(dir.path(), &VariableInputs::default());
     insta::assert_snapshot!(find(&diagnostics, "units of work"));
+}
+
+/// The diagnostic whose message contains `needle`, which must exist.
+fn diagnostic_with<'d>(
+    diagnostics: &'d Diagnostics,
+    needle: &str,
+) -> &'d clusterform_config::Diagnostic {
+    diagnostics
+        .items
+        .iter()
+        .find(|d| d.message.contains(needle))
+        .unwrap_or_else(|| panic!("no {needle:?} in:\n{}", diagnostics.render(false)))
+}
+
+#[test]
+fn literal_lists_and_maps_longer_than_the_element_limit_are_errors_at_their_position() {
+    let list = format!("[{}]", "0,".repeat(MAX_COLLECTION_LEN + 1));
+    let map: String = (0..=MAX_COLLECTION_LEN)
+        .map(|i| format!("k{i}=0,"))
+        .collect();
+    let locals = format!("locals {{\n  list = {list}\n  map = {{{map}}}\n}}\n");
+    let text = with_display_name(&locals, "\"n-${length(local.list)}\"");
+    let diagnostics = failure(&text);
+    let too_long: Vec<_> = diagnostics
+        .items
+        .iter()
+        .filter(|d| d.message.contains("elements exceeds the limit of 100000"))
+        .map(|d| (d.line, d.column))
+        .collect();
+    assert_eq!(
+        too_long,
+        [
+            (line_of(&text, "  list ="), 10),
+            (line_of(&text, "  map ="), 9)
+        ],
+        "{}",
+        diagnostics.render(false)
+    );
+}
+
+#[test]
+fn a_literal_list_in_a_variables_file_counts_against_the_element_limit() {
+    let variable = "variable \"sizes\" {\n  type    = list(number)\n  default = []\n}\n";
+    let values = format!("sizes = [{}]\n", "0,".repeat(MAX_COLLECTION_LEN + 1));
+    let dir = dir_with(&[
+        (
+            "main.hcl",
+            &format!("{variable}{}", crate::support::valid_file()),
+        ),
+        ("values.cfvars", &values),
+    ]);
+    let inputs = VariableInputs {
+        files: vec![dir.path().join("values.cfvars")],
+        ..VariableInputs::default()
+    };
+    let diagnostics = load_errors(dir.path(), &inputs);
+    let found = diagnostic_with(&diagnostics, "elements exceeds the limit of 100000");
+    assert_eq!((found.line, found.column), (1, 9), "{found}");
+    assert!(found.file.ends_with("values.cfvars"), "{found}");
+}
+
+#[test]
+fn literal_values_count_against_the_work_limit() {
+    // 41 lists just under the element limit: 4.1 million units, past the budget of 4 million.
+    let lists: String = (0..41)
+        .map(|i| format!("  l{i} = [{}]\n", "0,".repeat(MAX_COLLECTION_LEN - 1)))
+        .collect();
+    let text = with_display_name(&format!("locals {{\n{lists}}}\n"), "\"x\"");
+    assert!(text.len() as u64 <= MAX_SOURCE_BYTES);
+    let diagnostics = failure(&text);
+    let found = diagnostic_with(&diagnostics, "units of work");
+    assert!(found.line > 0, "{found}");
+}
+
+#[test]
+fn configuration_files_together_larger_than_the_total_limit_are_refused() {
+    assert_eq!(MAX_CONFIGURATION_BYTES, 32 * 1024 * 1024);
+    let line = format!("# {}\n", "x".repeat(1022));
+    let filler = line.repeat(9 * 1024);
+    let dir = dir_with(&[
+        ("main.hcl", &crate::support::valid_file()),
+        ("a.hcl", &filler),
+        ("b.hcl", &filler),
+        ("c.hcl", &filler),
+        ("d.hcl", &filler),
+    ]);
+    let diagnostics = load_errors(dir.path(), &VariableInputs::default());
+    let total = 4 * filler.len() + crate::support::valid_file().len();
+    let found = diagnostic_with(&diagnostics, "more than the limit of 33554432 bytes");
+    assert_eq!(found.file, dir.path(), "{found}");
+    assert!(found.message.contains(&format!("{total} bytes")), "{found}");
+    assert_eq!(diagnostics.items.len(), 1, "{}", diagnostics.render(false));
 }
 
 #[test]

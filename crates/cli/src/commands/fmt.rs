@@ -1,5 +1,10 @@
 //! `clusterform fmt`: rewrites configuration files in the canonical format, or with `--check`
 //! reports the ones that are not (exit 1), with `--diff` showing what would change.
+//!
+//! Files are read by the loader's rules (regular files, the size limit, no blocking on a FIFO
+//! or device), and every file is read and formatted before any is written, so an entry that
+//! cannot be read or parsed fails the run without leaving it half done. A symbolic link is formatted through: the file
+//! it points to is replaced atomically and the link stays a link.
 
 use std::path::{Path, PathBuf};
 
@@ -14,10 +19,7 @@ use crate::printer::Printer;
 /// Formats every `*.hcl` file named or found in the directories named.
 pub fn run(args: &Fmt, printer: &Printer) -> Result<ExitStatus, CliError> {
     let mut unformatted = Vec::new();
-    for file in hcl_files(&args.roots)? {
-        let source = read(&file)?;
-        let formatted =
-            clusterform_config::format_source(&source, &file).map_err(CliError::Diagnostics)?;
+    for (file, source, formatted) in format_all(&args.roots)? {
         if formatted == source {
             continue;
         }
@@ -27,13 +29,7 @@ pub fn run(args: &Fmt, printer: &Printer) -> Result<ExitStatus, CliError> {
         if args.check {
             unformatted.push(file);
         } else {
-            write_atomic(&file, formatted.as_bytes(), Access::LikeExisting).map_err(|source| {
-                CliError::Io {
-                    action: "could not write",
-                    path: file.clone(),
-                    source,
-                }
-            })?;
+            write_through(&file, &formatted)?;
             printer.info(&file.display().to_string());
         }
     }
@@ -44,7 +40,24 @@ pub fn run(args: &Fmt, printer: &Printer) -> Result<ExitStatus, CliError> {
     }
 }
 
-/// The files themselves, and the `*.hcl` files directly inside directories, in name order.
+/// Every file with its text and its formatted text; the first file that cannot be read or
+/// parsed is the error, before anything is written.
+fn format_all(roots: &[PathBuf]) -> Result<Vec<(PathBuf, String, String)>, CliError> {
+    hcl_files(roots)?
+        .into_iter()
+        .map(|file| {
+            let source =
+                clusterform_config::read_source_to_format(&file).map_err(CliError::Diagnostics)?;
+            let formatted =
+                clusterform_config::format_source(&source, &file).map_err(CliError::Diagnostics)?;
+            Ok((file, source, formatted))
+        })
+        .collect()
+}
+
+/// The files themselves, and every `*.hcl` entry directly inside directories, in name order.
+/// Entries are not filtered by type: reading one that is not a regular file (a broken link, a
+/// FIFO, a directory) reports it, where skipping it would pass `--check` unseen.
 fn hcl_files(roots: &[PathBuf]) -> Result<Vec<PathBuf>, CliError> {
     let mut files = Vec::new();
     for root in roots {
@@ -52,27 +65,39 @@ fn hcl_files(roots: &[PathBuf]) -> Result<Vec<PathBuf>, CliError> {
             files.push(root.clone());
             continue;
         }
-        let entries = std::fs::read_dir(root).map_err(|source| CliError::Io {
+        let unreadable = |source| CliError::Io {
             action: "could not read directory",
             path: root.clone(),
             source,
-        })?;
-        let mut found: Vec<PathBuf> = entries
-            .filter_map(Result::ok)
-            .map(|entry| entry.path())
-            .filter(|path| path.extension().is_some_and(|ext| ext == "hcl") && path.is_file())
-            .collect();
+        };
+        let mut found = Vec::new();
+        for entry in std::fs::read_dir(root).map_err(unreadable)? {
+            let path = entry.map_err(unreadable)?.path();
+            if path.extension().is_some_and(|ext| ext == "hcl") {
+                found.push(path);
+            }
+        }
         found.sort();
         files.extend(found);
     }
     Ok(files)
 }
 
-fn read(file: &Path) -> Result<String, CliError> {
-    std::fs::read_to_string(file).map_err(|source| CliError::Io {
-        action: "could not read",
+/// Replaces `file` with `formatted`; a symbolic link is resolved first so that the file it
+/// points to is replaced and the link is kept (renaming over the link itself would turn it
+/// into a copy and leave the shared file unformatted).
+fn write_through(file: &Path, formatted: &str) -> Result<(), CliError> {
+    let target = std::fs::canonicalize(file).map_err(|source| CliError::Io {
+        action: "could not resolve",
         path: file.to_path_buf(),
         source,
+    })?;
+    write_atomic(&target, formatted.as_bytes(), Access::LikeExisting).map_err(|source| {
+        CliError::Io {
+            action: "could not write",
+            path: target,
+            source,
+        }
     })
 }
 

@@ -3,16 +3,17 @@
 //! a top-level attribute or an unknown block.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use hcl::edit::Span;
 use hcl::edit::structure::{Attribute, Body, Structure};
 use rayon::iter::IntoParallelIterator;
 
 use super::{FileBlock, Place, Run};
-use crate::diagnostic::{Diagnostic, Diagnostics, SourceFile, closest_or_all};
+use crate::diagnostic::{Diagnostic, Diagnostics, SourceFile, closest_or_all, detached_error};
 use crate::evaluator::LocalDef;
 use crate::parallel::in_parallel;
-use crate::source::{block_head, list_hcl_files, parse, read_source};
+use crate::source::{MAX_CONFIGURATION_BYTES, block_head, list_hcl_files, parse, read_source};
 
 /// The top-level blocks of every file, by kind and in file order, taken out of the files'
 /// bodies (so that whoever decodes a block also frees it).
@@ -63,10 +64,45 @@ impl<'a> TopLevel<'a> {
     }
 }
 
+/// Reads every file in parallel, and how many bytes they hold together. Once that total is
+/// past [`MAX_CONFIGURATION_BYTES`] the texts read are counted but not kept (`None`), so that a
+/// directory of many large files is refused without first holding all of them in memory.
+fn read_all(dir: &Path, paths: Vec<PathBuf>) -> (Vec<ReadFile>, u64) {
+    let total = AtomicU64::new(0);
+    let read = |path: PathBuf| -> ReadFile {
+        let shown = path.strip_prefix(dir).unwrap_or(&path).to_path_buf();
+        let source = read_source(&path, shown)?;
+        let len = source.text.len() as u64;
+        let before = total.fetch_add(len, Ordering::Relaxed);
+        Ok((before + len <= MAX_CONFIGURATION_BYTES).then_some(source))
+    };
+    let sources = in_parallel(paths.into_par_iter(), read);
+    (sources, total.into_inner())
+}
+
+/// A file read by [`read_all`].
+type ReadFile = Result<Option<SourceFile>, Box<Diagnostic>>;
+
+fn too_large(dir: &Path, total: u64) -> Diagnostic {
+    detached_error(
+        dir,
+        format!(
+            "the configuration's *.hcl files hold {total} bytes together, more than the limit \
+             of {MAX_CONFIGURATION_BYTES} bytes"
+        ),
+        Some(
+            "look for generated or data files named *.hcl in the directory, or split the \
+             clusters into several configuration directories"
+                .to_owned(),
+        ),
+    )
+}
+
 const TOP_LEVEL_BLOCKS: [&str; 5] = ["variable", "locals", "provider", "cluster", "removed"];
 
 impl Run {
-    /// Reads and parses every file: the sources, and the bodies of those that parse.
+    /// Reads and parses every file: the sources, and the bodies of those that parse. Nothing
+    /// is parsed when the files together are larger than [`MAX_CONFIGURATION_BYTES`].
     pub(super) fn read_files(
         &mut self,
         dir: &Path,
@@ -78,26 +114,35 @@ impl Run {
                 return Err(std::mem::take(self).finish());
             }
         };
-        let read = |path: PathBuf| -> Result<_, Box<Diagnostic>> {
-            let shown = path.strip_prefix(dir).unwrap_or(&path).to_path_buf();
-            let source = read_source(&path, shown)?;
-            let body = parse(&source);
-            Ok((source, body))
-        };
-        let mut files = Vec::new();
-        let mut bodies = Vec::new();
-        for result in in_parallel(paths.into_par_iter(), read) {
-            match result {
-                Ok((source, body)) => {
+        let (sources, total) = read_all(dir, paths);
+        if total > MAX_CONFIGURATION_BYTES {
+            self.eval.diagnostics.push(too_large(dir, total));
+            return Err(std::mem::take(self).finish());
+        }
+        let mut readable = Vec::new();
+        for source in sources {
+            match source {
+                Ok(Some(source)) => {
                     self.sources
                         .insert(source.path.clone(), source.text.clone());
-                    match body {
-                        Ok(body) => {
-                            files.push(source);
-                            bodies.push(body);
-                        }
-                        Err(diagnostic) => self.eval.diagnostics.push(*diagnostic),
-                    }
+                    readable.push(source);
+                }
+                // Not kept only once the total was past the limit, which returned above.
+                Ok(None) => {}
+                Err(diagnostic) => self.eval.diagnostics.push(*diagnostic),
+            }
+        }
+        let parsed = in_parallel(readable.into_par_iter(), |source| {
+            let body = parse(&source);
+            (source, body)
+        });
+        let mut files = Vec::new();
+        let mut bodies = Vec::new();
+        for (source, body) in parsed {
+            match body {
+                Ok(body) => {
+                    files.push(source);
+                    bodies.push(body);
                 }
                 Err(diagnostic) => self.eval.diagnostics.push(*diagnostic),
             }
