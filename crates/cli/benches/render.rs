@@ -3,7 +3,7 @@
 use std::hint::black_box;
 
 use clusterform::views::plan_text::render_text;
-use clusterform_planner::{PlanOptions, plan};
+use clusterform_planner::{JobsByCluster, PlanOptions, plan};
 use clusterform_testkit::fleet;
 use criterion::{Criterion, criterion_group, criterion_main};
 
@@ -11,7 +11,7 @@ fn rendering(c: &mut Criterion) {
     let (config, live) = fleet(1_000);
     let made = plan(&config, &live, &PlanOptions::default()).expect("plan");
     c.bench_function("render text of 1000 clusters", |b| {
-        b.iter(|| render_text(black_box(&made), false));
+        b.iter(|| render_text(black_box(&made), &JobsByCluster::new(), false));
     });
 }
 

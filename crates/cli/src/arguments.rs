@@ -15,8 +15,8 @@ use std::time::Duration;
 
 use clap::CommandFactory as _;
 use clusterform_emulator::{CapacityFailure, EmulatorOptions, FaultSpec};
-use clusterform_model::UpdateMode;
 use clusterform_model::fields::UpdateMaskPath;
+use clusterform_planner::PlanOptions;
 
 use crate::cli::{self, ChdirArg, Cli, DirArg, VarArgs};
 use crate::error::CliError;
@@ -62,12 +62,9 @@ pub struct Variables {
 pub struct Planning {
     /// Variable values.
     pub variables: Variables,
-    /// `--target`: only these clusters.
-    pub targets: Vec<String>,
-    /// `--replace`: replace these clusters even if nothing forces it.
-    pub replace: Vec<String>,
-    /// `--update-mode`: the mode of every PATCH.
-    pub update_mode: Option<UpdateMode>,
+    /// `--target`, `--replace`, `--update-mode`, and whether the plan destroys (`destroy`,
+    /// `plan --destroy`).
+    pub options: PlanOptions,
 }
 
 /// `validate`.
@@ -107,8 +104,6 @@ pub struct Plan {
     pub json: bool,
     /// `--detailed-exitcode`.
     pub detailed_exitcode: bool,
-    /// `--destroy`: plan the deletion of the declared (or targeted) clusters.
-    pub destroy: bool,
 }
 
 /// What `apply` applies.
@@ -152,6 +147,16 @@ pub struct Parallelism {
     /// `--parallelism-per-location`: within one (project, region), whose quotas the service
     /// counts separately; `None` for no limit but the global one.
     pub per_location: Option<u16>,
+}
+
+impl Default for Parallelism {
+    /// `--parallelism`'s default, without a limit per location.
+    fn default() -> Self {
+        Self {
+            global: cli::DEFAULT_PARALLELISM,
+            per_location: None,
+        }
+    }
 }
 
 impl From<cli::ParallelismArgs> for Parallelism {
@@ -270,8 +275,11 @@ impl Arguments {
                 // A destroy replaces and updates nothing: only variables and targets apply.
                 planning: Planning {
                     variables: Variables::from_args(args.vars)?,
-                    targets: args.targets,
-                    ..Planning::default()
+                    options: PlanOptions {
+                        targets: args.targets,
+                        destroy: true,
+                        ..PlanOptions::default()
+                    },
                 },
                 idle_for: args.idle_for,
                 auto_approve: args.auto_approve,
@@ -341,12 +349,15 @@ impl Variables {
 }
 
 impl Planning {
-    fn from_args(args: cli::PlanningArgs) -> Result<Self, CliError> {
+    fn from_args(args: cli::PlanningArgs, destroy: bool) -> Result<Self, CliError> {
         Ok(Self {
             variables: Variables::from_args(args.vars)?,
-            targets: args.targets,
-            replace: args.replace,
-            update_mode: args.update_mode,
+            options: PlanOptions {
+                targets: args.targets,
+                replace: args.replace,
+                update_mode: args.update_mode,
+                destroy,
+            },
         })
     }
 }
@@ -359,11 +370,10 @@ fn plan(before_command: Option<PathBuf>, args: cli::PlanArgs) -> Result<Plan, Cl
     Ok(Plan {
         dir: config_dir(before_command, args.dir)?,
         endpoint: args.endpoint.endpoint,
-        planning: Planning::from_args(args.planning)?,
+        planning: Planning::from_args(args.planning, args.destroy)?,
         out: args.out,
         json: args.json,
         detailed_exitcode: args.detailed_exitcode,
-        destroy: args.destroy,
     })
 }
 
@@ -392,7 +402,7 @@ fn apply(before_command: Option<PathBuf>, args: cli::ApplyArgs) -> Result<Apply,
     Ok(Apply {
         source,
         endpoint: args.endpoint.endpoint,
-        planning: Planning::from_args(args.planning)?,
+        planning: Planning::from_args(args.planning, false)?,
         auto_approve: args.auto_approve,
         parallelism: Parallelism::from(args.parallelism),
         json: args.json,
@@ -821,7 +831,7 @@ mod tests {
             destroy.planning.variables.pairs,
             vec![("region".to_owned(), "us-east1".to_owned())]
         );
-        assert_eq!(destroy.planning.targets, vec!["train01".to_owned()]);
+        assert_eq!(destroy.planning.options.targets, vec!["train01".to_owned()]);
     }
 
     #[test]
@@ -866,7 +876,7 @@ mod tests {
         else {
             panic!("not a plan");
         };
-        assert!(plan.destroy);
+        assert!(plan.planning.options.destroy);
     }
 
     #[test]

@@ -271,11 +271,14 @@ pub struct ApplyArgs {
     pub lock: LockArgs,
 }
 
+/// Clusters `apply` and `destroy` change at the same time when `--parallelism` is not given.
+pub const DEFAULT_PARALLELISM: u16 = 10;
+
 /// How many clusters `apply` and `destroy` change at the same time.
 #[derive(Debug, Args)]
 pub struct ParallelismArgs {
     /// Clusters changed at the same time
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..))]
+    #[arg(long, default_value_t = DEFAULT_PARALLELISM, value_parser = clap::value_parser!(u16).range(1..))]
     pub parallelism: u16,
     /// Clusters of one project and region changed at the same time (within --parallelism)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]

@@ -32,16 +32,7 @@ pub fn load_config(
     variables: &Variables,
     printer: &Printer,
 ) -> Result<Config, CliError> {
-    load_config_with(dir, variable_inputs(variables)?, printer)
-}
-
-/// [`load_config`] with the inputs already gathered (a saved plan's recorded values).
-pub fn load_config_with(
-    dir: &Path,
-    inputs: VariableInputs,
-    printer: &Printer,
-) -> Result<Config, CliError> {
-    let loaded = load_located(dir, inputs)?;
+    let loaded = load_located(dir, variable_inputs(variables)?)?;
     Ok(loaded.print_warnings(printer))
 }
 

@@ -8,7 +8,7 @@
 //! told by the commands, the plan (`planned`) and how the command ended (`summary`).
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use clusterform_executor::{ExecError, ProgressEvent, ProgressSink, Step};
@@ -19,7 +19,7 @@ use serde_json::{Map, Value, json};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use crate::cli::GlobalArgs;
+use crate::command_views::Counts;
 use crate::commands::ExitStatus;
 use crate::error::CliError;
 use crate::printer::Printer;
@@ -31,27 +31,15 @@ pub struct JsonEvents {
     /// Method and path of each planned request, by cluster and kind: the engine's
     /// `Submitted` step names only the kind.
     requests: Mutex<HashMap<(ClusterName, RequestKind), (String, String)>>,
-    tally: Mutex<Tally>,
-}
-
-/// What the run did so far, for the `summary` event.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-struct Tally {
-    add: usize,
-    change: usize,
-    replace: usize,
-    destroy: usize,
-    release: usize,
-    failed: usize,
 }
 
 impl JsonEvents {
-    /// Events written through `printer` as results (see [`reported`]).
+    /// Events written through `printer` as results: a printer that prints nothing else on
+    /// stdout.
     pub fn new(printer: Printer) -> Self {
         Self {
             printer,
             requests: Mutex::new(HashMap::new()),
-            tally: Mutex::new(Tally::default()),
         }
     }
 
@@ -72,9 +60,8 @@ impl JsonEvents {
     }
 
     /// `summary`: what was done, and whether the command succeeded (with its error when not).
-    pub fn summary(&self, result: &Result<ExitStatus, CliError>) {
-        let tally = *lock(&self.tally);
-        self.emit("summary", summary_fields(tally, result));
+    pub fn summary(&self, result: &Result<ExitStatus, CliError>, counts: Counts) {
+        self.emit("summary", summary_fields(counts, result));
     }
 
     fn emit(&self, kind: &str, fields: Value) {
@@ -86,9 +73,6 @@ impl JsonEvents {
 
 impl ProgressSink for JsonEvents {
     fn event(&self, event: &ProgressEvent) {
-        if event.step == Step::Finished {
-            lock(&self.tally).count_done(event.action);
-        }
         let requests = lock(&self.requests);
         if let Some((kind, fields)) = progress_fields(event, &requests) {
             drop(requests);
@@ -97,44 +81,8 @@ impl ProgressSink for JsonEvents {
     }
 
     fn failed(&self, event: &ProgressEvent, error: &ExecError) {
-        lock(&self.tally).failed += 1;
         self.emit("failed", failed_fields(event, error));
     }
-}
-
-impl Tally {
-    fn count_done(&mut self, action: Action) {
-        match action {
-            Action::Create => self.add += 1,
-            Action::Update => self.change += 1,
-            Action::Replace => self.replace += 1,
-            Action::Delete => self.destroy += 1,
-            Action::Release => self.release += 1,
-            Action::NoOp => {}
-        }
-    }
-}
-
-/// Runs `command` with JSON events when `json` is set: through a printer that prints only
-/// results (the events) and errors, never commentary, progress or colour, so that stdout holds
-/// the events and nothing else; the `summary` event ends the stream, whatever the outcome.
-pub async fn reported(
-    json: bool,
-    printer: &Printer,
-    command: impl AsyncFnOnce(&Printer, Option<&Arc<JsonEvents>>) -> Result<ExitStatus, CliError>,
-) -> Result<ExitStatus, CliError> {
-    if !json {
-        return command(printer, None).await;
-    }
-    let printer = Printer::new(&GlobalArgs {
-        no_color: true,
-        verbose: 0,
-        quiet: true,
-    });
-    let events = Arc::new(JsonEvents::new(printer));
-    let result = command(&printer, Some(&events)).await;
-    events.summary(&result);
-    result
 }
 
 /// Locks a mutex, also after a panic elsewhere: the data are counts and lookups.
@@ -252,16 +200,16 @@ fn failed_fields(event: &ProgressEvent, error: &ExecError) -> Value {
     })
 }
 
-fn summary_fields(tally: Tally, result: &Result<ExitStatus, CliError>) -> Value {
+fn summary_fields(counts: Counts, result: &Result<ExitStatus, CliError>) -> Value {
     let mut fields = json!({
         "success": matches!(result, Ok(ExitStatus::Success)),
         "counts": {
-            "add": tally.add,
-            "change": tally.change,
-            "replace": tally.replace,
-            "destroy": tally.destroy,
-            "release": tally.release,
-            "failed": tally.failed,
+            "add": counts.add,
+            "change": counts.change,
+            "replace": counts.replace,
+            "destroy": counts.destroy,
+            "release": counts.release,
+            "failed": counts.failed,
         },
     });
     if let (Value::Object(fields), Err(error)) = (&mut fields, result) {
@@ -413,12 +361,14 @@ mod tests {
 
     #[test]
     fn the_summary_counts_what_was_done_and_says_why_a_run_failed() {
-        let mut tally = Tally::default();
-        tally.count_done(Action::Create);
-        tally.count_done(Action::Replace);
-        tally.failed = 1;
+        let counts = Counts {
+            add: 1,
+            replace: 1,
+            failed: 1,
+            ..Counts::default()
+        };
         let failed = summary_fields(
-            tally,
+            counts,
             &Err(CliError::ActionsFailed {
                 failed: 1,
                 total: 3,
@@ -430,7 +380,7 @@ mod tests {
             json!({"add": 1, "change": 0, "replace": 1, "destroy": 0, "release": 0, "failed": 1})
         );
         assert_eq!(failed["error"]["message"], "1 of 3 actions failed");
-        let succeeded = summary_fields(Tally::default(), &Ok(ExitStatus::Success));
+        let succeeded = summary_fields(Counts::default(), &Ok(ExitStatus::Success));
         assert_eq!(succeeded["success"], true);
         assert!(succeeded.get("error").is_none());
     }

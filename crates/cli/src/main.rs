@@ -4,6 +4,7 @@
 
 mod arguments;
 mod cli;
+mod command_views;
 mod commands;
 mod context;
 mod diagnostics;
@@ -16,6 +17,7 @@ mod printer;
 mod progress;
 mod prompt;
 mod stack_lock;
+mod workflow;
 
 use std::process::ExitCode;
 

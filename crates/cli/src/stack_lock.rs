@@ -107,10 +107,10 @@ impl StackLock {
     }
 }
 
-/// What a command locks: its configuration directory and provider (whose `lock` block, if
-/// any, chooses the remote lock), the command's name for the lock record, how long it waits
-/// for another run (`--lock-timeout`), and `--endpoint` / `CLUSTERFORM_ENDPOINT` (which decides,
-/// with the provider's, whether the Storage emulator is the in-process one).
+/// What a command locks: its configuration directory, the command's name for the lock record,
+/// how long it waits for another run (`--lock-timeout`), and `--endpoint` /
+/// `CLUSTERFORM_ENDPOINT` (which decides, with the provider's, whether the Storage emulator is
+/// the in-process one).
 #[derive(Debug, Clone, Copy)]
 pub struct LockRequest<'a> {
     /// The configuration directory.
@@ -119,20 +119,19 @@ pub struct LockRequest<'a> {
     pub command: &'a str,
     /// How long to wait for a lock another run holds.
     pub timeout: Duration,
-    /// The configuration's provider, when there is a configuration.
-    pub provider: Option<&'a Provider>,
     /// The API endpoint given on the command line or in the environment.
     pub endpoint: Option<&'a str>,
 }
 
-/// Takes the lock `request` names, runs `body` holding it, then releases it, whatever the
-/// outcome.
+/// Takes the lock `request` names (and `provider`, the configuration's when there is one),
+/// runs `body` holding it, then releases it, whatever the outcome.
 pub async fn with_lock<T>(
     request: LockRequest<'_>,
+    provider: Option<&Provider>,
     printer: &Printer,
     body: impl Future<Output = Result<T, CliError>>,
 ) -> Result<T, CliError> {
-    let lock = take_lock(request, printer).await?;
+    let lock = take_lock(request, provider, printer).await?;
     holding(lock, printer, body).await
 }
 
@@ -152,15 +151,18 @@ async fn holding<T>(
     outcome
 }
 
-/// Takes the stack lock `request` names: the provider's `lock` block (when there is one)
+/// Takes the stack lock `request` names: the `lock` block of `provider` (when there is one)
 /// chooses the remote lock, else the local one of the directory. Waits up to the request's
 /// timeout for another run to release it, saying so when it has to wait.
-pub async fn take_lock(request: LockRequest<'_>, printer: &Printer) -> Result<StackLock, CliError> {
+pub async fn take_lock(
+    request: LockRequest<'_>,
+    provider: Option<&Provider>,
+    printer: &Printer,
+) -> Result<StackLock, CliError> {
     let LockRequest {
         dir,
         command,
         timeout,
-        provider,
         endpoint,
     } = request;
     let holder = LockInfo::for_this_process(command, env!("CARGO_PKG_VERSION"));

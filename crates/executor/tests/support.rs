@@ -186,7 +186,6 @@ pub fn change(id: &str, action: Action, requests: Vec<ClusterRequest>) -> Cluste
         live_update_time: None,
         timeouts: PlannedTimeouts::default(),
         unchanged_attributes: Default::default(),
-        running_jobs: None,
     }
 }
 

@@ -31,8 +31,8 @@ pub use file::{PlanFileError, load_plan, save_plan};
 pub use live::{LiveCluster, UnreadableName};
 pub use options::PlanOptions;
 pub use plan::{
-    Action, ChangeReason, ClusterChange, FieldChange, Impact, PLAN_FORMAT_VERSION, Plan,
-    PlannedTimeouts, RunningJob, RunningJobs, Summary,
+    Action, ChangeReason, ClusterChange, FieldChange, Impact, JobsByCluster, PLAN_FORMAT_VERSION,
+    Plan, PlannedTimeouts, RunningJob, RunningJobs, Summary,
 };
 pub use planning::plan;
 pub use requests::adopt;

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use clusterform_model::fields::{ImpactClass, UpdateMaskPath};
 use clusterform_model::rest::ClusterRequest;
-use clusterform_model::{ClusterName, UpdateMode, cluster_address};
+use clusterform_model::{ClusterName, UpdateMode, cluster_address, paths};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -135,11 +135,6 @@ pub struct ClusterChange {
     /// configuration and equal live; the text rendering hides them behind a count.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub unchanged_attributes: BTreeMap<String, usize>,
-    /// For a disruptive change (see [`ClusterChange::is_disruptive`]): the jobs on the
-    /// cluster when the plan was shown. The planner never fills it (it has no network);
-    /// the CLI asks Slurm after planning.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub running_jobs: Option<RunningJobs>,
 }
 
 impl ClusterChange {
@@ -164,6 +159,33 @@ impl ClusterChange {
     }
 }
 
+/// The Slurm settings that the service validates one parameter at a time: a combination it
+/// accepts may still stop slurmctld while the operation reports success (*Create cluster*,
+/// "Slurm configuration maps").
+const SLURM_SETTINGS: &[&str] = &[
+    "orchestrator_spec.slurm_spec.config",
+    "orchestrator_spec.slurm_spec.node_sets",
+    "orchestrator_spec.slurm_spec.scheduling",
+    "orchestrator_spec.slurm_spec.accounting",
+];
+
+impl ClusterChange {
+    /// The first Slurm setting the change sets or changes (a partition's `config` included),
+    /// whose effect on the controller only a look at Slurm after the operation can tell.
+    pub fn changed_slurm_setting(&self) -> Option<&str> {
+        self.fields
+            .iter()
+            .map(|field| field.path.as_str())
+            .find(|path| {
+                SLURM_SETTINGS
+                    .iter()
+                    .any(|setting| paths::is_within(path, setting))
+                    || (path.starts_with("orchestrator_spec.slurm_spec.partitions[")
+                        && path.contains("].config"))
+            })
+    }
+}
+
 impl FieldChange {
     /// Whether this change lowers a pool's `max_node_count`: the nodes above the new maximum
     /// are removed, with whatever runs on them.
@@ -178,6 +200,12 @@ impl FieldChange {
             && matches!((count(&self.before), count(&self.after)), (Some(before), Some(after)) if after < before)
     }
 }
+
+/// The jobs on the clusters of a plan's disruptive changes (see
+/// [`ClusterChange::is_disruptive`]) when the plan was shown. They live beside the plan, never
+/// in it: the planner has no network, and a saved plan records what will be done, not what ran
+/// when it was made.
+pub type JobsByCluster = BTreeMap<ClusterName, RunningJobs>;
 
 /// The jobs on a cluster right now, as far as its Slurm could tell.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -176,7 +176,6 @@ pub(crate) fn deletion(
         live_update_time: live.update_time.clone(),
         timeouts,
         unchanged_attributes: BTreeMap::new(),
-        running_jobs: None,
     }
 }
 
@@ -199,7 +198,6 @@ pub(crate) fn release(address: ClusterName, live: &Cluster) -> ClusterChange {
         live_update_time: live.update_time.clone(),
         timeouts: PlannedTimeouts::default(),
         unchanged_attributes: BTreeMap::new(),
-        running_jobs: None,
     }
 }
 
@@ -305,7 +303,6 @@ impl ClusterPlanner<'_> {
             live_update_time: None,
             timeouts: timeouts_of(&self.cluster.timeouts),
             unchanged_attributes: BTreeMap::new(),
-            running_jobs: None,
         }
     }
 
@@ -374,7 +371,6 @@ impl ClusterPlanner<'_> {
             live_update_time: live.update_time.clone(),
             timeouts: timeouts_of(&self.cluster.timeouts),
             unchanged_attributes: diff.unchanged,
-            running_jobs: None,
         })
     }
 

@@ -3,122 +3,74 @@
 //! per cluster, and deletes only the provably idle ones.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
-use clusterform_config::Config;
 use clusterform_executor::{IdleReport, IdleVerdict};
 use clusterform_model::ClusterName;
 use clusterform_model::duration::Seconds;
-use clusterform_planner::{Action, Plan};
+use clusterform_planner::{Action, JobsByCluster, Plan};
 use time::OffsetDateTime;
 
 use crate::arguments::Destroy;
+use crate::command_views::{RunView, run_view};
 use crate::commands::ExitStatus;
-use crate::commands::apply::{
-    Approval, FieldSources, confirm_and_execute, destroy_summary, finish, settle_earlier_runs,
-    show_plan,
-};
-use crate::commands::plan::{Planned, add_running_jobs, prepare_loaded, replan};
 use crate::context;
 use crate::error::CliError;
-use crate::events::{self, JsonEvents};
 use crate::printer::Printer;
-use crate::stack_lock::{self, LockRequest};
+use crate::stack_lock::LockRequest;
+use crate::workflow::{self, Planned, Run};
 
 /// Plans the deletions, asks, executes.
 pub async fn run(args: &Destroy, printer: &Printer) -> Result<ExitStatus, CliError> {
-    events::reported(args.json, printer, async |printer, events| {
-        destroy_dir(args, printer, events).await
-    })
-    .await
+    let view = run_view(args.json, printer);
+    let result = destroy(args, &*view).await;
+    view.ended(&result);
+    result
 }
 
-async fn destroy_dir(
-    args: &Destroy,
-    printer: &Printer,
-    events: Option<&Arc<JsonEvents>>,
-) -> Result<ExitStatus, CliError> {
+async fn destroy(args: &Destroy, view: &dyn RunView) -> Result<ExitStatus, CliError> {
     let dir = &args.dir;
     let endpoint = args.endpoint.as_deref();
-    let config = context::load_config(dir, &args.planning.variables, printer)?;
-    // The body takes the configuration; the lock only reads its provider.
-    let provider = config.provider.clone();
+    let inputs = context::variable_inputs(&args.planning.variables)?;
+    let config = workflow::load(dir, inputs, view.printer()).await?;
     let request = LockRequest {
         dir,
         command: "destroy",
         timeout: args.lock_timeout,
-        provider: Some(&provider),
         endpoint,
     };
-    stack_lock::with_lock(request, printer, async {
-        destroy_configuration(args, config, printer, events).await
+    workflow::locked(config, request, view.printer(), async |config| {
+        let run = Run::connect(config, dir, endpoint, args.parallelism, view).await?;
+        let options = &args.planning.options;
+        let mut planned = run.plan(options).await?;
+        if run.settle_earlier_runs(&planned).await? {
+            planned = run.plan(options).await?;
+        }
+        let jobs = match args.idle_for {
+            Some(threshold) => keep_only_idle(&run, &mut planned, threshold).await?,
+            None => run.running_jobs(&planned.plan).await,
+        };
+        view.plan(&planned.plan, &jobs);
+        if !planned.plan.has_changes() {
+            return Ok(ExitStatus::Success);
+        }
+        let approval = run.confirm_and_execute(&planned.plan, args.auto_approve);
+        let Some(report) = approval.await? else {
+            return Ok(ExitStatus::Declined);
+        };
+        run.finish(Some(report), &planned.plan, &[]).await
     })
     .await
 }
 
-/// [`destroy_dir`] once it holds the lock.
-async fn destroy_configuration(
-    args: &Destroy,
-    config: Config,
-    printer: &Printer,
-    events: Option<&Arc<JsonEvents>>,
-) -> Result<ExitStatus, CliError> {
-    let dir = &args.dir;
-    let endpoint = args.endpoint.as_deref();
-    let mut planned = prepare_loaded(config, endpoint, dir, &args.planning, true, printer).await?;
-    if settle_earlier_runs(&planned, dir, args.parallelism, printer, events).await? {
-        planned = replan(planned, dir, &args.planning, true, printer).await?;
-    }
-    match args.idle_for {
-        Some(threshold) => {
-            keep_only_idle(&mut planned, threshold, printer, events.is_some()).await?;
-        }
-        None => add_running_jobs(&mut planned).await,
-    }
-    destroy(&planned, dir, args, printer, events).await
-}
-
-async fn destroy(
-    planned: &Planned,
-    dir: &Path,
-    args: &Destroy,
-    printer: &Printer,
-    events: Option<&Arc<JsonEvents>>,
-) -> Result<ExitStatus, CliError> {
-    if !planned.plan.has_changes() {
-        if let Some(events) = events {
-            events.planned(&planned.plan);
-        }
-        printer.result("No clusters to destroy.");
-        return Ok(ExitStatus::Success);
-    }
-    show_plan(&planned.plan, printer, events);
-    let approval = Approval {
-        auto_approve: args.auto_approve,
-        question: "Do you really want to destroy these clusters?",
-        cancelled: "Destroy cancelled.",
-        destroy: true,
-    };
-    let Some(report) =
-        confirm_and_execute(planned, dir, &approval, args.parallelism, printer, events).await?
-    else {
-        return Ok(ExitStatus::Declined);
-    };
-    let written = FieldSources::of(&planned.config, &planned.plan, dir);
-    finish(&report, &destroy_summary(&report), printer, Some(&written))
-}
-
-/// Asks every cluster the plan would delete for its jobs, prints the table (on stderr in a
-/// `--json` run, whose stdout holds only events), drops from the plan every cluster that is
-/// not idle, and records under each deletion left the active jobs of the same answer.
-async fn keep_only_idle(
+/// Asks every cluster the plan would delete for its jobs, shows the evidence, drops from the
+/// plan every cluster that is not idle, and gives, for each deletion left, the active jobs of
+/// the same answer.
+async fn keep_only_idle<V: RunView + ?Sized>(
+    run: &Run<'_, V>,
     planned: &mut Planned,
     threshold: Duration,
-    printer: &Printer,
-    json: bool,
-) -> Result<(), CliError> {
+) -> Result<JobsByCluster, CliError> {
     let deleted = deleted_addresses(&planned.plan);
     let candidates: Vec<_> = planned
         .live
@@ -128,14 +80,8 @@ async fn keep_only_idle(
         .collect();
     let now = OffsetDateTime::now_utc();
     let reports =
-        clusterform_executor::inspect_idle(&planned.connection.client, &candidates, threshold, now)
-            .await?;
-    let table = idle_table(&reports, now);
-    if json {
-        printer.evidence(&table);
-    } else {
-        printer.result(&table);
-    }
+        clusterform_executor::inspect_idle(run.client(), &candidates, threshold, now).await?;
+    run.view().evidence(&idle_table(&reports, now));
     // Matched by whole address: the same ID may live in two regions.
     let idle: BTreeMap<&ClusterName, &IdleReport> = reports
         .iter()
@@ -146,10 +92,10 @@ async fn keep_only_idle(
         .plan
         .changes
         .retain(|change| idle.contains_key(&change.address));
-    for change in &mut planned.plan.changes {
-        change.running_jobs = idle.get(&change.address).map(|r| r.running_jobs.clone());
-    }
-    Ok(())
+    Ok(idle
+        .into_iter()
+        .map(|(name, report)| (name.clone(), report.running_jobs.clone()))
+        .collect())
 }
 
 /// The clusters the plan deletes. (Gathered once: looking each live cluster up in the plan

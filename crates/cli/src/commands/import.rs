@@ -71,10 +71,9 @@ async fn import_into_configuration(
         dir,
         command: "import",
         timeout: args.lock_timeout,
-        provider: Some(&config.provider),
         endpoint: args.endpoint.as_deref(),
     };
-    stack_lock::with_lock(request, printer, async {
+    stack_lock::with_lock(request, Some(&config.provider), printer, async {
         import_with_config(args, &config, printer).await
     })
     .await
@@ -140,10 +139,9 @@ async fn import_into_new_configuration(
         dir,
         command: "import",
         timeout: args.lock_timeout,
-        provider: None,
         endpoint: None,
     };
-    let _lock = take_lock(request, printer).await?;
+    let _lock = take_lock(request, None, printer).await?;
     let connection = context::connect(args.endpoint.as_deref(), None, dir, printer).await?;
     let cluster = take_over(&connection.client, &name, &stack, printer).await?;
     let hcl = new_configuration(&name, &stack, &cluster);

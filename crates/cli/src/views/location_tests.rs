@@ -3,7 +3,7 @@
 
 use clusterform_config::DesiredCluster;
 use clusterform_model::Cluster;
-use clusterform_planner::{LiveCluster, Plan, PlanOptions, plan};
+use clusterform_planner::{JobsByCluster, LiveCluster, Plan, PlanOptions, plan};
 use clusterform_testkit::{PROJECT, REGION, STACK, config, desired, seed, served};
 use serde_json::{Value, json};
 
@@ -42,7 +42,11 @@ fn two_regions(wanted: &Value, state: &str) -> Plan {
 fn headers_name_the_location_when_the_plan_spans_two_regions() {
     let mut wanted = seed();
     wanted["labels"] = json!({"team": "research"});
-    let text = render_text(&two_regions(&wanted, "RUNNING"), false);
+    let text = render_text(
+        &two_regions(&wanted, "RUNNING"),
+        &JobsByCluster::new(),
+        false,
+    );
     insta::assert_snapshot!(text, @r#"
     clusterform will perform the following actions:
 
@@ -76,7 +80,11 @@ fn headers_name_the_location_when_the_plan_spans_two_regions() {
 
 #[test]
 fn notes_of_an_unchanged_plan_name_the_location_too() {
-    let text = render_text(&two_regions(&seed(), "PROVISIONING"), false);
+    let text = render_text(
+        &two_regions(&seed(), "PROVISIONING"),
+        &JobsByCluster::new(),
+        false,
+    );
     insta::assert_snapshot!(text, @r"
     No changes. Your clusters match the configuration.
     Note: train01 (my-proj/europe-west4): the cluster is PROVISIONING right now: an operation started earlier is still running on it
@@ -94,7 +102,7 @@ fn a_single_location_plan_names_clusters_by_id_alone() {
         &PlanOptions::default(),
     )
     .unwrap();
-    let text = render_text(&made, false);
+    let text = render_text(&made, &JobsByCluster::new(), false);
     assert!(
         text.contains("  # train01 will be updated in place\n"),
         "{text}"

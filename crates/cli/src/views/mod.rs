@@ -1,10 +1,12 @@
-//! Views: how plans and actions are shown to people and programs. The libraries hold the data
-//! (a [`clusterform_planner::Plan`] knows nothing of colours, symbols or verbs); everything a
-//! user reads about a plan is worded here, and printed by the one [`crate::printer::Printer`].
+//! Renderings: how plans, actions and tables are shown to people and programs. The libraries
+//! hold the data (a [`clusterform_planner::Plan`] knows nothing of colours, symbols or verbs);
+//! these functions turn it into text or JSON, and the binary's command views print what they
+//! return through its one printer.
 
 pub mod actions;
 mod heredoc;
 pub mod names;
+pub mod plan_json;
 pub mod plan_text;
 pub mod table;
 

@@ -14,7 +14,9 @@ use std::fmt::Write as _;
 use clusterform_model::UpdateMode;
 use clusterform_model::fields::{self, FieldKind, MaskSource};
 use clusterform_model::paths::{self, Segment, Selector};
-use clusterform_planner::{Action, ChangeReason, ClusterChange, FieldChange, Plan, RunningJobs};
+use clusterform_planner::{
+    Action, ChangeReason, ClusterChange, FieldChange, JobsByCluster, Plan, RunningJobs,
+};
 use console::Style;
 use serde_json::{Map, Value};
 
@@ -28,8 +30,9 @@ const MAX_JOBS_LISTED: usize = 10;
 /// How a value from a sensitive variable is shown.
 const SENSITIVE: &str = "(sensitive)";
 
-/// Renders a plan as text; `color` adds ANSI colours.
-pub fn render_text(plan: &Plan, color: bool) -> String {
+/// Renders a plan as text, each disruptive change with the jobs `jobs` saw on its cluster;
+/// `color` adds ANSI colours.
+pub fn render_text(plan: &Plan, jobs: &JobsByCluster, color: bool) -> String {
     let paint = Paint { color };
     let names = ClusterNames::for_clusters(plan.changes.iter().map(|c| &c.address));
     if !plan.has_changes() {
@@ -52,7 +55,7 @@ pub fn render_text(plan: &Plan, color: bool) -> String {
             paint,
             name: names.name(&change.address),
         }
-        .render(change);
+        .render(change, jobs.get(&change.address));
         out.push('\n');
     }
     let summary = plan.summary();
@@ -155,7 +158,7 @@ struct ClusterText<'a> {
 }
 
 impl ClusterText<'_> {
-    fn render(&mut self, change: &ClusterChange) {
+    fn render(&mut self, change: &ClusterChange, jobs: Option<&RunningJobs>) {
         let id = &change.address.cluster_id;
         let header = self.paint.style(
             Style::new().bold(),
@@ -170,10 +173,10 @@ impl ClusterText<'_> {
         let tree = Tree::build(change);
         self.block(&tree, "", 1);
         self.out.push_str("    }\n");
-        self.footer(change);
+        self.footer(change, jobs);
     }
 
-    fn footer(&mut self, change: &ClusterChange) {
+    fn footer(&mut self, change: &ClusterChange, jobs: Option<&RunningJobs>) {
         if !change.update_mask.is_empty() {
             let mask: Vec<&str> = change.update_mask.iter().map(|m| m.as_str()).collect();
             let _ = writeln!(self.out, "    update mask: {}", mask.join(", "));
@@ -207,7 +210,7 @@ impl ClusterText<'_> {
             let label = self.paint.style(Style::new().yellow().bold(), "Warning:");
             let _ = writeln!(self.out, "    {label} {warning}");
         }
-        if let Some(jobs) = &change.running_jobs {
+        if let Some(jobs) = jobs {
             let _ = writeln!(self.out, "    # {}", running_jobs_line(jobs));
         }
     }

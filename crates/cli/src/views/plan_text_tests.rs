@@ -2,7 +2,7 @@
 
 use clusterform_config::{Config, DesiredCluster};
 use clusterform_model::UpdateMode;
-use clusterform_planner::{LiveCluster, PlanOptions, plan};
+use clusterform_planner::{JobsByCluster, LiveCluster, PlanOptions, plan};
 use clusterform_testkit::{STACK, cluster, config, desired, live_seed, seed, served};
 use serde_json::json;
 
@@ -12,7 +12,10 @@ use clusterform_planner::plan_document;
 /// Snapshots the text and the JSON of a plan under `name`.
 fn pin(name: &str, config: &Config, live: &[LiveCluster], options: &PlanOptions) {
     let made = plan(config, live, options).unwrap();
-    insta::assert_snapshot!(format!("{name}_text"), render_text(&made, false));
+    insta::assert_snapshot!(
+        format!("{name}_text"),
+        render_text(&made, &JobsByCluster::new(), false)
+    );
     insta::assert_json_snapshot!(format!("{name}_json"), plan_document(&made));
 }
 
@@ -139,7 +142,7 @@ fn clusters_being_deleted_and_still_provisioning() {
         &PlanOptions::default(),
     )
     .unwrap();
-    insta::assert_snapshot!(render_text(&made, false), @r"
+    insta::assert_snapshot!(render_text(&made, &JobsByCluster::new(), false), @r"
     No changes. Your clusters match the configuration.
     Note: train01: the cluster is PROVISIONING right now: an operation started earlier is still running on it
     ");
@@ -155,7 +158,7 @@ fn release_of_a_removed_cluster() {
         ..Default::default()
     });
     let made = plan(&released, &[live_seed("old01")], &PlanOptions::default()).unwrap();
-    insta::assert_snapshot!(render_text(&made, false), @r#"
+    insta::assert_snapshot!(render_text(&made, &JobsByCluster::new(), false), @r#"
     clusterform will perform the following actions:
 
       # old01 will no longer be managed (not destroyed)
@@ -195,7 +198,7 @@ fn sensitive_values_are_hidden_in_text() {
         &PlanOptions::default(),
     )
     .unwrap();
-    let text = render_text(&made, false);
+    let text = render_text(&made, &JobsByCluster::new(), false);
     assert!(!text.contains("hunter2"), "{text}");
     insta::assert_snapshot!("sensitive_text", text);
 }
@@ -208,8 +211,8 @@ fn colour_only_when_asked() {
         &PlanOptions::default(),
     )
     .unwrap();
-    assert!(!render_text(&made, false).contains('\u{1b}'));
-    let coloured = render_text(&made, true);
+    assert!(!render_text(&made, &JobsByCluster::new(), false).contains('\u{1b}'));
+    let coloured = render_text(&made, &JobsByCluster::new(), true);
     assert!(coloured.contains("\u{1b}[32m+"), "{coloured:?}");
 }
 

@@ -1,12 +1,12 @@
 //! Which changes are disruptive, and how the jobs running on their cluster are shown in the
 //! text and JSON plans.
 
-use clusterform_planner::{Action, Plan, RunningJob, RunningJobs};
+use clusterform_planner::{Action, JobsByCluster, Plan, RunningJob, RunningJobs, plan_document};
 use clusterform_testkit::{plan_against_seed, seed};
 use serde_json::json;
 
+use crate::views::plan_json::render_json;
 use crate::views::plan_text::render_text;
-use clusterform_planner::plan_document;
 
 fn startup_script_change() -> Plan {
     let mut wanted = seed();
@@ -74,23 +74,31 @@ fn a_pool_that_gets_smaller_is_disruptive_and_says_why() {
     assert!(larger.warnings.is_empty(), "{:?}", larger.warnings);
 }
 
+/// The plan of [`startup_script_change`] with `seen` as the jobs on its cluster.
+fn seen(plan: &Plan, seen: RunningJobs) -> JobsByCluster {
+    JobsByCluster::from([(plan.changes[0].address.clone(), seen)])
+}
+
 #[test]
 fn known_jobs_are_listed_under_the_cluster() {
-    let mut plan = startup_script_change();
-    plan.changes[0].running_jobs = Some(RunningJobs::Known {
-        jobs: vec![
-            job(17, "train-llm", "alice", "RUNNING", Some("a3-[0-1]")),
-            job(18, "eval", "bob", "PENDING", None),
-        ],
-    });
-    let text = render_text(&plan, false);
+    let plan = startup_script_change();
+    let jobs = seen(
+        &plan,
+        RunningJobs::Known {
+            jobs: vec![
+                job(17, "train-llm", "alice", "RUNNING", Some("a3-[0-1]")),
+                job(18, "eval", "bob", "PENDING", None),
+            ],
+        },
+    );
+    let text = render_text(&plan, &jobs, false);
     assert!(
         text.contains(
             "    # 2 Slurm jobs active now: 17 train-llm (alice, RUNNING on a3-[0-1]), 18 eval (bob, PENDING)\n"
         ),
         "{text}"
     );
-    let json = plan_document(&plan);
+    let json = render_json(&plan, &jobs);
     assert_eq!(
         json["changes"][0]["running_jobs"],
         json!({"status": "known", "jobs": [
@@ -98,33 +106,48 @@ fn known_jobs_are_listed_under_the_cluster() {
             {"id": 18, "name": "eval", "user": "bob", "state": "PENDING", "nodes": null}
         ]})
     );
+    assert_eq!(
+        json["changes"][0].as_object().unwrap().len(),
+        plan_document(&plan)["changes"][0]
+            .as_object()
+            .unwrap()
+            .len()
+            + 1,
+        "the jobs are added to the plan's own document, nothing else"
+    );
 }
 
 #[test]
 fn no_jobs_many_jobs_and_unknown_jobs_are_said_so() {
-    let mut plan = startup_script_change();
-    plan.changes[0].running_jobs = Some(RunningJobs::Known { jobs: Vec::new() });
-    assert!(render_text(&plan, false).contains("    # no Slurm jobs active now\n"));
-    plan.changes[0].running_jobs = Some(RunningJobs::Known {
-        jobs: (1..=12)
-            .map(|id| job(id, "sweep", "carol", "RUNNING", None))
-            .collect(),
-    });
-    let text = render_text(&plan, false);
+    let plan = startup_script_change();
+    let none = seen(&plan, RunningJobs::Known { jobs: Vec::new() });
+    assert!(render_text(&plan, &none, false).contains("    # no Slurm jobs active now\n"));
+    let many = seen(
+        &plan,
+        RunningJobs::Known {
+            jobs: (1..=12)
+                .map(|id| job(id, "sweep", "carol", "RUNNING", None))
+                .collect(),
+        },
+    );
+    let text = render_text(&plan, &many, false);
     assert!(text.contains("12 Slurm jobs active now: 1 sweep"), "{text}");
     assert!(
         text.contains("10 sweep (carol, RUNNING), and 2 more\n"),
         "{text}"
     );
-    plan.changes[0].running_jobs = Some(RunningJobs::Unknown {
-        reason: "Slurm REST API unreachable".to_owned(),
-    });
+    let unknown = seen(
+        &plan,
+        RunningJobs::Unknown {
+            reason: "Slurm REST API unreachable".to_owned(),
+        },
+    );
     assert!(
-        render_text(&plan, false)
+        render_text(&plan, &unknown, false)
             .contains("    # Slurm jobs active now: unknown (Slurm REST API unreachable)\n")
     );
     assert_eq!(
-        plan_document(&plan)["changes"][0]["running_jobs"],
+        render_json(&plan, &unknown)["changes"][0]["running_jobs"],
         json!({"status": "unknown", "reason": "Slurm REST API unreachable"})
     );
 }
@@ -132,11 +155,11 @@ fn no_jobs_many_jobs_and_unknown_jobs_are_said_so() {
 #[test]
 fn a_plan_without_jobs_looked_up_has_no_running_jobs_field() {
     let plan = startup_script_change();
-    assert!(plan.changes[0].running_jobs.is_none());
+    let nothing_seen = JobsByCluster::new();
     assert!(
-        plan_document(&plan)["changes"][0]
+        render_json(&plan, &nothing_seen)["changes"][0]
             .get("running_jobs")
             .is_none()
     );
-    assert!(!render_text(&plan, false).contains("Slurm jobs"));
+    assert!(!render_text(&plan, &nothing_seen, false).contains("Slurm jobs"));
 }

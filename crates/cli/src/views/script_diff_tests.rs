@@ -1,7 +1,7 @@
 //! Multi-line strings (startup, prolog and epilog scripts) diff line by line as heredocs;
 //! single-line strings keep their quoted form.
 
-use clusterform_planner::{PlanOptions, plan};
+use clusterform_planner::{JobsByCluster, PlanOptions, plan};
 use clusterform_testkit::{STACK, cluster, config, desired, plan_against_seed, seed, served};
 use serde_json::{Value, json};
 
@@ -33,14 +33,14 @@ fn a_changed_startup_script_diffs_line_by_line() {
         &PlanOptions::default(),
     )
     .unwrap();
-    insta::assert_snapshot!(render_text(&made, false));
+    insta::assert_snapshot!(render_text(&made, &JobsByCluster::new(), false));
 }
 
 #[test]
 fn a_new_startup_script_is_shown_whole_and_escaped_as_hcl() {
     let script = "#!/bin/bash\necho \"${HOSTNAME}\" %{x} \\n $HOME\n";
     let made = plan_against_seed(with_startup_script(script));
-    let text = render_text(&made, false);
+    let text = render_text(&made, &JobsByCluster::new(), false);
     assert!(
         text.contains(
             "          + startup_script = <<-EOT\n                #!/bin/bash\n                echo \"$${HOSTNAME}\" %%{x} \\n $HOME\n            EOT\n"
@@ -54,7 +54,11 @@ fn a_prolog_script_edited_in_place_diffs_line_by_line_within_its_list() {
     let mut wanted = seed();
     wanted["orchestratorSpec"]["slurmSpec"]["prologBashScripts"] =
         json!(["#!/bin/bash\necho prolog v2", "echo second"]);
-    insta::assert_snapshot!(render_text(&plan_against_seed(wanted), false));
+    insta::assert_snapshot!(render_text(
+        &plan_against_seed(wanted),
+        &JobsByCluster::new(),
+        false
+    ));
 }
 
 #[test]
@@ -63,7 +67,7 @@ fn single_line_strings_stay_quoted_with_template_sequences_escaped() {
     wanted["orchestratorSpec"]["slurmSpec"]["prologBashScripts"] =
         json!(["#!/bin/bash\necho prolog"]);
     wanted["displayName"] = json!("Team ${name}");
-    let text = render_text(&plan_against_seed(wanted), false);
+    let text = render_text(&plan_against_seed(wanted), &JobsByCluster::new(), false);
     assert!(
         text.contains("display_name = \"Research training\" -> \"Team $${name}\""),
         "{text}"

@@ -1,0 +1,69 @@
+//! `plan`'s views: the plan as text, or as its JSON document (`--json`); in both, commentary
+//! and warnings go to stderr.
+
+use std::path::Path;
+
+use clusterform::views::{plan_json, plan_text};
+use clusterform_planner::{JobsByCluster, Plan};
+
+use crate::printer::Printer;
+
+/// How a command that plans shows what it found.
+pub trait PlanView: Send + Sync {
+    /// Where commentary, warnings and errors go.
+    fn printer(&self) -> &Printer;
+
+    /// The plan, with the jobs seen on the clusters of its disruptive changes.
+    fn plan(&self, plan: &Plan, jobs: &JobsByCluster);
+
+    /// The plan was saved to `path`: how to apply exactly it.
+    fn saved(&self, path: &Path) {
+        self.printer().info(&format!(
+            "\nSaved the plan to {}. To perform exactly these actions, run:\n  clusterform apply {}",
+            path.display(),
+            path.display()
+        ));
+    }
+}
+
+/// The view `--json` chooses.
+pub fn plan_view(json: bool, printer: &Printer) -> Box<dyn PlanView> {
+    if json {
+        Box::new(JsonPlan { printer: *printer })
+    } else {
+        Box::new(HumanPlan { printer: *printer })
+    }
+}
+
+/// The plan as text, coloured on a terminal.
+struct HumanPlan {
+    printer: Printer,
+}
+
+impl PlanView for HumanPlan {
+    fn printer(&self) -> &Printer {
+        &self.printer
+    }
+
+    fn plan(&self, plan: &Plan, jobs: &JobsByCluster) {
+        let text = plan_text::render_text(plan, jobs, self.printer.color());
+        self.printer.result(&text);
+    }
+}
+
+/// The plan's JSON document (`docs/plan-json.md`).
+struct JsonPlan {
+    printer: Printer,
+}
+
+impl PlanView for JsonPlan {
+    fn printer(&self) -> &Printer {
+        &self.printer
+    }
+
+    fn plan(&self, plan: &Plan, jobs: &JobsByCluster) {
+        let document = plan_json::render_json(plan, jobs);
+        self.printer
+            .result(&serde_json::to_string_pretty(&document).unwrap_or_default());
+    }
+}

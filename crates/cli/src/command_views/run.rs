@@ -1,0 +1,246 @@
+//! `apply`'s and `destroy`'s views: the plan, the question, live progress and the summary line
+//! for people; or, with `--json`, a stream of JSON events on stdout and nothing else there
+//! (`docs/events.md`), ended by the `summary` event whatever the outcome.
+
+use std::sync::{Arc, Mutex};
+
+use clusterform::views::names::ClusterNames;
+use clusterform::views::plan_text;
+use clusterform_executor::{ApplyReport, ProgressSink};
+use clusterform_planner::{JobsByCluster, Plan};
+
+use super::{Counts, PlanView};
+use crate::cli::GlobalArgs;
+use crate::commands::ExitStatus;
+use crate::error::CliError;
+use crate::events::JsonEvents;
+use crate::printer::Printer;
+use crate::progress::ApplyProgress;
+use crate::prompt;
+
+/// How a run that changes clusters shows itself.
+pub trait RunView: PlanView {
+    /// The saved plan about to be applied (it was shown when it was made).
+    fn saved_plan(&self, plan: &Plan);
+
+    /// Asks whether to carry out `plan`; says so when the answer is no.
+    fn confirm(&self, plan: &Plan) -> Result<bool, CliError>;
+
+    /// Where the engine's progress goes, the clusters named as `names` says.
+    fn progress(&self, names: ClusterNames) -> Arc<dyn ProgressSink>;
+
+    /// The evidence `destroy --idle-for` decided on, as a table.
+    fn evidence(&self, table: &str);
+
+    /// One report of the run: every one counts, earlier runs' operations included.
+    fn executed(&self, report: &ApplyReport);
+
+    /// Says that a step of the run ended well.
+    fn completed(&self, plan: &Plan, completion: Completion);
+
+    /// The command ended with `result`.
+    fn ended(&self, result: &Result<ExitStatus, CliError>);
+}
+
+/// What ended well.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Completion {
+    /// The operations an earlier run left in the journal.
+    Resumed,
+    /// The plan, which did what `Counts` says.
+    Executed(Counts),
+    /// Nothing to change, but the earlier operations of unchanged clusters were waited for.
+    Settled,
+}
+
+/// The view `--json` chooses. The JSON view prints through a printer of its own, which prints
+/// only results (the events) and errors: never commentary, progress or colour.
+pub fn run_view(json: bool, printer: &Printer) -> Box<dyn RunView> {
+    if !json {
+        return Box::new(HumanRun { printer: *printer });
+    }
+    let printer = Printer::new(&GlobalArgs {
+        no_color: true,
+        verbose: 0,
+        quiet: true,
+    });
+    Box::new(JsonRun {
+        printer,
+        events: Arc::new(JsonEvents::new(printer)),
+        counts: Mutex::new(Counts::default()),
+    })
+}
+
+/// Text for people: the plan, Terraform's question, a line per cluster while it works, a
+/// summary line.
+struct HumanRun {
+    printer: Printer,
+}
+
+impl PlanView for HumanRun {
+    fn printer(&self) -> &Printer {
+        &self.printer
+    }
+
+    fn plan(&self, plan: &Plan, jobs: &JobsByCluster) {
+        if plan.destroy && !plan.has_changes() {
+            self.printer.result("No clusters to destroy.");
+        } else {
+            let text = plan_text::render_text(plan, jobs, self.printer.color());
+            self.printer.result(&text);
+        }
+    }
+}
+
+impl RunView for HumanRun {
+    fn saved_plan(&self, plan: &Plan) {
+        if !plan.has_changes() {
+            self.printer.info("The saved plan has no changes.");
+        }
+    }
+
+    fn confirm(&self, plan: &Plan) -> Result<bool, CliError> {
+        let (question, cancelled) = if plan.destroy {
+            (
+                "Do you really want to destroy these clusters?",
+                "Destroy cancelled.",
+            )
+        } else {
+            ("Do you want to perform these actions?", "Apply cancelled.")
+        };
+        let approved = prompt::confirm(question).map_err(|err| match err {
+            CliError::NoTerminalToConfirm if plan.destroy => CliError::NoTerminalToConfirmDestroy,
+            other => other,
+        })?;
+        if !approved {
+            self.printer.info(cancelled);
+        }
+        Ok(approved)
+    }
+
+    fn progress(&self, names: ClusterNames) -> Arc<dyn ProgressSink> {
+        Arc::new(ApplyProgress::new(self.printer, names))
+    }
+
+    fn evidence(&self, table: &str) {
+        self.printer.result(table);
+    }
+
+    fn executed(&self, _report: &ApplyReport) {}
+
+    fn completed(&self, plan: &Plan, completion: Completion) {
+        self.printer.success(&completion_line(plan, completion));
+    }
+
+    fn ended(&self, _result: &Result<ExitStatus, CliError>) {}
+}
+
+/// `Apply complete! Resources: 1 added, 2 changed, 0 replaced, 0 destroyed.` (and `, 1 released`
+/// when a `removed` block released a cluster), `Destroy complete! Resources: 2 destroyed.`, …
+fn completion_line(plan: &Plan, completion: Completion) -> String {
+    match completion {
+        Completion::Resumed => "Earlier operations finished.".to_owned(),
+        Completion::Settled => {
+            "Apply complete! The clusters' earlier operations finished.".to_owned()
+        }
+        Completion::Executed(counts) if plan.destroy => {
+            format!("Destroy complete! Resources: {} destroyed.", counts.destroy)
+        }
+        Completion::Executed(counts) => {
+            let released = match counts.release {
+                0 => String::new(),
+                n => format!(", {n} released"),
+            };
+            format!(
+                "Apply complete! Resources: {} added, {} changed, {} replaced, {} destroyed{released}.",
+                counts.add, counts.change, counts.replace, counts.destroy
+            )
+        }
+    }
+}
+
+/// JSON events, one per line on stdout.
+struct JsonRun {
+    printer: Printer,
+    events: Arc<JsonEvents>,
+    /// What every report of the run did, for the `summary` event.
+    counts: Mutex<Counts>,
+}
+
+impl PlanView for JsonRun {
+    fn printer(&self) -> &Printer {
+        &self.printer
+    }
+
+    fn plan(&self, plan: &Plan, _jobs: &JobsByCluster) {
+        self.events.planned(plan);
+    }
+}
+
+impl RunView for JsonRun {
+    fn saved_plan(&self, plan: &Plan) {
+        self.events.planned(plan);
+    }
+
+    /// Unreachable through the command line, which refuses `--json` without `--auto-approve`
+    /// or a saved plan; never a silent yes.
+    fn confirm(&self, _plan: &Plan) -> Result<bool, CliError> {
+        Err(CliError::NoTerminalToConfirm)
+    }
+
+    fn progress(&self, _names: ClusterNames) -> Arc<dyn ProgressSink> {
+        self.events.clone()
+    }
+
+    /// On stderr: stdout holds only events.
+    fn evidence(&self, table: &str) {
+        self.printer.evidence(table);
+    }
+
+    fn executed(&self, report: &ApplyReport) {
+        let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+        *counts = counts.plus(Counts::of(report));
+    }
+
+    fn completed(&self, _plan: &Plan, _completion: Completion) {}
+
+    fn ended(&self, result: &Result<ExitStatus, CliError>) {
+        let counts = *self.counts.lock().unwrap_or_else(|e| e.into_inner());
+        self.events.summary(result, counts);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(destroy: bool) -> Plan {
+        let mut plan = clusterform_planner::plan(
+            &clusterform_testkit::config(Vec::new()),
+            &[],
+            &Default::default(),
+        )
+        .unwrap();
+        plan.destroy = destroy;
+        plan
+    }
+
+    #[test]
+    fn summary_lines_count_what_the_plan_did() {
+        let counts = Counts {
+            add: 1,
+            change: 2,
+            destroy: 3,
+            release: 1,
+            ..Counts::default()
+        };
+        assert_eq!(
+            completion_line(&plan(false), Completion::Executed(counts)),
+            "Apply complete! Resources: 1 added, 2 changed, 0 replaced, 3 destroyed, 1 released."
+        );
+        assert_eq!(
+            completion_line(&plan(true), Completion::Executed(counts)),
+            "Destroy complete! Resources: 3 destroyed."
+        );
+    }
+}

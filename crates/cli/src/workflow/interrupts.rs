@@ -1,0 +1,49 @@
+//! A run's one Ctrl-C listener: started the first time a step can be interrupted, it cancels the
+//! run's one token on the first Ctrl-C (saying which command resumes) and exits the process on
+//! the second.
+
+use std::sync::Once;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::printer::Printer;
+use crate::stack_lock;
+
+/// The run's cancellation token and its listener.
+pub struct Interrupts {
+    printer: Printer,
+    token: CancellationToken,
+    listening: Once,
+}
+
+impl Interrupts {
+    pub fn new(printer: Printer) -> Self {
+        Self {
+            printer,
+            token: CancellationToken::new(),
+            listening: Once::new(),
+        }
+    }
+
+    /// The run's token, cancelled by the first Ctrl-C; the first call starts the listener,
+    /// whose message names `rerun`, the command that waits for what the run leaves running.
+    pub fn token(&self, rerun: &'static str) -> CancellationToken {
+        self.listening.call_once(|| self.listen(rerun));
+        self.token.clone()
+    }
+
+    fn listen(&self, rerun: &'static str) {
+        let (printer, token) = (self.printer, self.token.clone());
+        stack_lock::interrupts_handled_by_command();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_err() {
+                return;
+            }
+            printer.interrupted(rerun);
+            token.cancel();
+            if tokio::signal::ctrl_c().await.is_ok() {
+                std::process::exit(130);
+            }
+        });
+    }
+}
