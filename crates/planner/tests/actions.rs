@@ -4,7 +4,7 @@ use clusterform_config::Lifecycle;
 use clusterform_model::UpdateMode;
 use clusterform_model::duration::Seconds;
 use clusterform_model::fields::{ImpactClass, UpdateMaskPath};
-use clusterform_model::paths::IgnorePath;
+use clusterform_model::paths::{self, IgnorePath};
 use clusterform_model::rest::RequestKind;
 use clusterform_planner::{Action, ChangeReason, PlanError, PlanOptions, plan};
 use serde_json::{Value, json};
@@ -178,6 +178,68 @@ fn several_kinds_of_change_combine_their_mask_paths_in_order() {
 /// API.md's mask list: a rename, the three Slurm configuration maps, the default partition,
 /// `scheduling`, `accounting` and the Lustre export schedule are updated in place, each under
 /// its own path.
+/// The Slurm settings whose combination the service does not check are named, so that apply
+/// can ask the controller afterwards; other changes name none.
+#[test]
+fn a_change_names_the_slurm_setting_it_changes() {
+    let cases: [(&str, Value, Option<&str>); 6] = [
+        (
+            "/orchestratorSpec/slurmSpec/config",
+            json!({"DefMemPerCPU": "1024"}),
+            Some("orchestrator_spec.slurm_spec.config"),
+        ),
+        (
+            "/orchestratorSpec/slurmSpec/scheduling",
+            json!({"priorityWeightAge": 1000}),
+            Some("orchestrator_spec.slurm_spec.scheduling"),
+        ),
+        (
+            "/orchestratorSpec/slurmSpec/accounting",
+            json!({"accountingStorageEnforce": "limits,qos"}),
+            Some("orchestrator_spec.slurm_spec.accounting"),
+        ),
+        (
+            "/orchestratorSpec/slurmSpec/nodeSets",
+            json!([{"nodePoolId": "cpu", "config": {"Weight": "10"}}]),
+            Some("orchestrator_spec.slurm_spec.node_sets"),
+        ),
+        ("/displayName", json!("Renamed"), None),
+        (
+            "/lustreExportConfig",
+            json!({"destinationBucket": "exports"}),
+            None,
+        ),
+    ];
+    for (pointer, value, setting) in cases {
+        let mut wanted = seed();
+        let (parent, field) = pointer.rsplit_once('/').unwrap();
+        let parent = if parent.is_empty() {
+            &mut wanted
+        } else {
+            wanted.pointer_mut(parent).unwrap()
+        };
+        parent[field] = value;
+        let made = plan_against_seed(wanted);
+        let named = made.changes[0].changed_slurm_setting();
+        match setting {
+            Some(setting) => assert!(
+                named.is_some_and(|path| paths::is_within(path, setting)),
+                "{pointer}: {named:?}"
+            ),
+            None => assert_eq!(named, None, "{pointer}"),
+        }
+    }
+    let mut partition_config = seed();
+    partition_config["orchestratorSpec"]["slurmSpec"]["partitions"][0]["config"] =
+        json!({"MaxTime": "60"});
+    let made = plan_against_seed(partition_config);
+    let named = made.changes[0].changed_slurm_setting().unwrap();
+    assert!(
+        named.starts_with("orchestrator_spec.slurm_spec.partitions[") && named.contains("].config"),
+        "{named}"
+    );
+}
+
 #[test]
 fn every_documented_mask_path_updates_in_place() {
     let cases: [(&str, Value, UpdateMaskPath); 7] = [
