@@ -67,14 +67,20 @@ pub fn is_within(path: &str, prefix: &str) -> bool {
 ///
 /// When `path` is empty or not names joined by `.` with optional `[KEY]` selectors.
 pub fn parse(path: &str) -> Result<Vec<Segment>, PathSyntaxError> {
+    split(path, |c| {
+        c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '*')
+    })
+}
+
+/// [`parse`] with names made of the characters `name_char` accepts.
+fn split(path: &str, name_char: impl Fn(char) -> bool) -> Result<Vec<Segment>, PathSyntaxError> {
     let error = || PathSyntaxError(path.to_owned());
     let mut segments = Vec::new();
     let mut rest = path.trim();
     while !rest.is_empty() {
         let end = rest.find(['.', '[']).unwrap_or(rest.len());
         let name = &rest[..end];
-        let name_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '*');
-        if name.is_empty() || !name.chars().all(name_char) {
+        if name.is_empty() || !name.chars().all(&name_char) {
             return Err(error());
         }
         rest = &rest[end..];
@@ -162,6 +168,122 @@ impl fmt::Display for Segment {
             Some(Selector::Any) => write!(f, "{}[]", self.name),
             Some(Selector::Key(key)) => write!(f, "{}[{key}]", self.name),
         }
+    }
+}
+
+/// The path of one field of a cluster in the plan's spelling
+/// (`node_pools[cpu].scaling_spec.max_node_count`), built from its segments, so that its text
+/// and its segments never disagree and no reader parses it again. A map's keys are names of
+/// their own (`labels.team`), and may be any text without `.`, `[` or `]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct FieldPath {
+    text: String,
+    segments: Vec<Segment>,
+}
+
+impl FieldPath {
+    /// The path of a field named `name` inside this one (the cluster's own fields inside the
+    /// empty path).
+    #[must_use]
+    pub fn child(&self, name: &str) -> Self {
+        let mut segments = self.segments.clone();
+        segments.push(Segment {
+            name: name.to_owned(),
+            selector: None,
+        });
+        Self {
+            text: child(&self.text, name),
+            segments,
+        }
+    }
+
+    /// The path of the element whose key is `key` in the keyed list at this path.
+    #[must_use]
+    pub fn element(&self, key: &str) -> Self {
+        let mut segments = self.segments.clone();
+        if let Some(last) = segments.last_mut() {
+            last.selector = Some(Selector::Key(key.to_owned()));
+        }
+        Self {
+            text: element(&self.text, key),
+            segments,
+        }
+    }
+
+    /// The path as text.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// Its segments.
+    pub fn segments(&self) -> &[Segment] {
+        &self.segments
+    }
+
+    /// Whether the path is `prefix` or lies inside it.
+    pub fn is_within(&self, prefix: &str) -> bool {
+        is_within(&self.text, prefix)
+    }
+
+    /// The path with every selector written as `[]`, as in the field table.
+    pub fn generic(&self) -> String {
+        generic(&self.segments)
+    }
+}
+
+impl Ord for FieldPath {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.text.cmp(&other.text)
+    }
+}
+
+impl PartialOrd for FieldPath {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl fmt::Display for FieldPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl FromStr for FieldPath {
+    type Err = PathSyntaxError;
+
+    /// Reads a path written by [`FieldPath`]'s `Display` (a plan file's).
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let segments = split(text, |c| !matches!(c, '.' | '[' | ']'))?;
+        Ok(Self {
+            text: text.to_owned(),
+            segments,
+        })
+    }
+}
+
+impl PartialEq<str> for FieldPath {
+    fn eq(&self, other: &str) -> bool {
+        self.text == other
+    }
+}
+
+impl PartialEq<&str> for FieldPath {
+    fn eq(&self, other: &&str) -> bool {
+        self.text == *other
+    }
+}
+
+impl serde::Serialize for FieldPath {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.text)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for FieldPath {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
     }
 }
 
@@ -283,6 +405,29 @@ fn check_names_a_field(segments: &[Segment]) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn a_field_path_is_built_from_its_segments_and_read_back_from_its_text() {
+        let path = FieldPath::default()
+            .child("node_pools")
+            .element("cpu")
+            .child("scaling_spec")
+            .child("max_node_count");
+        assert_eq!(path, "node_pools[cpu].scaling_spec.max_node_count");
+        assert_eq!(path.generic(), "node_pools[].scaling_spec.max_node_count");
+        assert!(path.is_within("node_pools[cpu]") && !path.is_within("node_pools[cp]"));
+        assert_eq!(path.as_str().parse::<FieldPath>().unwrap(), path);
+        let label = FieldPath::default().child("labels").child("kostenstelle-ü");
+        let read: FieldPath =
+            serde_json::from_value(serde_json::to_value(&label).unwrap()).unwrap();
+        assert_eq!(read, label, "a map's key may be any text");
+        assert_eq!(read.segments()[1].name, "kostenstelle-ü");
+        for broken in ["", "node_pools[cpu", "a..b", "a."] {
+            assert!(broken.parse::<FieldPath>().is_err(), "{broken:?}");
+        }
+    }
+
     #[test]
     fn a_field_violation_names_the_pool_by_its_id() {
         let body = serde_json::json!({"nodePools": [{"id": "login"}, {"id": "gpu"}],
@@ -308,8 +453,6 @@ mod tests {
         assert!(!is_within("node_pools[cpu2].zone", "node_pools[cpu]"));
         assert!(!is_within("labels_x", "labels"));
     }
-
-    use super::*;
 
     fn spelled(path: &str) -> String {
         path.parse::<IgnorePath>().unwrap().to_string()

@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 
 use crate::field_index;
 use crate::plan::{FieldChange, Impact};
-use clusterform_model::paths;
+use clusterform_model::paths::FieldPath;
 
 /// Keyed lists whose order is part of their value: without `default_partition_id` the first
 /// partition is the default one.
@@ -41,7 +41,7 @@ pub(crate) struct Diff {
 #[derive(Debug, Clone, Default)]
 struct Place {
     /// Display path with selectors (`node_pools[cpu].scaling_spec`).
-    path: String,
+    path: FieldPath,
     /// The node pool this place is in.
     pool: Option<String>,
 }
@@ -49,14 +49,14 @@ struct Place {
 impl Place {
     fn child(&self, name: &str) -> Self {
         Self {
-            path: paths::child(&self.path, name),
+            path: self.path.child(name),
             pool: self.pool.clone(),
         }
     }
 
     fn element(&self, list: &FieldSpec, key: &str) -> Self {
         Self {
-            path: paths::element(&self.path, key),
+            path: self.path.element(key),
             pool: if list.path == NODE_POOLS {
                 Some(key.to_owned())
             } else {
@@ -167,7 +167,7 @@ impl Diff {
         // Every block that exists on both sides is recorded, even with nothing equal in it, so
         // that the renderer can tell an existing block from a new one.
         if live.is_some() || equal > 0 {
-            self.count_unchanged(&at.path, equal);
+            self.count_unchanged(at.path.as_str(), equal);
         }
     }
 
@@ -280,7 +280,7 @@ impl Diff {
             (false, _) => list.impact.unwrap_or(ImpactClass::ReplacesCluster),
         };
         let forces_replacement = list.access == FieldAccess::Immutable;
-        let mut push = |path: String, value: &Value| {
+        let mut push = |path: FieldPath, value: &Value| {
             let (before, after) = match side {
                 Side::Added => (None, Some(value.clone())),
                 Side::Removed => (Some(value.clone()), None),

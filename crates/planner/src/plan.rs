@@ -7,8 +7,9 @@ use std::fmt;
 use std::path::PathBuf;
 
 use clusterform_model::fields::{ImpactClass, UpdateMaskPath};
+use clusterform_model::paths::FieldPath;
 use clusterform_model::rest::ClusterRequest;
-use clusterform_model::{ClusterName, UpdateMode, cluster_address, paths};
+use clusterform_model::{ClusterName, UpdateMode, cluster_address};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -175,14 +176,13 @@ impl ClusterChange {
     pub fn changed_slurm_setting(&self) -> Option<&str> {
         self.fields
             .iter()
-            .map(|field| field.path.as_str())
+            .map(|field| &field.path)
             .find(|path| {
-                SLURM_SETTINGS
-                    .iter()
-                    .any(|setting| paths::is_within(path, setting))
-                    || (path.starts_with("orchestrator_spec.slurm_spec.partitions[")
-                        && path.contains("].config"))
+                SLURM_SETTINGS.iter().any(|setting| path.is_within(setting))
+                    || (path.is_within("orchestrator_spec.slurm_spec.partitions")
+                        && path.segments().get(3).is_some_and(|s| s.name == "config"))
             })
+            .map(FieldPath::as_str)
     }
 }
 
@@ -196,7 +196,7 @@ impl FieldChange {
                     .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
             })
         };
-        self.path.ends_with(".scaling_spec.max_node_count")
+        self.path.as_str().ends_with(".scaling_spec.max_node_count")
             && matches!((count(&self.before), count(&self.after)), (Some(before), Some(after)) if after < before)
     }
 }
@@ -290,7 +290,7 @@ impl Default for PlannedTimeouts {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FieldChange {
     /// snake_case path with selectors, e.g. `node_pools[cpu].scaling_spec.max_node_count`.
-    pub path: String,
+    pub path: FieldPath,
     /// Live value (JSON, normalised); `None` when absent.
     pub before: Option<Value>,
     /// Desired value; `None` when removed.

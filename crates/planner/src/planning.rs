@@ -139,12 +139,11 @@ const MAY_HOLD_SECRETS: &[&str] = &[
 /// plan does not print any value that could be one.
 pub(crate) fn hide_possible_secrets(change: &mut ClusterChange) {
     for field in &mut change.fields {
-        let generic = paths::parse(&field.path).map(|segments| paths::generic(&segments));
-        if generic.is_ok_and(|generic| {
-            MAY_HOLD_SECRETS
-                .iter()
-                .any(|secret| paths::is_within(&generic, secret))
-        }) {
+        let generic = field.path.generic();
+        if MAY_HOLD_SECRETS
+            .iter()
+            .any(|secret| paths::is_within(&generic, secret))
+        {
             field.sensitive = true;
         }
     }
@@ -405,7 +404,7 @@ impl ClusterPlanner<'_> {
                 .cluster
                 .sensitive_paths
                 .iter()
-                .any(|s| paths::is_within(&field.path, s) || paths::is_within(s, &field.path));
+                .any(|s| field.path.is_within(s) || paths::is_within(s, field.path.as_str()));
         }
         fields
     }
@@ -484,7 +483,7 @@ fn update_mask(fields: &[FieldChange]) -> Vec<UpdateMaskPath> {
     let used: BTreeSet<UpdateMaskPath> = fields
         .iter()
         .filter(|c| !c.forces_replacement)
-        .filter_map(|c| covering_mask(&c.path))
+        .filter_map(|c| covering_mask(c.path.as_str()))
         .collect();
     UpdateMaskPath::ALL
         .into_iter()

@@ -7,7 +7,6 @@ use clusterform_model::Cluster;
 use serde_json::Value;
 
 use crate::plan::{Action, FieldChange};
-use clusterform_model::paths;
 
 const PARTITIONS: &str = "/orchestratorSpec/slurmSpec/partitions";
 const DEFAULT_PARTITION: &str = "/orchestratorSpec/slurmSpec/defaultPartitionId";
@@ -92,7 +91,7 @@ fn default_partition_moves(
 ) -> Option<String> {
     let partitions_change = fields
         .iter()
-        .any(|c| paths::is_within(&c.path, "orchestrator_spec.slurm_spec.partitions"));
+        .any(|c| c.path.is_within("orchestrator_spec.slurm_spec.partitions"));
     let has_default = |cluster: &Value| {
         cluster
             .pointer(DEFAULT_PARTITION)

@@ -367,7 +367,7 @@ fn an_immutable_change_replaces_the_cluster_delete_first() {
     let scaling = change
         .fields
         .iter()
-        .find(|f| f.path.contains("max_node_count"))
+        .find(|f| f.path.as_str().contains("max_node_count"))
         .unwrap();
     assert!(!scaling.forces_replacement);
     let kinds: Vec<RequestKind> = change.requests.iter().map(|r| r.kind()).collect();

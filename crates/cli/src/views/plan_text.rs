@@ -264,9 +264,8 @@ impl ClusterText<'_> {
     }
 
     fn attribute(&mut self, change: &FieldChange, depth: usize, width: usize) {
-        let segments = paths::parse(&change.path).unwrap_or_default();
         let name = format!("{:<width$}", attribute_name(change));
-        let kind = kind_of(&segments);
+        let kind = kind_of(change.path.segments());
         let symbol = symbol_of(&[change]);
         let lead = format!("{}{}", indent(depth - 1), self.paint.symbol(symbol));
         let mut note = String::new();
@@ -277,7 +276,11 @@ impl ClusterText<'_> {
             ));
         }
         if matches!(kind, Some(FieldKind::KeyedList(_)))
-            && segments.last().is_some_and(|s| s.selector.is_none())
+            && change
+                .path
+                .segments()
+                .last()
+                .is_some_and(|s| s.selector.is_none())
         {
             note.push_str(" # order");
         }
@@ -431,10 +434,11 @@ impl ClusterText<'_> {
 
 /// The attribute's own name: the last segment of its path.
 fn attribute_name(change: &FieldChange) -> String {
-    paths::parse(&change.path)
-        .unwrap_or_default()
+    change
+        .path
+        .segments()
         .last()
-        .map_or_else(|| change.path.clone(), label_of)
+        .map_or_else(|| change.path.to_string(), label_of)
 }
 
 /// What happens to the cluster and, where the fields do not say it, why.
@@ -642,7 +646,7 @@ impl<'a> Tree<'a> {
     }
 
     fn insert(&mut self, field: &'a FieldChange) {
-        let segments = paths::parse(&field.path).unwrap_or_default();
+        let segments = field.path.segments();
         let mut parent = String::new();
         for len in 1..segments.len() {
             let path = joined(&segments[..len]);
@@ -698,7 +702,7 @@ impl<'a> Tree<'a> {
             .all
             .iter()
             .copied()
-            .filter(|c| paths::is_within(&c.path, path))
+            .filter(|c| c.path.is_within(path))
             .collect();
         symbol_of(&within)
     }
