@@ -12,9 +12,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use clusterform_executor::{ExecError, ProgressEvent, ProgressSink, Step};
-use clusterform_model::ClusterName;
 use clusterform_model::rest::RequestKind;
-use clusterform_planner::{Action, Plan};
+use clusterform_model::{Action, ClusterName};
+use clusterform_planner::Plan;
 use serde_json::{Map, Value, json};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;

@@ -13,8 +13,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clusterform_model::rest::{ClusterRequest, RequestKind};
-use clusterform_model::{Cluster, ClusterName, ClusterState, Code, Operation};
-use clusterform_planner::{Action, ChangeReason, ClusterChange, Plan, PlannedTimeouts};
+use clusterform_model::{Action, Cluster, ClusterName, ClusterState, Code, Operation};
+use clusterform_planner::{ChangeReason, ClusterChange, Plan, PlannedTimeouts};
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use time::OffsetDateTime;

@@ -139,7 +139,7 @@ pub enum ExecError {
     },
     /// A live cluster that carries an ownership label has a name that cannot be addressed.
     #[error(transparent)]
-    UnreadableLiveName(#[from] clusterform_planner::UnreadableName),
+    UnreadableLiveName(#[from] clusterform_model::UnreadableName),
     /// No token could be obtained.
     #[error(transparent)]
     Auth(#[from] AuthError),

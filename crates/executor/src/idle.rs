@@ -13,8 +13,7 @@
 use std::time::Duration;
 
 use clusterform_model::duration::Seconds;
-use clusterform_model::{Cluster, ClusterName, ClusterState};
-use clusterform_planner::{LiveCluster, RunningJobs};
+use clusterform_model::{Cluster, ClusterName, ClusterState, LiveCluster, RunningJobs};
 use futures::StreamExt;
 use time::OffsetDateTime;
 

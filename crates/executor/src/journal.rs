@@ -20,8 +20,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use clusterform_model::rest::RequestKind;
-use clusterform_model::{ClusterName, OperationName, cluster_address};
-use clusterform_planner::Action;
+use clusterform_model::{Action, ClusterName, OperationName, cluster_address};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::oneshot;

@@ -13,9 +13,7 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use clusterform_model::ClusterName;
-use clusterform_model::rest;
-use clusterform_planner::{RunningJob, RunningJobs};
+use clusterform_model::{ClusterName, RunningJob, RunningJobs, rest};
 use futures::StreamExt;
 use serde_json::Value;
 

@@ -12,8 +12,8 @@ use clusterform_executor::{
     ApiClient, ApplyEngine, ApplyReport, ClientOptions, ExecError, Journal, MAX_ANSWER_BYTES,
     MAX_LIST_PAGES, StaticToken, Submitted,
 };
+use clusterform_model::Action;
 use clusterform_model::rest::ClusterRequest;
-use clusterform_planner::Action;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 

@@ -6,8 +6,8 @@ use std::time::Duration;
 use clusterform_executor::{
     ApplyEngine, ExecError, Journal, JournalEntry, ProgressEvent, ProgressSink, Step, Submitted,
 };
+use clusterform_model::Action;
 use clusterform_model::rest::RequestKind;
-use clusterform_planner::Action;
 use tokio_util::sync::CancellationToken;
 
 use crate::support::*;

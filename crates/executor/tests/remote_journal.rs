@@ -9,8 +9,8 @@ use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use clusterform_emulator::EmulatorOptions;
 use clusterform_executor::{ApplyEngine, ExecError, Journal, JournalEntry, Step, StorageClient};
+use clusterform_model::Action;
 use clusterform_model::rest::RequestKind;
-use clusterform_planner::Action;
 use tokio_util::sync::CancellationToken;
 
 use crate::scripted::Scripted;

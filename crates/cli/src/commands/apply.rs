@@ -12,8 +12,8 @@ use clusterform_config::{Config, VariableInputs, field_location};
 use clusterform_executor::{
     ApplyEngine, ApplyReport, ExecError, Journal, ProgressSink, StorageClient, WaitOptions,
 };
-use clusterform_model::{ClusterName, ClusterState, paths};
-use clusterform_planner::{Action, ClusterChange, LiveCluster, Plan};
+use clusterform_model::{Action, ClusterName, ClusterState, LiveCluster, paths};
+use clusterform_planner::{ClusterChange, Plan};
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 

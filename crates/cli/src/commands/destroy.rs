@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use clusterform_config::Config;
 use clusterform_executor::{IdleReport, IdleVerdict};
-use clusterform_model::ClusterName;
 use clusterform_model::duration::Seconds;
-use clusterform_planner::{Action, Plan};
+use clusterform_model::{Action, ClusterName};
+use clusterform_planner::Plan;
 use time::OffsetDateTime;
 
 use crate::arguments::Destroy;

@@ -12,10 +12,8 @@ use std::path::{Path, PathBuf};
 
 use clusterform_config::Config;
 use clusterform_executor::{ExecError, ListPrefetch, LivePages, PagePosition};
-use clusterform_model::ClusterName;
-use clusterform_planner::{
-    ClusterChange, LiveCluster, Plan, PlanBuilder, PlanOptions, RunningJobs,
-};
+use clusterform_model::{ClusterName, LiveCluster, RunningJobs};
+use clusterform_planner::{ClusterChange, Plan, PlanBuilder, PlanOptions};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 

@@ -1,0 +1,35 @@
+//! The Slurm jobs active on a cluster, as read through the API's Slurm relay and recorded in
+//! plans.
+
+use serde::{Deserialize, Serialize};
+
+/// The jobs on a cluster right now, as far as its Slurm could tell.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum RunningJobs {
+    /// Slurm answered: its active (running, pending, suspended, …) jobs.
+    Known {
+        /// The jobs, in Slurm's order.
+        jobs: Vec<RunningJob>,
+    },
+    /// Slurm could not be asked or did not answer readably.
+    Unknown {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// One active Slurm job.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunningJob {
+    /// `job_id`.
+    pub id: Option<i64>,
+    /// The job's name.
+    pub name: Option<String>,
+    /// Who submitted it.
+    pub user: Option<String>,
+    /// Its states joined by commas, e.g. `RUNNING`.
+    pub state: String,
+    /// The nodes it holds, e.g. `a3-[0-3]`.
+    pub nodes: Option<String>,
+}
