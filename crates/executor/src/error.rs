@@ -11,10 +11,10 @@ use clusterform_model::fields::{MaskSource, UpdateMaskPath, camel_case};
 use clusterform_model::rest::ClusterRequest;
 use clusterform_model::{Code, NameError, Status};
 
-use crate::auth::AuthError;
-use crate::journal::JournalLocation;
-use crate::lock::LockInfo;
-use crate::storage::{Generation, StorageError};
+use crate::state::journal::JournalLocation;
+use crate::state::lock::LockInfo;
+use crate::transport::auth::AuthError;
+use crate::transport::storage::{Generation, StorageError};
 
 /// Everything that can go wrong while talking to the API or running a plan.
 #[derive(Debug, thiserror::Error)]

@@ -10,50 +10,36 @@
 //! through [`ProgressSink`], notes and errors are returned. Decisions are documented in
 //! `docs/executor.md`.
 
-pub mod auth;
-mod client;
-mod deadline;
-mod engine;
 mod error;
-mod http;
-mod idle;
-mod journal;
-mod journal_store;
-mod lock;
-mod operations;
-mod refresh;
-mod region_gate;
-mod remote_lock;
-mod retry;
-mod slurm;
-mod state_dir;
-mod storage;
+mod run;
+mod state;
+mod transport;
 
-pub use auth::{
-    AuthEnvironment, AuthError, GcloudCli, ResolvedTokenSource, StaticToken, Token, TokenSource,
-    default_token_source, resolve_token_source,
-};
-pub use client::{
-    ApiClient, ClientOptions, LIST_PAGE_SIZE, MAX_ANSWER_BYTES, MAX_LIST_PAGES, SlurmBodyError,
-    SlurmReply, Submitted,
-};
-pub use engine::{
+pub use error::ExecError;
+pub use run::engine::{
     ActionOutcome, ApplyEngine, ApplyReport, DEFAULT_PARALLELISM, ProgressEvent, ProgressSink, Step,
 };
-pub use error::ExecError;
-pub use http::redact_userinfo;
-pub use idle::{IdleReport, IdleVerdict, SlurmEvidence, idle_verdict, inspect_idle};
-pub use journal::{Journal, JournalEntry, JournalLocation, UnusableEntry};
-pub use lock::{LockInfo, RunLock};
-pub use operations::{OperationWaiter, WaitOptions};
-pub use refresh::{
+pub use run::idle::{IdleReport, IdleVerdict, SlurmEvidence, idle_verdict, inspect_idle};
+pub use run::operations::{OperationWaiter, WaitOptions};
+pub use run::refresh::{
     ListPrefetch, LivePages, PagePosition, refresh, refresh_paged, refresh_prefetched,
 };
-pub use remote_lock::{HeldLock, StorageLock};
-pub use retry::RetryPolicy;
-pub use slurm::{
+pub use run::slurm::{
     SLURM_API_VERSIONS, SlurmJob, SlurmNode, SlurmReadError, parse_jobs, parse_nodes, ping,
     read_jobs, read_nodes, running_jobs,
 };
-pub use state_dir::StateDir;
-pub use storage::{Generation, STORAGE_ENDPOINT, StorageClient, StorageError};
+pub use state::journal::{Journal, JournalEntry, JournalLocation, UnusableEntry};
+pub use state::lock::{LockInfo, RunLock};
+pub use state::remote_lock::{HeldLock, StorageLock};
+pub use state::state_dir::StateDir;
+pub use transport::api::{
+    ApiClient, ClientOptions, LIST_PAGE_SIZE, MAX_ANSWER_BYTES, MAX_LIST_PAGES, SlurmBodyError,
+    SlurmReply, Submitted,
+};
+pub use transport::auth::{
+    AuthEnvironment, AuthError, GcloudCli, ResolvedTokenSource, StaticToken, Token, TokenSource,
+    default_token_source, resolve_token_source,
+};
+pub use transport::http::redact_userinfo;
+pub use transport::retry::RetryPolicy;
+pub use transport::storage::{Generation, STORAGE_ENDPOINT, StorageClient, StorageError};

@@ -17,11 +17,11 @@ use clusterform_model::{Cluster, ClusterName, ClusterState, LiveCluster, Running
 use futures::StreamExt;
 use time::OffsetDateTime;
 
-use crate::client::ApiClient;
 use crate::error::ExecError;
-use crate::slurm::{
+use crate::run::slurm::{
     SLURM_PARALLELISM, SlurmJob, SlurmNode, SlurmReadError, read_jobs, read_nodes, running_job,
 };
+use crate::transport::api::ApiClient;
 
 /// The decision for one cluster.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -278,7 +278,7 @@ mod tests {
     use time::macros::datetime;
 
     use super::*;
-    use crate::slurm::{parse_jobs, parse_nodes};
+    use crate::run::slurm::{parse_jobs, parse_nodes};
 
     const NOW: OffsetDateTime = datetime!(2026-11-10 12:00 UTC);
     const TWO_HOURS: Duration = Duration::from_secs(2 * 3600);

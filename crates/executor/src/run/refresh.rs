@@ -24,8 +24,8 @@ use futures::future::try_join_all;
 use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
 use tokio::task::JoinHandle;
 
-use crate::client::ApiClient;
 use crate::error::ExecError;
+use crate::transport::api::ApiClient;
 
 /// The addressed clusters of one List page.
 type Page = Vec<LiveCluster>;

@@ -26,9 +26,9 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 use crate::error::ExecError;
-use crate::journal_store::{JournalStore, ObjectStore, read_file};
-use crate::state_dir::StateDir;
-use crate::storage::StorageClient;
+use crate::state::journal_store::{JournalStore, ObjectStore, read_file};
+use crate::state::state_dir::StateDir;
+use crate::transport::storage::StorageClient;
 
 /// Version of the journal file format.
 const JOURNAL_VERSION: u32 = 1;

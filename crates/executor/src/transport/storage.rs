@@ -19,9 +19,9 @@ use reqwest::header::HeaderMap;
 use reqwest::{Method, StatusCode, Url};
 use serde_json::Value;
 
-use crate::auth::{AuthError, TokenSource};
-use crate::client::ClientOptions;
-use crate::http::{
+use crate::transport::api::ClientOptions;
+use crate::transport::auth::{AuthError, TokenSource};
+use crate::transport::http::{
     CappedReadError, Connection, EndpointRefusal, check_endpoint, describe_transport_error,
     quote_body, redact_endpoint, retry_after,
 };
@@ -663,7 +663,7 @@ fn validate_endpoint(raw: &str) -> Result<Url, StorageError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::auth::StaticToken;
+    use crate::transport::auth::StaticToken;
 
     fn client(endpoint: Option<&str>) -> Result<StorageClient, StorageError> {
         StorageClient::new(

@@ -12,8 +12,8 @@ use std::time::Duration;
 use clusterform_model::{Code, Operation};
 use tokio::time::Instant;
 
-use crate::client::ApiClient;
 use crate::error::ExecError;
+use crate::transport::api::ApiClient;
 
 /// How operations are waited for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,7 +71,7 @@ impl<'a> OperationWaiter<'a> {
         timeout: Duration,
         on_pending: impl AsyncFnMut(&Operation),
     ) -> Result<Operation, ExecError> {
-        let deadline = crate::deadline::after(timeout);
+        let deadline = crate::transport::deadline::after(timeout);
         match tokio::time::timeout_at(deadline, self.wait_until(name, deadline, on_pending)).await {
             Ok(result) => result,
             Err(_elapsed) => Err(ExecError::Timeout {

@@ -19,7 +19,7 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use crate::error::ExecError;
-use crate::state_dir::{StateDir, open_private_file};
+use crate::state::state_dir::{StateDir, open_private_file};
 
 /// How often a run waiting for the lock (`--lock-timeout`) tries again: taking a free lock is
 /// one system call, so waiting ends soon after the holder exits.
@@ -97,7 +97,7 @@ impl RunLock {
         holder: LockInfo,
         timeout: Duration,
     ) -> Result<Self, ExecError> {
-        let deadline = crate::deadline::after(timeout).into_std();
+        let deadline = crate::transport::deadline::after(timeout).into_std();
         let path = StateDir::of(config_dir).lock_file();
         loop {
             if let Some(file) = try_lock(config_dir)? {

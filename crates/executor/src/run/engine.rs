@@ -23,10 +23,10 @@ use tokio::sync::{Semaphore, SemaphorePermit};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::client::{ApiClient, Submitted};
 use crate::error::ExecError;
-use crate::journal::{Journal, JournalEntry};
-use crate::operations::{OperationWaiter, WaitOptions};
+use crate::run::operations::{OperationWaiter, WaitOptions};
+use crate::state::journal::{Journal, JournalEntry};
+use crate::transport::api::{ApiClient, Submitted};
 
 /// Clusters worked on at once unless told otherwise.
 pub const DEFAULT_PARALLELISM: usize = 10;
@@ -384,7 +384,7 @@ impl ApplyEngine {
         request: &ClusterRequest,
         timeout: Duration,
     ) -> Result<Option<Cluster>, ExecError> {
-        let deadline = crate::deadline::after(timeout);
+        let deadline = crate::transport::deadline::after(timeout);
         let remaining = || deadline.saturating_duration_since(Instant::now());
         loop {
             if request.kind() != RequestKind::Create {

@@ -13,9 +13,9 @@ use clusterform_files::{Access, remove_durably, write_atomic};
 use tokio::time::Instant;
 
 use crate::error::ExecError;
-use crate::journal::{Change, JournalLocation, Slot, encode, parse};
-use crate::state_dir::StateDir;
-use crate::storage::{Generation, OBJECT_WRITE_INTERVAL, StorageClient, StorageError};
+use crate::state::journal::{Change, JournalLocation, Slot, encode, parse};
+use crate::state::state_dir::StateDir;
+use crate::transport::storage::{Generation, OBJECT_WRITE_INTERVAL, StorageClient, StorageError};
 
 /// How many times one change is attempted while other machines keep replacing the object: each
 /// lost race means another machine's write went through, so the journal as a whole progresses.

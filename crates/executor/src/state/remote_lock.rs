@@ -15,8 +15,8 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::error::ExecError;
-use crate::lock::LockInfo;
-use crate::storage::{Generation, OBJECT_WRITE_INTERVAL, StorageClient, StorageError};
+use crate::state::lock::LockInfo;
+use crate::transport::storage::{Generation, OBJECT_WRITE_INTERVAL, StorageClient, StorageError};
 
 /// How often a run waiting for the lock (`--lock-timeout`) reads it: each read is a request,
 /// so less often than the local lock's quarter second.
@@ -72,7 +72,7 @@ impl StorageLock {
         let wait = LockWait {
             client,
             object,
-            deadline: crate::deadline::after(timeout),
+            deadline: crate::transport::deadline::after(timeout),
             timeout,
         };
         let record = serde_json::to_vec(&holder).unwrap_or_default();

@@ -11,7 +11,7 @@
 
 use std::collections::HashSet;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use clusterform_model::rest::{self, ClusterRequest, HttpMethod, RestCall};
@@ -27,15 +27,16 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::auth::TokenSource;
 use crate::error::ExecError;
-use crate::http::{
+use crate::transport::auth::TokenSource;
+use crate::transport::http::{
     CappedReadError, Connection, EndpointRefusal, check_endpoint, describe_transport_error,
     quote_body, redact_endpoint, redact_userinfo, retry_after,
 };
-use crate::region_gate::RegionGates;
-use crate::retry::{CallClass, RetryPolicy, Verdict, classify_status, classify_transport};
-use crate::slurm::KnownSlurmVersion;
+use crate::transport::region_gate::RegionGates;
+use crate::transport::retry::{
+    CallClass, RetryPolicy, Verdict, classify_status, classify_transport,
+};
 
 /// Items asked for per List page. The service documents no maximum; sibling Vertex AI Lists cap
 /// at 100 and some refuse larger sizes, so 100 is the largest size safe to ask for (docs/api.md).
@@ -113,6 +114,24 @@ pub struct ApiClient {
     connection: Connection,
     gates: RegionGates,
     slurm_version: KnownSlurmVersion,
+}
+
+/// The slurmrestd REST version that last answered, shared by every clone of one client: the
+/// clusters of a run usually serve the same versions, and each version not served costs a
+/// round trip. A cluster that answers 404 at it still gets the whole list.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct KnownSlurmVersion(Arc<Mutex<Option<&'static str>>>);
+
+impl KnownSlurmVersion {
+    /// The version that last answered, if any did.
+    pub(crate) fn get(&self) -> Option<&'static str> {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Records that `version` answered.
+    pub(crate) fn set(&self, version: &'static str) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(version);
+    }
 }
 
 /// One HTTP request, before it is sent.
