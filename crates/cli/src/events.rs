@@ -225,13 +225,15 @@ fn progress_fields(
 }
 
 fn failed_fields(event: &ProgressEvent, error: &ExecError) -> Value {
-    let (code, status, violations) = match error {
-        ExecError::Api { status, .. } | ExecError::MaskPathRefused { status, .. } => (
+    let (code, status, violations) = match (error, error.api_status()) {
+        (_, Some(status)) => (
             Some(status.code),
             Some(status.code_name().to_owned()),
             status.field_violations(),
         ),
-        ExecError::OperationFailed { code_name, .. } => (None, Some(code_name.clone()), vec![]),
+        (ExecError::OperationFailed { code_name, .. }, None) => {
+            (None, Some(code_name.clone()), vec![])
+        }
         _ => (None, None, vec![]),
     };
     let violations: Vec<Value> = violations
@@ -275,6 +277,7 @@ fn summary_fields(tally: Tally, result: &Result<ExitStatus, CliError>) -> Value 
 
 #[cfg(test)]
 mod tests {
+    use clusterform_executor::TransportError;
     use clusterform_model::Status;
     use time::macros::datetime;
 
@@ -300,7 +303,7 @@ mod tests {
     #[test]
     fn a_refusal_carries_the_fields_the_service_named() {
         let field = "model_development_cluster.node_pools[1].boot_disk.boot_disk_type";
-        let error = ExecError::Api {
+        let error = ExecError::Transport(TransportError::Api {
             status: Box::new(Status {
                 code: 400,
                 message: "List of found errors".into(),
@@ -312,7 +315,7 @@ mod tests {
             }),
             method: "POST".into(),
             url: "https://x".into(),
-        };
+        });
         let fields = failed_fields(&step(Step::Started), &error);
         assert_eq!(
             fields["error"]["field_violations"],
@@ -384,7 +387,7 @@ mod tests {
 
     #[test]
     fn a_failure_carries_the_api_status_and_the_hint() {
-        let error = ExecError::Api {
+        let error = ExecError::Transport(TransportError::Api {
             status: Box::new(Status {
                 code: 429,
                 message: "Quota exceeded".into(),
@@ -393,7 +396,7 @@ mod tests {
             }),
             method: "PATCH".into(),
             url: "https://example/v1beta1/x".into(),
-        };
+        });
         let event = ProgressEvent {
             address: train01(),
             action: Action::Update,

@@ -10,15 +10,14 @@
 //! through [`ProgressSink`], notes and errors are returned. Decisions are documented in
 //! `docs/executor.md`.
 
-mod error;
 mod run;
 mod state;
 mod transport;
 
-pub use error::ExecError;
 pub use run::engine::{
     ActionOutcome, ApplyEngine, ApplyReport, DEFAULT_PARALLELISM, ProgressEvent, ProgressSink, Step,
 };
+pub use run::error::ExecError;
 pub use run::idle::{IdleReport, IdleVerdict, SlurmEvidence, idle_verdict, inspect_idle};
 pub use run::operations::{OperationWaiter, WaitOptions};
 pub use run::refresh::{
@@ -28,6 +27,7 @@ pub use run::slurm::{
     SLURM_API_VERSIONS, SlurmJob, SlurmNode, SlurmReadError, parse_jobs, parse_nodes, ping,
     read_jobs, read_nodes, running_jobs,
 };
+pub use state::error::StateError;
 pub use state::journal::{Journal, JournalEntry, JournalLocation, UnusableEntry};
 pub use state::lock::{LockInfo, RunLock};
 pub use state::remote_lock::{HeldLock, StorageLock};
@@ -40,6 +40,7 @@ pub use transport::auth::{
     AuthEnvironment, AuthError, GcloudCli, ResolvedTokenSource, StaticToken, Token, TokenSource,
     default_token_source, resolve_token_source,
 };
+pub use transport::error::TransportError;
 pub use transport::http::redact_userinfo;
 pub use transport::retry::RetryPolicy;
 pub use transport::storage::{Generation, STORAGE_ENDPOINT, StorageClient, StorageError};

@@ -636,9 +636,8 @@ impl<'a> FieldSources<'a> {
     /// field as the configuration names it, where it is written, and why the service refused
     /// it (`node_pools[gpu].boot_disk.boot_disk_type at main.hcl:23:7: Machine type …`).
     fn violations(&self, address: &ClusterName, error: &ExecError) -> Vec<String> {
-        let status = match error {
-            ExecError::Api { status, .. } | ExecError::MaskPathRefused { status, .. } => status,
-            _ => return Vec::new(),
+        let Some(status) = error.api_status() else {
+            return Vec::new();
         };
         let body = self
             .plan
@@ -753,7 +752,9 @@ fn short(digest: &str) -> String {
 mod tests {
     use super::*;
     use clusterform_emulator::{Emulator, EmulatorOptions};
-    use clusterform_executor::{ClientOptions, JournalEntry, JournalLocation, StaticToken};
+    use clusterform_executor::{
+        ClientOptions, JournalEntry, JournalLocation, StaticToken, TransportError,
+    };
     use clusterform_model::rest::RequestKind;
 
     const OBJECT: &str = "clusterform/prod/research.journal.json";
@@ -779,7 +780,7 @@ mod tests {
             .unwrap();
         let field =
             format!("model_development_cluster.node_pools[{index}].boot_disk.boot_disk_type");
-        let error = ExecError::Api {
+        let error = ExecError::Transport(TransportError::Api {
             status: Box::new(clusterform_model::Status {
                 code: 400,
                 message: format!("List of found errors:\t1.Field: {field}; Message: no\t"),
@@ -791,7 +792,7 @@ mod tests {
             }),
             method: "POST".into(),
             url: "https://x".into(),
-        };
+        });
         let lines = FieldSources::of(&config, &plan, dir.path()).violations(&address, &error);
         let line = text
             .lines()

@@ -23,7 +23,7 @@ use tokio::sync::{Semaphore, SemaphorePermit};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::error::ExecError;
+use crate::run::error::ExecError;
 use crate::run::operations::{OperationWaiter, WaitOptions};
 use crate::state::journal::{Journal, JournalEntry};
 use crate::transport::api::{ApiClient, Submitted};
@@ -415,7 +415,7 @@ impl ApplyEngine {
                         })
                         .await?;
                 }
-                Err(error) => return Err(error.for_request(request)),
+                Err(error) => return Err(ExecError::from(error).for_request(request)),
                 Ok(submitted) => {
                     return self
                         .submitted(tracker, name, request.kind(), submitted, remaining())

@@ -17,7 +17,7 @@ use clusterform_model::{Cluster, ClusterName, ClusterState, LiveCluster, Running
 use futures::StreamExt;
 use time::OffsetDateTime;
 
-use crate::error::ExecError;
+use crate::run::error::ExecError;
 use crate::run::slurm::{
     SLURM_PARALLELISM, SlurmJob, SlurmNode, SlurmReadError, read_jobs, read_nodes, running_job,
 };

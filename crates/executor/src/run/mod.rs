@@ -5,6 +5,7 @@
 //! through [`crate::state`].
 
 pub(crate) mod engine;
+pub(crate) mod error;
 pub(crate) mod idle;
 pub(crate) mod operations;
 pub(crate) mod refresh;

@@ -24,7 +24,7 @@ use futures::future::try_join_all;
 use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
 use tokio::task::JoinHandle;
 
-use crate::error::ExecError;
+use crate::run::error::ExecError;
 use crate::transport::api::ApiClient;
 
 /// The addressed clusters of one List page.

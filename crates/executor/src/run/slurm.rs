@@ -15,8 +15,8 @@ use clusterform_model::{ClusterName, RunningJob, RunningJobs, rest};
 use futures::StreamExt;
 use serde_json::Value;
 
-use crate::error::ExecError;
 use crate::transport::api::{ApiClient, SlurmReply};
+use crate::transport::error::TransportError;
 
 /// The slurmrestd REST versions tried, newest first. Each Slurm release serves a few of them
 /// (Slurm 24.11: v0.0.40 to v0.0.42); the training-clusters docs' examples use v0.0.42 and
@@ -67,7 +67,7 @@ const BUSY_NODE_STATES: &[&str] = &["ALLOCATED", "MIXED", "COMPLETING", "POWERIN
 pub enum SlurmReadError {
     /// The `callSlurmRestApi` call itself failed (after retries).
     #[error("Slurm REST API unreachable: {0}")]
-    Call(#[from] ExecError),
+    Call(#[from] TransportError),
     /// Every version in [`SLURM_API_VERSIONS`] answered 404.
     #[error("slurmrestd serves none of the REST versions {}", SLURM_API_VERSIONS.join(", "))]
     NoSupportedVersion,

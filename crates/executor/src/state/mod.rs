@@ -4,6 +4,7 @@
 //! private state directory both live in ([`state_dir`]). It reaches Cloud Storage through
 //! [`crate::transport`] and knows nothing of plans or of the cluster API.
 
+pub(crate) mod error;
 pub(crate) mod journal;
 pub(crate) mod journal_store;
 pub(crate) mod lock;

@@ -9,6 +9,8 @@
 pub(crate) mod api;
 pub(crate) mod auth;
 pub(crate) mod deadline;
+pub(crate) mod error;
+pub(crate) mod exchange;
 pub(crate) mod http;
 pub(crate) mod region_gate;
 pub(crate) mod retry;
