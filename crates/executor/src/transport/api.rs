@@ -382,17 +382,21 @@ impl ApiClient {
         region: &'r str,
         list: RestCall,
     ) -> Result<(Call<'r>, PageRequest), TransportError> {
-        let call = self.read_call(region, &list)?;
+        let call = self.read_call(region, &list, Body::Empty)?;
         let (client, region) = (self.clone(), region.to_owned());
-        let (task, request) =
-            async move { client.body(&client.read_call(&region, &list)?).await }.remote_handle();
+        let (task, request) = async move {
+            client
+                .body(&client.read_call(&region, &list, Body::Empty)?)
+                .await
+        }
+        .remote_handle();
         tokio::spawn(task);
         Ok((call, request))
     }
 
     /// One cluster; `None` when it does not exist.
     pub async fn get_cluster(&self, name: &ClusterName) -> Result<Option<Cluster>, TransportError> {
-        let call = self.read_call(&name.location, &rest::get_cluster(name))?;
+        let call = self.read_call(&name.location, &rest::get_cluster(name), Body::Empty)?;
         match self.body(&call).await {
             Ok(body) => decode("a cluster", &call.request.url, &body).map(Some),
             Err(error) if error.is_not_found() => Ok(None),
@@ -457,7 +461,7 @@ impl ApiClient {
     /// `GET /v1/{name}`, on the region the operation name carries.
     pub async fn get_operation(&self, name: &str) -> Result<Operation, TransportError> {
         let parsed: OperationName = name.parse()?;
-        let call = self.read_call(&parsed.location, &rest::get_operation(&parsed))?;
+        let call = self.read_call(&parsed.location, &rest::get_operation(&parsed), Body::Empty)?;
         decode("an operation", &call.request.url, &self.body(&call).await?)
     }
 
@@ -472,16 +476,8 @@ impl ApiClient {
         let seconds = timeout.as_secs().max(1);
         let wait = rest::wait_operation(&parsed, seconds);
         let empty = json!({});
-        let call = Call {
-            request: Request {
-                method: reqwest_method(wait.method),
-                url: self.url(&parsed.location, &wait)?,
-                body: Body::Json(&empty),
-                class: CallClass::Read,
-                timeout: self.connection.request_timeout + Duration::from_secs(seconds),
-            },
-            region: &parsed.location,
-        };
+        let mut call = self.read_call(&parsed.location, &wait, Body::Json(&empty))?;
+        call.request.timeout += Duration::from_secs(seconds);
         decode("an operation", &call.request.url, &self.body(&call).await?)
     }
 
@@ -495,17 +491,8 @@ impl ApiClient {
     ) -> Result<SlurmReply, TransportError> {
         let relay = rest::call_slurm_rest_api(name);
         let request = json!({"method": "HTTP_METHOD_GET", "path": slurm_path});
-        let call = Call {
-            request: Request {
-                method: reqwest_method(relay.method),
-                url: self.url(&name.location, &relay)?,
-                body: Body::Json(&request),
-                // Listing jobs or nodes has no side effect, whatever the HTTP method carrying it.
-                class: CallClass::Read,
-                timeout: self.connection.request_timeout,
-            },
-            region: &name.location,
-        };
+        // Listing jobs or nodes has no side effect, whatever the HTTP method carrying it.
+        let call = self.read_call(&name.location, &relay, Body::Json(&request))?;
         let body = self.body(&call).await?;
         let reply: SlurmCallReply = decode("a Slurm API answer", &call.request.url, &body)?;
         let status = reply
@@ -536,13 +523,18 @@ impl ApiClient {
         glance
     }
 
-    /// A call without a body or side effect.
-    fn read_call<'a>(&self, region: &'a str, call: &RestCall) -> Result<Call<'a>, TransportError> {
+    /// A call without a side effect.
+    fn read_call<'a>(
+        &self,
+        region: &'a str,
+        call: &RestCall,
+        body: Body<'a>,
+    ) -> Result<Call<'a>, TransportError> {
         Ok(Call {
             request: Request {
                 method: reqwest_method(call.method),
                 url: self.url(region, call)?,
-                body: Body::Empty,
+                body,
                 class: CallClass::Read,
                 timeout: self.connection.request_timeout,
             },
