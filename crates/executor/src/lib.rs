@@ -1,14 +1,18 @@
 //! The executor: the only crate that talks to the network.
 //!
-//! It authenticates ([`auth`]), sends the API's calls with retries by AIP-194 ([`ApiClient`]),
-//! reads the live clusters for the planner ([`refresh`], with Lists started while the
-//! configuration still loads: [`ListPrefetch`]), follows long-running operations
-//! ([`OperationWaiter`]), runs a plan with bounded concurrency while journaling every operation
-//! in flight ([`ApplyEngine`], [`Journal`]), reads clusters' Slurm jobs and nodes ([`read_jobs`],
-//! [`read_nodes`], [`running_jobs`] for plans) and pings their controllers ([`ping`]), and decides which clusters are idle for
-//! `destroy --idle-for` ([`idle_verdict`], [`inspect_idle`]). It never prints: progress goes
-//! through [`ProgressSink`], notes and errors are returned. Decisions are documented in
-//! `docs/executor.md`.
+//! It is built in three layers, each importing only the ones below it. `transport` sends:
+//! it authenticates ([`TokenSource`]), and both clients, the API's ([`ApiClient`]) and Cloud
+//! Storage's ([`StorageClient`]), send through one exchange that retries by AIP-194. `state`
+//! keeps what outlives a run: the journal of operations in flight ([`Journal`]) and the stack's
+//! lock ([`RunLock`], [`StorageLock`]). `run` reads the live clusters for the planner
+//! ([`refresh()`], with Lists started while the configuration still loads: [`ListPrefetch`]),
+//! follows long-running operations ([`OperationWaiter`]), runs a plan with bounded concurrency
+//! ([`ApplyEngine`]), reads clusters' Slurm jobs and nodes ([`read_jobs`], [`read_nodes`],
+//! [`running_jobs`] for plans) and pings their controllers ([`ping`]), and decides which
+//! clusters are idle for `destroy --idle-for` ([`idle_verdict`], [`inspect_idle`]). Errors
+//! follow the layers: [`TransportError`], [`StateError`], and the run's [`ExecError`] holding
+//! either. It never prints: progress goes through [`ProgressSink`], notes and errors are
+//! returned. Decisions are documented in `docs/executor.md`.
 
 mod run;
 mod state;
