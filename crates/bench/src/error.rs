@@ -10,7 +10,10 @@ pub enum BenchError {
     /// The emulator could not be started.
     #[error("the emulator: {0}")]
     Emulator(#[from] clusterform_emulator::EmulatorError),
-    /// The executor's client failed (a Get or an operation wait).
+    /// The executor's client failed (a Get).
+    #[error("the API client: {0}")]
+    Transport(#[from] clusterform_executor::TransportError),
+    /// Waiting for an operation failed.
     #[error("the API client: {0}")]
     Exec(#[from] clusterform_executor::ExecError),
     /// A plain HTTP call of a baseline failed.

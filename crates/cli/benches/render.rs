@@ -3,7 +3,8 @@
 use std::hint::black_box;
 
 use clusterform::views::plan_text::render_text;
-use clusterform_planner::{JobsByCluster, PlanOptions, plan};
+use clusterform_model::JobsByCluster;
+use clusterform_planner::{PlanOptions, plan};
 use clusterform_testkit::fleet;
 use criterion::{Criterion, criterion_group, criterion_main};
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use clusterform_config::{Config, Diagnostic, Provider, RemoteState, StackOrigin, VariableInputs};
 use clusterform_executor::{
-    ApiClient, ClientOptions, ExecError, RetryPolicy, StaticToken, StorageClient, TokenSource,
+    ApiClient, ClientOptions, RetryPolicy, StateError, StaticToken, StorageClient, TokenSource,
 };
 
 use crate::arguments::Variables;
@@ -261,7 +261,7 @@ pub async fn connect_storage(
     // The client serves the lock and the journal alike; what can fail here is the `lock`
     // block's bucket itself, which the lock's hint names.
     let client = StorageClient::new(&remote.bucket, client_options(endpoint), tokens)
-        .map_err(|error| ExecError::LockStorage(Box::new(error)))?;
+        .map_err(|error| StateError::LockStorage(Box::new(error)))?;
     Ok(StorageConnection { client, local })
 }
 

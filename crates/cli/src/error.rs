@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clusterform_config::Diagnostics;
-use clusterform_executor::ExecError;
+use clusterform_executor::{ExecError, StateError, TransportError};
 use clusterform_planner::{PlanError, PlanFileError};
 
 /// Everything that can make a command fail.
@@ -165,6 +165,18 @@ pub enum CliError {
     /// The prompt failed.
     #[error("could not read the answer: {0}")]
     Prompt(#[from] dialoguer::Error),
+}
+
+impl From<TransportError> for CliError {
+    fn from(error: TransportError) -> Self {
+        Self::Exec(error.into())
+    }
+}
+
+impl From<StateError> for CliError {
+    fn from(error: StateError) -> Self {
+        Self::Exec(error.into())
+    }
 }
 
 impl CliError {

@@ -12,9 +12,9 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use clusterform_executor::{ExecError, ProgressEvent, ProgressSink, Step};
-use clusterform_model::ClusterName;
 use clusterform_model::rest::RequestKind;
-use clusterform_planner::{Action, Plan};
+use clusterform_model::{Action, ClusterName};
+use clusterform_planner::Plan;
 use serde_json::{Map, Value, json};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
@@ -173,13 +173,15 @@ fn progress_fields(
 }
 
 fn failed_fields(event: &ProgressEvent, error: &ExecError) -> Value {
-    let (code, status, violations) = match error {
-        ExecError::Api { status, .. } | ExecError::MaskPathRefused { status, .. } => (
+    let (code, status, violations) = match (error, error.api_status()) {
+        (_, Some(status)) => (
             Some(status.code),
             Some(status.code_name().to_owned()),
             status.field_violations(),
         ),
-        ExecError::OperationFailed { code_name, .. } => (None, Some(code_name.clone()), vec![]),
+        (ExecError::OperationFailed { code_name, .. }, None) => {
+            (None, Some(code_name.clone()), vec![])
+        }
         _ => (None, None, vec![]),
     };
     let violations: Vec<Value> = violations
@@ -223,6 +225,7 @@ fn summary_fields(counts: Counts, result: &Result<ExitStatus, CliError>) -> Valu
 
 #[cfg(test)]
 mod tests {
+    use clusterform_executor::TransportError;
     use clusterform_model::Status;
     use time::macros::datetime;
 
@@ -248,7 +251,7 @@ mod tests {
     #[test]
     fn a_refusal_carries_the_fields_the_service_named() {
         let field = "model_development_cluster.node_pools[1].boot_disk.boot_disk_type";
-        let error = ExecError::Api {
+        let error = ExecError::Transport(TransportError::Api {
             status: Box::new(Status {
                 code: 400,
                 message: "List of found errors".into(),
@@ -260,7 +263,7 @@ mod tests {
             }),
             method: "POST".into(),
             url: "https://x".into(),
-        };
+        });
         let fields = failed_fields(&step(Step::Started), &error);
         assert_eq!(
             fields["error"]["field_violations"],
@@ -332,7 +335,7 @@ mod tests {
 
     #[test]
     fn a_failure_carries_the_api_status_and_the_hint() {
-        let error = ExecError::Api {
+        let error = ExecError::Transport(TransportError::Api {
             status: Box::new(Status {
                 code: 429,
                 message: "Quota exceeded".into(),
@@ -341,7 +344,7 @@ mod tests {
             }),
             method: "PATCH".into(),
             url: "https://example/v1beta1/x".into(),
-        };
+        });
         let event = ProgressEvent {
             address: train01(),
             action: Action::Update,

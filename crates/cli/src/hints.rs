@@ -2,7 +2,7 @@
 //! and flags (`clusterform import`, `--target`). The libraries say what went wrong; only the
 //! binary knows how its user can fix it.
 
-use clusterform_executor::ExecError;
+use clusterform_executor::{ExecError, StateError, TransportError};
 use clusterform_model::Code;
 use clusterform_planner::PlanError;
 
@@ -47,10 +47,8 @@ pub fn plan_hint(error: &PlanError) -> Option<String> {
 /// The hint for an error of the API client or the apply engine.
 pub fn exec_hint(error: &ExecError) -> Option<String> {
     let hint = match error {
-        ExecError::Api { status, .. } => return api_hint(status.canonical_code()),
-        ExecError::Transport { .. } => {
-            "check the network connection and the endpoint (--endpoint, CLUSTERFORM_ENDPOINT)"
-        }
+        ExecError::Transport(error) => return transport_hint(error),
+        ExecError::State(error) => return state_hint(error),
         ExecError::Timeout { .. } => {
             "the operation may still be running: run `clusterform apply` again to resume \
              waiting, or raise the cluster's `timeouts` block"
@@ -60,56 +58,7 @@ pub fn exec_hint(error: &ExecError) -> Option<String> {
         | ExecError::OperationLost { .. } => {
             "see the cluster's events with `clusterform list`; fix the configuration and apply again"
         }
-        ExecError::InsecureEndpoint { .. } => {
-            "use an https:// endpoint, or http:// only to a loopback address (127.0.0.1, ::1, localhost)"
-        }
-        ExecError::InvalidEndpoint { .. } => "an endpoint is a base URL such as https://host:port",
-        ExecError::Auth(_) => {
-            "run `gcloud auth application-default login`, or set CLUSTERFORM_ACCESS_TOKEN"
-        }
-        ExecError::Decode { .. } => {
-            "the endpoint does not answer like the Model Development Cluster API; check --endpoint"
-        }
-        ExecError::Journal { .. } => {
-            "check in the console that no operation is still running, then fix or delete the \
-             journal (the file or object named)"
-        }
-        ExecError::JournalStorage(_) => {
-            "check that the bucket exists and that the account may read, create and delete its \
-             objects (the `cloud-platform` scope covers Cloud Storage)"
-        }
-        ExecError::UnusableJournalEntry { .. } => {
-            "the operation it recorded may still be running: check the cluster in the console, \
-             then fix or delete that entry; other clusters are not affected"
-        }
-        ExecError::NotAnOperation { .. } | ExecError::OperationWithoutResult { .. } => {
-            "the server did not say whether the change was made: run `clusterform plan` to see \
-             the cluster as it is now"
-        }
-        ExecError::AnswerTooLarge { .. } | ExecError::Redirected { .. } => {
-            "the endpoint does not answer like the Model Development Cluster API; check --endpoint"
-        }
-        ExecError::Locked { .. } => {
-            "wait for the other run to finish (`--lock-timeout 10m` waits for it); the lock is released when it exits"
-        }
-        ExecError::RemoteLocked {
-            holder: None,
-            generation: Some(generation),
-            ..
-        } => {
-            return Some(format!(
-                "nothing says which run wrote it: if no run is using the stack, remove it with \
-                 `clusterform force-unlock {generation}`"
-            ));
-        }
-        ExecError::RemoteLocked { .. } => {
-            "wait for the other run to finish (`--lock-timeout 10m` waits for it); if it died, \
-             remove its lock with `clusterform force-unlock LOCK_ID`"
-        }
-        ExecError::LockStorage(_) => {
-            "check the `lock` block's bucket, and that your credentials may create and delete its objects"
-        }
-        ExecError::Lock { .. } => "check that the configuration directory is writable",
+        ExecError::OperationWithoutResult { .. } => NOT_SAID_WHETHER_CHANGED,
         ExecError::NoLongerDeleting { .. } => {
             "someone else acted on the cluster: run `clusterform plan` again"
         }
@@ -132,7 +81,81 @@ pub fn exec_hint(error: &ExecError) -> Option<String> {
                  `clusterform apply --replace {id}`, or undo the change in the configuration"
             ));
         }
-        ExecError::InvalidRequest(_) | ExecError::Name(_) => return None,
+        ExecError::Name(_) => return None,
+    };
+    Some(hint.to_owned())
+}
+
+/// The server did not say whether a change was made.
+const NOT_SAID_WHETHER_CHANGED: &str = "the server did not say whether the change was made: run \
+`clusterform plan` to see the cluster as it is now";
+
+/// The server does not answer like the API.
+const NOT_THE_API: &str =
+    "the endpoint does not answer like the Model Development Cluster API; check --endpoint";
+
+/// The hint for a failed call to the API.
+fn transport_hint(error: &TransportError) -> Option<String> {
+    let hint = match error {
+        TransportError::Api { status, .. } => return api_hint(status.canonical_code()),
+        TransportError::NoAnswer { .. } => {
+            "check the network connection and the endpoint (--endpoint, CLUSTERFORM_ENDPOINT)"
+        }
+        TransportError::InsecureEndpoint { .. } => {
+            "use an https:// endpoint, or http:// only to a loopback address (127.0.0.1, ::1, localhost)"
+        }
+        TransportError::InvalidEndpoint { .. } => {
+            "an endpoint is a base URL such as https://host:port"
+        }
+        TransportError::Auth(_) => {
+            "run `gcloud auth application-default login`, or set CLUSTERFORM_ACCESS_TOKEN"
+        }
+        TransportError::Decode { .. }
+        | TransportError::AnswerTooLarge { .. }
+        | TransportError::Redirected { .. } => NOT_THE_API,
+        TransportError::NotAnOperation { .. } => NOT_SAID_WHETHER_CHANGED,
+        TransportError::Cancelled => return exec_hint(&ExecError::Cancelled),
+        TransportError::InvalidRequest(_) | TransportError::Name(_) => return None,
+    };
+    Some(hint.to_owned())
+}
+
+/// The hint for an unusable journal or lock.
+fn state_hint(error: &StateError) -> Option<String> {
+    let hint = match error {
+        StateError::Journal { .. } => {
+            "check in the console that no operation is still running, then fix or delete the \
+             journal (the file or object named)"
+        }
+        StateError::JournalStorage(_) => {
+            "check that the bucket exists and that the account may read, create and delete its \
+             objects (the `cloud-platform` scope covers Cloud Storage)"
+        }
+        StateError::UnusableJournalEntry { .. } => {
+            "the operation it recorded may still be running: check the cluster in the console, \
+             then fix or delete that entry; other clusters are not affected"
+        }
+        StateError::Locked { .. } => {
+            "wait for the other run to finish (`--lock-timeout 10m` waits for it); the lock is released when it exits"
+        }
+        StateError::RemoteLocked {
+            holder: None,
+            generation: Some(generation),
+            ..
+        } => {
+            return Some(format!(
+                "nothing says which run wrote it: if no run is using the stack, remove it with \
+                 `clusterform force-unlock {generation}`"
+            ));
+        }
+        StateError::RemoteLocked { .. } => {
+            "wait for the other run to finish (`--lock-timeout 10m` waits for it); if it died, \
+             remove its lock with `clusterform force-unlock LOCK_ID`"
+        }
+        StateError::LockStorage(_) => {
+            "check the `lock` block's bucket, and that your credentials may create and delete its objects"
+        }
+        StateError::Lock { .. } => "check that the configuration directory is writable",
     };
     Some(hint.to_owned())
 }
@@ -196,18 +219,18 @@ mod tests {
 
     #[test]
     fn client_errors_point_at_the_flag_or_command_that_fixes_them() {
-        let insecure = ExecError::InsecureEndpoint {
+        let insecure = ExecError::Transport(TransportError::InsecureEndpoint {
             endpoint: "http://example.com".into(),
-        };
+        });
         assert!(exec_hint(&insecure).unwrap().contains("loopback"));
-        let locked = ExecError::Locked {
+        let locked = ExecError::State(StateError::Locked {
             path: "/x/.clusterform/lock".into(),
             holder: None,
             waited: std::time::Duration::ZERO,
-        };
+        });
         assert!(exec_hint(&locked).unwrap().contains("--lock-timeout"));
         assert!(exec_hint(&ExecError::Cancelled).unwrap().contains("resume"));
-        let unauthenticated = ExecError::Api {
+        let unauthenticated = ExecError::Transport(TransportError::Api {
             status: Box::new(clusterform_model::Status {
                 code: 401,
                 message: "no".into(),
@@ -216,7 +239,7 @@ mod tests {
             }),
             method: "GET".into(),
             url: "https://x".into(),
-        };
+        });
         assert!(
             exec_hint(&unauthenticated)
                 .unwrap()

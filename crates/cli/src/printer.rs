@@ -288,16 +288,18 @@ mod tests {
 
     #[test]
     fn an_api_error_has_its_hint_under_it() {
-        let error = CliError::Exec(clusterform_executor::ExecError::Api {
-            status: Box::new(clusterform_model::Status {
-                code: 403,
-                message: "Permission denied on resource project acme-ml.".into(),
-                status: Some("PERMISSION_DENIED".into()),
-                details: vec![],
-            }),
-            method: "GET".into(),
-            url: "https://aiplatform.googleapis.com/v1/projects/acme-ml".into(),
-        });
+        let error = CliError::Exec(clusterform_executor::ExecError::Transport(
+            clusterform_executor::TransportError::Api {
+                status: Box::new(clusterform_model::Status {
+                    code: 403,
+                    message: "Permission denied on resource project acme-ml.".into(),
+                    status: Some("PERMISSION_DENIED".into()),
+                    details: vec![],
+                }),
+                method: "GET".into(),
+                url: "https://aiplatform.googleapis.com/v1/projects/acme-ml".into(),
+            },
+        ));
         insta::assert_snapshot!(error_text(&error, false), @r"
         Error: GET https://aiplatform.googleapis.com/v1/projects/acme-ml failed: PERMISSION_DENIED (403): Permission denied on resource project acme-ml.
           hint: the caller needs aiplatform.modelDevelopmentClusters.* permissions on the project

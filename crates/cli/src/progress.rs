@@ -192,8 +192,8 @@ fn clock() -> String {
 
 #[cfg(test)]
 mod tests {
+    use clusterform_model::Action;
     use clusterform_model::ClusterName;
-    use clusterform_planner::Action;
 
     use super::*;
 

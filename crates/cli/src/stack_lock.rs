@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use clusterform_config::Provider;
-use clusterform_executor::{ExecError, LockInfo, RunLock, StorageLock};
+use clusterform_executor::{LockInfo, RunLock, StateError, StorageLock};
 use clusterform_model::duration::Seconds;
 
 use crate::context::{self, StorageConnection};
@@ -197,7 +197,7 @@ fn take_local(
     printer: &Printer,
 ) -> Result<RunLock, CliError> {
     match RunLock::acquire(dir, holder.clone()) {
-        Err(ExecError::Locked {
+        Err(StateError::Locked {
             holder: held_by, ..
         }) if !timeout.is_zero() => {
             say_waiting(timeout, held_by.as_deref(), printer);

@@ -1,59 +1,50 @@
 //! The executor: the only crate that talks to the network.
 //!
-//! It authenticates ([`auth`]), sends the API's calls with retries by AIP-194 ([`ApiClient`]),
-//! reads the live clusters for the planner ([`refresh`], with Lists started while the
-//! configuration still loads: [`ListPrefetch`]), follows long-running operations
-//! ([`OperationWaiter`]), runs a plan with bounded concurrency while journaling every operation
-//! in flight ([`ApplyEngine`], [`Journal`]), reads clusters' Slurm jobs and nodes ([`read_jobs`],
-//! [`read_nodes`], [`running_jobs`] for plans) and pings their controllers ([`ping`]), and decides which clusters are idle for
-//! `destroy --idle-for` ([`idle_verdict`], [`inspect_idle`]). It never prints: progress goes
-//! through [`ProgressSink`], notes and errors are returned. Decisions are documented in
-//! `docs/executor.md`.
+//! It is built in three layers, each importing only the ones below it. `transport` sends:
+//! it authenticates ([`TokenSource`]), and both clients, the API's ([`ApiClient`]) and Cloud
+//! Storage's ([`StorageClient`]), send through one exchange that retries by AIP-194. `state`
+//! keeps what outlives a run: the journal of operations in flight ([`Journal`]) and the stack's
+//! lock ([`RunLock`], [`StorageLock`]). `run` reads the live clusters for the planner
+//! ([`refresh()`], with Lists started while the configuration still loads: [`ListPrefetch`]),
+//! follows long-running operations ([`OperationWaiter`]), runs a plan with bounded concurrency
+//! ([`ApplyEngine`]), reads clusters' Slurm jobs and nodes ([`read_jobs`], [`read_nodes`],
+//! [`running_jobs`] for plans) and pings their controllers ([`ping`]), and decides which
+//! clusters are idle for `destroy --idle-for` ([`idle_verdict`], [`inspect_idle`]). Errors
+//! follow the layers: [`TransportError`], [`StateError`], and the run's [`ExecError`] holding
+//! either. It never prints: progress goes through [`ProgressSink`], notes and errors are
+//! returned. Decisions are documented in `docs/executor.md`.
 
-pub mod auth;
-mod client;
-mod deadline;
-mod engine;
-mod error;
-mod http;
-mod idle;
-mod journal;
-mod journal_store;
-mod lock;
-mod operations;
-mod refresh;
-mod region_gate;
-mod remote_lock;
-mod retry;
-mod slurm;
-mod state_dir;
-mod storage;
+mod run;
+mod state;
+mod transport;
 
-pub use auth::{
-    AuthEnvironment, AuthError, GcloudCli, ResolvedTokenSource, StaticToken, Token, TokenSource,
-    default_token_source, resolve_token_source,
-};
-pub use client::{
-    ApiClient, ClientOptions, LIST_PAGE_SIZE, MAX_ANSWER_BYTES, MAX_LIST_PAGES, SlurmBodyError,
-    SlurmReply, Submitted,
-};
-pub use engine::{
+pub use run::engine::{
     ActionOutcome, ApplyEngine, ApplyReport, DEFAULT_PARALLELISM, ProgressEvent, ProgressSink, Step,
 };
-pub use error::ExecError;
-pub use http::redact_userinfo;
-pub use idle::{IdleReport, IdleVerdict, SlurmEvidence, idle_verdict, inspect_idle};
-pub use journal::{Journal, JournalEntry, JournalLocation, UnusableEntry};
-pub use lock::{LockInfo, RunLock};
-pub use operations::{OperationWaiter, WaitOptions};
-pub use refresh::{
+pub use run::error::ExecError;
+pub use run::idle::{IdleReport, IdleVerdict, SlurmEvidence, idle_verdict, inspect_idle};
+pub use run::operations::{OperationWaiter, WaitOptions};
+pub use run::refresh::{
     ListPrefetch, LivePages, PagePosition, refresh, refresh_paged, refresh_prefetched,
 };
-pub use remote_lock::{HeldLock, StorageLock};
-pub use retry::RetryPolicy;
-pub use slurm::{
+pub use run::slurm::{
     SLURM_API_VERSIONS, SlurmJob, SlurmNode, SlurmReadError, parse_jobs, parse_nodes, ping,
     read_jobs, read_nodes, running_jobs,
 };
-pub use state_dir::StateDir;
-pub use storage::{Generation, STORAGE_ENDPOINT, StorageClient, StorageError};
+pub use state::error::StateError;
+pub use state::journal::{Journal, JournalEntry, JournalLocation, UnusableEntry};
+pub use state::lock::{LockInfo, RunLock};
+pub use state::remote_lock::{HeldLock, StorageLock};
+pub use state::state_dir::StateDir;
+pub use transport::api::{
+    ApiClient, ClientOptions, LIST_PAGE_SIZE, MAX_ANSWER_BYTES, MAX_LIST_PAGES, SlurmBodyError,
+    SlurmReply, Submitted,
+};
+pub use transport::auth::{
+    AuthEnvironment, AuthError, GcloudCli, ResolvedTokenSource, StaticToken, Token, TokenSource,
+    default_token_source, resolve_token_source,
+};
+pub use transport::error::TransportError;
+pub use transport::http::redact_userinfo;
+pub use transport::retry::RetryPolicy;
+pub use transport::storage::{Generation, STORAGE_ENDPOINT, StorageClient, StorageError};

@@ -5,7 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clusterform_emulator::EmulatorOptions;
-use clusterform_executor::{ApiClient, ClientOptions, ExecError, StaticToken, Submitted, refresh};
+use clusterform_executor::{
+    ApiClient, ClientOptions, StaticToken, Submitted, TransportError, refresh,
+};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
@@ -126,7 +128,10 @@ fn plain_http_to_a_remote_host_is_refused() {
         ..ClientOptions::default()
     };
     let err = ApiClient::new(options, Arc::new(StaticToken::new(TOKEN))).unwrap_err();
-    assert!(matches!(err, ExecError::InsecureEndpoint { .. }), "{err}");
+    assert!(
+        matches!(err, TransportError::InsecureEndpoint { .. }),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -184,7 +189,7 @@ async fn garbage_answers_are_decode_errors_naming_the_url() {
         .get_cluster(&parsed_name("train01"))
         .await
         .unwrap_err();
-    let ExecError::Decode {
+    let TransportError::Decode {
         what,
         url,
         body_start,

@@ -7,9 +7,10 @@ use clusterform_emulator::{EmulatorOptions, FaultSpec};
 use clusterform_executor::{
     ApplyEngine, ApplyReport, ExecError, Journal, ProgressEvent, ProgressSink, Step,
 };
+use clusterform_model::Action;
 use clusterform_model::fields::UpdateMaskPath;
 use clusterform_model::rest::{ClusterRequest, RequestKind, UpdateMask};
-use clusterform_planner::{Action, ChangeReason, Plan, PlannedTimeouts};
+use clusterform_planner::{ChangeReason, Plan, PlannedTimeouts};
 use tokio_util::sync::CancellationToken;
 
 use crate::proxy::{Mischief, Proxy, Rule, is_create, is_delete};

@@ -10,10 +10,10 @@ use std::time::Duration;
 use axum::http::Method;
 use clusterform_executor::{
     ApiClient, ApplyEngine, ApplyReport, ClientOptions, ExecError, Journal, MAX_ANSWER_BYTES,
-    MAX_LIST_PAGES, StaticToken, Submitted,
+    MAX_LIST_PAGES, StaticToken, Submitted, TransportError,
 };
+use clusterform_model::Action;
 use clusterform_model::rest::ClusterRequest;
-use clusterform_planner::Action;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -96,7 +96,10 @@ async fn invalid_json_and_html_are_errors_naming_the_url() {
             .get_cluster(&parsed_name("train01"))
             .await
             .unwrap_err();
-        assert!(matches!(err, ExecError::Decode { .. }), "{body}: {err}");
+        assert!(
+            matches!(err, TransportError::Decode { .. }),
+            "{body}: {err}"
+        );
         assert!(
             err.to_string().contains(
                 "/v1beta1/projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01"
@@ -127,13 +130,16 @@ async fn wrong_types_are_errors_naming_the_url() {
             .list_clusters(PROJECT, REGION)
             .await
             .unwrap_err();
-        assert!(matches!(err, ExecError::Decode { .. }), "{answer}: {err}");
+        assert!(
+            matches!(err, TransportError::Decode { .. }),
+            "{answer}: {err}"
+        );
         assert!(err.to_string().contains(&collection_path()), "{err}");
         assert_eq!(server.requests().len(), 1);
     }
     let server = Scripted::start(|_, _| json(json!({"name": OPERATION, "done": "yes"}))).await;
     let err = client(&server).get_operation(OPERATION).await.unwrap_err();
-    assert!(matches!(err, ExecError::Decode { .. }), "{err}");
+    assert!(matches!(err, TransportError::Decode { .. }), "{err}");
     assert!(err.to_string().contains(OPERATION), "{err}");
 }
 
@@ -149,7 +155,7 @@ async fn a_bad_page_with_a_next_page_token_ends_the_list_with_its_error() {
         .list_clusters_paged(PROJECT, REGION, |_| pages_handed_over += 1)
         .await
         .unwrap_err();
-    assert!(matches!(err, ExecError::Decode { .. }), "{err}");
+    assert!(matches!(err, TransportError::Decode { .. }), "{err}");
     assert!(err.to_string().contains(&collection_path()), "{err}");
     assert_eq!(pages_handed_over, 0);
     tokio::time::sleep(Duration::from_millis(100)).await;
@@ -167,7 +173,7 @@ async fn an_endless_answer_stops_at_the_cap_without_reading_it_all() {
         .await
         .unwrap_err();
     assert!(
-        matches!(err, ExecError::AnswerTooLarge { limit: CAP, .. }),
+        matches!(err, TransportError::AnswerTooLarge { limit: CAP, .. }),
         "{err}"
     );
     let message = err.to_string();
@@ -195,7 +201,7 @@ async fn the_real_cap_holds_against_a_70_mb_answer() {
     assert!(
         matches!(
             err,
-            ExecError::AnswerTooLarge {
+            TransportError::AnswerTooLarge {
                 limit: MAX_ANSWER_BYTES,
                 ..
             }
@@ -219,7 +225,10 @@ async fn an_oversize_answer_with_a_content_length_is_refused() {
         .get_operation(OPERATION)
         .await
         .unwrap_err();
-    assert!(matches!(err, ExecError::AnswerTooLarge { .. }), "{err}");
+    assert!(
+        matches!(err, TransportError::AnswerTooLarge { .. }),
+        "{err}"
+    );
     assert!(err.to_string().contains(OPERATION), "{err}");
 }
 
@@ -266,7 +275,10 @@ async fn a_list_of_many_pages_stops_at_the_total_cap() {
         .list_clusters(PROJECT, REGION)
         .await
         .unwrap_err();
-    assert!(matches!(err, ExecError::AnswerTooLarge { .. }), "{err}");
+    assert!(
+        matches!(err, TransportError::AnswerTooLarge { .. }),
+        "{err}"
+    );
     assert!(server.requests().len() <= 4, "{}", server.requests().len());
 }
 
@@ -313,7 +325,7 @@ async fn redirects_are_never_followed() {
             .await
             .unwrap_err();
         assert!(
-            matches!(err, ExecError::Redirected { status: s, .. } if s == status),
+            matches!(err, TransportError::Redirected { status: s, .. } if s == status),
             "{status}: {err}"
         );
         let message = err.to_string();
@@ -324,7 +336,7 @@ async fn redirects_are_never_followed() {
             .list_clusters(PROJECT, REGION)
             .await
             .unwrap_err();
-        assert!(matches!(err, ExecError::Redirected { .. }), "{err}");
+        assert!(matches!(err, TransportError::Redirected { .. }), "{err}");
     }
     assert!(
         elsewhere.requests().is_empty(),
@@ -349,7 +361,10 @@ async fn a_success_that_is_not_an_operation_is_an_error_and_nothing_is_journaled
         let report = create_through(&server, dir.path()).await;
         let err = the_error(&report);
         assert!(
-            matches!(err, ExecError::NotAnOperation { .. }),
+            matches!(
+                err,
+                ExecError::Transport(TransportError::NotAnOperation { .. })
+            ),
             "{answer}: {err}"
         );
         assert!(err.to_string().contains(&cluster_name("train01")), "{err}");

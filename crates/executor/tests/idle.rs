@@ -11,8 +11,7 @@ use clusterform_executor::{
     IdleReport, IdleVerdict, SlurmReadError, inspect_idle, ping, read_jobs, read_nodes,
     running_jobs,
 };
-use clusterform_model::ClusterName;
-use clusterform_planner::RunningJobs;
+use clusterform_model::{ClusterName, RunningJobs};
 use serde_json::{Value, json};
 use time::OffsetDateTime;
 

@@ -4,10 +4,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clusterform_executor::{
-    ApplyEngine, ExecError, Journal, JournalEntry, ProgressEvent, ProgressSink, Step, Submitted,
+    ApplyEngine, ExecError, Journal, JournalEntry, ProgressEvent, ProgressSink, StateError, Step,
+    Submitted,
 };
+use clusterform_model::Action;
 use clusterform_model::rest::RequestKind;
-use clusterform_planner::Action;
 use tokio_util::sync::CancellationToken;
 
 use crate::support::*;
@@ -80,7 +81,7 @@ async fn a_corrupt_journal_stops_the_engine_from_starting() {
     std::fs::create_dir(dir.path().join(".clusterform")).unwrap();
     std::fs::write(dir.path().join(".clusterform/journal.json"), "{not json").unwrap();
     let err = Journal::open(dir.path()).unwrap_err();
-    assert!(matches!(err, ExecError::Journal { .. }));
+    assert!(matches!(err, StateError::Journal { .. }));
     assert!(
         err.to_string().contains(".clusterform/journal.json"),
         "{err}"
@@ -143,7 +144,10 @@ async fn an_unusable_entry_blocks_its_cluster_and_no_other() {
     };
     let err = a.result.as_ref().unwrap_err();
     assert!(
-        matches!(err, ExecError::UnusableJournalEntry { entry: 1, .. }),
+        matches!(
+            err,
+            ExecError::State(StateError::UnusableJournalEntry { entry: 1, .. })
+        ),
         "{err}"
     );
     assert!(err.to_string().contains(&*path.to_string_lossy()), "{err}");

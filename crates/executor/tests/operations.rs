@@ -2,7 +2,9 @@
 
 use std::time::Duration;
 
-use clusterform_executor::{ExecError, OperationWaiter, RetryPolicy, Submitted, WaitOptions};
+use clusterform_executor::{
+    ExecError, OperationWaiter, RetryPolicy, Submitted, TransportError, WaitOptions,
+};
 
 use crate::proxy::{Mischief, Proxy, Rule, is_wait};
 use crate::support::*;
@@ -122,7 +124,7 @@ async fn operation_names_are_validated_before_use() {
         .get_operation("projects/1/locations/us-central1/operations/../../x")
         .await
         .unwrap_err();
-    assert!(matches!(err, ExecError::Name(_)), "{err}");
+    assert!(matches!(err, TransportError::Name(_)), "{err}");
     assert!(h.emulator.requests().is_empty());
 }
 

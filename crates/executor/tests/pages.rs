@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use clusterform_emulator::EmulatorOptions;
 use clusterform_executor::{ListPrefetch, LivePages, PagePosition, refresh, refresh_paged};
-use clusterform_planner::LiveCluster;
+use clusterform_model::LiveCluster;
 
 use crate::support::*;
 

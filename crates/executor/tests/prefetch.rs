@@ -32,7 +32,7 @@ async fn two_locations() -> Harness {
     h
 }
 
-fn ids(live: &[clusterform_planner::LiveCluster]) -> Vec<String> {
+fn ids(live: &[clusterform_model::LiveCluster]) -> Vec<String> {
     let mut ids: Vec<String> = live.iter().map(|c| c.address.cluster_id.clone()).collect();
     ids.sort();
     ids

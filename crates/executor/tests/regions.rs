@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use clusterform_emulator::{EmulatorOptions, FaultSpec, RecordedRequest};
 use clusterform_executor::{ApiClient, ApplyEngine, ApplyReport, ExecError, Journal, RetryPolicy};
-use clusterform_model::ClusterName;
 use clusterform_model::rest::ClusterRequest;
-use clusterform_planner::{Action, ClusterChange};
+use clusterform_model::{Action, ClusterName};
+use clusterform_planner::ClusterChange;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 use tokio_util::sync::CancellationToken;

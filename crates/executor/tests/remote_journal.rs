@@ -8,9 +8,9 @@ use std::time::Duration;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use clusterform_emulator::EmulatorOptions;
-use clusterform_executor::{ApplyEngine, ExecError, Journal, JournalEntry, Step, StorageClient};
+use clusterform_executor::{ApplyEngine, Journal, JournalEntry, StateError, Step, StorageClient};
+use clusterform_model::Action;
 use clusterform_model::rest::RequestKind;
-use clusterform_planner::Action;
 use tokio_util::sync::CancellationToken;
 
 use crate::scripted::Scripted;
@@ -244,7 +244,7 @@ async fn a_corrupt_object_is_an_error_naming_it_and_is_left_alone() {
     let error = Journal::open_in_storage(client.clone(), OBJECT.to_owned())
         .await
         .unwrap_err();
-    assert!(matches!(error, ExecError::Journal { .. }), "{error:?}");
+    assert!(matches!(error, StateError::Journal { .. }), "{error:?}");
     let message = error.to_string();
     assert!(
         message.contains(&format!("gs://{BUCKET}/{OBJECT}")),
@@ -272,7 +272,7 @@ async fn a_missing_bucket_is_an_error_naming_it() {
     let error = Journal::open_in_storage(storage(&h, "no-such-bucket"), OBJECT.to_owned())
         .await
         .unwrap_err();
-    assert!(matches!(error, ExecError::JournalStorage(_)), "{error:?}");
+    assert!(matches!(error, StateError::JournalStorage(_)), "{error:?}");
     insta::assert_snapshot!(error.to_string(), @"journal gs://no-such-bucket/clusterform/prod/research.journal.json: the bucket `no-such-bucket` does not exist");
 }
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use clusterform_emulator::{Emulator, EmulatorHandle, EmulatorOptions, OBJECT_MUTATION_INTERVAL};
 use clusterform_executor::{
-    ClientOptions, ExecError, LockInfo, StaticToken, StorageClient, StorageError, StorageLock,
+    ClientOptions, LockInfo, StateError, StaticToken, StorageClient, StorageError, StorageLock,
 };
 
 use crate::support::{TOKEN, fast_retry};
@@ -62,7 +62,7 @@ fn holder(command: &str) -> LockInfo {
 }
 
 /// Takes the lock for `command` without waiting.
-async fn try_take(client: &StorageClient, command: &str) -> Result<StorageLock, ExecError> {
+async fn try_take(client: &StorageClient, command: &str) -> Result<StorageLock, StateError> {
     StorageLock::acquire(client, OBJECT, holder(command), Duration::ZERO, |_| {}).await
 }
 
@@ -96,7 +96,7 @@ async fn a_held_lock_is_refused_naming_the_holder_and_the_object() {
     let (_handle, client) = start().await;
     let first = try_take(&client, "apply").await.unwrap();
     let refused = try_take(&client, "destroy").await.unwrap_err();
-    let ExecError::RemoteLocked {
+    let StateError::RemoteLocked {
         holder: Some(named),
         object,
         ..
@@ -132,7 +132,7 @@ async fn release_deletes_only_the_generation_this_run_wrote() {
 
     let error = stale.release().await.unwrap_err();
     assert!(
-        matches!(&error, ExecError::LockStorage(e) if matches!(**e, StorageError::PreconditionFailed { .. })),
+        matches!(&error, StateError::LockStorage(e) if matches!(**e, StorageError::PreconditionFailed { .. })),
         "{error}"
     );
     let still = StorageLock::holder(&client, OBJECT).await.unwrap().unwrap();
@@ -200,7 +200,7 @@ async fn a_create_refused_for_rate_is_a_lock_being_taken_not_an_error() {
     // Within the second: Cloud Storage answers 429, not 412.
     let refused = try_take(&client, "apply").await.unwrap_err();
     assert!(
-        matches!(&refused, ExecError::RemoteLocked { holder: Some(h), .. } if **h == *first.info()),
+        matches!(&refused, StateError::RemoteLocked { holder: Some(h), .. } if **h == *first.info()),
         "{refused:?}"
     );
 }
@@ -222,7 +222,7 @@ async fn the_wait_is_told_once_with_the_holder_and_only_when_there_is_one() {
         told.lock().unwrap().push(held.cloned());
     })
     .await;
-    assert!(matches!(refused, Err(ExecError::RemoteLocked { .. })));
+    assert!(matches!(refused, Err(StateError::RemoteLocked { .. })));
     assert!(told.lock().unwrap().is_empty(), "no wait without a timeout");
 
     let releaser = release_after(first, Duration::from_millis(2500));
@@ -248,7 +248,7 @@ async fn waiting_ends_with_the_holder_named_when_the_timeout_expires() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&refused, ExecError::RemoteLocked { holder: Some(_), waited, .. } if *waited == timeout),
+        matches!(&refused, StateError::RemoteLocked { holder: Some(_), waited, .. } if *waited == timeout),
         "{refused}"
     );
     assert!(
@@ -274,7 +274,7 @@ async fn of_two_runs_racing_for_a_free_lock_exactly_one_wins() {
         for racer in racers {
             match racer.await.unwrap() {
                 Ok(lock) => winners.push(lock),
-                Err(ExecError::RemoteLocked { .. }) => {}
+                Err(StateError::RemoteLocked { .. }) => {}
                 Err(other) => panic!("round {round}: {other}"),
             }
         }
@@ -291,7 +291,7 @@ async fn a_missing_bucket_is_an_error_not_a_held_lock() {
     let client = client_of(&handle, "no-such-bucket");
     let error = try_take(&client, "apply").await.unwrap_err();
     assert!(
-        matches!(&error, ExecError::LockStorage(e) if matches!(**e, StorageError::BucketNotFound { .. })),
+        matches!(&error, StateError::LockStorage(e) if matches!(**e, StorageError::BucketNotFound { .. })),
         "{error}"
     );
 }
@@ -302,7 +302,7 @@ async fn a_run_refused_for_rate_sends_one_create_and_leaves_the_release_alone() 
     let first = try_take(&client, "apply").await.unwrap();
     let refused = try_take(&client, "apply").await.unwrap_err();
     assert!(
-        matches!(&refused, ExecError::RemoteLocked { .. }),
+        matches!(&refused, StateError::RemoteLocked { .. }),
         "{refused}"
     );
     first.release().await.unwrap();
@@ -333,7 +333,7 @@ async fn a_lock_without_a_record_is_refused_with_its_generation_as_the_lock_id()
     assert!(
         matches!(
             &refused,
-            ExecError::RemoteLocked { holder: None, generation: Some(g), .. } if *g == generation
+            StateError::RemoteLocked { holder: None, generation: Some(g), .. } if *g == generation
         ),
         "{refused:?}"
     );

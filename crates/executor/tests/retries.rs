@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clusterform_emulator::FaultSpec;
-use clusterform_executor::{ExecError, RetryPolicy, Submitted};
+use clusterform_executor::{RetryPolicy, Submitted, TransportError};
 use clusterform_model::rest::ClusterRequest;
 
 use crate::proxy::{Mischief, Proxy, Rule, is_create};
@@ -201,7 +201,7 @@ async fn a_lost_create_does_not_adopt_someone_elses_cluster() {
         Some(clusterform_model::Code::AlreadyExists),
         "{err}"
     );
-    assert!(matches!(err, ExecError::Api { .. }));
+    assert!(matches!(err, TransportError::Api { .. }));
 }
 
 #[tokio::test]

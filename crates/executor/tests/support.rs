@@ -9,11 +9,10 @@ use clusterform_emulator::{Emulator, EmulatorOptions};
 use clusterform_executor::{
     ApiClient, ClientOptions, ProgressEvent, ProgressSink, RetryPolicy, StaticToken, WaitOptions,
 };
-use clusterform_model::ClusterName;
-use clusterform_model::UpdateMode;
 use clusterform_model::fields::UpdateMaskPath;
 use clusterform_model::rest::{ClusterRequest, UpdateMask};
-use clusterform_planner::{Action, ClusterChange, Plan, PlannedTimeouts};
+use clusterform_model::{Action, ClusterName, UpdateMode};
+use clusterform_planner::{ClusterChange, Plan, PlannedTimeouts};
 use clusterform_testkit::{PARENT, TestEmulator, options_with_token};
 use serde_json::{Value, json};
 

@@ -6,28 +6,36 @@
 //! [`UpdateMode`] of a PATCH, field [`paths`] (and the `ignore_changes` paths users write), the
 //! typed requests and every request path of the API ([`rest`]), and the one [`fields`] table
 //! that says, for every field path, whether it is output-only, which update-mask path can
-//! change it and what a change does to a running cluster.
+//! change it and what a change does to a running cluster; and the words the other crates
+//! exchange about live clusters: a [`LiveCluster`] with the address it was read at, the
+//! [`Action`] a cluster gets and the [`RunningJobs`] its Slurm reported.
 //!
 //! JSON follows the proto3 mapping the API uses: lowerCamelCase on output, lowerCamelCase or
 //! snake_case on input, integers from numbers or decimal strings, and unknown fields kept so
 //! that a read-modify-write never drops what the service added.
 
+mod action;
 mod cluster;
 pub mod duration;
 pub mod fields;
 mod int;
+mod jobs;
+mod live;
 mod names;
 mod operation;
 pub mod paths;
 pub mod rest;
 mod update_mode;
 
+pub use action::Action;
 pub use cluster::{
     BootDisk, Cluster, ClusterEvent, ClusterStatus, ConfidentialInstanceConfig, LustreExportConfig,
     MachineSpec, NetworkSpec, NodePool, NodeSet, NodeStatus, OrchestratorSpec, Partition,
     ReservationAffinity, RuntimeSpec, ScalingSpec, SlurmAccounting, SlurmScheduling, SlurmSpec,
     TimeOfDay, WritableCluster,
 };
+pub use jobs::{JobsByCluster, RunningJob, RunningJobs};
+pub use live::{LiveCluster, UnreadableName};
 pub use names::{
     ClusterId, ClusterName, NameError, OperationName, cluster_address, validate_location,
     validate_project,

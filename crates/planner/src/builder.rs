@@ -14,11 +14,10 @@
 use std::collections::{BTreeMap, HashMap};
 
 use clusterform_config::{Config, DesiredCluster, RemovedCluster};
-use clusterform_model::{Cluster, ClusterName, STACK_LABEL};
+use clusterform_model::{Cluster, ClusterName, LiveCluster, STACK_LABEL};
 use rayon::prelude::*;
 
 use crate::error::PlanError;
-use crate::live::LiveCluster;
 use crate::options::PlanOptions;
 use crate::plan::{ChangeReason, ClusterChange, PLAN_FORMAT_VERSION, Plan, PlannedTimeouts};
 use crate::planning::{deletion, hide_possible_secrets, plan_declared, release, removed_address};

@@ -8,9 +8,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use clusterform_config::Config;
-use clusterform_model::{ClusterName, UpdateMode};
+use clusterform_model::{ClusterName, LiveCluster, UpdateMode};
 
-use crate::live::LiveCluster;
 use crate::options::PlanOptions;
 use crate::plan::{ChangeReason, ClusterChange, Plan};
 use crate::planning::plan;

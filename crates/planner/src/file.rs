@@ -8,10 +8,11 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use clusterform_files::{Access, write_atomic};
+use clusterform_model::Action;
 use serde_json::Value;
 
 use crate::document::plan_document;
-use crate::plan::{Action, PLAN_FORMAT_VERSION, Plan};
+use crate::plan::{PLAN_FORMAT_VERSION, Plan};
 
 /// Why a plan file could not be written or read.
 #[derive(Debug, thiserror::Error)]

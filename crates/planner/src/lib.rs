@@ -15,7 +15,6 @@ mod error;
 mod field_index;
 mod file;
 mod ignore;
-mod live;
 mod options;
 mod plan;
 mod planning;
@@ -28,11 +27,10 @@ pub use derived::{SavedPlanMismatch, saved_plan_mismatches};
 pub use document::plan_document;
 pub use error::PlanError;
 pub use file::{PlanFileError, load_plan, save_plan};
-pub use live::{LiveCluster, UnreadableName};
 pub use options::PlanOptions;
 pub use plan::{
-    Action, ChangeReason, ClusterChange, FieldChange, Impact, JobsByCluster, PLAN_FORMAT_VERSION,
-    Plan, PlannedTimeouts, RunningJob, RunningJobs, Summary,
+    ChangeReason, ClusterChange, FieldChange, Impact, PLAN_FORMAT_VERSION, Plan, PlannedTimeouts,
+    Summary,
 };
 pub use planning::plan;
 pub use requests::adopt;

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use clusterform_model::fields::{ImpactClass, UpdateMaskPath};
 use clusterform_model::paths::FieldPath;
 use clusterform_model::rest::ClusterRequest;
-use clusterform_model::{ClusterName, UpdateMode, cluster_address};
+use clusterform_model::{Action, ClusterName, UpdateMode, cluster_address};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -83,25 +83,6 @@ pub struct Summary {
     /// Clusters released from this stack without being deleted (`removed` blocks).
     #[serde(default)]
     pub release: usize,
-}
-
-/// The one action a cluster gets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Action {
-    /// `+`: declared, absent live.
-    Create,
-    /// `~`: live differs only in fields reachable by allowed mask paths.
-    Update,
-    /// `-/+`: a changed field is immutable, or `--replace` asked for it.
-    Replace,
-    /// `-`: owned by this stack but no longer declared, or `destroy`.
-    Delete,
-    /// A `removed` block: the ownership label is dropped with a `labels` PATCH; the cluster
-    /// keeps running, no longer managed by this stack.
-    Release,
-    /// Nothing differs.
-    NoOp,
 }
 
 /// What happens to one cluster.
@@ -199,43 +180,6 @@ impl FieldChange {
         self.path.as_str().ends_with(".scaling_spec.max_node_count")
             && matches!((count(&self.before), count(&self.after)), (Some(before), Some(after)) if after < before)
     }
-}
-
-/// The jobs on the clusters of a plan's disruptive changes (see
-/// [`ClusterChange::is_disruptive`]) when the plan was shown. They live beside the plan, never
-/// in it: the planner has no network, and a saved plan records what will be done, not what ran
-/// when it was made.
-pub type JobsByCluster = BTreeMap<ClusterName, RunningJobs>;
-
-/// The jobs on a cluster right now, as far as its Slurm could tell.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "status", rename_all = "snake_case")]
-pub enum RunningJobs {
-    /// Slurm answered: its active (running, pending, suspended, …) jobs.
-    Known {
-        /// The jobs, in Slurm's order.
-        jobs: Vec<RunningJob>,
-    },
-    /// Slurm could not be asked or did not answer readably.
-    Unknown {
-        /// Why.
-        reason: String,
-    },
-}
-
-/// One active Slurm job.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RunningJob {
-    /// `job_id`.
-    pub id: Option<i64>,
-    /// The job's name.
-    pub name: Option<String>,
-    /// Who submitted it.
-    pub user: Option<String>,
-    /// Its states joined by commas, e.g. `RUNNING`.
-    pub state: String,
-    /// The nodes it holds, e.g. `a3-[0-3]`.
-    pub nodes: Option<String>,
 }
 
 /// Why a cluster gets its action.

@@ -13,21 +13,19 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use clusterform_config::{Config, DesiredCluster, RemovedCluster, Timeouts};
 use clusterform_model::fields::{FieldAccess, ImpactClass, UpdateMaskPath, lookup};
-use clusterform_model::{Cluster, ClusterName, ClusterState, STACK_LABEL, UpdateMode};
+use clusterform_model::{
+    Action, Cluster, ClusterName, ClusterState, LiveCluster, STACK_LABEL, UpdateMode, paths,
+};
 use serde_json::Value;
 
 use crate::builder::PlanBuilder;
 use crate::diff;
 use crate::error::PlanError;
 use crate::ignore;
-use crate::live::LiveCluster;
 use crate::options::PlanOptions;
-use crate::plan::{
-    Action, ChangeReason, ClusterChange, FieldChange, Impact, Plan, PlannedTimeouts,
-};
+use crate::plan::{ChangeReason, ClusterChange, FieldChange, Impact, Plan, PlannedTimeouts};
 use crate::requests;
 use crate::warnings;
-use clusterform_model::paths;
 
 /// The mode used when neither the flag, the cluster nor the provider sets one.
 const DEFAULT_UPDATE_MODE: UpdateMode = UpdateMode::UserAndService;

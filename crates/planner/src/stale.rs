@@ -5,10 +5,9 @@
 
 use std::fmt;
 
-use clusterform_model::ClusterName;
+use clusterform_model::{Action, ClusterName, LiveCluster};
 
-use crate::live::LiveCluster;
-use crate::plan::{Action, Plan};
+use crate::plan::Plan;
 
 /// One cluster of a plan that no longer matches what the plan was computed from.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,10 +3,10 @@
 //! smaller), and the one thing that is not allowed although each field is valid on its own:
 //! removing a node pool that the login pool or a partition still refers to after the update.
 
-use clusterform_model::Cluster;
+use clusterform_model::{Action, Cluster};
 use serde_json::Value;
 
-use crate::plan::{Action, FieldChange};
+use crate::plan::FieldChange;
 
 const PARTITIONS: &str = "/orchestratorSpec/slurmSpec/partitions";
 const DEFAULT_PARTITION: &str = "/orchestratorSpec/slurmSpec/defaultPartitionId";

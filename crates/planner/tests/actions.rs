@@ -1,12 +1,12 @@
 //! The rules of `plan()`: actions, ownership, masks, modes, requests, options and errors.
 
 use clusterform_config::Lifecycle;
-use clusterform_model::UpdateMode;
 use clusterform_model::duration::Seconds;
 use clusterform_model::fields::{ImpactClass, UpdateMaskPath};
 use clusterform_model::paths::{self, IgnorePath};
 use clusterform_model::rest::RequestKind;
-use clusterform_planner::{Action, ChangeReason, PlanError, PlanOptions, plan};
+use clusterform_model::{Action, UpdateMode};
+use clusterform_planner::{ChangeReason, PlanError, PlanOptions, plan};
 use serde_json::{Value, json};
 
 use crate::support::{STACK, cluster, config, desired, live_seed, plan_against_seed, seed, served};

@@ -13,10 +13,10 @@
 use std::path::{Path, PathBuf};
 
 use clusterform_config::{Loaded, VariableInputs, load, validate};
-use clusterform_model::UpdateMode;
 use clusterform_model::fields::UpdateMaskPath;
 use clusterform_model::rest::RequestKind;
-use clusterform_planner::{Action, LiveCluster, PlanOptions, plan};
+use clusterform_model::{Action, LiveCluster, UpdateMode};
+use clusterform_planner::{PlanOptions, plan};
 use serde_json::{Map, Value};
 
 use crate::support::served;

@@ -2,7 +2,8 @@
 //! whatever the pages, their order, and the pages never added.
 
 use clusterform_config::{Config, RemovedCluster};
-use clusterform_planner::{Action, LiveCluster, PlanBuilder, PlanError, PlanOptions, plan};
+use clusterform_model::{Action, LiveCluster};
+use clusterform_planner::{PlanBuilder, PlanError, PlanOptions, plan};
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::sample::{Index, select};

@@ -4,7 +4,8 @@
 
 use clusterform_emulator::mask::{ALLOWED_PATHS, apply_update_mask};
 use clusterform_model::rest::RequestKind;
-use clusterform_planner::{Action, LiveCluster, Plan, PlanError, PlanOptions, plan};
+use clusterform_model::{Action, LiveCluster};
+use clusterform_planner::{Plan, PlanError, PlanOptions, plan};
 use proptest::collection::{btree_map, vec};
 use proptest::option;
 use proptest::prelude::*;

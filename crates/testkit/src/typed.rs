@@ -2,8 +2,8 @@
 //! declared and live clusters, a plan against the seed, and the benchmark fleet.
 
 use clusterform_config::{Config, DesiredCluster, Provider};
-use clusterform_model::Cluster;
-use clusterform_planner::{LiveCluster, Plan, PlanOptions};
+use clusterform_model::{Cluster, LiveCluster};
+use clusterform_planner::{Plan, PlanOptions};
 use serde_json::{Value, json};
 
 use crate::{PROJECT, PROJECT_NUMBER, REGION, STACK, seed, served};

@@ -8,7 +8,7 @@ mod plan;
 mod run;
 
 use clusterform_executor::ApplyReport;
-use clusterform_planner::Action;
+use clusterform_model::Action;
 
 pub use plan::{PlanView, plan_view};
 pub use run::{Completion, RunView, run_view};

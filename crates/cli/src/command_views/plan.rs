@@ -4,7 +4,8 @@
 use std::path::Path;
 
 use clusterform::views::{plan_json, plan_text};
-use clusterform_planner::{JobsByCluster, Plan};
+use clusterform_model::JobsByCluster;
+use clusterform_planner::Plan;
 
 use crate::printer::Printer;
 

@@ -7,7 +7,8 @@ use std::sync::{Arc, Mutex};
 use clusterform::views::names::ClusterNames;
 use clusterform::views::plan_text;
 use clusterform_executor::{ApplyReport, ProgressSink};
-use clusterform_planner::{JobsByCluster, Plan};
+use clusterform_model::JobsByCluster;
+use clusterform_planner::Plan;
 
 use super::{Counts, PlanView};
 use crate::cli::GlobalArgs;

@@ -6,9 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use clusterform_executor::{IdleReport, IdleVerdict};
-use clusterform_model::ClusterName;
 use clusterform_model::duration::Seconds;
-use clusterform_planner::{Action, JobsByCluster, Plan};
+use clusterform_model::{Action, ClusterName, JobsByCluster};
+use clusterform_planner::Plan;
 use time::OffsetDateTime;
 
 use crate::arguments::Destroy;

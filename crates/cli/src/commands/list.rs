@@ -6,8 +6,7 @@
 use std::collections::BTreeSet;
 
 use clusterform::views::table::table;
-use clusterform_model::{Cluster, STACK_LABEL};
-use clusterform_planner::LiveCluster;
+use clusterform_model::{Cluster, LiveCluster, STACK_LABEL};
 use serde_json::json;
 
 use crate::arguments::List;

@@ -1,7 +1,7 @@
 //! `clusterform show PLANFILE`: prints a saved plan as `plan` shows one, text or JSON (a saved
 //! plan holds no running jobs).
 
-use clusterform_planner::JobsByCluster;
+use clusterform_model::JobsByCluster;
 
 use crate::cli::ShowArgs;
 use crate::command_views::plan_view;

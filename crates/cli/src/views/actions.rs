@@ -1,7 +1,7 @@
 //! The words and symbols of each plan action, in one place: the plan's symbol column, the
 //! progress lines' verbs and the failure report's nouns.
 
-use clusterform_planner::Action;
+use clusterform_model::Action;
 
 /// The Terraform-style symbol: `+ ~ -/+ - .`, or a space for a no-op.
 pub const fn symbol(action: Action) -> &'static str {

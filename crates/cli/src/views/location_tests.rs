@@ -2,8 +2,8 @@
 //! same ID may exist in two regions; single-location plans keep the bare ID.
 
 use clusterform_config::DesiredCluster;
-use clusterform_model::Cluster;
-use clusterform_planner::{JobsByCluster, LiveCluster, Plan, PlanOptions, plan};
+use clusterform_model::{Cluster, JobsByCluster, LiveCluster};
+use clusterform_planner::{Plan, PlanOptions, plan};
 use clusterform_testkit::{PROJECT, REGION, STACK, config, desired, seed, served};
 use serde_json::{Value, json};
 

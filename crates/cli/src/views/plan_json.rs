@@ -3,7 +3,8 @@
 //! disruptive change, the jobs seen on its cluster (`running_jobs`), which live beside the plan
 //! and never in a plan file.
 
-use clusterform_planner::{JobsByCluster, Plan, plan_document};
+use clusterform_model::JobsByCluster;
+use clusterform_planner::{Plan, plan_document};
 use serde_json::Value;
 
 /// The plan's document, each change with the jobs `jobs` saw on its cluster.

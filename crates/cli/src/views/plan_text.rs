@@ -11,12 +11,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use clusterform_model::UpdateMode;
 use clusterform_model::fields::{self, FieldKind, MaskSource};
 use clusterform_model::paths::{self, Segment, Selector};
-use clusterform_planner::{
-    Action, ChangeReason, ClusterChange, FieldChange, JobsByCluster, Plan, RunningJobs,
-};
+use clusterform_model::{Action, JobsByCluster, RunningJobs, UpdateMode};
+use clusterform_planner::{ChangeReason, ClusterChange, FieldChange, Plan};
 use console::Style;
 use serde_json::{Map, Value};
 

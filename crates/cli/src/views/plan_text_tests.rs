@@ -1,8 +1,8 @@
 //! Text and JSON renderings, pinned by snapshots for every kind of action and warning.
 
 use clusterform_config::{Config, DesiredCluster};
-use clusterform_model::UpdateMode;
-use clusterform_planner::{JobsByCluster, LiveCluster, PlanOptions, plan};
+use clusterform_model::{JobsByCluster, LiveCluster, UpdateMode};
+use clusterform_planner::{PlanOptions, plan};
 use clusterform_testkit::{STACK, cluster, config, desired, live_seed, seed, served};
 use serde_json::json;
 

@@ -1,7 +1,8 @@
 //! Which changes are disruptive, and how the jobs running on their cluster are shown in the
 //! text and JSON plans.
 
-use clusterform_planner::{Action, JobsByCluster, Plan, RunningJob, RunningJobs, plan_document};
+use clusterform_model::{Action, JobsByCluster, RunningJob, RunningJobs};
+use clusterform_planner::{Plan, plan_document};
 use clusterform_testkit::{plan_against_seed, seed};
 use serde_json::json;
 

@@ -1,7 +1,8 @@
 //! Multi-line strings (startup, prolog and epilog scripts) diff line by line as heredocs;
 //! single-line strings keep their quoted form.
 
-use clusterform_planner::{JobsByCluster, PlanOptions, plan};
+use clusterform_model::JobsByCluster;
+use clusterform_planner::{PlanOptions, plan};
 use clusterform_testkit::{STACK, cluster, config, desired, plan_against_seed, seed, served};
 use serde_json::{Value, json};
 

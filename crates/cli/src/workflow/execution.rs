@@ -8,8 +8,9 @@ use std::path::Path;
 
 use clusterform_config::{Config, field_location};
 use clusterform_executor::{ApiClient, ApplyReport, ExecError};
+use clusterform_model::{Action, LiveCluster};
 use clusterform_model::{ClusterName, ClusterState, paths};
-use clusterform_planner::{Action, ClusterChange, LiveCluster, Plan};
+use clusterform_planner::{ClusterChange, Plan};
 use futures::StreamExt;
 
 use super::{Planned, Run};
@@ -287,9 +288,8 @@ impl FieldSources<'_> {
     /// field as the configuration names it, where it is written, and why the service refused
     /// it (`node_pools[gpu].boot_disk.boot_disk_type at main.hcl:23:7: Machine type …`).
     fn violations(&self, address: &ClusterName, error: &ExecError) -> Vec<String> {
-        let status = match error {
-            ExecError::Api { status, .. } | ExecError::MaskPathRefused { status, .. } => status,
-            _ => return Vec::new(),
+        let Some(status) = error.api_status() else {
+            return Vec::new();
         };
         let body = self
             .plan
@@ -325,6 +325,7 @@ impl FieldSources<'_> {
 #[cfg(test)]
 mod tests {
     use clusterform_config::VariableInputs;
+    use clusterform_executor::TransportError;
 
     use super::*;
 
@@ -349,7 +350,7 @@ mod tests {
             .unwrap();
         let field =
             format!("model_development_cluster.node_pools[{index}].boot_disk.boot_disk_type");
-        let error = ExecError::Api {
+        let error = ExecError::Transport(TransportError::Api {
             status: Box::new(clusterform_model::Status {
                 code: 400,
                 message: format!("List of found errors:\t1.Field: {field}; Message: no\t"),
@@ -361,7 +362,7 @@ mod tests {
             }),
             method: "POST".into(),
             url: "https://x".into(),
-        };
+        });
         let sources = FieldSources {
             config: &config,
             plan: &plan,

@@ -146,9 +146,9 @@ impl<'v, V: PlanView + ?Sized> Run<'v, V> {
 mod tests {
     use clusterform_emulator::{Emulator, EmulatorOptions};
     use clusterform_executor::{ClientOptions, JournalEntry, JournalLocation, StaticToken};
+    use clusterform_model::Action;
     use clusterform_model::ClusterName;
     use clusterform_model::rest::RequestKind;
-    use clusterform_planner::Action;
 
     use super::*;
 

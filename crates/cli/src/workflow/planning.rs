@@ -8,9 +8,8 @@ use std::sync::Arc;
 use clusterform_config::Config;
 use clusterform_executor::{ExecError, ListPrefetch, LivePages, PagePosition};
 use clusterform_model::ClusterName;
-use clusterform_planner::{
-    JobsByCluster, LiveCluster, Plan, PlanBuilder, PlanOptions, RunningJobs,
-};
+use clusterform_model::{JobsByCluster, LiveCluster, RunningJobs};
+use clusterform_planner::{Plan, PlanBuilder, PlanOptions};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 

@@ -12,10 +12,10 @@ use std::path::{Path, PathBuf};
 use clusterform_files::{Access, remove_durably, write_atomic};
 use tokio::time::Instant;
 
-use crate::error::ExecError;
-use crate::journal::{Change, JournalLocation, Slot, encode, parse};
-use crate::state_dir::StateDir;
-use crate::storage::{Generation, OBJECT_WRITE_INTERVAL, StorageClient, StorageError};
+use crate::state::error::StateError;
+use crate::state::journal::{Change, JournalLocation, Slot, encode, parse};
+use crate::state::state_dir::StateDir;
+use crate::transport::storage::{Generation, OBJECT_WRITE_INTERVAL, StorageClient, StorageError};
 
 /// How many times one change is attempted while other machines keep replacing the object: each
 /// lost race means another machine's write went through, so the journal as a whole progresses.
@@ -39,7 +39,7 @@ impl JournalStore {
         &mut self,
         current: Vec<Slot>,
         changes: &[Change],
-    ) -> Result<Vec<Slot>, ExecError> {
+    ) -> Result<Vec<Slot>, StateError> {
         match self {
             Self::File(path) => {
                 let Some(updated) = Change::apply_all(changes, &current) else {
@@ -62,7 +62,7 @@ impl JournalStore {
 }
 
 /// Reads the journal file; a missing file is an empty journal.
-pub(crate) fn read_file(path: &Path) -> Result<Vec<Slot>, ExecError> {
+pub(crate) fn read_file(path: &Path) -> Result<Vec<Slot>, StateError> {
     let location = JournalLocation::File(path.to_owned());
     match std::fs::read(path) {
         Ok(bytes) => parse(&location, &bytes),
@@ -72,7 +72,7 @@ pub(crate) fn read_file(path: &Path) -> Result<Vec<Slot>, ExecError> {
 }
 
 /// Replaces the file atomically; an empty journal removes it.
-fn write_file(path: &Path, slots: &[Slot]) -> Result<(), ExecError> {
+fn write_file(path: &Path, slots: &[Slot]) -> Result<(), StateError> {
     let fail = |what: &str, e: &dyn std::fmt::Display| {
         journal_error(
             JournalLocation::File(path.to_owned()),
@@ -111,7 +111,7 @@ impl ObjectStore {
     pub(crate) async fn open(
         client: StorageClient,
         object: String,
-    ) -> Result<(Self, Vec<Slot>), ExecError> {
+    ) -> Result<(Self, Vec<Slot>), StateError> {
         let mut store = Self {
             client,
             object,
@@ -134,7 +134,7 @@ impl ObjectStore {
         &mut self,
         current: Vec<Slot>,
         changes: &[Change],
-    ) -> Result<Vec<Slot>, ExecError> {
+    ) -> Result<Vec<Slot>, StateError> {
         let mut slots = current;
         for _ in 0..MAX_WRITE_ATTEMPTS {
             let Some(updated) = Change::apply_all(changes, &slots) else {
@@ -151,7 +151,7 @@ impl ObjectStore {
             match self.write(content.as_deref()).await {
                 Ok(()) => return Ok(updated),
                 Err(StorageError::PreconditionFailed { .. }) => slots = self.reload().await?,
-                Err(e) => return Err(ExecError::JournalStorage(Box::new(e))),
+                Err(e) => return Err(StateError::JournalStorage(Box::new(e))),
             }
         }
         Err(journal_error(
@@ -161,12 +161,12 @@ impl ObjectStore {
     }
 
     /// Reads the live object and remembers its generation.
-    async fn reload(&mut self) -> Result<Vec<Slot>, ExecError> {
+    async fn reload(&mut self) -> Result<Vec<Slot>, StateError> {
         let live = self
             .client
             .read(&self.object)
             .await
-            .map_err(|e| ExecError::JournalStorage(Box::new(e)))?;
+            .map_err(|e| StateError::JournalStorage(Box::new(e)))?;
         let Some((bytes, generation)) = live else {
             self.generation = None;
             return Ok(Vec::new());
@@ -208,6 +208,6 @@ impl ObjectStore {
     }
 }
 
-fn journal_error(journal: JournalLocation, reason: String) -> ExecError {
-    ExecError::Journal { journal, reason }
+fn journal_error(journal: JournalLocation, reason: String) -> StateError {
+    StateError::Journal { journal, reason }
 }

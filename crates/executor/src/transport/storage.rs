@@ -15,16 +15,17 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use reqwest::header::HeaderMap;
+use clusterform_model::Code;
 use reqwest::{Method, StatusCode, Url};
 use serde_json::Value;
 
-use crate::auth::{AuthError, TokenSource};
-use crate::client::ClientOptions;
-use crate::http::{
-    CappedReadError, Connection, EndpointRefusal, check_endpoint, describe_transport_error,
-    quote_body, redact_endpoint, retry_after,
+use crate::transport::api::ClientOptions;
+use crate::transport::auth::{AuthError, TokenSource};
+use crate::transport::exchange::{Answer, Body, Exchanging, Request, Unanswered, exchange};
+use crate::transport::http::{
+    Connection, EndpointRefusal, check_endpoint, quote_body, redact_endpoint,
 };
+use crate::transport::retry::CallClass;
 
 /// The least time between two writes of one object: Cloud Storage documents "an update limit on
 /// each object of once per second" and answers `429` ("exceeded the rate limit for object
@@ -209,32 +210,8 @@ impl fmt::Debug for StorageClient {
 
 /// One request, before it is sent.
 struct Call<'a> {
-    method: Method,
-    url: Url,
+    request: Request<'a>,
     object: &'a str,
-    body: Option<&'a [u8]>,
-    /// Whether a `429` is retried like the other retried statuses; the lock's create answers
-    /// it at once, as "held" ([`StorageClient::take_if_absent`]).
-    retry_rate_limit: bool,
-}
-
-/// An answer that is not retried: its status, headers and body.
-struct Answer {
-    status: StatusCode,
-    headers: HeaderMap,
-    body: Vec<u8>,
-    /// Whether an earlier attempt failed without a usable answer, so the request may have
-    /// been carried out before this answer.
-    after_retry: bool,
-}
-
-/// A failed attempt: retry it (after the server's delay, if it gave one), or give up.
-enum Failure {
-    Retry {
-        error: StorageError,
-        after: Option<Duration>,
-    },
-    Fail(StorageError),
 }
 
 impl StorageClient {
@@ -276,7 +253,7 @@ impl StorageClient {
         object: &str,
         content: &[u8],
     ) -> Result<Generation, StorageError> {
-        self.write(object, content, None, true).await
+        self.write(object, content, None, CallClass::Guarded).await
     }
 
     /// [`Self::create_if_absent`] for a lock: a `429` is answered at once rather than retried.
@@ -288,7 +265,8 @@ impl StorageClient {
         object: &str,
         content: &[u8],
     ) -> Result<Generation, StorageError> {
-        self.write(object, content, None, false).await
+        self.write(object, content, None, CallClass::LockCreate)
+            .await
     }
 
     /// Replaces `object` with `content` only if its live generation is `generation`; answers
@@ -299,20 +277,15 @@ impl StorageClient {
         content: &[u8],
         generation: Generation,
     ) -> Result<Generation, StorageError> {
-        self.write(object, content, Some(generation), true).await
+        self.write(object, content, Some(generation), CallClass::Guarded)
+            .await
     }
 
     /// The content and generation of `object`, or `None` if it does not exist.
     pub async fn read(&self, object: &str) -> Result<Option<(Vec<u8>, Generation)>, StorageError> {
         let mut url = self.object_url(object)?;
         url.query_pairs_mut().append_pair("alt", "media");
-        let call = Call {
-            method: Method::GET,
-            url,
-            object,
-            body: None,
-            retry_rate_limit: true,
-        };
+        let call = self.call(Method::GET, url, object, Body::Empty, CallClass::Guarded);
         let answer = self.exchange(&call).await?;
         if answer.status == StatusCode::NOT_FOUND && !is_missing_bucket(&answer.body) {
             return Ok(None);
@@ -341,13 +314,7 @@ impl StorageClient {
         let mut url = self.object_url(object)?;
         url.query_pairs_mut()
             .append_pair("ifGenerationMatch", &generation.to_string());
-        let call = Call {
-            method: Method::DELETE,
-            url,
-            object,
-            body: None,
-            retry_rate_limit: true,
-        };
+        let call = self.call(Method::DELETE, url, object, Body::Empty, CallClass::Guarded);
         let answer = self.exchange(&call).await?;
         if answer.status == StatusCode::NOT_FOUND && !is_missing_bucket(&answer.body) {
             return Ok(());
@@ -361,7 +328,7 @@ impl StorageClient {
         object: &str,
         content: &[u8],
         expected: Option<Generation>,
-        retry_rate_limit: bool,
+        class: CallClass,
     ) -> Result<Generation, StorageError> {
         self.check_object_name(object)?;
         let mut url = self.url(&["upload", "storage", "v1", "b", &self.bucket, "o"]);
@@ -372,20 +339,18 @@ impl StorageClient {
                 "ifGenerationMatch",
                 &expected.map_or(0, Generation::get).to_string(),
             );
-        let call = Call {
-            method: Method::POST,
-            url,
-            object,
-            body: Some(content),
-            retry_rate_limit,
+        let body = Body::Bytes {
+            content,
+            content_type: CONTENT_TYPE,
         };
+        let call = self.call(Method::POST, url, object, body, class);
         let answer = self.exchange(&call).await?;
-        // A 412 (or a 429 answered at once: the object was just written) after a retry may be
-        // our own first attempt, which landed but lost its answer.
-        if matches!(
-            answer.status,
-            StatusCode::PRECONDITION_FAILED | StatusCode::TOO_MANY_REQUESTS
-        ) && answer.after_retry
+        // A 412 (or a 429 the lock's create answers at once: the object was just written)
+        // after a retry may be our own first attempt, which landed but lost its answer.
+        let maybe_ours = answer.status == StatusCode::PRECONDITION_FAILED
+            || (answer.status == StatusCode::TOO_MANY_REQUESTS && class == CallClass::LockCreate);
+        if maybe_ours
+            && answer.after_retry
             && let Some((live, generation)) = self.read(object).await?
             && live == content
         {
@@ -433,95 +398,31 @@ impl StorageClient {
         url
     }
 
+    /// A call on `object`, sent with the connection's request timeout.
+    fn call<'a>(
+        &self,
+        method: Method,
+        url: Url,
+        object: &'a str,
+        body: Body<'a>,
+        class: CallClass,
+    ) -> Call<'a> {
+        Call {
+            request: Request {
+                method,
+                url,
+                body,
+                class,
+                timeout: self.connection.request_timeout,
+            },
+            object,
+        }
+    }
+
     /// Sends a call, retrying what is safe to retry; answers the first answer not retried.
     async fn exchange(&self, call: &Call<'_>) -> Result<Answer, StorageError> {
-        let mut budget = self.connection.retry_budget();
-        loop {
-            let (error, after) = match self.attempt(call).await {
-                Ok(mut answer) => {
-                    answer.after_retry = budget.failed_attempts() > 0;
-                    return Ok(answer);
-                }
-                Err(Failure::Fail(error)) => return Err(error),
-                Err(Failure::Retry { error, after }) => (error, after),
-            };
-            let Some(delay) = budget.next_delay(after) else {
-                return Err(error);
-            };
-            tracing::debug!(
-                method = %call.method, url = %call.url, attempt = budget.failed_attempts(),
-                ?delay, %error, "retrying"
-            );
-            tokio::time::sleep(delay).await;
-        }
-    }
-
-    /// One HTTP exchange.
-    async fn attempt(&self, call: &Call<'_>) -> Result<Answer, Failure> {
-        let mut request = self
-            .connection
-            .request(
-                call.method.clone(),
-                call.url.clone(),
-                self.connection.request_timeout,
-            )
-            .await
-            .map_err(|source| {
-                Failure::Fail(StorageError::Auth {
-                    bucket: self.bucket.clone(),
-                    object: call.object.to_owned(),
-                    source,
-                })
-            })?;
-        if let Some(body) = call.body {
-            request = request
-                .header(reqwest::header::CONTENT_TYPE, CONTENT_TYPE)
-                .body(body.to_vec());
-        }
-        let mut response = request.send().await.map_err(|e| self.transport(call, e))?;
-        let status = response.status();
-        if status.is_redirection() {
-            return Err(Failure::Fail(self.bad_answer(
-                call,
-                format!("a redirect ({}), which is never followed", status.as_u16()),
-            )));
-        }
-        let retry_after = retry_after(&response);
-        let headers = response.headers().clone();
-        let body = self.read_capped(call, &mut response).await?;
-        let answer = Answer {
-            status,
-            headers,
-            body,
-            after_retry: false,
-        };
-        if is_retried_status(status)
-            && (call.retry_rate_limit || status != StatusCode::TOO_MANY_REQUESTS)
-        {
-            return Err(Failure::Retry {
-                error: self.api_error(call, &answer),
-                after: retry_after,
-            });
-        }
-        Ok(answer)
-    }
-
-    /// The body, up to the cap.
-    async fn read_capped(
-        &self,
-        call: &Call<'_>,
-        response: &mut reqwest::Response,
-    ) -> Result<Vec<u8>, Failure> {
-        self.connection
-            .read_capped(response)
-            .await
-            .map_err(|error| match error {
-                CappedReadError::Transport(e) => self.transport(call, e),
-                CappedReadError::TooLarge => Failure::Fail(self.bad_answer(
-                    call,
-                    format!("more than {} bytes", self.connection.max_answer_bytes),
-                )),
-            })
+        let mut part = StorageExchange { client: self, call };
+        exchange(&self.connection, &call.request, &mut part).await
     }
 
     /// `Ok` for a success; else the typed error. `precondition` is the expectation a `412`
@@ -559,8 +460,8 @@ impl StorageClient {
         StorageError::Api {
             bucket: self.bucket.clone(),
             object: call.object.to_owned(),
-            method: call.method.to_string(),
-            url: call.url.to_string(),
+            method: call.request.method.to_string(),
+            url: call.request.url.to_string(),
             status: answer.status.as_u16(),
             message: error_message(&answer.body),
         }
@@ -570,32 +471,59 @@ impl StorageClient {
         StorageError::BadAnswer {
             bucket: self.bucket.clone(),
             object: call.object.to_owned(),
-            method: call.method.to_string(),
-            url: call.url.to_string(),
+            method: call.request.method.to_string(),
+            url: call.request.url.to_string(),
             reason,
-        }
-    }
-
-    /// No answer: always retried, since every call is safe to repeat.
-    fn transport(&self, call: &Call<'_>, error: reqwest::Error) -> Failure {
-        let message = describe_transport_error(error);
-        Failure::Retry {
-            error: StorageError::Transport {
-                bucket: self.bucket.clone(),
-                object: call.object.to_owned(),
-                method: call.method.to_string(),
-                url: call.url.to_string(),
-                message,
-            },
-            after: None,
         }
     }
 }
 
-/// Statuses after which the service did not, or may not, have acted: repeating a call guarded
-/// by a precondition is safe either way.
-fn is_retried_status(status: StatusCode) -> bool {
-    matches!(status.as_u16(), 429 | 500 | 502 | 503 | 504)
+/// The storage client's part in an exchange: every answer not retried is the caller's to
+/// read (a `404` or `412` is an answer, not a failure).
+struct StorageExchange<'a> {
+    client: &'a StorageClient,
+    call: &'a Call<'a>,
+}
+
+impl Exchanging for StorageExchange<'_> {
+    type Reply = Answer;
+    type Error = StorageError;
+
+    /// Cloud Storage's error JSON carries no canonical name.
+    fn code(&self, answer: &Answer) -> Code {
+        Code::of_http(answer.status.as_u16())
+    }
+
+    fn reply(&mut self, answer: Answer) -> Result<Answer, StorageError> {
+        Ok(answer)
+    }
+
+    fn unanswered(&self, request: &Request<'_>, failure: Unanswered) -> StorageError {
+        let client = self.client;
+        let (bucket, object) = (client.bucket.clone(), self.call.object.to_owned());
+        match failure {
+            Unanswered::Auth(source) => StorageError::Auth {
+                bucket,
+                object,
+                source,
+            },
+            Unanswered::NoAnswer(message) => StorageError::Transport {
+                bucket,
+                object,
+                method: request.method.to_string(),
+                url: request.url.to_string(),
+                message,
+            },
+            Unanswered::Redirected { status, .. } => client.bad_answer(
+                self.call,
+                format!("a redirect ({status}), which is never followed"),
+            ),
+            Unanswered::TooLarge => client.bad_answer(
+                self.call,
+                format!("more than {} bytes", client.connection.max_answer_bytes),
+            ),
+        }
+    }
 }
 
 /// The generation of the object resource an upload answers (a string, or a number).
@@ -663,7 +591,7 @@ fn validate_endpoint(raw: &str) -> Result<Url, StorageError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::auth::StaticToken;
+    use crate::transport::auth::StaticToken;
 
     fn client(endpoint: Option<&str>) -> Result<StorageClient, StorageError> {
         StorageClient::new(

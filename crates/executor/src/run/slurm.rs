@@ -4,23 +4,19 @@
 //!
 //! slurmrestd answers a REST version it does not serve with 404, and the version a cluster
 //! serves follows its Slurm release, so the versions are tried from the newest down; the one
-//! that answered is kept on the client for the rest of the run ([`KnownSlurmVersion`]) and
-//! tried first next time.
+//! that answered is kept on the client for the rest of the run
+//! ([`KnownSlurmVersion`](crate::transport::api::KnownSlurmVersion)) and tried first next time.
 //!
 //! Parsing is tolerant of what older versions send (a plain string state, plain-number
 //! times) but never guesses: a field it cannot read stays `None`, and the callers treat `None`
 //! as "unknown".
 
-use std::sync::{Arc, Mutex, PoisonError};
-
-use clusterform_model::ClusterName;
-use clusterform_model::rest;
-use clusterform_planner::{RunningJob, RunningJobs};
+use clusterform_model::{ClusterName, RunningJob, RunningJobs, rest};
 use futures::StreamExt;
 use serde_json::Value;
 
-use crate::client::{ApiClient, SlurmReply};
-use crate::error::ExecError;
+use crate::transport::api::{ApiClient, SlurmReply};
+use crate::transport::error::TransportError;
 
 /// The slurmrestd REST versions tried, newest first. Each Slurm release serves a few of them
 /// (Slurm 24.11: v0.0.40 to v0.0.42); the training-clusters docs' examples use v0.0.42 and
@@ -71,7 +67,7 @@ const BUSY_NODE_STATES: &[&str] = &["ALLOCATED", "MIXED", "COMPLETING", "POWERIN
 pub enum SlurmReadError {
     /// The `callSlurmRestApi` call itself failed (after retries).
     #[error("Slurm REST API unreachable: {0}")]
-    Call(#[from] ExecError),
+    Call(#[from] TransportError),
     /// Every version in [`SLURM_API_VERSIONS`] answered 404.
     #[error("slurmrestd serves none of the REST versions {}", SLURM_API_VERSIONS.join(", "))]
     NoSupportedVersion,
@@ -97,22 +93,6 @@ pub enum SlurmReadError {
         /// Each controller pinged and what it answered, e.g. `train01-controller (DOWN)`.
         controllers: String,
     },
-}
-
-/// The slurmrestd REST version that last answered, shared by every clone of one client: the
-/// clusters of a run usually serve the same versions, and each version not served costs a
-/// round trip. A cluster that answers 404 at it still gets the whole list.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct KnownSlurmVersion(Arc<Mutex<Option<&'static str>>>);
-
-impl KnownSlurmVersion {
-    fn get(&self) -> Option<&'static str> {
-        *self.0.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn set(&self, version: &'static str) {
-        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(version);
-    }
 }
 
 /// One job as slurmrestd reports it, reduced to what idle detection and plans need.
@@ -251,7 +231,8 @@ fn slurm_time(value: &Value) -> Option<i64> {
     (number > 0).then_some(number)
 }
 
-/// The cluster's jobs, with the REST version that answered (see [`KnownSlurmVersion`]).
+/// The cluster's jobs, with the REST version that answered (see
+/// [`KnownSlurmVersion`](crate::transport::api::KnownSlurmVersion)).
 pub async fn read_jobs(
     client: &ApiClient,
     name: &ClusterName,

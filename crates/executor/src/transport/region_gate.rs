@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::retry::RetryPolicy;
+use crate::transport::retry::RetryPolicy;
 
 /// One gate per region; clones share them.
 #[derive(Debug, Clone, Default)]

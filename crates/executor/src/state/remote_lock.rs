@@ -14,9 +14,9 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::error::ExecError;
-use crate::lock::LockInfo;
-use crate::storage::{Generation, OBJECT_WRITE_INTERVAL, StorageClient, StorageError};
+use crate::state::error::StateError;
+use crate::state::lock::LockInfo;
+use crate::transport::storage::{Generation, OBJECT_WRITE_INTERVAL, StorageClient, StorageError};
 
 /// How often a run waiting for the lock (`--lock-timeout`) reads it: each read is a request,
 /// so less often than the local lock's quarter second.
@@ -56,7 +56,7 @@ impl HeldLock {
 
 impl StorageLock {
     /// Takes the lock `object` for `holder`, waiting up to `timeout` while another run holds
-    /// it; a zero timeout fails at once with [`ExecError::RemoteLocked`] naming the holder.
+    /// it; a zero timeout fails at once with [`StateError::RemoteLocked`] naming the holder.
     /// `on_wait` is called once, with the holder, when it starts waiting. While it waits, it
     /// reads the lock every second and tries to create it again only once it is gone: Cloud
     /// Storage takes about one write of an object a second, and a waiter's refused creates
@@ -67,12 +67,12 @@ impl StorageLock {
         holder: LockInfo,
         timeout: Duration,
         on_wait: impl FnOnce(Option<&LockInfo>),
-    ) -> Result<Self, ExecError> {
+    ) -> Result<Self, StateError> {
         let mut on_wait = Some(on_wait);
         let wait = LockWait {
             client,
             object,
-            deadline: crate::deadline::after(timeout),
+            deadline: crate::transport::deadline::after(timeout),
             timeout,
         };
         let record = serde_json::to_vec(&holder).unwrap_or_default();
@@ -102,7 +102,7 @@ impl StorageLock {
     pub async fn holder(
         client: &StorageClient,
         object: &str,
-    ) -> Result<Option<HeldLock>, ExecError> {
+    ) -> Result<Option<HeldLock>, StateError> {
         let Some((content, generation)) = client.read(object).await.map_err(lock_storage)? else {
             return Ok(None);
         };
@@ -118,7 +118,7 @@ impl StorageLock {
         client: &StorageClient,
         object: &str,
         held: &HeldLock,
-    ) -> Result<(), ExecError> {
+    ) -> Result<(), StateError> {
         client
             .delete_if(object, held.generation)
             .await
@@ -126,7 +126,7 @@ impl StorageLock {
     }
 
     /// Releases the lock: deletes the object if it is still the generation this run wrote.
-    pub async fn release(self) -> Result<(), ExecError> {
+    pub async fn release(self) -> Result<(), StateError> {
         tokio::time::sleep_until(self.taken_at + OBJECT_WRITE_INTERVAL).await;
         self.client
             .delete_if(&self.object, self.generation)
@@ -161,17 +161,17 @@ struct LockWait<'a> {
 impl LockWait<'_> {
     /// Reads the lock every second until it is gone and was not written within the last second
     /// (`just_written`: a create of ours was refused for rate), telling `on_wait` (once) who
-    /// holds it; fails with [`ExecError::RemoteLocked`] at the deadline.
+    /// holds it; fails with [`StateError::RemoteLocked`] at the deadline.
     async fn until_free(
         &self,
         mut just_written: bool,
         on_wait: &mut Option<impl FnOnce(Option<&LockInfo>)>,
-    ) -> Result<(), ExecError> {
+    ) -> Result<(), StateError> {
         let mut held = StorageLock::holder(self.client, self.object).await?;
         while held.is_some() || just_written {
             let remaining = self.deadline.saturating_duration_since(Instant::now());
             if remaining.is_zero() {
-                return Err(ExecError::RemoteLocked {
+                return Err(StateError::RemoteLocked {
                     object: location(self.client, self.object),
                     generation: held.as_ref().map(|lock| lock.generation),
                     holder: held.and_then(|lock| lock.info).map(Box::new),
@@ -195,7 +195,7 @@ pub fn location(client: &StorageClient, object: &str) -> String {
 }
 
 /// A Storage error met on the lock object (the journal's are told apart as
-/// [`ExecError::JournalStorage`]).
-fn lock_storage(error: StorageError) -> ExecError {
-    ExecError::LockStorage(Box::new(error))
+/// [`StateError::JournalStorage`]).
+fn lock_storage(error: StorageError) -> StateError {
+    StateError::LockStorage(Box::new(error))
 }

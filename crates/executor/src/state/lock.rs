@@ -18,8 +18,8 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use crate::error::ExecError;
-use crate::state_dir::{StateDir, open_private_file};
+use crate::state::error::StateError;
+use crate::state::state_dir::{StateDir, open_private_file};
 
 /// How often a run waiting for the lock (`--lock-timeout`) tries again: taking a free lock is
 /// one system call, so waiting ends soon after the holder exits.
@@ -84,9 +84,9 @@ pub struct RunLock {
 
 impl RunLock {
     /// Takes the lock of the configuration in `config_dir` for `holder`, or fails at once with
-    /// [`ExecError::Locked`] (naming the holder when its record can be read) if another run
+    /// [`StateError::Locked`] (naming the holder when its record can be read) if another run
     /// holds it.
-    pub fn acquire(config_dir: &Path, holder: LockInfo) -> Result<Self, ExecError> {
+    pub fn acquire(config_dir: &Path, holder: LockInfo) -> Result<Self, StateError> {
         Self::acquire_within(config_dir, holder, Duration::ZERO)
     }
 
@@ -96,8 +96,8 @@ impl RunLock {
         config_dir: &Path,
         holder: LockInfo,
         timeout: Duration,
-    ) -> Result<Self, ExecError> {
-        let deadline = crate::deadline::after(timeout).into_std();
+    ) -> Result<Self, StateError> {
+        let deadline = crate::transport::deadline::after(timeout).into_std();
         let path = StateDir::of(config_dir).lock_file();
         loop {
             if let Some(file) = try_lock(config_dir)? {
@@ -105,7 +105,7 @@ impl RunLock {
             }
             let remaining = deadline.saturating_duration_since(Instant::now());
             if remaining.is_zero() {
-                return Err(ExecError::Locked {
+                return Err(StateError::Locked {
                     holder: read_holder(&path).map(Box::new),
                     waited: timeout,
                     path,
@@ -126,8 +126,8 @@ impl RunLock {
     }
 
     /// Writes the holder's record into the locked file, replacing an earlier holder's.
-    fn record(mut file: File, path: &Path, info: LockInfo) -> Result<Self, ExecError> {
-        let failed = |error: std::io::Error| ExecError::Lock {
+    fn record(mut file: File, path: &Path, info: LockInfo) -> Result<Self, StateError> {
+        let failed = |error: std::io::Error| StateError::Lock {
             path: path.to_path_buf(),
             reason: error.to_string(),
         };
@@ -149,10 +149,10 @@ impl Drop for RunLock {
 
 /// Opens (creating it if needed) and tries to lock the lock file: `None` while another run
 /// holds it.
-fn try_lock(config_dir: &Path) -> Result<Option<File>, ExecError> {
+fn try_lock(config_dir: &Path) -> Result<Option<File>, StateError> {
     let state = StateDir::of(config_dir);
     let path = state.lock_file();
-    let failed = |reason: String| ExecError::Lock {
+    let failed = |reason: String| StateError::Lock {
         path: path.clone(),
         reason,
     };
@@ -227,7 +227,7 @@ mod tests {
         let first = RunLock::acquire(dir.path(), holder("apply")).unwrap();
         assert!(StateDir::of(dir.path()).lock_file().is_file());
         let second = RunLock::acquire(dir.path(), holder("destroy")).unwrap_err();
-        assert!(matches!(second, ExecError::Locked { .. }), "{second}");
+        assert!(matches!(second, StateError::Locked { .. }), "{second}");
         drop(first);
         RunLock::acquire(dir.path(), holder("destroy")).unwrap();
     }
@@ -239,7 +239,7 @@ mod tests {
         assert_eq!(RunLock::holder(dir.path()).as_ref(), Some(first.info()));
 
         let refused = RunLock::acquire(dir.path(), holder("destroy")).unwrap_err();
-        let ExecError::Locked {
+        let StateError::Locked {
             holder: Some(named),
             ..
         } = &refused
@@ -274,7 +274,7 @@ mod tests {
         std::fs::write(StateDir::of(dir.path()).lock_file(), "not a record").unwrap();
         let refused = RunLock::acquire(dir.path(), holder("apply")).unwrap_err();
         assert!(
-            matches!(refused, ExecError::Locked { holder: None, .. }),
+            matches!(refused, StateError::Locked { holder: None, .. }),
             "{refused}"
         );
         assert!(
@@ -292,7 +292,7 @@ mod tests {
         let _first = RunLock::acquire(dir.path(), holder("apply")).unwrap();
         let timeout = Duration::from_millis(600);
         let refused = RunLock::acquire_within(dir.path(), holder("apply"), timeout).unwrap_err();
-        let ExecError::Locked { holder, waited, .. } = &refused else {
+        let StateError::Locked { holder, waited, .. } = &refused else {
             panic!("{refused}");
         };
         assert!(holder.is_some());

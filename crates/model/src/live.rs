@@ -1,4 +1,4 @@
-//! Live clusters as the planner sees them: each with the address it was read at.
+//! Live clusters: each with the address it was read at.
 //!
 //! The service may spell a cluster's `name` with the project **number** where the
 //! configuration names the project **ID** (`projects/123456789012/...` for a request on
@@ -6,7 +6,7 @@
 //! that returned it plus the last segment of its name — never the whole `name` string, which
 //! would make every declared cluster look absent and every owned one look undeclared.
 
-use clusterform_model::{Cluster, ClusterName};
+use crate::{Cluster, ClusterName};
 
 /// A live cluster and where it was read.
 #[derive(Debug, Clone, PartialEq)]

@@ -14,9 +14,9 @@ use std::time::Duration;
 use reqwest::{Method, RequestBuilder, Url};
 use tokio::time::Instant;
 
-use crate::auth::{AuthError, TokenSource};
-use crate::client::ClientOptions;
-use crate::retry::{RetryPolicy, parse_retry_after};
+use crate::transport::api::ClientOptions;
+use crate::transport::auth::{AuthError, TokenSource};
+use crate::transport::retry::{RetryPolicy, parse_retry_after};
 
 /// How much of an unusable answer an error quotes.
 const BODY_QUOTE_CHARS: usize = 120;

@@ -13,8 +13,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clusterform_model::rest::{ClusterRequest, RequestKind};
-use clusterform_model::{Cluster, ClusterName, ClusterState, Code, Operation};
-use clusterform_planner::{Action, ChangeReason, ClusterChange, Plan, PlannedTimeouts};
+use clusterform_model::{Action, Cluster, ClusterName, ClusterState, Code, Operation};
+use clusterform_planner::{ChangeReason, ClusterChange, Plan, PlannedTimeouts};
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use time::OffsetDateTime;
@@ -23,10 +23,10 @@ use tokio::sync::{Semaphore, SemaphorePermit};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::client::{ApiClient, Submitted};
-use crate::error::ExecError;
-use crate::journal::{Journal, JournalEntry};
-use crate::operations::{OperationWaiter, WaitOptions};
+use crate::run::error::ExecError;
+use crate::run::operations::{OperationWaiter, WaitOptions};
+use crate::state::journal::{Journal, JournalEntry};
+use crate::transport::api::{ApiClient, Submitted};
 
 /// Clusters worked on at once unless told otherwise.
 pub const DEFAULT_PARALLELISM: usize = 10;
@@ -384,7 +384,7 @@ impl ApplyEngine {
         request: &ClusterRequest,
         timeout: Duration,
     ) -> Result<Option<Cluster>, ExecError> {
-        let deadline = crate::deadline::after(timeout);
+        let deadline = crate::transport::deadline::after(timeout);
         let remaining = || deadline.saturating_duration_since(Instant::now());
         loop {
             if request.kind() != RequestKind::Create {
@@ -415,7 +415,7 @@ impl ApplyEngine {
                         })
                         .await?;
                 }
-                Err(error) => return Err(error.for_request(request)),
+                Err(error) => return Err(ExecError::from(error).for_request(request)),
                 Ok(submitted) => {
                     return self
                         .submitted(tracker, name, request.kind(), submitted, remaining())

@@ -19,14 +19,13 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Mutex, PoisonError};
 
-use clusterform_model::{Cluster, ClusterName, STACK_LABEL};
-use clusterform_planner::LiveCluster;
+use clusterform_model::{Cluster, ClusterName, LiveCluster, STACK_LABEL};
 use futures::future::try_join_all;
 use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
 use tokio::task::JoinHandle;
 
-use crate::client::ApiClient;
-use crate::error::ExecError;
+use crate::run::error::ExecError;
+use crate::transport::api::ApiClient;
 
 /// The addressed clusters of one List page.
 type Page = Vec<LiveCluster>;

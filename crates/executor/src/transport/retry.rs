@@ -3,7 +3,8 @@
 //! The decision depends on what the call is: a read (GET, `:wait`, the Slurm job listing) may
 //! be repeated freely; an update or delete is idempotent in effect (the same mask and body, or
 //! deleting again, lands in the same place); a create is not, so a create that lost its answer
-//! is looked up before it is sent again. See `docs/executor.md` for the table.
+//! is looked up before it is sent again; a Cloud Storage call carries a generation
+//! precondition, so repeating it is safe either way. See `docs/executor.md` for the table.
 
 use std::time::Duration;
 
@@ -57,6 +58,12 @@ pub(crate) enum CallClass {
     Idempotent,
     /// POST create: repeating it blindly could fail with `ALREADY_EXISTS` on our own cluster.
     Create,
+    /// A Cloud Storage read, or a write or delete guarded by a generation precondition:
+    /// repeating it is safe whatever an earlier attempt did.
+    Guarded,
+    /// The create of a lock object: [`Self::Guarded`], but a `429` says another run is taking
+    /// or releasing the lock, an answer rather than a refusal to wait out.
+    LockCreate,
 }
 
 /// What to do after a failed attempt.
@@ -80,17 +87,25 @@ pub(crate) fn classify_status(
     match (http_status, code) {
         // The service did not process the request: safe for every call.
         (503, _) | (_, Code::Unavailable) => Verdict::Retry { after: retry_after },
-        (429, _) | (_, Code::ResourceExhausted) => Verdict::Retry { after: retry_after },
+        (429, _) | (_, Code::ResourceExhausted) => match class {
+            CallClass::LockCreate => Verdict::Fail,
+            _ => Verdict::Retry { after: retry_after },
+        },
         // Another operation holds the cluster. A read may simply be repeated; for a change the
         // engine waits for the cluster to settle (for as long as the action's timeout allows)
         // and sends it again, which a fixed retry window could not do.
         (_, Code::Aborted) => match class {
             CallClass::Read => Verdict::Retry { after: retry_after },
-            CallClass::Create | CallClass::Idempotent => Verdict::Fail,
+            CallClass::Create
+            | CallClass::Idempotent
+            | CallClass::Guarded
+            | CallClass::LockCreate => Verdict::Fail,
         },
         // The request may have been processed before the server failed.
         (500 | 502 | 504, _) => match class {
-            CallClass::Read => Verdict::Retry { after: retry_after },
+            CallClass::Read | CallClass::Guarded | CallClass::LockCreate => {
+                Verdict::Retry { after: retry_after }
+            }
             CallClass::Create => Verdict::LookFirst,
             CallClass::Idempotent => Verdict::Fail,
         },
@@ -101,7 +116,9 @@ pub(crate) fn classify_status(
 /// The verdict on a request that got no answer.
 pub(crate) fn classify_transport(class: CallClass) -> Verdict {
     match class {
-        CallClass::Read | CallClass::Idempotent => Verdict::Retry { after: None },
+        CallClass::Read | CallClass::Idempotent | CallClass::Guarded | CallClass::LockCreate => {
+            Verdict::Retry { after: None }
+        }
         CallClass::Create => Verdict::LookFirst,
     }
 }
@@ -224,7 +241,27 @@ mod tests {
             );
         }
         assert_eq!(classify_transport(Idempotent), retry);
+        assert_eq!(classify_transport(LockCreate), retry);
         assert_eq!(classify_transport(Create), Verdict::LookFirst);
+    }
+
+    /// Cloud Storage's answers carry no canonical name: the code is the HTTP status's.
+    #[test]
+    fn guarded_calls_retry_exactly_the_statuses_a_precondition_makes_safe() {
+        use CallClass::*;
+        for http in [
+            100, 400, 401, 403, 404, 409, 412, 499, 501, 503, 429, 500, 502, 504,
+        ] {
+            let retried = matches!(http, 429 | 500 | 502 | 503 | 504);
+            let verdict = classify_status(http, Code::of_http(http), Guarded, None);
+            assert_eq!(verdict == Verdict::Retry { after: None }, retried, "{http}");
+            let verdict = classify_status(http, Code::of_http(http), LockCreate, None);
+            assert_eq!(
+                verdict == Verdict::Retry { after: None },
+                retried && http != 429,
+                "{http}"
+            );
+        }
     }
 
     #[test]

@@ -13,16 +13,15 @@
 use std::time::Duration;
 
 use clusterform_model::duration::Seconds;
-use clusterform_model::{Cluster, ClusterName, ClusterState};
-use clusterform_planner::{LiveCluster, RunningJobs};
+use clusterform_model::{Cluster, ClusterName, ClusterState, LiveCluster, RunningJobs};
 use futures::StreamExt;
 use time::OffsetDateTime;
 
-use crate::client::ApiClient;
-use crate::error::ExecError;
-use crate::slurm::{
+use crate::run::error::ExecError;
+use crate::run::slurm::{
     SLURM_PARALLELISM, SlurmJob, SlurmNode, SlurmReadError, read_jobs, read_nodes, running_job,
 };
+use crate::transport::api::ApiClient;
 
 /// The decision for one cluster.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -279,7 +278,7 @@ mod tests {
     use time::macros::datetime;
 
     use super::*;
-    use crate::slurm::{parse_jobs, parse_nodes};
+    use crate::run::slurm::{parse_jobs, parse_nodes};
 
     const NOW: OffsetDateTime = datetime!(2026-11-10 12:00 UTC);
     const TWO_HOURS: Duration = Duration::from_secs(2 * 3600);

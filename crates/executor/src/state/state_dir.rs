@@ -141,9 +141,9 @@ mod unix_tests {
 
     #[tokio::test]
     async fn the_journal_is_written_private() {
+        use clusterform_model::Action;
         use clusterform_model::ClusterName;
         use clusterform_model::rest::RequestKind;
-        use clusterform_planner::Action;
 
         let config = tempfile::tempdir().unwrap();
         let state = open_state_dir(config.path());

@@ -2,7 +2,7 @@
 //!
 //! Requests go to `https://{region}-aiplatform.googleapis.com` or to the endpoint override.
 //! Every answer is decoded here, so a server that answers something else than the API (an
-//! HTML error page, a proxy's text) becomes a [`ExecError::Decode`] naming the URL instead of a
+//! HTML error page, a proxy's text) becomes a [`TransportError::Decode`] naming the URL instead of a
 //! panic or a confusing serde message further up. A server is not trusted to be well-behaved:
 //! answers are read with a size cap ([`MAX_ANSWER_BYTES`]), redirects are never followed, a
 //! List ends after [`MAX_LIST_PAGES`] pages or at the first page token seen twice, and the
@@ -11,7 +11,7 @@
 
 use std::collections::HashSet;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use clusterform_model::rest::{self, ClusterRequest, HttpMethod, RestCall};
@@ -27,15 +27,15 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::auth::TokenSource;
-use crate::error::ExecError;
-use crate::http::{
-    CappedReadError, Connection, EndpointRefusal, check_endpoint, describe_transport_error,
-    quote_body, redact_endpoint, redact_userinfo, retry_after,
+use crate::transport::auth::TokenSource;
+use crate::transport::error::TransportError;
+use crate::transport::exchange::{Answer, Body, Exchanging, Request, Unanswered, exchange};
+use crate::transport::http::{
+    Connection, EndpointRefusal, check_endpoint, describe_transport_error, quote_body,
+    redact_endpoint, redact_userinfo,
 };
-use crate::region_gate::RegionGates;
-use crate::retry::{CallClass, RetryPolicy, Verdict, classify_status, classify_transport};
-use crate::slurm::KnownSlurmVersion;
+use crate::transport::region_gate::RegionGates;
+use crate::transport::retry::{CallClass, RetryPolicy};
 
 /// Items asked for per List page. The service documents no maximum; sibling Vertex AI Lists cap
 /// at 100 and some refuse larger sizes, so 100 is the largest size safe to ask for (docs/api.md).
@@ -48,9 +48,6 @@ pub const MAX_LIST_PAGES: usize = 1_000;
 /// The largest answer body read from the server, and the most bytes all pages of one List may
 /// add up to: a real answer is kilobytes, and an endless one must not exhaust memory.
 pub const MAX_ANSWER_BYTES: usize = 64 * 1024 * 1024;
-
-/// How much of a redirect's `Location` an error quotes.
-const LOCATION_QUOTE_CHARS: usize = 200;
 
 /// The longest a glance (see [`ApiClient::for_a_glance`]) waits for an answer.
 const GLANCE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -115,15 +112,29 @@ pub struct ApiClient {
     slurm_version: KnownSlurmVersion,
 }
 
+/// The slurmrestd REST version that last answered, shared by every clone of one client: the
+/// clusters of a run usually serve the same versions, and each version not served costs a
+/// round trip. A cluster that answers 404 at it still gets the whole list.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct KnownSlurmVersion(Arc<Mutex<Option<&'static str>>>);
+
+impl KnownSlurmVersion {
+    /// The version that last answered, if any did.
+    pub(crate) fn get(&self) -> Option<&'static str> {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Records that `version` answered.
+    pub(crate) fn set(&self, version: &'static str) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(version);
+    }
+}
+
 /// One HTTP request, before it is sent.
 struct Call<'a> {
-    method: Method,
-    url: Url,
+    request: Request<'a>,
     /// The region the request is for, whose backoff it honours.
     region: &'a str,
-    body: Option<&'a Value>,
-    class: CallClass,
-    timeout: Duration,
 }
 
 /// A create whose answer may have been lost: the cluster it would make and our label value.
@@ -138,12 +149,6 @@ enum Reply {
     Body(Vec<u8>),
     /// See [`Submitted::Adopted`].
     Adopted(Box<Cluster>),
-}
-
-/// A failed attempt and what to do about it.
-struct Failure {
-    error: ExecError,
-    verdict: Verdict,
 }
 
 /// A List page's clusters.
@@ -165,7 +170,7 @@ struct ListPageToken {
 }
 
 /// The body of a List page being read on a task of its own; dropping it cancels the request.
-type PageRequest = RemoteHandle<Result<Vec<u8>, ExecError>>;
+type PageRequest = RemoteHandle<Result<Vec<u8>, TransportError>>;
 
 /// slurmrestd's own HTTP status and answer, as `callSlurmRestApi` relays them.
 #[derive(Debug, Clone, PartialEq)]
@@ -258,14 +263,17 @@ fn wrong_kind(field: &'static str, value: &Value) -> SlurmBodyError {
 
 impl ApiClient {
     /// Builds a client. Refuses an endpoint that would send the bearer token in clear text.
-    pub fn new(options: ClientOptions, tokens: Arc<dyn TokenSource>) -> Result<Self, ExecError> {
+    pub fn new(
+        options: ClientOptions,
+        tokens: Arc<dyn TokenSource>,
+    ) -> Result<Self, TransportError> {
         let endpoint = options
             .endpoint
             .as_deref()
             .map(validate_endpoint)
             .transpose()?;
         let connection =
-            Connection::new(options, tokens).map_err(|e| ExecError::InvalidEndpoint {
+            Connection::new(options, tokens).map_err(|e| TransportError::InvalidEndpoint {
                 endpoint: endpoint.clone().unwrap_or_default(),
                 reason: format!(
                     "cannot build the HTTP client: {}",
@@ -281,7 +289,7 @@ impl ApiClient {
     }
 
     /// The base URL requests for `region` go to.
-    pub fn base_url(&self, region: &str) -> Result<String, ExecError> {
+    pub fn base_url(&self, region: &str) -> Result<String, TransportError> {
         validate_location(region)?;
         Ok(match &self.endpoint {
             Some(endpoint) => endpoint.clone(),
@@ -294,7 +302,7 @@ impl ApiClient {
         &self,
         project: &str,
         region: &str,
-    ) -> Result<Vec<Cluster>, ExecError> {
+    ) -> Result<Vec<Cluster>, TransportError> {
         let mut clusters = Vec::new();
         self.list_clusters_paged(project, region, |page| clusters.extend(page))
             .await?;
@@ -312,7 +320,7 @@ impl ApiClient {
         project: &str,
         region: &str,
         mut on_page: impl FnMut(Vec<Cluster>),
-    ) -> Result<(), ExecError> {
+    ) -> Result<(), TransportError> {
         validate_project(project)?;
         let mut tokens_seen = HashSet::new();
         let mut bytes_read = 0;
@@ -324,13 +332,13 @@ impl ApiClient {
             if bytes_read > self.connection.max_answer_bytes {
                 return Err(self.too_large(&call));
             }
-            let token: ListPageToken = decode("a cluster list", &call.url, &body)?;
+            let token: ListPageToken = decode("a cluster list", &call.request.url, &body)?;
             let next = match token.next_page_token.filter(|t| !t.is_empty()) {
                 Some(next) if !tokens_seen.insert(next.clone()) => {
                     let token = quote_body(next.as_bytes());
                     return Err(decode_failure(
                         "a cluster list",
-                        &call.url,
+                        &call.request.url,
                         &format!("the server returned page token {token:?} a second time"),
                         b"",
                     ));
@@ -348,7 +356,7 @@ impl ApiClient {
                 // takes, until this task yields: yield once, so the request is sent first.
                 tokio::task::yield_now().await;
             }
-            let page: ListPage = decode("a cluster list", &call.url, &body)?;
+            let page: ListPage = decode("a cluster list", &call.request.url, &body)?;
             on_page(page.model_development_clusters);
             match next {
                 Some(next) => (call, request) = next,
@@ -373,20 +381,24 @@ impl ApiClient {
         &self,
         region: &'r str,
         list: RestCall,
-    ) -> Result<(Call<'r>, PageRequest), ExecError> {
-        let call = self.read_call(region, &list)?;
+    ) -> Result<(Call<'r>, PageRequest), TransportError> {
+        let call = self.read_call(region, &list, Body::Empty)?;
         let (client, region) = (self.clone(), region.to_owned());
-        let (task, request) =
-            async move { client.body(&client.read_call(&region, &list)?).await }.remote_handle();
+        let (task, request) = async move {
+            client
+                .body(&client.read_call(&region, &list, Body::Empty)?)
+                .await
+        }
+        .remote_handle();
         tokio::spawn(task);
         Ok((call, request))
     }
 
     /// One cluster; `None` when it does not exist.
-    pub async fn get_cluster(&self, name: &ClusterName) -> Result<Option<Cluster>, ExecError> {
-        let call = self.read_call(&name.location, &rest::get_cluster(name))?;
+    pub async fn get_cluster(&self, name: &ClusterName) -> Result<Option<Cluster>, TransportError> {
+        let call = self.read_call(&name.location, &rest::get_cluster(name), Body::Empty)?;
         match self.body(&call).await {
-            Ok(body) => decode("a cluster", &call.url, &body).map(Some),
+            Ok(body) => decode("a cluster", &call.request.url, &body).map(Some),
             Err(error) if error.is_not_found() => Ok(None),
             Err(error) => Err(error),
         }
@@ -394,11 +406,11 @@ impl ApiClient {
 
     /// Sends one create, update or delete exactly as planned, to the region its cluster
     /// lives in.
-    pub async fn send(&self, request: &ClusterRequest) -> Result<Submitted, ExecError> {
+    pub async fn send(&self, request: &ClusterRequest) -> Result<Submitted, TransportError> {
         self.send_until(request, &CancellationToken::new()).await
     }
 
-    /// [`send`](Self::send), giving up with [`ExecError::Cancelled`] once `stop` is cancelled
+    /// [`send`](Self::send), giving up with [`TransportError::Cancelled`] once `stop` is cancelled
     /// while nothing the service may have acted on is outstanding: while the region's gate is
     /// closed after a quota error (see [`RegionGates`]) before the first attempt, and between
     /// attempts as long as every attempt was answered with a refusal that says it was not
@@ -409,7 +421,7 @@ impl ApiClient {
         &self,
         request: &ClusterRequest,
         stop: &CancellationToken,
-    ) -> Result<Submitted, ExecError> {
+    ) -> Result<Submitted, TransportError> {
         let name = request.name();
         let (class, lost_create) = match request {
             ClusterRequest::Create { name, body } => {
@@ -427,12 +439,14 @@ impl ApiClient {
             }
         };
         let call = Call {
-            url: self.url(&name.location, &request.call())?,
+            request: Request {
+                method: reqwest_method(request.method()),
+                url: self.url(&name.location, &request.call())?,
+                body: request.body().map_or(Body::Empty, Body::Json),
+                class,
+                timeout: self.connection.request_timeout,
+            },
             region: &name.location,
-            method: reqwest_method(request.method()),
-            body: request.body(),
-            class,
-            timeout: self.connection.request_timeout,
         };
         match self
             .execute(&call, lost_create.as_ref(), Some(stop))
@@ -445,10 +459,10 @@ impl ApiClient {
     }
 
     /// `GET /v1/{name}`, on the region the operation name carries.
-    pub async fn get_operation(&self, name: &str) -> Result<Operation, ExecError> {
+    pub async fn get_operation(&self, name: &str) -> Result<Operation, TransportError> {
         let parsed: OperationName = name.parse()?;
-        let call = self.read_call(&parsed.location, &rest::get_operation(&parsed))?;
-        decode("an operation", &call.url, &self.body(&call).await?)
+        let call = self.read_call(&parsed.location, &rest::get_operation(&parsed), Body::Empty)?;
+        decode("an operation", &call.request.url, &self.body(&call).await?)
     }
 
     /// `POST /v1/{name}:wait?timeout=Ns`: returns when the operation is done or the server's
@@ -457,20 +471,14 @@ impl ApiClient {
         &self,
         name: &str,
         timeout: Duration,
-    ) -> Result<Operation, ExecError> {
+    ) -> Result<Operation, TransportError> {
         let parsed: OperationName = name.parse()?;
         let seconds = timeout.as_secs().max(1);
         let wait = rest::wait_operation(&parsed, seconds);
         let empty = json!({});
-        let call = Call {
-            method: reqwest_method(wait.method),
-            url: self.url(&parsed.location, &wait)?,
-            region: &parsed.location,
-            body: Some(&empty),
-            class: CallClass::Read,
-            timeout: self.connection.request_timeout + Duration::from_secs(seconds),
-        };
-        decode("an operation", &call.url, &self.body(&call).await?)
+        let mut call = self.read_call(&parsed.location, &wait, Body::Json(&empty))?;
+        call.request.timeout += Duration::from_secs(seconds);
+        decode("an operation", &call.request.url, &self.body(&call).await?)
     }
 
     /// slurmrestd's answer to `GET slurm_path` on the cluster, through `callSlurmRestApi`. A
@@ -480,20 +488,13 @@ impl ApiClient {
         &self,
         name: &ClusterName,
         slurm_path: &str,
-    ) -> Result<SlurmReply, ExecError> {
+    ) -> Result<SlurmReply, TransportError> {
         let relay = rest::call_slurm_rest_api(name);
         let request = json!({"method": "HTTP_METHOD_GET", "path": slurm_path});
-        let call = Call {
-            method: reqwest_method(relay.method),
-            url: self.url(&name.location, &relay)?,
-            region: &name.location,
-            body: Some(&request),
-            // Listing jobs or nodes has no side effect, whatever the HTTP method carrying it.
-            class: CallClass::Read,
-            timeout: self.connection.request_timeout,
-        };
+        // Listing jobs or nodes has no side effect, whatever the HTTP method carrying it.
+        let call = self.read_call(&name.location, &relay, Body::Json(&request))?;
         let body = self.body(&call).await?;
-        let reply: SlurmCallReply = decode("a Slurm API answer", &call.url, &body)?;
+        let reply: SlurmCallReply = decode("a Slurm API answer", &call.request.url, &body)?;
         let status = reply
             .status
             .as_ref()
@@ -522,25 +523,32 @@ impl ApiClient {
         glance
     }
 
-    /// A call without a body or side effect.
-    fn read_call<'a>(&self, region: &'a str, call: &RestCall) -> Result<Call<'a>, ExecError> {
+    /// A call without a side effect.
+    fn read_call<'a>(
+        &self,
+        region: &'a str,
+        call: &RestCall,
+        body: Body<'a>,
+    ) -> Result<Call<'a>, TransportError> {
         Ok(Call {
-            method: reqwest_method(call.method),
-            url: self.url(region, call)?,
+            request: Request {
+                method: reqwest_method(call.method),
+                url: self.url(region, call)?,
+                body,
+                class: CallClass::Read,
+                timeout: self.connection.request_timeout,
+            },
             region,
-            body: None,
-            class: CallClass::Read,
-            timeout: self.connection.request_timeout,
         })
     }
 
     /// The one place a base URL and a model path meet.
-    fn url(&self, region: &str, call: &RestCall) -> Result<Url, ExecError> {
+    fn url(&self, region: &str, call: &RestCall) -> Result<Url, TransportError> {
         let base = self.base_url(region)?;
         let joined = format!("{base}{}", call.path);
         let mut url = Url::parse(&joined).map_err(|e| {
             let url = redact_userinfo(&joined);
-            ExecError::InvalidRequest(format!("bad URL {url}: {e}"))
+            TransportError::InvalidRequest(format!("bad URL {url}: {e}"))
         })?;
         if !call.query.is_empty() {
             url.query_pairs_mut().extend_pairs(&call.query);
@@ -549,7 +557,7 @@ impl ApiClient {
     }
 
     /// The body of a successful answer; reads and idempotent calls only.
-    async fn body(&self, call: &Call<'_>) -> Result<Vec<u8>, ExecError> {
+    async fn body(&self, call: &Call<'_>) -> Result<Vec<u8>, TransportError> {
         match self.execute(call, None, None).await? {
             Reply::Body(body) => Ok(body),
             Reply::Adopted(_) => unreachable!("only a create with a lost-answer check adopts"),
@@ -564,53 +572,14 @@ impl ApiClient {
         call: &Call<'_>,
         lost_create: Option<&LostCreateCheck>,
         stop: Option<&CancellationToken>,
-    ) -> Result<Reply, ExecError> {
-        let mut budget = self.connection.retry_budget();
-        // Honoured only while no attempt may have been acted on (see `send_until`).
-        let mut stop = stop;
-        loop {
-            unless_stopped(stop, self.gates.wait_open(call.region)).await?;
-            let failure = match self.attempt(call).await {
-                Ok(body) => {
-                    self.gates.answered(call.region);
-                    return Ok(Reply::Body(body));
-                }
-                Err(failure) => failure,
-            };
-            if !failure.was_refused() {
-                stop = None;
-            }
-            let server_delay = match failure.verdict {
-                Verdict::Fail => return Err(failure.error),
-                Verdict::Retry { after } => after,
-                Verdict::LookFirst => {
-                    let Some(check) = lost_create else {
-                        return Err(failure.error);
-                    };
-                    // Boxed: the lookup is itself a call through `execute`.
-                    if let Some(cluster) = Box::pin(self.find_own_cluster(check)).await? {
-                        return Ok(Reply::Adopted(Box::new(cluster)));
-                    }
-                    None
-                }
-            };
-            let server_delay = if failure.error.is_quota_exhausted() {
-                Some(
-                    self.gates
-                        .close(call.region, server_delay, &self.connection.retry),
-                )
-            } else {
-                server_delay
-            };
-            let Some(delay) = budget.next_delay(server_delay) else {
-                return Err(failure.error);
-            };
-            tracing::debug!(
-                method = %call.method, url = %call.url, attempt = budget.failed_attempts(),
-                ?delay, error = %failure.error, "retrying"
-            );
-            unless_stopped(stop, tokio::time::sleep(delay)).await?;
-        }
+    ) -> Result<Reply, TransportError> {
+        let mut part = ApiExchange {
+            client: self,
+            call,
+            lost_create,
+            stop,
+        };
+        exchange(&self.connection, &call.request, &mut part).await
     }
 
     /// The cluster a lost create would have made, if it exists and carries the request's
@@ -618,7 +587,7 @@ impl ApiClient {
     async fn find_own_cluster(
         &self,
         check: &LostCreateCheck,
-    ) -> Result<Option<Cluster>, ExecError> {
+    ) -> Result<Option<Cluster>, TransportError> {
         let Some(stack) = &check.stack else {
             return Ok(None);
         };
@@ -626,146 +595,123 @@ impl ApiClient {
         Ok(cluster.filter(|c| c.label(STACK_LABEL) == Some(stack.as_str())))
     }
 
-    fn too_large(&self, call: &Call<'_>) -> ExecError {
-        ExecError::AnswerTooLarge {
-            method: call.method.to_string(),
-            url: call.url.to_string(),
+    fn too_large(&self, call: &Call<'_>) -> TransportError {
+        TransportError::AnswerTooLarge {
+            method: call.request.method.to_string(),
+            url: call.request.url.to_string(),
             limit: self.connection.max_answer_bytes,
         }
     }
+}
 
-    /// The answer's body, up to the cap.
-    async fn read_capped(
-        &self,
-        call: &Call<'_>,
-        response: &mut reqwest::Response,
-    ) -> Result<Vec<u8>, Failure> {
-        self.connection
-            .read_capped(response)
-            .await
-            .map_err(|error| match error {
-                CappedReadError::Transport(e) => transport_failure(call, e),
-                CappedReadError::TooLarge => Failure {
-                    error: self.too_large(call),
-                    // Asking again would only read the same flood again.
-                    verdict: Verdict::Fail,
-                },
-            })
+/// The API client's part in an exchange: the region's gate, the caller's `stop` and the
+/// lookup of a create that lost its answer.
+struct ApiExchange<'a> {
+    client: &'a ApiClient,
+    call: &'a Call<'a>,
+    lost_create: Option<&'a LostCreateCheck>,
+    /// Honoured only while no attempt may have been acted on (see `send_until`).
+    stop: Option<&'a CancellationToken>,
+}
+
+impl Exchanging for ApiExchange<'_> {
+    type Reply = Reply;
+    type Error = TransportError;
+
+    fn code(&self, answer: &Answer) -> Code {
+        error_status(answer.status.as_u16(), &answer.body).canonical_code()
     }
 
-    /// One HTTP exchange.
-    async fn attempt(&self, call: &Call<'_>) -> Result<Vec<u8>, Failure> {
-        let mut request = self
-            .connection
-            .request(call.method.clone(), call.url.clone(), call.timeout)
-            .await
-            .map_err(|e| Failure {
-                error: e.into(),
-                verdict: Verdict::Fail,
-            })?;
-        if let Some(body) = call.body {
-            request = request.json(body);
+    fn reply(&mut self, answer: Answer) -> Result<Reply, TransportError> {
+        if answer.status.is_success() {
+            self.client.gates.answered(self.call.region);
+            return Ok(Reply::Body(answer.body));
         }
-        let mut response = request
-            .send()
-            .await
-            .map_err(|e| transport_failure(call, e))?;
-        let http_status = response.status();
-        if http_status.is_redirection() {
-            return Err(redirect_failure(call, &response));
-        }
-        let retry_after = retry_after(&response);
-        let body = self.read_capped(call, &mut response).await?;
-        if http_status.is_success() {
-            return Ok(body);
-        }
-        let status = error_status(http_status.as_u16(), &body);
-        let verdict = classify_status(
-            http_status.as_u16(),
-            status.canonical_code(),
-            call.class,
-            retry_after,
-        );
-        Err(Failure {
-            error: ExecError::Api {
-                status: Box::new(status),
-                method: call.method.to_string(),
-                url: call.url.to_string(),
-            },
-            verdict,
+        Err(TransportError::Api {
+            status: Box::new(error_status(answer.status.as_u16(), &answer.body)),
+            method: self.call.request.method.to_string(),
+            url: self.call.request.url.to_string(),
         })
     }
-}
 
-impl Failure {
-    /// Whether the service answered that it did not process the request and may be asked
-    /// again (a quota error, `UNAVAILABLE`): nothing was started.
-    fn was_refused(&self) -> bool {
-        matches!(self.verdict, Verdict::Retry { .. }) && matches!(self.error, ExecError::Api { .. })
+    fn unanswered(&self, request: &Request<'_>, failure: Unanswered) -> TransportError {
+        let (method, url) = (request.method.to_string(), request.url.to_string());
+        match failure {
+            Unanswered::Auth(error) => error.into(),
+            Unanswered::NoAnswer(message) => TransportError::NoAnswer {
+                method,
+                url,
+                message,
+            },
+            Unanswered::Redirected { status, location } => TransportError::Redirected {
+                method,
+                url,
+                status,
+                location,
+            },
+            Unanswered::TooLarge => self.client.too_large(self.call),
+        }
+    }
+
+    async fn ready(&mut self) -> Result<(), TransportError> {
+        unless_stopped(self.stop, self.client.gates.wait_open(self.call.region)).await
+    }
+
+    async fn pause(&mut self, delay: Duration) -> Result<(), TransportError> {
+        unless_stopped(self.stop, tokio::time::sleep(delay)).await
+    }
+
+    fn may_have_acted(&mut self) {
+        self.stop = None;
+    }
+
+    fn hold_after_quota(&mut self, server_delay: Option<Duration>) -> Option<Duration> {
+        let policy = &self.client.connection.retry;
+        Some(
+            self.client
+                .gates
+                .close(self.call.region, server_delay, policy),
+        )
+    }
+
+    async fn look(&mut self) -> Result<Option<Reply>, TransportError> {
+        let Some(check) = self.lost_create else {
+            return Ok(None);
+        };
+        // Boxed: the lookup is itself a call through `execute`.
+        let cluster = Box::pin(self.client.find_own_cluster(check)).await?;
+        Ok(cluster.map(|cluster| Reply::Adopted(Box::new(cluster))))
     }
 }
 
-/// Waits for `wait`, or fails with [`ExecError::Cancelled`] as soon as `stop` (if any) is
+/// Waits for `wait`, or fails with [`TransportError::Cancelled`] as soon as `stop` (if any) is
 /// cancelled.
 async fn unless_stopped<T>(
     stop: Option<&CancellationToken>,
     wait: impl Future<Output = T>,
-) -> Result<T, ExecError> {
+) -> Result<T, TransportError> {
     let Some(stop) = stop else {
         return Ok(wait.await);
     };
     tokio::select! {
         biased;
-        () = stop.cancelled() => Err(ExecError::Cancelled),
+        () = stop.cancelled() => Err(TransportError::Cancelled),
         value = wait => Ok(value),
-    }
-}
-
-/// A failed exchange that got no (complete) answer.
-fn transport_failure(call: &Call<'_>, error: reqwest::Error) -> Failure {
-    Failure {
-        error: ExecError::Transport {
-            method: call.method.to_string(),
-            url: call.url.to_string(),
-            message: describe_transport_error(error),
-        },
-        verdict: classify_transport(call.class),
-    }
-}
-
-/// A 3xx answer: never followed, because following would re-send the request (its body and
-/// the bearer token included) to wherever the server points.
-fn redirect_failure(call: &Call<'_>, response: &reqwest::Response) -> Failure {
-    let location = response
-        .headers()
-        .get(reqwest::header::LOCATION)
-        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
-        .map(|l| {
-            redact_userinfo(&l)
-                .chars()
-                .take(LOCATION_QUOTE_CHARS)
-                .collect()
-        })
-        .unwrap_or_else(|| "nowhere (no Location header)".to_owned());
-    Failure {
-        error: ExecError::Redirected {
-            method: call.method.to_string(),
-            url: call.url.to_string(),
-            status: response.status().as_u16(),
-            location,
-        },
-        verdict: Verdict::Fail,
     }
 }
 
 /// The operation a create, update or delete started. A success answer that is no operation,
 /// or one whose name the client could not follow (`{}`, an empty name, a path or URL of its
 /// own), is an error: it would otherwise be taken as "accepted" and journaled unusable.
-fn accepted_operation(cluster: &str, call: &Call<'_>, body: &[u8]) -> Result<Operation, ExecError> {
-    let not_an_operation = |reason: String| ExecError::NotAnOperation {
+fn accepted_operation(
+    cluster: &str,
+    call: &Call<'_>,
+    body: &[u8],
+) -> Result<Operation, TransportError> {
+    let not_an_operation = |reason: String| TransportError::NotAnOperation {
         cluster: cluster.to_owned(),
-        method: call.method.to_string(),
-        url: call.url.to_string(),
+        method: call.request.method.to_string(),
+        url: call.request.url.to_string(),
         reason,
         body_start: quote_body(body),
     };
@@ -779,12 +725,14 @@ fn accepted_operation(cluster: &str, call: &Call<'_>, body: &[u8]) -> Result<Ope
 }
 
 /// Checks an endpoint override (see [`check_endpoint`]); answers it without a trailing `/`.
-fn validate_endpoint(raw: &str) -> Result<String, ExecError> {
+fn validate_endpoint(raw: &str) -> Result<String, TransportError> {
     let url = check_endpoint(raw).map_err(|refusal| {
         let endpoint = redact_endpoint(raw);
         match refusal {
-            EndpointRefusal::Insecure => ExecError::InsecureEndpoint { endpoint },
-            EndpointRefusal::Invalid(reason) => ExecError::InvalidEndpoint { endpoint, reason },
+            EndpointRefusal::Insecure => TransportError::InsecureEndpoint { endpoint },
+            EndpointRefusal::Invalid(reason) => {
+                TransportError::InvalidEndpoint { endpoint, reason }
+            }
         }
     })?;
     Ok(url.as_str().trim_end_matches('/').to_owned())
@@ -822,12 +770,16 @@ fn status_number(value: &Value) -> Option<i64> {
     }
 }
 
-fn decode<T: DeserializeOwned>(what: &'static str, url: &Url, body: &[u8]) -> Result<T, ExecError> {
+fn decode<T: DeserializeOwned>(
+    what: &'static str,
+    url: &Url,
+    body: &[u8],
+) -> Result<T, TransportError> {
     serde_json::from_slice(body).map_err(|e| decode_failure(what, url, &e.to_string(), body))
 }
 
-fn decode_failure(what: &'static str, url: &Url, reason: &str, body: &[u8]) -> ExecError {
-    ExecError::Decode {
+fn decode_failure(what: &'static str, url: &Url, reason: &str, body: &[u8]) -> TransportError {
+    TransportError::Decode {
         what,
         url: url.to_string(),
         reason: reason.to_owned(),
@@ -922,11 +874,11 @@ mod tests {
         assert!(validate_endpoint("http://127.0.0.1:8080").is_ok());
         assert!(matches!(
             validate_endpoint("http://example.com"),
-            Err(ExecError::InsecureEndpoint { .. })
+            Err(TransportError::InsecureEndpoint { .. })
         ));
         assert!(matches!(
             validate_endpoint("ftp://x"),
-            Err(ExecError::InvalidEndpoint { .. })
+            Err(TransportError::InvalidEndpoint { .. })
         ));
     }
 

@@ -20,16 +20,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use clusterform_model::rest::RequestKind;
-use clusterform_model::{ClusterName, OperationName, cluster_address};
-use clusterform_planner::Action;
+use clusterform_model::{Action, ClusterName, OperationName, cluster_address};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use crate::error::ExecError;
-use crate::journal_store::{JournalStore, ObjectStore, read_file};
-use crate::state_dir::StateDir;
-use crate::storage::StorageClient;
+use crate::state::error::StateError;
+use crate::state::journal_store::{JournalStore, ObjectStore, read_file};
+use crate::state::state_dir::StateDir;
+use crate::transport::storage::StorageClient;
 
 /// Version of the journal file format.
 const JOURNAL_VERSION: u32 = 1;
@@ -161,7 +160,7 @@ pub struct Journal {
 #[derive(Debug)]
 struct QueuedChange {
     change: Change,
-    outcome: oneshot::Sender<Result<(), ExecError>>,
+    outcome: oneshot::Sender<Result<(), StateError>>,
 }
 
 impl Journal {
@@ -172,7 +171,7 @@ impl Journal {
 
     /// Opens the journal of `config_dir` ([`Journal::path_in`]); a missing file is an empty
     /// journal.
-    pub fn open(config_dir: &Path) -> Result<Self, ExecError> {
+    pub fn open(config_dir: &Path) -> Result<Self, StateError> {
         let path = Self::path_in(config_dir);
         let slots = read_file(&path)?;
         Ok(Self::with_store(
@@ -185,7 +184,10 @@ impl Journal {
     /// Opens the journal kept as `object` in the client's bucket (for a stack,
     /// `{prefix}/{stack}.journal.json`); a missing object is an empty journal. Errors name
     /// `gs://BUCKET/OBJECT`.
-    pub async fn open_in_storage(client: StorageClient, object: String) -> Result<Self, ExecError> {
+    pub async fn open_in_storage(
+        client: StorageClient,
+        object: String,
+    ) -> Result<Self, StateError> {
         let (store, slots) = ObjectStore::open(client, object).await?;
         Ok(Self::with_store(
             store.location(),
@@ -244,7 +246,7 @@ impl Journal {
 
     /// The error refusing any action on `address`, when an unusable entry names that cluster
     /// or cannot say which cluster it names: the operation it recorded may still be running.
-    pub fn blocked(&self, address: &ClusterName) -> Result<(), ExecError> {
+    pub fn blocked(&self, address: &ClusterName) -> Result<(), StateError> {
         let Some(unusable) = self
             .unusable()
             .into_iter()
@@ -252,7 +254,7 @@ impl Journal {
         else {
             return Ok(());
         };
-        Err(ExecError::UnusableJournalEntry {
+        Err(StateError::UnusableJournalEntry {
             journal: self.location.clone(),
             entry: unusable.entry,
             cluster: unusable.address.map_or_else(
@@ -265,8 +267,8 @@ impl Journal {
 
     /// Adds an entry and writes the journal before returning. An entry that a later run could
     /// not use is refused: writing it would leave the operation unfollowable.
-    pub async fn record(&self, entry: JournalEntry) -> Result<(), ExecError> {
-        check_entry(&entry).map_err(|reason| ExecError::Journal {
+    pub async fn record(&self, entry: JournalEntry) -> Result<(), StateError> {
+        check_entry(&entry).map_err(|reason| StateError::Journal {
             journal: self.location.clone(),
             reason: format!(
                 "refusing to record an unusable entry for {}: {reason}",
@@ -277,7 +279,7 @@ impl Journal {
     }
 
     /// Removes the entry of a finished operation and writes the journal before returning.
-    pub async fn remove(&self, operation: &str) -> Result<(), ExecError> {
+    pub async fn remove(&self, operation: &str) -> Result<(), StateError> {
         self.commit(Change::Remove(operation.to_owned())).await
     }
 
@@ -286,7 +288,7 @@ impl Journal {
     /// progress are written together by the next one (a group commit): many operations
     /// starting or ending at once cost one write, where Cloud Storage takes about one write of
     /// an object a second and the local file one fsync per write.
-    async fn commit(&self, change: Change) -> Result<(), ExecError> {
+    async fn commit(&self, change: Change) -> Result<(), StateError> {
         let (sender, mut outcome) = oneshot::channel();
         self.queue().push(QueuedChange {
             change,
@@ -298,7 +300,7 @@ impl Journal {
             self.write_queued(&mut store).await;
         }
         outcome.try_recv().unwrap_or_else(|_| {
-            Err(ExecError::Journal {
+            Err(StateError::Journal {
                 journal: self.location.clone(),
                 reason: "a change was left out of every write".to_owned(),
             })
@@ -327,14 +329,14 @@ impl Journal {
     }
 
     /// The same error for each change of a failed write.
-    fn copy_of(&self, error: &ExecError) -> ExecError {
+    fn copy_of(&self, error: &StateError) -> StateError {
         match error {
-            ExecError::JournalStorage(storage) => ExecError::JournalStorage(storage.clone()),
-            ExecError::Journal { journal, reason } => ExecError::Journal {
+            StateError::JournalStorage(storage) => StateError::JournalStorage(storage.clone()),
+            StateError::Journal { journal, reason } => StateError::Journal {
                 journal: journal.clone(),
                 reason: reason.clone(),
             },
-            other => ExecError::Journal {
+            other => StateError::Journal {
                 journal: self.location.clone(),
                 reason: other.to_string(),
             },
@@ -373,8 +375,8 @@ fn is_entry_of(slot: &Slot, operation: &str) -> bool {
 
 /// The whole journal: it must be JSON of this version with a list of entries; each entry is
 /// then judged on its own.
-pub(crate) fn parse(journal: &JournalLocation, bytes: &[u8]) -> Result<Vec<Slot>, ExecError> {
-    let journal_error = |reason| ExecError::Journal {
+pub(crate) fn parse(journal: &JournalLocation, bytes: &[u8]) -> Result<Vec<Slot>, StateError> {
+    let journal_error = |reason| StateError::Journal {
         journal: journal.clone(),
         reason,
     };
@@ -614,7 +616,7 @@ mod tests {
             let mut bad = entry("a", "1");
             bad.operation = operation.to_owned();
             let err = journal.record(bad).await.unwrap_err();
-            assert!(matches!(err, ExecError::Journal { .. }), "{err}");
+            assert!(matches!(err, StateError::Journal { .. }), "{err}");
         }
         assert!(!Journal::path_in(dir.path()).exists());
         assert!(journal.is_empty());

@@ -12,8 +12,9 @@ use std::time::Duration;
 use clusterform_model::{Code, Operation};
 use tokio::time::Instant;
 
-use crate::client::ApiClient;
-use crate::error::ExecError;
+use crate::run::error::ExecError;
+use crate::transport::api::ApiClient;
+use crate::transport::error::TransportError;
 
 /// How operations are waited for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,7 +72,7 @@ impl<'a> OperationWaiter<'a> {
         timeout: Duration,
         on_pending: impl AsyncFnMut(&Operation),
     ) -> Result<Operation, ExecError> {
-        let deadline = crate::deadline::after(timeout);
+        let deadline = crate::transport::deadline::after(timeout);
         match tokio::time::timeout_at(deadline, self.wait_until(name, deadline, on_pending)).await {
             Ok(result) => result,
             Err(_elapsed) => Err(ExecError::Timeout {
@@ -89,7 +90,7 @@ impl<'a> OperationWaiter<'a> {
         name: &str,
         deadline: Instant,
         now: Instant,
-    ) -> Result<Operation, ExecError> {
+    ) -> Result<Operation, TransportError> {
         match mode {
             Mode::LongPoll => {
                 let wait_for = self
@@ -140,7 +141,7 @@ impl<'a> OperationWaiter<'a> {
                 Err(error) if error.is_not_found() => {
                     if started.elapsed() >= self.options.not_found_grace {
                         if mode == Mode::Poll {
-                            return Err(error);
+                            return Err(error.into());
                         }
                         // Confirm with a plain GET before calling the operation gone.
                         mode = Mode::Poll;
@@ -154,7 +155,7 @@ impl<'a> OperationWaiter<'a> {
                         continue;
                     }
                     if !is_transient(&error) {
-                        return Err(error);
+                        return Err(error.into());
                     }
                     if failed_waits >= self.options.errors_before_polling {
                         tracing::debug!(operation = name, %error, "`:wait` keeps failing; polling instead");
@@ -164,7 +165,7 @@ impl<'a> OperationWaiter<'a> {
                         tracing::debug!(operation = name, %error, "`:wait` failed; retrying");
                     }
                 }
-                Err(error) => return Err(error),
+                Err(error) => return Err(error.into()),
             }
             tokio::time::sleep(pause).await;
             pause = (pause * 2).min(self.options.poll_max);
@@ -187,10 +188,10 @@ async fn beside<T>(call: impl Future<Output = T>, report: impl Future<Output = (
 }
 
 /// Errors that say nothing about the operation itself: worth another try by another way.
-fn is_transient(error: &ExecError) -> bool {
+fn is_transient(error: &TransportError) -> bool {
     match error {
-        ExecError::Transport { .. } | ExecError::Decode { .. } => true,
-        ExecError::Api { status, .. } => {
+        TransportError::NoAnswer { .. } | TransportError::Decode { .. } => true,
+        TransportError::Api { status, .. } => {
             status.code >= 500
                 || matches!(
                     status.canonical_code(),

@@ -1,0 +1,199 @@
+//! The run's error: what failed while reading the live clusters, following an operation or
+//! running a plan, and on which cluster. A failure of a call or of the journal and locks is
+//! the lower layer's error, kept whole ([`TransportError`], [`StateError`]).
+
+use std::time::Duration;
+
+use clusterform_model::duration::Seconds;
+use clusterform_model::fields::{MaskSource, UpdateMaskPath, camel_case};
+use clusterform_model::rest::ClusterRequest;
+use clusterform_model::{Code, NameError, Status, UnreadableName};
+
+use crate::state::error::StateError;
+use crate::transport::error::TransportError;
+
+/// Everything that can go wrong while talking to the API or running a plan.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    /// A call to the API failed.
+    #[error(transparent)]
+    Transport(TransportError),
+    /// A cluster's address (from a plan or the caller) is malformed.
+    #[error("malformed resource name: {0}")]
+    Name(#[from] NameError),
+    /// The journal, a lock or the state directory cannot be used.
+    #[error(transparent)]
+    State(#[from] StateError),
+    /// Waiting for something took longer than its timeout.
+    #[error("{what} did not finish within {}", Seconds::from(*after))]
+    Timeout {
+        /// What was being waited for.
+        what: String,
+        /// The timeout.
+        after: Duration,
+    },
+    /// A long-running operation finished with an error.
+    #[error("{cluster}: operation {operation} failed: {code_name}: {message}")]
+    OperationFailed {
+        /// The cluster acted on.
+        cluster: String,
+        /// The operation's name.
+        operation: String,
+        /// Canonical code name, e.g. `RESOURCE_EXHAUSTED`.
+        code_name: String,
+        /// The service's message.
+        message: String,
+    },
+    /// The cluster went to state `ERROR` while we waited for it.
+    #[error("{cluster} is in state ERROR: {detail}")]
+    ClusterFailed {
+        /// The cluster.
+        cluster: String,
+        /// `clusterStatus.detail` or its error message.
+        detail: String,
+    },
+    /// A cluster the plan expected to be deleting is there, no longer being deleted.
+    #[error("{cluster} was being deleted when the plan was made, but is {state} now")]
+    NoLongerDeleting {
+        /// The cluster.
+        cluster: String,
+        /// Its state now.
+        state: String,
+    },
+    /// A journaled operation is no longer known to the service, and the cluster does not look
+    /// like it succeeded.
+    #[error("{cluster}: operation {operation} is no longer known and {detail}")]
+    OperationLost {
+        /// The cluster.
+        cluster: String,
+        /// The operation's name.
+        operation: String,
+        /// What the cluster looks like.
+        detail: String,
+    },
+    /// The service refused an update because of one of its mask paths, one that only the
+    /// Terraform provider vouches for; a refused PATCH changes nothing.
+    #[error(
+        "the service does not update `{path}` in place: it refused the update and nothing \
+         changed ({status})"
+    )]
+    MaskPathRefused {
+        /// The refused path.
+        path: UpdateMaskPath,
+        /// The cluster the update was for.
+        id: String,
+        /// Google's status.
+        status: Box<Status>,
+    },
+    /// One List answered the same cluster twice: which copy is the cluster cannot be known,
+    /// so nothing is planned or applied from that refresh.
+    #[error(
+        "the List of {}/{} answered cluster {} twice (pages {first_page} and {second_page}): \
+         nothing is planned from an inconsistent List",
+        name.project,
+        name.location,
+        name.cluster_id
+    )]
+    ListedTwice {
+        /// The cluster listed twice.
+        name: clusterform_model::ClusterName,
+        /// The page (from 1) of its first listing.
+        first_page: usize,
+        /// The page (from 1) that listed it again.
+        second_page: usize,
+    },
+    /// A live cluster that carries an ownership label has a name that cannot be addressed.
+    #[error(transparent)]
+    UnreadableLiveName(#[from] UnreadableName),
+    /// An operation is marked done but says neither how it failed nor what it produced.
+    #[error("{cluster}: operation {operation} is done but has neither an error nor a response")]
+    OperationWithoutResult {
+        /// The cluster acted on.
+        cluster: String,
+        /// The operation's name.
+        operation: String,
+    },
+    /// The run was cancelled (Ctrl-C) while this action was in progress.
+    #[error("interrupted")]
+    Cancelled,
+}
+
+impl From<TransportError> for ExecError {
+    /// A call the caller stopped is the run's interruption, the same error whichever layer
+    /// noticed it.
+    fn from(error: TransportError) -> Self {
+        match error {
+            TransportError::Cancelled => Self::Cancelled,
+            other => Self::Transport(other),
+        }
+    }
+}
+
+impl ExecError {
+    /// The canonical code of an API error, if this is one.
+    pub fn api_code(&self) -> Option<Code> {
+        match self {
+            Self::Transport(error) => error.api_code(),
+            _ => None,
+        }
+    }
+
+    /// Whether another operation holds the resource (`ABORTED`).
+    pub fn is_aborted(&self) -> bool {
+        matches!(self, Self::Transport(error) if error.is_aborted())
+    }
+
+    /// Whether the service refused for quota or rate (HTTP 429 or `RESOURCE_EXHAUSTED`).
+    pub fn is_quota_exhausted(&self) -> bool {
+        matches!(self, Self::Transport(error) if error.is_quota_exhausted())
+    }
+
+    /// Whether this is an API `NOT_FOUND`.
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, Self::Transport(error) if error.is_not_found())
+    }
+
+    /// The status of an API error, or of the refused update of a mask path.
+    pub fn api_status(&self) -> Option<&Status> {
+        match self {
+            Self::Transport(TransportError::Api { status, .. })
+            | Self::MaskPathRefused { status, .. } => Some(status),
+            _ => None,
+        }
+    }
+
+    /// The error of a refused `request`, told apart when the service refused an update for a
+    /// mask path that only the Terraform provider vouches for: an `INVALID_ARGUMENT` whose
+    /// message or details name one of the update's provider-only paths (snake_case or
+    /// lowerCamelCase). Any other error is returned as it is.
+    pub(crate) fn for_request(self, request: &ClusterRequest) -> Self {
+        let Self::Transport(TransportError::Api { status, .. }) = &self else {
+            return self;
+        };
+        let ClusterRequest::Update { name, mask, .. } = request else {
+            return self;
+        };
+        if status.canonical_code() != Code::InvalidArgument {
+            return self;
+        }
+        let said = format!(
+            "{} {}",
+            status.message,
+            serde_json::Value::Array(status.details.clone())
+        );
+        let refused = mask.paths().iter().copied().find(|path| {
+            path.source() == MaskSource::TerraformProvider
+                && (said.contains(path.as_str()) || said.contains(&camel_case(path.as_str())))
+        });
+        match (refused, self) {
+            (Some(path), Self::Transport(TransportError::Api { status, .. })) => {
+                Self::MaskPathRefused {
+                    path,
+                    id: name.cluster_id.clone(),
+                    status,
+                }
+            }
+            (_, error) => error,
+        }
+    }
+}

@@ -1,0 +1,12 @@
+//! What a command does with the API: reading the live clusters for the planner ([`refresh`]),
+//! following long-running operations ([`operations`]), running a plan ([`engine`], the only
+//! part that knows the planner), reading clusters' Slurm ([`slurm`]) and deciding which
+//! clusters are idle ([`idle`]). It sends through [`crate::transport`] and journals and locks
+//! through [`crate::state`].
+
+pub(crate) mod engine;
+pub(crate) mod error;
+pub(crate) mod idle;
+pub(crate) mod operations;
+pub(crate) mod refresh;
+pub(crate) mod slurm;
