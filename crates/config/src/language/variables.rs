@@ -4,7 +4,6 @@
 //! `*.auto.cfvars` (in name order), `--var-file` files, `--var` flags.
 
 use std::fmt;
-use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use hcl::Value;
@@ -13,9 +12,12 @@ use hcl::edit::expr::Expression;
 use hcl::edit::structure::{Block, Body};
 
 use crate::diagnostic::{Diagnostic, MissingVariable, Severity, SourceFile, detached_error};
-use crate::expr::evaluate;
-use crate::functions::{base_context, parse_number, scalar_text, type_name, with_base_dir};
-use crate::source::{block_head, read_source};
+use crate::language::block_schema::{AttributeSchema, BlockSchema, UnknownBlock};
+use crate::language::expr::evaluate;
+use crate::language::functions::{
+    base_context, parse_number, scalar_text, type_name, with_base_dir,
+};
+use crate::language::source::{block_head, read_source};
 use crate::{VariableInputs, diagnostic};
 
 /// Pseudo-file name of diagnostics about `--var` flags.
@@ -159,6 +161,21 @@ pub(crate) struct Declaration {
     pub head: Diagnostic,
 }
 
+/// What `variable "NAME" { ... }` accepts: every attribute is read as written, a literal.
+static VARIABLE: BlockSchema = BlockSchema {
+    name: "a variable block",
+    member: "argument",
+    attributes: &[
+        AttributeSchema::expression("type"),
+        AttributeSchema::expression("default"),
+        AttributeSchema::expression("description"),
+        AttributeSchema::expression("sensitive"),
+    ],
+    blocks: &[],
+    accepts: "a variable accepts",
+    unknown_block: UnknownBlock::LikeAnAttribute,
+};
+
 /// Reads a `variable` block; problems go to `diagnostics`.
 pub(crate) fn declare(
     file: &SourceFile,
@@ -183,51 +200,39 @@ pub(crate) fn declare(
         head: file.error(head, String::new(), None),
     };
     let errors_before = diagnostics.len();
-    let mut default_expr = None;
-    for attribute in block.body.attributes() {
-        let value = &attribute.value;
-        let range = value.span();
-        match attribute.key.as_str() {
-            "type" => match VarType::parse(value) {
-                Ok(ty) => declaration.ty = ty,
-                Err(message) => diagnostics.push(file.error(
-                    range,
-                    format!(
-                        "invalid type for variable `{}`: {message}",
-                        declaration.name
-                    ),
-                    Some("use string, number, bool, any, list(T), set(T) or map(T)".to_owned()),
-                )),
-            },
-            "default" => default_expr = Some(value),
-            "description" | "sensitive" => {
-                match (attribute.key.as_str(), evaluate(value, &base_context())) {
-                    ("description", Ok(Value::String(text))) => {
-                        declaration.description = Some(text);
-                    }
-                    ("sensitive", Ok(Value::Bool(flag))) => declaration.sensitive = flag,
-                    (key, _) => diagnostics.push(file.error(
-                        range,
-                        format!(
-                            "`{key}` of variable `{}` must be a literal {}",
-                            declaration.name,
-                            if key == "sensitive" { "bool" } else { "string" }
-                        ),
-                        None,
-                    )),
-                }
-            }
-            other => diagnostics.push(unknown_member(file, attribute.key.span(), other)),
+    let members = VARIABLE.walk(file, block, diagnostics);
+    if let Some(expr) = members.expression("type") {
+        match VarType::parse(expr) {
+            Ok(ty) => declaration.ty = ty,
+            Err(message) => diagnostics.push(file.error(
+                expr.span(),
+                format!(
+                    "invalid type for variable `{}`: {message}",
+                    declaration.name
+                ),
+                Some("use string, number, bool, any, list(T), set(T) or map(T)".to_owned()),
+            )),
         }
     }
-    for nested in block.body.blocks() {
-        diagnostics.push(unknown_member(
-            file,
-            block_head(nested),
-            nested.ident.as_str(),
-        ));
+    for key in ["description", "sensitive"] {
+        let Some(expr) = members.expression(key) else {
+            continue;
+        };
+        match (key, evaluate(expr, &base_context())) {
+            ("description", Ok(Value::String(text))) => declaration.description = Some(text),
+            ("sensitive", Ok(Value::Bool(flag))) => declaration.sensitive = flag,
+            _ => diagnostics.push(file.error(
+                expr.span(),
+                format!(
+                    "`{key}` of variable `{}` must be a literal {}",
+                    declaration.name,
+                    if key == "sensitive" { "bool" } else { "string" }
+                ),
+                None,
+            )),
+        }
     }
-    if let Some(expr) = default_expr {
+    if let Some(expr) = members.expression("default") {
         match evaluate(expr, &base_context()).and_then(|v| declaration.ty.convert(v)) {
             Ok(value) => declaration.default = Some(value),
             Err(message) => diagnostics.push(file.error(
@@ -241,16 +246,6 @@ pub(crate) fn declare(
         }
     }
     (diagnostics.len() == errors_before).then_some(declaration)
-}
-
-fn unknown_member(file: &SourceFile, range: Option<Range<usize>>, name: &str) -> Diagnostic {
-    let candidates = ["type", "default", "description", "sensitive"];
-    file.error(
-        range,
-        format!("unknown argument `{name}` in a variable block"),
-        diagnostic::did_you_mean(name, candidates)
-            .or_else(|| Some(format!("a variable accepts {}", candidates.join(", ")))),
-    )
 }
 
 /// What a run makes of a declared variable that gets no value.
@@ -274,7 +269,7 @@ pub(crate) struct Values {
     /// `--var-file` sources, for rendering their diagnostics.
     pub sources: Vec<SourceFile>,
     /// The texts of sensitive variables' values as given and as converted, which no
-    /// diagnostic may show ([`crate::redact`]).
+    /// diagnostic may show ([`crate::language::redact`]).
     pub secrets: Vec<String>,
 }
 
@@ -482,7 +477,7 @@ fn read_var_files(
                 continue;
             }
         };
-        let body = match crate::source::parse(&source) {
+        let body = match crate::language::source::parse(&source) {
             Ok(body) => body,
             Err(diagnostic) => {
                 diagnostics.push(*diagnostic);
