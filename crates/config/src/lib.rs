@@ -21,7 +21,7 @@ pub use config::{
     Config, DesiredCluster, Lifecycle, Provider, RemoteState, RemovedCluster, SourceLocation,
     StackOrigin, Timeouts, VariableInputs,
 };
-pub use diagnostic::{Diagnostic, Diagnostics, MissingVariable, Severity};
+pub use diagnostic::{CommandLineReason, Diagnostic, Diagnostics, MissingVariable, Severity};
 pub use language::guard::{
     BYTES_PER_UNIT, MAX_COLLECTION_LEN, MAX_EVALUATION_WORK, MAX_STRING_BYTES, UNITS_PER_ITERATION,
 };

@@ -11,7 +11,9 @@ use hcl::edit::Span;
 use hcl::edit::expr::Expression;
 use hcl::edit::structure::{Block, Body};
 
-use crate::diagnostic::{Diagnostic, MissingVariable, Severity, SourceFile, detached_error};
+use crate::diagnostic::{
+    CommandLineReason, Diagnostic, MissingVariable, Severity, SourceFile, detached_error,
+};
 use crate::language::block_schema::{AttributeSchema, BlockSchema, UnknownBlock};
 use crate::language::expr::evaluate;
 use crate::language::functions::{
@@ -304,18 +306,11 @@ pub(crate) fn resolve(
         let value = if let Some(saved) = inputs.saved.get(name) {
             saved_value(declaration, saved, diagnostics)
         } else if let Some((_, text)) = flag {
-            text_value(
-                declaration,
-                text,
-                CLI_ORIGIN,
-                &format!("--var {name}=..."),
-                diagnostics,
-            )
+            text_value(declaration, text, Origin::CommandLine, diagnostics)
         } else if let Some(value) = from_files.iter().rev().find(|(n, _)| n == name) {
             Some(value.1.clone())
         } else if let Some(text) = inputs.env.get(name) {
-            let origin = format!("CLUSTERFORM_VAR_{name}");
-            text_value(declaration, text, ENV_ORIGIN, &origin, diagnostics)
+            text_value(declaration, text, Origin::Environment, diagnostics)
         } else {
             declaration.default.clone()
         };
@@ -373,11 +368,12 @@ fn missing_value(declaration: &Declaration) -> Diagnostic {
     let name = &declaration.name;
     Diagnostic {
         message: format!("no value for variable `{name}`"),
-        hint: Some(format!(
-            "pass `--var {name}=VALUE`, set CLUSTERFORM_VAR_{name}, add `{name} = VALUE` to clusterform.cfvars or a --var-file, or give it a default"
-        )),
+        hint: None,
         ..declaration.head.clone()
     }
+    .because(CommandLineReason::MissingValue {
+        variable: name.clone(),
+    })
 }
 
 /// A variable's value as JSON, as a saved plan records it.
@@ -396,39 +392,60 @@ fn saved_value(
         .map_err(|err| err.to_string())
         .and_then(|value| declaration.ty.convert(value))
         .map_err(|message| {
-            diagnostics.push(detached_error(
-                Path::new(SAVED_PLAN_ORIGIN),
-                format!(
-                    "invalid value for variable `{}` in the saved plan: {}",
-                    declaration.name,
-                    shown_reason(declaration, &message)
-                ),
-                Some("make the plan again with `clusterform plan --out FILE`".to_owned()),
-            ));
+            let problem = format!(
+                "invalid value for variable `{}` in the saved plan: {}",
+                declaration.name,
+                shown_reason(declaration, &message)
+            );
+            diagnostics.push(
+                detached_error(Path::new(SAVED_PLAN_ORIGIN), problem, None)
+                    .because(CommandLineReason::InvalidSavedValue),
+            );
         })
         .ok()
+}
+
+/// Where a variable's value given as text comes from.
+#[derive(Clone, Copy)]
+enum Origin {
+    /// `VariableInputs::cli`.
+    CommandLine,
+    /// `VariableInputs::env`.
+    Environment,
 }
 
 fn text_value(
     declaration: &Declaration,
     text: &str,
-    origin: &str,
-    what: &str,
+    origin: Origin,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Option<Value> {
+    let name = &declaration.name;
     declaration
         .ty
         .parse_text(text)
         .map_err(|message| {
-            diagnostics.push(detached_error(
-                Path::new(origin),
-                format!(
-                    "invalid value for variable `{}` from {what}: {}",
-                    declaration.name,
-                    shown_reason(declaration, &message)
+            let problem = shown_reason(declaration, &message).to_owned();
+            let hint = Some(format!("the variable's type is {}", declaration.ty));
+            let diagnostic = match origin {
+                Origin::CommandLine => detached_error(
+                    Path::new(CLI_ORIGIN),
+                    format!("invalid value for variable `{name}` from the command line: {problem}"),
+                    hint,
+                )
+                .because(CommandLineReason::InvalidValue {
+                    variable: name.clone(),
+                    problem,
+                }),
+                Origin::Environment => detached_error(
+                    Path::new(ENV_ORIGIN),
+                    format!(
+                        "invalid value for variable `{name}` from CLUSTERFORM_VAR_{name}: {problem}"
+                    ),
+                    hint,
                 ),
-                Some(format!("the variable's type is {}", declaration.ty)),
-            ));
+            };
+            diagnostics.push(diagnostic);
         })
         .ok()
 }
@@ -451,12 +468,18 @@ fn check_undeclared_flags(
     let names = || declarations.iter().map(|d| d.name.as_str());
     for (name, _) in &inputs.cli {
         if !names().any(|n| n == name) {
-            diagnostics.push(detached_error(
-                Path::new(CLI_ORIGIN),
-                format!("--var sets `{name}`, which no variable block declares"),
-                diagnostic::did_you_mean(name, names())
-                    .or_else(|| Some(format!("declare it with `variable \"{name}\" {{}}`"))),
-            ));
+            let hint = diagnostic::did_you_mean(name, names())
+                .or_else(|| Some(format!("declare it with `variable \"{name}\" {{}}`")));
+            diagnostics.push(
+                detached_error(
+                    Path::new(CLI_ORIGIN),
+                    format!("the command line sets `{name}`, which no variable block declares"),
+                    hint,
+                )
+                .because(CommandLineReason::UndeclaredVariable {
+                    variable: name.clone(),
+                }),
+            );
         }
     }
 }

@@ -9,7 +9,7 @@ use std::path::Path;
 use hcl::edit::Span;
 
 use super::files::{StrayAttributes, TopLevel};
-use crate::diagnostic::{Diagnostic, Severity};
+use crate::diagnostic::{CommandLineReason, Diagnostic, Severity};
 use crate::language::source::{VAR_FILE_EXTENSION, auto_var_files};
 use crate::language::variables::{self, Declaration, VarFile};
 
@@ -93,23 +93,21 @@ pub(super) fn warn_unused(
 fn misnamed_var_file(stray: &StrayAttributes<'_>) -> Diagnostic {
     let path = &stray.file.path;
     let renamed = path.with_extension(VAR_FILE_EXTENSION);
-    stray.file.error(
-        stray.attributes.first().and_then(|a| a.key.span()),
-        format!(
-            "`{}` looks like a variables file: rename it to `{}`",
-            path.display(),
-            renamed.display()
-        ),
-        Some(
-            "every *.hcl file is read as configuration; variables files are named *.cfvars: \
-             clusterform.cfvars and *.auto.cfvars in the configuration directory are loaded \
-             automatically, any other with --var-file"
-                .to_owned(),
-        ),
-    )
+    stray
+        .file
+        .error(
+            stray.attributes.first().and_then(|a| a.key.span()),
+            format!(
+                "`{}` looks like a variables file: rename it to `{}`",
+                path.display(),
+                renamed.display()
+            ),
+            None,
+        )
+        .because(CommandLineReason::MisnamedVarFile)
 }
 
-/// The variables files of `dir` loaded without `--var-file`, shown by their names in it.
+/// The variables files of `dir` loaded without being named, shown by their names in it.
 pub(super) fn directory_var_files(dir: &Path) -> Vec<VarFile> {
     auto_var_files(dir)
         .into_iter()
