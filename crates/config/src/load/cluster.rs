@@ -7,11 +7,11 @@ use clusterform_model::{validate_location, validate_project};
 use hcl::edit::Span;
 use hcl::edit::structure::{Block, Body};
 
-use super::{ProviderDefaults, UnknownLocations, error_count};
+use super::{ProviderDefaults, UnknownLocations, error_count, source_location};
 use crate::cluster::decode::decode_cluster;
 use crate::cluster::spans::Spans;
 use crate::cluster::validate::ClusterChecks;
-use crate::config::{DesiredCluster, SourceLocation};
+use crate::config::DesiredCluster;
 use crate::diagnostic::{Diagnostic, SourceFile};
 use crate::language::evaluator::{Evaluator, Scope};
 use crate::language::source::{block_head, label_range};
@@ -66,7 +66,6 @@ pub(super) fn cluster(
     if error_count(&eval.diagnostics) > errors_before {
         return None;
     }
-    let (line, column) = source.position(head.map_or(0, |r| r.start));
     Some(DesiredCluster {
         id,
         project: project?,
@@ -76,11 +75,7 @@ pub(super) fn cluster(
         timeouts: decoded.timeouts,
         lifecycle: decoded.lifecycle,
         sensitive_paths: decoded.sensitive_paths,
-        location: SourceLocation {
-            file: source.path.clone(),
-            line,
-            column,
-        },
+        location: source_location(source, head),
     })
 }
 

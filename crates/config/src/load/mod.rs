@@ -271,6 +271,16 @@ fn error_count(diagnostics: &[Diagnostic]) -> usize {
         .count()
 }
 
+/// Where a block whose head is at `head` is declared.
+fn source_location(source: &SourceFile, head: Option<Range<usize>>) -> SourceLocation {
+    let (line, column) = source.position(head.map_or(0, |r| r.start));
+    SourceLocation {
+        file: source.path.clone(),
+        line,
+        column,
+    }
+}
+
 /// `file:line:col` of a location.
 fn at(location: &SourceLocation) -> String {
     format!(

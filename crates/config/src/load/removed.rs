@@ -6,8 +6,8 @@ use clusterform_model::ClusterId;
 use hcl::edit::structure::Block;
 
 use super::cluster::required_locations;
-use super::{FileBlock, Place, ProviderDefaults, at, error_count};
-use crate::config::{DesiredCluster, RemovedCluster, SourceLocation};
+use super::{FileBlock, Place, ProviderDefaults, at, error_count, source_location};
+use crate::config::{DesiredCluster, RemovedCluster};
 use crate::diagnostic::{Diagnostic, SourceFile};
 use crate::language::block_schema::{AttributeSchema, BlockSchema, UnknownBlock};
 use crate::language::evaluator::{Bindings, Evaluator, Scope};
@@ -119,16 +119,11 @@ fn removed_block<'a>(
         (project, project_range),
         (region, region_range),
     );
-    let (line, column) = source.position(head.map_or(0, |r| r.start));
     let removed = RemovedCluster {
         id,
         project: project?,
         region: region?,
-        location: SourceLocation {
-            file: source.path.clone(),
-            line,
-            column,
-        },
+        location: source_location(source, head),
     };
     Some((
         removed,
