@@ -1,7 +1,8 @@
 //! Configuration diagnostics as the binary prints them: in the one error style (`Error: …` or
 //! `Warning: …`, then the source snippet, then `hint: …`), with file names a user's editor
 //! or a CI annotation can open from the working directory. The config crate names a file
-//! relative to the configuration directory; only the binary knows where it was run from.
+//! relative to the configuration directory; only the binary knows where it was run from, and
+//! its flags and commands, which [`worded_diagnostic`] words where the crate gives a reason.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -11,9 +12,20 @@ use miette::{
     GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteDiagnostic, NamedSource, Report,
 };
 
-/// Renames every file of `diagnostics` to its path from the working directory (see
-/// [`from_working_dir`]), keeping each file's text for its snippets.
+use crate::hints::worded_diagnostic;
+
+/// Words every diagnostic for this binary ([`worded_diagnostic`]) and renames its file to its
+/// path from the working directory (see [`from_working_dir`]), keeping each file's text for its
+/// snippets.
 pub fn located(diagnostics: Diagnostics, dir: &Path, var_files: &[PathBuf]) -> Diagnostics {
+    let diagnostics = Diagnostics {
+        items: diagnostics
+            .items
+            .into_iter()
+            .map(worded_diagnostic)
+            .collect(),
+        ..diagnostics
+    };
     let Ok(cwd) = std::env::current_dir() else {
         return diagnostics;
     };
@@ -33,8 +45,10 @@ pub fn located(diagnostics: Diagnostics, dir: &Path, var_files: &[PathBuf]) -> D
     }
 }
 
-/// One diagnostic (a warning of a successful load) with its file renamed as [`located`] does.
+/// One diagnostic (a warning of a successful load) worded and with its file renamed as
+/// [`located`] does.
 pub fn located_warning(warning: Diagnostic, dir: &Path, var_files: &[PathBuf]) -> Diagnostic {
+    let warning = worded_diagnostic(warning);
     let Ok(cwd) = std::env::current_dir() else {
         return warning;
     };
@@ -220,6 +234,7 @@ mod tests {
             column: 3,
             range,
             hint: Some("a variable accepts type, default, description, sensitive".into()),
+            reason: None,
         }
     }
 

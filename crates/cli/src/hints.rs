@@ -2,6 +2,7 @@
 //! and flags (`clusterform import`, `--target`). The libraries say what went wrong; only the
 //! binary knows how its user can fix it.
 
+use clusterform_config::{CommandLineReason, Diagnostic};
 use clusterform_executor::{ExecError, StateError, TransportError};
 use clusterform_model::Code;
 use clusterform_planner::PlanError;
@@ -10,6 +11,53 @@ use clusterform_planner::PlanError;
 /// saved destroy plan.
 pub const DESTROY_WITHOUT_TERMINAL: &str = "run with --auto-approve, or review the destroy first: \
 `clusterform plan --destroy --out FILE`, then `clusterform apply FILE`";
+
+/// A configuration diagnostic worded for this binary: one whose [`CommandLineReason`] names the
+/// command line gets the message or hint that names its flags and commands.
+pub fn worded_diagnostic(mut item: Diagnostic) -> Diagnostic {
+    let Some(reason) = &item.reason else {
+        return item;
+    };
+    match reason {
+        CommandLineReason::NoConfigurationFiles => {
+            item.hint = Some(
+                "run clusterform in a directory holding your configuration, or pass it as an argument"
+                    .to_owned(),
+            );
+        }
+        CommandLineReason::FileForDirectory { parent } => {
+            item.hint = Some(format!(
+                "pass the directory that holds it (`{parent}`): clusterform reads every *.hcl file there"
+            ));
+        }
+        CommandLineReason::MisnamedVarFile => {
+            item.hint = Some(
+                "every *.hcl file is read as configuration; variables files are named *.cfvars: \
+                 clusterform.cfvars and *.auto.cfvars in the configuration directory are loaded \
+                 automatically, any other with --var-file"
+                    .to_owned(),
+            );
+        }
+        CommandLineReason::MissingValue { variable } => {
+            item.hint = Some(format!(
+                "pass `--var {variable}=VALUE`, set CLUSTERFORM_VAR_{variable}, add `{variable} = VALUE` to clusterform.cfvars or a --var-file, or give it a default"
+            ));
+        }
+        CommandLineReason::UndeclaredVariable { variable } => {
+            item.message = format!("--var sets `{variable}`, which no variable block declares");
+        }
+        CommandLineReason::InvalidValue { variable, problem } => {
+            item.message = format!(
+                "invalid value for variable `{variable}` from --var {variable}=...: {problem}"
+            );
+        }
+        CommandLineReason::InvalidSavedValue => {
+            item.hint = Some("make the plan again with `clusterform plan --out FILE`".to_owned());
+        }
+        _ => {}
+    }
+    item
+}
 
 /// The hint for a planning error.
 pub fn plan_hint(error: &PlanError) -> Option<String> {
@@ -186,6 +234,95 @@ fn api_hint(code: Code) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn reasoned(message: &str, hint: Option<&str>, reason: CommandLineReason) -> Diagnostic {
+        Diagnostic {
+            severity: clusterform_config::Severity::Error,
+            message: message.into(),
+            file: "<command line>".into(),
+            line: 0,
+            column: 0,
+            range: None,
+            hint: hint.map(Into::into),
+            reason: Some(reason),
+        }
+    }
+
+    #[test]
+    fn configuration_diagnostics_name_the_flags_that_fix_them() {
+        let worded = |message, hint, reason| worded_diagnostic(reasoned(message, hint, reason));
+        let missing = worded(
+            "no value for variable `zone`",
+            None,
+            CommandLineReason::MissingValue {
+                variable: "zone".into(),
+            },
+        );
+        assert_eq!(
+            missing.hint.as_deref(),
+            Some(
+                "pass `--var zone=VALUE`, set CLUSTERFORM_VAR_zone, add `zone = VALUE` to \
+                 clusterform.cfvars or a --var-file, or give it a default"
+            )
+        );
+        let undeclared = worded(
+            "the command line sets `nope`, which no variable block declares",
+            Some("declare it with `variable \"nope\" {}`"),
+            CommandLineReason::UndeclaredVariable {
+                variable: "nope".into(),
+            },
+        );
+        assert_eq!(
+            undeclared.message,
+            "--var sets `nope`, which no variable block declares"
+        );
+        assert_eq!(
+            undeclared.hint.as_deref(),
+            Some("declare it with `variable \"nope\" {}`")
+        );
+        let invalid = worded(
+            "invalid value for variable `count` from the command line: expected a number",
+            Some("the variable's type is number"),
+            CommandLineReason::InvalidValue {
+                variable: "count".into(),
+                problem: "expected a number, found `seven`".into(),
+            },
+        );
+        assert_eq!(
+            invalid.message,
+            "invalid value for variable `count` from --var count=...: expected a number, found `seven`"
+        );
+        let saved = worded(
+            "invalid value for variable `n` in the saved plan: expected a number",
+            None,
+            CommandLineReason::InvalidSavedValue,
+        );
+        assert_eq!(
+            saved.hint.as_deref(),
+            Some("make the plan again with `clusterform plan --out FILE`")
+        );
+    }
+
+    #[test]
+    fn configuration_files_are_named_as_the_directory_argument_takes_them() {
+        let worded = |reason| worded_diagnostic(reasoned("m", None, reason)).hint.unwrap();
+        assert_eq!(
+            worded(CommandLineReason::NoConfigurationFiles),
+            "run clusterform in a directory holding your configuration, or pass it as an argument"
+        );
+        assert_eq!(
+            worded(CommandLineReason::FileForDirectory {
+                parent: "infra".into()
+            }),
+            "pass the directory that holds it (`infra`): clusterform reads every *.hcl file there"
+        );
+        assert_eq!(
+            worded(CommandLineReason::MisnamedVarFile),
+            "every *.hcl file is read as configuration; variables files are named *.cfvars: \
+             clusterform.cfvars and *.auto.cfvars in the configuration directory are loaded \
+             automatically, any other with --var-file"
+        );
+    }
 
     fn unowned(id: &str) -> PlanError {
         PlanError::Unowned {

@@ -53,9 +53,56 @@ pub struct Diagnostic {
     pub range: Option<Range<usize>>,
     /// How to fix it.
     pub hint: Option<String>,
+    /// Set when the problem's wording names the command line, which only the binary words:
+    /// `message` and `hint` then say it without the binary's flags and commands.
+    #[serde(skip)]
+    pub reason: Option<CommandLineReason>,
+}
+
+/// A problem whose remedy names the command line (a flag, a command, the directory argument):
+/// the binary that knows them words its message or hint from this.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CommandLineReason {
+    /// The configuration directory holds no `*.hcl` file.
+    NoConfigurationFiles,
+    /// A file was given where the configuration directory goes.
+    FileForDirectory {
+        /// The directory that holds the file.
+        parent: String,
+    },
+    /// A variables file is named `*.hcl`, so it is read as configuration.
+    MisnamedVarFile,
+    /// A declared variable has no value.
+    MissingValue {
+        /// The variable's name.
+        variable: String,
+    },
+    /// A command-line value is given for a variable that no block declares.
+    UndeclaredVariable {
+        /// The name the value is given for.
+        variable: String,
+    },
+    /// A command-line value does not fit its variable.
+    InvalidValue {
+        /// The variable's name.
+        variable: String,
+        /// Why it does not fit.
+        problem: String,
+    },
+    /// A value a saved plan recorded does not fit its variable.
+    InvalidSavedValue,
 }
 
 impl Diagnostic {
+    /// This diagnostic, worded by the binary from `reason`.
+    pub(crate) fn because(self, reason: CommandLineReason) -> Self {
+        Self {
+            reason: Some(reason),
+            ..self
+        }
+    }
+
     /// Renders the diagnostic with the source line and the span underlined when `source` is
     /// the text of its file; `color` adds ANSI colours.
     pub fn render(&self, source: Option<&str>, color: bool) -> String {
@@ -178,17 +225,26 @@ pub(crate) fn capped_quotes(text: &str) -> String {
     for (index, part) in parts.enumerate() {
         out.push('`');
         let quoted = index % 2 == 0;
-        let length = part.chars().count();
-        if quoted && length > MAX_QUOTED_CHARS {
-            out.extend(part.chars().take(MAX_QUOTED_CHARS));
-            out.push_str(&format!(
-                "… ({} more characters)",
-                length - MAX_QUOTED_CHARS
-            ));
+        if quoted {
+            out.push_str(&capped_quote(part));
         } else {
             out.push_str(part);
         }
     }
+    out
+}
+
+/// A value a message quotes, cut to its start when longer than [`MAX_QUOTED_CHARS`].
+pub(crate) fn capped_quote(quoted: &str) -> String {
+    let length = quoted.chars().count();
+    if length <= MAX_QUOTED_CHARS {
+        return quoted.to_owned();
+    }
+    let mut out: String = quoted.chars().take(MAX_QUOTED_CHARS).collect();
+    out.push_str(&format!(
+        "… ({} more characters)",
+        length - MAX_QUOTED_CHARS
+    ));
     out
 }
 
@@ -263,6 +319,7 @@ impl SourceFile {
             column,
             range,
             hint,
+            reason: None,
         }
     }
 
@@ -291,6 +348,7 @@ pub(crate) fn detached_error(
         column: 0,
         range: None,
         hint,
+        reason: None,
     }
 }
 

@@ -7,40 +7,26 @@
 //! together. The crate also formats HCL ([`format_source`]), writes a live cluster back as HCL
 //! ([`cluster_to_hcl`]) and renders the configuration reference ([`reference_markdown`]).
 
-mod catalogue;
+mod cluster;
 mod config;
-mod decode;
 mod diagnostic;
-mod evaluator;
-mod export;
-mod expr;
-mod format;
-mod functions;
-mod guard;
+mod language;
 mod load;
-mod locate;
-mod parallel;
-mod redact;
-mod reference;
-mod schema;
-mod source;
-mod spans;
-mod validate;
-mod variables;
+mod tools;
 
+pub use cluster::decode::MAX_TIMEOUT_SECONDS;
+pub use cluster::reference::{REFERENCE_BEGIN, REFERENCE_END, reference_markdown};
+pub use cluster::validate::label_value_problem;
 pub use config::{
     Config, DesiredCluster, Lifecycle, Provider, RemoteState, RemovedCluster, SourceLocation,
     StackOrigin, Timeouts, VariableInputs,
 };
-pub use decode::MAX_TIMEOUT_SECONDS;
-pub use diagnostic::{Diagnostic, Diagnostics, MissingVariable, Severity};
-pub use export::cluster_to_hcl;
-pub use format::{format_source, read_source_to_format};
-pub use guard::{
+pub use diagnostic::{CommandLineReason, Diagnostic, Diagnostics, MissingVariable, Severity};
+pub use language::guard::{
     BYTES_PER_UNIT, MAX_COLLECTION_LEN, MAX_EVALUATION_WORK, MAX_STRING_BYTES, UNITS_PER_ITERATION,
 };
+pub use language::source::{MAX_CONFIGURATION_BYTES, MAX_SOURCE_BYTES};
 pub use load::{Loaded, OnLocations, Validated, load, load_with, validate};
-pub use locate::field_location;
-pub use reference::{REFERENCE_BEGIN, REFERENCE_END, reference_markdown};
-pub use source::{MAX_CONFIGURATION_BYTES, MAX_SOURCE_BYTES};
-pub use validate::label_value_problem;
+pub use tools::export::cluster_to_hcl;
+pub use tools::format::{format_source, read_source_to_format};
+pub use tools::locate::field_location;

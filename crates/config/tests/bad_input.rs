@@ -2,9 +2,9 @@
 
 use std::io::Write;
 
-use clusterform_config::{MAX_SOURCE_BYTES, VariableInputs, load};
+use clusterform_config::{CommandLineReason, MAX_SOURCE_BYTES, VariableInputs, load};
 
-use crate::support::{dir_with, errors, failure, find, with_temp_dirs_filtered};
+use crate::support::{dir_with, errors, failure, find, reason, with_temp_dirs_filtered};
 
 #[test]
 fn syntax_errors_have_a_location() {
@@ -88,19 +88,27 @@ fn an_empty_directory_is_an_error() {
         insta::assert_snapshot!(diagnostics.render(false));
         insta::assert_snapshot!(missing.render(false));
     });
+    assert_eq!(
+        reason(&diagnostics, "no *.hcl files"),
+        Some(CommandLineReason::NoConfigurationFiles)
+    );
 }
 
 #[test]
 fn a_file_given_for_the_directory_names_the_directory() {
     let dir = dir_with(&[("main.hcl", &crate::support::valid_file())]);
     let diagnostics = load(&dir.path().join("main.hcl"), &VariableInputs::default()).unwrap_err();
+    assert_eq!(
+        reason(&diagnostics, "this is a file"),
+        Some(CommandLineReason::FileForDirectory {
+            parent: dir.path().display().to_string()
+        })
+    );
     with_temp_dirs_filtered(|| {
-        insta::assert_snapshot!(diagnostics.render(false), @r"
+        insta::assert_snapshot!(diagnostics.render(false), @"
         [TMP]/main.hcl
 
           × this is a file; the configuration is a directory
-          help: pass the directory that holds it (`[TMP]`): clusterform reads every *.hcl file
-                there
         ");
     });
 }

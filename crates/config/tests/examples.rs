@@ -1,9 +1,9 @@
 //! Every example in `examples/` loads.
 
-use clusterform_config::{VariableInputs, load, validate};
+use clusterform_config::{CommandLineReason, VariableInputs, load, validate};
 use clusterform_model::UpdateMode;
 
-use crate::support::example;
+use crate::support::{example, reason};
 
 fn inputs(vars: &[(&str, &str)]) -> VariableInputs {
     VariableInputs {
@@ -75,6 +75,12 @@ fn cpu_cluster_without_project_reports_the_missing_variable() {
     assert_eq!(
         diagnostics.missing_variables[0].description.as_deref(),
         Some("Project that owns the cluster")
+    );
+    assert_eq!(
+        reason(&diagnostics, "no value for variable `project`"),
+        Some(CommandLineReason::MissingValue {
+            variable: "project".into()
+        })
     );
 }
 

@@ -1,11 +1,11 @@
 //! The language: variables and their sources, types, locals, functions, for_each, sensitive
 //! values, timeouts and lifecycle.
 
-use clusterform_config::{Severity, VariableInputs};
+use clusterform_config::{CommandLineReason, Severity, VariableInputs};
 use clusterform_model::paths::IgnorePath;
 
 use crate::support::{
-    CLUSTER_BODY, PROVIDER, dir_with, failure, find, load_text, load_with, valid_with,
+    CLUSTER_BODY, PROVIDER, dir_with, failure, find, load_text, load_with, reason, valid_with,
 };
 
 /// A file whose cluster's display_name is `expr`, with extra top-level `prelude`.
@@ -200,6 +200,13 @@ fn typed_variables_convert_cli_text() {
     };
     let diagnostics = load_with(&[("main.hcl", &format!("{prelude}{text}"))], &bad).unwrap_err();
     insta::assert_snapshot!(find(&diagnostics, "count"));
+    assert_eq!(
+        reason(&diagnostics, "count"),
+        Some(CommandLineReason::InvalidValue {
+            variable: "count".into(),
+            problem: "expected a number, found `seven`".into(),
+        })
+    );
 }
 
 #[test]
@@ -220,6 +227,12 @@ fn undeclared_cli_variables_are_errors() {
     let diagnostics =
         load_with(&[("main.hcl", &crate::support::valid_file())], &inputs).unwrap_err();
     insta::assert_snapshot!(find(&diagnostics, "nope"));
+    assert_eq!(
+        reason(&diagnostics, "nope"),
+        Some(CommandLineReason::UndeclaredVariable {
+            variable: "nope".into()
+        })
+    );
 }
 
 #[test]

@@ -4,10 +4,10 @@
 
 use std::collections::BTreeMap;
 
-use clusterform_config::VariableInputs;
+use clusterform_config::{CommandLineReason, VariableInputs};
 use serde_json::json;
 
-use crate::support::{PROVIDER, load_with};
+use crate::support::{PROVIDER, load_with, reason};
 
 const FILES: &str = r#"
 variable "max_nodes" {
@@ -75,5 +75,9 @@ fn a_saved_value_of_the_wrong_type_is_refused() {
             .iter()
             .any(|m| m.contains("invalid value for variable `max_nodes` in the saved plan")),
         "{messages:?}"
+    );
+    assert_eq!(
+        reason(&diagnostics, "in the saved plan"),
+        Some(CommandLineReason::InvalidSavedValue)
     );
 }

@@ -3,7 +3,9 @@
 
 use std::path::Path;
 
-use clusterform_config::{Diagnostic, Diagnostics, Loaded, VariableInputs, load};
+use clusterform_config::{
+    CommandLineReason, Diagnostic, Diagnostics, Loaded, VariableInputs, load,
+};
 use tempfile::TempDir;
 
 /// A provider block that makes a cluster loadable without variables.
@@ -104,6 +106,16 @@ pub fn find(diagnostics: &Diagnostics, needle: &str) -> String {
         );
     };
     found.render(diagnostics.sources.get(&found.file).map(|s| &**s), false)
+}
+
+/// The reason of the first diagnostic whose message contains `needle`: what the binary words
+/// with its flags and commands.
+pub fn reason(diagnostics: &Diagnostics, needle: &str) -> Option<CommandLineReason> {
+    diagnostics
+        .items
+        .iter()
+        .find(|d| d.message.contains(needle))
+        .and_then(|d| d.reason.clone())
 }
 
 /// Runs `assert` with the paths of temporary directories replaced by `[TMP]` in snapshots.

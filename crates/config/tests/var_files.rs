@@ -2,9 +2,9 @@
 //! loaded automatically, in Terraform's order of precedence, and a variables file misnamed
 //! `*.hcl` gets one clear diagnostic instead of being read as configuration.
 
-use clusterform_config::{VariableInputs, load};
+use clusterform_config::{CommandLineReason, VariableInputs, load};
 
-use crate::support::{dir_with, find, valid_with};
+use crate::support::{dir_with, find, reason, valid_with};
 
 /// The valid file whose display name is `var.name`, declared without a default.
 fn named_by_variable() -> String {
@@ -96,15 +96,16 @@ fn a_variables_file_named_hcl_is_reported_as_misnamed() {
         "no prompt for values the misnamed file holds"
     );
     assert_eq!(diagnostics.items.len(), 1, "{}", diagnostics.render(false));
+    assert_eq!(
+        reason(&diagnostics, "variables file"),
+        Some(CommandLineReason::MisnamedVarFile)
+    );
     insta::assert_snapshot!(find(&diagnostics, "variables file"), @r#"
-      × `values.hcl` looks like a variables file: rename it to `values.cfvars`
-       ╭─[values.hcl:1:1]
-     1 │ name = "x"
-       · ────
-       ╰────
-      help: every *.hcl file is read as configuration; variables files are named *.cfvars:
-            clusterform.cfvars and *.auto.cfvars in the configuration directory are loaded
-            automatically, any other with --var-file
+     × `values.hcl` looks like a variables file: rename it to `values.cfvars`
+      ╭─[values.hcl:1:1]
+    1 │ name = "x"
+      · ────
+      ╰────
     "#);
 }
 

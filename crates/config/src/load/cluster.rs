@@ -7,152 +7,150 @@ use clusterform_model::{validate_location, validate_project};
 use hcl::edit::Span;
 use hcl::edit::structure::{Block, Body};
 
-use super::Run;
-use crate::config::{DesiredCluster, Provider, SourceLocation};
-use crate::decode::decode_cluster;
-use crate::diagnostic::SourceFile;
-use crate::evaluator::Scope;
-use crate::source::{block_head, label_range};
-use crate::spans::Spans;
-use crate::validate::ClusterChecks;
+use super::{ProviderDefaults, UnknownLocations, error_count, source_location};
+use crate::cluster::decode::decode_cluster;
+use crate::cluster::spans::Spans;
+use crate::cluster::validate::ClusterChecks;
+use crate::config::DesiredCluster;
+use crate::diagnostic::{Diagnostic, SourceFile};
+use crate::language::evaluator::{Evaluator, Scope};
+use crate::language::source::{block_head, label_range};
 
-impl Run {
-    pub(super) fn cluster(
-        &mut self,
-        source: &SourceFile,
-        block: &Block,
-        id: String,
-        scope: Scope<'_>,
-        provider: &Provider,
-    ) -> Option<DesiredCluster> {
-        let errors_before = self.error_count();
-        let decoded = decode_cluster(&mut self.eval, source, block, scope)?;
-        let head = block_head(block);
-        let spans = Spans::new(&block.body);
-        let project = decoded.project.clone().or_else(|| provider.project.clone());
-        let region = decoded.region.clone().or_else(|| provider.region.clone());
-        let project_range = spans.get("project").or_else(|| head.clone());
-        let region_range = spans.get("region").or_else(|| head.clone());
-        let (project, region) = self.required_locations(
-            source,
-            &id,
-            &block.body,
-            (project, project_range),
-            (region, region_range),
-        );
-        let label = if scope.each {
-            block
-                .body
-                .get_attribute("id")
-                .and_then(|a| a.value.span())
-                .or_else(|| label_range(block))
-        } else {
-            label_range(block)
-        };
-        ClusterChecks {
-            file: source,
-            spans,
-            head: head.clone(),
-            label,
-            // An unknown project or region is empty and checks nothing.
-            project: project.as_deref().filter(|project| !project.is_empty()),
-            region: region.as_deref().filter(|region| !region.is_empty()),
-            diagnostics: &mut self.eval.diagnostics,
-        }
-        .run(&id, &decoded.cluster);
-        if self.error_count() > errors_before {
-            return None;
-        }
-        let (line, column) = source.position(head.map_or(0, |r| r.start));
-        Some(DesiredCluster {
-            id,
-            project: project?,
-            region: region?,
-            cluster: decoded.cluster,
-            update_mode: decoded.update_mode.or(provider.update_mode),
-            timeouts: decoded.timeouts,
-            lifecycle: decoded.lifecycle,
-            sensitive_paths: decoded.sensitive_paths,
-            location: SourceLocation {
-                file: source.path.clone(),
-                line,
-                column,
-            },
-        })
+/// Decodes and checks one instance of a cluster block; `None` when it has an error.
+pub(super) fn cluster(
+    eval: &mut Evaluator,
+    source: &SourceFile,
+    block: &Block,
+    id: String,
+    scope: Scope<'_>,
+    defaults: &ProviderDefaults,
+) -> Option<DesiredCluster> {
+    let errors_before = error_count(&eval.diagnostics);
+    let decoded = decode_cluster(eval, source, block, scope)?;
+    let provider = &defaults.provider;
+    let head = block_head(block);
+    let spans = Spans::new(&block.body);
+    let project = decoded.project.clone().or_else(|| provider.project.clone());
+    let region = decoded.region.clone().or_else(|| provider.region.clone());
+    let project_range = spans.get("project").or_else(|| head.clone());
+    let region_range = spans.get("region").or_else(|| head.clone());
+    let (project, region) = required_locations(
+        eval,
+        defaults.unknown,
+        source,
+        &id,
+        &block.body,
+        (project, project_range),
+        (region, region_range),
+    );
+    let label = if scope.each {
+        block
+            .body
+            .get_attribute("id")
+            .and_then(|a| a.value.span())
+            .or_else(|| label_range(block))
+    } else {
+        label_range(block)
+    };
+    ClusterChecks {
+        file: source,
+        spans,
+        head: head.clone(),
+        label,
+        // An unknown project or region is empty and checks nothing.
+        project: project.as_deref().filter(|project| !project.is_empty()),
+        region: region.as_deref().filter(|region| !region.is_empty()),
+        diagnostics: &mut eval.diagnostics,
     }
+    .run(&id, &decoded.cluster);
+    if error_count(&eval.diagnostics) > errors_before {
+        return None;
+    }
+    Some(DesiredCluster {
+        id,
+        project: project?,
+        region: region?,
+        cluster: decoded.cluster,
+        update_mode: decoded.update_mode.or(provider.update_mode),
+        timeouts: decoded.timeouts,
+        lifecycle: decoded.lifecycle,
+        sensitive_paths: decoded.sensitive_paths,
+        location: source_location(source, head),
+    })
+}
 
-    /// Whether a block's `name` (`project` or `region`) depends on unknown variables: its own
-    /// attribute's expression, else the provider's (`provider_unknown`).
-    fn location_unknown(&self, body: &Body, name: &str, provider_unknown: bool) -> bool {
-        match body.get_attribute(name) {
-            Some(attribute) => self.eval.depends_on_unknown(&attribute.value),
-            None => provider_unknown,
-        }
+/// Whether a block's `name` (`project` or `region`) depends on unknown variables: its own
+/// attribute's expression, else the provider's (`provider_unknown`).
+fn location_unknown(eval: &Evaluator, body: &Body, name: &str, provider_unknown: bool) -> bool {
+    match body.get_attribute(name) {
+        Some(attribute) => eval.depends_on_unknown(&attribute.value),
+        None => provider_unknown,
     }
+}
 
-    /// The project and region a cluster or `removed` block resolves to (its own, else the
-    /// provider's), each checked, with a diagnostic at `range` for what is missing or invalid.
-    /// One that has no value because it depends on unknown variables (the block's own
-    /// attribute in `body`, else the provider's) is empty: only a run of [`crate::validate`]
-    /// has such values, and it plans nothing.
-    pub(super) fn required_locations(
-        &mut self,
-        source: &SourceFile,
-        id: &str,
-        body: &Body,
-        (project, project_range): (Option<String>, Option<Range<usize>>),
-        (region, region_range): (Option<String>, Option<Range<usize>>),
-    ) -> (Option<String>, Option<String>) {
-        let project_unknown =
-            self.location_unknown(body, "project", self.unknown_locations.project);
-        let region_unknown = self.location_unknown(body, "region", self.unknown_locations.region);
-        let project = self.required_location(
-            source,
-            id,
-            ("project", project_unknown),
-            project,
-            project_range,
-            validate_project,
-        );
-        let region = self.required_location(
-            source,
-            id,
-            ("region", region_unknown),
-            region,
-            region_range,
-            validate_location,
-        );
-        (project, region)
-    }
+/// The project and region a cluster or `removed` block resolves to (its own, else the
+/// provider's), each checked, with a diagnostic at `range` for what is missing or invalid. One
+/// that has no value because it depends on unknown variables (the block's own attribute in
+/// `body`, else the provider's, as `unknown` says) is empty: only a run of [`crate::validate`]
+/// has such values, and it plans nothing.
+pub(super) fn required_locations(
+    eval: &mut Evaluator,
+    unknown: UnknownLocations,
+    source: &SourceFile,
+    id: &str,
+    body: &Body,
+    (project, project_range): (Option<String>, Option<Range<usize>>),
+    (region, region_range): (Option<String>, Option<Range<usize>>),
+) -> (Option<String>, Option<String>) {
+    let project_unknown = location_unknown(eval, body, "project", unknown.project);
+    let region_unknown = location_unknown(eval, body, "region", unknown.region);
+    let diagnostics = &mut eval.diagnostics;
+    let project = required_location(
+        diagnostics,
+        source,
+        id,
+        ("project", project_unknown),
+        project,
+        project_range,
+        validate_project,
+    );
+    let region = required_location(
+        diagnostics,
+        source,
+        id,
+        ("region", region_unknown),
+        region,
+        region_range,
+        validate_location,
+    );
+    (project, region)
+}
 
-    fn required_location<E: std::fmt::Display>(
-        &mut self,
-        source: &SourceFile,
-        id: &str,
-        (what, unknown): (&str, bool),
-        value: Option<String>,
-        range: Option<Range<usize>>,
-        validate: fn(&str) -> Result<(), E>,
-    ) -> Option<String> {
-        if value.is_none() && unknown {
-            return Some(String::new());
-        }
-        let Some(value) = value else {
-            self.eval.diagnostics.push(source.error(
-                range,
-                format!("cluster `{id}` has no {what}"),
-                Some(format!(
-                    "set `{what}` in the provider block or in the cluster"
-                )),
-            ));
-            return None;
-        };
-        if let Err(error) = validate(&value) {
-            self.eval
-                .diagnostics
-                .push(source.error(range, error.to_string(), None));
-            return None;
-        }
-        Some(value)
+fn required_location<E: std::fmt::Display>(
+    diagnostics: &mut Vec<Diagnostic>,
+    source: &SourceFile,
+    id: &str,
+    (what, unknown): (&str, bool),
+    value: Option<String>,
+    range: Option<Range<usize>>,
+    validate: fn(&str) -> Result<(), E>,
+) -> Option<String> {
+    if value.is_none() && unknown {
+        return Some(String::new());
     }
+    let Some(value) = value else {
+        diagnostics.push(source.error(
+            range,
+            format!("cluster `{id}` has no {what}"),
+            Some(format!(
+                "set `{what}` in the provider block or in the cluster"
+            )),
+        ));
+        return None;
+    };
+    if let Err(error) = validate(&value) {
+        diagnostics.push(source.error(range, error.to_string(), None));
+        return None;
+    }
+    Some(value)
 }

@@ -2,18 +2,22 @@
 //! and the top-level blocks of the bodies that parse are sorted by kind, with a diagnostic for
 //! a top-level attribute or an unknown block.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use hcl::edit::Span;
 use hcl::edit::structure::{Attribute, Body, Structure};
 use rayon::iter::IntoParallelIterator;
 
-use super::{FileBlock, Place, Run};
-use crate::diagnostic::{Diagnostic, Diagnostics, SourceFile, closest_or_all, detached_error};
-use crate::evaluator::LocalDef;
-use crate::parallel::in_parallel;
-use crate::source::{MAX_CONFIGURATION_BYTES, block_head, list_hcl_files, parse, read_source};
+use super::{FileBlock, Place};
+use crate::diagnostic::{Diagnostic, SourceFile, closest_or_all, detached_error};
+use crate::language::evaluator::LocalDef;
+use crate::language::parallel::in_parallel;
+use crate::language::source::{
+    MAX_CONFIGURATION_BYTES, block_head, list_hcl_files, parse, read_source,
+};
 
 /// The top-level blocks of every file, by kind and in file order, taken out of the files'
 /// bodies (so that whoever decodes a block also frees it).
@@ -100,99 +104,106 @@ fn too_large(dir: &Path, total: u64) -> Diagnostic {
 
 const TOP_LEVEL_BLOCKS: [&str; 5] = ["variable", "locals", "provider", "cluster", "removed"];
 
-impl Run {
-    /// Reads and parses every file: the sources, and the bodies of those that parse. Nothing
-    /// is parsed when the files together are larger than [`MAX_CONFIGURATION_BYTES`].
-    pub(super) fn read_files(
-        &mut self,
-        dir: &Path,
-    ) -> Result<(Vec<SourceFile>, Vec<Body>), Diagnostics> {
-        let paths = match list_hcl_files(dir) {
-            Ok(paths) => paths,
-            Err(diagnostic) => {
-                self.eval.diagnostics.push(*diagnostic);
-                return Err(std::mem::take(self).finish());
-            }
-        };
-        let (sources, total) = read_all(dir, paths);
-        if total > MAX_CONFIGURATION_BYTES {
-            self.eval.diagnostics.push(too_large(dir, total));
-            return Err(std::mem::take(self).finish());
-        }
-        let mut readable = Vec::new();
-        for source in sources {
-            match source {
-                Ok(Some(source)) => {
-                    self.sources
-                        .insert(source.path.clone(), source.text.clone());
-                    readable.push(source);
-                }
-                // Not kept only once the total was past the limit, which returned above.
-                Ok(None) => {}
-                Err(diagnostic) => self.eval.diagnostics.push(*diagnostic),
-            }
-        }
-        let parsed = in_parallel(readable.into_par_iter(), |source| {
-            let body = parse(&source);
-            (source, body)
-        });
-        let mut files = Vec::new();
-        let mut bodies = Vec::new();
-        for (source, body) in parsed {
-            match body {
-                Ok(body) => {
-                    files.push(source);
-                    bodies.push(body);
-                }
-                Err(diagnostic) => self.eval.diagnostics.push(*diagnostic),
-            }
-        }
-        Ok((files, bodies))
-    }
+/// The files of a configuration directory that parse, with their bodies, and the text of every
+/// file read, for the snippets of diagnostics.
+pub(super) struct ReadFiles {
+    pub(super) files: Vec<SourceFile>,
+    pub(super) bodies: Vec<Body>,
+    pub(super) sources: BTreeMap<PathBuf, Arc<str>>,
+}
 
-    /// Sorts the top-level blocks of `bodies` (those of `files`, in the same order) by kind.
-    pub(super) fn sort_blocks<'a>(
-        &mut self,
-        files: &'a [SourceFile],
-        bodies: Vec<Body>,
-    ) -> TopLevel<'a> {
-        let mut top = TopLevel::default();
-        for (source, body) in files.iter().zip(bodies) {
-            let mut stray = StrayAttributes {
-                file: source,
-                attributes: Vec::new(),
-                has_blocks: false,
-            };
-            for structure in body {
-                let block = match structure {
-                    Structure::Block(block) => block,
-                    Structure::Attribute(attribute) => {
-                        stray.attributes.push(attribute);
-                        continue;
-                    }
-                };
-                stray.has_blocks = true;
-                let kind = match block.ident.as_str() {
-                    "variable" => &mut top.variables,
-                    "provider" => &mut top.providers,
-                    "cluster" => &mut top.clusters,
-                    "locals" => &mut top.locals,
-                    "removed" => &mut top.removed,
-                    other => {
-                        self.eval.diagnostics.push(source.error(
-                            block.ident.span(),
-                            format!("unknown block `{other}`"),
-                            Some(closest_or_all(other, &TOP_LEVEL_BLOCKS)),
-                        ));
-                        continue;
-                    }
-                };
-                kind.push((source, block));
-            }
-            if !stray.attributes.is_empty() {
-                top.stray.push(stray);
-            }
+/// Reads and parses every file. `None` when the directory cannot be listed or the files
+/// together are larger than [`MAX_CONFIGURATION_BYTES`]: then nothing is parsed.
+pub(super) fn read_files(dir: &Path, diagnostics: &mut Vec<Diagnostic>) -> Option<ReadFiles> {
+    let paths = match list_hcl_files(dir) {
+        Ok(paths) => paths,
+        Err(diagnostic) => {
+            diagnostics.push(*diagnostic);
+            return None;
         }
-        top
+    };
+    let (read, total) = read_all(dir, paths);
+    if total > MAX_CONFIGURATION_BYTES {
+        diagnostics.push(too_large(dir, total));
+        return None;
     }
+    let mut sources = BTreeMap::new();
+    let mut readable = Vec::new();
+    for source in read {
+        match source {
+            Ok(Some(source)) => {
+                sources.insert(source.path.clone(), source.text.clone());
+                readable.push(source);
+            }
+            // Not kept only once the total was past the limit, which returned above.
+            Ok(None) => {}
+            Err(diagnostic) => diagnostics.push(*diagnostic),
+        }
+    }
+    let parsed = in_parallel(readable.into_par_iter(), |source| {
+        let body = parse(&source);
+        (source, body)
+    });
+    let mut files = Vec::new();
+    let mut bodies = Vec::new();
+    for (source, body) in parsed {
+        match body {
+            Ok(body) => {
+                files.push(source);
+                bodies.push(body);
+            }
+            Err(diagnostic) => diagnostics.push(*diagnostic),
+        }
+    }
+    Some(ReadFiles {
+        files,
+        bodies,
+        sources,
+    })
+}
+
+/// Sorts the top-level blocks of `bodies` (those of `files`, in the same order) by kind.
+pub(super) fn sort_blocks<'a>(
+    files: &'a [SourceFile],
+    bodies: Vec<Body>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> TopLevel<'a> {
+    let mut top = TopLevel::default();
+    for (source, body) in files.iter().zip(bodies) {
+        let mut stray = StrayAttributes {
+            file: source,
+            attributes: Vec::new(),
+            has_blocks: false,
+        };
+        for structure in body {
+            let block = match structure {
+                Structure::Block(block) => block,
+                Structure::Attribute(attribute) => {
+                    stray.attributes.push(attribute);
+                    continue;
+                }
+            };
+            stray.has_blocks = true;
+            let kind = match block.ident.as_str() {
+                "variable" => &mut top.variables,
+                "provider" => &mut top.providers,
+                "cluster" => &mut top.clusters,
+                "locals" => &mut top.locals,
+                "removed" => &mut top.removed,
+                other => {
+                    diagnostics.push(source.error(
+                        block.ident.span(),
+                        format!("unknown block `{other}`"),
+                        Some(closest_or_all(other, &TOP_LEVEL_BLOCKS)),
+                    ));
+                    continue;
+                }
+            };
+            kind.push((source, block));
+        }
+        if !stray.attributes.is_empty() {
+            top.stray.push(stray);
+        }
+    }
+    top
 }

@@ -13,47 +13,45 @@ use clusterform_model::{validate_location, validate_project};
 use hcl::edit::structure::Body;
 
 use super::for_each::{ExpandedBlock, InstanceScope};
-use super::{Place, Run};
+use super::{Place, error_count};
 use crate::config::{Provider, RemovedCluster, locations_of};
-use crate::decode::string_text;
 use crate::diagnostic::SourceFile;
-use crate::evaluator::{Bindings, Evaluator, Scope};
+use crate::language::evaluator::{Bindings, Evaluator, Scope};
+use crate::language::functions::string_text;
 
-impl Run {
-    /// The locations of the expanded cluster blocks and the `removed` blocks; `None` when the
-    /// run has an error already or when an instance's `project` or `region` is broken or
-    /// invalid: the load then fails, and reports it, without the early locations.
-    pub(super) fn early_locations(
-        &self,
-        blocks: &[ExpandedBlock<'_>],
-        removed: &[(RemovedCluster, Place<'_>)],
-        ctx: &Bindings,
-        provider: &Provider,
-    ) -> Option<BTreeSet<(String, String)>> {
-        if self.error_count() > 0 {
-            return None;
-        }
-        // A fork whose findings are dropped: the decode evaluates the same attributes again and
-        // reports their problems (and variable uses) in its own order.
-        let mut probe = self.eval.fork();
-        let mut declared = Vec::new();
-        let mut instance_scope = InstanceScope::new(ctx);
-        for ((source, block), instances) in blocks {
-            for (_, each) in instances {
-                let scope = instance_scope.of(each.as_ref());
-                let project = attribute(&mut probe, source, &block.body, "project", scope)?
-                    .or_else(|| provider.project.clone())?;
-                let region = attribute(&mut probe, source, &block.body, "region", scope)?
-                    .or_else(|| provider.region.clone())?;
-                validate_project(&project).ok()?;
-                validate_location(&region).ok()?;
-                declared.push((project, region));
-            }
-        }
-        let removed = removed.iter().map(|(r, _)| (&r.project, &r.region));
-        let declared = declared.iter().map(|(project, region)| (project, region));
-        Some(locations_of(declared.chain(removed), provider))
+/// The locations of the expanded cluster blocks and the `removed` blocks; `None` when the run
+/// has an error already or when an instance's `project` or `region` is broken or invalid: the
+/// load then fails, and reports it, without the early locations.
+pub(super) fn early_locations(
+    eval: &Evaluator,
+    blocks: &[ExpandedBlock<'_>],
+    removed: &[(RemovedCluster, Place<'_>)],
+    ctx: &Bindings,
+    provider: &Provider,
+) -> Option<BTreeSet<(String, String)>> {
+    if error_count(&eval.diagnostics) > 0 {
+        return None;
     }
+    // A fork whose findings are dropped: the decode evaluates the same attributes again and
+    // reports their problems (and variable uses) in its own order.
+    let mut probe = eval.fork();
+    let mut declared = Vec::new();
+    let mut instance_scope = InstanceScope::new(ctx);
+    for ((source, block), instances) in blocks {
+        for (_, each) in instances {
+            let scope = instance_scope.of(each.as_ref());
+            let project = attribute(&mut probe, source, &block.body, "project", scope)?
+                .or_else(|| provider.project.clone())?;
+            let region = attribute(&mut probe, source, &block.body, "region", scope)?
+                .or_else(|| provider.region.clone())?;
+            validate_project(&project).ok()?;
+            validate_location(&region).ok()?;
+            declared.push((project, region));
+        }
+    }
+    let removed = removed.iter().map(|(r, _)| (&r.project, &r.region));
+    let declared = declared.iter().map(|(project, region)| (project, region));
+    Some(locations_of(declared.chain(removed), provider))
 }
 
 /// The string value of the cluster attribute `name` as the decode reads it: `Some(None)` when

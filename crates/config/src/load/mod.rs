@@ -5,8 +5,9 @@
 //! decodes every cluster instance, runs the checks, and returns either the [`Config`] with its
 //! warnings or every diagnostic of the run.
 //!
-//! [`Run`] carries the state of one load; each concern adds its own methods in a submodule:
-//! `files` (reading and sorting blocks), `inputs` (variable declarations), `provider`,
+//! Each step is a function of its own submodule that takes what it reads and returns what it
+//! found, its problems going to the run's [`Evaluator`]: `files` (reading and sorting blocks),
+//! `inputs` (variable declarations), `provider` (with `remote_state`, its `lock` block),
 //! `removed`, `for_each`, `locations` (the early locations), `cluster` (one instance),
 //! `schedule` (decoding clusters on all cores) and `digest`.
 
@@ -31,13 +32,15 @@ use hcl::edit::structure::Block;
 
 use crate::config::{Config, Provider, SourceLocation, VariableInputs};
 use crate::diagnostic::{Diagnostic, Diagnostics, MissingVariable, Severity, SourceFile};
-use crate::evaluator::{Bindings, Evaluator};
-use crate::functions::{base_context, with_base_dir};
-use crate::guard::with_budget;
-use crate::redact::Redaction;
-use crate::variables::{self, NoValue};
+use crate::language::evaluator::{Bindings, Evaluator};
+use crate::language::functions::{base_context, with_base_dir};
+use crate::language::guard::with_budget;
+use crate::language::redact::Redaction;
+use crate::language::variables::{self, NoValue};
 
 use self::digest::digest;
+use self::files::{ReadFiles, read_files, sort_blocks};
+use self::locations::early_locations;
 
 /// A successfully loaded configuration.
 #[derive(Debug, Clone)]
@@ -115,9 +118,7 @@ fn run(
 ) -> Result<Loaded, Diagnostics> {
     // Every load has its own evaluation budget, shared by its worker threads.
     with_budget(Arc::default(), || {
-        with_base_dir(dir, || {
-            Run::default().load(dir, inputs, no_value, on_locations)
-        })
+        with_base_dir(dir, || load_dir(dir, inputs, no_value, on_locations))
     })
 }
 
@@ -130,124 +131,153 @@ struct Place<'a> {
     range: Option<Range<usize>>,
 }
 
-/// Whether the provider's project and region depend on unknown variables: clusters and
-/// `removed` blocks that take them from the provider then have an unknown location, not none.
+/// What a cluster or `removed` block takes from the provider when it does not set it.
+struct ProviderDefaults {
+    provider: Provider,
+    /// Whether the provider's project and region depend on unknown variables: a block that
+    /// takes them from the provider then has an unknown location, not none.
+    unknown: UnknownLocations,
+}
+
 #[derive(Debug, Default, Clone, Copy)]
 struct UnknownLocations {
     project: bool,
     region: bool,
 }
 
-#[derive(Default)]
-struct Run {
-    eval: Evaluator,
-    sources: BTreeMap<PathBuf, Arc<str>>,
-    missing: Vec<MissingVariable>,
-    unknown_locations: UnknownLocations,
-    /// Sensitive variables' values, kept out of every diagnostic.
-    redaction: Redaction,
+fn load_dir(
+    dir: &Path,
+    inputs: &VariableInputs,
+    no_value: NoValue,
+    on_locations: Option<OnLocations<'_>>,
+) -> Result<Loaded, Diagnostics> {
+    let mut eval = Evaluator::default();
+    let Some(ReadFiles {
+        files,
+        bodies,
+        mut sources,
+    }) = read_files(dir, &mut eval.diagnostics)
+    else {
+        return Err(report(
+            eval.diagnostics,
+            Vec::new(),
+            BTreeMap::new(),
+            &Redaction::default(),
+        ));
+    };
+    let mut top = sort_blocks(&files, bodies, &mut eval.diagnostics);
+    let declarations = inputs::declarations(&top, &mut eval.diagnostics);
+    if inputs::report_stray_attributes(&top.stray, &declarations, &mut eval.diagnostics) {
+        return Err(report(
+            eval.diagnostics,
+            Vec::new(),
+            sources,
+            &Redaction::default(),
+        ));
+    }
+    let auto_files = inputs::directory_var_files(dir);
+    let values = variables::resolve(
+        &declarations,
+        inputs,
+        auto_files,
+        no_value,
+        &mut eval.diagnostics,
+    );
+    for source in &values.sources {
+        sources.insert(source.path.clone(), source.text.clone());
+    }
+    let redaction = Redaction::new(values.secrets.iter().cloned());
+    if !values.missing.is_empty() {
+        return Err(report(
+            eval.diagnostics,
+            values.missing,
+            sources,
+            &redaction,
+        ));
+    }
+    eval.declare_variables(declarations.iter().map(|d| (d.name.clone(), d.sensitive)));
+    eval.declare_unknown(values.unknown);
+    let mut ctx = Bindings::new(base_context());
+    ctx.declare("var", Value::Object(values.values.clone()));
+    eval.resolve_locals(&top.local_defs(), &mut ctx);
+    let defaults = provider::provider(
+        &mut eval,
+        &top.providers,
+        top.first_declaration(),
+        &ctx,
+        dir,
+    );
+    let removed = removed::removed(&mut eval, &top.removed, &ctx, &defaults);
+    let blocks = for_each::expand(&mut eval, std::mem::take(&mut top.clusters), &ctx);
+    if let Some(on_locations) = on_locations
+        && let Some(locations) = early_locations(&eval, &blocks, &removed, &ctx, &defaults.provider)
+    {
+        on_locations(&defaults.provider, &locations);
+    }
+    let clusters = schedule::clusters(&mut eval, blocks, &ctx, &defaults);
+    removed::check_removed_not_declared(&removed, &clusters, &mut eval.diagnostics);
+    inputs::warn_unused(&declarations, &eval.used_variables, &mut eval.diagnostics);
+    let digest = digest(&files, &values.values);
+    if error_count(&eval.diagnostics) > 0 {
+        return Err(report(eval.diagnostics, Vec::new(), sources, &redaction));
+    }
+    let warnings = report(eval.diagnostics, Vec::new(), sources, &redaction).items;
+    Ok(Loaded {
+        config: Config {
+            root: dir.to_path_buf(),
+            provider: defaults.provider,
+            clusters,
+            removed: removed.into_iter().map(|(removed, _)| removed).collect(),
+            digest,
+            variables: values
+                .values
+                .iter()
+                .map(|(name, value)| (name.clone(), variables::to_json(value)))
+                .collect(),
+        },
+        warnings,
+    })
 }
 
-impl Run {
-    fn load(
-        mut self,
-        dir: &Path,
-        inputs: &VariableInputs,
-        no_value: NoValue,
-        on_locations: Option<OnLocations<'_>>,
-    ) -> Result<Loaded, Diagnostics> {
-        let (files, bodies) = self.read_files(dir)?;
-        let mut top = self.sort_blocks(&files, bodies);
-        let declarations = self.declarations(&top);
-        if self.report_stray_attributes(&top.stray, &declarations) {
-            return Err(self.finish());
-        }
-        let auto_files = inputs::directory_var_files(dir);
-        let values = variables::resolve(
-            &declarations,
-            inputs,
-            auto_files,
-            no_value,
-            &mut self.eval.diagnostics,
-        );
-        for source in &values.sources {
-            self.sources
-                .insert(source.path.clone(), source.text.clone());
-        }
-        self.redaction = Redaction::new(values.secrets.iter().cloned());
-        if !values.missing.is_empty() {
-            self.missing = values.missing;
-            return Err(self.finish());
-        }
-        self.eval
-            .declare_variables(declarations.iter().map(|d| (d.name.clone(), d.sensitive)));
-        self.eval.declare_unknown(values.unknown);
-        let mut ctx = Bindings::new(base_context());
-        ctx.declare("var", Value::Object(values.values.clone()));
-        self.eval.resolve_locals(&top.local_defs(), &mut ctx);
-        let provider = self.provider(&top.providers, top.first_declaration(), &ctx, dir);
-        let removed = self.removed(&top.removed, &ctx, &provider);
-        let blocks = self.expand(std::mem::take(&mut top.clusters), &ctx);
-        if let Some(on_locations) = on_locations
-            && let Some(locations) = self.early_locations(&blocks, &removed, &ctx, &provider)
-        {
-            on_locations(&provider, &locations);
-        }
-        let clusters = self.clusters(blocks, &ctx, &provider);
-        self.check_removed_not_declared(&removed, &clusters);
-        self.warn_unused(&declarations);
-        let digest = digest(&files, &values.values);
-        if self
-            .eval
-            .diagnostics
-            .iter()
-            .any(|d| d.severity == Severity::Error)
-        {
-            return Err(self.finish());
-        }
-        let warnings = self.finish().items;
-        Ok(Loaded {
-            config: Config {
-                root: dir.to_path_buf(),
-                provider,
-                clusters,
-                removed: removed.into_iter().map(|(removed, _)| removed).collect(),
-                digest,
-                variables: values
-                    .values
-                    .iter()
-                    .map(|(name, value)| (name.clone(), variables::to_json(value)))
-                    .collect(),
-            },
-            warnings,
-        })
+/// The diagnostics of a run as it returns them: in position order, each problem once, no
+/// sensitive value shown.
+fn report(
+    mut items: Vec<Diagnostic>,
+    missing_variables: Vec<MissingVariable>,
+    sources: BTreeMap<PathBuf, Arc<str>>,
+    redaction: &Redaction,
+) -> Diagnostics {
+    // The instances of a `for_each` block report at the same places: sorted with their
+    // messages, the same problem at the same place is adjacent and kept once, however the
+    // instances interleave (the region warning of a fleet dealt over regions).
+    items.sort_by(|a, b| {
+        (&a.file, a.line, a.column, &a.message).cmp(&(&b.file, b.line, b.column, &b.message))
+    });
+    items.dedup_by(|a, b| a.file == b.file && a.range == b.range && a.message == b.message);
+    Diagnostics {
+        items: items
+            .into_iter()
+            .map(|item| redaction.diagnostic(item))
+            .collect(),
+        missing_variables,
+        sources: redaction.sources(sources),
     }
+}
 
-    fn finish(mut self) -> Diagnostics {
-        let mut items = std::mem::take(&mut self.eval.diagnostics);
-        // The instances of a `for_each` block report at the same places: sorted with their
-        // messages, the same problem at the same place is adjacent and kept once, however the
-        // instances interleave (the region warning of a fleet dealt over regions).
-        items.sort_by(|a, b| {
-            (&a.file, a.line, a.column, &a.message).cmp(&(&b.file, b.line, b.column, &b.message))
-        });
-        items.dedup_by(|a, b| a.file == b.file && a.range == b.range && a.message == b.message);
-        Diagnostics {
-            items: items
-                .into_iter()
-                .map(|item| self.redaction.diagnostic(item))
-                .collect(),
-            missing_variables: self.missing,
-            sources: self.redaction.sources(self.sources),
-        }
-    }
+fn error_count(diagnostics: &[Diagnostic]) -> usize {
+    diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .count()
+}
 
-    fn error_count(&self) -> usize {
-        self.eval
-            .diagnostics
-            .iter()
-            .filter(|d| d.severity == Severity::Error)
-            .count()
+/// Where a block whose head is at `head` is declared.
+fn source_location(source: &SourceFile, head: Option<Range<usize>>) -> SourceLocation {
+    let (line, column) = source.position(head.map_or(0, |r| r.start));
+    SourceLocation {
+        file: source.path.clone(),
+        line,
+        column,
     }
 }
 

@@ -3,15 +3,14 @@
 //! attribute that is wrong: Cloud Storage's bucket naming rules, a prefix that stays a plain
 //! folder, an endpoint that is an http(s) URL.
 
-use hcl::edit::Span;
 use hcl::edit::structure::Block;
 
-use super::Run;
+use super::error_count;
 use crate::config::RemoteState;
-use crate::decode::string_text;
-use crate::diagnostic::{SourceFile, did_you_mean};
-use crate::evaluator::{Bindings, Scope, takes_string};
-use crate::source::block_head;
+use crate::diagnostic::SourceFile;
+use crate::language::block_schema::{AttributeSchema, BlockSchema, UnknownBlock};
+use crate::language::evaluator::{Bindings, Evaluator, Scope};
+use crate::language::source::block_head;
 
 /// The nested block of the provider that holds the remote state.
 pub(super) const LOCK_BLOCK: &str = "lock";
@@ -19,95 +18,58 @@ pub(super) const LOCK_BLOCK: &str = "lock";
 /// The only kind of remote lock.
 const LOCK_KIND: &str = "gcs";
 
-const LOCK_ATTRIBUTES: [&str; 3] = ["bucket", "prefix", "endpoint"];
+/// What `lock "gcs" { ... }` accepts.
+static LOCK: BlockSchema = BlockSchema {
+    name: "the lock",
+    member: "attribute",
+    attributes: &[
+        AttributeSchema::string("bucket")
+            .required("add `bucket = \"...\"`: the Cloud Storage bucket that holds the lock"),
+        AttributeSchema::string("prefix"),
+        AttributeSchema::string("endpoint"),
+    ],
+    blocks: &[],
+    accepts: "expected one of:",
+    unknown_block: UnknownBlock::Hint(|schema| {
+        format!("the lock accepts {}", schema.attribute_names().join(", "))
+    }),
+};
 
-impl Run {
-    /// Decodes `lock "gcs" { ... }`; `None` when it is broken (the problem is reported).
-    pub(super) fn remote_state(
-        &mut self,
-        source: &SourceFile,
-        block: &Block,
-        ctx: &Bindings,
-    ) -> Option<RemoteState> {
-        let labels: Vec<&str> = block.labels.iter().map(|l| l.as_str()).collect();
-        if labels != [LOCK_KIND] {
-            self.eval.diagnostics.push(source.error(
-                block_head(block),
-                format!("unknown lock kind `{}`", labels.join(" ")),
-                Some(format!(
-                    "the only lock is `lock \"{LOCK_KIND}\" {{ bucket = \"...\", prefix = \"...\" }}` (Cloud Storage)"
-                )),
-            ));
-            return None;
-        }
-        for nested in block.body.blocks() {
-            self.eval.diagnostics.push(source.error(
-                nested.ident.span(),
-                format!("unknown block `{}` in the lock", nested.ident.as_str()),
-                Some(format!("the lock accepts {}", LOCK_ATTRIBUTES.join(", "))),
-            ));
-        }
-        let mut state = RemoteState::default();
-        let mut broken = false;
-        let mut has_bucket = false;
-        for attribute in block.body.attributes() {
-            let name = attribute.key.as_str();
-            if !LOCK_ATTRIBUTES.contains(&name) {
-                self.eval.diagnostics.push(source.error(
-                    attribute.key.span(),
-                    format!("unknown attribute `{name}` in the lock"),
-                    did_you_mean(name, LOCK_ATTRIBUTES).or_else(|| {
-                        Some(format!("expected one of: {}", LOCK_ATTRIBUTES.join(", ")))
-                    }),
-                ));
-                broken = true;
-                continue;
-            }
-            has_bucket |= name == "bucket";
-            let range = attribute.value.span();
-            let Some(evaluated) =
-                self.eval
-                    .value(source, &attribute.value, Scope { ctx, each: false })
-            else {
-                self.eval
-                    .check_unknown_type(source, name, &attribute.value, takes_string);
-                broken = true;
-                continue;
-            };
-            let problem = match string_text(&evaluated.value) {
-                Ok(text) => match lock_value_problem(name, &text) {
-                    None => {
-                        match name {
-                            "bucket" => state.bucket = text,
-                            "prefix" => state.prefix = text,
-                            _ => state.endpoint = Some(text),
-                        }
-                        continue;
-                    }
-                    Some(problem) => problem,
-                },
-                Err(message) => format!("wrong value for `{name}`: {message}"),
-            };
-            self.eval
-                .diagnostics
-                .push(source.error(range, problem, None));
-            broken = true;
-        }
-        if !has_bucket {
-            self.eval.diagnostics.push(
-                source.error(
-                    block_head(block),
-                    "the lock block sets no `bucket`",
-                    Some(
-                        "add `bucket = \"...\"`: the Cloud Storage bucket that holds the lock"
-                            .to_owned(),
-                    ),
-                ),
-            );
-            broken = true;
-        }
-        (!broken).then_some(state)
+/// Decodes `lock "gcs" { ... }`; `None` when it is broken (the problem is reported).
+pub(super) fn remote_state(
+    eval: &mut Evaluator,
+    source: &SourceFile,
+    block: &Block,
+    ctx: &Bindings,
+) -> Option<RemoteState> {
+    let labels: Vec<&str> = block.labels.iter().map(|l| l.as_str()).collect();
+    if labels != [LOCK_KIND] {
+        eval.diagnostics.push(source.error(
+            block_head(block),
+            format!("unknown lock kind `{}`", labels.join(" ")),
+            Some(format!(
+                "the only lock is `lock \"{LOCK_KIND}\" {{ bucket = \"...\", prefix = \"...\" }}` (Cloud Storage)"
+            )),
+        ));
+        return None;
     }
+    let errors_before = error_count(&eval.diagnostics);
+    let members = LOCK.walk(source, block, &mut eval.diagnostics);
+    let strings = members.strings(eval, source, Scope { ctx, each: false });
+    let mut state = RemoteState::default();
+    for (name, text, range) in strings.values {
+        if let Some(problem) = lock_value_problem(name, &text) {
+            eval.diagnostics.push(source.error(range, problem, None));
+            continue;
+        }
+        match name {
+            "bucket" => state.bucket = text,
+            "prefix" => state.prefix = text,
+            _ => state.endpoint = Some(text),
+        }
+    }
+    let complete = error_count(&eval.diagnostics) == errors_before && strings.unknown.is_empty();
+    complete.then_some(state)
 }
 
 /// What is wrong with a lock attribute's value, if anything.

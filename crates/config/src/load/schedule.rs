@@ -8,68 +8,64 @@ use std::collections::HashMap;
 
 use rayon::iter::{IndexedParallelIterator, IntoParallelIterator};
 
+use super::cluster::cluster;
 use super::for_each::{ExpandedBlock, Instance, InstanceScope};
-use super::{FileBlock, Run, at};
-use crate::config::{DesiredCluster, Provider, SourceLocation};
-use crate::evaluator::Bindings;
-use crate::parallel::in_parallel;
-use crate::source::label_range;
+use super::{FileBlock, ProviderDefaults, at};
+use crate::config::{DesiredCluster, SourceLocation};
+use crate::language::evaluator::{Bindings, Evaluator};
+use crate::language::parallel::in_parallel;
+use crate::language::source::label_range;
 
-impl Run {
-    /// Decodes and checks the instances of the cluster blocks on parallel threads.
-    pub(super) fn clusters<'a>(
-        &mut self,
-        blocks: Vec<ExpandedBlock<'a>>,
-        ctx: &Bindings,
-        provider: &Provider,
-    ) -> Vec<DesiredCluster> {
-        let (file_blocks, instances): (Vec<FileBlock<'a>>, Vec<Vec<Instance>>) =
-            blocks.into_iter().unzip();
-        let items: Vec<(usize, Instance)> = instances
-            .into_iter()
-            .enumerate()
-            .flat_map(|(index, instances)| instances.into_iter().map(move |i| (index, i)))
-            .collect();
-        let tasks = items.into_par_iter().chunks(CLUSTERS_PER_TASK);
-        let decoded = in_parallel(tasks, |chunk: Vec<(usize, Instance)>| {
-            let mut worker = Run {
-                eval: self.eval.fork(),
-                unknown_locations: self.unknown_locations,
-                ..Run::default()
-            };
-            let mut scope = InstanceScope::new(ctx);
-            let mut clusters = Vec::new();
-            for (index, (id, each)) in chunk {
-                let (source, block) = &file_blocks[index];
-                let scope = scope.of(each.as_ref());
-                if let Some(cluster) = worker.cluster(source, block, id, scope, provider) {
-                    clusters.push((cluster, *source, label_range(block)));
-                }
-            }
-            (clusters, worker.eval)
-        });
-        // The syntax trees are large: freed on every core, as before the instances were split
-        // from their blocks (3–5 ms of a 1,000-block load when freed on one thread).
-        in_parallel(file_blocks.into_par_iter(), drop);
-        let mut clusters: Vec<DesiredCluster> = Vec::new();
-        let mut first_seen: HashMap<String, SourceLocation> = HashMap::new();
-        for (chunk, eval) in decoded {
-            self.eval.absorb(eval);
-            for (cluster, source, label) in chunk {
-                if let Some(first) = first_seen.get(&cluster.id) {
-                    self.eval.diagnostics.push(source.error(
-                        label,
-                        format!("duplicate cluster ID `{}`", cluster.id),
-                        Some(format!("already declared at {}", at(first))),
-                    ));
-                } else {
-                    first_seen.insert(cluster.id.clone(), cluster.location.clone());
-                    clusters.push(cluster);
-                }
+/// Decodes and checks the instances of the cluster blocks on parallel threads.
+pub(super) fn clusters<'a>(
+    eval: &mut Evaluator,
+    blocks: Vec<ExpandedBlock<'a>>,
+    ctx: &Bindings,
+    defaults: &ProviderDefaults,
+) -> Vec<DesiredCluster> {
+    let (file_blocks, instances): (Vec<FileBlock<'a>>, Vec<Vec<Instance>>) =
+        blocks.into_iter().unzip();
+    let items: Vec<(usize, Instance)> = instances
+        .into_iter()
+        .enumerate()
+        .flat_map(|(index, instances)| instances.into_iter().map(move |i| (index, i)))
+        .collect();
+    let tasks = items.into_par_iter().chunks(CLUSTERS_PER_TASK);
+    let shared: &Evaluator = eval;
+    let decoded = in_parallel(tasks, |chunk: Vec<(usize, Instance)>| {
+        let mut worker = shared.fork();
+        let mut scope = InstanceScope::new(ctx);
+        let mut clusters = Vec::new();
+        for (index, (id, each)) in chunk {
+            let (source, block) = &file_blocks[index];
+            let scope = scope.of(each.as_ref());
+            if let Some(cluster) = cluster(&mut worker, source, block, id, scope, defaults) {
+                clusters.push((cluster, *source, label_range(block)));
             }
         }
-        clusters
+        (clusters, worker)
+    });
+    // The syntax trees are large: freed on every core, as before the instances were split
+    // from their blocks (3–5 ms of a 1,000-block load when freed on one thread).
+    in_parallel(file_blocks.into_par_iter(), drop);
+    let mut clusters: Vec<DesiredCluster> = Vec::new();
+    let mut first_seen: HashMap<String, SourceLocation> = HashMap::new();
+    for (chunk, worker) in decoded {
+        eval.absorb(worker);
+        for (cluster, source, label) in chunk {
+            if let Some(first) = first_seen.get(&cluster.id) {
+                eval.diagnostics.push(source.error(
+                    label,
+                    format!("duplicate cluster ID `{}`", cluster.id),
+                    Some(format!("already declared at {}", at(first))),
+                ));
+            } else {
+                first_seen.insert(cluster.id.clone(), cluster.location.clone());
+                clusters.push(cluster);
+            }
+        }
     }
+    clusters
 }
 
 /// How many cluster instances one task decodes (each task forks an evaluator and copies the

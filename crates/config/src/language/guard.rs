@@ -360,8 +360,8 @@ mod tests {
     use super::*;
 
     fn eval(text: &str) -> Result<Value, String> {
-        let ctx = crate::functions::base_context();
-        crate::expr::evaluate(&hcl::edit::parser::parse_expr(text).unwrap(), &ctx)
+        let ctx = crate::language::functions::base_context();
+        crate::language::expr::evaluate(&hcl::edit::parser::parse_expr(text).unwrap(), &ctx)
     }
 
     #[test]

@@ -17,9 +17,9 @@ use std::ops::Range;
 use clusterform_model::duration;
 use clusterform_model::{Cluster, ClusterId, NodePool, STACK_LABEL, SlurmSpec};
 
-use crate::catalogue::{MachineChoice, catalogue};
+use crate::cluster::catalogue::{MachineChoice, catalogue};
+use crate::cluster::spans::Spans;
 use crate::diagnostic::{Diagnostic, Severity, SourceFile, did_you_mean};
-use crate::spans::Spans;
 use slurm_config::MapScope;
 
 /// What the checks of one cluster need besides the cluster itself.

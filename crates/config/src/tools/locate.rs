@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use hcl::edit::structure::Body;
 
+use crate::cluster::spans::Spans;
 use crate::config::{DesiredCluster, SourceLocation};
 use crate::diagnostic::SourceFile;
-use crate::source::{MAX_SOURCE_BYTES, block_head};
-use crate::spans::Spans;
+use crate::language::source::{MAX_SOURCE_BYTES, block_head};
 
 /// Where `path` (e.g. `node_pools[gpu].boot_disk.boot_disk_type`) of `cluster` is written,
 /// else its nearest enclosing field that is, else the cluster block's head; `None` when the

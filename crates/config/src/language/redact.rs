@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::diagnostic::{Diagnostic, capped_quotes};
+use crate::diagnostic::{CommandLineReason, Diagnostic, capped_quote, capped_quotes};
 
 /// What a message shows instead of a sensitive value.
 pub const SENSITIVE_VALUE: &str = "(sensitive value)";
@@ -35,12 +35,39 @@ impl Redaction {
         Self { secrets }
     }
 
-    /// The diagnostic as shown: every secret replaced in its message and hint, and long
-    /// quoted values cut ([`capped_quotes`]).
+    /// The diagnostic as shown: every secret replaced in its message, hint and reason, and
+    /// long quoted values cut ([`capped_quotes`]).
     pub fn diagnostic(&self, mut diagnostic: Diagnostic) -> Diagnostic {
         diagnostic.message = capped_quotes(&self.text(&diagnostic.message));
         diagnostic.hint = diagnostic.hint.map(|hint| capped_quotes(&self.text(&hint)));
+        diagnostic.reason = diagnostic.reason.map(|reason| self.reason(reason));
         diagnostic
+    }
+
+    /// The texts of a reason with every secret replaced, and cut as the binary's wording shows
+    /// them: the path it quotes, and the problem it ends with as a message. Variable names are
+    /// identifiers, shown whole.
+    fn reason(&self, reason: CommandLineReason) -> CommandLineReason {
+        match reason {
+            CommandLineReason::FileForDirectory { parent } => CommandLineReason::FileForDirectory {
+                parent: capped_quote(&self.text(&parent)),
+            },
+            CommandLineReason::MissingValue { variable } => CommandLineReason::MissingValue {
+                variable: self.text(&variable),
+            },
+            CommandLineReason::UndeclaredVariable { variable } => {
+                CommandLineReason::UndeclaredVariable {
+                    variable: self.text(&variable),
+                }
+            }
+            CommandLineReason::InvalidValue { variable, problem } => {
+                CommandLineReason::InvalidValue {
+                    variable: self.text(&variable),
+                    problem: capped_quotes(&self.text(&problem)),
+                }
+            }
+            other => other,
+        }
     }
 
     /// Every source text with each secret masked in place.

@@ -104,7 +104,7 @@ const NEWER_TYPES: &str = "The service may offer types newer than clusterform's 
 pub(crate) fn catalogue() -> &'static Catalogue {
     static CATALOGUE: OnceLock<Catalogue> = OnceLock::new();
     CATALOGUE.get_or_init(|| {
-        Catalogue::from_json(include_str!("../data/machines.json"))
+        Catalogue::from_json(include_str!("../../data/machines.json"))
             .unwrap_or_else(|e| panic!("data/machines.json does not parse: {e}"))
     })
 }

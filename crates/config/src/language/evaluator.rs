@@ -19,9 +19,9 @@ use hcl::edit::visit;
 use hcl::eval::Context;
 
 use crate::diagnostic::{Diagnostic, SourceFile, did_you_mean};
-use crate::expr::{Reference, Root, evaluate, literal, plain_value, references};
-use crate::guard::charge;
-use crate::variables::VarType;
+use crate::language::expr::{Reference, Root, evaluate, literal, plain_value, references};
+use crate::language::guard::charge;
+use crate::language::variables::VarType;
 
 /// What the evaluator knows about the names an expression may use.
 #[derive(Debug, Default, Clone)]

@@ -10,8 +10,8 @@ use clusterform_model::fields::{FieldKind, camel_case};
 use clusterform_model::{Cluster, STACK_LABEL};
 use serde_json::Value as Json;
 
-use crate::format::format_source;
-use crate::schema::{Member, element_path, key_field, members};
+use crate::cluster::schema::{Member, element_path, key_field, members};
+use crate::tools::format::format_source;
 
 /// The HCL of a cluster, formatted.
 pub fn cluster_to_hcl(id: &str, cluster: &Cluster) -> String {

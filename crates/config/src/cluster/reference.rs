@@ -4,7 +4,7 @@
 
 use clusterform_model::fields::{FieldAccess, FieldKind};
 
-use crate::schema::{Member, element_path, hcl_name, members};
+use crate::cluster::schema::{Member, element_path, hcl_name, members};
 
 /// Marks the start of the generated section in `docs/configuration.md`.
 pub const REFERENCE_BEGIN: &str = "<!-- BEGIN GENERATED REFERENCE -->";

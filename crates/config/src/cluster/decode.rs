@@ -1,10 +1,10 @@
 //! Decoding a `cluster` block into a desired `clusterform_model::Cluster`, driven by the field
-//! table through [`crate::schema`]: each attribute is evaluated on its own, checked against its
+//! table through [`crate::cluster::schema`]: each attribute is evaluated on its own, checked against its
 //! field's kind and written under its snake_case name into a JSON object that the model's serde
 //! then reads (it accepts snake_case), so unset fields stay unset. Unknown names, wrong block or
 //! attribute syntax, duplicates and missing required fields are reported here with positions.
 //! Concrete paths such as `node_pools[cpu].zone` are only rendered when shown (a diagnostic, a
-//! sensitive field); the semantic checks that follow find positions through [`crate::spans`].
+//! sensitive field); the semantic checks that follow find positions through [`crate::cluster::spans`].
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -20,13 +20,13 @@ use hcl::edit::expr::Expression;
 use hcl::edit::structure::{Attribute, Block, Body, Structure};
 use serde_json::{Map as JsonMap, Value as Json};
 
+use crate::cluster::schema::{Member, Shape, cluster_shape, is_output_only, key_field, shape_of};
 use crate::config::{Lifecycle, Timeouts};
 use crate::diagnostic::{SourceFile, closest_or_all};
-use crate::evaluator::{Evaluated, Evaluator, Scope, takes_string};
-use crate::functions::{scalar_text, type_name};
-use crate::schema::{Member, Shape, cluster_shape, is_output_only, key_field, shape_of};
-use crate::source::{block_head, label_range};
-use crate::variables::VarType;
+use crate::language::evaluator::{Evaluated, Evaluator, Scope, takes_string};
+use crate::language::functions::{string_text, type_name};
+use crate::language::source::{block_head, label_range};
+use crate::language::variables::VarType;
 
 /// Cluster-level names that are not fields of the resource.
 const CLUSTER_ATTRIBUTES: &[&str] = &["project", "region", "update_mode", "for_each", "id"];
@@ -647,11 +647,6 @@ impl Decoder<'_, '_> {
 const IGNORE_PATH_HINT: &str = "write paths as in the configuration, e.g. `labels`, `node_pool.cpu.scaling_spec`, `node_pool.*.zone` or `orchestrator_spec.slurm_spec.partitions`";
 
 type ValueError = (String, Option<String>);
-
-/// A string (numbers and bools are converted as in string interpolation).
-pub(crate) fn string_text(value: &Value) -> Result<String, String> {
-    scalar_text(value).ok_or_else(|| format!("expected a string, found a {}", type_name(value)))
-}
 
 fn enum_text(
     name: &str,

@@ -10,8 +10,8 @@ use hcl::edit::Span;
 use hcl::edit::expr::{Expression, ObjectKey};
 use hcl::edit::structure::{Attribute, Block, Body};
 
-use crate::schema::singular;
-use crate::source::{block_head, label_range};
+use crate::cluster::schema::singular;
+use crate::language::source::{block_head, label_range};
 
 /// The byte ranges of the fields written in one cluster block.
 #[derive(Debug, Clone, Copy)]

@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use rayon::iter::{IndexedParallelIterator, ParallelIterator};
 
-use crate::functions::{base_dir, with_base_dir};
-use crate::guard::{current_budget, with_budget};
+use crate::language::functions::{base_dir, with_base_dir};
+use crate::language::guard::{current_budget, with_budget};
 
 /// Maps every item with `f` on rayon's threads; the results keep the order of the items.
 /// `f` owns each item, so whatever it does not keep is freed on the thread that used it.

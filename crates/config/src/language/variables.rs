@@ -4,7 +4,6 @@
 //! `*.auto.cfvars` (in name order), `--var-file` files, `--var` flags.
 
 use std::fmt;
-use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use hcl::Value;
@@ -12,10 +11,15 @@ use hcl::edit::Span;
 use hcl::edit::expr::Expression;
 use hcl::edit::structure::{Block, Body};
 
-use crate::diagnostic::{Diagnostic, MissingVariable, Severity, SourceFile, detached_error};
-use crate::expr::evaluate;
-use crate::functions::{base_context, parse_number, scalar_text, type_name, with_base_dir};
-use crate::source::{block_head, read_source};
+use crate::diagnostic::{
+    CommandLineReason, Diagnostic, MissingVariable, Severity, SourceFile, detached_error,
+};
+use crate::language::block_schema::{AttributeSchema, BlockSchema, UnknownBlock};
+use crate::language::expr::evaluate;
+use crate::language::functions::{
+    base_context, parse_number, scalar_text, type_name, with_base_dir,
+};
+use crate::language::source::{block_head, read_source};
 use crate::{VariableInputs, diagnostic};
 
 /// Pseudo-file name of diagnostics about `--var` flags.
@@ -159,6 +163,21 @@ pub(crate) struct Declaration {
     pub head: Diagnostic,
 }
 
+/// What `variable "NAME" { ... }` accepts: every attribute is read as written, a literal.
+static VARIABLE: BlockSchema = BlockSchema {
+    name: "a variable block",
+    member: "argument",
+    attributes: &[
+        AttributeSchema::expression("type"),
+        AttributeSchema::expression("default"),
+        AttributeSchema::expression("description"),
+        AttributeSchema::expression("sensitive"),
+    ],
+    blocks: &[],
+    accepts: "a variable accepts",
+    unknown_block: UnknownBlock::LikeAnAttribute,
+};
+
 /// Reads a `variable` block; problems go to `diagnostics`.
 pub(crate) fn declare(
     file: &SourceFile,
@@ -183,51 +202,39 @@ pub(crate) fn declare(
         head: file.error(head, String::new(), None),
     };
     let errors_before = diagnostics.len();
-    let mut default_expr = None;
-    for attribute in block.body.attributes() {
-        let value = &attribute.value;
-        let range = value.span();
-        match attribute.key.as_str() {
-            "type" => match VarType::parse(value) {
-                Ok(ty) => declaration.ty = ty,
-                Err(message) => diagnostics.push(file.error(
-                    range,
-                    format!(
-                        "invalid type for variable `{}`: {message}",
-                        declaration.name
-                    ),
-                    Some("use string, number, bool, any, list(T), set(T) or map(T)".to_owned()),
-                )),
-            },
-            "default" => default_expr = Some(value),
-            "description" | "sensitive" => {
-                match (attribute.key.as_str(), evaluate(value, &base_context())) {
-                    ("description", Ok(Value::String(text))) => {
-                        declaration.description = Some(text);
-                    }
-                    ("sensitive", Ok(Value::Bool(flag))) => declaration.sensitive = flag,
-                    (key, _) => diagnostics.push(file.error(
-                        range,
-                        format!(
-                            "`{key}` of variable `{}` must be a literal {}",
-                            declaration.name,
-                            if key == "sensitive" { "bool" } else { "string" }
-                        ),
-                        None,
-                    )),
-                }
-            }
-            other => diagnostics.push(unknown_member(file, attribute.key.span(), other)),
+    let members = VARIABLE.walk(file, block, diagnostics);
+    if let Some(expr) = members.expression("type") {
+        match VarType::parse(expr) {
+            Ok(ty) => declaration.ty = ty,
+            Err(message) => diagnostics.push(file.error(
+                expr.span(),
+                format!(
+                    "invalid type for variable `{}`: {message}",
+                    declaration.name
+                ),
+                Some("use string, number, bool, any, list(T), set(T) or map(T)".to_owned()),
+            )),
         }
     }
-    for nested in block.body.blocks() {
-        diagnostics.push(unknown_member(
-            file,
-            block_head(nested),
-            nested.ident.as_str(),
-        ));
+    for key in ["description", "sensitive"] {
+        let Some(expr) = members.expression(key) else {
+            continue;
+        };
+        match (key, evaluate(expr, &base_context())) {
+            ("description", Ok(Value::String(text))) => declaration.description = Some(text),
+            ("sensitive", Ok(Value::Bool(flag))) => declaration.sensitive = flag,
+            _ => diagnostics.push(file.error(
+                expr.span(),
+                format!(
+                    "`{key}` of variable `{}` must be a literal {}",
+                    declaration.name,
+                    if key == "sensitive" { "bool" } else { "string" }
+                ),
+                None,
+            )),
+        }
     }
-    if let Some(expr) = default_expr {
+    if let Some(expr) = members.expression("default") {
         match evaluate(expr, &base_context()).and_then(|v| declaration.ty.convert(v)) {
             Ok(value) => declaration.default = Some(value),
             Err(message) => diagnostics.push(file.error(
@@ -241,16 +248,6 @@ pub(crate) fn declare(
         }
     }
     (diagnostics.len() == errors_before).then_some(declaration)
-}
-
-fn unknown_member(file: &SourceFile, range: Option<Range<usize>>, name: &str) -> Diagnostic {
-    let candidates = ["type", "default", "description", "sensitive"];
-    file.error(
-        range,
-        format!("unknown argument `{name}` in a variable block"),
-        diagnostic::did_you_mean(name, candidates)
-            .or_else(|| Some(format!("a variable accepts {}", candidates.join(", ")))),
-    )
 }
 
 /// What a run makes of a declared variable that gets no value.
@@ -274,7 +271,7 @@ pub(crate) struct Values {
     /// `--var-file` sources, for rendering their diagnostics.
     pub sources: Vec<SourceFile>,
     /// The texts of sensitive variables' values as given and as converted, which no
-    /// diagnostic may show ([`crate::redact`]).
+    /// diagnostic may show ([`crate::language::redact`]).
     pub secrets: Vec<String>,
 }
 
@@ -309,18 +306,11 @@ pub(crate) fn resolve(
         let value = if let Some(saved) = inputs.saved.get(name) {
             saved_value(declaration, saved, diagnostics)
         } else if let Some((_, text)) = flag {
-            text_value(
-                declaration,
-                text,
-                CLI_ORIGIN,
-                &format!("--var {name}=..."),
-                diagnostics,
-            )
+            text_value(declaration, text, Origin::CommandLine, diagnostics)
         } else if let Some(value) = from_files.iter().rev().find(|(n, _)| n == name) {
             Some(value.1.clone())
         } else if let Some(text) = inputs.env.get(name) {
-            let origin = format!("CLUSTERFORM_VAR_{name}");
-            text_value(declaration, text, ENV_ORIGIN, &origin, diagnostics)
+            text_value(declaration, text, Origin::Environment, diagnostics)
         } else {
             declaration.default.clone()
         };
@@ -378,11 +368,12 @@ fn missing_value(declaration: &Declaration) -> Diagnostic {
     let name = &declaration.name;
     Diagnostic {
         message: format!("no value for variable `{name}`"),
-        hint: Some(format!(
-            "pass `--var {name}=VALUE`, set CLUSTERFORM_VAR_{name}, add `{name} = VALUE` to clusterform.cfvars or a --var-file, or give it a default"
-        )),
+        hint: None,
         ..declaration.head.clone()
     }
+    .because(CommandLineReason::MissingValue {
+        variable: name.clone(),
+    })
 }
 
 /// A variable's value as JSON, as a saved plan records it.
@@ -401,39 +392,60 @@ fn saved_value(
         .map_err(|err| err.to_string())
         .and_then(|value| declaration.ty.convert(value))
         .map_err(|message| {
-            diagnostics.push(detached_error(
-                Path::new(SAVED_PLAN_ORIGIN),
-                format!(
-                    "invalid value for variable `{}` in the saved plan: {}",
-                    declaration.name,
-                    shown_reason(declaration, &message)
-                ),
-                Some("make the plan again with `clusterform plan --out FILE`".to_owned()),
-            ));
+            let problem = format!(
+                "invalid value for variable `{}` in the saved plan: {}",
+                declaration.name,
+                shown_reason(declaration, &message)
+            );
+            diagnostics.push(
+                detached_error(Path::new(SAVED_PLAN_ORIGIN), problem, None)
+                    .because(CommandLineReason::InvalidSavedValue),
+            );
         })
         .ok()
+}
+
+/// Where a variable's value given as text comes from.
+#[derive(Clone, Copy)]
+enum Origin {
+    /// `VariableInputs::cli`.
+    CommandLine,
+    /// `VariableInputs::env`.
+    Environment,
 }
 
 fn text_value(
     declaration: &Declaration,
     text: &str,
-    origin: &str,
-    what: &str,
+    origin: Origin,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Option<Value> {
+    let name = &declaration.name;
     declaration
         .ty
         .parse_text(text)
         .map_err(|message| {
-            diagnostics.push(detached_error(
-                Path::new(origin),
-                format!(
-                    "invalid value for variable `{}` from {what}: {}",
-                    declaration.name,
-                    shown_reason(declaration, &message)
+            let problem = shown_reason(declaration, &message).to_owned();
+            let hint = Some(format!("the variable's type is {}", declaration.ty));
+            let diagnostic = match origin {
+                Origin::CommandLine => detached_error(
+                    Path::new(CLI_ORIGIN),
+                    format!("invalid value for variable `{name}` from the command line: {problem}"),
+                    hint,
+                )
+                .because(CommandLineReason::InvalidValue {
+                    variable: name.clone(),
+                    problem,
+                }),
+                Origin::Environment => detached_error(
+                    Path::new(ENV_ORIGIN),
+                    format!(
+                        "invalid value for variable `{name}` from CLUSTERFORM_VAR_{name}: {problem}"
+                    ),
+                    hint,
                 ),
-                Some(format!("the variable's type is {}", declaration.ty)),
-            ));
+            };
+            diagnostics.push(diagnostic);
         })
         .ok()
 }
@@ -456,12 +468,18 @@ fn check_undeclared_flags(
     let names = || declarations.iter().map(|d| d.name.as_str());
     for (name, _) in &inputs.cli {
         if !names().any(|n| n == name) {
-            diagnostics.push(detached_error(
-                Path::new(CLI_ORIGIN),
-                format!("--var sets `{name}`, which no variable block declares"),
-                diagnostic::did_you_mean(name, names())
-                    .or_else(|| Some(format!("declare it with `variable \"{name}\" {{}}`"))),
-            ));
+            let hint = diagnostic::did_you_mean(name, names())
+                .or_else(|| Some(format!("declare it with `variable \"{name}\" {{}}`")));
+            diagnostics.push(
+                detached_error(
+                    Path::new(CLI_ORIGIN),
+                    format!("the command line sets `{name}`, which no variable block declares"),
+                    hint,
+                )
+                .because(CommandLineReason::UndeclaredVariable {
+                    variable: name.clone(),
+                }),
+            );
         }
     }
 }
@@ -482,7 +500,7 @@ fn read_var_files(
                 continue;
             }
         };
-        let body = match crate::source::parse(&source) {
+        let body = match crate::language::source::parse(&source) {
             Ok(body) => body,
             Err(diagnostic) => {
                 diagnostics.push(*diagnostic);

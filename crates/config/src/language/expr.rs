@@ -12,8 +12,8 @@ use hcl::edit::template::Element;
 use hcl::edit::visit::{self, Visit};
 use hcl::eval::{Context, Evaluate};
 
-use crate::evaluator::Bindings;
-use crate::guard::{charge, error_message, guard_expression};
+use crate::language::evaluator::Bindings;
+use crate::language::guard::{charge, error_message, guard_expression};
 
 /// The namespace a reference starts with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -89,7 +89,7 @@ impl Visit for Collector {
 }
 
 /// Evaluates an expression; the error is hcl-rs's message.
-/// The expression is first rewritten so that its evaluation is bounded (see [`crate::guard`]).
+/// The expression is first rewritten so that its evaluation is bounded (see [`crate::language::guard`]).
 pub(crate) fn evaluate(expr: &Expression, ctx: &Context<'_>) -> Result<Value, String> {
     if let Some(value) = literal(expr) {
         // Charged like the values the guarded evaluator builds (a variables file may hold
@@ -227,7 +227,7 @@ mod tests {
     }
 
     fn bindings() -> Bindings {
-        let mut bindings = Bindings::new(crate::functions::base_context());
+        let mut bindings = Bindings::new(crate::language::functions::base_context());
         let mut var = hcl::Map::new();
         var.insert("region".to_owned(), Value::from("us-central1"));
         var.insert("count".to_owned(), Value::from(3));

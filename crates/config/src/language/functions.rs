@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 use hcl::eval::{Context, Evaluate, FuncArgs, FuncDef, ParamType};
 use hcl::{Map, Value};
 
-use crate::guard::{declare_functions, error_message, guard_template};
-use crate::source::{ReadError, read_capped};
+use crate::language::guard::{declare_functions, error_message, guard_template};
+use crate::language::source::{ReadError, read_capped};
 
 /// The largest file `file` and `templatefile` read, so that a stray path cannot exhaust memory.
 pub(crate) const MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
@@ -156,6 +156,11 @@ pub(crate) fn scalar_text(value: &Value) -> Option<String> {
         Value::Bool(b) => Some(b.to_string()),
         _ => None,
     }
+}
+
+/// A string (numbers and bools are converted as in string interpolation).
+pub(crate) fn string_text(value: &Value) -> Result<String, String> {
+    scalar_text(value).ok_or_else(|| format!("expected a string, found a {}", type_name(value)))
 }
 
 /// A short name of a value's type for messages.

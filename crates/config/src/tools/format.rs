@@ -18,7 +18,7 @@ use crate::diagnostic::{Diagnostic, Diagnostics, SourceFile};
 ///
 /// Why the file cannot be read, as a diagnostic naming it.
 pub fn read_source_to_format(file: &Path) -> Result<String, Diagnostics> {
-    crate::source::read_source(file, file.to_path_buf())
+    crate::language::source::read_source(file, file.to_path_buf())
         .map(|source| source.text.to_string())
         .map_err(|diagnostic| only(*diagnostic, None))
 }
@@ -30,7 +30,7 @@ pub fn read_source_to_format(file: &Path) -> Result<String, Diagnostics> {
 /// The syntax error, as diagnostics pointing into `file`.
 pub fn format_source(source: &str, file: &Path) -> Result<String, Diagnostics> {
     let parsed = SourceFile::new(file.to_path_buf(), source.into());
-    if let Err(diagnostic) = crate::source::parse(&parsed) {
+    if let Err(diagnostic) = crate::language::source::parse(&parsed) {
         return Err(only(*diagnostic, Some(&parsed)));
     }
     Ok(render(&classify(source)))

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use hcl::edit::Span;
 use hcl::edit::structure::{Block, Body};
 
-use crate::diagnostic::{Diagnostic, SourceFile, detached_error};
+use crate::diagnostic::{CommandLineReason, Diagnostic, SourceFile, detached_error};
 
 /// The largest configuration file accepted; larger ones are refused before parsing so that a
 /// mistaken path (a log, a data file) fails at once instead of taking seconds.
@@ -44,17 +44,16 @@ pub(crate) fn list_hcl_files(dir: &Path) -> Result<Vec<PathBuf>, Box<Diagnostic>
     }
     files.sort();
     if files.is_empty() {
-        return Err(Box::new(detached_error(
-            dir,
-            "no *.hcl files in the configuration directory",
-            Some("run clusterform in a directory holding your configuration, or pass it as an argument".to_owned()),
-        )));
+        return Err(Box::new(
+            detached_error(dir, "no *.hcl files in the configuration directory", None)
+                .because(CommandLineReason::NoConfigurationFiles),
+        ));
     }
     Ok(files)
 }
 
 /// A file given where the configuration directory goes (`plan main.hcl`): every `*.hcl` file
-/// of a directory is one configuration, so the hint names the directory that holds it.
+/// of a directory is one configuration, so the reason names the directory that holds it.
 fn a_file_for_a_directory(file: &Path) -> Diagnostic {
     let parent = match file.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent.display().to_string(),
@@ -63,10 +62,9 @@ fn a_file_for_a_directory(file: &Path) -> Diagnostic {
     detached_error(
         file,
         "this is a file; the configuration is a directory",
-        Some(format!(
-            "pass the directory that holds it (`{parent}`): clusterform reads every *.hcl file there"
-        )),
+        None,
     )
+    .because(CommandLineReason::FileForDirectory { parent })
 }
 
 /// The variables file the configuration directory may hold, loaded automatically.
