@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use crate::support::{
-    ClusterSpec, Env, apply_ok, cluster_name, config, stderr, stdout, two_clusters,
+    ClusterSpec, Env, STACK, apply_ok, cluster_name, config, stderr, stdout, two_clusters,
 };
 
 fn assert_no_changes(env: &Env) {
@@ -46,7 +46,7 @@ fn create_then_plan_shows_no_changes() {
     );
     let live = env.emulator().cluster(&cluster_name("train01")).unwrap();
     assert_eq!(live["clusterStatus"]["state"], "RUNNING");
-    assert_eq!(live["labels"]["clusterform-stack"], "e2e");
+    assert_eq!(live["labels"]["clusterform-stack"], STACK);
     assert_eq!(live["labels"]["team"], "ml");
     assert_no_changes(&env);
 }
@@ -118,7 +118,7 @@ fn changing_labels_keeps_the_stack_label() {
     );
     let (query, body) = last_patch(&env);
     assert!(query.contains("updateMask=labels"), "{query}");
-    assert_eq!(body["labels"]["clusterform-stack"], "e2e");
+    assert_eq!(body["labels"]["clusterform-stack"], STACK);
     assert_eq!(body["labels"]["team"], "research");
     assert_no_changes(&env);
 }
@@ -143,9 +143,9 @@ fn a_subnetwork_change_replaces_delete_then_create() {
     let env = Env::new(100);
     apply_ok(&env, &[ClusterSpec::default()]);
     env.emulator().clear_requests();
-    let other = "projects/e2e-project/regions/us-central1/subnetworks/other";
+    let other = "projects/my-proj/regions/us-central1/subnetworks/other";
     env.write_config(&config(&[ClusterSpec::default()]).replace(
-        "projects/e2e-project/regions/us-central1/subnetworks/default",
+        "projects/my-proj/regions/us-central1/subnetworks/default",
         other,
     ));
     let output = env.run(&["apply", "--auto-approve"]);
@@ -195,14 +195,67 @@ fn json_plan_parses_and_carries_requests() {
 fn full_apply_transcript() {
     let env = Env::new(100);
     env.write_config(&config(&[ClusterSpec::default()]));
-    let output = env.run(&["apply", "--auto-approve"]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    let mut settings = insta::Settings::clone_current();
-    settings.add_filter(r"\[\d\d:\d\d:\d\d\]", "[HH:MM:SS]");
-    settings.add_filter(r"\[\d+s\]", "[Ns]");
-    settings.add_filter(r#""[0-9a-f]{64}""#, "\"DIGEST\"");
-    settings.bind(|| {
-        insta::assert_snapshot!("full_apply_transcript", stdout(&output));
-        insta::assert_snapshot!("full_apply_transcript_stderr", stderr(&output));
-    });
+    insta::assert_snapshot!(env.transcript(&["apply", "--auto-approve"]), @r#"
+    clusterform will perform the following actions:
+
+      # train01 will be created
+      + cluster "train01" {
+          + display_name = "Research training"
+          + labels       = {
+              + "team" = "ml"
+            }
+          + network {
+              + network    = "projects/my-proj/global/networks/default"
+              + subnetwork = "projects/my-proj/regions/us-central1/subnetworks/default"
+            }
+          + node_pool "login" {
+              + machine_spec {
+                  + machine_type = "n2-standard-8"
+                }
+              + scaling_spec {
+                  + min_node_count = 1
+                  + max_node_count = 1
+                }
+              + zone              = "us-central1-a"
+              + enable_public_ips = true
+              + boot_disk {
+                  + boot_disk_type    = "pd-standard"
+                  + boot_disk_size_gb = 120
+                }
+            }
+          + node_pool "cpu" {
+              + machine_spec {
+                  + machine_type = "n2-standard-8"
+                }
+              + scaling_spec {
+                  + min_node_count = 0
+                  + max_node_count = 4
+                }
+              + zone = "us-central1-a"
+            }
+          + orchestrator_spec {
+              + slurm_spec {
+                  + home_directory_storage = "projects/my-proj/locations/us-central1-a/instances/home"
+                  + login_node_pool_id     = "login"
+                  + partition "cpu" {
+                      + node_pool_ids = ["cpu"]
+                    }
+                  + prolog_bash_scripts    = [
+                      + <<-EOT
+                            #!/bin/bash
+                            echo prolog
+                        EOT,
+                    ]
+                }
+            }
+        }
+
+    Plan: 1 to add, 0 to change, 0 to replace, 0 to destroy.
+    [stderr]
+    [HH:MM:SS] train01: creating… [Ns]
+    [HH:MM:SS] train01: create request accepted [Ns]
+    [HH:MM:SS] train01: create done [Ns]
+    [HH:MM:SS] train01: created [Ns]
+    Apply complete! Resources: 1 added, 0 changed, 0 replaced, 0 destroyed.
+    "#);
 }

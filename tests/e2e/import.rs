@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::support::{Env, PROVIDER, cluster_name, hand_made_cluster, stderr, stdout};
+use crate::support::{Env, PROVIDER, STACK, cluster_name, hand_made_cluster, stderr, stdout};
 
 #[test]
 fn import_labels_the_cluster_and_round_trips() {
@@ -15,7 +15,7 @@ fn import_labels_the_cluster_and_round_trips() {
     let output = env.run(&["import", "legacy", "--out", "legacy.hcl"]);
     assert!(output.status.success(), "{}", stderr(&output));
     let live = env.emulator().cluster(&cluster_name("legacy")).unwrap();
-    assert_eq!(live["labels"]["clusterform-stack"], "e2e");
+    assert_eq!(live["labels"]["clusterform-stack"], STACK);
     assert_eq!(live["labels"]["team"], "ml");
     let patches: Vec<_> = env
         .emulator()
@@ -29,7 +29,7 @@ fn import_labels_the_cluster_and_round_trips() {
     let body = patches[0].body.as_ref().unwrap();
     assert_eq!(
         body["labels"],
-        json!({"team": "ml", "clusterform-stack": "e2e"})
+        json!({"team": "ml", "clusterform-stack": STACK})
     );
     assert_eq!(body["nodePools"][1]["id"], "cpu");
     assert!(

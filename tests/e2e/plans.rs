@@ -99,10 +99,10 @@ fn other_stacks_clusters_are_listed_across_pages_but_never_touched() {
             &cluster_name(&id),
             json!({
                 "labels": {"clusterform-stack": "someone-else"},
-                "network": {"network": "projects/e2e-project/global/networks/default"},
+                "network": {"network": "projects/my-proj/global/networks/default"},
                 "nodePools": [{"id": "login", "machineSpec": {"machineType": "n2-standard-8"}}],
                 "orchestratorSpec": {"slurmSpec": {
-                    "homeDirectoryStorage": "projects/e2e-project/locations/us-central1-a/instances/h",
+                    "homeDirectoryStorage": "projects/my-proj/locations/us-central1-a/instances/h",
                     "loginNodePoolId": "login"}}
             }),
         );
@@ -137,10 +137,10 @@ fn an_unlabelled_cluster_is_not_adopted_silently() {
     env.emulator().insert_cluster(
         &cluster_name("train01"),
         json!({
-            "network": {"network": "projects/e2e-project/global/networks/default"},
+            "network": {"network": "projects/my-proj/global/networks/default"},
             "nodePools": [{"id": "login", "machineSpec": {"machineType": "n2-standard-8"}}],
             "orchestratorSpec": {"slurmSpec": {
-                "homeDirectoryStorage": "projects/e2e-project/locations/us-central1-a/instances/h",
+                "homeDirectoryStorage": "projects/my-proj/locations/us-central1-a/instances/h",
                 "loginNodePoolId": "login"}}
         }),
     );

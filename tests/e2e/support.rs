@@ -2,13 +2,14 @@
 //! tempdir, and a way to run the binary against both.
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::process::{ExitStatus, Output};
 use std::time::Duration;
 
 use assert_cmd::Command;
 use clusterform_emulator::{Emulator, EmulatorOptions, RecordedRequest};
-pub use clusterform_testkit::TOKEN;
 use clusterform_testkit::TestEmulator;
+use clusterform_testkit::hcl::SEED_BODY_HCL;
+pub use clusterform_testkit::{PROJECT, REGION, STACK, TOKEN, cluster_name};
 use tempfile::TempDir;
 
 /// An emulator and a configuration directory.
@@ -103,7 +104,7 @@ impl Env {
     /// may be sent to: every run warns about it and leaves it alone.
     pub fn write_unusable_journal_entry(&self) {
         let entry = serde_json::json!({
-            "address": {"project": "e2e-project", "region": "us-central1", "id": "train01"},
+            "address": {"project": PROJECT, "region": REGION, "id": "train01"},
             "action": "update",
             "request": "update",
             "operation": "../../elsewhere",
@@ -153,12 +154,8 @@ pub fn assert_succeeded(output: &Output) {
     );
 }
 
-/// The name of a cluster of the test project.
-pub fn cluster_name(id: &str) -> String {
-    format!("projects/e2e-project/locations/us-central1/modelDevelopmentClusters/{id}")
-}
-
-/// A CPU cluster like the seed's, with knobs for what tests change.
+/// A CPU cluster: the testkit's canonical cluster ([`SEED_BODY_HCL`]), with knobs for what
+/// tests change.
 #[derive(Clone)]
 pub struct ClusterSpec {
     pub id: &'static str,
@@ -205,76 +202,42 @@ pub fn two_clusters() -> [ClusterSpec; 2] {
     [ClusterSpec::default(), ClusterSpec::named("train02")]
 }
 
-/// The provider block of every test configuration (stack "e2e").
-pub const PROVIDER: &str = r#"
-provider "google" {
-  project = "e2e-project"
-  region  = "us-central1"
-  stack   = "e2e"
+/// The provider block of every test configuration: the testkit's project, region and stack.
+pub use clusterform_testkit::hcl::PROVIDER_HCL as PROVIDER;
+
+/// `text` with its one `from` replaced by `to`.
+fn edited(text: &str, from: &str, to: &str) -> String {
+    assert_eq!(text.matches(from).count(), 1, "{from:?} in:\n{text}");
+    text.replacen(from, to, 1)
 }
-"#;
 
 /// One `cluster` block.
 pub fn cluster_hcl(spec: &ClusterSpec) -> String {
-    let extra_partition = if spec.extra_partition {
-        r#"
-      partition "all" {
-        node_pool_ids = ["cpu", "login"]
-      }"#
-    } else {
-        ""
-    };
+    let mut body = edited(
+        SEED_BODY_HCL,
+        "display_name = \"Research training\"",
+        &format!("display_name = \"{}\"", spec.display_name),
+    );
+    body = edited(
+        &body,
+        "labels       = { team = \"ml\" }",
+        &format!("labels       = {}", spec.labels),
+    );
+    body = edited(
+        &body,
+        "max_node_count = 4",
+        &format!("max_node_count = {}", spec.max_nodes),
+    );
+    if spec.extra_partition {
+        body = edited(
+            &body,
+            "      prolog_bash_scripts",
+            "      partition \"all\" {\n        node_pool_ids = [\"cpu\", \"login\"]\n      }\n      prolog_bash_scripts",
+        );
+    }
     format!(
-        r#"
-cluster "{id}" {{
-  display_name = "{display_name}"
-  labels       = {labels}
-
-  network {{
-    network    = "projects/e2e-project/global/networks/default"
-    subnetwork = "projects/e2e-project/regions/us-central1/subnetworks/default"
-  }}
-
-  node_pool "login" {{
-    machine_spec {{ machine_type = "n2-standard-8" }}
-    scaling_spec {{
-      min_node_count = 1
-      max_node_count = 1
-    }}
-    zone              = "us-central1-a"
-    enable_public_ips = true
-    boot_disk {{
-      boot_disk_type    = "pd-standard"
-      boot_disk_size_gb = 120
-    }}
-  }}
-
-  node_pool "cpu" {{
-    machine_spec {{ machine_type = "n2-standard-8" }}
-    scaling_spec {{
-      min_node_count = 0
-      max_node_count = {max_nodes}
-    }}
-    zone = "us-central1-a"
-  }}
-
-  orchestrator_spec {{
-    slurm_spec {{
-      home_directory_storage = "projects/e2e-project/locations/us-central1-a/instances/home"
-      login_node_pool_id     = "login"
-      partition "cpu" {{
-        node_pool_ids = ["cpu"]
-      }}{extra_partition}
-    }}
-  }}
-{extra}
-}}
-"#,
-        id = spec.id,
-        display_name = spec.display_name,
-        labels = spec.labels,
-        max_nodes = spec.max_nodes,
-        extra = spec.extra_cluster_settings,
+        "\ncluster \"{}\" {{{body}{}}}\n",
+        spec.id, spec.extra_cluster_settings
     )
 }
 
@@ -374,7 +337,7 @@ impl SeededRng {
 pub fn hand_made_cluster() -> serde_json::Value {
     serde_json::json!({
         "displayName": "Made by hand",
-        "network": {"network": "projects/e2e-project/global/networks/default"},
+        "network": {"network": format!("projects/{PROJECT}/global/networks/default")},
         "nodePools": [
             {"id": "login", "machineSpec": {"machineType": "n2-standard-8"},
              "scalingSpec": {"minNodeCount": "1", "maxNodeCount": "1"}, "zone": "us-central1-a"},
@@ -382,7 +345,7 @@ pub fn hand_made_cluster() -> serde_json::Value {
              "scalingSpec": {"maxNodeCount": "4"}, "zone": "us-central1-a"}
         ],
         "orchestratorSpec": {"slurmSpec": {
-            "homeDirectoryStorage": "projects/e2e-project/locations/us-central1-a/instances/home",
+            "homeDirectoryStorage": format!("projects/{PROJECT}/locations/us-central1-a/instances/home"),
             "loginNodePoolId": "login",
             "partitions": [{"id": "cpu", "nodePoolIds": ["cpu"]}]}}
     })
@@ -471,4 +434,203 @@ pub fn final_screen(output: &str) -> Vec<String> {
         .into_iter()
         .map(|line| line.into_iter().collect::<String>().trim_end().to_owned())
         .collect()
+}
+
+/// A run of the binary as one block of text, for inline snapshots: stdout, then stderr under
+/// `[stderr]`, then `[exit status: N]` when the run failed. What differs from run to run is
+/// replaced: the configuration directory by `[DIR]`, the emulator's URL by `[ENDPOINT]`,
+/// clock times by `[HH:MM:SS]`, elapsed seconds by `[Ns]`, SHA-256 digests by `[DIGEST]`;
+/// progress lines, which parallel actions print in any order, are grouped by cluster, each
+/// cluster's lines in the order they were printed.
+#[derive(Debug)]
+pub struct Transcript {
+    stdout: String,
+    stderr: String,
+    status: ExitStatus,
+}
+
+impl Transcript {
+    /// The normalized text of stdout.
+    pub fn stdout(&self) -> &str {
+        &self.stdout
+    }
+
+    /// The normalized text of stderr.
+    pub fn stderr(&self) -> &str {
+        &self.stderr
+    }
+
+    /// The exit code (`None` if a signal ended the run).
+    pub fn code(&self) -> Option<i32> {
+        self.status.code()
+    }
+}
+
+impl std::fmt::Display for Transcript {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.stdout)?;
+        if !self.stderr.is_empty() {
+            if !self.stdout.is_empty() && !self.stdout.ends_with('\n') {
+                writeln!(f)?;
+            }
+            writeln!(f, "[stderr]")?;
+            write!(f, "{}", self.stderr)?;
+        }
+        if !self.status.success() {
+            if !ends_a_line(&self.stdout, &self.stderr) {
+                writeln!(f)?;
+            }
+            match self.status.code() {
+                Some(code) => writeln!(f, "[exit status: {code}]")?,
+                None => writeln!(f, "[exit status: {}]", self.status)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether the text printed so far (stdout, then stderr) is empty or ends a line.
+fn ends_a_line(stdout: &str, stderr: &str) -> bool {
+    let last = if stderr.is_empty() { stdout } else { stderr };
+    last.is_empty() || last.ends_with('\n')
+}
+
+impl Env {
+    /// Runs the binary and returns its transcript, whatever the exit status.
+    pub fn transcript(&self, args: &[&str]) -> Transcript {
+        self.transcript_of(&self.run(args))
+    }
+
+    /// The transcript of a run of the binary against this environment.
+    pub fn transcript_of(&self, output: &Output) -> Transcript {
+        Transcript {
+            stdout: self.normalize(&stdout(output)),
+            stderr: group_progress_by_cluster(&self.normalize(&stderr(output))),
+            status: output.status,
+        }
+    }
+
+    fn normalize(&self, text: &str) -> String {
+        let mut text = text.to_owned();
+        let dir = self.path();
+        if let Ok(canonical) = dir.canonicalize() {
+            text = text.replace(&canonical.display().to_string(), "[DIR]");
+        }
+        text = text.replace(&dir.display().to_string(), "[DIR]");
+        text = text.replace(&self.server.base_url(), "[ENDPOINT]");
+        let text = replace_bracketed(&text, "[HH:MM:SS]", is_clock_time);
+        let text = replace_bracketed(&text, "[Ns]", is_whole_seconds);
+        replace_digests(&text)
+    }
+}
+
+/// `HH:MM:SS`.
+fn is_clock_time(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes.len() == 8
+        && bytes.iter().enumerate().all(|(i, b)| {
+            if i % 3 == 2 {
+                *b == b':'
+            } else {
+                b.is_ascii_digit()
+            }
+        })
+}
+
+/// Digits followed by `s`.
+fn is_whole_seconds(text: &str) -> bool {
+    text.strip_suffix('s')
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// `text` with each `[…]` whose inside `matches` replaced by `placeholder`.
+fn replace_bracketed(text: &str, placeholder: &str, matches: impl Fn(&str) -> bool) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('[') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        match after.find(['[', ']', '\n']) {
+            Some(close) if after.as_bytes()[close] == b']' && matches(&after[..close]) => {
+                out.push_str(placeholder);
+                rest = &after[close + 1..];
+            }
+            _ => {
+                out.push('[');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `text` with each run of exactly 64 lowercase hex digits (a SHA-256) replaced by `[DIGEST]`.
+fn replace_digests(text: &str) -> String {
+    let is_hex = |c: char| c.is_ascii_digit() || ('a'..='f').contains(&c);
+    let mut out = String::with_capacity(text.len());
+    let mut run = String::new();
+    let end_run = |run: &mut String, out: &mut String| {
+        out.push_str(if run.len() == 64 { "[DIGEST]" } else { run });
+        run.clear();
+    };
+    for c in text.chars() {
+        if is_hex(c) {
+            run.push(c);
+        } else {
+            end_run(&mut run, &mut out);
+            out.push(c);
+        }
+    }
+    end_run(&mut run, &mut out);
+    out
+}
+
+/// `text` with each run of consecutive progress lines (`[HH:MM:SS] ID: …`) stably sorted by
+/// cluster: the clusters' lines interleave as their actions run in parallel, while each
+/// cluster's own lines keep their order.
+fn group_progress_by_cluster(text: &str) -> String {
+    let cluster = |line: &str| {
+        line.strip_prefix("[HH:MM:SS] ")
+            .and_then(|rest| rest.split_once(": "))
+            .map(|(id, _)| id.to_owned())
+    };
+    let mut lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let mut start = 0;
+    while start < lines.len() {
+        let end = (start..lines.len())
+            .find(|&i| cluster(lines[i]).is_none())
+            .unwrap_or(lines.len());
+        lines[start..end].sort_by_key(|line| cluster(line));
+        start = end + 1;
+    }
+    lines.concat()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clock_times_seconds_and_digests_are_replaced_and_other_brackets_kept() {
+        let digest = "0123456789abcdef".repeat(4);
+        let text = format!("[12:34:56] a [17s] [x] [1.5s] [1:2:3] {digest} {digest}0\n");
+        let text = replace_bracketed(&text, "[HH:MM:SS]", is_clock_time);
+        let text = replace_bracketed(&text, "[Ns]", is_whole_seconds);
+        assert_eq!(
+            replace_digests(&text),
+            format!("[HH:MM:SS] a [Ns] [x] [1.5s] [1:2:3] [DIGEST] {digest}0\n")
+        );
+    }
+
+    #[test]
+    fn progress_lines_group_by_cluster_in_their_order() {
+        let text = "Plan\n[HH:MM:SS] b: one\n[HH:MM:SS] a: one\n[HH:MM:SS] b: two\n\
+                    [HH:MM:SS] a: two\nDone\n[HH:MM:SS] b: three\n[HH:MM:SS] a: three\n";
+        assert_eq!(
+            group_progress_by_cluster(text),
+            "Plan\n[HH:MM:SS] a: one\n[HH:MM:SS] a: two\n[HH:MM:SS] b: one\n\
+             [HH:MM:SS] b: two\nDone\n[HH:MM:SS] a: three\n[HH:MM:SS] b: three\n"
+        );
+    }
 }
