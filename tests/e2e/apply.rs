@@ -4,23 +4,17 @@
 use serde_json::Value;
 
 use crate::support::{
-    ClusterSpec, Env, STACK, apply_ok, cluster_name, config, stderr, stdout, two_clusters,
+    ClusterSpec, Env, STACK, apply_ok, cluster_name, config, stderr, two_clusters,
 };
 
+/// The plan after an apply: no changes (several tests assert it, once each).
 fn assert_no_changes(env: &Env) {
-    let output = env.run(&["plan", "--detailed-exitcode"]);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "plan after apply should be empty:\n{}{}",
-        stdout(&output),
-        stderr(&output)
-    );
-    assert!(
-        stdout(&output).contains("No changes."),
-        "{}",
-        stdout(&output)
-    );
+    insta::allow_duplicates! {
+        insta::assert_snapshot!(
+            env.transcript(&["plan", "--detailed-exitcode"]),
+            @"No changes. Your clusters match the configuration."
+        );
+    }
 }
 
 fn last_patch(env: &Env) -> (String, Value) {
@@ -35,15 +29,71 @@ fn last_patch(env: &Env) -> (String, Value) {
 
 #[test]
 fn create_then_plan_shows_no_changes() {
-    let env = Env::new(200);
-    let output = apply_ok(&env, &[ClusterSpec::default()]);
-    let out = stdout(&output);
-    assert!(out.contains("+ cluster \"train01\""), "{out}");
-    let status = stderr(&output);
-    assert!(
-        status.contains("Apply complete! Resources: 1 added, 0 changed, 0 replaced, 0 destroyed."),
-        "{status}"
-    );
+    let env = Env::new(100);
+    env.write_config(&config(&[ClusterSpec::default()]));
+    insta::assert_snapshot!(env.transcript(&["apply", "--auto-approve"]), @r#"
+    clusterform will perform the following actions:
+
+      # train01 will be created
+      + cluster "train01" {
+          + display_name = "Research training"
+          + labels       = {
+              + "team" = "ml"
+            }
+          + network {
+              + network    = "projects/my-proj/global/networks/default"
+              + subnetwork = "projects/my-proj/regions/us-central1/subnetworks/default"
+            }
+          + node_pool "login" {
+              + machine_spec {
+                  + machine_type = "n2-standard-8"
+                }
+              + scaling_spec {
+                  + min_node_count = 1
+                  + max_node_count = 1
+                }
+              + zone              = "us-central1-a"
+              + enable_public_ips = true
+              + boot_disk {
+                  + boot_disk_type    = "pd-standard"
+                  + boot_disk_size_gb = 120
+                }
+            }
+          + node_pool "cpu" {
+              + machine_spec {
+                  + machine_type = "n2-standard-8"
+                }
+              + scaling_spec {
+                  + min_node_count = 0
+                  + max_node_count = 4
+                }
+              + zone = "us-central1-a"
+            }
+          + orchestrator_spec {
+              + slurm_spec {
+                  + home_directory_storage = "projects/my-proj/locations/us-central1-a/instances/home"
+                  + login_node_pool_id     = "login"
+                  + partition "cpu" {
+                      + node_pool_ids = ["cpu"]
+                    }
+                  + prolog_bash_scripts    = [
+                      + <<-EOT
+                            #!/bin/bash
+                            echo prolog
+                        EOT,
+                    ]
+                }
+            }
+        }
+
+    Plan: 1 to add, 0 to change, 0 to replace, 0 to destroy.
+    [stderr]
+    [HH:MM:SS] train01: creating… [Ns]
+    [HH:MM:SS] train01: create request accepted [Ns]
+    [HH:MM:SS] train01: create done [Ns]
+    [HH:MM:SS] train01: created [Ns]
+    Apply complete! Resources: 1 added, 0 changed, 0 replaced, 0 destroyed.
+    "#);
     let live = env.emulator().cluster(&cluster_name("train01")).unwrap();
     assert_eq!(live["clusterStatus"]["state"], "RUNNING");
     assert_eq!(live["labels"]["clusterform-stack"], STACK);
@@ -59,12 +109,29 @@ fn scaling_a_pool_patches_node_pools_with_both_pools() {
         max_nodes: 8,
         ..ClusterSpec::default()
     }]));
-    let plan = env.run(&["plan", "--detailed-exitcode"]);
-    assert_eq!(plan.status.code(), Some(2), "{}", stderr(&plan));
-    let text = stdout(&plan);
-    assert!(text.contains("4 -> 8"), "{text}");
-    assert!(text.contains("node_pools"), "{text}");
-    assert!(text.contains("resizes pool cpu"), "{text}");
+    insta::assert_snapshot!(env.transcript(&["plan", "--detailed-exitcode"]), @r#"
+    clusterform will perform the following actions:
+
+      # train01 will be updated in place
+      ~ cluster "train01" {
+          ~ node_pool "cpu" {
+              ~ scaling_spec {
+                  ~ max_node_count = 4 -> 8
+                    # (1 unchanged attribute hidden)
+                }
+                # (1 unchanged attribute hidden)
+                # (1 unchanged block hidden)
+            }
+            # (2 unchanged attributes hidden)
+            # (3 unchanged blocks hidden)
+        }
+        update mask: node_pools
+        update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; a refreshed startup script recreates the pool's nodes)
+        impact: resizes pool cpu
+
+    Plan: 0 to add, 1 to change, 0 to replace, 0 to destroy.
+    [exit status: 2]
+    "#);
 
     apply_ok(
         &env,
@@ -131,9 +198,37 @@ fn user_only_mode_is_sent() {
         max_nodes: 6,
         ..ClusterSpec::default()
     }]));
-    let output = env.run(&["apply", "--auto-approve", "--update-mode", "USER_ONLY"]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    assert!(stdout(&output).contains("USER_ONLY"), "{}", stdout(&output));
+    insta::assert_snapshot!(
+        env.transcript(&["apply", "--auto-approve", "--update-mode", "USER_ONLY"]),
+        @r#"
+    clusterform will perform the following actions:
+
+      # train01 will be updated in place
+      ~ cluster "train01" {
+          ~ node_pool "cpu" {
+              ~ scaling_spec {
+                  ~ max_node_count = 4 -> 6
+                    # (1 unchanged attribute hidden)
+                }
+                # (1 unchanged attribute hidden)
+                # (1 unchanged block hidden)
+            }
+            # (2 unchanged attributes hidden)
+            # (3 unchanged blocks hidden)
+        }
+        update mask: node_pools
+        update mode: USER_ONLY (only the fields you set; the service does not refresh its managed fields)
+        impact: resizes pool cpu
+
+    Plan: 0 to add, 1 to change, 0 to replace, 0 to destroy.
+    [stderr]
+    [HH:MM:SS] train01: updating… [Ns]
+    [HH:MM:SS] train01: update request accepted [Ns]
+    [HH:MM:SS] train01: update done [Ns]
+    [HH:MM:SS] train01: updated [Ns]
+    Apply complete! Resources: 0 added, 1 changed, 0 replaced, 0 destroyed.
+    "#
+    );
     let (query, _) = last_patch(&env);
     assert!(query.contains("updateMode=USER_ONLY"), "{query}");
 }
@@ -148,16 +243,31 @@ fn a_subnetwork_change_replaces_delete_then_create() {
         "projects/my-proj/regions/us-central1/subnetworks/default",
         other,
     ));
-    let output = env.run(&["apply", "--auto-approve"]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    let out = stdout(&output);
-    assert!(out.contains("-/+"), "{out}");
-    assert!(out.contains("# forces replacement"), "{out}");
-    assert!(
-        stderr(&output).contains("1 replaced"),
-        "{}",
-        stderr(&output)
-    );
+    insta::assert_snapshot!(env.transcript(&["apply", "--auto-approve"]), @r#"
+    clusterform will perform the following actions:
+
+      # train01 must be replaced
+    -/+ cluster "train01" {
+          ~ network {
+              ~ subnetwork = "projects/my-proj/regions/us-central1/subnetworks/default" -> "projects/my-proj/regions/us-central1/subnetworks/other" # forces replacement
+                # (1 unchanged attribute hidden)
+            }
+            # (2 unchanged attributes hidden)
+            # (3 unchanged blocks hidden)
+        }
+        impact: replaces cluster
+        # no Slurm jobs active now
+
+    Plan: 0 to add, 0 to change, 1 to replace, 0 to destroy.
+    [stderr]
+    [HH:MM:SS] train01: replacing… [Ns]
+    [HH:MM:SS] train01: delete request accepted [Ns]
+    [HH:MM:SS] train01: delete done [Ns]
+    [HH:MM:SS] train01: create request accepted [Ns]
+    [HH:MM:SS] train01: create done [Ns]
+    [HH:MM:SS] train01: replaced [Ns]
+    Apply complete! Resources: 0 added, 0 changed, 1 replaced, 0 destroyed.
+    "#);
     let methods: Vec<_> = env.mutations().into_iter().map(|r| r.method).collect();
     assert_eq!(methods, ["DELETE", "POST"]);
     let live = env.emulator().cluster(&cluster_name("train01")).unwrap();
@@ -168,12 +278,75 @@ fn a_subnetwork_change_replaces_delete_then_create() {
 fn a_removed_block_is_deleted() {
     let env = Env::new(100);
     apply_ok(&env, &two_clusters());
-    let output = apply_ok(&env, &[ClusterSpec::default()]);
-    assert!(
-        stderr(&output).contains("1 destroyed"),
-        "{}",
-        stderr(&output)
-    );
+    env.write_config(&config(&[ClusterSpec::default()]));
+    insta::assert_snapshot!(env.transcript(&["apply", "--auto-approve"]), @r#"
+    clusterform will perform the following actions:
+
+      # train02 will be destroyed: owned by stack "research" and no longer in the configuration
+      - cluster "train02" {
+          - display_name = "Research training" -> null
+          - labels       = {
+              - "team" = "ml" -> null
+            }
+          - network {
+              - network    = "projects/my-proj/global/networks/default" -> null
+              - subnetwork = "projects/my-proj/regions/us-central1/subnetworks/default" -> null
+            }
+          - node_pool "login" {
+              - machine_spec {
+                  - machine_type = "n2-standard-8" -> null
+                }
+              - scaling_spec {
+                  - min_node_count = 1 -> null
+                  - max_node_count = 1 -> null
+                }
+              - zone              = "us-central1-a" -> null
+              - enable_public_ips = true -> null
+              - boot_disk {
+                  - boot_disk_type    = "pd-standard" -> null
+                  - boot_disk_size_gb = 120 -> null
+                }
+              - node_image        = "slurm-24-11-ubuntu-2204" -> null
+            }
+          - node_pool "cpu" {
+              - machine_spec {
+                  - machine_type = "n2-standard-8" -> null
+                }
+              - scaling_spec {
+                  - min_node_count = 0 -> null
+                  - max_node_count = 4 -> null
+                }
+              - zone       = "us-central1-a" -> null
+              - boot_disk {
+                  - boot_disk_type    = "pd-ssd" -> null
+                  - boot_disk_size_gb = 100 -> null
+                }
+              - node_image = "slurm-24-11-ubuntu-2204" -> null
+            }
+          - orchestrator_spec {
+              - slurm_spec {
+                  - home_directory_storage = "projects/my-proj/locations/us-central1-a/instances/home" -> null
+                  - login_node_pool_id     = "login" -> null
+                  - partition "cpu" {
+                      - node_pool_ids = ["cpu"] -> null
+                    }
+                  - prolog_bash_scripts    = (sensitive)
+                }
+            }
+          - runtime_spec {
+              - service_account = "253589482369-compute@developer.gserviceaccount.com" -> null
+            }
+        }
+        # no Slurm jobs active now
+
+    Plan: 0 to add, 0 to change, 0 to replace, 1 to destroy.
+    [stderr]
+    [HH:MM:SS] train02: destroying… [Ns]
+    [HH:MM:SS] train02: delete request accepted [Ns]
+    [HH:MM:SS] train02: delete done [Ns]
+    [HH:MM:SS] train02: destroyed [Ns]
+    Apply complete! Resources: 0 added, 0 changed, 0 replaced, 1 destroyed.
+    "#);
     assert!(env.emulator().cluster(&cluster_name("train02")).is_none());
     assert!(env.emulator().cluster(&cluster_name("train01")).is_some());
 }
@@ -189,73 +362,4 @@ fn json_plan_parses_and_carries_requests() {
     let request = &plan["changes"][0]["requests"][0];
     assert_eq!(request["method"], "POST");
     assert!(env.mutations().is_empty(), "plan sends nothing");
-}
-
-#[test]
-fn full_apply_transcript() {
-    let env = Env::new(100);
-    env.write_config(&config(&[ClusterSpec::default()]));
-    insta::assert_snapshot!(env.transcript(&["apply", "--auto-approve"]), @r#"
-    clusterform will perform the following actions:
-
-      # train01 will be created
-      + cluster "train01" {
-          + display_name = "Research training"
-          + labels       = {
-              + "team" = "ml"
-            }
-          + network {
-              + network    = "projects/my-proj/global/networks/default"
-              + subnetwork = "projects/my-proj/regions/us-central1/subnetworks/default"
-            }
-          + node_pool "login" {
-              + machine_spec {
-                  + machine_type = "n2-standard-8"
-                }
-              + scaling_spec {
-                  + min_node_count = 1
-                  + max_node_count = 1
-                }
-              + zone              = "us-central1-a"
-              + enable_public_ips = true
-              + boot_disk {
-                  + boot_disk_type    = "pd-standard"
-                  + boot_disk_size_gb = 120
-                }
-            }
-          + node_pool "cpu" {
-              + machine_spec {
-                  + machine_type = "n2-standard-8"
-                }
-              + scaling_spec {
-                  + min_node_count = 0
-                  + max_node_count = 4
-                }
-              + zone = "us-central1-a"
-            }
-          + orchestrator_spec {
-              + slurm_spec {
-                  + home_directory_storage = "projects/my-proj/locations/us-central1-a/instances/home"
-                  + login_node_pool_id     = "login"
-                  + partition "cpu" {
-                      + node_pool_ids = ["cpu"]
-                    }
-                  + prolog_bash_scripts    = [
-                      + <<-EOT
-                            #!/bin/bash
-                            echo prolog
-                        EOT,
-                    ]
-                }
-            }
-        }
-
-    Plan: 1 to add, 0 to change, 0 to replace, 0 to destroy.
-    [stderr]
-    [HH:MM:SS] train01: creating… [Ns]
-    [HH:MM:SS] train01: create request accepted [Ns]
-    [HH:MM:SS] train01: create done [Ns]
-    [HH:MM:SS] train01: created [Ns]
-    Apply complete! Resources: 1 added, 0 changed, 0 replaced, 0 destroyed.
-    "#);
 }

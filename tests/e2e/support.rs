@@ -449,23 +449,6 @@ pub struct Transcript {
     status: ExitStatus,
 }
 
-impl Transcript {
-    /// The normalized text of stdout.
-    pub fn stdout(&self) -> &str {
-        &self.stdout
-    }
-
-    /// The normalized text of stderr.
-    pub fn stderr(&self) -> &str {
-        &self.stderr
-    }
-
-    /// The exit code (`None` if a signal ended the run).
-    pub fn code(&self) -> Option<i32> {
-        self.status.code()
-    }
-}
-
 impl std::fmt::Display for Transcript {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}", self.stdout)?;
