@@ -501,71 +501,123 @@ impl Env {
         }
         text = text.replace(&dir.display().to_string(), "[DIR]");
         text = text.replace(&self.server.base_url(), "[ENDPOINT]");
-        let text = replace_bracketed(&text, "[HH:MM:SS]", is_clock_time);
-        let text = replace_bracketed(&text, "[Ns]", is_whole_seconds);
-        replace_digests(&text)
+        replace_what_varies(&text)
     }
 }
 
-/// `HH:MM:SS`.
-fn is_clock_time(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    bytes.len() == 8
-        && bytes.iter().enumerate().all(|(i, b)| {
-            if i % 3 == 2 {
-                *b == b':'
-            } else {
-                b.is_ascii_digit()
-            }
+impl Transcript {
+    /// The transcript with every `text` replaced by `placeholder`: for what only the test
+    /// knows varies (a lock holder's `user@host`).
+    pub fn with_replaced(self, text: &str, placeholder: &str) -> Self {
+        Self {
+            stdout: self.stdout.replace(text, placeholder),
+            stderr: self.stderr.replace(text, placeholder),
+            status: self.status,
+        }
+    }
+}
+
+/// The length of a match at the start of a text, if the text starts with one.
+type MatchLength = fn(&str) -> Option<usize>;
+
+/// What varies from run to run, each placeholder with its matches.
+const PLACEHOLDERS: &[(&str, MatchLength)] = &[
+    ("[HH:MM:SS]", clock_time),
+    ("[Ns]", whole_seconds),
+    ("[TIME]", rfc3339_time),
+    ("[UUID]", uuid),
+    ("[DIGEST]", sha256),
+    ("(pid [PID])", pid),
+];
+
+/// `text` with each of [`PLACEHOLDERS`] in place of what it stands for.
+fn replace_what_varies(text: &str) -> String {
+    PLACEHOLDERS
+        .iter()
+        .fold(text.to_owned(), |text, (placeholder, length)| {
+            replace_matches(&text, placeholder, *length)
         })
 }
 
-/// Digits followed by `s`.
-fn is_whole_seconds(text: &str) -> bool {
-    text.strip_suffix('s')
-        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+/// The length of the start of `text` that has `shape`: `d` a digit, `h` a lowercase hex digit,
+/// any other character itself.
+fn shaped(text: &str, shape: &str) -> Option<usize> {
+    let fits = text.len() >= shape.len()
+        && text.bytes().zip(shape.bytes()).all(|(c, s)| match s {
+            b'd' => c.is_ascii_digit(),
+            b'h' => c.is_ascii_digit() || (b'a'..=b'f').contains(&c),
+            _ => c == s,
+        });
+    fits.then_some(shape.len())
 }
 
-/// `text` with each `[…]` whose inside `matches` replaced by `placeholder`.
-fn replace_bracketed(text: &str, placeholder: &str, matches: impl Fn(&str) -> bool) -> String {
+/// The number of ASCII digits `text` starts with.
+fn digits(text: &str) -> usize {
+    text.bytes().take_while(u8::is_ascii_digit).count()
+}
+
+/// Whether `text` goes on with a letter or a digit (so that a match would cut a word).
+fn goes_on(text: &str) -> bool {
+    text.chars().next().is_some_and(char::is_alphanumeric)
+}
+
+/// `[12:34:56]`.
+fn clock_time(text: &str) -> Option<usize> {
+    shaped(text, "[dd:dd:dd]")
+}
+
+/// `[17s]`.
+fn whole_seconds(text: &str) -> Option<usize> {
+    let n = digits(text.strip_prefix('[')?);
+    (n > 0 && text[1 + n..].starts_with("s]")).then_some(n + 3)
+}
+
+/// `2026-12-01T23:21:10Z`, with or without a fraction of a second.
+fn rfc3339_time(text: &str) -> Option<usize> {
+    let mut length = shaped(text, "dddd-dd-ddTdd:dd:dd")?;
+    if text[length..].starts_with('.') {
+        length += 1 + digits(&text[length + 1..]);
+    }
+    text[length..].starts_with('Z').then_some(length + 1)
+}
+
+/// `e7675f78-3e2d-4a56-acf0-c61dba35e83c`.
+fn uuid(text: &str) -> Option<usize> {
+    let length = shaped(text, "hhhhhhhh-hhhh-hhhh-hhhh-hhhhhhhhhhhh")?;
+    (!goes_on(&text[length..])).then_some(length)
+}
+
+/// 64 lowercase hex digits.
+fn sha256(text: &str) -> Option<usize> {
+    let length = shaped(text, &"h".repeat(64))?;
+    (!goes_on(&text[length..])).then_some(length)
+}
+
+/// `(pid 10441)`.
+fn pid(text: &str) -> Option<usize> {
+    let n = digits(text.strip_prefix("(pid ")?);
+    (n > 0 && text[5 + n..].starts_with(')')).then_some(n + 6)
+}
+
+/// `text` with each match of `length` that starts a word replaced by `placeholder`.
+fn replace_matches(text: &str, placeholder: &str, length: MatchLength) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    while let Some(open) = rest.find('[') {
-        out.push_str(&rest[..open]);
-        let after = &rest[open + 1..];
-        match after.find(['[', ']', '\n']) {
-            Some(close) if after.as_bytes()[close] == b']' && matches(&after[..close]) => {
+    let mut after_word = false;
+    while let Some(c) = rest.chars().next() {
+        match length(rest).filter(|_| !after_word) {
+            Some(n) => {
                 out.push_str(placeholder);
-                rest = &after[close + 1..];
+                rest = &rest[n..];
+                after_word = false;
             }
-            _ => {
-                out.push('[');
-                rest = after;
+            None => {
+                out.push(c);
+                rest = &rest[c.len_utf8()..];
+                after_word = c.is_alphanumeric();
             }
         }
     }
-    out.push_str(rest);
-    out
-}
-
-/// `text` with each run of exactly 64 lowercase hex digits (a SHA-256) replaced by `[DIGEST]`.
-fn replace_digests(text: &str) -> String {
-    let is_hex = |c: char| c.is_ascii_digit() || ('a'..='f').contains(&c);
-    let mut out = String::with_capacity(text.len());
-    let mut run = String::new();
-    let end_run = |run: &mut String, out: &mut String| {
-        out.push_str(if run.len() == 64 { "[DIGEST]" } else { run });
-        run.clear();
-    };
-    for c in text.chars() {
-        if is_hex(c) {
-            run.push(c);
-        } else {
-            end_run(&mut run, &mut out);
-            out.push(c);
-        }
-    }
-    end_run(&mut run, &mut out);
     out
 }
 
@@ -595,14 +647,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn clock_times_seconds_and_digests_are_replaced_and_other_brackets_kept() {
+    fn what_varies_is_replaced_and_what_looks_like_it_is_kept() {
         let digest = "0123456789abcdef".repeat(4);
-        let text = format!("[12:34:56] a [17s] [x] [1.5s] [1:2:3] {digest} {digest}0\n");
-        let text = replace_bracketed(&text, "[HH:MM:SS]", is_clock_time);
-        let text = replace_bracketed(&text, "[Ns]", is_whole_seconds);
+        let text = format!(
+            "[12:34:56] a [17s] [x] [1.5s] [1:2:3]\n\
+             2026-12-01T23:21:10Z 2026-12-01T23:21:10.53Z 2026-12-01\n\
+             (pid 10441) (pid x) e7675f78-3e2d-4a56-acf0-c61dba35e83c\n\
+             {digest} {digest}0 x{digest}\n"
+        );
         assert_eq!(
-            replace_digests(&text),
-            format!("[HH:MM:SS] a [Ns] [x] [1.5s] [1:2:3] [DIGEST] {digest}0\n")
+            replace_what_varies(&text),
+            format!(
+                "[HH:MM:SS] a [Ns] [x] [1.5s] [1:2:3]\n\
+                 [TIME] [TIME] 2026-12-01\n\
+                 (pid [PID]) (pid x) [UUID]\n\
+                 [DIGEST] {digest}0 x{digest}\n"
+            )
         );
     }
 
