@@ -177,7 +177,7 @@ fn a_second_run_on_the_same_configuration_is_refused() {
     for command in ["apply", "destroy"] {
         insta::allow_duplicates! {
             insta::assert_snapshot!(
-                env.transcript(&[command, "--auto-approve"]).with_replaced(&who, "[USER@HOST]"),
+                env.transcript(&[command, "--auto-approve"]).normalized_with(|text| text.replace(&who, "[USER@HOST]")),
                 @"
             [stderr]
             Error: the stack is locked by [USER@HOST] (pid [PID]) running `apply` since [TIME] (lock ID [UUID])

@@ -506,12 +506,12 @@ impl Env {
 }
 
 impl Transcript {
-    /// The transcript with every `text` replaced by `placeholder`: for what only the test
-    /// knows varies (a lock holder's `user@host`).
-    pub fn with_replaced(self, text: &str, placeholder: &str) -> Self {
+    /// The transcript with `normalize` applied to both streams: for what only the test knows
+    /// varies (a lock holder's `user@host`, the seconds of an age).
+    pub fn normalized_with(self, normalize: impl Fn(&str) -> String) -> Self {
         Self {
-            stdout: self.stdout.replace(text, placeholder),
-            stderr: self.stderr.replace(text, placeholder),
+            stdout: normalize(&self.stdout),
+            stderr: normalize(&self.stderr),
             status: self.status,
         }
     }
