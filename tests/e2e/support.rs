@@ -438,9 +438,9 @@ pub fn final_screen(output: &str) -> Vec<String> {
 
 /// A run of the binary as one block of text, for inline snapshots: stdout, then stderr under
 /// `[stderr]`, then `[exit status: N]` when the run failed. What differs from run to run is
-/// replaced: the configuration directory by `[DIR]`, the emulator's URL by `[ENDPOINT]`,
-/// clock times by `[HH:MM:SS]`, elapsed seconds by `[Ns]`, SHA-256 digests by `[DIGEST]`;
-/// progress lines, which parallel actions print in any order, are grouped by cluster, each
+/// replaced: the configuration directory by `[DIR]`, the repository's `examples/` by
+/// `[EXAMPLES]`, the emulator's URL by `[ENDPOINT]`, and each of [`PLACEHOLDERS`] (clock
+/// times, elapsed seconds, RFC 3339 times, UUIDs, SHA-256 digests, process IDs); progress lines, which parallel actions print in any order, are grouped by cluster, each
 /// cluster's lines in the order they were printed.
 #[derive(Debug)]
 pub struct Transcript {
@@ -500,6 +500,11 @@ impl Env {
             text = text.replace(&canonical.display().to_string(), "[DIR]");
         }
         text = text.replace(&dir.display().to_string(), "[DIR]");
+        let examples = examples_dir();
+        if let Ok(canonical) = examples.canonicalize() {
+            text = text.replace(&canonical.display().to_string(), "[EXAMPLES]");
+        }
+        text = text.replace(&examples.display().to_string(), "[EXAMPLES]");
         text = text.replace(&self.server.base_url(), "[ENDPOINT]");
         replace_what_varies(&text)
     }
