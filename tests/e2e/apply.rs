@@ -4,7 +4,8 @@
 use serde_json::Value;
 
 use crate::support::{
-    ClusterSpec, Env, STACK, apply_ok, cluster_name, config, stderr, two_clusters,
+    ClusterSpec, Env, STACK, apply_ok, cluster_name, config, destroyed_attributes_elided, stderr,
+    two_clusters,
 };
 
 /// The plan after an apply: no changes (several tests assert it, once each).
@@ -195,7 +196,7 @@ fn user_only_mode_is_sent() {
     let env = Env::new(100);
     apply_ok(&env, &[ClusterSpec::default()]);
     env.write_config(&config(&[ClusterSpec {
-        max_nodes: 6,
+        extra_partition: true,
         ..ClusterSpec::default()
     }]));
     insta::assert_snapshot!(
@@ -205,20 +206,21 @@ fn user_only_mode_is_sent() {
 
       # train01 will be updated in place
       ~ cluster "train01" {
-          ~ node_pool "cpu" {
-              ~ scaling_spec {
-                  ~ max_node_count = 4 -> 6
-                    # (1 unchanged attribute hidden)
+          ~ orchestrator_spec {
+              ~ slurm_spec {
+                  + partition "all" {
+                      + node_pool_ids = ["cpu", "login"]
+                    }
+                    # (3 unchanged attributes hidden)
+                    # (1 unchanged block hidden)
                 }
-                # (1 unchanged attribute hidden)
-                # (1 unchanged block hidden)
             }
             # (2 unchanged attributes hidden)
             # (3 unchanged blocks hidden)
         }
-        update mask: node_pools
+        update mask: orchestrator_spec.slurm_spec.partitions
         update mode: USER_ONLY (only the fields you set; the service does not refresh its managed fields)
-        impact: resizes pool cpu
+        impact: slurm sync ≤ 15 s
 
     Plan: 0 to add, 1 to change, 0 to replace, 0 to destroy.
     [stderr]
@@ -279,64 +281,11 @@ fn a_removed_block_is_deleted() {
     let env = Env::new(100);
     apply_ok(&env, &two_clusters());
     env.write_config(&config(&[ClusterSpec::default()]));
-    insta::assert_snapshot!(env.transcript(&["apply", "--auto-approve"]), @r#"
+    insta::assert_snapshot!(env.transcript(&["apply", "--auto-approve"]).normalized_with(destroyed_attributes_elided), @r#"
     clusterform will perform the following actions:
 
       # train02 will be destroyed: owned by stack "research" and no longer in the configuration
-      - cluster "train02" {
-          - display_name = "Research training" -> null
-          - labels       = {
-              - "team" = "ml" -> null
-            }
-          - network {
-              - network    = "projects/my-proj/global/networks/default" -> null
-              - subnetwork = "projects/my-proj/regions/us-central1/subnetworks/default" -> null
-            }
-          - node_pool "login" {
-              - machine_spec {
-                  - machine_type = "n2-standard-8" -> null
-                }
-              - scaling_spec {
-                  - min_node_count = 1 -> null
-                  - max_node_count = 1 -> null
-                }
-              - zone              = "us-central1-a" -> null
-              - enable_public_ips = true -> null
-              - boot_disk {
-                  - boot_disk_type    = "pd-standard" -> null
-                  - boot_disk_size_gb = 120 -> null
-                }
-              - node_image        = "slurm-24-11-ubuntu-2204" -> null
-            }
-          - node_pool "cpu" {
-              - machine_spec {
-                  - machine_type = "n2-standard-8" -> null
-                }
-              - scaling_spec {
-                  - min_node_count = 0 -> null
-                  - max_node_count = 4 -> null
-                }
-              - zone       = "us-central1-a" -> null
-              - boot_disk {
-                  - boot_disk_type    = "pd-ssd" -> null
-                  - boot_disk_size_gb = 100 -> null
-                }
-              - node_image = "slurm-24-11-ubuntu-2204" -> null
-            }
-          - orchestrator_spec {
-              - slurm_spec {
-                  - home_directory_storage = "projects/my-proj/locations/us-central1-a/instances/home" -> null
-                  - login_node_pool_id     = "login" -> null
-                  - partition "cpu" {
-                      - node_pool_ids = ["cpu"] -> null
-                    }
-                  - prolog_bash_scripts    = (sensitive)
-                }
-            }
-          - runtime_spec {
-              - service_account = "253589482369-compute@developer.gserviceaccount.com" -> null
-            }
-        }
+      - cluster "train02" { … }
         # no Slurm jobs active now
 
     Plan: 0 to add, 0 to change, 0 to replace, 1 to destroy.

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use crate::support::{ClusterSpec, Env, apply_ok, cluster_name};
+use crate::support::{ClusterSpec, Env, apply_ok, cluster_name, destroyed_attributes_elided};
 
 #[test]
 fn destroy_deletes_declared_clusters() {
@@ -194,7 +194,8 @@ fn idle_for_deletes_only_provably_idle_clusters() {
     );
     insta::assert_snapshot!(
         env.transcript(&["destroy", "--idle-for", "2h", "--auto-approve"])
-            .normalized_with(seconds_of_ages_hidden),
+            .normalized_with(seconds_of_ages_hidden)
+            .normalized_with(destroyed_attributes_elided),
         @r#"
     CLUSTER  STATE    ACTIVE JOBS  BUSY NODES  LAST BUSY                         VERDICT        REASON
     agedout  RUNNING  0            0           [TIME] (1h30m ago)  busy: keep     last busy 1h30m[S]s ago, less than 2h
@@ -204,65 +205,7 @@ fn idle_for_deletes_only_provably_idle_clusters() {
     clusterform will perform the following actions:
 
       # old01 will be destroyed: declared in this configuration, and destroy was requested
-      - cluster "old01" {
-          - display_name = "Research training" -> null
-          - labels       = {
-              - "team" = "ml" -> null
-            }
-          - network {
-              - network    = "projects/my-proj/global/networks/default" -> null
-              - subnetwork = "projects/my-proj/regions/us-central1/subnetworks/default" -> null
-            }
-          - node_pool "login" {
-              - machine_spec {
-                  - machine_type = "n2-standard-8" -> null
-                }
-              - scaling_spec {
-                  - min_node_count = 1 -> null
-                  - max_node_count = 1 -> null
-                }
-              - zone              = "us-central1-a" -> null
-              - enable_public_ips = true -> null
-              - boot_disk {
-                  - boot_disk_type    = "pd-standard" -> null
-                  - boot_disk_size_gb = 120 -> null
-                }
-              - node_image        = "slurm-24-11-ubuntu-2204" -> null
-            }
-          - node_pool "cpu" {
-              - machine_spec {
-                  - machine_type = "n2-standard-8" -> null
-                }
-              - scaling_spec {
-                  - min_node_count = 0 -> null
-                  - max_node_count = 4 -> null
-                }
-              - zone       = "us-central1-a" -> null
-              - boot_disk {
-                  - boot_disk_type    = "pd-ssd" -> null
-                  - boot_disk_size_gb = 100 -> null
-                }
-              - node_image = "slurm-24-11-ubuntu-2204" -> null
-            }
-          - orchestrator_spec {
-              - slurm_spec {
-                  - home_directory_storage = "projects/my-proj/locations/us-central1-a/instances/home" -> null
-                  - login_node_pool_id     = "login" -> null
-                  - partition "cpu" {
-                      - node_pool_ids = ["cpu"] -> null
-                    }
-                  - prolog_bash_scripts    = [
-                      - <<-EOT
-                            #!/bin/bash
-                            echo prolog
-                        EOT,
-                    ] -> null
-                }
-            }
-          - runtime_spec {
-              - service_account = "253589482369-compute@developer.gserviceaccount.com" -> null
-            }
-        }
+      - cluster "old01" { … }
         # no Slurm jobs active now
 
     Plan: 0 to add, 0 to change, 0 to replace, 1 to destroy.
@@ -289,71 +232,13 @@ fn idle_for_falls_back_to_an_older_slurm_rest_version() {
         &name,
         vec![node("cpu-0", &["IDLE", "POWERED_DOWN"], minutes_ago(300))],
     );
-    insta::assert_snapshot!(env.transcript(&["destroy", "--idle-for", "2h", "--auto-approve"]), @r#"
+    insta::assert_snapshot!(env.transcript(&["destroy", "--idle-for", "2h", "--auto-approve"]).normalized_with(destroyed_attributes_elided), @r#"
     CLUSTER  STATE    ACTIVE JOBS  BUSY NODES  LAST BUSY                      VERDICT        REASON
     train01  RUNNING  0            0           [TIME] (5h ago)  idle: destroy  no active job or busy node; last busy 5h ago (>= 2h)
     clusterform will perform the following actions:
 
       # train01 will be destroyed: declared in this configuration, and destroy was requested
-      - cluster "train01" {
-          - display_name = "Research training" -> null
-          - labels       = {
-              - "team" = "ml" -> null
-            }
-          - network {
-              - network    = "projects/my-proj/global/networks/default" -> null
-              - subnetwork = "projects/my-proj/regions/us-central1/subnetworks/default" -> null
-            }
-          - node_pool "login" {
-              - machine_spec {
-                  - machine_type = "n2-standard-8" -> null
-                }
-              - scaling_spec {
-                  - min_node_count = 1 -> null
-                  - max_node_count = 1 -> null
-                }
-              - zone              = "us-central1-a" -> null
-              - enable_public_ips = true -> null
-              - boot_disk {
-                  - boot_disk_type    = "pd-standard" -> null
-                  - boot_disk_size_gb = 120 -> null
-                }
-              - node_image        = "slurm-24-11-ubuntu-2204" -> null
-            }
-          - node_pool "cpu" {
-              - machine_spec {
-                  - machine_type = "n2-standard-8" -> null
-                }
-              - scaling_spec {
-                  - min_node_count = 0 -> null
-                  - max_node_count = 4 -> null
-                }
-              - zone       = "us-central1-a" -> null
-              - boot_disk {
-                  - boot_disk_type    = "pd-ssd" -> null
-                  - boot_disk_size_gb = 100 -> null
-                }
-              - node_image = "slurm-24-11-ubuntu-2204" -> null
-            }
-          - orchestrator_spec {
-              - slurm_spec {
-                  - home_directory_storage = "projects/my-proj/locations/us-central1-a/instances/home" -> null
-                  - login_node_pool_id     = "login" -> null
-                  - partition "cpu" {
-                      - node_pool_ids = ["cpu"] -> null
-                    }
-                  - prolog_bash_scripts    = [
-                      - <<-EOT
-                            #!/bin/bash
-                            echo prolog
-                        EOT,
-                    ] -> null
-                }
-            }
-          - runtime_spec {
-              - service_account = "253589482369-compute@developer.gserviceaccount.com" -> null
-            }
-        }
+      - cluster "train01" { … }
         # no Slurm jobs active now
 
     Plan: 0 to add, 0 to change, 0 to replace, 1 to destroy.
@@ -393,71 +278,13 @@ fn idle_for_asks_slurm_once_per_cluster() {
         vec![node("cpu-0", &["IDLE", "POWERED_DOWN"], minutes_ago(300))],
     );
     env.emulator().clear_requests();
-    insta::assert_snapshot!(env.transcript(&["destroy", "--idle-for", "2h", "--auto-approve"]), @r#"
+    insta::assert_snapshot!(env.transcript(&["destroy", "--idle-for", "2h", "--auto-approve"]).normalized_with(destroyed_attributes_elided), @r#"
     CLUSTER  STATE    ACTIVE JOBS  BUSY NODES  LAST BUSY                      VERDICT        REASON
     train01  RUNNING  0            0           [TIME] (5h ago)  idle: destroy  no active job or busy node; last busy 5h ago (>= 2h)
     clusterform will perform the following actions:
 
       # train01 will be destroyed: declared in this configuration, and destroy was requested
-      - cluster "train01" {
-          - display_name = "Research training" -> null
-          - labels       = {
-              - "team" = "ml" -> null
-            }
-          - network {
-              - network    = "projects/my-proj/global/networks/default" -> null
-              - subnetwork = "projects/my-proj/regions/us-central1/subnetworks/default" -> null
-            }
-          - node_pool "login" {
-              - machine_spec {
-                  - machine_type = "n2-standard-8" -> null
-                }
-              - scaling_spec {
-                  - min_node_count = 1 -> null
-                  - max_node_count = 1 -> null
-                }
-              - zone              = "us-central1-a" -> null
-              - enable_public_ips = true -> null
-              - boot_disk {
-                  - boot_disk_type    = "pd-standard" -> null
-                  - boot_disk_size_gb = 120 -> null
-                }
-              - node_image        = "slurm-24-11-ubuntu-2204" -> null
-            }
-          - node_pool "cpu" {
-              - machine_spec {
-                  - machine_type = "n2-standard-8" -> null
-                }
-              - scaling_spec {
-                  - min_node_count = 0 -> null
-                  - max_node_count = 4 -> null
-                }
-              - zone       = "us-central1-a" -> null
-              - boot_disk {
-                  - boot_disk_type    = "pd-ssd" -> null
-                  - boot_disk_size_gb = 100 -> null
-                }
-              - node_image = "slurm-24-11-ubuntu-2204" -> null
-            }
-          - orchestrator_spec {
-              - slurm_spec {
-                  - home_directory_storage = "projects/my-proj/locations/us-central1-a/instances/home" -> null
-                  - login_node_pool_id     = "login" -> null
-                  - partition "cpu" {
-                      - node_pool_ids = ["cpu"] -> null
-                    }
-                  - prolog_bash_scripts    = [
-                      - <<-EOT
-                            #!/bin/bash
-                            echo prolog
-                        EOT,
-                    ] -> null
-                }
-            }
-          - runtime_spec {
-              - service_account = "253589482369-compute@developer.gserviceaccount.com" -> null
-            }
-        }
+      - cluster "train01" { … }
         # no Slurm jobs active now
 
     Plan: 0 to add, 0 to change, 0 to replace, 1 to destroy.

@@ -522,6 +522,25 @@ impl Transcript {
     }
 }
 
+/// `text` with the attributes of each cluster a plan destroys elided (`- cluster "ID" { … }`):
+/// for tests about which clusters go, where `destroy` tests the whole block once.
+pub fn destroyed_attributes_elided(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut in_block = false;
+    for line in text.split_inclusive('\n') {
+        if in_block {
+            in_block = line != "    }\n";
+        } else if line.starts_with("  - cluster \"") && line.ends_with("{\n") {
+            out.push_str(line.trim_end_matches('\n'));
+            out.push_str(" … }\n");
+            in_block = true;
+        } else {
+            out.push_str(line);
+        }
+    }
+    out
+}
+
 /// The length of a match at the start of a text, if the text starts with one.
 type MatchLength = fn(&str) -> Option<usize>;
 
