@@ -119,7 +119,7 @@ fn node(name: &str, state: &[&str], last_busy: i64) -> Value {
     json!({"name": name, "state": state, "last_busy": number(last_busy)})
 }
 
-/// `text` with the seconds of each age past a minute (`1h30m30s ago`) replaced by `[S]`: the
+/// `text` with the seconds of each age past a minute (`1h30m30s ago`, `5h30s ago`) replaced by `[S]`: the
 /// run reads the clock a second or two after the test set the times.
 fn seconds_of_ages_hidden(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -127,7 +127,7 @@ fn seconds_of_ages_hidden(text: &str) -> String {
     while let Some(at) = rest.find("s ago") {
         let before = &rest[..at];
         let number = before.trim_end_matches(|c: char| c.is_ascii_digit());
-        if number.len() < before.len() && number.ends_with('m') {
+        if number.len() < before.len() && (number.ends_with('m') || number.ends_with('h')) {
             out.push_str(number);
             out.push_str("[S]");
         } else {
@@ -184,8 +184,16 @@ fn idle_for_deletes_only_provably_idle_clusters() {
     e.set_slurm_nodes(
         &cluster_name("old01"),
         vec![
-            node("cpu-0", &["IDLE", "POWERED_DOWN"], minutes_ago(300)),
-            node("cpu-1", &["IDLE", "POWERED_DOWN"], minutes_ago(310)),
+            node(
+                "cpu-0",
+                &["IDLE", "POWERED_DOWN"],
+                minutes_and_a_half_ago(300),
+            ),
+            node(
+                "cpu-1",
+                &["IDLE", "POWERED_DOWN"],
+                minutes_and_a_half_ago(310),
+            ),
         ],
     );
     e.set_slurm_nodes(
@@ -200,7 +208,7 @@ fn idle_for_deletes_only_provably_idle_clusters() {
     CLUSTER  STATE    ACTIVE JOBS  BUSY NODES  LAST BUSY                         VERDICT        REASON
     agedout  RUNNING  0            0           [TIME] (1h30m ago)  busy: keep     last busy 1h30m[S]s ago, less than 2h
     nolast   RUNNING  0            0           ?                                 unknown: keep  node cpu-0 reports no last_busy
-    old01    RUNNING  0            0           [TIME] (5h ago)     idle: destroy  no active job or busy node; last busy 5h ago (>= 2h)
+    old01    RUNNING  0            0           [TIME] (5h ago)     idle: destroy  no active job or busy node; last busy 5h[S]s ago (>= 2h)
     train01  RUNNING  1            1           [TIME] (1h1m ago)   busy: keep     1 active job, 1 busy node
     clusterform will perform the following actions:
 
@@ -230,11 +238,15 @@ fn idle_for_falls_back_to_an_older_slurm_rest_version() {
     env.emulator().set_slurm_api_versions(&name, &["v0.0.40"]);
     env.emulator().set_slurm_nodes(
         &name,
-        vec![node("cpu-0", &["IDLE", "POWERED_DOWN"], minutes_ago(300))],
+        vec![node(
+            "cpu-0",
+            &["IDLE", "POWERED_DOWN"],
+            minutes_and_a_half_ago(300),
+        )],
     );
-    insta::assert_snapshot!(env.transcript(&["destroy", "--idle-for", "2h", "--auto-approve"]).normalized_with(destroyed_attributes_elided), @r#"
+    insta::assert_snapshot!(env.transcript(&["destroy", "--idle-for", "2h", "--auto-approve"]).normalized_with(seconds_of_ages_hidden).normalized_with(destroyed_attributes_elided), @r#"
     CLUSTER  STATE    ACTIVE JOBS  BUSY NODES  LAST BUSY                      VERDICT        REASON
-    train01  RUNNING  0            0           [TIME] (5h ago)  idle: destroy  no active job or busy node; last busy 5h ago (>= 2h)
+    train01  RUNNING  0            0           [TIME] (5h ago)  idle: destroy  no active job or busy node; last busy 5h[S]s ago (>= 2h)
     clusterform will perform the following actions:
 
       # train01 will be destroyed: declared in this configuration, and destroy was requested
@@ -275,12 +287,16 @@ fn idle_for_asks_slurm_once_per_cluster() {
     let name = cluster_name("train01");
     env.emulator().set_slurm_nodes(
         &name,
-        vec![node("cpu-0", &["IDLE", "POWERED_DOWN"], minutes_ago(300))],
+        vec![node(
+            "cpu-0",
+            &["IDLE", "POWERED_DOWN"],
+            minutes_and_a_half_ago(300),
+        )],
     );
     env.emulator().clear_requests();
-    insta::assert_snapshot!(env.transcript(&["destroy", "--idle-for", "2h", "--auto-approve"]).normalized_with(destroyed_attributes_elided), @r#"
+    insta::assert_snapshot!(env.transcript(&["destroy", "--idle-for", "2h", "--auto-approve"]).normalized_with(seconds_of_ages_hidden).normalized_with(destroyed_attributes_elided), @r#"
     CLUSTER  STATE    ACTIVE JOBS  BUSY NODES  LAST BUSY                      VERDICT        REASON
-    train01  RUNNING  0            0           [TIME] (5h ago)  idle: destroy  no active job or busy node; last busy 5h ago (>= 2h)
+    train01  RUNNING  0            0           [TIME] (5h ago)  idle: destroy  no active job or busy node; last busy 5h[S]s ago (>= 2h)
     clusterform will perform the following actions:
 
       # train01 will be destroyed: declared in this configuration, and destroy was requested
