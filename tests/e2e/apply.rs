@@ -4,23 +4,18 @@
 use serde_json::Value;
 
 use crate::support::{
-    ClusterSpec, Env, apply_ok, cluster_name, config, stderr, stdout, two_clusters,
+    ClusterSpec, Env, STACK, apply_ok, cluster_name, config, destroyed_attributes_elided, stderr,
+    two_clusters,
 };
 
+/// The plan after an apply: no changes (several tests assert it, once each).
 fn assert_no_changes(env: &Env) {
-    let output = env.run(&["plan", "--detailed-exitcode"]);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "plan after apply should be empty:\n{}{}",
-        stdout(&output),
-        stderr(&output)
-    );
-    assert!(
-        stdout(&output).contains("No changes."),
-        "{}",
-        stdout(&output)
-    );
+    insta::allow_duplicates! {
+        insta::assert_snapshot!(
+            env.transcript(&["plan", "--detailed-exitcode"]),
+            @"No changes. Your clusters match the configuration."
+        );
+    }
 }
 
 fn last_patch(env: &Env) -> (String, Value) {
@@ -35,18 +30,74 @@ fn last_patch(env: &Env) -> (String, Value) {
 
 #[test]
 fn create_then_plan_shows_no_changes() {
-    let env = Env::new(200);
-    let output = apply_ok(&env, &[ClusterSpec::default()]);
-    let out = stdout(&output);
-    assert!(out.contains("+ cluster \"train01\""), "{out}");
-    let status = stderr(&output);
-    assert!(
-        status.contains("Apply complete! Resources: 1 added, 0 changed, 0 replaced, 0 destroyed."),
-        "{status}"
-    );
+    let env = Env::new(100);
+    env.write_config(&config(&[ClusterSpec::default()]));
+    insta::assert_snapshot!(env.transcript(&["apply", "--auto-approve"]), @r#"
+    clusterform will perform the following actions:
+
+      # train01 will be created
+      + cluster "train01" {
+          + display_name = "Research training"
+          + labels       = {
+              + "team" = "ml"
+            }
+          + network {
+              + network    = "projects/my-proj/global/networks/default"
+              + subnetwork = "projects/my-proj/regions/us-central1/subnetworks/default"
+            }
+          + node_pool "login" {
+              + machine_spec {
+                  + machine_type = "n2-standard-8"
+                }
+              + scaling_spec {
+                  + min_node_count = 1
+                  + max_node_count = 1
+                }
+              + zone              = "us-central1-a"
+              + enable_public_ips = true
+              + boot_disk {
+                  + boot_disk_type    = "pd-standard"
+                  + boot_disk_size_gb = 120
+                }
+            }
+          + node_pool "cpu" {
+              + machine_spec {
+                  + machine_type = "n2-standard-8"
+                }
+              + scaling_spec {
+                  + min_node_count = 0
+                  + max_node_count = 4
+                }
+              + zone = "us-central1-a"
+            }
+          + orchestrator_spec {
+              + slurm_spec {
+                  + home_directory_storage = "projects/my-proj/locations/us-central1-a/instances/home"
+                  + login_node_pool_id     = "login"
+                  + partition "cpu" {
+                      + node_pool_ids = ["cpu"]
+                    }
+                  + prolog_bash_scripts    = [
+                      + <<-EOT
+                            #!/bin/bash
+                            echo prolog
+                        EOT,
+                    ]
+                }
+            }
+        }
+
+    Plan: 1 to add, 0 to change, 0 to replace, 0 to destroy.
+    [stderr]
+    [HH:MM:SS] train01: creating… [Ns]
+    [HH:MM:SS] train01: create request accepted [Ns]
+    [HH:MM:SS] train01: create done [Ns]
+    [HH:MM:SS] train01: created [Ns]
+    Apply complete! Resources: 1 added, 0 changed, 0 replaced, 0 destroyed.
+    "#);
     let live = env.emulator().cluster(&cluster_name("train01")).unwrap();
     assert_eq!(live["clusterStatus"]["state"], "RUNNING");
-    assert_eq!(live["labels"]["clusterform-stack"], "e2e");
+    assert_eq!(live["labels"]["clusterform-stack"], STACK);
     assert_eq!(live["labels"]["team"], "ml");
     assert_no_changes(&env);
 }
@@ -59,12 +110,29 @@ fn scaling_a_pool_patches_node_pools_with_both_pools() {
         max_nodes: 8,
         ..ClusterSpec::default()
     }]));
-    let plan = env.run(&["plan", "--detailed-exitcode"]);
-    assert_eq!(plan.status.code(), Some(2), "{}", stderr(&plan));
-    let text = stdout(&plan);
-    assert!(text.contains("4 -> 8"), "{text}");
-    assert!(text.contains("node_pools"), "{text}");
-    assert!(text.contains("resizes pool cpu"), "{text}");
+    insta::assert_snapshot!(env.transcript(&["plan", "--detailed-exitcode"]), @r#"
+    clusterform will perform the following actions:
+
+      # train01 will be updated in place
+      ~ cluster "train01" {
+          ~ node_pool "cpu" {
+              ~ scaling_spec {
+                  ~ max_node_count = 4 -> 8
+                    # (1 unchanged attribute hidden)
+                }
+                # (1 unchanged attribute hidden)
+                # (1 unchanged block hidden)
+            }
+            # (2 unchanged attributes hidden)
+            # (3 unchanged blocks hidden)
+        }
+        update mask: node_pools
+        update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; a refreshed startup script recreates the pool's nodes)
+        impact: resizes pool cpu
+
+    Plan: 0 to add, 1 to change, 0 to replace, 0 to destroy.
+    [exit status: 2]
+    "#);
 
     apply_ok(
         &env,
@@ -118,7 +186,7 @@ fn changing_labels_keeps_the_stack_label() {
     );
     let (query, body) = last_patch(&env);
     assert!(query.contains("updateMask=labels"), "{query}");
-    assert_eq!(body["labels"]["clusterform-stack"], "e2e");
+    assert_eq!(body["labels"]["clusterform-stack"], STACK);
     assert_eq!(body["labels"]["team"], "research");
     assert_no_changes(&env);
 }
@@ -128,12 +196,41 @@ fn user_only_mode_is_sent() {
     let env = Env::new(100);
     apply_ok(&env, &[ClusterSpec::default()]);
     env.write_config(&config(&[ClusterSpec {
-        max_nodes: 6,
+        extra_partition: true,
         ..ClusterSpec::default()
     }]));
-    let output = env.run(&["apply", "--auto-approve", "--update-mode", "USER_ONLY"]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    assert!(stdout(&output).contains("USER_ONLY"), "{}", stdout(&output));
+    insta::assert_snapshot!(
+        env.transcript(&["apply", "--auto-approve", "--update-mode", "USER_ONLY"]),
+        @r#"
+    clusterform will perform the following actions:
+
+      # train01 will be updated in place
+      ~ cluster "train01" {
+          ~ orchestrator_spec {
+              ~ slurm_spec {
+                  + partition "all" {
+                      + node_pool_ids = ["cpu", "login"]
+                    }
+                    # (3 unchanged attributes hidden)
+                    # (1 unchanged block hidden)
+                }
+            }
+            # (2 unchanged attributes hidden)
+            # (3 unchanged blocks hidden)
+        }
+        update mask: orchestrator_spec.slurm_spec.partitions
+        update mode: USER_ONLY (only the fields you set; the service does not refresh its managed fields)
+        impact: slurm sync ≤ 15 s
+
+    Plan: 0 to add, 1 to change, 0 to replace, 0 to destroy.
+    [stderr]
+    [HH:MM:SS] train01: updating… [Ns]
+    [HH:MM:SS] train01: update request accepted [Ns]
+    [HH:MM:SS] train01: update done [Ns]
+    [HH:MM:SS] train01: updated [Ns]
+    Apply complete! Resources: 0 added, 1 changed, 0 replaced, 0 destroyed.
+    "#
+    );
     let (query, _) = last_patch(&env);
     assert!(query.contains("updateMode=USER_ONLY"), "{query}");
 }
@@ -143,21 +240,36 @@ fn a_subnetwork_change_replaces_delete_then_create() {
     let env = Env::new(100);
     apply_ok(&env, &[ClusterSpec::default()]);
     env.emulator().clear_requests();
-    let other = "projects/e2e-project/regions/us-central1/subnetworks/other";
+    let other = "projects/my-proj/regions/us-central1/subnetworks/other";
     env.write_config(&config(&[ClusterSpec::default()]).replace(
-        "projects/e2e-project/regions/us-central1/subnetworks/default",
+        "projects/my-proj/regions/us-central1/subnetworks/default",
         other,
     ));
-    let output = env.run(&["apply", "--auto-approve"]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    let out = stdout(&output);
-    assert!(out.contains("-/+"), "{out}");
-    assert!(out.contains("# forces replacement"), "{out}");
-    assert!(
-        stderr(&output).contains("1 replaced"),
-        "{}",
-        stderr(&output)
-    );
+    insta::assert_snapshot!(env.transcript(&["apply", "--auto-approve"]), @r#"
+    clusterform will perform the following actions:
+
+      # train01 must be replaced
+    -/+ cluster "train01" {
+          ~ network {
+              ~ subnetwork = "projects/my-proj/regions/us-central1/subnetworks/default" -> "projects/my-proj/regions/us-central1/subnetworks/other" # forces replacement
+                # (1 unchanged attribute hidden)
+            }
+            # (2 unchanged attributes hidden)
+            # (3 unchanged blocks hidden)
+        }
+        impact: replaces cluster
+        # no Slurm jobs active now
+
+    Plan: 0 to add, 0 to change, 1 to replace, 0 to destroy.
+    [stderr]
+    [HH:MM:SS] train01: replacing… [Ns]
+    [HH:MM:SS] train01: delete request accepted [Ns]
+    [HH:MM:SS] train01: delete done [Ns]
+    [HH:MM:SS] train01: create request accepted [Ns]
+    [HH:MM:SS] train01: create done [Ns]
+    [HH:MM:SS] train01: replaced [Ns]
+    Apply complete! Resources: 0 added, 0 changed, 1 replaced, 0 destroyed.
+    "#);
     let methods: Vec<_> = env.mutations().into_iter().map(|r| r.method).collect();
     assert_eq!(methods, ["DELETE", "POST"]);
     let live = env.emulator().cluster(&cluster_name("train01")).unwrap();
@@ -168,12 +280,22 @@ fn a_subnetwork_change_replaces_delete_then_create() {
 fn a_removed_block_is_deleted() {
     let env = Env::new(100);
     apply_ok(&env, &two_clusters());
-    let output = apply_ok(&env, &[ClusterSpec::default()]);
-    assert!(
-        stderr(&output).contains("1 destroyed"),
-        "{}",
-        stderr(&output)
-    );
+    env.write_config(&config(&[ClusterSpec::default()]));
+    insta::assert_snapshot!(env.transcript(&["apply", "--auto-approve"]).normalized_with(destroyed_attributes_elided), @r#"
+    clusterform will perform the following actions:
+
+      # train02 will be destroyed: owned by stack "research" and no longer in the configuration
+      - cluster "train02" { … }
+        # no Slurm jobs active now
+
+    Plan: 0 to add, 0 to change, 0 to replace, 1 to destroy.
+    [stderr]
+    [HH:MM:SS] train02: destroying… [Ns]
+    [HH:MM:SS] train02: delete request accepted [Ns]
+    [HH:MM:SS] train02: delete done [Ns]
+    [HH:MM:SS] train02: destroyed [Ns]
+    Apply complete! Resources: 0 added, 0 changed, 0 replaced, 1 destroyed.
+    "#);
     assert!(env.emulator().cluster(&cluster_name("train02")).is_none());
     assert!(env.emulator().cluster(&cluster_name("train01")).is_some());
 }
@@ -189,20 +311,4 @@ fn json_plan_parses_and_carries_requests() {
     let request = &plan["changes"][0]["requests"][0];
     assert_eq!(request["method"], "POST");
     assert!(env.mutations().is_empty(), "plan sends nothing");
-}
-
-#[test]
-fn full_apply_transcript() {
-    let env = Env::new(100);
-    env.write_config(&config(&[ClusterSpec::default()]));
-    let output = env.run(&["apply", "--auto-approve"]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    let mut settings = insta::Settings::clone_current();
-    settings.add_filter(r"\[\d\d:\d\d:\d\d\]", "[HH:MM:SS]");
-    settings.add_filter(r"\[\d+s\]", "[Ns]");
-    settings.add_filter(r#""[0-9a-f]{64}""#, "\"DIGEST\"");
-    settings.bind(|| {
-        insta::assert_snapshot!("full_apply_transcript", stdout(&output));
-        insta::assert_snapshot!("full_apply_transcript_stderr", stderr(&output));
-    });
 }

@@ -84,7 +84,7 @@ fn import_takes_the_directory_like_every_command_and_has_no_dir_flag() {
     let output = elsewhere(&env, &["import", "train01", dir]);
     assert_eq!(output.status.code(), Some(1));
     assert!(
-        stderr(&output).contains("cluster projects/e2e-project/locations/us-central1/modelDevelopmentClusters/train01 was not found"),
+        stderr(&output).contains("cluster projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01 was not found"),
         "{}",
         stderr(&output)
     );

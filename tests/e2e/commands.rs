@@ -1,13 +1,13 @@
 //! The smaller commands: `fmt`, `list`, `completions`, `emulator`, and the planning flags
 //! `--target` and `--replace`.
 
-use crate::support::{ClusterSpec, Env, apply_ok, config, stderr, stdout, two_clusters};
+use crate::support::{ClusterSpec, Env, STACK, apply_ok, config, stderr, stdout, two_clusters};
 
 #[test]
 fn fmt_check_reports_and_fmt_rewrites() {
     let env = Env::new(100);
     env.write_config(
-        "provider \"google\" {\nproject=\"e2e-project\"\n    region = \"us-central1\"\n}\n",
+        "provider \"google\" {\nproject=\"my-proj\"\n    region = \"us-central1\"\n}\n",
     );
     let check = env.run(&["fmt", "--check", "--diff"]);
     assert_eq!(check.status.code(), Some(1));
@@ -50,14 +50,14 @@ fn list_prints_a_table() {
     let out = stdout(&output);
     assert!(out.contains("ID"), "{out}");
     assert!(
-        out.contains("train01  e2e-project  us-central1  RUNNING"),
+        out.contains("train01  my-proj  us-central1  RUNNING"),
         "{out}"
     );
     assert!(
         out.contains("login:1-1 cpu:0-4") || out.contains("cpu:0-4"),
         "{out}"
     );
-    assert!(out.contains("e2e"), "{out}");
+    assert!(out.contains(STACK), "{out}");
 }
 
 #[test]

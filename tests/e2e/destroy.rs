@@ -4,27 +4,87 @@
 
 use serde_json::{Value, json};
 
-use crate::support::{ClusterSpec, Env, apply_ok, cluster_name, stderr, stdout};
+use crate::support::{ClusterSpec, Env, apply_ok, cluster_name, destroyed_attributes_elided};
 
 #[test]
 fn destroy_deletes_declared_clusters() {
     let env = Env::new(100);
     apply_ok(&env, &[ClusterSpec::default()]);
-    let output = env.run(&["destroy", "--auto-approve"]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("Destroy complete! Resources: 1 destroyed."),
-        "{}",
-        stderr(&output)
-    );
+    insta::assert_snapshot!(env.transcript(&["destroy", "--auto-approve"]), @r#"
+    clusterform will perform the following actions:
+
+      # train01 will be destroyed: declared in this configuration, and destroy was requested
+      - cluster "train01" {
+          - display_name = "Research training" -> null
+          - labels       = {
+              - "team" = "ml" -> null
+            }
+          - network {
+              - network    = "projects/my-proj/global/networks/default" -> null
+              - subnetwork = "projects/my-proj/regions/us-central1/subnetworks/default" -> null
+            }
+          - node_pool "login" {
+              - machine_spec {
+                  - machine_type = "n2-standard-8" -> null
+                }
+              - scaling_spec {
+                  - min_node_count = 1 -> null
+                  - max_node_count = 1 -> null
+                }
+              - zone              = "us-central1-a" -> null
+              - enable_public_ips = true -> null
+              - boot_disk {
+                  - boot_disk_type    = "pd-standard" -> null
+                  - boot_disk_size_gb = 120 -> null
+                }
+              - node_image        = "slurm-24-11-ubuntu-2204" -> null
+            }
+          - node_pool "cpu" {
+              - machine_spec {
+                  - machine_type = "n2-standard-8" -> null
+                }
+              - scaling_spec {
+                  - min_node_count = 0 -> null
+                  - max_node_count = 4 -> null
+                }
+              - zone       = "us-central1-a" -> null
+              - boot_disk {
+                  - boot_disk_type    = "pd-ssd" -> null
+                  - boot_disk_size_gb = 100 -> null
+                }
+              - node_image = "slurm-24-11-ubuntu-2204" -> null
+            }
+          - orchestrator_spec {
+              - slurm_spec {
+                  - home_directory_storage = "projects/my-proj/locations/us-central1-a/instances/home" -> null
+                  - login_node_pool_id     = "login" -> null
+                  - partition "cpu" {
+                      - node_pool_ids = ["cpu"] -> null
+                    }
+                  - prolog_bash_scripts    = [
+                      - <<-EOT
+                            #!/bin/bash
+                            echo prolog
+                        EOT,
+                    ] -> null
+                }
+            }
+          - runtime_spec {
+              - service_account = "253589482369-compute@developer.gserviceaccount.com" -> null
+            }
+        }
+        # no Slurm jobs active now
+
+    Plan: 0 to add, 0 to change, 0 to replace, 1 to destroy.
+    [stderr]
+    [HH:MM:SS] train01: destroying… [Ns]
+    [HH:MM:SS] train01: delete request accepted [Ns]
+    [HH:MM:SS] train01: delete done [Ns]
+    [HH:MM:SS] train01: destroyed [Ns]
+    Destroy complete! Resources: 1 destroyed.
+    "#);
     assert!(env.emulator().cluster(&cluster_name("train01")).is_none());
-    let again = env.run(&["destroy", "--auto-approve"]);
-    assert!(again.status.success());
-    assert!(
-        stdout(&again).contains("No clusters to destroy."),
-        "{}",
-        stdout(&again)
-    );
+    insta::assert_snapshot!(env.transcript(&["destroy", "--auto-approve"]), @"No clusters to destroy.");
 }
 
 #[test]
@@ -32,13 +92,12 @@ fn prevent_destroy_refuses() {
     let env = Env::new(100);
     apply_ok(&env, &[ClusterSpec::protected()]);
     env.emulator().clear_requests();
-    let output = env.run(&["destroy", "--auto-approve"]);
-    assert_eq!(output.status.code(), Some(1));
-    assert!(
-        stderr(&output).contains("prevent_destroy"),
-        "{}",
-        stderr(&output)
-    );
+    insta::assert_snapshot!(env.transcript(&["destroy", "--auto-approve"]), @"
+    [stderr]
+    Error: cluster `train01` has lifecycle.prevent_destroy set, but this plan would destroy it
+      hint: remove `prevent_destroy = true` from the cluster's lifecycle block first, if this is intended
+    [exit status: 1]
+    ");
     assert!(env.mutations().is_empty());
 }
 
@@ -50,15 +109,35 @@ fn minutes_ago(minutes: i64) -> i64 {
     time::OffsetDateTime::now_utc().unix_timestamp() - minutes * 60
 }
 
+/// Half a minute more than `minutes_ago(minutes)`: an age the table shows in hours and minutes
+/// (`1h1m`) whichever second the run reads the clock in.
+fn minutes_and_a_half_ago(minutes: i64) -> i64 {
+    minutes_ago(minutes) - 30
+}
+
 fn node(name: &str, state: &[&str], last_busy: i64) -> Value {
     json!({"name": name, "state": state, "last_busy": number(last_busy)})
 }
 
-/// The table line of cluster `id`.
-fn row<'a>(out: &'a str, id: &str) -> &'a str {
-    out.lines()
-        .find(|line| line.starts_with(&format!("{id} ")))
-        .unwrap_or_else(|| panic!("no row for {id}:\n{out}"))
+/// `text` with the seconds of each age past a minute (`1h30m30s ago`, `5h30s ago`) replaced by `[S]`: the
+/// run reads the clock a second or two after the test set the times.
+fn seconds_of_ages_hidden(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("s ago") {
+        let before = &rest[..at];
+        let number = before.trim_end_matches(|c: char| c.is_ascii_digit());
+        if number.len() < before.len() && (number.ends_with('m') || number.ends_with('h')) {
+            out.push_str(number);
+            out.push_str("[S]");
+        } else {
+            out.push_str(before);
+        }
+        out.push_str("s ago");
+        rest = &rest[at + "s ago".len()..];
+    }
+    out.push_str(rest);
+    out
 }
 
 fn spec(id: &'static str) -> ClusterSpec {
@@ -90,70 +169,64 @@ fn idle_for_deletes_only_provably_idle_clusters() {
     );
     e.set_slurm_nodes(
         &cluster_name("train01"),
-        vec![node("cpu-0", &["ALLOCATED"], minutes_ago(0))],
+        vec![node("cpu-0", &["ALLOCATED"], minutes_and_a_half_ago(61))],
     );
-    // Its last job ended ten minutes ago: slurmctld (MinJobAge 300 s) has forgotten it, but
+    // Its last job ended 90 minutes ago: slurmctld (MinJobAge 300 s) has forgotten it, but
     // the node remembers when it last ran work.
     e.set_slurm_jobs(
         &cluster_name("agedout"),
-        vec![json!({"job_id": 2, "job_state": ["COMPLETED"], "end_time": number(minutes_ago(10))})],
+        vec![json!({"job_id": 2, "job_state": ["COMPLETED"], "end_time": number(minutes_and_a_half_ago(90))})],
     );
     e.set_slurm_nodes(
         &cluster_name("agedout"),
-        vec![node("cpu-0", &["IDLE"], minutes_ago(10))],
+        vec![node("cpu-0", &["IDLE"], minutes_and_a_half_ago(90))],
     );
     e.set_slurm_nodes(
         &cluster_name("old01"),
         vec![
-            node("cpu-0", &["IDLE", "POWERED_DOWN"], minutes_ago(300)),
-            node("cpu-1", &["IDLE", "POWERED_DOWN"], minutes_ago(310)),
+            node(
+                "cpu-0",
+                &["IDLE", "POWERED_DOWN"],
+                minutes_and_a_half_ago(300),
+            ),
+            node(
+                "cpu-1",
+                &["IDLE", "POWERED_DOWN"],
+                minutes_and_a_half_ago(310),
+            ),
         ],
     );
     e.set_slurm_nodes(
         &cluster_name("nolast"),
         vec![json!({"name": "cpu-0", "state": ["IDLE", "POWERED_DOWN"]})],
     );
-    let output = env.run(&["destroy", "--idle-for", "2h", "--auto-approve"]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    let out = stdout(&output);
-    for column in [
-        "ACTIVE JOBS",
-        "BUSY NODES",
-        "LAST BUSY",
-        "VERDICT",
-        "REASON",
-    ] {
-        assert!(out.contains(column), "{out}");
-    }
-    assert!(row(&out, "train01").contains("busy: keep"), "{out}");
-    assert!(
-        row(&out, "train01").contains("1 active job, 1 busy node"),
-        "{out}"
-    );
-    let aged_out = row(&out, "agedout");
-    assert!(aged_out.contains("busy: keep"), "{out}");
-    // Seconds pass between setting the node and the run: `(10m ago)` or `(10m1s ago)`.
-    assert!(
-        aged_out.contains("(10m ago)")
-            || aged_out.contains("(10m1s ago)")
-            || aged_out.contains("(10m2s ago)"),
-        "{out}"
-    );
-    assert!(aged_out.contains("last busy 10m"), "{out}");
-    let old = row(&out, "old01");
-    assert!(old.contains("idle: destroy"), "{out}");
-    assert!(
-        old.contains("no active job or busy node; last busy 5h"),
-        "{out}"
-    );
-    assert!(row(&out, "nolast").contains("unknown: keep"), "{out}");
-    assert!(
-        row(&out, "nolast").contains("node cpu-0 reports no last_busy"),
-        "{out}"
-    );
-    assert!(e.cluster(&cluster_name("old01")).is_none(), "{out}");
+    insta::assert_snapshot!(
+        env.transcript(&["destroy", "--idle-for", "2h", "--auto-approve"])
+            .normalized_with(seconds_of_ages_hidden)
+            .normalized_with(destroyed_attributes_elided),
+        @r#"
+    CLUSTER  STATE    ACTIVE JOBS  BUSY NODES  LAST BUSY                         VERDICT        REASON
+    agedout  RUNNING  0            0           [TIME] (1h30m ago)  busy: keep     last busy 1h30m[S]s ago, less than 2h
+    nolast   RUNNING  0            0           ?                                 unknown: keep  node cpu-0 reports no last_busy
+    old01    RUNNING  0            0           [TIME] (5h ago)     idle: destroy  no active job or busy node; last busy 5h[S]s ago (>= 2h)
+    train01  RUNNING  1            1           [TIME] (1h1m ago)   busy: keep     1 active job, 1 busy node
+    clusterform will perform the following actions:
+
+      # old01 will be destroyed: declared in this configuration, and destroy was requested
+      - cluster "old01" { … }
+        # no Slurm jobs active now
+
+    Plan: 0 to add, 0 to change, 0 to replace, 1 to destroy.
+    [stderr]
+    [HH:MM:SS] old01: destroying… [Ns]
+    [HH:MM:SS] old01: delete request accepted [Ns]
+    [HH:MM:SS] old01: delete done [Ns]
+    [HH:MM:SS] old01: destroyed [Ns]
+    Destroy complete! Resources: 1 destroyed.
+    "#);
+    assert!(e.cluster(&cluster_name("old01")).is_none());
     for kept in ["train01", "agedout", "nolast"] {
-        assert!(e.cluster(&cluster_name(kept)).is_some(), "{kept}: {out}");
+        assert!(e.cluster(&cluster_name(kept)).is_some(), "{kept}");
     }
 }
 
@@ -165,15 +238,29 @@ fn idle_for_falls_back_to_an_older_slurm_rest_version() {
     env.emulator().set_slurm_api_versions(&name, &["v0.0.40"]);
     env.emulator().set_slurm_nodes(
         &name,
-        vec![node("cpu-0", &["IDLE", "POWERED_DOWN"], minutes_ago(300))],
+        vec![node(
+            "cpu-0",
+            &["IDLE", "POWERED_DOWN"],
+            minutes_and_a_half_ago(300),
+        )],
     );
-    let output = env.run(&["destroy", "--idle-for", "2h", "--auto-approve"]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    assert!(
-        row(&stdout(&output), "train01").contains("idle: destroy"),
-        "{}",
-        stdout(&output)
-    );
+    insta::assert_snapshot!(env.transcript(&["destroy", "--idle-for", "2h", "--auto-approve"]).normalized_with(seconds_of_ages_hidden).normalized_with(destroyed_attributes_elided), @r#"
+    CLUSTER  STATE    ACTIVE JOBS  BUSY NODES  LAST BUSY                      VERDICT        REASON
+    train01  RUNNING  0            0           [TIME] (5h ago)  idle: destroy  no active job or busy node; last busy 5h[S]s ago (>= 2h)
+    clusterform will perform the following actions:
+
+      # train01 will be destroyed: declared in this configuration, and destroy was requested
+      - cluster "train01" { … }
+        # no Slurm jobs active now
+
+    Plan: 0 to add, 0 to change, 0 to replace, 1 to destroy.
+    [stderr]
+    [HH:MM:SS] train01: destroying… [Ns]
+    [HH:MM:SS] train01: delete request accepted [Ns]
+    [HH:MM:SS] train01: delete done [Ns]
+    [HH:MM:SS] train01: destroyed [Ns]
+    Destroy complete! Resources: 1 destroyed.
+    "#);
     assert!(env.emulator().cluster(&name).is_none());
 }
 
@@ -183,13 +270,11 @@ fn an_unreachable_slurm_is_never_idle() {
     apply_ok(&env, &[ClusterSpec::default()]);
     env.emulator()
         .set_slurm_unreachable(&cluster_name("train01"), true);
-    let output = env.run(&["destroy", "--idle-for", "0s", "--auto-approve"]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    assert!(
-        row(&stdout(&output), "train01").contains("unknown: keep"),
-        "{}",
-        stdout(&output)
-    );
+    insta::assert_snapshot!(env.transcript(&["destroy", "--idle-for", "0s", "--auto-approve"]), @"
+    CLUSTER  STATE    ACTIVE JOBS  BUSY NODES  LAST BUSY  VERDICT        REASON
+    train01  RUNNING  ?            ?           ?          unknown: keep  Slurm REST API unreachable: POST [ENDPOINT]/v1beta1/projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01:callSlurmRestApi failed: UNAVAILABLE (503): The Slurm REST API of cluster projects/253589482369/locations/us-central1/modelDevelopmentClusters/train01 is unreachable.
+    No clusters to destroy.
+    ");
     assert!(env.emulator().cluster(&cluster_name("train01")).is_some());
 }
 
@@ -202,14 +287,30 @@ fn idle_for_asks_slurm_once_per_cluster() {
     let name = cluster_name("train01");
     env.emulator().set_slurm_nodes(
         &name,
-        vec![node("cpu-0", &["IDLE", "POWERED_DOWN"], minutes_ago(300))],
+        vec![node(
+            "cpu-0",
+            &["IDLE", "POWERED_DOWN"],
+            minutes_and_a_half_ago(300),
+        )],
     );
     env.emulator().clear_requests();
-    let output = env.run(&["destroy", "--idle-for", "2h", "--auto-approve"]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    let out = stdout(&output);
-    assert!(row(&out, "train01").contains("idle: destroy"), "{out}");
-    assert!(out.contains("# no Slurm jobs active now"), "{out}");
+    insta::assert_snapshot!(env.transcript(&["destroy", "--idle-for", "2h", "--auto-approve"]).normalized_with(seconds_of_ages_hidden).normalized_with(destroyed_attributes_elided), @r#"
+    CLUSTER  STATE    ACTIVE JOBS  BUSY NODES  LAST BUSY                      VERDICT        REASON
+    train01  RUNNING  0            0           [TIME] (5h ago)  idle: destroy  no active job or busy node; last busy 5h[S]s ago (>= 2h)
+    clusterform will perform the following actions:
+
+      # train01 will be destroyed: declared in this configuration, and destroy was requested
+      - cluster "train01" { … }
+        # no Slurm jobs active now
+
+    Plan: 0 to add, 0 to change, 0 to replace, 1 to destroy.
+    [stderr]
+    [HH:MM:SS] train01: destroying… [Ns]
+    [HH:MM:SS] train01: delete request accepted [Ns]
+    [HH:MM:SS] train01: delete done [Ns]
+    [HH:MM:SS] train01: destroyed [Ns]
+    Destroy complete! Resources: 1 destroyed.
+    "#);
     let slurm_paths: Vec<String> = env
         .emulator()
         .requests()

@@ -55,7 +55,7 @@ const ONE_ACTION: [&str; 7] = [
 ];
 
 fn train01_address() -> Value {
-    serde_json::json!({"project": "e2e-project", "region": "us-central1", "id": "train01"})
+    serde_json::json!({"project": "my-proj", "region": "us-central1", "id": "train01"})
 }
 
 #[test]
@@ -76,7 +76,7 @@ fn a_create_is_planned_sent_followed_and_summarised() {
     assert_eq!(sent["method"], "POST");
     assert_eq!(
         sent["path"],
-        "/v1beta1/projects/e2e-project/locations/us-central1/modelDevelopmentClusters"
+        "/v1beta1/projects/my-proj/locations/us-central1/modelDevelopmentClusters"
     );
     assert!(sent["operation"].as_str().unwrap().contains("/operations/"));
     let progress = &events[3];
@@ -106,7 +106,7 @@ fn an_update_names_its_patch_and_its_reasonless_change() {
     assert_eq!(events[2]["method"], "PATCH");
     assert_eq!(
         events[2]["path"],
-        "/v1beta1/projects/e2e-project/locations/us-central1/modelDevelopmentClusters/train01"
+        "/v1beta1/projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01"
     );
     assert_eq!(events.last().unwrap()["counts"]["change"], 1);
 }

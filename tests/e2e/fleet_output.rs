@@ -34,12 +34,12 @@ fn a_two_region_fleet_shows_locations_and_script_diffs() {
     assert_succeeded(&created);
     let text = stdout(&created);
     assert!(
-        text.contains("  # train02 (e2e-project/europe-west4) will be created\n"),
+        text.contains("  # train02 (my-proj/europe-west4) will be created\n"),
         "{text}"
     );
     let progress = stderr(&created);
     assert!(
-        progress.contains("train02 (e2e-project/europe-west4): created"),
+        progress.contains("train02 (my-proj/europe-west4): created"),
         "progress lines name the location too: {progress}"
     );
 
@@ -57,12 +57,12 @@ fn a_two_region_fleet_shows_locations_and_script_diffs() {
     );
     assert!(
         rows.iter()
-            .any(|row| row[..3] == ["train01", "e2e-project", "us-central1"]),
+            .any(|row| row[..3] == ["train01", "my-proj", "us-central1"]),
         "{table}"
     );
     assert!(
         rows.iter()
-            .any(|row| row[..3] == ["train02", "e2e-project", "europe-west4"]),
+            .any(|row| row[..3] == ["train02", "my-proj", "europe-west4"]),
         "{table}"
     );
 
@@ -80,8 +80,8 @@ fn a_two_region_fleet_shows_locations_and_script_diffs() {
     assert_eq!(
         locations,
         [
-            ("train01", "e2e-project", "us-central1"),
-            ("train02", "e2e-project", "europe-west4")
+            ("train01", "my-proj", "us-central1"),
+            ("train02", "my-proj", "europe-west4")
         ]
     );
 
@@ -90,7 +90,7 @@ fn a_two_region_fleet_shows_locations_and_script_diffs() {
     assert_succeeded(&planned);
     let plan = stdout(&planned);
     assert!(
-        plan.contains("  # train01 (e2e-project/us-central1) will be updated in place\n"),
+        plan.contains("  # train01 (my-proj/us-central1) will be updated in place\n"),
         "{plan}"
     );
     let heredoc = "          ~ startup_script = <<-EOT\n                #!/bin/bash\n                apt-get update\n              - apt-get install -y foo\n              + apt-get install -y bar\n                echo done\n            EOT\n";
@@ -99,7 +99,7 @@ fn a_two_region_fleet_shows_locations_and_script_diffs() {
     assert_succeeded(&shown);
     let saved = stdout(&shown);
     assert!(
-        saved.contains("  # train01 (e2e-project/us-central1) will be updated in place\n"),
+        saved.contains("  # train01 (my-proj/us-central1) will be updated in place\n"),
         "{saved}"
     );
     assert!(saved.contains(heredoc), "{saved}");

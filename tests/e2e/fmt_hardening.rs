@@ -11,8 +11,8 @@ use clusterform_config::MAX_SOURCE_BYTES;
 
 use crate::support::{Env, stderr};
 
-const FORMATTED: &str = "provider \"google\" {\n  project = \"e2e-project\"\n}\n";
-const UNFORMATTED: &str = "provider \"google\" {\nproject=\"e2e-project\"\n}\n";
+const FORMATTED: &str = "provider \"google\" {\n  project = \"my-proj\"\n}\n";
+const UNFORMATTED: &str = "provider \"google\" {\nproject=\"my-proj\"\n}\n";
 
 /// Runs `fmt` with `args`; a read that blocks fails the test at the timeout.
 fn fmt(env: &Env, args: &[&str]) -> Output {

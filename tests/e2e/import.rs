@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::support::{Env, PROVIDER, cluster_name, hand_made_cluster, stderr, stdout};
+use crate::support::{Env, PROVIDER, STACK, cluster_name, hand_made_cluster};
 
 #[test]
 fn import_labels_the_cluster_and_round_trips() {
@@ -12,10 +12,13 @@ fn import_labels_the_cluster_and_round_trips() {
     env.emulator()
         .insert_cluster(&cluster_name("legacy"), legacy);
     env.write_config(PROVIDER);
-    let output = env.run(&["import", "legacy", "--out", "legacy.hcl"]);
-    assert!(output.status.success(), "{}", stderr(&output));
+    insta::assert_snapshot!(env.transcript(&["import", "legacy", "--out", "legacy.hcl"]), @"
+    [stderr]
+    Adding label clusterform-stack=research to legacy…
+    Wrote legacy.hcl. `clusterform plan` should now show no changes for this cluster.
+    ");
     let live = env.emulator().cluster(&cluster_name("legacy")).unwrap();
-    assert_eq!(live["labels"]["clusterform-stack"], "e2e");
+    assert_eq!(live["labels"]["clusterform-stack"], STACK);
     assert_eq!(live["labels"]["team"], "ml");
     let patches: Vec<_> = env
         .emulator()
@@ -29,7 +32,7 @@ fn import_labels_the_cluster_and_round_trips() {
     let body = patches[0].body.as_ref().unwrap();
     assert_eq!(
         body["labels"],
-        json!({"team": "ml", "clusterform-stack": "e2e"})
+        json!({"team": "ml", "clusterform-stack": STACK})
     );
     assert_eq!(body["nodePools"][1]["id"], "cpu");
     assert!(
@@ -37,16 +40,57 @@ fn import_labels_the_cluster_and_round_trips() {
         "{body}"
     );
     let hcl = std::fs::read_to_string(env.path().join("legacy.hcl")).unwrap();
-    assert!(hcl.contains("cluster \"legacy\""), "{hcl}");
-    assert!(!hcl.contains("clusterform-stack"), "{hcl}");
+    insta::assert_snapshot!(hcl, @r#"
+    cluster "legacy" {
+      display_name = "Made by hand"
+      labels       = { team = "ml" }
+      network {
+        network    = "projects/my-proj/global/networks/default"
+        subnetwork = "projects/253589482369/regions/us-central1/subnetworks/default"
+      }
+      node_pool "login" {
+        machine_spec {
+          machine_type = "n2-standard-8"
+        }
+        scaling_spec {
+          min_node_count = 1
+          max_node_count = 1
+        }
+        zone = "us-central1-a"
+        boot_disk {
+          boot_disk_type    = "pd-ssd"
+          boot_disk_size_gb = 100
+        }
+        node_image = "slurm-24-11-ubuntu-2204"
+      }
+      node_pool "cpu" {
+        machine_spec {
+          machine_type = "n2-standard-8"
+        }
+        scaling_spec {
+          max_node_count = 4
+        }
+        zone = "us-central1-a"
+        boot_disk {
+          boot_disk_type    = "pd-ssd"
+          boot_disk_size_gb = 100
+        }
+        node_image = "slurm-24-11-ubuntu-2204"
+      }
+      orchestrator_spec {
+        slurm_spec {
+          home_directory_storage = "projects/my-proj/locations/us-central1-a/instances/home"
+          login_node_pool_id     = "login"
+          partition "cpu" {
+            node_pool_ids = ["cpu"]
+          }
+        }
+      }
+      runtime_spec {
+        service_account = "253589482369-compute@developer.gserviceaccount.com"
+      }
+    }
+    "#);
 
-    let plan = env.run(&["plan", "--detailed-exitcode"]);
-    assert_eq!(
-        plan.status.code(),
-        Some(0),
-        "{}{}",
-        stdout(&plan),
-        stderr(&plan)
-    );
-    assert!(stdout(&plan).contains("No changes."));
+    insta::assert_snapshot!(env.transcript(&["plan", "--detailed-exitcode"]), @"No changes. Your clusters match the configuration.");
 }

@@ -5,7 +5,7 @@
 use crate::support::{ClusterSpec, Env, apply_ok, config, stderr};
 
 const BUCKET: &str = "team-infra";
-const JOURNAL: &str = "clusterform/prod/e2e.journal.json";
+const JOURNAL: &str = "clusterform/prod/research.journal.json";
 
 /// A fleet large enough that its clusters decode well after its locations are known, each with
 /// an attribute that does not exist.
@@ -73,10 +73,10 @@ fn the_journal_is_read_before_the_first_list() {
     let env = Env::new(50);
     env.emulator().create_bucket(BUCKET);
     let lock = format!(
-        "  stack   = \"e2e\"\n  lock \"gcs\" {{\n    bucket   = \"{BUCKET}\"\n    prefix   = \"clusterform/prod\"\n    endpoint = \"{}\"\n  }}\n",
+        "  stack   = \"research\"\n  lock \"gcs\" {{\n    bucket   = \"{BUCKET}\"\n    prefix   = \"clusterform/prod\"\n    endpoint = \"{}\"\n  }}\n",
         env.server.base_url()
     );
-    let hcl = config(&[ClusterSpec::default()]).replace("  stack   = \"e2e\"\n", &lock);
+    let hcl = config(&[ClusterSpec::default()]).replace("  stack   = \"research\"\n", &lock);
     env.write_config(&hcl);
     env.emulator().clear_requests();
 

@@ -37,13 +37,13 @@ fn imported_hcl_redirected_to_a_file_is_a_configuration() {
         &cluster_name("legacy"),
         json!({
             "displayName": "Made by hand",
-            "network": {"network": "projects/e2e-project/global/networks/default"},
+            "network": {"network": "projects/my-proj/global/networks/default"},
             "nodePools": [
                 {"id": "login", "machineSpec": {"machineType": "n2-standard-8"},
                  "scalingSpec": {"minNodeCount": "1", "maxNodeCount": "1"}, "zone": "us-central1-a"}
             ],
             "orchestratorSpec": {"slurmSpec": {
-                "homeDirectoryStorage": "projects/e2e-project/locations/us-central1-a/instances/home",
+                "homeDirectoryStorage": "projects/my-proj/locations/us-central1-a/instances/home",
                 "loginNodePoolId": "login"}}
         }),
     );
@@ -151,7 +151,7 @@ fn an_api_error_is_printed_once_with_its_hint() {
     let base_url = env.server.base_url();
     let err = stderr(&output).replace(base_url.trim_end_matches('/'), "ENDPOINT");
     insta::assert_snapshot!(err, @r"
-    Error: GET ENDPOINT/v1beta1/projects/e2e-project/locations/us-central1/modelDevelopmentClusters?pageSize=100 failed: UNAUTHENTICATED (401): Request had invalid authentication credentials: the bearer token is not the expected one. Expected an OAuth 2 access token.
+    Error: GET ENDPOINT/v1beta1/projects/my-proj/locations/us-central1/modelDevelopmentClusters?pageSize=100 failed: UNAUTHENTICATED (401): Request had invalid authentication credentials: the bearer token is not the expected one. Expected an OAuth 2 access token.
       hint: the access token was rejected: run `gcloud auth application-default login` or refresh CLUSTERFORM_ACCESS_TOKEN
     ");
 }

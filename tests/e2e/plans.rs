@@ -5,7 +5,7 @@ use std::time::Duration;
 use clusterform_emulator::EmulatorOptions;
 use serde_json::json;
 
-use crate::support::{ClusterSpec, Env, TOKEN, apply_ok, cluster_name, config, stderr, stdout};
+use crate::support::{ClusterSpec, Env, TOKEN, apply_ok, cluster_name, config, stderr};
 
 #[test]
 fn detailed_exitcode_is_two_only_with_changes() {
@@ -21,7 +21,11 @@ fn detailed_exitcode_is_two_only_with_changes() {
 #[test]
 fn a_saved_plan_applies_without_asking_and_show_prints_it() {
     let env = Env::new(100);
-    env.write_config(&config(&[ClusterSpec::default()]));
+    apply_ok(&env, &[ClusterSpec::default()]);
+    env.write_config(&config(&[ClusterSpec {
+        labels: r#"{ team = "research" }"#,
+        ..ClusterSpec::default()
+    }]));
     let plan = env.run(&["plan", "--out", "tfplan.json"]);
     assert!(plan.status.success(), "{}", stderr(&plan));
     let mode = std::fs::metadata(env.path().join("tfplan.json")).unwrap();
@@ -30,15 +34,27 @@ fn a_saved_plan_applies_without_asking_and_show_prints_it() {
         use std::os::unix::fs::PermissionsExt;
         assert_eq!(mode.permissions().mode() & 0o777, 0o600);
     }
-    let show = env.run(&["show", "tfplan.json"]);
-    assert!(
-        stdout(&show).contains("+ cluster \"train01\""),
-        "{}",
-        stdout(&show)
-    );
+    insta::assert_snapshot!(env.transcript(&["show", "tfplan.json"]), @r#"
+    clusterform will perform the following actions:
+
+      # train01 will be updated in place
+      ~ cluster "train01" {
+          ~ labels = {
+              ~ "team" = "ml" -> "research"
+            }
+            # (1 unchanged attribute hidden)
+            # (4 unchanged blocks hidden)
+        }
+        update mask: labels
+        update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; a refreshed startup script recreates the pool's nodes)
+        impact: immediate
+
+    Plan: 0 to add, 1 to change, 0 to replace, 0 to destroy.
+    "#);
     let apply = env.run(&["apply", "tfplan.json"]);
     assert!(apply.status.success(), "{}", stderr(&apply));
-    assert!(env.emulator().cluster(&cluster_name("train01")).is_some());
+    let live = env.emulator().cluster(&cluster_name("train01")).unwrap();
+    assert_eq!(live["labels"]["team"], "research");
 }
 
 #[test]
@@ -57,13 +73,13 @@ fn a_stale_saved_plan_is_refused() {
     env.emulator()
         .insert_cluster(&cluster_name("train01"), live);
     env.emulator().clear_requests();
-    let apply = env.run(&["apply", "tfplan.json"]);
-    assert_eq!(apply.status.code(), Some(1));
-    let err = stderr(&apply);
-    assert!(
-        err.contains("train01 changed since the plan was made"),
-        "{err}"
-    );
+    insta::assert_snapshot!(env.transcript(&["apply", "tfplan.json"]), @"
+    [stderr]
+    Error: the saved plan is stale:
+      cluster train01 changed since the plan was made (updateTime [TIME] -> [TIME])
+      hint: run `clusterform plan --out FILE` again, review it, then apply the new plan
+    [exit status: 1]
+    ");
     assert!(env.mutations().is_empty(), "nothing was sent");
 }
 
@@ -76,13 +92,12 @@ fn a_plan_from_another_configuration_is_refused() {
         max_nodes: 2,
         ..ClusterSpec::default()
     }]));
-    let apply = env.run(&["apply", "tfplan.json"]);
-    assert_eq!(apply.status.code(), Some(1));
-    assert!(
-        stderr(&apply).contains("different configuration"),
-        "{}",
-        stderr(&apply)
-    );
+    insta::assert_snapshot!(env.transcript(&["apply", "tfplan.json"]), @"
+    [stderr]
+    Error: the saved plan was made from a different configuration (digest 1a1857a54594, now 32af7f13b9ef)
+      hint: run `clusterform plan --out FILE` again, review it, then apply the new plan
+    [exit status: 1]
+    ");
 }
 
 #[test]
@@ -99,10 +114,10 @@ fn other_stacks_clusters_are_listed_across_pages_but_never_touched() {
             &cluster_name(&id),
             json!({
                 "labels": {"clusterform-stack": "someone-else"},
-                "network": {"network": "projects/e2e-project/global/networks/default"},
+                "network": {"network": "projects/my-proj/global/networks/default"},
                 "nodePools": [{"id": "login", "machineSpec": {"machineType": "n2-standard-8"}}],
                 "orchestratorSpec": {"slurmSpec": {
-                    "homeDirectoryStorage": "projects/e2e-project/locations/us-central1-a/instances/h",
+                    "homeDirectoryStorage": "projects/my-proj/locations/us-central1-a/instances/h",
                     "loginNodePoolId": "login"}}
             }),
         );
@@ -118,8 +133,7 @@ fn other_stacks_clusters_are_listed_across_pages_but_never_touched() {
         lists >= 3,
         "25+ clusters need several pages, saw {lists} list calls"
     );
-    let plan = env.run(&["plan"]);
-    assert!(stdout(&plan).contains("No changes."), "{}", stdout(&plan));
+    insta::assert_snapshot!(env.transcript(&["plan"]), @"No changes. Your clusters match the configuration.");
     let mutated: Vec<_> = env
         .mutations()
         .into_iter()
@@ -137,21 +151,20 @@ fn an_unlabelled_cluster_is_not_adopted_silently() {
     env.emulator().insert_cluster(
         &cluster_name("train01"),
         json!({
-            "network": {"network": "projects/e2e-project/global/networks/default"},
+            "network": {"network": "projects/my-proj/global/networks/default"},
             "nodePools": [{"id": "login", "machineSpec": {"machineType": "n2-standard-8"}}],
             "orchestratorSpec": {"slurmSpec": {
-                "homeDirectoryStorage": "projects/e2e-project/locations/us-central1-a/instances/h",
+                "homeDirectoryStorage": "projects/my-proj/locations/us-central1-a/instances/h",
                 "loginNodePoolId": "login"}}
         }),
     );
     env.write_config(&config(&[ClusterSpec::default()]));
-    let plan = env.run(&["plan"]);
-    assert_eq!(plan.status.code(), Some(1));
-    assert!(
-        stderr(&plan).contains("clusterform import train01"),
-        "{}",
-        stderr(&plan)
-    );
+    insta::assert_snapshot!(env.transcript(&["plan"]), @"
+    [stderr]
+    Error: cluster `train01` exists in projects/my-proj/locations/us-central1 but is not managed by stack `research`
+      hint: run `clusterform import train01` to adopt it into this stack, or pick another cluster ID
+    [exit status: 1]
+    ");
 }
 
 #[test]
@@ -159,14 +172,22 @@ fn a_second_run_on_the_same_configuration_is_refused() {
     let env = Env::new(100);
     env.write_config(&config(&[ClusterSpec::default()]));
     let holder = clusterform_executor::LockInfo::for_this_process("apply", "test");
+    let who = holder.who.clone();
     let held = clusterform_executor::RunLock::acquire(env.path(), holder).unwrap();
-    let apply = env.run(&["apply", "--auto-approve"]);
-    assert_eq!(apply.status.code(), Some(1));
-    let err = stderr(&apply);
-    assert!(err.contains("the stack is locked by"), "{err}");
+    for command in ["apply", "destroy"] {
+        insta::allow_duplicates! {
+            insta::assert_snapshot!(
+                env.transcript(&[command, "--auto-approve"]).normalized_with(|text| text.replace(&who, "[USER@HOST]")),
+                @"
+            [stderr]
+            Error: the stack is locked by [USER@HOST] (pid [PID]) running `apply` since [TIME] (lock ID [UUID])
+              hint: wait for the other run to finish (`--lock-timeout 10m` waits for it); the lock is released when it exits
+            [exit status: 1]
+            "
+            );
+        }
+    }
     assert!(env.mutations().is_empty());
-    let destroy = env.run(&["destroy", "--auto-approve"]);
-    assert!(stderr(&destroy).contains("the stack is locked by"));
     let plan = env.run(&["plan"]);
     assert!(plan.status.success(), "plan only reads: {}", stderr(&plan));
     drop(held);

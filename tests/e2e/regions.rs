@@ -43,8 +43,7 @@ fn lifetimes(env: &Env, region: &str, ids: &[&str]) -> Vec<(OffsetDateTime, Offs
     let mut lifetimes: Vec<_> = ids
         .iter()
         .map(|id| {
-            let name =
-                format!("projects/e2e-project/locations/{region}/modelDevelopmentClusters/{id}");
+            let name = format!("projects/my-proj/locations/{region}/modelDevelopmentClusters/{id}");
             let cluster = env.emulator().cluster(&name).unwrap();
             (
                 time_of(&cluster, "createTime"),

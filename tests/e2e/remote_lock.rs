@@ -19,9 +19,9 @@ use crate::emulator_command::ServedEmulator;
 use crate::support::{ClusterSpec, Env, assert_succeeded, cluster_hcl, config, stderr, stdout};
 
 const BUCKET: &str = "team-infra";
-const OBJECT: &str = "clusterform/prod/e2e.lock";
-const LOCATION: &str = "gs://team-infra/clusterform/prod/e2e.lock";
-const JOURNAL: &str = "clusterform/prod/e2e.journal.json";
+const OBJECT: &str = "clusterform/prod/research.lock";
+const LOCATION: &str = "gs://team-infra/clusterform/prod/research.lock";
+const JOURNAL: &str = "clusterform/prod/research.journal.json";
 
 /// `clusterform emulator --create-buckets` in the background, stopped when dropped.
 struct ExternalEmulator {
@@ -87,10 +87,10 @@ impl ExternalEmulator {
     fn machine(&self) -> TempDir {
         let dir = tempfile::tempdir().unwrap();
         let lock = format!(
-            "  stack   = \"e2e\"\n  lock \"gcs\" {{\n    bucket   = \"{BUCKET}\"\n    prefix   = \"clusterform/prod\"\n    endpoint = \"{}\"\n  }}\n",
+            "  stack   = \"research\"\n  lock \"gcs\" {{\n    bucket   = \"{BUCKET}\"\n    prefix   = \"clusterform/prod\"\n    endpoint = \"{}\"\n  }}\n",
             self.base_url
         );
-        let hcl = config(&[ClusterSpec::default()]).replace("  stack   = \"e2e\"\n", &lock);
+        let hcl = config(&[ClusterSpec::default()]).replace("  stack   = \"research\"\n", &lock);
         assert!(hcl.contains("lock \"gcs\""), "{hcl}");
         std::fs::write(dir.path().join("main.hcl"), hcl).unwrap();
         dir

@@ -7,7 +7,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use crate::support::{
-    ClusterSpec, Env, apply_ok, cluster_name, config, hand_made_cluster, stderr, stdout,
+    ClusterSpec, Env, STACK, apply_ok, cluster_name, config, hand_made_cluster, stderr, stdout,
 };
 
 /// The default cluster, its CPU pool's maximum taken from a variable without default.
@@ -184,7 +184,7 @@ fn import_into_an_empty_directory_writes_a_whole_configuration() {
     let env = Env::new(100);
     env.emulator()
         .insert_cluster(&cluster_name("legacy"), hand_made_cluster());
-    let location = ["--project", "e2e-project", "--region", "us-central1"];
+    let location = ["--project", "my-proj", "--region", "us-central1"];
     let mut args = vec!["import", "legacy"];
     args.extend_from_slice(&location);
     // No terminal to ask for the stack.
@@ -197,15 +197,18 @@ fn import_into_an_empty_directory_writes_a_whole_configuration() {
     );
     assert!(env.mutations().is_empty(), "nothing was sent");
 
-    args.extend_from_slice(&["--stack", "e2e"]);
+    args.extend_from_slice(&["--stack", STACK]);
     let import = env.run(&args);
     assert!(import.status.success(), "{}", stderr(&import));
     let hcl = std::fs::read_to_string(env.path().join("main.hcl")).unwrap();
     assert!(hcl.starts_with("provider \"google\" {"), "{hcl}");
-    assert!(hcl.contains("stack") && hcl.contains("\"e2e\""), "{hcl}");
+    assert!(
+        hcl.contains("stack") && hcl.contains(&format!("\"{STACK}\"")),
+        "{hcl}"
+    );
     assert!(hcl.contains("cluster \"legacy\""), "{hcl}");
     let live = env.emulator().cluster(&cluster_name("legacy")).unwrap();
-    assert_eq!(live["labels"]["clusterform-stack"], "e2e");
+    assert_eq!(live["labels"]["clusterform-stack"], STACK);
 
     let validate = env.run(&["validate"]);
     assert!(

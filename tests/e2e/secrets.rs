@@ -152,13 +152,13 @@ fn journal_during_an_update(secrets: &Secrets, secret: &str) -> String {
 fn foreign_cluster() -> serde_json::Value {
     serde_json::json!({
         "labels": {"team": "ml"},
-        "network": {"network": "projects/e2e-project/global/networks/default"},
+        "network": {"network": "projects/my-proj/global/networks/default"},
         "nodePools": [
             {"id": "login", "machineSpec": {"machineType": "n2-standard-8"},
              "scalingSpec": {"minNodeCount": "1", "maxNodeCount": "1"}, "zone": "us-central1-a"}
         ],
         "orchestratorSpec": {"slurmSpec": {
-            "homeDirectoryStorage": "projects/e2e-project/locations/us-central1-a/instances/home",
+            "homeDirectoryStorage": "projects/my-proj/locations/us-central1-a/instances/home",
             "loginNodePoolId": "login"}}
     })
 }

@@ -12,7 +12,7 @@ use crate::support::{ClusterSpec, Env, cluster_hcl, cluster_name, stderr, stdout
 /// A provider block of the test project with these extra lines (e.g. `stack = "x"`).
 fn provider(extra: &str) -> String {
     format!(
-        "provider \"google\" {{\n  project = \"e2e-project\"\n  region  = \"us-central1\"\n{extra}}}\n"
+        "provider \"google\" {{\n  project = \"my-proj\"\n  region  = \"us-central1\"\n{extra}}}\n"
     )
 }
 

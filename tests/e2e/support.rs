@@ -2,13 +2,14 @@
 //! tempdir, and a way to run the binary against both.
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::process::{ExitStatus, Output};
 use std::time::Duration;
 
 use assert_cmd::Command;
 use clusterform_emulator::{Emulator, EmulatorOptions, RecordedRequest};
-pub use clusterform_testkit::TOKEN;
 use clusterform_testkit::TestEmulator;
+use clusterform_testkit::hcl::SEED_BODY_HCL;
+pub use clusterform_testkit::{PROJECT, REGION, STACK, TOKEN, cluster_name};
 use tempfile::TempDir;
 
 /// An emulator and a configuration directory.
@@ -103,7 +104,7 @@ impl Env {
     /// may be sent to: every run warns about it and leaves it alone.
     pub fn write_unusable_journal_entry(&self) {
         let entry = serde_json::json!({
-            "address": {"project": "e2e-project", "region": "us-central1", "id": "train01"},
+            "address": {"project": PROJECT, "region": REGION, "id": "train01"},
             "action": "update",
             "request": "update",
             "operation": "../../elsewhere",
@@ -153,12 +154,8 @@ pub fn assert_succeeded(output: &Output) {
     );
 }
 
-/// The name of a cluster of the test project.
-pub fn cluster_name(id: &str) -> String {
-    format!("projects/e2e-project/locations/us-central1/modelDevelopmentClusters/{id}")
-}
-
-/// A CPU cluster like the seed's, with knobs for what tests change.
+/// A CPU cluster: the testkit's canonical cluster ([`SEED_BODY_HCL`]), with knobs for what
+/// tests change.
 #[derive(Clone)]
 pub struct ClusterSpec {
     pub id: &'static str,
@@ -205,76 +202,42 @@ pub fn two_clusters() -> [ClusterSpec; 2] {
     [ClusterSpec::default(), ClusterSpec::named("train02")]
 }
 
-/// The provider block of every test configuration (stack "e2e").
-pub const PROVIDER: &str = r#"
-provider "google" {
-  project = "e2e-project"
-  region  = "us-central1"
-  stack   = "e2e"
+/// The provider block of every test configuration: the testkit's project, region and stack.
+pub use clusterform_testkit::hcl::PROVIDER_HCL as PROVIDER;
+
+/// `text` with its one `from` replaced by `to`.
+fn edited(text: &str, from: &str, to: &str) -> String {
+    assert_eq!(text.matches(from).count(), 1, "{from:?} in:\n{text}");
+    text.replacen(from, to, 1)
 }
-"#;
 
 /// One `cluster` block.
 pub fn cluster_hcl(spec: &ClusterSpec) -> String {
-    let extra_partition = if spec.extra_partition {
-        r#"
-      partition "all" {
-        node_pool_ids = ["cpu", "login"]
-      }"#
-    } else {
-        ""
-    };
+    let mut body = edited(
+        SEED_BODY_HCL,
+        "display_name = \"Research training\"",
+        &format!("display_name = \"{}\"", spec.display_name),
+    );
+    body = edited(
+        &body,
+        "labels       = { team = \"ml\" }",
+        &format!("labels       = {}", spec.labels),
+    );
+    body = edited(
+        &body,
+        "max_node_count = 4",
+        &format!("max_node_count = {}", spec.max_nodes),
+    );
+    if spec.extra_partition {
+        body = edited(
+            &body,
+            "      prolog_bash_scripts",
+            "      partition \"all\" {\n        node_pool_ids = [\"cpu\", \"login\"]\n      }\n      prolog_bash_scripts",
+        );
+    }
     format!(
-        r#"
-cluster "{id}" {{
-  display_name = "{display_name}"
-  labels       = {labels}
-
-  network {{
-    network    = "projects/e2e-project/global/networks/default"
-    subnetwork = "projects/e2e-project/regions/us-central1/subnetworks/default"
-  }}
-
-  node_pool "login" {{
-    machine_spec {{ machine_type = "n2-standard-8" }}
-    scaling_spec {{
-      min_node_count = 1
-      max_node_count = 1
-    }}
-    zone              = "us-central1-a"
-    enable_public_ips = true
-    boot_disk {{
-      boot_disk_type    = "pd-standard"
-      boot_disk_size_gb = 120
-    }}
-  }}
-
-  node_pool "cpu" {{
-    machine_spec {{ machine_type = "n2-standard-8" }}
-    scaling_spec {{
-      min_node_count = 0
-      max_node_count = {max_nodes}
-    }}
-    zone = "us-central1-a"
-  }}
-
-  orchestrator_spec {{
-    slurm_spec {{
-      home_directory_storage = "projects/e2e-project/locations/us-central1-a/instances/home"
-      login_node_pool_id     = "login"
-      partition "cpu" {{
-        node_pool_ids = ["cpu"]
-      }}{extra_partition}
-    }}
-  }}
-{extra}
-}}
-"#,
-        id = spec.id,
-        display_name = spec.display_name,
-        labels = spec.labels,
-        max_nodes = spec.max_nodes,
-        extra = spec.extra_cluster_settings,
+        "\ncluster \"{}\" {{{body}{}}}\n",
+        spec.id, spec.extra_cluster_settings
     )
 }
 
@@ -374,7 +337,7 @@ impl SeededRng {
 pub fn hand_made_cluster() -> serde_json::Value {
     serde_json::json!({
         "displayName": "Made by hand",
-        "network": {"network": "projects/e2e-project/global/networks/default"},
+        "network": {"network": format!("projects/{PROJECT}/global/networks/default")},
         "nodePools": [
             {"id": "login", "machineSpec": {"machineType": "n2-standard-8"},
              "scalingSpec": {"minNodeCount": "1", "maxNodeCount": "1"}, "zone": "us-central1-a"},
@@ -382,7 +345,7 @@ pub fn hand_made_cluster() -> serde_json::Value {
              "scalingSpec": {"maxNodeCount": "4"}, "zone": "us-central1-a"}
         ],
         "orchestratorSpec": {"slurmSpec": {
-            "homeDirectoryStorage": "projects/e2e-project/locations/us-central1-a/instances/home",
+            "homeDirectoryStorage": format!("projects/{PROJECT}/locations/us-central1-a/instances/home"),
             "loginNodePoolId": "login",
             "partitions": [{"id": "cpu", "nodePoolIds": ["cpu"]}]}}
     })
@@ -471,4 +434,270 @@ pub fn final_screen(output: &str) -> Vec<String> {
         .into_iter()
         .map(|line| line.into_iter().collect::<String>().trim_end().to_owned())
         .collect()
+}
+
+/// A run of the binary as one block of text, for inline snapshots: stdout, then stderr under
+/// `[stderr]`, then `[exit status: N]` when the run failed. What differs from run to run is
+/// replaced: the configuration directory by `[DIR]`, the repository's `examples/` by
+/// `[EXAMPLES]`, the emulator's URL by `[ENDPOINT]`, and each of [`PLACEHOLDERS`] (clock
+/// times, elapsed seconds, RFC 3339 times, UUIDs, SHA-256 digests, process IDs); progress lines, which parallel actions print in any order, are grouped by cluster, each
+/// cluster's lines in the order they were printed.
+#[derive(Debug)]
+pub struct Transcript {
+    stdout: String,
+    stderr: String,
+    status: ExitStatus,
+}
+
+impl std::fmt::Display for Transcript {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.stdout)?;
+        if !self.stderr.is_empty() {
+            if !self.stdout.is_empty() && !self.stdout.ends_with('\n') {
+                writeln!(f)?;
+            }
+            writeln!(f, "[stderr]")?;
+            write!(f, "{}", self.stderr)?;
+        }
+        if !self.status.success() {
+            if !ends_a_line(&self.stdout, &self.stderr) {
+                writeln!(f)?;
+            }
+            match self.status.code() {
+                Some(code) => writeln!(f, "[exit status: {code}]")?,
+                None => writeln!(f, "[exit status: {}]", self.status)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether the text printed so far (stdout, then stderr) is empty or ends a line.
+fn ends_a_line(stdout: &str, stderr: &str) -> bool {
+    let last = if stderr.is_empty() { stdout } else { stderr };
+    last.is_empty() || last.ends_with('\n')
+}
+
+impl Env {
+    /// Runs the binary and returns its transcript, whatever the exit status.
+    pub fn transcript(&self, args: &[&str]) -> Transcript {
+        self.transcript_of(&self.run(args))
+    }
+
+    /// The transcript of a run of the binary against this environment.
+    pub fn transcript_of(&self, output: &Output) -> Transcript {
+        Transcript {
+            stdout: self.normalize(&stdout(output)),
+            stderr: group_progress_by_cluster(&self.normalize(&stderr(output))),
+            status: output.status,
+        }
+    }
+
+    fn normalize(&self, text: &str) -> String {
+        let mut text = text.to_owned();
+        let dir = self.path();
+        if let Ok(canonical) = dir.canonicalize() {
+            text = text.replace(&canonical.display().to_string(), "[DIR]");
+        }
+        text = text.replace(&dir.display().to_string(), "[DIR]");
+        let examples = examples_dir();
+        if let Ok(canonical) = examples.canonicalize() {
+            text = text.replace(&canonical.display().to_string(), "[EXAMPLES]");
+        }
+        text = text.replace(&examples.display().to_string(), "[EXAMPLES]");
+        text = text.replace(&self.server.base_url(), "[ENDPOINT]");
+        replace_what_varies(&text)
+    }
+}
+
+impl Transcript {
+    /// The transcript with `normalize` applied to both streams: for what only the test knows
+    /// varies (a lock holder's `user@host`, the seconds of an age).
+    pub fn normalized_with(self, normalize: impl Fn(&str) -> String) -> Self {
+        Self {
+            stdout: normalize(&self.stdout),
+            stderr: normalize(&self.stderr),
+            status: self.status,
+        }
+    }
+}
+
+/// `text` with the attributes of each cluster a plan destroys elided (`- cluster "ID" { … }`):
+/// for tests about which clusters go, where `destroy` tests the whole block once.
+pub fn destroyed_attributes_elided(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut in_block = false;
+    for line in text.split_inclusive('\n') {
+        if in_block {
+            in_block = line != "    }\n";
+        } else if line.starts_with("  - cluster \"") && line.ends_with("{\n") {
+            out.push_str(line.trim_end_matches('\n'));
+            out.push_str(" … }\n");
+            in_block = true;
+        } else {
+            out.push_str(line);
+        }
+    }
+    out
+}
+
+/// The length of a match at the start of a text, if the text starts with one.
+type MatchLength = fn(&str) -> Option<usize>;
+
+/// What varies from run to run, each placeholder with its matches.
+const PLACEHOLDERS: &[(&str, MatchLength)] = &[
+    ("[HH:MM:SS]", clock_time),
+    ("[Ns]", whole_seconds),
+    ("[TIME]", rfc3339_time),
+    ("[UUID]", uuid),
+    ("[DIGEST]", sha256),
+    ("(pid [PID])", pid),
+];
+
+/// `text` with each of [`PLACEHOLDERS`] in place of what it stands for.
+fn replace_what_varies(text: &str) -> String {
+    PLACEHOLDERS
+        .iter()
+        .fold(text.to_owned(), |text, (placeholder, length)| {
+            replace_matches(&text, placeholder, *length)
+        })
+}
+
+/// The length of the start of `text` that has `shape`: `d` a digit, `h` a lowercase hex digit,
+/// any other character itself.
+fn shaped(text: &str, shape: &str) -> Option<usize> {
+    let fits = text.len() >= shape.len()
+        && text.bytes().zip(shape.bytes()).all(|(c, s)| match s {
+            b'd' => c.is_ascii_digit(),
+            b'h' => c.is_ascii_digit() || (b'a'..=b'f').contains(&c),
+            _ => c == s,
+        });
+    fits.then_some(shape.len())
+}
+
+/// The number of ASCII digits `text` starts with.
+fn digits(text: &str) -> usize {
+    text.bytes().take_while(u8::is_ascii_digit).count()
+}
+
+/// Whether `text` goes on with a letter or a digit (so that a match would cut a word).
+fn goes_on(text: &str) -> bool {
+    text.chars().next().is_some_and(char::is_alphanumeric)
+}
+
+/// `[12:34:56]`.
+fn clock_time(text: &str) -> Option<usize> {
+    shaped(text, "[dd:dd:dd]")
+}
+
+/// `[17s]`.
+fn whole_seconds(text: &str) -> Option<usize> {
+    let n = digits(text.strip_prefix('[')?);
+    (n > 0 && text[1 + n..].starts_with("s]")).then_some(n + 3)
+}
+
+/// `2026-12-01T23:21:10Z`, with or without a fraction of a second.
+fn rfc3339_time(text: &str) -> Option<usize> {
+    let mut length = shaped(text, "dddd-dd-ddTdd:dd:dd")?;
+    if text[length..].starts_with('.') {
+        length += 1 + digits(&text[length + 1..]);
+    }
+    text[length..].starts_with('Z').then_some(length + 1)
+}
+
+/// `e7675f78-3e2d-4a56-acf0-c61dba35e83c`.
+fn uuid(text: &str) -> Option<usize> {
+    let length = shaped(text, "hhhhhhhh-hhhh-hhhh-hhhh-hhhhhhhhhhhh")?;
+    (!goes_on(&text[length..])).then_some(length)
+}
+
+/// 64 lowercase hex digits.
+fn sha256(text: &str) -> Option<usize> {
+    let length = shaped(text, &"h".repeat(64))?;
+    (!goes_on(&text[length..])).then_some(length)
+}
+
+/// `(pid 10441)`.
+fn pid(text: &str) -> Option<usize> {
+    let n = digits(text.strip_prefix("(pid ")?);
+    (n > 0 && text[5 + n..].starts_with(')')).then_some(n + 6)
+}
+
+/// `text` with each match of `length` that starts a word replaced by `placeholder`.
+fn replace_matches(text: &str, placeholder: &str, length: MatchLength) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    let mut after_word = false;
+    while let Some(c) = rest.chars().next() {
+        match length(rest).filter(|_| !after_word) {
+            Some(n) => {
+                out.push_str(placeholder);
+                rest = &rest[n..];
+                after_word = false;
+            }
+            None => {
+                out.push(c);
+                rest = &rest[c.len_utf8()..];
+                after_word = c.is_alphanumeric();
+            }
+        }
+    }
+    out
+}
+
+/// `text` with each run of consecutive progress lines (`[HH:MM:SS] ID: …`) stably sorted by
+/// cluster: the clusters' lines interleave as their actions run in parallel, while each
+/// cluster's own lines keep their order.
+fn group_progress_by_cluster(text: &str) -> String {
+    let cluster = |line: &str| {
+        line.strip_prefix("[HH:MM:SS] ")
+            .and_then(|rest| rest.split_once(": "))
+            .map(|(id, _)| id.to_owned())
+    };
+    let mut lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let mut start = 0;
+    while start < lines.len() {
+        let end = (start..lines.len())
+            .find(|&i| cluster(lines[i]).is_none())
+            .unwrap_or(lines.len());
+        lines[start..end].sort_by_key(|line| cluster(line));
+        start = end + 1;
+    }
+    lines.concat()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_varies_is_replaced_and_what_looks_like_it_is_kept() {
+        let digest = "0123456789abcdef".repeat(4);
+        let text = format!(
+            "[12:34:56] a [17s] [x] [1.5s] [1:2:3]\n\
+             2026-12-01T23:21:10Z 2026-12-01T23:21:10.53Z 2026-12-01\n\
+             (pid 10441) (pid x) e7675f78-3e2d-4a56-acf0-c61dba35e83c\n\
+             {digest} {digest}0 x{digest}\n"
+        );
+        assert_eq!(
+            replace_what_varies(&text),
+            format!(
+                "[HH:MM:SS] a [Ns] [x] [1.5s] [1:2:3]\n\
+                 [TIME] [TIME] 2026-12-01\n\
+                 (pid [PID]) (pid x) [UUID]\n\
+                 [DIGEST] {digest}0 x{digest}\n"
+            )
+        );
+    }
+
+    #[test]
+    fn progress_lines_group_by_cluster_in_their_order() {
+        let text = "Plan\n[HH:MM:SS] b: one\n[HH:MM:SS] a: one\n[HH:MM:SS] b: two\n\
+                    [HH:MM:SS] a: two\nDone\n[HH:MM:SS] b: three\n[HH:MM:SS] a: three\n";
+        assert_eq!(
+            group_progress_by_cluster(text),
+            "Plan\n[HH:MM:SS] a: one\n[HH:MM:SS] a: two\n[HH:MM:SS] b: one\n\
+             [HH:MM:SS] b: two\nDone\n[HH:MM:SS] a: three\n[HH:MM:SS] b: three\n"
+        );
+    }
 }

@@ -39,7 +39,7 @@ fn an_edited_plan_file_is_refused_naming_the_cluster_and_nothing_is_sent() {
     let saved = saved_update(&env);
     let update = change_of(&saved, "train01");
     let other_cluster =
-        "/v1beta1/projects/e2e-project/locations/us-central1/modelDevelopmentClusters/train02";
+        "/v1beta1/projects/my-proj/locations/us-central1/modelDevelopmentClusters/train02";
     let other_project =
         "/v1beta1/projects/someone-else/locations/us-central1/modelDevelopmentClusters/train01";
     let tamperings: [(&str, &Tampering<'_>); 6] = [

@@ -1,7 +1,7 @@
 //! `validate` as CI runs it: without variable values (they are unknown, never missing, never
 //! prompted for), while `plan` still requires them; and a variables file misnamed `*.hcl`.
 
-use crate::support::{Env, examples_dir, stderr, stdout};
+use crate::support::{Env, examples_dir, stderr};
 
 #[test]
 fn validate_needs_no_variable_values_and_plan_does() {
@@ -9,33 +9,37 @@ fn validate_needs_no_variable_values_and_plan_does() {
     // gpu-a4 declares `project` and `reservation` without defaults.
     let example = examples_dir().join("gpu-a4");
     let example = example.to_str().unwrap();
-    let validate = env.run(&["validate", example]);
-    assert_eq!(
-        validate.status.code(),
-        Some(0),
-        "{}{}",
-        stdout(&validate),
-        stderr(&validate)
-    );
-    assert_eq!(stdout(&validate), "", "a verdict is status: stderr");
-    assert!(
-        stderr(&validate).contains("Success! The configuration is valid (1 cluster).\n"),
-        "{}",
-        stderr(&validate)
-    );
+    insta::assert_snapshot!(env.transcript(&["validate", example]), @"
+    [stderr]
+    Success! The configuration is valid (1 cluster).
+    ");
     let json = env.run(&["validate", "--json", example]);
     let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(
         report,
         serde_json::json!({"valid": true, "diagnostics": []})
     );
-    let plan = env.run(&["plan", example]);
-    assert_eq!(plan.status.code(), Some(1));
-    assert!(
-        stderr(&plan).contains("no value for variable `project`"),
-        "{}",
-        stderr(&plan)
-    );
+    insta::assert_snapshot!(env.transcript(&["plan", example]), @r#"
+    [stderr]
+    Error: no value for variable `project`
+       ╭─[[EXAMPLES]/gpu-a4/main.hcl:5:1]
+     4 │ 
+     5 │ variable "project" {
+       · ──────────────────
+     6 │   type        = string
+       ╰────
+      hint: pass `--var project=VALUE`, set CLUSTERFORM_VAR_project, add `project = VALUE` to clusterform.cfvars or a --var-file, or give it a default
+
+    Error: no value for variable `reservation`
+        ╭─[[EXAMPLES]/gpu-a4/main.hcl:15:1]
+     14 │ 
+     15 │ variable "reservation" {
+        · ──────────────────────
+     16 │   type        = string
+        ╰────
+      hint: pass `--var reservation=VALUE`, set CLUSTERFORM_VAR_reservation, add `reservation = VALUE` to clusterform.cfvars or a --var-file, or give it a default
+    [exit status: 1]
+    "#);
 }
 
 #[test]
@@ -72,14 +76,16 @@ fn a_variables_file_named_hcl_is_reported_as_misnamed() {
         std::fs::copy(example.join(file), env.path().join(file)).unwrap();
     }
     std::fs::write(env.path().join("values.hcl"), "project = \"acme-ml\"\n").unwrap();
-    let output = env.run(&["validate"]);
-    assert_eq!(output.status.code(), Some(1));
-    assert!(
-        stderr(&output)
-            .contains("`values.hcl` looks like a variables file: rename it to `values.cfvars`"),
-        "{}",
-        stderr(&output)
-    );
+    insta::assert_snapshot!(env.transcript(&["validate"]), @r#"
+    [stderr]
+    Error: `values.hcl` looks like a variables file: rename it to `values.cfvars`
+       ╭─[values.hcl:1:1]
+     1 │ project = "acme-ml"
+       · ───────
+       ╰────
+      hint: every *.hcl file is read as configuration; variables files are named *.cfvars: clusterform.cfvars and *.auto.cfvars in the configuration directory are loaded automatically, any other with --var-file
+    [exit status: 1]
+    "#);
     std::fs::rename(
         env.path().join("values.hcl"),
         env.path().join("clusterform.cfvars"),
