@@ -42,7 +42,7 @@ fn an_edited_plan_file_is_refused_naming_the_cluster_and_nothing_is_sent() {
         "/v1beta1/projects/my-proj/locations/us-central1/modelDevelopmentClusters/train02";
     let other_project =
         "/v1beta1/projects/someone-else/locations/us-central1/modelDevelopmentClusters/train01";
-    let tamperings: [(&str, &Tampering<'_>); 6] = [
+    let tamperings: [(&str, &Tampering<'_>); 5] = [
         ("patches another cluster", &|plan| {
             plan["changes"][update]["requests"][0]["path"] = json!(other_cluster);
         }),
@@ -56,9 +56,6 @@ fn an_edited_plan_file_is_refused_naming_the_cluster_and_nothing_is_sent() {
         ("changes the mask", &|plan| {
             plan["changes"][update]["update_mask"] = json!(["labels", "node_pools"]);
             plan["changes"][update]["requests"][0]["query"][0][1] = json!("labels,node_pools");
-        }),
-        ("changes the request's mode", &|plan| {
-            plan["changes"][update]["requests"][0]["query"][1][1] = json!("USER_ONLY");
         }),
         ("sends the change twice", &|plan| {
             let again = plan["changes"][update].clone();
@@ -84,4 +81,45 @@ fn an_edited_plan_file_is_refused_naming_the_cluster_and_nothing_is_sent() {
     let file = env.path().join("saved.json");
     let apply = env.run(&["apply", file.to_str().unwrap()]);
     assert!(apply.status.success(), "{}", stderr(&apply));
+}
+
+/// An update's mask and mode are held once, in its request: a plan file whose copy beside the
+/// request says another mode, or whose request was edited alone, is refused when it is read,
+/// naming the cluster, and nothing is sent.
+#[test]
+fn a_plan_file_whose_update_mode_disagrees_with_its_request_is_refused() {
+    let env = Env::new(50);
+    let saved = saved_update(&env);
+    let update = change_of(&saved, "train01");
+    let tamperings: [(&str, &Tampering<'_>, &str); 2] = [
+        (
+            "the copy",
+            &|plan| plan["changes"][update]["update_mode"] = json!("USER_ONLY"),
+            "says its update mode is USER_ONLY, but its request sends USER_AND_SERVICE",
+        ),
+        (
+            "the request",
+            &|plan| plan["changes"][update]["requests"][0]["query"][1][1] = json!("USER_ONLY"),
+            "says its update mode is USER_AND_SERVICE, but its request sends USER_ONLY",
+        ),
+    ];
+    for (case, tamper, refusal) in tamperings {
+        let mut edited = saved.clone();
+        tamper(&mut edited);
+        let file = env.path().join("edited.json");
+        std::fs::write(&file, edited.to_string()).unwrap();
+        env.emulator().clear_requests();
+        let apply = env.run(&["apply", file.to_str().unwrap()]);
+        let err = stderr(&apply);
+        assert_eq!(apply.status.code(), Some(1), "{case}: {err}");
+        assert!(
+            err.contains("train01") && err.contains(refusal),
+            "{case}: {err}"
+        );
+        assert!(
+            env.emulator().requests().is_empty(),
+            "{case}: nothing is sent: {:?}",
+            env.emulator().requests()
+        );
+    }
 }

@@ -177,8 +177,6 @@ pub fn change(id: &str, action: Action, requests: Vec<ClusterRequest>) -> Cluste
         action,
         reason: None,
         fields: vec![],
-        update_mask: vec![],
-        update_mode: None,
         impacts: vec![],
         warnings: vec![],
         requests,

@@ -95,7 +95,7 @@ pub fn saved_plan_mismatches(
 fn by_update_mode(saved: &Plan) -> BTreeMap<Option<UpdateMode>, Vec<&ClusterChange>> {
     let mut groups: BTreeMap<Option<UpdateMode>, Vec<&ClusterChange>> = BTreeMap::new();
     for change in &saved.changes {
-        groups.entry(change.update_mode).or_default().push(change);
+        groups.entry(change.update_mode()).or_default().push(change);
     }
     groups
 }
@@ -154,8 +154,8 @@ fn first_difference(saved: &ClusterChange, again: &ClusterChange) -> Option<&'st
             saved.action == again.action && saved.reason == again.reason,
         ),
         ("fields", saved.fields == again.fields),
-        ("update mask", saved.update_mask == again.update_mask),
-        ("update mode", saved.update_mode == again.update_mode),
+        ("update mask", saved.update_mask() == again.update_mask()),
+        ("update mode", saved.update_mode() == again.update_mode()),
         ("timeouts", saved.timeouts == again.timeouts),
         ("requests", saved.requests == again.requests),
     ]

@@ -2,13 +2,14 @@
 //! files and the executor (which runs its requests). It serialises as the versioned JSON plan
 //! document described in `docs/plan-json.md`.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
 
 use clusterform_model::fields::{ImpactClass, UpdateMaskPath};
 use clusterform_model::paths::FieldPath;
-use clusterform_model::rest::ClusterRequest;
+use clusterform_model::rest::{ClusterRequest, UpdateMask};
 use clusterform_model::{Action, ClusterName, UpdateMode, cluster_address};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -86,27 +87,27 @@ pub struct Summary {
 }
 
 /// What happens to one cluster.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// An update's mask and mode are held once, in its PATCH request; the plan's document writes
+/// them beside the requests too (`update_mask`, `update_mode`), and a document whose copies
+/// disagree with its request is refused when read.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(try_from = "ChangeDocument<'static>")]
 pub struct ClusterChange {
     /// The cluster, written `{"project", "region", "id"}`.
-    #[serde(with = "cluster_address")]
     pub address: ClusterName,
     /// The action.
     pub action: Action,
     /// Why the cluster gets this action, where the fields alone do not say it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<ChangeReason>,
     /// Every changed field (for a create: every set field; for a delete: none).
     pub fields: Vec<FieldChange>,
-    /// For an update: the smallest set of allowed mask paths covering `fields`.
-    pub update_mask: Vec<UpdateMaskPath>,
-    /// For an update: the `updateMode` sent.
-    pub update_mode: Option<UpdateMode>,
     /// Distinct impacts of the change, most severe last.
     pub impacts: Vec<Impact>,
     /// Things the user should know before applying.
     pub warnings: Vec<String>,
-    /// The requests the executor sends, in order (a replacement: delete, then create).
+    /// The requests the executor sends, in order (a replacement: delete, then create; an
+    /// update: one PATCH with the smallest set of allowed mask paths covering `fields`).
     pub requests: Vec<ClusterRequest>,
     /// The live cluster's `updateTime` the plan was computed from (`None`: absent live).
     pub live_update_time: Option<String>,
@@ -115,11 +116,156 @@ pub struct ClusterChange {
     /// For each block that was compared (`""` = the cluster, `node_pools[cpu]`,
     /// `orchestrator_spec.slurm_spec`, …), how many of its attributes are set in the
     /// configuration and equal live; the text rendering hides them behind a count.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub unchanged_attributes: BTreeMap<String, usize>,
 }
 
+/// A [`ClusterChange`] as the plan's document writes it, with its update's mask and mode
+/// beside the requests that hold them.
+#[derive(Serialize, Deserialize)]
+struct ChangeDocument<'a> {
+    #[serde(serialize_with = "address_of", deserialize_with = "owned_address")]
+    address: Cow<'a, ClusterName>,
+    action: Action,
+    #[serde(default, skip_serializing_if = "has_no_reason")]
+    reason: Cow<'a, Option<ChangeReason>>,
+    fields: Cow<'a, [FieldChange]>,
+    update_mask: Cow<'a, [UpdateMaskPath]>,
+    update_mode: Option<UpdateMode>,
+    impacts: Cow<'a, [Impact]>,
+    warnings: Cow<'a, [String]>,
+    requests: Cow<'a, [ClusterRequest]>,
+    live_update_time: Cow<'a, Option<String>>,
+    timeouts: PlannedTimeouts,
+    #[serde(default, skip_serializing_if = "counts_nothing")]
+    unchanged_attributes: Cow<'a, BTreeMap<String, usize>>,
+}
+
+#[expect(
+    clippy::ptr_arg,
+    reason = "serde hands a field to its helper by reference"
+)]
+fn address_of<S: serde::Serializer>(
+    address: &Cow<'_, ClusterName>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    cluster_address::serialize(address, serializer)
+}
+
+fn owned_address<'de, 'a, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Cow<'a, ClusterName>, D::Error> {
+    cluster_address::deserialize(deserializer).map(Cow::Owned)
+}
+
+#[expect(
+    clippy::ptr_arg,
+    reason = "serde hands a field to its helper by reference"
+)]
+fn has_no_reason(reason: &Cow<'_, Option<ChangeReason>>) -> bool {
+    reason.is_none()
+}
+
+#[expect(
+    clippy::ptr_arg,
+    reason = "serde hands a field to its helper by reference"
+)]
+fn counts_nothing(unchanged: &Cow<'_, BTreeMap<String, usize>>) -> bool {
+    unchanged.is_empty()
+}
+
+impl Serialize for ClusterChange {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ChangeDocument {
+            address: Cow::Borrowed(&self.address),
+            action: self.action,
+            reason: Cow::Borrowed(&self.reason),
+            fields: Cow::Borrowed(&self.fields),
+            update_mask: Cow::Borrowed(self.update_mask()),
+            update_mode: self.update_mode(),
+            impacts: Cow::Borrowed(&self.impacts),
+            warnings: Cow::Borrowed(&self.warnings),
+            requests: Cow::Borrowed(&self.requests),
+            live_update_time: Cow::Borrowed(&self.live_update_time),
+            timeouts: self.timeouts,
+            unchanged_attributes: Cow::Borrowed(&self.unchanged_attributes),
+        }
+        .serialize(serializer)
+    }
+}
+
+/// A change's document whose `update_mask` or `update_mode` is not what its request sends.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the change of cluster {cluster} says its update {what} is {written}, but its request sends {sent}"
+)]
+pub struct UpdateDisagrees {
+    cluster: String,
+    what: &'static str,
+    written: String,
+    sent: String,
+}
+
+impl TryFrom<ChangeDocument<'static>> for ClusterChange {
+    type Error = UpdateDisagrees;
+
+    fn try_from(document: ChangeDocument<'static>) -> Result<Self, Self::Error> {
+        let change = Self {
+            address: document.address.into_owned(),
+            action: document.action,
+            reason: document.reason.into_owned(),
+            fields: document.fields.into_owned(),
+            impacts: document.impacts.into_owned(),
+            warnings: document.warnings.into_owned(),
+            requests: document.requests.into_owned(),
+            live_update_time: document.live_update_time.into_owned(),
+            timeouts: document.timeouts,
+            unchanged_attributes: document.unchanged_attributes.into_owned(),
+        };
+        let disagrees = |what, written: String, sent: String| UpdateDisagrees {
+            cluster: change.address.to_string(),
+            what,
+            written,
+            sent,
+        };
+        if *document.update_mask != *change.update_mask() {
+            let joined = |paths: &[UpdateMaskPath]| UpdateMask::new(paths.to_vec()).to_string();
+            return Err(disagrees(
+                "mask",
+                joined(&document.update_mask),
+                joined(change.update_mask()),
+            ));
+        }
+        if document.update_mode != change.update_mode() {
+            let named =
+                |mode: Option<UpdateMode>| mode.map_or("none".to_owned(), |m| m.to_string());
+            return Err(disagrees(
+                "mode",
+                named(document.update_mode),
+                named(change.update_mode()),
+            ));
+        }
+        Ok(change)
+    }
+}
+
 impl ClusterChange {
+    /// For an update (and a release's labels-only PATCH): the mask its PATCH sends.
+    pub fn update_mask(&self) -> &[UpdateMaskPath] {
+        self.patch().map_or(&[], |(mask, _)| mask.paths())
+    }
+
+    /// For an update (and a release's labels-only PATCH): the `updateMode` its PATCH sends.
+    pub fn update_mode(&self) -> Option<UpdateMode> {
+        self.patch().map(|(_, mode)| mode)
+    }
+
+    fn patch(&self) -> Option<(&UpdateMask, UpdateMode)> {
+        self.requests.iter().find_map(|request| match request {
+            ClusterRequest::Update { mask, mode, .. } => Some((mask, *mode)),
+            ClusterRequest::Create { .. } | ClusterRequest::Delete { .. } => None,
+        })
+    }
+
     /// Whether applying the change can kill jobs: a delete, a replacement, or an update that
     /// recreates nodes, deletes a pool or lowers a pool's `max_node_count` (Slurm may stop the
     /// jobs running on the nodes that go).

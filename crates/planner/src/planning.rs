@@ -166,8 +166,6 @@ pub(crate) fn deletion(
         action: Action::Delete,
         reason: Some(reason),
         fields: diff::deletion(&without_stack_label(live)),
-        update_mask: Vec::new(),
-        update_mode: None,
         impacts: Vec::new(),
         requests,
         live_update_time: live.update_time.clone(),
@@ -188,8 +186,6 @@ pub(crate) fn release(address: ClusterName, live: &Cluster) -> ClusterChange {
         action: Action::Release,
         reason: Some(ChangeReason::Removed),
         fields: Vec::new(),
-        update_mask: vec![UpdateMaskPath::Labels],
-        update_mode: Some(UpdateMode::UserOnly),
         impacts: Vec::new(),
         requests: vec![request],
         live_update_time: live.update_time.clone(),
@@ -292,8 +288,6 @@ impl ClusterPlanner<'_> {
             address: self.address,
             action: Action::Create,
             reason,
-            update_mask: Vec::new(),
-            update_mode: None,
             impacts: Vec::new(),
             warnings,
             requests,
@@ -321,7 +315,7 @@ impl ClusterPlanner<'_> {
         };
         let stack = &self.desired.provider.stack;
         let fields = self.mark_sensitive(diff.changes);
-        let (update_mask, update_mode, impacts, requests) = match action {
+        let (impacts, requests) = match action {
             Action::Replace => {
                 self.check_replace_allowed(reason.as_ref())?;
                 let requests = vec![
@@ -333,7 +327,7 @@ impl ClusterPlanner<'_> {
                     pool: None,
                     inferred: false,
                 };
-                (Vec::new(), None, vec![impact], requests)
+                (vec![impact], requests)
             }
             Action::Update => {
                 let dangling =
@@ -349,10 +343,10 @@ impl ClusterPlanner<'_> {
                 let whole_live = self.encode(live)?;
                 let request =
                     requests::update(&self.address, &mask, mode, &compared, &whole_live, stack);
-                (mask, Some(mode), distinct_impacts(&fields), vec![request])
+                (distinct_impacts(&fields), vec![request])
             }
             Action::Create | Action::Delete | Action::Release | Action::NoOp => {
-                (Vec::new(), None, Vec::new(), Vec::new())
+                (Vec::new(), Vec::new())
             }
         };
         Ok(ClusterChange {
@@ -361,8 +355,6 @@ impl ClusterPlanner<'_> {
             action,
             reason,
             fields,
-            update_mask,
-            update_mode,
             impacts,
             requests,
             live_update_time: live.update_time.clone(),

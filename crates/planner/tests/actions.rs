@@ -99,8 +99,8 @@ fn a_mutable_change_is_an_update_with_the_smallest_mask() {
     let made = plan_against_seed(wanted);
     let change = &made.changes[0];
     assert_eq!(change.action, Action::Update);
-    assert_eq!(change.update_mask, [UpdateMaskPath::NodePools]);
-    assert_eq!(change.update_mode, Some(UpdateMode::UserAndService));
+    assert_eq!(change.update_mask(), [UpdateMaskPath::NodePools]);
+    assert_eq!(change.update_mode(), Some(UpdateMode::UserAndService));
     assert_eq!(change.fields.len(), 1);
     assert_eq!(
         change.fields[0].path,
@@ -159,7 +159,7 @@ fn several_kinds_of_change_combine_their_mask_paths_in_order() {
     let made = plan_against_seed(wanted);
     let change = &made.changes[0];
     assert_eq!(
-        change.update_mask,
+        change.update_mask(),
         [
             UpdateMaskPath::Labels,
             UpdateMaskPath::Partitions,
@@ -298,9 +298,9 @@ fn every_documented_mask_path_updates_in_place() {
         let change = &made.changes[0];
         assert_eq!(change.action, Action::Update, "{pointer}");
         assert!(
-            change.update_mask.contains(&mask),
+            change.update_mask().contains(&mask),
             "{pointer}: {:?}",
-            change.update_mask
+            change.update_mask()
         );
         let body = change.requests[0].body().unwrap();
         assert_eq!(body.pointer(pointer), Some(&value), "{pointer}");
@@ -345,7 +345,7 @@ fn naming_the_partition_that_is_already_the_default_changes_nothing() {
     assert_eq!(change.action, Action::Update);
     assert!(
         change
-            .update_mask
+            .update_mask()
             .contains(&UpdateMaskPath::DefaultPartitionId)
     );
 }
@@ -373,7 +373,7 @@ fn an_immutable_change_replaces_the_cluster_delete_first() {
     let kinds: Vec<RequestKind> = change.requests.iter().map(|r| r.kind()).collect();
     assert_eq!(kinds, [RequestKind::Delete, RequestKind::Create]);
     assert!(change.requests[0].body().is_none());
-    assert!(change.update_mask.is_empty());
+    assert!(change.update_mask().is_empty());
     assert_eq!(change.impacts.len(), 1);
     assert_eq!(change.impacts[0].class, ImpactClass::ReplacesCluster);
 }
@@ -612,7 +612,7 @@ fn adding_and_removing_pools_is_an_update_of_node_pools() {
     let made = plan_against_seed(wanted);
     let change = &made.changes[0];
     assert_eq!(change.action, Action::Update);
-    assert_eq!(change.update_mask, [UpdateMaskPath::NodePools]);
+    assert_eq!(change.update_mask(), [UpdateMaskPath::NodePools]);
     assert!(
         change
             .fields

@@ -162,8 +162,8 @@ fn a_node_count_change_is_the_documented_patch() {
     assert_eq!(change.action, Action::Update, "{:#?}", change.fields);
     // The page's second command masks `partitions` too, for a change of both; a node count
     // alone needs only `node_pools`.
-    assert_eq!(change.update_mask, [UpdateMaskPath::NodePools]);
-    assert_eq!(change.update_mode, Some(UpdateMode::UserAndService));
+    assert_eq!(change.update_mask(), [UpdateMaskPath::NodePools]);
+    assert_eq!(change.update_mode(), Some(UpdateMode::UserAndService));
     let request = &change.requests[0];
     assert_eq!(request.kind(), RequestKind::Update);
     assert_eq!(

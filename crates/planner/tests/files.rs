@@ -157,6 +157,16 @@ fn a_tampered_saved_plan_is_refused_on_load_naming_the_field() {
         ("/requests/0/query/0/1", json!("network"), "`updateMask`"),
         ("/requests/0/query/1/1", json!("EVERYTHING"), "`updateMode`"),
         ("/update_mode", json!("EVERYTHING"), "EVERYTHING"),
+        (
+            "/update_mode",
+            json!("USER_ONLY"),
+            "says its update mode is USER_ONLY, but its request sends",
+        ),
+        (
+            "/update_mask",
+            json!(["display_name"]),
+            "says its update mask is display_name, but its request sends labels",
+        ),
         ("/address/id", json!("a/b"), "cluster ID `a/b` is invalid"),
     ];
     for (pointer, value, named) in tamperings {

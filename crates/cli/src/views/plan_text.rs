@@ -175,11 +175,11 @@ impl ClusterText<'_> {
     }
 
     fn footer(&mut self, change: &ClusterChange, jobs: Option<&RunningJobs>) {
-        if !change.update_mask.is_empty() {
-            let mask: Vec<&str> = change.update_mask.iter().map(|m| m.as_str()).collect();
+        if !change.update_mask().is_empty() {
+            let mask: Vec<&str> = change.update_mask().iter().map(|m| m.as_str()).collect();
             let _ = writeln!(self.out, "    update mask: {}", mask.join(", "));
             let provider_only: Vec<&str> = change
-                .update_mask
+                .update_mask()
                 .iter()
                 .filter(|m| m.source() == MaskSource::TerraformProvider)
                 .map(|m| m.as_str())
@@ -193,7 +193,7 @@ impl ClusterText<'_> {
                 );
             }
         }
-        if let Some(mode) = &change.update_mode {
+        if let Some(mode) = &change.update_mode() {
             let _ = writeln!(
                 self.out,
                 "    update mode: {mode} ({})",
