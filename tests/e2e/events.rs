@@ -2,7 +2,7 @@
 //! in the documented order, for a create, an update, a failed operation and a destroy.
 
 use clusterform_emulator::FaultSpec;
-use serde_json::Value;
+use serde_json::{Value, json};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
@@ -193,6 +193,22 @@ fn a_destroy_reports_its_deletions() {
     let summary = events.last().unwrap();
     assert_eq!(summary["type"], "summary");
     assert_eq!(summary["counts"]["destroy"], 1);
+}
+
+/// With nothing to destroy, stdout still holds events only: the plan and the summary, no
+/// sentence for people.
+#[test]
+fn a_destroy_with_nothing_to_destroy_prints_only_events() {
+    let env = polling_env();
+    apply_ok(&env, &[ClusterSpec::default()]);
+    assert_succeeded(&env.run(&["destroy", "--auto-approve"]));
+    let output = env.run(&["destroy", "--json", "--auto-approve"]);
+    assert_succeeded(&output);
+    let events = events(&output);
+    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["planned", "summary"]);
+    assert_eq!(events[0]["changes"], json!([]));
+    assert_eq!(events[1]["success"], true);
 }
 
 #[test]
