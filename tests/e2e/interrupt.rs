@@ -204,3 +204,39 @@ fn an_interrupted_destroy_names_destroy_as_the_command_to_resume() {
     );
     assert!(!err.contains("clusterform apply"), "{err}");
 }
+
+/// One run has one Ctrl-C listener: an apply that first waits for an earlier run's operation
+/// and then starts its own says "Interrupted" once, whichever step the Ctrl-C stops.
+#[test]
+#[cfg(unix)]
+fn an_apply_that_resumed_an_earlier_run_says_interrupted_once() {
+    let env = Env::new(3_000);
+    env.write_config(&config(&[ClusterSpec::default()]));
+    let journal = interrupt_an_apply(&env);
+    env.write_config(&config(&two_clusters()));
+    let child = env.spawn(&["apply", "--auto-approve"], &[]);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !std::fs::read_to_string(&journal)
+        .unwrap_or_default()
+        .contains("train02")
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the second create was never journaled"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let err = stderr(&output);
+    let said = err
+        .lines()
+        .filter(|line| line.starts_with("Interrupted:"))
+        .count();
+    assert_eq!(said, 1, "{err}");
+}
