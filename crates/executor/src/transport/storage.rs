@@ -3,8 +3,9 @@
 //! that two machines racing on one object can never both win.
 //!
 //! It follows the cluster client's conventions (`docs/executor.md`), written once in
-//! `http.rs`: a bearer token on every request, a per-request timeout, answers read with a size
-//! cap, redirects never followed, plain http only to loopback, and retries with backoff. Because every write and delete
+//! `http.rs` (a bearer token on every request, a per-request timeout, answers read with a size
+//! cap, redirects never followed, plain http only to loopback), and sends through the same
+//! retrying exchange (`exchange.rs`: retries with backoff). Because every write and delete
 //! carries a precondition, each call may be repeated safely: 429, 500, 502, 503, 504 and lost
 //! connections are retried, a `412` never is, nor a `429` on the lock's create (it means the
 //! lock is being taken or released). A write that lost its answer and meets `412` on
