@@ -7,7 +7,7 @@ use clusterform_emulator::{CapacityFailure, EmulatorOptions, FaultSpec};
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::support::{PROJECT, TestServer, cluster_name, cluster_path, cpu_cluster, fast_options};
+use crate::support::{PROJECT, TestServer, cluster_name, cluster_path, fast_options, seed};
 
 const JOBS: &str = "/slurm/v0.0.42/jobs";
 
@@ -31,7 +31,7 @@ async fn slurm(server: &TestServer, id: &str, path: &str) -> (Value, Value) {
 #[tokio::test]
 async fn slurm_jobs_nodes_and_the_controller_are_set_over_http() {
     let server = TestServer::start(fast_options()).await;
-    server.create_running("idle", cpu_cluster()).await;
+    server.create_running("idle", seed()).await;
     let job = json!({"job_id": 7, "job_state": ["RUNNING"]});
     let node = json!({"name": "cpu-0", "state": ["ALLOCATED"],
                       "last_busy": {"set": true, "infinite": false, "number": 1_700_000_000}});
@@ -81,7 +81,7 @@ async fn slurm_jobs_nodes_and_the_controller_are_set_over_http() {
 #[tokio::test]
 async fn a_cluster_state_node_states_and_events_are_set_over_http() {
     let server = TestServer::start(fast_options()).await;
-    server.create_running("c1", cpu_cluster()).await;
+    server.create_running("c1", seed()).await;
     let (status, _) = put(
         &server,
         &admin("c1", "status"),
@@ -123,7 +123,7 @@ async fn a_cluster_state_node_states_and_events_are_set_over_http() {
 #[tokio::test]
 async fn unknown_clusters_and_bad_bodies_are_refused() {
     let server = TestServer::start(fast_options()).await;
-    server.create_running("c1", cpu_cluster()).await;
+    server.create_running("c1", seed()).await;
     let (status, error) = put(&server, &admin("absent", "slurm/jobs"), json!({"jobs": []})).await;
     assert_eq!(status, 404);
     assert_eq!(error["error"]["status"], "NOT_FOUND");
@@ -174,7 +174,7 @@ async fn a_create_in_a_stocked_out_zone_is_accepted_then_fails_and_stays_in_erro
     ]});
     let (status, answer) = put(&server, "/emulator/v1/capacityFailures", failures.clone()).await;
     assert_eq!((status, answer), (200, failures));
-    let (status, operation) = server.create("stock", cpu_cluster()).await;
+    let (status, operation) = server.create("stock", seed()).await;
     assert_eq!(status, 200, "the create is accepted: {operation}");
     let done = server.wait_done(&operation).await;
     assert_eq!(done["error"]["code"], 8);
@@ -187,7 +187,7 @@ async fn a_create_in_a_stocked_out_zone_is_accepted_then_fails_and_stays_in_erro
     assert_eq!(status, 200, "the failed cluster stays registered");
     assert_eq!(cluster["clusterStatus"]["state"], "ERROR");
     assert_eq!(cluster["clusterStatus"]["error"]["code"], 8);
-    let (status, _) = server.create("stock", cpu_cluster()).await;
+    let (status, _) = server.create("stock", seed()).await;
     assert_eq!(status, 409, "its ID stays taken until it is deleted");
 }
 
@@ -201,7 +201,7 @@ async fn capacity_failures_match_only_their_machine_type_and_zone() {
         ..fast_options()
     })
     .await;
-    let done = server.create_running("fine", cpu_cluster()).await;
+    let done = server.create_running("fine", seed()).await;
     assert!(done.get("error").is_none(), "{done}");
     let (_, listed) = server
         .call(Method::GET, "/emulator/v1/capacityFailures", None)

@@ -8,7 +8,7 @@ use reqwest::Method;
 use serde_json::json;
 
 use crate::support::{
-    TestServer, cluster_name, cluster_path, cpu_cluster, fast_options, transition_options,
+    TestServer, cluster_name, cluster_path, fast_options, seed, transition_options,
 };
 
 #[tokio::test]
@@ -18,7 +18,7 @@ async fn a_failed_create_leaves_an_error_cluster_with_detail_and_error() {
         ..fast_options()
     };
     let server = TestServer::start(options).await;
-    let (_, operation) = server.create("failed", cpu_cluster()).await;
+    let (_, operation) = server.create("failed", seed()).await;
     let finished = server.wait_done(&operation).await;
     let (status, cluster) = server.get(&cluster_path("failed")).await;
     assert_eq!(status, 200);
@@ -34,7 +34,7 @@ async fn a_failed_create_leaves_an_error_cluster_with_detail_and_error() {
 #[tokio::test]
 async fn tests_can_set_a_cluster_state_with_detail() {
     let server = TestServer::start(fast_options()).await;
-    server.create_running("hook", cpu_cluster()).await;
+    server.create_running("hook", seed()).await;
     let emulator = server.emulator();
     assert!(emulator.set_cluster_status(&cluster_name("hook"), "ERROR", Some("Boot disk lost.")));
     let (_, cluster) = server.get(&cluster_path("hook")).await;
@@ -59,7 +59,7 @@ async fn tests_can_set_a_cluster_state_with_detail() {
 #[tokio::test]
 async fn an_error_cluster_can_be_deleted() {
     let server = TestServer::start(fast_options()).await;
-    server.create_running("err", cpu_cluster()).await;
+    server.create_running("err", seed()).await;
     server
         .emulator()
         .set_cluster_status(&cluster_name("err"), "ERROR", None);
@@ -74,7 +74,7 @@ async fn an_error_cluster_can_be_deleted() {
 #[tokio::test]
 async fn a_cluster_in_a_transitional_state_refuses_updates_and_deletes() {
     let server = TestServer::start(fast_options()).await;
-    server.create_running("moving", cpu_cluster()).await;
+    server.create_running("moving", seed()).await;
     for state in ["PROVISIONING", "UPDATING", "STOPPING"] {
         server
             .emulator()
@@ -105,7 +105,7 @@ async fn a_cluster_in_a_transitional_state_refuses_updates_and_deletes() {
 #[tokio::test]
 async fn a_second_delete_while_the_first_runs_is_aborted() {
     let server = TestServer::start(transition_options()).await;
-    server.create_running("twice", cpu_cluster()).await;
+    server.create_running("twice", seed()).await;
     let (status, first) = server
         .call(Method::DELETE, &cluster_path("twice"), None)
         .await;

@@ -5,14 +5,14 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::support::{
-    PARENT, TestServer, cluster_name, cluster_path, cpu_cluster, create_path, fast_options,
-    redact_times, transition_options, violations,
+    PARENT, TestServer, cluster_name, cluster_path, create_path, fast_options, redact_times, seed,
+    transition_options, violations,
 };
 
 #[tokio::test]
 async fn create_runs_an_operation_that_ends_with_a_running_cluster() {
     let server = TestServer::start(transition_options()).await;
-    let (status, operation) = server.create("train01", cpu_cluster()).await;
+    let (status, operation) = server.create("train01", seed()).await;
     assert_eq!(status, 200);
     assert_eq!(
         operation["name"],
@@ -38,7 +38,7 @@ async fn create_runs_an_operation_that_ends_with_a_running_cluster() {
     );
     let (status, cluster) = server.get(&cluster_path("train01")).await;
     assert_eq!(status, 200);
-    insta::assert_json_snapshot!(redact_times(cluster), @r#"
+    insta::assert_json_snapshot!(redact_times(cluster), @r##"
     {
       "name": "projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01",
       "displayName": "Research training",
@@ -62,8 +62,8 @@ async fn create_runs_an_operation_that_ends_with_a_running_cluster() {
           "zone": "us-central1-a",
           "enablePublicIps": true,
           "bootDisk": {
-            "bootDiskType": "pd-ssd",
-            "bootDiskSizeGb": "100"
+            "bootDiskType": "pd-standard",
+            "bootDiskSizeGb": "120"
           },
           "nodeImage": "slurm-24-11-ubuntu-2204"
         },
@@ -95,6 +95,9 @@ async fn create_runs_an_operation_that_ends_with_a_running_cluster() {
                 "cpu"
               ]
             }
+          ],
+          "prologBashScripts": [
+            "#!/bin/bash\necho prolog"
           ]
         }
       },
@@ -118,7 +121,7 @@ async fn create_runs_an_operation_that_ends_with_a_running_cluster() {
       },
       "startTime": "[time]"
     }
-    "#);
+    "##);
 }
 
 #[tokio::test]
@@ -158,7 +161,7 @@ async fn the_snake_case_id_parameter_is_accepted() {
     let server = TestServer::start(fast_options()).await;
     let path =
         format!("/v1beta1/{PARENT}/modelDevelopmentClusters?model_development_cluster_id=snakeid");
-    let (status, _) = server.call(Method::POST, &path, Some(cpu_cluster())).await;
+    let (status, _) = server.call(Method::POST, &path, Some(seed())).await;
     assert_eq!(status, 200);
     assert!(
         server
@@ -171,8 +174,8 @@ async fn the_snake_case_id_parameter_is_accepted() {
 #[tokio::test]
 async fn a_second_create_with_the_same_id_is_already_exists() {
     let server = TestServer::start(fast_options()).await;
-    server.create_running("dup", cpu_cluster()).await;
-    let (status, error) = server.create("dup", cpu_cluster()).await;
+    server.create_running("dup", seed()).await;
+    let (status, error) = server.create("dup", seed()).await;
     assert_eq!(status, 409);
     insta::assert_json_snapshot!(error, @r#"
     {
@@ -206,7 +209,7 @@ async fn invalid_cluster_ids_are_refused() {
         ("Train", "it must start with a lowercase letter"),
     ];
     for (id, rule) in cases {
-        let (status, error) = server.create(id, cpu_cluster()).await;
+        let (status, error) = server.create(id, seed()).await;
         assert_eq!(status, 400, "{id}");
         assert_eq!(error["error"]["status"], "INVALID_ARGUMENT");
         assert!(
@@ -218,9 +221,7 @@ async fn invalid_cluster_ids_are_refused() {
         );
     }
     let missing = format!("/v1beta1/{PARENT}/modelDevelopmentClusters");
-    let (status, error) = server
-        .call(Method::POST, &missing, Some(cpu_cluster()))
-        .await;
+    let (status, error) = server.call(Method::POST, &missing, Some(seed())).await;
     assert_eq!(status, 400);
     assert_eq!(
         error["error"]["message"],
@@ -237,7 +238,7 @@ async fn missing_required_fields_and_bad_references_are_refused() {
     assert_eq!(status, 400);
     insta::assert_snapshot!(error["error"]["message"].as_str().unwrap(), @"List of found errors:\t1.Field: model_development_cluster.network.network; Message: The field is required.\t2.Field: model_development_cluster.node_pools; Message: At least one node pool is required.\t3.Field: model_development_cluster.orchestrator_spec.slurm_spec; Message: The Slurm spec is required.\t");
 
-    let mut cluster = cpu_cluster();
+    let mut cluster = seed();
     cluster["orchestratorSpec"]["slurmSpec"]["loginNodePoolId"] = json!("gpu");
     cluster["orchestratorSpec"]["slurmSpec"]["partitions"][0]["nodePoolIds"] = json!(["cpu", "a3"]);
     cluster["nodePools"][1]["scalingSpec"] = json!({"minNodeCount": 5, "maxNodeCount": 4});
@@ -276,7 +277,7 @@ async fn malformed_json_is_invalid_argument_with_the_parser_message() {
 #[tokio::test]
 async fn output_only_fields_in_a_create_body_are_ignored() {
     let server = TestServer::start(transition_options()).await;
-    let mut cluster = cpu_cluster();
+    let mut cluster = seed();
     cluster["name"] = json!("projects/evil/locations/x/modelDevelopmentClusters/other");
     cluster["clusterStatus"] = json!({"state": "RUNNING"});
     let (status, _) = server.create("outonly", cluster).await;
@@ -289,7 +290,7 @@ async fn output_only_fields_in_a_create_body_are_ignored() {
 #[tokio::test]
 async fn delete_stops_the_cluster_then_removes_it() {
     let server = TestServer::start(transition_options()).await;
-    server.create_running("gone", cpu_cluster()).await;
+    server.create_running("gone", seed()).await;
     let (status, operation) = server
         .call(Method::DELETE, &cluster_path("gone"), None)
         .await;

@@ -5,12 +5,12 @@ use clusterform_emulator::{EmulatorOptions, FaultSpec};
 use reqwest::Method;
 use serde_json::json;
 
-use crate::support::{TestServer, cluster_name, cluster_path, cpu_cluster, fast_options};
+use crate::support::{TestServer, cluster_name, cluster_path, fast_options, seed};
 
 #[tokio::test]
 async fn get_returns_the_operation_until_and_after_it_is_done() {
     let server = TestServer::start(fast_options()).await;
-    let (_, operation) = server.create("opget", cpu_cluster()).await;
+    let (_, operation) = server.create("opget", seed()).await;
     let path = format!("/v1/{}", operation["name"].as_str().unwrap());
     let (status, polled) = server.get(&path).await;
     assert_eq!(status, 200);
@@ -50,7 +50,7 @@ async fn wait_with_a_zero_timeout_returns_the_running_operation() {
         ..fast_options()
     };
     let server = TestServer::start(options).await;
-    let (_, operation) = server.create("slow", cpu_cluster()).await;
+    let (_, operation) = server.create("slow", seed()).await;
     let path = format!(
         "/v1/{}:wait?timeout=0s",
         operation["name"].as_str().unwrap()
@@ -68,7 +68,7 @@ async fn wait_with_a_zero_timeout_returns_the_running_operation() {
 #[tokio::test]
 async fn wait_returns_the_finished_operation() {
     let server = TestServer::start(fast_options()).await;
-    let (_, operation) = server.create("waited", cpu_cluster()).await;
+    let (_, operation) = server.create("waited", seed()).await;
     let path = format!(
         "/v1/{}:wait?timeout=10s",
         operation["name"].as_str().unwrap()
@@ -82,7 +82,7 @@ async fn wait_returns_the_finished_operation() {
 #[tokio::test]
 async fn wait_can_be_switched_to_unimplemented() {
     let server = TestServer::start(fast_options()).await;
-    let (_, operation) = server.create("nowait", cpu_cluster()).await;
+    let (_, operation) = server.create("nowait", seed()).await;
     let path = format!("/v1/{}:wait", operation["name"].as_str().unwrap());
     server.emulator().set_wait_unimplemented(true);
     let (status, error) = server.call(Method::POST, &path, None).await;
@@ -100,7 +100,7 @@ async fn opfail_makes_a_create_end_in_error() {
         ..fast_options()
     };
     let server = TestServer::start(options).await;
-    let (status, operation) = server.create("broken", cpu_cluster()).await;
+    let (status, operation) = server.create("broken", seed()).await;
     assert_eq!(status, 200);
     let finished = server.wait_done(&operation).await;
     assert_eq!(finished["error"]["code"], 13);
@@ -117,7 +117,7 @@ async fn opfail_limited_to_another_location_leaves_operations_here_alone() {
         ..fast_options()
     };
     let server = TestServer::start(options).await;
-    let (status, operation) = server.create("fine", cpu_cluster()).await;
+    let (status, operation) = server.create("fine", seed()).await;
     assert_eq!(status, 200);
     let finished = server.wait_done(&operation).await;
     assert!(finished.get("error").is_none(), "{finished}");
@@ -128,7 +128,7 @@ async fn opfail_limited_to_another_location_leaves_operations_here_alone() {
 #[tokio::test]
 async fn opfail_leaves_an_updated_cluster_running_and_unchanged() {
     let server = TestServer::start(fast_options()).await;
-    server.create_running("keep", cpu_cluster()).await;
+    server.create_running("keep", seed()).await;
     let before = server.emulator().cluster(&cluster_name("keep")).unwrap();
     server.emulator().set_faults(FaultSpec {
         operation_failure_rate: 1.0,

@@ -7,7 +7,7 @@ use clusterform_emulator::{Emulator, EmulatorError, EmulatorOptions};
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::support::{PROJECT, TestServer, cluster_name, cluster_path, cpu_cluster, fast_options};
+use crate::support::{PROJECT, TestServer, cluster_name, cluster_path, fast_options, seed};
 
 fn persistent_options(state_file: &std::path::Path) -> EmulatorOptions {
     EmulatorOptions {
@@ -22,8 +22,8 @@ async fn an_operation_in_flight_finishes_after_a_restart() {
     let directory = tempfile::tempdir().unwrap();
     let state_file = directory.path().join("emulator.json");
     let first = TestServer::start(persistent_options(&state_file)).await;
-    first.create_running("kept", cpu_cluster()).await;
-    let (status, operation) = first.create("inflight", cpu_cluster()).await;
+    first.create_running("kept", seed()).await;
+    let (status, operation) = first.create("inflight", seed()).await;
     assert_eq!(status, 200);
     first
         .emulator()
@@ -50,7 +50,7 @@ async fn an_operation_in_flight_finishes_after_a_restart() {
     let (_, answer) = second.call(Method::POST, &slurm_path, Some(body)).await;
     let jobs: Value = serde_json::from_str(answer["body"].as_str().unwrap()).unwrap();
     assert_eq!(jobs["jobs"], json!([{"job_id": 9}]));
-    let (_, next) = second.create("third", cpu_cluster()).await;
+    let (_, next) = second.create("third", seed()).await;
     assert_eq!(
         next["name"], "projects/123456789012/locations/us-central1/operations/3",
         "the ID counter persists"
@@ -62,7 +62,7 @@ async fn a_deleted_cluster_stays_deleted_after_a_restart() {
     let directory = tempfile::tempdir().unwrap();
     let state_file = directory.path().join("emulator.json");
     let first = TestServer::start(persistent_options(&state_file)).await;
-    first.create_running("brief", cpu_cluster()).await;
+    first.create_running("brief", seed()).await;
     let (_, operation) = first
         .call(
             Method::DELETE,
@@ -100,7 +100,7 @@ async fn an_unwritable_state_file_fails_the_request_with_internal() {
     let server = TestServer::start(persistent_options(&state_file)).await;
     // Removed while the emulator runs (its lock file with it): the next save fails.
     std::fs::remove_dir_all(&state_directory).unwrap();
-    let (status, error) = server.create("nowhere", cpu_cluster()).await;
+    let (status, error) = server.create("nowhere", seed()).await;
     assert_eq!(status, 500);
     assert_eq!(error["error"]["status"], "INTERNAL");
     assert!(
@@ -116,7 +116,7 @@ async fn clusters_saved_without_project_numbers_are_kept_when_they_are_turned_on
     let directory = tempfile::tempdir().unwrap();
     let state_file = directory.path().join("emulator.json");
     let first = TestServer::start(persistent_options(&state_file)).await;
-    first.create_running("older", cpu_cluster()).await;
+    first.create_running("older", seed()).await;
     first.server.shutdown().await;
 
     let numbered = EmulatorOptions {
@@ -190,11 +190,11 @@ impl FailingSaves {
 async fn a_change_whose_save_failed_is_not_kept() {
     let saves = FailingSaves::new();
     let server = TestServer::start(persistent_options(&saves.state_file)).await;
-    server.create_running("kept", cpu_cluster()).await;
+    server.create_running("kept", seed()).await;
     saves.break_saves();
 
     for attempt in ["first", "retry"] {
-        let (status, error) = server.create("lost", cpu_cluster()).await;
+        let (status, error) = server.create("lost", seed()).await;
         assert_eq!(status, 500, "{attempt}: {error}");
         let message = error["error"]["message"].as_str().unwrap();
         assert!(
@@ -217,7 +217,7 @@ async fn a_change_whose_save_failed_is_not_kept() {
     );
 
     saves.mend_saves();
-    let (status, operation) = server.create("lost", cpu_cluster()).await;
+    let (status, operation) = server.create("lost", seed()).await;
     assert_eq!(status, 200, "{operation}");
     server.server.shutdown().await;
     let restarted = Emulator::new(persistent_options(&saves.state_file)).unwrap();

@@ -6,7 +6,7 @@
 use clusterform_emulator::{EmulatorOptions, project_number_of};
 use reqwest::Method;
 
-use crate::support::{PROJECT, TestServer, cluster_name, cluster_path, cpu_cluster, fast_options};
+use crate::support::{PROJECT, TestServer, cluster_name, cluster_path, fast_options, seed};
 
 fn numbered_options() -> EmulatorOptions {
     EmulatorOptions {
@@ -25,7 +25,7 @@ fn numbered_cluster_name(id: &str) -> String {
 #[tokio::test]
 async fn names_in_answers_carry_the_project_number() {
     let server = TestServer::start(numbered_options()).await;
-    let (status, operation) = server.create("numbered", cpu_cluster()).await;
+    let (status, operation) = server.create("numbered", seed()).await;
     assert_eq!(status, 200);
     let number = project_number_of(PROJECT);
     assert!(
@@ -53,7 +53,7 @@ async fn names_in_answers_carry_the_project_number() {
         numbered_cluster_name("numbered")
     );
     let path = format!("{}?updateMask=labels", cluster_path("numbered"));
-    let (_, update) = server.call(Method::PATCH, &path, Some(cpu_cluster())).await;
+    let (_, update) = server.call(Method::PATCH, &path, Some(seed())).await;
     let finished = server.wait_done(&update).await;
     assert_eq!(
         finished["response"]["name"],
@@ -64,7 +64,7 @@ async fn names_in_answers_carry_the_project_number() {
 #[tokio::test]
 async fn the_project_id_and_number_address_the_same_collection() {
     let server = TestServer::start(numbered_options()).await;
-    server.create_running("both", cpu_cluster()).await;
+    server.create_running("both", seed()).await;
     let by_number = format!("/v1beta1/{}", numbered_cluster_name("both"));
     let (status, cluster) = server.get(&by_number).await;
     assert_eq!(status, 200);
@@ -78,7 +78,7 @@ async fn the_project_id_and_number_address_the_same_collection() {
         listed["modelDevelopmentClusters"].as_array().unwrap().len(),
         1
     );
-    let (status, _) = server.create("both", cpu_cluster()).await;
+    let (status, _) = server.create("both", seed()).await;
     assert_eq!(status, 409, "the ID reaches the cluster created through it");
     let (status, deleting) = server.call(Method::DELETE, &by_number, None).await;
     assert_eq!(status, 200);
@@ -106,7 +106,7 @@ async fn test_controls_accept_the_project_id() {
     let server = TestServer::start(numbered_options()).await;
     server
         .emulator()
-        .insert_cluster(&cluster_name("seeded"), cpu_cluster());
+        .insert_cluster(&cluster_name("seeded"), seed());
     let cluster = server.emulator().cluster(&cluster_name("seeded")).unwrap();
     assert_eq!(cluster["name"], numbered_cluster_name("seeded"));
     assert!(
@@ -122,7 +122,7 @@ async fn test_controls_accept_the_project_id() {
 #[tokio::test]
 async fn without_the_option_names_are_written_as_requested() {
     let server = TestServer::start(fast_options()).await;
-    let finished = server.create_running("plain", cpu_cluster()).await;
+    let finished = server.create_running("plain", seed()).await;
     assert_eq!(finished["response"]["name"], cluster_name("plain"));
     assert!(
         finished["name"]

@@ -10,7 +10,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 use time::OffsetDateTime;
 
-use crate::support::{TestServer, cluster_name, cpu_cluster, fast_options, transition_options};
+use crate::support::{TestServer, cluster_name, fast_options, seed, transition_options};
 
 const NODES: &str = "/slurm/v0.0.42/nodes";
 
@@ -39,7 +39,7 @@ fn slurm_json(answer: &Value) -> Value {
 #[tokio::test]
 async fn jobs_are_served_from_what_the_test_injected() {
     let server = TestServer::start(fast_options()).await;
-    server.create_running("slurm", cpu_cluster()).await;
+    server.create_running("slurm", seed()).await;
     let (status, answer) = call_slurm(&server, "slurm", JOBS).await;
     assert_eq!(status, 200);
     assert_eq!(answer["status"], 200);
@@ -69,7 +69,7 @@ async fn jobs_are_served_from_what_the_test_injected() {
 #[tokio::test]
 async fn nodes_are_the_compute_pools_until_a_test_injects_others() {
     let server = TestServer::start(fast_options()).await;
-    server.create_running("slurm", cpu_cluster()).await;
+    server.create_running("slurm", seed()).await;
     let (_, answer) = call_slurm(&server, "slurm", NODES).await;
     assert_eq!(answer["status"], 200);
     let configured = slurm_json(&answer)["nodes"].as_array().unwrap().clone();
@@ -111,7 +111,7 @@ async fn finished_jobs_leave_the_listing_after_min_job_age_but_nodes_stay() {
         ..fast_options()
     })
     .await;
-    server.create_running("slurm", cpu_cluster()).await;
+    server.create_running("slurm", seed()).await;
     let now = OffsetDateTime::now_utc().unix_timestamp();
     let ended = |id: i64, ago: i64| json!({"job_id": id, "job_state": ["COMPLETED"], "end_time": {"set": true, "infinite": false, "number": now - ago}});
     let name = cluster_name("slurm");
@@ -129,7 +129,7 @@ async fn finished_jobs_leave_the_listing_after_min_job_age_but_nodes_stay() {
 #[tokio::test]
 async fn an_unsupported_rest_version_answers_404_as_slurmrestd_does() {
     let server = TestServer::start(fast_options()).await;
-    server.create_running("old", cpu_cluster()).await;
+    server.create_running("old", seed()).await;
     server
         .emulator()
         .set_slurm_api_versions(&cluster_name("old"), &["v0.0.40"]);
@@ -147,7 +147,7 @@ async fn the_options_choose_the_rest_versions_every_cluster_serves() {
         ..fast_options()
     })
     .await;
-    server.create_running("modern", cpu_cluster()).await;
+    server.create_running("modern", seed()).await;
     for (path, status) in [
         ("/slurm/v0.0.45/jobs", 404),
         ("/slurm/v0.0.44/jobs", 200),
@@ -162,7 +162,7 @@ async fn the_options_choose_the_rest_versions_every_cluster_serves() {
 #[tokio::test]
 async fn the_default_versions_are_those_of_slurm_24_11() {
     let server = TestServer::start(fast_options()).await;
-    server.create_running("plain", cpu_cluster()).await;
+    server.create_running("plain", seed()).await;
     let mut served = Vec::new();
     for version in [
         "v0.0.45", "v0.0.44", "v0.0.43", "v0.0.42", "v0.0.41", "v0.0.40",
@@ -178,7 +178,7 @@ async fn the_default_versions_are_those_of_slurm_24_11() {
 #[tokio::test]
 async fn the_ping_reports_the_controller_and_a_down_one_fails_the_listings() {
     let server = TestServer::start(fast_options()).await;
-    server.create_running("ctl", cpu_cluster()).await;
+    server.create_running("ctl", seed()).await;
     let (_, answer) = call_slurm(&server, "ctl", "/slurm/v0.0.42/ping").await;
     assert_eq!(answer["status"], 200);
     let pings = slurm_json(&answer)["pings"].clone();
@@ -210,7 +210,7 @@ async fn the_ping_reports_the_controller_and_a_down_one_fails_the_listings() {
 #[tokio::test]
 async fn a_cluster_that_is_not_running_is_a_failed_precondition() {
     let server = TestServer::start(transition_options()).await;
-    server.create("early", cpu_cluster()).await;
+    server.create("early", seed()).await;
     let (status, error) = call_slurm(&server, "early", JOBS).await;
     assert_eq!(status, 400);
     assert_eq!(error["error"]["status"], "FAILED_PRECONDITION");
@@ -221,7 +221,7 @@ async fn a_cluster_that_is_not_running_is_a_failed_precondition() {
 #[tokio::test]
 async fn an_unreachable_slurm_is_unavailable() {
     let server = TestServer::start(fast_options()).await;
-    server.create_running("down", cpu_cluster()).await;
+    server.create_running("down", seed()).await;
     server
         .emulator()
         .set_slurm_unreachable(&cluster_name("down"), true);
@@ -238,7 +238,7 @@ async fn an_unreachable_slurm_is_unavailable() {
 #[tokio::test]
 async fn a_request_without_method_or_path_is_invalid() {
     let server = TestServer::start(fast_options()).await;
-    server.create_running("strict", cpu_cluster()).await;
+    server.create_running("strict", seed()).await;
     let url = format!("/v1beta1/{}:callSlurmRestApi", cluster_name("strict"));
     let (status, error) = server
         .call(Method::POST, &url, Some(json!({"path": JOBS})))

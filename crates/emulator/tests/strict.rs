@@ -9,7 +9,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::support::{
-    TestServer, cluster_name, cluster_path, cpu_cluster, transition_options, violations,
+    TestServer, cluster_name, cluster_path, seed, transition_options, violations,
 };
 
 fn patch_path(id: &str, query: &str) -> String {
@@ -18,7 +18,7 @@ fn patch_path(id: &str, query: &str) -> String {
 
 async fn running_cluster(id: &str) -> TestServer {
     let server = TestServer::start(transition_options()).await;
-    server.create_running(id, cpu_cluster()).await;
+    server.create_running(id, seed()).await;
     server
 }
 
@@ -44,7 +44,7 @@ async fn a_misspelled_field_anywhere_in_a_create_body_is_refused_by_path() {
         ("", "lustreExport", "model_development_cluster"),
     ];
     for (pointer, name, path) in cases {
-        let mut cluster = cpu_cluster();
+        let mut cluster = seed();
         cluster.pointer_mut(pointer).unwrap()[name] = json!("x");
         let (status, error) = server.create("typo", cluster).await;
         assert_eq!(status, 400, "{name}");
@@ -62,7 +62,7 @@ async fn a_misspelled_field_anywhere_in_a_create_body_is_refused_by_path() {
 #[tokio::test]
 async fn every_documented_field_is_accepted_in_either_spelling() {
     let server = TestServer::start(transition_options()).await;
-    let mut cluster = cpu_cluster();
+    let mut cluster = seed();
     cluster["runtime_spec"] = json!({"service_account": "sa@proj.iam.gserviceaccount.com"});
     cluster["lustreExportConfig"] = json!({
         "destinationBucket": "b", "days_of_week": ["MONDAY", "FRIDAY"],
@@ -120,7 +120,7 @@ async fn enum_values_outside_their_lists_are_refused_with_field_and_value() {
         ),
     ];
     for (pointer, field, value, path) in cases {
-        let mut cluster = cpu_cluster();
+        let mut cluster = seed();
         let (parent, _) = pointer.rsplit_once('/').unwrap();
         let child = pointer.rsplit('/').next().unwrap();
         if cluster.pointer(pointer).is_none() {
@@ -327,7 +327,7 @@ async fn without_a_mask_a_changed_non_updatable_field_is_refused_by_name() {
 
 /// The CPU cluster whose `cpu` pool is an A4 pool on spot VMs.
 fn a4_cluster() -> Value {
-    let mut cluster = cpu_cluster();
+    let mut cluster = seed();
     cluster["nodePools"][1]["machineSpec"] = json!({"machineType": "a4-highgpu-8g",
         "acceleratorType": "NVIDIA_B200", "acceleratorCount": 8});
     cluster["nodePools"][1]["provisioningModel"] = json!("SPOT");
@@ -381,7 +381,10 @@ async fn an_a4_pool_without_a_boot_disk_type_gets_hyperdisk_and_stays_updatable(
         live["nodePools"][1]["bootDisk"]["bootDiskType"],
         "hyperdisk-balanced"
     );
-    assert_eq!(live["nodePools"][0]["bootDisk"]["bootDiskType"], "pd-ssd");
+    assert_eq!(
+        live["nodePools"][0]["bootDisk"]["bootDiskType"], "pd-standard",
+        "a pool's own disk type is kept"
+    );
     let labels = json!({"labels": {"team": "vision"}});
     let (status, answer) = server
         .call(
@@ -400,7 +403,7 @@ async fn an_a4_pool_without_a_boot_disk_type_gets_hyperdisk_and_stays_updatable(
 async fn an_update_is_held_to_the_same_rules_and_changes_nothing() {
     let server = running_cluster("rules").await;
     let before = server.emulator().cluster(&cluster_name("rules")).unwrap();
-    let mut pools = cpu_cluster()["nodePools"].clone();
+    let mut pools = seed()["nodePools"].clone();
     pools[0]["scalingSpec"]["maxNodeCount"] = json!(3);
     let (status, error) = server
         .call(

@@ -7,9 +7,9 @@ use std::time::Duration;
 use clusterform_emulator::{Emulator, EmulatorOptions};
 use clusterform_testkit::TestEmulator;
 use reqwest::Method;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-pub use clusterform_testkit::{PARENT, PROJECT, TOKEN, cluster_name};
+pub use clusterform_testkit::{PARENT, PROJECT, TOKEN, cluster_name, seed};
 
 /// Options with operations short enough for tests.
 pub fn fast_options() -> EmulatorOptions {
@@ -34,27 +34,6 @@ pub fn cluster_path(id: &str) -> String {
 
 pub fn create_path(id: &str) -> String {
     format!("/v1beta1/{PARENT}/modelDevelopmentClusters?modelDevelopmentClusterId={id}")
-}
-
-/// A CPU cluster like the seed's: a login pool, a CPU pool and one partition.
-pub fn cpu_cluster() -> Value {
-    json!({
-        "displayName": "Research training",
-        "labels": {"team": "ml"},
-        "network": {"network": format!("projects/{PROJECT}/global/networks/default")},
-        "nodePools": [
-            {"id": "login", "machineSpec": {"machineType": "n2-standard-8"},
-             "scalingSpec": {"minNodeCount": 1, "maxNodeCount": 1},
-             "zone": "us-central1-a", "enablePublicIps": true},
-            {"id": "cpu", "machineSpec": {"machineType": "n2-standard-8"},
-             "scalingSpec": {"minNodeCount": 0, "maxNodeCount": 4}, "zone": "us-central1-a"}
-        ],
-        "orchestratorSpec": {"slurmSpec": {
-            "homeDirectoryStorage": format!("projects/{PROJECT}/locations/us-central1-a/instances/home"),
-            "loginNodePoolId": "login",
-            "partitions": [{"id": "cpu", "nodePoolIds": ["cpu"]}]
-        }}
-    })
 }
 
 /// The field violations of an error answer's `google.rpc.BadRequest` detail,

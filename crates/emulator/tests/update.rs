@@ -6,7 +6,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::support::{
-    TestServer, cluster_name, cluster_path, cpu_cluster, fast_options, transition_options,
+    TestServer, cluster_name, cluster_path, fast_options, seed, transition_options,
 };
 
 fn patch_path(id: &str, query: &str) -> String {
@@ -15,7 +15,7 @@ fn patch_path(id: &str, query: &str) -> String {
 
 async fn running_cluster() -> TestServer {
     let server = TestServer::start(transition_options()).await;
-    server.create_running("train01", cpu_cluster()).await;
+    server.create_running("train01", seed()).await;
     server
 }
 
@@ -196,7 +196,7 @@ async fn updating_a_missing_cluster_is_not_found() {
 #[tokio::test]
 async fn any_change_while_an_operation_runs_is_aborted() {
     let server = TestServer::start(transition_options()).await;
-    let (_, creating) = server.create("busy", cpu_cluster()).await;
+    let (_, creating) = server.create("busy", seed()).await;
     let attempts = [
         (
             Method::PATCH,
