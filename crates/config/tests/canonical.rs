@@ -20,3 +20,30 @@ fn the_canonical_hcl_declares_the_canonical_json() {
     assert_eq!(cluster.region, REGION);
     assert_eq!(serde_json::to_value(&cluster.cluster).unwrap(), seed());
 }
+
+#[test]
+fn the_required_body_is_the_canonical_cluster_without_its_optional_fields() {
+    let text = format!(
+        "{}\ncluster \"train01\" {{{}}}\n",
+        hcl::PROVIDER_HCL,
+        hcl::REQUIRED_BODY_HCL
+    );
+    let loaded = load_text(&text).expect("the required body loads");
+    let mut expected = seed();
+    let object = expected.as_object_mut().unwrap();
+    object.remove("displayName");
+    object.remove("labels");
+    object["network"]
+        .as_object_mut()
+        .unwrap()
+        .remove("subnetwork");
+    let login = object["nodePools"][0].as_object_mut().unwrap();
+    login.remove("enablePublicIps");
+    login.remove("bootDisk");
+    object["orchestratorSpec"]["slurmSpec"]
+        .as_object_mut()
+        .unwrap()
+        .remove("prologBashScripts");
+    let cluster = &loaded.config.clusters[0].cluster;
+    assert_eq!(serde_json::to_value(cluster).unwrap(), expected);
+}

@@ -11,43 +11,9 @@ use tempfile::TempDir;
 /// A provider block that makes a cluster loadable without variables.
 pub use clusterform_testkit::hcl::PROVIDER_HCL as PROVIDER;
 
-/// A small valid cluster body (without the `cluster "ID" {` line), to be edited by tests:
-/// the canonical cluster ([`clusterform_testkit::hcl::SEED_BODY_HCL`]) without its optional
-/// fields, so that each test's edit is the only thing a diagnostic can point at.
-pub const CLUSTER_BODY: &str = r#"
-  network {
-    network = "projects/my-proj/global/networks/default"
-  }
-  node_pool "login" {
-    machine_spec {
-      machine_type = "n2-standard-8"
-    }
-    scaling_spec {
-      min_node_count = 1
-      max_node_count = 1
-    }
-    zone = "us-central1-a"
-  }
-  node_pool "cpu" {
-    machine_spec {
-      machine_type = "n2-standard-8"
-    }
-    scaling_spec {
-      min_node_count = 0
-      max_node_count = 4
-    }
-    zone = "us-central1-a"
-  }
-  orchestrator_spec {
-    slurm_spec {
-      home_directory_storage = "projects/my-proj/locations/us-central1-a/instances/home"
-      login_node_pool_id     = "login"
-      partition "cpu" {
-        node_pool_ids = ["cpu"]
-      }
-    }
-  }
-"#;
+/// A small valid cluster body (without the `cluster "ID" {` line), to be edited by tests: the
+/// canonical cluster with only what a cluster requires.
+pub use clusterform_testkit::hcl::REQUIRED_BODY_HCL as CLUSTER_BODY;
 
 /// A complete valid file: the provider and cluster `train01`.
 pub fn valid_file() -> String {

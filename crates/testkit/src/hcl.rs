@@ -61,6 +61,45 @@ pub const SEED_BODY_HCL: &str = r##"
   }
 "##;
 
+/// The canonical cluster's body with only what a cluster requires (no display name, labels,
+/// subnetwork, public IPs, boot disk or prolog script), for tests whose own edit must be the
+/// only thing a diagnostic can point at. The config crate's tests check that it declares
+/// [`crate::seed`] without those fields.
+pub const REQUIRED_BODY_HCL: &str = r#"
+  network {
+    network = "projects/my-proj/global/networks/default"
+  }
+  node_pool "login" {
+    machine_spec {
+      machine_type = "n2-standard-8"
+    }
+    scaling_spec {
+      min_node_count = 1
+      max_node_count = 1
+    }
+    zone = "us-central1-a"
+  }
+  node_pool "cpu" {
+    machine_spec {
+      machine_type = "n2-standard-8"
+    }
+    scaling_spec {
+      min_node_count = 0
+      max_node_count = 4
+    }
+    zone = "us-central1-a"
+  }
+  orchestrator_spec {
+    slurm_spec {
+      home_directory_storage = "projects/my-proj/locations/us-central1-a/instances/home"
+      login_node_pool_id     = "login"
+      partition "cpu" {
+        node_pool_ids = ["cpu"]
+      }
+    }
+  }
+"#;
+
 /// A whole configuration file: the provider and the canonical cluster named `id`.
 pub fn seed_file(id: &str) -> String {
     format!("{PROVIDER_HCL}\ncluster \"{id}\" {{{SEED_BODY_HCL}}}\n")
