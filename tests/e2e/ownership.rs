@@ -38,19 +38,12 @@ fn a_removed_block_releases_the_cluster_without_deleting_it() {
         cluster_hcl(&kept)
     ));
 
-    insta::assert_snapshot!(env.transcript(&["plan"]), @r#"
-    clusterform will perform the following actions:
+    let plan = env.run(&["plan"]);
+    assert_succeeded(&plan);
 
-      # old01 will no longer be managed (not destroyed)
-      . cluster "old01" {
-        }
-        update mask: labels
-        update mode: USER_ONLY (only the fields you set; the service does not refresh its managed fields)
-
-    Plan: 0 to add, 0 to change, 0 to replace, 0 to destroy, 1 to release.
-    "#);
-
-    insta::assert_snapshot!(env.transcript(&["apply", "--auto-approve"]), @r#"
+    let apply = env.run(&["apply", "--auto-approve"]);
+    assert_eq!(stdout(&apply), stdout(&plan), "apply prints the plan");
+    insta::assert_snapshot!(env.transcript_of(&apply), @r#"
     clusterform will perform the following actions:
 
       # old01 will no longer be managed (not destroyed)
