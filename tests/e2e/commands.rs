@@ -1,7 +1,9 @@
 //! The smaller commands: `fmt`, `list`, `completions`, `emulator`, and the planning flags
 //! `--target` and `--replace`.
 
-use crate::support::{ClusterSpec, Env, STACK, apply_ok, config, stderr, stdout, two_clusters};
+use crate::support::{
+    ClusterSpec, Env, apply_ok, config, created_attributes_elided, stderr, stdout, two_clusters,
+};
 
 #[test]
 fn fmt_check_reports_and_fmt_rewrites() {
@@ -9,10 +11,21 @@ fn fmt_check_reports_and_fmt_rewrites() {
     env.write_config(
         "provider \"google\" {\nproject=\"my-proj\"\n    region = \"us-central1\"\n}\n",
     );
-    let check = env.run(&["fmt", "--check", "--diff"]);
-    assert_eq!(check.status.code(), Some(1));
-    assert!(stdout(&check).contains("+  project"), "{}", stdout(&check));
-    assert!(stderr(&check).contains("main.hcl"), "{}", stderr(&check));
+    insta::assert_snapshot!(env.transcript(&["fmt", "--check", "--diff"]), @r#"
+    --- ./main.hcl
+    +++ ./main.hcl
+    @@ -1,4 +1,4 @@
+     provider "google" {
+    -project="my-proj"
+    -    region = "us-central1"
+    +  project = "my-proj"
+    +  region  = "us-central1"
+     }
+    [stderr]
+    Error: 1 file(s) are not formatted: ./main.hcl
+      hint: run `clusterform fmt` to rewrite them
+    [exit status: 1]
+    "#);
 
     #[cfg(unix)]
     let main_hcl = env.path().join("main.hcl");
@@ -45,46 +58,58 @@ fn fmt_check_reports_and_fmt_rewrites() {
 fn list_prints_a_table() {
     let env = Env::new(100);
     apply_ok(&env, &[ClusterSpec::default()]);
-    let output = env.run(&["list"]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    let out = stdout(&output);
-    assert!(out.contains("ID"), "{out}");
-    assert!(
-        out.contains("train01  my-proj  us-central1  RUNNING"),
-        "{out}"
-    );
-    assert!(
-        out.contains("login:1-1 cpu:0-4") || out.contains("cpu:0-4"),
-        "{out}"
-    );
-    assert!(out.contains(STACK), "{out}");
+    insta::assert_snapshot!(env.transcript(&["list"]), @"
+    ID       PROJECT  REGION       STATE    POOLS (min-max(nodes))   STACK     UPDATED
+    train01  my-proj  us-central1  RUNNING  login:1-1(1) cpu:0-4(0)  research  [TIME]
+    ");
 }
 
 #[test]
 fn target_narrows_the_plan_and_replace_forces_one() {
     let env = Env::new(100);
     env.write_config(&config(&two_clusters()));
-    let output = env.run(&["apply", "--auto-approve", "--target", "train02"]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    assert!(stderr(&output).contains("1 added"), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("targeting is in effect"),
-        "a partial plan says so: {}",
-        stderr(&output)
-    );
+    insta::assert_snapshot!(env.transcript(&["apply", "--auto-approve", "--target", "train02"]).normalized_with(created_attributes_elided), @r#"
+    clusterform will perform the following actions:
+
+      # train02 will be created
+      + cluster "train02" { … }
+
+    Plan: 1 to add, 0 to change, 0 to replace, 0 to destroy.
+    [stderr]
+    Warning: targeting is in effect: this plan considers only the --target clusters, so it may not show every change the configuration asks for (nor every deletion). Use --target to recover from mistakes or errors, not as part of a routine workflow.
+    [HH:MM:SS] train02: creating… [Ns]
+    [HH:MM:SS] train02: create request accepted [Ns]
+    [HH:MM:SS] train02: create done [Ns]
+    [HH:MM:SS] train02: created [Ns]
+    Apply complete! Resources: 1 added, 0 changed, 0 replaced, 0 destroyed.
+    "#);
     let creates: Vec<_> = env.mutations().into_iter().map(|r| r.query).collect();
     assert_eq!(creates.len(), 1);
     assert!(creates[0].contains("train02"), "{creates:?}");
 
     apply_ok(&env, &two_clusters());
     env.emulator().clear_requests();
-    let replace = env.run(&["apply", "--auto-approve", "--replace", "train01"]);
-    assert!(replace.status.success(), "{}", stderr(&replace));
-    assert!(
-        !stderr(&replace).contains("targeting"),
-        "{}",
-        stderr(&replace)
-    );
+    insta::assert_snapshot!(env.transcript(&["apply", "--auto-approve", "--replace", "train01"]), @r#"
+    clusterform will perform the following actions:
+
+      # train01 will be replaced, as requested
+    -/+ cluster "train01" {
+            # (2 unchanged attributes hidden)
+            # (4 unchanged blocks hidden)
+        }
+        impact: replaces cluster
+        # no Slurm jobs active now
+
+    Plan: 0 to add, 0 to change, 1 to replace, 0 to destroy.
+    [stderr]
+    [HH:MM:SS] train01: replacing… [Ns]
+    [HH:MM:SS] train01: delete request accepted [Ns]
+    [HH:MM:SS] train01: delete done [Ns]
+    [HH:MM:SS] train01: create request accepted [Ns]
+    [HH:MM:SS] train01: create done [Ns]
+    [HH:MM:SS] train01: replaced [Ns]
+    Apply complete! Resources: 0 added, 0 changed, 1 replaced, 0 destroyed.
+    "#);
     let methods: Vec<_> = env.mutations().into_iter().map(|r| r.method).collect();
     assert_eq!(methods, ["DELETE", "POST"]);
 }
@@ -100,32 +125,45 @@ fn completions_are_generated() {
 #[test]
 fn the_emulator_refuses_a_non_loopback_address() {
     let env = Env::new(100);
-    let output = env.run(&["emulator", "--listen", "0.0.0.0:0"]);
-    assert_eq!(output.status.code(), Some(1));
-    assert!(
-        stderr(&output).contains("--allow-remote"),
-        "{}",
-        stderr(&output)
-    );
+    insta::assert_snapshot!(env.transcript(&["emulator", "--listen", "0.0.0.0:0"]), @"
+    [stderr]
+    Error: refusing to listen on 0.0.0.0:0: the emulator accepts any token; use a loopback address or --allow-remote
+    [exit status: 1]
+    ");
 }
 
 #[test]
 fn usage_errors_exit_1_and_help_exits_0() {
     let env = Env::new(100);
-    for args in [
+    let transcripts: String = [
         &["plan", "--no-such-flag"][..],
-        &["plan", "--update-mode", "SOMETIMES"][..],
-        &["frobnicate"][..],
-    ] {
-        let output = env.run(args);
-        assert_eq!(
-            output.status.code(),
-            Some(1),
-            "{args:?}: {}",
-            stderr(&output)
-        );
-        assert!(stdout(&output).is_empty(), "{args:?}: errors go to stderr");
-    }
+        &["plan", "--update-mode", "SOMETIMES"],
+        &["frobnicate"],
+    ]
+    .into_iter()
+    .map(|args| format!("$ {}\n{}", args.join(" "), env.transcript(args)))
+    .collect();
+    insta::assert_snapshot!(transcripts, @"
+    $ plan --no-such-flag
+    [stderr]
+    Error: unexpected argument '--no-such-flag' found
+      hint: to pass '--no-such-flag' as a value, use '-- --no-such-flag'
+      Usage: clusterform plan [OPTIONS] [DIR]
+      For more information, try '--help'.
+    [exit status: 1]
+    $ plan --update-mode SOMETIMES
+    [stderr]
+    Error: invalid value 'SOMETIMES' for '--update-mode <UPDATE_MODE>'
+      [possible values: USER_ONLY, USER_AND_SERVICE]
+      For more information, try '--help'.
+    [exit status: 1]
+    $ frobnicate
+    [stderr]
+    Error: unrecognized subcommand 'frobnicate'
+      Usage: clusterform [OPTIONS] <COMMAND>
+      For more information, try '--help'.
+    [exit status: 1]
+    ");
     let help = env.run(&["plan", "--help"]);
     assert_eq!(help.status.code(), Some(0));
     assert!(stdout(&help).contains("Usage"), "{}", stdout(&help));

@@ -2,7 +2,7 @@
 //! a number out of range is an error at its value, a machine type outside the catalogue of
 //! training machine types is a warning with a suggestion (the configuration still validates).
 
-use crate::support::{ClusterSpec, Env, config, stderr, stdout};
+use crate::support::{ClusterSpec, Env, config};
 
 #[test]
 fn a_negative_disk_size_is_an_error_at_its_value() {
@@ -14,35 +14,59 @@ fn a_negative_disk_size_is_an_error_at_its_value() {
     );
     assert!(hcl.contains("-5"), "{hcl}");
     env.write_config(&hcl);
-    let out = env.run(&["validate"]);
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert_eq!(stdout(&out), "");
-    let text = stderr(&out);
-    assert!(
-        text.contains("Error: boot_disk_size_gb of pool `cpu` is -5; it cannot be negative"),
-        "{text}"
-    );
-    assert!(text.contains("main.hcl:"), "{text}");
+    insta::assert_snapshot!(env.transcript(&["validate"]), @"
+    [stderr]
+    Error: boot_disk_size_gb of pool `cpu` is -5; it cannot be negative
+        ╭─[main.hcl:35:27]
+     34 │     boot_disk {
+     35 │       boot_disk_size_gb = -5
+        ·                           ──
+     36 │     }
+        ╰────
+    [exit status: 1]
+    ");
 }
 
 #[test]
 fn a_count_beyond_int32_is_an_error_however_it_is_written() {
     let env = Env::new(50);
-    for written in ["99999999999", "1e23"] {
-        let hcl = config(&[ClusterSpec::default()]).replacen(
-            "max_node_count = ",
-            &format!("max_node_count = {written} # was "),
-            1,
-        );
-        env.write_config(&hcl);
-        let out = env.run(&["validate"]);
-        assert_eq!(out.status.code(), Some(1), "{written}: {}", stderr(&out));
-        assert!(
-            stderr(&out).contains("is out of range: the API takes a 32-bit integer"),
-            "{written}: {}",
-            stderr(&out)
-        );
-    }
+    let transcripts: String = ["99999999999", "1e23"]
+        .into_iter()
+        .map(|written| {
+            let hcl = config(&[ClusterSpec::default()]).replacen(
+                "max_node_count = ",
+                &format!("max_node_count = {written} # was "),
+                1,
+            );
+            env.write_config(&hcl);
+            format!(
+                "$ validate # max_node_count = {written}\n{}",
+                env.transcript(&["validate"])
+            )
+        })
+        .collect();
+    insta::assert_snapshot!(transcripts, @"
+    $ validate # max_node_count = 99999999999
+    [stderr]
+    Error: wrong value for `max_node_count`: 99999999999 is out of range: the API takes a 32-bit integer (-2147483648 to 2147483647)
+        ╭─[main.hcl:23:24]
+     22 │       min_node_count = 1
+     23 │       max_node_count = 99999999999 # was 1
+        ·                        ───────────
+     24 │     }
+        ╰────
+    [exit status: 1]
+    $ validate # max_node_count = 1e23
+    [stderr]
+    Error: wrong value for `max_node_count`: 1e23 is out of range: the API takes a 32-bit integer (-2147483648 to 2147483647)
+        ╭─[main.hcl:23:24]
+     22 │       min_node_count = 1
+     23 │       max_node_count = 1e23 # was 1
+        ·                        ────
+     24 │     }
+        ╰────
+    [exit status: 1]
+    ");
 }
 
 #[test]
@@ -55,14 +79,11 @@ fn a_misspelt_machine_type_is_a_warning_with_a_suggestion() {
     );
     assert!(hcl.contains("n2-standrad-8"), "{hcl}");
     env.write_config(&hcl);
-    let out = env.run(&["validate"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let text = stderr(&out);
-    assert!(
-        text.contains(
-            "Warning: pool `login`: machine type `n2-standrad-8` is not in clusterform's catalogue"
-        ),
-        "{text}"
-    );
-    assert!(text.contains("did you mean `n2-standard-8`?"), "{text}");
+    insta::assert_snapshot!(env.transcript(&["validate"]), @"
+    [stderr]
+    Warning: pool `login`: machine type `n2-standrad-8` is not in clusterform's catalogue of training machine types
+      at main.hcl:19:22
+      hint: did you mean `n2-standard-8`? The service may offer types newer than clusterform's catalogue (the Compute resources page lists the documented ones): if this one exists, ignore this warning.
+    Success! The configuration is valid (1 cluster).
+    ");
 }

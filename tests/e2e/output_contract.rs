@@ -5,8 +5,8 @@
 use serde_json::json;
 
 use crate::support::{
-    ClusterSpec, Env, PROVIDER, cluster_name, config, final_screen, on_terminal, stderr, stdout,
-    terminal_output, two_clusters,
+    ClusterSpec, Env, PROVIDER, cluster_name, config, created_attributes_elided, final_screen,
+    on_terminal, stderr, stdout, terminal_output, two_clusters,
 };
 
 #[test]
@@ -23,11 +23,11 @@ fn plan_json_with_out_prints_exactly_one_json_document() {
             )
         });
     assert!(document.is_object(), "{document}");
-    assert!(
-        stderr(&output).contains("Saved the plan to plan.json"),
-        "{}",
-        stderr(&output)
-    );
+    insta::assert_snapshot!(stderr(&output), @"
+
+    Saved the plan to plan.json. To perform exactly these actions, run:
+      clusterform apply plan.json
+    ");
 }
 
 #[test]
@@ -50,11 +50,7 @@ fn imported_hcl_redirected_to_a_file_is_a_configuration() {
     env.write_config(PROVIDER);
     let output = env.run(&["import", "legacy"]);
     assert!(output.status.success(), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("Adding label"),
-        "{}",
-        stderr(&output)
-    );
+    insta::assert_snapshot!(stderr(&output), @"Adding label clusterform-stack=research to legacy…");
     std::fs::write(env.path().join("legacy.hcl"), &output.stdout).unwrap();
     let validate = env.run(&["validate"]);
     assert!(
@@ -70,19 +66,27 @@ fn apply_progress_and_summary_stay_off_stdout() {
     let env = Env::new(100);
     env.write_config(&config(&[ClusterSpec::default()]));
     let output = env.run(&["apply", "--auto-approve"]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    let (out, err) = (stdout(&output), stderr(&output));
-    assert!(out.contains("+ cluster \"train01\""), "{out}");
+    let out = stdout(&output);
     for commentary in ["train01: creating…", "train01: created", "Apply complete!"] {
         assert!(
             !out.contains(commentary),
             "{commentary:?} on stdout:\n{out}"
         );
-        assert!(
-            err.contains(commentary),
-            "{commentary:?} not on stderr:\n{err}"
-        );
     }
+    insta::assert_snapshot!(env.transcript_of(&output).normalized_with(created_attributes_elided), @r#"
+    clusterform will perform the following actions:
+
+      # train01 will be created
+      + cluster "train01" { … }
+
+    Plan: 1 to add, 0 to change, 0 to replace, 0 to destroy.
+    [stderr]
+    [HH:MM:SS] train01: creating… [Ns]
+    [HH:MM:SS] train01: create request accepted [Ns]
+    [HH:MM:SS] train01: create done [Ns]
+    [HH:MM:SS] train01: created [Ns]
+    Apply complete! Resources: 1 added, 0 changed, 0 replaced, 0 destroyed.
+    "#);
 }
 
 #[test]
@@ -92,8 +96,7 @@ fn an_empty_answer_is_still_the_answer() {
     let list = env.run(&["list"]);
     assert!(list.status.success(), "{}", stderr(&list));
     assert_eq!(stdout(&list), "No clusters.\n");
-    let plan = env.run(&["plan"]);
-    assert!(stdout(&plan).contains("No changes."), "{}", stdout(&plan));
+    insta::assert_snapshot!(env.transcript(&["plan"]), @"No changes. Your clusters match the configuration.");
 }
 
 #[test]
@@ -107,11 +110,16 @@ fn quiet_keeps_stdout_and_silences_stderr() {
     let plan = loud.run(&["plan", "--target", "train01"]);
     let quiet_plan = quiet.run(&["plan", "-q", "--target", "train01"]);
     assert!(quiet_plan.status.success(), "{}", stderr(&quiet_plan));
-    assert!(
-        stderr(&plan).contains("Warning: targeting"),
-        "{}",
-        stderr(&plan)
-    );
+    insta::assert_snapshot!(loud.transcript_of(&plan).normalized_with(created_attributes_elided), @r#"
+    clusterform will perform the following actions:
+
+      # train01 will be created
+      + cluster "train01" { … }
+
+    Plan: 1 to add, 0 to change, 0 to replace, 0 to destroy.
+    [stderr]
+    Warning: targeting is in effect: this plan considers only the --target clusters, so it may not show every change the configuration asks for (nor every deletion). Use --target to recover from mistakes or errors, not as part of a routine workflow.
+    "#);
     assert_eq!(stdout(&quiet_plan), stdout(&plan));
     assert_eq!(stderr(&quiet_plan), "");
 

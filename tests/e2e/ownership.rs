@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use clusterform_emulator::FaultSpec;
 
 use crate::support::{
-    ClusterSpec, Env, PROVIDER, apply_ok, assert_succeeded, cluster_hcl, cluster_name, stderr,
-    stdout,
+    ClusterSpec, Env, PROVIDER, apply_ok, assert_succeeded, cluster_hcl, cluster_name,
+    created_attributes_elided, destroyed_attributes_elided, stdout,
 };
 
 /// How many mutating requests of `method` (POST: creates) the API received.
@@ -39,17 +39,27 @@ fn a_removed_block_releases_the_cluster_without_deleting_it() {
     ));
 
     let plan = env.run(&["plan"]);
-    let text = stdout(&plan);
-    assert!(plan.status.success(), "{}", stderr(&plan));
-    assert!(
-        text.contains("# old01 will no longer be managed (not destroyed)"),
-        "{text}"
-    );
-    assert!(text.contains("0 to destroy, 1 to release."), "{text}");
+    assert_succeeded(&plan);
 
     let apply = env.run(&["apply", "--auto-approve"]);
-    assert!(apply.status.success(), "{}", stderr(&apply));
-    assert!(stderr(&apply).contains("1 released"), "{}", stderr(&apply));
+    assert_eq!(stdout(&apply), stdout(&plan), "apply prints the plan");
+    insta::assert_snapshot!(env.transcript_of(&apply), @r#"
+    clusterform will perform the following actions:
+
+      # old01 will no longer be managed (not destroyed)
+      . cluster "old01" {
+        }
+        update mask: labels
+        update mode: USER_ONLY (only the fields you set; the service does not refresh its managed fields)
+
+    Plan: 0 to add, 0 to change, 0 to replace, 0 to destroy, 1 to release.
+    [stderr]
+    [HH:MM:SS] old01: releasing… [Ns]
+    [HH:MM:SS] old01: update request accepted [Ns]
+    [HH:MM:SS] old01: update done [Ns]
+    [HH:MM:SS] old01: released [Ns]
+    Apply complete! Resources: 0 added, 0 changed, 0 replaced, 0 destroyed, 1 released.
+    "#);
     assert_eq!(deletes(&env), 0);
     let old = env
         .emulator()
@@ -62,8 +72,7 @@ fn a_removed_block_releases_the_cluster_without_deleting_it() {
     );
 
     env.write_config(&format!("{PROVIDER}{}", cluster_hcl(&kept)));
-    let after = env.run(&["plan"]);
-    assert!(stdout(&after).contains("No changes."), "{}", stdout(&after));
+    insta::assert_snapshot!(env.transcript(&["plan"]), @"No changes. Your clusters match the configuration.");
 }
 
 /// Runs the binary with `args` and kills it (SIGKILL, as a crash would) once it has journaled
@@ -117,21 +126,30 @@ fn a_deletion_the_journal_lost_is_named_by_plan_and_awaited_by_destroy() {
     // The crash came before the journal reached the disk: nothing records the operation.
     std::fs::remove_file(env.journal_path()).unwrap();
 
-    let plan = env.run(&["plan"]);
-    let text = stdout(&plan);
-    assert!(
-        text.contains("# train01 is being deleted; it will be created again once it is gone"),
-        "{text}"
-    );
-    assert!(!text.contains("No changes."), "{text}");
+    insta::assert_snapshot!(env.transcript(&["plan"]).normalized_with(created_attributes_elided), @r#"
+    clusterform will perform the following actions:
 
-    let rerun = env.run(&["destroy", "--auto-approve"]);
-    let out = stdout(&rerun);
-    assert!(rerun.status.success(), "{out}{}", stderr(&rerun));
-    assert!(
-        out.contains("is being deleted already; apply waits until it is gone"),
-        "{out}"
-    );
+      # train01 is being deleted; it will be created again once it is gone
+      + cluster "train01" { … }
+        Warning: the cluster is being deleted right now (STOPPING): apply waits until it is gone, then creates it again
+
+    Plan: 1 to add, 0 to change, 0 to replace, 0 to destroy.
+    "#);
+
+    insta::assert_snapshot!(env.transcript(&["destroy", "--auto-approve"]).normalized_with(destroyed_attributes_elided), @r#"
+    clusterform will perform the following actions:
+
+      # train01 is being deleted already; apply waits until it is gone
+      - cluster "train01" { … }
+        # Slurm jobs active now: unknown (Slurm REST API unreachable: POST [ENDPOINT]/v1beta1/projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01:callSlurmRestApi failed: FAILED_PRECONDITION (400): Cluster projects/253589482369/locations/us-central1/modelDevelopmentClusters/train01 is STOPPING; the Slurm REST API needs a RUNNING cluster.)
+
+    Plan: 0 to add, 0 to change, 0 to replace, 1 to destroy.
+    [stderr]
+    [HH:MM:SS] train01: destroying… [Ns]
+    [HH:MM:SS] train01: waiting for the cluster to leave STOPPING… [Ns]
+    [HH:MM:SS] train01: destroyed [Ns]
+    Destroy complete! Resources: 1 destroyed.
+    "#);
     assert_eq!(deletes(&env), 1, "no second DELETE");
     assert!(env.emulator().cluster(&cluster_name("train01")).is_none());
 }
@@ -152,19 +170,27 @@ fn a_cluster_our_failed_create_left_in_error_is_replaced() {
     assert_eq!(failed.status.code(), Some(1), "{}", stdout(&failed));
     env.emulator().set_faults(FaultSpec::default());
 
-    let plan = env.run(&["plan", "--detailed-exitcode"]);
-    let text = stdout(&plan);
-    assert_eq!(plan.status.code(), Some(2), "{text}{}", stderr(&plan));
-    assert!(text.contains("# train01 is in ERROR ("), "{text}");
-    assert!(text.contains("it will be replaced"), "{text}");
-    assert!(text.contains("1 to replace"), "{text}");
+    insta::assert_snapshot!(env.transcript(&["plan", "--detailed-exitcode"]), @r#"
+    clusterform will perform the following actions:
+
+      # train01 is in ERROR (Cluster creation failed; the cluster cannot be used and should be deleted.; INTERNAL: The operation failed (injected by the emulator's opfail fault).); it will be replaced
+    -/+ cluster "train01" {
+            # (2 unchanged attributes hidden)
+            # (4 unchanged blocks hidden)
+        }
+        impact: replaces cluster
+        # Slurm jobs active now: unknown (Slurm REST API unreachable: POST [ENDPOINT]/v1beta1/projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01:callSlurmRestApi failed: FAILED_PRECONDITION (400): Cluster projects/253589482369/locations/us-central1/modelDevelopmentClusters/train01 is ERROR; the Slurm REST API needs a RUNNING cluster.)
+
+    Plan: 0 to add, 0 to change, 1 to replace, 0 to destroy.
+    [exit status: 2]
+    "#);
 
     let apply = env.run(&["apply", "--auto-approve"]);
     assert_succeeded(&apply);
     assert_eq!((creates(&env), deletes(&env)), (2, 1));
     let live = env.emulator().cluster(&cluster_name("train01")).unwrap();
     assert_eq!(live["clusterStatus"]["state"], "RUNNING");
-    assert!(stdout(&env.run(&["plan"])).contains("No changes."));
+    insta::assert_snapshot!(env.transcript(&["plan"]), @"No changes. Your clusters match the configuration.");
 }
 
 #[test]
@@ -177,11 +203,12 @@ fn a_broken_cluster_under_prevent_destroy_stops_the_plan() {
         Some("boot disk corrupted"),
     );
     assert!(broken);
-    let plan = env.run(&["plan"]);
-    assert_eq!(plan.status.code(), Some(1));
-    let err = stderr(&plan);
-    assert!(err.contains("is in ERROR (boot disk corrupted"), "{err}");
-    assert!(err.contains("prevent_destroy"), "{err}");
+    insta::assert_snapshot!(env.transcript(&["plan"]), @"
+    [stderr]
+    Error: cluster `train01` is in ERROR (boot disk corrupted; INTERNAL: boot disk corrupted), and lifecycle.prevent_destroy forbids replacing it
+      hint: repair the cluster in the console, or remove `prevent_destroy = true` to let clusterform replace it
+    [exit status: 1]
+    ");
     let apply = env.run(&["apply", "--auto-approve"]);
     assert_eq!(apply.status.code(), Some(1));
     assert_eq!(deletes(&env), 0);
@@ -193,12 +220,11 @@ fn plan_names_a_journal_entry_it_cannot_use() {
     apply_ok(&env, &[ClusterSpec::default()]);
     env.write_unusable_journal_entry();
 
-    let plan = env.run(&["plan"]);
-    let err = stderr(&plan);
-    assert!(plan.status.success(), "{err}");
-    assert!(err.contains("entry 1 of"), "{err}");
-    assert!(err.contains("journal.json"), "{err}");
-    assert!(err.contains("cluster train01"), "{err}");
+    insta::assert_snapshot!(env.transcript(&["plan"]), @"
+    No changes. Your clusters match the configuration.
+    [stderr]
+    Warning: entry 1 of ./.clusterform/journal.json cannot be used (`../../elsewhere` is not a operation name: expected `projects/{P}/locations/{R}/operations/{ID}`); apply refuses to act on cluster train01 until it is fixed or removed
+    ");
 }
 
 #[test]
@@ -216,14 +242,19 @@ fn an_update_whose_journal_entry_was_lost_is_not_sent_twice() {
     std::fs::remove_file(env.journal_path()).unwrap();
     assert_eq!(sent(&env, "PATCH"), 1);
 
-    let rerun = env.run(&["apply", "--auto-approve"]);
-    assert_succeeded(&rerun);
+    insta::assert_snapshot!(env.transcript(&["apply", "--auto-approve"]), @"
+    No changes. Your clusters match the configuration.
+    [stderr]
+    Waiting for clusters an earlier operation is still changing, to plan them again once it ends…
+    [HH:MM:SS] train01: updating… [Ns]
+    [HH:MM:SS] train01: waiting for the cluster to leave UPDATING… [Ns]
+    [HH:MM:SS] train01: updated [Ns]
+    ");
     assert_eq!(
         sent(&env, "PATCH"),
         1,
         "the PATCH in flight was waited for, not sent again"
     );
-    assert!(stdout(&rerun).contains("No changes."), "{}", stdout(&rerun));
     let live = env.emulator().cluster(&cluster_name("train01")).unwrap();
     let cpu = live["nodePools"]
         .as_array()

@@ -3,7 +3,9 @@
 
 use serde_json::{Value, json};
 
-use crate::support::{ClusterSpec, Env, apply_ok, cluster_name, config, stderr, stdout};
+use crate::support::{
+    ClusterSpec, Env, apply_ok, cluster_name, config, destroyed_attributes_elided, stdout,
+};
 
 /// The default cluster with a startup script on the `cpu` pool: its nodes are recreated.
 fn with_startup_script() -> String {
@@ -38,24 +40,44 @@ fn a_plan_shows_the_jobs_a_disruptive_change_would_hit() {
         .set_slurm_jobs(&cluster_name("train01"), vec![training_job()]);
     env.write_config(&with_startup_script());
     env.emulator().clear_requests();
-    let output = env.run(&["plan", "--out", "saved.plan"]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    let out = stdout(&output);
-    assert!(out.contains("recreates nodes of pool cpu"), "{out}");
-    assert!(
-        out.contains("    # 1 Slurm job active now: 17 train-llm (alice, RUNNING on cpu-[0-1])\n"),
-        "{out}"
-    );
+    let plan = env.run(&["plan", "--out", "saved.plan"]);
+    insta::assert_snapshot!(env.transcript_of(&plan), @r#"
+    clusterform will perform the following actions:
+
+      # train01 will be updated in place
+      ~ cluster "train01" {
+          ~ node_pool "cpu" {
+              + startup_script = <<-EOT
+                    #!/bin/bash
+                    echo hi
+                EOT
+                # (1 unchanged attribute hidden)
+                # (2 unchanged blocks hidden)
+            }
+            # (2 unchanged attributes hidden)
+            # (3 unchanged blocks hidden)
+        }
+        update mask: node_pools
+        update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; a refreshed startup script recreates the pool's nodes)
+        impact: recreates nodes of pool cpu
+        # 1 Slurm job active now: 17 train-llm (alice, RUNNING on cpu-[0-1])
+
+    Plan: 0 to add, 1 to change, 0 to replace, 0 to destroy.
+    [stderr]
+
+    Saved the plan to saved.plan. To perform exactly these actions, run:
+      clusterform apply saved.plan
+    "#);
     assert_eq!(
         slurm_calls(&env),
         VERSIONS_NOT_SERVED + 1,
         "one look per disruptive cluster, once its REST version is found"
     );
-    let shown = env.run(&["show", "saved.plan"]);
-    assert!(
-        !stdout(&shown).contains("Slurm job"),
-        "a plan file does not keep what was running: {}",
-        stdout(&shown)
+    let jobs = "    # 1 Slurm job active now: 17 train-llm (alice, RUNNING on cpu-[0-1])\n";
+    assert_eq!(
+        env.transcript(&["show", "saved.plan"]).to_string(),
+        stdout(&plan).replace(jobs, ""),
+        "a plan file does not keep what was running"
     );
 
     let json = env.run(&["plan", "--json"]);
@@ -66,13 +88,21 @@ fn a_plan_shows_the_jobs_a_disruptive_change_would_hit() {
     );
     assert_eq!(document["changes"][0]["running_jobs"]["jobs"][0]["id"], 17);
 
-    let destroy = env.run(&["destroy", "--auto-approve"]);
-    assert!(destroy.status.success(), "{}", stderr(&destroy));
-    assert!(
-        stdout(&destroy).contains("# 1 Slurm job active now: 17 train-llm"),
-        "{}",
-        stdout(&destroy)
-    );
+    insta::assert_snapshot!(env.transcript(&["destroy", "--auto-approve"]).normalized_with(destroyed_attributes_elided), @r#"
+    clusterform will perform the following actions:
+
+      # train01 will be destroyed: declared in this configuration, and destroy was requested
+      - cluster "train01" { … }
+        # 1 Slurm job active now: 17 train-llm (alice, RUNNING on cpu-[0-1])
+
+    Plan: 0 to add, 0 to change, 0 to replace, 1 to destroy.
+    [stderr]
+    [HH:MM:SS] train01: destroying… [Ns]
+    [HH:MM:SS] train01: delete request accepted [Ns]
+    [HH:MM:SS] train01: delete done [Ns]
+    [HH:MM:SS] train01: destroyed [Ns]
+    Destroy complete! Resources: 1 destroyed.
+    "#);
 }
 
 #[test]
@@ -85,19 +115,30 @@ fn a_smaller_pool_shows_the_jobs_it_may_stop() {
         max_nodes: 2,
         ..ClusterSpec::default()
     }]));
-    let output = env.run(&["plan"]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    let out = stdout(&output);
-    assert!(
-        out.contains(
-            "max_node_count of pool cpu goes from 4 to 2: the cluster reports 0 nodes in the pool, none above the new maximum, so none is removed now"
-        ),
-        "{out}"
-    );
-    assert!(
-        out.contains("# 1 Slurm job active now: 17 train-llm"),
-        "{out}"
-    );
+    insta::assert_snapshot!(env.transcript(&["plan"]), @r#"
+    clusterform will perform the following actions:
+
+      # train01 will be updated in place
+      ~ cluster "train01" {
+          ~ node_pool "cpu" {
+              ~ scaling_spec {
+                  ~ max_node_count = 4 -> 2
+                    # (1 unchanged attribute hidden)
+                }
+                # (1 unchanged attribute hidden)
+                # (1 unchanged block hidden)
+            }
+            # (2 unchanged attributes hidden)
+            # (3 unchanged blocks hidden)
+        }
+        update mask: node_pools
+        update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; a refreshed startup script recreates the pool's nodes)
+        impact: resizes pool cpu
+        Warning: max_node_count of pool cpu goes from 4 to 2: the cluster reports 0 nodes in the pool, none above the new maximum, so none is removed now
+        # 1 Slurm job active now: 17 train-llm (alice, RUNNING on cpu-[0-1])
+
+    Plan: 0 to add, 1 to change, 0 to replace, 0 to destroy.
+    "#);
 }
 
 #[test]
@@ -111,14 +152,23 @@ fn a_labels_only_change_asks_slurm_nothing() {
         ..ClusterSpec::default()
     }]));
     env.emulator().clear_requests();
-    let output = env.run(&["plan"]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    assert!(stdout(&output).contains("labels"), "{}", stdout(&output));
-    assert!(
-        !stdout(&output).contains("Slurm job"),
-        "{}",
-        stdout(&output)
-    );
+    insta::assert_snapshot!(env.transcript(&["plan"]), @r#"
+    clusterform will perform the following actions:
+
+      # train01 will be updated in place
+      ~ cluster "train01" {
+          ~ labels = {
+              ~ "team" = "ml" -> "research"
+            }
+            # (1 unchanged attribute hidden)
+            # (4 unchanged blocks hidden)
+        }
+        update mask: labels
+        update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; a refreshed startup script recreates the pool's nodes)
+        impact: immediate
+
+    Plan: 0 to add, 1 to change, 0 to replace, 0 to destroy.
+    "#);
     assert_eq!(slurm_calls(&env), 0);
 }
 
@@ -130,14 +180,30 @@ fn an_unreachable_slurm_is_unknown_and_changes_no_exit_code() {
         .set_slurm_unreachable(&cluster_name("train01"), true);
     env.write_config(&with_startup_script());
     env.emulator().clear_requests();
-    let output = env.run(&["plan", "--detailed-exitcode"]);
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(
-        stdout(&output)
-            .contains("    # Slurm jobs active now: unknown (Slurm REST API unreachable"),
-        "{}",
-        stdout(&output)
-    );
+    insta::assert_snapshot!(env.transcript(&["plan", "--detailed-exitcode"]), @r#"
+    clusterform will perform the following actions:
+
+      # train01 will be updated in place
+      ~ cluster "train01" {
+          ~ node_pool "cpu" {
+              + startup_script = <<-EOT
+                    #!/bin/bash
+                    echo hi
+                EOT
+                # (1 unchanged attribute hidden)
+                # (2 unchanged blocks hidden)
+            }
+            # (2 unchanged attributes hidden)
+            # (3 unchanged blocks hidden)
+        }
+        update mask: node_pools
+        update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; a refreshed startup script recreates the pool's nodes)
+        impact: recreates nodes of pool cpu
+        # Slurm jobs active now: unknown (Slurm REST API unreachable: POST [ENDPOINT]/v1beta1/projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01:callSlurmRestApi failed: UNAVAILABLE (503): The Slurm REST API of cluster projects/253589482369/locations/us-central1/modelDevelopmentClusters/train01 is unreachable.)
+
+    Plan: 0 to add, 1 to change, 0 to replace, 0 to destroy.
+    [exit status: 2]
+    "#);
     assert_eq!(slurm_calls(&env), 1, "a glance is not retried");
     assert!(env.run(&["plan"]).status.success());
 }

@@ -7,7 +7,8 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use crate::support::{
-    ClusterSpec, Env, STACK, apply_ok, cluster_name, config, hand_made_cluster, stderr, stdout,
+    ClusterSpec, Env, STACK, apply_ok, cluster_name, config, destroyed_attributes_elided,
+    hand_made_cluster, stderr, stdout,
 };
 
 /// The default cluster, its CPU pool's maximum taken from a variable without default.
@@ -66,15 +67,12 @@ fn a_saved_plan_applies_only_against_the_endpoint_it_was_made_against() {
 
     // Another emulator, say: the plan's live clusters were not read there.
     let elsewhere = "http://127.0.0.1:9";
-    let apply = env.run(&["apply", "tfplan.json", "--endpoint", elsewhere]);
-    let err = stderr(&apply);
-    assert_eq!(apply.status.code(), Some(1), "{err}");
-    assert!(
-        err.contains(&format!("made against endpoint `{made_against}`")),
-        "{err}"
-    );
-    assert!(err.contains(&format!("not `{elsewhere}`")), "{err}");
-    assert!(err.contains("hint:"), "{err}");
+    insta::assert_snapshot!(env.transcript(&["apply", "tfplan.json", "--endpoint", elsewhere]), @"
+    [stderr]
+    Error: the saved plan was made against endpoint `[ENDPOINT]`, not `http://127.0.0.1:9`: its live clusters were read there
+      hint: apply it against `[ENDPOINT]` (set --endpoint, CLUSTERFORM_ENDPOINT or the provider's `endpoint` as when it was made), or run `clusterform plan --out FILE` again here
+    [exit status: 1]
+    ");
     let before = env.emulator().requests().len();
 
     let apply = env.run(&["apply", "tfplan.json"]);
@@ -90,30 +88,47 @@ fn a_saved_plan_refuses_the_flags_it_fixed_and_another_directory() {
     let other = tempfile::tempdir().unwrap();
     let other = other.path().to_str().unwrap();
     let refused = [
-        (&["--target", "train01"][..], "--target"),
-        (&["--replace", "train01"], "--replace"),
-        (&["--var", "a=b"], "--var"),
-        (&["--var-file", "x.cfvars"], "--var-file"),
-        (&["--update-mode", "USER_ONLY"], "--update-mode"),
-        (&["--chdir", other], "not in"),
+        &["--target", "train01"][..],
+        &["--replace", "train01"],
+        &["--var", "a=b"],
+        &["--var-file", "x.cfvars"],
+        &["--update-mode", "USER_ONLY"],
+        &["--chdir", other],
     ];
-    for (flags, named) in refused {
-        let mut args = vec!["apply", "tfplan.json"];
-        args.extend_from_slice(flags);
-        let output = env.run(&args);
-        assert_eq!(
-            output.status.code(),
-            Some(1),
-            "{flags:?}: {}",
-            stderr(&output)
-        );
-        assert_eq!(stdout(&output), "", "{flags:?}");
-        assert!(
-            stderr(&output).contains(named),
-            "{flags:?}: {}",
-            stderr(&output)
-        );
-    }
+    let transcripts: String = refused
+        .into_iter()
+        .map(|flags| {
+            let mut args = vec!["apply", "tfplan.json"];
+            args.extend_from_slice(flags);
+            format!("$ {}\n{}", args.join(" "), env.transcript(&args))
+        })
+        .collect();
+    insta::assert_snapshot!(transcripts.replace(other, "[OTHER]"), @"
+    $ apply tfplan.json --target train01
+    [stderr]
+    Error: --target cannot be used when applying a saved plan: the saved plan fixed the targets; plan again with --target
+    [exit status: 1]
+    $ apply tfplan.json --replace train01
+    [stderr]
+    Error: --replace cannot be used when applying a saved plan: the saved plan fixed the replacements; plan again with --replace
+    [exit status: 1]
+    $ apply tfplan.json --var a=b
+    [stderr]
+    Error: --var cannot be used when applying a saved plan: the saved plan fixed the variable values; plan again with --var
+    [exit status: 1]
+    $ apply tfplan.json --var-file x.cfvars
+    [stderr]
+    Error: --var-file cannot be used when applying a saved plan: the saved plan fixed the variable values; plan again with --var-file
+    [exit status: 1]
+    $ apply tfplan.json --update-mode USER_ONLY
+    [stderr]
+    Error: --update-mode cannot be used when applying a saved plan: the saved plan fixed the update mode; plan again with --update-mode
+    [exit status: 1]
+    $ apply tfplan.json --chdir [OTHER]
+    [stderr]
+    Error: the saved plan was made in [DIR], not in [OTHER]: a saved plan applies to the directory it was made in; drop --chdir
+    [exit status: 1]
+    ");
     assert!(env.mutations().is_empty(), "nothing was sent");
     // The recorded directory itself is accepted.
     let same = env.path().to_str().unwrap();
@@ -125,19 +140,26 @@ fn a_saved_plan_refuses_the_flags_it_fixed_and_another_directory() {
 fn plan_destroy_previews_and_its_saved_plan_destroys() {
     let env = Env::new(100);
     apply_ok(&env, &[ClusterSpec::default()]);
-    let plan = env.run(&[
+    insta::assert_snapshot!(env.transcript(&[
         "plan",
         "--destroy",
         "--detailed-exitcode",
         "--out",
         "destroy.json",
-    ]);
-    assert_eq!(plan.status.code(), Some(2), "{}", stderr(&plan));
-    assert!(
-        stdout(&plan).contains("train01") && stdout(&plan).contains("destroy"),
-        "{}",
-        stdout(&plan)
-    );
+    ]).normalized_with(destroyed_attributes_elided), @r#"
+    clusterform will perform the following actions:
+
+      # train01 will be destroyed: declared in this configuration, and destroy was requested
+      - cluster "train01" { … }
+        # no Slurm jobs active now
+
+    Plan: 0 to add, 0 to change, 0 to replace, 1 to destroy.
+    [stderr]
+
+    Saved the plan to destroy.json. To perform exactly these actions, run:
+      clusterform apply destroy.json
+    [exit status: 2]
+    "#);
     assert!(
         env.emulator().cluster(&cluster_name("train01")).is_some(),
         "plan deletes nothing"
@@ -154,12 +176,14 @@ fn plan_destroy_previews_and_its_saved_plan_destroys() {
     let elsewhere = tempfile::tempdir().unwrap();
     let file = env.path().join("destroy.json");
     let apply = run_in(&env, elsewhere.path(), &["apply", file.to_str().unwrap()]);
-    assert!(apply.status.success(), "{}", stderr(&apply));
-    let said = format!("{}{}", stdout(&apply), stderr(&apply));
-    assert!(
-        said.contains("Destroy complete! Resources: 1 destroyed."),
-        "{said}"
-    );
+    insta::assert_snapshot!(env.transcript_of(&apply), @"
+    [stderr]
+    [HH:MM:SS] train01: destroying… [Ns]
+    [HH:MM:SS] train01: delete request accepted [Ns]
+    [HH:MM:SS] train01: delete done [Ns]
+    [HH:MM:SS] train01: destroyed [Ns]
+    Destroy complete! Resources: 1 destroyed.
+    ");
     assert!(env.emulator().cluster(&cluster_name("train01")).is_none());
 }
 
@@ -167,15 +191,19 @@ fn plan_destroy_previews_and_its_saved_plan_destroys() {
 fn destroy_without_a_terminal_hints_at_the_saved_destroy_plan() {
     let env = Env::new(100);
     apply_ok(&env, &[ClusterSpec::default()]);
-    let output = env.run(&["destroy"]);
-    assert_eq!(output.status.code(), Some(1));
-    let err = stderr(&output);
-    assert!(err.contains("--auto-approve"), "{err}");
-    assert!(
-        err.contains("clusterform plan --destroy --out FILE")
-            && err.contains("clusterform apply FILE"),
-        "{err}"
-    );
+    insta::assert_snapshot!(env.transcript(&["destroy"]).normalized_with(destroyed_attributes_elided), @r#"
+    clusterform will perform the following actions:
+
+      # train01 will be destroyed: declared in this configuration, and destroy was requested
+      - cluster "train01" { … }
+        # no Slurm jobs active now
+
+    Plan: 0 to add, 0 to change, 0 to replace, 1 to destroy.
+    [stderr]
+    Error: no terminal to ask for confirmation, and --auto-approve was not given
+      hint: run with --auto-approve, or review the destroy first: `clusterform plan --destroy --out FILE`, then `clusterform apply FILE`
+    [exit status: 1]
+    "#);
     assert!(env.emulator().cluster(&cluster_name("train01")).is_some());
 }
 
@@ -188,18 +216,19 @@ fn import_into_an_empty_directory_writes_a_whole_configuration() {
     let mut args = vec!["import", "legacy"];
     args.extend_from_slice(&location);
     // No terminal to ask for the stack.
-    let no_stack = env.run(&args);
-    assert_eq!(no_stack.status.code(), Some(1));
-    assert!(
-        stderr(&no_stack).contains("--stack"),
-        "{}",
-        stderr(&no_stack)
-    );
+    insta::assert_snapshot!(env.transcript(&args), @"
+    [stderr]
+    Error: the directory has no configuration and there is no terminal to ask for its stack: pass --stack NAME (the owner of the clusters this configuration will manage)
+    [exit status: 1]
+    ");
     assert!(env.mutations().is_empty(), "nothing was sent");
 
     args.extend_from_slice(&["--stack", STACK]);
-    let import = env.run(&args);
-    assert!(import.status.success(), "{}", stderr(&import));
+    insta::assert_snapshot!(env.transcript(&args), @"
+    [stderr]
+    Adding label clusterform-stack=research to legacy…
+    Wrote ./main.hcl. `clusterform plan` should now show no changes for this cluster.
+    ");
     let hcl = std::fs::read_to_string(env.path().join("main.hcl")).unwrap();
     assert!(hcl.starts_with("provider \"google\" {"), "{hcl}");
     assert!(
@@ -217,23 +246,12 @@ fn import_into_an_empty_directory_writes_a_whole_configuration() {
         stdout(&validate),
         stderr(&validate)
     );
-    let plan = env.run(&["plan", "--detailed-exitcode"]);
-    assert_eq!(
-        plan.status.code(),
-        Some(0),
-        "{}{}",
-        stdout(&plan),
-        stderr(&plan)
-    );
-    assert!(stdout(&plan).contains("No changes."), "{}", stdout(&plan));
+    insta::assert_snapshot!(env.transcript(&["plan", "--detailed-exitcode"]), @"No changes. Your clusters match the configuration.");
 
     // Now the directory has a configuration: its provider sets the stack.
-    let again = env.run(&args);
-    assert_eq!(again.status.code(), Some(1));
-    assert!(
-        stderr(&again)
-            .contains("--stack is only for importing into a directory without configuration"),
-        "{}",
-        stderr(&again)
-    );
+    insta::assert_snapshot!(env.transcript(&args), @"
+    [stderr]
+    Error: --stack is only for importing into a directory without configuration; the provider block of . sets the stack
+    [exit status: 1]
+    ");
 }

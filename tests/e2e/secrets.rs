@@ -173,8 +173,65 @@ fn the_token_and_sensitive_values_stay_where_they_belong() {
     secrets.run_ok(&["fmt", "-vv"], Sensitive::Masked);
     secrets.run_ok(&["fmt", "--check"], Sensitive::Masked);
     secrets.run_ok(&["plan", "-v"], Sensitive::Masked);
-    let plan_text = stdout(&secrets.runs.last().unwrap().1);
-    assert!(plan_text.contains("(sensitive)"), "{plan_text}");
+    let plan = &secrets.runs.last().unwrap().1;
+    insta::assert_snapshot!(secrets.env.transcript_of(plan), @r#"
+    clusterform will perform the following actions:
+
+      # train01 will be created
+      + cluster "train01" {
+          + display_name = "Research training"
+          + labels       = {
+              + "team" = "ml"
+            }
+          + network {
+              + network    = "projects/my-proj/global/networks/default"
+              + subnetwork = "projects/my-proj/regions/us-central1/subnetworks/default"
+            }
+          + node_pool "login" {
+              + machine_spec {
+                  + machine_type = "n2-standard-8"
+                }
+              + scaling_spec {
+                  + min_node_count = 1
+                  + max_node_count = 1
+                }
+              + zone              = "us-central1-a"
+              + enable_public_ips = true
+              + boot_disk {
+                  + boot_disk_type    = "pd-standard"
+                  + boot_disk_size_gb = 120
+                }
+            }
+          + node_pool "cpu" {
+              + machine_spec {
+                  + machine_type = "n2-standard-8"
+                }
+              + scaling_spec {
+                  + min_node_count = 0
+                  + max_node_count = 4
+                }
+              + zone           = "us-central1-a"
+              + startup_script = (sensitive)
+            }
+          + orchestrator_spec {
+              + slurm_spec {
+                  + home_directory_storage = "projects/my-proj/locations/us-central1-a/instances/home"
+                  + login_node_pool_id     = "login"
+                  + partition "cpu" {
+                      + node_pool_ids = ["cpu"]
+                    }
+                  + prolog_bash_scripts    = [
+                      + <<-EOT
+                            #!/bin/bash
+                            echo prolog
+                        EOT,
+                    ]
+                }
+            }
+        }
+
+    Plan: 1 to add, 0 to change, 0 to replace, 0 to destroy.
+    "#);
     secrets.run_ok(&["plan", "--json", "-vv"], Sensitive::Shown);
     secrets.run_ok(&["plan", "--out", plan_file, "-vv"], Sensitive::Masked);
     secrets.run_ok(&["show", plan_file], Sensitive::Masked);
@@ -182,8 +239,28 @@ fn the_token_and_sensitive_values_stay_where_they_belong() {
     secrets.run_ok(&["apply", plan_file, "-vv"], Sensitive::Masked);
 
     // An update of the sensitive value: the diff is masked on both sides.
-    let update = secrets.run_with(&["plan"], TOKEN, SENSITIVE_UPDATE, Sensitive::Masked);
-    assert!(stdout(update).contains("(sensitive)"), "{}", stdout(update));
+    secrets.run_with(&["plan"], TOKEN, SENSITIVE_UPDATE, Sensitive::Masked);
+    let update = &secrets.runs.last().unwrap().1;
+    insta::assert_snapshot!(secrets.env.transcript_of(update), @r#"
+    clusterform will perform the following actions:
+
+      # train01 will be updated in place
+      ~ cluster "train01" {
+          ~ node_pool "cpu" {
+              ~ startup_script = (sensitive)
+                # (1 unchanged attribute hidden)
+                # (2 unchanged blocks hidden)
+            }
+            # (2 unchanged attributes hidden)
+            # (3 unchanged blocks hidden)
+        }
+        update mask: node_pools
+        update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; a refreshed startup script recreates the pool's nodes)
+        impact: recreates nodes of pool cpu
+        # no Slurm jobs active now
+
+    Plan: 0 to add, 1 to change, 0 to replace, 0 to destroy.
+    "#);
     let journal = journal_during_an_update(&secrets, SENSITIVE_UPDATE);
     for secret in [TOKEN, SENSITIVE, SENSITIVE_UPDATE] {
         assert!(!journal.contains(secret), "{journal}");

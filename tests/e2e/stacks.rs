@@ -7,7 +7,7 @@ use std::process::Output;
 
 use tempfile::TempDir;
 
-use crate::support::{ClusterSpec, Env, cluster_hcl, cluster_name, stderr, stdout};
+use crate::support::{ClusterSpec, Env, cluster_hcl, cluster_name, stderr};
 
 /// A provider block of the test project with these extra lines (e.g. `stack = "x"`).
 fn provider(extra: &str) -> String {
@@ -41,12 +41,17 @@ fn cluster(id: &'static str) -> String {
 fn validate_requires_a_stack_for_a_real_endpoint() {
     let env = Env::new(100);
     env.write_config(&format!("{}{}", provider(""), cluster("train01")));
-    let output = env.run(&["validate"]);
-    assert_eq!(output.status.code(), Some(1));
-    let err = stderr(&output);
-    assert!(err.contains("the provider block sets no `stack`"), "{err}");
-    assert!(err.contains("main.hcl:1:1"), "{err}");
-    assert!(err.contains("stack = \"...\""), "{err}");
+    insta::assert_snapshot!(env.transcript(&["validate"]), @r#"
+    [stderr]
+    Error: the provider block sets no `stack`; it is required unless `endpoint = "local"`
+       ╭─[main.hcl:1:1]
+     1 │ provider "google" {
+       · ─────────────────
+     2 │   project = "my-proj"
+       ╰────
+      hint: add `stack = "..."` to `provider "google" { ... }`, e.g. `stack = "ml-prod"`. The stack names the owner of these clusters: clusterform labels every cluster it creates `clusterform-stack = <stack>` and destroys the clusters of its stack that the configuration no longer declares, so the name must be unique per configuration (at most 63 lowercase letters, digits, `_` and `-`). Only `endpoint = "local"` defaults it to the directory name.
+    [exit status: 1]
+    "#);
 }
 
 #[test]
@@ -60,22 +65,22 @@ fn an_endpoint_override_refuses_a_directory_name_stack() {
     let (_parent, dir) = infra_dir(&local_only);
     let valid = run_in(&env, &dir, &["validate"]);
     assert!(valid.status.success(), "{}", stderr(&valid));
+    let refusal = |args: &[&str]| env.transcript_of(&run_in(&env, &dir, args)).to_string();
+    let plan = refusal(&["plan"]);
     for args in [
-        &["plan"][..],
-        &["apply", "--auto-approve"],
+        &["apply", "--auto-approve"][..],
         &["destroy", "--auto-approve"],
         &["list"],
         &["import", "train01"],
     ] {
-        let output = run_in(&env, &dir, args);
-        assert_eq!(output.status.code(), Some(1), "{args:?}");
-        let err = stderr(&output);
-        assert!(
-            err.contains("the stack `infra` is only the directory's name"),
-            "{args:?}: {err}"
-        );
-        assert!(err.contains("set `stack = \"...\"`"), "{args:?}: {err}");
+        assert_eq!(refusal(args), plan, "{args:?} is refused as plan is");
     }
+    insta::assert_snapshot!(plan, @r#"
+    [stderr]
+    Error: the stack `infra` is only the directory's name, which may not own clusters at [ENDPOINT]
+      hint: set `stack = "..."` in the provider block, a name unique to this configuration (it labels the clusters it owns; two directories called `infra` must not share one), or drop --endpoint / CLUSTERFORM_ENDPOINT to use the built-in emulator
+    [exit status: 1]
+    "#);
     assert!(
         env.emulator().requests().is_empty(),
         "nothing reaches the endpoint"
@@ -98,12 +103,17 @@ fn two_infra_directories_with_their_own_stacks_leave_each_other_alone() {
     // Without a stack the second `infra` is refused before it reaches the API.
     env.emulator().clear_requests();
     let refused = run_in(&env, &b, &["apply", "--auto-approve"]);
-    assert_eq!(refused.status.code(), Some(1));
-    assert!(
-        stderr(&refused).contains("sets no `stack`"),
-        "{}",
-        stderr(&refused)
-    );
+    insta::assert_snapshot!(env.transcript_of(&refused), @r#"
+    [stderr]
+    Error: the provider block sets no `stack`; it is required unless `endpoint = "local"`
+       ╭─[main.hcl:1:1]
+     1 │ provider "google" {
+       · ─────────────────
+     2 │   project = "my-proj"
+       ╰────
+      hint: add `stack = "..."` to `provider "google" { ... }`, e.g. `stack = "ml-prod"`. The stack names the owner of these clusters: clusterform labels every cluster it creates `clusterform-stack = <stack>` and destroys the clusters of its stack that the configuration no longer declares, so the name must be unique per configuration (at most 63 lowercase letters, digits, `_` and `-`). Only `endpoint = "local"` defaults it to the directory name.
+    [exit status: 1]
+    "#);
     assert!(env.emulator().requests().is_empty());
 
     std::fs::write(
@@ -125,12 +135,7 @@ fn two_infra_directories_with_their_own_stacks_leave_each_other_alone() {
     assert!(env.emulator().cluster(&cluster_name("traina")).is_some());
 
     let plan_a = run_in(&env, &a, &["plan", "--detailed-exitcode"]);
-    assert_eq!(plan_a.status.code(), Some(0), "{}", stdout(&plan_a));
-    assert!(
-        stdout(&plan_a).contains("No changes."),
-        "{}",
-        stdout(&plan_a)
-    );
+    insta::assert_snapshot!(env.transcript_of(&plan_a), @"No changes. Your clusters match the configuration.");
 
     let destroy_b = run_in(&env, &b, &["destroy", "--auto-approve"]);
     assert!(destroy_b.status.success(), "{}", stderr(&destroy_b));

@@ -525,12 +525,24 @@ impl Transcript {
 /// `text` with the attributes of each cluster a plan destroys elided (`- cluster "ID" { … }`):
 /// for tests about which clusters go, where `destroy` tests the whole block once.
 pub fn destroyed_attributes_elided(text: &str) -> String {
+    attributes_elided(text, "  - cluster \"")
+}
+
+/// `text` with the attributes of each cluster a plan creates elided (`+ cluster "ID" { … }`):
+/// for tests about something else than what a create sends, where `apply` tests the whole
+/// block once.
+pub fn created_attributes_elided(text: &str) -> String {
+    attributes_elided(text, "  + cluster \"")
+}
+
+/// `text` with the lines of each block that opens with a line starting with `opening` elided.
+fn attributes_elided(text: &str, opening: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut in_block = false;
     for line in text.split_inclusive('\n') {
         if in_block {
             in_block = line != "    }\n";
-        } else if line.starts_with("  - cluster \"") && line.ends_with("{\n") {
+        } else if line.starts_with(opening) && line.ends_with("{\n") {
             out.push_str(line.trim_end_matches('\n'));
             out.push_str(" … }\n");
             in_block = true;
