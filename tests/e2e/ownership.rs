@@ -139,7 +139,7 @@ fn a_deletion_the_journal_lost_is_named_by_plan_and_awaited_by_destroy() {
     insta::assert_snapshot!(env.transcript(&["destroy", "--auto-approve"]).normalized_with(destroyed_attributes_elided), @r#"
     clusterform will perform the following actions:
 
-      # train01 is being deleted already; apply waits until it is gone
+      # train01 is being deleted already; clusterform waits until it is gone
       - cluster "train01" { … }
         # Slurm jobs active now: unknown (Slurm REST API unreachable: POST [ENDPOINT]/v1beta1/projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01:callSlurmRestApi failed: FAILED_PRECONDITION (400): Cluster projects/253589482369/locations/us-central1/modelDevelopmentClusters/train01 is STOPPING; the Slurm REST API needs a RUNNING cluster.)
 

@@ -454,7 +454,7 @@ fn headline(change: &ClusterChange) -> String {
             "is being deleted; it will be created again once it is gone".to_owned()
         }
         (Action::Delete, Some(ChangeReason::BeingDeleted)) => {
-            "is being deleted already; apply waits until it is gone".to_owned()
+            "is being deleted already; clusterform waits until it is gone".to_owned()
         }
         (Action::Delete, Some(ChangeReason::NoLongerDeclared { stack })) => {
             format!(
