@@ -178,6 +178,19 @@ fn several_kinds_of_change_combine_their_mask_paths_in_order() {
 /// API.md's mask list: a rename, the three Slurm configuration maps, the default partition,
 /// `scheduling`, `accounting` and the Lustre export schedule are updated in place, each under
 /// its own path.
+/// The canonical cluster with the field at `pointer` (a JSON pointer) set to `value`.
+fn seed_with(pointer: &str, value: Value) -> Value {
+    let mut wanted = seed();
+    let (parent, field) = pointer.rsplit_once('/').unwrap();
+    let parent = if parent.is_empty() {
+        &mut wanted
+    } else {
+        wanted.pointer_mut(parent).unwrap()
+    };
+    parent[field] = value;
+    wanted
+}
+
 /// The Slurm settings whose combination the service does not check are named, so that apply
 /// can ask the controller afterwards; other changes name none.
 #[test]
@@ -211,15 +224,7 @@ fn a_change_names_the_slurm_setting_it_changes() {
         ),
     ];
     for (pointer, value, setting) in cases {
-        let mut wanted = seed();
-        let (parent, field) = pointer.rsplit_once('/').unwrap();
-        let parent = if parent.is_empty() {
-            &mut wanted
-        } else {
-            wanted.pointer_mut(parent).unwrap()
-        };
-        parent[field] = value;
-        let made = plan_against_seed(wanted);
+        let made = plan_against_seed(seed_with(pointer, value));
         let named = made.changes[0].changed_slurm_setting();
         match setting {
             Some(setting) => assert!(
@@ -280,14 +285,7 @@ fn every_documented_mask_path_updates_in_place() {
         ),
     ];
     for (pointer, value, mask) in cases {
-        let mut wanted = seed();
-        let (parent, field) = pointer.rsplit_once('/').unwrap();
-        let parent = if parent.is_empty() {
-            &mut wanted
-        } else {
-            wanted.pointer_mut(parent).unwrap()
-        };
-        parent[field] = value.clone();
+        let mut wanted = seed_with(pointer, value.clone());
         if mask == UpdateMaskPath::DefaultPartitionId {
             wanted["orchestratorSpec"]["slurmSpec"]["partitions"]
                 .as_array_mut()
