@@ -111,10 +111,17 @@ fn interrupted_once_journaled(
     args: &[&str],
     journal: &std::path::Path,
 ) -> std::process::Output {
+    interrupted_once(env, args, || journal_has_entry(journal))
+}
+
+/// Runs the binary with `args` in the background, sends it SIGINT once `ready` says so (within
+/// 30 s), and answers what it printed.
+#[cfg(unix)]
+fn interrupted_once(env: &Env, args: &[&str], ready: impl Fn() -> bool) -> std::process::Output {
     let child = env.spawn(args, &[]);
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !journal_has_entry(journal) {
-        assert!(Instant::now() < deadline, "the journal was never written");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !ready() {
+        assert!(Instant::now() < deadline, "the run never got there");
         std::thread::sleep(Duration::from_millis(20));
     }
     let status = std::process::Command::new("kill")
@@ -214,24 +221,12 @@ fn an_apply_that_resumed_an_earlier_run_says_interrupted_once() {
     env.write_config(&config(&[ClusterSpec::default()]));
     let journal = interrupt_an_apply(&env);
     env.write_config(&config(&two_clusters()));
-    let child = env.spawn(&["apply", "--auto-approve"], &[]);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !std::fs::read_to_string(&journal)
-        .unwrap_or_default()
-        .contains("train02")
-    {
-        assert!(
-            Instant::now() < deadline,
-            "the second create was never journaled"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let status = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let output = child.wait_with_output().unwrap();
+    let second_create_journaled = || {
+        std::fs::read_to_string(&journal)
+            .unwrap_or_default()
+            .contains("train02")
+    };
+    let output = interrupted_once(&env, &["apply", "--auto-approve"], second_create_journaled);
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let err = stderr(&output);
     let said = err
