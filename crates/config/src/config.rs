@@ -79,8 +79,9 @@ pub struct Provider {
 }
 
 impl Provider {
-    /// The provider's project and region, when it names both and they are valid. A load of a
-    /// configuration without clusters, whose only location this is, reports them if invalid.
+    /// The provider's project and region, when it names both and both are valid: the only
+    /// location of a configuration without clusters. An invalid one is reported at each
+    /// cluster that uses it, so without clusters it lists nothing.
     pub fn location(&self) -> Option<Location> {
         let (project, region) = self.project.as_ref().zip(self.region.as_ref())?;
         Location::new(project, region).ok()
