@@ -106,7 +106,7 @@ fn stamped(kind: &str, now: OffsetDateTime, fields: Value) -> Value {
 
 /// `{"project", "region", "id"}`, as in plans.
 fn address(name: &ClusterName) -> Value {
-    json!({"project": name.project, "region": name.location, "id": name.cluster_id})
+    json!({"project": name.project(), "region": name.region(), "id": name.id().as_str()})
 }
 
 /// Seconds with millisecond precision.
@@ -232,11 +232,7 @@ mod tests {
     use super::*;
 
     fn train01() -> ClusterName {
-        ClusterName {
-            project: "acme-ml".into(),
-            location: "us-central1".into(),
-            cluster_id: "train01".into(),
-        }
+        ClusterName::new("acme-ml", "us-central1", "train01").unwrap()
     }
 
     fn step(step: Step) -> ProgressEvent {

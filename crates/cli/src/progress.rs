@@ -193,17 +193,12 @@ fn clock() -> String {
 #[cfg(test)]
 mod tests {
     use clusterform_model::Action;
-    use clusterform_model::ClusterName;
 
     use super::*;
 
     fn waiting(seconds: u64) -> ProgressEvent {
         ProgressEvent {
-            address: ClusterName {
-                project: "p".into(),
-                location: "us-central1".into(),
-                cluster_id: "train01".into(),
-            },
+            address: clusterform_testkit::address("train01"),
             action: Action::Create,
             elapsed: Duration::from_secs(seconds),
             step: Step::Waiting {

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clusterform_model::duration::Seconds;
 use clusterform_model::paths::IgnorePath;
-use clusterform_model::{Cluster, UpdateMode};
+use clusterform_model::{Cluster, ClusterName, Location, UpdateMode};
 
 /// A whole configuration directory, evaluated and validated.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -29,35 +29,32 @@ pub struct Config {
 impl Config {
     /// The declared cluster with this ID.
     pub fn cluster(&self, id: &str) -> Option<&DesiredCluster> {
-        self.clusters.iter().find(|c| c.id == id)
+        self.clusters.iter().find(|c| c.name.id().as_str() == id)
     }
 
-    /// Every (project, region) pair the declared and the removed clusters live in, sorted,
-    /// without repeats. With no cluster at all, the provider's location (when it names both):
-    /// a configuration whose last cluster block was removed must still see, and delete, the
-    /// clusters of its stack there.
-    pub fn locations(&self) -> BTreeSet<(String, String)> {
-        let declared = self.clusters.iter().map(|c| (&c.project, &c.region));
-        let removed = self.removed.iter().map(|r| (&r.project, &r.region));
+    /// Every location the declared and the removed clusters live in, sorted, without repeats.
+    /// With no cluster at all, the provider's location (when it names both): a configuration
+    /// whose last cluster block was removed must still see, and delete, the clusters of its
+    /// stack there.
+    pub fn locations(&self) -> BTreeSet<Location> {
+        let declared = self.clusters.iter().map(|c| c.name.location());
+        let removed = self.removed.iter().map(|r| r.name.location());
         locations_of(declared.chain(removed), &self.provider)
     }
 }
 
-/// The rule of [`Config::locations`] over the (project, region) pairs of the declared and the
-/// removed clusters: shared with the early locations a load announces before it decodes the
-/// cluster bodies, so that both always agree.
+/// The rule of [`Config::locations`] over the locations of the declared and the removed
+/// clusters: shared with the early locations a load announces before it decodes the cluster
+/// bodies, so that both always agree.
 pub(crate) fn locations_of<'a>(
-    clusters: impl Iterator<Item = (&'a String, &'a String)>,
-    provider: &'a Provider,
-) -> BTreeSet<(String, String)> {
-    let mut locations: BTreeSet<_> = clusters.collect();
+    clusters: impl Iterator<Item = &'a Location>,
+    provider: &Provider,
+) -> BTreeSet<Location> {
+    let mut locations: BTreeSet<Location> = clusters.cloned().collect();
     if locations.is_empty() {
-        locations.extend(provider.project.as_ref().zip(provider.region.as_ref()));
+        locations.extend(provider.location());
     }
     locations
-        .into_iter()
-        .map(|(project, region)| (project.clone(), region.clone()))
-        .collect()
 }
 
 /// The `provider "google"` block.
@@ -79,6 +76,16 @@ pub struct Provider {
     /// `lock "gcs" { ... }`: where the stack's lock (and journal) live on Cloud Storage;
     /// `None` keeps them in the configuration directory's `.clusterform/`.
     pub lock: Option<RemoteState>,
+}
+
+impl Provider {
+    /// The provider's project and region, when it names both and both are valid: the only
+    /// location of a configuration without clusters. An invalid one is reported at each
+    /// cluster that uses it, so without clusters it lists nothing.
+    pub fn location(&self) -> Option<Location> {
+        let (project, region) = self.project.as_ref().zip(self.region.as_ref())?;
+        Location::new(project, region).ok()
+    }
 }
 
 /// The Cloud Storage location of a stack's shared state: the lock is the object
@@ -116,14 +123,11 @@ pub enum StackOrigin {
 }
 
 /// One declared cluster.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct DesiredCluster {
-    /// The cluster ID (the block label, or `for_each` instance's evaluated label).
-    pub id: String,
-    /// Resolved project (cluster's own, else the provider's).
-    pub project: String,
-    /// Resolved region (cluster's own, else the provider's).
-    pub region: String,
+    /// Where the cluster lives (its own project and region, else the provider's) and its ID
+    /// (the block label, or the `for_each` instance's evaluated label).
+    pub name: ClusterName,
     /// The desired resource: only what the configuration sets is `Some`. Its labels do not
     /// include the ownership label; the planner adds it.
     pub cluster: Cluster,
@@ -162,14 +166,10 @@ pub struct Lifecycle {
 
 /// A `removed { cluster = "ID" }` block: the cluster leaves this stack (its ownership label is
 /// dropped) without being deleted.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RemovedCluster {
-    /// The cluster ID.
-    pub id: String,
-    /// Resolved project (the block's own, else the provider's).
-    pub project: String,
-    /// Resolved region (the block's own, else the provider's).
-    pub region: String,
+    /// The cluster: its ID, in the block's own project and region, else the provider's.
+    pub name: ClusterName,
     /// Where the `removed` block starts.
     pub location: SourceLocation,
 }
@@ -212,7 +212,7 @@ mod tests {
     #[test]
     fn without_clusters_the_provider_location_is_refreshed() {
         let provider = Provider {
-            project: Some("p".to_owned()),
+            project: Some("acme-ml".to_owned()),
             region: Some("us-central1".to_owned()),
             ..Provider::default()
         };
@@ -221,7 +221,10 @@ mod tests {
             ..Config::default()
         };
         let locations: Vec<_> = config.locations().into_iter().collect();
-        assert_eq!(locations, [("p".to_owned(), "us-central1".to_owned())]);
+        assert_eq!(
+            locations,
+            [Location::new("acme-ml", "us-central1").unwrap()]
+        );
         assert!(Config::default().locations().is_empty());
     }
 }

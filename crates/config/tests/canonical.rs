@@ -14,10 +14,10 @@ fn the_canonical_hcl_declares_the_canonical_json() {
         panic!("one cluster expected, got {}", config.clusters.len());
     };
     assert_eq!(
-        (cluster.id.as_str(), cluster.project.as_str()),
+        (cluster.name.id().as_str(), cluster.name.project()),
         ("train01", PROJECT)
     );
-    assert_eq!(cluster.region, REGION);
+    assert_eq!(cluster.name.region(), REGION);
     assert_eq!(serde_json::to_value(&cluster.cluster).unwrap(), seed());
 }
 

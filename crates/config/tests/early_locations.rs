@@ -5,10 +5,11 @@
 use std::collections::BTreeSet;
 
 use clusterform_config::{Diagnostics, Loaded, Provider, VariableInputs, load_with};
+use clusterform_model::Location;
 
 use crate::support::{CLUSTER_BODY, PROVIDER, dir_with};
 
-type Announced = Option<(Provider, BTreeSet<(String, String)>)>;
+type Announced = Option<(Provider, BTreeSet<Location>)>;
 
 /// Loads `text` as `main.hcl`, with what the load announced early.
 fn load_announcing(text: &str) -> (Announced, Result<Loaded, Diagnostics>) {
@@ -34,7 +35,10 @@ fn early_locations_of(text: &str) -> Vec<(String, String)> {
     let (provider, locations) = announced.expect("the locations were announced");
     assert_eq!(provider, config.provider);
     assert_eq!(locations, config.locations());
-    locations.into_iter().collect()
+    locations
+        .into_iter()
+        .map(|l| (l.project().to_owned(), l.region().to_owned()))
+        .collect()
 }
 
 fn pair(project: &str, region: &str) -> (String, String) {
@@ -116,7 +120,10 @@ fn the_locations_are_announced_before_the_cluster_bodies_are_decoded() {
     let (announced, loaded) = load_announcing(&format!("{PROVIDER}{broken_body}"));
     assert!(loaded.is_err(), "the body is wrong");
     let (_, locations) = announced.expect("announced before the body was decoded");
-    assert_eq!(locations, BTreeSet::from([pair("my-proj", "us-central1")]));
+    assert_eq!(
+        locations,
+        BTreeSet::from([Location::new("my-proj", "us-central1").unwrap()])
+    );
 }
 
 #[test]

@@ -31,7 +31,7 @@ fn quickstart_needs_no_input() {
     assert_eq!(config.provider.stack, "quickstart");
     let cluster = config.cluster("train01").unwrap();
     assert_eq!(
-        (cluster.project.as_str(), cluster.region.as_str()),
+        (cluster.name.project(), cluster.name.region()),
         ("demo-project", "us-central1")
     );
     let pools = cluster.cluster.node_pools.as_ref().unwrap();
@@ -55,7 +55,7 @@ fn cpu_cluster_takes_project_and_region() {
         &[("project", "my-proj"), ("region", "europe-west4")],
     );
     let cluster = loaded.config.cluster("train01").unwrap();
-    assert_eq!(cluster.region, "europe-west4");
+    assert_eq!(cluster.name.region(), "europe-west4");
     assert_eq!(
         cluster.cluster.node_pool("cpu").unwrap().zone.as_deref(),
         Some("europe-west4-a")
@@ -157,7 +157,7 @@ fn fleet_stamps_one_cluster_per_team() {
         .config
         .clusters
         .iter()
-        .map(|c| c.id.as_str())
+        .map(|c| c.name.id().as_str())
         .collect();
     assert_eq!(ids, ["nlp", "speech", "vision"]);
     let nlp = loaded.config.cluster("nlp").unwrap();

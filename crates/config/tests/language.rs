@@ -261,7 +261,7 @@ fn for_each_over_a_set_with_a_derived_id() {
         .config
         .clusters
         .iter()
-        .map(|c| c.id.as_str())
+        .map(|c| c.name.id().as_str())
         .collect();
     assert_eq!(ids, ["teama", "teamb"]);
     assert_eq!(
@@ -288,7 +288,7 @@ fn every_instance_of_a_large_for_each_sees_its_own_each() {
         .iter()
         .map(|c| {
             (
-                c.id.clone(),
+                c.name.id().to_string(),
                 c.cluster.display_name.clone().unwrap_or_default(),
             )
         })
@@ -316,7 +316,7 @@ fn for_each_over_toset_as_its_hint_writes_it() {
         .config
         .clusters
         .iter()
-        .map(|c| c.id.as_str())
+        .map(|c| c.name.id().as_str())
         .collect();
     assert_eq!(ids, ["a", "b"]);
 }
@@ -354,7 +354,7 @@ fn cluster_project_and_region_override_the_provider() {
     let loaded = load_text(&text).unwrap();
     let cluster = &loaded.config.clusters[0];
     assert_eq!(
-        (cluster.project.as_str(), cluster.region.as_str()),
+        (cluster.name.project(), cluster.name.region()),
         ("other-project", "us-east1")
     );
     assert_eq!(loaded.config.locations().len(), 1);

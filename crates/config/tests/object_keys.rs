@@ -44,7 +44,7 @@ fn an_identifier_and_a_string_with_the_same_text_are_different_keys() {
         .config
         .clusters
         .iter()
-        .map(|c| (c.id.as_str(), c.cluster.display_name.as_deref()))
+        .map(|c| (c.name.id().as_str(), c.cluster.display_name.as_deref()))
         .collect();
     assert_eq!(instances, [("a", Some("string")), ("b", Some("other"))]);
 }
@@ -61,7 +61,7 @@ fn twenty_thousand_keys_yield_every_instance_with_its_value() {
         .config
         .clusters
         .iter()
-        .map(|c| (c.id.clone(), c.cluster.display_name.clone()))
+        .map(|c| (c.name.id().to_string(), c.cluster.display_name.clone()))
         .collect();
     let expected: Vec<_> = ids
         .iter()

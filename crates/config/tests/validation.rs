@@ -5,7 +5,7 @@
 use clusterform_config::{
     RemovedCluster, Severity, SourceLocation, StackOrigin, VariableInputs, load,
 };
-use clusterform_model::UpdateMode;
+use clusterform_model::{ClusterName, UpdateMode};
 
 use crate::support::{CLUSTER_BODY, dir_with, failure, find, load_text, valid_file, valid_with};
 
@@ -464,9 +464,7 @@ fn removed_blocks_are_read_with_the_provider_defaults() {
         config.removed,
         [
             RemovedCluster {
-                id: "train02".into(),
-                project: "my-proj".into(),
-                region: "us-central1".into(),
+                name: ClusterName::new("my-proj", "us-central1", "train02").unwrap(),
                 location: SourceLocation {
                     file: "main.hcl".into(),
                     line: 43,
@@ -474,9 +472,7 @@ fn removed_blocks_are_read_with_the_provider_defaults() {
                 },
             },
             RemovedCluster {
-                id: "old01".into(),
-                project: "my-proj".into(),
-                region: "europe-west4".into(),
+                name: ClusterName::new("my-proj", "europe-west4", "old01").unwrap(),
                 location: SourceLocation {
                     file: "main.hcl".into(),
                     line: 47,
@@ -485,7 +481,11 @@ fn removed_blocks_are_read_with_the_provider_defaults() {
             },
         ]
     );
-    let locations: Vec<(String, String)> = config.locations().into_iter().collect();
+    let locations: Vec<(String, String)> = config
+        .locations()
+        .iter()
+        .map(|l| (l.project().to_owned(), l.region().to_owned()))
+        .collect();
     assert_eq!(
         locations,
         [

@@ -48,7 +48,7 @@ async fn unsupported_credentials_fall_back_to_gcloud_with_a_note() {
         resolved.source,
     )
     .unwrap();
-    client.list_clusters(PROJECT, REGION).await.unwrap();
+    client.list_clusters(&location()).await.unwrap();
 }
 
 #[tokio::test]

@@ -85,7 +85,7 @@ async fn list_follows_every_page() {
     for n in 0..25 {
         h.insert(&format!("c{n:02}"));
     }
-    let clusters = h.client.list_clusters(PROJECT, REGION).await.unwrap();
+    let clusters = h.client.list_clusters(&location()).await.unwrap();
     let mut ids: Vec<_> = clusters.iter().map(|c| c.name.clone().unwrap()).collect();
     ids.sort();
     ids.dedup();
@@ -105,8 +105,8 @@ async fn refresh_lists_each_location_or_gets_targets() {
         cluster_body("gamma", Some(STACK)),
     );
     let locations = BTreeSet::from([
-        (PROJECT.to_owned(), REGION.to_owned()),
-        ("proj-two".to_owned(), "europe-west4".to_owned()),
+        location(),
+        clusterform_model::Location::new("proj-two", "europe-west4").unwrap(),
     ]);
     assert_eq!(refresh(&h.client, &locations, &[]).await.unwrap().len(), 3);
     h.emulator.clear_requests();
@@ -146,7 +146,7 @@ async fn the_token_never_shows() {
         Arc::new(StaticToken::new("ya29.wrong-secret")),
     )
     .unwrap();
-    let err = wrong.list_clusters(PROJECT, REGION).await.unwrap_err();
+    let err = wrong.list_clusters(&location()).await.unwrap_err();
     assert_eq!(
         err.api_code(),
         Some(clusterform_model::Code::Unauthenticated),
@@ -202,7 +202,7 @@ async fn garbage_answers_are_decode_errors_naming_the_url() {
     assert_eq!(url, &format!("{base}/v1beta1/{}", cluster_name("train01")));
     assert!(body_start.contains("nginx"));
     assert!(err.to_string().contains(url.as_str()));
-    let err = client.list_clusters(PROJECT, REGION).await.unwrap_err();
+    let err = client.list_clusters(&location()).await.unwrap_err();
     assert!(err.to_string().contains("cluster list"), "{err}");
 }
 

@@ -75,7 +75,7 @@ async fn every_action_runs_and_is_reported() {
     let ids: Vec<_> = report
         .outcomes
         .iter()
-        .map(|o| o.address.cluster_id.as_str())
+        .map(|o| o.address.id().as_str())
         .collect();
     assert_eq!(ids, ["del", "new", "rep", "upd"]);
     assert!(h.emulator.cluster(&cluster_name("new")).is_some());
@@ -87,7 +87,7 @@ async fn every_action_runs_and_is_reported() {
     let new = report
         .outcomes
         .iter()
-        .find(|o| o.address.cluster_id == "new")
+        .find(|o| o.address.id() == "new")
         .unwrap();
     assert_eq!(new.live.as_ref().and_then(|c| c.state()), Some("RUNNING"));
     assert!(engine.journal().is_empty());
@@ -105,7 +105,7 @@ async fn every_action_runs_and_is_reported() {
     let steps: Vec<_> = sink
         .events()
         .into_iter()
-        .filter(|e| e.address.cluster_id == "rep")
+        .filter(|e| e.address.id() == "rep")
         .filter_map(|e| match e.step {
             Step::StepDone { request } => Some(request),
             _ => None,
@@ -116,7 +116,7 @@ async fn every_action_runs_and_is_reported() {
         let events: Vec<_> = sink
             .events()
             .into_iter()
-            .filter(|e| e.address.cluster_id == id)
+            .filter(|e| e.address.id() == id)
             .collect();
         assert_eq!(
             events.first().map(|e| &e.step),
@@ -149,7 +149,7 @@ async fn one_failure_does_not_stop_the_others() {
     assert_eq!(report.outcomes.len(), 2);
     assert!(!report.is_success());
     let failed = failed[0];
-    assert_eq!(failed.address.cluster_id, "bad");
+    assert_eq!(failed.address.id(), "bad");
     let err = failed.result.as_ref().unwrap_err();
     assert_eq!(
         err.api_code(),
@@ -466,7 +466,7 @@ async fn a_second_engine_resumes_without_a_second_create() {
     let entries = journal.entries();
     assert_eq!(entries.len(), 1, "{entries:?}");
     assert_eq!(entries[0].request, RequestKind::Create);
-    let resumed_id = entries[0].address.cluster_id.clone();
+    let resumed_id = entries[0].address.id().to_string();
 
     let second =
         ApplyEngine::new(h.client(fast_retry()), journal, 4).with_wait_options(fast_wait());

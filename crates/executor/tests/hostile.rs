@@ -127,7 +127,7 @@ async fn wrong_types_are_errors_naming_the_url() {
         let body = answer.clone();
         let server = Scripted::start(move |_, _| json(body.clone())).await;
         let err = client(&server)
-            .list_clusters(PROJECT, REGION)
+            .list_clusters(&location())
             .await
             .unwrap_err();
         assert!(
@@ -152,7 +152,7 @@ async fn a_bad_page_with_a_next_page_token_ends_the_list_with_its_error() {
     let server = Scripted::start(move |_, _| json(page.clone())).await;
     let mut pages_handed_over = 0;
     let err = client(&server)
-        .list_clusters_paged(PROJECT, REGION, |_| pages_handed_over += 1)
+        .list_clusters_paged(&location(), |_| pages_handed_over += 1)
         .await
         .unwrap_err();
     assert!(matches!(err, TransportError::Decode { .. }), "{err}");
@@ -169,7 +169,7 @@ async fn an_endless_answer_stops_at_the_cap_without_reading_it_all() {
     const FLOOD: usize = 100 * 1000 * 1000;
     let server = Scripted::start(|_, tools| tools.flood(FLOOD, 64 * 1024)).await;
     let err = client_with_cap(&server, CAP)
-        .list_clusters(PROJECT, REGION)
+        .list_clusters(&location())
         .await
         .unwrap_err();
     assert!(
@@ -242,7 +242,7 @@ async fn a_list_that_never_ends_stops_after_the_page_cap() {
     })
     .await;
     let err = client(&server)
-        .list_clusters(PROJECT, REGION)
+        .list_clusters(&location())
         .await
         .unwrap_err();
     assert!(
@@ -272,7 +272,7 @@ async fn a_list_of_many_pages_stops_at_the_total_cap() {
     })
     .await;
     let err = client_with_cap(&server, CAP)
-        .list_clusters(PROJECT, REGION)
+        .list_clusters(&location())
         .await
         .unwrap_err();
     assert!(
@@ -302,7 +302,7 @@ async fn any_repeated_page_token_ends_the_list() {
         })
         .await;
         let err = client(&server)
-            .list_clusters(PROJECT, REGION)
+            .list_clusters(&location())
             .await
             .unwrap_err();
         assert!(
@@ -333,7 +333,7 @@ async fn redirects_are_never_followed() {
         assert!(message.contains(&collection_path()), "{message}");
         assert_eq!(server.requests().len(), 1, "{status}: not retried");
         let err = client(&server)
-            .list_clusters(PROJECT, REGION)
+            .list_clusters(&crate::support::location())
             .await
             .unwrap_err();
         assert!(matches!(err, TransportError::Redirected { .. }), "{err}");
@@ -625,13 +625,13 @@ async fn a_cluster_listed_twice_fails_the_refresh_naming_it_and_its_pages() {
         _ => json(pages[0].clone()),
     })
     .await;
-    let locations = BTreeSet::from([(PROJECT.to_owned(), REGION.to_owned())]);
+    let locations = BTreeSet::from([location()]);
     let err = clusterform_executor::refresh(&client(&server), &locations, &[])
         .await
         .unwrap_err();
     assert!(
         matches!(&err, ExecError::ListedTwice { name, first_page: 1, second_page: 2 }
-            if name.cluster_id == "train01"),
+            if name.id() == "train01"),
         "{err}"
     );
     assert!(

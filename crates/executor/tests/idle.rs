@@ -57,7 +57,7 @@ fn node(name: &str, state: &[&str], last_busy: i64) -> Value {
 }
 
 fn report<'a>(reports: &'a [IdleReport], id: &str) -> &'a IdleReport {
-    reports.iter().find(|r| r.name.cluster_id == id).unwrap()
+    reports.iter().find(|r| r.name.id() == id).unwrap()
 }
 
 #[tokio::test]
@@ -99,7 +99,7 @@ async fn every_kind_of_cluster_gets_the_right_verdict() {
     e.set_slurm_unreachable(&cluster_name("unreach"), true);
     e.set_slurm_nodes(&cluster_name("nonodes"), Vec::new());
 
-    let locations = std::collections::BTreeSet::from([(PROJECT.to_owned(), REGION.to_owned())]);
+    let locations = std::collections::BTreeSet::from([location()]);
     let clusters = clusterform_executor::refresh(&h.client, &locations, &[])
         .await
         .unwrap();
@@ -259,7 +259,7 @@ async fn a_cluster_whose_controller_is_down_is_never_idle() {
     );
     h.emulator
         .set_slurm_controller_down(&cluster_name("down"), true);
-    let locations = std::collections::BTreeSet::from([(PROJECT.to_owned(), REGION.to_owned())]);
+    let locations = std::collections::BTreeSet::from([location()]);
     let clusters = clusterform_executor::refresh(&h.client, &locations, &[])
         .await
         .unwrap();

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use clusterform_emulator::EmulatorOptions;
 use clusterform_executor::{ListPrefetch, LivePages, PagePosition, refresh, refresh_paged};
-use clusterform_model::LiveCluster;
+use clusterform_model::{LiveCluster, Location};
 
 use crate::support::*;
 
@@ -37,7 +37,7 @@ async fn paged_emulator() -> Harness {
 }
 
 fn ids(live: &[LiveCluster]) -> Vec<String> {
-    live.iter().map(|c| c.address.cluster_id.clone()).collect()
+    live.iter().map(|c| c.address.id().to_string()).collect()
 }
 
 #[tokio::test]
@@ -45,12 +45,12 @@ async fn list_clusters_paged_gives_each_page_in_order() {
     let h = paged_emulator().await;
     let mut pages = Vec::new();
     h.client
-        .list_clusters_paged(PROJECT, REGION, |page| pages.push(page))
+        .list_clusters_paged(&location(), |page| pages.push(page))
         .await
         .unwrap();
     let sizes: Vec<usize> = pages.iter().map(Vec::len).collect();
     assert_eq!(sizes, [4, 4, 2]);
-    let whole = h.client.list_clusters(PROJECT, REGION).await.unwrap();
+    let whole = h.client.list_clusters(&location()).await.unwrap();
     assert_eq!(pages.concat(), whole);
 }
 
@@ -65,7 +65,7 @@ async fn the_next_page_is_asked_for_before_a_page_is_handed_over() {
     let lists_received = || h.count("GET", "/modelDevelopmentClusters");
     let mut asked_before_handed_over = Vec::new();
     h.client
-        .list_clusters_paged(PROJECT, REGION, |page| {
+        .list_clusters_paged(&location(), |page| {
             let pages_so_far = asked_before_handed_over.len() + 1;
             let deadline = Instant::now() + Duration::from_secs(10);
             let full = page.len() == 4;
@@ -86,11 +86,11 @@ async fn the_next_page_is_asked_for_before_a_page_is_handed_over() {
 #[tokio::test]
 async fn prefetched_pages_read_before_the_refresh_are_handed_over_too() {
     let h = paged_emulator().await;
-    let here = (PROJECT.to_owned(), REGION.to_owned());
+    let here = location();
     let prefetch = ListPrefetch::start(&h.client, &BTreeSet::from([here.clone()]));
     // Let the prefetched List read all its pages before anyone takes them.
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let needed = BTreeSet::from([here, (OTHER_PROJECT.to_owned(), OTHER_REGION.to_owned())]);
+    let needed = BTreeSet::from([here, Location::new(OTHER_PROJECT, OTHER_REGION).unwrap()]);
     let pages = RefCell::new(Vec::new());
     refresh_paged(&h.client, &needed, &[], prefetch, |position, page| {
         pages.borrow_mut().push((position, page));
@@ -131,7 +131,7 @@ async fn prefetched_pages_read_before_the_refresh_are_handed_over_too() {
 #[tokio::test]
 async fn targets_give_what_they_found_as_one_page() {
     let h = paged_emulator().await;
-    let needed = BTreeSet::from([(PROJECT.to_owned(), REGION.to_owned())]);
+    let needed = BTreeSet::from([location()]);
     let given = RefCell::new(Vec::new());
     refresh_paged(
         &h.client,

@@ -5,22 +5,26 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use clusterform_emulator::FaultSpec;
 use clusterform_executor::{ListPrefetch, refresh, refresh_prefetched};
+use clusterform_model::Location;
 
 use crate::support::*;
 
-/// A project ID the client refuses before sending anything: its List fails.
-const BROKEN_PROJECT: &str = "Not_A_Project";
+/// A region whose every answer is a `500`: its List fails.
+const BROKEN_REGION: &str = "asia-east1";
 const OTHER_PROJECT: &str = "proj-two";
 const OTHER_REGION: &str = "europe-west4";
 
-fn location(project: &str, region: &str) -> (String, String) {
-    (project.to_owned(), region.to_owned())
+fn at(project: &str, region: &str) -> Location {
+    Location::new(project, region).unwrap()
 }
 
 /// A harness with `alpha` and `beta` in the testkit's location and `gamma` in another.
 async fn two_locations() -> Harness {
     let h = Harness::start(Duration::from_millis(50)).await;
+    let faults = format!("500=1,location={BROKEN_REGION}");
+    h.emulator.set_faults(faults.parse::<FaultSpec>().unwrap());
     h.insert("alpha");
     h.insert("beta");
     h.emulator.insert_cluster(
@@ -33,7 +37,7 @@ async fn two_locations() -> Harness {
 }
 
 fn ids(live: &[clusterform_model::LiveCluster]) -> Vec<String> {
-    let mut ids: Vec<String> = live.iter().map(|c| c.address.cluster_id.clone()).collect();
+    let mut ids: Vec<String> = live.iter().map(|c| c.address.id().to_string()).collect();
     ids.sort();
     ids
 }
@@ -41,12 +45,9 @@ fn ids(live: &[clusterform_model::LiveCluster]) -> Vec<String> {
 #[tokio::test]
 async fn a_prefetched_list_is_taken_and_a_missing_one_is_listed() {
     let h = two_locations().await;
-    let prefetched = BTreeSet::from([location(PROJECT, REGION)]);
+    let prefetched = BTreeSet::from([at(PROJECT, REGION)]);
     let prefetch = ListPrefetch::start(&h.client, &prefetched);
-    let needed = BTreeSet::from([
-        location(PROJECT, REGION),
-        location(OTHER_PROJECT, OTHER_REGION),
-    ]);
+    let needed = BTreeSet::from([at(PROJECT, REGION), at(OTHER_PROJECT, OTHER_REGION)]);
     let live = refresh_prefetched(&h.client, &needed, &[], prefetch)
         .await
         .unwrap();
@@ -62,14 +63,14 @@ async fn a_prefetched_list_is_taken_and_a_missing_one_is_listed() {
 async fn a_prefetched_location_not_needed_is_ignored_even_when_it_failed() {
     let h = two_locations().await;
     let prefetched = BTreeSet::from([
-        location(PROJECT, REGION),
-        location(BROKEN_PROJECT, REGION),
-        location(OTHER_PROJECT, OTHER_REGION),
+        at(PROJECT, REGION),
+        at(PROJECT, BROKEN_REGION),
+        at(OTHER_PROJECT, OTHER_REGION),
     ]);
     let prefetch = ListPrefetch::start(&h.client, &prefetched);
     // Let every prefetched List finish, the broken one with its error.
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let needed = BTreeSet::from([location(PROJECT, REGION)]);
+    let needed = BTreeSet::from([at(PROJECT, REGION)]);
     let live = refresh_prefetched(&h.client, &needed, &[], prefetch)
         .await
         .unwrap();
@@ -79,22 +80,22 @@ async fn a_prefetched_location_not_needed_is_ignored_even_when_it_failed() {
 #[tokio::test]
 async fn a_needed_location_s_error_is_the_refresh_s_error() {
     let h = two_locations().await;
-    let needed = BTreeSet::from([location(PROJECT, REGION), location(BROKEN_PROJECT, REGION)]);
+    let needed = BTreeSet::from([at(PROJECT, REGION), at(PROJECT, BROKEN_REGION)]);
     let expected = refresh(&h.client, &needed, &[]).await.unwrap_err();
     let prefetch = ListPrefetch::start(&h.client, &needed);
     let error = refresh_prefetched(&h.client, &needed, &[], prefetch)
         .await
         .unwrap_err();
     assert_eq!(error.to_string(), expected.to_string());
-    assert!(error.to_string().contains(BROKEN_PROJECT), "{error}");
+    assert!(error.to_string().contains(BROKEN_REGION), "{error}");
 }
 
 #[tokio::test]
 async fn targets_are_read_with_gets_whatever_was_prefetched() {
     let h = two_locations().await;
-    let broken = BTreeSet::from([location(BROKEN_PROJECT, REGION)]);
+    let broken = BTreeSet::from([at(PROJECT, BROKEN_REGION)]);
     let prefetch = ListPrefetch::start(&h.client, &broken);
-    let needed = BTreeSet::from([location(PROJECT, REGION)]);
+    let needed = BTreeSet::from([at(PROJECT, REGION)]);
     let targets = [parsed_name("alpha")];
     let live = refresh_prefetched(&h.client, &needed, &targets, prefetch)
         .await

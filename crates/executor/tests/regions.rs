@@ -20,11 +20,7 @@ const QUOTA_REGION: &str = "us-east1";
 const OTHER_REGION: &str = "europe-west4";
 
 fn address_in(region: &str, id: &str) -> ClusterName {
-    ClusterName {
-        project: PROJECT.into(),
-        location: region.into(),
-        cluster_id: id.into(),
-    }
+    ClusterName::new(PROJECT, region, id).unwrap()
 }
 
 fn create_in(region: &str, id: &str) -> ClusterRequest {

@@ -86,7 +86,7 @@ async fn too_many_requests_honours_retry_after() {
         max_attempts: 4,
         ..fast_retry()
     });
-    let err = client.list_clusters(PROJECT, REGION).await.unwrap_err();
+    let err = client.list_clusters(&location()).await.unwrap_err();
     assert_eq!(
         err.api_code(),
         Some(clusterform_model::Code::ResourceExhausted)
@@ -96,7 +96,7 @@ async fn too_many_requests_honours_retry_after() {
     // A Retry-After longer than the whole retry budget ends the retries at once.
     h.emulator.clear_requests();
     h.emulator.set_faults(faults("429=1.0,retry-after=30"));
-    client.list_clusters(PROJECT, REGION).await.unwrap_err();
+    client.list_clusters(&location()).await.unwrap_err();
     assert_eq!(h.emulator.requests().len(), 1);
 }
 
@@ -255,7 +255,7 @@ async fn retry_after_is_waited_for_and_counts_against_the_budget() {
         max_elapsed: Duration::from_millis(1500),
         ..fast_retry()
     });
-    let err = client.list_clusters(PROJECT, REGION).await.unwrap_err();
+    let err = client.list_clusters(&location()).await.unwrap_err();
     assert_eq!(
         err.api_code(),
         Some(clusterform_model::Code::ResourceExhausted),

@@ -11,7 +11,7 @@ use clusterform_executor::{
 };
 use clusterform_model::fields::UpdateMaskPath;
 use clusterform_model::rest::{ClusterRequest, UpdateMask};
-use clusterform_model::{Action, ClusterName, UpdateMode};
+use clusterform_model::{Action, ClusterName, Location, UpdateMode};
 use clusterform_planner::{ClusterChange, Plan, PlannedTimeouts};
 use clusterform_testkit::{PARENT, TestEmulator, options_with_token};
 use serde_json::{Value, json};
@@ -164,11 +164,12 @@ pub fn delete_request(id: &str) -> ClusterRequest {
 }
 
 pub fn address(id: &str) -> ClusterName {
-    ClusterName {
-        project: PROJECT.into(),
-        location: REGION.into(),
-        cluster_id: id.into(),
-    }
+    ClusterName::new(PROJECT, REGION, id).unwrap()
+}
+
+/// The testkit's project and region.
+pub fn location() -> Location {
+    Location::new(PROJECT, REGION).unwrap()
 }
 
 pub fn change(id: &str, action: Action, requests: Vec<ClusterRequest>) -> ClusterChange {

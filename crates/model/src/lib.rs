@@ -37,7 +37,7 @@ pub use cluster::{
 pub use jobs::{JobsByCluster, RunningJob, RunningJobs};
 pub use live::{LiveCluster, UnreadableName};
 pub use names::{
-    ClusterId, ClusterName, NameError, OperationName, cluster_address, validate_location,
+    ClusterId, ClusterName, Location, NameError, OperationName, cluster_address, validate_location,
     validate_project,
 };
 pub use operation::{Code, ErrorEnvelope, FieldViolation, Operation, Status};

@@ -6,7 +6,7 @@
 //! that returned it plus the last segment of its name — never the whole `name` string, which
 //! would make every declared cluster look absent and every owned one look undeclared.
 
-use crate::{Cluster, ClusterName};
+use crate::{Cluster, ClusterName, Location};
 
 /// A live cluster and where it was read.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,51 +20,44 @@ pub struct LiveCluster {
 
 /// Why a live cluster cannot be given an address.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "the service returned a cluster named `{name}` under projects/{project}/locations/{region}: {reason}"
-)]
+#[error("the service returned a cluster named `{name}` under {location}: {reason}")]
 pub struct UnreadableName {
     /// The name as received (empty when absent).
     pub name: String,
-    /// The project the request named.
-    pub project: String,
-    /// The region the request named.
-    pub region: String,
+    /// Where the request listed or read it.
+    pub location: Location,
     /// What is wrong with it.
     pub reason: String,
 }
 
 impl LiveCluster {
-    /// A cluster returned by a List or Get on `projects/{project}/locations/{region}`. Its
-    /// name must be a cluster name in that region (with the project spelled either way) whose
-    /// ID is a valid cluster ID.
-    pub fn read_at(project: &str, region: &str, cluster: Cluster) -> Result<Self, UnreadableName> {
+    /// A cluster returned by a List or Get on `location`. Its name must be a cluster name in
+    /// that region (with the project spelled either way) whose ID is a valid cluster ID.
+    pub fn read_at(location: &Location, cluster: Cluster) -> Result<Self, UnreadableName> {
         let name = cluster.name.clone().unwrap_or_default();
         let unreadable = |reason: String| UnreadableName {
             name: name.clone(),
-            project: project.to_owned(),
-            region: region.to_owned(),
+            location: location.clone(),
             reason,
         };
         let parsed: ClusterName = name.parse().map_err(|e| unreadable(format!("{e}")))?;
-        if parsed.location != region {
+        if parsed.region() != location.region() {
             return Err(unreadable(format!(
                 "it names location `{}`",
-                parsed.location
+                parsed.region()
             )));
         }
         // The service may name the listed project by its number; any other project ID is
         // another project's cluster, never to be re-addressed into this one.
-        let is_number = parsed.project.bytes().all(|b| b.is_ascii_digit());
-        if parsed.project != project && !is_number {
-            return Err(unreadable(format!("it names project `{}`", parsed.project)));
+        let is_number = parsed.project().bytes().all(|b| b.is_ascii_digit());
+        if parsed.project() != location.project() && !is_number {
+            return Err(unreadable(format!(
+                "it names project `{}`",
+                parsed.project()
+            )));
         }
         Ok(Self {
-            address: ClusterName {
-                project: project.to_owned(),
-                location: region.to_owned(),
-                cluster_id: parsed.cluster_id,
-            },
+            address: ClusterName::at(location.clone(), parsed.id().clone()),
             cluster,
         })
     }
@@ -73,6 +66,10 @@ impl LiveCluster {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn acme_ml() -> Location {
+        Location::new("acme-ml", "us-central1").unwrap()
+    }
 
     fn named(name: &str) -> Cluster {
         Cluster {
@@ -85,7 +82,7 @@ mod tests {
     fn a_name_in_another_project_is_refused() {
         let cluster =
             named("projects/someone-else/locations/us-central1/modelDevelopmentClusters/train01");
-        let error = LiveCluster::read_at("acme-ml", "us-central1", cluster).unwrap_err();
+        let error = LiveCluster::read_at(&acme_ml(), cluster).unwrap_err();
         assert!(
             error
                 .to_string()
@@ -98,7 +95,7 @@ mod tests {
     fn a_project_number_in_the_name_keeps_the_project_id_of_the_request() {
         let cluster =
             named("projects/123456789012/locations/us-central1/modelDevelopmentClusters/train01");
-        let live = LiveCluster::read_at("acme-ml", "us-central1", cluster).unwrap();
+        let live = LiveCluster::read_at(&acme_ml(), cluster).unwrap();
         assert_eq!(
             live.address,
             ClusterName::new("acme-ml", "us-central1", "train01").unwrap()
@@ -108,7 +105,7 @@ mod tests {
     #[test]
     fn names_outside_the_region_or_malformed_are_refused() {
         let elsewhere = named("projects/acme-ml/locations/europe-west4/modelDevelopmentClusters/a");
-        let error = LiveCluster::read_at("acme-ml", "us-central1", elsewhere).unwrap_err();
+        let error = LiveCluster::read_at(&acme_ml(), elsewhere).unwrap_err();
         assert!(error.to_string().contains("europe-west4"), "{error}");
         for bad in [
             "",
@@ -116,7 +113,7 @@ mod tests {
             "projects/acme-ml/locations/us-central1/modelDevelopmentClusters/../x",
         ] {
             assert!(
-                LiveCluster::read_at("acme-ml", "us-central1", named(bad)).is_err(),
+                LiveCluster::read_at(&acme_ml(), named(bad)).is_err(),
                 "{bad}"
             );
         }

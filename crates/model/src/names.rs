@@ -76,6 +76,12 @@ impl ClusterId {
     }
 }
 
+impl PartialEq<str> for ClusterId {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
 impl fmt::Display for ClusterId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
@@ -122,44 +128,90 @@ pub fn validate_location(location: &str) -> Result<(), NameError> {
     }
 }
 
-/// `projects/{P}/locations/{R}/modelDevelopmentClusters/{ID}`.
+/// Where clusters live: a project and a region, the collection `projects/{P}/locations/{R}`.
+/// Both parts are validated, since they are spliced into request paths.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Location {
+    project: String,
+    region: String,
+}
+
+impl Location {
+    /// A location from a project ID (or number) and a region, each checked.
+    pub fn new(project: &str, region: &str) -> Result<Self, NameError> {
+        validate_project(project)?;
+        validate_location(region)?;
+        Ok(Self {
+            project: project.to_owned(),
+            region: region.to_owned(),
+        })
+    }
+
+    /// The project ID or number.
+    pub fn project(&self) -> &str {
+        &self.project
+    }
+
+    /// The region.
+    pub fn region(&self) -> &str {
+        &self.region
+    }
+}
+
+/// `projects/{P}/locations/{R}`.
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "projects/{}/locations/{}", self.project, self.region)
+    }
+}
+
+/// `projects/{P}/locations/{R}/modelDevelopmentClusters/{ID}`: a validated [`Location`] and
+/// [`ClusterId`]. Names sort by project, region, then ID.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ClusterName {
-    /// Project ID or number.
-    pub project: String,
-    /// Region.
-    pub location: String,
-    /// Cluster ID.
-    pub cluster_id: String,
+    location: Location,
+    id: ClusterId,
 }
 
 impl ClusterName {
     /// Builds a name from validated parts. The ID is checked with the hyphen-tolerant rule,
     /// since a name says nothing about the orchestrator.
-    pub fn new(project: &str, location: &str, cluster_id: &str) -> Result<Self, NameError> {
-        validate_project(project)?;
-        validate_location(location)?;
-        ClusterId::parse(cluster_id, false)?;
-        Ok(Self {
-            project: project.to_owned(),
-            location: location.to_owned(),
-            cluster_id: cluster_id.to_owned(),
-        })
+    pub fn new(project: &str, region: &str, cluster_id: &str) -> Result<Self, NameError> {
+        Ok(Self::at(
+            Location::new(project, region)?,
+            ClusterId::parse(cluster_id, false)?,
+        ))
     }
 
-    /// The collection this cluster lives in: `projects/{P}/locations/{R}`.
-    pub fn parent(&self) -> String {
-        format!("projects/{}/locations/{}", self.project, self.location)
+    /// The cluster `id` in `location`.
+    pub fn at(location: Location, id: ClusterId) -> Self {
+        Self { location, id }
+    }
+
+    /// The project and region the cluster lives in.
+    pub fn location(&self) -> &Location {
+        &self.location
+    }
+
+    /// The project ID or number.
+    pub fn project(&self) -> &str {
+        self.location.project()
+    }
+
+    /// The region.
+    pub fn region(&self) -> &str {
+        self.location.region()
+    }
+
+    /// The cluster ID.
+    pub fn id(&self) -> &ClusterId {
+        &self.id
     }
 }
 
 impl fmt::Display for ClusterName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "projects/{}/locations/{}/modelDevelopmentClusters/{}",
-            self.project, self.location, self.cluster_id
-        )
+        write!(f, "{}/modelDevelopmentClusters/{}", self.location, self.id)
     }
 }
 
@@ -211,9 +263,9 @@ pub mod cluster_address {
     /// Writes `name` as `{"project", "region", "id"}`.
     pub fn serialize<S: Serializer>(name: &ClusterName, serializer: S) -> Result<S::Ok, S::Error> {
         Written {
-            project: &name.project,
-            region: &name.location,
-            id: &name.cluster_id,
+            project: name.project(),
+            region: name.region(),
+            id: name.id().as_str(),
         }
         .serialize(serializer)
     }
@@ -317,10 +369,14 @@ mod tests {
     fn cluster_names_round_trip() {
         let text = "projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01";
         let name: ClusterName = text.parse().unwrap();
-        assert_eq!(name.project, "my-proj");
-        assert_eq!(name.cluster_id, "train01");
+        assert_eq!(name.project(), "my-proj");
+        assert_eq!(name.region(), "us-central1");
+        assert_eq!(name.id().as_str(), "train01");
         assert_eq!(name.to_string(), text);
-        assert_eq!(name.parent(), "projects/my-proj/locations/us-central1");
+        assert_eq!(
+            name.location().to_string(),
+            "projects/my-proj/locations/us-central1"
+        );
     }
 
     #[test]

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::fields::{NotAllowedMaskPath, UpdateMaskPath};
-use crate::names::{ClusterName, NameError, OperationName};
+use crate::names::{ClusterName, Location, NameError, OperationName};
 use crate::update_mode::{UnknownUpdateMode, UpdateMode};
 
 /// The API version of every cluster call.
@@ -96,13 +96,8 @@ impl RestCall {
 }
 
 /// `GET /v1beta1/projects/{P}/locations/{R}/modelDevelopmentClusters?pageSize=N[&pageToken=T]`.
-pub fn list_clusters(
-    project: &str,
-    location: &str,
-    page_size: u32,
-    page_token: Option<&str>,
-) -> RestCall {
-    let call = RestCall::new(HttpMethod::Get, collection_path(project, location))
+pub fn list_clusters(location: &Location, page_size: u32, page_token: Option<&str>) -> RestCall {
+    let call = RestCall::new(HttpMethod::Get, collection_path(location))
         .with("pageSize", page_size.to_string());
     match page_token {
         Some(token) => call.with("pageToken", token),
@@ -154,8 +149,8 @@ pub fn slurm_ping_path(version: &str) -> String {
     format!("/slurm/{version}/ping")
 }
 
-fn collection_path(project: &str, location: &str) -> String {
-    format!("/{CLUSTERS_VERSION}/projects/{project}/locations/{location}/{COLLECTION}")
+fn collection_path(location: &Location) -> String {
+    format!("/{CLUSTERS_VERSION}/{location}/{COLLECTION}")
 }
 
 fn cluster_path(name: &ClusterName) -> String {
@@ -285,7 +280,7 @@ impl ClusterRequest {
     /// The path: the collection for a create, the cluster otherwise.
     pub fn path(&self) -> String {
         match self {
-            Self::Create { name, .. } => collection_path(&name.project, &name.location),
+            Self::Create { name, .. } => collection_path(name.location()),
             Self::Update { name, .. } | Self::Delete { name } => cluster_path(name),
         }
     }
@@ -294,7 +289,7 @@ impl ClusterRequest {
     pub fn query(&self) -> Vec<(String, String)> {
         match self {
             Self::Create { name, .. } => {
-                vec![(CLUSTER_ID_PARAM.to_owned(), name.cluster_id.clone())]
+                vec![(CLUSTER_ID_PARAM.to_owned(), name.id().to_string())]
             }
             Self::Update { mask, mode, .. } => vec![
                 (UPDATE_MASK_PARAM.to_owned(), mask.to_string()),
@@ -545,14 +540,14 @@ mod tests {
 
     #[test]
     fn list_pages_carry_size_and_token() {
-        let first = list_clusters("my-proj", "us-central1", 500, None);
+        let first = list_clusters(name().location(), 500, None);
         assert_eq!(first.method, HttpMethod::Get);
         assert_eq!(
             first.path,
             "/v1beta1/projects/my-proj/locations/us-central1/modelDevelopmentClusters"
         );
         assert_eq!(first.query, [pair("pageSize", "500")]);
-        let next = list_clusters("my-proj", "us-central1", 500, Some("t2"));
+        let next = list_clusters(name().location(), 500, Some("t2"));
         assert_eq!(
             next.query,
             [pair("pageSize", "500"), pair("pageToken", "t2")]

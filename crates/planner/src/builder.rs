@@ -20,15 +20,11 @@ use rayon::prelude::*;
 use crate::error::PlanError;
 use crate::options::PlanOptions;
 use crate::plan::{ChangeReason, ClusterChange, PLAN_FORMAT_VERSION, Plan, PlannedTimeouts};
-use crate::planning::{deletion, hide_possible_secrets, plan_declared, release, removed_address};
+use crate::planning::{deletion, hide_possible_secrets, plan_declared, release};
 
 /// What planning one declared cluster gave: its change (`None` when destroying a cluster that is
 /// not live) or why it cannot be planned.
 type Planned = Result<Option<ClusterChange>, PlanError>;
-
-/// An address as borrowed parts (project, region, cluster ID): declared clusters are found by
-/// it without copying a name.
-type AddressKey<'k> = (&'k str, &'k str, &'k str);
 
 /// A plan built page by page: declared clusters are planned as their live counterparts arrive.
 #[derive(Debug)]
@@ -38,7 +34,7 @@ pub struct PlanBuilder<'a> {
     /// The declared clusters in scope, in the configuration's order.
     declared: Vec<&'a DesiredCluster>,
     /// The position in `declared` of each declared address.
-    positions: HashMap<AddressKey<'a>, usize>,
+    positions: HashMap<&'a ClusterName, usize>,
     /// What the pages told about each declared cluster, by position in `declared`.
     early: Vec<Early>,
 }
@@ -70,17 +66,12 @@ impl<'a> PlanBuilder<'a> {
         let declared: Vec<&DesiredCluster> = desired
             .clusters
             .iter()
-            .filter(|c| in_scope(options, &c.id))
+            .filter(|c| in_scope(options, c.name.id().as_str()))
             .collect();
         let positions = declared
             .iter()
             .enumerate()
-            .map(|(position, c)| {
-                (
-                    (c.project.as_str(), c.region.as_str(), c.id.as_str()),
-                    position,
-                )
-            })
+            .map(|(position, c)| (&c.name, position))
             .collect();
         let early = declared.iter().map(|_| Early::Unseen).collect();
         Self {
@@ -182,12 +173,7 @@ impl<'a> PlanBuilder<'a> {
 
     /// The position in `declared` of the cluster declared at `address`, if one is.
     fn position(&self, address: &ClusterName) -> Option<usize> {
-        let key = (
-            address.project.as_str(),
-            address.location.as_str(),
-            address.cluster_id.as_str(),
-        );
-        self.positions.get(&key).copied()
+        self.positions.get(address).copied()
     }
 
     /// Matches every live cluster with the declared cluster at its address (live clusters are
@@ -231,13 +217,13 @@ fn undeclared_changes(
     let removed: BTreeMap<ClusterName, &RemovedCluster> = desired
         .removed
         .iter()
-        .filter(|r| in_scope(options, &r.id))
-        .map(|r| (removed_address(r), r))
+        .filter(|r| in_scope(options, r.name.id().as_str()))
+        .map(|r| (r.name.clone(), r))
         .collect();
     let mut changes = Vec::new();
     for (&address, &current) in undeclared {
         let owned = current.label(STACK_LABEL) == Some(stack);
-        if !owned || !in_scope(options, &address.cluster_id) {
+        if !owned || !in_scope(options, address.id().as_str()) {
             continue;
         }
         if removed.contains_key(address) {
@@ -266,17 +252,20 @@ fn check_targets(
         let declared_live = declared
             .iter()
             .zip(&live.declared)
-            .filter_map(|(cluster, current)| Some((cluster.id.as_str(), (*current)?)));
+            .filter_map(|(cluster, current)| Some((cluster.name.id().as_str(), (*current)?)));
         let undeclared_live = live
             .undeclared
             .iter()
-            .map(|(address, &current)| (address.cluster_id.as_str(), current));
+            .map(|(address, &current)| (address.id().as_str(), current));
         declared_live
             .chain(undeclared_live)
             .any(|(id, current)| id == target && current.label(STACK_LABEL) == Some(stack))
     };
     for target in &options.targets {
-        let declared = desired.clusters.iter().any(|c| c.id == *target);
+        let declared = desired
+            .clusters
+            .iter()
+            .any(|c| c.name.id().as_str() == target);
         if !declared && !owns(target) {
             return Err(PlanError::UnknownTarget { id: target.clone() });
         }
@@ -286,7 +275,7 @@ fn check_targets(
 
 fn check_replacements(changes: &[ClusterChange], options: &PlanOptions) -> Result<(), PlanError> {
     for id in &options.replace {
-        if !changes.iter().any(|c| c.address.cluster_id == *id) {
+        if !changes.iter().any(|c| c.address.id().as_str() == id) {
             return Err(PlanError::UnknownReplace { id: id.clone() });
         }
     }

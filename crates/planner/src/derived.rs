@@ -109,14 +109,11 @@ fn group_mismatches(
     live: &[LiveCluster],
 ) -> Vec<SavedPlanMismatch> {
     let options = PlanOptions {
-        targets: changes
-            .iter()
-            .map(|c| c.address.cluster_id.clone())
-            .collect(),
+        targets: changes.iter().map(|c| c.address.id().to_string()).collect(),
         replace: changes
             .iter()
             .filter(|c| c.reason == Some(ChangeReason::ReplaceRequested))
-            .map(|c| c.address.cluster_id.clone())
+            .map(|c| c.address.id().to_string())
             .collect(),
         update_mode,
         destroy,

@@ -154,7 +154,7 @@ fn check_destroy_only_deletes(plan: &Plan) -> Result<(), String> {
     match other {
         Some(change) if plan.destroy => Err(format!(
             "`destroy` is true, but cluster `{}` has the action {}; a destroy plan only deletes",
-            change.address.cluster_id,
+            change.address.id(),
             serde_json::to_string(&change.action).unwrap_or_default()
         )),
         _ => Ok(()),

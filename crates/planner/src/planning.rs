@@ -11,7 +11,7 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
-use clusterform_config::{Config, DesiredCluster, RemovedCluster, Timeouts};
+use clusterform_config::{Config, DesiredCluster, Timeouts};
 use clusterform_model::fields::{FieldAccess, ImpactClass, UpdateMaskPath, lookup};
 use clusterform_model::{
     Action, Cluster, ClusterName, ClusterState, LiveCluster, STACK_LABEL, UpdateMode, paths,
@@ -48,7 +48,7 @@ pub(crate) fn plan_declared(
     current: Option<&Cluster>,
     options: &PlanOptions,
 ) -> Result<Option<ClusterChange>, PlanError> {
-    let address = address_of(cluster);
+    let address = cluster.name.clone();
     if let Some(current) = current {
         check_ownership(&address, current, &desired.provider.stack)?;
     }
@@ -69,31 +69,15 @@ fn check_ownership(address: &ClusterName, live: &Cluster, stack: &str) -> Result
     match live.label(STACK_LABEL) {
         Some(owner) if owner == stack => Ok(()),
         Some(owner) => Err(PlanError::OwnedByOtherStack {
-            id: address.cluster_id.clone(),
+            id: address.id().to_string(),
             stack: owner.to_owned(),
         }),
         None => Err(PlanError::Unowned {
-            id: address.cluster_id.clone(),
-            project: address.project.clone(),
-            region: address.location.clone(),
+            id: address.id().to_string(),
+            project: address.project().to_owned(),
+            region: address.region().to_owned(),
             stack: stack.to_owned(),
         }),
-    }
-}
-
-pub(crate) fn removed_address(removed: &RemovedCluster) -> ClusterName {
-    ClusterName {
-        project: removed.project.clone(),
-        location: removed.region.clone(),
-        cluster_id: removed.id.clone(),
-    }
-}
-
-fn address_of(cluster: &DesiredCluster) -> ClusterName {
-    ClusterName {
-        project: cluster.project.clone(),
-        location: cluster.region.clone(),
-        cluster_id: cluster.id.clone(),
     }
 }
 
@@ -236,13 +220,14 @@ impl ClusterPlanner<'_> {
         }
         self.options
             .replace
-            .contains(&self.cluster.id)
+            .iter()
+            .any(|id| id == self.cluster.name.id().as_str())
             .then_some(ChangeReason::ReplaceRequested)
     }
 
     fn encode(&self, cluster: &impl serde::Serialize) -> Result<Value, PlanError> {
         serde_json::to_value(cluster).map_err(|e| PlanError::Encode {
-            id: self.cluster.id.clone(),
+            id: self.cluster.name.id().to_string(),
             message: e.to_string(),
         })
     }
@@ -255,7 +240,7 @@ impl ClusterPlanner<'_> {
                 if self.cluster.lifecycle.prevent_destroy =>
             {
                 Err(PlanError::BrokenButProtected {
-                    id: self.cluster.id.clone(),
+                    id: self.cluster.name.id().to_string(),
                     state: state.clone(),
                     detail: detail.clone(),
                 })
@@ -267,7 +252,7 @@ impl ClusterPlanner<'_> {
     fn check_destroy_allowed(&self, action: &'static str) -> Result<(), PlanError> {
         if self.cluster.lifecycle.prevent_destroy {
             return Err(PlanError::PreventDestroy {
-                id: self.cluster.id.clone(),
+                id: self.cluster.name.id().to_string(),
                 action,
             });
         }
@@ -334,7 +319,7 @@ impl ClusterPlanner<'_> {
                     warnings::removed_pools_still_referenced(&fields, &compared, &live_json);
                 if !dangling.is_empty() {
                     return Err(PlanError::RemovedPoolStillReferenced {
-                        id: self.cluster.id.clone(),
+                        id: self.cluster.name.id().to_string(),
                         problems: dangling,
                     });
                 }

@@ -36,7 +36,7 @@ pub enum StalenessKind {
 
 impl fmt::Display for Staleness {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let id = &self.address.cluster_id;
+        let id = self.address.id();
         match &self.kind {
             StalenessKind::Changed { planned, now } => write!(
                 f,

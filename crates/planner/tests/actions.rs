@@ -48,7 +48,7 @@ fn identity_ignores_the_project_number_in_live_names() {
     let actions: Vec<_> = made
         .changes
         .iter()
-        .map(|c| (c.address.cluster_id.as_str(), c.action))
+        .map(|c| (c.address.id().as_str(), c.action))
         .collect();
     assert_eq!(
         actions,
@@ -410,7 +410,7 @@ fn only_this_stacks_undeclared_clusters_are_deleted() {
     .unwrap();
     assert_eq!(made.changes.len(), 1);
     let change = &made.changes[0];
-    assert_eq!(change.address.cluster_id, "old01");
+    assert_eq!(change.address.id(), "old01");
     assert_eq!(change.action, Action::Delete);
     assert_eq!(change.requests[0].method().as_str(), "DELETE");
     assert_eq!(
@@ -538,7 +538,7 @@ fn targets_narrow_the_plan() {
     let ids: Vec<&str> = made
         .changes
         .iter()
-        .map(|c| c.address.cluster_id.as_str())
+        .map(|c| c.address.id().as_str())
         .collect();
     assert_eq!(ids, ["b"]);
     let unknown = PlanOptions {
@@ -806,12 +806,7 @@ fn a_removed_block_releases_the_cluster_without_deleting_it() {
     let mut desired_config = config(vec![]);
     desired_config
         .removed
-        .push(clusterform_config::RemovedCluster {
-            id: "old01".into(),
-            project: "my-proj".into(),
-            region: "us-central1".into(),
-            ..Default::default()
-        });
+        .push(clusterform_testkit::removed("old01"));
     let foreign = cluster(served("other01", &seed(), Some("someone-else"), "RUNNING"));
     let made = plan(
         &desired_config,
@@ -842,7 +837,7 @@ fn a_removed_block_releases_the_cluster_without_deleting_it() {
     );
     assert!(body.get("name").is_none() && body.get("clusterStatus").is_none());
 
-    desired_config.removed[0].id = "other01".into();
+    desired_config.removed[0] = clusterform_testkit::removed("other01");
     let made = plan(&desired_config, &[foreign], &options()).unwrap();
     assert!(
         made.changes.is_empty(),

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use clusterform_config::{Loaded, VariableInputs, load, validate};
 use clusterform_model::fields::UpdateMaskPath;
 use clusterform_model::rest::RequestKind;
-use clusterform_model::{Action, LiveCluster, UpdateMode};
+use clusterform_model::{Action, LiveCluster, Location, UpdateMode};
 use clusterform_planner::{PlanOptions, plan};
 use serde_json::{Map, Value};
 
@@ -147,12 +147,8 @@ fn advanced_slurm_configuration_is_created_as_documented() {
 fn a_node_count_change_is_the_documented_patch() {
     let created = create_body(&load_example(CPU_ONLY.dir, &[]));
     let live = served(CLUSTER_ID, &created, Some(CPU_ONLY.dir), "RUNNING");
-    let live = LiveCluster::read_at(
-        "demo-project",
-        "us-central1",
-        serde_json::from_value(live).unwrap(),
-    )
-    .unwrap();
+    let location = Location::new("demo-project", "us-central1").unwrap();
+    let live = LiveCluster::read_at(&location, serde_json::from_value(live).unwrap()).unwrap();
     let resized = load_example(
         CPU_ONLY.dir,
         &[("cpu_min_node_count", "1"), ("cpu_max_node_count", "8")],
@@ -230,7 +226,7 @@ fn create_body(loaded: &Loaded) -> Value {
     let made = plan(&loaded.config, &[], &PlanOptions::default()).unwrap();
     let change = &made.changes[0];
     assert_eq!(change.action, Action::Create);
-    assert_eq!(change.address.cluster_id, CLUSTER_ID);
+    assert_eq!(change.address.id(), CLUSTER_ID);
     let request = &change.requests[0];
     assert_eq!(request.kind(), RequestKind::Create);
     request.body().unwrap().clone()

@@ -128,7 +128,7 @@ fn staleness_names_what_changed_appeared_or_disappeared() {
 
     let stale = stale_clusters(&made, &[live_seed("train01"), live_seed("new01")]);
     assert_eq!(stale.len(), 1);
-    assert_eq!(stale[0].address.cluster_id, "new01");
+    assert_eq!(stale[0].address.id(), "new01");
     assert_eq!(stale[0].kind, StalenessKind::Appeared);
 }
 

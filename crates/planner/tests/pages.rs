@@ -1,7 +1,7 @@
 //! `PlanBuilder`: a plan built from List pages as they arrive is the plan of the whole live set,
 //! whatever the pages, their order, and the pages never added.
 
-use clusterform_config::{Config, RemovedCluster};
+use clusterform_config::Config;
 use clusterform_model::{Action, LiveCluster};
 use clusterform_planner::{PlanBuilder, PlanError, PlanOptions, plan};
 use proptest::collection::vec;
@@ -9,7 +9,7 @@ use proptest::prelude::*;
 use proptest::sample::{Index, select};
 use serde_json::{Value, json};
 
-use crate::support::{PROJECT, REGION, STACK, cluster, config, desired, live_seed, seed, served};
+use crate::support::{STACK, cluster, config, desired, live_seed, seed, served};
 
 /// What one cluster of the fleet is, declared and live.
 #[derive(Debug, Clone, Copy)]
@@ -86,12 +86,7 @@ fn fleet(kinds: &[Kind]) -> (Config, Vec<LiveCluster>) {
             }
         }
         if matches!(kind, Kind::Released) {
-            config.removed.push(RemovedCluster {
-                id,
-                project: PROJECT.into(),
-                region: REGION.into(),
-                ..RemovedCluster::default()
-            });
+            config.removed.push(clusterform_testkit::removed(&id));
         }
     }
     (config, live)

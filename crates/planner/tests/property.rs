@@ -162,7 +162,7 @@ fn plan_for(world: &World, live: &[Value]) -> Result<Plan, PlanError> {
 /// Runs the plan's requests against JSON clusters the way the service would.
 fn apply(plan: &Plan, live: &mut Vec<Value>) {
     for change in &plan.changes {
-        let id = change.address.cluster_id.as_str();
+        let id = change.address.id().as_str();
         for request in &change.requests {
             let position = live.iter().position(|c| id_of(c) == Some(id));
             match request.kind() {

@@ -14,7 +14,10 @@ mod typed;
 pub use cluster::{seed, served};
 pub use emulator::{TestEmulator, options_with_token};
 #[cfg(feature = "typed")]
-pub use typed::{cluster, config, desired, fleet, live_seed, plan_against_seed};
+pub use typed::{
+    address, cluster, config, declared, desired, fleet, live_seed, location, plan_against_seed,
+    removed,
+};
 
 /// The project every fixture uses.
 pub const PROJECT: &str = "my-proj";

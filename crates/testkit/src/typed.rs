@@ -1,8 +1,12 @@
 //! Builders of our crates' typed values around the canonical cluster: a configuration,
 //! declared and live clusters, a plan against the seed, and the benchmark fleet.
 
-use clusterform_config::{Config, DesiredCluster, Provider};
-use clusterform_model::{Cluster, LiveCluster};
+use std::collections::BTreeSet;
+
+use clusterform_config::{
+    Config, DesiredCluster, Lifecycle, Provider, RemovedCluster, SourceLocation, Timeouts,
+};
+use clusterform_model::{Cluster, ClusterName, LiveCluster, Location};
 use clusterform_planner::{Plan, PlanOptions};
 use serde_json::{Value, json};
 
@@ -23,21 +27,47 @@ pub fn config(clusters: Vec<DesiredCluster>) -> Config {
     }
 }
 
-/// A declared cluster from its desired JSON.
+/// `PROJECT`/`REGION`, where the fixtures' clusters live.
+pub fn location() -> Location {
+    Location::new(PROJECT, REGION).expect("the fixtures' location is valid")
+}
+
+/// The name of cluster `id` in `PROJECT`/`REGION`.
+pub fn address(id: &str) -> ClusterName {
+    ClusterName::new(PROJECT, REGION, id).expect("a valid cluster ID")
+}
+
+/// A declared cluster from its desired JSON, in `PROJECT`/`REGION`.
 pub fn desired(id: &str, cluster: Value) -> DesiredCluster {
+    let cluster = serde_json::from_value(cluster).expect("desired cluster JSON");
+    declared(address(id), cluster)
+}
+
+/// `cluster` declared at `name`, with nothing else set.
+pub fn declared(name: ClusterName, cluster: Cluster) -> DesiredCluster {
     DesiredCluster {
-        id: id.to_owned(),
-        project: PROJECT.to_owned(),
-        region: REGION.to_owned(),
-        cluster: serde_json::from_value(cluster).expect("desired cluster JSON"),
-        ..DesiredCluster::default()
+        name,
+        cluster,
+        update_mode: None,
+        timeouts: Timeouts::default(),
+        lifecycle: Lifecycle::default(),
+        sensitive_paths: BTreeSet::new(),
+        location: SourceLocation::default(),
+    }
+}
+
+/// A `removed` block for cluster `id` in `PROJECT`/`REGION`.
+pub fn removed(id: &str) -> RemovedCluster {
+    RemovedCluster {
+        name: address(id),
+        location: SourceLocation::default(),
     }
 }
 
 /// A live cluster from JSON, as a List of `PROJECT`/`REGION` returns it.
 pub fn cluster(json: Value) -> LiveCluster {
     let cluster: Cluster = serde_json::from_value(json).expect("live cluster JSON");
-    LiveCluster::read_at(PROJECT, REGION, cluster).expect("a readable name")
+    LiveCluster::read_at(&location(), cluster).expect("a readable name")
 }
 
 /// The seed cluster, live and owned by `research`.
@@ -98,15 +128,10 @@ pub fn fleet(size: usize) -> (Config, Vec<LiveCluster>) {
     for n in 0..size {
         let id = format!("c{n:04}");
         let max_nodes = if n % 3 == 0 { 8 } else { 4 };
-        clusters.push(DesiredCluster {
-            id: id.clone(),
-            project: PROJECT.into(),
-            region: REGION.into(),
-            cluster: serde_json::from_value(fleet_desired_json(max_nodes)).expect("desired"),
-            ..DesiredCluster::default()
-        });
+        let wanted = serde_json::from_value(fleet_desired_json(max_nodes)).expect("desired");
+        clusters.push(declared(address(&id), wanted));
         let cluster = serde_json::from_value(fleet_live_json(&id)).expect("live");
-        live.push(LiveCluster::read_at(PROJECT, REGION, cluster).expect("name"));
+        live.push(LiveCluster::read_at(&location(), cluster).expect("name"));
     }
     let config = Config {
         provider: Provider {

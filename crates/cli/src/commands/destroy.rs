@@ -123,7 +123,7 @@ fn idle_table(reports: &[IdleReport], now: OffsetDateTime) -> String {
     let count = |n: Option<usize>| n.map_or_else(|| "?".to_owned(), |n| n.to_string());
     for report in reports {
         rows.push([
-            report.name.cluster_id.clone(),
+            report.name.id().to_string(),
             report.state.clone().unwrap_or_else(|| "?".into()),
             count(report.active_jobs),
             count(report.busy_nodes),

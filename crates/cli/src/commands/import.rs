@@ -183,11 +183,12 @@ fn new_stack(given: Option<String>) -> Result<String, CliError> {
 fn new_configuration(name: &ClusterName, stack: &str, cluster: &Cluster) -> String {
     let provider = format!(
         "provider \"google\" {{\n  project = \"{}\"\n  region = \"{}\"\n  stack = \"{stack}\"\n}}\n",
-        name.project, name.location
+        name.project(),
+        name.region()
     );
     let text = format!(
         "{provider}\n{}",
-        clusterform_config::cluster_to_hcl(&name.cluster_id, cluster)
+        clusterform_config::cluster_to_hcl(name.id().as_str(), cluster)
     );
     clusterform_config::format_source(&text, Path::new(NEW_CONFIGURATION_FILE)).unwrap_or(text)
 }
@@ -207,12 +208,12 @@ async fn take_over(
         Some(owner) if owner == stack => {
             printer.info(&format!(
                 "Cluster {} already belongs to stack {stack}.",
-                name.cluster_id
+                name.id()
             ));
             Ok(cluster)
         }
         Some(other) => Err(CliError::OwnedElsewhere {
-            cluster: name.cluster_id.clone(),
+            cluster: name.id().to_string(),
             owner: other.to_owned(),
         }),
         None => add_stack_label(client, name, &cluster, stack, printer).await,
@@ -229,7 +230,7 @@ async fn add_stack_label(
     let request = clusterform_planner::adopt(name, cluster, stack);
     printer.info(&format!(
         "Adding label {STACK_LABEL}={stack} to {}…",
-        name.cluster_id
+        name.id()
     ));
     if let Submitted::Operation(operation) = client.send(&request).await? {
         let operation = OperationWaiter::new(client, WaitOptions::default())
@@ -237,7 +238,7 @@ async fn add_stack_label(
             .await?;
         if let Some(error) = operation.error {
             return Err(CliError::OperationFailed {
-                what: format!("labelling cluster {}", name.cluster_id),
+                what: format!("labelling cluster {}", name.id()),
                 status: error,
             });
         }

@@ -6,7 +6,8 @@
 use std::collections::BTreeSet;
 
 use clusterform::views::table::table;
-use clusterform_model::{Cluster, LiveCluster, STACK_LABEL};
+use clusterform_executor::ExecError;
+use clusterform_model::{Cluster, LiveCluster, Location, STACK_LABEL};
 use serde_json::json;
 
 use crate::arguments::List;
@@ -20,22 +21,20 @@ pub async fn run(args: &List, printer: &Printer) -> Result<ExitStatus, CliError>
     let dir = &args.dir;
     let (locations, provider) = match (&args.project, &args.region) {
         (Some(project), Some(region)) => {
-            (BTreeSet::from([(project.clone(), region.clone())]), None)
+            let location = Location::new(project, region).map_err(ExecError::from)?;
+            (BTreeSet::from([location]), None)
         }
         _ => {
             let config = context::load_config(dir, &args.variables, printer)?;
             let mut locations = config.locations();
             if locations.is_empty() {
-                locations.insert((
-                    args.project
-                        .clone()
-                        .or(config.provider.project.clone())
-                        .unwrap_or_default(),
-                    args.region
-                        .clone()
-                        .or(config.provider.region.clone())
-                        .unwrap_or_default(),
-                ));
+                let project = args.project.as_ref().or(config.provider.project.as_ref());
+                let region = args.region.as_ref().or(config.provider.region.as_ref());
+                let location = Location::new(
+                    project.map_or("", String::as_str),
+                    region.map_or("", String::as_str),
+                );
+                locations.insert(location.map_err(ExecError::from)?);
             }
             (locations, Some(config.provider))
         }
@@ -66,9 +65,9 @@ fn clusters_table(clusters: &[LiveCluster]) -> String {
     ]];
     for LiveCluster { address, cluster } in clusters {
         rows.push([
-            address.cluster_id.clone(),
-            address.project.clone(),
-            address.location.clone(),
+            address.id().to_string(),
+            address.project().to_owned(),
+            address.region().to_owned(),
             cluster.state().unwrap_or("-").to_owned(),
             pools(cluster),
             cluster.label(STACK_LABEL).unwrap_or("-").to_owned(),
@@ -80,9 +79,9 @@ fn clusters_table(clusters: &[LiveCluster]) -> String {
 
 fn json_row(LiveCluster { address, cluster }: &LiveCluster) -> serde_json::Value {
     json!({
-        "id": address.cluster_id,
-        "project": address.project,
-        "region": address.location,
+        "id": address.id().as_str(),
+        "project": address.project(),
+        "region": address.region(),
         "name": cluster.name,
         "state": cluster.state(),
         "node_pools": cluster.node_pools.iter().flatten().map(|p| {
@@ -159,8 +158,7 @@ mod tests {
         let clusters = [
             clusterform_testkit::cluster(served),
             LiveCluster::read_at(
-                "my-proj",
-                "europe-west4",
+                &Location::new("my-proj", "europe-west4").unwrap(),
                 serde_json::from_value(elsewhere).unwrap(),
             )
             .unwrap(),

@@ -2,9 +2,9 @@
 //! same ID may exist in two regions; single-location plans keep the bare ID.
 
 use clusterform_config::DesiredCluster;
-use clusterform_model::{Cluster, JobsByCluster, LiveCluster};
+use clusterform_model::{Cluster, ClusterName, JobsByCluster, LiveCluster, Location};
 use clusterform_planner::{Plan, PlanOptions, plan};
-use clusterform_testkit::{PROJECT, REGION, STACK, config, desired, seed, served};
+use clusterform_testkit::{PROJECT, REGION, STACK, config, declared, seed, served};
 use serde_json::{Value, json};
 
 use crate::views::plan_text::render_text;
@@ -13,10 +13,8 @@ const OTHER_REGION: &str = "europe-west4";
 
 /// `train01` declared with `wanted` in `region`.
 fn declared_in(region: &str, wanted: Value) -> DesiredCluster {
-    DesiredCluster {
-        region: region.to_owned(),
-        ..desired("train01", wanted)
-    }
+    let name = ClusterName::new(PROJECT, region, "train01").unwrap();
+    declared(name, serde_json::from_value(wanted).unwrap())
 }
 
 /// The seed `train01` as the List of `region` serves it, in `state`.
@@ -25,7 +23,7 @@ fn live_in(region: &str, state: &str) -> LiveCluster {
     let name = json["name"].as_str().unwrap().replace(REGION, region);
     json["name"] = json!(name);
     let cluster: Cluster = serde_json::from_value(json).unwrap();
-    LiveCluster::read_at(PROJECT, region, cluster).unwrap()
+    LiveCluster::read_at(&Location::new(PROJECT, region).unwrap(), cluster).unwrap()
 }
 
 /// `train01` in both regions, each with `wanted`, against the live seed in `state`.

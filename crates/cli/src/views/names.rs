@@ -15,10 +15,9 @@ impl ClusterNames {
     /// The rule for output about these clusters.
     pub fn for_clusters<'a>(clusters: impl IntoIterator<Item = &'a ClusterName>) -> Self {
         let mut clusters = clusters.into_iter();
-        let with_location = clusters.next().is_some_and(|first| {
-            clusters
-                .any(|other| (&other.project, &other.location) != (&first.project, &first.location))
-        });
+        let with_location = clusters
+            .next()
+            .is_some_and(|first| clusters.any(|other| other.location() != first.location()));
         Self { with_location }
     }
 
@@ -27,10 +26,12 @@ impl ClusterNames {
         if self.with_location {
             format!(
                 "{} ({}/{})",
-                cluster.cluster_id, cluster.project, cluster.location
+                cluster.id(),
+                cluster.project(),
+                cluster.region()
             )
         } else {
-            cluster.cluster_id.clone()
+            cluster.id().to_string()
         }
     }
 }

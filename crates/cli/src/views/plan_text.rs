@@ -157,7 +157,7 @@ struct ClusterText<'a> {
 
 impl ClusterText<'_> {
     fn render(&mut self, change: &ClusterChange, jobs: Option<&RunningJobs>) {
-        let id = &change.address.cluster_id;
+        let id = change.address.id();
         let header = self.paint.style(
             Style::new().bold(),
             &format!("# {} {}", self.name, headline(change)),

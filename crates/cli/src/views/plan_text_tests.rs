@@ -151,12 +151,7 @@ fn clusters_being_deleted_and_still_provisioning() {
 #[test]
 fn release_of_a_removed_cluster() {
     let mut released = config(vec![]);
-    released.removed.push(clusterform_config::RemovedCluster {
-        id: "old01".into(),
-        project: "my-proj".into(),
-        region: "us-central1".into(),
-        ..Default::default()
-    });
+    released.removed.push(clusterform_testkit::removed("old01"));
     let made = plan(&released, &[live_seed("old01")], &PlanOptions::default()).unwrap();
     insta::assert_snapshot!(render_text(&made, &JobsByCluster::new(), false), @r#"
     clusterform will perform the following actions:

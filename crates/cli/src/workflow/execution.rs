@@ -162,7 +162,7 @@ impl<V: RunView + ?Sized> Run<'_, V> {
                     .join("\n  ");
                 self.view.printer().error(&CliError::ActionFailed {
                     action: actions::noun(outcome.action),
-                    cluster: outcome.address.cluster_id.clone(),
+                    cluster: outcome.address.id().to_string(),
                     reason,
                     hint: crate::hints::exec_hint(err),
                 });
@@ -216,7 +216,7 @@ impl<V: RunView + ?Sized> Run<'_, V> {
                  slurmctld (e.g. PreemptType=preempt/none with PreemptMode=SUSPEND,GANG) while the \
                  operation reports success; check `sinfo` on the login node, and revert the change if \
                  it fails",
-                address.cluster_id
+                address.id()
             ));
         }
     }
@@ -297,11 +297,11 @@ impl FieldSources<'_> {
             .iter()
             .find(|change| change.address == *address)
             .and_then(|change| change.requests.iter().rev().find_map(|r| r.body()));
-        let declared = self.config.clusters.iter().find(|cluster| {
-            cluster.id == address.cluster_id
-                && cluster.project == address.project
-                && cluster.region == address.location
-        });
+        let declared = self
+            .config
+            .clusters
+            .iter()
+            .find(|cluster| cluster.name == *address);
         status
             .field_violations()
             .into_iter()

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use clusterform_config::Config;
 use clusterform_executor::{ExecError, ListPrefetch, LivePages, PagePosition};
 use clusterform_model::ClusterName;
-use clusterform_model::{JobsByCluster, LiveCluster, RunningJobs};
+use clusterform_model::{JobsByCluster, LiveCluster};
 use clusterform_planner::{Plan, PlanBuilder, PlanOptions};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
@@ -61,34 +61,14 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
     /// "unknown", never an error: the jobs only inform the user. Each command asks once, for
     /// the plan it shows.
     pub async fn running_jobs(&self, plan: &Plan) -> JobsByCluster {
-        let disruptive: Vec<&ClusterName> = plan
+        let disruptive: Vec<ClusterName> = plan
             .changes
             .iter()
             .filter(|change| change.is_disruptive())
-            .map(|change| &change.address)
+            .map(|change| change.address.clone())
             .collect();
-        let names: Vec<Result<ClusterName, String>> = disruptive
-            .iter()
-            .map(|address| {
-                ClusterName::new(&address.project, &address.location, &address.cluster_id)
-                    .map_err(|err| err.to_string())
-            })
-            .collect();
-        let valid: Vec<ClusterName> = names.iter().filter_map(|n| n.clone().ok()).collect();
-        let mut found = clusterform_executor::running_jobs(&self.connection.client, &valid)
-            .await
-            .into_iter();
-        disruptive
-            .into_iter()
-            .zip(names)
-            .filter_map(|(address, name)| {
-                let jobs = match name {
-                    Ok(_) => found.next()?,
-                    Err(reason) => RunningJobs::Unknown { reason },
-                };
-                Some((address.clone(), jobs))
-            })
-            .collect()
+        let found = clusterform_executor::running_jobs(&self.connection.client, &disruptive).await;
+        disruptive.into_iter().zip(found).collect()
     }
 
     /// What to tell the user about operations an earlier run left in flight.
@@ -100,13 +80,13 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
                 "an earlier run left operation {} ({} {}) in flight; `clusterform apply` waits for it before changing anything",
                 entry.operation,
                 clusterform::views::actions::verb(entry.action),
-                entry.address.cluster_id
+                entry.address.id()
             ));
         }
         for unusable in journal.unusable() {
             let cluster = unusable.address.as_ref().map_or_else(
                 || "an unknown cluster".to_owned(),
-                |a| format!("cluster {}", a.cluster_id),
+                |a| format!("cluster {}", a.id()),
             );
             warnings.push(format!(
                 "entry {} of {} cannot be used ({}); apply refuses to act on {cluster} until it is fixed or removed",
@@ -194,15 +174,16 @@ fn target_names(config: &Config, targets: &[String]) -> Result<Vec<ClusterName>,
     targets
         .iter()
         .map(|id| {
-            let (project, region) = match config.cluster(id) {
-                Some(cluster) => (cluster.project.clone(), cluster.region.clone()),
-                None => (
-                    config.provider.project.clone().unwrap_or_default(),
-                    config.provider.region.clone().unwrap_or_default(),
-                ),
-            };
-            ClusterName::new(&project, &region, id)
-                .map_err(|err| CliError::Usage(format!("--target {id}: {err}")))
+            if let Some(cluster) = config.cluster(id) {
+                return Ok(cluster.name.clone());
+            }
+            let provider = &config.provider;
+            ClusterName::new(
+                provider.project.as_deref().unwrap_or_default(),
+                provider.region.as_deref().unwrap_or_default(),
+                id,
+            )
+            .map_err(|err| CliError::Usage(format!("--target {id}: {err}")))
         })
         .collect()
 }

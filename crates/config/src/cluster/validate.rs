@@ -47,8 +47,9 @@ const FLEX_START_SECONDS: std::ops::RangeInclusive<u64> = 30..=604_800;
 
 impl ClusterChecks<'_> {
     /// Runs every check on `cluster` with ID `id`.
-    pub fn run(&mut self, id: &str, cluster: &Cluster) {
-        self.cluster_id(id, cluster);
+    /// Runs every check; the cluster's ID when it is valid.
+    pub fn run(&mut self, id: &str, cluster: &Cluster) -> Option<ClusterId> {
+        let id = self.cluster_id(id, cluster);
         self.own_region();
         self.display_name(cluster);
         self.labels("labels", cluster.labels.as_ref(), true);
@@ -58,6 +59,7 @@ impl ClusterChecks<'_> {
         }
         self.slurm(cluster);
         self.lustre_export(cluster);
+        id
     }
 
     fn range(&self, path: &str) -> Option<Range<usize>> {
@@ -128,21 +130,24 @@ impl ClusterChecks<'_> {
         }
     }
 
-    fn cluster_id(&mut self, id: &str, cluster: &Cluster) {
+    fn cluster_id(&mut self, id: &str, cluster: &Cluster) -> Option<ClusterId> {
         let slurm = cluster.slurm_spec().is_some();
-        if let Err(error) = ClusterId::parse(id, slurm) {
-            let hint = if slurm && id.contains('-') {
-                format!(
-                    "Slurm cluster IDs cannot contain hyphens; try `{}`",
-                    id.replace('-', "")
-                )
-            } else {
-                "use 1 to 10 lowercase letters and digits, starting with a letter".to_owned()
-            };
-            let range = self.label.clone();
-            self.diagnostics
-                .push(self.file.error(range, error.to_string(), Some(hint)));
-        }
+        let error = match ClusterId::parse(id, slurm) {
+            Ok(id) => return Some(id),
+            Err(error) => error,
+        };
+        let hint = if slurm && id.contains('-') {
+            format!(
+                "Slurm cluster IDs cannot contain hyphens; try `{}`",
+                id.replace('-', "")
+            )
+        } else {
+            "use 1 to 10 lowercase letters and digits, starting with a letter".to_owned()
+        };
+        let range = self.label.clone();
+        self.diagnostics
+            .push(self.file.error(range, error.to_string(), Some(hint)));
+        None
     }
 
     /// Node pool and partition IDs: refused unless plain, so that no ID can change the meaning

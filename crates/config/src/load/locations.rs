@@ -9,9 +9,10 @@
 
 use std::collections::BTreeSet;
 
-use clusterform_model::{validate_location, validate_project};
+use clusterform_model::Location;
 use hcl::edit::structure::Body;
 
+use super::cluster::Checked;
 use super::for_each::{ExpandedBlock, InstanceScope};
 use super::{Place, error_count};
 use crate::config::{Provider, RemovedCluster, locations_of};
@@ -25,10 +26,10 @@ use crate::language::functions::string_text;
 pub(super) fn early_locations(
     eval: &Evaluator,
     blocks: &[ExpandedBlock<'_>],
-    removed: &[(RemovedCluster, Place<'_>)],
+    removed: &[(Checked<RemovedCluster>, Place<'_>)],
     ctx: &Bindings,
     provider: &Provider,
-) -> Option<BTreeSet<(String, String)>> {
+) -> Option<BTreeSet<Location>> {
     if error_count(&eval.diagnostics) > 0 {
         return None;
     }
@@ -44,14 +45,13 @@ pub(super) fn early_locations(
                 .or_else(|| provider.project.clone())?;
             let region = attribute(&mut probe, source, &block.body, "region", scope)?
                 .or_else(|| provider.region.clone())?;
-            validate_project(&project).ok()?;
-            validate_location(&region).ok()?;
-            declared.push((project, region));
+            declared.push(Location::new(&project, &region).ok()?);
         }
     }
-    let removed = removed.iter().map(|(r, _)| (&r.project, &r.region));
-    let declared = declared.iter().map(|(project, region)| (project, region));
-    Some(locations_of(declared.chain(removed), provider))
+    // Without errors so far, every `removed` block has a known location.
+    let removed = removed.iter().filter_map(|(r, _)| r.named.as_ref());
+    let removed = removed.map(|r| r.name.location());
+    Some(locations_of(declared.iter().chain(removed), provider))
 }
 
 /// The string value of the cluster attribute `name` as the decode reads it: `Some(None)` when

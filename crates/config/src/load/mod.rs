@@ -27,6 +27,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use clusterform_model::Location;
 use hcl::Value;
 use hcl::edit::structure::Block;
 
@@ -69,12 +70,12 @@ pub struct Validated {
 ///
 /// Every problem of the run (errors and warnings), plus the variables that have no value.
 pub fn load(dir: &Path, inputs: &VariableInputs) -> Result<Loaded, Diagnostics> {
-    run(dir, inputs, NoValue::Missing, None)
+    run(dir, inputs, NoValue::Missing, None).map(|run| run.loaded)
 }
 
 /// What [`load_with`] tells its caller early: the provider and every (project, region) the
 /// configuration lists.
-pub type OnLocations<'a> = Box<dyn FnOnce(&Provider, &BTreeSet<(String, String)>) + 'a>;
+pub type OnLocations<'a> = Box<dyn FnOnce(&Provider, &BTreeSet<Location>) + 'a>;
 
 /// [`load`], telling `on_locations` the provider and the locations as soon as they are known:
 /// after the variables, locals, provider, `removed` blocks and every cluster's `for_each`,
@@ -92,7 +93,7 @@ pub fn load_with(
     inputs: &VariableInputs,
     on_locations: OnLocations<'_>,
 ) -> Result<Loaded, Diagnostics> {
-    run(dir, inputs, NoValue::Missing, Some(on_locations))
+    run(dir, inputs, NoValue::Missing, Some(on_locations)).map(|run| run.loaded)
 }
 
 /// Validates the configuration in `dir` as `terraform validate` does, without requiring
@@ -104,10 +105,17 @@ pub fn load_with(
 ///
 /// Every problem of the run (errors and warnings); `missing_variables` is always empty.
 pub fn validate(dir: &Path, inputs: &VariableInputs) -> Result<Validated, Diagnostics> {
-    run(dir, inputs, NoValue::Unknown, None).map(|loaded| Validated {
-        clusters: loaded.config.clusters.len(),
-        warnings: loaded.warnings,
+    run(dir, inputs, NoValue::Unknown, None).map(|run| Validated {
+        clusters: run.declared,
+        warnings: run.loaded.warnings,
     })
+}
+
+/// What a run found: the configuration, and how many clusters it declares, counting those
+/// whose location depends on unknown variables, which the configuration leaves out.
+struct Run {
+    loaded: Loaded,
+    declared: usize,
 }
 
 fn run(
@@ -115,7 +123,7 @@ fn run(
     inputs: &VariableInputs,
     no_value: NoValue,
     on_locations: Option<OnLocations<'_>>,
-) -> Result<Loaded, Diagnostics> {
+) -> Result<Run, Diagnostics> {
     // Every load has its own evaluation budget, shared by its worker threads.
     with_budget(Arc::default(), || {
         with_base_dir(dir, || load_dir(dir, inputs, no_value, on_locations))
@@ -150,7 +158,7 @@ fn load_dir(
     inputs: &VariableInputs,
     no_value: NoValue,
     on_locations: Option<OnLocations<'_>>,
-) -> Result<Loaded, Diagnostics> {
+) -> Result<Run, Diagnostics> {
     let mut eval = Evaluator::default();
     let Some(ReadFiles {
         files,
@@ -222,12 +230,13 @@ fn load_dir(
         return Err(report(eval.diagnostics, Vec::new(), sources, &redaction));
     }
     let warnings = report(eval.diagnostics, Vec::new(), sources, &redaction).items;
-    Ok(Loaded {
+    let declared = clusters.len();
+    let loaded = Loaded {
         config: Config {
             root: dir.to_path_buf(),
             provider: defaults.provider,
-            clusters,
-            removed: removed.into_iter().map(|(removed, _)| removed).collect(),
+            clusters: clusters.into_iter().filter_map(|c| c.named).collect(),
+            removed: removed.into_iter().filter_map(|(r, _)| r.named).collect(),
             digest,
             variables: values
                 .values
@@ -236,7 +245,8 @@ fn load_dir(
                 .collect(),
         },
         warnings,
-    })
+    };
+    Ok(Run { loaded, declared })
 }
 
 /// The diagnostics of a run as it returns them: in position order, each problem once, no

@@ -2,10 +2,10 @@
 //! each with its project and region, and the rule that a cluster is not both declared and
 //! removed.
 
-use clusterform_model::ClusterId;
+use clusterform_model::{ClusterId, ClusterName};
 use hcl::edit::structure::Block;
 
-use super::cluster::required_locations;
+use super::cluster::{Checked, Placement, required_locations};
 use super::{FileBlock, Place, ProviderDefaults, at, error_count, source_location};
 use crate::config::{DesiredCluster, RemovedCluster};
 use crate::diagnostic::{Diagnostic, SourceFile};
@@ -38,8 +38,8 @@ pub(super) fn removed<'a>(
     blocks: &[FileBlock<'a>],
     ctx: &Bindings,
     defaults: &ProviderDefaults,
-) -> Vec<(RemovedCluster, Place<'a>)> {
-    let mut removed: Vec<(RemovedCluster, Place<'a>)> = Vec::new();
+) -> Vec<(Checked<RemovedCluster>, Place<'a>)> {
+    let mut removed: Vec<(Checked<RemovedCluster>, Place<'a>)> = Vec::new();
     for (source, block) in blocks {
         let Some((cluster, place)) = removed_block(eval, source, block, ctx, defaults) else {
             continue;
@@ -63,7 +63,7 @@ fn removed_block<'a>(
     block: &Block,
     ctx: &Bindings,
     defaults: &ProviderDefaults,
-) -> Option<(RemovedCluster, Place<'a>)> {
+) -> Option<(Checked<RemovedCluster>, Place<'a>)> {
     let head = block_head(block);
     if !block.labels.is_empty() {
         eval.diagnostics.push(source.error(
@@ -91,14 +91,17 @@ fn removed_block<'a>(
         ));
         return None;
     };
-    if let Err(error) = ClusterId::parse(&id, false) {
-        eval.diagnostics.push(source.error(
-            id_range,
-            error.to_string(),
-            Some("use the ID of the cluster as it is in the API".to_owned()),
-        ));
-        return None;
-    }
+    let cluster_id = match ClusterId::parse(&id, false) {
+        Ok(cluster_id) => cluster_id,
+        Err(error) => {
+            eval.diagnostics.push(source.error(
+                id_range,
+                error.to_string(),
+                Some("use the ID of the cluster as it is in the API".to_owned()),
+            ));
+            return None;
+        }
+    };
     let provider = &defaults.provider;
     let (project, project_range) = strings
         .take("project")
@@ -110,7 +113,7 @@ fn removed_block<'a>(
         .map_or((provider.region.clone(), head.clone()), |(v, r)| {
             (Some(v), r)
         });
-    let (project, region) = required_locations(
+    let placement = required_locations(
         eval,
         defaults.unknown,
         source,
@@ -119,11 +122,18 @@ fn removed_block<'a>(
         (project, project_range),
         (region, region_range),
     );
-    let removed = RemovedCluster {
+    let location = source_location(source, head);
+    let named = match placement? {
+        Placement::Known(place) => Some(RemovedCluster {
+            name: ClusterName::at(place, cluster_id),
+            location: location.clone(),
+        }),
+        Placement::Unknown => None,
+    };
+    let removed = Checked {
         id,
-        project: project?,
-        region: region?,
-        location: source_location(source, head),
+        location,
+        named,
     };
     Some((
         removed,
@@ -136,8 +146,8 @@ fn removed_block<'a>(
 
 /// A cluster cannot be both declared and released.
 pub(super) fn check_removed_not_declared(
-    removed: &[(RemovedCluster, Place<'_>)],
-    clusters: &[DesiredCluster],
+    removed: &[(Checked<RemovedCluster>, Place<'_>)],
+    clusters: &[Checked<DesiredCluster>],
     diagnostics: &mut Vec<Diagnostic>,
 ) {
     for (released, place) in removed {

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use rayon::iter::{IndexedParallelIterator, IntoParallelIterator};
 
-use super::cluster::cluster;
+use super::cluster::{Checked, cluster};
 use super::for_each::{ExpandedBlock, Instance, InstanceScope};
 use super::{FileBlock, ProviderDefaults, at};
 use crate::config::{DesiredCluster, SourceLocation};
@@ -22,7 +22,7 @@ pub(super) fn clusters<'a>(
     blocks: Vec<ExpandedBlock<'a>>,
     ctx: &Bindings,
     defaults: &ProviderDefaults,
-) -> Vec<DesiredCluster> {
+) -> Vec<Checked<DesiredCluster>> {
     let (file_blocks, instances): (Vec<FileBlock<'a>>, Vec<Vec<Instance>>) =
         blocks.into_iter().unzip();
     let items: Vec<(usize, Instance)> = instances
@@ -48,7 +48,7 @@ pub(super) fn clusters<'a>(
     // The syntax trees are large: freed on every core, as before the instances were split
     // from their blocks (3–5 ms of a 1,000-block load when freed on one thread).
     in_parallel(file_blocks.into_par_iter(), drop);
-    let mut clusters: Vec<DesiredCluster> = Vec::new();
+    let mut clusters: Vec<Checked<DesiredCluster>> = Vec::new();
     let mut first_seen: HashMap<String, SourceLocation> = HashMap::new();
     for (chunk, worker) in decoded {
         eval.absorb(worker);

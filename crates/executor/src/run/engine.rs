@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clusterform_model::rest::{ClusterRequest, RequestKind};
-use clusterform_model::{Action, Cluster, ClusterName, ClusterState, Code, Operation};
+use clusterform_model::{Action, Cluster, ClusterName, ClusterState, Code, Location, Operation};
 use clusterform_planner::{ChangeReason, ClusterChange, Plan, PlannedTimeouts};
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
@@ -293,7 +293,7 @@ impl ApplyEngine {
             &cancel,
             async |tracker, change| {
                 tracker.emit(Step::Started);
-                let name = cluster_name(&change.address)?;
+                let name = change.address.clone();
                 let timeout =
                     Duration::from_secs(change.timeouts.create.max(change.timeouts.update));
                 tracker
@@ -354,7 +354,7 @@ impl ApplyEngine {
     ) -> Result<Option<Cluster>, ExecError> {
         tracker.emit(Step::Started);
         self.journal.blocked(&change.address)?;
-        let name = cluster_name(&change.address)?;
+        let name = change.address.clone();
         if change.reason == Some(ChangeReason::BeingDeleted) {
             let timeout = timeout_of(RequestKind::Delete, &change.timeouts);
             tracker
@@ -548,7 +548,7 @@ impl ApplyEngine {
         tracker.emit(Step::Resumed {
             operation: entry.operation.clone(),
         });
-        let name = cluster_name(&entry.address)?;
+        let name = entry.address.clone();
         // The operation is not fresh: a 404 means the service no longer knows it.
         let options = WaitOptions {
             not_found_grace: Duration::ZERO,
@@ -700,7 +700,7 @@ fn joined(states: &[ClusterState]) -> String {
 /// limit, one of its location's.
 struct Slots<'a> {
     global: Semaphore,
-    per_location: HashMap<(&'a str, &'a str), Semaphore>,
+    per_location: HashMap<&'a Location, Semaphore>,
 }
 
 /// What a cluster holds while its work runs; dropping it frees the slots.
@@ -717,7 +717,7 @@ impl<'a> Slots<'a> {
     ) -> Self {
         let per_location = match per_location {
             Some(limit) => addresses
-                .map(|address| (location_of(address), Semaphore::new(limit)))
+                .map(|address| (address.location(), Semaphore::new(limit)))
                 .collect(),
             None => HashMap::new(),
         };
@@ -731,7 +731,7 @@ impl<'a> Slots<'a> {
     /// cluster held back by its location's limit does not keep a global slot from the
     /// clusters of other locations meanwhile. Both queues are first come, first served.
     async fn acquire(&self, address: &'a ClusterName) -> HeldSlots<'_> {
-        let location = match self.per_location.get(&location_of(address)) {
+        let location = match self.per_location.get(address.location()) {
             Some(slots) => Some(acquired(slots).await),
             None => None,
         };
@@ -748,11 +748,6 @@ async fn acquired(semaphore: &Semaphore) -> SemaphorePermit<'_> {
         .acquire()
         .await
         .expect("the engine never closes its semaphores")
-}
-
-/// The (project, region) a cluster lives in.
-fn location_of(address: &ClusterName) -> (&str, &str) {
-    (address.project.as_str(), address.location.as_str())
 }
 
 /// The cluster and action of a change, for its progress tracker.
@@ -824,16 +819,6 @@ fn outcome_of(
             operation: name.to_owned(),
         }),
     }
-}
-
-/// `address` checked again before it reaches a URL: a plan or journal built in code (not read
-/// from a file) could hold a name that was never validated.
-fn cluster_name(address: &ClusterName) -> Result<ClusterName, ExecError> {
-    Ok(ClusterName::new(
-        &address.project,
-        &address.location,
-        &address.cluster_id,
-    )?)
 }
 
 fn timeout_of(request: RequestKind, timeouts: &PlannedTimeouts) -> Duration {

@@ -90,9 +90,9 @@ pub enum ExecError {
     #[error(
         "the List of {}/{} answered cluster {} twice (pages {first_page} and {second_page}): \
          nothing is planned from an inconsistent List",
-        name.project,
-        name.location,
-        name.cluster_id
+        name.project(),
+        name.region(),
+        name.id()
     )]
     ListedTwice {
         /// The cluster listed twice.
@@ -189,7 +189,7 @@ impl ExecError {
             (Some(path), Self::Transport(TransportError::Api { status, .. })) => {
                 Self::MaskPathRefused {
                     path,
-                    id: name.cluster_id.clone(),
+                    id: name.id().to_string(),
                     status,
                 }
             }

@@ -228,15 +228,8 @@ pub async fn inspect_idle(
     threshold: Duration,
     now: OffsetDateTime,
 ) -> Result<Vec<IdleReport>, ExecError> {
-    let names = clusters
-        .iter()
-        .map(|live| {
-            let address = &live.address;
-            ClusterName::new(&address.project, &address.location, &address.cluster_id)
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(futures::stream::iter(names.into_iter().zip(clusters))
-        .map(|(name, live)| inspect_one(client, name, &live.cluster, threshold, now))
+    Ok(futures::stream::iter(clusters)
+        .map(|live| inspect_one(client, live.address.clone(), &live.cluster, threshold, now))
         .buffered(SLURM_PARALLELISM)
         .collect()
         .await)

@@ -19,7 +19,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Mutex, PoisonError};
 
-use clusterform_model::{Cluster, ClusterName, LiveCluster, STACK_LABEL};
+use clusterform_model::{Cluster, ClusterId, ClusterName, LiveCluster, Location, STACK_LABEL};
 use futures::future::try_join_all;
 use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
 use tokio::task::JoinHandle;
@@ -77,7 +77,7 @@ impl LivePages {
 /// cancelled when this is dropped, and its errors are never seen.
 #[derive(Debug, Default)]
 pub struct ListPrefetch {
-    lists: BTreeMap<(String, String), StartedList>,
+    lists: BTreeMap<Location, StartedList>,
 }
 
 impl ListPrefetch {
@@ -86,7 +86,7 @@ impl ListPrefetch {
     /// # Panics
     ///
     /// Outside a tokio runtime.
-    pub fn start(client: &ApiClient, locations: &BTreeSet<(String, String)>) -> Self {
+    pub fn start(client: &ApiClient, locations: &BTreeSet<Location>) -> Self {
         let lists = locations
             .iter()
             .map(|location| (location.clone(), StartedList::start(client, location)))
@@ -103,10 +103,10 @@ struct StartedList {
 }
 
 impl StartedList {
-    fn start(client: &ApiClient, (project, region): &(String, String)) -> Self {
-        let (client, project, region) = (client.clone(), project.clone(), region.clone());
+    fn start(client: &ApiClient, location: &Location) -> Self {
+        let (client, location) = (client.clone(), location.clone());
         let (sender, pages) = mpsc::unbounded_channel();
-        let task = tokio::spawn(async move { list(&client, &project, &region, &sender).await });
+        let task = tokio::spawn(async move { list(&client, &location, &sender).await });
         Self { task, pages }
     }
 
@@ -145,11 +145,11 @@ impl Drop for StartedList {
     }
 }
 
-/// The live clusters: every cluster of `locations` (project, region), or only `targets` when
+/// The live clusters: every cluster of `locations`, or only `targets` when
 /// some are given (a target that does not exist is simply absent from the result).
 pub async fn refresh(
     client: &ApiClient,
-    locations: &BTreeSet<(String, String)>,
+    locations: &BTreeSet<Location>,
     targets: &[ClusterName],
 ) -> Result<Vec<LiveCluster>, ExecError> {
     refresh_prefetched(client, locations, targets, ListPrefetch::default()).await
@@ -161,7 +161,7 @@ pub async fn refresh(
 /// result and the errors are those of [`refresh`].
 pub async fn refresh_prefetched(
     client: &ApiClient,
-    locations: &BTreeSet<(String, String)>,
+    locations: &BTreeSet<Location>,
     targets: &[ClusterName],
     prefetch: ListPrefetch,
 ) -> Result<Vec<LiveCluster>, ExecError> {
@@ -185,7 +185,7 @@ pub async fn refresh_prefetched(
 /// read with Gets, the clusters found are given as one page.
 pub async fn refresh_paged(
     client: &ApiClient,
-    locations: &BTreeSet<(String, String)>,
+    locations: &BTreeSet<Location>,
     targets: &[ClusterName],
     mut prefetch: ListPrefetch,
     on_page: impl Fn(PagePosition, Vec<LiveCluster>),
@@ -217,7 +217,7 @@ pub async fn refresh_paged(
 /// The page each cluster of one List was first listed in.
 #[derive(Debug, Default)]
 struct ListedOnce {
-    pages: HashMap<String, usize>,
+    pages: HashMap<ClusterId, usize>,
 }
 
 impl ListedOnce {
@@ -225,7 +225,7 @@ impl ListedOnce {
     /// earlier page, or earlier in this one) is an error naming it and both pages.
     fn check(&mut self, clusters: &[LiveCluster], page: usize) -> Result<(), ExecError> {
         for cluster in clusters {
-            let id = &cluster.address.cluster_id;
+            let id = cluster.address.id();
             if let Some(&first) = self.pages.get(id) {
                 return Err(ExecError::ListedTwice {
                     name: cluster.address.clone(),
@@ -246,9 +246,7 @@ async fn get_targets(
 ) -> Result<Vec<LiveCluster>, ExecError> {
     let found = try_join_all(targets.iter().map(async |name| {
         let cluster = client.get_cluster(name).await?;
-        cluster
-            .map(|c| addressed(&name.project, &name.location, c))
-            .transpose()
+        cluster.map(|c| addressed(name.location(), c)).transpose()
     }))
     .await?;
     Ok(found.into_iter().flatten().flatten().collect())
@@ -259,17 +257,16 @@ async fn get_targets(
 /// end, so that its own errors come first, as they would for the whole list.
 async fn list(
     client: &ApiClient,
-    project: &str,
-    region: &str,
+    location: &Location,
     pages: &UnboundedSender<Page>,
 ) -> Result<(), ExecError> {
     let mut unaddressable = None;
     client
-        .list_clusters_paged(project, region, |clusters| {
+        .list_clusters_paged(location, |clusters| {
             if unaddressable.is_some() {
                 return;
             }
-            match address_page(project, region, clusters) {
+            match address_page(location, clusters) {
                 // Nobody takes the pages once the refresh is dropped; nothing to do then.
                 Ok(page) => drop(pages.send(page)),
                 Err(error) => unaddressable = Some(error),
@@ -280,10 +277,10 @@ async fn list(
 }
 
 /// One page's clusters, addressed; a cluster nobody owns whose name cannot be read is left out.
-fn address_page(project: &str, region: &str, clusters: Vec<Cluster>) -> Result<Page, ExecError> {
+fn address_page(location: &Location, clusters: Vec<Cluster>) -> Result<Page, ExecError> {
     let addressed: Result<Vec<_>, _> = clusters
         .into_iter()
-        .map(|c| addressed(project, region, c))
+        .map(|c| addressed(location, c))
         .collect();
     addressed.map(|all| all.into_iter().flatten().collect())
 }
@@ -291,13 +288,9 @@ fn address_page(project: &str, region: &str, clusters: Vec<Cluster>) -> Result<P
 /// The cluster with its address. A cluster whose name cannot be read cannot be addressed by
 /// any request: one without an ownership label is nobody's concern here and is skipped, one
 /// that carries it stops the run, since planning without it could delete or duplicate.
-fn addressed(
-    project: &str,
-    region: &str,
-    cluster: Cluster,
-) -> Result<Option<LiveCluster>, ExecError> {
+fn addressed(location: &Location, cluster: Cluster) -> Result<Option<LiveCluster>, ExecError> {
     let owned = cluster.label(STACK_LABEL).is_some();
-    match LiveCluster::read_at(project, region, cluster) {
+    match LiveCluster::read_at(location, cluster) {
         Ok(live) => Ok(Some(live)),
         Err(unreadable) if owned => Err(ExecError::UnreadableLiveName(unreadable)),
         Err(unreadable) => {
@@ -323,11 +316,11 @@ mod tests {
     #[test]
     fn a_project_number_in_the_name_is_addressed_with_the_project_listed() {
         let named = "projects/123456789012/locations/us-central1/modelDevelopmentClusters/train01";
-        let live = addressed("acme-ml", "us-central1", cluster(named, Some("s")))
+        let live = addressed(&acme_ml(), cluster(named, Some("s")))
             .unwrap()
             .unwrap();
-        assert_eq!(live.address.project, "acme-ml");
-        assert_eq!(live.address.cluster_id, "train01");
+        assert_eq!(live.address.project(), "acme-ml");
+        assert_eq!(live.address.id(), "train01");
         assert_eq!(
             live.cluster.name.as_deref(),
             Some(named),
@@ -335,9 +328,13 @@ mod tests {
         );
     }
 
+    fn acme_ml() -> Location {
+        Location::new("acme-ml", "us-central1").unwrap()
+    }
+
     fn listed(id: &str) -> LiveCluster {
         let name = format!("projects/acme-ml/locations/us-central1/modelDevelopmentClusters/{id}");
-        addressed("acme-ml", "us-central1", cluster(&name, Some("s")))
+        addressed(&acme_ml(), cluster(&name, Some("s")))
             .unwrap()
             .unwrap()
     }
@@ -350,7 +347,7 @@ mod tests {
         let error = seen.check(&[listed("d"), listed("b")], 2).unwrap_err();
         assert!(
             matches!(&error, ExecError::ListedTwice { name, first_page: 1, second_page: 3 }
-                if name.cluster_id == "b"),
+                if name.id() == "b"),
             "{error}"
         );
         let mut seen = ListedOnce::default();
@@ -370,10 +367,9 @@ mod tests {
 
     #[test]
     fn unreadable_names_are_skipped_unless_a_stack_owns_the_cluster() {
-        let skipped = addressed("acme-ml", "us-central1", cluster("garbage", None)).unwrap();
+        let skipped = addressed(&acme_ml(), cluster("garbage", None)).unwrap();
         assert!(skipped.is_none());
-        let error =
-            addressed("acme-ml", "us-central1", cluster("garbage", Some("other"))).unwrap_err();
+        let error = addressed(&acme_ml(), cluster("garbage", Some("other"))).unwrap_err();
         assert!(matches!(error, ExecError::UnreadableLiveName(_)), "{error}");
         assert!(error.to_string().contains("garbage"), "{error}");
     }

@@ -259,7 +259,7 @@ impl Journal {
             entry: unusable.entry,
             cluster: unusable.address.map_or_else(
                 || "cluster unknown".to_owned(),
-                |a| format!("{}/{}/{}", a.project, a.location, a.cluster_id),
+                |a| format!("{}/{}/{}", a.project(), a.region(), a.id()),
             ),
             reason: unusable.reason,
         })
@@ -272,7 +272,7 @@ impl Journal {
             journal: self.location.clone(),
             reason: format!(
                 "refusing to record an unusable entry for {}: {reason}",
-                entry.address.cluster_id
+                entry.address.id()
             ),
         })?;
         self.commit(Change::Record(entry)).await
@@ -405,12 +405,9 @@ fn parse_entry(raw: Value) -> Slot {
     }
 }
 
-/// What a later run needs of an entry: a cluster it can address and an operation it can ask
-/// about.
+/// What a later run needs of an entry: an operation it can ask about (its cluster's name is
+/// valid by construction).
 fn check_entry(entry: &JournalEntry) -> Result<(), String> {
-    let address = &entry.address;
-    ClusterName::new(&address.project, &address.location, &address.cluster_id)
-        .map_err(|e| e.to_string())?;
     entry
         .operation
         .parse::<OperationName>()
@@ -424,11 +421,7 @@ mod tests {
 
     fn entry(id: &str, operation: &str) -> JournalEntry {
         JournalEntry {
-            address: ClusterName {
-                project: "proj-one".into(),
-                location: "us-central1".into(),
-                cluster_id: id.into(),
-            },
+            address: ClusterName::new("proj-one", "us-central1", id).unwrap(),
             action: Action::Create,
             request: RequestKind::Create,
             operation: format!("projects/123/locations/us-central1/operations/{operation}"),

@@ -150,11 +150,7 @@ mod unix_tests {
         let journal = crate::Journal::open(config.path()).unwrap();
         journal
             .record(crate::JournalEntry {
-                address: ClusterName {
-                    project: "proj-one".into(),
-                    location: "us-central1".into(),
-                    cluster_id: "a".into(),
-                },
+                address: ClusterName::new("proj-one", "us-central1", "a").unwrap(),
                 action: Action::Create,
                 request: RequestKind::Create,
                 operation: "projects/123/locations/us-central1/operations/1".into(),

@@ -16,8 +16,8 @@ use std::time::Duration;
 
 use clusterform_model::rest::{self, ClusterRequest, HttpMethod, RestCall};
 use clusterform_model::{
-    Cluster, ClusterName, Code, ErrorEnvelope, Operation, OperationName, STACK_LABEL, Status,
-    validate_location, validate_project,
+    Cluster, ClusterName, Code, ErrorEnvelope, Location, Operation, OperationName, STACK_LABEL,
+    Status, validate_location,
 };
 use futures::FutureExt;
 use futures::future::RemoteHandle;
@@ -298,13 +298,9 @@ impl ApiClient {
     }
 
     /// Every cluster of one location, following `nextPageToken` until it is missing or empty.
-    pub async fn list_clusters(
-        &self,
-        project: &str,
-        region: &str,
-    ) -> Result<Vec<Cluster>, TransportError> {
+    pub async fn list_clusters(&self, location: &Location) -> Result<Vec<Cluster>, TransportError> {
         let mut clusters = Vec::new();
-        self.list_clusters_paged(project, region, |page| clusters.extend(page))
+        self.list_clusters_paged(location, |page| clusters.extend(page))
             .await?;
         Ok(clusters)
     }
@@ -317,14 +313,13 @@ impl ApiClient {
     /// be discarded.
     pub async fn list_clusters_paged(
         &self,
-        project: &str,
-        region: &str,
+        location: &Location,
         mut on_page: impl FnMut(Vec<Cluster>),
     ) -> Result<(), TransportError> {
-        validate_project(project)?;
+        let region = location.region();
         let mut tokens_seen = HashSet::new();
         let mut bytes_read = 0;
-        let first = rest::list_clusters(project, region, LIST_PAGE_SIZE, None);
+        let first = rest::list_clusters(location, LIST_PAGE_SIZE, None);
         let (mut call, mut request) = self.request_page(region, first)?;
         for pages_read in 1..=MAX_LIST_PAGES {
             let body = request.await?;
@@ -346,7 +341,7 @@ impl ApiClient {
                 // Not a page more than the cap is asked for.
                 Some(_) if pages_read == MAX_LIST_PAGES => break,
                 Some(next) => {
-                    let list = rest::list_clusters(project, region, LIST_PAGE_SIZE, Some(&next));
+                    let list = rest::list_clusters(location, LIST_PAGE_SIZE, Some(&next));
                     Some(self.request_page(region, list)?)
                 }
                 None => None,
@@ -363,10 +358,7 @@ impl ApiClient {
                 None => return Ok(()),
             }
         }
-        let url = self.url(
-            region,
-            &rest::list_clusters(project, region, LIST_PAGE_SIZE, None),
-        )?;
+        let url = self.url(region, &rest::list_clusters(location, LIST_PAGE_SIZE, None))?;
         Err(decode_failure(
             "a cluster list",
             &url,
@@ -396,7 +388,7 @@ impl ApiClient {
 
     /// One cluster; `None` when it does not exist.
     pub async fn get_cluster(&self, name: &ClusterName) -> Result<Option<Cluster>, TransportError> {
-        let call = self.read_call(&name.location, &rest::get_cluster(name), Body::Empty)?;
+        let call = self.read_call(name.region(), &rest::get_cluster(name), Body::Empty)?;
         match self.body(&call).await {
             Ok(body) => decode("a cluster", &call.request.url, &body).map(Some),
             Err(error) if error.is_not_found() => Ok(None),
@@ -441,12 +433,12 @@ impl ApiClient {
         let call = Call {
             request: Request {
                 method: reqwest_method(request.method()),
-                url: self.url(&name.location, &request.call())?,
+                url: self.url(name.region(), &request.call())?,
                 body: request.body().map_or(Body::Empty, Body::Json),
                 class,
                 timeout: self.connection.request_timeout,
             },
-            region: &name.location,
+            region: name.region(),
         };
         match self
             .execute(&call, lost_create.as_ref(), Some(stop))
@@ -492,7 +484,7 @@ impl ApiClient {
         let relay = rest::call_slurm_rest_api(name);
         let request = json!({"method": "HTTP_METHOD_GET", "path": slurm_path});
         // Listing jobs or nodes has no side effect, whatever the HTTP method carrying it.
-        let call = self.read_call(&name.location, &relay, Body::Json(&request))?;
+        let call = self.read_call(name.region(), &relay, Body::Json(&request))?;
         let body = self.body(&call).await?;
         let reply: SlurmCallReply = decode("a Slurm API answer", &call.request.url, &body)?;
         let status = reply
