@@ -7,7 +7,9 @@ use clusterform_config::{
 };
 use clusterform_model::{ClusterName, UpdateMode};
 
-use crate::support::{CLUSTER_BODY, dir_with, failure, find, load_text, valid_file, valid_with};
+use crate::support::{
+    CLUSTER_BODY, PROVIDER, dir_with, failure, find, load_text, valid_file, valid_with,
+};
 
 /// Applies one edit to the valid file and returns the diagnostic containing `needle`.
 fn problem(from: &str, to: &str, needle: &str) -> String {
@@ -121,7 +123,7 @@ fn missing_required_fields() {
 fn node_pools_are_required() {
     let text = format!(
         "{}\ncluster \"empty\" {{\n  network {{\n    network = \"projects/p/global/networks/n\"\n  }}\n}}\n",
-        crate::support::PROVIDER
+        PROVIDER
     );
     let diagnostics = failure(&text);
     insta::assert_snapshot!(find(&diagnostics, "node_pool"));
@@ -865,4 +867,44 @@ fn scheduling_and_accounting_alone_still_work_with_a_warning() {
         "37:7 `scheduling` is superseded by `config`; it still works for clusters that use it | write its settings in `config` as slurm.conf parameters (`PriorityType`, `PriorityWeightAge`, `PreemptMode`, ...) and remove the `scheduling` block",
     ]
     "#);
+}
+
+/// Without clusters the provider's project and region are the location the refresh lists: a
+/// malformed one is an error at its attribute, not a plan that silently lists nothing.
+#[test]
+fn a_malformed_provider_location_without_clusters_is_an_error_at_its_attribute() {
+    let text = "provider \"google\" {\n  project = \"My Project\"\n  region  = \"us central\"\n  stack   = \"research\"\n}\n";
+    let diagnostics = failure(text);
+    let messages: Vec<String> = diagnostics
+        .items
+        .iter()
+        .map(|d| format!("{}:{}: {}", d.line, d.column, d.message))
+        .collect();
+    assert_eq!(
+        messages,
+        [
+            "2:13: project `My Project` is invalid: use a project ID (6–30 lowercase letters, digits, hyphens) or a project number",
+            "3:13: location `us central` is invalid: expected a region such as `us-central1`",
+        ]
+    );
+    let empty_for_each =
+        format!("{text}cluster \"fleet\" {{\n  for_each = {{}}\n{CLUSTER_BODY}}}\n");
+    assert_eq!(
+        failure(&empty_for_each).items.len(),
+        2,
+        "a for_each over nothing declares no cluster"
+    );
+    let with_cluster = format!("{text}{}", &valid_file()[PROVIDER.len()..]);
+    let reported = failure(&with_cluster);
+    let project_problems = reported
+        .items
+        .iter()
+        .filter(|d| d.message.starts_with("project `My Project`"))
+        .count();
+    assert_eq!(
+        project_problems,
+        1,
+        "with a cluster, the check of the cluster that takes it reports it, once: {}",
+        reported.render(false)
+    );
 }

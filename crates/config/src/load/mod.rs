@@ -145,12 +145,26 @@ struct ProviderDefaults {
     /// Whether the provider's project and region depend on unknown variables: a block that
     /// takes them from the provider then has an unknown location, not none.
     unknown: UnknownLocations,
+    /// What is wrong with the provider's project and region, at their attributes: a block that
+    /// takes them is reported where it does, so these stand only when no block does (the
+    /// provider's location is then the one the refresh lists).
+    location_problems: Vec<Diagnostic>,
 }
 
 #[derive(Debug, Default, Clone, Copy)]
 struct UnknownLocations {
     project: bool,
     region: bool,
+}
+
+/// Reports the provider location's problems that no block reported already (a block whose
+/// location is malformed reports it at its head, and is then not among the clusters).
+fn report_provider_location(diagnostics: &mut Vec<Diagnostic>, problems: Vec<Diagnostic>) {
+    for problem in problems {
+        if !diagnostics.iter().any(|d| d.message == problem.message) {
+            diagnostics.push(problem);
+        }
+    }
 }
 
 fn load_dir(
@@ -223,6 +237,9 @@ fn load_dir(
         on_locations(&defaults.provider, &locations);
     }
     let clusters = schedule::clusters(&mut eval, blocks, &ctx, &defaults);
+    if clusters.is_empty() && removed.is_empty() {
+        report_provider_location(&mut eval.diagnostics, defaults.location_problems);
+    }
     removed::check_removed_not_declared(&removed, &clusters, &mut eval.diagnostics);
     inputs::warn_unused(&declarations, &eval.used_variables, &mut eval.diagnostics);
     let digest = digest(&files, &values.values);

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use clusterform_model::fields::UPDATE_MODES;
-use clusterform_model::validate_location;
+use clusterform_model::{validate_location, validate_project};
 use hcl::edit::structure::Block;
 
 use super::remote_state::{LOCK_BLOCK, remote_state};
@@ -69,6 +69,7 @@ pub(super) fn provider(
     let mut defaults = ProviderDefaults {
         provider: Provider::default(),
         unknown: UnknownLocations::default(),
+        location_problems: Vec::new(),
     };
     let mut seen = ProviderSeen::default();
     let mut google_block = None;
@@ -153,6 +154,15 @@ fn provider_attributes(
         if let Some((message, hint)) = provider_value_problem(name, &text) {
             eval.diagnostics.push(source.error(range, message, hint));
             continue;
+        }
+        let malformed = match name {
+            "project" => validate_project(&text).err(),
+            "region" => validate_location(&text).err(),
+            _ => None,
+        };
+        if let Some(problem) = malformed {
+            let error = source.error(range.clone(), problem.to_string(), None);
+            defaults.location_problems.push(error);
         }
         // A malformed region is reported at each cluster that uses it.
         if name == "region"
