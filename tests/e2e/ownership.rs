@@ -223,7 +223,7 @@ fn plan_names_a_journal_entry_it_cannot_use() {
     insta::assert_snapshot!(env.transcript(&["plan"]), @"
     No changes. Your clusters match the configuration.
     [stderr]
-    Warning: entry 1 of ./.clusterform/journal.json cannot be used (`../../elsewhere` is not a operation name: expected `projects/{P}/locations/{R}/operations/{ID}`); apply refuses to act on cluster train01 until it is fixed or removed
+    Warning: entry 1 of ./.clusterform/journal.json cannot be used (`../../elsewhere` is not an operation name: expected `projects/{P}/locations/{R}/operations/{ID}`); apply refuses to act on cluster train01 until it is fixed or removed
     ");
 }
 

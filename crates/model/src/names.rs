@@ -24,11 +24,11 @@ pub enum NameError {
     #[error("location `{0}` is invalid: expected a region such as `us-central1`")]
     Location(String),
     /// A string that is not a resource name of the expected shape.
-    #[error("`{name}` is not a {kind} name: expected `{pattern}`")]
+    #[error("`{name}` is not {kind} name: expected `{pattern}`")]
     Shape {
         /// The rejected name.
         name: String,
-        /// What it should have been.
+        /// What it should have been, with its article (`a cluster`, `an operation`).
         kind: &'static str,
         /// The expected pattern.
         pattern: &'static str,
@@ -221,7 +221,7 @@ impl FromStr for ClusterName {
     fn from_str(name: &str) -> Result<Self, NameError> {
         let shape = || NameError::Shape {
             name: name.to_owned(),
-            kind: "cluster",
+            kind: "a cluster",
             pattern: "projects/{P}/locations/{R}/modelDevelopmentClusters/{ID}",
         };
         match name.split('/').collect::<Vec<_>>().as_slice() {
@@ -307,7 +307,7 @@ impl FromStr for OperationName {
     fn from_str(name: &str) -> Result<Self, NameError> {
         let shape = || NameError::Shape {
             name: name.to_owned(),
-            kind: "operation",
+            kind: "an operation",
             pattern: "projects/{P}/locations/{R}/operations/{ID}",
         };
         let parts: Vec<_> = name.split('/').collect();
