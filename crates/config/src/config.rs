@@ -39,22 +39,12 @@ impl Config {
     pub fn locations(&self) -> BTreeSet<Location> {
         let declared = self.clusters.iter().map(|c| c.name.location());
         let removed = self.removed.iter().map(|r| r.name.location());
-        locations_of(declared.chain(removed), &self.provider)
+        let mut locations: BTreeSet<Location> = declared.chain(removed).cloned().collect();
+        if locations.is_empty() {
+            locations.extend(self.provider.location());
+        }
+        locations
     }
-}
-
-/// The rule of [`Config::locations`] over the locations of the declared and the removed
-/// clusters: shared with the early locations a load announces before it decodes the cluster
-/// bodies, so that both always agree.
-pub(crate) fn locations_of<'a>(
-    clusters: impl Iterator<Item = &'a Location>,
-    provider: &Provider,
-) -> BTreeSet<Location> {
-    let mut locations: BTreeSet<Location> = clusters.cloned().collect();
-    if locations.is_empty() {
-        locations.extend(provider.location());
-    }
-    locations
 }
 
 /// The `provider "google"` block.

@@ -26,7 +26,7 @@ pub use language::guard::{
     BYTES_PER_UNIT, MAX_COLLECTION_LEN, MAX_EVALUATION_WORK, MAX_STRING_BYTES, UNITS_PER_ITERATION,
 };
 pub use language::source::{MAX_CONFIGURATION_BYTES, MAX_SOURCE_BYTES};
-pub use load::{Loaded, OnLocations, Validated, load, load_with, validate};
+pub use load::{Loaded, Validated, load, validate};
 pub use tools::export::cluster_to_hcl;
 pub use tools::format::{format_source, read_source_to_format};
 pub use tools::locate::field_location;

@@ -3,7 +3,6 @@
 mod bad_input;
 mod canonical;
 mod catalogue;
-mod early_locations;
 mod examples;
 mod export;
 mod format;

@@ -9,7 +9,6 @@ mod idle;
 mod journal;
 mod operations;
 mod pages;
-mod prefetch;
 mod proxy;
 mod regions;
 mod remote_journal;

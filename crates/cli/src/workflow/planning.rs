@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clusterform_config::Config;
-use clusterform_executor::{ExecError, ListPrefetch, LivePages, PagePosition};
+use clusterform_executor::{ExecError, LivePages, PagePosition};
 use clusterform_model::ClusterName;
 use clusterform_model::{JobsByCluster, LiveCluster};
 use clusterform_planner::{Plan, PlanBuilder, PlanOptions};
@@ -43,7 +43,6 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
             &self.connection.client,
             &self.config.locations(),
             &targets,
-            ListPrefetch::default(),
             |position, page| planner.add(position, page),
         )
         .await;

@@ -1,14 +1,13 @@
 //! Loading a configuration directory: reads and parses every `*.hcl` file, sorts the top-level
 //! blocks (`variable`, `locals`, `provider`, `cluster`, `removed`), gives variables their
 //! values, resolves locals, decodes the provider and every `removed` block, expands every
-//! cluster's `for_each`, announces the locations to a caller that asked ([`load_with`]),
-//! decodes every cluster instance, runs the checks, and returns either the [`Config`] with its
+//! cluster's `for_each`, decodes every cluster instance, runs the checks, and returns either the [`Config`] with its
 //! warnings or every diagnostic of the run.
 //!
 //! Each step is a function of its own submodule that takes what it reads and returns what it
 //! found, its problems going to the run's [`Evaluator`]: `files` (reading and sorting blocks),
 //! `inputs` (variable declarations), `provider` (with `remote_state`, its `lock` block),
-//! `removed`, `for_each`, `locations` (the early locations), `cluster` (one instance),
+//! `removed`, `for_each`, `cluster` (one instance),
 //! `schedule` (decoding clusters on all cores) and `digest`.
 
 mod cluster;
@@ -16,18 +15,16 @@ mod digest;
 mod files;
 mod for_each;
 mod inputs;
-mod locations;
 mod provider;
 mod remote_state;
 mod removed;
 mod schedule;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use clusterform_model::Location;
 use hcl::Value;
 use hcl::edit::structure::Block;
 
@@ -41,7 +38,6 @@ use crate::language::variables::{self, NoValue};
 
 use self::digest::digest;
 use self::files::{ReadFiles, read_files, sort_blocks};
-use self::locations::early_locations;
 
 /// A successfully loaded configuration.
 #[derive(Debug, Clone)]
@@ -70,30 +66,7 @@ pub struct Validated {
 ///
 /// Every problem of the run (errors and warnings), plus the variables that have no value.
 pub fn load(dir: &Path, inputs: &VariableInputs) -> Result<Loaded, Diagnostics> {
-    run(dir, inputs, NoValue::Missing, None).map(|run| run.loaded)
-}
-
-/// What [`load_with`] tells its caller early: the provider and every (project, region) the
-/// configuration lists.
-pub type OnLocations<'a> = Box<dyn FnOnce(&Provider, &BTreeSet<Location>) + 'a>;
-
-/// [`load`], telling `on_locations` the provider and the locations as soon as they are known:
-/// after the variables, locals, provider, `removed` blocks and every cluster's `for_each`,
-/// `project` and `region`, before the cluster bodies are decoded. It is called on the loading
-/// thread, at most once, and only when the run has found no error so far; whenever the load
-/// then succeeds, the locations equal its [`Config::locations`] and the provider its
-/// `provider`. A load that fails may have called it (a cluster body can still be wrong): the
-/// caller must not act on the locations beyond reading the live state.
-///
-/// # Errors
-///
-/// As [`load`].
-pub fn load_with(
-    dir: &Path,
-    inputs: &VariableInputs,
-    on_locations: OnLocations<'_>,
-) -> Result<Loaded, Diagnostics> {
-    run(dir, inputs, NoValue::Missing, Some(on_locations)).map(|run| run.loaded)
+    run(dir, inputs, NoValue::Missing).map(|run| run.loaded)
 }
 
 /// Validates the configuration in `dir` as `terraform validate` does, without requiring
@@ -105,7 +78,7 @@ pub fn load_with(
 ///
 /// Every problem of the run (errors and warnings); `missing_variables` is always empty.
 pub fn validate(dir: &Path, inputs: &VariableInputs) -> Result<Validated, Diagnostics> {
-    run(dir, inputs, NoValue::Unknown, None).map(|run| Validated {
+    run(dir, inputs, NoValue::Unknown).map(|run| Validated {
         clusters: run.declared,
         warnings: run.loaded.warnings,
     })
@@ -118,15 +91,10 @@ struct Run {
     declared: usize,
 }
 
-fn run(
-    dir: &Path,
-    inputs: &VariableInputs,
-    no_value: NoValue,
-    on_locations: Option<OnLocations<'_>>,
-) -> Result<Run, Diagnostics> {
+fn run(dir: &Path, inputs: &VariableInputs, no_value: NoValue) -> Result<Run, Diagnostics> {
     // Every load has its own evaluation budget, shared by its worker threads.
     with_budget(Arc::default(), || {
-        with_base_dir(dir, || load_dir(dir, inputs, no_value, on_locations))
+        with_base_dir(dir, || load_dir(dir, inputs, no_value))
     })
 }
 
@@ -167,12 +135,7 @@ fn report_provider_location(diagnostics: &mut Vec<Diagnostic>, problems: Vec<Dia
     }
 }
 
-fn load_dir(
-    dir: &Path,
-    inputs: &VariableInputs,
-    no_value: NoValue,
-    on_locations: Option<OnLocations<'_>>,
-) -> Result<Run, Diagnostics> {
+fn load_dir(dir: &Path, inputs: &VariableInputs, no_value: NoValue) -> Result<Run, Diagnostics> {
     let mut eval = Evaluator::default();
     let Some(ReadFiles {
         files,
@@ -231,11 +194,6 @@ fn load_dir(
     );
     let removed = removed::removed(&mut eval, &top.removed, &ctx, &defaults);
     let blocks = for_each::expand(&mut eval, std::mem::take(&mut top.clusters), &ctx);
-    if let Some(on_locations) = on_locations
-        && let Some(locations) = early_locations(&eval, &blocks, &removed, &ctx, &defaults.provider)
-    {
-        on_locations(&defaults.provider, &locations);
-    }
     let clusters = schedule::clusters(&mut eval, blocks, &ctx, &defaults);
     if clusters.is_empty() && removed.is_empty() {
         report_provider_location(&mut eval.diagnostics, defaults.location_problems);

@@ -6,17 +6,11 @@
 //! addressed by where it was read (the configuration's project and region) and the last
 //! segment of its name, because the service may spell the project as a number.
 //!
-//! The Lists may start before the configuration is fully loaded ([`ListPrefetch`]): the
-//! configuration names its locations long before its clusters are decoded, and the network
-//! time of the Lists then overlaps that work. The refresh takes the Lists already started for
-//! the locations it needs, lists the others, and drops the rest unread.
-//!
 //! Each List hands over its pages as they arrive ([`refresh_paged`]), so that the planner can
-//! work on them while the next pages are on the network; a prefetched List keeps the pages it
-//! read until the refresh takes them. A page is handed over, not copied: whoever takes them
-//! puts the whole set together from their positions ([`LivePages`]).
+//! work on them while the next pages are on the network. A page is handed over, not copied:
+//! whoever takes them puts the whole set together from their positions ([`LivePages`]).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Mutex, PoisonError};
 
 use clusterform_model::{Cluster, ClusterId, ClusterName, LiveCluster, Location, STACK_LABEL};
@@ -72,30 +66,8 @@ impl LivePages {
     }
 }
 
-/// Lists started ahead of the refresh, one per location, running on the tokio runtime; the pages
-/// they read wait, in order, until the refresh takes them. What the refresh does not take is
-/// cancelled when this is dropped, and its errors are never seen.
-#[derive(Debug, Default)]
-pub struct ListPrefetch {
-    lists: BTreeMap<Location, StartedList>,
-}
-
-impl ListPrefetch {
-    /// Starts the List of every location in `locations` on the current tokio runtime.
-    ///
-    /// # Panics
-    ///
-    /// Outside a tokio runtime.
-    pub fn start(client: &ApiClient, locations: &BTreeSet<Location>) -> Self {
-        let lists = locations
-            .iter()
-            .map(|location| (location.clone(), StartedList::start(client, location)))
-            .collect();
-        Self { lists }
-    }
-}
-
-/// A List running on the runtime, its pages kept until taken; cancelled when dropped.
+/// A List running on the runtime (each location's at once), its pages kept until they are
+/// handed over; cancelled when dropped.
 #[derive(Debug)]
 struct StartedList {
     task: JoinHandle<Result<(), ExecError>>,
@@ -110,9 +82,8 @@ impl StartedList {
         Self { task, pages }
     }
 
-    /// Gives every page of the location, the `location`-th refreshed, to `on_page` as it is
-    /// taken (those read before first, then each as it arrives); then whether the List ended
-    /// well.
+    /// Gives every page of the location, the `location`-th refreshed, to `on_page` as it
+    /// arrives; then whether the List ended well.
     ///
     /// A cluster listed twice (in one page or two, with the same content or not) ends the
     /// List with [`ExecError::ListedTwice`] before the page that repeats it is given: which
@@ -152,21 +123,8 @@ pub async fn refresh(
     locations: &BTreeSet<Location>,
     targets: &[ClusterName],
 ) -> Result<Vec<LiveCluster>, ExecError> {
-    refresh_prefetched(client, locations, targets, ListPrefetch::default()).await
-}
-
-/// [`refresh`], taking the Lists of `prefetch` for the locations it needs instead of listing
-/// them again; a location not prefetched is listed now, and a prefetched one that is not in
-/// `locations` is dropped, its answer or error ignored. With `targets`, no List is used. The
-/// result and the errors are those of [`refresh`].
-pub async fn refresh_prefetched(
-    client: &ApiClient,
-    locations: &BTreeSet<Location>,
-    targets: &[ClusterName],
-    prefetch: ListPrefetch,
-) -> Result<Vec<LiveCluster>, ExecError> {
     let pages = Mutex::new(LivePages::default());
-    refresh_paged(client, locations, targets, prefetch, |position, page| {
+    refresh_paged(client, locations, targets, |position, page| {
         pages
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -177,35 +135,26 @@ pub async fn refresh_prefetched(
     Ok(pages.into_live())
 }
 
-/// [`refresh_prefetched`], handing each List page's live clusters to `on_page` as they arrive
-/// (pages a prefetched List read before the refresh started first), with the page's position,
-/// so that they can be used before the last page is in; the pages put together by position
-/// ([`LivePages`]) are the whole set [`refresh`] returns. `Ok` when every page was given; on an
-/// error, the pages given are part of an incomplete answer. With `targets`, whose clusters are
-/// read with Gets, the clusters found are given as one page.
+/// [`refresh`], handing each List page's live clusters to `on_page` as they arrive, with the
+/// page's position, so that they can be used before the last page is in; the pages put
+/// together by position ([`LivePages`]) are the whole set [`refresh`] returns. `Ok` when every
+/// page was given; on an error, the pages given are part of an incomplete answer. With
+/// `targets`, whose clusters are read with Gets, the clusters found are given as one page.
 pub async fn refresh_paged(
     client: &ApiClient,
     locations: &BTreeSet<Location>,
     targets: &[ClusterName],
-    mut prefetch: ListPrefetch,
     on_page: impl Fn(PagePosition, Vec<LiveCluster>),
 ) -> Result<(), ExecError> {
     if !targets.is_empty() {
-        drop(prefetch);
         let found = get_targets(client, targets).await?;
         on_page(PagePosition::default(), found);
         return Ok(());
     }
     let started: Vec<StartedList> = locations
         .iter()
-        .map(|location| {
-            prefetch
-                .lists
-                .remove(location)
-                .unwrap_or_else(|| StartedList::start(client, location))
-        })
+        .map(|location| StartedList::start(client, location))
         .collect();
-    drop(prefetch);
     let lists = started
         .into_iter()
         .enumerate()
