@@ -114,27 +114,15 @@ pub fn parsed_name(id: &str) -> ClusterName {
     cluster_name(id).parse().unwrap()
 }
 
-/// The smallest cluster the API accepts, labelled for `stack`.
+/// The testkit's canonical cluster as a request body, its display name `id`, labelled for
+/// `stack`.
 pub fn cluster_body(id: &str, stack: Option<&str>) -> Value {
-    let mut labels = json!({"team": "ml"});
+    let mut body = clusterform_testkit::seed();
+    body["displayName"] = json!(id);
     if let Some(stack) = stack {
-        labels["clusterform-stack"] = json!(stack);
+        body["labels"]["clusterform-stack"] = json!(stack);
     }
-    json!({
-        "displayName": id,
-        "labels": labels,
-        "network": {"network": format!("projects/{PROJECT}/global/networks/default")},
-        "nodePools": [{
-            "id": "login",
-            "machineSpec": {"machineType": "n2-standard-8"},
-            "scalingSpec": {"minNodeCount": 1, "maxNodeCount": 1},
-            "zone": "us-central1-a"
-        }],
-        "orchestratorSpec": {"slurmSpec": {
-            "homeDirectoryStorage": format!("projects/{PROJECT}/locations/us-central1-a/instances/home"),
-            "loginNodePoolId": "login"
-        }}
-    })
+    body
 }
 
 pub fn collection_path() -> String {
