@@ -251,7 +251,7 @@ fn import_into_an_empty_directory_writes_a_whole_configuration() {
     // Now the directory has a configuration: its provider sets the stack.
     insta::assert_snapshot!(env.transcript(&args), @"
     [stderr]
-    Error: --stack is only for importing into a directory without configuration; the provider block of . sets the stack
+    Error: --stack is only for importing into a directory without configuration; the provider block of [DIR] sets the stack
     [exit status: 1]
     ");
 }

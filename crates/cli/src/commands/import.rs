@@ -60,9 +60,11 @@ async fn import_into_configuration(
     printer: &Printer,
 ) -> Result<ExitStatus, CliError> {
     if args.stack.is_some() {
+        // The directory as the user can find it: `.` says nothing in an error message.
+        let dir = std::fs::canonicalize(&args.dir).unwrap_or_else(|_| args.dir.clone());
         return Err(CliError::Usage(format!(
             "--stack is only for importing into a directory without configuration; the provider block of {} sets the stack",
-            args.dir.display()
+            dir.display()
         )));
     }
     let dir = &args.dir;
