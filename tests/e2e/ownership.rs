@@ -173,7 +173,7 @@ fn a_cluster_our_failed_create_left_in_error_is_replaced() {
     insta::assert_snapshot!(env.transcript(&["plan", "--detailed-exitcode"]), @r#"
     clusterform will perform the following actions:
 
-      # train01 is in ERROR (Cluster creation failed; the cluster cannot be used and should be deleted.; INTERNAL: The operation failed (injected by the emulator's opfail fault).); it will be replaced
+      # train01 is in ERROR (Cluster creation failed; the cluster cannot be used and should be deleted; INTERNAL: The operation failed (injected by the emulator's opfail fault)); it will be replaced
     -/+ cluster "train01" {
             # (2 unchanged attributes hidden)
             # (4 unchanged blocks hidden)
@@ -205,7 +205,7 @@ fn a_broken_cluster_under_prevent_destroy_stops_the_plan() {
     assert!(broken);
     insta::assert_snapshot!(env.transcript(&["plan"]), @"
     [stderr]
-    Error: cluster `train01` is in ERROR (boot disk corrupted; INTERNAL: boot disk corrupted), and lifecycle.prevent_destroy forbids replacing it
+    Error: cluster `train01` is in ERROR (INTERNAL: boot disk corrupted), and lifecycle.prevent_destroy forbids replacing it
       hint: repair the cluster in the console, or remove `prevent_destroy = true` to let clusterform replace it
     [exit status: 1]
     ");

@@ -438,11 +438,19 @@ fn broken(live: &Cluster) -> Option<ChangeReason> {
         "" => e.message.clone(),
         code => format!("{code}: {}", e.message),
     });
-    let parts: Vec<String> = status
-        .detail
-        .iter()
+    // The detail often repeats the error's message: said once, with the error's code.
+    let detail = status.detail.as_ref().filter(|detail| {
+        status
+            .error
+            .as_ref()
+            .is_none_or(|e| e.message.trim_end_matches('.') != detail.trim_end_matches('.'))
+    });
+    // Joined by `; `, so a part's own closing full stop goes.
+    let parts: Vec<String> = detail
         .cloned()
+        .into_iter()
         .chain(error)
+        .map(|part| part.trim_end_matches('.').to_owned())
         .filter(|p| !p.is_empty())
         .collect();
     Some(ChangeReason::Broken {

@@ -696,6 +696,35 @@ fn broken_seed(id: &str) -> Value {
     broken
 }
 
+/// A broken cluster's reason says each thing once: a detail that repeats the error's message
+/// is left out, and no part keeps a full stop before the `; ` that joins them.
+#[test]
+fn a_broken_cluster_s_reason_says_each_thing_once() {
+    let reason = |detail: &str, message: &str| {
+        let mut broken = broken_seed("train01");
+        broken["clusterStatus"]["detail"] = json!(detail);
+        broken["clusterStatus"]["error"] = json!({"code": 13, "message": message});
+        let made = plan(
+            &config(vec![desired("train01", seed())]),
+            &[cluster(broken)],
+            &options(),
+        )
+        .unwrap();
+        match &made.changes[0].reason {
+            Some(ChangeReason::Broken { detail, .. }) => detail.clone(),
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(
+        reason("boot disk corrupted", "boot disk corrupted."),
+        Some("INTERNAL: boot disk corrupted".into())
+    );
+    assert_eq!(
+        reason("Creation failed; delete it.", "The operation failed."),
+        Some("Creation failed; delete it; INTERNAL: The operation failed".into())
+    );
+}
+
 #[test]
 fn a_broken_cluster_is_replaced_unless_protected() {
     let made = plan(
