@@ -4,8 +4,8 @@
 use std::time::{Duration, Instant};
 
 use crate::support::{
-    ClusterSpec, Env, config, final_screen, on_terminal, stderr, stdout, terminal_output,
-    two_clusters,
+    ClusterSpec, Env, config, created_attributes_elided, destroyed_attributes_elided, final_screen,
+    on_terminal, stderr, terminal_output, two_clusters,
 };
 
 fn creates(env: &Env) -> usize {
@@ -21,13 +21,21 @@ fn creates(env: &Env) -> usize {
 fn interrupt_an_apply(env: &Env) -> std::path::PathBuf {
     let journal = env.path().join(".clusterform/journal.json");
     let output = interrupted_once_journaled(env, &["apply", "--auto-approve"], &journal);
-    assert_eq!(output.status.code(), Some(1), "{}", stdout(&output));
     // One line says it all: no FAILED progress line, no error blocks after it.
-    let err = stderr(&output);
-    let progress = |line: &&str| line.starts_with('[') && !line.contains("FAILED");
-    let said: Vec<&str> = err.lines().filter(|line| !progress(line)).collect();
     insta::allow_duplicates! {
-        insta::assert_snapshot!(said.join("\n"), @"Interrupted: no longer waiting for operations; they keep running, and the next `clusterform apply` waits for them. Press Ctrl-C again to exit at once.");
+        insta::assert_snapshot!(env.transcript_of(&output).normalized_with(created_attributes_elided), @r#"
+        clusterform will perform the following actions:
+
+          # train01 will be created
+          + cluster "train01" { … }
+
+        Plan: 1 to add, 0 to change, 0 to replace, 0 to destroy.
+        [stderr]
+        [HH:MM:SS] train01: creating… [Ns]
+        [HH:MM:SS] train01: create request accepted [Ns]
+        Interrupted: no longer waiting for operations; they keep running, and the next `clusterform apply` waits for them. Press Ctrl-C again to exit at once.
+        [exit status: 1]
+        "#);
     }
     assert!(
         journal_has_entry(&journal),
@@ -44,25 +52,25 @@ fn an_interrupted_apply_resumes_without_a_second_create() {
     env.write_config(&config(&[ClusterSpec::default()]));
     let journal = interrupt_an_apply(&env);
 
-    let plan = env.run(&["plan"]);
-    let warning = stderr(&plan);
-    assert!(warning.contains("creating train01) in flight"), "{warning}");
+    insta::assert_snapshot!(env.transcript(&["plan"]).normalized_with(created_attributes_elided), @"
+    No changes. Your clusters match the configuration.
+    Note: train01: the cluster is PROVISIONING right now: an operation started earlier is still running on it
+    [stderr]
+    Warning: an earlier run left operation projects/253589482369/locations/us-central1/operations/1 (creating train01) in flight; `clusterform apply` waits for it before changing anything
+    ");
     assert_eq!(creates(&env), 1, "plan sends nothing");
 
-    let resumed = env.run(&["apply", "--auto-approve"]);
-    assert!(
-        resumed.status.success(),
-        "{}{}",
-        stdout(&resumed),
-        stderr(&resumed)
-    );
+    insta::assert_snapshot!(env.transcript(&["apply", "--auto-approve"]), @"
+    No changes. Your clusters match the configuration.
+    [stderr]
+    Warning: an earlier run left operation projects/253589482369/locations/us-central1/operations/1 (creating train01) in flight; `clusterform apply` waits for it before changing anything
+    Waiting for operations started by an earlier run…
+    [HH:MM:SS] train01: waiting for projects/253589482369/locations/us-central1/operations/1, started by an earlier run… [Ns]
+    [HH:MM:SS] train01: created [Ns]
+    Earlier operations finished.
+    ");
     assert_eq!(creates(&env), 1, "no second create");
     assert!(!journal_has_entry(&journal), "the journal is emptied");
-    assert!(
-        stdout(&resumed).contains("No changes."),
-        "{}",
-        stdout(&resumed)
-    );
 }
 
 #[test]
@@ -72,18 +80,29 @@ fn destroy_waits_for_an_interrupted_create_before_deleting() {
     env.write_config(&config(&[ClusterSpec::default()]));
     let journal = interrupt_an_apply(&env);
 
-    let destroy = env.run(&["destroy", "--auto-approve"]);
-    assert!(
-        destroy.status.success(),
-        "{}{}",
-        stdout(&destroy),
-        stderr(&destroy)
-    );
-    assert!(
-        stderr(&destroy).contains("1 destroyed"),
-        "{}",
-        stderr(&destroy)
-    );
+    insta::assert_snapshot!(env.transcript(&["destroy", "--auto-approve"]).normalized_with(destroyed_attributes_elided), @r#"
+    clusterform will perform the following actions:
+
+      # train01 will be destroyed: declared in this configuration, and destroy was requested
+      - cluster "train01" { … }
+        # no Slurm jobs active now
+
+    Plan: 0 to add, 0 to change, 0 to replace, 1 to destroy.
+    [stderr]
+    Warning: an earlier run left operation projects/253589482369/locations/us-central1/operations/1 (creating train01) in flight; `clusterform apply` waits for it before changing anything
+    Waiting for operations started by an earlier run…
+    [HH:MM:SS] train01: waiting for projects/253589482369/locations/us-central1/operations/1, started by an earlier run… [Ns]
+    [HH:MM:SS] train01: created [Ns]
+    Earlier operations finished.
+    Waiting for clusters an earlier operation is still changing, to plan them again once it ends…
+    [HH:MM:SS] train01: destroying… [Ns]
+    [HH:MM:SS] train01: destroyed [Ns]
+    [HH:MM:SS] train01: destroying… [Ns]
+    [HH:MM:SS] train01: delete request accepted [Ns]
+    [HH:MM:SS] train01: delete done [Ns]
+    [HH:MM:SS] train01: destroyed [Ns]
+    Destroy complete! Resources: 1 destroyed.
+    "#);
     assert!(!journal_has_entry(&journal), "the journal is emptied");
     let conflicts: Vec<u16> = env
         .emulator()
@@ -200,16 +219,21 @@ fn an_interrupted_destroy_names_destroy_as_the_command_to_resume() {
     let created = env.cmd(&["apply", "--auto-approve"]).output().unwrap();
     assert!(created.status.success(), "{}", stderr(&created));
     let journal = env.path().join(".clusterform/journal.json");
-    let err = stderr(&interrupted_once_journaled(
-        &env,
-        &["destroy", "--auto-approve"],
-        &journal,
-    ));
-    assert!(
-        err.contains("the next `clusterform destroy` waits for them"),
-        "{err}"
-    );
-    assert!(!err.contains("clusterform apply"), "{err}");
+    let interrupted = interrupted_once_journaled(&env, &["destroy", "--auto-approve"], &journal);
+    insta::assert_snapshot!(env.transcript_of(&interrupted).normalized_with(destroyed_attributes_elided), @r#"
+    clusterform will perform the following actions:
+
+      # train01 will be destroyed: declared in this configuration, and destroy was requested
+      - cluster "train01" { … }
+        # no Slurm jobs active now
+
+    Plan: 0 to add, 0 to change, 0 to replace, 1 to destroy.
+    [stderr]
+    [HH:MM:SS] train01: destroying… [Ns]
+    [HH:MM:SS] train01: delete request accepted [Ns]
+    Interrupted: no longer waiting for operations; they keep running, and the next `clusterform destroy` waits for them. Press Ctrl-C again to exit at once.
+    [exit status: 1]
+    "#);
 }
 
 /// One run has one Ctrl-C listener: an apply that first waits for an earlier run's operation

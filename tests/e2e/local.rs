@@ -2,7 +2,11 @@
 
 use assert_cmd::Command;
 
-use crate::support::{examples_dir, stderr, stdout};
+use std::process::Output;
+
+use crate::support::{
+    Transcript, created_attributes_elided, destroyed_attributes_elided, examples_dir,
+};
 
 fn copy_quickstart() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -15,7 +19,7 @@ fn copy_quickstart() -> tempfile::TempDir {
     dir
 }
 
-fn clusterform(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+fn clusterform(dir: &std::path::Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_clusterform"))
         .args(args)
         .arg(dir)
@@ -30,25 +34,44 @@ fn clusterform(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
 #[test]
 fn quickstart_applies_plans_clean_and_destroys_on_the_local_emulator() {
     let dir = copy_quickstart();
+    let transcript_of = |output: &Output| {
+        let shown = dir.path().display().to_string();
+        Transcript::of(output, |text| text.replace(&shown, "[DIR]"))
+    };
     let apply = clusterform(dir.path(), &["apply", "--auto-approve"]);
-    assert!(
-        apply.status.success(),
-        "{}{}",
-        stdout(&apply),
-        stderr(&apply)
-    );
-    assert!(stderr(&apply).contains("1 added"), "{}", stderr(&apply));
+    insta::assert_snapshot!(transcript_of(&apply).normalized_with(created_attributes_elided), @r#"
+    clusterform will perform the following actions:
+
+      # train01 will be created
+      + cluster "train01" { … }
+
+    Plan: 1 to add, 0 to change, 0 to replace, 0 to destroy.
+    [stderr]
+    [HH:MM:SS] train01: creating… [Ns]
+    [HH:MM:SS] train01: create request accepted [Ns]
+    [HH:MM:SS] train01: create done [Ns]
+    [HH:MM:SS] train01: created [Ns]
+    Apply complete! Resources: 1 added, 0 changed, 0 replaced, 0 destroyed.
+    "#);
     assert!(dir.path().join(".clusterform/emulator.json").is_file());
 
     let plan = clusterform(dir.path(), &["plan"]);
-    assert!(plan.status.success(), "{}", stderr(&plan));
-    assert!(stdout(&plan).contains("No changes."), "{}", stdout(&plan));
+    insta::assert_snapshot!(transcript_of(&plan), @"No changes. Your clusters match the configuration.");
 
     let destroy = clusterform(dir.path(), &["destroy", "--auto-approve"]);
-    assert!(destroy.status.success(), "{}", stderr(&destroy));
-    assert!(
-        stderr(&destroy).contains("1 destroyed"),
-        "{}",
-        stderr(&destroy)
-    );
+    insta::assert_snapshot!(transcript_of(&destroy).normalized_with(destroyed_attributes_elided), @r#"
+    clusterform will perform the following actions:
+
+      # train01 will be destroyed: declared in this configuration, and destroy was requested
+      - cluster "train01" { … }
+        # no Slurm jobs active now
+
+    Plan: 0 to add, 0 to change, 0 to replace, 1 to destroy.
+    [stderr]
+    [HH:MM:SS] train01: destroying… [Ns]
+    [HH:MM:SS] train01: delete request accepted [Ns]
+    [HH:MM:SS] train01: delete done [Ns]
+    [HH:MM:SS] train01: destroyed [Ns]
+    Destroy complete! Resources: 1 destroyed.
+    "#);
 }

@@ -1,7 +1,10 @@
 //! The confirmation prompt on a real pty: `no` sends nothing, `yes` applies; without a
 //! terminal and without `--auto-approve`, apply refuses.
 
-use crate::support::{ClusterSpec, Env, TOKEN, cluster_name, config, on_terminal, stderr};
+use crate::support::{
+    ClusterSpec, Env, TOKEN, cluster_name, config, created_attributes_elided, on_terminal, stderr,
+    stdout,
+};
 
 #[test]
 #[cfg(unix)]
@@ -39,12 +42,18 @@ fn no_terminal_and_no_auto_approve_is_an_error() {
     let env = Env::new(100);
     env.write_config(&config(&[ClusterSpec::default()]));
     let output = env.cmd(&["apply"]).write_stdin("yes\n").output().unwrap();
-    assert_eq!(output.status.code(), Some(1));
-    assert!(
-        stderr(&output).contains("--auto-approve"),
-        "{}",
-        stderr(&output)
-    );
+    insta::assert_snapshot!(env.transcript_of(&output).normalized_with(created_attributes_elided), @r#"
+    clusterform will perform the following actions:
+
+      # train01 will be created
+      + cluster "train01" { … }
+
+    Plan: 1 to add, 0 to change, 0 to replace, 0 to destroy.
+    [stderr]
+    Error: no terminal to ask for confirmation, and --auto-approve was not given
+      hint: run with --auto-approve, or save a plan with `plan --out FILE` and `apply FILE`
+    [exit status: 1]
+    "#);
     assert!(env.mutations().is_empty());
 }
 
@@ -70,12 +79,29 @@ fn colour_only_on_a_terminal_and_never_with_no_color() {
         "a terminal gets colour: {coloured}"
     );
     for (no_color, flag) in [("", "--no-color"), ("NO_COLOR=1", "")] {
-        let plain = plan_on_a_terminal(&env, no_color, flag);
-        assert!(plain.contains("Plan: 1 to add"), "{plain}");
-        assert!(!plain.contains("\u{1b}["), "{no_color}{flag}: {plain}");
+        let plain = plan_on_a_terminal(&env, no_color, flag).replace("\r\n", "\n");
+        // Also in the attributes the snapshot elides.
+        assert!(!plain.contains('\u{1b}'), "{no_color}{flag}: {plain}");
+        insta::allow_duplicates! {
+            insta::assert_snapshot!(created_attributes_elided(&plain), @r#"
+            clusterform will perform the following actions:
+
+              # train01 will be created
+              + cluster "train01" { … }
+
+            Plan: 1 to add, 0 to change, 0 to replace, 0 to destroy.
+            "#);
+        }
     }
     let piped = env.cmd(&["plan"]).env_remove("NO_COLOR").output().unwrap();
-    let piped = String::from_utf8_lossy(&piped.stdout);
-    assert!(piped.contains("Plan: 1 to add"), "{piped}");
-    assert!(!piped.contains('\u{1b}'), "a pipe gets no colour: {piped}");
+    let said = format!("{}{}", stdout(&piped), stderr(&piped));
+    assert!(!said.contains('\u{1b}'), "a pipe gets no colour: {said}");
+    insta::assert_snapshot!(env.transcript_of(&piped).normalized_with(created_attributes_elided), @r#"
+    clusterform will perform the following actions:
+
+      # train01 will be created
+      + cluster "train01" { … }
+
+    Plan: 1 to add, 0 to change, 0 to replace, 0 to destroy.
+    "#);
 }

@@ -16,11 +16,13 @@ use clusterform_executor::{
 use tempfile::TempDir;
 
 use crate::emulator_command::ServedEmulator;
-use crate::support::{ClusterSpec, Env, assert_succeeded, cluster_hcl, config, stderr, stdout};
+use crate::support::{
+    ClusterSpec, Env, Transcript, assert_succeeded, cluster_hcl, config, created_attributes_elided,
+    stderr,
+};
 
 const BUCKET: &str = "team-infra";
 const OBJECT: &str = "clusterform/prod/research.lock";
-const LOCATION: &str = "gs://team-infra/clusterform/prod/research.lock";
 const JOURNAL: &str = "clusterform/prod/research.journal.json";
 
 /// `clusterform emulator --create-buckets` in the background, stopped when dropped.
@@ -120,6 +122,22 @@ impl ExternalEmulator {
     fn run(&self, dir: &Path, args: &[&str]) -> Output {
         self.command(dir, args).output().unwrap()
     }
+
+    /// The transcript of `output`, the emulator's URL shown as `[ENDPOINT]` and, when a run
+    /// holds the lock, its `user@host` as `[WHO]`, its process ID as `[HOLDER PID]` and its
+    /// lock ID as `[LOCK ID]`: a run's own process ID stays `[PID]`.
+    fn transcript_of(&self, output: &Output, holder: Option<&LockInfo>) -> Transcript {
+        Transcript::of(output, |text| {
+            let text = text.replace(&self.base_url, "[ENDPOINT]");
+            match holder {
+                Some(holder) => text
+                    .replace(&holder.who, "[WHO]")
+                    .replace(&format!("(pid {})", holder.pid), "(pid [HOLDER PID])")
+                    .replace(&holder.id, "[LOCK ID]"),
+                None => text,
+            }
+        })
+    }
 }
 
 #[test]
@@ -133,17 +151,12 @@ fn of_two_machines_one_applies_and_the_other_is_refused_or_waits() {
     assert_eq!(holder.command, "apply");
 
     let refused = emulator.run(two.path(), &["apply", "--auto-approve"]);
-    assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));
-    let message = stderr(&refused);
-    for part in [
-        "the stack is locked by ",
-        &format!("{} (pid {}) running `apply` since ", holder.who, holder.pid),
-        &format!("(lock ID {})", holder.id),
-        LOCATION,
-        "force-unlock",
-    ] {
-        assert!(message.contains(part), "{part:?} missing: {message}");
-    }
+    insta::assert_snapshot!(emulator.transcript_of(&refused, Some(&holder)), @"
+    [stderr]
+    Error: the stack is locked by [WHO] (pid [HOLDER PID]) running `apply` since [TIME] (lock ID [LOCK ID]) at gs://team-infra/clusterform/prod/research.lock
+      hint: wait for the other run to finish (`--lock-timeout 10m` waits for it); if it died, remove its lock with `clusterform force-unlock LOCK_ID`
+    [exit status: 1]
+    ");
 
     let waited = emulator.run(
         two.path(),
@@ -151,16 +164,12 @@ fn of_two_machines_one_applies_and_the_other_is_refused_or_waits() {
     );
     let first = first.wait_with_output().unwrap();
     assert_succeeded(&first);
-    assert_succeeded(&waited);
-    let said = format!("{}{}", stdout(&waited), stderr(&waited));
-    assert!(
-        said.contains("Waiting up to 1m for the lock, held by "),
-        "{said}"
-    );
-    assert!(
-        said.contains("No changes"),
-        "the second machine planned after the first applied: {said}"
-    );
+    // The second machine planned after the first applied.
+    insta::assert_snapshot!(emulator.transcript_of(&waited, Some(&holder)), @"
+    No changes. Your clusters match the configuration.
+    [stderr]
+    Waiting up to 1m for the lock, held by [WHO] (pid [HOLDER PID]) running `apply` since [TIME] (lock ID [LOCK ID])…
+    ");
     assert_eq!(emulator.held(), None, "both runs released the lock");
 }
 
@@ -176,41 +185,40 @@ fn force_unlock_removes_the_lock_of_a_killed_run_after_which_apply_proceeds() {
     assert!(emulator.held().is_some(), "a killed run leaves its lock");
 
     let refused = emulator.run(two.path(), &["apply", "--auto-approve"]);
-    assert_eq!(refused.status.code(), Some(1));
-    assert!(
-        stderr(&refused).contains(&holder.id),
-        "{}",
-        stderr(&refused)
-    );
+    insta::assert_snapshot!(emulator.transcript_of(&refused, Some(&holder)), @"
+    [stderr]
+    Error: the stack is locked by [WHO] (pid [HOLDER PID]) running `apply` since [TIME] (lock ID [LOCK ID]) at gs://team-infra/clusterform/prod/research.lock
+      hint: wait for the other run to finish (`--lock-timeout 10m` waits for it); if it died, remove its lock with `clusterform force-unlock LOCK_ID`
+    [exit status: 1]
+    ");
 
     let wrong = emulator.run(
         two.path(),
         &["force-unlock", "not-the-id", "--auto-approve"],
     );
-    assert_eq!(wrong.status.code(), Some(1));
-    assert!(stderr(&wrong).contains(&holder.id), "{}", stderr(&wrong));
+    insta::assert_snapshot!(emulator.transcript_of(&wrong, Some(&holder)), @"
+    [stderr]
+    Error: the lock gs://team-infra/clusterform/prod/research.lock has another ID than not-the-id: it is held by [WHO] (pid [HOLDER PID]) running `apply` since [TIME] (lock ID [LOCK ID])
+      hint: the lock was taken again since that ID was printed; only remove a lock whose run is known to be dead, by the ID shown now
+    [exit status: 1]
+    ");
     let unconfirmed = emulator.run(two.path(), &["force-unlock", &holder.id]);
-    assert_eq!(unconfirmed.status.code(), Some(1));
-    assert!(
-        stderr(&unconfirmed).contains("no terminal to ask for confirmation"),
-        "{}",
-        stderr(&unconfirmed)
-    );
-    assert!(
-        stderr(&unconfirmed).contains("--auto-approve")
-            && !stderr(&unconfirmed).contains("plan --out"),
-        "the hint is about the lock, not saved plans: {}",
-        stderr(&unconfirmed)
-    );
+    // The hint is about the lock, not saved plans.
+    insta::assert_snapshot!(emulator.transcript_of(&unconfirmed, Some(&holder)), @"
+    [stderr]
+    The lock gs://team-infra/clusterform/prod/research.lock is held by [WHO] (pid [HOLDER PID]) running `apply` since [TIME] (lock ID [LOCK ID]).
+    Error: no terminal to ask for confirmation, and --auto-approve was not given
+      hint: check that no run holds the lock any more, then run `clusterform force-unlock LOCK_ID --auto-approve`
+    [exit status: 1]
+    ");
     assert!(emulator.held().is_some(), "neither removed the lock");
 
     let unlocked = emulator.run(two.path(), &["force-unlock", &holder.id, "--auto-approve"]);
-    assert_succeeded(&unlocked);
-    assert!(
-        stderr(&unlocked).contains("was removed"),
-        "{}",
-        stderr(&unlocked)
-    );
+    insta::assert_snapshot!(emulator.transcript_of(&unlocked, Some(&holder)), @"
+    [stderr]
+    The lock gs://team-infra/clusterform/prod/research.lock is held by [WHO] (pid [HOLDER PID]) running `apply` since [TIME] (lock ID [LOCK ID]).
+    The lock gs://team-infra/clusterform/prod/research.lock was removed.
+    ");
     assert_eq!(emulator.held(), None);
 
     let applied = emulator.run(two.path(), &["apply", "--auto-approve"]);
@@ -226,14 +234,12 @@ fn force_unlock_of_a_local_lock_explains_that_the_os_releases_it() {
         crate::support::PROVIDER,
         cluster_hcl(&ClusterSpec::default())
     ));
-    let output = env.run(&["force-unlock", "some-id", "--auto-approve"]);
-    assert_eq!(output.status.code(), Some(1));
-    let message = stderr(&output);
-    assert!(message.contains("has no remote lock"), "{message}");
-    assert!(
-        message.contains("operating system releases it"),
-        "{message}"
-    );
+    insta::assert_snapshot!(env.transcript(&["force-unlock", "some-id", "--auto-approve"]), @"
+    [stderr]
+    Error: . has no remote lock: its lock is local, and the operating system releases it when the run holding it ends
+      hint: nothing to remove: a local lock never outlives its run; wait for that run to finish (`--lock-timeout`)
+    [exit status: 1]
+    ");
 }
 
 #[test]
@@ -242,12 +248,18 @@ fn the_lock_is_released_after_an_error_and_after_ctrl_c() {
     let emulator = ExternalEmulator::start();
     let machine = emulator.machine();
     let unconfirmed = emulator.run(machine.path(), &["apply"]);
-    assert_eq!(unconfirmed.status.code(), Some(1));
-    assert!(
-        stderr(&unconfirmed).contains("no terminal to ask for confirmation"),
-        "{}",
-        stderr(&unconfirmed)
-    );
+    insta::assert_snapshot!(emulator.transcript_of(&unconfirmed, None).normalized_with(created_attributes_elided), @r#"
+    clusterform will perform the following actions:
+
+      # train01 will be created
+      + cluster "train01" { … }
+
+    Plan: 1 to add, 0 to change, 0 to replace, 0 to destroy.
+    [stderr]
+    Error: no terminal to ask for confirmation, and --auto-approve was not given
+      hint: run with --auto-approve, or save a plan with `plan --out FILE` and `apply FILE`
+    [exit status: 1]
+    "#);
     assert_eq!(emulator.held(), None, "released after the error");
 
     let interrupted = emulator.spawn(machine.path(), &["apply", "--auto-approve"]);
@@ -292,30 +304,21 @@ fn a_run_killed_on_one_machine_is_resumed_from_another_through_the_shared_journa
     let unlocked = emulator.run(two.path(), &["force-unlock", &holder.id, "--auto-approve"]);
     assert_succeeded(&unlocked);
     let resumed = emulator.run(two.path(), &["apply", "--auto-approve"]);
-    assert_succeeded(&resumed);
-    let log = stderr(&resumed);
-    assert!(
-        log.contains("Waiting for operations started by an earlier run"),
-        "{log}"
-    );
-    assert!(!log.contains("ALREADY_EXISTS"), "{log}");
-    assert!(
-        stdout(&resumed).contains("No changes."),
-        "the other machine's create finished the cluster: {}",
-        stdout(&resumed)
-    );
+    // The other machine's create finished the cluster: no second create, no ALREADY_EXISTS.
+    insta::assert_snapshot!(emulator.transcript_of(&resumed, None), @"
+    No changes. Your clusters match the configuration.
+    [stderr]
+    Warning: an earlier run left operation projects/123456789012/locations/us-central1/operations/1 (creating train01) in flight; `clusterform apply` waits for it before changing anything
+    Waiting for operations started by an earlier run…
+    [HH:MM:SS] train01: waiting for projects/123456789012/locations/us-central1/operations/1, started by an earlier run… [Ns]
+    [HH:MM:SS] train01: created [Ns]
+    Earlier operations finished.
+    ");
     assert_eq!(
         emulator.journal(),
         None,
         "the finished operation left the journal"
     );
-}
-
-/// The lock ID a refused run printed: the text after `(lock ID ` up to the next `,` or `)`.
-fn printed_lock_id(message: &str) -> &str {
-    let start = message.find("(lock ID ").expect("no lock ID shown") + "(lock ID ".len();
-    let rest = &message[start..];
-    &rest[..rest.find([',', ')']).unwrap()]
 }
 
 #[test]
@@ -331,19 +334,16 @@ fn a_lock_without_a_readable_record_is_removed_by_the_id_its_refusal_shows() {
     .unwrap();
 
     let refused = emulator.run(machine.path(), &["apply", "--auto-approve"]);
-    assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));
-    let message = stderr(&refused);
-    let id = printed_lock_id(&message);
-    assert_eq!(
-        id,
-        written.to_string(),
-        "the generation is the ID: {message}"
-    );
-    for part in [LOCATION, &format!("clusterform force-unlock {id}")] {
-        assert!(message.contains(part), "{part:?} missing: {message}");
-    }
+    let id = written.to_string();
+    // The generation is the ID.
+    insta::assert_snapshot!(emulator.transcript_of(&refused, None).normalized_with(|text| text.replace(&id, "[GENERATION]")), @"
+    [stderr]
+    Error: the stack is locked: gs://team-infra/clusterform/prod/research.lock exists but holds no lock record that can be read (lock ID [GENERATION], the object's generation)
+      hint: nothing says which run wrote it: if no run is using the stack, remove it with `clusterform force-unlock [GENERATION]`
+    [exit status: 1]
+    ");
 
-    let unlocked = emulator.run(machine.path(), &["force-unlock", id, "--auto-approve"]);
+    let unlocked = emulator.run(machine.path(), &["force-unlock", &id, "--auto-approve"]);
     assert_succeeded(&unlocked);
     assert_eq!(emulator.held(), None);
     let applied = emulator.run(machine.path(), &["apply", "--auto-approve"]);
