@@ -56,14 +56,14 @@ fn an_interrupted_apply_resumes_without_a_second_create() {
     No changes. Your clusters match the configuration.
     Note: train01: the cluster is PROVISIONING right now: an operation started earlier is still running on it
     [stderr]
-    Warning: an earlier run left operation projects/253589482369/locations/us-central1/operations/1 (creating train01) in flight; `clusterform apply` waits for it before changing anything
+    Warning: an earlier run left operation projects/253589482369/locations/us-central1/operations/1 (creating train01) in flight; `clusterform apply` and `destroy` wait for it before changing anything
     ");
     assert_eq!(creates(&env), 1, "plan sends nothing");
 
     insta::assert_snapshot!(env.transcript(&["apply", "--auto-approve"]), @"
     No changes. Your clusters match the configuration.
     [stderr]
-    Warning: an earlier run left operation projects/253589482369/locations/us-central1/operations/1 (creating train01) in flight; `clusterform apply` waits for it before changing anything
+    Warning: an earlier run left operation projects/253589482369/locations/us-central1/operations/1 (creating train01) in flight; `clusterform apply` and `destroy` wait for it before changing anything
     Waiting for operations started by an earlier run…
     [HH:MM:SS] train01: waiting for projects/253589482369/locations/us-central1/operations/1, started by an earlier run… [Ns]
     [HH:MM:SS] train01: created [Ns]
@@ -89,7 +89,7 @@ fn destroy_waits_for_an_interrupted_create_before_deleting() {
 
     Plan: 0 to add, 0 to change, 0 to replace, 1 to destroy.
     [stderr]
-    Warning: an earlier run left operation projects/253589482369/locations/us-central1/operations/1 (creating train01) in flight; `clusterform apply` waits for it before changing anything
+    Warning: an earlier run left operation projects/253589482369/locations/us-central1/operations/1 (creating train01) in flight; `clusterform apply` and `destroy` wait for it before changing anything
     Waiting for operations started by an earlier run…
     [HH:MM:SS] train01: waiting for projects/253589482369/locations/us-central1/operations/1, started by an earlier run… [Ns]
     [HH:MM:SS] train01: created [Ns]

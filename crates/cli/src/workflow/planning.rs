@@ -76,7 +76,7 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
         let mut warnings = Vec::new();
         for entry in journal.entries() {
             warnings.push(format!(
-                "an earlier run left operation {} ({} {}) in flight; `clusterform apply` waits for it before changing anything",
+                "an earlier run left operation {} ({} {}) in flight; `clusterform apply` and `destroy` wait for it before changing anything",
                 entry.operation,
                 clusterform::views::actions::verb(entry.action),
                 entry.address.id()
