@@ -154,7 +154,7 @@ fn of_two_machines_one_applies_and_the_other_is_refused_or_waits() {
     insta::assert_snapshot!(emulator.transcript_of(&refused, Some(&holder)), @"
     [stderr]
     Error: the stack is locked by [WHO] (pid [HOLDER PID]) running `apply` since [TIME] (lock ID [LOCK ID]) at gs://team-infra/clusterform/prod/research.lock
-      hint: wait for the other run to finish (`--lock-timeout 10m` waits for it); if it died, remove its lock with `clusterform force-unlock LOCK_ID`
+      hint: wait for the other run to finish (`--lock-timeout 10m` waits for it); if it died, remove its lock with `clusterform force-unlock [LOCK ID]`
     [exit status: 1]
     ");
 
@@ -188,7 +188,7 @@ fn force_unlock_removes_the_lock_of_a_killed_run_after_which_apply_proceeds() {
     insta::assert_snapshot!(emulator.transcript_of(&refused, Some(&holder)), @"
     [stderr]
     Error: the stack is locked by [WHO] (pid [HOLDER PID]) running `apply` since [TIME] (lock ID [LOCK ID]) at gs://team-infra/clusterform/prod/research.lock
-      hint: wait for the other run to finish (`--lock-timeout 10m` waits for it); if it died, remove its lock with `clusterform force-unlock LOCK_ID`
+      hint: wait for the other run to finish (`--lock-timeout 10m` waits for it); if it died, remove its lock with `clusterform force-unlock [LOCK ID]`
     [exit status: 1]
     ");
 

@@ -196,6 +196,16 @@ fn state_hint(error: &StateError) -> Option<String> {
                  `clusterform force-unlock {generation}`"
             ));
         }
+        StateError::RemoteLocked {
+            holder: Some(holder),
+            ..
+        } => {
+            return Some(format!(
+                "wait for the other run to finish (`--lock-timeout 10m` waits for it); if it died, \
+                 remove its lock with `clusterform force-unlock {}`",
+                holder.id
+            ));
+        }
         StateError::RemoteLocked { .. } => {
             "wait for the other run to finish (`--lock-timeout 10m` waits for it); if it died, \
              remove its lock with `clusterform force-unlock LOCK_ID`"
