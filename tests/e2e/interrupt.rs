@@ -95,8 +95,8 @@ fn destroy_waits_for_an_interrupted_create_before_deleting() {
     [HH:MM:SS] train01: created [Ns]
     Earlier operations finished.
     Waiting for clusters an earlier operation is still changing, to plan them again once it ends…
-    [HH:MM:SS] train01: destroying… [Ns]
-    [HH:MM:SS] train01: destroyed [Ns]
+    [HH:MM:SS] train01: checking… [Ns]
+    [HH:MM:SS] train01: ready [Ns]
     [HH:MM:SS] train01: destroying… [Ns]
     [HH:MM:SS] train01: delete request accepted [Ns]
     [HH:MM:SS] train01: delete done [Ns]

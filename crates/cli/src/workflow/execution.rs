@@ -240,14 +240,19 @@ pub fn still_working<'l>(
 
 /// Clusters the plan would change (update, replace, delete, release) while an operation no
 /// journal knows is still changing them: planned before that operation ends, they might get
-/// the same change a second time.
+/// the same change a second time. They are only waited for, so they are no-ops here: their
+/// progress says "checking… ready", and no count takes them for what the plan would do.
 fn changing_under_us<'l>(
     plan: &Plan,
     live: impl IntoIterator<Item = &'l LiveCluster>,
 ) -> Vec<ClusterChange> {
-    busy_with(plan, live, |action| {
+    let mut changing = busy_with(plan, live, |action| {
         !matches!(action, Action::NoOp | Action::Create)
-    })
+    });
+    for change in &mut changing {
+        change.action = Action::NoOp;
+    }
+    changing
 }
 
 /// The changes whose action `selected` picks and whose live cluster is `PROVISIONING` or
