@@ -5,7 +5,8 @@
 
 use crate::emulator_command::ServedEmulator;
 use crate::support::{
-    ClusterSpec, Env, apply_ok, cluster_name, config, created_attributes_elided, stderr, stdout,
+    ClusterSpec, Env, apply_ok, cluster_name, config, created_attributes_elided,
+    failure_seconds_hidden, stderr, stdout,
 };
 
 /// The default cluster with a cluster-wide Slurm setting.
@@ -144,25 +145,6 @@ fn a_controller_that_stops_after_a_slurm_settings_change_is_warned_about() {
     Warning: cluster train01: its Slurm controller does not answer after `orchestrator_spec.slurm_spec.config` changed (slurmctld does not respond: train01-controller (DOWN)). The service checks each Slurm parameter on its own: some accepted combinations stop slurmctld (e.g. PreemptType=preempt/none with PreemptMode=SUSPEND,GANG) while the operation reports success; check `sinfo` on the login node, and revert the change if it fails
     Apply complete! Resources: 0 added, 1 changed, 0 replaced, 0 destroyed.
     "#);
-}
-
-/// `text` with the whole seconds of each `FAILED after 12s` hidden: a refusal comes at once,
-/// but whether a second ticks over first depends on the machine.
-fn failure_seconds_hidden(text: &str) -> String {
-    const FAILED: &str = "FAILED after ";
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find(FAILED) {
-        out.push_str(&rest[..at + FAILED.len()]);
-        rest = &rest[at + FAILED.len()..];
-        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        if digits > 0 && rest[digits..].starts_with("s:") {
-            out.push_str("[N]");
-            rest = &rest[digits..];
-        }
-    }
-    out.push_str(rest);
-    out
 }
 
 /// `clusterform` against a separate `clusterform emulator` started with `flags`.
