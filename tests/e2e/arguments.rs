@@ -7,7 +7,9 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use crate::support::{ClusterSpec, Env, assert_succeeded, config, stderr, stdout};
+use crate::support::{
+    ClusterSpec, Env, assert_succeeded, config, created_attributes_elided, stderr, stdout,
+};
 
 /// An empty working directory, so that only the directory named on the command line can be
 /// the configuration.
@@ -26,13 +28,6 @@ fn config_with_variable(env: &Env) {
         "variable \"team\" {{\n  type = string\n}}\n{}",
         config(&[spec])
     ));
-}
-
-#[track_caller]
-fn assert_usage_error(output: &Output, expected: &str) {
-    assert_eq!(output.status.code(), Some(1), "{}", stderr(output));
-    assert!(stdout(output).is_empty(), "{}", stdout(output));
-    assert!(stderr(output).contains(expected), "{}", stderr(output));
 }
 
 #[test]
@@ -60,6 +55,7 @@ fn a_directory_given_twice_is_a_usage_error() {
     let env = Env::new(50);
     env.write_config(&config(&[ClusterSpec::default()]));
     let dir = env.path().to_str().unwrap();
+    let mut transcripts = String::new();
     for args in [
         vec!["plan", dir, "--chdir", dir],
         vec!["--chdir", dir, "validate", dir],
@@ -67,9 +63,34 @@ fn a_directory_given_twice_is_a_usage_error() {
         vec!["import", "train01", dir, "--chdir", dir],
         vec!["fmt", "--chdir", dir, "main.hcl"],
     ] {
-        let output = elsewhere(&env, &args);
-        assert_usage_error(&output, "not both");
+        transcripts.push_str(&format!(
+            "$ clusterform {}\n{}",
+            args.join(" ").replace(dir, "[DIR]"),
+            env.transcript_of(&elsewhere(&env, &args))
+        ));
     }
+    insta::assert_snapshot!(transcripts, @"
+    $ clusterform plan [DIR] --chdir [DIR]
+    [stderr]
+    Error: the configuration directory is given twice (--chdir [DIR] and DIR [DIR]): give DIR or --chdir DIR, not both
+    [exit status: 1]
+    $ clusterform --chdir [DIR] validate [DIR]
+    [stderr]
+    Error: the configuration directory is given twice (--chdir [DIR] and DIR [DIR]): give DIR or --chdir DIR, not both
+    [exit status: 1]
+    $ clusterform apply --chdir [DIR] [DIR]
+    [stderr]
+    Error: the configuration directory is given twice (--chdir [DIR] and DIR [DIR]): give DIR or --chdir DIR, not both
+    [exit status: 1]
+    $ clusterform import train01 [DIR] --chdir [DIR]
+    [stderr]
+    Error: the configuration directory is given twice (--chdir [DIR] and DIR [DIR]): give DIR or --chdir DIR, not both
+    [exit status: 1]
+    $ clusterform fmt --chdir [DIR] main.hcl
+    [stderr]
+    Error: fmt takes PATHS or --chdir DIR, not both
+    [exit status: 1]
+    ");
     assert!(env.mutations().is_empty());
 }
 
@@ -79,15 +100,21 @@ fn import_takes_the_directory_like_every_command_and_has_no_dir_flag() {
     env.write_config(&config(&[ClusterSpec::default()]));
     let dir = env.path().to_str().unwrap();
     let output = elsewhere(&env, &["import", "train01", "--dir", dir]);
-    assert_usage_error(&output, "--dir");
+    insta::assert_snapshot!(env.transcript_of(&output), @"
+    [stderr]
+    Error: unexpected argument '--dir' found
+      hint: to pass '--dir' as a value, use '-- --dir'
+      Usage: clusterform import <ID> [DIR]
+      For more information, try '--help'.
+    [exit status: 1]
+    ");
     // The directory is found (its provider names the project): the cluster is not.
     let output = elsewhere(&env, &["import", "train01", dir]);
-    assert_eq!(output.status.code(), Some(1));
-    assert!(
-        stderr(&output).contains("cluster projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01 was not found"),
-        "{}",
-        stderr(&output)
-    );
+    insta::assert_snapshot!(env.transcript_of(&output), @"
+    [stderr]
+    Error: cluster projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01 was not found
+    [exit status: 1]
+    ");
 }
 
 #[test]
@@ -120,41 +147,62 @@ fn terraform_single_dash_spellings_plan_and_apply() {
     assert!(env.path().join("first.json").is_file());
     assert!(env.path().join("second.json").is_file());
 
-    let output = env.run(&[
+    let apply = env.transcript(&[
         "apply",
         "-auto-approve",
         "-parallelism=1",
         "-var",
         "team=ml",
     ]);
-    assert_succeeded(&output);
-    assert!(
-        stderr(&output).contains("1 added") || stdout(&output).contains("1 added"),
-        "{}{}",
-        stdout(&output),
-        stderr(&output)
-    );
+    insta::assert_snapshot!(apply.normalized_with(created_attributes_elided), @r#"
+    clusterform will perform the following actions:
 
-    let output = env.run(&[
+      # train01 will be created
+      + cluster "train01" { … }
+
+    Plan: 1 to add, 0 to change, 0 to replace, 0 to destroy.
+    [stderr]
+    [HH:MM:SS] train01: creating… [Ns]
+    [HH:MM:SS] train01: create request accepted [Ns]
+    [HH:MM:SS] train01: create done [Ns]
+    [HH:MM:SS] train01: created [Ns]
+    Apply complete! Resources: 1 added, 0 changed, 0 replaced, 0 destroyed.
+    "#);
+
+    let replace = env.transcript(&[
         "plan",
         "-var",
         "team=ml",
         "-replace=train01",
         "-detailed-exitcode",
     ]);
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(
-        stdout(&output).contains("1 to replace"),
-        "{}",
-        stdout(&output)
-    );
+    insta::assert_snapshot!(replace, @r#"
+    clusterform will perform the following actions:
+
+      # train01 will be replaced, as requested
+    -/+ cluster "train01" {
+            # (2 unchanged attributes hidden)
+            # (4 unchanged blocks hidden)
+        }
+        impact: replaces cluster
+        # no Slurm jobs active now
+
+    Plan: 0 to add, 0 to change, 1 to replace, 0 to destroy.
+    [exit status: 2]
+    "#);
 }
 
 #[test]
 fn single_dash_names_that_are_no_long_option_stay_errors() {
     let env = Env::new(50);
-    let output = env.run(&["plan", "-bogus"]);
-    assert_usage_error(&output, "unexpected argument");
+    insta::assert_snapshot!(env.transcript(&["plan", "-bogus"]), @"
+    [stderr]
+    Error: unexpected argument '-b' found
+      hint: to pass '-b' as a value, use '-- -b'
+      Usage: clusterform plan [OPTIONS] [DIR]
+      For more information, try '--help'.
+    [exit status: 1]
+    ");
 }
 
 #[test]
@@ -168,10 +216,22 @@ fn emulator_and_completions_list_no_configuration_flags() {
             assert!(!help.contains(flag), "{command:?} lists {flag}:\n{help}");
         }
     }
-    let output = env.run(&["--chdir", ".", "completions", "bash"]);
-    assert_usage_error(&output, "--chdir does nothing");
-    let output = env.run(&["completions", "bash", "--endpoint", "http://127.0.0.1:1"]);
-    assert_usage_error(&output, "--endpoint");
+    insta::assert_snapshot!(env.transcript(&["--chdir", ".", "completions", "bash"]), @"
+    [stderr]
+    Error: `completions` reads no configuration: --chdir does nothing for it
+    [exit status: 1]
+    ");
+    insta::assert_snapshot!(
+        env.transcript(&["completions", "bash", "--endpoint", "http://127.0.0.1:1"]),
+        @"
+    [stderr]
+    Error: unexpected argument '--endpoint' found
+      hint: to pass '--endpoint' as a value, use '-- --endpoint'
+      Usage: clusterform completions <SHELL>
+      For more information, try '--help'.
+    [exit status: 1]
+    "
+    );
 }
 
 #[test]
@@ -186,5 +246,7 @@ fn the_emulator_listens_on_a_host_name_and_stays_on_loopback() {
         .args(["emulator", "--listen", "0.0.0.0:0"])
         .output()
         .unwrap();
-    assert_usage_error(&output, "--allow-remote");
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(stdout(&output).is_empty(), "{}", stdout(&output));
+    insta::assert_snapshot!(stderr(&output), @"Error: refusing to listen on 0.0.0.0:0: the emulator accepts any token; use a loopback address or --allow-remote");
 }

@@ -8,10 +8,18 @@ fn bad_hcl_reports_the_position_and_sends_nothing() {
     env.write_config(&format!(
         "{PROVIDER}\ncluster \"train01\" {{\n  display_name = \n}}\n"
     ));
-    let output = env.run(&["plan"]);
-    assert_eq!(output.status.code(), Some(1));
-    let err = stderr(&output);
-    assert!(err.contains("main.hcl:"), "{err}");
+    insta::assert_snapshot!(env.transcript(&["plan"]), @r#"
+    [stderr]
+    Error: syntax error: invalid expression; expected `"`, `[`, `{`, `-`, `!`, `(`, `_`, `<`, letter or digit
+        ╭─[main.hcl:9:18]
+      8 │ cluster "train01" {
+      9 │   display_name = 
+        ·                  ─
+     10 │ }
+        ╰────
+      hint: near `display_name =`
+    [exit status: 1]
+    "#);
     assert!(
         env.emulator().requests().is_empty(),
         "no request for a broken config"
@@ -24,11 +32,45 @@ fn an_unknown_attribute_suggests_the_right_one() {
     env.write_config(&format!(
         "{PROVIDER}\ncluster \"train01\" {{\n  dispaly_name = \"x\"\n}}\n"
     ));
-    let output = env.run(&["validate"]);
-    assert_eq!(output.status.code(), Some(1));
-    let err = stderr(&output);
-    assert!(err.contains("display_name"), "{err}");
-    assert!(err.contains("main.hcl:"), "{err}");
+    insta::assert_snapshot!(env.transcript(&["validate"]), @r#"
+    [stderr]
+    Error: missing required at least one `node_pool` block in the cluster
+       ╭─[main.hcl:8:1]
+     7 │ 
+     8 │ cluster "train01" {
+       · ─────────────────
+     9 │   dispaly_name = "x"
+       ╰────
+      hint: node_pools: Node pools, matched by id; replaced whole on update
+
+    Error: missing required block `network` in the cluster
+       ╭─[main.hcl:8:1]
+     7 │ 
+     8 │ cluster "train01" {
+       · ─────────────────
+     9 │   dispaly_name = "x"
+       ╰────
+      hint: network: The VPC of the cluster
+
+    Error: missing required block `orchestrator_spec` in the cluster
+       ╭─[main.hcl:8:1]
+     7 │ 
+     8 │ cluster "train01" {
+       · ─────────────────
+     9 │   dispaly_name = "x"
+       ╰────
+      hint: orchestrator_spec: The orchestrator
+
+    Error: unknown attribute or block `dispaly_name` in a cluster block
+        ╭─[main.hcl:9:3]
+      8 │ cluster "train01" {
+      9 │   dispaly_name = "x"
+        ·   ────────────
+     10 │ }
+        ╰────
+      hint: did you mean `display_name`?
+    [exit status: 1]
+    "#);
 }
 
 #[test]
@@ -56,11 +98,14 @@ fn a_missing_token_is_a_clear_error() {
         .env("CLUSTERFORM_ACCESS_TOKEN", "wrong-token")
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(1));
-    let err = stderr(&output);
-    assert!(err.contains("UNAUTHENTICATED"), "{err}");
     assert!(
-        !err.contains("wrong-token"),
-        "the token never appears: {err}"
+        !stderr(&output).contains("wrong-token"),
+        "the token never appears"
     );
+    insta::assert_snapshot!(env.transcript_of(&output), @"
+    [stderr]
+    Error: GET [ENDPOINT]/v1beta1/projects/my-proj/locations/us-central1/modelDevelopmentClusters?pageSize=100 failed: UNAUTHENTICATED (401): Request had invalid authentication credentials: the bearer token is not the expected one. Expected an OAuth 2 access token.
+      hint: the access token was rejected: run `gcloud auth application-default login` or refresh CLUSTERFORM_ACCESS_TOKEN
+    [exit status: 1]
+    ");
 }

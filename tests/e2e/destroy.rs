@@ -4,7 +4,9 @@
 
 use serde_json::{Value, json};
 
-use crate::support::{ClusterSpec, Env, apply_ok, cluster_name, destroyed_attributes_elided};
+use crate::support::{
+    ClusterSpec, Env, apply_ok, cluster_name, destroyed_attributes_elided, seconds_of_ages_hidden,
+};
 
 #[test]
 fn destroy_deletes_declared_clusters() {
@@ -117,27 +119,6 @@ fn minutes_and_a_half_ago(minutes: i64) -> i64 {
 
 fn node(name: &str, state: &[&str], last_busy: i64) -> Value {
     json!({"name": name, "state": state, "last_busy": number(last_busy)})
-}
-
-/// `text` with the seconds of each age past a minute (`1h30m30s ago`, `5h30s ago`) replaced by `[S]`: the
-/// run reads the clock a second or two after the test set the times.
-fn seconds_of_ages_hidden(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find("s ago") {
-        let before = &rest[..at];
-        let number = before.trim_end_matches(|c: char| c.is_ascii_digit());
-        if number.len() < before.len() && (number.ends_with('m') || number.ends_with('h')) {
-            out.push_str(number);
-            out.push_str("[S]");
-        } else {
-            out.push_str(before);
-        }
-        out.push_str("s ago");
-        rest = &rest[at + "s ago".len()..];
-    }
-    out.push_str(rest);
-    out
 }
 
 fn spec(id: &'static str) -> ClusterSpec {

@@ -6,12 +6,14 @@ use serde_json::{Value, json};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
+use std::process::Output;
+
 use crate::support::{
-    ClusterSpec, Env, apply_ok, assert_succeeded, config, stderr, stdout, two_clusters,
+    ClusterSpec, Env, Transcript, apply_ok, assert_succeeded, config, stderr, stdout, two_clusters,
 };
 
 /// Every line of stdout, parsed; each must be a JSON object with a type and an RFC 3339 time.
-fn events(output: &std::process::Output) -> Vec<Value> {
+fn events(output: &Output) -> Vec<Value> {
     let text = stdout(output);
     let events: Vec<Value> = text
         .lines()
@@ -26,6 +28,25 @@ fn events(output: &std::process::Output) -> Vec<Value> {
         OffsetDateTime::parse(time, &Rfc3339).unwrap_or_else(|e| panic!("{e}: {event}"));
     }
     events
+}
+
+/// The run with its events one a line for a snapshot: each time and elapsed time replaced,
+/// and a run of `operation_progress` (as many as the binary polled) kept once.
+fn events_transcript(env: &Env, output: &Output) -> Transcript {
+    let mut events = events(output);
+    events.dedup_by(|a, b| a["type"] == "operation_progress" && b["type"] == "operation_progress");
+    let mut lines = String::new();
+    for mut event in events {
+        event["@timestamp"] = json!("[TIME]");
+        if let Some(elapsed) = event.get_mut("elapsed_seconds") {
+            *elapsed = json!("[N]");
+        }
+        lines.push_str(&format!("{event}\n"));
+    }
+    env.transcript_of(&Output {
+        stdout: lines.into_bytes(),
+        ..output.clone()
+    })
 }
 
 /// The event types in order, a run of `operation_progress` counted once.
@@ -64,6 +85,15 @@ fn a_create_is_planned_sent_followed_and_summarised() {
     env.write_config(&config(&[ClusterSpec::default()]));
     let output = env.run(&["apply", "--json", "--auto-approve"]);
     assert_succeeded(&output);
+    insta::assert_snapshot!(events_transcript(&env, &output), @r#"
+    {"type":"planned","@timestamp":"[TIME]","summary":{"add":1,"change":0,"replace":0,"destroy":0,"release":0},"changes":[{"address":{"project":"my-proj","region":"us-central1","id":"train01"},"action":"create","reason":null}]}
+    {"type":"started","@timestamp":"[TIME]","address":{"project":"my-proj","region":"us-central1","id":"train01"},"action":"create","elapsed_seconds":"[N]"}
+    {"type":"request_sent","@timestamp":"[TIME]","address":{"project":"my-proj","region":"us-central1","id":"train01"},"action":"create","kind":"create","method":"POST","path":"/v1beta1/projects/my-proj/locations/us-central1/modelDevelopmentClusters","operation":"projects/253589482369/locations/us-central1/operations/1","elapsed_seconds":"[N]"}
+    {"type":"operation_progress","@timestamp":"[TIME]","address":{"project":"my-proj","region":"us-central1","id":"train01"},"action":"create","operation":"projects/253589482369/locations/us-central1/operations/1","state":"PROVISIONING","message":"Validating the cluster request.","elapsed_seconds":"[N]"}
+    {"type":"request_done","@timestamp":"[TIME]","address":{"project":"my-proj","region":"us-central1","id":"train01"},"action":"create","kind":"create","elapsed_seconds":"[N]"}
+    {"type":"done","@timestamp":"[TIME]","address":{"project":"my-proj","region":"us-central1","id":"train01"},"action":"create","elapsed_seconds":"[N]"}
+    {"type":"summary","@timestamp":"[TIME]","success":true,"counts":{"add":1,"change":0,"replace":0,"destroy":0,"release":0,"failed":0}}
+    "#);
     let events = events(&output);
     assert_eq!(sequence(&events), ONE_ACTION, "{}", stdout(&output));
     let planned = &events[0];
@@ -78,7 +108,6 @@ fn a_create_is_planned_sent_followed_and_summarised() {
         sent["path"],
         "/v1beta1/projects/my-proj/locations/us-central1/modelDevelopmentClusters"
     );
-    assert!(sent["operation"].as_str().unwrap().contains("/operations/"));
     let progress = &events[3];
     assert!(progress["elapsed_seconds"].is_number(), "{progress}");
     assert_eq!(progress["operation"], sent["operation"]);
@@ -120,12 +149,21 @@ fn a_failed_operation_is_an_event_with_its_status_and_hint() {
     });
     env.write_config(&config(&[ClusterSpec::default()]));
     let output = env.run(&["apply", "--json", "--auto-approve"]);
-    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    insta::assert_snapshot!(events_transcript(&env, &output), @r#"
+    {"type":"planned","@timestamp":"[TIME]","summary":{"add":1,"change":0,"replace":0,"destroy":0,"release":0},"changes":[{"address":{"project":"my-proj","region":"us-central1","id":"train01"},"action":"create","reason":null}]}
+    {"type":"started","@timestamp":"[TIME]","address":{"project":"my-proj","region":"us-central1","id":"train01"},"action":"create","elapsed_seconds":"[N]"}
+    {"type":"request_sent","@timestamp":"[TIME]","address":{"project":"my-proj","region":"us-central1","id":"train01"},"action":"create","kind":"create","method":"POST","path":"/v1beta1/projects/my-proj/locations/us-central1/modelDevelopmentClusters","operation":"projects/253589482369/locations/us-central1/operations/1","elapsed_seconds":"[N]"}
+    {"type":"operation_progress","@timestamp":"[TIME]","address":{"project":"my-proj","region":"us-central1","id":"train01"},"action":"create","operation":"projects/253589482369/locations/us-central1/operations/1","state":"PROVISIONING","message":"Validating the cluster request.","elapsed_seconds":"[N]"}
+    {"type":"failed","@timestamp":"[TIME]","address":{"project":"my-proj","region":"us-central1","id":"train01"},"action":"create","elapsed_seconds":"[N]","error":{"code":null,"status":"INTERNAL","message":"projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01: operation projects/253589482369/locations/us-central1/operations/1 failed: INTERNAL: The operation failed (injected by the emulator's opfail fault).","field_violations":[]},"hint":"see the cluster's events with `clusterform list`; fix the configuration and apply again"}
+    {"type":"summary","@timestamp":"[TIME]","success":false,"counts":{"add":0,"change":0,"replace":0,"destroy":0,"release":0,"failed":1},"error":{"message":"1 of 1 actions failed","hint":"fix the cause above and run `clusterform apply` again; finished clusters are not touched twice"}}
+    [stderr]
+    Error: Creation of cluster train01 failed: projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01: operation projects/253589482369/locations/us-central1/operations/1 failed: INTERNAL: The operation failed (injected by the emulator's opfail fault).
+      hint: see the cluster's events with `clusterform list`; fix the configuration and apply again
+    Error: 1 of 1 actions failed
+      hint: fix the cause above and run `clusterform apply` again; finished clusters are not touched twice
+    [exit status: 1]
+    "#);
     let events = events(&output);
-    let types = sequence(&events);
-    assert_eq!(types.first(), Some(&"planned"));
-    assert_eq!(types[types.len() - 2..], ["failed", "summary"], "{types:?}");
-    assert!(!types.contains(&"done"), "{types:?}");
     let failed = &events[events.len() - 2];
     assert_eq!(failed["address"], train01_address());
     assert_eq!(failed["action"], "create");
@@ -215,16 +253,23 @@ fn a_destroy_with_nothing_to_destroy_prints_only_events() {
 fn json_without_approval_is_a_usage_error_and_sends_nothing() {
     let env = Env::new(100);
     env.write_config(&config(&[ClusterSpec::default()]));
+    let mut transcripts = String::new();
     for command in ["apply", "destroy"] {
-        let output = env.run(&[command, "--json"]);
-        assert_eq!(output.status.code(), Some(1));
-        assert!(
-            stderr(&output).contains("--auto-approve"),
-            "{}",
-            stderr(&output)
-        );
-        assert!(stdout(&output).is_empty());
+        transcripts.push_str(&format!(
+            "$ clusterform {command} --json\n{}",
+            env.transcript(&[command, "--json"])
+        ));
     }
+    insta::assert_snapshot!(transcripts, @"
+    $ clusterform apply --json
+    [stderr]
+    Error: `apply --json` cannot ask for confirmation: give --auto-approve, or apply a saved plan (`plan --out FILE`, then `apply --json FILE`)
+    [exit status: 1]
+    $ clusterform destroy --json
+    [stderr]
+    Error: `destroy --json` cannot ask for confirmation: give --auto-approve
+    [exit status: 1]
+    ");
     assert!(env.emulator().requests().is_empty());
 }
 
@@ -255,12 +300,10 @@ fn operations_an_earlier_run_left_are_followed_as_events() {
 
     let output = env.run(&["apply", "--json", "--auto-approve"]);
     assert_succeeded(&output);
-    let events = events(&output);
-    let types = sequence(&events);
-    assert_eq!(types.first(), Some(&"resumed"), "{types:?}");
-    assert!(types.contains(&"done"), "{types:?}");
-    assert_eq!(types.last(), Some(&"summary"), "{types:?}");
-    let resumed = &events[0];
-    assert_eq!(resumed["address"], train01_address(), "{resumed}");
-    assert!(resumed["operation"].is_string(), "{resumed}");
+    insta::assert_snapshot!(events_transcript(&env, &output), @r#"
+    {"type":"resumed","@timestamp":"[TIME]","address":{"project":"my-proj","region":"us-central1","id":"train01"},"action":"create","operation":"projects/253589482369/locations/us-central1/operations/1","elapsed_seconds":"[N]"}
+    {"type":"done","@timestamp":"[TIME]","address":{"project":"my-proj","region":"us-central1","id":"train01"},"action":"create","elapsed_seconds":"[N]"}
+    {"type":"planned","@timestamp":"[TIME]","summary":{"add":0,"change":0,"replace":0,"destroy":0,"release":0},"changes":[]}
+    {"type":"summary","@timestamp":"[TIME]","success":true,"counts":{"add":1,"change":0,"replace":0,"destroy":0,"release":0,"failed":0}}
+    "#);
 }

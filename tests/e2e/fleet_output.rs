@@ -1,7 +1,9 @@
 //! What a fleet spread over two regions looks like: plan headers and `list` name each
 //! cluster's project and region, and a changed startup script diffs line by line as a heredoc.
 
-use crate::support::{ClusterSpec, Env, PROVIDER, assert_succeeded, cluster_hcl, stderr, stdout};
+use crate::support::{
+    ClusterSpec, Env, PROVIDER, assert_succeeded, cluster_hcl, created_attributes_elided, stdout,
+};
 
 /// `train01` in the provider's us-central1 running `startup`, and `train02` in europe-west4.
 fn two_regions(startup: &str) -> String {
@@ -30,18 +32,27 @@ fn script(package: &str) -> String {
 fn a_two_region_fleet_shows_locations_and_script_diffs() {
     let env = Env::new(50);
     env.write_config(&two_regions(&script("foo")));
-    let created = env.run(&["apply", "--auto-approve"]);
-    assert_succeeded(&created);
-    let text = stdout(&created);
-    assert!(
-        text.contains("  # train02 (my-proj/europe-west4) will be created\n"),
-        "{text}"
-    );
-    let progress = stderr(&created);
-    assert!(
-        progress.contains("train02 (my-proj/europe-west4): created"),
-        "progress lines name the location too: {progress}"
-    );
+    insta::assert_snapshot!(env.transcript(&["apply", "--auto-approve"]).normalized_with(created_attributes_elided), @r#"
+    clusterform will perform the following actions:
+
+      # train02 (my-proj/europe-west4) will be created
+      + cluster "train02" { … }
+
+      # train01 (my-proj/us-central1) will be created
+      + cluster "train01" { … }
+
+    Plan: 2 to add, 0 to change, 0 to replace, 0 to destroy.
+    [stderr]
+    [HH:MM:SS] train01 (my-proj/us-central1): creating… [Ns]
+    [HH:MM:SS] train01 (my-proj/us-central1): create request accepted [Ns]
+    [HH:MM:SS] train01 (my-proj/us-central1): create done [Ns]
+    [HH:MM:SS] train01 (my-proj/us-central1): created [Ns]
+    [HH:MM:SS] train02 (my-proj/europe-west4): creating… [Ns]
+    [HH:MM:SS] train02 (my-proj/europe-west4): create request accepted [Ns]
+    [HH:MM:SS] train02 (my-proj/europe-west4): create done [Ns]
+    [HH:MM:SS] train02 (my-proj/europe-west4): created [Ns]
+    Apply complete! Resources: 2 added, 0 changed, 0 replaced, 0 destroyed.
+    "#);
 
     let listed = env.run(&["list"]);
     assert_succeeded(&listed);
@@ -86,21 +97,59 @@ fn a_two_region_fleet_shows_locations_and_script_diffs() {
     );
 
     env.write_config(&two_regions(&script("bar")));
-    let planned = env.run(&["plan", "--out", "tfplan.json"]);
-    assert_succeeded(&planned);
-    let plan = stdout(&planned);
-    assert!(
-        plan.contains("  # train01 (my-proj/us-central1) will be updated in place\n"),
-        "{plan}"
-    );
-    let heredoc = "          ~ startup_script = <<-EOT\n                #!/bin/bash\n                apt-get update\n              - apt-get install -y foo\n              + apt-get install -y bar\n                echo done\n            EOT\n";
-    assert!(plan.contains(heredoc), "{plan}");
-    let shown = env.run(&["show", "tfplan.json"]);
-    assert_succeeded(&shown);
-    let saved = stdout(&shown);
-    assert!(
-        saved.contains("  # train01 (my-proj/us-central1) will be updated in place\n"),
-        "{saved}"
-    );
-    assert!(saved.contains(heredoc), "{saved}");
+    insta::assert_snapshot!(env.transcript(&["plan", "--out", "tfplan.json"]), @r#"
+    clusterform will perform the following actions:
+
+      # train01 (my-proj/us-central1) will be updated in place
+      ~ cluster "train01" {
+          ~ node_pool "cpu" {
+              ~ startup_script = <<-EOT
+                    #!/bin/bash
+                    apt-get update
+                  - apt-get install -y foo
+                  + apt-get install -y bar
+                    echo done
+                EOT
+                # (1 unchanged attribute hidden)
+                # (2 unchanged blocks hidden)
+            }
+            # (2 unchanged attributes hidden)
+            # (3 unchanged blocks hidden)
+        }
+        update mask: node_pools
+        update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; a refreshed startup script recreates the pool's nodes)
+        impact: recreates nodes of pool cpu
+        # no Slurm jobs active now
+
+    Plan: 0 to add, 1 to change, 0 to replace, 0 to destroy.
+    [stderr]
+
+    Saved the plan to tfplan.json. To perform exactly these actions, run:
+      clusterform apply tfplan.json
+    "#);
+    insta::assert_snapshot!(env.transcript(&["show", "tfplan.json"]), @r#"
+    clusterform will perform the following actions:
+
+      # train01 (my-proj/us-central1) will be updated in place
+      ~ cluster "train01" {
+          ~ node_pool "cpu" {
+              ~ startup_script = <<-EOT
+                    #!/bin/bash
+                    apt-get update
+                  - apt-get install -y foo
+                  + apt-get install -y bar
+                    echo done
+                EOT
+                # (1 unchanged attribute hidden)
+                # (2 unchanged blocks hidden)
+            }
+            # (2 unchanged attributes hidden)
+            # (3 unchanged blocks hidden)
+        }
+        update mask: node_pools
+        update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; a refreshed startup script recreates the pool's nodes)
+        impact: recreates nodes of pool cpu
+
+    Plan: 0 to add, 1 to change, 0 to replace, 0 to destroy.
+    "#);
 }

@@ -14,7 +14,8 @@ use std::time::{Duration, Instant};
 
 use crate::emulator_command::{free_port, wait_until_listening};
 use crate::support::{
-    ClusterSpec, Env, apply_ok, assert_succeeded, cluster_name, config, stderr, stdout,
+    ClusterSpec, Env, apply_ok, assert_succeeded, cluster_name, config, created_attributes_elided,
+    failure_seconds_hidden, stderr, stdout,
 };
 
 /// Not UTF-8: `café` in Latin-1.
@@ -52,6 +53,7 @@ fn a_non_utf8_variable_clusterform_does_not_read_changes_nothing() {
 fn a_non_utf8_variable_clusterform_reads_is_an_error_naming_it_never_showing_it() {
     let env = Env::new(50);
     env.write_config(&config(&[ClusterSpec::default()]));
+    let mut transcripts = String::new();
     for (name, args, code) in [
         ("CLUSTERFORM_VAR_region", &["validate"][..], 1),
         ("CLUSTERFORM_VAR_region", &["plan"][..], 1),
@@ -70,17 +72,39 @@ fn a_non_utf8_variable_clusterform_reads_is_an_error_naming_it_never_showing_it(
         let output = cmd.env(name, latin1("hunter2-caf")).output().unwrap();
         let text = format!("{}{}", stdout(&output), stderr(&output));
         assert_eq!(output.status.code(), Some(code), "{name} {args:?}: {text}");
-        let named = if name == "CLUSTERFORM_ENDPOINT" {
-            "CLUSTERFORM_ENDPOINT variable"
-        } else {
-            name
-        };
-        assert!(
-            text.contains(named) && text.contains("not valid UTF-8"),
-            "{name}: {text}"
-        );
         assert!(!text.contains("hunter2"), "{name} shows its value: {text}");
+        transcripts.push_str(&format!(
+            "$ {name}=… clusterform {}\n{}",
+            args.join(" "),
+            env.transcript_of(&output)
+        ));
     }
+    insta::assert_snapshot!(transcripts, @"
+    $ CLUSTERFORM_VAR_region=… clusterform validate
+    [stderr]
+    Error: the environment variable CLUSTERFORM_VAR_region is not valid UTF-8
+      hint: set CLUSTERFORM_VAR_region to UTF-8 text, or unset it
+    [exit status: 1]
+    $ CLUSTERFORM_VAR_region=… clusterform plan
+    [stderr]
+    Error: the environment variable CLUSTERFORM_VAR_region is not valid UTF-8
+      hint: set CLUSTERFORM_VAR_region to UTF-8 text, or unset it
+    [exit status: 1]
+    $ CLUSTERFORM_ACCESS_TOKEN=… clusterform plan
+    [stderr]
+    Error: the environment variable CLUSTERFORM_ACCESS_TOKEN is not valid UTF-8
+      hint: set CLUSTERFORM_ACCESS_TOKEN to UTF-8 text, or unset it
+    [exit status: 1]
+    $ GOOGLE_OAUTH_ACCESS_TOKEN=… clusterform apply --auto-approve
+    [stderr]
+    Error: the environment variable GOOGLE_OAUTH_ACCESS_TOKEN is not valid UTF-8
+      hint: set GOOGLE_OAUTH_ACCESS_TOKEN to UTF-8 text, or unset it
+    [exit status: 1]
+    $ CLUSTERFORM_ENDPOINT=… clusterform plan
+    [stderr]
+    Error: the endpoint (--endpoint or the CLUSTERFORM_ENDPOINT variable) is not valid UTF-8
+    [exit status: 1]
+    ");
     assert!(env.mutations().is_empty());
 }
 
@@ -145,10 +169,7 @@ fn a_second_emulator_on_the_same_state_file_fails_at_once_naming_it() {
     let mut message = String::new();
     std::io::Read::read_to_string(&mut second.stderr.take().unwrap(), &mut message).unwrap();
     assert_eq!(status.code(), Some(1), "{message}");
-    assert!(
-        message.contains(&*state.to_string_lossy()) && message.contains("in use"),
-        "{message}"
-    );
+    insta::assert_snapshot!(message.replace(&*state.to_string_lossy(), "[STATE]"), @"Error: the local emulator failed: the emulator state file [STATE] is in use by another emulator (locked through [STATE].lock)");
     assert!(
         first.try_wait().unwrap().is_none(),
         "the first keeps serving"
@@ -174,10 +195,9 @@ fn a_second_emulator_on_the_same_state_file_fails_at_once_naming_it() {
         .output()
         .unwrap();
     assert_eq!(plan.status.code(), Some(1), "{}", stderr(&plan));
-    assert!(
-        stderr(&plan).contains(&*local_state.to_string_lossy()),
-        "{}",
-        stderr(&plan)
+    insta::assert_snapshot!(
+        stderr(&plan).replace(&*config_dir.path().to_string_lossy(), "[DIR]"),
+        @"Error: the local emulator failed: the emulator state file [DIR]/.clusterform/emulator.json is in use by another emulator (locked through [DIR]/.clusterform/emulator.json.lock)"
     );
     for mut child in [first, holder] {
         child.kill().unwrap();
@@ -275,16 +295,16 @@ fn apply_waits_for_an_unchanged_cluster_still_provisioning() {
         done.load(Ordering::SeqCst),
         "apply returned while the cluster was still provisioning"
     );
-    assert!(
-        stdout(&output).contains("No changes."),
-        "{}",
-        stdout(&output)
-    );
-    assert!(
-        stderr(&output).contains("leave PROVISIONING"),
-        "{}",
-        stderr(&output)
-    );
+    insta::assert_snapshot!(env.transcript_of(&output), @"
+    No changes. Your clusters match the configuration.
+    Note: train01: the cluster is PROVISIONING right now: an operation started earlier is still running on it
+    [stderr]
+    Waiting for unchanged clusters whose earlier operation is still running…
+    [HH:MM:SS] train01: checking… [Ns]
+    [HH:MM:SS] train01: waiting for the cluster to leave PROVISIONING… [Ns]
+    [HH:MM:SS] train01: ready [Ns]
+    Apply complete! The clusters' earlier operations finished.
+    ");
     assert!(env.mutations().len() == 1, "only the first apply's create");
     thread.join().unwrap();
 }
@@ -301,13 +321,21 @@ fn apply_fails_when_an_unchanged_cluster_still_updating_ends_in_error() {
         Duration::from_secs(2),
     );
     let output = env.run(&["apply", "--auto-approve"]);
-    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     assert!(done.load(Ordering::SeqCst));
-    assert!(
-        stderr(&output).contains("train01") && stderr(&output).contains("quota exhausted"),
-        "{}",
-        stderr(&output)
-    );
+    insta::assert_snapshot!(env.transcript_of(&output).normalized_with(failure_seconds_hidden), @"
+    No changes. Your clusters match the configuration.
+    Note: train01: the cluster is UPDATING right now: an operation started earlier is still running on it
+    [stderr]
+    Waiting for unchanged clusters whose earlier operation is still running…
+    [HH:MM:SS] train01: checking… [Ns]
+    [HH:MM:SS] train01: waiting for the cluster to leave UPDATING… [Ns]
+    [HH:MM:SS] train01: FAILED after [N]s: projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01 is in state ERROR: quota exhausted
+    Error: Check of cluster train01 failed: projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01 is in state ERROR: quota exhausted
+      hint: see the cluster's events with `clusterform list`; fix the configuration and apply again
+    Error: 1 of 1 actions failed
+      hint: fix the cause above and run `clusterform apply` again; finished clusters are not touched twice
+    [exit status: 1]
+    ");
     thread.join().unwrap();
 }
 
@@ -344,8 +372,14 @@ fn an_unreadable_certificate_store_stops_only_https_endpoints() {
         ("SSL_CERT_DIR", "/nonexistent/certs"),
     ];
     let plan = env.cmd(&["plan"]).envs(unreadable).output().unwrap();
-    assert_succeeded(&plan);
-    assert!(stdout(&plan).contains("1 to add"), "{}", stdout(&plan));
+    insta::assert_snapshot!(created_attributes_elided(&env.transcript_of(&plan).to_string()), @r#"
+    clusterform will perform the following actions:
+
+      # train01 will be created
+      + cluster "train01" { … }
+
+    Plan: 1 to add, 0 to change, 0 to replace, 0 to destroy.
+    "#);
 
     let https = env
         .cmd(&["plan"])
@@ -353,10 +387,10 @@ fn an_unreadable_certificate_store_stops_only_https_endpoints() {
         .env("CLUSTERFORM_ENDPOINT", "https://127.0.0.1:9")
         .output()
         .unwrap();
-    assert_eq!(https.status.code(), Some(1), "{}", stderr(&https));
-    assert!(
-        stderr(&https).contains("No CA certificates were loaded"),
-        "{}",
-        stderr(&https)
-    );
+    insta::assert_snapshot!(env.transcript_of(&https), @"
+    [stderr]
+    Error: invalid endpoint `https://127.0.0.1:9`: cannot build the HTTP client: builder error: unexpected error: No CA certificates were loaded from the system
+      hint: an endpoint is a base URL such as https://host:port
+    [exit status: 1]
+    ");
 }

@@ -7,13 +7,18 @@ use crate::support::{ClusterSpec, Env, apply_ok, config, stderr};
 const BUCKET: &str = "team-infra";
 const JOURNAL: &str = "clusterform/prod/research.journal.json";
 
+/// The keys of [`broken_fleet`]'s `for_each`.
+fn fleet_keys() -> String {
+    let keys: Vec<String> = (0..3000).map(|n| format!("c{n:04} = 1")).collect();
+    keys.join(", ")
+}
+
 /// A fleet large enough that its clusters decode well after its locations are known, each with
 /// an attribute that does not exist.
 fn broken_fleet() -> String {
-    let keys: Vec<String> = (0..3000).map(|n| format!("c{n:04} = 1")).collect();
     let settings = format!(
         "  for_each = {{ {} }}\n  no_such_attribute = 1\n",
-        keys.join(", ")
+        fleet_keys()
     );
     let hcl = config(&[ClusterSpec::default()]);
     assert!(hcl.contains("  display_name"), "{hcl}");
@@ -30,12 +35,19 @@ fn an_invalid_configuration_sends_nothing_and_looks_up_no_credential() {
             .unwrap()
     };
     env.write_config(&broken_fleet());
-    let plan = plan_without_credentials();
-    let err = stderr(&plan);
-    assert_eq!(plan.status.code(), Some(1), "{err}");
-    assert!(err.contains("no_such_attribute"), "{err}");
-    assert!(err.contains("main.hcl"), "{err}");
-    assert!(!err.contains("CLUSTERFORM_ACCESS_TOKEN"), "{err}");
+    let keys = fleet_keys();
+    insta::assert_snapshot!(env.transcript_of(&plan_without_credentials()).normalized_with(|text| text.replace(&keys, "c0000 = 1, …")), @r#"
+    [stderr]
+    Error: unknown attribute or block `no_such_attribute` in a cluster block
+        ╭─[main.hcl:10:3]
+      9 │   for_each = { c0000 = 1, … }
+     10 │   no_such_attribute = 1
+        ·   ─────────────────
+     11 │   display_name = "Research training"
+        ╰────
+      hint: expected one of: display_name, labels, network, node_pool, orchestrator_spec, runtime_spec, lustre_export_config, project, region, update_mode, for_each, id, timeouts, lifecycle
+    [exit status: 1]
+    "#);
     assert!(env.emulator().requests().is_empty());
     env.cmd(&["plan"]).output().unwrap();
     assert!(
@@ -45,10 +57,11 @@ fn an_invalid_configuration_sends_nothing_and_looks_up_no_credential() {
 
     // The same credentials fail a configuration without the error.
     env.write_config(&config(&[ClusterSpec::default()]));
-    let plan = plan_without_credentials();
-    let err = stderr(&plan);
-    assert_eq!(plan.status.code(), Some(1), "{err}");
-    assert!(err.contains("CLUSTERFORM_ACCESS_TOKEN"), "{err}");
+    insta::assert_snapshot!(env.transcript_of(&plan_without_credentials()), @"
+    [stderr]
+    Error: CLUSTERFORM_ACCESS_TOKEN is set but empty
+    [exit status: 1]
+    ");
     assert!(env.emulator().requests().is_empty());
 }
 
@@ -60,12 +73,14 @@ fn the_configuration_s_warnings_come_before_the_journal_s() {
     let unused = "variable \"unused\" {\n  default = 1\n}\n";
     env.write_config(&format!("{unused}{}", config(&[ClusterSpec::default()])));
 
-    let plan = env.run(&["plan"]);
-    let err = stderr(&plan);
-    assert!(plan.status.success(), "{err}");
-    let variable = err.find("unused").expect("the unused variable's warning");
-    let journal = err.find("entry 1 of").expect("the journal's warning");
-    assert!(variable < journal, "{err}");
+    insta::assert_snapshot!(env.transcript(&["plan"]), @"
+    No changes. Your clusters match the configuration.
+    [stderr]
+    Warning: variable `unused` is declared but never used
+      at main.hcl:1:1
+      hint: remove it, or use it as `var.unused`
+    Warning: entry 1 of ./.clusterform/journal.json cannot be used (`../../elsewhere` is not an operation name: expected `projects/{P}/locations/{R}/operations/{ID}`); apply refuses to act on cluster train01 until it is fixed or removed
+    ");
 }
 
 #[test]

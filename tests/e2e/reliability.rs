@@ -1,7 +1,10 @@
 //! Injected faults: 503 and 429 answers are retried, a failing operation is reported with
 //! exit 1 while other clusters still finish.
 
-use crate::support::{ClusterSpec, Env, apply_ok, cluster_name, config, stderr, stdout};
+use crate::support::{
+    ClusterSpec, Env, apply_ok, cluster_name, config, created_attributes_elided,
+    failure_seconds_hidden,
+};
 
 #[test]
 fn transient_errors_are_survived() {
@@ -23,9 +26,26 @@ fn a_failing_operation_exits_one_and_others_finish() {
     env.emulator()
         .set_faults("opfail=1.0,seed=3".parse().unwrap());
     env.write_config(&config(&[ClusterSpec::default()]));
-    let output = env.run(&["apply", "--auto-approve"]);
-    assert_eq!(output.status.code(), Some(1), "{}", stdout(&output));
-    let err = stderr(&output);
-    assert!(err.contains("train01"), "{err}");
-    assert!(err.contains("failed"), "{err}");
+    insta::assert_snapshot!(
+        env.transcript(&["apply", "--auto-approve"])
+            .normalized_with(created_attributes_elided)
+            .normalized_with(failure_seconds_hidden),
+        @r#"
+    clusterform will perform the following actions:
+
+      # train01 will be created
+      + cluster "train01" { … }
+
+    Plan: 1 to add, 0 to change, 0 to replace, 0 to destroy.
+    [stderr]
+    [HH:MM:SS] train01: creating… [Ns]
+    [HH:MM:SS] train01: create request accepted [Ns]
+    [HH:MM:SS] train01: FAILED after [N]s: projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01: operation projects/253589482369/locations/us-central1/operations/1 failed: INTERNAL: The operation failed (injected by the emulator's opfail fault).
+    Error: Creation of cluster train01 failed: projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01: operation projects/253589482369/locations/us-central1/operations/1 failed: INTERNAL: The operation failed (injected by the emulator's opfail fault).
+      hint: see the cluster's events with `clusterform list`; fix the configuration and apply again
+    Error: 1 of 1 actions failed
+      hint: fix the cause above and run `clusterform apply` again; finished clusters are not touched twice
+    [exit status: 1]
+    "#
+    );
 }

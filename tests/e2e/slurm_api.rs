@@ -10,7 +10,10 @@ use clusterform_emulator::EmulatorOptions;
 use serde_json::{Value, json};
 
 use crate::emulator_command::ServedEmulator;
-use crate::support::{ClusterSpec, Env, TOKEN, apply_ok, cluster_name, config, stderr, stdout};
+use crate::support::{
+    ClusterSpec, Env, TOKEN, apply_ok, cluster_name, config, created_attributes_elided,
+    destroyed_attributes_elided, failure_seconds_hidden, seconds_of_ages_hidden,
+};
 
 /// An emulator whose clusters serve Slurm's REST v0.0.44 and v0.0.43 only, as a Slurm newer
 /// than the emulator's default does.
@@ -63,12 +66,6 @@ fn slurm_paths(env: &Env) -> Vec<String> {
         .collect()
 }
 
-fn row<'a>(out: &'a str, id: &str) -> &'a str {
-    out.lines()
-        .find(|line| line.starts_with(&format!("{id} ")))
-        .unwrap_or_else(|| panic!("no row for {id}:\n{out}"))
-}
-
 #[test]
 fn idle_for_reads_the_documented_body_at_the_version_the_cluster_serves() {
     let env = modern_slurm_env();
@@ -81,9 +78,26 @@ fn idle_for_reads_the_documented_body_at_the_version_the_cluster_serves() {
     );
     env.emulator().clear_requests();
     let output = env.run(&["destroy", "--idle-for", "2h", "--auto-approve"]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    let out = stdout(&output);
-    assert!(row(&out, "train01").contains("idle: destroy"), "{out}");
+    // The node was last busy 5h before the test set it; the run reads the clock a second or
+    // two later, and an age shows its seconds only when one has ticked.
+    let whole_hours = |text: &str| seconds_of_ages_hidden(text).replace("5h[S]s ago", "5h ago");
+    insta::assert_snapshot!(env.transcript_of(&output).normalized_with(whole_hours).normalized_with(destroyed_attributes_elided), @r#"
+    CLUSTER  STATE    ACTIVE JOBS  BUSY NODES  LAST BUSY                      VERDICT        REASON
+    train01  RUNNING  0            0           [TIME] (5h ago)  idle: destroy  no active job or busy node; last busy 5h ago (>= 2h)
+    clusterform will perform the following actions:
+
+      # train01 will be destroyed: declared in this configuration, and destroy was requested
+      - cluster "train01" { … }
+        # no Slurm jobs active now
+
+    Plan: 0 to add, 0 to change, 0 to replace, 1 to destroy.
+    [stderr]
+    [HH:MM:SS] train01: destroying… [Ns]
+    [HH:MM:SS] train01: delete request accepted [Ns]
+    [HH:MM:SS] train01: delete done [Ns]
+    [HH:MM:SS] train01: destroyed [Ns]
+    Destroy complete! Resources: 1 destroyed.
+    "#);
     assert_eq!(
         slurm_paths(&env),
         [
@@ -113,14 +127,11 @@ fn a_cluster_whose_slurm_controller_is_down_is_kept() {
         200
     );
     let output = env.run(&["destroy", "--idle-for", "0s", "--auto-approve"]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    let out = stdout(&output);
-    let train01 = row(&out, "train01");
-    assert!(train01.contains("unknown: keep"), "{out}");
-    assert!(
-        train01.contains("slurmrestd answered HTTP 500 for /slurm/v0.0.44/jobs"),
-        "{out}"
-    );
+    insta::assert_snapshot!(env.transcript_of(&output), @"
+    CLUSTER  STATE    ACTIVE JOBS  BUSY NODES  LAST BUSY  VERDICT        REASON
+    train01  RUNNING  ?            ?           ?          unknown: keep  slurmrestd answered HTTP 500 for /slurm/v0.0.44/jobs
+    No clusters to destroy.
+    ");
     assert!(env.emulator().cluster(&cluster_name("train01")).is_some());
 }
 
@@ -134,12 +145,27 @@ fn a_create_that_meets_a_stockout_fails_with_the_services_message() {
         ..EmulatorOptions::default()
     });
     env.write_config(&config(&[ClusterSpec::default()]));
-    let output = env.run(&["apply", "--auto-approve"]);
-    assert!(!output.status.success(), "{}", stdout(&output));
-    let all = format!("{}{}", stdout(&output), stderr(&output));
-    assert!(
-        all.contains("does not have enough resources available to fulfill the request"),
-        "{all}"
+    insta::assert_snapshot!(
+        env.transcript(&["apply", "--auto-approve"])
+            .normalized_with(created_attributes_elided)
+            .normalized_with(failure_seconds_hidden),
+        @r#"
+    clusterform will perform the following actions:
+
+      # train01 will be created
+      + cluster "train01" { … }
+
+    Plan: 1 to add, 0 to change, 0 to replace, 0 to destroy.
+    [stderr]
+    [HH:MM:SS] train01: creating… [Ns]
+    [HH:MM:SS] train01: create request accepted [Ns]
+    [HH:MM:SS] train01: FAILED after [N]s: projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01: operation projects/253589482369/locations/us-central1/operations/1 failed: RESOURCE_EXHAUSTED: The zone 'projects/253589482369/zones/us-central1-a' does not have enough resources available to fulfill the request. '(resource type:compute)'. (state:STOCKOUT)
+    Error: Creation of cluster train01 failed: projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01: operation projects/253589482369/locations/us-central1/operations/1 failed: RESOURCE_EXHAUSTED: The zone 'projects/253589482369/zones/us-central1-a' does not have enough resources available to fulfill the request. '(resource type:compute)'. (state:STOCKOUT)
+      hint: see the cluster's events with `clusterform list`; fix the configuration and apply again
+    Error: 1 of 1 actions failed
+      hint: fix the cause above and run `clusterform apply` again; finished clusters are not touched twice
+    [exit status: 1]
+    "#
     );
     let cluster = env.emulator().cluster(&cluster_name("train01")).unwrap();
     assert_eq!(cluster["clusterStatus"]["state"], "ERROR");
