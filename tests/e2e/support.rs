@@ -599,25 +599,6 @@ pub fn seconds_of_ages_hidden(text: &str) -> String {
     out
 }
 
-/// `text` with the whole seconds of each `FAILED after 12s` hidden: a refusal comes at once,
-/// but whether a second ticks over first depends on the machine.
-pub fn failure_seconds_hidden(text: &str) -> String {
-    const FAILED: &str = "FAILED after ";
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find(FAILED) {
-        out.push_str(&rest[..at + FAILED.len()]);
-        rest = &rest[at + FAILED.len()..];
-        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        if digits > 0 && rest[digits..].starts_with("s:") {
-            out.push_str("[N]");
-            rest = &rest[digits..];
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
 /// The length of a match at the start of a text, if the text starts with one.
 type MatchLength = fn(&str) -> Option<usize>;
 
