@@ -33,7 +33,8 @@ fn change_of(saved: &Value, id: &str) -> usize {
         .unwrap()
 }
 
-/// Applies `saved` edited by `tamper`: the apply fails and changes nothing; its stderr.
+/// Applies `saved` edited by `tamper`: the apply fails and changes nothing; its transcript,
+/// headed by `case`.
 fn refused(env: &Env, saved: &Value, tamper: &Tampering<'_>, case: &str) -> String {
     let mut edited = saved.clone();
     tamper(&mut edited);
@@ -41,10 +42,9 @@ fn refused(env: &Env, saved: &Value, tamper: &Tampering<'_>, case: &str) -> Stri
     std::fs::write(&file, edited.to_string()).unwrap();
     env.emulator().clear_requests();
     let apply = env.run(&["apply", file.to_str().unwrap()]);
-    let err = stderr(&apply);
-    assert_eq!(apply.status.code(), Some(1), "{case}: {err}");
+    assert_eq!(apply.status.code(), Some(1), "{case}: {}", stderr(&apply));
     assert!(env.mutations().is_empty(), "{case}: something was changed");
-    err
+    format!("# {case}\n{}", env.transcript_of(&apply))
 }
 
 #[test]
@@ -76,13 +76,46 @@ fn an_edited_plan_file_is_refused_naming_the_cluster_and_nothing_is_sent() {
             plan["changes"].as_array_mut().unwrap().push(again);
         }),
     ];
-    for (case, tamper) in tamperings {
-        let err = refused(&env, &saved, tamper, case);
-        assert!(
-            err.contains("train01") && err.contains("does not match what its configuration gives"),
-            "{case}: {err}"
-        );
-    }
+    let refusals: Vec<String> = tamperings
+        .iter()
+        .map(|(case, tamper)| refused(&env, &saved, *tamper, case))
+        .collect();
+    insta::assert_snapshot!(refusals.join("\n"), @"
+    # patches another cluster
+    [stderr]
+    Error: the saved plan does not match what its configuration gives now; nothing was applied:
+      cluster projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01: the plan's requests: not what its change implies
+      hint: a plan file is applied only as `clusterform plan --out FILE` wrote it: make the plan again, review it with `clusterform show FILE`, then apply the new file
+    [exit status: 1]
+
+    # sends to another project
+    [stderr]
+    Error: the saved plan does not match what its configuration gives now; nothing was applied:
+      cluster projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01: the plan's requests: not what its change implies
+      hint: a plan file is applied only as `clusterform plan --out FILE` wrote it: make the plan again, review it with `clusterform show FILE`, then apply the new file
+    [exit status: 1]
+
+    # injects a startup script
+    [stderr]
+    Error: the saved plan does not match what its configuration gives now; nothing was applied:
+      cluster projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01: the plan's requests: not what its change implies
+      hint: a plan file is applied only as `clusterform plan --out FILE` wrote it: make the plan again, review it with `clusterform show FILE`, then apply the new file
+    [exit status: 1]
+
+    # changes the mask
+    [stderr]
+    Error: the saved plan does not match what its configuration gives now; nothing was applied:
+      cluster projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01: the plan's update mask: not what its change implies
+      hint: a plan file is applied only as `clusterform plan --out FILE` wrote it: make the plan again, review it with `clusterform show FILE`, then apply the new file
+    [exit status: 1]
+
+    # sends the change twice
+    [stderr]
+    Error: the saved plan does not match what its configuration gives now; nothing was applied:
+      cluster projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01 has two changes in the plan
+      hint: a plan file is applied only as `clusterform plan --out FILE` wrote it: make the plan again, review it with `clusterform show FILE`, then apply the new file
+    [exit status: 1]
+    ");
     // The file as written still applies.
     let file = env.path().join("saved.json");
     let apply = env.run(&["apply", file.to_str().unwrap()]);
@@ -97,23 +130,32 @@ fn a_plan_file_whose_update_mode_disagrees_with_its_request_is_refused() {
     let env = Env::new(50);
     let saved = saved_update(&env);
     let update = change_of(&saved, "train01");
-    let tamperings: [(&str, &Tampering<'_>, &str); 2] = [
-        (
-            "the copy",
-            &|plan| plan["changes"][update]["update_mode"] = json!("USER_ONLY"),
-            "says its update mode is USER_ONLY, but its request sends USER_AND_SERVICE",
-        ),
-        (
-            "the request",
-            &|plan| plan["changes"][update]["requests"][0]["query"][1][1] = json!("USER_ONLY"),
-            "says its update mode is USER_AND_SERVICE, but its request sends USER_ONLY",
-        ),
+    let tamperings: [(&str, &Tampering<'_>); 2] = [
+        ("the copy", &|plan| {
+            plan["changes"][update]["update_mode"] = json!("USER_ONLY");
+        }),
+        ("the request", &|plan| {
+            plan["changes"][update]["requests"][0]["query"][1][1] = json!("USER_ONLY");
+        }),
     ];
-    for (case, tamper, refusal) in tamperings {
-        let err = refused(&env, &saved, tamper, case);
-        assert!(
-            err.contains("train01") && err.contains(refusal),
-            "{case}: {err}"
-        );
-    }
+    let refusals: Vec<String> = tamperings
+        .iter()
+        .map(|(case, tamper)| {
+            let refusal = refused(&env, &saved, *tamper, case);
+            let sent = env.emulator().requests();
+            assert!(sent.is_empty(), "{case}: refused before reading: {sent:?}");
+            refusal
+        })
+        .collect();
+    insta::assert_snapshot!(refusals.join("\n"), @"
+    # the copy
+    [stderr]
+    Error: [DIR]/edited.json is a damaged plan file: the change of cluster projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01 says its update mode is USER_ONLY, but its request sends USER_AND_SERVICE
+    [exit status: 1]
+
+    # the request
+    [stderr]
+    Error: [DIR]/edited.json is a damaged plan file: the change of cluster projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01 says its update mode is USER_AND_SERVICE, but its request sends USER_ONLY
+    [exit status: 1]
+    ");
 }

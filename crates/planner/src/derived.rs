@@ -47,7 +47,7 @@ pub enum SavedPlanMismatch {
         address: String,
     },
     /// Planning the cluster again gives another change.
-    #[error("cluster {address}: the plan's {what} differ from what its change implies")]
+    #[error("cluster {address}: the plan's {what}: not what its change implies")]
     Differs {
         /// The cluster.
         address: String,
