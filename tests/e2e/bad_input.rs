@@ -88,7 +88,7 @@ fn validate_json_has_ranges() {
 }
 
 #[test]
-fn a_missing_token_is_a_clear_error() {
+fn a_rejected_token_is_a_clear_error_that_never_shows_the_token() {
     let env = Env::new(100);
     env.write_config(&crate::support::config(&[
         crate::support::ClusterSpec::default(),

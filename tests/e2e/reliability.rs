@@ -21,7 +21,7 @@ fn transient_errors_are_survived() {
 }
 
 #[test]
-fn a_failing_operation_exits_one_and_others_finish() {
+fn a_failing_operation_exits_one_with_the_services_error_and_its_hint() {
     let env = Env::new(100);
     env.emulator()
         .set_faults("opfail=1.0,seed=3".parse().unwrap());
