@@ -25,28 +25,33 @@ const LOCAL_ENDPOINT: &str = "local";
 /// The variable that overrides the Cloud Storage endpoint (below the lock block's `endpoint`).
 pub const STORAGE_ENDPOINT_VARIABLE: &str = "CLUSTERFORM_STORAGE_ENDPOINT";
 
-/// Loads and validates the configuration, printing its warnings. On a terminal, variables
-/// without a value are asked for (once each) and the load is repeated.
-pub fn load_config(
+/// Loads and validates the configuration in `dir` on a blocking thread (its decode takes every
+/// core for a large one) and prints its warnings. On a terminal, variables without a value are
+/// asked for (once each) and the load is repeated. Nothing leaves the machine before it is known
+/// valid.
+pub async fn load_config(
     dir: &Path,
-    variables: &Variables,
+    inputs: VariableInputs,
     printer: &Printer,
 ) -> Result<Config, CliError> {
-    let loaded = load_located(dir, variable_inputs(variables)?)?;
+    let load_dir = dir.to_path_buf();
+    let loaded = tokio::task::spawn_blocking(move || load_located(&load_dir, inputs))
+        .await
+        .unwrap_or_else(|ended| std::panic::resume_unwind(ended.into_panic()))?;
     Ok(loaded.print_warnings(printer))
 }
 
 /// A loaded configuration whose warnings, located, are not printed yet: a load on a blocking
 /// thread leaves the printing to the command, in its order.
 #[derive(Debug)]
-pub struct LoadedConfig {
+struct LoadedConfig {
     config: Config,
     warnings: Vec<Diagnostic>,
 }
 
 impl LoadedConfig {
     /// Prints the warnings and hands over the configuration.
-    pub fn print_warnings(self, printer: &Printer) -> Config {
+    fn print_warnings(self, printer: &Printer) -> Config {
         for warning in &self.warnings {
             printer.warn_diagnostic(warning);
         }
@@ -57,7 +62,7 @@ impl LoadedConfig {
 /// Loads and validates the configuration without printing: on a terminal, variables without a
 /// value are asked for (once each) and the load is repeated. Blocks: async callers run it on a
 /// blocking thread.
-pub fn load_located(dir: &Path, mut inputs: VariableInputs) -> Result<LoadedConfig, CliError> {
+fn load_located(dir: &Path, mut inputs: VariableInputs) -> Result<LoadedConfig, CliError> {
     let load = |inputs: &VariableInputs| clusterform_config::load(dir, inputs);
     let loaded = match load(&inputs) {
         Err(diagnostics)

@@ -46,7 +46,7 @@ async fn apply_directory(
     view: &dyn RunView,
 ) -> Result<ExitStatus, CliError> {
     let inputs = context::variable_inputs(&args.planning.variables)?;
-    let config = workflow::load(dir, inputs, view.printer()).await?;
+    let config = context::load_config(dir, inputs, view.printer()).await?;
     let request = lock_request(args, dir);
     workflow::locked(config, request, view.printer(), async |config| {
         let endpoint = args.endpoint.as_deref();
@@ -88,7 +88,7 @@ async fn apply_saved_plan(
         saved: plan.variables.clone(),
         ..VariableInputs::default()
     };
-    let config = workflow::load(dir, inputs, view.printer()).await?;
+    let config = context::load_config(dir, inputs, view.printer()).await?;
     if config.digest != plan.config_digest {
         return Err(CliError::ConfigChanged {
             planned: short(&plan.config_digest),

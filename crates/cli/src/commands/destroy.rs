@@ -32,7 +32,7 @@ async fn destroy(args: &Destroy, view: &dyn RunView) -> Result<ExitStatus, CliEr
     let dir = &args.dir;
     let endpoint = args.endpoint.as_deref();
     let inputs = context::variable_inputs(&args.planning.variables)?;
-    let config = workflow::load(dir, inputs, view.printer()).await?;
+    let config = context::load_config(dir, inputs, view.printer()).await?;
     let request = LockRequest {
         dir,
         command: "destroy",

@@ -15,7 +15,12 @@ use crate::prompt;
 
 /// Reads, checks, confirms and removes the lock.
 pub async fn run(args: &ForceUnlock, printer: &Printer) -> Result<ExitStatus, CliError> {
-    let config = context::load_config(&args.dir, &args.variables, printer)?;
+    let config = context::load_config(
+        &args.dir,
+        context::variable_inputs(&args.variables)?,
+        printer,
+    )
+    .await?;
     let provider = &config.provider;
     let Some(remote) = &provider.lock else {
         return Err(CliError::LocalLockNotForced(args.dir.clone()));

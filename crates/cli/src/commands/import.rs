@@ -68,7 +68,8 @@ async fn import_into_configuration(
         )));
     }
     let dir = &args.dir;
-    let config = context::load_config(dir, &args.variables, printer)?;
+    let config =
+        context::load_config(dir, context::variable_inputs(&args.variables)?, printer).await?;
     let request = LockRequest {
         dir,
         command: "import",

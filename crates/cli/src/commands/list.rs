@@ -25,7 +25,9 @@ pub async fn run(args: &List, printer: &Printer) -> Result<ExitStatus, CliError>
             (BTreeSet::from([location]), None)
         }
         _ => {
-            let config = context::load_config(dir, &args.variables, printer)?;
+            let config =
+                context::load_config(dir, context::variable_inputs(&args.variables)?, printer)
+                    .await?;
             let mut locations = config.locations();
             if locations.is_empty() {
                 let project = args.project.as_ref().or(config.provider.project.as_ref());

@@ -9,13 +9,13 @@ use crate::commands::ExitStatus;
 use crate::context;
 use crate::error::CliError;
 use crate::printer::Printer;
-use crate::workflow::{self, Run};
+use crate::workflow::Run;
 
 /// Plans and shows the plan (text or JSON), saving it with `--out`.
 pub async fn run(args: &Plan, printer: &Printer) -> Result<ExitStatus, CliError> {
     let view = plan_view(args.json, printer);
     let inputs = context::variable_inputs(&args.planning.variables)?;
-    let config = workflow::load(&args.dir, inputs, printer).await?;
+    let config = context::load_config(&args.dir, inputs, printer).await?;
     let endpoint = args.endpoint.as_deref();
     let parallelism = Parallelism::default();
     let run = Run::connect(config, &args.dir, endpoint, parallelism, &*view).await?;

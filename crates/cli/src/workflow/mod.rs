@@ -1,6 +1,7 @@
-//! The steps that `plan`, `apply` and `destroy` are made of (uv's `commands/pip/operations.rs`):
-//! load the configuration, connect, settle what earlier runs left in flight, plan, look up the
-//! jobs a plan would disrupt, confirm, execute and finish. A command is a short composition of
+//! The steps that `plan`, `apply` and `destroy` are made of (uv's `commands/pip/operations.rs`),
+//! once the configuration is loaded (`context::load_config`): hold the stack lock, connect,
+//! settle what earlier runs left in flight, plan, look up the jobs a plan would disrupt,
+//! confirm, execute and finish. A command is a short composition of
 //! these steps around one [`Run`]: the configuration, the connection, one engine holding the
 //! journal opened once, one Ctrl-C listener, and the command's view, chosen once.
 
@@ -12,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use clusterform_config::{Config, VariableInputs};
+use clusterform_config::Config;
 use clusterform_executor::{ApplyEngine, Journal, StorageClient, WaitOptions};
 
 pub use execution::still_working;
@@ -25,21 +26,6 @@ use crate::context::{self, Connection};
 use crate::error::CliError;
 use crate::printer::Printer;
 use crate::stack_lock::{self, LockRequest};
-
-/// Loads and validates the configuration in `dir` on a blocking thread (its decode takes every
-/// core for a large one), asking on a terminal for variables without a value, and prints its
-/// warnings. Nothing leaves the machine before it is known valid.
-pub async fn load(
-    dir: &Path,
-    inputs: VariableInputs,
-    printer: &Printer,
-) -> Result<Config, CliError> {
-    let load_dir = dir.to_path_buf();
-    let loaded = tokio::task::spawn_blocking(move || context::load_located(&load_dir, inputs))
-        .await
-        .unwrap_or_else(|ended| std::panic::resume_unwind(ended.into_panic()))?;
-    Ok(loaded.print_warnings(printer))
-}
 
 /// Runs `body` with `config` while holding the stack lock `request` and `config`'s provider
 /// name, released whatever the outcome.
