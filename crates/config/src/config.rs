@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clusterform_model::duration::Seconds;
 use clusterform_model::paths::IgnorePath;
-use clusterform_model::{Cluster, ClusterName, Location, UpdateMode};
+use clusterform_model::{Cluster, ClusterName, Location, NodePool, UpdateMode};
 
 /// A whole configuration directory, evaluated and validated.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -130,8 +130,68 @@ pub struct DesiredCluster {
     /// snake_case field paths (as in the field table, with selectors such as
     /// `node_pools[cpu].startup_script`) whose value came from a sensitive variable.
     pub sensitive_paths: BTreeSet<String>,
+    /// The `fallback` blocks of its node pools, pools in declaration order, only pools that
+    /// have some.
+    pub fallbacks: Vec<PoolFallbacks>,
     /// Where the `cluster` block starts.
     pub location: SourceLocation,
+}
+
+/// The node-pool attributes and blocks a `fallback` block may set; everything else of an
+/// alternative is its pool's.
+pub const FALLBACK_FIELDS: &[&str] = &[
+    "machine_spec",
+    "provisioning_model",
+    "flex_start_max_duration",
+    "boot_disk",
+    "scaling_spec",
+];
+
+/// A node pool's `fallback` blocks: what a create tries, in order, when the pool's machines
+/// are out of capacity or quota.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PoolFallbacks {
+    /// The pool's ID.
+    pub pool: String,
+    /// Each `fallback` block, in order, as the whole pool it makes: what the block sets (each
+    /// of [`FALLBACK_FIELDS`], whole) in place of the pool's, everything else the pool's.
+    pub alternatives: Vec<NodePool>,
+}
+
+impl DesiredCluster {
+    /// How many creates its fallbacks allow: one more than the most `fallback` blocks any of
+    /// its pools has (1 without fallbacks).
+    pub fn attempts(&self) -> usize {
+        1 + self
+            .fallbacks
+            .iter()
+            .map(|pool| pool.alternatives.len())
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The cluster attempt `attempt` creates (0: as declared): each pool with fallbacks as its
+    /// `attempt`-th alternative, or its last when it has fewer.
+    pub fn attempt(&self, attempt: usize) -> Cluster {
+        let mut cluster = self.cluster.clone();
+        if attempt == 0 {
+            return cluster;
+        }
+        for pool in cluster.node_pools.iter_mut().flatten() {
+            let alternative = self
+                .fallbacks
+                .iter()
+                .find(|fallbacks| fallbacks.pool == pool.id)
+                .and_then(|fallbacks| {
+                    let alternatives = &fallbacks.alternatives;
+                    alternatives[..attempt.min(alternatives.len())].last()
+                });
+            if let Some(alternative) = alternative {
+                pool.clone_from(alternative);
+            }
+        }
+        cluster
+    }
 }
 
 /// `timeouts { create update delete }`; unset means the executor's default.

@@ -18,8 +18,8 @@ pub use cluster::decode::MAX_TIMEOUT_SECONDS;
 pub use cluster::reference::{REFERENCE_BEGIN, REFERENCE_END, reference_markdown};
 pub use cluster::validate::label_value_problem;
 pub use config::{
-    Config, DesiredCluster, Lifecycle, Provider, RemoteState, RemovedCluster, SourceLocation,
-    StackOrigin, Timeouts, VariableInputs,
+    Config, DesiredCluster, FALLBACK_FIELDS, Lifecycle, PoolFallbacks, Provider, RemoteState,
+    RemovedCluster, SourceLocation, StackOrigin, Timeouts, VariableInputs,
 };
 pub use diagnostic::{CommandLineReason, Diagnostic, Diagnostics, MissingVariable, Severity};
 pub use language::guard::{

@@ -52,6 +52,7 @@ pub fn declared(name: ClusterName, cluster: Cluster) -> DesiredCluster {
         timeouts: Timeouts::default(),
         lifecycle: Lifecycle::default(),
         sensitive_paths: BTreeSet::new(),
+        fallbacks: Vec::new(),
         location: SourceLocation::default(),
     }
 }

@@ -85,6 +85,7 @@ pub(super) fn cluster(
             timeouts: decoded.timeouts,
             lifecycle: decoded.lifecycle,
             sensitive_paths: decoded.sensitive_paths,
+            fallbacks: Vec::new(),
             location: location.clone(),
         }),
         Placement::Unknown => None,
