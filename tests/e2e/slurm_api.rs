@@ -136,7 +136,7 @@ fn a_cluster_whose_slurm_controller_is_down_is_kept() {
 }
 
 #[test]
-fn a_create_that_meets_a_stockout_fails_with_the_services_message() {
+fn a_create_that_meets_a_stockout_without_a_fallback_deletes_what_it_left_and_says_why() {
     let env = Env::with_options(EmulatorOptions {
         operation_duration: Duration::from_millis(100),
         required_token: Some(TOKEN.to_owned()),
@@ -159,16 +159,24 @@ fn a_create_that_meets_a_stockout_fails_with_the_services_message() {
     [stderr]
     [HH:MM:SS] train01: creating… [Ns]
     [HH:MM:SS] train01: create request accepted [Ns]
-    [HH:MM:SS] train01: FAILED after [N]s: projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01: operation projects/253589482369/locations/us-central1/operations/1 failed: RESOURCE_EXHAUSTED: The zone 'projects/253589482369/zones/us-central1-a' does not have enough resources available to fulfill the request. '(resource type:compute)'. (state:STOCKOUT)
-    Error: Creation of cluster train01 failed: projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01: operation projects/253589482369/locations/us-central1/operations/1 failed: RESOURCE_EXHAUSTED: The zone 'projects/253589482369/zones/us-central1-a' does not have enough resources available to fulfill the request. '(resource type:compute)'. (state:STOCKOUT)
-      hint: see the cluster's events with `clusterform list`; fix the configuration and apply again
+    [HH:MM:SS] train01: the create found no capacity (The zone 'projects/253589482369/zones/us-central1-a' does not have enough resources available to fulfill the request. '(resource type:compute)'. (state:STOCKOUT)); deleting the cluster it left in ERROR [Ns]
+    [HH:MM:SS] train01: delete request accepted [Ns]
+    [HH:MM:SS] train01: delete done [Ns]
+    [HH:MM:SS] train01: FAILED after [N]s: projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01: no capacity for the create: The zone 'projects/253589482369/zones/us-central1-a' does not have enough resources available to fulfill the request. '(resource type:compute)'. (state:STOCKOUT); the cluster the failed create left in ERROR was deleted
+    Error: Creation of cluster train01 failed: projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01: no capacity for the create: The zone 'projects/253589482369/zones/us-central1-a' does not have enough resources available to fulfill the request. '(resource type:compute)'. (state:STOCKOUT); the cluster the failed create left in ERROR was deleted
+      hint: the zone has no such machines now: run `clusterform apply` again later, or add a `fallback` block to the pool (another machine type, or another provisioning model such as FLEX_START or SPOT)
     Error: 1 of 1 actions failed
       hint: fix the cause above and run `clusterform apply` again; finished clusters are not touched twice
     [exit status: 1]
     "#
     );
-    let cluster = env.emulator().cluster(&cluster_name("train01")).unwrap();
-    assert_eq!(cluster["clusterStatus"]["state"], "ERROR");
+    assert!(env.emulator().cluster(&cluster_name("train01")).is_none());
+    let methods: Vec<String> = env.mutations().iter().map(|r| r.method.clone()).collect();
+    assert_eq!(methods, ["POST", "DELETE"]);
+    assert!(
+        !env.journal_path().exists(),
+        "the chain left a journal entry"
+    );
 }
 
 #[test]

@@ -14,7 +14,7 @@ use std::time::Duration;
 use clusterform_executor::{ExecError, ProgressEvent, ProgressSink, Step};
 use clusterform_model::rest::RequestKind;
 use clusterform_model::{Action, ClusterName};
-use clusterform_planner::Plan;
+use clusterform_planner::{CapacityPlan, Plan};
 use serde_json::{Map, Value, json};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
@@ -31,6 +31,8 @@ pub struct JsonEvents {
     /// Method and path of each planned request, by cluster and kind: the engine's
     /// `Submitted` step names only the kind.
     requests: Mutex<HashMap<(ClusterName, RequestKind), (String, String)>>,
+    /// The fallback plan of each planned change that has one: `fell_back` names what won.
+    capacity: Mutex<HashMap<ClusterName, CapacityPlan>>,
 }
 
 impl JsonEvents {
@@ -40,6 +42,7 @@ impl JsonEvents {
         Self {
             printer,
             requests: Mutex::new(HashMap::new()),
+            capacity: Mutex::new(HashMap::new()),
         }
     }
 
@@ -56,6 +59,12 @@ impl JsonEvents {
             }
         }
         drop(requests);
+        lock(&self.capacity).extend(
+            plan.changes
+                .iter()
+                .filter(|change| !change.capacity.chains.is_empty())
+                .map(|change| (change.address.clone(), change.capacity.clone())),
+        );
         self.emit("planned", planned_fields(plan));
     }
 
@@ -74,8 +83,22 @@ impl JsonEvents {
 impl ProgressSink for JsonEvents {
     fn event(&self, event: &ProgressEvent) {
         let requests = lock(&self.requests);
-        if let Some((kind, fields)) = progress_fields(event, &requests) {
+        if let Some((kind, mut fields)) = progress_fields(event, &requests) {
             drop(requests);
+            if let Step::FellBack { attempt, .. } = event.step {
+                let capacity = lock(&self.capacity);
+                let pools: Vec<Value> = capacity
+                    .get(&event.address)
+                    .map(|plan| plan.alternatives_at(attempt))
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|(pool, alternative)| {
+                        json!({"pool": pool, "machine_type": alternative.machine_type,
+                               "provisioning_model": alternative.provisioning_model})
+                    })
+                    .collect();
+                fields["pools"] = Value::from(pools);
+            }
             self.emit(kind, fields);
         }
     }
@@ -120,11 +143,15 @@ fn planned_fields(plan: &Plan) -> Value {
         .iter()
         .filter(|change| change.action != Action::NoOp)
         .map(|change| {
-            json!({
+            let mut fields = json!({
                 "address": address(&change.address),
                 "action": change.action,
                 "reason": change.reason,
-            })
+            });
+            if !change.capacity.chains.is_empty() {
+                fields["fallbacks"] = json!(change.capacity.chains);
+            }
+            fields
         })
         .collect();
     json!({"summary": plan.summary(), "changes": changes})
@@ -159,6 +186,30 @@ fn progress_fields(
             json!({"operation": operation, "state": state, "message": message}),
         ),
         Step::StepDone { request } => ("request_done", json!({"kind": request})),
+        Step::FellShort {
+            attempt,
+            attempts,
+            shortage,
+            message,
+            next,
+            deleting,
+        } => (
+            "attempt_failed",
+            json!({"attempt": attempt, "attempts": attempts, "shortage": shortage,
+                   "message": message, "next_attempt": next, "deleting_its_cluster": deleting}),
+        ),
+        Step::FellBack { attempt, attempts } => (
+            "fell_back",
+            json!({"attempt": attempt, "attempts": attempts}),
+        ),
+        Step::ChainPaused {
+            attempt,
+            shortage,
+            message,
+        } => (
+            "chain_paused",
+            json!({"attempt": attempt, "shortage": shortage, "message": message}),
+        ),
         Step::Finished => ("done", json!({})),
         Step::Failed(_) => return None,
     };

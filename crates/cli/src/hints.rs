@@ -3,8 +3,8 @@
 //! binary knows how its user can fix it.
 
 use clusterform_config::{CommandLineReason, Diagnostic};
-use clusterform_executor::{ExecError, StateError, TransportError};
-use clusterform_model::Code;
+use clusterform_executor::{ExecError, FailedAttempt, LeftBehind, StateError, TransportError};
+use clusterform_model::{Code, Shortage};
 use clusterform_planner::PlanError;
 
 /// `destroy` with nobody to confirm it: approve it on the command line, or review it first as a
@@ -129,9 +129,36 @@ pub fn exec_hint(error: &ExecError) -> Option<String> {
                  `clusterform apply --replace {id}`, or undo the change in the configuration"
             ));
         }
+        ExecError::OutOfMachines { attempts, left, .. } => {
+            return Some(out_of_machines_hint(attempts, *left));
+        }
         ExecError::Name(_) => return None,
     };
     Some(hint.to_owned())
+}
+
+/// What to do when no attempt found machines: a quota must be raised, capacity may come back;
+/// a fallback (or another) gives the next create somewhere else to go.
+fn out_of_machines_hint(attempts: &[FailedAttempt], left: LeftBehind) -> String {
+    let quota = attempts.iter().any(|a| a.shortage == Shortage::Quota);
+    let capacity = attempts.iter().any(|a| a.shortage == Shortage::Capacity);
+    let mut hints = Vec::new();
+    if quota {
+        hints.push(
+            "request more quota for the region (Google Cloud console, IAM & Admin → Quotas), or add a `fallback` block to the pool with a machine type that has quota",
+        );
+    }
+    if capacity {
+        hints.push(
+            "the zone has no such machines now: run `clusterform apply` again later, or add a `fallback` block to the pool (another machine type, or another provisioning model such as FLEX_START or SPOT)",
+        );
+    }
+    if left == LeftBehind::Kept {
+        hints.push(
+            "the cluster stays in ERROR because of `prevent_destroy`: delete it in the console or lift the protection before the next create can use its ID",
+        );
+    }
+    hints.join("\n  ")
 }
 
 /// The server did not say whether a change was made.

@@ -31,6 +31,9 @@ struct ClusterLine {
     bar: Option<ProgressBar>,
     /// What the line said last, so that a plain line is printed again only when it changes.
     last_status: Option<Status>,
+    /// A resumed fallback chain stopped after an attempt without machines: the action's end
+    /// is that, not a done create.
+    paused: bool,
 }
 
 /// What a cluster's line says apart from how long the action has been going: the elapsed time
@@ -98,8 +101,6 @@ impl ProgressSink for ApplyProgress {
             self.stop_line(&event.address);
             return;
         }
-        let status = describe(event, self.names);
-        let text = status.render(event.elapsed);
         let finished = matches!(event.step, Step::Finished | Step::Failed(_));
         let mut clusters = self.clusters.lock().unwrap_or_else(|e| e.into_inner());
         let line = clusters
@@ -107,12 +108,19 @@ impl ProgressSink for ApplyProgress {
             .or_insert_with(|| ClusterLine {
                 bar: self.new_bar(),
                 last_status: None,
+                paused: false,
             });
+        line.paused |= matches!(event.step, Step::ChainPaused { .. });
+        let status = match (&event.step, &line.last_status) {
+            (Step::Finished, Some(paused)) if line.paused => paused.clone(),
+            _ => describe(event, self.names),
+        };
+        let text = status.render(event.elapsed);
         match &line.bar {
             Some(bar) if finished => bar.finish_with_message(text),
             Some(bar) => bar.set_message(text),
             None => {
-                if line.last_status.as_ref() != Some(&status) || finished {
+                if line.last_status.as_ref() != Some(&status) || (finished && !line.paused) {
                     self.printer.info(&format!("[{}] {text}", clock()));
                     line.last_status = Some(status);
                 }
@@ -166,6 +174,46 @@ fn describe(event: &ProgressEvent, names: ClusterNames) -> Status {
         }
         Step::StepDone { request } => going(
             format!("{id}: {} done", request_noun(*request)),
+            String::new(),
+        ),
+        Step::FellShort {
+            attempt,
+            attempts,
+            shortage,
+            message,
+            next,
+            deleting,
+        } => {
+            let which = match attempts {
+                1 => "the create".to_owned(),
+                _ => format!("attempt {attempt} of {attempts}"),
+            };
+            let delete = if *deleting {
+                "; deleting the cluster it left in ERROR"
+            } else {
+                ""
+            };
+            let then = match next {
+                Some(next) => format!(", then trying attempt {next}…"),
+                None => String::new(),
+            };
+            going(
+                format!("{id}: {which} found no {shortage} ({message}){delete}{then}"),
+                String::new(),
+            )
+        }
+        Step::FellBack { attempt, attempts } => going(
+            format!("{id}: attempt {attempt} of {attempts} has machines"),
+            String::new(),
+        ),
+        Step::ChainPaused {
+            attempt,
+            shortage,
+            message,
+        } => going(
+            format!(
+                "{id}: attempt {attempt} found no {shortage} ({message}); apply goes on with the next alternative"
+            ),
             String::new(),
         ),
         Step::Finished => going(format!("{id}: {}", done_verb(event.action)), String::new()),

@@ -21,7 +21,7 @@ mod transport;
 pub use run::engine::{
     ActionOutcome, ApplyEngine, ApplyReport, DEFAULT_PARALLELISM, ProgressEvent, ProgressSink, Step,
 };
-pub use run::error::ExecError;
+pub use run::error::{ExecError, FailedAttempt, LeftBehind};
 pub use run::idle::{IdleReport, IdleVerdict, SlurmEvidence, idle_verdict, inspect_idle};
 pub use run::operations::{OperationWaiter, WaitOptions};
 pub use run::refresh::{LivePages, PagePosition, refresh, refresh_paged};

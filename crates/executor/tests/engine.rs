@@ -500,6 +500,7 @@ async fn resume_forgotten_create(h: &Harness, timeout_seconds: u64) -> (ApplyEng
             operation: "projects/123456789012/locations/us-central1/operations/777".into(),
             started_at: "2026-01-01T00:00:00Z".into(),
             timeout_seconds,
+            attempt: None,
         })
         .await
         .unwrap();

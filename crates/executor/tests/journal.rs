@@ -102,6 +102,7 @@ async fn an_unusable_entry_blocks_its_cluster_and_no_other() {
             operation: operation.to_owned(),
             started_at: "2026-11-10T12:00:00Z".into(),
             timeout_seconds: 7200,
+            attempt: None,
         })
         .unwrap()
     };

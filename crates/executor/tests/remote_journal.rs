@@ -49,6 +49,7 @@ fn entry(id: &str, operation: u32) -> JournalEntry {
         operation: format!("projects/123/locations/{REGION}/operations/{operation}"),
         started_at: "2026-11-10T12:00:00Z".into(),
         timeout_seconds: 7200,
+        attempt: None,
     }
 }
 

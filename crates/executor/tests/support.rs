@@ -172,6 +172,7 @@ pub fn change(id: &str, action: Action, requests: Vec<ClusterRequest>) -> Cluste
         live_update_time: None,
         timeouts: PlannedTimeouts::default(),
         unchanged_attributes: Default::default(),
+        capacity: Default::default(),
     }
 }
 

@@ -40,7 +40,7 @@ pub use names::{
     ClusterId, ClusterName, Location, NameError, OperationName, cluster_address, validate_location,
     validate_project,
 };
-pub use operation::{Code, ErrorEnvelope, FieldViolation, Operation, Status};
+pub use operation::{Code, ErrorEnvelope, FieldViolation, Operation, Shortage, Status};
 pub use update_mode::{UnknownUpdateMode, UpdateMode};
 
 /// The label clusterform puts on every cluster it manages; its value is the stack name.

@@ -134,6 +134,85 @@ impl fmt::Display for Status {
     }
 }
 
+/// Why the service found no machines for a create (or for a pool an update adds): what a
+/// node pool's `fallback` alternatives are for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Shortage {
+    /// The zone or region has no such machines now (a stockout, exhausted reserved
+    /// capacity, a machine type not offered there); another time or another machine may work.
+    Capacity,
+    /// A quota is exhausted; waiting does not raise it.
+    Quota,
+}
+
+impl fmt::Display for Shortage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Capacity => "capacity",
+            Self::Quota => "quota",
+        })
+    }
+}
+
+/// The texts of capacity failures in the public record (a failed create's operation error):
+/// Compute Engine's stockout and exhausted-pool answers, reservations and regions without
+/// capacity, and a machine type the zone does not offer.
+const CAPACITY_TEXTS: &[&str] = &[
+    "(state:stockout)",
+    "does not have enough resources available",
+    "zone_resource_pool_exhausted",
+    "insufficient reserved capacity",
+    "resources are insufficient in region",
+    "is not allowed for vm",
+];
+
+impl Status {
+    /// Whether this refusal is a quota's: a `google.rpc.QuotaFailure` detail, or the quota
+    /// message ("Quota 'GPUS_PER_GPU_FAMILY' exceeded. Limit: 0.0 in region …"). A 429
+    /// without either is a rate limit, which waiting does fix; so is a quota of requests per
+    /// minute or second ("Quota exceeded for quota metric 'Read requests' and limit 'Read
+    /// requests per minute'").
+    pub fn is_quota_failure(&self) -> bool {
+        let has_detail = self.details.iter().any(|detail| {
+            detail
+                .get("@type")
+                .and_then(Value::as_str)
+                .is_some_and(|kind| kind.ends_with("google.rpc.QuotaFailure"))
+        });
+        let message = self.message.to_lowercase();
+        let names_quota = message.contains("quota") && message.contains("exceeded");
+        let per_time = message.contains("per minute") || message.contains("per second");
+        (has_detail || names_quota) && !per_time
+    }
+
+    /// The shortage a failed create's (or update's) operation reports: `RESOURCE_EXHAUSTED`
+    /// or a capacity text is capacity, unless it names a quota.
+    pub fn operation_shortage(&self) -> Option<Shortage> {
+        if self.is_quota_failure() {
+            return Some(Shortage::Quota);
+        }
+        let message = self.message.to_lowercase();
+        let capacity = self.canonical_code() == Code::ResourceExhausted
+            || CAPACITY_TEXTS.iter().any(|text| message.contains(text));
+        capacity.then_some(Shortage::Capacity)
+    }
+
+    /// The shortage a synchronous refusal of a create (or update) reports: a quota failure, or
+    /// a capacity text. A bare `RESOURCE_EXHAUSTED` answered at once is a rate limit, not a
+    /// shortage.
+    pub fn refusal_shortage(&self) -> Option<Shortage> {
+        if self.is_quota_failure() {
+            return Some(Shortage::Quota);
+        }
+        let message = self.message.to_lowercase();
+        CAPACITY_TEXTS
+            .iter()
+            .any(|text| message.contains(text))
+            .then_some(Shortage::Capacity)
+    }
+}
+
 /// A canonical error code (`google.rpc.Code`), as a status names it or numbers it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Code {
@@ -277,5 +356,61 @@ mod code_tests {
             assert_eq!(Code::of_name(code.as_str()), *code);
             assert_eq!(Code::of_number(number as i64), *code);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn status(value: Value) -> Status {
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn a_quota_refusal_is_told_from_a_rate_limit() {
+        let quota = status(json!({
+            "code": 429, "status": "RESOURCE_EXHAUSTED",
+            "message": "Quota 'GPUS_PER_GPU_FAMILY' exceeded. Limit: 0.0 in region us-central1.",
+            "details": [{"@type": "type.googleapis.com/google.rpc.QuotaFailure",
+                         "violations": [{"subject": "GPUS_PER_GPU_FAMILY", "description": "…"}]}]
+        }));
+        let detail_only = status(json!({
+            "code": 429, "status": "RESOURCE_EXHAUSTED", "message": "Request refused.",
+            "details": [{"@type": "type.googleapis.com/google.rpc.QuotaFailure"}]
+        }));
+        let rate_limit = status(json!({
+            "code": 429, "status": "RESOURCE_EXHAUSTED", "message": "Too many requests."
+        }));
+        assert_eq!(quota.refusal_shortage(), Some(Shortage::Quota));
+        assert_eq!(detail_only.refusal_shortage(), Some(Shortage::Quota));
+        assert_eq!(rate_limit.refusal_shortage(), None);
+        assert!(!rate_limit.is_quota_failure());
+        let per_minute = status(json!({
+            "code": 429, "status": "RESOURCE_EXHAUSTED",
+            "message": "Quota exceeded for quota metric 'Read requests' and limit 'Read requests per minute' of service 'aiplatform.googleapis.com'.",
+            "details": [{"@type": "type.googleapis.com/google.rpc.QuotaFailure"}]
+        }));
+        assert!(!per_minute.is_quota_failure());
+    }
+
+    #[test]
+    fn a_failed_operation_reports_capacity_by_code_or_by_text() {
+        let by_code = status(json!({"code": 8, "message": "no machines"}));
+        let stockout = status(json!({"code": 13, "message":
+            "The zone 'projects/p/zones/us-central1-b' does not have enough resources available to fulfill the request. '(resource type:compute)'. (state:STOCKOUT)"}));
+        let not_allowed = status(
+            json!({"code": 3, "message": "machine type a3-highgpu-8g is not allowed for VM"}),
+        );
+        let bad_request = status(json!({"code": 3, "message": "boot disk too small"}));
+        let quota = status(json!({"code": 8, "message": "Quota 'CPUS' exceeded. Limit: 8.0"}));
+        assert_eq!(by_code.operation_shortage(), Some(Shortage::Capacity));
+        assert_eq!(stockout.operation_shortage(), Some(Shortage::Capacity));
+        assert_eq!(not_allowed.operation_shortage(), Some(Shortage::Capacity));
+        assert_eq!(bad_request.operation_shortage(), None);
+        assert_eq!(quota.operation_shortage(), Some(Shortage::Quota));
+        assert_eq!(by_code.refusal_shortage(), None);
     }
 }

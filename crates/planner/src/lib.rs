@@ -12,6 +12,7 @@ mod derived;
 mod diff;
 mod document;
 mod error;
+mod fallbacks;
 mod field_index;
 mod file;
 mod ignore;
@@ -29,8 +30,8 @@ pub use error::PlanError;
 pub use file::{PlanFileError, load_plan, save_plan};
 pub use options::PlanOptions;
 pub use plan::{
-    ChangeReason, ClusterChange, FieldChange, Impact, PLAN_FORMAT_VERSION, Plan, PlannedTimeouts,
-    Summary,
+    CapacityPlan, ChangeReason, ClusterChange, FieldChange, Impact, PLAN_FORMAT_VERSION, Plan,
+    PlannedTimeouts, PoolAlternative, PoolChain, RunningAlternative, Summary,
 };
 pub use planning::plan;
 pub use requests::adopt;

@@ -117,6 +117,88 @@ pub struct ClusterChange {
     /// `orchestrator_spec.slurm_spec`, …), how many of its attributes are set in the
     /// configuration and equal live; the text rendering hides them behind a count.
     pub unchanged_attributes: BTreeMap<String, usize>,
+    /// What the change does when machines are out of capacity or quota.
+    pub capacity: CapacityPlan,
+}
+
+/// What a change does when its machines are out of capacity or quota: the node pools'
+/// `fallback` alternatives, and whether a cluster its failed create leaves behind may go.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CapacityPlan {
+    /// The requests of attempts 2, 3, … of the change's create (or of its update adding node
+    /// pools): the same request with each pool's next alternative in place of the one before.
+    /// Empty: nothing to fall back to.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fallbacks: Vec<ClusterRequest>,
+    /// The chain of each pool the fallbacks change, as the plan shows it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chains: Vec<PoolChain>,
+    /// The pools whose live machines are one of their alternatives rather than the declared
+    /// ones: they match their declaration.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub running: Vec<RunningAlternative>,
+    /// `lifecycle { prevent_destroy }`: a cluster that this run's failed create leaves in
+    /// `ERROR` is kept and reported, never deleted (so no later alternative can be tried).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub keep_failed: bool,
+}
+
+impl CapacityPlan {
+    /// Whether the plan document needs to write it.
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// What each pool with fallbacks runs on in attempt `attempt` (from 1; 1 is the pools as
+    /// declared, which no chain lists): its `attempt - 1`-th alternative, or its last.
+    pub fn alternatives_at(&self, attempt: usize) -> Vec<(&str, &PoolAlternative)> {
+        self.chains
+            .iter()
+            .filter_map(|chain| {
+                let fallback = attempt.checked_sub(1).filter(|&f| f > 0)?;
+                let alternative = chain
+                    .alternatives
+                    .get(..fallback.min(chain.alternatives.len()))?
+                    .last()?;
+                Some((chain.pool.as_str(), alternative))
+            })
+            .collect()
+    }
+}
+
+#[expect(clippy::trivially_copy_pass_by_ref, reason = "serde's skip test")]
+fn is_false(value: &bool) -> bool {
+    !*value
+}
+
+/// A node pool's alternatives after the declared machines, in the order they are tried.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PoolChain {
+    /// The pool's ID.
+    pub pool: String,
+    /// Its `fallback` blocks, in order.
+    pub alternatives: Vec<PoolAlternative>,
+}
+
+/// What one alternative of a pool runs on, as a plan names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PoolAlternative {
+    /// `machine_spec.machine_type`.
+    pub machine_type: Option<String>,
+    /// `provisioning_model`, when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provisioning_model: Option<String>,
+}
+
+/// A live pool that runs one of its `fallback` alternatives.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunningAlternative {
+    /// The pool's ID.
+    pub pool: String,
+    /// Which `fallback` block it runs, from 1.
+    pub fallback: usize,
+    /// What that alternative runs on.
+    pub alternative: PoolAlternative,
 }
 
 /// A [`ClusterChange`] as the plan's document writes it, with its update's mask and mode
@@ -138,6 +220,8 @@ struct ChangeDocument<'a> {
     timeouts: PlannedTimeouts,
     #[serde(default, skip_serializing_if = "counts_nothing")]
     unchanged_attributes: Cow<'a, BTreeMap<String, usize>>,
+    #[serde(default, skip_serializing_if = "plans_nothing")]
+    capacity: Cow<'a, CapacityPlan>,
 }
 
 #[expect(
@@ -173,6 +257,14 @@ fn counts_nothing(unchanged: &Cow<'_, BTreeMap<String, usize>>) -> bool {
     unchanged.is_empty()
 }
 
+#[expect(
+    clippy::ptr_arg,
+    reason = "serde hands a field to its helper by reference"
+)]
+fn plans_nothing(capacity: &Cow<'_, CapacityPlan>) -> bool {
+    capacity.is_empty()
+}
+
 impl Serialize for ClusterChange {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         ChangeDocument {
@@ -188,6 +280,7 @@ impl Serialize for ClusterChange {
             live_update_time: Cow::Borrowed(&self.live_update_time),
             timeouts: self.timeouts,
             unchanged_attributes: Cow::Borrowed(&self.unchanged_attributes),
+            capacity: Cow::Borrowed(&self.capacity),
         }
         .serialize(serializer)
     }
@@ -220,6 +313,7 @@ impl TryFrom<ChangeDocument<'static>> for ClusterChange {
             live_update_time: document.live_update_time.into_owned(),
             timeouts: document.timeouts,
             unchanged_attributes: document.unchanged_attributes.into_owned(),
+            capacity: document.capacity.into_owned(),
         };
         let disagrees = |what, written: String, sent: String| UpdateDisagrees {
             cluster: change.address.to_string(),

@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use clusterform_config::{Config, DesiredCluster, Timeouts};
 use clusterform_model::fields::{FieldAccess, ImpactClass, UpdateMaskPath, lookup};
+use clusterform_model::rest::ClusterRequest;
 use clusterform_model::{
     Action, Cluster, ClusterName, ClusterState, LiveCluster, STACK_LABEL, UpdateMode, paths,
 };
@@ -21,9 +22,12 @@ use serde_json::Value;
 use crate::builder::PlanBuilder;
 use crate::diff;
 use crate::error::PlanError;
+use crate::fallbacks;
 use crate::ignore;
 use crate::options::PlanOptions;
-use crate::plan::{ChangeReason, ClusterChange, FieldChange, Impact, Plan, PlannedTimeouts};
+use crate::plan::{
+    CapacityPlan, ChangeReason, ClusterChange, FieldChange, Impact, Plan, PlannedTimeouts,
+};
 use crate::requests;
 use crate::warnings;
 
@@ -155,6 +159,7 @@ pub(crate) fn deletion(
         live_update_time: live.update_time.clone(),
         timeouts,
         unchanged_attributes: BTreeMap::new(),
+        capacity: CapacityPlan::default(),
     }
 }
 
@@ -175,6 +180,7 @@ pub(crate) fn release(address: ClusterName, live: &Cluster) -> ClusterChange {
         live_update_time: live.update_time.clone(),
         timeouts: PlannedTimeouts::default(),
         unchanged_attributes: BTreeMap::new(),
+        capacity: CapacityPlan::default(),
     }
 }
 
@@ -203,14 +209,34 @@ impl ClusterPlanner<'_> {
     /// A missing cluster is created; one being deleted is created again once it is gone; a
     /// broken one is replaced; any other is compared field by field.
     fn converge(self, live: Option<&Cluster>) -> Result<ClusterChange, PlanError> {
-        let desired_json = self.encode(&self.cluster.cluster)?;
         match live {
-            None => Ok(self.creation(&desired_json, None)),
+            None => self.creation(None),
             Some(live) if live.cluster_state() == Some(ClusterState::Stopping) => {
-                Ok(self.creation(&desired_json, Some(ChangeReason::BeingDeleted)))
+                self.creation(Some(ChangeReason::BeingDeleted))
             }
-            Some(live) => self.comparison(&desired_json, live),
+            Some(live) => self.comparison(live),
         }
+    }
+
+    /// The create of the declared cluster (its first attempt) and the creates of its later
+    /// attempts, each pool's next `fallback` in place of the one before.
+    fn creates(&self) -> Result<(ClusterRequest, CapacityPlan), PlanError> {
+        let stack = &self.desired.provider.stack;
+        let first = requests::create(&self.address, &self.encode(&self.cluster.cluster)?, stack);
+        let fallbacks = (1..self.cluster.attempts())
+            .map(|attempt| {
+                let body = self.encode(&self.cluster.attempt(attempt))?;
+                Ok(requests::create(&self.address, &body, stack))
+            })
+            .collect::<Result<_, PlanError>>()?;
+        let pools = fallbacks::pools_with_fallbacks(self.cluster);
+        let capacity = CapacityPlan {
+            fallbacks,
+            chains: fallbacks::chains(self.cluster, &pools),
+            running: Vec::new(),
+            keep_failed: self.cluster.lifecycle.prevent_destroy,
+        };
+        Ok((first, capacity))
     }
 
     /// Why the live cluster must be replaced whatever its fields say, if it must.
@@ -259,37 +285,46 @@ impl ClusterPlanner<'_> {
         Ok(())
     }
 
-    fn creation(self, desired_json: &Value, reason: Option<ChangeReason>) -> ClusterChange {
-        let stack = &self.desired.provider.stack;
-        let requests = vec![requests::create(&self.address, desired_json, stack)];
+    fn creation(self, reason: Option<ChangeReason>) -> Result<ClusterChange, PlanError> {
+        let desired_json = self.encode(&self.cluster.cluster)?;
+        let (create, capacity) = self.creates()?;
         let warnings = match reason {
             Some(ChangeReason::BeingDeleted) => vec![
                 "the cluster is being deleted right now (STOPPING): apply waits until it is gone, then creates it again".to_owned(),
             ],
             _ => Vec::new(),
         };
-        ClusterChange {
-            fields: self.mark_sensitive(diff::creation(desired_json)),
+        Ok(ClusterChange {
+            fields: self.mark_sensitive(diff::creation(&desired_json)),
             address: self.address,
             action: Action::Create,
             reason,
             impacts: Vec::new(),
             warnings,
-            requests,
+            requests: vec![create],
             live_update_time: None,
             timeouts: timeouts_of(&self.cluster.timeouts),
             unchanged_attributes: BTreeMap::new(),
-        }
+            capacity,
+        })
     }
 
-    fn comparison(self, desired_json: &Value, live: &Cluster) -> Result<ClusterChange, PlanError> {
+    /// The desired cluster as compared with live: without ignored paths, and without a default
+    /// partition already in effect.
+    fn compared<'j>(&self, desired_json: &'j Value, live_json: &Value) -> Cow<'j, Value> {
+        without_default_in_effect(self.without_ignored(desired_json, live_json), live_json)
+    }
+
+    fn comparison(self, live: &Cluster) -> Result<ClusterChange, PlanError> {
         // Comparing needs no output-only field, so the live status, events and times are not
         // encoded. (An update encodes the whole cluster again for its body, whose field order
         // is the whole cluster's.)
         let live_json = self.encode(&live.writable())?;
-        let compared =
-            without_default_in_effect(self.without_ignored(desired_json, &live_json), &live_json);
-        let diff = diff::compare(&compared, &live_json);
+        // A pool that runs one of its fallbacks is compared with that alternative.
+        let (declared, running) = fallbacks::as_running(self.cluster, &live_json);
+        let desired_json = self.encode(&*declared)?;
+        let compared = self.compared(&desired_json, &live_json);
+        let mut diff = diff::compare(&compared, &live_json);
         let reason = self.replacement_reason(live);
         let action = if reason.is_some() || diff.changes.iter().any(|c| c.forces_replacement) {
             Action::Replace
@@ -298,15 +333,24 @@ impl ClusterPlanner<'_> {
         } else {
             Action::Update
         };
+        if action == Action::Replace && !running.is_empty() {
+            // A replacement creates the declared cluster, from its first attempt.
+            let declared_json = self.encode(&self.cluster.cluster)?;
+            diff = diff::compare(&self.compared(&declared_json, &live_json), &live_json);
+        }
         let stack = &self.desired.provider.stack;
         let fields = self.mark_sensitive(diff.changes);
+        let mut capacity = CapacityPlan {
+            running,
+            keep_failed: self.cluster.lifecycle.prevent_destroy,
+            ..CapacityPlan::default()
+        };
         let (impacts, requests) = match action {
             Action::Replace => {
                 self.check_replace_allowed(reason.as_ref())?;
-                let requests = vec![
-                    requests::delete(&self.address),
-                    requests::create(&self.address, desired_json, stack),
-                ];
+                let (create, creates) = self.creates()?;
+                capacity = creates;
+                let requests = vec![requests::delete(&self.address), create];
                 let impact = Impact {
                     class: ImpactClass::ReplacesCluster,
                     pool: None,
@@ -328,6 +372,24 @@ impl ClusterPlanner<'_> {
                 let whole_live = self.encode(live)?;
                 let request =
                     requests::update(&self.address, &mask, mode, &compared, &whole_live, stack);
+                let added = self.added_pools_with_fallbacks(&live_json);
+                capacity.chains = fallbacks::chains(self.cluster, &added);
+                capacity.fallbacks = (1..self.attempts_of(&added))
+                    .map(|attempt| {
+                        let attempted =
+                            fallbacks::with_attempt_of(&declared, self.cluster, &added, attempt);
+                        let attempted = self.encode(&attempted)?;
+                        let compared = self.compared(&attempted, &live_json);
+                        Ok(requests::update(
+                            &self.address,
+                            &mask,
+                            mode,
+                            &compared,
+                            &whole_live,
+                            stack,
+                        ))
+                    })
+                    .collect::<Result<_, PlanError>>()?;
                 (distinct_impacts(&fields), vec![request])
             }
             Action::Create | Action::Delete | Action::Release | Action::NoOp => {
@@ -345,7 +407,38 @@ impl ClusterPlanner<'_> {
             live_update_time: live.update_time.clone(),
             timeouts: timeouts_of(&self.cluster.timeouts),
             unchanged_attributes: diff.unchanged,
+            capacity,
         })
+    }
+
+    /// The pools with fallbacks that an update adds (the live cluster has no pool of their ID).
+    fn added_pools_with_fallbacks(&self, live_json: &Value) -> Vec<&str> {
+        let live_has = |id: &str| {
+            live_json
+                .get("nodePools")
+                .and_then(Value::as_array)
+                .is_some_and(|pools| {
+                    pools
+                        .iter()
+                        .any(|pool| pool.get("id").and_then(Value::as_str) == Some(id))
+                })
+        };
+        fallbacks::pools_with_fallbacks(self.cluster)
+            .into_iter()
+            .filter(|pool| !live_has(pool))
+            .collect()
+    }
+
+    /// How many attempts the fallbacks of `pools` allow.
+    fn attempts_of(&self, pools: &[&str]) -> usize {
+        1 + self
+            .cluster
+            .fallbacks
+            .iter()
+            .filter(|fallbacks| pools.contains(&fallbacks.pool.as_str()))
+            .map(|fallbacks| fallbacks.alternatives.len())
+            .max()
+            .unwrap_or(0)
     }
 
     /// The desired cluster JSON with every `ignore_changes` path taken out (copied only when

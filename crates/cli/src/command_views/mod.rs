@@ -78,6 +78,7 @@ mod tests {
             action,
             result,
             live: None,
+            fallback_attempt: None,
             duration: Duration::ZERO,
         }
     }

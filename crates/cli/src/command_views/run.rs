@@ -36,6 +36,9 @@ pub trait RunView: PlanView {
     /// One report of the run: every one counts, earlier runs' operations included.
     fn executed(&self, report: &ApplyReport);
 
+    /// Names the alternatives that won where a create fell back (`report` ran `plan`).
+    fn fell_back(&self, plan: &Plan, report: &ApplyReport);
+
     /// Says that a step of the run ended well.
     fn completed(&self, plan: &Plan, completion: Completion);
 
@@ -129,6 +132,34 @@ impl RunView for HumanRun {
 
     fn executed(&self, _report: &ApplyReport) {}
 
+    fn fell_back(&self, plan: &Plan, report: &ApplyReport) {
+        for (outcome, attempt) in report
+            .outcomes
+            .iter()
+            .filter_map(|outcome| Some((outcome, outcome.fallback_attempt?)))
+        {
+            let Some(change) = plan.changes.iter().find(|c| c.address == outcome.address) else {
+                continue;
+            };
+            let pools: Vec<String> = change
+                .capacity
+                .alternatives_at(attempt)
+                .into_iter()
+                .map(|(pool, alternative)| {
+                    format!(
+                        "node pool \"{pool}\" runs {}",
+                        plan_text::alternative_text(alternative)
+                    )
+                })
+                .collect();
+            self.printer.info(&format!(
+                "{}: fell back to attempt {attempt}: {}.",
+                outcome.address.id(),
+                pools.join(", ")
+            ));
+        }
+    }
+
     fn completed(&self, plan: &Plan, completion: Completion) {
         self.printer.success(&completion_line(plan, completion));
     }
@@ -202,6 +233,8 @@ impl RunView for JsonRun {
         let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
         *counts = counts.plus(Counts::of(report));
     }
+
+    fn fell_back(&self, _plan: &Plan, _report: &ApplyReport) {}
 
     fn completed(&self, _plan: &Plan, _completion: Completion) {}
 

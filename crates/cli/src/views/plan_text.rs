@@ -14,7 +14,9 @@ use std::fmt::Write as _;
 use clusterform_model::fields::{self, FieldKind, MaskSource};
 use clusterform_model::paths::{self, Segment, Selector};
 use clusterform_model::{Action, JobsByCluster, RunningJobs, UpdateMode};
-use clusterform_planner::{ChangeReason, ClusterChange, FieldChange, Plan};
+use clusterform_planner::{
+    ChangeReason, ClusterChange, FieldChange, Plan, PoolAlternative, RunningAlternative,
+};
 use console::Style;
 use serde_json::{Map, Value};
 
@@ -39,9 +41,13 @@ pub fn render_text(plan: &Plan, jobs: &JobsByCluster, color: bool) -> String {
             paint.style(Style::new().green().bold(), "No changes.")
         );
         for change in &plan.changes {
+            let label = paint.style(Style::new().yellow().bold(), "Note:");
+            let name = names.name(&change.address);
             for warning in &change.warnings {
-                let label = paint.style(Style::new().yellow().bold(), "Note:");
-                let _ = writeln!(out, "{label} {}: {warning}", names.name(&change.address));
+                let _ = writeln!(out, "{label} {name}: {warning}");
+            }
+            for running in &change.capacity.running {
+                let _ = writeln!(out, "{label} {name}: {}", running_line(running));
             }
         }
         return out;
@@ -203,6 +209,19 @@ impl ClusterText<'_> {
         if !change.impacts.is_empty() {
             let impacts: Vec<String> = change.impacts.iter().map(ToString::to_string).collect();
             let _ = writeln!(self.out, "    impact: {}", impacts.join("; "));
+        }
+        for chain in &change.capacity.chains {
+            let alternatives: Vec<String> =
+                chain.alternatives.iter().map(alternative_text).collect();
+            let _ = writeln!(
+                self.out,
+                "    # node pool \"{}\" falls back to: {}",
+                chain.pool,
+                alternatives.join(", ")
+            );
+        }
+        for running in &change.capacity.running {
+            let _ = writeln!(self.out, "    # {}", running_line(running));
         }
         for warning in &change.warnings {
             let label = self.paint.style(Style::new().yellow().bold(), "Warning:");
@@ -437,6 +456,28 @@ fn attribute_name(change: &FieldChange) -> String {
         .segments()
         .last()
         .map_or_else(|| change.path.to_string(), label_of)
+}
+
+/// `a3-ultragpu-8g (FLEX_START)`: what one alternative of a pool runs on.
+pub fn alternative_text(alternative: &PoolAlternative) -> String {
+    let machine = alternative
+        .machine_type
+        .as_deref()
+        .unwrap_or("the pool's machine type");
+    match &alternative.provisioning_model {
+        Some(model) => format!("{machine} ({model})"),
+        None => machine.to_owned(),
+    }
+}
+
+/// A live pool that runs one of its fallbacks, which matches its declaration.
+fn running_line(running: &RunningAlternative) -> String {
+    format!(
+        "node pool \"{}\" runs its fallback {}, {}, which matches its declaration",
+        running.pool,
+        running.fallback,
+        alternative_text(&running.alternative)
+    )
 }
 
 /// What happens to the cluster and, where the fields do not say it, why.

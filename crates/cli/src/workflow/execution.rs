@@ -91,6 +91,7 @@ impl<V: RunView + ?Sized> Run<'_, V> {
             .apply(plan, self.view.progress(names), token)
             .await;
         self.view.executed(&report);
+        self.view.fell_back(plan, &report);
         report
     }
 

@@ -174,6 +174,7 @@ mod tests {
                 operation: "projects/1/locations/us-central1/operations/7".into(),
                 started_at: "2026-11-10T12:00:00Z".into(),
                 timeout_seconds: 60,
+                attempt: None,
             })
             .await
             .unwrap();

@@ -75,6 +75,15 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
         let journal = self.engine.journal();
         let mut warnings = Vec::new();
         for entry in journal.entries() {
+            if let Some(attempt) = entry.attempt {
+                warnings.push(format!(
+                    "an earlier run left {}'s fallback chain at attempt {} (operation {}); `clusterform apply` waits for it and, if it found no machines, goes on with the next alternative",
+                    entry.address.id(),
+                    attempt + 1,
+                    entry.operation,
+                ));
+                continue;
+            }
             warnings.push(format!(
                 "an earlier run left operation {} ({} {}) in flight; `clusterform apply` and `destroy` wait for it before changing anything",
                 entry.operation,

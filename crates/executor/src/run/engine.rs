@@ -10,10 +10,13 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use clusterform_model::rest::{ClusterRequest, RequestKind};
-use clusterform_model::{Action, Cluster, ClusterName, ClusterState, Code, Location, Operation};
+use clusterform_model::{
+    Action, Cluster, ClusterName, ClusterState, Code, Location, Operation, Shortage,
+};
 use clusterform_planner::{ChangeReason, ClusterChange, Plan, PlannedTimeouts};
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
@@ -94,6 +97,39 @@ pub enum Step {
         /// Which request.
         request: RequestKind,
     },
+    /// An attempt of a create (or of an update adding node pools) found no machines: the
+    /// cluster it left behind, if any, is deleted before the next one is sent.
+    FellShort {
+        /// The attempt, from 1 (1: the pools as declared, 2: their first `fallback`, …).
+        attempt: usize,
+        /// How many attempts the change has.
+        attempts: usize,
+        /// Capacity or quota.
+        shortage: Shortage,
+        /// The service's message.
+        message: String,
+        /// The attempt sent next, if one is left.
+        next: Option<usize>,
+        /// The cluster the attempt's create left in `ERROR` is deleted now.
+        deleting: bool,
+    },
+    /// A later attempt than the first had machines: a fallback won.
+    FellBack {
+        /// The attempt, from 1.
+        attempt: usize,
+        /// How many attempts the change has.
+        attempts: usize,
+    },
+    /// A resumed attempt of a fallback chain found no machines: the next `apply` goes on with
+    /// the next attempt.
+    ChainPaused {
+        /// The attempt, from 1.
+        attempt: usize,
+        /// Capacity or quota.
+        shortage: Shortage,
+        /// The service's message.
+        message: String,
+    },
     /// The action succeeded.
     Finished,
     /// The action failed (or was interrupted); the message says why.
@@ -111,6 +147,8 @@ pub struct ActionOutcome {
     pub result: Result<(), ExecError>,
     /// The live cluster after a create or update, as the operation returned it.
     pub live: Option<Cluster>,
+    /// The attempt that succeeded, from 1, when it was not the first (a fallback won).
+    pub fallback_attempt: Option<usize>,
     /// How long the action took.
     pub duration: Duration,
 }
@@ -147,17 +185,24 @@ pub struct ApplyEngine {
 }
 
 /// Reports the steps of one action, and tells it when the run is cancelled.
-struct Tracker<'a> {
+pub(super) struct Tracker<'a> {
     address: &'a ClusterName,
     action: Action,
     started: Instant,
     sink: &'a dyn ProgressSink,
-    cancel: &'a CancellationToken,
+    pub(super) cancel: &'a CancellationToken,
+    /// The attempt (from 1) that succeeded, when a later one than the first; 0: none.
+    won_with: AtomicUsize,
 }
 
 impl Tracker<'_> {
+    /// Records that attempt `attempt` (from 1) of a fallback chain succeeded.
+    pub(super) fn won_with(&self, attempt: usize) {
+        self.won_with.store(attempt, Ordering::Relaxed);
+    }
+
     /// Fails once the run is cancelled: no new request starts after that.
-    fn check_cancelled(&self) -> Result<(), ExecError> {
+    pub(super) fn check_cancelled(&self) -> Result<(), ExecError> {
         if self.cancel.is_cancelled() {
             Err(ExecError::Cancelled)
         } else {
@@ -168,7 +213,7 @@ impl Tracker<'_> {
     /// Waiting stops at once on cancellation. Requests are never wrapped in this: a request
     /// already on the wire is finished and its operation journaled, so nothing the service
     /// started is forgotten.
-    async fn cancellable<T>(
+    pub(super) async fn cancellable<T>(
         &self,
         waiting: impl Future<Output = Result<T, ExecError>>,
     ) -> Result<T, ExecError> {
@@ -179,7 +224,7 @@ impl Tracker<'_> {
         }
     }
 
-    fn emit(&self, step: Step) {
+    pub(super) fn emit(&self, step: Step) {
         self.sink.event(&self.event(step));
     }
 
@@ -233,6 +278,32 @@ impl ApplyEngine {
         &self.journal
     }
 
+    /// How operations are waited for.
+    pub(super) fn wait_options(&self) -> WaitOptions {
+        self.wait
+    }
+
+    /// Ends the fallback chains an earlier run left open for clusters that `plan` no longer
+    /// creates or updates (the configuration changed, or they are being destroyed): there is
+    /// nothing left to go on with.
+    async fn end_chains_not_in(&self, plan: &Plan) -> Result<(), ExecError> {
+        let goes_on = |address: &ClusterName| {
+            plan.changes.iter().any(|change| {
+                change.address == *address
+                    && matches!(
+                        change.action,
+                        Action::Create | Action::Replace | Action::Update
+                    )
+            })
+        };
+        for entry in self.journal.entries() {
+            if entry.is_in_chain() && !goes_on(&entry.address) {
+                self.journal.end_chain(&entry.address).await?;
+            }
+        }
+        Ok(())
+    }
+
     /// Runs every change of the plan that is not a no-op. Callers resume the journal first
     /// ([`ApplyEngine::resume`]) so that no cluster has an operation in flight. A change to a
     /// cluster that an unusable journal entry may name is refused
@@ -243,6 +314,9 @@ impl ApplyEngine {
         progress: Arc<dyn ProgressSink>,
         cancel: CancellationToken,
     ) -> ApplyReport {
+        if let Err(error) = self.end_chains_not_in(plan).await {
+            tracing::warn!(%error, "could not end the fallback chains an earlier run left open");
+        }
         let changes = plan.changes.iter().filter(|c| c.action != Action::NoOp);
         self.for_each_cluster(
             changes,
@@ -335,6 +409,7 @@ impl ApplyEngine {
                     started: Instant::now(),
                     sink: progress,
                     cancel,
+                    won_with: AtomicUsize::new(0),
                 };
                 guarded(tracker, async move |tracker: &Tracker<'_>| {
                     work(tracker, item).await
@@ -362,10 +437,16 @@ impl ApplyEngine {
                 .await?;
         }
         let mut live = None;
-        for request in &change.requests {
+        let last = change.requests.len().saturating_sub(1);
+        for (index, request) in change.requests.iter().enumerate() {
             tracker.check_cancelled()?;
-            let timeout = timeout_of(request.kind(), &change.timeouts);
-            live = self.run_request(tracker, &name, request, timeout).await?;
+            live = if index == last && request.kind() != RequestKind::Delete {
+                self.run_attempts(tracker, change, request).await?
+            } else {
+                let timeout = timeout_of(request.kind(), &change.timeouts);
+                self.run_request(tracker, &name, request, timeout, None)
+                    .await?
+            };
             tracker.emit(Step::StepDone {
                 request: request.kind(),
             });
@@ -376,13 +457,15 @@ impl ApplyEngine {
     /// Sends one request once the cluster is free: an update or delete first waits for a
     /// running operation to end (a delete that finds the cluster gone is done), and a request
     /// refused with `ABORTED` (another operation took the cluster meanwhile) waits again and is
-    /// sent again, for as long as the action's timeout allows.
-    async fn run_request(
+    /// sent again, for as long as the action's timeout allows. `attempt` is its place in a
+    /// fallback chain, for the journal.
+    pub(super) async fn run_request(
         &self,
         tracker: &Tracker<'_>,
         name: &ClusterName,
         request: &ClusterRequest,
         timeout: Duration,
+        attempt: Option<usize>,
     ) -> Result<Option<Cluster>, ExecError> {
         let deadline = crate::transport::deadline::after(timeout);
         let remaining = || deadline.saturating_duration_since(Instant::now());
@@ -417,8 +500,9 @@ impl ApplyEngine {
                 }
                 Err(error) => return Err(ExecError::from(error).for_request(request)),
                 Ok(submitted) => {
+                    let request = (request.kind(), attempt);
                     return self
-                        .submitted(tracker, name, request.kind(), submitted, remaining())
+                        .submitted(tracker, name, request, submitted, remaining())
                         .await;
                 }
             }
@@ -430,7 +514,7 @@ impl ApplyEngine {
         &self,
         tracker: &Tracker<'_>,
         name: &ClusterName,
-        request: RequestKind,
+        (request, attempt): (RequestKind, Option<usize>),
         submitted: Submitted,
         timeout: Duration,
     ) -> Result<Option<Cluster>, ExecError> {
@@ -451,7 +535,7 @@ impl ApplyEngine {
                     .map(Some)
             }
             Submitted::Operation(operation) => {
-                self.follow(tracker, name, request, *operation, timeout)
+                self.follow(tracker, name, (request, attempt), *operation, timeout)
                     .await
             }
         }
@@ -481,7 +565,7 @@ impl ApplyEngine {
         &self,
         tracker: &Tracker<'_>,
         name: &ClusterName,
-        request: RequestKind,
+        (request, attempt): (RequestKind, Option<usize>),
         operation: Operation,
         timeout: Duration,
     ) -> Result<Option<Cluster>, ExecError> {
@@ -494,6 +578,7 @@ impl ApplyEngine {
                     operation: operation.name.clone(),
                     started_at: now_rfc3339(),
                     timeout_seconds: timeout.as_secs(),
+                    attempt,
                 })
                 .await?;
         }
@@ -513,23 +598,36 @@ impl ApplyEngine {
                 self.wait,
             ))
             .await;
-        self.conclude(name, request, &operation.name, waited).await
+        self.conclude(name, (request, attempt), &operation.name, waited)
+            .await
     }
 
     /// Unjournals an operation once waiting for it has ended, and judges its outcome: from the
     /// operation when it is done, from the cluster when the service no longer knows it.
-    /// Anything else (a timeout, Ctrl-C) keeps the entry for the next run.
+    /// Anything else (a timeout, Ctrl-C) keeps the entry for the next run, and so does the end
+    /// of a fallback chain's step that the chain goes on from (see [`JournalEntry::attempt`]).
     async fn conclude(
         &self,
         name: &ClusterName,
-        request: RequestKind,
+        (request, attempt): (RequestKind, Option<usize>),
         operation: &str,
         waited: Result<Operation, ExecError>,
     ) -> Result<Option<Cluster>, ExecError> {
         match waited {
             Ok(done) => {
-                self.journal.remove(operation).await?;
-                outcome_of(name, request, operation, &done)
+                let outcome = outcome_of(name, request, operation, &done);
+                let chain_goes_on = attempt.is_some()
+                    && match (&outcome, request) {
+                        (Ok(_), RequestKind::Delete) => true,
+                        (Err(error), RequestKind::Create | RequestKind::Update) => {
+                            error.shortage().is_some()
+                        }
+                        _ => false,
+                    };
+                if !chain_goes_on {
+                    self.journal.remove(operation).await?;
+                }
+                outcome
             }
             Err(error) if error.is_not_found() => {
                 self.journal.remove(operation).await?;
@@ -557,8 +655,26 @@ impl ApplyEngine {
         let timeout = self.remaining_timeout(entry);
         let waiting = self.wait_with_progress(tracker, &name, &entry.operation, timeout, options);
         let waited = tracker.cancellable(waiting).await;
-        self.conclude(&name, entry.request, &entry.operation, waited)
-            .await
+        let concluded = self
+            .conclude(
+                &name,
+                (entry.request, entry.attempt),
+                &entry.operation,
+                waited,
+            )
+            .await;
+        match (concluded, entry.attempt) {
+            // The chain goes on in the next apply, which plans the cluster again.
+            (Err(error), Some(attempt)) if error.shortage().is_some() => {
+                tracker.emit(Step::ChainPaused {
+                    attempt: attempt + 1,
+                    shortage: error.shortage().unwrap_or(Shortage::Capacity),
+                    message: error.to_string(),
+                });
+                Ok(None)
+            }
+            (concluded, _) => concluded,
+        }
     }
 
     /// Judges an action whose operation the service no longer knows by the cluster itself.
@@ -774,11 +890,16 @@ async fn guarded<'t>(
         Ok(live) => (Ok(()), live),
         Err(error) => (Err(error), None),
     };
+    let fallback_attempt = match tracker.won_with.load(Ordering::Relaxed) {
+        0 => None,
+        attempt => Some(attempt),
+    };
     ActionOutcome {
         address: tracker.address.clone(),
         action: tracker.action,
         result,
         live,
+        fallback_attempt,
         duration: tracker.started.elapsed(),
     }
 }
@@ -821,7 +942,7 @@ fn outcome_of(
     }
 }
 
-fn timeout_of(request: RequestKind, timeouts: &PlannedTimeouts) -> Duration {
+pub(super) fn timeout_of(request: RequestKind, timeouts: &PlannedTimeouts) -> Duration {
     Duration::from_secs(match request {
         RequestKind::Create => timeouts.create,
         RequestKind::Update => timeouts.update,

@@ -7,7 +7,7 @@ use std::time::Duration;
 use clusterform_model::duration::Seconds;
 use clusterform_model::fields::{MaskSource, UpdateMaskPath, camel_case};
 use clusterform_model::rest::ClusterRequest;
-use clusterform_model::{Code, NameError, Status, UnreadableName};
+use clusterform_model::{Code, NameError, Shortage, Status, UnreadableName};
 
 use crate::state::error::StateError;
 use crate::transport::error::TransportError;
@@ -113,9 +113,67 @@ pub enum ExecError {
         /// The operation's name.
         operation: String,
     },
+    /// A create (or an update adding node pools) found no machines for any of its attempts.
+    #[error("{cluster}: {}; {left}", tried(attempts))]
+    OutOfMachines {
+        /// The cluster.
+        cluster: String,
+        /// Every attempt that was made, in order, each with why it failed.
+        attempts: Vec<FailedAttempt>,
+        /// What is left of the cluster.
+        left: LeftBehind,
+    },
     /// The run was cancelled (Ctrl-C) while this action was in progress.
     #[error("interrupted")]
     Cancelled,
+}
+
+/// One attempt of a create (or of an update adding node pools) that found no machines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailedAttempt {
+    /// The attempt, from 1 (1: the pools as declared).
+    pub attempt: usize,
+    /// Capacity or quota.
+    pub shortage: Shortage,
+    /// The service's message.
+    pub message: String,
+}
+
+/// What a create that found no machines left of its cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeftBehind {
+    /// Nothing: the service refused at once, or the cluster was there before (an update).
+    Nothing,
+    /// The cluster the failed create left in `ERROR` was deleted.
+    Deleted,
+    /// The cluster the failed create left in `ERROR` is kept (`prevent_destroy`).
+    Kept,
+}
+
+impl std::fmt::Display for LeftBehind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Nothing => "nothing was left behind",
+            Self::Deleted => "the cluster the failed create left in ERROR was deleted",
+            Self::Kept => {
+                "the cluster the failed create left in ERROR is kept (lifecycle prevent_destroy)"
+            }
+        })
+    }
+}
+
+/// `no capacity: MESSAGE` for one attempt; each attempt numbered for a chain.
+fn tried(attempts: &[FailedAttempt]) -> String {
+    match attempts {
+        [only] => format!("no {} for the create: {}", only.shortage, only.message),
+        all => {
+            let each: Vec<String> = all
+                .iter()
+                .map(|a| format!("attempt {}: no {}: {}", a.attempt, a.shortage, a.message))
+                .collect();
+            format!("every alternative found no machines ({})", each.join("; "))
+        }
+    }
 }
 
 impl From<TransportError> for ExecError {
@@ -151,6 +209,41 @@ impl ExecError {
     /// Whether this is an API `NOT_FOUND`.
     pub fn is_not_found(&self) -> bool {
         matches!(self, Self::Transport(error) if error.is_not_found())
+    }
+
+    /// The shortage of machines a failed create or update reports: a quota refused at once,
+    /// an operation failing for capacity or quota, a cluster gone to `ERROR` with a capacity
+    /// text, or a chain that ran out of alternatives.
+    pub fn shortage(&self) -> Option<Shortage> {
+        match self {
+            Self::Transport(TransportError::Api { status, .. }) => status.refusal_shortage(),
+            Self::OperationFailed {
+                code_name, message, ..
+            } => Status {
+                code: 0,
+                message: message.clone(),
+                status: Some(code_name.clone()),
+                details: Vec::new(),
+            }
+            .operation_shortage(),
+            Self::ClusterFailed { detail, .. } => Status {
+                message: detail.clone(),
+                ..Status::default()
+            }
+            .refusal_shortage(),
+            Self::OutOfMachines { attempts, .. } => attempts.last().map(|a| a.shortage),
+            _ => None,
+        }
+    }
+
+    /// The service's message of a shortage, without our own words around it.
+    pub(crate) fn shortage_message(&self) -> String {
+        match self {
+            Self::Transport(TransportError::Api { status, .. }) => status.message.clone(),
+            Self::OperationFailed { message, .. } => message.clone(),
+            Self::ClusterFailed { detail, .. } => detail.clone(),
+            other => other.to_string(),
+        }
     }
 
     /// The status of an API error, or of the refused update of a mask path.

@@ -4,6 +4,7 @@
 //! clusters are idle ([`idle`]). It sends through [`crate::transport`] and journals and locks
 //! through [`crate::state`].
 
+pub(crate) mod attempts;
 pub(crate) mod engine;
 pub(crate) mod error;
 pub(crate) mod idle;

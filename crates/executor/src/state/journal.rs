@@ -50,6 +50,20 @@ pub struct JournalEntry {
     pub started_at: String,
     /// The action's timeout in seconds, counted from `started_at`.
     pub timeout_seconds: u64,
+    /// For a create (or an update adding node pools) walking its pools' fallbacks: the attempt
+    /// (0: as declared) the operation belongs to. A delete with an attempt removes the cluster
+    /// that attempt's failed create left behind. Such an entry outlives its operation when
+    /// the chain goes on (the attempt failed for capacity or quota, or its cluster is deleted),
+    /// so that a run interrupted between two attempts starts the next one, never one again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempt: Option<usize>,
+}
+
+impl JournalEntry {
+    /// Whether the entry holds a place in its cluster's fallback chain.
+    pub fn is_in_chain(&self) -> bool {
+        self.attempt.is_some()
+    }
 }
 
 /// An entry of the file that cannot be used, as [`Journal::unusable`] reports it.
@@ -111,6 +125,8 @@ pub(crate) enum Change {
     Record(JournalEntry),
     /// Removes the entry of an operation.
     Remove(String),
+    /// Removes every fallback-chain entry of a cluster (its chain ended).
+    EndChain(ClusterName),
 }
 
 impl Change {
@@ -130,11 +146,22 @@ impl Change {
         let mut updated = slots.to_vec();
         match self {
             Self::Record(entry) => {
-                updated.retain(|slot| !is_entry_of(slot, &entry.operation));
+                // A later place in a chain takes the earlier one's in the same write.
+                let taken = |slot: &Slot| {
+                    is_entry_of(slot, &entry.operation)
+                        || (entry.is_in_chain() && is_chain_entry_of(slot, &entry.address))
+                };
+                updated.retain(|slot| !taken(slot));
                 updated.push(Slot::Usable(entry.clone()));
             }
             Self::Remove(operation) => {
                 updated.retain(|slot| !is_entry_of(slot, operation));
+                if updated.len() == slots.len() {
+                    return None;
+                }
+            }
+            Self::EndChain(address) => {
+                updated.retain(|slot| !is_chain_entry_of(slot, address));
                 if updated.len() == slots.len() {
                     return None;
                 }
@@ -283,6 +310,25 @@ impl Journal {
         self.commit(Change::Remove(operation.to_owned())).await
     }
 
+    /// The last attempt of `address`'s fallback chain that an earlier run saw fail (its entry
+    /// outlived its operation), if the chain is still open.
+    pub fn failed_attempt(&self, address: &ClusterName) -> Option<usize> {
+        self.entries()
+            .into_iter()
+            .filter(|entry| entry.address == *address)
+            .filter_map(|entry| entry.attempt)
+            .max()
+    }
+
+    /// Ends `address`'s fallback chain: removes its chain entries, and writes the journal
+    /// (only when there were some) before returning.
+    pub async fn end_chain(&self, address: &ClusterName) -> Result<(), StateError> {
+        if self.failed_attempt(address).is_none() {
+            return Ok(());
+        }
+        self.commit(Change::EndChain(address.clone())).await
+    }
+
     /// Writes `change` through the store and returns once a write holding it is done; the
     /// entries become what the store now holds. Changes asked for while another write is in
     /// progress are written together by the next one (a group commit): many operations
@@ -373,6 +419,10 @@ fn is_entry_of(slot: &Slot, operation: &str) -> bool {
     matches!(slot, Slot::Usable(entry) if entry.operation == operation)
 }
 
+fn is_chain_entry_of(slot: &Slot, address: &ClusterName) -> bool {
+    matches!(slot, Slot::Usable(entry) if entry.is_in_chain() && entry.address == *address)
+}
+
 /// The whole journal: it must be JSON of this version with a list of entries; each entry is
 /// then judged on its own.
 pub(crate) fn parse(journal: &JournalLocation, bytes: &[u8]) -> Result<Vec<Slot>, StateError> {
@@ -427,6 +477,7 @@ mod tests {
             operation: format!("projects/123/locations/us-central1/operations/{operation}"),
             started_at: "2026-11-10T12:00:00Z".into(),
             timeout_seconds: 7200,
+            attempt: None,
         }
     }
 

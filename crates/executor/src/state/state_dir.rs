@@ -156,6 +156,7 @@ mod unix_tests {
                 operation: "projects/123/locations/us-central1/operations/1".into(),
                 started_at: "2026-11-10T12:00:00Z".into(),
                 timeout_seconds: 60,
+                attempt: None,
             })
             .await
             .unwrap();

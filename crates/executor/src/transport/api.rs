@@ -614,6 +614,15 @@ impl Exchanging for ApiExchange<'_> {
         error_status(answer.status.as_u16(), &answer.body).canonical_code()
     }
 
+    /// A create or update refused for a quota: retrying for minutes cannot raise it, and the
+    /// region's other requests need not wait for it either.
+    fn is_final(&self, answer: &Answer) -> bool {
+        matches!(
+            self.call.request.class,
+            CallClass::Create | CallClass::Idempotent
+        ) && error_status(answer.status.as_u16(), &answer.body).is_quota_failure()
+    }
+
     fn reply(&mut self, answer: Answer) -> Result<Reply, TransportError> {
         if answer.status.is_success() {
             self.client.gates.answered(self.call.region);

@@ -135,6 +135,13 @@ pub(crate) trait Exchanging {
     /// a refusal that says it was not processed).
     fn may_have_acted(&mut self) {}
 
+    /// Whether an error answer is final whatever its status says about retrying (a quota
+    /// that waiting cannot raise).
+    fn is_final(&self, answer: &Answer) -> bool {
+        let _ = answer;
+        false
+    }
+
     /// The delay before retrying after a quota error, from the server's.
     fn hold_after_quota(&mut self, server_delay: Option<Duration>) -> Option<Duration> {
         server_delay
@@ -203,12 +210,16 @@ pub(crate) async fn exchange<P: Exchanging>(
                     return part.reply(answer);
                 }
                 let code = part.code(&answer);
-                let verdict = classify_status(
-                    answer.status.as_u16(),
-                    code,
-                    request.class,
-                    answer.retry_after,
-                );
+                let verdict = if part.is_final(&answer) {
+                    Verdict::Fail
+                } else {
+                    classify_status(
+                        answer.status.as_u16(),
+                        code,
+                        request.class,
+                        answer.retry_after,
+                    )
+                };
                 (Failure::Status(answer), Some(code), verdict)
             }
             Err(failure) => {

@@ -1,0 +1,197 @@
+//! A create (or an update adding node pools) that walks its pools' `fallback` alternatives.
+//!
+//! Attempt 1 sends the change's request; when it finds no machines (a quota refused at once,
+//! or an operation failing for capacity or quota), the cluster that attempt's create left
+//! behind in `ERROR` is deleted — only a cluster this run's own create made, never after a
+//! refusal, and never with `prevent_destroy` — and the next attempt is sent once the ID is
+//! free again. Any other failure ends the chain at once. The journal holds the chain's place
+//! (see [`JournalEntry::attempt`](crate::JournalEntry::attempt)): a run interrupted between
+//! two attempts goes on with the next one, never one already tried. Every attempt has the
+//! action's timeout, and the chain ends after its last alternative.
+
+use std::time::Duration;
+
+use clusterform_model::rest::{ClusterRequest, RequestKind};
+use clusterform_model::{Cluster, ClusterName, Code};
+use clusterform_planner::ClusterChange;
+use tokio::time::Instant;
+
+use crate::run::engine::{ApplyEngine, Step, Tracker, timeout_of};
+use crate::run::error::{ExecError, FailedAttempt, LeftBehind};
+use crate::transport::error::TransportError;
+
+/// The longest a create waits for its ID to be free after the delete of the cluster an
+/// earlier attempt left behind: the service may refuse the ID (`409 ALREADY_EXISTS`) for a
+/// while after the delete ended.
+const ID_FREE_WAIT: Duration = Duration::from_secs(600);
+
+impl ApplyEngine {
+    /// Sends `first` (the change's create or update) and, while attempts find no machines,
+    /// the change's fallbacks in turn, starting after the last attempt an earlier run saw fail.
+    pub(super) async fn run_attempts(
+        &self,
+        tracker: &Tracker<'_>,
+        change: &ClusterChange,
+        first: &ClusterRequest,
+    ) -> Result<Option<Cluster>, ExecError> {
+        let attempts: Vec<&ClusterRequest> = std::iter::once(first)
+            .chain(&change.capacity.fallbacks)
+            .collect();
+        let name = &change.address;
+        let start = match self.journal().failed_attempt(name) {
+            Some(failed) if failed + 1 < attempts.len() => failed + 1,
+            _ => {
+                self.journal().end_chain(name).await?;
+                0
+            }
+        };
+        let chained = first.kind() == RequestKind::Create || attempts.len() > 1;
+        let mut failures = Vec::new();
+        for (attempt, request) in attempts.iter().enumerate().skip(start) {
+            tracker.check_cancelled()?;
+            let place = chained.then_some(attempt);
+            let error = match self
+                .send_attempt(tracker, name, request, change, place)
+                .await
+            {
+                Ok(live) => {
+                    self.journal().end_chain(name).await?;
+                    if attempt > 0 {
+                        tracker.won_with(attempt + 1);
+                        tracker.emit(Step::FellBack {
+                            attempt: attempt + 1,
+                            attempts: attempts.len(),
+                        });
+                    }
+                    return Ok(live);
+                }
+                Err(error) => error,
+            };
+            let Some(shortage) = error.shortage() else {
+                if ends_chain(&error) {
+                    self.journal().end_chain(name).await?;
+                }
+                return Err(error);
+            };
+            failures.push(FailedAttempt {
+                attempt: attempt + 1,
+                shortage,
+                message: error.shortage_message(),
+            });
+            let next = (attempt + 1 < attempts.len()).then_some(attempt + 2);
+            let kept = left_a_cluster(&error) && change.capacity.keep_failed;
+            tracker.emit(Step::FellShort {
+                attempt: attempt + 1,
+                attempts: attempts.len(),
+                shortage,
+                message: error.shortage_message(),
+                next: next.filter(|_| !kept),
+                deleting: left_a_cluster(&error) && !kept,
+            });
+            let left = match (left_a_cluster(&error), change.capacity.keep_failed) {
+                (false, _) => LeftBehind::Nothing,
+                (true, true) => LeftBehind::Kept,
+                (true, false) => {
+                    self.remove_failed(tracker, name, change, attempt).await?;
+                    LeftBehind::Deleted
+                }
+            };
+            if next.is_none() || left == LeftBehind::Kept {
+                self.journal().end_chain(name).await?;
+                return Err(ExecError::OutOfMachines {
+                    cluster: name.to_string(),
+                    attempts: failures,
+                    left,
+                });
+            }
+        }
+        unreachable!("the last attempt returns whatever its outcome")
+    }
+
+    /// Sends one attempt; a create after the first waits, within a bound, for its ID to be
+    /// free of the cluster the attempt before left behind.
+    async fn send_attempt(
+        &self,
+        tracker: &Tracker<'_>,
+        name: &ClusterName,
+        request: &ClusterRequest,
+        change: &ClusterChange,
+        attempt: Option<usize>,
+    ) -> Result<Option<Cluster>, ExecError> {
+        let timeout = timeout_of(request.kind(), &change.timeouts);
+        let after_a_delete =
+            attempt.is_some_and(|attempt| attempt > 0) && request.kind() == RequestKind::Create;
+        let deadline = Instant::now() + ID_FREE_WAIT.min(timeout);
+        let mut pause = self.wait_options().poll_initial;
+        loop {
+            let sent = self
+                .run_request(tracker, name, request, timeout, attempt)
+                .await;
+            match sent {
+                Err(error) if after_a_delete && is_taken(&error) && Instant::now() < deadline => {
+                    tracker.emit(Step::Settling {
+                        state: "ID not free yet".to_owned(),
+                    });
+                    let remaining = deadline.saturating_duration_since(Instant::now());
+                    tracker
+                        .cancellable(async {
+                            tokio::time::sleep(pause.min(remaining)).await;
+                            Ok(())
+                        })
+                        .await?;
+                    pause = (pause * 2).min(self.wait_options().poll_max);
+                }
+                sent => return sent,
+            }
+        }
+    }
+
+    /// Deletes the cluster that attempt `attempt`'s failed create left behind, and waits
+    /// until it is gone; the journal keeps the delete as the chain's place until the next
+    /// attempt is sent.
+    async fn remove_failed(
+        &self,
+        tracker: &Tracker<'_>,
+        name: &ClusterName,
+        change: &ClusterChange,
+        attempt: usize,
+    ) -> Result<(), ExecError> {
+        let delete = ClusterRequest::Delete { name: name.clone() };
+        let timeout = timeout_of(RequestKind::Delete, &change.timeouts);
+        self.run_request(tracker, name, &delete, timeout, Some(attempt))
+            .await?;
+        tracker.emit(Step::StepDone {
+            request: RequestKind::Delete,
+        });
+        Ok(())
+    }
+}
+
+/// Whether the failed attempt left a cluster registered: its create was accepted and its
+/// operation (or the cluster itself) failed afterwards. A refusal answered at once made
+/// nothing.
+fn left_a_cluster(error: &ExecError) -> bool {
+    matches!(
+        error,
+        ExecError::OperationFailed { .. } | ExecError::ClusterFailed { .. }
+    )
+}
+
+/// A create refused because the ID is still taken.
+fn is_taken(error: &ExecError) -> bool {
+    error.api_code() == Some(Code::AlreadyExists)
+}
+
+/// Whether a failure ends its cluster's chain: the service answered it. A timeout, an
+/// interruption or an unwritable journal may leave an operation running, whose journal entry
+/// must stay.
+fn ends_chain(error: &ExecError) -> bool {
+    matches!(
+        error,
+        ExecError::OperationFailed { .. }
+            | ExecError::ClusterFailed { .. }
+            | ExecError::OperationWithoutResult { .. }
+            | ExecError::MaskPathRefused { .. }
+            | ExecError::Transport(TransportError::Api { .. })
+    )
+}
