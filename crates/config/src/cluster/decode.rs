@@ -523,10 +523,12 @@ impl Decoder<'_, '_> {
                 }
             }
         }
+        if self.eval.diagnostics.len() > errors_before {
+            return None;
+        }
         let unknown = self.unknown_values > unknown_before;
         match serde_json::from_value::<FallbackFields>(Json::Object(object)) {
             Ok(fields) => Some((fields, unknown)),
-            Err(_) if self.eval.diagnostics.len() > errors_before => None,
             Err(error) => {
                 self.eval.diagnostics.push(self.file.error(
                     block_head(block),
