@@ -191,7 +191,7 @@ fn candidates(shape: &Shape, top: bool) -> Vec<&'static str> {
     if top {
         names.extend(CLUSTER_ATTRIBUTES.iter().chain(CLUSTER_BLOCKS));
     }
-    if takes_fallbacks(shape) {
+    if takes_fallbacks(&shape.generic) {
         names.push(FALLBACK_BLOCK);
     }
     names
@@ -239,7 +239,7 @@ impl Decoder<'_, '_> {
                     let name = block.ident.as_str();
                     // A pool's `fallback` blocks are decoded on their own, after the pool.
                     let own_block = (top && CLUSTER_BLOCKS.contains(&name))
-                        || (takes_fallbacks(shape) && name == FALLBACK_BLOCK);
+                        || (takes_fallbacks(&shape.generic) && name == FALLBACK_BLOCK);
                     if own_block {
                         continue;
                     }
@@ -431,7 +431,7 @@ impl Decoder<'_, '_> {
         if let Some(key_name) = key_field(spec) {
             element.insert(key_name.to_owned(), Json::String(key.to_owned()));
         }
-        if takes_fallbacks(shape) {
+        if takes_fallbacks(&shape.generic) {
             let blocks = self.fallbacks(&block.body, shape, &path);
             if !blocks.is_empty() {
                 self.fallbacks.push(PoolFallbackBlocks {

@@ -4,15 +4,15 @@
 use clusterform_model::{BootDisk, Cluster, MachineSpec, NodePool, ScalingSpec};
 use serde::Deserialize;
 
-use crate::cluster::schema::Shape;
 use crate::config::PoolFallbacks;
 
 /// The block a node pool's alternatives are written in.
 pub(crate) const FALLBACK_BLOCK: &str = "fallback";
 
-/// Whether blocks of `shape` take `fallback` blocks: only a node pool does.
-pub(crate) fn takes_fallbacks(shape: &Shape) -> bool {
-    shape.generic == "node_pools[]"
+/// Whether blocks of the message at generic path `generic` take `fallback` blocks: only a
+/// node pool's do.
+pub(crate) fn takes_fallbacks(generic: &str) -> bool {
+    generic == "node_pools[]"
 }
 
 /// The only provisioning model `flex_start_max_duration` belongs to.
