@@ -5,6 +5,8 @@
 //! attribute syntax, duplicates and missing required fields are reported here with positions.
 //! Concrete paths such as `node_pools[cpu].zone` are only rendered when shown (a diagnostic, a
 //! sensitive field); the semantic checks that follow find positions through [`crate::cluster::spans`].
+//! A pool's `fallback` blocks are decoded after the pool, each member as the pool's own, into
+//! what each block sets ([`crate::cluster::fallback`]).
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -1015,6 +1017,22 @@ mod tests {
         assert_eq!(
             Path::Field(&machine, "machine_type").to_string(),
             "node_pools[cpu].machine_spec.machine_type"
+        );
+    }
+
+    #[test]
+    fn a_fallbacks_members_are_shown_in_it_and_set_the_pools_fields() {
+        let pool = Path::Element(&Path::Cluster, "node_pools", "gpu");
+        let fallback = Path::Fallback(&pool, 2);
+        let machine = Path::Field(&fallback, "machine_spec");
+        let machine_type = Path::Field(&machine, "machine_type");
+        assert_eq!(
+            machine_type.to_string(),
+            "node_pools[gpu].fallback[2].machine_spec.machine_type"
+        );
+        assert_eq!(
+            machine_type.field_path(),
+            "node_pools[gpu].machine_spec.machine_type"
         );
     }
 
