@@ -259,6 +259,73 @@ pub struct VariableInputs {
 mod tests {
     use super::*;
 
+    fn pool(id: &str, zone: &str) -> NodePool {
+        NodePool {
+            id: id.to_owned(),
+            zone: Some(zone.to_owned()),
+            ..NodePool::default()
+        }
+    }
+
+    /// Pools `a` (two alternatives), `b` (one) and `c` (none), told apart by their zones.
+    fn cluster_with_fallbacks() -> DesiredCluster {
+        let cluster = Cluster {
+            node_pools: Some(vec![pool("a", "a0"), pool("b", "b0"), pool("c", "c0")]),
+            ..Cluster::default()
+        };
+        DesiredCluster {
+            name: ClusterName::at(
+                Location::new("my-proj", "us-central1").unwrap(),
+                clusterform_model::ClusterId::parse("c1", true).unwrap(),
+            ),
+            cluster,
+            update_mode: None,
+            timeouts: Timeouts::default(),
+            lifecycle: Lifecycle::default(),
+            sensitive_paths: BTreeSet::new(),
+            fallbacks: vec![
+                PoolFallbacks {
+                    pool: "a".to_owned(),
+                    alternatives: vec![pool("a", "a1"), pool("a", "a2")],
+                },
+                PoolFallbacks {
+                    pool: "b".to_owned(),
+                    alternatives: vec![pool("b", "b1")],
+                },
+            ],
+            location: SourceLocation::default(),
+        }
+    }
+
+    fn zones(cluster: &Cluster) -> Vec<&str> {
+        cluster
+            .node_pools
+            .iter()
+            .flatten()
+            .filter_map(|pool| pool.zone.as_deref())
+            .collect()
+    }
+
+    #[test]
+    fn attempt_k_takes_each_pools_kth_alternative_or_its_last() {
+        let desired = cluster_with_fallbacks();
+        assert_eq!(desired.attempts(), 3);
+        assert_eq!(desired.attempt(0), desired.cluster);
+        assert_eq!(zones(&desired.attempt(1)), ["a1", "b1", "c0"]);
+        assert_eq!(zones(&desired.attempt(2)), ["a2", "b1", "c0"]);
+        assert_eq!(zones(&desired.attempt(9)), ["a2", "b1", "c0"]);
+    }
+
+    #[test]
+    fn without_fallbacks_there_is_one_attempt() {
+        let desired = DesiredCluster {
+            fallbacks: Vec::new(),
+            ..cluster_with_fallbacks()
+        };
+        assert_eq!(desired.attempts(), 1);
+        assert_eq!(desired.attempt(1), desired.cluster);
+    }
+
     #[test]
     fn without_clusters_the_provider_location_is_refreshed() {
         let provider = Provider {

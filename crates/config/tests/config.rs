@@ -5,6 +5,7 @@ mod canonical;
 mod catalogue;
 mod examples;
 mod export;
+mod fallbacks;
 mod format;
 mod hostile;
 mod language;

@@ -109,6 +109,38 @@ fn gpu_a4_reads_scripts_and_reservation() {
 }
 
 #[test]
+fn gpu_fallback_tries_h200_then_h100_on_spot() {
+    let loaded = load_example("gpu-fallback", &[("project", "my-proj")]);
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    let cluster = loaded.config.cluster("gputrain").unwrap();
+    assert_eq!(cluster.attempts(), 3);
+    let chain: Vec<_> = (0..cluster.attempts())
+        .map(|attempt| {
+            let made = cluster.attempt(attempt);
+            let gpu = made.node_pool("gpu").unwrap().clone();
+            (
+                gpu.machine_spec.unwrap().machine_type.unwrap(),
+                gpu.provisioning_model.unwrap(),
+                gpu.flex_start_max_duration,
+            )
+        })
+        .collect();
+    let flex = Some("86400s".to_owned());
+    assert_eq!(
+        chain,
+        [
+            (
+                "a4-highgpu-8g".to_owned(),
+                "FLEX_START".to_owned(),
+                flex.clone()
+            ),
+            ("a3-ultragpu-8g".to_owned(), "FLEX_START".to_owned(), flex),
+            ("a3-megagpu-8g".to_owned(), "SPOT".to_owned(), None),
+        ]
+    );
+}
+
+#[test]
 fn flex_start_normalises_the_duration() {
     let loaded = load_example("flex-start", &[("project", "my-proj")]);
     // A machine type, accelerator or region outside the documented lists is a warning.
@@ -194,6 +226,7 @@ fn every_example_validates_without_variables() {
             ("fleet".to_owned(), 3),
             ("flex-start".to_owned(), 1),
             ("gpu-a4".to_owned(), 1),
+            ("gpu-fallback".to_owned(), 1),
             ("lustre".to_owned(), 1),
             ("quickstart".to_owned(), 1),
         ]

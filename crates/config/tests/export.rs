@@ -64,6 +64,28 @@ fn lustre_and_flex_start_round_trip() {
 }
 
 #[test]
+fn a_live_pool_is_imported_as_it_runs_without_fallback_blocks() {
+    let inputs = VariableInputs {
+        cli: vec![("project".to_owned(), "demo-project".to_owned())],
+        ..VariableInputs::default()
+    };
+    let config = load(&example("gpu-fallback"), &inputs).unwrap().config;
+    let desired = config.cluster("gputrain").unwrap();
+    assert!(!desired.fallbacks.is_empty());
+    // What the second attempt created, as the service shows it.
+    let live = desired.attempt(1);
+    let hcl = cluster_to_hcl("gputrain", &live);
+    assert!(!hcl.contains("fallback"), "{hcl}");
+    assert!(
+        hcl.contains("a3-ultragpu-8g") && !hcl.contains("a4-highgpu-8g"),
+        "{hcl}"
+    );
+    round_trip("gputrain", &live);
+    let imported = load_text(&format!("{PROVIDER}\n{hcl}")).unwrap().config;
+    assert_eq!(imported.clusters[0].fallbacks, []);
+}
+
+#[test]
 fn a_live_cluster_loses_its_output_fields() {
     let mut cluster = example_cluster("quickstart", &[], "train01");
     let desired = cluster.clone();

@@ -87,6 +87,7 @@ fn examples_are_already_formatted() {
         "quickstart",
         "cpu-cluster",
         "gpu-a4",
+        "gpu-fallback",
         "flex-start",
         "lustre",
         "fleet",
@@ -107,6 +108,15 @@ fn syntax_errors_are_diagnostics() {
     let d = &diagnostics.items[0];
     assert_eq!((d.file.to_str(), d.line, d.column), (Some("bad.hcl"), 1, 5));
     assert!(diagnostics.render(false).contains("bad.hcl:1:5"));
+}
+
+#[test]
+fn fallback_blocks_are_formatted_like_any_block() {
+    let source = "node_pool \"gpu\" {\nfallback {\n      provisioning_model=\"SPOT\"\n  flex_start_max_duration = \"1h\"\n      machine_spec { machine_type = \"a3-megagpu-8g\" }\n}\n}\n";
+    assert_eq!(
+        fmt(source),
+        "node_pool \"gpu\" {\n  fallback {\n    provisioning_model      = \"SPOT\"\n    flex_start_max_duration = \"1h\"\n    machine_spec { machine_type = \"a3-megagpu-8g\" }\n  }\n}\n"
+    );
 }
 
 #[test]

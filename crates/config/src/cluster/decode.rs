@@ -5,6 +5,8 @@
 //! attribute syntax, duplicates and missing required fields are reported here with positions.
 //! Concrete paths such as `node_pools[cpu].zone` are only rendered when shown (a diagnostic, a
 //! sensitive field); the semantic checks that follow find positions through [`crate::cluster::spans`].
+//! A pool's `fallback` blocks are decoded after the pool, each member as the pool's own, into
+//! what each block sets ([`crate::cluster::fallback`]).
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -20,9 +22,12 @@ use hcl::edit::expr::Expression;
 use hcl::edit::structure::{Attribute, Block, Body, Structure};
 use serde_json::{Map as JsonMap, Value as Json};
 
+use crate::cluster::fallback::{
+    FALLBACK_BLOCK, FallbackBlock, FallbackFields, PoolFallbackBlocks, takes_fallbacks,
+};
 use crate::cluster::schema::{Member, Shape, cluster_shape, is_output_only, key_field, shape_of};
-use crate::config::{Lifecycle, Timeouts};
-use crate::diagnostic::{SourceFile, closest_or_all};
+use crate::config::{FALLBACK_FIELDS, Lifecycle, Timeouts};
+use crate::diagnostic::{SourceFile, closest_or_all, did_you_mean};
 use crate::language::evaluator::{Evaluated, Evaluator, Scope, takes_string};
 use crate::language::functions::{string_text, type_name};
 use crate::language::source::{block_head, label_range};
@@ -49,6 +54,8 @@ pub(crate) struct DecodedCluster {
     pub timeouts: Timeouts,
     pub lifecycle: Lifecycle,
     pub sensitive_paths: BTreeSet<String>,
+    /// The `fallback` blocks of its pools, pools in declaration order.
+    pub fallbacks: Vec<PoolFallbackBlocks>,
 }
 
 /// Decodes one cluster block (one `for_each` instance), as far as it decodes: with errors, the
@@ -65,6 +72,8 @@ pub(crate) fn decode_cluster(
         file,
         scope,
         sensitive: BTreeSet::new(),
+        fallbacks: Vec::new(),
+        unknown_values: 0,
     };
     let object = decoder.message(
         &block.body,
@@ -81,7 +90,11 @@ pub(crate) fn decode_cluster(
         .and_then(|text| text.parse().ok());
     let timeouts = decoder.timeouts(&block.body);
     let lifecycle = decoder.lifecycle(&block.body);
-    let Decoder { sensitive, .. } = decoder;
+    let Decoder {
+        sensitive,
+        fallbacks,
+        ..
+    } = decoder;
     // A cluster with errors is still built from the attributes that decoded, so that the
     // semantic checks report their problems too (an unknown attribute must not hide a
     // dangling reference); the caller counts the errors and plans nothing from it.
@@ -95,6 +108,7 @@ pub(crate) fn decode_cluster(
             timeouts,
             lifecycle,
             sensitive_paths: sensitive,
+            fallbacks,
         }),
         Err(_) if had_errors => None,
         Err(error) => {
@@ -113,6 +127,9 @@ struct Decoder<'e, 'c> {
     file: &'e SourceFile,
     scope: Scope<'c>,
     sensitive: BTreeSet<String>,
+    fallbacks: Vec<PoolFallbackBlocks>,
+    /// How many attribute values so far depend on unknown variables.
+    unknown_values: usize,
 }
 
 /// The concrete path of a message or field, e.g. `node_pools[cpu].zone`, rendered only when
@@ -125,22 +142,44 @@ enum Path<'p> {
     Field(&'p Path<'p>, &'p str),
     /// The element with key `KEY` of a keyed list: `names[KEY]`.
     Element(&'p Path<'p>, &'p str, &'p str),
+    /// The `N`-th `fallback` block of a pool, from 1: `fallback[N]`.
+    Fallback(&'p Path<'p>, usize),
+}
+
+impl Path<'_> {
+    /// The path of the field a value at this path sets: a fallback's members are its pool's
+    /// fields in another attempt, so `node_pools[gpu].fallback[1].zone` sets
+    /// `node_pools[gpu].zone`.
+    fn field_path(&self) -> String {
+        let mut out = String::new();
+        // Writing into a `String` cannot fail.
+        let _ = self.write(&mut out, false);
+        out
+    }
+
+    fn write(&self, out: &mut impl fmt::Write, fallbacks: bool) -> fmt::Result {
+        let (parent, name) = match self {
+            Self::Cluster => return Ok(()),
+            Self::Fallback(parent, _) if !fallbacks => return parent.write(out, fallbacks),
+            Self::Fallback(parent, _) => (parent, FALLBACK_BLOCK),
+            Self::Field(parent, name) | Self::Element(parent, name, _) => (parent, *name),
+        };
+        if !matches!(parent, Self::Cluster) {
+            parent.write(out, fallbacks)?;
+            out.write_char('.')?;
+        }
+        out.write_str(name)?;
+        match self {
+            Self::Element(_, _, key) => write!(out, "[{key}]"),
+            Self::Fallback(_, ordinal) => write!(out, "[{ordinal}]"),
+            _ => Ok(()),
+        }
+    }
 }
 
 impl fmt::Display for Path<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (parent, name) = match self {
-            Self::Cluster => return Ok(()),
-            Self::Field(parent, name) | Self::Element(parent, name, _) => (parent, name),
-        };
-        if !matches!(parent, Self::Cluster) {
-            write!(f, "{parent}.")?;
-        }
-        f.write_str(name)?;
-        if let Self::Element(_, _, key) = self {
-            write!(f, "[{key}]")?;
-        }
-        Ok(())
+        self.write(f, true)
     }
 }
 
@@ -153,6 +192,9 @@ fn candidates(shape: &Shape, top: bool) -> Vec<&'static str> {
     let mut names: Vec<&'static str> = shape.members.iter().map(|(name, _)| *name).collect();
     if top {
         names.extend(CLUSTER_ATTRIBUTES.iter().chain(CLUSTER_BLOCKS));
+    }
+    if takes_fallbacks(&shape.generic) {
+        names.push(FALLBACK_BLOCK);
     }
     names
 }
@@ -197,7 +239,10 @@ impl Decoder<'_, '_> {
                 }
                 Structure::Block(block) => {
                     let name = block.ident.as_str();
-                    if top && CLUSTER_BLOCKS.contains(&name) {
+                    // A pool's `fallback` blocks are decoded on their own, after the pool.
+                    let own_block = (top && CLUSTER_BLOCKS.contains(&name))
+                        || (takes_fallbacks(&shape.generic) && name == FALLBACK_BLOCK);
+                    if own_block {
                         continue;
                     }
                     self.block(block, shape, concrete, top, &mut object, &mut seen);
@@ -280,13 +325,14 @@ impl Decoder<'_, '_> {
                 return false;
             }
             self.check_unknown_type(name, spec, &attribute.value);
+            self.unknown_values += 1;
             return true;
         };
         match field_json(spec, &value) {
             Ok(Some(json)) => {
                 if sensitive {
                     self.sensitive
-                        .insert(Path::Field(concrete, name).to_string());
+                        .insert(Path::Field(concrete, name).field_path());
                 }
                 object.insert(spec.name().to_owned(), json);
             }
@@ -387,12 +433,129 @@ impl Decoder<'_, '_> {
         if let Some(key_name) = key_field(spec) {
             element.insert(key_name.to_owned(), Json::String(key.to_owned()));
         }
+        if takes_fallbacks(&shape.generic) {
+            let blocks = self.fallbacks(&block.body, shape, &path);
+            if !blocks.is_empty() {
+                self.fallbacks.push(PoolFallbackBlocks {
+                    pool: key.to_owned(),
+                    blocks,
+                });
+            }
+        }
         let list = object
             .entry(spec.name().to_owned())
             .or_insert_with(|| Json::Array(Vec::new()));
         if let Json::Array(items) = list {
             items.push(Json::Object(element));
         }
+    }
+
+    /// The `fallback` blocks of the pool with this body (of `shape`, at `pool`), each decoded
+    /// as far as it decodes; one with an error is reported and left out.
+    fn fallbacks(
+        &mut self,
+        body: &Body,
+        shape: &'static Shape,
+        pool: &Path<'_>,
+    ) -> Vec<FallbackBlock> {
+        body.get_blocks(FALLBACK_BLOCK)
+            .enumerate()
+            .filter_map(|(index, block)| {
+                let ordinal = index + 1;
+                self.fallback(block, shape, &Path::Fallback(pool, ordinal))
+                    .map(|(fields, unknown)| FallbackBlock {
+                        ordinal,
+                        fields,
+                        unknown,
+                    })
+            })
+            .collect()
+    }
+
+    /// One `fallback` block: what it sets, and whether a value in it is unknown. Its members
+    /// are decoded as the same members of the pool (`shape`) are.
+    fn fallback(
+        &mut self,
+        block: &Block,
+        shape: &'static Shape,
+        concrete: &Path<'_>,
+    ) -> Option<(FallbackFields, bool)> {
+        if !block.labels.is_empty() {
+            self.eval.diagnostics.push(self.file.error(
+                label_range(block),
+                format!("a `{FALLBACK_BLOCK}` block takes no label"),
+                Some(format!(
+                    "write `{FALLBACK_BLOCK} {{ ... }}`: a pool's fallbacks are tried in the order they are written"
+                )),
+            ));
+            return None;
+        }
+        if block.body.is_empty() {
+            self.eval.diagnostics.push(self.file.error(
+                block_head(block),
+                format!("an empty `{FALLBACK_BLOCK}` block would retry the same pool"),
+                Some(format!(
+                    "set at least one of {} in it, or remove it",
+                    fallback_fields_listed()
+                )),
+            ));
+            return None;
+        }
+        let errors_before = self.eval.diagnostics.len();
+        let unknown_before = self.unknown_values;
+        let mut object = JsonMap::new();
+        let mut seen: Vec<Seen<'_>> = Vec::new();
+        for structure in block.body.iter() {
+            match structure {
+                Structure::Attribute(attribute) => {
+                    let name = attribute.key.as_str();
+                    if !FALLBACK_FIELDS.contains(&name) {
+                        self.not_in_fallback(name, attribute.key.span());
+                    } else if self.first_time(&mut seen, name, attribute.key.span()) {
+                        self.attribute(attribute, shape, concrete, false, &mut object);
+                    }
+                }
+                Structure::Block(nested) => {
+                    let name = nested.ident.as_str();
+                    if FALLBACK_FIELDS.contains(&name) {
+                        self.block(nested, shape, concrete, false, &mut object, &mut seen);
+                    } else {
+                        self.not_in_fallback(name, nested.ident.span());
+                    }
+                }
+            }
+        }
+        if self.eval.diagnostics.len() > errors_before {
+            return None;
+        }
+        let unknown = self.unknown_values > unknown_before;
+        match serde_json::from_value::<FallbackFields>(Json::Object(object)) {
+            Ok(fields) => Some((fields, unknown)),
+            Err(error) => {
+                self.eval.diagnostics.push(self.file.error(
+                    block_head(block),
+                    format!("cannot build the fallback: {error}"),
+                    None,
+                ));
+                None
+            }
+        }
+    }
+
+    /// Refuses `name` inside a `fallback` block: only [`FALLBACK_FIELDS`] may differ from the
+    /// pool.
+    fn not_in_fallback(&mut self, name: &str, range: Option<Range<usize>>) {
+        let hint = did_you_mean(name, FALLBACK_FIELDS.iter().copied()).unwrap_or_else(|| {
+            format!("set `{name}` in the pool itself: every fallback of the pool uses it")
+        });
+        self.eval.diagnostics.push(self.file.error(
+            range,
+            format!(
+                "`{name}` cannot be set in a `{FALLBACK_BLOCK}` block: a fallback may set {}; everything else is the pool's",
+                fallback_fields_listed()
+            ),
+            Some(hint),
+        ));
     }
 
     fn check_required(
@@ -643,6 +806,12 @@ impl Decoder<'_, '_> {
     }
 }
 
+/// [`FALLBACK_FIELDS`] as a sentence lists them: `a, b and c`.
+fn fallback_fields_listed() -> String {
+    let (last, rest) = FALLBACK_FIELDS.split_last().unwrap_or((&"", &[]));
+    format!("{} and {last}", rest.join(", "))
+}
+
 /// How to write an `ignore_changes` entry.
 const IGNORE_PATH_HINT: &str = "write paths as in the configuration, e.g. `labels`, `node_pool.cpu.scaling_spec`, `node_pool.*.zone` or `orchestrator_spec.slurm_spec.partitions`";
 
@@ -848,6 +1017,22 @@ mod tests {
         assert_eq!(
             Path::Field(&machine, "machine_type").to_string(),
             "node_pools[cpu].machine_spec.machine_type"
+        );
+    }
+
+    #[test]
+    fn a_fallbacks_members_are_shown_in_it_and_set_the_pools_fields() {
+        let pool = Path::Element(&Path::Cluster, "node_pools", "gpu");
+        let fallback = Path::Fallback(&pool, 2);
+        let machine = Path::Field(&fallback, "machine_spec");
+        let machine_type = Path::Field(&machine, "machine_type");
+        assert_eq!(
+            machine_type.to_string(),
+            "node_pools[gpu].fallback[2].machine_spec.machine_type"
+        );
+        assert_eq!(
+            machine_type.field_path(),
+            "node_pools[gpu].machine_spec.machine_type"
         );
     }
 

@@ -4,7 +4,9 @@
 
 use clusterform_model::fields::{FieldAccess, FieldKind};
 
+use crate::cluster::fallback::{FALLBACK_BLOCK, takes_fallbacks};
 use crate::cluster::schema::{Member, element_path, hcl_name, members};
+use crate::config::FALLBACK_FIELDS;
 
 /// Marks the start of the generated section in `docs/configuration.md`.
 pub const REFERENCE_BEGIN: &str = "<!-- BEGIN GENERATED REFERENCE -->";
@@ -51,10 +53,25 @@ fn write_block(out: &mut String, generic: &str, title: &str, nesting: &str) {
             )),
         }
     }
+    if takes_fallbacks(generic) {
+        write_fallback_row(out);
+    }
     out.push('\n');
     for (path, title, name) in nested {
         write_block(out, &path, &title, &format!("{nesting} > {name}"));
     }
+}
+
+/// The row of a pool's `fallback` blocks: not a field of the resource, so not in the table.
+fn write_fallback_row(out: &mut String) {
+    let members: Vec<String> = FALLBACK_FIELDS
+        .iter()
+        .map(|name| format!("`{name}`"))
+        .collect();
+    out.push_str(&format!(
+        "| `{FALLBACK_BLOCK}` | repeated block `{FALLBACK_BLOCK} {{ }}` |  | see [Fallback alternatives](#fallback-alternatives) | An alternative tried, in order, when a create fails for capacity or quota; sets only {} |\n",
+        members.join(", ")
+    ));
 }
 
 fn key_label(kind: FieldKind) -> &'static str {

@@ -1,8 +1,10 @@
 //! Positions of the fields of one cluster block, found on demand: a concrete path such as
 //! `node_pools[cpu].zone` is followed through the block's nested blocks to the attribute's
 //! value, the block's head or the labelled block's label, and on into an object literal's key
-//! or a list literal's element. Positions are needed only when a diagnostic is emitted, so
-//! nothing is recorded while decoding.
+//! or a list literal's element. A pool's alternatives are found by `fallback[N]`, its `N`-th
+//! `fallback` block (from 1), e.g. `node_pools[gpu].fallback[1].machine_spec.machine_type`.
+//! Positions are needed only when a diagnostic is emitted, so nothing is recorded while
+//! decoding.
 
 use std::ops::Range;
 
@@ -10,6 +12,7 @@ use hcl::edit::Span;
 use hcl::edit::expr::{Expression, ObjectKey};
 use hcl::edit::structure::{Attribute, Block, Body};
 
+use crate::cluster::fallback::FALLBACK_BLOCK;
 use crate::cluster::schema::singular;
 use crate::language::source::{block_head, label_range};
 
@@ -26,6 +29,8 @@ enum Segment<'p> {
     Field(&'p str),
     /// `names[KEY]`: the labelled block `name "KEY"` of a keyed list.
     Element(&'p str, &'p str),
+    /// `fallback[N]`: the `N`-th `fallback` block, from 1.
+    Fallback(usize),
 }
 
 impl<'b> Spans<'b> {
@@ -38,7 +43,7 @@ impl<'b> Spans<'b> {
     pub fn get(&self, path: &str) -> Option<Range<usize>> {
         match self.find(path)? {
             Written::Attribute(attribute) => attribute.value.span(),
-            Written::Block(block, Segment::Field(_)) => block_head(block),
+            Written::Block(block, Segment::Field(_) | Segment::Fallback(_)) => block_head(block),
             Written::Block(block, Segment::Element(..)) => label_range(block),
         }
     }
@@ -113,6 +118,9 @@ fn find_block<'b>(body: &'b Body, segment: Segment<'_>) -> Option<&'b Block> {
     let (ident, key) = match segment {
         Segment::Field(name) => (name, None),
         Segment::Element(name, key) => (singular(name), Some(key)),
+        Segment::Fallback(ordinal) => {
+            return body.get_blocks(FALLBACK_BLOCK).nth(ordinal.checked_sub(1)?);
+        }
     };
     body.blocks().find(|block| {
         block.ident.as_str() == ident
@@ -138,10 +146,13 @@ fn split_segment(path: &str) -> Option<(Segment<'_>, Option<&str>)> {
         .map(|(index, _)| index)
         .find(|&index| matches!(keyed.as_bytes().get(index + 1), None | Some(b'.')))?;
     let remainder = &keyed[close + 1..];
-    Some((
-        Segment::Element(name, &keyed[..close]),
-        remainder.strip_prefix('.'),
-    ))
+    let key = &keyed[..close];
+    // Keyed lists have plural names, so `fallback[N]` is never one of their elements.
+    let segment = match key.parse() {
+        Ok(ordinal) if name == FALLBACK_BLOCK => Segment::Fallback(ordinal),
+        _ => Segment::Element(name, key),
+    };
+    Some((segment, remainder.strip_prefix('.')))
 }
 
 #[cfg(test)]
@@ -162,6 +173,14 @@ node_pool "a.b" {
 node_pool "c" {
   labels = { a = "1", "b.c" = "2", b = "3", "b" = "4", (x) = "5" }
   filestores = ["f0", "f1"]
+  fallback {
+    provisioning_model = "SPOT"
+  }
+  fallback {
+    machine_spec {
+      machine_type = "m2"
+    }
+  }
 }
 "#;
 
@@ -182,6 +201,35 @@ node_pool "c" {
             Some("machine_spec")
         );
         assert_eq!(text_at(&body, "node_pools[c]"), Some("\"c\""));
+    }
+
+    #[test]
+    fn fallback_paths_lead_to_the_nth_fallback_block() {
+        let body = hcl::edit::parser::parse_body(CLUSTER).unwrap();
+        let spans = Spans::new(&body);
+        let line = |path| {
+            spans
+                .get(path)
+                .map(|range| CLUSTER[..range.start].lines().count())
+        };
+        assert_eq!(line("node_pools[c].fallback[1]"), Some(15));
+        assert_eq!(line("node_pools[c].fallback[2]"), Some(18));
+        assert_eq!(
+            text_at(&body, "node_pools[c].fallback[1].provisioning_model"),
+            Some("\"SPOT\"")
+        );
+        assert_eq!(
+            text_at(&body, "node_pools[c].fallback[2].machine_spec.machine_type"),
+            Some("\"m2\"")
+        );
+        for unwritten in [
+            "node_pools[c].fallback[0]",
+            "node_pools[c].fallback[3]",
+            "node_pools[c].fallback[2].provisioning_model",
+            "node_pools[a.b].fallback[1]",
+        ] {
+            assert_eq!(spans.get(unwritten), None, "{unwritten}");
+        }
     }
 
     #[test]

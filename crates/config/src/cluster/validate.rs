@@ -5,8 +5,10 @@
 //! flex-start durations, the Slurm configuration maps, ...), and as warnings what it may refuse
 //! (machine specs outside the catalogue of training machine types, regions outside the
 //! documented list, A4X node counts). Each problem points at the field it concerns (a map's
-//! key, a list's element, falling back to its enclosing block).
+//! key, a list's element, falling back to its enclosing block). A pool's alternatives (its
+//! `fallback` blocks) are checked as pools, at the `fallback` block.
 
+mod fallbacks;
 mod machines;
 pub(crate) mod regions;
 mod slurm_config;
@@ -18,6 +20,7 @@ use clusterform_model::duration;
 use clusterform_model::{Cluster, ClusterId, NodePool, STACK_LABEL, SlurmSpec};
 
 use crate::cluster::catalogue::{MachineChoice, catalogue};
+use crate::cluster::fallback::PoolFallbackBlocks;
 use crate::cluster::spans::Spans;
 use crate::diagnostic::{Diagnostic, Severity, SourceFile, did_you_mean};
 use slurm_config::MapScope;
@@ -46,17 +49,23 @@ const MAX_DISPLAY_NAME_CHARS: usize = 128;
 const FLEX_START_SECONDS: std::ops::RangeInclusive<u64> = 30..=604_800;
 
 impl ClusterChecks<'_> {
-    /// Runs every check on `cluster` with ID `id`.
-    /// Runs every check; the cluster's ID when it is valid.
-    pub fn run(&mut self, id: &str, cluster: &Cluster) -> Option<ClusterId> {
+    /// Runs every check on `cluster` with ID `id` and its pools' `fallbacks`; the cluster's ID
+    /// when it is valid.
+    pub fn run(
+        &mut self,
+        id: &str,
+        cluster: &Cluster,
+        fallbacks: &[PoolFallbackBlocks],
+    ) -> Option<ClusterId> {
         let id = self.cluster_id(id, cluster);
         self.own_region();
         self.display_name(cluster);
         self.labels("labels", cluster.labels.as_ref(), true);
         self.network(cluster);
         for pool in cluster.node_pools.as_deref().unwrap_or_default() {
-            self.pool(pool);
+            self.pool(&pool_path(pool), pool);
         }
+        self.fallbacks(cluster, fallbacks);
         self.slurm(cluster);
         self.lustre_export(cluster);
         id
@@ -225,10 +234,10 @@ impl ClusterChecks<'_> {
         }
     }
 
-    fn pool(&mut self, pool: &NodePool) {
-        let path = format!("node_pools[{}]", pool.id);
-        self.member_id(&path, "node pool", &pool.id);
-        self.scaling(&path, pool);
+    /// The checks of one pool, or of one of its alternatives, written at `path`.
+    fn pool(&mut self, path: &str, pool: &NodePool) {
+        self.member_id(path, "node pool", &pool.id);
+        self.scaling(path, pool);
         let machine = pool.machine_spec.as_ref();
         let disk = pool.boot_disk.as_ref();
         for (field, value) in [
@@ -271,12 +280,12 @@ impl ClusterChecks<'_> {
                 Some(hint),
             );
         }
-        self.provisioning(&path, pool);
-        self.flex_start_duration(&path, pool);
-        self.machine(&path, pool);
-        self.boot_disk(&path, pool);
-        self.reservation(&path, pool);
-        self.nvlink_domains(&path, pool);
+        self.provisioning(path, pool);
+        self.flex_start_duration(path, pool);
+        self.machine(path, pool);
+        self.boot_disk(path, pool);
+        self.reservation(path, pool);
+        self.nvlink_domains(path, pool);
         self.labels(&format!("{path}.labels"), pool.labels.as_ref(), false);
     }
 
@@ -392,14 +401,15 @@ impl ClusterChecks<'_> {
 
     /// The login pool's node counts are equal: "For the login node pool, the MAX_NODE_COUNT
     /// must be the same as the MIN_NODE_COUNT" (*Create cluster*). Unset counts are sent as 0.
-    fn login_pool(&mut self, pool: &NodePool) {
+    /// `path` is where the pool, or one of its alternatives, is written.
+    fn login_pool(&mut self, path: &str, pool: &NodePool) {
         let scaling = pool.scaling_spec.as_ref();
         let min = scaling.and_then(|s| s.min_node_count).unwrap_or(0);
         let max = scaling.and_then(|s| s.max_node_count).unwrap_or(0);
         // A max below the min is reported by `scaling` already.
         if min < max {
             self.error(
-                &format!("node_pools[{}].scaling_spec.max_node_count", pool.id),
+                &format!("{path}.scaling_spec.max_node_count"),
                 format!(
                     "the login pool `{}` has min_node_count {min} and max_node_count {max}; the login pool's counts must be equal",
                     pool.id
@@ -439,7 +449,7 @@ impl ClusterChecks<'_> {
                 &pools,
             );
             if let Some(pool) = cluster.node_pool(login) {
-                self.login_pool(pool);
+                self.login_pool(&pool_path(pool), pool);
             }
         }
         let partitions = slurm.partitions.as_deref().unwrap_or_default();
@@ -607,6 +617,11 @@ impl ClusterChecks<'_> {
             Some(hint),
         );
     }
+}
+
+/// Where a pool is written: `node_pools[ID]`.
+fn pool_path(pool: &NodePool) -> String {
+    format!("node_pools[{}]", pool.id)
 }
 
 const MEMBER_ID_RULE: &str = "node pool and partition IDs: 1 to 63 lowercase letters, digits, `-` and `_`, starting with a letter";

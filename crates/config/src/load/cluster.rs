@@ -9,6 +9,7 @@ use hcl::edit::structure::{Block, Body};
 
 use super::{ProviderDefaults, UnknownLocations, error_count, source_location};
 use crate::cluster::decode::decode_cluster;
+use crate::cluster::fallback::pool_fallbacks;
 use crate::cluster::spans::Spans;
 use crate::cluster::validate::ClusterChecks;
 use crate::config::{DesiredCluster, SourceLocation};
@@ -72,7 +73,7 @@ pub(super) fn cluster(
         region: known.map(Location::region),
         diagnostics: &mut eval.diagnostics,
     }
-    .run(&id, &decoded.cluster);
+    .run(&id, &decoded.cluster, &decoded.fallbacks);
     if error_count(&eval.diagnostics) > errors_before {
         return None;
     }
@@ -80,12 +81,12 @@ pub(super) fn cluster(
     let named = match placement? {
         Placement::Known(place) => Some(DesiredCluster {
             name: ClusterName::at(place, cluster_id?),
+            fallbacks: pool_fallbacks(&decoded.cluster, &decoded.fallbacks),
             cluster: decoded.cluster,
             update_mode: decoded.update_mode.or(provider.update_mode),
             timeouts: decoded.timeouts,
             lifecycle: decoded.lifecycle,
             sensitive_paths: decoded.sensitive_paths,
-            fallbacks: Vec::new(),
             location: location.clone(),
         }),
         Placement::Unknown => None,
