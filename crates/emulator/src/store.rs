@@ -714,6 +714,20 @@ mod tests {
     }
 
     #[test]
+    fn when_a_delete_completed_is_kept_and_survives_a_state_file() {
+        let mut store = store_with_cluster();
+        start(&mut store, OperationKind::Delete, false);
+        store.settle(3_999);
+        assert_eq!(store.deleted_at("c"), None, "still deleting");
+        store.settle(5_000);
+        assert!(!store.clusters.contains_key("c"));
+        assert_eq!(store.deleted_at("c"), Some(4_000), "its finish time");
+        let text = serde_json::to_string(&store).unwrap();
+        let loaded: Store = serde_json::from_str(&text).unwrap();
+        assert_eq!(loaded.deleted_at("c"), Some(4_000));
+    }
+
+    #[test]
     fn a_failed_delete_restores_the_previous_status() {
         let mut store = store_with_cluster();
         start(&mut store, OperationKind::Delete, true);
