@@ -574,6 +574,10 @@ fn emulator(args: cli::EmulatorArgs) -> Result<Emulator, CliError> {
             "--op-seconds must be a non-negative number".into(),
         ));
     }
+    let id_blocked_after_delete = Duration::try_from_secs_f64(args.id_blocked_after_delete)
+        .map_err(|_| {
+            CliError::Usage("--id-blocked-after-delete must be a non-negative number".into())
+        })?;
     if args.max_page_size == 0 {
         return Err(CliError::Usage("--max-page-size must be at least 1".into()));
     }
@@ -604,6 +608,7 @@ fn emulator(args: cli::EmulatorArgs) -> Result<Emulator, CliError> {
         slurm_api_versions: slurm_versions(args.slurm_versions)?
             .unwrap_or(defaults.slurm_api_versions),
         capacity_failures,
+        id_blocked_after_delete,
         refused_update_paths: refused_update_paths(args.refused_update_paths)?,
         fold_slurm_config_keys: args.fold_slurm_keys,
         ..defaults
@@ -937,7 +942,7 @@ mod tests {
     }
 
     #[test]
-    fn the_emulator_takes_slurm_versions_and_capacity_failures() {
+    fn the_emulator_takes_slurm_versions_capacity_failures_and_the_blocked_id_time() {
         let Arguments::Emulator(plain) = parse(&["clusterform", "emulator"]).unwrap() else {
             panic!("not the emulator");
         };
@@ -955,6 +960,12 @@ mod tests {
             "a4-highgpu-8g@us-central1-b",
             "--capacity-failure",
             "a3-megagpu-8g",
+            "--capacity-failure",
+            "quota:a4-highgpu-8g@us-central1-a/1",
+            "--capacity-failure",
+            "not-allowed:a3-highgpu-8g",
+            "--id-blocked-after-delete",
+            "2.5",
         ])
         .unwrap() else {
             panic!("not the emulator");
@@ -966,11 +977,27 @@ mod tests {
             .iter()
             .map(ToString::to_string)
             .collect();
-        assert_eq!(failures, ["a4-highgpu-8g@us-central1-b", "a3-megagpu-8g"]);
+        assert_eq!(
+            failures,
+            [
+                "a4-highgpu-8g@us-central1-b",
+                "a3-megagpu-8g",
+                "quota:a4-highgpu-8g@us-central1-a/1",
+                "not-allowed:a3-highgpu-8g"
+            ]
+        );
+        assert_eq!(
+            emulator.options.id_blocked_after_delete,
+            Duration::from_millis(2_500)
+        );
+        assert_eq!(plain.options.id_blocked_after_delete, Duration::ZERO);
         for bad in [
             &["--slurm-versions", "44"][..],
             &["--slurm-versions", "v0.0.44,v1"],
             &["--capacity-failure", "a4-highgpu-8g@"],
+            &["--capacity-failure", "full:a4-highgpu-8g"],
+            &["--capacity-failure", "a4-highgpu-8g/0"],
+            &["--id-blocked-after-delete=-1"],
         ] {
             let args = [&["clusterform", "emulator"][..], bad].concat();
             assert!(matches!(parse(&args), Err(CliError::Usage(_))), "{bad:?}");

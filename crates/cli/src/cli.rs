@@ -415,10 +415,15 @@ pub struct EmulatorArgs {
     /// (default: v0.0.40 to v0.0.42, those of Slurm 24.11)
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub slurm_versions: Vec<String>,
-    /// Accept a create whose node pool has machine TYPE (in ZONE, if "@ZONE" is given), then
-    /// fail its operation for lack of capacity, as a stockout does (repeatable)
-    #[arg(long = "capacity-failure", value_name = "TYPE@ZONE")]
+    /// Fail a create whose node pool has machine TYPE, or an update adding such a pool;
+    /// FAILURE is [KIND:]TYPE[@ZONE][/TIMES]: only pools in ZONE, only TIMES requests, KIND
+    /// "stockout" (the default: accepted, then the operation fails with code 8), "quota"
+    /// (refused at once, 429) or "not-allowed" (the operation fails with code 3) (repeatable)
+    #[arg(long = "capacity-failure", value_name = "FAILURE")]
     pub capacity_failures: Vec<String>,
+    /// Keep a cluster ID taken (409 ALREADY_EXISTS) for S seconds after its delete completed
+    #[arg(long, value_name = "S", default_value_t = 0.0)]
+    pub id_blocked_after_delete: f64,
     /// Refuse (400 INVALID_ARGUMENT) an update whose mask names PATH, as a service that does
     /// not update that field in place would (repeatable)
     #[arg(long = "refuse-update-path", value_name = "PATH")]

@@ -1,8 +1,10 @@
 //! The emulator's own admin HTTP API, under `/emulator/v1/` (a prefix no Google API uses):
 //! what the test-control methods do, for a user of `clusterform emulator` rehearsing idle
-//! teardown or a stockout without editing the state file. Requests are logged and need the
+//! teardown, a stockout or an ID that stays taken after its delete without editing the state file. Requests are logged and need the
 //! bearer token like any other, and are never faulted. Every answer is JSON; errors use
 //! AIP-193's envelope.
+
+use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::extract::rejection::PathRejection;
@@ -40,6 +42,10 @@ pub(crate) fn routes() -> Router<Emulator> {
         .route(
             "/emulator/v1/capacityFailures",
             put(set_capacity_failures).get(capacity_failures),
+        )
+        .route(
+            "/emulator/v1/idBlockedAfterDelete",
+            put(set_id_blocked_after_delete).get(id_blocked_after_delete),
         )
 }
 
@@ -101,6 +107,12 @@ struct ClusterEvents {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct CapacityFailures {
     capacity_failures: Vec<CapacityFailure>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct BlockedSeconds {
+    seconds: f64,
 }
 
 async fn set_slurm_jobs(
@@ -182,6 +194,11 @@ async fn set_capacity_failures(
             "`machineType` must not be empty.",
         ));
     }
+    if capacity_failures.iter().any(|f| f.times == Some(0)) {
+        return Err(ApiError::invalid_argument(
+            "`times` must be at least 1 (leave it out for every time).",
+        ));
+    }
     emulator.set_capacity_failures(capacity_failures);
     Ok(capacity_failures_answer(&emulator))
 }
@@ -192,4 +209,23 @@ async fn capacity_failures(State(emulator): State<Emulator>) -> Json<Value> {
 
 fn capacity_failures_answer(emulator: &Emulator) -> Json<Value> {
     Json(json!({ "capacityFailures": emulator.capacity_failures() }))
+}
+
+async fn set_id_blocked_after_delete(
+    State(emulator): State<Emulator>,
+    bytes: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let BlockedSeconds { seconds } = json_body(&bytes)?;
+    let blocked_for = Duration::try_from_secs_f64(seconds)
+        .map_err(|_| ApiError::invalid_argument("`seconds` must be a non-negative number."))?;
+    emulator.set_id_blocked_after_delete(blocked_for);
+    Ok(id_blocked_after_delete_answer(&emulator))
+}
+
+async fn id_blocked_after_delete(State(emulator): State<Emulator>) -> Json<Value> {
+    id_blocked_after_delete_answer(&emulator)
+}
+
+fn id_blocked_after_delete_answer(emulator: &Emulator) -> Json<Value> {
+    Json(json!({ "seconds": emulator.id_blocked_after_delete().as_secs_f64() }))
 }

@@ -2,11 +2,11 @@
 //! uses, and `ApiError`, which renders as the AIP-193 JSON envelope
 //! `{"error":{"code","message","status","details"}}` with the matching HTTP status;
 //! a refused request body also carries a `google.rpc.BadRequest` detail listing
-//! each field at fault.
+//! each field at fault, and an exceeded quota a `google.rpc.QuotaFailure` detail.
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::json;
+use serde_json::{Value, json};
 
 /// The canonical `google.rpc.Code` values the emulator produces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,6 +84,17 @@ impl Code {
 /// The `@type` of the detail that lists the fields a request got wrong.
 const BAD_REQUEST_TYPE: &str = "type.googleapis.com/google.rpc.BadRequest";
 
+/// The `@type` of the detail that names the quota a request exceeded.
+const QUOTA_FAILURE_TYPE: &str = "type.googleapis.com/google.rpc.QuotaFailure";
+
+/// One `violations` entry of a `google.rpc.QuotaFailure` detail.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct QuotaViolation {
+    /// On what the quota check failed, e.g. `project:my-proj`.
+    pub(crate) subject: String,
+    pub(crate) description: String,
+}
+
 /// One `fieldViolations` entry of a `google.rpc.BadRequest` detail.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct FieldViolation {
@@ -101,6 +112,8 @@ pub(crate) struct ApiError {
     pub(crate) retry_after_seconds: Option<u64>,
     /// Rendered as a `google.rpc.BadRequest` detail when not empty.
     pub(crate) field_violations: Vec<FieldViolation>,
+    /// Rendered as a `google.rpc.QuotaFailure` detail when not empty.
+    pub(crate) quota_violations: Vec<QuotaViolation>,
 }
 
 impl ApiError {
@@ -110,6 +123,7 @@ impl ApiError {
             message: message.into(),
             retry_after_seconds: None,
             field_violations: Vec::new(),
+            quota_violations: Vec::new(),
         }
     }
 
@@ -138,6 +152,14 @@ impl ApiError {
         }
     }
 
+    /// `RESOURCE_EXHAUSTED` for a request that would exceed a quota, `violation` naming it.
+    pub(crate) fn quota_failure(message: impl Into<String>, violation: QuotaViolation) -> Self {
+        ApiError {
+            quota_violations: vec![violation],
+            ..ApiError::new(Code::ResourceExhausted, message)
+        }
+    }
+
     /// The same error with `prefix` before its message; the field violations are kept.
     pub(crate) fn with_message_prefix(mut self, prefix: &str) -> Self {
         self.message = format!("{prefix}{}", self.message);
@@ -152,21 +174,34 @@ impl ApiError {
         self.retry_after_seconds = Some(seconds);
         self
     }
-}
 
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        let status = self.code.http_status();
-        let details = if self.field_violations.is_empty() {
-            json!([])
-        } else {
+    /// The envelope's `details`: a detail for each kind of violation the error lists.
+    fn details(&self) -> Vec<Value> {
+        let mut details = Vec::new();
+        if !self.field_violations.is_empty() {
             let violations: Vec<_> = self
                 .field_violations
                 .iter()
                 .map(|v| json!({"field": v.field, "description": v.description}))
                 .collect();
-            json!([{"@type": BAD_REQUEST_TYPE, "fieldViolations": violations}])
-        };
+            details.push(json!({"@type": BAD_REQUEST_TYPE, "fieldViolations": violations}));
+        }
+        if !self.quota_violations.is_empty() {
+            let violations: Vec<_> = self
+                .quota_violations
+                .iter()
+                .map(|v| json!({"subject": v.subject, "description": v.description}))
+                .collect();
+            details.push(json!({"@type": QUOTA_FAILURE_TYPE, "violations": violations}));
+        }
+        details
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.code.http_status();
+        let details = self.details();
         let body = json!({
             "error": {
                 "code": status.as_u16(),

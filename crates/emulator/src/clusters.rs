@@ -26,7 +26,7 @@ use crate::routes::{json_body, json_object_body, path_params, query_param, query
 use crate::schema::check_request_body;
 use crate::slurm_keys::fold_config_keys;
 use crate::store::{OperationKind, StoredCluster};
-use crate::update::{check_immutable_pool_fields, implied_mask};
+use crate::update::{added_pools, check_immutable_pool_fields, implied_mask};
 
 /// Cluster states in which a change is under way.
 const TRANSITIONAL_STATES: [&str; 3] = ["PROVISIONING", "UPDATING", "STOPPING"];
@@ -163,27 +163,53 @@ pub(crate) async fn create(
     check_cluster(&cluster)?;
     let name = parent.cluster_name(cluster_id);
     let mut state = emulator.lock();
-    if state.store.clusters.contains_key(&name) {
-        return Err(ApiError::new(
-            Code::AlreadyExists,
-            format!("Cluster {name} already exists."),
-        ));
+    let now = now_millis();
+    if state.cluster_id_taken(&name, now) {
+        return Err(id_already_exists(cluster_id));
     }
     let project_number = state.project_number(&parent);
     complete_cluster(&mut cluster, Some(&parent), &project_number);
     if state.options.fold_slurm_config_keys {
         fold_config_keys(&mut cluster);
     }
-    let now = now_millis();
     let resource = new_resource(&name, cluster, &rfc3339(now));
     let operation = state.commit(|state| {
+        let failure = state.take_capacity_failure(node_pools(&resource), &parent)?;
+        state.store.deletions.remove(&name);
         state
             .store
             .clusters
             .insert(name.clone(), StoredCluster::new(resource));
-        Ok::<_, ApiError>(state.start_operation(OperationKind::Create, &name, &parent, None, now))
+        Ok::<_, ApiError>(state.start_operation(
+            OperationKind::Create,
+            &name,
+            &parent,
+            None,
+            failure,
+            now,
+        ))
     })?;
     Ok(Json(operation.render(now)))
+}
+
+/// The service's answer to a create of an ID that a cluster holds, as it words it; a cluster
+/// whose delete has not finished still holds its ID.
+fn id_already_exists(cluster_id: &str) -> ApiError {
+    ApiError::new(
+        Code::AlreadyExists,
+        format!(
+            "There is an existing ModelDevelopmentCluster with the same ID \"{cluster_id}\". \
+             Please delete the existing cluster and try again or use a different ID."
+        ),
+    )
+}
+
+fn node_pools(cluster: &Value) -> impl Iterator<Item = &Value> {
+    cluster
+        .get("nodePools")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
 }
 
 /// The stored form of a new cluster: `name` first, then its fields, then the timestamps.
@@ -228,13 +254,17 @@ pub(crate) async fn update(
     if state.options.fold_slurm_config_keys {
         fold_config_keys(&mut updated);
     }
+    let added = added_pools(live.resource(), &updated);
     let now = now_millis();
     let operation = state.commit(|state| {
+        // Only a pool the update adds needs machines the cluster has not got yet.
+        let failure = state.take_capacity_failure(&added, &parent)?;
         Ok::<_, ApiError>(state.start_operation(
             OperationKind::Update,
             &name,
             &parent,
             Some((update_mode, updated)),
+            failure,
             now,
         ))
     })?;
@@ -292,7 +322,14 @@ pub(crate) async fn delete(
     idle_cluster(&state.store.clusters, &name)?;
     let now = now_millis();
     let operation = state.commit(|state| {
-        Ok::<_, ApiError>(state.start_operation(OperationKind::Delete, &name, &parent, None, now))
+        Ok::<_, ApiError>(state.start_operation(
+            OperationKind::Delete,
+            &name,
+            &parent,
+            None,
+            None,
+            now,
+        ))
     })?;
     Ok(Json(operation.render(now)))
 }

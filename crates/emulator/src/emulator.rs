@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value, json};
 
 use crate::api_error::{ApiError, Code};
-use crate::capacity::{CapacityFailure, stockout};
+use crate::capacity::{CapacityFailure, take_capacity_failure};
 use crate::casing::camel_case_keys;
 use crate::clock::{Millis, duration_millis, now_millis, rfc3339};
 use crate::error::EmulatorError;
@@ -72,8 +72,13 @@ pub struct EmulatorOptions {
     /// The slurmrestd REST versions (`v0.0.42`, …) every cluster serves unless a test sets its
     /// own: by default v0.0.40 to v0.0.42, those of Slurm 24.11.
     pub slurm_api_versions: Vec<String>,
-    /// Creates that are accepted and whose operation then fails with a stockout.
+    /// Machine types that cannot be had: a create with such a node pool, or an update adding
+    /// one, fails as each entry's kind says (a stockout, a quota refusal, not allowed).
     pub capacity_failures: Vec<CapacityFailure>,
+    /// How long a cluster ID stays taken after its delete completed: a create of it meanwhile
+    /// answers `409 ALREADY_EXISTS` as if the cluster were still there, so that a client can
+    /// rehearse waiting for an ID to be free. Zero: free at once.
+    pub id_blocked_after_delete: Duration,
     /// Update-mask paths answered `400 INVALID_ARGUMENT` naming the path, although the emulator
     /// can apply them: rehearses a service that refuses a path only the Terraform provider
     /// sends (`display_name`, `lustre_export_config`, …).
@@ -111,6 +116,7 @@ impl Default for EmulatorOptions {
                 .map(|v| (*v).to_owned())
                 .collect(),
             capacity_failures: Vec::new(),
+            id_blocked_after_delete: Duration::ZERO,
             refused_update_paths: Vec::new(),
             fold_slurm_config_keys: false,
         }
@@ -184,25 +190,21 @@ impl State {
         Ok(changed)
     }
 
-    /// Starts an operation on `cluster_name` at `now`; whether it will fail is rolled now.
+    /// Starts an operation on `cluster_name` at `now`; whether it will fail is rolled now, and
+    /// `failure` (a capacity failure's error) makes it fail with that error.
     pub(crate) fn start_operation(
         &mut self,
         kind: OperationKind,
         cluster_name: &str,
         parent: &Parent,
         update: Option<(Option<String>, Value)>,
+        failure: Option<Value>,
         now: Millis,
     ) -> StoredOperation {
         // The dice are rolled whatever happens next, so a capacity failure does not shift
         // the faults of later operations.
         let rolled = self.dice.spec().applies_to_location(&parent.location)
             && self.dice.roll_operation_failure();
-        let failure = match kind {
-            OperationKind::Create => self.store.clusters.get(cluster_name).and_then(|cluster| {
-                stockout(&self.options.capacity_failures, cluster.resource(), parent)
-            }),
-            OperationKind::Update | OperationKind::Delete => None,
-        };
         let (update_mode, target) = match update {
             Some((mode, target)) => (mode, Some(target)),
             None => (None, None),
@@ -222,6 +224,28 @@ impl State {
             update_mode,
             target,
         })
+    }
+
+    /// The capacity failure that the first of `pools` matches, if any, using up one of its
+    /// times: see [`take_capacity_failure`].
+    pub(crate) fn take_capacity_failure<'a>(
+        &mut self,
+        pools: impl IntoIterator<Item = &'a Value>,
+        parent: &Parent,
+    ) -> Result<Option<Value>, ApiError> {
+        take_capacity_failure(&mut self.options.capacity_failures, pools, parent)
+    }
+
+    /// Whether a create of `cluster_name` at `now` must still find its ID taken: the cluster
+    /// exists (a delete that has not finished included), or its delete completed less than
+    /// [`EmulatorOptions::id_blocked_after_delete`] ago.
+    pub(crate) fn cluster_id_taken(&self, cluster_name: &str, now: Millis) -> bool {
+        let blocked_for = duration_millis(self.options.id_blocked_after_delete);
+        self.store.clusters.contains_key(cluster_name)
+            || self
+                .store
+                .deleted_at(cluster_name)
+                .is_some_and(|deleted_at| now < deleted_at.saturating_add(blocked_for))
     }
 
     /// The project number the emulator uses for `parent`'s project: derived
@@ -366,9 +390,8 @@ impl Emulator {
         self.change_slurm(cluster_name, |slurm| slurm.controller_down = down);
     }
 
-    /// Replaces the capacity failures: a create with a node pool that one of them matches is
-    /// accepted, then its operation fails with `RESOURCE_EXHAUSTED` and a stockout message,
-    /// leaving the cluster in `ERROR`.
+    /// Replaces the capacity failures: a create with a node pool that one of them matches, or
+    /// an update adding such a pool, fails as the entry's kind says (see [`CapacityFailure`]).
     pub fn set_capacity_failures(&self, failures: Vec<CapacityFailure>) {
         self.lock().options.capacity_failures = failures;
     }
@@ -376,6 +399,16 @@ impl Emulator {
     /// The capacity failures in force.
     pub fn capacity_failures(&self) -> Vec<CapacityFailure> {
         self.lock().options.capacity_failures.clone()
+    }
+
+    /// Sets [`EmulatorOptions::id_blocked_after_delete`].
+    pub fn set_id_blocked_after_delete(&self, blocked_for: Duration) {
+        self.lock().options.id_blocked_after_delete = blocked_for;
+    }
+
+    /// [`EmulatorOptions::id_blocked_after_delete`] in force.
+    pub fn id_blocked_after_delete(&self) -> Duration {
+        self.lock().options.id_blocked_after_delete
     }
 
     /// Seeds a `RUNNING` cluster under the full resource name `cluster_name`,

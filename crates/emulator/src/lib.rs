@@ -33,7 +33,7 @@ mod storage;
 mod store;
 mod update;
 
-pub use capacity::{CapacityFailure, CapacityFailureError};
+pub use capacity::{CapacityFailure, CapacityFailureError, CapacityFailureKind};
 pub use emulator::{Emulator, EmulatorOptions, OBJECT_MUTATION_INTERVAL, RecordedRequest};
 pub use error::EmulatorError;
 pub use faults::{FaultSpec, FaultSpecError};

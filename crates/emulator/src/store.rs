@@ -39,6 +39,11 @@ pub(crate) struct Store {
     /// Cloud Storage buckets and objects.
     #[serde(default)]
     pub(crate) storage: ObjectStore,
+    /// When the delete of each deleted cluster (by name) completed, so that its ID can stay
+    /// taken a while after (`EmulatorOptions::id_blocked_after_delete`); an entry goes when
+    /// the ID is created again.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) deletions: BTreeMap<String, Millis>,
     /// The operations not done yet, by finish time: all that [`Store::settle`] looks at, so
     /// that thousands of finished operations cost nothing per request. Built from `operations`
     /// when missing (after loading a state file).
@@ -55,6 +60,7 @@ impl Default for Store {
             operations: BTreeMap::new(),
             slurm: BTreeMap::new(),
             storage: ObjectStore::default(),
+            deletions: BTreeMap::new(),
             unsettled: None,
         }
     }
@@ -311,6 +317,15 @@ impl Store {
             .into_iter()
             .map(|(name, slurm)| (rename(&name), slurm))
             .collect();
+        self.deletions = std::mem::take(&mut self.deletions)
+            .into_iter()
+            .map(|(name, deleted_at)| (rename(&name), deleted_at))
+            .collect();
+    }
+
+    /// When the delete of the cluster `name` completed, if it was deleted and not created again.
+    pub(crate) fn deleted_at(&self, name: &str) -> Option<Millis> {
+        self.deletions.get(name).copied()
     }
 
     /// Records a new operation and puts its cluster in the operation's running state.
@@ -373,6 +388,8 @@ impl Store {
     fn complete_operation(&mut self, operation: &StoredOperation) -> Value {
         if operation.kind == OperationKind::Delete {
             self.clusters.remove(&operation.cluster_name);
+            self.deletions
+                .insert(operation.cluster_name.clone(), operation.finishes_at);
             return json!({"response": {"@type": EMPTY_TYPE}});
         }
         let Some(cluster) = self.clusters.get_mut(&operation.cluster_name) else {
@@ -694,6 +711,20 @@ mod tests {
         assert_eq!(store.clusters["c2"].resource()["name"], "c2");
         assert!(store.operations.values().all(|op| op.cluster_name == "c2"));
         assert!(store.slurm.contains_key("c2"));
+    }
+
+    #[test]
+    fn when_a_delete_completed_is_kept_and_survives_a_state_file() {
+        let mut store = store_with_cluster();
+        start(&mut store, OperationKind::Delete, false);
+        store.settle(3_999);
+        assert_eq!(store.deleted_at("c"), None, "still deleting");
+        store.settle(5_000);
+        assert!(!store.clusters.contains_key("c"));
+        assert_eq!(store.deleted_at("c"), Some(4_000), "its finish time");
+        let text = serde_json::to_string(&store).unwrap();
+        let loaded: Store = serde_json::from_str(&text).unwrap();
+        assert_eq!(loaded.deleted_at("c"), Some(4_000));
     }
 
     #[test]

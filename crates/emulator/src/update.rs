@@ -132,6 +132,17 @@ pub(crate) fn check_immutable_pool_fields(live: &Value, updated: &Value) -> Resu
     }
 }
 
+/// The node pools of `updated` that `live` has not got (no pool of the same `id`): those an
+/// update adds.
+pub(crate) fn added_pools(live: &Value, updated: &Value) -> Vec<Value> {
+    let live_pools = pools_by_id(live);
+    pools_by_id(updated)
+        .into_iter()
+        .filter(|(id, _)| live_pools.iter().all(|(live_id, _)| live_id != id))
+        .map(|(_, pool)| pool.clone())
+        .collect()
+}
+
 fn pools_by_id(cluster: &Value) -> Vec<(&str, &Value)> {
     cluster
         .get("nodePools")

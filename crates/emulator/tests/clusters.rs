@@ -181,7 +181,7 @@ async fn a_second_create_with_the_same_id_is_already_exists() {
     {
       "error": {
         "code": 409,
-        "message": "Cluster projects/my-proj/locations/us-central1/modelDevelopmentClusters/dup already exists.",
+        "message": "There is an existing ModelDevelopmentCluster with the same ID \"dup\". Please delete the existing cluster and try again or use a different ID.",
         "status": "ALREADY_EXISTS",
         "details": []
       }

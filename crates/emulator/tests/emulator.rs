@@ -5,6 +5,7 @@
 mod admin;
 mod auth;
 mod broken;
+mod capacity;
 mod clusters;
 mod faults;
 mod list;
