@@ -4,6 +4,7 @@
 mod auth;
 mod calls;
 mod engine;
+mod fallbacks;
 mod hostile;
 mod idle;
 mod journal;

@@ -75,7 +75,11 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
         let journal = self.engine.journal();
         let mut warnings = Vec::new();
         for entry in journal.entries() {
-            if let Some(attempt) = entry.attempt {
+            // A first create in flight is any create; later places of a chain say so.
+            let later_in_chain = entry.attempt.is_some_and(|attempt| {
+                attempt > 0 || entry.request == clusterform_model::rest::RequestKind::Delete
+            });
+            if let Some(attempt) = entry.attempt.filter(|_| later_in_chain) {
                 warnings.push(format!(
                     "an earlier run left {}'s fallback chain at attempt {} (operation {}); `clusterform apply` waits for it and, if it found no machines, goes on with the next alternative",
                     entry.address.id(),
