@@ -176,9 +176,10 @@ async fn an_interruption_ends_a_wait_for_a_region_backing_off_with_nothing_sent(
 
 #[tokio::test]
 async fn an_interruption_ends_the_retry_wait_of_a_change_refused_for_quota() {
-    // Every create is refused with a quota error and `Retry-After: 60`.
+    // Every create is refused for a rate of requests (a quota per minute, which waiting lifts)
+    // with `Retry-After: 60`.
     let server = Scripted::start(|_: &Seen, _| {
-        let mut refused = google_error(429, "RESOURCE_EXHAUSTED", "quota exceeded");
+        let mut refused = google_error(429, "RESOURCE_EXHAUSTED", "Quota exceeded for quota metric 'Mutate requests' and limit 'Mutate requests per minute'");
         refused
             .headers_mut()
             .insert("retry-after", "60".parse().unwrap());
