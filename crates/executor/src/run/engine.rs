@@ -663,18 +663,19 @@ impl ApplyEngine {
                 waited,
             )
             .await;
-        match (concluded, entry.attempt) {
-            // The chain goes on in the next apply, which plans the cluster again.
-            (Err(error), Some(attempt)) if error.shortage().is_some() => {
-                tracker.emit(Step::ChainPaused {
-                    attempt: attempt + 1,
-                    shortage: error.shortage().unwrap_or(Shortage::Capacity),
-                    message: error.to_string(),
-                });
-                Ok(None)
-            }
-            (concluded, _) => concluded,
-        }
+        let (Err(error), Some(attempt)) = (&concluded, entry.attempt) else {
+            return concluded;
+        };
+        let Some(shortage) = error.shortage() else {
+            return concluded;
+        };
+        // The chain goes on in the next apply, which plans the cluster again.
+        tracker.emit(Step::ChainPaused {
+            attempt: attempt + 1,
+            shortage,
+            message: error.to_string(),
+        });
+        Ok(None)
     }
 
     /// Judges an action whose operation the service no longer knows by the cluster itself.
