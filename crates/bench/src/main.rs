@@ -6,6 +6,7 @@
 mod apply;
 mod child;
 mod error;
+mod fallback;
 mod fleet;
 mod machine;
 mod noticing;
@@ -151,12 +152,14 @@ async fn measure_all(tool: &Tool, sizes: &Sizes, latency: Duration) -> Result<Re
         sizes.samples,
     )
     .await?;
+    let fallback = fallback::measure(tool, sizes.apply_operation, latency, sizes.samples).await?;
     let noticing = noticing::measure(&sizes.operations, latency, sizes.samples).await?;
     Ok(Results {
         plan,
         page_caps,
         noticing,
         apply,
+        fallback,
         startup,
     })
 }

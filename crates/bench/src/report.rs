@@ -6,6 +6,7 @@ use std::fmt::Write;
 use std::time::Duration;
 
 use crate::apply::ApplyCase;
+use crate::fallback::FallbackCase;
 use crate::machine::Machine;
 use crate::noticing::NoticeCase;
 use crate::plan_scale::{GET_PARALLELISM, GetBaseline, PageCapCase, PlanCase};
@@ -27,6 +28,8 @@ pub const GET_TARGET_SIZE: usize = 1_000;
 pub const WAIT_SLACK: Duration = Duration::from_millis(50);
 /// Apply time against the floor.
 pub const APPLY_FLOOR_TARGET: f64 = 1.2;
+/// A create that falls back, against its floor.
+pub const FALLBACK_FLOOR_TARGET: f64 = 1.1;
 /// CPU seconds and peak RSS in MB allowed to `plan` of this many clusters.
 pub const COST_TARGETS: [(usize, f64, f64); 2] = [(1_000, 0.3, 60.0), (10_000, 2.0, 300.0)];
 
@@ -41,6 +44,8 @@ pub struct Results {
     pub noticing: Vec<NoticeCase>,
     /// Apply of updates and creates.
     pub apply: Vec<ApplyCase>,
+    /// A create whose primary machine type stocks out.
+    pub fallback: FallbackCase,
     /// `clusterform --version`.
     pub startup: Startup,
 }
@@ -93,6 +98,7 @@ pub fn render(results: &Results, settings: &Settings) -> String {
         &mut missed,
     ));
     out.push_str(&apply_table(&results.apply, &mut missed));
+    out.push_str(&fallback_table(&results.fallback, &mut missed));
     out.push_str(&cost_table(&results.plan, &results.startup, &mut missed));
     out.push_str(&baselines(settings));
     out.push_str("\n### Targets missed in this run\n\n");
@@ -319,6 +325,33 @@ fn apply_table(cases: &[ApplyCase], missed: &mut Missed) -> String {
     out
 }
 
+fn fallback_table(case: &FallbackCase, missed: &mut Missed) -> String {
+    let vs_floor = case.ours.median / case.floor;
+    let verdict = missed.verdict(vs_floor <= FALLBACK_FLOOR_TARGET, || {
+        format!(
+            "apply of a create that falls back: {} the floor (target ≤ {FALLBACK_FLOOR_TARGET}×)",
+            ratio(vs_floor)
+        )
+    });
+    format!(
+        "\n### Capacity fallback\n\n\
+         `clusterform apply --auto-approve` of one new cluster whose GPU pool asks for `{primary}` \
+         machines, which the emulator has none of (its create is accepted and its operation \
+         fails for capacity), with one `fallback` to `{fallback}`; a fresh emulator and \
+         configuration directory for every sample. Every sample ends with the cluster running \
+         on the fallback.\n\n\
+         | operations | `clusterform apply` | floor | ours ÷ floor (≤ {FALLBACK_FLOOR_TARGET}×) |\n\
+         |---:|---|---|---|\n\
+         | {} s | {} | {} | {} ({verdict}) |\n",
+        case.operation.as_secs_f64(),
+        seconds_summary(case.ours),
+        seconds(case.floor),
+        ratio(vs_floor),
+        primary = crate::fallback::PRIMARY,
+        fallback = crate::fallback::FALLBACK,
+    )
+}
+
 fn cost_table(cases: &[PlanCase], startup: &Startup, missed: &mut Missed) -> String {
     let mut out = String::from(
         "\n### Cost of the tool\n\n\
@@ -389,7 +422,11 @@ fn baselines(settings: &Settings) -> String {
          - **floor (apply)**: the refresh's List pages, then ⌈operations ÷ parallelism⌉ waves of \
          one request round trip ({latency}) plus the operation's own time. Noticing the end \
          costs nothing in it, because a `:wait` sent during the operation answers when it \
-         finishes.\n",
+         finishes.\n\
+         - **floor (fallback)**: the refresh's List page, then {operations} requests one after \
+         another, each one round trip ({latency}) plus its operation: the create that fails, \
+         the delete of the cluster it left behind, the create of the fallback.\n",
+        operations = crate::fallback::OPERATIONS,
         measured_up_to = thousands(crate::plan_scale::GET_MEASURED_UP_TO),
     )
 }

@@ -72,6 +72,8 @@ fn a_quick_run_replaces_its_section_and_keeps_the_rest_of_the_file() {
         "### Apply",
         "| 12 updates |",
         "| 12 creates |",
+        "### Capacity fallback",
+        "| 0.5 s |",
         "### Cost of the tool",
         "| `clusterform --version`",
         "| `plan`, 100 clusters, 1 region(s) |",
