@@ -312,3 +312,60 @@ fn idle_for_asks_slurm_once_per_cluster() {
     );
     assert!(env.emulator().cluster(&name).is_none());
 }
+
+/// `gpu01` as the service reports it once its `cpu` pool runs two nodes of eight H100s each.
+fn with_two_gpu_nodes(env: &Env, id: &str) {
+    let name = cluster_name(id);
+    let mut live = env.emulator().cluster(&name).unwrap();
+    live["nodePools"][1]["machineSpec"]["acceleratorType"] = json!("NVIDIA_H100_80GB");
+    live["nodePools"][1]["machineSpec"]["acceleratorCount"] = json!(8);
+    let node = |pool: &str, n: u32| {
+        json!({"nodePoolId": pool, "nodeState": "RUNNING", "instanceName": format!("{id}-{pool}-{n}")})
+    };
+    live["clusterStatus"]["nodesStatus"] = json!([node("login", 0), node("cpu", 0), node("cpu", 1)]);
+    env.emulator().insert_cluster(&name, live);
+}
+
+#[test]
+fn idle_for_keeps_protected_clusters_and_counts_idle_gpu_hours() {
+    let env = Env::new(100);
+    let protected = ClusterSpec {
+        id: "keep01",
+        ..ClusterSpec::protected()
+    };
+    apply_ok(&env, &[protected, spec("gpu01"), spec("fresh01")]);
+    with_two_gpu_nodes(&env, "gpu01");
+    let e = env.emulator();
+    for idle in ["gpu01", "keep01"] {
+        e.set_slurm_nodes(
+            &cluster_name(idle),
+            vec![node("cpu-0", &["IDLE", "POWERED_DOWN"], minutes_and_a_half_ago(300))],
+        );
+    }
+    // A cluster that has run no job: its node's last_busy is when the node came up, which
+    // is no later than the cluster's start.
+    e.set_slurm_nodes(
+        &cluster_name("fresh01"),
+        vec![node("cpu-0", &["IDLE"], minutes_and_a_half_ago(30))],
+    );
+    e.clear_requests();
+
+    // The read-only report: the evidence and what destroy would delete, and nothing sent.
+    insta::assert_snapshot!(
+        env.transcript(&["plan", "--destroy", "--idle-for", "2h"])
+            .normalized_with(seconds_of_ages_hidden)
+            .normalized_with(destroyed_attributes_elided),
+        @"");
+    assert!(env.mutations().is_empty());
+    insta::assert_snapshot!(env.transcript(&["plan", "--destroy", "--idle-for", "2h", "--out", "p"]), @"");
+
+    insta::assert_snapshot!(
+        env.transcript(&["destroy", "--idle-for", "2h", "--auto-approve"])
+            .normalized_with(seconds_of_ages_hidden)
+            .normalized_with(destroyed_attributes_elided),
+        @"");
+    assert!(e.cluster(&cluster_name("gpu01")).is_none());
+    for kept in ["keep01", "fresh01"] {
+        assert!(e.cluster(&cluster_name(kept)).is_some(), "{kept}");
+    }
+}

@@ -94,3 +94,20 @@ fn import_labels_the_cluster_and_round_trips() {
 
     insta::assert_snapshot!(env.transcript(&["plan", "--detailed-exitcode"]), @"No changes. Your clusters match the configuration.");
 }
+
+#[test]
+fn import_of_another_stacks_cluster_says_to_release_it_there_and_changes_nothing() {
+    let env = Env::new(100);
+    let mut theirs = hand_made_cluster();
+    theirs["labels"] = json!({"clusterform-stack": "ml-prod"});
+    env.emulator()
+        .insert_cluster(&cluster_name("theirs"), theirs);
+    env.write_config(PROVIDER);
+    insta::assert_snapshot!(env.transcript(&["import", "theirs"]), @"");
+    let live = env.emulator().cluster(&cluster_name("theirs")).unwrap();
+    assert_eq!(live["labels"]["clusterform-stack"], "ml-prod");
+    assert!(
+        env.emulator().requests().iter().all(|r| r.method == "GET"),
+        "nothing changed"
+    );
+}

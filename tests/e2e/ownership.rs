@@ -71,6 +71,14 @@ fn a_removed_block_releases_the_cluster_without_deleting_it() {
         "only the ownership label went"
     );
 
+    insta::assert_snapshot!(env.transcript(&["plan"]), @"");
+
+    env.write_config(&format!(
+        "{PROVIDER}{}\nremoved {{\n  cluster = \"old02\"\n}}\n",
+        cluster_hcl(&kept)
+    ));
+    insta::assert_snapshot!(env.transcript(&["plan"]), @"");
+
     env.write_config(&format!("{PROVIDER}{}", cluster_hcl(&kept)));
     insta::assert_snapshot!(env.transcript(&["plan"]), @"No changes. Your clusters match the configuration.");
 }

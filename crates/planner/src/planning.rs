@@ -45,7 +45,7 @@ pub fn plan(
 }
 
 /// Plans one declared cluster: its change, or `None` when destroying a cluster that is not
-/// live.
+/// live (or that `options.keep_protected` leaves out).
 pub(crate) fn plan_declared(
     desired: &Config,
     cluster: &DesiredCluster,
@@ -63,6 +63,7 @@ pub(crate) fn plan_declared(
         options,
     };
     match (options.destroy, current) {
+        (true, Some(_)) if options.keep_protected && cluster.lifecycle.prevent_destroy => Ok(None),
         (true, Some(current)) => planner.destroy(current).map(Some),
         (true, None) => Ok(None),
         (false, current) => planner.converge(current).map(Some),
