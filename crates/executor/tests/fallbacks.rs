@@ -183,7 +183,7 @@ async fn interrupted(
     let report = engine
         .apply(&plan(vec![change]), Arc::new(sink), cancel)
         .await;
-    let Err(ExecError::Interrupted) = &report.outcomes[0].result else {
+    let Err(ExecError::Cancelled) = &report.outcomes[0].result else {
         panic!("not interrupted: {:?}", report.outcomes[0].result);
     };
     engine.journal().entries()
