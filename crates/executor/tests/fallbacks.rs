@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clusterform_executor::{ApplyEngine, ExecError, Journal, LeftBehind, Step};
-use clusterform_model::rest::{ClusterRequest, RequestKind, UpdateMask};
 use clusterform_model::fields::UpdateMaskPath;
+use clusterform_model::rest::{ClusterRequest, RequestKind, UpdateMask};
 use clusterform_model::{Action, Shortage, UpdateMode};
 use clusterform_planner::ClusterChange;
 use clusterform_testkit::options_with_token;
@@ -254,7 +254,9 @@ async fn a_run_interrupted_before_deleting_the_failed_cluster_replaces_it_with_t
     })
     .await;
     assert_eq!(
-        left.iter().map(|e| (e.request, e.attempt)).collect::<Vec<_>>(),
+        left.iter()
+            .map(|e| (e.request, e.attempt))
+            .collect::<Vec<_>>(),
         [(RequestKind::Create, Some(0))],
         "the failed create is the chain's place"
     );
@@ -296,11 +298,7 @@ async fn a_pool_added_by_update_falls_back_without_deleting_the_cluster() {
     let h = harness(&[DECLARED]).await;
     h.insert("gpu");
     let dir = tempfile::tempdir().unwrap();
-    let mut change = change(
-        "gpu",
-        Action::Update,
-        vec![adding_pool_on("gpu", DECLARED)],
-    );
+    let mut change = change("gpu", Action::Update, vec![adding_pool_on("gpu", DECLARED)]);
     change.capacity.fallbacks = vec![adding_pool_on("gpu", FALLBACK)];
     let report = run(&h, dir.path(), change).await;
     assert!(report.is_success(), "{:?}", report.outcomes[0].result);
@@ -341,7 +339,9 @@ async fn a_fallback_create_waits_while_the_service_holds_the_id_after_the_delete
     let mutations = mutations(&h);
     assert_eq!(mutations[..2], ["POST 200", "DELETE 200"]);
     assert!(
-        mutations[2..mutations.len() - 1].iter().all(|m| m == "POST 409"),
+        mutations[2..mutations.len() - 1]
+            .iter()
+            .all(|m| m == "POST 409"),
         "{mutations:?}"
     );
     assert_eq!(mutations.last().unwrap(), "POST 200", "{mutations:?}");

@@ -853,7 +853,10 @@ mod tests {
     use super::*;
 
     fn with_nodes(nodes: &[&str]) -> Cluster {
-        let nodes: Vec<_> = nodes.iter().map(|pool| json!({"nodePoolId": pool})).collect();
+        let nodes: Vec<_> = nodes
+            .iter()
+            .map(|pool| json!({"nodePoolId": pool}))
+            .collect();
         serde_json::from_value(json!({
             "nodePools": [
                 {"id": "login", "machineSpec": {"machineType": "n2-standard-8"}},
@@ -881,7 +884,10 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(cluster.pools_of_partitions("a3"), ["gpu", "gpu2"]);
-        assert_eq!(cluster.pools_of_partitions("cpu,a3"), ["gpu", "gpu2", "cpu"]);
+        assert_eq!(
+            cluster.pools_of_partitions("cpu,a3"),
+            ["gpu", "gpu2", "cpu"]
+        );
         assert!(cluster.pools_of_partitions("gone").is_empty());
     }
 

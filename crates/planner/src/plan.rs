@@ -515,8 +515,11 @@ impl FieldChange {
         let Some(Selector::Key(pool)) = &pools.selector else {
             return None;
         };
-        let is_max = (pools.name.as_str(), scaling.name.as_str(), max.name.as_str())
-            == ("node_pools", "scaling_spec", "max_node_count");
+        let is_max = (
+            pools.name.as_str(),
+            scaling.name.as_str(),
+            max.name.as_str(),
+        ) == ("node_pools", "scaling_spec", "max_node_count");
         match (count(&self.before), count(&self.after)) {
             (Some(from), Some(to)) if is_max && to < from => Some((pool, from, to)),
             _ => None,

@@ -77,7 +77,11 @@ mod tests {
         config
     }
 
-    fn whys(config: &Config, live: &[LiveCluster], options: &PlanOptions) -> Vec<(String, Unmatched)> {
+    fn whys(
+        config: &Config,
+        live: &[LiveCluster],
+        options: &PlanOptions,
+    ) -> Vec<(String, Unmatched)> {
         unmatched_removed(config, live, options)
             .into_iter()
             .map(|u| (u.block.name.id().to_string(), u.why))
@@ -87,7 +91,10 @@ mod tests {
     #[test]
     fn a_block_naming_an_owned_live_cluster_is_matched() {
         let config = with_removed(&["train01"]);
-        assert_eq!(whys(&config, &[live_seed("train01")], &PlanOptions::default()), []);
+        assert_eq!(
+            whys(&config, &[live_seed("train01")], &PlanOptions::default()),
+            []
+        );
     }
 
     #[test]

@@ -116,7 +116,10 @@ fn a_pool_added_by_update_falls_back_by_update() {
     let mut wanted = seed();
     let mut gpu = wanted["nodePools"][1].clone();
     gpu["id"] = json!("gpu");
-    wanted["nodePools"].as_array_mut().unwrap().push(gpu.clone());
+    wanted["nodePools"]
+        .as_array_mut()
+        .unwrap()
+        .push(gpu.clone());
     let mut declared = desired("train01", wanted);
     gpu["machineSpec"]["machineType"] = json!(FALLBACK);
     declared.fallbacks = vec![PoolFallbacks {
@@ -131,7 +134,11 @@ fn a_pool_added_by_update_falls_back_by_update() {
     let ClusterRequest::Update { mask, .. } = fallback else {
         panic!("not an update: {fallback:?}");
     };
-    assert_eq!(mask.paths(), change.update_mask(), "the same mask as the declared pool's");
+    assert_eq!(
+        mask.paths(),
+        change.update_mask(),
+        "the same mask as the declared pool's"
+    );
     assert_eq!(machine_of(fallback, "gpu"), FALLBACK);
     let declared_machine = seed()["nodePools"][1]["machineSpec"]["machineType"].clone();
     assert_eq!(machine_of(&change.requests[0], "gpu"), declared_machine);

@@ -44,7 +44,9 @@ pub fn idle_table(
             count(report.active_jobs),
             count(report.busy_nodes),
             last_busy(report, now),
-            report.gpus.map_or_else(|| "?".into(), |gpus| gpus.to_string()),
+            report
+                .gpus
+                .map_or_else(|| "?".into(), |gpus| gpus.to_string()),
             report
                 .idle_gpu_hours()
                 .map_or_else(|| "?".into(), |hours| format!("{hours:.1}")),
@@ -62,7 +64,11 @@ fn last_busy(report: &IdleReport, now: OffsetDateTime) -> String {
         return "?".to_owned();
     };
     let seconds = u64::try_from((now - time).whole_seconds()).unwrap_or(0);
-    let when = format!("{} ({} ago)", format_time(time), Seconds(seconds).to_units(2));
+    let when = format!(
+        "{} ({} ago)",
+        format_time(time),
+        Seconds(seconds).to_units(2)
+    );
     if report.never_busy {
         format!("never (up since {when})")
     } else {

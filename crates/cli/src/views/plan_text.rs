@@ -107,7 +107,10 @@ fn running_jobs_lines(disruption: &Disruption, jobs: &RunningJobs) -> Vec<String
     // Each job under the first pool of the change it runs on.
     let first_hit = |job: &RunningJob| pools.iter().position(|p| job.pools.contains(&p.pool));
     for (index, pool) in pools.iter().enumerate() {
-        let hit: Vec<&RunningJob> = jobs.iter().filter(|j| first_hit(j) == Some(index)).collect();
+        let hit: Vec<&RunningJob> = jobs
+            .iter()
+            .filter(|j| first_hit(j) == Some(index))
+            .collect();
         let what = pool_harm_text(pool);
         if hit.is_empty() {
             lines.push(format!("none on pool {}, {what}", pool.pool));
@@ -118,7 +121,9 @@ fn running_jobs_lines(disruption: &Disruption, jobs: &RunningJobs) -> Vec<String
     }
     let unplaced: Vec<&RunningJob> = jobs.iter().filter(|j| j.pools.is_empty()).collect();
     if !unplaced.is_empty() {
-        lines.push("on pools not known (no partition that names a pool), so perhaps hit:".to_owned());
+        lines.push(
+            "on pools not known (no partition that names a pool), so perhaps hit:".to_owned(),
+        );
         lines.extend(job_lines(unplaced.into_iter()));
     }
     let spared = jobs

@@ -112,13 +112,25 @@ fn jobs_are_counted_by_state_then_listed_under_the_pool_that_goes() {
                     &["cpu"],
                 ),
                 placed(job(18, "eval", "bob", "PENDING", None), "cpu", &["cpu"]),
-                placed(job(19, "etl", "erin", "RUNNING", Some("x-0")), "other", &["other"]),
+                placed(
+                    job(19, "etl", "erin", "RUNNING", Some("x-0")),
+                    "other",
+                    &["other"],
+                ),
                 job(20, "mystery", "dan", "PENDING", None),
             ],
         },
     );
     let text = render_text(&plan, &jobs, false);
-    insta::assert_snapshot!(jobs_lines(&text), @"");
+    insta::assert_snapshot!(jobs_lines(&text), @"
+    # 4 Slurm jobs active now: 2 RUNNING, 2 PENDING
+    # on pool cpu, whose nodes are recreated:
+    #   17 train-llm (alice, RUNNING on cpu-[0-1])
+    #   18 eval (bob, PENDING)
+    # on pools not known (no partition that names a pool), so perhaps hit:
+    #   20 mystery (dan, PENDING)
+    # 1 job on pools this change leaves alone
+    ");
     let json = render_json(&plan, &jobs);
     assert_eq!(
         json["changes"][0]["running_jobs"]["jobs"][0],
@@ -152,7 +164,11 @@ fn a_deletion_stops_every_job_and_a_shrink_names_the_nodes_that_go() {
     let mut deleted = labels_change();
     deleted.changes[0].action = Action::Delete;
     let jobs = seen(&deleted, RunningJobs::Known { jobs: running() });
-    insta::assert_snapshot!(jobs_lines(&render_text(&deleted, &jobs, false)), @"");
+    insta::assert_snapshot!(jobs_lines(&render_text(&deleted, &jobs, false)), @"
+    # 1 Slurm job active now: 1 RUNNING
+    # all of them stop with the cluster:
+    #   17 train-llm (alice, RUNNING on cpu-[0-1])
+    ");
 
     let mut wanted = seed();
     let live_max = wanted["nodePools"][1]["scalingSpec"]["maxNodeCount"]
@@ -160,8 +176,18 @@ fn a_deletion_stops_every_job_and_a_shrink_names_the_nodes_that_go() {
         .unwrap();
     wanted["nodePools"][1]["scalingSpec"]["maxNodeCount"] = json!(live_max - 1);
     let shrunk = plan_against_seed(wanted);
-    let jobs = seen(&shrunk, RunningJobs::Known { jobs: vec![job(30, "idle", "x", "PENDING", None)] });
-    insta::assert_snapshot!(jobs_lines(&render_text(&shrunk, &jobs, false)), @"");
+    let jobs = seen(
+        &shrunk,
+        RunningJobs::Known {
+            jobs: vec![job(30, "idle", "x", "PENDING", None)],
+        },
+    );
+    insta::assert_snapshot!(jobs_lines(&render_text(&shrunk, &jobs, false)), @"
+    # 1 Slurm job active now: 1 PENDING
+    # none on pool cpu, which shrinks from 4 to 3 nodes (1 goes; the service picks which)
+    # on pools not known (no partition that names a pool), so perhaps hit:
+    #   30 idle (x, PENDING)
+    ");
 }
 
 #[test]
@@ -178,7 +204,10 @@ fn no_jobs_many_jobs_and_unknown_jobs_are_said_so() {
         },
     );
     let text = render_text(&plan, &many, false);
-    assert!(text.contains("    # 12 Slurm jobs active now: 12 RUNNING\n"), "{text}");
+    assert!(
+        text.contains("    # 12 Slurm jobs active now: 12 RUNNING\n"),
+        "{text}"
+    );
     assert!(
         text.contains("    #   10 sweep (carol, RUNNING)\n    #   and 2 more\n"),
         "{text}"

@@ -35,11 +35,14 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
             .cloned()
             .collect();
         let now = OffsetDateTime::now_utc();
-        let reports =
-            clusterform_executor::inspect_idle(&self.connection.client, &candidates, threshold, now)
-                .await?;
-        self.view()
-            .evidence(&idle_table(&reports, &protected, now));
+        let reports = clusterform_executor::inspect_idle(
+            &self.connection.client,
+            &candidates,
+            threshold,
+            now,
+        )
+        .await?;
+        self.view().evidence(&idle_table(&reports, &protected, now));
         // Matched by whole address: the same ID may live in two regions.
         let idle: BTreeMap<&ClusterName, &IdleReport> = reports
             .iter()
@@ -63,11 +66,14 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
 
     /// The declared clusters in scope of `options` that `prevent_destroy` protects.
     fn protected(&self, options: &PlanOptions) -> BTreeSet<ClusterName> {
-        let in_scope = |id: &str| options.targets.is_empty() || options.targets.iter().any(|t| t == id);
+        let in_scope =
+            |id: &str| options.targets.is_empty() || options.targets.iter().any(|t| t == id);
         self.config()
             .clusters
             .iter()
-            .filter(|cluster| cluster.lifecycle.prevent_destroy && in_scope(cluster.name.id().as_str()))
+            .filter(|cluster| {
+                cluster.lifecycle.prevent_destroy && in_scope(cluster.name.id().as_str())
+            })
             .map(|cluster| cluster.name.clone())
             .collect()
     }

@@ -50,7 +50,9 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
         .await;
         let (live, mut plan) = planner.finish(refreshed).await?;
         for unmatched in unmatched_removed(&self.config, live.iter(), options) {
-            self.view.printer().warn(&unmatched_removed_warning(&unmatched, &self.config));
+            self.view
+                .printer()
+                .warn(&unmatched_removed_warning(&unmatched, &self.config));
         }
         plan.directory = absolute_directory(&self.dir)?;
         plan.endpoint = Some(self.connection.endpoint.clone());

@@ -37,8 +37,8 @@ pub enum IdleVerdict {
     Unknown,
 }
 
-/// How soon after a cluster's start its nodes' `last_busy` may be and still be the time they
-/// came up rather than work: Slurm sets `last_busy` when a node registers, so a cluster that
+/// How near a cluster's start its nodes' `last_busy` may be and still be the time they came
+/// up rather than work: Slurm sets `last_busy` when a node registers, so a cluster that
 /// never ran a job shows its nodes' start-up there.
 const NODE_START_WINDOW: time::Duration = time::Duration::minutes(10);
 
@@ -67,7 +67,8 @@ pub struct IdleReport {
     /// When the cluster last ran work (newest node `last_busy` or finished job `end_time`).
     pub last_busy: Option<OffsetDateTime>,
     /// No job is known to have run since the cluster started: no finished job is remembered
-    /// and `last_busy` is when its nodes came up (within [`NODE_START_WINDOW`] of its start).
+    /// and `last_busy` is when its nodes came up (within [`NODE_START_WINDOW`] of its start;
+    /// a time far before the start is not the nodes' start-up, and is shown as it is).
     pub never_busy: bool,
     /// How long it has been idle, when no job is active, no node busy, and `last_busy` known.
     pub idle_for: Option<Duration>,
@@ -143,7 +144,8 @@ pub fn idle_verdict(
         .as_deref()
         .and_then(|t| OffsetDateTime::parse(t, &Rfc3339).ok());
     let never_busy = no_finished_job
-        && matches!((last_busy, started), (Some(busy), Some(started)) if busy <= started + NODE_START_WINDOW);
+        && matches!((last_busy, started), (Some(busy), Some(started))
+            if (busy - started).abs() <= NODE_START_WINDOW);
     let idle_for = last_busy
         .filter(|_| active_jobs == 0 && busy_nodes == 0)
         .map(|busy| Duration::try_from(now - busy).unwrap_or(Duration::ZERO));
@@ -172,7 +174,11 @@ pub fn idle_verdict(
     report
 }
 
-fn decide(report: &IdleReport, slurm: &SlurmEvidence, threshold: Duration) -> (IdleVerdict, String) {
+fn decide(
+    report: &IdleReport,
+    slurm: &SlurmEvidence,
+    threshold: Duration,
+) -> (IdleVerdict, String) {
     use IdleVerdict::{Busy, Idle, NotLongEnough, Unknown};
     if let Some(reason) = not_running(report.state.as_deref()) {
         return (Unknown, reason);
@@ -203,13 +209,19 @@ fn decide(report: &IdleReport, slurm: &SlurmEvidence, threshold: Duration) -> (I
             Seconds::from(idle_for)
         )
     } else {
-        format!("no active job or busy node; last busy {} ago", Seconds::from(idle_for))
+        format!(
+            "no active job or busy node; last busy {} ago",
+            Seconds::from(idle_for)
+        )
     };
     let threshold_text = Seconds::from(threshold);
     if idle_for >= threshold {
         (Idle, format!("{since} (>= {threshold_text})"))
     } else {
-        (NotLongEnough, format!("{since}, less than {threshold_text}"))
+        (
+            NotLongEnough,
+            format!("{since}, less than {threshold_text}"),
+        )
     }
 }
 
@@ -425,7 +437,13 @@ mod tests {
     fn a_cluster_that_never_ran_a_job_is_idle_since_its_nodes_came_up_not_busy() {
         // Slurm sets `last_busy` when the node registers, a little after the cluster started.
         let nodes = vec![node(&["IDLE"], number(ago(55)))];
-        let young = idle_verdict(&name(), &started(60), &evidence(vec![], nodes), NOW, TWO_HOURS);
+        let young = idle_verdict(
+            &name(),
+            &started(60),
+            &evidence(vec![], nodes),
+            NOW,
+            TWO_HOURS,
+        );
         assert_eq!(young.verdict, IdleVerdict::NotLongEnough);
         assert!(young.never_busy);
         assert_eq!(
@@ -433,7 +451,13 @@ mod tests {
             "no job has run since the cluster started; idle for 55m, less than 2h"
         );
         let nodes = vec![node(&["IDLE"], number(ago(175)))];
-        let old = idle_verdict(&name(), &started(180), &evidence(vec![], nodes), NOW, TWO_HOURS);
+        let old = idle_verdict(
+            &name(),
+            &started(180),
+            &evidence(vec![], nodes),
+            NOW,
+            TWO_HOURS,
+        );
         assert_eq!(old.verdict, IdleVerdict::Idle);
         assert_eq!(
             old.reason,
@@ -447,7 +471,13 @@ mod tests {
     #[test]
     fn nodes_busy_after_the_start_window_ran_work() {
         let nodes = vec![node(&["IDLE"], number(ago(150)))];
-        let report = idle_verdict(&name(), &started(180), &evidence(vec![], nodes), NOW, TWO_HOURS);
+        let report = idle_verdict(
+            &name(),
+            &started(180),
+            &evidence(vec![], nodes),
+            NOW,
+            TWO_HOURS,
+        );
         assert!(!report.never_busy);
         assert_eq!(report.verdict, IdleVerdict::Idle);
         assert_eq!(
@@ -460,7 +490,13 @@ mod tests {
     fn a_busy_cluster_spends_no_idle_gpu_hours_and_an_unknown_one_unknown() {
         let job = json!({"job_id": 1, "job_state": ["RUNNING"]});
         let nodes = vec![node(&["ALLOCATED"], number(ago(300)))];
-        let busy = idle_verdict(&name(), &started(600), &evidence(vec![job], nodes), NOW, TWO_HOURS);
+        let busy = idle_verdict(
+            &name(),
+            &started(600),
+            &evidence(vec![job], nodes),
+            NOW,
+            TWO_HOURS,
+        );
         assert_eq!(busy.verdict, IdleVerdict::Busy);
         assert_eq!(busy.idle_gpu_hours(), Some(0.0));
         let unknown = IdleReport::unknown(name(), &started(600), "no Slurm".to_owned());
