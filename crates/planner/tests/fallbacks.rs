@@ -55,6 +55,13 @@ fn machine_of(request: &ClusterRequest, pool: &str) -> Value {
     found["machineSpec"]["machineType"].clone()
 }
 
+/// Puts the live pool `pool` (found by ID: the service orders pools its own way) on `machine`.
+fn set_machine(live: &mut Value, pool: &str, machine: &str) {
+    let pools = live["nodePools"].as_array_mut().unwrap();
+    let found = pools.iter_mut().find(|p| p["id"] == pool).unwrap();
+    found["machineSpec"]["machineType"] = json!(machine);
+}
+
 fn fallback_alternative() -> PoolAlternative {
     PoolAlternative {
         machine_type: Some(FALLBACK.to_owned()),
@@ -84,7 +91,7 @@ fn a_create_carries_its_fallbacks_create_and_shows_the_chain() {
 #[test]
 fn a_live_pool_running_its_fallback_matches_its_declaration() {
     let mut live = served("train01", &seed(), Some(STACK), "RUNNING");
-    live["nodePools"][1]["machineSpec"]["machineType"] = json!(FALLBACK);
+    set_machine(&mut live, "cpu", FALLBACK);
     let change = planned(with_fallback(seed()), &[cluster(live)]);
     assert_eq!(change.action, Action::NoOp, "{:?}", change.fields);
     let [running] = change.capacity.running.as_slice() else {
@@ -97,7 +104,7 @@ fn a_live_pool_running_its_fallback_matches_its_declaration() {
 #[test]
 fn a_live_pool_running_neither_its_declaration_nor_a_fallback_is_a_change() {
     let mut live = served("train01", &seed(), Some(STACK), "RUNNING");
-    live["nodePools"][1]["machineSpec"]["machineType"] = json!("n2-highmem-32");
+    set_machine(&mut live, "cpu", "n2-highmem-32");
     let change = planned(with_fallback(seed()), &[cluster(live)]);
     assert_ne!(change.action, Action::NoOp);
     assert!(change.capacity.running.is_empty());
@@ -164,7 +171,7 @@ fn an_update_of_a_pool_that_exists_does_not_walk_its_fallbacks() {
 #[test]
 fn replace_starts_from_the_declared_machines_even_when_a_fallback_runs() {
     let mut live = served("train01", &seed(), Some(STACK), "RUNNING");
-    live["nodePools"][1]["machineSpec"]["machineType"] = json!(FALLBACK);
+    set_machine(&mut live, "cpu", FALLBACK);
     let options = PlanOptions {
         replace: vec!["train01".to_owned()],
         ..PlanOptions::default()
