@@ -1,0 +1,108 @@
+//! Capacity fallbacks as a user sees them: the plan's chain, the attempts in progress and in
+//! `--json` events, the winner in the summary, and the next plan, which finds the cluster on
+//! its fallback matching its declaration.
+
+use std::time::Duration;
+
+use clusterform_emulator::EmulatorOptions;
+use serde_json::Value;
+
+use crate::support::{ClusterSpec, Env, TOKEN, cluster_name, config, created_attributes_elided};
+
+/// The default cluster with its `cpu` pool on 32-vCPU machines, falling back to 16-vCPU ones.
+fn with_fallback() -> String {
+    config(&[ClusterSpec::default()]).replace(
+        "      machine_type = \"n2-standard-8\"\n    }\n    scaling_spec {\n      min_node_count = 0",
+        "      machine_type = \"n2-standard-32\"\n    }\n    scaling_spec {\n      min_node_count = 0",
+    ).replace(
+        "    zone = \"us-central1-a\"\n  }\n",
+        "    zone = \"us-central1-a\"\n\n    fallback {\n      machine_spec {\n        machine_type = \"n2-standard-16\"\n      }\n    }\n  }\n",
+    )
+}
+
+fn short_of(failure: &str) -> Env {
+    Env::with_options(EmulatorOptions {
+        operation_duration: Duration::from_millis(100),
+        required_token: Some(TOKEN.to_owned()),
+        project_numbers: true,
+        capacity_failures: vec![failure.parse().unwrap()],
+        ..EmulatorOptions::default()
+    })
+}
+
+#[test]
+fn a_stockout_falls_back_and_the_next_plan_finds_the_fallback_matching() {
+    let env = short_of("n2-standard-32");
+    let hcl = with_fallback();
+    assert!(hcl.contains("fallback {"), "{hcl}");
+    env.write_config(&hcl);
+    insta::assert_snapshot!(
+        env.transcript(&["apply", "--auto-approve"]).normalized_with(created_attributes_elided),
+        @r#"
+    clusterform will perform the following actions:
+
+      # train01 will be created
+      + cluster "train01" { … }
+        # node pool "cpu" falls back to: n2-standard-16
+
+    Plan: 1 to add, 0 to change, 0 to replace, 0 to destroy.
+    [stderr]
+    [HH:MM:SS] train01: creating… [Ns]
+    [HH:MM:SS] train01: create request accepted [Ns]
+    [HH:MM:SS] train01: attempt 1 of 2 found no capacity (The zone 'projects/253589482369/zones/us-central1-a' does not have enough resources available to fulfill the request. '(resource type:compute)'. (state:STOCKOUT)); deleting the cluster it left in ERROR, then trying attempt 2… [Ns]
+    [HH:MM:SS] train01: delete request accepted [Ns]
+    [HH:MM:SS] train01: delete done [Ns]
+    [HH:MM:SS] train01: create request accepted [Ns]
+    [HH:MM:SS] train01: attempt 2 of 2 has machines [Ns]
+    [HH:MM:SS] train01: create done [Ns]
+    [HH:MM:SS] train01: created [Ns]
+    train01: fell back to attempt 2: node pool "cpu" runs n2-standard-16.
+    Apply complete! Resources: 1 added, 0 changed, 0 replaced, 0 destroyed.
+    "#);
+    let live = env.emulator().cluster(&cluster_name("train01")).unwrap();
+    let pools = live["nodePools"].as_array().unwrap();
+    let cpu = pools.iter().find(|p| p["id"] == "cpu").unwrap();
+    assert_eq!(cpu["machineSpec"]["machineType"], "n2-standard-16");
+    insta::assert_snapshot!(env.transcript(&["plan", "--detailed-exitcode"]), @r#"
+    No changes. Your clusters match the configuration.
+    Note: train01: node pool "cpu" runs its fallback 1, n2-standard-16, which matches its declaration
+    "#);
+}
+
+#[test]
+fn a_quota_refusal_goes_to_the_fallback_at_once_and_events_say_so() {
+    let env = short_of("quota:n2-standard-32");
+    env.write_config(&with_fallback());
+    let output = env.run(&["apply", "--auto-approve", "--json"]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let events: Vec<Value> = String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let of_type = |kind: &str| events.iter().find(|e| e["type"] == kind).cloned();
+    let failed = of_type("attempt_failed").expect("an attempt_failed event");
+    assert_eq!(failed["shortage"], "quota");
+    assert_eq!(failed["next_attempt"], 2);
+    assert_eq!(
+        failed["deleting_its_cluster"], false,
+        "a refusal made nothing"
+    );
+    let fell_back = of_type("fell_back").expect("a fell_back event");
+    assert_eq!(fell_back["attempt"], 2);
+    assert_eq!(fell_back["pools"][0]["machine_type"], "n2-standard-16");
+    let methods: Vec<String> = env
+        .mutations()
+        .iter()
+        .map(|r| format!("{} {}", r.method, r.status))
+        .collect();
+    assert_eq!(
+        methods,
+        ["POST 429", "POST 200"],
+        "no retry of the quota, no delete"
+    );
+}
