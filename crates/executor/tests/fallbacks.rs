@@ -42,13 +42,18 @@ async fn harness(failures: &[&str]) -> Harness {
     Harness::with_options(options).await
 }
 
+/// An engine on the journal in `dir`, as each run opens it.
+fn engine(h: &Harness, dir: &std::path::Path) -> ApplyEngine {
+    ApplyEngine::new(h.client.clone(), Journal::open(dir).unwrap(), 4)
+        .with_wait_options(fast_wait())
+}
+
 async fn run(
     h: &Harness,
     dir: &std::path::Path,
     change: ClusterChange,
 ) -> clusterform_executor::ApplyReport {
-    let engine = ApplyEngine::new(h.client.clone(), Journal::open(dir).unwrap(), 4)
-        .with_wait_options(fast_wait());
+    let engine = engine(h, dir);
     engine
         .apply(
             &plan(vec![change]),
@@ -173,8 +178,7 @@ async fn interrupted(
     change: ClusterChange,
     stop_at: fn(&Step) -> bool,
 ) -> Vec<clusterform_executor::JournalEntry> {
-    let engine = ApplyEngine::new(h.client.clone(), Journal::open(dir).unwrap(), 4)
-        .with_wait_options(fast_wait());
+    let engine = engine(h, dir);
     let cancel = CancellationToken::new();
     let sink = CancellingSink {
         cancel: cancel.clone(),
@@ -195,8 +199,7 @@ async fn resumed_then_applied(
     dir: &std::path::Path,
     change: ClusterChange,
 ) -> clusterform_executor::ApplyReport {
-    let engine = ApplyEngine::new(h.client.clone(), Journal::open(dir).unwrap(), 4)
-        .with_wait_options(fast_wait());
+    let engine = engine(h, dir);
     let resumed = engine
         .resume(Arc::new(RecordingSink::default()), CancellationToken::new())
         .await;
@@ -325,8 +328,7 @@ async fn a_fallback_create_waits_while_the_service_holds_the_id_after_the_delete
     h.emulator
         .set_id_blocked_after_delete(Duration::from_millis(300));
     let dir = tempfile::tempdir().unwrap();
-    let engine = ApplyEngine::new(h.client.clone(), Journal::open(dir.path()).unwrap(), 4)
-        .with_wait_options(fast_wait());
+    let engine = engine(&h, dir.path());
     let sink = Arc::new(RecordingSink::default());
     let report = engine
         .apply(
