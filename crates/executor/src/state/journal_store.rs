@@ -191,19 +191,21 @@ impl ObjectStore {
             return Ok(());
         }
         self.ready_to_write().await;
-        self.last_write = Some(Instant::now());
         let (client, object) = (&self.client, self.object.as_str());
-        self.generation = match (content, self.generation) {
-            (None, None) => None,
-            (None, Some(generation)) => {
-                client.delete_if(object, generation).await?;
-                None
-            }
-            (Some(content), None) => Some(client.create_if_absent(object, content).await?),
-            (Some(content), Some(generation)) => {
-                Some(client.replace_if(object, content, generation).await?)
-            }
+        let written = match (content, self.generation) {
+            (None, None) => Ok(None),
+            (None, Some(generation)) => client.delete_if(object, generation).await.map(|()| None),
+            (Some(content), None) => client.create_if_absent(object, content).await.map(Some),
+            (Some(content), Some(generation)) => client
+                .replace_if(object, content, generation)
+                .await
+                .map(Some),
         };
+        // Counted from the answer, not the request: the service changed the object at some
+        // moment before it answered, and a request delayed on its way (a loaded machine, a slow
+        // network) must not bring the next write within the interval of that change.
+        self.last_write = Some(Instant::now());
+        self.generation = written?;
         Ok(())
     }
 }
