@@ -11,6 +11,7 @@ mod builder;
 mod derived;
 mod diff;
 mod document;
+mod drift;
 mod error;
 mod fallbacks;
 mod field_index;
@@ -26,12 +27,14 @@ mod warnings;
 pub use builder::PlanBuilder;
 pub use derived::{SavedPlanMismatch, saved_plan_mismatches};
 pub use document::plan_document;
+pub use drift::{AppliedDigests, desired_digest};
 pub use error::PlanError;
 pub use file::{PlanFileError, load_plan, save_plan};
 pub use options::PlanOptions;
 pub use plan::{
-    CapacityPlan, ChangeReason, ClusterChange, FieldChange, Impact, PLAN_FORMAT_VERSION, Plan,
-    PlannedTimeouts, PoolAlternative, PoolChain, RunningAlternative, Summary,
+    CapacityPlan, ChangeReason, ClusterChange, Drift, DriftKind, FieldChange, Impact,
+    PLAN_FORMAT_VERSION, Plan, PlannedTimeouts, PoolAlternative, PoolChain, RunningAlternative,
+    Summary,
 };
 pub use planning::plan;
 pub use requests::adopt;

@@ -2,6 +2,7 @@
 
 mod actions;
 mod docs_examples;
+mod drift;
 mod files;
 mod pages;
 mod property;
