@@ -316,6 +316,10 @@ fn plans_nothing(capacity: &Cow<'_, CapacityPlan>) -> bool {
     capacity.is_empty()
 }
 
+#[expect(
+    clippy::ptr_arg,
+    reason = "serde hands a field to its helper by reference"
+)]
 fn no_drift(drift: &Cow<'_, [Drift]>) -> bool {
     drift.is_empty()
 }

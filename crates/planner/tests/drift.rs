@@ -226,3 +226,20 @@ fn the_document_carries_the_drift_and_reads_it_back() {
     let plain = clusterform_planner::plan(&config, &[hotfixed()], &options).unwrap();
     assert_eq!(plan_document(&plain)["changes"][0].get("drift"), None);
 }
+
+#[test]
+fn a_saved_plan_whose_digest_was_edited_is_refused_and_one_without_is_not() {
+    let config = config(vec![declared()]);
+    let live = [hotfixed()];
+    let saved = clusterform_planner::plan(&config, &live, &PlanOptions::default()).unwrap();
+    assert!(clusterform_planner::saved_plan_mismatches(&saved, &config, &live).is_empty());
+    let mut edited = saved.clone();
+    edited.changes[0].desired_digest = Some("0".repeat(64));
+    let mismatches = clusterform_planner::saved_plan_mismatches(&edited, &config, &live);
+    assert_eq!(mismatches.len(), 1, "{mismatches:?}");
+    assert!(mismatches[0].to_string().contains("desired digest"), "{}", mismatches[0]);
+    let mut without = saved;
+    without.changes[0].desired_digest = None;
+    without.changes[0].drift = vec![];
+    assert!(clusterform_planner::saved_plan_mismatches(&without, &config, &live).is_empty());
+}

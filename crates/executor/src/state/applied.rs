@@ -206,13 +206,13 @@ impl AppliedRecord {
         let written = match &mut *store {
             Store::File(path) => {
                 let updated = changed(current, changes);
-                write_file(path, &updated).map(|()| updated)
+                write_file(path.as_path(), &updated).map(|()| updated)
             }
             Store::Object {
                 client,
                 object,
                 generation,
-            } => write_object(client, object, generation, current, changes).await,
+            } => write_object(client, object.as_str(), generation, current, changes).await,
         };
         match written {
             Ok(updated) => {
