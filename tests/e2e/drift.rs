@@ -120,7 +120,7 @@ fn without_the_record_or_with_a_corrupt_one_the_plan_is_plain() {
 }
 
 #[test]
-fn a_destroyed_cluster_leaves_the_record() {
+fn destroying_a_cluster_drops_its_entry_from_the_record() {
     let env = Env::new(100);
     apply_ok(&env, &[ClusterSpec::default(), ClusterSpec::named("train02")]);
     let destroyed = env.run(&["destroy", "--auto-approve", "--target", "train02"]);

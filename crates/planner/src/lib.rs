@@ -5,7 +5,9 @@
 //! paths, the update mode, the warnings, and the exact REST requests the executor will send.
 //! Plans can be saved to and read back from a plan file, whose freshness against the live
 //! clusters can be checked. A plan can also be built while the live clusters arrive, page by
-//! page ([`PlanBuilder`]). It renders nothing: the binary's views show plans to people.
+//! page ([`PlanBuilder`]). Given the digests an earlier apply recorded ([`AppliedDigests`]),
+//! a change also names what was changed outside clusterform ([`Drift`]); the digests never
+//! change what a plan does. It renders nothing: the binary's views show plans to people.
 
 mod builder;
 mod derived;
