@@ -93,8 +93,13 @@ impl<'v, V: PlanView + ?Sized> Run<'v, V> {
     ) -> Result<Self, CliError> {
         let printer = view.printer();
         let connection = context::connect(endpoint, Some(&config.provider), dir, printer).await?;
-        let journal = open_journal(dir, connection.remote_journal()).await?;
-        let applied = open_applied(dir, connection.remote_applied()).await;
+        // Both are read before anything else is asked of the API; the record, never failing, is
+        // read while the journal is.
+        let (journal, applied) = tokio::join!(
+            open_journal(dir, connection.remote_journal()),
+            open_applied(dir, connection.remote_applied())
+        );
+        let journal = journal?;
         let wait = WaitOptions {
             long_poll: PROGRESS_INTERVAL,
             ..WaitOptions::default()
