@@ -48,7 +48,34 @@ fn a_change_made_outside_clusterform_is_named_and_restored() {
     assert_eq!(record["clusters"][0]["address"]["id"], "train01");
     hotfix_outside(&env);
 
-    insta::assert_snapshot!(env.transcript(&["plan"]), @"");
+    insta::assert_snapshot!(env.transcript(&["plan"]), @r#"
+    clusterform will perform the following actions:
+
+      # train01 changed outside clusterform: labels.hotfix added, node_pools[cpu].scaling_spec.max_node_count changed
+      # train01 will be updated in place
+      ~ cluster "train01" {
+          ~ labels = {
+              - "hotfix" = "oom" -> null
+            }
+          ~ node_pool "cpu" {
+              ~ scaling_spec {
+                  ~ max_node_count = 8 -> 4
+                    # (1 unchanged attribute hidden)
+                }
+                # (1 unchanged attribute hidden)
+                # (1 unchanged block hidden)
+            }
+            # (1 unchanged attribute hidden)
+            # (3 unchanged blocks hidden)
+        }
+        update mask: labels, node_pools
+        update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; a refreshed startup script recreates the pool's nodes)
+        impact: immediate; resizes pool cpu
+        Warning: max_node_count of pool cpu goes from 8 to 4: the cluster reports 0 nodes in the pool, none above the new maximum, so none is removed now
+        # no Slurm jobs active now
+
+    Plan: 0 to add, 1 to change, 0 to replace, 0 to destroy.
+    "#);
 
     let json = env.run(&["plan", "--json"]);
     assert!(json.status.success(), "{}", stderr(&json));
@@ -65,7 +92,7 @@ fn a_change_made_outside_clusterform_is_named_and_restored() {
     assert!(applied.status.success(), "{}", stderr(&applied));
     let restored = live(&env);
     assert_eq!(restored["labels"].get("hotfix"), None);
-    assert_eq!(cpu_max_nodes(&restored), json!(4));
+    assert_eq!(cpu_max_nodes(&restored), json!("4"), "the service writes int64 as a string");
     insta::assert_snapshot!(env.transcript(&["plan"]), @"No changes. Your clusters match the configuration.");
 }
 
@@ -80,7 +107,34 @@ fn an_edited_configuration_is_a_plain_change() {
     }]));
     let plan = env.transcript(&["plan"]);
     assert!(!plan.to_string().contains("outside clusterform"), "{plan}");
-    insta::assert_snapshot!(plan, @"");
+    insta::assert_snapshot!(plan, @r#"
+    clusterform will perform the following actions:
+
+      # train01 will be updated in place
+      ~ cluster "train01" {
+          ~ display_name = "Research training" -> "Research training v2"
+          ~ labels       = {
+              - "hotfix" = "oom" -> null
+            }
+          ~ node_pool "cpu" {
+              ~ scaling_spec {
+                  ~ max_node_count = 8 -> 4
+                    # (1 unchanged attribute hidden)
+                }
+                # (1 unchanged attribute hidden)
+                # (1 unchanged block hidden)
+            }
+            # (3 unchanged blocks hidden)
+        }
+        update mask: display_name, labels, node_pools
+        # display_name is vouched for by the Terraform provider only: if the service refuses it, the cluster is unchanged (--replace forces the change)
+        update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; a refreshed startup script recreates the pool's nodes)
+        impact: immediate; resizes pool cpu
+        Warning: max_node_count of pool cpu goes from 8 to 4: the cluster reports 0 nodes in the pool, none above the new maximum, so none is removed now
+        # no Slurm jobs active now
+
+    Plan: 0 to add, 1 to change, 0 to replace, 0 to destroy.
+    "#);
 }
 
 #[test]
@@ -104,7 +158,7 @@ fn without_the_record_or_with_a_corrupt_one_the_plan_is_plain() {
     std::fs::write(record_path(&env), "{ not json").unwrap();
     let corrupt = env.run(&["plan", "-v"]);
     assert!(corrupt.status.success(), "{}", stderr(&corrupt));
-    let text = String::from_utf8(corrupt.stdout).unwrap();
+    let text = String::from_utf8(corrupt.stdout.clone()).unwrap();
     assert!(!text.contains("outside clusterform"), "{text}");
     assert!(
         stderr(&corrupt).contains("the record of applied changes cannot be read"),
