@@ -92,7 +92,11 @@ fn a_change_made_outside_clusterform_is_named_and_restored() {
     assert!(applied.status.success(), "{}", stderr(&applied));
     let restored = live(&env);
     assert_eq!(restored["labels"].get("hotfix"), None);
-    assert_eq!(cpu_max_nodes(&restored), json!("4"), "the service writes int64 as a string");
+    assert_eq!(
+        cpu_max_nodes(&restored),
+        json!("4"),
+        "the service writes int64 as a string"
+    );
     insta::assert_snapshot!(env.transcript(&["plan"]), @"No changes. Your clusters match the configuration.");
 }
 
@@ -143,7 +147,10 @@ fn without_the_record_or_with_a_corrupt_one_the_plan_is_plain() {
     apply_ok(&env, &[ClusterSpec::default()]);
     hotfix_outside(&env);
     let with_record = env.transcript(&["plan"]).to_string();
-    assert!(with_record.contains("changed outside clusterform"), "{with_record}");
+    assert!(
+        with_record.contains("changed outside clusterform"),
+        "{with_record}"
+    );
 
     std::fs::remove_file(record_path(&env)).unwrap();
     let without = env.transcript(&["plan"]).to_string();
@@ -176,7 +183,10 @@ fn without_the_record_or_with_a_corrupt_one_the_plan_is_plain() {
 #[test]
 fn destroying_a_cluster_drops_its_entry_from_the_record() {
     let env = Env::new(100);
-    apply_ok(&env, &[ClusterSpec::default(), ClusterSpec::named("train02")]);
+    apply_ok(
+        &env,
+        &[ClusterSpec::default(), ClusterSpec::named("train02")],
+    );
     let destroyed = env.run(&["destroy", "--auto-approve", "--target", "train02"]);
     assert!(destroyed.status.success(), "{}", stderr(&destroyed));
     let record: Value =

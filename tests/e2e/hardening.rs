@@ -253,7 +253,12 @@ fn under_umask_000_the_state_directory_and_its_files_are_private() {
     let apply = with_open_umask(local.path(), "local", &["apply", "--auto-approve"]);
     assert!(apply.status.success(), "{}", stderr(&apply));
     assert_eq!(mode(&state_dir), 0o700);
-    for file in ["emulator.json", "emulator.json.lock", "lock", "applied.json"] {
+    for file in [
+        "emulator.json",
+        "emulator.json.lock",
+        "lock",
+        "applied.json",
+    ] {
         assert_eq!(mode(&state_dir.join(file)), 0o600, "{file}");
     }
 }

@@ -209,7 +209,11 @@ async fn a_change_without_a_digest_drops_the_clusters_entry() {
         "d-1",
     )]);
     assert!(apply(&engine, &first).await.is_success());
-    assert!(AppliedRecord::open(dir.path()).get(&address("upd")).is_some());
+    assert!(
+        AppliedRecord::open(dir.path())
+            .get(&address("upd"))
+            .is_some()
+    );
     let second = plan(vec![change(
         "upd",
         Action::Update,

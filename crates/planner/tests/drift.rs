@@ -34,7 +34,11 @@ fn hotfixed() -> LiveCluster {
 }
 
 /// The one change of `config` planned against `live` with `applied`, if given.
-fn planned(config: &Config, live: &[LiveCluster], applied: Option<&AppliedDigests>) -> ClusterChange {
+fn planned(
+    config: &Config,
+    live: &[LiveCluster],
+    applied: Option<&AppliedDigests>,
+) -> ClusterChange {
     let options = PlanOptions::default();
     let mut builder = PlanBuilder::new(config, &options);
     if let Some(applied) = applied {
@@ -77,7 +81,10 @@ fn the_digest_is_stable_and_follows_what_is_compared() {
     );
     let mut resized = seed();
     resized["nodePools"][1]["scalingSpec"]["maxNodeCount"] = json!(5);
-    assert_ne!(desired_digest(&desired("train01", resized)).unwrap(), digest);
+    assert_ne!(
+        desired_digest(&desired("train01", resized)).unwrap(),
+        digest
+    );
     let mut ignoring = declared();
     ignoring.lifecycle.ignore_changes = vec!["labels".parse::<IgnorePath>().unwrap()];
     assert_ne!(desired_digest(&ignoring).unwrap(), digest);
@@ -134,7 +141,11 @@ fn a_label_removed_and_a_pool_deleted_outside_are_named_so() {
             "scalingSpec": {"minNodeCount": 0, "maxNodeCount": 2}, "zone": "us-central1-a"
         }));
     });
-    let change = planned(&config(vec![cluster.clone()]), &[live], Some(&recorded(&cluster)));
+    let change = planned(
+        &config(vec![cluster.clone()]),
+        &[live],
+        Some(&recorded(&cluster)),
+    );
     assert_eq!(
         drift_of(&change),
         [
@@ -160,11 +171,19 @@ fn without_a_record_or_with_another_clusters_entry_there_is_no_drift() {
     let config = config(vec![declared()]);
     assert!(planned(&config, &[hotfixed()], None).drift.is_empty());
     let empty = AppliedDigests::default();
-    assert!(planned(&config, &[hotfixed()], Some(&empty)).drift.is_empty());
+    assert!(
+        planned(&config, &[hotfixed()], Some(&empty))
+            .drift
+            .is_empty()
+    );
     let elsewhere: AppliedDigests = [(address("train02"), desired_digest(&declared()).unwrap())]
         .into_iter()
         .collect();
-    assert!(planned(&config, &[hotfixed()], Some(&elsewhere)).drift.is_empty());
+    assert!(
+        planned(&config, &[hotfixed()], Some(&elsewhere))
+            .drift
+            .is_empty()
+    );
 }
 
 #[test]
@@ -193,7 +212,11 @@ fn the_record_changes_no_action_field_mask_or_request() {
 #[test]
 fn a_cluster_in_sync_with_the_record_has_no_drift() {
     let config = config(vec![declared()]);
-    let change = planned(&config, &[live_seed("train01")], Some(&recorded(&declared())));
+    let change = planned(
+        &config,
+        &[live_seed("train01")],
+        Some(&recorded(&declared())),
+    );
     assert_eq!(change.action, Action::NoOp);
     assert!(change.drift.is_empty());
 }
@@ -237,7 +260,11 @@ fn a_saved_plan_whose_digest_was_edited_is_refused_and_one_without_is_not() {
     edited.changes[0].desired_digest = Some("0".repeat(64));
     let mismatches = clusterform_planner::saved_plan_mismatches(&edited, &config, &live);
     assert_eq!(mismatches.len(), 1, "{mismatches:?}");
-    assert!(mismatches[0].to_string().contains("desired digest"), "{}", mismatches[0]);
+    assert!(
+        mismatches[0].to_string().contains("desired digest"),
+        "{}",
+        mismatches[0]
+    );
     let mut without = saved;
     without.changes[0].desired_digest = None;
     without.changes[0].drift = vec![];

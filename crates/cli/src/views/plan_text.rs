@@ -164,7 +164,11 @@ struct ClusterText<'a> {
 impl ClusterText<'_> {
     fn render(&mut self, change: &ClusterChange, jobs: Option<&RunningJobs>) {
         if let Some(drift) = drift_line(change, &self.name) {
-            let _ = writeln!(self.out, "  {}", self.paint.style(Style::new().yellow(), &drift));
+            let _ = writeln!(
+                self.out,
+                "  {}",
+                self.paint.style(Style::new().yellow(), &drift)
+            );
         }
         let id = change.address.id();
         let header = self.paint.style(
@@ -502,7 +506,10 @@ fn drift_line(change: &ClusterChange, name: &str) -> Option<String> {
         .map(|drift| format!("{} {}", drift.path, drift.how))
         .collect();
     if change.drift.len() > MAX_DRIFT_LISTED {
-        listed.push(format!("and {} more", change.drift.len() - MAX_DRIFT_LISTED));
+        listed.push(format!(
+            "and {} more",
+            change.drift.len() - MAX_DRIFT_LISTED
+        ));
     }
     Some(format!(
         "# {name} changed outside clusterform: {}",

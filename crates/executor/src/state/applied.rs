@@ -101,13 +101,17 @@ pub struct AppliedRecord {
 #[derive(Debug)]
 enum Store {
     File(PathBuf),
-    Object {
-        client: StorageClient,
-        object: String,
-        /// The generation last read or written; `None` while the object is absent (or was
-        /// unreadable).
-        generation: Option<Generation>,
-    },
+    /// Boxed: a client is much larger than a path.
+    Object(Box<ObjectStore>),
+}
+
+#[derive(Debug)]
+struct ObjectStore {
+    client: StorageClient,
+    object: String,
+    /// The generation last read or written; `None` while the object is absent (or was
+    /// unreadable).
+    generation: Option<Generation>,
 }
 
 impl AppliedRecord {
@@ -149,11 +153,11 @@ impl AppliedRecord {
             }
             Err(e) => (BTreeMap::new(), Some(e.to_string()), None),
         };
-        let store = Store::Object {
+        let store = Store::Object(Box::new(ObjectStore {
             client,
             object,
             generation,
-        };
+        }));
         Self::with_store(location, entries, unreadable, store)
     }
 
@@ -208,11 +212,14 @@ impl AppliedRecord {
                 let updated = changed(current, changes);
                 write_file(path.as_path(), &updated).map(|()| updated)
             }
-            Store::Object {
-                client,
-                object,
-                generation,
-            } => write_object(client, object.as_str(), generation, current, changes).await,
+            Store::Object(store) => {
+                let ObjectStore {
+                    client,
+                    object,
+                    generation,
+                } = &mut **store;
+                write_object(client, object.as_str(), generation, current, changes).await
+            }
         };
         match written {
             Ok(updated) => {
@@ -317,7 +324,9 @@ async fn write_object(
             (None, None) => Ok(None),
             (None, Some(live)) => client.delete_if(object, live).await.map(|()| None),
             (Some(content), None) => client.create_if_absent(object, &content).await.map(Some),
-            (Some(content), Some(live)) => client.replace_if(object, &content, live).await.map(Some),
+            (Some(content), Some(live)) => {
+                client.replace_if(object, &content, live).await.map(Some)
+            }
         };
         match written {
             Ok(now) => {
