@@ -487,7 +487,6 @@ fn running_line(running: &RunningAlternative) -> String {
     )
 }
 
-/// What happens to the cluster and, where the fields do not say it, why.
 /// Drift entries named one by one on the "changed outside clusterform" line; the rest are
 /// counted.
 const MAX_DRIFT_LISTED: usize = 10;
@@ -517,6 +516,7 @@ fn drift_line(change: &ClusterChange, name: &str) -> Option<String> {
     ))
 }
 
+/// What happens to the cluster and, where the fields do not say it, why.
 fn headline(change: &ClusterChange) -> String {
     let reason = change.reason.as_ref();
     match (change.action, reason) {
