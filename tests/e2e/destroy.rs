@@ -186,14 +186,14 @@ fn idle_for_deletes_only_provably_idle_clusters() {
             .normalized_with(seconds_of_ages_hidden)
             .normalized_with(destroyed_attributes_elided),
         @r#"
-    CLUSTER  STATE    ACTIVE JOBS  BUSY NODES  LAST BUSY                         VERDICT        REASON
-    agedout  RUNNING  0            0           [TIME] (1h30m ago)  busy: keep     last busy 1h30m[S]s ago, less than 2h
-    nolast   RUNNING  0            0           ?                                 unknown: keep  node cpu-0 reports no last_busy
-    old01    RUNNING  0            0           [TIME] (5h ago)     idle: destroy  no active job or busy node; last busy 5h[S]s ago (>= 2h)
-    train01  RUNNING  1            1           [TIME] (1h1m ago)   busy: keep     1 active job, 1 busy node
+    CLUSTER  STATE    ACTIVE JOBS  BUSY NODES  LAST BUSY                         GPUS  IDLE GPU-HOURS  VERDICT                      REASON
+    agedout  RUNNING  0            0           [TIME] (1h30m ago)  0     0.0             idle, not long enough: keep  no active job or busy node; last busy 1h30m[S]s ago, less than 2h
+    nolast   RUNNING  0            0           ?                                 0     ?               unknown: keep                node cpu-0 reports no last_busy
+    old01    RUNNING  0            0           [TIME] (5h ago)     0     0.0             idle: destroy                no active job or busy node; last busy 5h[S]s ago (>= 2h)
+    train01  RUNNING  1            1           [TIME] (1h1m ago)   0     0.0             busy: keep                   1 active job, 1 busy node
     clusterform will perform the following actions:
 
-      # old01 will be destroyed: declared in this configuration, and destroy was requested
+      # old01 will be destroyed: idle (no active job or busy node; last busy 5h[S]s ago (>= 2h))
       - cluster "old01" { … }
         # no Slurm jobs active now
 
@@ -226,11 +226,11 @@ fn idle_for_falls_back_to_an_older_slurm_rest_version() {
         )],
     );
     insta::assert_snapshot!(env.transcript(&["destroy", "--idle-for", "2h", "--auto-approve"]).normalized_with(seconds_of_ages_hidden).normalized_with(destroyed_attributes_elided), @r#"
-    CLUSTER  STATE    ACTIVE JOBS  BUSY NODES  LAST BUSY                      VERDICT        REASON
-    train01  RUNNING  0            0           [TIME] (5h ago)  idle: destroy  no active job or busy node; last busy 5h[S]s ago (>= 2h)
+    CLUSTER  STATE    ACTIVE JOBS  BUSY NODES  LAST BUSY                      GPUS  IDLE GPU-HOURS  VERDICT        REASON
+    train01  RUNNING  0            0           [TIME] (5h ago)  0     0.0             idle: destroy  no active job or busy node; last busy 5h[S]s ago (>= 2h)
     clusterform will perform the following actions:
 
-      # train01 will be destroyed: declared in this configuration, and destroy was requested
+      # train01 will be destroyed: idle (no active job or busy node; last busy 5h[S]s ago (>= 2h))
       - cluster "train01" { … }
         # no Slurm jobs active now
 
@@ -252,8 +252,8 @@ fn an_unreachable_slurm_is_never_idle() {
     env.emulator()
         .set_slurm_unreachable(&cluster_name("train01"), true);
     insta::assert_snapshot!(env.transcript(&["destroy", "--idle-for", "0s", "--auto-approve"]), @"
-    CLUSTER  STATE    ACTIVE JOBS  BUSY NODES  LAST BUSY  VERDICT        REASON
-    train01  RUNNING  ?            ?           ?          unknown: keep  Slurm REST API unreachable: POST [ENDPOINT]/v1beta1/projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01:callSlurmRestApi failed: UNAVAILABLE (503): The Slurm REST API of cluster projects/253589482369/locations/us-central1/modelDevelopmentClusters/train01 is unreachable.
+    CLUSTER  STATE    ACTIVE JOBS  BUSY NODES  LAST BUSY  GPUS  IDLE GPU-HOURS  VERDICT        REASON
+    train01  RUNNING  ?            ?           ?          0     ?               unknown: keep  Slurm REST API unreachable: POST [ENDPOINT]/v1beta1/projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01:callSlurmRestApi failed: UNAVAILABLE (503): The Slurm REST API of cluster projects/253589482369/locations/us-central1/modelDevelopmentClusters/train01 is unreachable.
     No clusters to destroy.
     ");
     assert!(env.emulator().cluster(&cluster_name("train01")).is_some());
@@ -276,11 +276,11 @@ fn idle_for_asks_slurm_once_per_cluster() {
     );
     env.emulator().clear_requests();
     insta::assert_snapshot!(env.transcript(&["destroy", "--idle-for", "2h", "--auto-approve"]).normalized_with(seconds_of_ages_hidden).normalized_with(destroyed_attributes_elided), @r#"
-    CLUSTER  STATE    ACTIVE JOBS  BUSY NODES  LAST BUSY                      VERDICT        REASON
-    train01  RUNNING  0            0           [TIME] (5h ago)  idle: destroy  no active job or busy node; last busy 5h[S]s ago (>= 2h)
+    CLUSTER  STATE    ACTIVE JOBS  BUSY NODES  LAST BUSY                      GPUS  IDLE GPU-HOURS  VERDICT        REASON
+    train01  RUNNING  0            0           [TIME] (5h ago)  0     0.0             idle: destroy  no active job or busy node; last busy 5h[S]s ago (>= 2h)
     clusterform will perform the following actions:
 
-      # train01 will be destroyed: declared in this configuration, and destroy was requested
+      # train01 will be destroyed: idle (no active job or busy node; last busy 5h[S]s ago (>= 2h))
       - cluster "train01" { … }
         # no Slurm jobs active now
 
@@ -311,4 +311,156 @@ fn idle_for_asks_slurm_once_per_cluster() {
         "the jobs once at each version until one answers, then the nodes"
     );
     assert!(env.emulator().cluster(&name).is_none());
+}
+
+/// `gpu01` as the service reports it once its `cpu` pool runs two nodes of eight H100s each.
+fn with_two_gpu_nodes(env: &Env, id: &str) {
+    let name = cluster_name(id);
+    let mut live = env.emulator().cluster(&name).unwrap();
+    live["nodePools"][1]["machineSpec"]["acceleratorType"] = json!("NVIDIA_H100_80GB");
+    live["nodePools"][1]["machineSpec"]["acceleratorCount"] = json!(8);
+    env.emulator().insert_cluster(&name, live);
+    let node = |pool: &str, n: u32| json!({"nodePoolId": pool, "nodeState": "RUNNING", "instanceName": format!("{id}-{pool}-{n}")});
+    let nodes = vec![node("login", 0), node("cpu", 0), node("cpu", 1)];
+    assert!(env.emulator().set_nodes_status(&name, nodes));
+}
+
+#[test]
+fn idle_for_keeps_protected_clusters_and_counts_idle_gpu_hours() {
+    let env = Env::new(100);
+    let protected = ClusterSpec {
+        id: "keep01",
+        ..ClusterSpec::protected()
+    };
+    apply_ok(&env, &[protected, spec("gpu01"), spec("fresh01")]);
+    with_two_gpu_nodes(&env, "gpu01");
+    let e = env.emulator();
+    for idle in ["gpu01", "keep01"] {
+        e.set_slurm_nodes(
+            &cluster_name(idle),
+            vec![node(
+                "cpu-0",
+                &["IDLE", "POWERED_DOWN"],
+                minutes_and_a_half_ago(300),
+            )],
+        );
+    }
+    // A cluster that has run no job: its node's last_busy is when the node came up, at the
+    // cluster's start.
+    let fresh = e.cluster(&cluster_name("fresh01")).unwrap();
+    let started = time::OffsetDateTime::parse(
+        fresh["startTime"].as_str().unwrap(),
+        &time::format_description::well_known::Rfc3339,
+    )
+    .unwrap();
+    e.set_slurm_nodes(
+        &cluster_name("fresh01"),
+        vec![node("cpu-0", &["IDLE"], started.unix_timestamp())],
+    );
+    e.clear_requests();
+
+    // The read-only report: the evidence and what destroy would delete, and nothing sent.
+    insta::assert_snapshot!(
+        env.transcript(&["plan", "--destroy", "--idle-for", "2h"])
+            .normalized_with(seconds_of_ages_hidden)
+            .normalized_with(idle_seconds_hidden)
+            .normalized_with(destroyed_attributes_elided),
+        @r#"
+    CLUSTER  STATE    ACTIVE JOBS  BUSY NODES  LAST BUSY                                       GPUS  IDLE GPU-HOURS  VERDICT                      REASON
+    fresh01  RUNNING  0            0           never (up since [TIME] ([N]s ago))  0     0.0             idle, not long enough: keep  no job has run since the cluster started; idle for [N]s, less than 2h
+    gpu01    RUNNING  0            0           [TIME] (5h ago)                   16    80.1            idle: destroy                no active job or busy node; last busy 5h[S]s ago (>= 2h)
+    keep01   RUNNING  0            0           [TIME] (5h ago)                   0     0.0             protected: keep              no active job or busy node; last busy 5h[S]s ago (>= 2h)
+    clusterform will perform the following actions:
+
+      # gpu01 will be destroyed: idle (no active job or busy node; last busy 5h[S]s ago (>= 2h))
+      - cluster "gpu01" { … }
+        # no Slurm jobs active now
+
+    Plan: 0 to add, 0 to change, 0 to replace, 1 to destroy.
+    "#);
+    assert!(env.mutations().is_empty());
+    insta::assert_snapshot!(env.transcript(&["plan", "--destroy", "--idle-for", "2h", "--out", "p"]), @"
+    [stderr]
+    Error: the argument '--idle-for <DURATION>' cannot be used with '--out <FILE>'
+      Usage: clusterform plan --destroy --idle-for <DURATION> --endpoint <URL> [DIR]
+      For more information, try '--help'.
+    [exit status: 1]
+    ");
+
+    insta::assert_snapshot!(
+        env.transcript(&["destroy", "--idle-for", "2h", "--auto-approve"])
+            .normalized_with(seconds_of_ages_hidden)
+            .normalized_with(idle_seconds_hidden)
+            .normalized_with(destroyed_attributes_elided),
+        @r#"
+    CLUSTER  STATE    ACTIVE JOBS  BUSY NODES  LAST BUSY                                       GPUS  IDLE GPU-HOURS  VERDICT                      REASON
+    fresh01  RUNNING  0            0           never (up since [TIME] ([N]s ago))  0     0.0             idle, not long enough: keep  no job has run since the cluster started; idle for [N]s, less than 2h
+    gpu01    RUNNING  0            0           [TIME] (5h ago)                   16    80.1            idle: destroy                no active job or busy node; last busy 5h[S]s ago (>= 2h)
+    keep01   RUNNING  0            0           [TIME] (5h ago)                   0     0.0             protected: keep              no active job or busy node; last busy 5h[S]s ago (>= 2h)
+    clusterform will perform the following actions:
+
+      # gpu01 will be destroyed: idle (no active job or busy node; last busy 5h[S]s ago (>= 2h))
+      - cluster "gpu01" { … }
+        # no Slurm jobs active now
+
+    Plan: 0 to add, 0 to change, 0 to replace, 1 to destroy.
+    [stderr]
+    [HH:MM:SS] gpu01: destroying… [Ns]
+    [HH:MM:SS] gpu01: delete request accepted [Ns]
+    [HH:MM:SS] gpu01: delete done [Ns]
+    [HH:MM:SS] gpu01: destroyed [Ns]
+    Destroy complete! Resources: 1 destroyed.
+    "#);
+    assert!(e.cluster(&cluster_name("gpu01")).is_none());
+    for kept in ["keep01", "fresh01"] {
+        assert!(e.cluster(&cluster_name(kept)).is_some(), "{kept}");
+    }
+}
+
+/// `idle for 5h30s` → `idle for 5h[S]s`, `idle for 12s` → `idle for [N]s`, `(1s ago)` →
+/// `([N]s ago)`: the seconds a run takes.
+fn idle_seconds_hidden(text: &str) -> String {
+    let young = young_ages_hidden(text);
+    let text = young.as_str();
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("idle for ") {
+        let start = at + "idle for ".len();
+        out.push_str(&rest[..start]);
+        let token_end = rest[start..]
+            .find([' ', ','])
+            .map_or(rest.len(), |end| start + end);
+        let token = &rest[start..token_end];
+        let units = token
+            .trim_end_matches('s')
+            .trim_end_matches(|c: char| c.is_ascii_digit());
+        match token.strip_suffix('s') {
+            Some(_) if units.is_empty() => out.push_str("[N]s"),
+            Some(_) if units.len() + 1 < token.len() => {
+                out.push_str(units);
+                out.push_str("[S]s");
+            }
+            _ => out.push_str(token),
+        }
+        rest = &rest[token_end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `(12s ago)` → `([N]s ago)`.
+fn young_ages_hidden(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('(') {
+        out.push_str(&rest[..=at]);
+        rest = &rest[at + 1..];
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        if digits > 0 && rest[digits..].starts_with("s ago)") {
+            out.push_str("[N]");
+            rest = &rest[digits..];
+        }
+    }
+    out.push_str(rest);
+    out
 }

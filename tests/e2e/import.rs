@@ -94,3 +94,25 @@ fn import_labels_the_cluster_and_round_trips() {
 
     insta::assert_snapshot!(env.transcript(&["plan", "--detailed-exitcode"]), @"No changes. Your clusters match the configuration.");
 }
+
+#[test]
+fn import_of_another_stacks_cluster_says_to_release_it_there_and_changes_nothing() {
+    let env = Env::new(100);
+    let mut theirs = hand_made_cluster();
+    theirs["labels"] = json!({"clusterform-stack": "ml-prod"});
+    env.emulator()
+        .insert_cluster(&cluster_name("theirs"), theirs);
+    env.write_config(PROVIDER);
+    insta::assert_snapshot!(env.transcript(&["import", "theirs"]), @r#"
+    [stderr]
+    Error: cluster theirs belongs to stack ml-prod
+      hint: release it in stack ml-prod's configuration first: replace its cluster block there with `removed { cluster = "theirs" }` and apply (the cluster is kept, only its label goes), then import it here. Deleting its block there instead would destroy the cluster
+    [exit status: 1]
+    "#);
+    let live = env.emulator().cluster(&cluster_name("theirs")).unwrap();
+    assert_eq!(live["labels"]["clusterform-stack"], "ml-prod");
+    assert!(
+        env.emulator().requests().iter().all(|r| r.method == "GET"),
+        "nothing changed"
+    );
+}

@@ -71,6 +71,22 @@ fn a_removed_block_releases_the_cluster_without_deleting_it() {
         "only the ownership label went"
     );
 
+    insta::assert_snapshot!(env.transcript(&["plan"]), @"
+    No changes. Your clusters match the configuration.
+    [stderr]
+    Warning: the removed block for old01 (main.hcl:56) names a cluster that no stack owns (it has no clusterform-stack label): nothing to release; the block can go
+    ");
+
+    env.write_config(&format!(
+        "{PROVIDER}{}\nremoved {{\n  cluster = \"old02\"\n}}\n",
+        cluster_hcl(&kept)
+    ));
+    insta::assert_snapshot!(env.transcript(&["plan"]), @"
+    No changes. Your clusters match the configuration.
+    [stderr]
+    Warning: the removed block for old02 (main.hcl:56) matches no cluster in my-proj/us-central1: nothing to release. Check its ID, project and region; once a release is done the block can go
+    ");
+
     env.write_config(&format!("{PROVIDER}{}", cluster_hcl(&kept)));
     insta::assert_snapshot!(env.transcript(&["plan"]), @"No changes. Your clusters match the configuration.");
 }

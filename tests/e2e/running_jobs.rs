@@ -15,9 +15,16 @@ fn with_startup_script() -> String {
     )
 }
 
-fn training_job() -> Value {
-    json!({"job_id": 17, "name": "train-llm", "user_name": "alice", "job_state": ["RUNNING"],
-           "nodes": "cpu-[0-1]", "end_time": {"set": true, "infinite": false, "number": 4_000_000_000_i64}})
+/// A running job in partition `cpu`, whose nodes are pool `cpu`'s; and a pending one that may
+/// start in a partition the cluster does not have.
+fn training_jobs() -> Vec<Value> {
+    vec![
+        json!({"job_id": 17, "name": "train-llm", "user_name": "alice", "job_state": ["RUNNING"],
+               "partition": "cpu", "nodes": "cpu-[0-1]",
+               "end_time": {"set": true, "infinite": false, "number": 4_000_000_000_i64}}),
+        json!({"job_id": 18, "name": "eval", "user_name": "bob", "job_state": ["PENDING"],
+               "partition": "gone"}),
+    ]
 }
 
 fn slurm_calls(env: &Env) -> usize {
@@ -37,7 +44,7 @@ fn a_plan_shows_the_jobs_a_disruptive_change_would_hit() {
     let env = Env::new(100);
     apply_ok(&env, &[ClusterSpec::default()]);
     env.emulator()
-        .set_slurm_jobs(&cluster_name("train01"), vec![training_job()]);
+        .set_slurm_jobs(&cluster_name("train01"), training_jobs());
     env.write_config(&with_startup_script());
     env.emulator().clear_requests();
     let plan = env.run(&["plan", "--out", "saved.plan"]);
@@ -60,7 +67,11 @@ fn a_plan_shows_the_jobs_a_disruptive_change_would_hit() {
         update mask: node_pools
         update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; a refreshed startup script recreates the pool's nodes)
         impact: recreates nodes of pool cpu
-        # 1 Slurm job active now: 17 train-llm (alice, RUNNING on cpu-[0-1])
+        # 2 Slurm jobs active now: 1 RUNNING, 1 PENDING
+        # on pool cpu, whose nodes are recreated:
+        #   17 train-llm (alice, RUNNING on cpu-[0-1])
+        # on pools not known (no partition that names a pool), so perhaps hit:
+        #   18 eval (bob, PENDING)
 
     Plan: 0 to add, 1 to change, 0 to replace, 0 to destroy.
     [stderr]
@@ -73,10 +84,14 @@ fn a_plan_shows_the_jobs_a_disruptive_change_would_hit() {
         VERSIONS_NOT_SERVED + 1,
         "one look per disruptive cluster, once its REST version is found"
     );
-    let jobs = "    # 1 Slurm job active now: 17 train-llm (alice, RUNNING on cpu-[0-1])\n";
+    let without_jobs: String = stdout(&plan)
+        .lines()
+        .filter(|line| !line.starts_with("    # "))
+        .map(|line| format!("{line}\n"))
+        .collect();
     assert_eq!(
         env.transcript(&["show", "saved.plan"]).to_string(),
-        stdout(&plan).replace(jobs, ""),
+        without_jobs,
         "a plan file does not keep what was running"
     );
 
@@ -87,13 +102,21 @@ fn a_plan_shows_the_jobs_a_disruptive_change_would_hit() {
         "{document}"
     );
     assert_eq!(document["changes"][0]["running_jobs"]["jobs"][0]["id"], 17);
+    assert_eq!(
+        document["changes"][0]["running_jobs"]["jobs"][0]["pools"],
+        serde_json::json!(["cpu"]),
+        "the pools of its partition in the live cluster"
+    );
 
     insta::assert_snapshot!(env.transcript(&["destroy", "--auto-approve"]).normalized_with(destroyed_attributes_elided), @r#"
     clusterform will perform the following actions:
 
       # train01 will be destroyed: declared in this configuration, and destroy was requested
       - cluster "train01" { … }
-        # 1 Slurm job active now: 17 train-llm (alice, RUNNING on cpu-[0-1])
+        # 2 Slurm jobs active now: 1 RUNNING, 1 PENDING
+        # all of them stop with the cluster:
+        #   17 train-llm (alice, RUNNING on cpu-[0-1])
+        #   18 eval (bob, PENDING)
 
     Plan: 0 to add, 0 to change, 0 to replace, 1 to destroy.
     [stderr]
@@ -110,7 +133,7 @@ fn a_smaller_pool_shows_the_jobs_it_may_stop() {
     let env = Env::new(100);
     apply_ok(&env, &[ClusterSpec::default()]);
     env.emulator()
-        .set_slurm_jobs(&cluster_name("train01"), vec![training_job()]);
+        .set_slurm_jobs(&cluster_name("train01"), training_jobs());
     env.write_config(&config(&[ClusterSpec {
         max_nodes: 2,
         ..ClusterSpec::default()
@@ -135,7 +158,11 @@ fn a_smaller_pool_shows_the_jobs_it_may_stop() {
         update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; a refreshed startup script recreates the pool's nodes)
         impact: resizes pool cpu
         Warning: max_node_count of pool cpu goes from 4 to 2: the cluster reports 0 nodes in the pool, none above the new maximum, so none is removed now
-        # 1 Slurm job active now: 17 train-llm (alice, RUNNING on cpu-[0-1])
+        # 2 Slurm jobs active now: 1 RUNNING, 1 PENDING
+        # on pool cpu, which shrinks from 4 to 2 nodes (2 go; the service picks which):
+        #   17 train-llm (alice, RUNNING on cpu-[0-1])
+        # on pools not known (no partition that names a pool), so perhaps hit:
+        #   18 eval (bob, PENDING)
 
     Plan: 0 to add, 1 to change, 0 to replace, 0 to destroy.
     "#);
@@ -146,7 +173,7 @@ fn a_labels_only_change_asks_slurm_nothing() {
     let env = Env::new(100);
     apply_ok(&env, &[ClusterSpec::default()]);
     env.emulator()
-        .set_slurm_jobs(&cluster_name("train01"), vec![training_job()]);
+        .set_slurm_jobs(&cluster_name("train01"), training_jobs());
     env.write_config(&config(&[ClusterSpec {
         labels: r#"{ team = "research" }"#,
         ..ClusterSpec::default()

@@ -104,6 +104,8 @@ pub struct Plan {
     pub json: bool,
     /// `--detailed-exitcode`.
     pub detailed_exitcode: bool,
+    /// `--idle-for` (with `--destroy`): plan only the deletion of clusters idle this long.
+    pub idle_for: Option<Duration>,
 }
 
 /// What `apply` applies.
@@ -278,6 +280,7 @@ impl Arguments {
                     options: PlanOptions {
                         targets: args.targets,
                         destroy: true,
+                        keep_protected: args.idle_for.is_some(),
                         ..PlanOptions::default()
                     },
                 },
@@ -357,6 +360,7 @@ impl Planning {
                 replace: args.replace,
                 update_mode: args.update_mode,
                 destroy,
+                keep_protected: false,
             },
         })
     }
@@ -367,13 +371,16 @@ fn plan(before_command: Option<PathBuf>, args: cli::PlanArgs) -> Result<Plan, Cl
     if args.destroy {
         refuse_with_destroy(&args.planning)?;
     }
+    let mut planning = Planning::from_args(args.planning, args.destroy)?;
+    planning.options.keep_protected = args.idle_for.is_some();
     Ok(Plan {
         dir: config_dir(before_command, args.dir)?,
         endpoint: args.endpoint.endpoint,
-        planning: Planning::from_args(args.planning, args.destroy)?,
+        planning,
         out: args.out,
         json: args.json,
         detailed_exitcode: args.detailed_exitcode,
+        idle_for: args.idle_for,
     })
 }
 

@@ -186,10 +186,9 @@ impl CliError {
             Self::Plan(err) => crate::hints::plan_hint(err),
             Self::Exec(err) => crate::hints::exec_hint(err),
             Self::ActionFailed { hint, .. } => hint.clone(),
-            Self::OwnedElsewhere { .. } => Some(
-                "remove it from that stack's configuration first, or import it from that stack's directory"
-                    .into(),
-            ),
+            Self::OwnedElsewhere { cluster, owner } => Some(format!(
+                "release it in stack {owner}'s configuration first: replace its cluster block there with `removed {{ cluster = \"{cluster}\" }}` and apply (the cluster is kept, only its label goes), then import it here. Deleting its block there instead would destroy the cluster"
+            )),
             Self::NoTerminalToConfirm => {
                 Some("run with --auto-approve, or save a plan with `plan --out FILE` and `apply FILE`".into())
             }

@@ -171,6 +171,7 @@ fn progress_fields(
         Step::Started => ("started", json!({})),
         Step::Resumed { operation } => ("resumed", json!({"operation": operation})),
         Step::Settling { state } => ("settling", json!({"state": state})),
+        Step::IdNotFree => ("id_not_free", json!({})),
         Step::Submitted { request, operation } => {
             let (method, path) = requests
                 .get(&(event.address.clone(), *request))

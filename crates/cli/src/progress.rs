@@ -158,6 +158,10 @@ fn describe(event: &ProgressEvent, names: ClusterNames) -> Status {
             format!("{id}: waiting for the cluster to leave {state}…"),
             String::new(),
         ),
+        Step::IdNotFree => going(
+            format!("{id}: waiting for the service to free the cluster ID after the delete…"),
+            String::new(),
+        ),
         Step::Submitted { request, .. } => going(
             format!("{id}: {} request accepted", request_noun(*request)),
             String::new(),

@@ -5,9 +5,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use clusterform_executor::{ApplyEngine, ExecError, Journal, LeftBehind};
-use clusterform_model::rest::ClusterRequest;
-use clusterform_model::{Action, Shortage};
+use clusterform_executor::{ApplyEngine, ExecError, Journal, LeftBehind, Step};
+use clusterform_model::fields::UpdateMaskPath;
+use clusterform_model::rest::{ClusterRequest, RequestKind, UpdateMask};
+use clusterform_model::{Action, Shortage, UpdateMode};
 use clusterform_planner::ClusterChange;
 use clusterform_testkit::options_with_token;
 use serde_json::json;
@@ -148,4 +149,205 @@ async fn prevent_destroy_keeps_the_failed_cluster_and_ends_the_chain() {
     assert_eq!(mutations(&h), ["POST 200"]);
     let live = h.emulator.cluster(&cluster_name("gpu")).unwrap();
     assert_eq!(live["clusterStatus"]["state"], "ERROR");
+}
+
+/// Cancels the run at the first step `stop_at` picks, after recording it.
+struct CancellingSink {
+    cancel: CancellationToken,
+    stop_at: fn(&Step) -> bool,
+}
+
+impl clusterform_executor::ProgressSink for CancellingSink {
+    fn event(&self, event: &clusterform_executor::ProgressEvent) {
+        if (self.stop_at)(&event.step) {
+            self.cancel.cancel();
+        }
+    }
+}
+
+/// Applies `change` until `stop_at` sees its step, then interrupts the run; returns what the
+/// journal left.
+async fn interrupted(
+    h: &Harness,
+    dir: &std::path::Path,
+    change: ClusterChange,
+    stop_at: fn(&Step) -> bool,
+) -> Vec<clusterform_executor::JournalEntry> {
+    let engine = ApplyEngine::new(h.client.clone(), Journal::open(dir).unwrap(), 4)
+        .with_wait_options(fast_wait());
+    let cancel = CancellationToken::new();
+    let sink = CancellingSink {
+        cancel: cancel.clone(),
+        stop_at,
+    };
+    let report = engine
+        .apply(&plan(vec![change]), Arc::new(sink), cancel)
+        .await;
+    let Err(ExecError::Cancelled) = &report.outcomes[0].result else {
+        panic!("not interrupted: {:?}", report.outcomes[0].result);
+    };
+    engine.journal().entries()
+}
+
+/// Resumes the journal in `dir` as the next run does, then applies `change`.
+async fn resumed_then_applied(
+    h: &Harness,
+    dir: &std::path::Path,
+    change: ClusterChange,
+) -> clusterform_executor::ApplyReport {
+    let engine = ApplyEngine::new(h.client.clone(), Journal::open(dir).unwrap(), 4)
+        .with_wait_options(fast_wait());
+    let resumed = engine
+        .resume(Arc::new(RecordingSink::default()), CancellationToken::new())
+        .await;
+    assert!(resumed.is_success(), "{:?}", resumed.outcomes);
+    engine
+        .apply(
+            &plan(vec![change]),
+            Arc::new(RecordingSink::default()),
+            CancellationToken::new(),
+        )
+        .await
+}
+
+#[tokio::test]
+async fn a_run_interrupted_while_deleting_the_failed_cluster_goes_on_with_the_next_attempt() {
+    let h = harness(&[DECLARED]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let left = interrupted(&h, dir.path(), chained_create("gpu"), |step| {
+        matches!(
+            step,
+            Step::Submitted {
+                request: RequestKind::Delete,
+                ..
+            }
+        )
+    })
+    .await;
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert_eq!(
+        (left[0].request, left[0].attempt),
+        (RequestKind::Delete, Some(0))
+    );
+    assert_eq!(mutations(&h), ["POST 200", "DELETE 200"]);
+
+    // The cluster is gone by the next run, which plans its create again.
+    let report = resumed_then_applied(&h, dir.path(), chained_create("gpu")).await;
+    assert!(report.is_success(), "{:?}", report.outcomes[0].result);
+    assert_eq!(report.outcomes[0].fallback_attempt, Some(2));
+    assert_eq!(
+        mutations(&h),
+        ["POST 200", "DELETE 200", "POST 200"],
+        "no create of the declared machines again, no second delete"
+    );
+    let live = h.emulator.cluster(&cluster_name("gpu")).unwrap();
+    assert_eq!(live["nodePools"][1]["machineSpec"]["machineType"], FALLBACK);
+    assert!(Journal::open(dir.path()).unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_run_interrupted_before_deleting_the_failed_cluster_replaces_it_with_the_next_attempt() {
+    let h = harness(&[DECLARED]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let left = interrupted(&h, dir.path(), chained_create("gpu"), |step| {
+        matches!(step, Step::FellShort { .. })
+    })
+    .await;
+    assert_eq!(
+        left.iter()
+            .map(|e| (e.request, e.attempt))
+            .collect::<Vec<_>>(),
+        [(RequestKind::Create, Some(0))],
+        "the failed create is the chain's place"
+    );
+    assert_eq!(mutations(&h), ["POST 200"]);
+    let failed = h.emulator.cluster(&cluster_name("gpu")).unwrap();
+    assert_eq!(failed["clusterStatus"]["state"], "ERROR");
+
+    // The next run plans the cluster in ERROR for replacement: its delete, then the chain
+    // from the attempt after the one that failed.
+    let mut replace = chained_create("gpu");
+    replace.action = Action::Replace;
+    replace.requests.insert(0, delete_request("gpu"));
+    let report = resumed_then_applied(&h, dir.path(), replace).await;
+    assert!(report.is_success(), "{:?}", report.outcomes[0].result);
+    assert_eq!(report.outcomes[0].fallback_attempt, Some(2));
+    assert_eq!(mutations(&h), ["POST 200", "DELETE 200", "POST 200"]);
+    let live = h.emulator.cluster(&cluster_name("gpu")).unwrap();
+    assert_eq!(live["nodePools"][1]["machineSpec"]["machineType"], FALLBACK);
+    assert!(Journal::open(dir.path()).unwrap().is_empty());
+}
+
+/// An update of `id` adding a node pool `gpu` on `machine` (besides the seed's pools).
+fn adding_pool_on(id: &str, machine: &str) -> ClusterRequest {
+    let mut body = cluster_body(id, Some(STACK));
+    let mut pool = body["nodePools"][1].clone();
+    pool["id"] = json!("gpu");
+    pool["machineSpec"]["machineType"] = json!(machine);
+    body["nodePools"].as_array_mut().unwrap().push(pool);
+    ClusterRequest::Update {
+        name: address(id),
+        mask: UpdateMask::new(vec![UpdateMaskPath::NodePools]),
+        mode: UpdateMode::UserAndService,
+        body,
+    }
+}
+
+#[tokio::test]
+async fn a_pool_added_by_update_falls_back_without_deleting_the_cluster() {
+    let h = harness(&[DECLARED]).await;
+    h.insert("gpu");
+    let dir = tempfile::tempdir().unwrap();
+    let mut change = change("gpu", Action::Update, vec![adding_pool_on("gpu", DECLARED)]);
+    change.capacity.fallbacks = vec![adding_pool_on("gpu", FALLBACK)];
+    let report = run(&h, dir.path(), change).await;
+    assert!(report.is_success(), "{:?}", report.outcomes[0].result);
+    assert_eq!(report.outcomes[0].fallback_attempt, Some(2));
+    let patches: Vec<u16> = h
+        .emulator
+        .requests()
+        .iter()
+        .filter(|r| r.method == "PATCH")
+        .map(|r| r.status)
+        .collect();
+    assert_eq!(patches, [200, 200], "the declared pool, then its fallback");
+    assert_eq!(mutations(&h), Vec::<String>::new(), "nothing deleted");
+    let live = h.emulator.cluster(&cluster_name("gpu")).unwrap();
+    let pools = live["nodePools"].as_array().unwrap();
+    let gpu = pools.iter().find(|p| p["id"] == "gpu").unwrap();
+    assert_eq!(gpu["machineSpec"]["machineType"], FALLBACK);
+    assert!(Journal::open(dir.path()).unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_fallback_create_waits_while_the_service_holds_the_id_after_the_delete() {
+    let h = harness(&[DECLARED]).await;
+    h.emulator
+        .set_id_blocked_after_delete(Duration::from_millis(300));
+    let dir = tempfile::tempdir().unwrap();
+    let engine = ApplyEngine::new(h.client.clone(), Journal::open(dir.path()).unwrap(), 4)
+        .with_wait_options(fast_wait());
+    let sink = Arc::new(RecordingSink::default());
+    let report = engine
+        .apply(
+            &plan(vec![chained_create("gpu")]),
+            sink.clone(),
+            CancellationToken::new(),
+        )
+        .await;
+    assert!(report.is_success(), "{:?}", report.outcomes[0].result);
+    let mutations = mutations(&h);
+    assert_eq!(mutations[..2], ["POST 200", "DELETE 200"]);
+    assert!(
+        mutations[2..mutations.len() - 1]
+            .iter()
+            .all(|m| m == "POST 409"),
+        "{mutations:?}"
+    );
+    assert_eq!(mutations.last().unwrap(), "POST 200", "{mutations:?}");
+    assert!(mutations.len() > 3, "the ID was held: {mutations:?}");
+    assert!(
+        sink.events().iter().any(|e| e.step == Step::IdNotFree),
+        "the wait is reported"
+    );
 }

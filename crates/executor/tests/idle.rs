@@ -115,7 +115,7 @@ async fn every_kind_of_cluster_gets_the_right_verdict() {
         "{busy:?}"
     );
     let aged_out = report(&reports, "agedout");
-    assert_eq!(aged_out.verdict, IdleVerdict::Busy, "{aged_out:?}");
+    assert_eq!(aged_out.verdict, IdleVerdict::NotLongEnough, "{aged_out:?}");
     assert_eq!(aged_out.active_jobs, Some(0));
     assert_eq!(
         aged_out.last_busy.map(|t| t.unix_timestamp()),

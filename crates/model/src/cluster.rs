@@ -194,6 +194,49 @@ impl Cluster {
                 .count(),
         )
     }
+
+    /// The node pools of the Slurm partitions `partitions` names (one ID, or several joined
+    /// by commas, as Slurm writes a pending job's candidates), in the spec's order, each once.
+    pub fn pools_of_partitions(&self, partitions: &str) -> Vec<String> {
+        let named: Vec<&str> = partitions.split(',').map(str::trim).collect();
+        let mut pools: Vec<String> = Vec::new();
+        let spec = self.slurm_spec().and_then(|spec| spec.partitions.as_ref());
+        for partition in spec.into_iter().flatten() {
+            if !named.contains(&partition.id.as_str()) {
+                continue;
+            }
+            for pool in partition.node_pool_ids.iter().flatten() {
+                if !pools.contains(pool) {
+                    pools.push(pool.clone());
+                }
+            }
+        }
+        pools
+    }
+
+    /// The accelerators the cluster holds now: each pool's `acceleratorCount` times the
+    /// nodes the service reports for it. `None` when a pool with accelerators has no
+    /// reported nodes to count (the service reports none at all); 0 for a cluster without
+    /// accelerators.
+    pub fn gpus(&self) -> Option<u64> {
+        self.node_pools
+            .iter()
+            .flatten()
+            .map(|pool| {
+                let per_node = pool
+                    .machine_spec
+                    .as_ref()
+                    .and_then(|spec| spec.accelerator_count)
+                    .and_then(|count| u64::try_from(count).ok())
+                    .unwrap_or(0);
+                if per_node == 0 {
+                    return Some(0);
+                }
+                let nodes = u64::try_from(self.nodes_reported(&pool.id)?).ok()?;
+                Some(per_node * nodes)
+            })
+            .sum()
+    }
 }
 
 /// `network`: where the cluster's VMs live.
@@ -801,4 +844,62 @@ pub struct ClusterEvent {
     /// Fields this version does not model.
     #[serde(flatten)]
     pub extra: UnknownFields,
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn with_nodes(nodes: &[&str]) -> Cluster {
+        let nodes: Vec<_> = nodes
+            .iter()
+            .map(|pool| json!({"nodePoolId": pool}))
+            .collect();
+        serde_json::from_value(json!({
+            "nodePools": [
+                {"id": "login", "machineSpec": {"machineType": "n2-standard-8"}},
+                {"id": "gpu", "machineSpec": {"machineType": "a3-ultragpu-8g",
+                    "acceleratorType": "NVIDIA_H200_141GB", "acceleratorCount": "8"}},
+            ],
+            "clusterStatus": {"nodesStatus": nodes},
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn gpus_are_the_accelerators_of_the_reported_nodes() {
+        assert_eq!(with_nodes(&["login", "gpu", "gpu"]).gpus(), Some(16));
+        assert_eq!(with_nodes(&["login"]).gpus(), Some(0));
+    }
+
+    #[test]
+    fn a_jobs_partitions_give_their_pools() {
+        let cluster: Cluster = serde_json::from_value(json!({
+            "orchestratorSpec": {"slurmSpec": {"partitions": [
+                {"id": "a3", "nodePoolIds": ["gpu", "gpu2"]},
+                {"id": "cpu", "nodePoolIds": ["cpu", "gpu"]},
+            ]}},
+        }))
+        .unwrap();
+        assert_eq!(cluster.pools_of_partitions("a3"), ["gpu", "gpu2"]);
+        assert_eq!(
+            cluster.pools_of_partitions("cpu,a3"),
+            ["gpu", "gpu2", "cpu"]
+        );
+        assert!(cluster.pools_of_partitions("gone").is_empty());
+    }
+
+    #[test]
+    fn gpus_are_unknown_when_no_nodes_are_reported() {
+        let mut cluster = with_nodes(&[]);
+        cluster.cluster_status = None;
+        assert_eq!(cluster.gpus(), None);
+        let cpu_only: Cluster = serde_json::from_value(json!({
+            "nodePools": [{"id": "cpu", "machineSpec": {"machineType": "n2-standard-8"}}],
+        }))
+        .unwrap();
+        assert_eq!(cpu_only.gpus(), Some(0), "nothing to count");
+    }
 }

@@ -41,4 +41,11 @@ pub struct RunningJob {
     pub state: String,
     /// The nodes it holds, e.g. `a3-[0-3]`.
     pub nodes: Option<String>,
+    /// Its partition, or the comma-separated partitions a pending job may start in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition: Option<String>,
+    /// The node pools of its partitions, as the cluster's Slurm spec assigns them (empty when
+    /// not known).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pools: Vec<String>,
 }

@@ -117,6 +117,8 @@ fn group_mismatches(
             .collect(),
         update_mode,
         destroy,
+        // A saved plan never leaves protected clusters out: `--idle-for` cannot be saved.
+        keep_protected: false,
     };
     let fresh = match plan(config, live, &options) {
         Ok(fresh) => fresh,

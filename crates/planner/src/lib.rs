@@ -22,6 +22,7 @@ mod ignore;
 mod options;
 mod plan;
 mod planning;
+mod removed;
 mod requests;
 mod stale;
 mod warnings;
@@ -34,10 +35,11 @@ pub use error::PlanError;
 pub use file::{PlanFileError, load_plan, save_plan};
 pub use options::PlanOptions;
 pub use plan::{
-    CapacityPlan, ChangeReason, ClusterChange, Drift, DriftKind, FieldChange, Impact,
-    PLAN_FORMAT_VERSION, Plan, PlannedTimeouts, PoolAlternative, PoolChain, RunningAlternative,
-    Summary,
+    CapacityPlan, ChangeReason, ClusterChange, Disruption, Drift, DriftKind, FieldChange, Impact,
+    PLAN_FORMAT_VERSION, Plan, PlannedTimeouts, PoolAlternative, PoolChain, PoolDisruption,
+    PoolHarm, RunningAlternative, Summary,
 };
 pub use planning::plan;
+pub use removed::{Unmatched, UnmatchedRemoved, unmatched_removed};
 pub use requests::adopt;
 pub use stale::{Staleness, StalenessKind, stale_clusters};

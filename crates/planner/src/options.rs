@@ -14,4 +14,8 @@ pub struct PlanOptions {
     pub update_mode: Option<UpdateMode>,
     /// `destroy`: delete the declared (or targeted) clusters instead of converging them.
     pub destroy: bool,
+    /// With `destroy`: leave out the clusters `lifecycle { prevent_destroy }` protects
+    /// instead of refusing the plan (`destroy --idle-for`, which deletes only some clusters
+    /// and shows the protected ones as kept).
+    pub keep_protected: bool,
 }

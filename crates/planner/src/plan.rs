@@ -8,7 +8,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 use clusterform_model::fields::{ImpactClass, UpdateMaskPath};
-use clusterform_model::paths::FieldPath;
+use clusterform_model::paths::{FieldPath, Selector};
 use clusterform_model::rest::{ClusterRequest, UpdateMask};
 use clusterform_model::{Action, ClusterName, UpdateMode, cluster_address};
 use serde::{Deserialize, Serialize};
@@ -435,20 +435,107 @@ impl ClusterChange {
     /// recreates nodes, deletes a pool or lowers a pool's `max_node_count` (Slurm may stop the
     /// jobs running on the nodes that go).
     pub fn is_disruptive(&self) -> bool {
+        self.disruption() != Disruption::Nothing
+    }
+
+    /// Which of the cluster's nodes the change takes away, with whatever runs on them.
+    pub fn disruption(&self) -> Disruption {
         match self.action {
-            Action::Delete | Action::Replace => true,
-            Action::Update => {
-                self.impacts.iter().any(|impact| {
-                    matches!(
-                        impact.class,
-                        ImpactClass::RecreatesNodes
-                            | ImpactClass::DeletesPool
-                            | ImpactClass::ReplacesCluster
-                    )
-                }) || self.fields.iter().any(FieldChange::shrinks_pool)
-            }
-            Action::Create | Action::Release | Action::NoOp => false,
+            Action::Delete | Action::Replace => Disruption::WholeCluster,
+            Action::Update => self.update_disruption(),
+            Action::Create | Action::Release | Action::NoOp => Disruption::Nothing,
         }
+    }
+
+    fn update_disruption(&self) -> Disruption {
+        if self
+            .impacts
+            .iter()
+            .any(|impact| impact.class == ImpactClass::ReplacesCluster)
+        {
+            return Disruption::WholeCluster;
+        }
+        let mut pools: Vec<PoolDisruption> = Vec::new();
+        let mut add = |pool: &str, harm: PoolHarm| {
+            match pools.iter_mut().find(|p| p.pool == pool) {
+                // Deleting a pool takes all of it; recreating its nodes takes more than a shrink.
+                Some(known) if harm.takes_more_than(known.harm) => known.harm = harm,
+                Some(_) => {}
+                None => pools.push(PoolDisruption {
+                    pool: pool.to_owned(),
+                    harm,
+                }),
+            }
+        };
+        for impact in &self.impacts {
+            let harm = match impact.class {
+                ImpactClass::RecreatesNodes => PoolHarm::RecreatesNodes,
+                ImpactClass::DeletesPool => PoolHarm::Deleted,
+                _ => continue,
+            };
+            add(impact.pool.as_deref().unwrap_or("?"), harm);
+        }
+        for field in &self.fields {
+            if let Some((pool, from, to)) = field.pool_shrink() {
+                add(pool, PoolHarm::Shrinks { from, to });
+            }
+        }
+        if pools.is_empty() {
+            Disruption::Nothing
+        } else {
+            Disruption::Pools(pools)
+        }
+    }
+}
+
+/// What a change takes away of a cluster's nodes ([`ClusterChange::disruption`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Disruption {
+    /// Nothing: no node goes.
+    Nothing,
+    /// Every node: the cluster is deleted or replaced.
+    WholeCluster,
+    /// The nodes of these pools, in the order the change names them.
+    Pools(Vec<PoolDisruption>),
+}
+
+/// One node pool whose nodes a change takes away.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PoolDisruption {
+    /// The pool's ID.
+    pub pool: String,
+    /// How.
+    pub harm: PoolHarm,
+}
+
+/// How a change takes a pool's nodes away.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PoolHarm {
+    /// The service recreates every node of the pool.
+    RecreatesNodes,
+    /// The pool and its nodes are deleted.
+    Deleted,
+    /// `max_node_count` goes down: the nodes above the new maximum go (the service picks
+    /// which).
+    Shrinks {
+        /// The live maximum.
+        from: i64,
+        /// The new maximum.
+        to: i64,
+    },
+}
+
+impl PoolHarm {
+    fn rank(self) -> u8 {
+        match self {
+            Self::Shrinks { .. } => 0,
+            Self::RecreatesNodes => 1,
+            Self::Deleted => 2,
+        }
+    }
+
+    fn takes_more_than(self, other: Self) -> bool {
+        self.rank() > other.rank()
     }
 }
 
@@ -482,14 +569,32 @@ impl FieldChange {
     /// Whether this change lowers a pool's `max_node_count`: the nodes above the new maximum
     /// are removed, with whatever runs on them.
     pub fn shrinks_pool(&self) -> bool {
+        self.pool_shrink().is_some()
+    }
+
+    /// The pool whose `max_node_count` this change lowers, with the live and the new maximum.
+    fn pool_shrink(&self) -> Option<(&str, i64, i64)> {
         let count = |value: &Option<Value>| {
             value.as_ref().and_then(|v| {
                 v.as_i64()
                     .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
             })
         };
-        self.path.as_str().ends_with(".scaling_spec.max_node_count")
-            && matches!((count(&self.before), count(&self.after)), (Some(before), Some(after)) if after < before)
+        let [pools, scaling, max] = self.path.segments() else {
+            return None;
+        };
+        let Some(Selector::Key(pool)) = &pools.selector else {
+            return None;
+        };
+        let is_max = (
+            pools.name.as_str(),
+            scaling.name.as_str(),
+            max.name.as_str(),
+        ) == ("node_pools", "scaling_spec", "max_node_count");
+        match (count(&self.before), count(&self.after)) {
+            (Some(from), Some(to)) if is_max && to < from => Some((pool, from, to)),
+            _ => None,
+        }
     }
 }
 
@@ -504,6 +609,11 @@ pub enum ChangeReason {
     },
     /// Deleted: `destroy` was asked for this declared cluster.
     DestroyRequested,
+    /// Deleted: `destroy --idle-for` found it idle for long enough.
+    Idle {
+        /// What its Slurm showed, e.g. `no active job or busy node; last busy 3h ago (>= 2h)`.
+        evidence: String,
+    },
     /// Replaced: `--replace` asked for it.
     ReplaceRequested,
     /// Replaced: the live cluster is broken, whatever its fields say.

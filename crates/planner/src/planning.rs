@@ -46,7 +46,8 @@ pub fn plan(
 }
 
 /// Plans one declared cluster: its change, or `None` when destroying a cluster that is not
-/// live. `applied` is what earlier applies recorded, which only words the change (its drift).
+/// live (or that `options.keep_protected` leaves out). `applied` is what earlier applies
+/// recorded, which only words the change (its drift).
 pub(crate) fn plan_declared(
     desired: &Config,
     cluster: &DesiredCluster,
@@ -66,6 +67,7 @@ pub(crate) fn plan_declared(
         options,
     };
     match (options.destroy, current) {
+        (true, Some(_)) if options.keep_protected && cluster.lifecycle.prevent_destroy => Ok(None),
         (true, Some(current)) => planner.destroy(current).map(Some),
         (true, None) => Ok(None),
         (false, current) => planner.converge(current).map(Some),

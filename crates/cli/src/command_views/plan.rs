@@ -17,6 +17,10 @@ pub trait PlanView: Send + Sync {
     /// The plan, with the jobs seen on the clusters of its disruptive changes.
     fn plan(&self, plan: &Plan, jobs: &JobsByCluster);
 
+    /// The evidence `--idle-for` decided on, as a table: with the plan for people, on stderr
+    /// beside a JSON document.
+    fn evidence(&self, table: &str);
+
     /// The plan was saved to `path`: how to apply exactly it.
     fn saved(&self, path: &Path) {
         self.printer().info(&format!(
@@ -50,6 +54,10 @@ impl PlanView for HumanPlan {
         let text = plan_text::render_text(plan, jobs, self.printer.color());
         self.printer.result(&text);
     }
+
+    fn evidence(&self, table: &str) {
+        self.printer.result(table);
+    }
 }
 
 /// The plan's JSON document (`docs/plan-json.md`).
@@ -66,5 +74,9 @@ impl PlanView for JsonPlan {
         let document = plan_json::render_json(plan, jobs);
         self.printer
             .result(&serde_json::to_string_pretty(&document).unwrap_or_default());
+    }
+
+    fn evidence(&self, table: &str) {
+        self.printer.evidence(table);
     }
 }

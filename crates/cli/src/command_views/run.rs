@@ -30,9 +30,6 @@ pub trait RunView: PlanView {
     /// Where the engine's progress goes, the clusters named as `names` says.
     fn progress(&self, names: ClusterNames) -> Arc<dyn ProgressSink>;
 
-    /// The evidence `destroy --idle-for` decided on, as a table.
-    fn evidence(&self, table: &str);
-
     /// One report of the run: every one counts, earlier runs' operations included.
     fn executed(&self, report: &ApplyReport);
 
@@ -94,6 +91,10 @@ impl PlanView for HumanRun {
             self.printer.result(&text);
         }
     }
+
+    fn evidence(&self, table: &str) {
+        self.printer.result(table);
+    }
 }
 
 impl RunView for HumanRun {
@@ -124,10 +125,6 @@ impl RunView for HumanRun {
 
     fn progress(&self, names: ClusterNames) -> Arc<dyn ProgressSink> {
         Arc::new(ApplyProgress::new(self.printer, names))
-    }
-
-    fn evidence(&self, table: &str) {
-        self.printer.result(table);
     }
 
     fn executed(&self, _report: &ApplyReport) {}
@@ -207,6 +204,11 @@ impl PlanView for JsonRun {
     fn plan(&self, plan: &Plan, _jobs: &JobsByCluster) {
         self.events.planned(plan);
     }
+
+    /// On stderr: stdout holds only events.
+    fn evidence(&self, table: &str) {
+        self.printer.evidence(table);
+    }
 }
 
 impl RunView for JsonRun {
@@ -222,11 +224,6 @@ impl RunView for JsonRun {
 
     fn progress(&self, _names: ClusterNames) -> Arc<dyn ProgressSink> {
         self.events.clone()
-    }
-
-    /// On stderr: stdout holds only events.
-    fn evidence(&self, table: &str) {
-        self.printer.evidence(table);
     }
 
     fn executed(&self, report: &ApplyReport) {

@@ -56,7 +56,7 @@ async fn apply_directory(
         if run.settle_earlier_runs(&planned).await? {
             planned = run.plan(options).await?;
         }
-        view.plan(&planned.plan, &run.running_jobs(&planned.plan).await);
+        view.plan(&planned.plan, &run.running_jobs(&planned).await);
         let working = workflow::still_working(&planned.plan, planned.live.iter());
         let report = if planned.plan.has_changes() {
             let approval = run.confirm_and_execute(&planned.plan, args.auto_approve);

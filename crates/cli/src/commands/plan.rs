@@ -1,5 +1,6 @@
 //! `clusterform plan`: validate, refresh the live clusters, plan (with `--destroy`, the deletions
-//! `destroy` would make), look up the Slurm jobs that disruptive changes would hit, show;
+//! `destroy` would make; with `--idle-for` too, only those of idle clusters, after the idle
+//! evidence), look up the Slurm jobs that disruptive changes would hit, show;
 //! optionally save, with the absolute configuration directory so that `apply FILE` works from
 //! anywhere.
 
@@ -19,8 +20,13 @@ pub async fn run(args: &Plan, printer: &Printer) -> Result<ExitStatus, CliError>
     let endpoint = args.endpoint.as_deref();
     let parallelism = Parallelism::default();
     let run = Run::connect(config, &args.dir, endpoint, parallelism, &*view).await?;
-    let planned = run.plan(&args.planning.options).await?;
-    view.plan(&planned.plan, &run.running_jobs(&planned.plan).await);
+    let options = &args.planning.options;
+    let mut planned = run.plan(options).await?;
+    let jobs = match args.idle_for {
+        Some(threshold) => run.keep_only_idle(&mut planned, options, threshold).await?,
+        None => run.running_jobs(&planned).await,
+    };
+    view.plan(&planned.plan, &jobs);
     if let Some(out) = &args.out {
         clusterform_planner::save_plan(&planned.plan, out)?;
         view.saved(out);

@@ -13,9 +13,10 @@ use std::fmt::Write as _;
 
 use clusterform_model::fields::{self, FieldKind, MaskSource};
 use clusterform_model::paths::{self, Segment, Selector};
-use clusterform_model::{Action, JobsByCluster, RunningJobs, UpdateMode};
+use clusterform_model::{Action, JobsByCluster, RunningJob, RunningJobs, UpdateMode};
 use clusterform_planner::{
-    ChangeReason, ClusterChange, FieldChange, Plan, PoolAlternative, RunningAlternative,
+    ChangeReason, ClusterChange, Disruption, FieldChange, Plan, PoolAlternative, PoolDisruption,
+    PoolHarm, RunningAlternative,
 };
 use console::Style;
 use serde_json::{Map, Value};
@@ -79,19 +80,102 @@ pub fn render_text(plan: &Plan, jobs: &JobsByCluster, color: bool) -> String {
     out
 }
 
-/// `2 Slurm jobs active now: 17 train-llm (alice, RUNNING on a3-[0-1]), …`, or why not known.
-fn running_jobs_line(jobs: &RunningJobs) -> String {
+/// The jobs a disruptive change would hit, a line each: how many are active by state, then
+/// the jobs on what the change takes away (the whole cluster, or each pool that goes, with
+/// how), those whose pools are not known, and a count of those on pools it leaves alone.
+fn running_jobs_lines(disruption: &Disruption, jobs: &RunningJobs) -> Vec<String> {
     let jobs = match jobs {
         RunningJobs::Unknown { reason } => {
-            return format!("Slurm jobs active now: unknown ({reason})");
+            return vec![format!("Slurm jobs active now: unknown ({reason})")];
         }
         RunningJobs::Known { jobs } if jobs.is_empty() => {
-            return "no Slurm jobs active now".to_owned();
+            return vec!["no Slurm jobs active now".to_owned()];
         }
         RunningJobs::Known { jobs } => jobs,
     };
-    let mut listed: Vec<String> = jobs
+    let mut lines = vec![format!(
+        "{} Slurm {} active now: {}",
+        jobs.len(),
+        plural(jobs.len(), "job"),
+        counts_by_state(jobs)
+    )];
+    let Disruption::Pools(pools) = disruption else {
+        lines.push("all of them stop with the cluster:".to_owned());
+        lines.extend(job_lines(jobs.iter()));
+        return lines;
+    };
+    // Each job under the first pool of the change it runs on.
+    let first_hit = |job: &RunningJob| pools.iter().position(|p| job.pools.contains(&p.pool));
+    for (index, pool) in pools.iter().enumerate() {
+        let hit: Vec<&RunningJob> = jobs
+            .iter()
+            .filter(|j| first_hit(j) == Some(index))
+            .collect();
+        let what = pool_harm_text(pool);
+        if hit.is_empty() {
+            lines.push(format!("none on pool {}, {what}", pool.pool));
+        } else {
+            lines.push(format!("on pool {}, {what}:", pool.pool));
+            lines.extend(job_lines(hit.into_iter()));
+        }
+    }
+    let unplaced: Vec<&RunningJob> = jobs.iter().filter(|j| j.pools.is_empty()).collect();
+    if !unplaced.is_empty() {
+        lines.push(
+            "on pools not known (no partition that names a pool), so perhaps hit:".to_owned(),
+        );
+        lines.extend(job_lines(unplaced.into_iter()));
+    }
+    let spared = jobs
         .iter()
+        .filter(|j| !j.pools.is_empty() && first_hit(j).is_none())
+        .count();
+    if spared > 0 {
+        lines.push(format!(
+            "{spared} {} on pools this change leaves alone",
+            plural(spared, "job")
+        ));
+    }
+    lines
+}
+
+/// `2 RUNNING, 1 PENDING`, states in the order they first appear.
+fn counts_by_state(jobs: &[RunningJob]) -> String {
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for job in jobs {
+        match counts.iter_mut().find(|(state, _)| *state == job.state) {
+            Some((_, count)) => *count += 1,
+            None => counts.push((&job.state, 1)),
+        }
+    }
+    counts
+        .iter()
+        .map(|(state, count)| format!("{count} {state}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `whose nodes are recreated`, `which is deleted`, `which shrinks from 4 to 2 nodes (2 go;
+/// the service picks which)`.
+fn pool_harm_text(pool: &PoolDisruption) -> String {
+    match pool.harm {
+        PoolHarm::RecreatesNodes => "whose nodes are recreated".to_owned(),
+        PoolHarm::Deleted => "which is deleted".to_owned(),
+        PoolHarm::Shrinks { from, to } => {
+            let going = from - to;
+            let verb = if going == 1 { "goes" } else { "go" };
+            format!(
+                "which shrinks from {from} to {to} nodes ({going} {verb}; the service picks which)"
+            )
+        }
+    }
+}
+
+/// `  17 train-llm (alice, RUNNING on a3-[0-1])` for each job, at most [`MAX_JOBS_LISTED`],
+/// then how many more.
+fn job_lines<'j>(jobs: impl ExactSizeIterator<Item = &'j RunningJob>) -> Vec<String> {
+    let total = jobs.len();
+    let mut lines: Vec<String> = jobs
         .take(MAX_JOBS_LISTED)
         .map(|job| {
             let id = job.id.map_or_else(|| "?".to_owned(), |id| id.to_string());
@@ -106,18 +190,13 @@ fn running_jobs_line(jobs: &RunningJobs) -> String {
                 .as_deref()
                 .map(|n| format!(" on {n}"))
                 .unwrap_or_default();
-            format!("{id}{name} ({user}, {}{nodes})", job.state)
+            format!("  {id}{name} ({user}, {}{nodes})", job.state)
         })
         .collect();
-    if jobs.len() > MAX_JOBS_LISTED {
-        listed.push(format!("and {} more", jobs.len() - MAX_JOBS_LISTED));
+    if total > MAX_JOBS_LISTED {
+        lines.push(format!("  and {} more", total - MAX_JOBS_LISTED));
     }
-    format!(
-        "{} Slurm {} active now: {}",
-        jobs.len(),
-        plural(jobs.len(), "job"),
-        listed.join(", ")
-    )
+    lines
 }
 
 /// Whether and how to colour.
@@ -235,7 +314,9 @@ impl ClusterText<'_> {
             let _ = writeln!(self.out, "    {label} {warning}");
         }
         if let Some(jobs) = jobs {
-            let _ = writeln!(self.out, "    # {}", running_jobs_line(jobs));
+            for line in running_jobs_lines(&change.disruption(), jobs) {
+                let _ = writeln!(self.out, "    # {line}");
+            }
         }
     }
 
@@ -532,6 +613,9 @@ fn headline(change: &ClusterChange) -> String {
         }
         (Action::Delete, Some(ChangeReason::BeingDeleted)) => {
             "is being deleted already; clusterform waits until it is gone".to_owned()
+        }
+        (Action::Delete, Some(ChangeReason::Idle { evidence })) => {
+            format!("will be destroyed: idle ({evidence})")
         }
         (Action::Delete, Some(ChangeReason::NoLongerDeclared { stack })) => {
             format!(

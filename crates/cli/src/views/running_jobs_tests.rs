@@ -28,7 +28,26 @@ fn job(id: i64, name: &str, user: &str, state: &str, nodes: Option<&str>) -> Run
         user: Some(user.to_owned()),
         state: state.to_owned(),
         nodes: nodes.map(str::to_owned),
+        partition: None,
+        pools: Vec::new(),
     }
+}
+
+/// `job` in partition `partition`, whose nodes are those of `pools`.
+fn placed(job: RunningJob, partition: &str, pools: &[&str]) -> RunningJob {
+    RunningJob {
+        partition: Some(partition.to_owned()),
+        pools: pools.iter().map(|p| (*p).to_owned()).collect(),
+        ..job
+    }
+}
+
+/// The comment lines under the plan's change: the jobs it would hit.
+fn jobs_lines(text: &str) -> String {
+    text.lines()
+        .filter(|line| line.starts_with("    # "))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[test]
@@ -81,31 +100,46 @@ fn seen(plan: &Plan, seen: RunningJobs) -> JobsByCluster {
 }
 
 #[test]
-fn known_jobs_are_listed_under_the_cluster() {
+fn jobs_are_counted_by_state_then_listed_under_the_pool_that_goes() {
     let plan = startup_script_change();
     let jobs = seen(
         &plan,
         RunningJobs::Known {
             jobs: vec![
-                job(17, "train-llm", "alice", "RUNNING", Some("a3-[0-1]")),
-                job(18, "eval", "bob", "PENDING", None),
+                placed(
+                    job(17, "train-llm", "alice", "RUNNING", Some("cpu-[0-1]")),
+                    "cpu",
+                    &["cpu"],
+                ),
+                placed(job(18, "eval", "bob", "PENDING", None), "cpu", &["cpu"]),
+                placed(
+                    job(19, "etl", "erin", "RUNNING", Some("x-0")),
+                    "other",
+                    &["other"],
+                ),
+                job(20, "mystery", "dan", "PENDING", None),
             ],
         },
     );
     let text = render_text(&plan, &jobs, false);
-    assert!(
-        text.contains(
-            "    # 2 Slurm jobs active now: 17 train-llm (alice, RUNNING on a3-[0-1]), 18 eval (bob, PENDING)\n"
-        ),
-        "{text}"
-    );
+    insta::assert_snapshot!(jobs_lines(&text), @"
+    # 4 Slurm jobs active now: 2 RUNNING, 2 PENDING
+    # on pool cpu, whose nodes are recreated:
+    #   17 train-llm (alice, RUNNING on cpu-[0-1])
+    #   18 eval (bob, PENDING)
+    # on pools not known (no partition that names a pool), so perhaps hit:
+    #   20 mystery (dan, PENDING)
+    # 1 job on pools this change leaves alone
+    ");
     let json = render_json(&plan, &jobs);
     assert_eq!(
-        json["changes"][0]["running_jobs"],
-        json!({"status": "known", "jobs": [
-            {"id": 17, "name": "train-llm", "user": "alice", "state": "RUNNING", "nodes": "a3-[0-1]"},
-            {"id": 18, "name": "eval", "user": "bob", "state": "PENDING", "nodes": null}
-        ]})
+        json["changes"][0]["running_jobs"]["jobs"][0],
+        json!({"id": 17, "name": "train-llm", "user": "alice", "state": "RUNNING",
+               "nodes": "cpu-[0-1]", "partition": "cpu", "pools": ["cpu"]})
+    );
+    assert_eq!(
+        json["changes"][0]["running_jobs"]["jobs"][3],
+        json!({"id": 20, "name": "mystery", "user": "dan", "state": "PENDING", "nodes": null})
     );
     assert_eq!(
         json["changes"][0].as_object().unwrap().len(),
@@ -119,6 +153,44 @@ fn known_jobs_are_listed_under_the_cluster() {
 }
 
 #[test]
+fn a_deletion_stops_every_job_and_a_shrink_names_the_nodes_that_go() {
+    let running = || {
+        vec![placed(
+            job(17, "train-llm", "alice", "RUNNING", Some("cpu-[0-1]")),
+            "cpu",
+            &["cpu"],
+        )]
+    };
+    let mut deleted = labels_change();
+    deleted.changes[0].action = Action::Delete;
+    let jobs = seen(&deleted, RunningJobs::Known { jobs: running() });
+    insta::assert_snapshot!(jobs_lines(&render_text(&deleted, &jobs, false)), @"
+    # 1 Slurm job active now: 1 RUNNING
+    # all of them stop with the cluster:
+    #   17 train-llm (alice, RUNNING on cpu-[0-1])
+    ");
+
+    let mut wanted = seed();
+    let live_max = wanted["nodePools"][1]["scalingSpec"]["maxNodeCount"]
+        .as_i64()
+        .unwrap();
+    wanted["nodePools"][1]["scalingSpec"]["maxNodeCount"] = json!(live_max - 1);
+    let shrunk = plan_against_seed(wanted);
+    let jobs = seen(
+        &shrunk,
+        RunningJobs::Known {
+            jobs: vec![job(30, "idle", "x", "PENDING", None)],
+        },
+    );
+    insta::assert_snapshot!(jobs_lines(&render_text(&shrunk, &jobs, false)), @"
+    # 1 Slurm job active now: 1 PENDING
+    # none on pool cpu, which shrinks from 4 to 3 nodes (1 goes; the service picks which)
+    # on pools not known (no partition that names a pool), so perhaps hit:
+    #   30 idle (x, PENDING)
+    ");
+}
+
+#[test]
 fn no_jobs_many_jobs_and_unknown_jobs_are_said_so() {
     let plan = startup_script_change();
     let none = seen(&plan, RunningJobs::Known { jobs: Vec::new() });
@@ -127,14 +199,17 @@ fn no_jobs_many_jobs_and_unknown_jobs_are_said_so() {
         &plan,
         RunningJobs::Known {
             jobs: (1..=12)
-                .map(|id| job(id, "sweep", "carol", "RUNNING", None))
+                .map(|id| placed(job(id, "sweep", "carol", "RUNNING", None), "cpu", &["cpu"]))
                 .collect(),
         },
     );
     let text = render_text(&plan, &many, false);
-    assert!(text.contains("12 Slurm jobs active now: 1 sweep"), "{text}");
     assert!(
-        text.contains("10 sweep (carol, RUNNING), and 2 more\n"),
+        text.contains("    # 12 Slurm jobs active now: 12 RUNNING\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("    #   10 sweep (carol, RUNNING)\n    #   and 2 more\n"),
         "{text}"
     );
     let unknown = seen(

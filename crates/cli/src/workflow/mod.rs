@@ -6,6 +6,7 @@
 //! journal opened once, one Ctrl-C listener, and the command's view, chosen once.
 
 mod execution;
+mod idle;
 mod interrupts;
 mod planning;
 

@@ -8,8 +8,11 @@ use std::sync::Arc;
 use clusterform_config::Config;
 use clusterform_executor::{ExecError, LivePages, PagePosition};
 use clusterform_model::ClusterName;
-use clusterform_model::{JobsByCluster, LiveCluster};
-use clusterform_planner::{AppliedDigests, Plan, PlanBuilder, PlanOptions};
+use clusterform_model::{JobsByCluster, LiveCluster, RunningJobs};
+use clusterform_planner::{
+    AppliedDigests, Plan, PlanBuilder, PlanOptions, Unmatched, UnmatchedRemoved,
+    unmatched_removed,
+};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
@@ -47,6 +50,11 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
         )
         .await;
         let (live, mut plan) = planner.finish(refreshed).await?;
+        for unmatched in unmatched_removed(&self.config, live.iter(), options) {
+            self.view
+                .printer()
+                .warn(&unmatched_removed_warning(&unmatched, &self.config));
+        }
         plan.directory = absolute_directory(&self.dir)?;
         plan.endpoint = Some(self.connection.endpoint.clone());
         if !options.targets.is_empty() {
@@ -55,19 +63,32 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
         Ok(Planned { live, plan })
     }
 
-    /// The Slurm jobs active right now on the cluster of every disruptive change: one look per
-    /// cluster, all at once, none for harmless changes. A Slurm that cannot be asked gives
-    /// "unknown", never an error: the jobs only inform the user. Each command asks once, for
-    /// the plan it shows.
-    pub async fn running_jobs(&self, plan: &Plan) -> JobsByCluster {
-        let disruptive: Vec<ClusterName> = plan
+    /// The Slurm jobs active right now on the cluster of every disruptive change, each with
+    /// the node pools its partitions use in the live cluster: one look per cluster, all at
+    /// once, none for harmless changes. A Slurm that cannot be asked gives "unknown", never an
+    /// error: the jobs only inform the user. Each command asks once, for the plan it shows.
+    pub async fn running_jobs(&self, planned: &Planned) -> JobsByCluster {
+        let disruptive: Vec<ClusterName> = planned
+            .plan
             .changes
             .iter()
             .filter(|change| change.is_disruptive())
             .map(|change| change.address.clone())
             .collect();
         let found = clusterform_executor::running_jobs(&self.connection.client, &disruptive).await;
-        disruptive.into_iter().zip(found).collect()
+        let mut jobs: JobsByCluster = disruptive.into_iter().zip(found).collect();
+        for live in planned.live.iter() {
+            if let Some(RunningJobs::Known { jobs }) = jobs.get_mut(&live.address) {
+                for job in jobs {
+                    job.pools = job
+                        .partition
+                        .as_deref()
+                        .map(|partition| live.cluster.pools_of_partitions(partition))
+                        .unwrap_or_default();
+                }
+            }
+        }
+        jobs
     }
 
     /// The digests the applied record holds, which word the plan's drift. A record that could
@@ -128,6 +149,32 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
             ));
         }
         warnings
+    }
+}
+
+/// Why a `removed` block releases nothing, and what to do about it.
+fn unmatched_removed_warning(unmatched: &UnmatchedRemoved<'_>, config: &Config) -> String {
+    let block = unmatched.block;
+    let name = &block.name;
+    let whence = format!(
+        "the removed block for {} ({}:{})",
+        name.id(),
+        block.location.file.display(),
+        block.location.line
+    );
+    let stack = &config.provider.stack;
+    match &unmatched.why {
+        Unmatched::NoCluster => format!(
+            "{whence} matches no cluster in {}/{}: nothing to release. Check its ID, project and region; once a release is done the block can go",
+            name.project(),
+            name.region()
+        ),
+        Unmatched::NotOwned { stack: Some(other) } => format!(
+            "{whence} names a cluster of stack \"{other}\", not of \"{stack}\": nothing to release (only the stack that owns a cluster can release it)"
+        ),
+        Unmatched::NotOwned { stack: None } => format!(
+            "{whence} names a cluster that no stack owns (it has no clusterform-stack label): nothing to release; the block can go"
+        ),
     }
 }
 

@@ -47,11 +47,14 @@ impl ApplyEngine {
         };
         let chained = first.kind() == RequestKind::Create || attempts.len() > 1;
         let mut failures = Vec::new();
+        // A chain resumed after its first attempt follows a delete (this run's replacement
+        // or an earlier run's), whose cluster's ID the service may still hold.
+        let mut after_a_delete = start > 0;
         for (attempt, request) in attempts.iter().enumerate().skip(start) {
             tracker.check_cancelled()?;
             let place = chained.then_some(attempt);
             let error = match self
-                .send_attempt(tracker, name, request, change, place)
+                .send_attempt(tracker, name, request, change, (place, after_a_delete))
                 .await
             {
                 Ok(live) => {
@@ -79,16 +82,17 @@ impl ApplyEngine {
                 message: error.shortage_message(),
             });
             let next = (attempt + 1 < attempts.len()).then_some(attempt + 2);
-            let kept = left_a_cluster(&error) && change.capacity.keep_failed;
+            let left_one = left_a_cluster(request, &error);
+            let kept = left_one && change.capacity.keep_failed;
             tracker.emit(Step::FellShort {
                 attempt: attempt + 1,
                 attempts: attempts.len(),
                 shortage,
                 message: error.shortage_message(),
                 next: next.filter(|_| !kept),
-                deleting: left_a_cluster(&error) && !kept,
+                deleting: left_one && !kept,
             });
-            let left = match (left_a_cluster(&error), change.capacity.keep_failed) {
+            let left = match (left_one, change.capacity.keep_failed) {
                 (false, _) => LeftBehind::Nothing,
                 (true, true) => LeftBehind::Kept,
                 (true, false) => {
@@ -96,6 +100,7 @@ impl ApplyEngine {
                     LeftBehind::Deleted
                 }
             };
+            after_a_delete = left == LeftBehind::Deleted;
             if next.is_none() || left == LeftBehind::Kept {
                 self.journal().end_chain(name).await?;
                 return Err(ExecError::OutOfMachines {
@@ -108,19 +113,19 @@ impl ApplyEngine {
         unreachable!("the last attempt returns whatever its outcome")
     }
 
-    /// Sends one attempt; a create after the first waits, within a bound, for its ID to be
-    /// free of the cluster the attempt before left behind.
+    /// Sends one attempt (`attempt`: its place in the chain, if journaled as one); a create
+    /// sent `after_a_delete` of the cluster the attempt before left behind waits, within a
+    /// bound, for its ID to be free.
     async fn send_attempt(
         &self,
         tracker: &Tracker<'_>,
         name: &ClusterName,
         request: &ClusterRequest,
         change: &ClusterChange,
-        attempt: Option<usize>,
+        (attempt, after_a_delete): (Option<usize>, bool),
     ) -> Result<Option<Cluster>, ExecError> {
         let timeout = timeout_of(request.kind(), &change.timeouts);
-        let after_a_delete =
-            attempt.is_some_and(|attempt| attempt > 0) && request.kind() == RequestKind::Create;
+        let after_a_delete = after_a_delete && request.kind() == RequestKind::Create;
         let deadline = Instant::now() + ID_FREE_WAIT.min(timeout);
         let mut pause = self.wait_options().poll_initial;
         loop {
@@ -129,9 +134,7 @@ impl ApplyEngine {
                 .await;
             match sent {
                 Err(error) if after_a_delete && is_taken(&error) && Instant::now() < deadline => {
-                    tracker.emit(Step::Settling {
-                        state: "ID not free yet".to_owned(),
-                    });
+                    tracker.emit(Step::IdNotFree);
                     let remaining = deadline.saturating_duration_since(Instant::now());
                     tracker
                         .cancellable(async {
@@ -167,14 +170,15 @@ impl ApplyEngine {
     }
 }
 
-/// Whether the failed attempt left a cluster registered: its create was accepted and its
-/// operation (or the cluster itself) failed afterwards. A refusal answered at once made
-/// nothing.
-fn left_a_cluster(error: &ExecError) -> bool {
-    matches!(
-        error,
-        ExecError::OperationFailed { .. } | ExecError::ClusterFailed { .. }
-    )
+/// Whether the failed attempt left a cluster registered that it made: its create was
+/// accepted and its operation (or the cluster itself) failed afterwards. A refusal answered at
+/// once made nothing, and a failed update leaves a cluster that was there before.
+fn left_a_cluster(request: &ClusterRequest, error: &ExecError) -> bool {
+    request.kind() == RequestKind::Create
+        && matches!(
+            error,
+            ExecError::OperationFailed { .. } | ExecError::ClusterFailed { .. }
+        )
 }
 
 /// A create refused because the ID is still taken.

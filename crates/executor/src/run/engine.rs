@@ -79,6 +79,9 @@ pub enum Step {
         /// The cluster's current state.
         state: String,
     },
+    /// A fallback's create waits for the cluster ID to be free: the service still holds it
+    /// after the delete of the cluster the attempt before left behind.
+    IdNotFree,
     /// A request was accepted (and its operation, if still running, journaled).
     Submitted {
         /// Which request.

@@ -16,6 +16,7 @@ use clusterform_model::duration::Seconds;
 use clusterform_model::{Cluster, ClusterName, ClusterState, LiveCluster, RunningJobs};
 use futures::StreamExt;
 use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
 
 use crate::run::error::ExecError;
 use crate::run::slurm::{
@@ -28,11 +29,18 @@ use crate::transport::api::ApiClient;
 pub enum IdleVerdict {
     /// Provably idle for at least the threshold: may be deleted.
     Idle,
-    /// In use, or not idle for long enough.
+    /// Provably idle, but for less than the threshold.
+    NotLongEnough,
+    /// In use: active jobs or busy nodes.
     Busy,
     /// Could not tell: never deleted.
     Unknown,
 }
+
+/// How near a cluster's start its nodes' `last_busy` may be and still be the time they came
+/// up rather than work: Slurm sets `last_busy` when a node registers, so a cluster that
+/// never ran a job shows its nodes' start-up there.
+const NODE_START_WINDOW: time::Duration = time::Duration::minutes(10);
 
 /// What Slurm told about one cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,6 +66,14 @@ pub struct IdleReport {
     pub busy_nodes: Option<usize>,
     /// When the cluster last ran work (newest node `last_busy` or finished job `end_time`).
     pub last_busy: Option<OffsetDateTime>,
+    /// No job is known to have run since the cluster started: no finished job is remembered
+    /// and `last_busy` is when its nodes came up (within [`NODE_START_WINDOW`] of its start;
+    /// a time far before the start is not the nodes' start-up, and is shown as it is).
+    pub never_busy: bool,
+    /// How long it has been idle, when no job is active, no node busy, and `last_busy` known.
+    pub idle_for: Option<Duration>,
+    /// The accelerators it holds now ([`Cluster::gpus`]), when known.
+    pub gpus: Option<u64>,
     /// The slurmrestd REST version used, when Slurm answered.
     pub slurm_version: Option<String>,
     /// The decision.
@@ -70,6 +86,17 @@ pub struct IdleReport {
 }
 
 impl IdleReport {
+    /// The accelerator-hours spent idle: the GPUs it holds times the hours it has been idle,
+    /// when both are known (0 hours while it is busy).
+    pub fn idle_gpu_hours(&self) -> Option<f64> {
+        let gpus = self.gpus?;
+        let hours = match self.verdict {
+            IdleVerdict::Busy => 0.0,
+            _ => self.idle_for?.as_secs_f64() / 3600.0,
+        };
+        Some(f64::from(u32::try_from(gpus).unwrap_or(u32::MAX)) * hours)
+    }
+
     /// A cluster about which nothing beyond its state is known.
     fn unknown(name: ClusterName, cluster: &Cluster, reason: String) -> Self {
         Self {
@@ -78,6 +105,9 @@ impl IdleReport {
             active_jobs: None,
             busy_nodes: None,
             last_busy: None,
+            never_busy: false,
+            idle_for: None,
+            gpus: cluster.gpus(),
             slurm_version: None,
             verdict: IdleVerdict::Unknown,
             running_jobs: RunningJobs::Unknown {
@@ -104,16 +134,30 @@ pub fn idle_verdict(
         .filter(|j| j.is_finished())
         .filter_map(|j| j.end_time);
     let node_busy_times = slurm.nodes.iter().filter_map(|n| n.last_busy);
+    let no_finished_job = finished_job_ends.clone().next().is_none();
     let last_busy = node_busy_times
         .chain(finished_job_ends)
         .max()
         .and_then(|t| OffsetDateTime::from_unix_timestamp(t).ok());
+    let started = cluster
+        .start_time
+        .as_deref()
+        .and_then(|t| OffsetDateTime::parse(t, &Rfc3339).ok());
+    let never_busy = no_finished_job
+        && matches!((last_busy, started), (Some(busy), Some(started))
+            if (busy - started).abs() <= NODE_START_WINDOW);
+    let idle_for = last_busy
+        .filter(|_| active_jobs == 0 && busy_nodes == 0)
+        .map(|busy| Duration::try_from(now - busy).unwrap_or(Duration::ZERO));
     let mut report = IdleReport {
         name: name.clone(),
         state: cluster.state().map(str::to_owned),
         active_jobs: Some(active_jobs),
         busy_nodes: Some(busy_nodes),
         last_busy,
+        never_busy,
+        idle_for,
+        gpus: cluster.gpus(),
         slurm_version: Some(slurm.version.clone()),
         verdict: IdleVerdict::Unknown,
         reason: String::new(),
@@ -126,17 +170,16 @@ pub fn idle_verdict(
                 .collect(),
         },
     };
-    (report.verdict, report.reason) = decide(&report, slurm, now, threshold);
+    (report.verdict, report.reason) = decide(&report, slurm, threshold);
     report
 }
 
 fn decide(
     report: &IdleReport,
     slurm: &SlurmEvidence,
-    now: OffsetDateTime,
     threshold: Duration,
 ) -> (IdleVerdict, String) {
-    use IdleVerdict::{Busy, Idle, Unknown};
+    use IdleVerdict::{Busy, Idle, NotLongEnough, Unknown};
     if let Some(reason) = not_running(report.state.as_deref()) {
         return (Unknown, reason);
     }
@@ -157,20 +200,27 @@ fn decide(
     if let Some(reason) = unreadable(slurm) {
         return (Unknown, reason);
     }
-    let Some(last_busy) = report.last_busy else {
+    let Some(idle_for) = report.idle_for else {
         return (Unknown, "no time of last work".to_owned());
     };
-    let idle_for = Seconds::from(Duration::try_from(now - last_busy).unwrap_or(Duration::ZERO));
-    let threshold_text = Seconds::from(threshold);
-    if now - last_busy >= threshold {
-        (
-            Idle,
-            format!("no active job or busy node; last busy {idle_for} ago (>= {threshold_text})"),
+    let since = if report.never_busy {
+        format!(
+            "no job has run since the cluster started; idle for {}",
+            Seconds::from(idle_for)
         )
     } else {
+        format!(
+            "no active job or busy node; last busy {} ago",
+            Seconds::from(idle_for)
+        )
+    };
+    let threshold_text = Seconds::from(threshold);
+    if idle_for >= threshold {
+        (Idle, format!("{since} (>= {threshold_text})"))
+    } else {
         (
-            Busy,
-            format!("last busy {idle_for} ago, less than {threshold_text}"),
+            NotLongEnough,
+            format!("{since}, less than {threshold_text}"),
         )
     }
 }
@@ -318,8 +368,11 @@ mod tests {
     #[test]
     fn nodes_that_were_busy_recently_keep_a_cluster_whose_jobs_aged_out() {
         let report = verdict(&evidence(vec![], vec![node(&["IDLE"], number(ago(10)))]));
-        assert_eq!(report.verdict, IdleVerdict::Busy);
-        assert_eq!(report.reason, "last busy 10m ago, less than 2h");
+        assert_eq!(report.verdict, IdleVerdict::NotLongEnough);
+        assert_eq!(
+            report.reason,
+            "no active job or busy node; last busy 10m ago, less than 2h"
+        );
         assert_eq!(report.last_busy.map(|t| t.unix_timestamp()), Some(ago(10)));
     }
 
@@ -349,7 +402,8 @@ mod tests {
             vec![job],
             vec![node(&["IDLE"], number(ago(300)))],
         ));
-        assert_eq!(report.verdict, IdleVerdict::Busy);
+        assert_eq!(report.verdict, IdleVerdict::NotLongEnough);
+        assert!(!report.never_busy);
         assert_eq!(report.last_busy.map(|t| t.unix_timestamp()), Some(ago(30)));
     }
 
@@ -365,6 +419,88 @@ mod tests {
         };
         assert_eq!(jobs.iter().map(|j| j.id).collect::<Vec<_>>(), [Some(4)]);
         assert_eq!(report.last_busy.map(|t| t.unix_timestamp()), Some(ago(300)));
+    }
+
+    /// A cluster that came up `minutes` ago with one GPU node of 8 accelerators.
+    fn started(minutes: i64) -> Cluster {
+        let start = NOW - time::Duration::minutes(minutes);
+        serde_json::from_value(json!({
+            "name": name().to_string(),
+            "clusterStatus": {"state": "RUNNING", "nodesStatus": [{"nodePoolId": "gpu"}]},
+            "startTime": start.format(&Rfc3339).unwrap(),
+            "nodePools": [{"id": "gpu", "machineSpec": {"acceleratorCount": 8}}],
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_cluster_that_never_ran_a_job_is_idle_since_its_nodes_came_up_not_busy() {
+        // Slurm sets `last_busy` when the node registers, a little after the cluster started.
+        let nodes = vec![node(&["IDLE"], number(ago(55)))];
+        let young = idle_verdict(
+            &name(),
+            &started(60),
+            &evidence(vec![], nodes),
+            NOW,
+            TWO_HOURS,
+        );
+        assert_eq!(young.verdict, IdleVerdict::NotLongEnough);
+        assert!(young.never_busy);
+        assert_eq!(
+            young.reason,
+            "no job has run since the cluster started; idle for 55m, less than 2h"
+        );
+        let nodes = vec![node(&["IDLE"], number(ago(175)))];
+        let old = idle_verdict(
+            &name(),
+            &started(180),
+            &evidence(vec![], nodes),
+            NOW,
+            TWO_HOURS,
+        );
+        assert_eq!(old.verdict, IdleVerdict::Idle);
+        assert_eq!(
+            old.reason,
+            "no job has run since the cluster started; idle for 2h55m (>= 2h)"
+        );
+        assert_eq!(old.gpus, Some(8));
+        let hours = old.idle_gpu_hours().unwrap();
+        assert!((hours - 8.0 * 175.0 / 60.0).abs() < 1e-9, "{hours}");
+    }
+
+    #[test]
+    fn nodes_busy_after_the_start_window_ran_work() {
+        let nodes = vec![node(&["IDLE"], number(ago(150)))];
+        let report = idle_verdict(
+            &name(),
+            &started(180),
+            &evidence(vec![], nodes),
+            NOW,
+            TWO_HOURS,
+        );
+        assert!(!report.never_busy);
+        assert_eq!(report.verdict, IdleVerdict::Idle);
+        assert_eq!(
+            report.reason,
+            "no active job or busy node; last busy 2h30m ago (>= 2h)"
+        );
+    }
+
+    #[test]
+    fn a_busy_cluster_spends_no_idle_gpu_hours_and_an_unknown_one_unknown() {
+        let job = json!({"job_id": 1, "job_state": ["RUNNING"]});
+        let nodes = vec![node(&["ALLOCATED"], number(ago(300)))];
+        let busy = idle_verdict(
+            &name(),
+            &started(600),
+            &evidence(vec![job], nodes),
+            NOW,
+            TWO_HOURS,
+        );
+        assert_eq!(busy.verdict, IdleVerdict::Busy);
+        assert_eq!(busy.idle_gpu_hours(), Some(0.0));
+        let unknown = IdleReport::unknown(name(), &started(600), "no Slurm".to_owned());
+        assert_eq!(unknown.idle_gpu_hours(), None);
     }
 
     #[test]

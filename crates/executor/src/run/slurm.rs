@@ -104,6 +104,8 @@ pub struct SlurmJob {
     pub name: Option<String>,
     /// `user_name`.
     pub user: Option<String>,
+    /// `partition`: one, or the comma-separated candidates of a pending job.
+    pub partition: Option<String>,
     /// `job_state`, e.g. `["RUNNING"]` (a list since v0.0.40).
     pub state: Vec<String>,
     /// `nodes`, e.g. `a3-[0-3]`.
@@ -174,6 +176,7 @@ fn parse_job(job: &Value) -> SlurmJob {
         job_id: job.get("job_id").and_then(Value::as_i64),
         name: text(job, "name"),
         user: text(job, "user_name"),
+        partition: text(job, "partition"),
         state: states(job.get("job_state")),
         nodes: text(job, "nodes"),
         end_time: job.get("end_time").and_then(slurm_time),
@@ -392,6 +395,8 @@ pub(crate) fn running_job(job: &SlurmJob) -> RunningJob {
         user: job.user.clone(),
         state: job.state.join(","),
         nodes: job.nodes.clone(),
+        partition: job.partition.clone(),
+        pools: Vec::new(),
     }
 }
 

@@ -1,0 +1,90 @@
+//! `--idle-for`: asks the Slurm of every cluster a destroy plan would delete (and of every
+//! protected one, to show it) for its jobs and nodes, shows the evidence, and keeps in the plan
+//! only the provably idle clusters, each with its evidence as the reason it is deleted.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use clusterform::views::idle_table::idle_table;
+use clusterform_executor::{IdleReport, IdleVerdict};
+use clusterform_model::{Action, ClusterName, JobsByCluster};
+use clusterform_planner::{ChangeReason, Plan, PlanOptions};
+use time::OffsetDateTime;
+
+use super::{Planned, Run};
+use crate::command_views::PlanView;
+use crate::error::CliError;
+
+impl<V: PlanView + ?Sized> Run<'_, V> {
+    /// Shows the evidence, drops from the plan every cluster that is not idle, and gives, for
+    /// each deletion left, the active jobs of the same answer. The declared clusters that
+    /// `lifecycle { prevent_destroy }` protects (planned with `keep_protected`) are shown as
+    /// kept.
+    pub async fn keep_only_idle(
+        &self,
+        planned: &mut Planned,
+        options: &PlanOptions,
+        threshold: Duration,
+    ) -> Result<JobsByCluster, CliError> {
+        let deleted = deleted_addresses(&planned.plan);
+        let protected = self.protected(options);
+        let candidates: Vec<_> = planned
+            .live
+            .iter()
+            .filter(|live| deleted.contains(&live.address) || protected.contains(&live.address))
+            .cloned()
+            .collect();
+        let now = OffsetDateTime::now_utc();
+        let reports = clusterform_executor::inspect_idle(
+            &self.connection.client,
+            &candidates,
+            threshold,
+            now,
+        )
+        .await?;
+        self.view().evidence(&idle_table(&reports, &protected, now));
+        // Matched by whole address: the same ID may live in two regions.
+        let idle: BTreeMap<&ClusterName, &IdleReport> = reports
+            .iter()
+            .filter(|r| r.verdict == IdleVerdict::Idle && !protected.contains(&r.name))
+            .map(|r| (&r.name, r))
+            .collect();
+        planned.plan.changes.retain_mut(|change| {
+            let Some(report) = idle.get(&change.address) else {
+                return false;
+            };
+            change.reason = Some(ChangeReason::Idle {
+                evidence: report.reason.clone(),
+            });
+            true
+        });
+        Ok(idle
+            .into_iter()
+            .map(|(name, report)| (name.clone(), report.running_jobs.clone()))
+            .collect())
+    }
+
+    /// The declared clusters in scope of `options` that `prevent_destroy` protects.
+    fn protected(&self, options: &PlanOptions) -> BTreeSet<ClusterName> {
+        let in_scope =
+            |id: &str| options.targets.is_empty() || options.targets.iter().any(|t| t == id);
+        self.config()
+            .clusters
+            .iter()
+            .filter(|cluster| {
+                cluster.lifecycle.prevent_destroy && in_scope(cluster.name.id().as_str())
+            })
+            .map(|cluster| cluster.name.clone())
+            .collect()
+    }
+}
+
+/// The clusters the plan deletes. (Gathered once: looking each live cluster up in the plan
+/// would be quadratic in the size of the fleet.)
+fn deleted_addresses(plan: &Plan) -> BTreeSet<&ClusterName> {
+    plan.changes
+        .iter()
+        .filter(|c| c.action == Action::Delete)
+        .map(|c| &c.address)
+        .collect()
+}

@@ -1,0 +1,178 @@
+//! A declared pool's `fallback` alternatives: the create's chain of requests, the update that
+//! adds such a pool, a live pool running an alternative (no drift), and `--replace`, which
+//! starts the chain from the top again.
+
+use clusterform_config::{DesiredCluster, PoolFallbacks};
+use clusterform_model::rest::ClusterRequest;
+use clusterform_model::{Action, NodePool};
+use clusterform_planner::{ClusterChange, PlanOptions, PoolAlternative, plan};
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+const FALLBACK: &str = "n2-standard-16";
+
+/// The seed's `cpu` pool on `machine`.
+fn cpu_pool_on(machine: &str) -> NodePool {
+    let mut pool = seed()["nodePools"][1].clone();
+    pool["machineSpec"]["machineType"] = json!(machine);
+    serde_json::from_value(pool).unwrap()
+}
+
+/// `train01` as `wanted` declares it, its `cpu` pool falling back to [`FALLBACK`].
+fn with_fallback(wanted: Value) -> DesiredCluster {
+    let mut declared = desired("train01", wanted);
+    declared.fallbacks = vec![PoolFallbacks {
+        pool: "cpu".to_owned(),
+        alternatives: vec![cpu_pool_on(FALLBACK)],
+    }];
+    declared
+}
+
+fn planned(declared: DesiredCluster, live: &[clusterform_model::LiveCluster]) -> ClusterChange {
+    planned_with(declared, live, &PlanOptions::default())
+}
+
+fn planned_with(
+    declared: DesiredCluster,
+    live: &[clusterform_model::LiveCluster],
+    options: &PlanOptions,
+) -> ClusterChange {
+    plan(&config(vec![declared]), live, options)
+        .unwrap()
+        .changes
+        .remove(0)
+}
+
+/// The machine type of pool `pool` in a request's body.
+fn machine_of(request: &ClusterRequest, pool: &str) -> Value {
+    let body = match request {
+        ClusterRequest::Create { body, .. } | ClusterRequest::Update { body, .. } => body,
+        ClusterRequest::Delete { .. } => panic!("a delete has no body"),
+    };
+    let pools = body["nodePools"].as_array().unwrap();
+    let found = pools.iter().find(|p| p["id"] == pool).unwrap();
+    found["machineSpec"]["machineType"].clone()
+}
+
+fn fallback_alternative() -> PoolAlternative {
+    PoolAlternative {
+        machine_type: Some(FALLBACK.to_owned()),
+        provisioning_model: None,
+    }
+}
+
+#[test]
+fn a_create_carries_its_fallbacks_create_and_shows_the_chain() {
+    let change = planned(with_fallback(seed()), &[]);
+    assert_eq!(change.action, Action::Create);
+    let declared = seed()["nodePools"][1]["machineSpec"]["machineType"].clone();
+    assert_eq!(machine_of(&change.requests[0], "cpu"), declared);
+    let [fallback] = change.capacity.fallbacks.as_slice() else {
+        panic!("{:?}", change.capacity.fallbacks);
+    };
+    assert!(matches!(fallback, ClusterRequest::Create { .. }));
+    assert_eq!(machine_of(fallback, "cpu"), FALLBACK);
+    assert_eq!(change.capacity.chains.len(), 1);
+    assert_eq!(change.capacity.chains[0].pool, "cpu");
+    assert_eq!(
+        change.capacity.chains[0].alternatives,
+        [fallback_alternative()]
+    );
+}
+
+#[test]
+fn a_live_pool_running_its_fallback_matches_its_declaration() {
+    let mut live = served("train01", &seed(), Some(STACK), "RUNNING");
+    live["nodePools"][1]["machineSpec"]["machineType"] = json!(FALLBACK);
+    let change = planned(with_fallback(seed()), &[cluster(live)]);
+    assert_eq!(change.action, Action::NoOp, "{:?}", change.fields);
+    let [running] = change.capacity.running.as_slice() else {
+        panic!("{:?}", change.capacity.running);
+    };
+    assert_eq!((running.pool.as_str(), running.fallback), ("cpu", 1));
+    assert_eq!(running.alternative, fallback_alternative());
+}
+
+#[test]
+fn a_live_pool_running_neither_its_declaration_nor_a_fallback_is_a_change() {
+    let mut live = served("train01", &seed(), Some(STACK), "RUNNING");
+    live["nodePools"][1]["machineSpec"]["machineType"] = json!("n2-highmem-32");
+    let change = planned(with_fallback(seed()), &[cluster(live)]);
+    assert_ne!(change.action, Action::NoOp);
+    assert!(change.capacity.running.is_empty());
+    assert!(
+        change
+            .fields
+            .iter()
+            .any(|f| f.path.to_string().contains("machine_type")),
+        "{:?}",
+        change.fields
+    );
+}
+
+#[test]
+fn a_pool_added_by_update_falls_back_by_update() {
+    let mut wanted = seed();
+    let mut gpu = wanted["nodePools"][1].clone();
+    gpu["id"] = json!("gpu");
+    wanted["nodePools"]
+        .as_array_mut()
+        .unwrap()
+        .push(gpu.clone());
+    let mut declared = desired("train01", wanted);
+    gpu["machineSpec"]["machineType"] = json!(FALLBACK);
+    declared.fallbacks = vec![PoolFallbacks {
+        pool: "gpu".to_owned(),
+        alternatives: vec![serde_json::from_value(gpu).unwrap()],
+    }];
+    let change = planned(declared, &[live_seed("train01")]);
+    assert_eq!(change.action, Action::Update);
+    let [fallback] = change.capacity.fallbacks.as_slice() else {
+        panic!("{:?}", change.capacity.fallbacks);
+    };
+    let ClusterRequest::Update { mask, .. } = fallback else {
+        panic!("not an update: {fallback:?}");
+    };
+    assert_eq!(
+        mask.paths(),
+        change.update_mask(),
+        "the same mask as the declared pool's"
+    );
+    assert_eq!(machine_of(fallback, "gpu"), FALLBACK);
+    let declared_machine = seed()["nodePools"][1]["machineSpec"]["machineType"].clone();
+    assert_eq!(machine_of(&change.requests[0], "gpu"), declared_machine);
+    let chained: Vec<&str> = change
+        .capacity
+        .chains
+        .iter()
+        .map(|c| c.pool.as_str())
+        .collect();
+    assert_eq!(chained, ["gpu"]);
+}
+
+#[test]
+fn an_update_of_a_pool_that_exists_does_not_walk_its_fallbacks() {
+    let mut wanted = seed();
+    wanted["labels"] = json!({"team": "research"});
+    let change = planned(with_fallback(wanted), &[live_seed("train01")]);
+    assert_eq!(change.action, Action::Update);
+    assert!(change.capacity.fallbacks.is_empty());
+    assert!(change.capacity.chains.is_empty());
+}
+
+#[test]
+fn replace_starts_from_the_declared_machines_even_when_a_fallback_runs() {
+    let mut live = served("train01", &seed(), Some(STACK), "RUNNING");
+    live["nodePools"][1]["machineSpec"]["machineType"] = json!(FALLBACK);
+    let options = PlanOptions {
+        replace: vec!["train01".to_owned()],
+        ..PlanOptions::default()
+    };
+    let change = planned_with(with_fallback(seed()), &[cluster(live)], &options);
+    assert_eq!(change.action, Action::Replace);
+    let declared = seed()["nodePools"][1]["machineSpec"]["machineType"].clone();
+    assert!(matches!(change.requests[0], ClusterRequest::Delete { .. }));
+    assert_eq!(machine_of(&change.requests[1], "cpu"), declared);
+    assert_eq!(machine_of(&change.capacity.fallbacks[0], "cpu"), FALLBACK);
+}
