@@ -10,8 +10,7 @@ use clusterform_executor::{ExecError, LivePages, PagePosition};
 use clusterform_model::ClusterName;
 use clusterform_model::{JobsByCluster, LiveCluster, RunningJobs};
 use clusterform_planner::{
-    AppliedDigests, Plan, PlanBuilder, PlanOptions, Unmatched, UnmatchedRemoved,
-    unmatched_removed,
+    AppliedDigests, Plan, PlanBuilder, PlanOptions, Unmatched, UnmatchedRemoved, unmatched_removed,
 };
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
