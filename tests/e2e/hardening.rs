@@ -235,6 +235,7 @@ fn under_umask_000_the_state_directory_and_its_files_are_private() {
     let state_dir = env.path().join(".clusterform");
     assert_eq!(mode(&state_dir), 0o700);
     assert_eq!(mode(&state_dir.join("lock")), 0o600);
+    assert_eq!(mode(&state_dir.join("applied.json")), 0o600);
     let plan = with_open_umask(env.path(), &url, &["plan", "--out", "saved.json"]);
     assert!(plan.status.success(), "{}", stderr(&plan));
     assert_eq!(mode(&env.path().join("saved.json")), 0o600);
@@ -252,7 +253,12 @@ fn under_umask_000_the_state_directory_and_its_files_are_private() {
     let apply = with_open_umask(local.path(), "local", &["apply", "--auto-approve"]);
     assert!(apply.status.success(), "{}", stderr(&apply));
     assert_eq!(mode(&state_dir), 0o700);
-    for file in ["emulator.json", "emulator.json.lock", "lock"] {
+    for file in [
+        "emulator.json",
+        "emulator.json.lock",
+        "lock",
+        "applied.json",
+    ] {
         assert_eq!(mode(&state_dir.join(file)), 0o600, "{file}");
     }
 }

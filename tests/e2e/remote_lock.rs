@@ -17,13 +17,14 @@ use tempfile::TempDir;
 
 use crate::emulator_command::ServedEmulator;
 use crate::support::{
-    ClusterSpec, Env, Transcript, assert_succeeded, cluster_hcl, config, created_attributes_elided,
-    stderr,
+    ClusterSpec, Env, PROJECT, REGION, Transcript, assert_succeeded, cluster_hcl, config,
+    created_attributes_elided, stderr,
 };
 
 const BUCKET: &str = "team-infra";
 const OBJECT: &str = "clusterform/prod/research.lock";
 const JOURNAL: &str = "clusterform/prod/research.journal.json";
+const APPLIED: &str = "clusterform/prod/research.applied.json";
 
 /// `clusterform emulator --create-buckets` in the background, stopped when dropped.
 struct ExternalEmulator {
@@ -68,9 +69,56 @@ impl ExternalEmulator {
 
     /// The journal object's text, when there is one.
     fn journal(&self) -> Option<String> {
-        Self::block_on(self.storage().read(JOURNAL))
+        self.object(JOURNAL)
+    }
+
+    /// An object's text, when there is one.
+    fn object(&self, object: &str) -> Option<String> {
+        Self::block_on(self.storage().read(object))
             .unwrap()
             .map(|(bytes, _)| String::from_utf8(bytes).unwrap())
+    }
+
+    /// Adds the label `hotfix` to train01 through the API, as the console would, and waits
+    /// until the cluster has it.
+    fn label_outside(&self) {
+        let cluster = format!(
+            "{}/v1beta1/projects/{PROJECT}/locations/{REGION}/modelDevelopmentClusters/train01",
+            self.base_url
+        );
+        let labels = serde_json::json!({
+            "labels": {"team": "ml", "clusterform-stack": "research", "hotfix": "oom"}
+        });
+        Self::block_on(async {
+            let client = reqwest::Client::new();
+            client
+                .patch(format!("{cluster}?updateMask=labels"))
+                .bearer_auth("any-token")
+                .json(&labels)
+                .send()
+                .await
+                .unwrap()
+                .error_for_status()
+                .unwrap();
+            let deadline = Instant::now() + Duration::from_secs(30);
+            loop {
+                let live: serde_json::Value = client
+                    .get(&cluster)
+                    .bearer_auth("any-token")
+                    .send()
+                    .await
+                    .unwrap()
+                    .json()
+                    .await
+                    .unwrap();
+                if live["labels"]["hotfix"] == "oom" && live["clusterStatus"]["state"] == "RUNNING"
+                {
+                    return;
+                }
+                assert!(Instant::now() < deadline, "the label never arrived: {live}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        });
     }
 
     /// Waits until a run holds the lock; answers its record.
@@ -224,6 +272,28 @@ fn force_unlock_removes_the_lock_of_a_killed_run_after_which_apply_proceeds() {
     let applied = emulator.run(two.path(), &["apply", "--auto-approve"]);
     assert_succeeded(&applied);
     assert_eq!(emulator.held(), None, "the apply released its lock");
+}
+
+#[test]
+#[cfg(unix)]
+fn the_applied_record_is_an_object_beside_the_journal_and_words_another_machines_plan() {
+    let emulator = ExternalEmulator::start();
+    let (one, two) = (emulator.machine(), emulator.machine());
+    assert_succeeded(&emulator.run(one.path(), &["apply", "--auto-approve"]));
+    let record = emulator
+        .object(APPLIED)
+        .expect("the record is an object beside the journal");
+    assert!(record.contains("\"train01\""), "{record}");
+    assert!(!one.path().join(".clusterform/applied.json").exists());
+
+    emulator.label_outside();
+    let plan = emulator.run(two.path(), &["plan"]);
+    assert_succeeded(&plan);
+    let text = String::from_utf8(plan.stdout).unwrap();
+    assert!(
+        text.contains("  # train01 changed outside clusterform: labels.hotfix added\n  # train01 will be updated in place\n"),
+        "{text}"
+    );
 }
 
 #[test]

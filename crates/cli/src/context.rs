@@ -111,12 +111,20 @@ pub struct Connection {
     /// Where the journal is kept when the provider's `lock "gcs"` block puts it on Cloud
     /// Storage: a client on the bucket and the object `{prefix}/{stack}.journal.json`.
     remote_journal: Option<(StorageClient, String)>,
+    /// Where the applied record is kept then: beside the journal, `{prefix}/{stack}.applied.json`.
+    remote_applied: Option<(StorageClient, String)>,
 }
 
 impl Connection {
     /// The journal's object on Cloud Storage; `None`: the local `.clusterform/journal.json`.
     pub fn remote_journal(&self) -> Option<(StorageClient, String)> {
         self.remote_journal.clone()
+    }
+
+    /// The applied record's object on Cloud Storage, beside the journal's; `None`: the local
+    /// `.clusterform/applied.json`.
+    pub fn remote_applied(&self) -> Option<(StorageClient, String)> {
+        self.remote_applied.clone()
     }
 }
 
@@ -190,14 +198,27 @@ pub async fn connect_noting(
         Some(provider) => remote_journal(provider, endpoint.as_deref()).await?,
         None => None,
     };
+    let remote_applied = match (&remote_journal, provider) {
+        (Some((client, _)), Some(provider)) => provider.lock.as_ref().map(|remote| {
+            (
+                client.clone(),
+                remote.object(&provider.stack, APPLIED_OBJECT_SUFFIX),
+            )
+        }),
+        _ => None,
+    };
     let client = ApiClient::new(client_options(endpoint), tokens)?;
     Ok(Connection {
         client,
         endpoint: label,
         _local_emulator: local,
         remote_journal,
+        remote_applied,
     })
 }
+
+/// The applied record's object is `{prefix}/{stack}.applied.json`, beside the journal's.
+const APPLIED_OBJECT_SUFFIX: &str = ".applied.json";
 
 /// The journal's object when the provider keeps its state on Cloud Storage that other machines
 /// see. A bucket of the in-process emulator dies with this process, so there the journal stays

@@ -151,6 +151,9 @@ fn planned_fields(plan: &Plan) -> Value {
             if !change.capacity.chains.is_empty() {
                 fields["fallbacks"] = json!(change.capacity.chains);
             }
+            if !change.drift.is_empty() {
+                fields["drift"] = json!(change.drift);
+            }
             fields
         })
         .collect();

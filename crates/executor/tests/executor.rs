@@ -1,6 +1,7 @@
 //! Integration tests of the executor against the emulator over real HTTP (and, where a
 //! misbehaving server is needed, tiny servers written in the test).
 
+mod applied;
 mod auth;
 mod calls;
 mod engine;

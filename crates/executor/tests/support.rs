@@ -173,6 +173,8 @@ pub fn change(id: &str, action: Action, requests: Vec<ClusterRequest>) -> Cluste
         timeouts: PlannedTimeouts::default(),
         unchanged_attributes: Default::default(),
         capacity: Default::default(),
+        desired_digest: None,
+        drift: vec![],
     }
 }
 

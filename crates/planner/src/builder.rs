@@ -17,6 +17,7 @@ use clusterform_config::{Config, DesiredCluster, RemovedCluster};
 use clusterform_model::{Cluster, ClusterName, LiveCluster, STACK_LABEL};
 use rayon::prelude::*;
 
+use crate::drift::AppliedDigests;
 use crate::error::PlanError;
 use crate::options::PlanOptions;
 use crate::plan::{ChangeReason, ClusterChange, PLAN_FORMAT_VERSION, Plan, PlannedTimeouts};
@@ -37,6 +38,8 @@ pub struct PlanBuilder<'a> {
     positions: HashMap<&'a ClusterName, usize>,
     /// What the pages told about each declared cluster, by position in `declared`.
     early: Vec<Early>,
+    /// What earlier applies recorded, if the caller read it: it only words the plan.
+    applied: Option<&'a AppliedDigests>,
 }
 
 /// What the pages added so far told about one declared cluster.
@@ -80,7 +83,19 @@ impl<'a> PlanBuilder<'a> {
             declared,
             positions,
             early,
+            applied: None,
         }
+    }
+
+    /// Words the plan with what earlier applies recorded (the digest of the declared cluster
+    /// each applied): a cluster that differs from a declaration whose digest is the recorded
+    /// one was changed outside clusterform, and its change says so
+    /// ([`ClusterChange::drift`]). Actions, fields, masks and requests are the same with or
+    /// without it. Give it before adding pages.
+    #[must_use]
+    pub fn with_applied(mut self, applied: &'a AppliedDigests) -> Self {
+        self.applied = Some(applied);
+        self
     }
 
     /// Plans, on every core, each declared cluster whose live counterpart is in `page` (one
@@ -103,13 +118,14 @@ impl<'a> PlanBuilder<'a> {
             }
         }
         let (desired, options, declared) = (self.desired, self.options, &self.declared);
+        let applied = self.applied;
         let planned: Vec<(usize, Planned)> = found
             .into_par_iter()
             .map(|(position, live)| {
                 let cluster = declared[position];
                 (
                     position,
-                    plan_declared(desired, cluster, Some(live), options),
+                    plan_declared(desired, cluster, Some(live), options, applied),
                 )
             })
             .collect();
@@ -129,7 +145,7 @@ impl<'a> PlanBuilder<'a> {
         let stack = self.desired.provider.stack.as_str();
         let live = self.sort_out(all_live);
         check_targets(self.desired, &self.declared, &live, stack, self.options)?;
-        let (desired, options) = (self.desired, self.options);
+        let (desired, options, applied) = (self.desired, self.options, self.applied);
         // Clusters are planned independently: a large configuration plans on every core.
         let planned: Vec<Planned> = self
             .declared
@@ -142,7 +158,7 @@ impl<'a> PlanBuilder<'a> {
                 // page outside the whole set breaks `add_live`'s contract; the whole set wins.)
                 Early::Planned(planned) if !repeated && current.is_some() => *planned,
                 Early::Unseen | Early::Planned(_) | Early::SeenTwice => {
-                    plan_declared(desired, cluster, *current, options)
+                    plan_declared(desired, cluster, *current, options, applied)
                 }
             })
             .collect();

@@ -52,7 +52,7 @@ pub enum SavedPlanMismatch {
         /// The cluster.
         address: String,
         /// What differs: `action`, `fields`, `update mask`, `update mode`, `timeouts`,
-        /// `requests`.
+        /// `requests`, `desired digest`.
         what: &'static str,
     },
 }
@@ -144,8 +144,9 @@ fn group_mismatches(
         .collect()
 }
 
-/// What the executor would do differently: the first of action, fields, mask, mode, timeouts
-/// and requests that differs (warnings, impacts and running jobs only inform).
+/// What the executor would do differently: the first of action, fields, mask, mode, timeouts,
+/// requests and the digest it would record that differs (warnings, impacts, drift and running
+/// jobs only inform).
 fn first_difference(saved: &ClusterChange, again: &ClusterChange) -> Option<&'static str> {
     [
         (
@@ -157,6 +158,12 @@ fn first_difference(saved: &ClusterChange, again: &ClusterChange) -> Option<&'st
         ("update mode", saved.update_mode() == again.update_mode()),
         ("timeouts", saved.timeouts == again.timeouts),
         ("requests", saved.requests == again.requests),
+        // What the executor records once the change is applied; a plan saved without it
+        // records nothing.
+        (
+            "desired digest",
+            saved.desired_digest.is_none() || saved.desired_digest == again.desired_digest,
+        ),
     ]
     .into_iter()
     .find(|(_, same)| !same)

@@ -5,12 +5,15 @@
 //! paths, the update mode, the warnings, and the exact REST requests the executor will send.
 //! Plans can be saved to and read back from a plan file, whose freshness against the live
 //! clusters can be checked. A plan can also be built while the live clusters arrive, page by
-//! page ([`PlanBuilder`]). It renders nothing: the binary's views show plans to people.
+//! page ([`PlanBuilder`]). Given the digests an earlier apply recorded ([`AppliedDigests`]),
+//! a change also names what was changed outside clusterform ([`Drift`]); the digests never
+//! change what a plan does. It renders nothing: the binary's views show plans to people.
 
 mod builder;
 mod derived;
 mod diff;
 mod document;
+mod drift;
 mod error;
 mod fallbacks;
 mod field_index;
@@ -27,11 +30,12 @@ mod warnings;
 pub use builder::PlanBuilder;
 pub use derived::{SavedPlanMismatch, saved_plan_mismatches};
 pub use document::plan_document;
+pub use drift::{AppliedDigests, desired_digest};
 pub use error::PlanError;
 pub use file::{PlanFileError, load_plan, save_plan};
 pub use options::PlanOptions;
 pub use plan::{
-    CapacityPlan, ChangeReason, ClusterChange, Disruption, FieldChange, Impact,
+    CapacityPlan, ChangeReason, ClusterChange, Disruption, Drift, DriftKind, FieldChange, Impact,
     PLAN_FORMAT_VERSION, Plan, PlannedTimeouts, PoolAlternative, PoolChain, PoolDisruption,
     PoolHarm, RunningAlternative, Summary,
 };

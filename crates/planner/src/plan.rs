@@ -119,6 +119,53 @@ pub struct ClusterChange {
     pub unchanged_attributes: BTreeMap<String, usize>,
     /// What the change does when machines are out of capacity or quota.
     pub capacity: CapacityPlan,
+    /// For a create, an update or a replacement: the digest of the declared cluster it brings
+    /// the live one to ([`desired_digest`](crate::desired_digest)), which the executor records
+    /// once the change is applied. `None` for deletes, releases and no-ops.
+    pub desired_digest: Option<String>,
+    /// The fields the live cluster differs in although the configuration is the one an earlier
+    /// apply recorded: they were changed outside clusterform, and the change restores them.
+    /// Only words the plan: the action, the fields and the requests are the same without it.
+    pub drift: Vec<Drift>,
+}
+
+/// A field of a live cluster that was changed outside clusterform.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Drift {
+    /// The field (a map's key as its own name: `labels.hotfix`; a whole node pool as
+    /// `node_pools[gpu]`).
+    pub path: FieldPath,
+    /// What was done to it.
+    pub how: DriftKind,
+}
+
+/// What was done to a field outside clusterform, seen from the live cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DriftKind {
+    /// The live cluster has it, the configuration does not set it.
+    Added,
+    /// The configuration sets it, the live cluster lacks it.
+    Removed,
+    /// Both have it, with other values.
+    Changed,
+}
+
+impl DriftKind {
+    /// `added`, `removed`, `changed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Added => "added",
+            Self::Removed => "removed",
+            Self::Changed => "changed",
+        }
+    }
+}
+
+impl fmt::Display for DriftKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// What a change does when its machines are out of capacity or quota: the node pools'
@@ -210,6 +257,8 @@ struct ChangeDocument<'a> {
     action: Action,
     #[serde(default, skip_serializing_if = "has_no_reason")]
     reason: Cow<'a, Option<ChangeReason>>,
+    #[serde(default, skip_serializing_if = "no_drift")]
+    drift: Cow<'a, [Drift]>,
     fields: Cow<'a, [FieldChange]>,
     update_mask: Cow<'a, [UpdateMaskPath]>,
     update_mode: Option<UpdateMode>,
@@ -222,6 +271,8 @@ struct ChangeDocument<'a> {
     unchanged_attributes: Cow<'a, BTreeMap<String, usize>>,
     #[serde(default, skip_serializing_if = "plans_nothing")]
     capacity: Cow<'a, CapacityPlan>,
+    #[serde(default, skip_serializing_if = "has_no_digest")]
+    desired_digest: Cow<'a, Option<String>>,
 }
 
 #[expect(
@@ -265,12 +316,29 @@ fn plans_nothing(capacity: &Cow<'_, CapacityPlan>) -> bool {
     capacity.is_empty()
 }
 
+#[expect(
+    clippy::ptr_arg,
+    reason = "serde hands a field to its helper by reference"
+)]
+fn no_drift(drift: &Cow<'_, [Drift]>) -> bool {
+    drift.is_empty()
+}
+
+#[expect(
+    clippy::ptr_arg,
+    reason = "serde hands a field to its helper by reference"
+)]
+fn has_no_digest(digest: &Cow<'_, Option<String>>) -> bool {
+    digest.is_none()
+}
+
 impl Serialize for ClusterChange {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         ChangeDocument {
             address: Cow::Borrowed(&self.address),
             action: self.action,
             reason: Cow::Borrowed(&self.reason),
+            drift: Cow::Borrowed(&self.drift),
             fields: Cow::Borrowed(&self.fields),
             update_mask: Cow::Borrowed(self.update_mask()),
             update_mode: self.update_mode(),
@@ -281,6 +349,7 @@ impl Serialize for ClusterChange {
             timeouts: self.timeouts,
             unchanged_attributes: Cow::Borrowed(&self.unchanged_attributes),
             capacity: Cow::Borrowed(&self.capacity),
+            desired_digest: Cow::Borrowed(&self.desired_digest),
         }
         .serialize(serializer)
     }
@@ -314,6 +383,8 @@ impl TryFrom<ChangeDocument<'static>> for ClusterChange {
             timeouts: document.timeouts,
             unchanged_attributes: document.unchanged_attributes.into_owned(),
             capacity: document.capacity.into_owned(),
+            desired_digest: document.desired_digest.into_owned(),
+            drift: document.drift.into_owned(),
         };
         let disagrees = |what, written: String, sent: String| UpdateDisagrees {
             cluster: change.address.to_string(),

@@ -21,6 +21,7 @@ use serde_json::Value;
 
 use crate::builder::PlanBuilder;
 use crate::diff;
+use crate::drift::{AppliedDigests, digest_of, drift_of};
 use crate::error::PlanError;
 use crate::fallbacks;
 use crate::ignore;
@@ -45,12 +46,14 @@ pub fn plan(
 }
 
 /// Plans one declared cluster: its change, or `None` when destroying a cluster that is not
-/// live (or that `options.keep_protected` leaves out).
+/// live (or that `options.keep_protected` leaves out). `applied` is what earlier applies
+/// recorded, which only words the change (its drift).
 pub(crate) fn plan_declared(
     desired: &Config,
     cluster: &DesiredCluster,
     current: Option<&Cluster>,
     options: &PlanOptions,
+    applied: Option<&AppliedDigests>,
 ) -> Result<Option<ClusterChange>, PlanError> {
     let address = cluster.name.clone();
     if let Some(current) = current {
@@ -59,6 +62,7 @@ pub(crate) fn plan_declared(
     let planner = ClusterPlanner {
         desired,
         cluster,
+        recorded: applied.and_then(|applied| applied.get(&address)),
         address,
         options,
     };
@@ -161,6 +165,8 @@ pub(crate) fn deletion(
         timeouts,
         unchanged_attributes: BTreeMap::new(),
         capacity: CapacityPlan::default(),
+        desired_digest: None,
+        drift: Vec::new(),
     }
 }
 
@@ -182,6 +188,8 @@ pub(crate) fn release(address: ClusterName, live: &Cluster) -> ClusterChange {
         timeouts: PlannedTimeouts::default(),
         unchanged_attributes: BTreeMap::new(),
         capacity: CapacityPlan::default(),
+        desired_digest: None,
+        drift: Vec::new(),
     }
 }
 
@@ -191,6 +199,8 @@ struct ClusterPlanner<'a> {
     cluster: &'a DesiredCluster,
     address: ClusterName,
     options: &'a PlanOptions,
+    /// The digest an earlier apply recorded for the cluster, if any.
+    recorded: Option<&'a str>,
 }
 
 impl ClusterPlanner<'_> {
@@ -252,6 +262,14 @@ impl ClusterPlanner<'_> {
             .then_some(ChangeReason::ReplaceRequested)
     }
 
+    /// The digest of the declared cluster ([`crate::desired_digest`]), encoded as `declared`.
+    fn digest(&self, declared: &Value) -> Result<String, PlanError> {
+        digest_of(declared, self.cluster).map_err(|e| PlanError::Encode {
+            id: self.cluster.name.id().to_string(),
+            message: e.to_string(),
+        })
+    }
+
     fn encode(&self, cluster: &impl serde::Serialize) -> Result<Value, PlanError> {
         serde_json::to_value(cluster).map_err(|e| PlanError::Encode {
             id: self.cluster.name.id().to_string(),
@@ -295,6 +313,7 @@ impl ClusterPlanner<'_> {
             ],
             _ => Vec::new(),
         };
+        let desired_digest = Some(self.digest(&desired_json)?);
         Ok(ClusterChange {
             fields: self.mark_sensitive(diff::creation(&desired_json)),
             address: self.address,
@@ -307,6 +326,8 @@ impl ClusterPlanner<'_> {
             timeouts: timeouts_of(&self.cluster.timeouts),
             unchanged_attributes: BTreeMap::new(),
             capacity,
+            desired_digest,
+            drift: Vec::new(),
         })
     }
 
@@ -339,6 +360,16 @@ impl ClusterPlanner<'_> {
             let declared_json = self.encode(&self.cluster.cluster)?;
             diff = diff::compare(&self.compared(&declared_json, &live_json), &live_json);
         }
+        // The declared cluster's, even where a pool is compared with its running fallback.
+        let desired_digest = match action {
+            Action::Update | Action::Replace if running.is_empty() => {
+                Some(self.digest(&desired_json)?)
+            }
+            Action::Update | Action::Replace => {
+                Some(self.digest(&self.encode(&self.cluster.cluster)?)?)
+            }
+            Action::Create | Action::Delete | Action::Release | Action::NoOp => None,
+        };
         let stack = &self.desired.provider.stack;
         let fields = self.mark_sensitive(diff.changes);
         let mut capacity = CapacityPlan {
@@ -397,6 +428,12 @@ impl ClusterPlanner<'_> {
                 (Vec::new(), Vec::new())
             }
         };
+        // The configuration is the one last applied, yet the cluster differs: it was changed
+        // outside clusterform. This only words the plan.
+        let drift = match (&desired_digest, self.recorded) {
+            (Some(digest), Some(recorded)) if digest == recorded => drift_of(&fields),
+            _ => Vec::new(),
+        };
         Ok(ClusterChange {
             warnings: warnings::for_change(action, &fields, &compared, &live_json, live),
             address: self.address,
@@ -409,6 +446,8 @@ impl ClusterPlanner<'_> {
             timeouts: timeouts_of(&self.cluster.timeouts),
             unchanged_attributes: diff.unchanged,
             capacity,
+            desired_digest,
+            drift,
         })
     }
 

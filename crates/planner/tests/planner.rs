@@ -2,6 +2,7 @@
 
 mod actions;
 mod docs_examples;
+mod drift;
 mod fallbacks;
 mod files;
 mod pages;

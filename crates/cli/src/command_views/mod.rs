@@ -95,6 +95,7 @@ mod tests {
                 outcome("f", Action::Release, Ok(())),
             ],
             interrupted: true,
+            ..ApplyReport::default()
         };
         let counts = Counts::of(&report);
         assert_eq!(

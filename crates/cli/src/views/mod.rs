@@ -12,6 +12,8 @@ pub mod plan_text;
 pub mod table;
 
 #[cfg(test)]
+mod drift_tests;
+#[cfg(test)]
 mod location_tests;
 #[cfg(test)]
 mod plan_text_tests;

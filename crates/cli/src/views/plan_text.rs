@@ -242,6 +242,13 @@ struct ClusterText<'a> {
 
 impl ClusterText<'_> {
     fn render(&mut self, change: &ClusterChange, jobs: Option<&RunningJobs>) {
+        if let Some(drift) = drift_line(change, &self.name) {
+            let _ = writeln!(
+                self.out,
+                "  {}",
+                self.paint.style(Style::new().yellow(), &drift)
+            );
+        }
         let id = change.address.id();
         let header = self.paint.style(
             Style::new().bold(),
@@ -559,6 +566,35 @@ fn running_line(running: &RunningAlternative) -> String {
         running.fallback,
         alternative_text(&running.alternative)
     )
+}
+
+/// Drift entries named one by one on the "changed outside clusterform" line; the rest are
+/// counted.
+const MAX_DRIFT_LISTED: usize = 10;
+
+/// `# train01 changed outside clusterform: labels.hotfix added, …`, shown above the change
+/// that restores the configuration, when the applied record says the configuration did not
+/// change since clusterform applied it.
+fn drift_line(change: &ClusterChange, name: &str) -> Option<String> {
+    if change.drift.is_empty() {
+        return None;
+    }
+    let mut listed: Vec<String> = change
+        .drift
+        .iter()
+        .take(MAX_DRIFT_LISTED)
+        .map(|drift| format!("{} {}", drift.path, drift.how))
+        .collect();
+    if change.drift.len() > MAX_DRIFT_LISTED {
+        listed.push(format!(
+            "and {} more",
+            change.drift.len() - MAX_DRIFT_LISTED
+        ));
+    }
+    Some(format!(
+        "# {name} changed outside clusterform: {}",
+        listed.join(", ")
+    ))
 }
 
 /// What happens to the cluster and, where the fields do not say it, why.

@@ -90,6 +90,9 @@ impl<V: RunView + ?Sized> Run<'_, V> {
             .engine
             .apply(plan, self.view.progress(names), token)
             .await;
+        for warning in &report.warnings {
+            self.view.printer().warn(warning);
+        }
         self.view.executed(&report);
         self.view.fell_back(plan, &report);
         report

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clusterform_config::Config;
-use clusterform_executor::{ApplyEngine, Journal, StorageClient, WaitOptions};
+use clusterform_executor::{AppliedRecord, ApplyEngine, Journal, StorageClient, WaitOptions};
 
 pub use execution::still_working;
 pub use planning::Planned;
@@ -54,6 +54,16 @@ async fn open_journal(
     })
 }
 
+/// The applied record of a run, beside its journal: the Cloud Storage object `remote` names
+/// when the journal is kept there, else `.clusterform/applied.json` in `dir`. It never fails
+/// (an unreadable record is an empty one).
+async fn open_applied(dir: &Path, remote: Option<(StorageClient, String)>) -> AppliedRecord {
+    match remote {
+        Some((client, object)) => AppliedRecord::open_in_storage(client, object).await,
+        None => AppliedRecord::open(dir),
+    }
+}
+
 /// One command's run against the API: what it was loaded from, what it talks to, and how it
 /// shows itself (`V`, the command's view).
 pub struct Run<'v, V: ?Sized> {
@@ -84,7 +94,13 @@ impl<'v, V: PlanView + ?Sized> Run<'v, V> {
     ) -> Result<Self, CliError> {
         let printer = view.printer();
         let connection = context::connect(endpoint, Some(&config.provider), dir, printer).await?;
-        let journal = open_journal(dir, connection.remote_journal()).await?;
+        // Both are read before anything else is asked of the API; the record, never failing, is
+        // read while the journal is.
+        let (journal, applied) = tokio::join!(
+            open_journal(dir, connection.remote_journal()),
+            open_applied(dir, connection.remote_applied())
+        );
+        let journal = journal?;
         let wait = WaitOptions {
             long_poll: PROGRESS_INTERVAL,
             ..WaitOptions::default()
@@ -95,7 +111,8 @@ impl<'v, V: PlanView + ?Sized> Run<'v, V> {
             usize::from(parallelism.global),
         )
         .with_parallelism_per_location(parallelism.per_location.map(usize::from))
-        .with_wait_options(wait);
+        .with_wait_options(wait)
+        .with_applied_record(applied);
         Ok(Self {
             dir: dir.to_path_buf(),
             config: Arc::new(config),

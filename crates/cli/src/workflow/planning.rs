@@ -10,7 +10,7 @@ use clusterform_executor::{ExecError, LivePages, PagePosition};
 use clusterform_model::ClusterName;
 use clusterform_model::{JobsByCluster, LiveCluster, RunningJobs};
 use clusterform_planner::{
-    Plan, PlanBuilder, PlanOptions, Unmatched, UnmatchedRemoved, unmatched_removed,
+    AppliedDigests, Plan, PlanBuilder, PlanOptions, Unmatched, UnmatchedRemoved, unmatched_removed,
 };
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
@@ -40,7 +40,7 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
             self.view.printer().warn(&warning);
         }
         let targets = target_names(&self.config, &options.targets)?;
-        let planner = PagePlanner::start(self.config.clone(), options.clone());
+        let planner = PagePlanner::start(self.config.clone(), options.clone(), self.applied());
         let refreshed = clusterform_executor::refresh_paged(
             &self.connection.client,
             &self.config.locations(),
@@ -88,6 +88,26 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
             }
         }
         jobs
+    }
+
+    /// The digests the applied record holds, which word the plan's drift. A record that could
+    /// not be read words nothing; `-v` says why.
+    fn applied(&self) -> AppliedDigests {
+        let Some(record) = self.engine.applied_record() else {
+            return AppliedDigests::default();
+        };
+        if let Some(reason) = record.unreadable() {
+            tracing::debug!(
+                record = %record.location(),
+                reason,
+                "the record of applied changes cannot be read; the plan does not say what changed outside clusterform"
+            );
+        }
+        record
+            .entries()
+            .into_iter()
+            .map(|entry| (entry.address, entry.digest))
+            .collect()
     }
 
     /// What to tell the user about operations an earlier run left in flight.
@@ -170,11 +190,11 @@ struct PagePlanner {
 }
 
 impl PagePlanner {
-    fn start(config: Arc<Config>, options: PlanOptions) -> Self {
+    fn start(config: Arc<Config>, options: PlanOptions, applied: AppliedDigests) -> Self {
         let (pages, mut pages_in) = mpsc::unbounded_channel::<(PagePosition, Vec<LiveCluster>)>();
         let (whole, whole_in) = oneshot::channel::<Result<(), ExecError>>();
         let thread = tokio::task::spawn_blocking(move || {
-            let mut builder = PlanBuilder::new(&config, &options);
+            let mut builder = PlanBuilder::new(&config, &options).with_applied(&applied);
             let mut live = LivePages::default();
             while let Some((position, page)) = pages_in.blocking_recv() {
                 builder.add_live(&page);

@@ -6,7 +6,9 @@
 //! run in order (a replacement deletes, waits, then creates). Every operation is written to the journal before
 //! it is waited on and removed once it is done. A failure in one cluster does not stop the
 //! others. Cancellation stops all waiting at once and keeps the journal, so that the next run
-//! resumes instead of sending the calls again.
+//! resumes instead of sending the calls again. Once a plan's changes have ended, what they
+//! applied goes to the applied record in one write (when the engine has one): it only words
+//! later plans, so failing to write it is a warning of the report, never a failed action.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -28,6 +30,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::run::error::ExecError;
 use crate::run::operations::{OperationWaiter, WaitOptions};
+use crate::state::applied::{AppliedChange, AppliedEntry, AppliedRecord};
 use crate::state::journal::{Journal, JournalEntry};
 use crate::transport::api::{ApiClient, Submitted};
 
@@ -163,6 +166,9 @@ pub struct ApplyReport {
     pub outcomes: Vec<ActionOutcome>,
     /// The run was cancelled: operations may still be running, and the journal knows them.
     pub interrupted: bool,
+    /// Problems that failed no action, for the user (the applied record could not be
+    /// written).
+    pub warnings: Vec<String>,
 }
 
 impl ApplyReport {
@@ -185,6 +191,8 @@ pub struct ApplyEngine {
     parallelism: usize,
     parallelism_per_location: Option<usize>,
     wait: WaitOptions,
+    /// Where what the plan's changes applied is recorded, if anywhere.
+    applied: Option<AppliedRecord>,
 }
 
 /// Reports the steps of one action, and tells it when the run is cancelled.
@@ -257,7 +265,22 @@ impl ApplyEngine {
             parallelism: parallelism.max(1),
             parallelism_per_location: None,
             wait: WaitOptions::default(),
+            applied: None,
         }
+    }
+
+    /// Records what each successful create, update or replacement of [`ApplyEngine::apply`]
+    /// applied in `record` (and drops the entries of clusters it deletes or releases), in one
+    /// write after the plan's changes end.
+    #[must_use]
+    pub fn with_applied_record(mut self, record: AppliedRecord) -> Self {
+        self.applied = Some(record);
+        self
+    }
+
+    /// The applied record, if the engine has one.
+    pub fn applied_record(&self) -> Option<&AppliedRecord> {
+        self.applied.as_ref()
     }
 
     /// Limits how many clusters of one location (project, region) [`ApplyEngine::apply`]
@@ -321,15 +344,62 @@ impl ApplyEngine {
             tracing::warn!(%error, "could not end the fallback chains an earlier run left open");
         }
         let changes = plan.changes.iter().filter(|c| c.action != Action::NoOp);
-        self.for_each_cluster(
-            changes,
-            change_subject,
-            self.parallelism_per_location,
-            &*progress,
-            &cancel,
-            async |tracker, change| self.run_change(tracker, change).await,
-        )
-        .await
+        let mut report = self
+            .for_each_cluster(
+                changes,
+                change_subject,
+                self.parallelism_per_location,
+                &*progress,
+                &cancel,
+                async |tracker, change| self.run_change(tracker, change).await,
+            )
+            .await;
+        if let Some(warning) = self.record_applied(plan, &report).await {
+            report.warnings.push(warning);
+        }
+        report
+    }
+
+    /// Writes to the applied record, in one write, what every change that ended well applied:
+    /// a create, update or replacement its declared cluster's digest and the field paths it
+    /// set (a fallback's win, which fallback), a delete or release the end of the cluster's
+    /// entry. A change without a digest (a plan made elsewhere) drops the cluster's entry, so
+    /// that no stale digest words a later plan. Answers the warning when the write fails.
+    async fn record_applied(&self, plan: &Plan, report: &ApplyReport) -> Option<String> {
+        let record = self.applied.as_ref()?;
+        let planned: HashMap<&ClusterName, &ClusterChange> =
+            plan.changes.iter().map(|c| (&c.address, c)).collect();
+        let applied_at = now_rfc3339();
+        let changes: Vec<AppliedChange> = report
+            .outcomes
+            .iter()
+            .filter(|outcome| outcome.result.is_ok())
+            .filter_map(|outcome| {
+                let change = planned.get(&outcome.address)?;
+                let gone = AppliedChange::Gone(outcome.address.clone());
+                match change.action {
+                    Action::Create | Action::Update | Action::Replace => {
+                        let Some(digest) = change.desired_digest.clone() else {
+                            return Some(gone);
+                        };
+                        Some(AppliedChange::Applied(AppliedEntry {
+                            address: outcome.address.clone(),
+                            digest,
+                            fields: change.fields.iter().map(|f| f.path.to_string()).collect(),
+                            applied_at: applied_at.clone(),
+                            fallback: outcome.fallback_attempt.map(|attempt| attempt - 1),
+                        }))
+                    }
+                    Action::Delete | Action::Release => Some(gone),
+                    Action::NoOp => None,
+                }
+            })
+            .collect();
+        let error = record.update(&changes).await.err()?;
+        Some(format!(
+            "{error}; the next plan cannot tell which differences of these clusters were made \
+             outside clusterform (nothing else depends on it)"
+        ))
     }
 
     /// Waits for every operation in the journal, without sending any new request, and
@@ -913,6 +983,7 @@ fn report(mut outcomes: Vec<ActionOutcome>, cancel: &CancellationToken) -> Apply
     ApplyReport {
         outcomes,
         interrupted: cancel.is_cancelled(),
+        warnings: Vec::new(),
     }
 }
 

@@ -1,5 +1,6 @@
 //! `.clusterform/`, the directory in a configuration directory where clusterform keeps its
-//! files (the run lock, the journal, the local emulator's state). [`StateDir`] is the one place
+//! files (the run lock, the journal, the record of applied changes, the local emulator's
+//! state). [`StateDir`] is the one place
 //! that names the directory and its files: everyone else asks it for paths. The files name
 //! operations and clusters and may hold request bodies, so the directory is made readable by
 //! its owner only (0700) and every file in it is created 0600, whatever the umask.
@@ -37,6 +38,12 @@ impl StateDir {
     /// The journal of operations in flight ([`crate::Journal`]).
     pub fn journal_file(&self) -> PathBuf {
         self.path.join("journal.json")
+    }
+
+    /// The record of what clusterform last applied to each cluster ([`crate::AppliedRecord`]),
+    /// beside the journal.
+    pub fn applied_file(&self) -> PathBuf {
+        self.path.join("applied.json")
     }
 
     /// The clusters of the built-in emulator (`endpoint = "local"`).
@@ -100,6 +107,7 @@ mod tests {
         for file in [
             state.lock_file(),
             state.journal_file(),
+            state.applied_file(),
             state.emulator_state_file(),
         ] {
             assert_eq!(file.parent(), Some(state.path()));

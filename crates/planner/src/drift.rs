@@ -1,0 +1,263 @@
+//! Drift: telling a change made outside clusterform from a change of the configuration.
+//!
+//! After each successful create or update the executor records, per cluster, the digest of the
+//! declared cluster it applied ([`desired_digest`]). The binary reads that record and hands the
+//! digests to the planner ([`AppliedDigests`], [`PlanBuilder::with_applied`]); when a live
+//! cluster differs from a declaration whose digest is the recorded one, the configuration did
+//! not change since, so the differences were made outside clusterform and the change lists them
+//! ([`ClusterChange::drift`]). The record only words the plan: actions, fields, masks and
+//! requests are the same with it, without it, and with a record that is stale.
+//!
+//! [`PlanBuilder::with_applied`]: crate::PlanBuilder::with_applied
+//! [`ClusterChange::drift`]: crate::ClusterChange::drift
+
+use std::collections::{BTreeMap, HashMap};
+
+use clusterform_config::DesiredCluster;
+use clusterform_model::ClusterName;
+use clusterform_model::fields::ImpactClass;
+use clusterform_model::paths::FieldPath;
+use serde_json::{Map, Value};
+use sha2::{Digest as _, Sha256};
+
+use crate::plan::{Drift, DriftKind, FieldChange};
+
+/// What earlier applies recorded: for each cluster, the digest of the declared cluster that was
+/// applied to it last.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AppliedDigests {
+    digests: HashMap<ClusterName, String>,
+}
+
+impl AppliedDigests {
+    /// The digest recorded for `address`, if any.
+    pub fn get(&self, address: &ClusterName) -> Option<&str> {
+        self.digests.get(address).map(String::as_str)
+    }
+
+    /// Whether nothing is recorded.
+    pub fn is_empty(&self) -> bool {
+        self.digests.is_empty()
+    }
+
+    /// How many clusters have a digest.
+    pub fn len(&self) -> usize {
+        self.digests.len()
+    }
+}
+
+impl FromIterator<(ClusterName, String)> for AppliedDigests {
+    fn from_iter<I: IntoIterator<Item = (ClusterName, String)>>(iter: I) -> Self {
+        Self {
+            digests: iter.into_iter().collect(),
+        }
+    }
+}
+
+/// The digest of a declared cluster: SHA-256 (hex) of the canonical JSON (object keys sorted,
+/// no whitespace) of what decides how it is compared with its live cluster — the cluster as the
+/// configuration declares it (lowerCamelCase, as its create request sends it, without the
+/// ownership label), its node pools' `fallback` alternatives and its `ignore_changes` paths.
+/// Stable across runs, machines and builds whose model encodes the cluster alike; anything else
+/// of the cluster block (timeouts, update mode, `prevent_destroy`) is left out.
+///
+/// # Errors
+///
+/// When the cluster cannot be encoded as JSON (it always can: it holds only strings, numbers
+/// and string-keyed maps).
+pub fn desired_digest(cluster: &DesiredCluster) -> Result<String, serde_json::Error> {
+    let declared = serde_json::to_value(&cluster.cluster)?;
+    digest_of(&declared, cluster)
+}
+
+/// [`desired_digest`] of `cluster`, whose declared cluster is already encoded as `declared`.
+pub(crate) fn digest_of(
+    declared: &Value,
+    cluster: &DesiredCluster,
+) -> Result<String, serde_json::Error> {
+    let fallbacks = cluster
+        .fallbacks
+        .iter()
+        .map(|pool| {
+            let alternatives = pool
+                .alternatives
+                .iter()
+                .map(serde_json::to_value)
+                .collect::<Result<Vec<Value>, _>>()?;
+            Ok(serde_json::json!({"pool": pool.pool, "alternatives": alternatives}))
+        })
+        .collect::<Result<Vec<Value>, serde_json::Error>>()?;
+    let ignored: Vec<String> = cluster
+        .lifecycle
+        .ignore_changes
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    let mut hasher = Sha256::new();
+    let mut canonical = String::new();
+    write_canonical(declared, &mut canonical);
+    hasher.update(b"cluster\0");
+    hasher.update(canonical.as_bytes());
+    canonical.clear();
+    write_canonical(&Value::from(fallbacks), &mut canonical);
+    hasher.update(b"\0fallbacks\0");
+    hasher.update(canonical.as_bytes());
+    canonical.clear();
+    write_canonical(&Value::from(ignored), &mut canonical);
+    hasher.update(b"\0ignore_changes\0");
+    hasher.update(canonical.as_bytes());
+    Ok(hasher
+        .finalize()
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect())
+}
+
+/// Writes `value` as compact JSON with every object's keys in byte order.
+fn write_canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(object) => {
+            let sorted: BTreeMap<&String, &Value> = object.iter().collect();
+            out.push('{');
+            for (index, (key, value)) in sorted.into_iter().enumerate() {
+                if index > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::from(key.as_str()).to_string());
+                out.push(':');
+                write_canonical(value, out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (index, item) in items.iter().enumerate() {
+                if index > 0 {
+                    out.push(',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(']');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
+}
+
+/// The fields of a change as changes made outside clusterform: what the live cluster (the
+/// change's `before`) has that the configuration (`after`) does not set is `added`, and so on.
+/// A map (labels, a Slurm `config`) is told key by key; a node pool added or deleted outside
+/// clusterform is one entry, `node_pools[gpu]`.
+pub(crate) fn drift_of(fields: &[FieldChange]) -> Vec<Drift> {
+    let mut drift: Vec<Drift> = Vec::new();
+    let mut push = |path: FieldPath, how: DriftKind| {
+        if !drift.iter().any(|d| d.path == path) {
+            drift.push(Drift { path, how });
+        }
+    };
+    for field in fields {
+        let whole_pool = match field.impact.class {
+            // The plan adds a pool the live cluster lacks: it was deleted outside.
+            ImpactClass::AddsPool => Some(DriftKind::Removed),
+            ImpactClass::DeletesPool => Some(DriftKind::Added),
+            _ => None,
+        };
+        if let (Some(how), Some(pool)) = (whole_pool, element_of(&field.path)) {
+            push(pool, how);
+            continue;
+        }
+        match (&field.before, &field.after) {
+            (Some(Value::Object(live)), Some(Value::Object(wanted))) => {
+                for (key, how) in map_drift(live, wanted) {
+                    push(field.path.child(key), how);
+                }
+            }
+            (Some(_), None) => push(field.path.clone(), DriftKind::Added),
+            (None, Some(_)) => push(field.path.clone(), DriftKind::Removed),
+            _ => push(field.path.clone(), DriftKind::Changed),
+        }
+    }
+    drift
+}
+
+/// The element path a field of a keyed list's element lies in (`node_pools[gpu]` for
+/// `node_pools[gpu].zone`): the path up to its first selected segment.
+fn element_of(path: &FieldPath) -> Option<FieldPath> {
+    let mut element = FieldPath::default();
+    for segment in path.segments() {
+        element = element.child(&segment.name);
+        if let Some(clusterform_model::paths::Selector::Key(key)) = &segment.selector {
+            return Some(element.element(key));
+        }
+    }
+    None
+}
+
+/// A map's keys that differ, in key order: live only (added), configured only (removed), or
+/// both with other values (changed; values compared as text, as Slurm reads `1024` and
+/// `"1024"` alike).
+fn map_drift<'m>(
+    live: &'m Map<String, Value>,
+    wanted: &'m Map<String, Value>,
+) -> Vec<(&'m str, DriftKind)> {
+    let text = |value: &Value| match value {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    };
+    let mut keys: BTreeMap<&str, DriftKind> = BTreeMap::new();
+    for (key, value) in live {
+        match wanted.get(key) {
+            None => {
+                keys.insert(key, DriftKind::Added);
+            }
+            Some(other) if text(other) != text(value) => {
+                keys.insert(key, DriftKind::Changed);
+            }
+            Some(_) => {}
+        }
+    }
+    for key in wanted.keys() {
+        if !live.contains_key(key) {
+            keys.insert(key, DriftKind::Removed);
+        }
+    }
+    keys.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn canonical_json_sorts_keys_at_every_depth() {
+        let mut out = String::new();
+        write_canonical(
+            &json!({"b": 1, "a": {"d": [true, null, "x"], "c": 2.5}}),
+            &mut out,
+        );
+        assert_eq!(out, r#"{"a":{"c":2.5,"d":[true,null,"x"]},"b":1}"#);
+    }
+
+    #[test]
+    fn a_map_drifts_key_by_key() {
+        let live = json!({"team": "ml", "hotfix": "1", "tier": "gold"});
+        let wanted = json!({"team": "ml", "tier": "silver", "cost": "a"});
+        let drift = map_drift(live.as_object().unwrap(), wanted.as_object().unwrap());
+        assert_eq!(
+            drift,
+            vec![
+                ("cost", DriftKind::Removed),
+                ("hotfix", DriftKind::Added),
+                ("tier", DriftKind::Changed),
+            ]
+        );
+    }
+
+    #[test]
+    fn numbers_and_their_text_are_no_drift_in_a_map() {
+        let live = json!({"DefMemPerCPU": "1024"});
+        let wanted = json!({"DefMemPerCPU": 1024});
+        assert!(map_drift(live.as_object().unwrap(), wanted.as_object().unwrap()).is_empty());
+    }
+}

@@ -1,0 +1,218 @@
+//! Drift: after an apply, a change made outside clusterform (a label added, a pool resized in
+//! the console) is named as such by the next plan, which restores the configuration; an edited
+//! configuration, or a missing or corrupt applied record, gives the plain plan.
+
+use serde_json::{Value, json};
+
+use crate::support::{ClusterSpec, Env, apply_ok, cluster_name, config, stderr};
+
+/// The applied record of the configuration directory.
+fn record_path(env: &Env) -> std::path::PathBuf {
+    env.path().join(".clusterform/applied.json")
+}
+
+/// Adds the label `hotfix` to train01 and resizes its `cpu` pool to 8 nodes, as someone in the
+/// console would.
+fn hotfix_outside(env: &Env) {
+    let name = cluster_name("train01");
+    let mut live = env.emulator().cluster(&name).unwrap();
+    live["labels"]["hotfix"] = json!("oom");
+    for pool in live["nodePools"].as_array_mut().unwrap() {
+        if pool["id"] == "cpu" {
+            pool["scalingSpec"]["maxNodeCount"] = json!(8);
+        }
+    }
+    env.emulator().insert_cluster(&name, live);
+}
+
+fn live(env: &Env) -> Value {
+    env.emulator().cluster(&cluster_name("train01")).unwrap()
+}
+
+fn cpu_max_nodes(live: &Value) -> Value {
+    live["nodePools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|pool| pool["id"] == "cpu")
+        .unwrap()["scalingSpec"]["maxNodeCount"]
+        .clone()
+}
+
+#[test]
+fn a_change_made_outside_clusterform_is_named_and_restored() {
+    let env = Env::new(100);
+    apply_ok(&env, &[ClusterSpec::default()]);
+    let record: Value =
+        serde_json::from_str(&std::fs::read_to_string(record_path(&env)).unwrap()).unwrap();
+    assert_eq!(record["clusters"][0]["address"]["id"], "train01");
+    hotfix_outside(&env);
+
+    insta::assert_snapshot!(env.transcript(&["plan"]), @r#"
+    clusterform will perform the following actions:
+
+      # train01 changed outside clusterform: labels.hotfix added, node_pools[cpu].scaling_spec.max_node_count changed
+      # train01 will be updated in place
+      ~ cluster "train01" {
+          ~ labels = {
+              - "hotfix" = "oom" -> null
+            }
+          ~ node_pool "cpu" {
+              ~ scaling_spec {
+                  ~ max_node_count = 8 -> 4
+                    # (1 unchanged attribute hidden)
+                }
+                # (1 unchanged attribute hidden)
+                # (1 unchanged block hidden)
+            }
+            # (1 unchanged attribute hidden)
+            # (3 unchanged blocks hidden)
+        }
+        update mask: labels, node_pools
+        update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; a refreshed startup script recreates the pool's nodes)
+        impact: immediate; resizes pool cpu
+        Warning: max_node_count of pool cpu goes from 8 to 4: the cluster reports 0 nodes in the pool, none above the new maximum, so none is removed now
+        # no Slurm jobs active now
+
+    Plan: 0 to add, 1 to change, 0 to replace, 0 to destroy.
+    "#);
+
+    let json = env.run(&["plan", "--json"]);
+    assert!(json.status.success(), "{}", stderr(&json));
+    let document: Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(
+        document["changes"][0]["drift"],
+        json!([
+            {"path": "labels.hotfix", "how": "added"},
+            {"path": "node_pools[cpu].scaling_spec.max_node_count", "how": "changed"}
+        ])
+    );
+
+    let applied = env.run(&["apply", "--auto-approve"]);
+    assert!(applied.status.success(), "{}", stderr(&applied));
+    let restored = live(&env);
+    assert_eq!(restored["labels"].get("hotfix"), None);
+    assert_eq!(
+        cpu_max_nodes(&restored),
+        json!("4"),
+        "the service writes int64 as a string"
+    );
+    insta::assert_snapshot!(env.transcript(&["plan"]), @"No changes. Your clusters match the configuration.");
+}
+
+#[test]
+fn an_edited_configuration_is_a_plain_change() {
+    let env = Env::new(100);
+    apply_ok(&env, &[ClusterSpec::default()]);
+    hotfix_outside(&env);
+    env.write_config(&config(&[ClusterSpec {
+        display_name: "Research training v2",
+        ..ClusterSpec::default()
+    }]));
+    let plan = env.transcript(&["plan"]);
+    assert!(!plan.to_string().contains("outside clusterform"), "{plan}");
+    insta::assert_snapshot!(plan, @r#"
+    clusterform will perform the following actions:
+
+      # train01 will be updated in place
+      ~ cluster "train01" {
+          ~ display_name = "Research training" -> "Research training v2"
+          ~ labels       = {
+              - "hotfix" = "oom" -> null
+            }
+          ~ node_pool "cpu" {
+              ~ scaling_spec {
+                  ~ max_node_count = 8 -> 4
+                    # (1 unchanged attribute hidden)
+                }
+                # (1 unchanged attribute hidden)
+                # (1 unchanged block hidden)
+            }
+            # (3 unchanged blocks hidden)
+        }
+        update mask: display_name, labels, node_pools
+        # display_name is vouched for by the Terraform provider only: if the service refuses it, the cluster is unchanged (--replace forces the change)
+        update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; a refreshed startup script recreates the pool's nodes)
+        impact: immediate; resizes pool cpu
+        Warning: max_node_count of pool cpu goes from 8 to 4: the cluster reports 0 nodes in the pool, none above the new maximum, so none is removed now
+        # no Slurm jobs active now
+
+    Plan: 0 to add, 1 to change, 0 to replace, 0 to destroy.
+    "#);
+}
+
+#[test]
+fn without_the_record_or_with_a_corrupt_one_the_plan_is_plain() {
+    let env = Env::new(100);
+    apply_ok(&env, &[ClusterSpec::default()]);
+    hotfix_outside(&env);
+    let with_record = env.transcript(&["plan"]).to_string();
+    assert!(
+        with_record.contains("changed outside clusterform"),
+        "{with_record}"
+    );
+
+    std::fs::remove_file(record_path(&env)).unwrap();
+    let without = env.transcript(&["plan"]).to_string();
+    assert!(!without.contains("outside clusterform"), "{without}");
+    // The same plan, less the drift line.
+    let drift_line = with_record
+        .lines()
+        .find(|line| line.contains("changed outside clusterform"))
+        .unwrap();
+    assert_eq!(without, with_record.replace(&format!("{drift_line}\n"), ""));
+
+    std::fs::write(record_path(&env), "{ not json").unwrap();
+    let corrupt = env.run(&["plan", "-v"]);
+    assert!(corrupt.status.success(), "{}", stderr(&corrupt));
+    let text = String::from_utf8(corrupt.stdout.clone()).unwrap();
+    assert!(!text.contains("outside clusterform"), "{text}");
+    assert!(
+        stderr(&corrupt).contains("the record of applied changes cannot be read"),
+        "{}",
+        stderr(&corrupt)
+    );
+    // An apply replaces the corrupt record with a readable one.
+    let applied = env.run(&["apply", "--auto-approve"]);
+    assert!(applied.status.success(), "{}", stderr(&applied));
+    let record: Value =
+        serde_json::from_str(&std::fs::read_to_string(record_path(&env)).unwrap()).unwrap();
+    assert_eq!(record["version"], 1);
+}
+
+#[test]
+fn destroying_a_cluster_drops_its_entry_from_the_record() {
+    let env = Env::new(100);
+    apply_ok(
+        &env,
+        &[ClusterSpec::default(), ClusterSpec::named("train02")],
+    );
+    let destroyed = env.run(&["destroy", "--auto-approve", "--target", "train02"]);
+    assert!(destroyed.status.success(), "{}", stderr(&destroyed));
+    let record: Value =
+        serde_json::from_str(&std::fs::read_to_string(record_path(&env)).unwrap()).unwrap();
+    let ids: Vec<&str> = record["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|entry| entry["address"]["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["train01"]);
+}
+
+#[cfg(unix)]
+#[test]
+fn an_unwritable_record_warns_and_the_apply_succeeds() {
+    let env = Env::new(100);
+    // A directory where the record's file belongs: it can be neither read nor replaced.
+    std::fs::create_dir_all(record_path(&env).join("in-the-way")).unwrap();
+    env.write_config(&config(&[ClusterSpec::default()]));
+    let applied = env.run(&["apply", "--auto-approve"]);
+    assert!(applied.status.success(), "{}", stderr(&applied));
+    let warning = stderr(&applied);
+    assert!(
+        warning.contains("Warning: the record of applied changes ./.clusterform/applied.json could not be written"),
+        "{warning}"
+    );
+    assert!(env.emulator().cluster(&cluster_name("train01")).is_some());
+}
