@@ -4,6 +4,7 @@
 mod auth;
 mod calls;
 mod engine;
+mod everywhere;
 mod fallbacks;
 mod hostile;
 mod idle;
