@@ -13,6 +13,7 @@ mod crash;
 mod destroy;
 mod emulator_command;
 mod events;
+mod everywhere;
 mod faults;
 mod fleet_output;
 #[cfg(unix)]
