@@ -61,7 +61,11 @@ fn a_cluster_in_a_region_the_configuration_no_longer_names_is_destroyed() {
     assert_succeeded(&targeted);
     let document: Value = serde_json::from_slice(&targeted.stdout).unwrap();
     assert_eq!(document["summary"]["destroy"], 1, "{document}");
-    assert_eq!(document["changes"].as_array().unwrap().len(), 1, "{document}");
+    assert_eq!(
+        document["changes"].as_array().unwrap().len(),
+        1,
+        "{document}"
+    );
 
     env.emulator().clear_requests();
     assert_succeeded(&env.run(&["apply", "--auto-approve"]));
@@ -78,7 +82,8 @@ fn a_cluster_in_a_region_the_configuration_no_longer_names_is_destroyed() {
 
 /// A cluster of another team in a region this configuration names nowhere, with a GPU pool.
 fn gpu_cluster_elsewhere(env: &Env) -> String {
-    let name = format!("projects/{PROJECT}/locations/asia-southeast1/modelDevelopmentClusters/gpu01");
+    let name =
+        format!("projects/{PROJECT}/locations/asia-southeast1/modelDevelopmentClusters/gpu01");
     let mut cluster = crate::support::hand_made_cluster();
     cluster["labels"] = json!({"clusterform-stack": "vision"});
     cluster["nodePools"].as_array_mut().unwrap().push(json!({
@@ -106,7 +111,11 @@ fn list_shows_clusters_in_regions_the_configuration_does_not_name_with_accelerat
     assert_succeeded(&listed);
     let table: String = stdout(&listed)
         .lines()
-        .map(|line| line.rsplit_once("  ").map_or(line, |(start, _)| start).trim_end())
+        .map(|line| {
+            line.rsplit_once("  ")
+                .map_or(line, |(start, _)| start)
+                .trim_end()
+        })
         .collect::<Vec<_>>()
         .join("\n");
     insta::assert_snapshot!(table, @r"
@@ -125,7 +134,10 @@ fn list_shows_clusters_in_regions_the_configuration_does_not_name_with_accelerat
         .find(|row| row["id"] == "gpu01")
         .expect("gpu01 listed");
     assert_eq!(gpu["region"], "asia-southeast1");
-    assert_eq!(gpu["node_pools"][2]["accelerator_type"], "NVIDIA_H200_141GB");
+    assert_eq!(
+        gpu["node_pools"][2]["accelerator_type"],
+        "NVIDIA_H200_141GB"
+    );
     assert_eq!(gpu["node_pools"][2]["accelerator_count"], 8);
     assert_eq!(gpu["node_pools"][0]["accelerator_type"], Value::Null);
 
@@ -166,7 +178,9 @@ fn list_shows_clusters_in_regions_the_configuration_does_not_name_with_accelerat
         .collect();
     assert_eq!(
         lists,
-        [format!("/v1beta1/projects/{PROJECT}/locations/asia-southeast1/modelDevelopmentClusters")],
+        [format!(
+            "/v1beta1/projects/{PROJECT}/locations/asia-southeast1/modelDevelopmentClusters"
+        )],
         "one location only, and nothing else"
     );
 }
@@ -190,12 +204,14 @@ fn a_refused_list_in_an_unnamed_region_warns_and_deletes_nothing() {
     let applied = env.run(&["apply", "--auto-approve"]);
     assert_succeeded(&applied);
     assert!(env.mutations().iter().all(|r| r.method != "DELETE"));
-    assert!(env.emulator().cluster(&far01()).is_some(), "far01 was not seen, so not deleted");
+    assert!(
+        env.emulator().cluster(&far01()).is_some(),
+        "far01 was not seen, so not deleted"
+    );
 
     // Where the configuration names a cluster, a refused List stops the plan.
-    env.emulator().set_refused_locations(vec![
-        format!("{PROJECT}/us-central1").parse().unwrap(),
-    ]);
+    env.emulator()
+        .set_refused_locations(vec![format!("{PROJECT}/us-central1").parse().unwrap()]);
     let refused = env.run(&["plan"]);
     assert_eq!(refused.status.code(), Some(1));
     assert!(

@@ -971,8 +971,8 @@ mod tests {
             refused,
             ["permission:us-east5", "not-allowlisted:my-proj/asia-south2"]
         );
-        let error = parse(&["clusterform", "emulator", "--refuse-location", "x:us-east5"])
-            .unwrap_err();
+        let error =
+            parse(&["clusterform", "emulator", "--refuse-location", "x:us-east5"]).unwrap_err();
         assert!(error.to_string().contains("--refuse-location"), "{error}");
     }
 

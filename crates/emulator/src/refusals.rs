@@ -222,7 +222,8 @@ mod tests {
             error.message
         );
         let number = project_number_of("my-proj");
-        let by_number = format!("/v1beta1/projects/{number}/locations/us-east5/modelDevelopmentClusters/c1");
+        let by_number =
+            format!("/v1beta1/projects/{number}/locations/us-east5/modelDevelopmentClusters/c1");
         assert!(refusal(&refused, "DELETE", &by_number).is_some());
         let operation = "/v1/projects/my-proj/locations/us-east5/operations/7:wait";
         assert!(refusal(&refused, "POST", operation).is_some());

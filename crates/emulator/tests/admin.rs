@@ -238,7 +238,8 @@ async fn a_refused_location_refuses_its_cluster_api_and_nothing_else() {
             {"location": "asia-south2", "kind": "not-allowlisted"}
         ]})
     );
-    let list = format!("/v1beta1/projects/{PROJECT}/locations/us-central1/modelDevelopmentClusters");
+    let list =
+        format!("/v1beta1/projects/{PROJECT}/locations/us-central1/modelDevelopmentClusters");
     let (status, error) = server.get(&list).await;
     assert_eq!(status, 403, "{error}");
     assert_eq!(error["error"]["status"], "PERMISSION_DENIED");

@@ -107,7 +107,14 @@ async fn refresh_lists_each_location_or_gets_targets() {
         location(),
         clusterform_model::Location::new("proj-two", "europe-west4").unwrap(),
     ]);
-    assert_eq!(refresh(&h.client, &locations, &[]).await.unwrap().live.len(), 3);
+    assert_eq!(
+        refresh(&h.client, &locations, &[])
+            .await
+            .unwrap()
+            .live
+            .len(),
+        3
+    );
     h.emulator.clear_requests();
     let targets = [parsed_name("alpha"), parsed_name("nothere")];
     let found = refresh(&h.client, &locations, &targets).await.unwrap().live;

@@ -102,7 +102,9 @@ async fn a_list_refused_where_nothing_is_named_is_reported_and_gives_nothing() {
         cluster_body("hidden", Some(STACK)),
     );
     h.emulator.set_refused_locations(vec![
-        format!("{PROJECT}/us-east5").parse::<RefusedLocation>().unwrap(),
+        format!("{PROJECT}/us-east5")
+            .parse::<RefusedLocation>()
+            .unwrap(),
         "not-allowlisted:asia-south2".parse().unwrap(),
     ]);
 
@@ -146,7 +148,10 @@ async fn a_list_refused_where_nothing_is_named_is_reported_and_gives_nothing() {
         Some(Code::InvalidArgument)
     );
     // A refusal is an answer, not asked again.
-    assert_eq!(lists_per_location(&h)[&(PROJECT.to_owned(), "us-east5".to_owned())], 1);
+    assert_eq!(
+        lists_per_location(&h)[&(PROJECT.to_owned(), "us-east5".to_owned())],
+        1
+    );
 }
 
 #[tokio::test]
@@ -184,16 +189,15 @@ async fn a_list_refused_after_its_first_page_fails_the_refresh() {
         }
         match seen.param("pageToken") {
             Some(_) => google_error(403, "PERMISSION_DENIED", "Permission denied"),
-            None => json(json!({"modelDevelopmentClusters": [first.clone()], "nextPageToken": "p2"})),
+            None => {
+                json(json!({"modelDevelopmentClusters": [first.clone()], "nextPageToken": "p2"}))
+            }
         }
     })
     .await;
     let client = client_for(server.base_url(), fast_retry());
-    let locations = RefreshLocations::everywhere(
-        [Location::new(PROJECT, "us-central1").unwrap()],
-        [],
-        [],
-    );
+    let locations =
+        RefreshLocations::everywhere([Location::new(PROJECT, "us-central1").unwrap()], [], []);
     let error = refresh(&client, &locations, &[]).await.unwrap_err();
     assert_eq!(
         error.api_code(),

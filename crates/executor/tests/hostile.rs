@@ -11,8 +11,8 @@ use clusterform_executor::{
     ApiClient, ApplyEngine, ApplyReport, ClientOptions, ExecError, Journal, MAX_ANSWER_BYTES,
     MAX_LIST_PAGES, StaticToken, Submitted, TransportError,
 };
-use clusterform_model::{Action, RefreshLocations};
 use clusterform_model::rest::ClusterRequest;
+use clusterform_model::{Action, RefreshLocations};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 

@@ -43,8 +43,8 @@ pub use names::{
     ClusterId, ClusterName, Location, NameError, OperationName, cluster_address, validate_location,
     validate_project,
 };
-pub use regions::{RefreshLocations, SERVICE_REGIONS, is_service_region};
 pub use operation::{Code, ErrorEnvelope, FieldViolation, Operation, Shortage, Status};
+pub use regions::{RefreshLocations, SERVICE_REGIONS, is_service_region};
 pub use update_mode::{UnknownUpdateMode, UpdateMode};
 
 /// The label clusterform puts on every cluster it manages; its value is the stack name.

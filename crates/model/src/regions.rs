@@ -175,8 +175,16 @@ mod tests {
         assert!(refresh.is_named(&at("acme-ml", "us-central1")));
         assert!(refresh.is_named(&at("acme-ml", "me-west9")));
         assert!(!refresh.is_named(&at("proj-two", "me-west9")));
-        assert!(refresh.other_locations().contains(&at("proj-two", "me-west9")));
-        assert!(refresh.other_locations().contains(&at("acme-ml", "europe-north1")));
+        assert!(
+            refresh
+                .other_locations()
+                .contains(&at("proj-two", "me-west9"))
+        );
+        assert!(
+            refresh
+                .other_locations()
+                .contains(&at("acme-ml", "europe-north1"))
+        );
         let listed: Vec<_> = refresh.iter().map(|(l, _)| l.clone()).collect();
         let mut sorted = listed.clone();
         sorted.sort();

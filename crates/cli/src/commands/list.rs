@@ -31,7 +31,11 @@ pub async fn run(args: &List, printer: &Printer) -> Result<ExitStatus, CliError>
     } else {
         None
     };
-    let locations = listed_locations(config.as_ref(), args.project.as_deref(), args.region.as_deref())?;
+    let locations = listed_locations(
+        config.as_ref(),
+        args.project.as_deref(),
+        args.region.as_deref(),
+    )?;
     let provider = config.as_ref().map(|config| &config.provider);
     let connection = context::connect(args.endpoint.as_deref(), provider, dir, printer).await?;
     let refreshed = clusterform_executor::refresh(&connection.client, &locations, &[]).await?;
@@ -81,8 +85,7 @@ fn listed_locations(
     let mut narrowed = RefreshLocations::default();
     for listed_project in &projects {
         for listed_region in &regions {
-            let location =
-                Location::new(listed_project, listed_region).map_err(ExecError::from)?;
+            let location = Location::new(listed_project, listed_region).map_err(ExecError::from)?;
             if asked_for_one || everywhere.is_named(&location) {
                 narrowed.add_named(location);
             } else {
@@ -190,9 +193,7 @@ fn accelerators(cluster: &Cluster) -> String {
         .node_pools
         .iter()
         .flatten()
-        .filter_map(|p| {
-            accelerator(p).map(|(kind, count)| format!("{}:{kind}×{count}", p.id))
-        })
+        .filter_map(|p| accelerator(p).map(|(kind, count)| format!("{}:{kind}×{count}", p.id)))
         .collect();
     if shown.is_empty() {
         "-".to_owned()
@@ -235,18 +236,15 @@ mod tests {
                 .unwrap()
                 .replace("us-central1", "europe-west4")
         );
-        elsewhere["nodePools"]
-            .as_array_mut()
-            .unwrap()
-            .push(json!({
-                "id": "gpu",
-                "machineSpec": {
-                    "machineType": "a3-ultragpu-8g",
-                    "acceleratorType": "NVIDIA_H200_141GB",
-                    "acceleratorCount": 8
-                },
-                "scalingSpec": {"minNodeCount": "0", "maxNodeCount": "2"}
-            }));
+        elsewhere["nodePools"].as_array_mut().unwrap().push(json!({
+            "id": "gpu",
+            "machineSpec": {
+                "machineType": "a3-ultragpu-8g",
+                "acceleratorType": "NVIDIA_H200_141GB",
+                "acceleratorCount": 8
+            },
+            "scalingSpec": {"minNodeCount": "0", "maxNodeCount": "2"}
+        }));
         let clusters = [
             clusterform_testkit::cluster(served),
             LiveCluster::read_at(
@@ -261,9 +259,15 @@ mod tests {
         train01  my-proj  europe-west4  RUNNING  cpu:0-4 login:1-1 gpu:0-2  gpu:NVIDIA_H200_141GB×8  research  2026-11-02T10:30:00Z
         ");
         let row = json_row(&clusters[1]);
-        assert_eq!(row["node_pools"][2]["accelerator_type"], "NVIDIA_H200_141GB");
+        assert_eq!(
+            row["node_pools"][2]["accelerator_type"],
+            "NVIDIA_H200_141GB"
+        );
         assert_eq!(row["node_pools"][2]["accelerator_count"], 8);
-        assert_eq!(row["node_pools"][0]["accelerator_type"], serde_json::Value::Null);
+        assert_eq!(
+            row["node_pools"][0]["accelerator_type"],
+            serde_json::Value::Null
+        );
     }
 
     #[test]
@@ -309,21 +313,26 @@ mod tests {
         );
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("main.hcl"), hcl).unwrap();
-        let config = clusterform_config::load(
-            dir.path(),
-            &clusterform_config::VariableInputs::default(),
-        )
-        .unwrap()
-        .config;
+        let config =
+            clusterform_config::load(dir.path(), &clusterform_config::VariableInputs::default())
+                .unwrap()
+                .config;
         let all = listed_locations(Some(&config), None, None).unwrap();
         assert_eq!(all, config.refresh_locations());
         let region = listed_locations(Some(&config), None, Some("europe-west4")).unwrap();
         assert_eq!(region.len(), 1);
-        assert!(region.named_locations().is_empty(), "only the configured location is named");
+        assert!(
+            region.named_locations().is_empty(),
+            "only the configured location is named"
+        );
         let home = listed_locations(Some(&config), None, Some("us-central1")).unwrap();
         assert!(home.is_named(&location("my-proj", "us-central1")));
         let other = listed_locations(Some(&config), Some("proj-two"), None).unwrap();
         assert_eq!(other.len(), clusterform_model::SERVICE_REGIONS.len());
-        assert!(other.iter().all(|(l, named)| l.project() == "proj-two" && !named));
+        assert!(
+            other
+                .iter()
+                .all(|(l, named)| l.project() == "proj-two" && !named)
+        );
     }
 }

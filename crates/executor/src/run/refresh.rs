@@ -167,7 +167,11 @@ impl fmt::Display for RefusedList {
         let (project, region) = (self.location.project(), self.location.region());
         match self.status() {
             Some(status) => write!(f, "the List of {project}/{region} was refused: {status}"),
-            None => write!(f, "the List of {project}/{region} was refused: {}", self.error),
+            None => write!(
+                f,
+                "the List of {project}/{region} was refused: {}",
+                self.error
+            ),
         }
     }
 }
@@ -451,7 +455,8 @@ mod tests {
                 details: Vec::new(),
             }),
             method: "GET".to_owned(),
-            url: "https://x/v1beta1/projects/acme-ml/locations/r/modelDevelopmentClusters".to_owned(),
+            url: "https://x/v1beta1/projects/acme-ml/locations/r/modelDevelopmentClusters"
+                .to_owned(),
         }
     }
 
