@@ -14,6 +14,7 @@ mod destroy;
 mod drift;
 mod emulator_command;
 mod events;
+mod everywhere;
 mod fallbacks;
 mod faults;
 mod fleet_output;

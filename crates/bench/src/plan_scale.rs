@@ -89,7 +89,9 @@ pub struct PageCapCase {
 }
 
 /// The floor of a refresh: every region's List pages one after the other, the regions in
-/// parallel, each page costing the injected latency.
+/// parallel, each page costing the injected latency. A plan also lists every service region
+/// the fleet leaves empty (one page each, at the same time as the others), which never raises
+/// the floor above the busiest region's pages.
 pub fn floor(fleet: &Fleet, latency: Duration, page_cap: usize) -> f64 {
     let pages = fleet
         .per_region()

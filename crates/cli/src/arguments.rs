@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::CommandFactory as _;
-use clusterform_emulator::{CapacityFailure, EmulatorOptions, FaultSpec};
+use clusterform_emulator::{CapacityFailure, EmulatorOptions, FaultSpec, RefusedLocation};
 use clusterform_model::fields::UpdateMaskPath;
 use clusterform_planner::PlanOptions;
 
@@ -600,6 +600,12 @@ fn emulator(args: cli::EmulatorArgs) -> Result<Emulator, CliError> {
         .map(|text| text.parse::<CapacityFailure>())
         .collect::<Result<Vec<_>, _>>()
         .map_err(|err| CliError::Usage(format!("--capacity-failure: {err}")))?;
+    let refused_locations = args
+        .refused_locations
+        .iter()
+        .map(|text| text.parse::<RefusedLocation>())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|err| CliError::Usage(format!("--refuse-location: {err}")))?;
     let defaults = EmulatorOptions::default();
     let options = EmulatorOptions {
         operation_duration: Duration::from_secs_f64(args.op_seconds),
@@ -618,6 +624,7 @@ fn emulator(args: cli::EmulatorArgs) -> Result<Emulator, CliError> {
         id_blocked_after_delete,
         refused_update_paths: refused_update_paths(args.refused_update_paths)?,
         fold_slurm_config_keys: args.fold_slurm_keys,
+        refused_locations,
         ..defaults
     };
     Ok(Emulator { listen, options })
@@ -946,6 +953,34 @@ mod tests {
         assert_eq!(emulator.options.buckets, ["team-infra", "ci-state"]);
         assert!(emulator.options.create_buckets_on_use);
         assert!(emulator.options.object_mutation_limit);
+    }
+
+    #[test]
+    fn the_emulator_takes_refused_locations() {
+        let Arguments::Emulator(emulator) = parse(&[
+            "clusterform",
+            "emulator",
+            "--refuse-location",
+            "us-east5",
+            "--refuse-location",
+            "not-allowlisted:my-proj/asia-south2",
+        ])
+        .unwrap() else {
+            panic!("not the emulator");
+        };
+        let refused: Vec<String> = emulator
+            .options
+            .refused_locations
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            refused,
+            ["permission:us-east5", "not-allowlisted:my-proj/asia-south2"]
+        );
+        let error =
+            parse(&["clusterform", "emulator", "--refuse-location", "x:us-east5"]).unwrap_err();
+        assert!(error.to_string().contains("--refuse-location"), "{error}");
     }
 
     #[test]

@@ -67,7 +67,7 @@ pub enum Command {
     /// Print a saved plan
     #[command(after_help = "Example:\n  clusterform show plan.json")]
     Show(ShowArgs),
-    /// List the live clusters of a project and region
+    /// List the live clusters in every region of the configuration's projects
     #[command(
         after_help = "Example:\n  clusterform list --project my-project --region us-central1"
     )]
@@ -335,10 +335,12 @@ pub struct ListArgs {
     pub endpoint: EndpointArg,
     #[command(flatten)]
     pub vars: VarArgs,
-    /// Project (default: the configuration's)
+    /// List only this project (default: every project the configuration names; required
+    /// without a configuration)
     #[arg(long)]
     pub project: Option<String>,
-    /// Region (default: the configuration's)
+    /// List only this region (default: every region the service runs in and every region the
+    /// configuration names)
     #[arg(long)]
     pub region: Option<String>,
     /// Print JSON
@@ -436,6 +438,13 @@ pub struct EmulatorArgs {
     /// as a service that does not echo the request's spelling would
     #[arg(long)]
     pub fold_slurm_keys: bool,
+    /// Refuse every cluster API request for a location, as the service refuses a caller
+    /// without permission there or a project not allowlisted in the region; REFUSAL is
+    /// [KIND:][PROJECT/]LOCATION: only PROJECT's requests (default: every project's), KIND
+    /// "permission" (the default: 403 PERMISSION_DENIED) or "not-allowlisted" (400
+    /// INVALID_ARGUMENT) (repeatable)
+    #[arg(long = "refuse-location", value_name = "REFUSAL")]
+    pub refused_locations: Vec<String>,
 }
 
 /// `force-unlock LOCK_ID`.

@@ -88,6 +88,25 @@ fn load_located(dir: &Path, mut inputs: VariableInputs) -> Result<LoadedConfig, 
     })
 }
 
+/// Whether `dir` holds configuration files (`*.hcl`); a directory that does not exist yet
+/// holds none.
+pub fn has_configuration(dir: &Path) -> Result<bool, CliError> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(source) => {
+            return Err(CliError::Io {
+                action: "could not read",
+                path: dir.to_path_buf(),
+                source,
+            });
+        }
+    };
+    Ok(entries
+        .flatten()
+        .any(|entry| entry.path().extension().is_some_and(|ext| ext == "hcl")))
+}
+
 /// `--var`, `--var-file` and `CLUSTERFORM_VAR_*`.
 pub fn variable_inputs(variables: &Variables) -> Result<VariableInputs, CliError> {
     Ok(VariableInputs {
@@ -356,6 +375,16 @@ fn check_stack_fits_endpoint(provider: &Provider, endpoint: Option<&str>) -> Res
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_directory_with_hcl_files_has_configuration() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(!has_configuration(&dir.path().join("absent")).unwrap());
+        std::fs::write(dir.path().join("notes.txt"), "").unwrap();
+        assert!(!has_configuration(dir.path()).unwrap());
+        std::fs::write(dir.path().join("main.hcl"), "").unwrap();
+        assert!(has_configuration(dir.path()).unwrap());
+    }
 
     #[test]
     fn the_storage_endpoint_follows_its_precedence() {

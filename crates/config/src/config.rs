@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clusterform_model::duration::Seconds;
 use clusterform_model::paths::IgnorePath;
-use clusterform_model::{Cluster, ClusterName, Location, NodePool, UpdateMode};
+use clusterform_model::{Cluster, ClusterName, Location, NodePool, RefreshLocations, UpdateMode};
 
 /// A whole configuration directory, evaluated and validated.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -44,6 +44,35 @@ impl Config {
             locations.extend(self.provider.location());
         }
         locations
+    }
+
+    /// Every project the configuration names: the declared clusters', the `removed` blocks'
+    /// and the provider's (when it is a valid project ID or number), sorted, without repeats.
+    pub fn projects(&self) -> BTreeSet<&str> {
+        let declared = self.clusters.iter().map(|c| c.name.project());
+        let removed = self.removed.iter().map(|r| r.name.project());
+        let provider = self
+            .provider
+            .project
+            .as_deref()
+            .filter(|p| clusterform_model::validate_project(p).is_ok());
+        declared.chain(removed).chain(provider).collect()
+    }
+
+    /// Where a refresh of this configuration lists: every region the service runs in
+    /// ([`SERVICE_REGIONS`](clusterform_model::SERVICE_REGIONS)) and every region the
+    /// configuration names (its clusters', its `removed` blocks', the provider's), in every
+    /// project it names ([`projects`](Self::projects)) — a stack owns its clusters wherever they
+    /// are, so a cluster whose region the configuration no longer names is still seen, and
+    /// deleted. [`locations`](Self::locations) are the named ones: a List that fails there
+    /// fails the refresh, while one refused elsewhere is only reported.
+    pub fn refresh_locations(&self) -> RefreshLocations {
+        let provider_region = self
+            .provider
+            .region
+            .as_deref()
+            .filter(|r| clusterform_model::validate_location(r).is_ok());
+        RefreshLocations::everywhere(self.locations(), self.projects(), provider_region)
     }
 }
 
@@ -343,5 +372,40 @@ mod tests {
             [Location::new("acme-ml", "us-central1").unwrap()]
         );
         assert!(Config::default().locations().is_empty());
+    }
+
+    #[test]
+    fn a_refresh_lists_every_service_region_of_every_named_project() {
+        let provider = Provider {
+            project: Some("acme-ml".to_owned()),
+            region: Some("me-west9".to_owned()),
+            ..Provider::default()
+        };
+        let elsewhere = DesiredCluster {
+            name: ClusterName::new("proj-two", "europe-west4", "c1").unwrap(),
+            ..cluster_with_fallbacks()
+        };
+        let config = Config {
+            provider,
+            clusters: vec![cluster_with_fallbacks(), elsewhere],
+            ..Config::default()
+        };
+        assert_eq!(
+            config.projects().into_iter().collect::<Vec<_>>(),
+            ["acme-ml", "my-proj", "proj-two"]
+        );
+        let refresh = config.refresh_locations();
+        // Three projects; the twelve service regions and the provider's `me-west9`.
+        assert_eq!(refresh.len(), 3 * 13);
+        let named: Vec<_> = refresh.named_locations().iter().cloned().collect();
+        assert_eq!(
+            named,
+            [
+                Location::new("my-proj", "us-central1").unwrap(),
+                Location::new("proj-two", "europe-west4").unwrap(),
+            ]
+        );
+        assert!(!refresh.is_named(&Location::new("acme-ml", "me-west9").unwrap()));
+        assert!(!refresh.is_named(&Location::new("my-proj", "europe-west4").unwrap()));
     }
 }

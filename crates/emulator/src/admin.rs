@@ -1,6 +1,7 @@
 //! The emulator's own admin HTTP API, under `/emulator/v1/` (a prefix no Google API uses):
 //! what the test-control methods do, for a user of `clusterform emulator` rehearsing idle
-//! teardown, a stockout or an ID that stays taken after its delete without editing the state file. Requests are logged and need the
+//! teardown, a stockout, an ID that stays taken after its delete or a refused location without
+//! editing the state file. Requests are logged and need the
 //! bearer token like any other, and are never faulted. Every answer is JSON; errors use
 //! AIP-193's envelope.
 
@@ -18,6 +19,7 @@ use crate::api_error::ApiError;
 use crate::capacity::CapacityFailure;
 use crate::clusters::cluster_not_found;
 use crate::emulator::Emulator;
+use crate::refusals::RefusedLocation;
 use crate::resource::Parent;
 use crate::routes::{json_body, path_params};
 
@@ -46,6 +48,10 @@ pub(crate) fn routes() -> Router<Emulator> {
         .route(
             "/emulator/v1/idBlockedAfterDelete",
             put(set_id_blocked_after_delete).get(id_blocked_after_delete),
+        )
+        .route(
+            "/emulator/v1/refusedLocations",
+            put(set_refused_locations).get(refused_locations),
         )
 }
 
@@ -107,6 +113,12 @@ struct ClusterEvents {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct CapacityFailures {
     capacity_failures: Vec<CapacityFailure>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RefusedLocations {
+    refused_locations: Vec<RefusedLocation>,
 }
 
 #[derive(Deserialize)]
@@ -228,4 +240,31 @@ async fn id_blocked_after_delete(State(emulator): State<Emulator>) -> Json<Value
 
 fn id_blocked_after_delete_answer(emulator: &Emulator) -> Json<Value> {
     Json(json!({ "seconds": emulator.id_blocked_after_delete().as_secs_f64() }))
+}
+
+async fn set_refused_locations(
+    State(emulator): State<Emulator>,
+    bytes: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let RefusedLocations { refused_locations } = json_body(&bytes)?;
+    // An entry is well formed when its command-line spelling reads back as the same entry.
+    if let Some(bad) = refused_locations
+        .iter()
+        .find(|entry| entry.to_string().parse::<RefusedLocation>().ok().as_ref() != Some(*entry))
+    {
+        return Err(ApiError::invalid_argument(format!(
+            "`{}` is not a refused location: `location` and `project` are lowercase letters, digits and hyphens.",
+            bad.location
+        )));
+    }
+    emulator.set_refused_locations(refused_locations);
+    Ok(refused_locations_answer(&emulator))
+}
+
+async fn refused_locations(State(emulator): State<Emulator>) -> Json<Value> {
+    refused_locations_answer(&emulator)
+}
+
+fn refused_locations_answer(emulator: &Emulator) -> Json<Value> {
+    Json(json!({ "refusedLocations": emulator.refused_locations() }))
 }

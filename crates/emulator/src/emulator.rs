@@ -19,6 +19,7 @@ use crate::error::EmulatorError;
 use crate::faults::{FaultDice, FaultSpec};
 use crate::persist;
 use crate::project::{numbered_name, project_number_of};
+use crate::refusals::RefusedLocation;
 use crate::resource::{Parent, complete_cluster};
 use crate::slurm::DEFAULT_API_VERSIONS;
 use crate::store::{
@@ -88,6 +89,11 @@ pub struct EmulatorOptions {
     /// spelling would; the service compares keys that way (*Create cluster*, "Slurm
     /// configuration maps"), so a client must too.
     pub fold_slurm_config_keys: bool,
+    /// Locations (of one project, or of every project) whose every cluster API request is
+    /// refused — `403 PERMISSION_DENIED`, or `400 INVALID_ARGUMENT` for a region the project
+    /// may not use — as the service refuses a caller without permission there or a project
+    /// that is not allowlisted in the region.
+    pub refused_locations: Vec<RefusedLocation>,
 }
 
 /// The least time between two mutations of one Cloud Storage object with
@@ -119,6 +125,7 @@ impl Default for EmulatorOptions {
             id_blocked_after_delete: Duration::ZERO,
             refused_update_paths: Vec::new(),
             fold_slurm_config_keys: false,
+            refused_locations: Vec::new(),
         }
     }
 }
@@ -399,6 +406,17 @@ impl Emulator {
     /// The capacity failures in force.
     pub fn capacity_failures(&self) -> Vec<CapacityFailure> {
         self.lock().options.capacity_failures.clone()
+    }
+
+    /// Replaces [`EmulatorOptions::refused_locations`]: every cluster API request for one of
+    /// them is refused from now on.
+    pub fn set_refused_locations(&self, refused: Vec<RefusedLocation>) {
+        self.lock().options.refused_locations = refused;
+    }
+
+    /// The refused locations in force.
+    pub fn refused_locations(&self) -> Vec<RefusedLocation> {
+        self.lock().options.refused_locations.clone()
     }
 
     /// Sets [`EmulatorOptions::id_blocked_after_delete`].

@@ -1,7 +1,7 @@
 //! What happens to every request before a handler sees it, in order: it is
 //! logged, the configured latency and the fault spec's jitter are added, the
 //! fault dice (when the spec applies to the request's location) decide whether it is answered with an injected error or dropped,
-//! and the bearer token is checked. The answered status is written back into
+//! the bearer token is checked, and a request for a refused location is refused. The answered status is written back into
 //! the log. Errors answered here take the envelope of the API the path belongs
 //! to (Cloud Storage's for its routes, AIP-193 for the cluster API).
 
@@ -17,6 +17,7 @@ use crate::admin::ADMIN_PREFIX;
 use crate::api_error::{ApiError, Code};
 use crate::emulator::{Emulator, RecordedRequest};
 use crate::faults::RequestFault;
+use crate::refusals;
 use crate::storage::{StorageError, is_storage_path};
 
 /// Request bodies above this size are refused.
@@ -99,7 +100,9 @@ pub(crate) async fn every_request(
             ApiError::invalid_argument(format!("Cannot read the request body: {error}.")),
             storage,
         ),
-        (None, Ok(bytes)) => match authenticate(&parts.headers, &emulator) {
+        (None, Ok(bytes)) => match authenticate(&parts.headers, &emulator)
+            .and_then(|()| refused_location(&emulator, parts.method.as_str(), parts.uri.path()))
+        {
             Err(error) => error_response(error, storage),
             Ok(()) => {
                 next.run(Request::from_parts(parts, Body::from(bytes)))
@@ -113,6 +116,15 @@ pub(crate) async fn every_request(
             .record_status(number, response.status().as_u16());
     }
     response
+}
+
+/// `Err` with the refusal when the request is for one of the refused locations.
+fn refused_location(emulator: &Emulator, method: &str, path: &str) -> Result<(), ApiError> {
+    let state = emulator.lock();
+    match refusals::refusal(&state.options.refused_locations, method, path) {
+        Some(refusal) => Err(refusal),
+        None => Ok(()),
+    }
 }
 
 /// An error in the envelope of the API the request was for.

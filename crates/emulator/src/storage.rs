@@ -115,6 +115,7 @@ impl From<ApiError> for StorageError {
     fn from(error: ApiError) -> Self {
         let (reason, location) = match error.code {
             Code::Unauthenticated => ("required", Some(("header", "Authorization"))),
+            Code::PermissionDenied => ("forbidden", None),
             Code::NotFound => ("notFound", None),
             Code::ResourceExhausted => ("rateLimitExceeded", None),
             Code::Unavailable => ("backendError", None),

@@ -1,7 +1,7 @@
 //! The admin HTTP API under `/emulator/v1/`: Slurm jobs, nodes and controller, a cluster's
-//! state, node states and events, and capacity failures that make a create's operation fail
-//! with a stockout; the token rule, refusals of bad bodies and unknown clusters, and that
-//! faults never touch it.
+//! state, node states and events, capacity failures that make a create's operation fail
+//! with a stockout, and refused locations; the token rule, refusals of bad bodies and unknown
+//! clusters, and that faults never touch it.
 
 use clusterform_emulator::{CapacityFailure, EmulatorOptions, FaultSpec};
 use reqwest::Method;
@@ -219,4 +219,66 @@ async fn capacity_failures_match_only_their_machine_type_and_zone() {
     .await;
     assert_eq!(status, 200);
     assert!(server.emulator().capacity_failures().is_empty());
+}
+
+#[tokio::test]
+async fn a_refused_location_refuses_its_cluster_api_and_nothing_else() {
+    let server = TestServer::start(fast_options()).await;
+    server.create_running("c1", seed()).await;
+    let refused = json!({"refusedLocations": [
+        {"location": "us-central1", "project": PROJECT},
+        {"location": "asia-south2", "kind": "not-allowlisted"}
+    ]});
+    let (status, answer) = put(&server, "/emulator/v1/refusedLocations", refused).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(
+        answer,
+        json!({"refusedLocations": [
+            {"location": "us-central1", "project": PROJECT},
+            {"location": "asia-south2", "kind": "not-allowlisted"}
+        ]})
+    );
+    let list =
+        format!("/v1beta1/projects/{PROJECT}/locations/us-central1/modelDevelopmentClusters");
+    let (status, error) = server.get(&list).await;
+    assert_eq!(status, 403, "{error}");
+    assert_eq!(error["error"]["status"], "PERMISSION_DENIED");
+    assert_eq!(
+        error["error"]["message"],
+        format!(
+            "Permission 'aiplatform.modelDevelopmentClusters.list' denied on resource \
+             '//aiplatform.googleapis.com/projects/{PROJECT}/locations/us-central1' (or it may \
+             not exist)."
+        )
+    );
+    let (status, _) = server.get(&cluster_path("c1")).await;
+    assert_eq!(status, 403, "a Get is refused too");
+    let (status, error) = server
+        .get("/v1beta1/projects/other-proj/locations/asia-south2/modelDevelopmentClusters")
+        .await;
+    assert_eq!(status, 400, "{error}");
+    assert_eq!(error["error"]["status"], "INVALID_ARGUMENT");
+    let (status, _) = server
+        .get("/v1beta1/projects/other-proj/locations/us-central1/modelDevelopmentClusters")
+        .await;
+    assert_eq!(status, 200, "another project's us-central1 answers");
+    let (status, _) = put(&server, &admin("c1", "status"), json!({"state": "RUNNING"})).await;
+    assert_eq!(status, 200, "the admin API is never refused");
+
+    let (status, _) = put(
+        &server,
+        "/emulator/v1/refusedLocations",
+        json!({"refusedLocations": [{"location": "US CENTRAL"}]}),
+    )
+    .await;
+    assert_eq!(status, 400);
+    let (status, answer) = put(
+        &server,
+        "/emulator/v1/refusedLocations",
+        json!({"refusedLocations": []}),
+    )
+    .await;
+    assert_eq!((status, answer), (200, json!({"refusedLocations": []})));
+    let (status, _) = server.get(&list).await;
+    assert_eq!(status, 200, "refusals can be lifted");
 }

@@ -5,7 +5,8 @@
 //! Storage's ([`StorageClient`]), send through one exchange that retries by AIP-194. `state`
 //! keeps what outlives a run: the journal of operations in flight ([`Journal`]) and the stack's
 //! lock ([`RunLock`], [`StorageLock`]). `run` reads the live clusters for the planner
-//! page by page ([`refresh_paged`]),
+//! page by page, in every location of a `RefreshLocations` at once, reporting the Lists
+//! refused where the configuration names nothing ([`refresh_paged`], [`RefusedList`]),
 //! follows long-running operations ([`OperationWaiter`]), runs a plan with bounded concurrency
 //! ([`ApplyEngine`]), reads clusters' Slurm jobs and nodes ([`read_jobs`], [`read_nodes`],
 //! [`running_jobs`] for plans) and pings their controllers ([`ping`]), and decides which
@@ -24,7 +25,9 @@ pub use run::engine::{
 pub use run::error::{ExecError, FailedAttempt, LeftBehind};
 pub use run::idle::{IdleReport, IdleVerdict, SlurmEvidence, idle_verdict, inspect_idle};
 pub use run::operations::{OperationWaiter, WaitOptions};
-pub use run::refresh::{LivePages, PagePosition, refresh, refresh_paged};
+pub use run::refresh::{
+    LivePages, PagePosition, Refreshed, RefusedList, is_refusal, refresh, refresh_paged,
+};
 pub use run::slurm::{
     SLURM_API_VERSIONS, SlurmJob, SlurmNode, SlurmReadError, parse_jobs, parse_nodes, ping,
     read_jobs, read_nodes, running_jobs,

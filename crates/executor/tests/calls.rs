@@ -1,6 +1,5 @@
 //! Every API call, pagination, endpoint refusal, redaction, and garbage answers.
 
-use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -104,14 +103,21 @@ async fn refresh_lists_each_location_or_gets_targets() {
         "projects/proj-two/locations/europe-west4/modelDevelopmentClusters/gamma",
         cluster_body("gamma", Some(STACK)),
     );
-    let locations = BTreeSet::from([
+    let locations = clusterform_model::RefreshLocations::named([
         location(),
         clusterform_model::Location::new("proj-two", "europe-west4").unwrap(),
     ]);
-    assert_eq!(refresh(&h.client, &locations, &[]).await.unwrap().len(), 3);
+    assert_eq!(
+        refresh(&h.client, &locations, &[])
+            .await
+            .unwrap()
+            .live
+            .len(),
+        3
+    );
     h.emulator.clear_requests();
     let targets = [parsed_name("alpha"), parsed_name("nothere")];
-    let found = refresh(&h.client, &locations, &targets).await.unwrap();
+    let found = refresh(&h.client, &locations, &targets).await.unwrap().live;
     assert_eq!(found.len(), 1);
     assert_eq!(
         h.count("GET", "/modelDevelopmentClusters"),

@@ -5,6 +5,7 @@ mod applied;
 mod auth;
 mod calls;
 mod engine;
+mod everywhere;
 mod fallbacks;
 mod hostile;
 mod idle;

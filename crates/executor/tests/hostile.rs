@@ -2,7 +2,6 @@
 //! must end in a clear error naming what was asked and where, without a panic, with the number
 //! of requests bounded, and with nothing unusable written to the journal.
 
-use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -12,8 +11,8 @@ use clusterform_executor::{
     ApiClient, ApplyEngine, ApplyReport, ClientOptions, ExecError, Journal, MAX_ANSWER_BYTES,
     MAX_LIST_PAGES, StaticToken, Submitted, TransportError,
 };
-use clusterform_model::Action;
 use clusterform_model::rest::ClusterRequest;
+use clusterform_model::{Action, RefreshLocations};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -625,7 +624,7 @@ async fn a_cluster_listed_twice_fails_the_refresh_naming_it_and_its_pages() {
         _ => json(pages[0].clone()),
     })
     .await;
-    let locations = BTreeSet::from([location()]);
+    let locations = RefreshLocations::named([location()]);
     let err = clusterform_executor::refresh(&client(&server), &locations, &[])
         .await
         .unwrap_err();

@@ -99,10 +99,11 @@ async fn every_kind_of_cluster_gets_the_right_verdict() {
     e.set_slurm_unreachable(&cluster_name("unreach"), true);
     e.set_slurm_nodes(&cluster_name("nonodes"), Vec::new());
 
-    let locations = std::collections::BTreeSet::from([location()]);
+    let locations = clusterform_model::RefreshLocations::named([location()]);
     let clusters = clusterform_executor::refresh(&h.client, &locations, &[])
         .await
-        .unwrap();
+        .unwrap()
+        .live;
     let reports = inspect_idle(&h.client, &clusters, TWO_HOURS, now)
         .await
         .unwrap();
@@ -259,10 +260,11 @@ async fn a_cluster_whose_controller_is_down_is_never_idle() {
     );
     h.emulator
         .set_slurm_controller_down(&cluster_name("down"), true);
-    let locations = std::collections::BTreeSet::from([location()]);
+    let locations = clusterform_model::RefreshLocations::named([location()]);
     let clusters = clusterform_executor::refresh(&h.client, &locations, &[])
         .await
-        .unwrap();
+        .unwrap()
+        .live;
     let reports = inspect_idle(&h.client, &clusters, TWO_HOURS, OffsetDateTime::now_utc())
         .await
         .unwrap();

@@ -3,12 +3,11 @@
 //! before the refresh included), from which `LivePages` puts the whole set together.
 
 use std::cell::RefCell;
-use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use clusterform_emulator::EmulatorOptions;
 use clusterform_executor::{LivePages, PagePosition, refresh, refresh_paged};
-use clusterform_model::{LiveCluster, Location};
+use clusterform_model::{LiveCluster, Location, RefreshLocations};
 
 use crate::support::*;
 
@@ -86,7 +85,7 @@ async fn the_next_page_is_asked_for_before_a_page_is_handed_over() {
 #[tokio::test]
 async fn every_location_s_pages_are_handed_over_with_their_positions() {
     let h = paged_emulator().await;
-    let needed = BTreeSet::from([
+    let needed = RefreshLocations::named([
         location(),
         Location::new(OTHER_PROJECT, OTHER_REGION).unwrap(),
     ]);
@@ -119,13 +118,13 @@ async fn every_location_s_pages_are_handed_over_with_their_positions() {
         "read in place, the pages give the set they put together"
     );
     assert_eq!(ids(&live).len(), 11);
-    assert_eq!(live, refresh(&h.client, &needed, &[]).await.unwrap());
+    assert_eq!(live, refresh(&h.client, &needed, &[]).await.unwrap().live);
 }
 
 #[tokio::test]
 async fn targets_give_what_they_found_as_one_page() {
     let h = paged_emulator().await;
-    let needed = BTreeSet::from([location()]);
+    let needed = RefreshLocations::named([location()]);
     let given = RefCell::new(Vec::new());
     refresh_paged(
         &h.client,

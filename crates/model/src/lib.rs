@@ -8,7 +8,9 @@
 //! that says, for every field path, whether it is output-only, which update-mask path can
 //! change it and what a change does to a running cluster; and the words the other crates
 //! exchange about live clusters: a [`LiveCluster`] with the address it was read at, the
-//! [`Action`] a cluster gets and the [`RunningJobs`] its Slurm reported.
+//! [`Action`] a cluster gets and the [`RunningJobs`] its Slurm reported; the regions the
+//! service runs in ([`SERVICE_REGIONS`]) and the locations a refresh lists
+//! ([`RefreshLocations`]).
 //!
 //! JSON follows the proto3 mapping the API uses: lowerCamelCase on output, lowerCamelCase or
 //! snake_case on input, integers from numbers or decimal strings, and unknown fields kept so
@@ -24,6 +26,7 @@ mod live;
 mod names;
 mod operation;
 pub mod paths;
+mod regions;
 pub mod rest;
 mod update_mode;
 
@@ -41,6 +44,7 @@ pub use names::{
     validate_project,
 };
 pub use operation::{Code, ErrorEnvelope, FieldViolation, Operation, Shortage, Status};
+pub use regions::{RefreshLocations, SERVICE_REGIONS, is_service_region};
 pub use update_mode::{UnknownUpdateMode, UpdateMode};
 
 /// The label clusterform puts on every cluster it manages; its value is the stack name.

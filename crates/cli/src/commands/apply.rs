@@ -100,8 +100,7 @@ async fn apply_saved_plan(
     let request = lock_request(args, dir);
     workflow::locked(config, request, view.printer(), async |config| {
         let run = Run::connect(config, dir, endpoint, args.parallelism, view).await?;
-        let locations = run.config().locations();
-        let live = clusterform_executor::refresh(run.client(), &locations, &[]).await?;
+        let live = workflow::refresh_live(run.client(), run.config(), view.printer()).await?;
         let stale = clusterform_planner::stale_clusters(&plan, &live);
         if !stale.is_empty() {
             return Err(CliError::StalePlan(

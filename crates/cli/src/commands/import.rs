@@ -29,30 +29,11 @@ const NEW_CONFIGURATION_FILE: &str = "main.hcl";
 /// Labels the cluster as this stack's and writes its HCL: the cluster block into a
 /// configuration, a whole configuration into a directory without one.
 pub async fn run(args: &Import, printer: &Printer) -> Result<ExitStatus, CliError> {
-    if has_configuration(&args.dir)? {
+    if context::has_configuration(&args.dir)? {
         import_into_configuration(args, printer).await
     } else {
         import_into_new_configuration(args, printer).await
     }
-}
-
-/// Whether `dir` holds configuration files (`*.hcl`); a directory that does not exist yet
-/// holds none.
-fn has_configuration(dir: &Path) -> Result<bool, CliError> {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-        Err(source) => {
-            return Err(CliError::Io {
-                action: "could not read",
-                path: dir.to_path_buf(),
-                source,
-            });
-        }
-    };
-    Ok(entries
-        .flatten()
-        .any(|entry| entry.path().extension().is_some_and(|ext| ext == "hcl")))
 }
 
 async fn import_into_configuration(
@@ -287,15 +268,5 @@ mod tests {
                 "{error}"
             );
         }
-    }
-
-    #[test]
-    fn a_directory_with_hcl_files_has_configuration() {
-        let dir = tempfile::tempdir().unwrap();
-        assert!(!has_configuration(&dir.path().join("absent")).unwrap());
-        std::fs::write(dir.path().join("notes.txt"), "").unwrap();
-        assert!(!has_configuration(dir.path()).unwrap());
-        std::fs::write(dir.path().join("main.hcl"), "").unwrap();
-        assert!(has_configuration(dir.path()).unwrap());
     }
 }

@@ -1,13 +1,16 @@
-//! `clusterform list`: the live clusters of a project and region (or of every location the
-//! configuration uses): id, project, region, state, pools with node counts, stack label, last
-//! update. The project and region columns are always there: a script reading the table must
-//! not find its columns moving with the configuration.
+//! `clusterform list`: the live clusters wherever the stack's clusters may be — every region
+//! the service runs in and every region the configuration names, in every project it names, as
+//! a plan reads them — or of the projects and regions `--project` / `--region` narrow it to:
+//! id, project, region, state, pools with node counts, accelerators, stack label, last update.
+//! The project and region columns are always there: a script reading the table must not find
+//! its columns moving with the configuration.
 
 use std::collections::BTreeSet;
 
 use clusterform::views::table::table;
+use clusterform_config::Config;
 use clusterform_executor::ExecError;
-use clusterform_model::{Cluster, LiveCluster, Location, STACK_LABEL};
+use clusterform_model::{Cluster, LiveCluster, Location, NodePool, RefreshLocations, STACK_LABEL};
 use serde_json::json;
 
 use crate::arguments::List;
@@ -15,35 +18,29 @@ use crate::commands::ExitStatus;
 use crate::context;
 use crate::error::CliError;
 use crate::printer::Printer;
+use crate::workflow;
 
 /// Lists live clusters as a table or JSON.
 pub async fn run(args: &List, printer: &Printer) -> Result<ExitStatus, CliError> {
     let dir = &args.dir;
-    let (locations, provider) = match (&args.project, &args.region) {
-        (Some(project), Some(region)) => {
-            let location = Location::new(project, region).map_err(ExecError::from)?;
-            (BTreeSet::from([location]), None)
-        }
-        _ => {
-            let config =
-                context::load_config(dir, context::variable_inputs(&args.variables)?, printer)
-                    .await?;
-            let mut locations = config.locations();
-            if locations.is_empty() {
-                let project = args.project.as_ref().or(config.provider.project.as_ref());
-                let region = args.region.as_ref().or(config.provider.region.as_ref());
-                let location = Location::new(
-                    project.map_or("", String::as_str),
-                    region.map_or("", String::as_str),
-                );
-                locations.insert(location.map_err(ExecError::from)?);
-            }
-            (locations, Some(config.provider))
-        }
+    // A configuration, when there is one, says where to look and which endpoint to ask;
+    // without one, `--project` (and `--region`) say where.
+    let config = if context::has_configuration(dir)? {
+        let inputs = context::variable_inputs(&args.variables)?;
+        Some(context::load_config(dir, inputs, printer).await?)
+    } else {
+        None
     };
-    let connection =
-        context::connect(args.endpoint.as_deref(), provider.as_ref(), dir, printer).await?;
-    let clusters = clusterform_executor::refresh(&connection.client, &locations, &[]).await?;
+    let locations = listed_locations(
+        config.as_ref(),
+        args.project.as_deref(),
+        args.region.as_deref(),
+    )?;
+    let provider = config.as_ref().map(|config| &config.provider);
+    let connection = context::connect(args.endpoint.as_deref(), provider, dir, printer).await?;
+    let refreshed = clusterform_executor::refresh(&connection.client, &locations, &[]).await?;
+    workflow::warn_refused(printer, &refreshed.refused);
+    let clusters = refreshed.live;
     if args.json {
         let rows: Vec<_> = clusters.iter().map(json_row).collect();
         printer.result(&serde_json::to_string_pretty(&rows).unwrap_or_default());
@@ -55,6 +52,55 @@ pub async fn run(args: &List, printer: &Printer) -> Result<ExitStatus, CliError>
     Ok(ExitStatus::Success)
 }
 
+/// Where `list` looks: the configuration's refresh locations (or, without a configuration,
+/// every service region of `--project`), narrowed to `--project` and `--region` when given —
+/// a project or region the configuration does not name is looked in all the same. A location
+/// the configuration names, or the one location both flags name, must answer; a List refused
+/// elsewhere is a warning.
+fn listed_locations(
+    config: Option<&Config>,
+    project: Option<&str>,
+    region: Option<&str>,
+) -> Result<RefreshLocations, CliError> {
+    let everywhere = match (config, project) {
+        (Some(config), _) => config.refresh_locations(),
+        (None, Some(project)) => RefreshLocations::everywhere([], [project], region),
+        (None, None) => {
+            return Err(CliError::Usage(
+                "list needs a configuration, or --project P (with --region R for one region only)"
+                    .to_owned(),
+            ));
+        }
+    };
+    let all = || everywhere.iter().map(|(location, _)| location);
+    let projects: BTreeSet<&str> = match project {
+        Some(project) => BTreeSet::from([project]),
+        None => all().map(Location::project).collect(),
+    };
+    let regions: BTreeSet<&str> = match region {
+        Some(region) => BTreeSet::from([region]),
+        None => all().map(Location::region).collect(),
+    };
+    let asked_for_one = project.is_some() && region.is_some();
+    let mut narrowed = RefreshLocations::default();
+    for listed_project in &projects {
+        for listed_region in &regions {
+            let location = Location::new(listed_project, listed_region).map_err(ExecError::from)?;
+            if asked_for_one || everywhere.is_named(&location) {
+                narrowed.add_named(location);
+            } else {
+                narrowed.add_other(location);
+            }
+        }
+    }
+    if narrowed.is_empty() {
+        return Err(CliError::Usage(
+            "the configuration names no project to list: pass --project P".to_owned(),
+        ));
+    }
+    Ok(narrowed)
+}
+
 fn clusters_table(clusters: &[LiveCluster]) -> String {
     let mut rows = vec![[
         "ID".to_owned(),
@@ -62,6 +108,7 @@ fn clusters_table(clusters: &[LiveCluster]) -> String {
         "REGION".to_owned(),
         "STATE".to_owned(),
         "POOLS (min-max(nodes))".to_owned(),
+        "ACCELERATORS".to_owned(),
         "STACK".to_owned(),
         "UPDATED".to_owned(),
     ]];
@@ -72,6 +119,7 @@ fn clusters_table(clusters: &[LiveCluster]) -> String {
             address.region().to_owned(),
             cluster.state().unwrap_or("-").to_owned(),
             pools(cluster),
+            accelerators(cluster),
             cluster.label(STACK_LABEL).unwrap_or("-").to_owned(),
             cluster.update_time.clone().unwrap_or_else(|| "-".into()),
         ]);
@@ -88,11 +136,14 @@ fn json_row(LiveCluster { address, cluster }: &LiveCluster) -> serde_json::Value
         "state": cluster.state(),
         "node_pools": cluster.node_pools.iter().flatten().map(|p| {
             let scaling = p.scaling_spec.as_ref();
+            let (accelerator_type, accelerator_count) = accelerator(p).unzip();
             json!({
                 "id": p.id,
                 "min_node_count": scaling.and_then(|s| s.min_node_count).unwrap_or(0),
                 "max_node_count": scaling.and_then(|s| s.max_node_count).unwrap_or(0),
                 "nodes": cluster.nodes_reported(&p.id),
+                "accelerator_type": accelerator_type,
+                "accelerator_count": accelerator_count,
             })
         }).collect::<Vec<_>>(),
         "stack": cluster.label(STACK_LABEL),
@@ -121,6 +172,34 @@ fn pools(cluster: &Cluster) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// A pool's accelerator type and count per node, when it has accelerators (a count without a
+/// type, or the type `ACCELERATOR_TYPE_UNSPECIFIED`, is none; a count the service leaves out
+/// is proto3's 0).
+fn accelerator(pool: &NodePool) -> Option<(&str, i64)> {
+    let spec = pool.machine_spec.as_ref()?;
+    let kind = spec
+        .accelerator_type
+        .as_deref()
+        .filter(|kind| !kind.is_empty() && *kind != "ACCELERATOR_TYPE_UNSPECIFIED")?;
+    Some((kind, spec.accelerator_count.unwrap_or(0)))
+}
+
+/// `gpu:NVIDIA_H200_141GB×8`: each pool with accelerators, its type and count per node; `-`
+/// when no pool has any.
+fn accelerators(cluster: &Cluster) -> String {
+    let shown: Vec<String> = cluster
+        .node_pools
+        .iter()
+        .flatten()
+        .filter_map(|p| accelerator(p).map(|(kind, count)| format!("{}:{kind}×{count}", p.id)))
+        .collect();
+    if shown.is_empty() {
+        "-".to_owned()
+    } else {
+        shown.join(" ")
+    }
 }
 
 #[cfg(test)]
@@ -157,6 +236,15 @@ mod tests {
                 .unwrap()
                 .replace("us-central1", "europe-west4")
         );
+        elsewhere["nodePools"].as_array_mut().unwrap().push(json!({
+            "id": "gpu",
+            "machineSpec": {
+                "machineType": "a3-ultragpu-8g",
+                "acceleratorType": "NVIDIA_H200_141GB",
+                "acceleratorCount": 8
+            },
+            "scalingSpec": {"minNodeCount": "0", "maxNodeCount": "2"}
+        }));
         let clusters = [
             clusterform_testkit::cluster(served),
             LiveCluster::read_at(
@@ -166,9 +254,85 @@ mod tests {
             .unwrap(),
         ];
         insta::assert_snapshot!(clusters_table(&clusters), @r"
-        ID       PROJECT  REGION        STATE    POOLS (min-max(nodes))  STACK     UPDATED
-        train01  my-proj  us-central1   RUNNING  cpu:0-4 login:1-1       research  2026-11-02T10:30:00Z
-        train01  my-proj  europe-west4  RUNNING  cpu:0-4 login:1-1       research  2026-11-02T10:30:00Z
+        ID       PROJECT  REGION        STATE    POOLS (min-max(nodes))     ACCELERATORS             STACK     UPDATED
+        train01  my-proj  us-central1   RUNNING  cpu:0-4 login:1-1          -                        research  2026-11-02T10:30:00Z
+        train01  my-proj  europe-west4  RUNNING  cpu:0-4 login:1-1 gpu:0-2  gpu:NVIDIA_H200_141GB×8  research  2026-11-02T10:30:00Z
         ");
+        let row = json_row(&clusters[1]);
+        assert_eq!(
+            row["node_pools"][2]["accelerator_type"],
+            "NVIDIA_H200_141GB"
+        );
+        assert_eq!(row["node_pools"][2]["accelerator_count"], 8);
+        assert_eq!(
+            row["node_pools"][0]["accelerator_type"],
+            serde_json::Value::Null
+        );
+    }
+
+    #[test]
+    fn accelerators_show_per_pool_and_unspecified_is_none() {
+        let cluster: Cluster = serde_json::from_value(json!({
+            "nodePools": [
+                {"id": "a", "machineSpec": {"acceleratorType": "NVIDIA_B200", "acceleratorCount": 8}},
+                {"id": "b", "machineSpec": {"acceleratorType": "ACCELERATOR_TYPE_UNSPECIFIED"}},
+                {"id": "c", "machineSpec": {"acceleratorCount": 2}},
+                {"id": "d", "machineSpec": {"acceleratorType": "NVIDIA_L4", "acceleratorCount": "1"}}
+            ]
+        }))
+        .unwrap();
+        assert_eq!(accelerators(&cluster), "a:NVIDIA_B200×8 d:NVIDIA_L4×1");
+        assert_eq!(accelerators(&Cluster::default()), "-");
+    }
+
+    fn location(project: &str, region: &str) -> Location {
+        Location::new(project, region).unwrap()
+    }
+
+    #[test]
+    fn without_a_configuration_the_project_is_needed_and_the_region_narrows() {
+        assert!(matches!(
+            listed_locations(None, None, Some("us-central1")),
+            Err(CliError::Usage(_))
+        ));
+        let every_region = listed_locations(None, Some("acme-ml"), None).unwrap();
+        assert_eq!(every_region.len(), clusterform_model::SERVICE_REGIONS.len());
+        assert!(every_region.named_locations().is_empty());
+        let one = listed_locations(None, Some("acme-ml"), Some("me-west9")).unwrap();
+        let named: Vec<_> = one.named_locations().iter().cloned().collect();
+        assert_eq!(named, [location("acme-ml", "me-west9")]);
+        assert_eq!(one.len(), 1);
+    }
+
+    #[test]
+    fn with_a_configuration_the_flags_narrow_its_locations() {
+        let hcl = format!(
+            "{}\ncluster \"train01\" {{{}}}\n",
+            clusterform_testkit::hcl::PROVIDER_HCL,
+            clusterform_testkit::hcl::SEED_BODY_HCL,
+        );
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("main.hcl"), hcl).unwrap();
+        let config =
+            clusterform_config::load(dir.path(), &clusterform_config::VariableInputs::default())
+                .unwrap()
+                .config;
+        let all = listed_locations(Some(&config), None, None).unwrap();
+        assert_eq!(all, config.refresh_locations());
+        let region = listed_locations(Some(&config), None, Some("europe-west4")).unwrap();
+        assert_eq!(region.len(), 1);
+        assert!(
+            region.named_locations().is_empty(),
+            "only the configured location is named"
+        );
+        let home = listed_locations(Some(&config), None, Some("us-central1")).unwrap();
+        assert!(home.is_named(&location("my-proj", "us-central1")));
+        let other = listed_locations(Some(&config), Some("proj-two"), None).unwrap();
+        assert_eq!(other.len(), clusterform_model::SERVICE_REGIONS.len());
+        assert!(
+            other
+                .iter()
+                .all(|(l, named)| l.project() == "proj-two" && !named)
+        );
     }
 }

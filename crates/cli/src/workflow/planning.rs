@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clusterform_config::Config;
-use clusterform_executor::{ExecError, LivePages, PagePosition};
+use clusterform_executor::{ApiClient, ExecError, LivePages, PagePosition, RefusedList};
 use clusterform_model::ClusterName;
 use clusterform_model::{JobsByCluster, LiveCluster, RunningJobs};
 use clusterform_planner::{
@@ -18,6 +18,7 @@ use tokio::task::JoinHandle;
 use super::Run;
 use crate::command_views::PlanView;
 use crate::error::CliError;
+use crate::printer::Printer;
 
 /// A plan and the live clusters it was made from.
 #[derive(Debug)]
@@ -39,16 +40,23 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
         for warning in self.journal_warnings() {
             self.view.printer().warn(&warning);
         }
-        let targets = target_names(&self.config, &options.targets)?;
+        // A target whose location is unknown (neither declared nor released) is looked for
+        // everywhere, as without targets; the planner keeps only the targets.
+        let targets = target_names(&self.config, &options.targets)?.unwrap_or_default();
         let planner = PagePlanner::start(self.config.clone(), options.clone(), self.applied());
         let refreshed = clusterform_executor::refresh_paged(
             &self.connection.client,
-            &self.config.locations(),
+            &self.config.refresh_locations(),
             &targets,
             |position, page| planner.add(position, page),
         )
         .await;
+        let (refused, refreshed) = match refreshed {
+            Ok(refused) => (refused, Ok(())),
+            Err(error) => (Vec::new(), Err(error)),
+        };
         let (live, mut plan) = planner.finish(refreshed).await?;
+        warn_refused(self.view.printer(), &refused);
         for unmatched in unmatched_removed(&self.config, live.iter(), options) {
             self.view
                 .printer()
@@ -246,22 +254,125 @@ fn absolute_directory(dir: &Path) -> Result<PathBuf, CliError> {
     })
 }
 
-/// The resource names of `--target` IDs: a declared cluster's own location, else the
-/// provider's.
-fn target_names(config: &Config, targets: &[String]) -> Result<Vec<ClusterName>, CliError> {
-    targets
-        .iter()
-        .map(|id| {
-            if let Some(cluster) = config.cluster(id) {
-                return Ok(cluster.name.clone());
+/// The resource names of `--target` IDs, each at its declared cluster's location, else at its
+/// `removed` block's; `None` when a target is neither (an undeclared cluster of this stack may
+/// be in any location, so the refresh lists them all and the planner keeps the targets).
+fn target_names(config: &Config, targets: &[String]) -> Result<Option<Vec<ClusterName>>, CliError> {
+    let mut names = Vec::with_capacity(targets.len());
+    for id in targets {
+        let declared = config.cluster(id).map(|cluster| &cluster.name);
+        let removed = || {
+            config
+                .removed
+                .iter()
+                .map(|removed| &removed.name)
+                .find(|name| name.id().as_str() == id.as_str())
+        };
+        match declared.or_else(removed) {
+            Some(name) => names.push(name.clone()),
+            None => {
+                // Still refuse an ID no cluster could have, before anything is sent.
+                clusterform_model::ClusterId::parse(id, false)
+                    .map_err(|err| CliError::Usage(format!("--target {id}: {err}")))?;
+                return Ok(None);
             }
-            let provider = &config.provider;
-            ClusterName::new(
-                provider.project.as_deref().unwrap_or_default(),
-                provider.region.as_deref().unwrap_or_default(),
-                id,
-            )
-            .map_err(|err| CliError::Usage(format!("--target {id}: {err}")))
-        })
-        .collect()
+        }
+    }
+    Ok(Some(names))
+}
+
+/// Warns about each List refused in a location the configuration does not name: the plan goes
+/// on without it, and nothing there is planned.
+pub fn warn_refused(printer: &Printer, refused: &[RefusedList]) {
+    for refused in refused {
+        printer.warn(&refused_warning(refused));
+    }
+}
+
+/// The warning for a List refused where the configuration names nothing: which location, that
+/// nothing there is planned, and the API's answer.
+fn refused_warning(refused: &RefusedList) -> String {
+    let location = &refused.location;
+    let answer = refused
+        .status()
+        .map_or_else(|| refused.error.to_string(), ToString::to_string);
+    format!(
+        "could not list the clusters of {}/{}, which the configuration does not name; going on \
+         without them (nothing there is planned or deleted): {answer}",
+        location.project(),
+        location.region()
+    )
+}
+
+/// The live clusters of `config`'s stack and around it, as a plan reads them (every service
+/// region and every region the configuration names, in every project it names; see
+/// `Config::refresh_locations`), the Lists refused where the configuration names nothing
+/// reported on `printer`: for commands that read the live set without planning it.
+pub async fn refresh_live(
+    client: &ApiClient,
+    config: &Config,
+    printer: &Printer,
+) -> Result<Vec<LiveCluster>, CliError> {
+    let refreshed = clusterform_executor::refresh(client, &config.refresh_locations(), &[]).await?;
+    warn_refused(printer, &refreshed.refused);
+    Ok(refreshed.live)
+}
+
+#[cfg(test)]
+mod tests {
+    use clusterform_model::Location;
+
+    use super::*;
+
+    fn config() -> Config {
+        let hcl = format!(
+            "{}\ncluster \"train01\" {{{}}}\n\nremoved {{\n  cluster = \"old01\"\n  region  = \"europe-west4\"\n}}\n",
+            clusterform_testkit::hcl::PROVIDER_HCL,
+            clusterform_testkit::hcl::SEED_BODY_HCL,
+        );
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("main.hcl"), hcl).unwrap();
+        clusterform_config::load(dir.path(), &clusterform_config::VariableInputs::default())
+            .unwrap()
+            .config
+    }
+
+    #[test]
+    fn targets_are_read_where_they_are_declared_or_released_else_everywhere() {
+        let config = config();
+        let names = target_names(&config, &["train01".to_owned(), "old01".to_owned()])
+            .unwrap()
+            .unwrap();
+        let regions: Vec<_> = names.iter().map(ClusterName::region).collect();
+        assert_eq!(regions, ["us-central1", "europe-west4"]);
+        assert_eq!(
+            target_names(&config, &["train01".to_owned(), "other".to_owned()]).unwrap(),
+            None
+        );
+        assert!(target_names(&config, &["Not_An_Id".to_owned()]).is_err());
+    }
+
+    #[test]
+    fn a_refused_list_is_named_with_its_location_and_the_api_s_message() {
+        let refused = RefusedList {
+            location: Location::new("my-proj", "us-east5").unwrap(),
+            error: clusterform_executor::TransportError::Api {
+                status: Box::new(clusterform_model::Status {
+                    code: 403,
+                    message: "Permission denied".to_owned(),
+                    status: Some("PERMISSION_DENIED".to_owned()),
+                    details: Vec::new(),
+                }),
+                method: "GET".to_owned(),
+                url: "http://x/v1beta1/projects/my-proj/locations/us-east5".to_owned(),
+            },
+        };
+        let warning = refused_warning(&refused);
+        assert_eq!(
+            warning,
+            "could not list the clusters of my-proj/us-east5, which the configuration does not \
+             name; going on without them (nothing there is planned or deleted): \
+             PERMISSION_DENIED (403): Permission denied"
+        );
+    }
 }

@@ -1,25 +1,37 @@
 //! Reading the live clusters the planner compares against.
 //!
 //! There is no state file: the live API is the source of truth. Without targets, every
-//! (project, region) the configuration touches is listed with one paged List, all locations at
-//! once; with `--target`, only those clusters are read, with one Get each. Every cluster is
-//! addressed by where it was read (the configuration's project and region) and the last
-//! segment of its name, because the service may spell the project as a number.
+//! location of a [`RefreshLocations`] is listed with one paged List, all locations at once:
+//! every region the service runs in and every region the configuration names, in every project
+//! it names, so that a stack sees its clusters wherever they are. With `--target`, only those
+//! clusters are read, with one Get each. Every cluster is addressed by where it was read (the
+//! configuration's project and region) and the last segment of its name, because the service
+//! may spell the project as a number.
+//!
+//! A List that fails in a location the configuration names fails the refresh. One *refused*
+//! before its first page in another location ([`is_refusal`]: no permission, a region the
+//! project may not use) is reported ([`RefusedList`]) and contributes nothing, so nothing is
+//! planned from a location that could not be read; any other failure there (an outage that
+//! outlasted the retries, a malformed answer) still fails the refresh.
 //!
 //! Each List hands over its pages as they arrive ([`refresh_paged`]), so that the planner can
 //! work on them while the next pages are on the network. A page is handed over, not copied:
 //! whoever takes them puts the whole set together from their positions ([`LivePages`]).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
+use std::fmt;
 use std::sync::{Mutex, PoisonError};
 
-use clusterform_model::{Cluster, ClusterId, ClusterName, LiveCluster, Location, STACK_LABEL};
-use futures::future::try_join_all;
+use clusterform_model::{
+    Cluster, ClusterId, ClusterName, Code, LiveCluster, Location, RefreshLocations, STACK_LABEL,
+};
+use futures::future::{join_all, try_join_all};
 use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
 use tokio::task::JoinHandle;
 
 use crate::run::error::ExecError;
 use crate::transport::api::ApiClient;
+use crate::transport::error::TransportError;
 
 /// The addressed clusters of one List page.
 type Page = Vec<LiveCluster>;
@@ -83,7 +95,8 @@ impl StartedList {
     }
 
     /// Gives every page of the location, the `location`-th refreshed, to `on_page` as it
-    /// arrives; then whether the List ended well.
+    /// arrives; then whether the List ended well: `Ok(None)` when it did, `Ok(Some(refused))`
+    /// when the List of a location that is not `named` was refused before any page came.
     ///
     /// A cluster listed twice (in one page or two, with the same content or not) ends the
     /// List with [`ExecError::ListedTwice`] before the page that repeats it is given: which
@@ -91,9 +104,10 @@ impl StartedList {
     /// a cluster that needs nothing.
     async fn hand_over(
         mut self,
-        location: usize,
+        place: (usize, &Location, bool),
         on_page: &impl Fn(PagePosition, Vec<LiveCluster>),
-    ) -> Result<(), ExecError> {
+    ) -> Result<Option<RefusedList>, ExecError> {
+        let (location, at, named) = place;
         let mut page = 0;
         let mut seen = ListedOnce::default();
         // The task holds the only sender: the pages end when the List does.
@@ -102,10 +116,22 @@ impl StartedList {
             on_page(PagePosition { location, page }, clusters);
             page += 1;
         }
-        match (&mut self.task).await {
+        let listed = match (&mut self.task).await {
             Ok(listed) => listed,
             // The task is only ever aborted by dropping this handle, so it ended by panicking.
             Err(ended) => std::panic::resume_unwind(ended.into_panic()),
+        };
+        match listed {
+            Ok(()) => Ok(None),
+            // Refused before any page: nothing of the location was handed over.
+            Err(ExecError::Transport(error)) if !named && page == 0 && is_refusal(&error) => {
+                tracing::debug!("the List of {at} was refused: {error}");
+                Ok(Some(RefusedList {
+                    location: at.clone(),
+                    error,
+                }))
+            }
+            Err(error) => Err(error),
         }
     }
 }
@@ -116,15 +142,79 @@ impl Drop for StartedList {
     }
 }
 
-/// The live clusters: every cluster of `locations`, or only `targets` when
-/// some are given (a target that does not exist is simply absent from the result).
+/// A List refused in a location the configuration does not name: nothing was read there, so
+/// nothing is planned there. The caller reports it.
+#[derive(Debug)]
+pub struct RefusedList {
+    /// Where the List was sent.
+    pub location: Location,
+    /// The API's answer, after the retries of transient errors.
+    pub error: TransportError,
+}
+
+impl RefusedList {
+    /// The API's status, when the answer was one (always, for a refusal).
+    pub fn status(&self) -> Option<&clusterform_model::Status> {
+        match &self.error {
+            TransportError::Api { status, .. } => Some(status.as_ref()),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for RefusedList {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (project, region) = (self.location.project(), self.location.region());
+        match self.status() {
+            Some(status) => write!(f, "the List of {project}/{region} was refused: {status}"),
+            None => write!(
+                f,
+                "the List of {project}/{region} was refused: {}",
+                self.error
+            ),
+        }
+    }
+}
+
+/// Whether a List's error is the service refusing the location, an answer that will not
+/// change by asking again: `PERMISSION_DENIED` (no permission in that project or region),
+/// `INVALID_ARGUMENT`, `NOT_FOUND` and `FAILED_PRECONDITION` (a region the project is not
+/// allowed to use, or where the service is not offered), `UNIMPLEMENTED` (the API is not served
+/// there). Transient codes are retried before this is asked; `UNAUTHENTICATED`, quota, outages
+/// and answers that are not the API's are not refusals of the location.
+pub fn is_refusal(error: &TransportError) -> bool {
+    matches!(
+        error.api_code(),
+        Some(
+            Code::PermissionDenied
+                | Code::InvalidArgument
+                | Code::NotFound
+                | Code::FailedPrecondition
+                | Code::Unimplemented
+        )
+    )
+}
+
+/// What a refresh found besides the live clusters: the Lists refused in locations the
+/// configuration does not name, in the order of their locations.
+#[derive(Debug, Default)]
+pub struct Refreshed {
+    /// The live clusters (see [`refresh`]).
+    pub live: Vec<LiveCluster>,
+    /// The refused Lists.
+    pub refused: Vec<RefusedList>,
+}
+
+/// The live clusters: every cluster of `locations`, or only `targets` when some are given (a
+/// target that does not exist is simply absent from the result); and the Lists refused in
+/// locations that are not named.
 pub async fn refresh(
     client: &ApiClient,
-    locations: &BTreeSet<Location>,
+    locations: &RefreshLocations,
     targets: &[ClusterName],
-) -> Result<Vec<LiveCluster>, ExecError> {
+) -> Result<Refreshed, ExecError> {
     let pages = Mutex::new(LivePages::default());
-    refresh_paged(client, locations, targets, |position, page| {
+    let refused = refresh_paged(client, locations, targets, |position, page| {
         pages
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -132,35 +222,77 @@ pub async fn refresh(
     })
     .await?;
     let pages = pages.into_inner().unwrap_or_else(PoisonError::into_inner);
-    Ok(pages.into_live())
+    Ok(Refreshed {
+        live: pages.into_live(),
+        refused,
+    })
 }
 
 /// [`refresh`], handing each List page's live clusters to `on_page` as they arrive, with the
-/// page's position, so that they can be used before the last page is in; the pages put
-/// together by position ([`LivePages`]) are the whole set [`refresh`] returns. `Ok` when every
-/// page was given; on an error, the pages given are part of an incomplete answer. With
-/// `targets`, whose clusters are read with Gets, the clusters found are given as one page.
+/// page's position (the location's place in `locations`' order, the page's in its List), so
+/// that they can be used before the last page is in; the pages put together by position
+/// ([`LivePages`]) are the whole set [`refresh`] returns. `Ok` when every page was given, with
+/// the Lists refused in locations that are not named (no page of those was given); on an
+/// error, the pages given are part of an incomplete answer. With `targets`, whose clusters are
+/// read with Gets, the clusters found are given as one page.
+///
+/// Every List is started at once, so the refresh takes as long as its slowest location.
 pub async fn refresh_paged(
     client: &ApiClient,
-    locations: &BTreeSet<Location>,
+    locations: &RefreshLocations,
     targets: &[ClusterName],
     on_page: impl Fn(PagePosition, Vec<LiveCluster>),
-) -> Result<(), ExecError> {
+) -> Result<Vec<RefusedList>, ExecError> {
     if !targets.is_empty() {
         let found = get_targets(client, targets).await?;
         on_page(PagePosition::default(), found);
-        return Ok(());
+        return Ok(Vec::new());
     }
-    let started: Vec<StartedList> = locations
+    let places: Vec<(usize, &Location, bool)> = locations
         .iter()
-        .map(|location| StartedList::start(client, location))
+        .enumerate()
+        .map(|(position, (location, named))| (position, location, named))
+        .collect();
+    let started: Vec<StartedList> = places
+        .iter()
+        .map(|&(_, location, _)| StartedList::start(client, location))
         .collect();
     let lists = started
         .into_iter()
-        .enumerate()
-        .map(|(location, list)| list.hand_over(location, &on_page));
-    try_join_all(lists).await?;
-    Ok(())
+        .zip(&places)
+        .map(|(list, &place)| list.hand_over(place, &on_page));
+    // Every List runs to its end, even after another failed, so that the error reported does
+    // not depend on which answer came first: a failure costs no more time than a success, the
+    // slowest location.
+    let ended = join_all(lists).await;
+    first_failure(&places, ended)
+}
+
+/// The refused Lists when every List ended well; else the error of the first named location
+/// (in order) whose List failed, or, when none did, of the first other one — a wrong
+/// credential, refused everywhere, is reported where the configuration names a cluster.
+fn first_failure(
+    places: &[(usize, &Location, bool)],
+    ended: Vec<Result<Option<RefusedList>, ExecError>>,
+) -> Result<Vec<RefusedList>, ExecError> {
+    let mut refused = Vec::new();
+    let mut named_failure = None;
+    let mut other_failure = None;
+    for (&(_, _, named), result) in places.iter().zip(ended) {
+        match result {
+            Ok(outcome) => refused.extend(outcome),
+            Err(error) if named => {
+                named_failure.get_or_insert(error);
+            }
+            Err(error) => {
+                other_failure.get_or_insert(error);
+            }
+        }
+    }
+    match named_failure.or(other_failure) {
+        Some(error) => Err(error),
+        None => Ok(refused),
+    }
 }
 
 /// The page each cluster of one List was first listed in.
@@ -311,6 +443,80 @@ mod tests {
                 }
             ),
             "{twice_in_one}"
+        );
+    }
+
+    fn api_error(code: i64, name: &str) -> TransportError {
+        TransportError::Api {
+            status: Box::new(clusterform_model::Status {
+                code,
+                message: format!("{name} here"),
+                status: Some(name.to_owned()),
+                details: Vec::new(),
+            }),
+            method: "GET".to_owned(),
+            url: "https://x/v1beta1/projects/acme-ml/locations/r/modelDevelopmentClusters"
+                .to_owned(),
+        }
+    }
+
+    #[test]
+    fn refusals_are_the_answers_that_asking_again_does_not_change() {
+        for (code, name) in [
+            (403, "PERMISSION_DENIED"),
+            (400, "INVALID_ARGUMENT"),
+            (404, "NOT_FOUND"),
+            (400, "FAILED_PRECONDITION"),
+            (501, "UNIMPLEMENTED"),
+        ] {
+            assert!(is_refusal(&api_error(code, name)), "{name}");
+        }
+        for (code, name) in [
+            (503, "UNAVAILABLE"),
+            (429, "RESOURCE_EXHAUSTED"),
+            (401, "UNAUTHENTICATED"),
+            (500, "INTERNAL"),
+            (504, "DEADLINE_EXCEEDED"),
+        ] {
+            assert!(!is_refusal(&api_error(code, name)), "{name}");
+        }
+        let no_answer = TransportError::NoAnswer {
+            method: "GET".to_owned(),
+            url: "https://x".to_owned(),
+            message: "connection refused".to_owned(),
+        };
+        assert!(!is_refusal(&no_answer));
+    }
+
+    #[test]
+    fn a_named_location_s_failure_is_reported_before_any_other() {
+        let [a, b, c] = ["us-east1", "us-east4", "us-west1"]
+            .map(|region| Location::new("acme-ml", region).unwrap());
+        let places = [(0, &a, false), (1, &b, true), (2, &c, false)];
+        let refused = || RefusedList {
+            location: c.clone(),
+            error: api_error(403, "PERMISSION_DENIED"),
+        };
+        let failed = |code, name| Err(ExecError::Transport(api_error(code, name)));
+        let both = first_failure(
+            &places,
+            vec![
+                failed(503, "UNAVAILABLE"),
+                failed(401, "UNAUTHENTICATED"),
+                Ok(Some(refused())),
+            ],
+        );
+        assert_eq!(both.unwrap_err().api_code(), Some(Code::Unauthenticated));
+        let other = first_failure(
+            &places,
+            vec![failed(503, "UNAVAILABLE"), Ok(None), Ok(Some(refused()))],
+        );
+        assert_eq!(other.unwrap_err().api_code(), Some(Code::Unavailable));
+        let fine = first_failure(&places, vec![Ok(None), Ok(None), Ok(Some(refused()))]).unwrap();
+        assert_eq!(fine.len(), 1);
+        assert_eq!(
+            fine[0].to_string(),
+            "the List of acme-ml/us-west1 was refused: PERMISSION_DENIED (403): PERMISSION_DENIED here"
         );
     }
 

@@ -1,24 +1,11 @@
-//! The regions that offer training clusters, for warnings: the *Get started* page lists them,
-//! and a request to another region fails, but the service adds regions over time, so a region
+//! The regions that offer training clusters, for warnings: the *Get started* page lists them
+//! (the list is `clusterform_model::SERVICE_REGIONS`, which the refresh lists too), and a
+//! request to another region fails, but the service adds regions over time, so a region
 //! outside the list is a warning, never an error.
 
-use crate::diagnostic::did_you_mean;
+use clusterform_model::SERVICE_REGIONS as DOCUMENTED_REGIONS;
 
-/// The regions of the *Get started* page (late 2026).
-const DOCUMENTED_REGIONS: [&str; 12] = [
-    "us-central1",
-    "us-east1",
-    "us-east4",
-    "us-east5",
-    "us-south1",
-    "us-west1",
-    "us-west4",
-    "asia-southeast1",
-    "asia-south2",
-    "europe-west1",
-    "europe-west4",
-    "europe-north1",
-];
+use crate::diagnostic::did_you_mean;
 
 /// Whether `region` is one of the documented regions.
 pub(crate) fn is_documented(region: &str) -> bool {

@@ -1,0 +1,207 @@
+//! A refresh lists every location of its `RefreshLocations` — every service region and every
+//! named one, in every project — each once and all at once; a List refused where nothing is
+//! named is reported and gives nothing, while a named location's failure, an outage anywhere
+//! and a refusal after a first page still fail the refresh.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use clusterform_emulator::{EmulatorOptions, FaultSpec, RefusedLocation};
+use clusterform_executor::{ExecError, is_refusal, refresh};
+use clusterform_model::{Code, Location, RefreshLocations, SERVICE_REGIONS};
+use serde_json::json;
+
+use crate::scripted::{Scripted, google_error, json};
+use crate::support::*;
+
+const OTHER_PROJECT: &str = "proj-two";
+
+/// The testkit's location named, and every service region of it and of [`OTHER_PROJECT`].
+fn everywhere() -> RefreshLocations {
+    RefreshLocations::everywhere([location()], [OTHER_PROJECT], [])
+}
+
+fn name_in(project: &str, region: &str, id: &str) -> String {
+    format!("projects/{project}/locations/{region}/modelDevelopmentClusters/{id}")
+}
+
+/// How many Lists each (project, region) was sent.
+fn lists_per_location(h: &Harness) -> BTreeMap<(String, String), usize> {
+    let mut lists = BTreeMap::new();
+    for request in h.emulator.requests() {
+        let Some(rest) = request.path.strip_prefix("/v1beta1/projects/") else {
+            continue;
+        };
+        let parts: Vec<&str> = rest.split('/').collect();
+        if request.method == "GET" && parts.len() == 4 && parts[3] == "modelDevelopmentClusters" {
+            *lists
+                .entry((parts[0].to_owned(), parts[2].to_owned()))
+                .or_insert(0) += 1;
+        }
+    }
+    lists
+}
+
+#[tokio::test]
+async fn every_service_region_of_every_project_is_listed_once_and_all_at_once() {
+    let latency = Duration::from_millis(150);
+    let h = Harness::with_options(EmulatorOptions {
+        required_token: Some(TOKEN.to_owned()),
+        latency,
+        ..EmulatorOptions::default()
+    })
+    .await;
+    h.insert("home");
+    h.emulator.insert_cluster(
+        &name_in(PROJECT, "europe-north1", "far"),
+        cluster_body("far", Some(STACK)),
+    );
+    h.emulator.insert_cluster(
+        &name_in(OTHER_PROJECT, "asia-south2", "other"),
+        cluster_body("other", Some("someone-else")),
+    );
+    let locations = everywhere();
+    assert_eq!(locations.len(), 2 * SERVICE_REGIONS.len());
+
+    let started = Instant::now();
+    let refreshed = refresh(&h.client, &locations, &[]).await.unwrap();
+    let elapsed = started.elapsed();
+
+    let mut found: Vec<String> = refreshed
+        .live
+        .iter()
+        .map(|c| format!("{}/{}", c.address.location(), c.address.id()))
+        .collect();
+    found.sort();
+    assert_eq!(
+        found,
+        [
+            "projects/my-proj/locations/europe-north1/far",
+            "projects/my-proj/locations/us-central1/home",
+            "projects/proj-two/locations/asia-south2/other",
+        ]
+    );
+    assert!(refreshed.refused.is_empty());
+    let lists = lists_per_location(&h);
+    assert_eq!(lists.len(), 2 * SERVICE_REGIONS.len(), "{lists:?}");
+    assert!(lists.values().all(|&n| n == 1), "{lists:?}");
+    // 24 Lists one after the other would take 3.6 s; at once, about one latency.
+    assert!(
+        elapsed < latency * 8,
+        "the Lists did not run at once: {elapsed:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_list_refused_where_nothing_is_named_is_reported_and_gives_nothing() {
+    let h = Harness::start(Duration::from_millis(50)).await;
+    h.insert("home");
+    // A cluster of the stack where the List is refused: it cannot be seen, so it is not given.
+    h.emulator.insert_cluster(
+        &name_in(PROJECT, "us-east5", "hidden"),
+        cluster_body("hidden", Some(STACK)),
+    );
+    h.emulator.set_refused_locations(vec![
+        format!("{PROJECT}/us-east5")
+            .parse::<RefusedLocation>()
+            .unwrap(),
+        "not-allowlisted:asia-south2".parse().unwrap(),
+    ]);
+
+    let refreshed = refresh(&h.client, &everywhere(), &[]).await.unwrap();
+
+    let ids: Vec<String> = refreshed
+        .live
+        .iter()
+        .map(|c| c.address.id().to_string())
+        .collect();
+    assert_eq!(ids, ["home"]);
+    let refused: Vec<String> = refreshed
+        .refused
+        .iter()
+        .map(|r| r.location.to_string())
+        .collect();
+    assert_eq!(
+        refused,
+        [
+            "projects/my-proj/locations/asia-south2",
+            "projects/my-proj/locations/us-east5",
+            "projects/proj-two/locations/asia-south2",
+        ],
+        "in the order of their locations"
+    );
+    let permission = &refreshed.refused[1];
+    assert_eq!(
+        permission.status().map(|s| s.canonical_code()),
+        Some(Code::PermissionDenied)
+    );
+    assert!(
+        permission.to_string().starts_with(
+            "the List of my-proj/us-east5 was refused: PERMISSION_DENIED (403): Permission \
+             'aiplatform.modelDevelopmentClusters.list' denied"
+        ),
+        "{permission}"
+    );
+    let allowlist = &refreshed.refused[0];
+    assert_eq!(
+        allowlist.status().map(|s| s.canonical_code()),
+        Some(Code::InvalidArgument)
+    );
+    // A refusal is an answer, not asked again.
+    assert_eq!(
+        lists_per_location(&h)[&(PROJECT.to_owned(), "us-east5".to_owned())],
+        1
+    );
+}
+
+#[tokio::test]
+async fn a_refused_list_where_the_configuration_names_a_cluster_fails_the_refresh() {
+    let h = Harness::start(Duration::from_millis(50)).await;
+    h.emulator
+        .set_refused_locations(vec![format!("{PROJECT}/{REGION}").parse().unwrap()]);
+    let error = refresh(&h.client, &everywhere(), &[]).await.unwrap_err();
+    assert_eq!(error.api_code(), Some(Code::PermissionDenied), "{error}");
+}
+
+#[tokio::test]
+async fn an_outage_where_nothing_is_named_still_fails_the_refresh() {
+    let h = Harness::with_options(EmulatorOptions {
+        required_token: Some(TOKEN.to_owned()),
+        faults: "503=1,location=us-west4".parse::<FaultSpec>().unwrap(),
+        ..EmulatorOptions::default()
+    })
+    .await;
+    let error = refresh(&h.client, &everywhere(), &[]).await.unwrap_err();
+    assert_eq!(error.api_code(), Some(Code::Unavailable), "{error}");
+    let ExecError::Transport(transport) = &error else {
+        panic!("{error}");
+    };
+    assert!(!is_refusal(transport));
+}
+
+#[tokio::test]
+async fn a_list_refused_after_its_first_page_fails_the_refresh() {
+    let mut first = cluster_body("a1", Some(STACK));
+    first["name"] = json!(name_in(PROJECT, "us-east1", "a1"));
+    let server = Scripted::start(move |seen, _| {
+        if !seen.path.contains("/locations/us-east1/") {
+            return json(json!({}));
+        }
+        match seen.param("pageToken") {
+            Some(_) => google_error(403, "PERMISSION_DENIED", "Permission denied"),
+            None => {
+                json(json!({"modelDevelopmentClusters": [first.clone()], "nextPageToken": "p2"}))
+            }
+        }
+    })
+    .await;
+    let client = client_for(server.base_url(), fast_retry());
+    let locations =
+        RefreshLocations::everywhere([Location::new(PROJECT, "us-central1").unwrap()], [], []);
+    let error = refresh(&client, &locations, &[]).await.unwrap_err();
+    assert_eq!(
+        error.api_code(),
+        Some(Code::PermissionDenied),
+        "half a List is not a refused one: {error}"
+    );
+}

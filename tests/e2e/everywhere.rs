@@ -1,0 +1,222 @@
+//! A stack owns its clusters wherever they are: every plan lists every region the service runs
+//! in, so a cluster whose region the configuration no longer names is destroyed like any other
+//! undeclared cluster of the stack, `list` shows clusters in regions the configuration does not
+//! name, and a List refused in such a region is a warning that deletes nothing.
+
+use clusterform_emulator::RefusedLocation;
+use serde_json::{Value, json};
+
+use crate::support::{
+    ClusterSpec, Env, PROJECT, PROVIDER, assert_succeeded, cluster_hcl,
+    destroyed_attributes_elided, stdout,
+};
+
+/// `train01` in the provider's us-central1, and, with `far`, `far01` in europe-west4.
+fn configuration(far: bool) -> String {
+    let here = cluster_hcl(&ClusterSpec::default());
+    if !far {
+        return format!("{PROVIDER}{here}");
+    }
+    // Every `us-central1` of this block, the region setting included, becomes europe-west4.
+    let there = cluster_hcl(&ClusterSpec {
+        id: "far01",
+        extra_cluster_settings: "  region = \"us-central1\"\n",
+        ..ClusterSpec::default()
+    })
+    .replace("us-central1", "europe-west4");
+    format!("{PROVIDER}{here}{there}")
+}
+
+fn far01() -> String {
+    format!("projects/{PROJECT}/locations/europe-west4/modelDevelopmentClusters/far01")
+}
+
+/// Both clusters applied, then the configuration without `far01`: europe-west4 is named by
+/// nothing any more.
+fn far01_dropped(env: &Env) {
+    env.write_config(&configuration(true));
+    assert_succeeded(&env.run(&["apply", "--auto-approve"]));
+    env.write_config(&configuration(false));
+}
+
+#[test]
+fn a_cluster_in_a_region_the_configuration_no_longer_names_is_destroyed() {
+    let env = Env::new(50);
+    far01_dropped(&env);
+
+    let plan = env.transcript(&["plan", "--detailed-exitcode"]);
+    insta::assert_snapshot!(plan.normalized_with(destroyed_attributes_elided), @r#"
+    clusterform will perform the following actions:
+
+      # far01 (my-proj/europe-west4) will be destroyed: owned by stack "research" and no longer in the configuration
+      - cluster "far01" { … }
+        # no Slurm jobs active now
+
+    Plan: 0 to add, 0 to change, 0 to replace, 1 to destroy.
+    [exit status: 2]
+    "#);
+
+    // A target that is not declared may be anywhere: it is looked for in every location.
+    let targeted = env.run(&["plan", "--target", "far01", "--json"]);
+    assert_succeeded(&targeted);
+    let document: Value = serde_json::from_slice(&targeted.stdout).unwrap();
+    assert_eq!(document["summary"]["destroy"], 1, "{document}");
+    assert_eq!(
+        document["changes"].as_array().unwrap().len(),
+        1,
+        "{document}"
+    );
+
+    env.emulator().clear_requests();
+    assert_succeeded(&env.run(&["apply", "--auto-approve"]));
+    let deletes: Vec<String> = env
+        .mutations()
+        .into_iter()
+        .filter(|r| r.method == "DELETE")
+        .map(|r| r.path)
+        .collect();
+    assert_eq!(deletes, [format!("/v1beta1/{}", far01())]);
+    assert!(env.emulator().cluster(&far01()).is_none());
+    insta::assert_snapshot!(env.transcript(&["plan"]), @"No changes. Your clusters match the configuration.");
+}
+
+/// A cluster of another team in a region this configuration names nowhere, with a GPU pool.
+fn gpu_cluster_elsewhere(env: &Env) -> String {
+    let name =
+        format!("projects/{PROJECT}/locations/asia-southeast1/modelDevelopmentClusters/gpu01");
+    let mut cluster = crate::support::hand_made_cluster();
+    cluster["labels"] = json!({"clusterform-stack": "vision"});
+    cluster["nodePools"].as_array_mut().unwrap().push(json!({
+        "id": "gpu",
+        "machineSpec": {
+            "machineType": "a3-ultragpu-8g",
+            "acceleratorType": "NVIDIA_H200_141GB",
+            "acceleratorCount": 8
+        },
+        "scalingSpec": {"minNodeCount": "0", "maxNodeCount": "2"},
+        "zone": "asia-southeast1-b"
+    }));
+    env.emulator().insert_cluster(&name, cluster);
+    name
+}
+
+#[test]
+fn list_shows_clusters_in_regions_the_configuration_does_not_name_with_accelerators() {
+    let env = Env::new(50);
+    env.write_config(&configuration(false));
+    assert_succeeded(&env.run(&["apply", "--auto-approve"]));
+    gpu_cluster_elsewhere(&env);
+
+    let listed = env.run(&["list"]);
+    assert_succeeded(&listed);
+    let table: String = stdout(&listed)
+        .lines()
+        .map(|line| {
+            line.rsplit_once("  ")
+                .map_or(line, |(start, _)| start)
+                .trim_end()
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    insta::assert_snapshot!(table, @r"
+    ID       PROJECT  REGION           STATE    POOLS (min-max(nodes))              ACCELERATORS             STACK
+    gpu01    my-proj  asia-southeast1  RUNNING  login:1-1(1) cpu:0-4(0) gpu:0-2(0)  gpu:NVIDIA_H200_141GB×8  vision
+    train01  my-proj  us-central1      RUNNING  login:1-1(1) cpu:0-4(0)             -                        research
+    ");
+
+    let json_list = env.run(&["list", "--json"]);
+    assert_succeeded(&json_list);
+    let rows: Value = serde_json::from_slice(&json_list.stdout).unwrap();
+    let gpu = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|row| row["id"] == "gpu01")
+        .expect("gpu01 listed");
+    assert_eq!(gpu["region"], "asia-southeast1");
+    assert_eq!(
+        gpu["node_pools"][2]["accelerator_type"],
+        "NVIDIA_H200_141GB"
+    );
+    assert_eq!(gpu["node_pools"][2]["accelerator_count"], 8);
+    assert_eq!(gpu["node_pools"][0]["accelerator_type"], Value::Null);
+
+    let one_region = env.run(&["list", "--region", "asia-southeast1", "--json"]);
+    assert_succeeded(&one_region);
+    let rows: Value = serde_json::from_slice(&one_region.stdout).unwrap();
+    let ids: Vec<&str> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| row["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["gpu01"]);
+
+    // Without a configuration, the flags say where; the plan's warnings are not printed.
+    let empty = env.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    env.emulator().clear_requests();
+    let elsewhere = env.run(&[
+        "list",
+        "--chdir",
+        empty.to_str().unwrap(),
+        "--project",
+        PROJECT,
+        "--region",
+        "asia-southeast1",
+        "--json",
+    ]);
+    assert_succeeded(&elsewhere);
+    let rows: Value = serde_json::from_slice(&elsewhere.stdout).unwrap();
+    assert_eq!(rows.as_array().unwrap().len(), 1);
+    assert_eq!(rows[0]["stack"], "vision");
+    let lists: Vec<String> = env
+        .emulator()
+        .requests()
+        .into_iter()
+        .map(|r| r.path)
+        .collect();
+    assert_eq!(
+        lists,
+        [format!(
+            "/v1beta1/projects/{PROJECT}/locations/asia-southeast1/modelDevelopmentClusters"
+        )],
+        "one location only, and nothing else"
+    );
+}
+
+#[test]
+fn a_refused_list_in_an_unnamed_region_warns_and_deletes_nothing() {
+    let env = Env::new(50);
+    far01_dropped(&env);
+    env.emulator().set_refused_locations(vec![
+        format!("{PROJECT}/europe-west4")
+            .parse::<RefusedLocation>()
+            .unwrap(),
+    ]);
+
+    insta::assert_snapshot!(env.transcript(&["plan", "--detailed-exitcode"]), @r"
+    No changes. Your clusters match the configuration.
+    [stderr]
+    Warning: could not list the clusters of my-proj/europe-west4, which the configuration does not name; going on without them (nothing there is planned or deleted): PERMISSION_DENIED (403): Permission 'aiplatform.modelDevelopmentClusters.list' denied on resource '//aiplatform.googleapis.com/projects/my-proj/locations/europe-west4' (or it may not exist).
+    ");
+
+    let applied = env.run(&["apply", "--auto-approve"]);
+    assert_succeeded(&applied);
+    assert!(env.mutations().iter().all(|r| r.method != "DELETE"));
+    assert!(
+        env.emulator().cluster(&far01()).is_some(),
+        "far01 was not seen, so not deleted"
+    );
+
+    // Where the configuration names a cluster, a refused List stops the plan.
+    env.emulator()
+        .set_refused_locations(vec![format!("{PROJECT}/us-central1").parse().unwrap()]);
+    let refused = env.run(&["plan"]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        crate::support::stderr(&refused).contains("PERMISSION_DENIED"),
+        "{}",
+        crate::support::stderr(&refused)
+    );
+}
