@@ -17,7 +17,7 @@ use clusterform_config::Config;
 use clusterform_executor::{ApplyEngine, Journal, StorageClient, WaitOptions};
 
 pub use execution::still_working;
-pub use planning::Planned;
+pub use planning::{Planned, refreshed_locations, target_names};
 
 use self::interrupts::Interrupts;
 use crate::arguments::Parallelism;

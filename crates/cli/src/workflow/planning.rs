@@ -2,13 +2,13 @@
 //! them, each declared cluster as soon as the List page that holds it arrives; then look up the
 //! Slurm jobs the plan's disruptive changes would hit.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clusterform_config::Config;
 use clusterform_executor::{ExecError, LivePages, PagePosition};
-use clusterform_model::ClusterName;
-use clusterform_model::{JobsByCluster, LiveCluster};
+use clusterform_model::{ClusterName, JobsByCluster, LiveCluster, Location};
 use clusterform_planner::{Plan, PlanBuilder, PlanOptions};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
@@ -41,7 +41,7 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
         let planner = PagePlanner::start(self.config.clone(), options.clone());
         let refreshed = clusterform_executor::refresh_paged(
             &self.connection.client,
-            &self.config.locations(),
+            &refreshed_locations(&self.config),
             &targets,
             |position, page| planner.add(position, page),
         )
@@ -180,9 +180,16 @@ fn absolute_directory(dir: &Path) -> Result<PathBuf, CliError> {
     })
 }
 
+/// The locations whose clusters a run lists (without `--target`): every command that looks at
+/// the stack's clusters (`plan`, `apply`, `destroy`, `status`) lists these, so that all of them
+/// see the same clusters of the stack.
+pub fn refreshed_locations(config: &Config) -> BTreeSet<Location> {
+    config.locations()
+}
+
 /// The resource names of `--target` IDs: a declared cluster's own location, else the
 /// provider's.
-fn target_names(config: &Config, targets: &[String]) -> Result<Vec<ClusterName>, CliError> {
+pub fn target_names(config: &Config, targets: &[String]) -> Result<Vec<ClusterName>, CliError> {
     targets
         .iter()
         .map(|id| {
