@@ -42,7 +42,7 @@ mod secrets;
 mod sensitive_diagnostics;
 mod slurm_api;
 mod stacks;
-mod status;
 #[cfg(unix)]
 mod state_hardening;
+mod status;
 mod validate;

@@ -112,7 +112,25 @@ fn fleet() -> Env {
 #[test]
 fn a_fleet_shows_its_healthy_cluster_and_everything_that_needs_attention() {
     let env = fleet();
-    insta::assert_snapshot!(env.transcript(&["status"]), @"");
+    insta::assert_snapshot!(env.transcript(&["status"]), @r#"
+    PROJECT  ID       REGION       STATE    NODES                                                   SLURM JOBS            SLURM NODES                             IDLE SINCE
+    my-proj  train01  us-central1  RUNNING  login: 1 running; cpu: 0                                0 running, 0 pending  2 idle                                  [TIME] (5h ago)
+    my-proj  train02  us-central1  RUNNING  login: 1 running; cpu: 1 running, 1 preparing, 2 error  1 running, 1 pending  1 idle, 1 allocated, 1 down, 1 drained  in use
+    my-proj  train03  us-central1  ERROR    login: 0; cpu: 0                                        -                     -                                       -
+
+    Recent events:
+      train02: VM_SLURM_DRAIN at [TIME]: train02-cpu-2 drained by the health check
+      train02: VM_CONTINUOUS_GPU_ERROR at [TIME]: XID 79 on train02-cpu-1
+      train02: VM_REBOOT at [TIME]: train02-cpu-1 rebooted
+
+    Needs attention:
+      train02: node train02-cpu-1 of pool cpu is in ERROR: GPU health check failed: XID 79
+      train02: node 8812763344 of pool cpu is in ERROR: boot disk could not be attached
+      train02: 1 Slurm node down or not responding: train02-cpu-1
+      train02: 1 Slurm node drained or draining: train02-cpu-2
+      train02: recent event VM_CONTINUOUS_GPU_ERROR at [TIME]: XID 79 on train02-cpu-1
+      train03: cluster is in ERROR: node pool cpu could not be created: quota exhausted
+    "#);
     let detailed = env.run(&["status", "--detailed-exitcode"]);
     assert_eq!(detailed.status.code(), Some(2), "something needs attention");
     assert_eq!(detailed.stdout, env.run(&["status"]).stdout);
@@ -123,7 +141,235 @@ fn status_json_is_one_document() {
     let env = fleet();
     let output = env.run(&["status", "--json", "--detailed-exitcode"]);
     assert_eq!(output.status.code(), Some(2));
-    insta::assert_snapshot!(env.transcript_of(&output), @"");
+    insta::assert_snapshot!(env.transcript_of(&output), @r#"
+    {
+      "format_version": 1,
+      "needs_attention": true,
+      "clusters": [
+        {
+          "address": {
+            "project": "my-proj",
+            "region": "us-central1",
+            "id": "train01"
+          },
+          "declared": true,
+          "created": true,
+          "needs_attention": false,
+          "state": "RUNNING",
+          "detail": null,
+          "error": null,
+          "node_pools": [
+            {
+              "id": "login",
+              "nodes": 1,
+              "running": 1,
+              "preparing": 0,
+              "updating": 0,
+              "error": 0,
+              "unknown": 0
+            },
+            {
+              "id": "cpu",
+              "nodes": 0,
+              "running": 0,
+              "preparing": 0,
+              "updating": 0,
+              "error": 0,
+              "unknown": 0
+            }
+          ],
+          "events": [],
+          "slurm": {
+            "status": "read",
+            "version": "v0.0.42",
+            "jobs": {
+              "running": 0,
+              "pending": 0
+            },
+            "nodes": {
+              "idle": 2,
+              "allocated": 0,
+              "down": 0,
+              "drained": 0,
+              "other": 0
+            },
+            "idle": {
+              "status": "idle",
+              "since": "[TIME]"
+            }
+          },
+          "problems": []
+        },
+        {
+          "address": {
+            "project": "my-proj",
+            "region": "us-central1",
+            "id": "train02"
+          },
+          "declared": true,
+          "created": true,
+          "needs_attention": true,
+          "state": "RUNNING",
+          "detail": null,
+          "error": null,
+          "node_pools": [
+            {
+              "id": "login",
+              "nodes": 1,
+              "running": 1,
+              "preparing": 0,
+              "updating": 0,
+              "error": 0,
+              "unknown": 0
+            },
+            {
+              "id": "cpu",
+              "nodes": 4,
+              "running": 1,
+              "preparing": 1,
+              "updating": 0,
+              "error": 2,
+              "unknown": 0
+            }
+          ],
+          "events": [
+            {
+              "type": "VM_SLURM_DRAIN",
+              "time": "[TIME]",
+              "message": "train02-cpu-2 drained by the health check"
+            },
+            {
+              "type": "VM_CONTINUOUS_GPU_ERROR",
+              "time": "[TIME]",
+              "message": "XID 79 on train02-cpu-1"
+            },
+            {
+              "type": "VM_REBOOT",
+              "time": "[TIME]",
+              "message": "train02-cpu-1 rebooted"
+            }
+          ],
+          "slurm": {
+            "status": "read",
+            "version": "v0.0.42",
+            "jobs": {
+              "running": 1,
+              "pending": 1
+            },
+            "nodes": {
+              "idle": 1,
+              "allocated": 1,
+              "down": 1,
+              "drained": 1,
+              "other": 0
+            },
+            "idle": {
+              "status": "in_use"
+            }
+          },
+          "problems": [
+            {
+              "kind": "node_error",
+              "pool": "cpu",
+              "node": "train02-cpu-1",
+              "detail": "GPU health check failed: XID 79",
+              "current": true,
+              "message": "node train02-cpu-1 of pool cpu is in ERROR: GPU health check failed: XID 79"
+            },
+            {
+              "kind": "node_error",
+              "pool": "cpu",
+              "node": "8812763344",
+              "detail": "boot disk could not be attached",
+              "current": true,
+              "message": "node 8812763344 of pool cpu is in ERROR: boot disk could not be attached"
+            },
+            {
+              "kind": "slurm_nodes_down",
+              "nodes": [
+                "train02-cpu-1"
+              ],
+              "current": true,
+              "message": "1 Slurm node down or not responding: train02-cpu-1"
+            },
+            {
+              "kind": "slurm_nodes_drained",
+              "nodes": [
+                "train02-cpu-2"
+              ],
+              "current": true,
+              "message": "1 Slurm node drained or draining: train02-cpu-2"
+            },
+            {
+              "kind": "error_event",
+              "event": {
+                "type": "VM_CONTINUOUS_GPU_ERROR",
+                "time": "[TIME]",
+                "message": "XID 79 on train02-cpu-1"
+              },
+              "current": false,
+              "message": "recent event VM_CONTINUOUS_GPU_ERROR at [TIME]: XID 79 on train02-cpu-1"
+            }
+          ]
+        },
+        {
+          "address": {
+            "project": "my-proj",
+            "region": "us-central1",
+            "id": "train03"
+          },
+          "declared": true,
+          "created": true,
+          "needs_attention": true,
+          "state": "ERROR",
+          "detail": "node pool cpu could not be created: quota exhausted",
+          "error": {
+            "code": 13,
+            "status": "INTERNAL",
+            "message": "node pool cpu could not be created: quota exhausted"
+          },
+          "node_pools": [
+            {
+              "id": "login",
+              "nodes": 0,
+              "running": 0,
+              "preparing": 0,
+              "updating": 0,
+              "error": 0,
+              "unknown": 0
+            },
+            {
+              "id": "cpu",
+              "nodes": 0,
+              "running": 0,
+              "preparing": 0,
+              "updating": 0,
+              "error": 0,
+              "unknown": 0
+            }
+          ],
+          "events": [],
+          "slurm": {
+            "status": "not_asked"
+          },
+          "problems": [
+            {
+              "kind": "cluster_error",
+              "detail": "node pool cpu could not be created: quota exhausted",
+              "error": {
+                "code": 13,
+                "status": "INTERNAL",
+                "message": "node pool cpu could not be created: quota exhausted"
+              },
+              "current": true,
+              "message": "cluster is in ERROR: node pool cpu could not be created: quota exhausted"
+            }
+          ]
+        }
+      ]
+    }
+    [exit status: 2]
+    "#);
     let document: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(document["needs_attention"], true);
 }
@@ -135,7 +381,12 @@ fn nothing_needs_attention_exits_0_even_with_detailed_exitcode_and_nothing_is_ch
     make_healthy(&env, "train01");
     let state_before = state_files(env.path());
     env.emulator().clear_requests();
-    insta::assert_snapshot!(env.transcript(&["status", "--detailed-exitcode"]), @"");
+    insta::assert_snapshot!(env.transcript(&["status", "--detailed-exitcode"]), @r#"
+    PROJECT  ID       REGION       STATE    NODES                     SLURM JOBS            SLURM NODES  IDLE SINCE
+    my-proj  train01  us-central1  RUNNING  login: 1 running; cpu: 0  0 running, 0 pending  2 idle       [TIME] (5h ago)
+
+    Nothing needs attention.
+    "#);
     let sent: Vec<(String, String)> = env
         .emulator()
         .requests()
@@ -176,7 +427,14 @@ fn target_shows_only_the_clusters_named() {
     insta::assert_snapshot!(
         env.transcript(&["status", "--target", "train03", "--target", "train01"])
             .normalized_with(seconds_of_ages_hidden),
-        @""
+        @r#"
+    PROJECT  ID       REGION       STATE    NODES                     SLURM JOBS            SLURM NODES  IDLE SINCE
+    my-proj  train01  us-central1  RUNNING  login: 1 running; cpu: 0  0 running, 0 pending  2 idle       [TIME] (5h ago)
+    my-proj  train03  us-central1  ERROR    login: 0; cpu: 0          -                     -            -
+
+    Needs attention:
+      train03: cluster is in ERROR: node pool cpu could not be created: quota exhausted
+    "#
     );
     let lists = env
         .emulator()
@@ -185,7 +443,12 @@ fn target_shows_only_the_clusters_named() {
         .filter(|r| r.path.ends_with("/modelDevelopmentClusters"))
         .count();
     assert_eq!(lists, 0, "targets are read with one Get each");
-    insta::assert_snapshot!(env.transcript(&["status", "--target", "nosuch"]), @"");
+    insta::assert_snapshot!(env.transcript(&["status", "--target", "nosuch"]), @r#"
+    [stderr]
+    Error: --target `nosuch` matches no declared cluster and no live cluster of this stack
+      hint: use a cluster ID from the configuration (see `clusterform list`)
+    [exit status: 1]
+    "#);
 }
 
 #[test]
@@ -194,7 +457,14 @@ fn a_slurm_that_cannot_be_read_needs_attention() {
     apply_ok(&env, &[ClusterSpec::default()]);
     env.emulator()
         .set_slurm_unreachable(&cluster_name("train01"), true);
-    insta::assert_snapshot!(env.transcript(&["status", "--detailed-exitcode"]), @"");
+    insta::assert_snapshot!(env.transcript(&["status", "--detailed-exitcode"]), @r#"
+    PROJECT  ID       REGION       STATE    NODES                     SLURM JOBS  SLURM NODES  IDLE SINCE
+    my-proj  train01  us-central1  RUNNING  login: 1 running; cpu: 0  unknown     unknown      unknown
+
+    Needs attention:
+      train01: Slurm could not be read: Slurm REST API unreachable: POST [ENDPOINT]/v1beta1/projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01:callSlurmRestApi failed: UNAVAILABLE (503): The Slurm REST API of cluster projects/253589482369/locations/us-central1/modelDevelopmentClusters/train01 is unreachable.
+    [exit status: 2]
+    "#);
 }
 
 #[test]
@@ -213,7 +483,14 @@ fn declared_clusters_not_created_and_owned_ones_no_longer_declared_are_shown() {
         ClusterSpec::named("new01"),
     ]));
     let output = env.run(&["status", "--detailed-exitcode"]);
-    insta::assert_snapshot!(env.transcript_of(&output), @"");
+    insta::assert_snapshot!(env.transcript_of(&output), @r#"
+    PROJECT  ID       REGION       STATE        NODES                     SLURM JOBS            SLURM NODES  IDLE SINCE
+    my-proj  train01  us-central1  RUNNING      login: 1 running; cpu: 0  0 running, 0 pending  2 idle       [TIME] (5h ago)
+    my-proj  new01    us-central1  not created  -                         -                     -            -
+    my-proj  old01    us-central1  RUNNING      login: 1 running; cpu: 0  0 running, 0 pending  2 idle       [TIME] (5h ago)
+
+    Nothing needs attention.
+    "#);
     let json = env.run(&["status", "--json"]);
     let document: Value = serde_json::from_slice(&json.stdout).unwrap();
     let shown: Vec<(&str, bool, bool)> = document["clusters"]

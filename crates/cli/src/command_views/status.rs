@@ -29,8 +29,7 @@ struct HumanStatus {
 
 impl StatusView for HumanStatus {
     fn report(&self, entries: &[StatusEntry], now: OffsetDateTime) {
-        self.printer
-            .result(&status_text::render_text(entries, now));
+        self.printer.result(&status_text::render_text(entries, now));
     }
 }
 

@@ -36,11 +36,13 @@ pub async fn run(args: &Status, printer: &Printer) -> Result<ExitStatus, CliErro
     let health = clusterform_executor::inspect_health(client, &present, args.events, now).await;
     let entries = entries(watched, health);
     view.report(&entries, now);
-    Ok(if args.detailed_exitcode && status::needs_attention(&entries) {
-        ExitStatus::NeedsAttention
-    } else {
-        ExitStatus::Success
-    })
+    Ok(
+        if args.detailed_exitcode && status::needs_attention(&entries) {
+            ExitStatus::NeedsAttention
+        } else {
+            ExitStatus::Success
+        },
+    )
 }
 
 /// A cluster `status` reports on, before its health is read.

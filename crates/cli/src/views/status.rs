@@ -57,7 +57,10 @@ pub fn problem_text(problem: &Problem) -> String {
         Problem::ClusterError { detail, error } => {
             let mut text = format!("cluster is in ERROR: {}", or_no_detail(detail.as_deref()));
             // The service often repeats the detail as the error's message.
-            if let Some(error) = error.as_ref().filter(|e| Some(&e.message) != detail.as_ref()) {
+            if let Some(error) = error
+                .as_ref()
+                .filter(|e| Some(&e.message) != detail.as_ref())
+            {
                 text.push_str(&format!(" (error {error})"));
             }
             text
@@ -109,7 +112,9 @@ pub fn event_text(event: &ClusterEvent) -> String {
 }
 
 fn or_no_detail(detail: Option<&str>) -> &str {
-    detail.filter(|d| !d.is_empty()).unwrap_or("no detail given")
+    detail
+        .filter(|d| !d.is_empty())
+        .unwrap_or("no detail given")
 }
 
 /// `node train01-cpu-0 of pool cpu`.

@@ -57,7 +57,12 @@ fn health_fields(health: &ClusterHealth) -> [(&'static str, Value); 7] {
         ("slurm", slurm(&health.slurm)),
         (
             "problems",
-            health.problems.iter().map(problem).collect::<Vec<_>>().into(),
+            health
+                .problems
+                .iter()
+                .map(problem)
+                .collect::<Vec<_>>()
+                .into(),
         ),
     ]
 }

@@ -94,7 +94,14 @@ fn nodes(pools: &[PoolNodes]) -> String {
         ];
         let listed = non_zero(&counts);
         let id = nodes.pool.as_deref().unwrap_or("(no pool)");
-        format!("{id}: {}", if listed.is_empty() { "0" } else { listed.as_str() })
+        format!(
+            "{id}: {}",
+            if listed.is_empty() {
+                "0"
+            } else {
+                listed.as_str()
+            }
+        )
     };
     pools.iter().map(pool).collect::<Vec<_>>().join("; ")
 }

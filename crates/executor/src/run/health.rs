@@ -682,7 +682,11 @@ mod tests {
             {"nodePoolId": "gpu", "nodeState": "REBOOTING", "instanceName": "gpu-0"},
         ]);
         let report = health(&running(nodes), Some(evidence(json!([]), idle_nodes())));
-        assert_eq!(report.pools.len(), 3, "a pool only the nodes name is listed");
+        assert_eq!(
+            report.pools.len(),
+            3,
+            "a pool only the nodes name is listed"
+        );
         assert_eq!(report.pools[2].pool.as_deref(), Some("gpu"));
         assert_eq!(report.pools[2].unknown, 1);
         assert_eq!(
