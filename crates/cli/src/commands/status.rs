@@ -116,7 +116,7 @@ fn entries(
             address: cluster.address,
             declared: cluster.declared,
             found: match cluster.created.then(|| health.next()).flatten() {
-                Some(health) => Found::Live(health),
+                Some(health) => Found::Live(Box::new(health)),
                 None => Found::NotCreated,
             },
         })

@@ -23,8 +23,8 @@ pub struct StatusEntry {
 pub enum Found {
     /// Declared, and absent live: the next apply creates it. Nothing to attend to.
     NotCreated,
-    /// Live.
-    Live(ClusterHealth),
+    /// Live. (Boxed: a report is large beside the empty `NotCreated`.)
+    Live(Box<ClusterHealth>),
 }
 
 impl StatusEntry {

@@ -498,10 +498,12 @@ mod tests {
     }
 
     fn running(nodes: Value) -> LiveCluster {
-        live(json!({
+        let mut cluster = json!({
             "nodePools": [{"id": "login"}, {"id": "cpu"}],
-            "clusterStatus": {"state": "RUNNING", "nodesStatus": nodes},
-        }))
+            "clusterStatus": {"state": "RUNNING"},
+        });
+        cluster["clusterStatus"]["nodesStatus"] = nodes;
+        live(cluster)
     }
 
     fn ago(minutes: i64) -> Value {
@@ -512,9 +514,14 @@ mod tests {
     fn evidence(jobs: Value, nodes: Value) -> SlurmEvidence {
         SlurmEvidence {
             version: "v0.0.42".to_owned(),
-            jobs: parse_jobs(&json!({ "jobs": jobs })).unwrap(),
-            nodes: parse_nodes(&json!({ "nodes": nodes })).unwrap(),
+            jobs: parse_jobs(&listing("jobs", jobs)).unwrap(),
+            nodes: parse_nodes(&listing("nodes", nodes)).unwrap(),
         }
+    }
+
+    /// slurmrestd's `{"jobs": [...]}` or `{"nodes": [...]}`.
+    fn listing(field: &str, items: Value) -> Value {
+        Value::Object([(field.to_owned(), items)].into_iter().collect())
     }
 
     fn idle_nodes() -> Value {
