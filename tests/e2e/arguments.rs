@@ -42,6 +42,8 @@ fn every_command_takes_the_directory_as_dir_or_chdir() {
         vec!["plan", dir],
         vec!["plan", "--chdir", dir],
         vec!["list", "--chdir", dir],
+        vec!["status", dir],
+        vec!["--chdir", dir, "status"],
         vec!["fmt", "--chdir", dir],
         vec!["destroy", "--auto-approve", "--chdir", dir],
     ] {

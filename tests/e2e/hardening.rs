@@ -337,7 +337,7 @@ fn apply_fails_when_an_unchanged_cluster_still_updating_ends_in_error() {
     [HH:MM:SS] train01: waiting for the cluster to leave UPDATING… [Ns]
     [HH:MM:SS] train01: FAILED after [N]s: projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01 is in state ERROR: quota exhausted
     Error: Check of cluster train01 failed: projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01 is in state ERROR: quota exhausted
-      hint: see the cluster's events with `clusterform list`; fix the configuration and apply again
+      hint: see the cluster's state, node errors and events with `clusterform status --target train01`; fix the configuration and apply again
     Error: 1 of 1 actions failed
       hint: fix the cause above and run `clusterform apply` again; finished clusters are not touched twice
     [exit status: 1]

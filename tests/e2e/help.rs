@@ -2,12 +2,13 @@
 
 use assert_cmd::Command;
 
-const COMMANDS: [&str; 11] = [
+const COMMANDS: [&str; 12] = [
     "validate",
     "fmt",
     "plan",
     "apply",
     "destroy",
+    "status",
     "show",
     "list",
     "import",

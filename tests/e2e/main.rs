@@ -47,4 +47,5 @@ mod slurm_api;
 mod stacks;
 #[cfg(unix)]
 mod state_hardening;
+mod status;
 mod validate;

@@ -34,6 +34,8 @@ pub enum Arguments {
     Apply(Apply),
     /// `destroy`.
     Destroy(Destroy),
+    /// `status`.
+    Status(Status),
     /// `show PLANFILE`.
     Show(cli::ShowArgs),
     /// `list`.
@@ -191,6 +193,25 @@ pub struct Destroy {
     pub lock_timeout: Duration,
 }
 
+/// `status`.
+#[derive(Debug)]
+pub struct Status {
+    /// The configuration directory.
+    pub dir: PathBuf,
+    /// `--endpoint` / `CLUSTERFORM_ENDPOINT`.
+    pub endpoint: Option<String>,
+    /// Variable values.
+    pub variables: Variables,
+    /// `--target`: only these clusters.
+    pub targets: Vec<String>,
+    /// `--json`.
+    pub json: bool,
+    /// `--detailed-exitcode`: exit 2 when something needs attention.
+    pub detailed_exitcode: bool,
+    /// `--events`: how many recent events to show per cluster.
+    pub events: usize,
+}
+
 /// `list`.
 #[derive(Debug)]
 pub struct List {
@@ -289,6 +310,15 @@ impl Arguments {
                 parallelism: Parallelism::from(args.parallelism),
                 json: refuse_unapproved_json("destroy", args.json, args.auto_approve)?,
                 lock_timeout: args.lock.lock_timeout,
+            }),
+            cli::Command::Status(args) => Self::Status(Status {
+                dir: config_dir(chdir, args.dir)?,
+                endpoint: args.endpoint.endpoint,
+                variables: Variables::from_args(args.vars)?,
+                targets: args.targets,
+                json: args.json,
+                detailed_exitcode: args.detailed_exitcode,
+                events: args.events,
             }),
             cli::Command::Show(args) => {
                 refuse_chdir(chdir.as_deref(), "show")?;

@@ -64,6 +64,11 @@ pub enum Command {
     /// Delete the declared clusters, or only those idle for a while
     #[command(after_help = "Example:\n  clusterform destroy --idle-for 2h examples/quickstart")]
     Destroy(DestroyArgs),
+    /// Show each cluster's health: state, nodes, events, Slurm's jobs and nodes
+    #[command(
+        after_help = "Example:\n  clusterform status --detailed-exitcode examples/quickstart"
+    )]
+    Status(StatusArgs),
     /// Print a saved plan
     #[command(after_help = "Example:\n  clusterform show plan.json")]
     Show(ShowArgs),
@@ -314,6 +319,32 @@ pub struct DestroyArgs {
     pub json: bool,
     #[command(flatten)]
     pub lock: LockArgs,
+}
+
+/// Recent events `status` shows per cluster when `--events` is not given.
+pub const DEFAULT_STATUS_EVENTS: usize = 5;
+
+/// `status`.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    #[command(flatten)]
+    pub dir: DirArg,
+    #[command(flatten)]
+    pub endpoint: EndpointArg,
+    #[command(flatten)]
+    pub vars: VarArgs,
+    /// Show only this cluster (repeatable)
+    #[arg(long = "target", value_name = "ID")]
+    pub targets: Vec<String>,
+    /// Print one JSON document
+    #[arg(long)]
+    pub json: bool,
+    /// Exit 2 when something needs attention, 0 when nothing does
+    #[arg(long)]
+    pub detailed_exitcode: bool,
+    /// Recent events shown per cluster, newest first
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_STATUS_EVENTS)]
+    pub events: usize,
 }
 
 /// `show`.

@@ -101,10 +101,14 @@ pub fn exec_hint(error: &ExecError) -> Option<String> {
             "the operation may still be running: run `clusterform apply` again to resume \
              waiting, or raise the cluster's `timeouts` block"
         }
-        ExecError::OperationFailed { .. }
-        | ExecError::ClusterFailed { .. }
-        | ExecError::OperationLost { .. } => {
-            "see the cluster's events with `clusterform list`; fix the configuration and apply again"
+        ExecError::OperationFailed { cluster, .. }
+        | ExecError::ClusterFailed { cluster, .. }
+        | ExecError::OperationLost { cluster, .. } => {
+            // `cluster` is the resource name; `status` takes the ID.
+            let id = cluster.rsplit('/').next().unwrap_or(cluster);
+            return Some(format!(
+                "see the cluster's state, node errors and events with `clusterform status --target {id}`; fix the configuration and apply again"
+            ));
         }
         ExecError::OperationWithoutResult { .. } => NOT_SAID_WHETHER_CHANGED,
         ExecError::NoLongerDeleting { .. } => {

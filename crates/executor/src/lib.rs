@@ -10,7 +10,8 @@
 //! follows long-running operations ([`OperationWaiter`]), runs a plan with bounded concurrency
 //! ([`ApplyEngine`]), reads clusters' Slurm jobs and nodes ([`read_jobs`], [`read_nodes`],
 //! [`running_jobs`] for plans) and pings their controllers ([`ping`]), and decides which
-//! clusters are idle for `destroy --idle-for` ([`idle_verdict`], [`inspect_idle`]). Errors
+//! clusters are idle for `destroy --idle-for` ([`idle_verdict`], [`inspect_idle`]), and reads
+//! how healthy clusters are for `status` ([`inspect_health`], [`ClusterHealth`]). Errors
 //! follow the layers: [`TransportError`], [`StateError`], and the run's [`ExecError`] holding
 //! either. It never prints: progress goes through [`ProgressSink`], notes and errors are
 //! returned. Decisions are documented in `docs/executor.md`.
@@ -23,6 +24,10 @@ pub use run::engine::{
     ActionOutcome, ApplyEngine, ApplyReport, DEFAULT_PARALLELISM, ProgressEvent, ProgressSink, Step,
 };
 pub use run::error::{ExecError, FailedAttempt, LeftBehind};
+pub use run::health::{
+    ClusterHealth, Idleness, PoolNodes, Problem, SlurmHealth, SlurmJobCounts, SlurmNodeCounts,
+    SlurmReport, StateReading, inspect_health,
+};
 pub use run::idle::{IdleReport, IdleVerdict, SlurmEvidence, idle_verdict, inspect_idle};
 pub use run::operations::{OperationWaiter, WaitOptions};
 pub use run::refresh::{

@@ -824,6 +824,22 @@ pub struct NodeStatus {
     pub extra: UnknownFields,
 }
 
+impl NodeStatus {
+    /// The node's state, if the service reported one.
+    pub fn state(&self) -> Option<crate::NodeState> {
+        self.node_state.as_deref().map(crate::NodeState::of)
+    }
+
+    /// How the node is named to people: its VM's name, else its VM's id.
+    pub fn display_name(&self) -> Option<&str> {
+        [&self.instance_name, &self.instance_id]
+            .into_iter()
+            .flatten()
+            .map(String::as_str)
+            .find(|name| !name.is_empty())
+    }
+}
+
 /// One entry of `clusterEvents`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

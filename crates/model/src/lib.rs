@@ -109,9 +109,48 @@ impl ClusterState {
     }
 }
 
+/// The node states reported in `clusterStatus.nodesStatus[].nodeState`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum NodeState {
+    /// `PREPARING`: the node is being created or started.
+    Preparing,
+    /// `RUNNING`: the node is up.
+    Running,
+    /// `UPDATING`: the node is being changed.
+    Updating,
+    /// `ERROR`: the node failed.
+    Error,
+    /// A state this version does not know.
+    Other,
+}
+
+impl NodeState {
+    /// The state the service spells `text`.
+    pub fn of(text: &str) -> Self {
+        match text {
+            "PREPARING" => Self::Preparing,
+            "RUNNING" => Self::Running,
+            "UPDATING" => Self::Updating,
+            "ERROR" => Self::Error,
+            _ => Self::Other,
+        }
+    }
+
+    /// The service's spelling (`another state` for [`Self::Other`]).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Preparing => "PREPARING",
+            Self::Running => "RUNNING",
+            Self::Updating => "UPDATING",
+            Self::Error => "ERROR",
+            Self::Other => "another state",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::ClusterState;
+    use super::{ClusterState, NodeState};
 
     #[test]
     fn busy_states_are_the_working_ones_and_stopping() {
@@ -126,5 +165,18 @@ mod tests {
         }
         assert_eq!(ClusterState::of("SUSPENDED"), ClusterState::Other);
         assert_eq!(ClusterState::of("RUNNING").as_str(), "RUNNING");
+    }
+
+    #[test]
+    fn node_states_read_the_service_s_spelling() {
+        for state in [
+            NodeState::Preparing,
+            NodeState::Running,
+            NodeState::Updating,
+            NodeState::Error,
+        ] {
+            assert_eq!(NodeState::of(state.as_str()), state);
+        }
+        assert_eq!(NodeState::of("running"), NodeState::Other);
     }
 }

@@ -6,12 +6,14 @@
 
 mod plan;
 mod run;
+mod status;
 
 use clusterform_executor::ApplyReport;
 use clusterform_model::Action;
 
 pub use plan::{PlanView, plan_view};
 pub use run::{Completion, RunView, run_view};
+pub use status::status_view;
 
 /// What a run did, by action: counted here alone, from the engine's reports, for the summary
 /// line and the `summary` event.

@@ -10,6 +10,7 @@ mod import;
 mod list;
 mod plan;
 mod show;
+mod status;
 mod validate;
 
 use std::process::ExitCode;
@@ -25,6 +26,8 @@ pub enum ExitStatus {
     Success,
     /// Exit 2: `plan --detailed-exitcode` found changes.
     Changes,
+    /// Exit 2: `status --detailed-exitcode` found something that needs attention.
+    NeedsAttention,
     /// Exit 1: the user declined the confirmation, so nothing was done (as Terraform does: a
     /// script must not read a declined apply as a successful one).
     Declined,
@@ -34,7 +37,7 @@ impl From<ExitStatus> for ExitCode {
     fn from(status: ExitStatus) -> Self {
         match status {
             ExitStatus::Success => ExitCode::SUCCESS,
-            ExitStatus::Changes => ExitCode::from(2),
+            ExitStatus::Changes | ExitStatus::NeedsAttention => ExitCode::from(2),
             ExitStatus::Declined => ExitCode::FAILURE,
         }
     }
@@ -48,6 +51,7 @@ pub async fn run(arguments: Arguments, printer: &Printer) -> Result<ExitStatus, 
         Arguments::Plan(args) => plan::run(&args, printer).await,
         Arguments::Apply(args) => apply::run(&args, printer).await,
         Arguments::Destroy(args) => destroy::run(&args, printer).await,
+        Arguments::Status(args) => status::run(&args, printer).await,
         Arguments::Show(args) => show::run(&args, printer),
         Arguments::List(args) => list::run(&args, printer).await,
         Arguments::Import(args) => import::run(&args, printer).await,

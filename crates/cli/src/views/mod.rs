@@ -1,5 +1,6 @@
-//! Renderings: how plans, actions and tables are shown to people and programs. The libraries
-//! hold the data (a [`clusterform_planner::Plan`] knows nothing of colours, symbols or verbs);
+//! Renderings: how plans, actions, clusters' health and tables are shown to people and
+//! programs. The libraries hold the data (a [`clusterform_planner::Plan`] knows nothing of
+//! colours, symbols or verbs);
 //! these functions turn it into text or JSON, and the binary's command views print what they
 //! return through its one printer.
 
@@ -9,6 +10,9 @@ pub mod idle_table;
 pub mod names;
 pub mod plan_json;
 pub mod plan_text;
+pub mod status;
+pub mod status_json;
+pub mod status_text;
 pub mod table;
 
 #[cfg(test)]

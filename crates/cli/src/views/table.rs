@@ -1,4 +1,4 @@
-//! Plain-text tables and times as `list` and `destroy --idle-for` print them.
+//! Plain-text tables and times as `list`, `status` and `destroy --idle-for` print them.
 
 /// Left-aligned columns separated by two spaces.
 pub fn table<const N: usize>(rows: &[[String; N]]) -> String {
@@ -23,6 +23,16 @@ pub fn format_time(time: time::OffsetDateTime) -> String {
     let time = time.replace_nanosecond(0).unwrap_or(time);
     time.format(&time::format_description::well_known::Rfc3339)
         .unwrap_or_else(|_| time.to_string())
+}
+
+/// `2026-11-30T10:05:00Z (5h2m ago)`: a time, and how long before `now` it was.
+pub fn time_and_age(time: time::OffsetDateTime, now: time::OffsetDateTime) -> String {
+    let seconds = u64::try_from((now - time).whole_seconds()).unwrap_or(0);
+    format!(
+        "{} ({} ago)",
+        format_time(time),
+        clusterform_model::duration::Seconds(seconds).to_units(2)
+    )
 }
 
 #[cfg(test)]

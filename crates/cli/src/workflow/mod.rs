@@ -18,7 +18,7 @@ use clusterform_config::Config;
 use clusterform_executor::{AppliedRecord, ApplyEngine, Journal, StorageClient, WaitOptions};
 
 pub use execution::still_working;
-pub use planning::{Planned, refresh_live, warn_refused};
+pub use planning::{Planned, refresh_live, target_names, warn_refused};
 
 use self::interrupts::Interrupts;
 use crate::arguments::Parallelism;

@@ -257,7 +257,10 @@ fn absolute_directory(dir: &Path) -> Result<PathBuf, CliError> {
 /// The resource names of `--target` IDs, each at its declared cluster's location, else at its
 /// `removed` block's; `None` when a target is neither (an undeclared cluster of this stack may
 /// be in any location, so the refresh lists them all and the planner keeps the targets).
-fn target_names(config: &Config, targets: &[String]) -> Result<Option<Vec<ClusterName>>, CliError> {
+pub fn target_names(
+    config: &Config,
+    targets: &[String],
+) -> Result<Option<Vec<ClusterName>>, CliError> {
     let mut names = Vec::with_capacity(targets.len());
     for id in targets {
         let declared = config.cluster(id).map(|cluster| &cluster.name);

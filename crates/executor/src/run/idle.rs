@@ -302,7 +302,8 @@ async fn inspect_one(
     }
 }
 
-async fn read_evidence(
+/// One cluster's jobs, then its nodes through the REST version that answered for the jobs.
+pub(crate) async fn read_evidence(
     client: &ApiClient,
     name: &ClusterName,
 ) -> Result<SlurmEvidence, SlurmReadError> {

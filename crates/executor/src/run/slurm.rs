@@ -62,6 +62,14 @@ const FINISHED_JOB_STATES: &[&str] = &[
 /// Node states (base states and flags) of a node doing work, or being started for it.
 const BUSY_NODE_STATES: &[&str] = &["ALLOCATED", "MIXED", "COMPLETING", "POWERING_UP"];
 
+/// Node states (a base state and a flag) of a node that cannot run work: down, or not
+/// answering slurmctld (which marks it down once `SlurmdTimeout` passes).
+const DOWN_NODE_STATES: &[&str] = &["DOWN", "NOT_RESPONDING"];
+
+/// Node states of a node that takes no new work: the `DRAIN` flag (since v0.0.40; older
+/// versions spelled the combined state `DRAINED` or `DRAINING`) and `FAIL`, which drains.
+const DRAINED_NODE_STATES: &[&str] = &["DRAIN", "DRAINED", "DRAINING", "FAIL"];
+
 /// Why a cluster's Slurm could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum SlurmReadError {
@@ -126,6 +134,11 @@ impl SlurmJob {
     pub fn is_finished(&self) -> bool {
         !self.is_active() && has_any(&self.state, FINISHED_JOB_STATES)
     }
+
+    /// Waiting for nodes.
+    pub fn is_pending(&self) -> bool {
+        has_any(&self.state, &["PENDING"])
+    }
 }
 
 /// One node as slurmrestd reports it.
@@ -143,6 +156,21 @@ impl SlurmNode {
     /// `ALLOCATED`, `MIXED`, `COMPLETING`, or powering up for a job.
     pub fn is_busy(&self) -> bool {
         has_any(&self.state, BUSY_NODE_STATES)
+    }
+
+    /// `DOWN`, or not responding.
+    pub fn is_down(&self) -> bool {
+        has_any(&self.state, DOWN_NODE_STATES)
+    }
+
+    /// Drained or draining: it takes no new jobs.
+    pub fn is_drained(&self) -> bool {
+        has_any(&self.state, DRAINED_NODE_STATES)
+    }
+
+    /// `IDLE`.
+    pub fn is_idle(&self) -> bool {
+        has_any(&self.state, &["IDLE"])
     }
 }
 

@@ -1,0 +1,47 @@
+//! `status`'s views: the table and what needs attention for people, or the one JSON document
+//! (`--json`); in both, warnings go to stderr.
+
+use clusterform::views::status::StatusEntry;
+use clusterform::views::{status_json, status_text};
+use time::OffsetDateTime;
+
+use crate::printer::Printer;
+
+/// How `status` shows what it found.
+pub trait StatusView {
+    /// The report on `entries`, read at `now`.
+    fn report(&self, entries: &[StatusEntry], now: OffsetDateTime);
+}
+
+/// The view `--json` chooses.
+pub fn status_view(json: bool, printer: &Printer) -> Box<dyn StatusView> {
+    if json {
+        Box::new(JsonStatus { printer: *printer })
+    } else {
+        Box::new(HumanStatus { printer: *printer })
+    }
+}
+
+/// The table, the recent events and what needs attention.
+struct HumanStatus {
+    printer: Printer,
+}
+
+impl StatusView for HumanStatus {
+    fn report(&self, entries: &[StatusEntry], now: OffsetDateTime) {
+        self.printer.result(&status_text::render_text(entries, now));
+    }
+}
+
+/// The document of `docs/commands.md`, "`status --json`".
+struct JsonStatus {
+    printer: Printer,
+}
+
+impl StatusView for JsonStatus {
+    fn report(&self, entries: &[StatusEntry], _now: OffsetDateTime) {
+        let document = status_json::render_json(entries);
+        self.printer
+            .result(&serde_json::to_string_pretty(&document).unwrap_or_default());
+    }
+}

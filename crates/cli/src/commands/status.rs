@@ -1,0 +1,128 @@
+//! `clusterform status`: the health of every cluster of the configuration — each declared
+//! one (shown as not created when it is absent) and each live cluster the stack owns, or only
+//! the `--target` ones — from the API and, for a `RUNNING` cluster, its Slurm; a table and what
+//! needs attention, or one JSON document. It only reads: no lock, no journal, no request that
+//! changes anything.
+
+use std::collections::BTreeMap;
+
+use clusterform::views::status::{self, Found, StatusEntry};
+use clusterform_config::Config;
+use clusterform_model::{ClusterName, LiveCluster, STACK_LABEL};
+use clusterform_planner::PlanError;
+use time::OffsetDateTime;
+
+use crate::arguments::Status;
+use crate::command_views::status_view;
+use crate::commands::ExitStatus;
+use crate::context;
+use crate::error::CliError;
+use crate::printer::Printer;
+use crate::workflow;
+
+/// Reads and shows the health of the configuration's clusters.
+pub async fn run(args: &Status, printer: &Printer) -> Result<ExitStatus, CliError> {
+    let view = status_view(args.json, printer);
+    let inputs = context::variable_inputs(&args.variables)?;
+    let config = context::load_config(&args.dir, inputs, printer).await?;
+    let endpoint = args.endpoint.as_deref();
+    let connection = context::connect(endpoint, Some(&config.provider), &args.dir, printer).await?;
+    let client = &connection.client;
+    // A target neither declared nor released may be anywhere: every location is listed.
+    let names = workflow::target_names(&config, &args.targets)?.unwrap_or_default();
+    let refreshed =
+        clusterform_executor::refresh(client, &config.refresh_locations(), &names).await?;
+    workflow::warn_refused(printer, &refreshed.refused);
+    let (watched, present) = watched_clusters(&config, refreshed.live, &args.targets)?;
+    let now = OffsetDateTime::now_utc();
+    let health = clusterform_executor::inspect_health(client, &present, args.events, now).await;
+    let entries = entries(watched, health);
+    view.report(&entries, now);
+    Ok(
+        if args.detailed_exitcode && status::needs_attention(&entries) {
+            ExitStatus::NeedsAttention
+        } else {
+            ExitStatus::Success
+        },
+    )
+}
+
+/// A cluster `status` reports on, before its health is read.
+struct Watched {
+    address: ClusterName,
+    declared: bool,
+    created: bool,
+}
+
+/// The clusters to report on, in order: the declared ones (in the configuration's order), then
+/// the live ones the stack owns that are no longer declared; with `targets`, only those. Beside
+/// them, the live clusters among them, in the same order, for their health to be read.
+///
+/// A declared cluster is reported whoever owns it (the plan says what is wrong with its
+/// ownership); an undeclared one only when it carries this stack's label. A target that is
+/// neither is an error, as for `plan`.
+fn watched_clusters(
+    config: &Config,
+    live: Vec<LiveCluster>,
+    targets: &[String],
+) -> Result<(Vec<Watched>, Vec<LiveCluster>), CliError> {
+    let wanted =
+        |name: &ClusterName| targets.is_empty() || targets.iter().any(|t| t == name.id().as_str());
+    // By whole address: the same ID may live in two regions.
+    let mut live: BTreeMap<ClusterName, LiveCluster> = live
+        .into_iter()
+        .map(|cluster| (cluster.address.clone(), cluster))
+        .collect();
+    let (mut watched, mut present) = (Vec::new(), Vec::new());
+    for declared in config.clusters.iter().filter(|c| wanted(&c.name)) {
+        let found = live.remove(&declared.name);
+        watched.push(Watched {
+            address: declared.name.clone(),
+            declared: true,
+            created: found.is_some(),
+        });
+        present.extend(found);
+    }
+    let stack = config.provider.stack.as_str();
+    for (address, cluster) in live {
+        if wanted(&address) && cluster.cluster.label(STACK_LABEL) == Some(stack) {
+            watched.push(Watched {
+                address,
+                declared: false,
+                created: true,
+            });
+            present.push(cluster);
+        }
+    }
+    if let Some(unknown) = targets.iter().find(|target| {
+        !watched
+            .iter()
+            .any(|w| w.address.id().as_str() == target.as_str())
+    }) {
+        return Err(PlanError::UnknownTarget {
+            id: unknown.clone(),
+        }
+        .into());
+    }
+    Ok((watched, present))
+}
+
+/// Each watched cluster with its health; `health` holds one report per created cluster, in
+/// their order.
+fn entries(
+    watched: Vec<Watched>,
+    health: Vec<clusterform_executor::ClusterHealth>,
+) -> Vec<StatusEntry> {
+    let mut health = health.into_iter();
+    watched
+        .into_iter()
+        .map(|cluster| StatusEntry {
+            address: cluster.address,
+            declared: cluster.declared,
+            found: match cluster.created.then(|| health.next()).flatten() {
+                Some(health) => Found::Live(Box::new(health)),
+                None => Found::NotCreated,
+            },
+        })
+        .collect()
+}

@@ -1,0 +1,198 @@
+//! What `status` reports on, and the words for what needs attention, shared by its text
+//! ([`super::status_text`]) and its JSON ([`super::status_json`]).
+
+use clusterform_executor::{ClusterHealth, Problem};
+use clusterform_model::{ClusterEvent, ClusterName};
+
+use super::names::ClusterNames;
+
+/// One cluster of the configuration and what was found of it.
+#[derive(Debug)]
+pub struct StatusEntry {
+    /// Where it lives.
+    pub address: ClusterName,
+    /// Whether the configuration declares it (else the stack owns it through its label only,
+    /// and the next plan deletes it).
+    pub declared: bool,
+    /// What the API and Slurm said.
+    pub found: Found,
+}
+
+/// Whether a cluster exists, and its health when it does.
+#[derive(Debug)]
+pub enum Found {
+    /// Declared, and absent live: the next apply creates it. Nothing to attend to.
+    NotCreated,
+    /// Live. (Boxed: a report is large beside the empty `NotCreated`.)
+    Live(Box<ClusterHealth>),
+}
+
+impl StatusEntry {
+    /// Whether something about the cluster's present state needs attention.
+    pub fn needs_attention(&self) -> bool {
+        match &self.found {
+            Found::NotCreated => false,
+            Found::Live(health) => health.needs_attention(),
+        }
+    }
+}
+
+/// Whether anything of `entries` needs attention: `status --detailed-exitcode`'s exit 2.
+pub fn needs_attention(entries: &[StatusEntry]) -> bool {
+    entries.iter().any(StatusEntry::needs_attention)
+}
+
+/// The naming rule of a report on `entries`.
+pub(crate) fn names(entries: &[StatusEntry]) -> ClusterNames {
+    ClusterNames::for_clusters(entries.iter().map(|entry| &entry.address))
+}
+
+/// Names listed in one line before the rest is only counted: a pool of a hundred drained nodes
+/// must not make a line of a hundred names.
+const NAMES_LISTED: usize = 10;
+
+/// A problem in words, without the cluster's name.
+pub fn problem_text(problem: &Problem) -> String {
+    match problem {
+        Problem::ClusterError { detail, error } => {
+            let mut text = format!("cluster is in ERROR: {}", or_no_detail(detail.as_deref()));
+            // The service often repeats the detail as the error's message.
+            if let Some(error) = error
+                .as_ref()
+                .filter(|e| Some(&e.message) != detail.as_ref())
+            {
+                text.push_str(&format!(" (error {error})"));
+            }
+            text
+        }
+        Problem::UnknownState { reported } => match reported {
+            Some(state) => format!(
+                "cluster is {state}, a state clusterform does not know: its health is unknown"
+            ),
+            None => "cluster reports no state: its health is unknown".to_owned(),
+        },
+        Problem::NodeError { pool, node, detail } => format!(
+            "{} is in ERROR: {}",
+            node_text(pool.as_deref(), node.as_deref()),
+            or_no_detail(detail.as_deref())
+        ),
+        Problem::UnknownNodeState {
+            pool,
+            node,
+            reported,
+        } => {
+            let node = node_text(pool.as_deref(), node.as_deref());
+            match reported {
+                Some(state) => format!(
+                    "{node} is {state}, a state clusterform does not know: its health is unknown"
+                ),
+                None => format!("{node} reports no state: its health is unknown"),
+            }
+        }
+        Problem::SlurmNodesDown(nodes) => slurm_nodes(nodes, "down or not responding"),
+        Problem::SlurmNodesDrained(nodes) => slurm_nodes(nodes, "drained or draining"),
+        Problem::SlurmNodesUnknown(nodes) => {
+            slurm_nodes(nodes, "in a state clusterform does not know")
+        }
+        Problem::SlurmUnreadable(reason) => format!("Slurm could not be read: {reason}"),
+        Problem::ErrorEvent(event) => format!("recent event {}", event_text(event)),
+    }
+}
+
+/// `VM_PROLOG_ERROR at 2026-11-30T10:00:00Z: prolog exited 1`.
+pub fn event_text(event: &ClusterEvent) -> String {
+    let mut text = event.event_type.clone().unwrap_or_else(|| "?".to_owned());
+    if let Some(time) = &event.event_time {
+        text.push_str(&format!(" at {time}"));
+    }
+    if let Some(message) = &event.event_message {
+        text.push_str(&format!(": {message}"));
+    }
+    text
+}
+
+fn or_no_detail(detail: Option<&str>) -> &str {
+    detail
+        .filter(|d| !d.is_empty())
+        .unwrap_or("no detail given")
+}
+
+/// `node train01-cpu-0 of pool cpu`.
+fn node_text(pool: Option<&str>, node: Option<&str>) -> String {
+    let node = node.map_or_else(|| "a node".to_owned(), |name| format!("node {name}"));
+    match pool {
+        Some(pool) => format!("{node} of pool {pool}"),
+        None => node,
+    }
+}
+
+/// `2 Slurm nodes down or not responding: a3-0, a3-1`, the names after the tenth counted.
+fn slurm_nodes(nodes: &[String], what: &str) -> String {
+    let count = nodes.len();
+    let noun = if count == 1 { "node" } else { "nodes" };
+    let mut listed = nodes[..count.min(NAMES_LISTED)].join(", ");
+    if count > NAMES_LISTED {
+        listed.push_str(&format!(" and {} more", count - NAMES_LISTED));
+    }
+    format!("{count} Slurm {noun} {what}: {listed}")
+}
+
+#[cfg(test)]
+mod tests {
+    use clusterform_model::Status;
+
+    use super::*;
+
+    #[test]
+    fn problems_read_with_their_details() {
+        let error = Status {
+            code: 13,
+            message: "boot disk failed".to_owned(),
+            ..Status::default()
+        };
+        let cases = [
+            (
+                Problem::ClusterError {
+                    detail: Some("boot disk failed".to_owned()),
+                    error: Some(error.clone()),
+                },
+                "cluster is in ERROR: boot disk failed",
+            ),
+            (
+                Problem::ClusterError {
+                    detail: None,
+                    error: Some(error),
+                },
+                "cluster is in ERROR: no detail given (error INTERNAL (13): boot disk failed)",
+            ),
+            (
+                Problem::NodeError {
+                    pool: Some("cpu".to_owned()),
+                    node: Some("train01-cpu-0".to_owned()),
+                    detail: None,
+                },
+                "node train01-cpu-0 of pool cpu is in ERROR: no detail given",
+            ),
+            (
+                Problem::UnknownNodeState {
+                    pool: None,
+                    node: None,
+                    reported: None,
+                },
+                "a node reports no state: its health is unknown",
+            ),
+            (
+                Problem::SlurmNodesDrained(vec!["cpu-3".to_owned()]),
+                "1 Slurm node drained or draining: cpu-3",
+            ),
+        ];
+        for (problem, text) in cases {
+            assert_eq!(problem_text(&problem), text);
+        }
+        let many: Vec<String> = (0..12).map(|i| format!("n{i}")).collect();
+        assert_eq!(
+            problem_text(&Problem::SlurmNodesDown(many)),
+            "12 Slurm nodes down or not responding: n0, n1, n2, n3, n4, n5, n6, n7, n8, n9 and 2 more"
+        );
+    }
+}

@@ -1,0 +1,173 @@
+//! `status --json`: one versioned document, its shape documented in `docs/commands.md`
+//! ("`status --json`").
+
+use clusterform_executor::{
+    ClusterHealth, Idleness, PoolNodes, Problem, SlurmHealth, SlurmReport, StateReading,
+};
+use clusterform_model::{ClusterEvent, Status};
+use serde_json::{Value, json};
+
+use super::status::{Found, StatusEntry, needs_attention, problem_text};
+use super::table::format_time;
+
+/// The version of the document's shape: raised when a field changes meaning or goes away.
+pub const STATUS_FORMAT_VERSION: u32 = 1;
+
+/// The document: `{format_version, needs_attention, clusters: [...]}`.
+pub fn render_json(entries: &[StatusEntry]) -> Value {
+    json!({
+        "format_version": STATUS_FORMAT_VERSION,
+        "needs_attention": needs_attention(entries),
+        "clusters": entries.iter().map(entry).collect::<Vec<_>>(),
+    })
+}
+
+fn entry(entry: &StatusEntry) -> Value {
+    let address = &entry.address;
+    let mut written = json!({
+        "address": {
+            "project": address.project(),
+            "region": address.region(),
+            "id": address.id().as_str(),
+        },
+        "declared": entry.declared,
+        "created": matches!(entry.found, Found::Live(_)),
+        "needs_attention": entry.needs_attention(),
+    });
+    if let (Found::Live(health), Some(fields)) = (&entry.found, written.as_object_mut()) {
+        fields.extend(health_fields(health).map(|(key, value)| (key.to_owned(), value)));
+    }
+    written
+}
+
+/// What a live cluster adds to its entry.
+fn health_fields(health: &ClusterHealth) -> [(&'static str, Value); 7] {
+    [
+        ("state", state(&health.state)),
+        ("detail", Value::from(health.detail.clone())),
+        ("error", health.error.as_ref().map_or(Value::Null, error)),
+        (
+            "node_pools",
+            health.pools.iter().map(pool).collect::<Vec<_>>().into(),
+        ),
+        (
+            "events",
+            health.events.iter().map(event).collect::<Vec<_>>().into(),
+        ),
+        ("slurm", slurm(&health.slurm)),
+        (
+            "problems",
+            health
+                .problems
+                .iter()
+                .map(problem)
+                .collect::<Vec<_>>()
+                .into(),
+        ),
+    ]
+}
+
+/// `clusterStatus.error`.
+fn error(status: &Status) -> Value {
+    json!({
+        "code": status.code,
+        "status": status.code_name(),
+        "message": status.message,
+    })
+}
+
+/// The state as the service spelled it; `null` when it reported none.
+fn state(state: &StateReading) -> Value {
+    state.spelled().map_or(Value::Null, Value::from)
+}
+
+fn pool(nodes: &PoolNodes) -> Value {
+    json!({
+        "id": nodes.pool,
+        "nodes": nodes.total(),
+        "running": nodes.running,
+        "preparing": nodes.preparing,
+        "updating": nodes.updating,
+        "error": nodes.error,
+        "unknown": nodes.unknown,
+    })
+}
+
+fn event(event: &ClusterEvent) -> Value {
+    json!({
+        "type": event.event_type,
+        "time": event.event_time,
+        "message": event.event_message,
+    })
+}
+
+fn slurm(slurm: &SlurmHealth) -> Value {
+    match slurm {
+        SlurmHealth::NotAsked => json!({"status": "not_asked"}),
+        SlurmHealth::Unreadable(error) => json!({
+            "status": "unreadable",
+            "reason": error.to_string(),
+        }),
+        SlurmHealth::Read(report) => read(report),
+    }
+}
+
+fn read(report: &SlurmReport) -> Value {
+    let idle = match &report.idle {
+        Idleness::IdleSince(since) => json!({"status": "idle", "since": format_time(*since)}),
+        Idleness::InUse => json!({"status": "in_use"}),
+        Idleness::Unknown(reason) => json!({"status": "unknown", "reason": reason}),
+    };
+    let nodes = &report.nodes;
+    json!({
+        "status": "read",
+        "version": report.version,
+        "jobs": {"running": report.jobs.running, "pending": report.jobs.pending},
+        "nodes": {
+            "idle": nodes.idle,
+            "allocated": nodes.allocated,
+            "down": nodes.down,
+            "drained": nodes.drained,
+            "other": nodes.other,
+        },
+        "idle": idle,
+    })
+}
+
+/// `{kind, current, message}` and what the kind says.
+fn problem(problem: &Problem) -> Value {
+    let mut written = match problem {
+        Problem::ClusterError { detail, error } => json!({
+            "kind": "cluster_error",
+            "detail": detail,
+            "error": error.as_ref().map_or(Value::Null, self::error),
+        }),
+        Problem::UnknownState { reported } => {
+            json!({"kind": "unknown_state", "reported": reported})
+        }
+        Problem::NodeError { pool, node, detail } => json!({
+            "kind": "node_error", "pool": pool, "node": node, "detail": detail,
+        }),
+        Problem::UnknownNodeState {
+            pool,
+            node,
+            reported,
+        } => json!({
+            "kind": "unknown_node_state", "pool": pool, "node": node, "reported": reported,
+        }),
+        Problem::SlurmNodesDown(nodes) => json!({"kind": "slurm_nodes_down", "nodes": nodes}),
+        Problem::SlurmNodesDrained(nodes) => {
+            json!({"kind": "slurm_nodes_drained", "nodes": nodes})
+        }
+        Problem::SlurmNodesUnknown(nodes) => {
+            json!({"kind": "slurm_nodes_unknown", "nodes": nodes})
+        }
+        Problem::SlurmUnreadable(reason) => {
+            json!({"kind": "slurm_unreadable", "reason": reason})
+        }
+        Problem::ErrorEvent(happened) => json!({"kind": "error_event", "event": event(happened)}),
+    };
+    written["current"] = Value::from(problem.is_current());
+    written["message"] = Value::from(problem_text(problem));
+    written
+}

@@ -1,0 +1,221 @@
+//! `status` for people: one table row per cluster (project, ID, region, state, nodes by pool,
+//! Slurm's jobs and nodes, idle since), then the recent events, then everything that needs
+//! attention with its detail.
+
+use clusterform_executor::{
+    ClusterHealth, Idleness, PoolNodes, SlurmHealth, SlurmNodeCounts, SlurmReport, StateReading,
+};
+use time::OffsetDateTime;
+
+use super::names::ClusterNames;
+use super::status::{Found, StatusEntry, event_text, names, problem_text};
+use super::table::{table, time_and_age};
+
+/// The table, the recent events and what needs attention; `No clusters.` when there is none.
+pub fn render_text(entries: &[StatusEntry], now: OffsetDateTime) -> String {
+    if entries.is_empty() {
+        return "No clusters.\n".to_owned();
+    }
+    let names = names(entries);
+    let mut text = clusters_table(entries, now);
+    let events = recent_events(entries, names);
+    if !events.is_empty() {
+        text.push_str("\nRecent events:\n");
+        text.push_str(&events);
+    }
+    let problems = attention(entries, names);
+    if problems.is_empty() {
+        text.push_str("\nNothing needs attention.\n");
+    } else {
+        text.push_str("\nNeeds attention:\n");
+        text.push_str(&problems);
+    }
+    text
+}
+
+/// What a cell shows when there is nothing to show: Slurm not asked, a cluster not created.
+const NONE: &str = "-";
+
+/// What a cell shows when what it would show could not be read.
+const UNKNOWN: &str = "unknown";
+
+fn clusters_table(entries: &[StatusEntry], now: OffsetDateTime) -> String {
+    let mut rows = vec![
+        [
+            "PROJECT",
+            "ID",
+            "REGION",
+            "STATE",
+            "NODES",
+            "SLURM JOBS",
+            "SLURM NODES",
+            "IDLE SINCE",
+        ]
+        .map(str::to_owned),
+    ];
+    for entry in entries {
+        let address = &entry.address;
+        let mut row = [
+            address.project().to_owned(),
+            address.id().to_string(),
+            address.region().to_owned(),
+            "not created".to_owned(),
+            NONE.to_owned(),
+            NONE.to_owned(),
+            NONE.to_owned(),
+            NONE.to_owned(),
+        ];
+        if let Found::Live(health) = &entry.found {
+            row[3] = state(&health.state);
+            row[4] = nodes(&health.pools);
+            [row[5], row[6], row[7]] = slurm_cells(health, now);
+        }
+        rows.push(row);
+    }
+    table(&rows)
+}
+
+fn state(state: &StateReading) -> String {
+    state.spelled().unwrap_or(UNKNOWN).to_owned()
+}
+
+/// `login: 1 running; cpu: 2 running, 1 error`; a pool without nodes is `cpu: 0`.
+fn nodes(pools: &[PoolNodes]) -> String {
+    if pools.is_empty() {
+        return NONE.to_owned();
+    }
+    let pool = |nodes: &PoolNodes| {
+        let counts = [
+            (nodes.running, "running"),
+            (nodes.preparing, "preparing"),
+            (nodes.updating, "updating"),
+            (nodes.error, "error"),
+            (nodes.unknown, UNKNOWN),
+        ];
+        let listed = non_zero(&counts);
+        let id = nodes.pool.as_deref().unwrap_or("(no pool)");
+        format!(
+            "{id}: {}",
+            if listed.is_empty() {
+                "0"
+            } else {
+                listed.as_str()
+            }
+        )
+    };
+    pools.iter().map(pool).collect::<Vec<_>>().join("; ")
+}
+
+/// `2 running, 1 error`: the counts that are not zero.
+fn non_zero(counts: &[(usize, &str)]) -> String {
+    counts
+        .iter()
+        .filter(|(count, _)| *count > 0)
+        .map(|(count, what)| format!("{count} {what}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The Slurm jobs, Slurm nodes and idle-since cells.
+fn slurm_cells(health: &ClusterHealth, now: OffsetDateTime) -> [String; 3] {
+    match &health.slurm {
+        SlurmHealth::NotAsked => [NONE, NONE, NONE].map(str::to_owned),
+        SlurmHealth::Unreadable(_) => [UNKNOWN, UNKNOWN, UNKNOWN].map(str::to_owned),
+        SlurmHealth::Read(report) => read_cells(report, now),
+    }
+}
+
+fn read_cells(report: &SlurmReport, now: OffsetDateTime) -> [String; 3] {
+    let jobs = format!(
+        "{} running, {} pending",
+        report.jobs.running, report.jobs.pending
+    );
+    let idle = match &report.idle {
+        Idleness::IdleSince(since) => time_and_age(*since, now),
+        Idleness::InUse => "in use".to_owned(),
+        Idleness::Unknown(_) => UNKNOWN.to_owned(),
+    };
+    [jobs, slurm_nodes(&report.nodes), idle]
+}
+
+/// `3 idle, 1 allocated, 1 down`: the counts that are not zero; `none` for no node at all.
+fn slurm_nodes(nodes: &SlurmNodeCounts) -> String {
+    let listed = non_zero(&[
+        (nodes.idle, "idle"),
+        (nodes.allocated, "allocated"),
+        (nodes.down, "down"),
+        (nodes.drained, "drained"),
+        (nodes.other, "other"),
+    ]);
+    if listed.is_empty() {
+        "none".to_owned()
+    } else {
+        listed
+    }
+}
+
+/// One line per recent event, each cluster's newest first.
+fn recent_events(entries: &[StatusEntry], names: ClusterNames) -> String {
+    let mut lines = String::new();
+    for entry in entries {
+        let Found::Live(health) = &entry.found else {
+            continue;
+        };
+        for event in &health.events {
+            lines.push_str(&format!(
+                "  {}: {}\n",
+                names.name(&entry.address),
+                event_text(event)
+            ));
+        }
+    }
+    lines
+}
+
+/// One line per problem, named by its cluster.
+fn attention(entries: &[StatusEntry], names: ClusterNames) -> String {
+    let mut lines = String::new();
+    for entry in entries {
+        let Found::Live(health) = &entry.found else {
+            continue;
+        };
+        let name = names.name(&entry.address);
+        for problem in &health.problems {
+            lines.push_str(&format!("  {name}: {}\n", problem_text(problem)));
+        }
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pools_show_their_nodes_by_state_and_empty_pools_as_zero() {
+        let pools = [
+            PoolNodes {
+                pool: Some("login".to_owned()),
+                running: 1,
+                ..PoolNodes::default()
+            },
+            PoolNodes {
+                pool: Some("cpu".to_owned()),
+                ..PoolNodes::default()
+            },
+            PoolNodes {
+                pool: Some("gpu".to_owned()),
+                running: 2,
+                error: 1,
+                unknown: 1,
+                ..PoolNodes::default()
+            },
+        ];
+        assert_eq!(
+            nodes(&pools),
+            "login: 1 running; cpu: 0; gpu: 2 running, 1 error, 1 unknown"
+        );
+        assert_eq!(nodes(&[]), "-");
+        assert_eq!(slurm_nodes(&SlurmNodeCounts::default()), "none");
+    }
+}

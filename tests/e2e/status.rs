@@ -1,0 +1,517 @@
+//! `clusterform status`: each cluster's state, nodes, events and Slurm, what needs attention,
+//! `--detailed-exitcode`, `--target`, a Slurm that cannot be read, clusters not created yet
+//! and clusters the stack owns without declaring them; and that it only reads.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::support::{
+    ClusterSpec, Env, apply_ok, cluster_name, config, hand_made_cluster, seconds_of_ages_hidden,
+};
+
+fn number(n: i64) -> Value {
+    json!({"set": true, "infinite": false, "number": n})
+}
+
+/// Five hours and a half minute ago: an age shown as `5h` whichever second the run reads the
+/// clock in.
+fn five_hours_ago() -> i64 {
+    time::OffsetDateTime::now_utc().unix_timestamp() - 5 * 3600 - 30
+}
+
+fn slurm_node(name: &str, state: &[&str]) -> Value {
+    json!({"name": name, "state": state, "last_busy": number(five_hours_ago())})
+}
+
+/// train01 idle for five hours: nothing needs attention.
+fn make_healthy(env: &Env, id: &str) {
+    env.emulator().set_slurm_nodes(
+        &cluster_name(id),
+        vec![
+            slurm_node(&format!("{id}-cpu-0"), &["IDLE"]),
+            slurm_node(&format!("{id}-cpu-1"), &["IDLE", "POWERED_DOWN"]),
+        ],
+    );
+}
+
+/// train02 RUNNING with two nodes in ERROR, recent events (one an error) and Slurm nodes down
+/// and drained beside a running and a pending job.
+fn make_sick(env: &Env) {
+    let name = cluster_name("train02");
+    let e = env.emulator();
+    assert!(e.set_nodes_status(
+        &name,
+        vec![
+            json!({"nodePoolId": "login", "nodePoolType": "NODE_POOL_TYPE_LOGIN",
+                   "nodeState": "RUNNING", "instanceName": "train02-login-0"}),
+            json!({"nodePoolId": "cpu", "nodePoolType": "NODE_POOL_TYPE_COMPUTE",
+                   "nodeState": "RUNNING", "instanceName": "train02-cpu-0"}),
+            json!({"nodePoolId": "cpu", "nodePoolType": "NODE_POOL_TYPE_COMPUTE",
+                   "nodeState": "ERROR", "instanceName": "train02-cpu-1",
+                   "detail": "GPU health check failed: XID 79"}),
+            json!({"nodePoolId": "cpu", "nodePoolType": "NODE_POOL_TYPE_COMPUTE",
+                   "nodeState": "ERROR", "instanceId": "8812763344",
+                   "detail": "boot disk could not be attached"}),
+            json!({"nodePoolId": "cpu", "nodePoolType": "NODE_POOL_TYPE_COMPUTE",
+                   "nodeState": "PREPARING", "instanceName": "train02-cpu-3"}),
+        ],
+    ));
+    assert!(e.set_cluster_events(
+        &name,
+        vec![
+            json!({"eventType": "VM_REBOOT", "eventTime": "2026-12-02T09:00:00Z",
+                   "eventMessage": "train02-cpu-1 rebooted"}),
+            json!({"eventType": "VM_CONTINUOUS_GPU_ERROR", "eventTime": "2026-12-02T10:00:00Z",
+                   "eventMessage": "XID 79 on train02-cpu-1"}),
+            json!({"eventType": "VM_SLURM_DRAIN", "eventTime": "2026-12-02T10:01:00Z",
+                   "eventMessage": "train02-cpu-2 drained by the health check"}),
+        ],
+    ));
+    e.set_slurm_jobs(
+        &name,
+        vec![
+            json!({"job_id": 17, "name": "train-llm", "user_name": "alice",
+                   "job_state": ["RUNNING"], "nodes": "train02-cpu-0"}),
+            json!({"job_id": 18, "name": "eval", "user_name": "bob", "job_state": ["PENDING"]}),
+        ],
+    );
+    e.set_slurm_nodes(
+        &name,
+        vec![
+            slurm_node("train02-cpu-0", &["ALLOCATED"]),
+            slurm_node("train02-cpu-1", &["DOWN", "NOT_RESPONDING"]),
+            slurm_node("train02-cpu-2", &["IDLE", "DRAIN"]),
+            slurm_node("train02-cpu-3", &["IDLE", "POWERED_DOWN"]),
+        ],
+    );
+}
+
+/// train01 healthy, train02 sick, train03 in ERROR.
+fn fleet() -> Env {
+    let env = Env::new(100);
+    apply_ok(
+        &env,
+        &[
+            ClusterSpec::named("train01"),
+            ClusterSpec::named("train02"),
+            ClusterSpec::named("train03"),
+        ],
+    );
+    make_healthy(&env, "train01");
+    make_sick(&env);
+    assert!(env.emulator().set_cluster_status(
+        &cluster_name("train03"),
+        "ERROR",
+        Some("node pool cpu could not be created: quota exhausted"),
+    ));
+    env
+}
+
+#[test]
+fn a_fleet_shows_its_healthy_cluster_and_everything_that_needs_attention() {
+    let env = fleet();
+    insta::assert_snapshot!(env.transcript(&["status"]), @r#"
+    PROJECT  ID       REGION       STATE    NODES                                                   SLURM JOBS            SLURM NODES                             IDLE SINCE
+    my-proj  train01  us-central1  RUNNING  login: 1 running; cpu: 0                                0 running, 0 pending  2 idle                                  [TIME] (5h ago)
+    my-proj  train02  us-central1  RUNNING  login: 1 running; cpu: 1 running, 1 preparing, 2 error  1 running, 1 pending  1 idle, 1 allocated, 1 down, 1 drained  in use
+    my-proj  train03  us-central1  ERROR    login: 0; cpu: 0                                        -                     -                                       -
+
+    Recent events:
+      train02: VM_SLURM_DRAIN at [TIME]: train02-cpu-2 drained by the health check
+      train02: VM_CONTINUOUS_GPU_ERROR at [TIME]: XID 79 on train02-cpu-1
+      train02: VM_REBOOT at [TIME]: train02-cpu-1 rebooted
+
+    Needs attention:
+      train02: node train02-cpu-1 of pool cpu is in ERROR: GPU health check failed: XID 79
+      train02: node 8812763344 of pool cpu is in ERROR: boot disk could not be attached
+      train02: 1 Slurm node down or not responding: train02-cpu-1
+      train02: 1 Slurm node drained or draining: train02-cpu-2
+      train02: recent event VM_CONTINUOUS_GPU_ERROR at [TIME]: XID 79 on train02-cpu-1
+      train03: cluster is in ERROR: node pool cpu could not be created: quota exhausted
+    "#);
+    let detailed = env.run(&["status", "--detailed-exitcode"]);
+    assert_eq!(detailed.status.code(), Some(2), "something needs attention");
+    assert_eq!(detailed.stdout, env.run(&["status"]).stdout);
+}
+
+#[test]
+fn status_json_is_one_document() {
+    let env = fleet();
+    let output = env.run(&["status", "--json", "--detailed-exitcode"]);
+    assert_eq!(output.status.code(), Some(2));
+    insta::assert_snapshot!(env.transcript_of(&output), @r#"
+    {
+      "format_version": 1,
+      "needs_attention": true,
+      "clusters": [
+        {
+          "address": {
+            "project": "my-proj",
+            "region": "us-central1",
+            "id": "train01"
+          },
+          "declared": true,
+          "created": true,
+          "needs_attention": false,
+          "state": "RUNNING",
+          "detail": null,
+          "error": null,
+          "node_pools": [
+            {
+              "id": "login",
+              "nodes": 1,
+              "running": 1,
+              "preparing": 0,
+              "updating": 0,
+              "error": 0,
+              "unknown": 0
+            },
+            {
+              "id": "cpu",
+              "nodes": 0,
+              "running": 0,
+              "preparing": 0,
+              "updating": 0,
+              "error": 0,
+              "unknown": 0
+            }
+          ],
+          "events": [],
+          "slurm": {
+            "status": "read",
+            "version": "v0.0.42",
+            "jobs": {
+              "running": 0,
+              "pending": 0
+            },
+            "nodes": {
+              "idle": 2,
+              "allocated": 0,
+              "down": 0,
+              "drained": 0,
+              "other": 0
+            },
+            "idle": {
+              "status": "idle",
+              "since": "[TIME]"
+            }
+          },
+          "problems": []
+        },
+        {
+          "address": {
+            "project": "my-proj",
+            "region": "us-central1",
+            "id": "train02"
+          },
+          "declared": true,
+          "created": true,
+          "needs_attention": true,
+          "state": "RUNNING",
+          "detail": null,
+          "error": null,
+          "node_pools": [
+            {
+              "id": "login",
+              "nodes": 1,
+              "running": 1,
+              "preparing": 0,
+              "updating": 0,
+              "error": 0,
+              "unknown": 0
+            },
+            {
+              "id": "cpu",
+              "nodes": 4,
+              "running": 1,
+              "preparing": 1,
+              "updating": 0,
+              "error": 2,
+              "unknown": 0
+            }
+          ],
+          "events": [
+            {
+              "type": "VM_SLURM_DRAIN",
+              "time": "[TIME]",
+              "message": "train02-cpu-2 drained by the health check"
+            },
+            {
+              "type": "VM_CONTINUOUS_GPU_ERROR",
+              "time": "[TIME]",
+              "message": "XID 79 on train02-cpu-1"
+            },
+            {
+              "type": "VM_REBOOT",
+              "time": "[TIME]",
+              "message": "train02-cpu-1 rebooted"
+            }
+          ],
+          "slurm": {
+            "status": "read",
+            "version": "v0.0.42",
+            "jobs": {
+              "running": 1,
+              "pending": 1
+            },
+            "nodes": {
+              "idle": 1,
+              "allocated": 1,
+              "down": 1,
+              "drained": 1,
+              "other": 0
+            },
+            "idle": {
+              "status": "in_use"
+            }
+          },
+          "problems": [
+            {
+              "kind": "node_error",
+              "pool": "cpu",
+              "node": "train02-cpu-1",
+              "detail": "GPU health check failed: XID 79",
+              "current": true,
+              "message": "node train02-cpu-1 of pool cpu is in ERROR: GPU health check failed: XID 79"
+            },
+            {
+              "kind": "node_error",
+              "pool": "cpu",
+              "node": "8812763344",
+              "detail": "boot disk could not be attached",
+              "current": true,
+              "message": "node 8812763344 of pool cpu is in ERROR: boot disk could not be attached"
+            },
+            {
+              "kind": "slurm_nodes_down",
+              "nodes": [
+                "train02-cpu-1"
+              ],
+              "current": true,
+              "message": "1 Slurm node down or not responding: train02-cpu-1"
+            },
+            {
+              "kind": "slurm_nodes_drained",
+              "nodes": [
+                "train02-cpu-2"
+              ],
+              "current": true,
+              "message": "1 Slurm node drained or draining: train02-cpu-2"
+            },
+            {
+              "kind": "error_event",
+              "event": {
+                "type": "VM_CONTINUOUS_GPU_ERROR",
+                "time": "[TIME]",
+                "message": "XID 79 on train02-cpu-1"
+              },
+              "current": false,
+              "message": "recent event VM_CONTINUOUS_GPU_ERROR at [TIME]: XID 79 on train02-cpu-1"
+            }
+          ]
+        },
+        {
+          "address": {
+            "project": "my-proj",
+            "region": "us-central1",
+            "id": "train03"
+          },
+          "declared": true,
+          "created": true,
+          "needs_attention": true,
+          "state": "ERROR",
+          "detail": "node pool cpu could not be created: quota exhausted",
+          "error": {
+            "code": 13,
+            "status": "INTERNAL",
+            "message": "node pool cpu could not be created: quota exhausted"
+          },
+          "node_pools": [
+            {
+              "id": "login",
+              "nodes": 0,
+              "running": 0,
+              "preparing": 0,
+              "updating": 0,
+              "error": 0,
+              "unknown": 0
+            },
+            {
+              "id": "cpu",
+              "nodes": 0,
+              "running": 0,
+              "preparing": 0,
+              "updating": 0,
+              "error": 0,
+              "unknown": 0
+            }
+          ],
+          "events": [],
+          "slurm": {
+            "status": "not_asked"
+          },
+          "problems": [
+            {
+              "kind": "cluster_error",
+              "detail": "node pool cpu could not be created: quota exhausted",
+              "error": {
+                "code": 13,
+                "status": "INTERNAL",
+                "message": "node pool cpu could not be created: quota exhausted"
+              },
+              "current": true,
+              "message": "cluster is in ERROR: node pool cpu could not be created: quota exhausted"
+            }
+          ]
+        }
+      ]
+    }
+    [exit status: 2]
+    "#);
+    let document: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(document["needs_attention"], true);
+}
+
+#[test]
+fn nothing_needs_attention_exits_0_even_with_detailed_exitcode_and_nothing_is_changed() {
+    let env = Env::new(100);
+    apply_ok(&env, &[ClusterSpec::default()]);
+    make_healthy(&env, "train01");
+    let state_before = state_files(env.path());
+    env.emulator().clear_requests();
+    insta::assert_snapshot!(env.transcript(&["status", "--detailed-exitcode"]), @r#"
+    PROJECT  ID       REGION       STATE    NODES                     SLURM JOBS            SLURM NODES  IDLE SINCE
+    my-proj  train01  us-central1  RUNNING  login: 1 running; cpu: 0  0 running, 0 pending  2 idle       [TIME] (5h ago)
+
+    Nothing needs attention.
+    "#);
+    let sent: Vec<(String, String)> = env
+        .emulator()
+        .requests()
+        .into_iter()
+        .map(|r| (r.method, r.path))
+        .collect();
+    assert!(env.mutations().is_empty(), "{sent:?}");
+    assert!(
+        sent.iter().all(|(method, path)| method == "GET"
+            || (method == "POST" && path.ends_with(":callSlurmRestApi"))),
+        "only reads: {sent:?}"
+    );
+    assert_eq!(
+        state_files(env.path()),
+        state_before,
+        "no lock, no journal written"
+    );
+}
+
+/// Every file of the state directory, with its content.
+fn state_files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let Ok(entries) = std::fs::read_dir(dir.join(".clusterform")) else {
+        return BTreeMap::new();
+    };
+    entries
+        .flatten()
+        .map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            (name, std::fs::read(entry.path()).unwrap_or_default())
+        })
+        .collect()
+}
+
+#[test]
+fn target_shows_only_the_clusters_named() {
+    let env = fleet();
+    env.emulator().clear_requests();
+    insta::assert_snapshot!(
+        env.transcript(&["status", "--target", "train03", "--target", "train01"])
+            .normalized_with(seconds_of_ages_hidden),
+        @r#"
+    PROJECT  ID       REGION       STATE    NODES                     SLURM JOBS            SLURM NODES  IDLE SINCE
+    my-proj  train01  us-central1  RUNNING  login: 1 running; cpu: 0  0 running, 0 pending  2 idle       [TIME] (5h ago)
+    my-proj  train03  us-central1  ERROR    login: 0; cpu: 0          -                     -            -
+
+    Needs attention:
+      train03: cluster is in ERROR: node pool cpu could not be created: quota exhausted
+    "#
+    );
+    let lists = env
+        .emulator()
+        .requests()
+        .iter()
+        .filter(|r| r.path.ends_with("/modelDevelopmentClusters"))
+        .count();
+    assert_eq!(lists, 0, "targets are read with one Get each");
+    insta::assert_snapshot!(env.transcript(&["status", "--target", "nosuch"]), @r#"
+    [stderr]
+    Error: --target `nosuch` matches no declared cluster and no live cluster of this stack
+      hint: use a cluster ID from the configuration (see `clusterform list`)
+    [exit status: 1]
+    "#);
+}
+
+#[test]
+fn a_slurm_that_cannot_be_read_needs_attention() {
+    let env = Env::new(100);
+    apply_ok(&env, &[ClusterSpec::default()]);
+    env.emulator()
+        .set_slurm_unreachable(&cluster_name("train01"), true);
+    insta::assert_snapshot!(env.transcript(&["status", "--detailed-exitcode"]), @r#"
+    PROJECT  ID       REGION       STATE    NODES                     SLURM JOBS  SLURM NODES  IDLE SINCE
+    my-proj  train01  us-central1  RUNNING  login: 1 running; cpu: 0  unknown     unknown      unknown
+
+    Needs attention:
+      train01: Slurm could not be read: Slurm REST API unreachable: POST [ENDPOINT]/v1beta1/projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01:callSlurmRestApi failed: UNAVAILABLE (503): The Slurm REST API of cluster projects/253589482369/locations/us-central1/modelDevelopmentClusters/train01 is unreachable.
+    [exit status: 2]
+    "#);
+}
+
+#[test]
+fn declared_clusters_not_created_and_owned_ones_no_longer_declared_are_shown() {
+    let env = Env::new(100);
+    apply_ok(
+        &env,
+        &[ClusterSpec::named("train01"), ClusterSpec::named("old01")],
+    );
+    make_healthy(&env, "train01");
+    make_healthy(&env, "old01");
+    env.emulator()
+        .insert_cluster(&cluster_name("other01"), hand_made_cluster());
+    env.write_config(&config(&[
+        ClusterSpec::named("train01"),
+        ClusterSpec::named("new01"),
+    ]));
+    let output = env.run(&["status", "--detailed-exitcode"]);
+    insta::assert_snapshot!(env.transcript_of(&output), @r#"
+    PROJECT  ID       REGION       STATE        NODES                     SLURM JOBS            SLURM NODES  IDLE SINCE
+    my-proj  train01  us-central1  RUNNING      login: 1 running; cpu: 0  0 running, 0 pending  2 idle       [TIME] (5h ago)
+    my-proj  new01    us-central1  not created  -                         -                     -            -
+    my-proj  old01    us-central1  RUNNING      login: 1 running; cpu: 0  0 running, 0 pending  2 idle       [TIME] (5h ago)
+
+    Nothing needs attention.
+    "#);
+    let json = env.run(&["status", "--json"]);
+    let document: Value = serde_json::from_slice(&json.stdout).unwrap();
+    let shown: Vec<(&str, bool, bool)> = document["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["address"]["id"].as_str().unwrap(),
+                c["declared"].as_bool().unwrap(),
+                c["created"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            ("train01", true, true),
+            ("new01", true, false),
+            ("old01", false, true)
+        ],
+        "a cluster nobody owns (other01) is not shown"
+    );
+}
