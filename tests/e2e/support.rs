@@ -599,6 +599,54 @@ pub fn seconds_of_ages_hidden(text: &str) -> String {
     out
 }
 
+/// `idle for 5h30s` → `idle for 5h[S]s`, `idle for 12s` → `idle for [N]s`, `(1s ago)` →
+/// `([N]s ago)`: the seconds a run takes.
+pub fn idle_seconds_hidden(text: &str) -> String {
+    let young = young_ages_hidden(text);
+    let text = young.as_str();
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("idle for ") {
+        let start = at + "idle for ".len();
+        out.push_str(&rest[..start]);
+        let token_end = rest[start..]
+            .find([' ', ','])
+            .map_or(rest.len(), |end| start + end);
+        let token = &rest[start..token_end];
+        let units = token
+            .trim_end_matches('s')
+            .trim_end_matches(|c: char| c.is_ascii_digit());
+        match token.strip_suffix('s') {
+            Some(_) if units.is_empty() => out.push_str("[N]s"),
+            Some(_) if units.len() + 1 < token.len() => {
+                out.push_str(units);
+                out.push_str("[S]s");
+            }
+            _ => out.push_str(token),
+        }
+        rest = &rest[token_end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `(12s ago)` → `([N]s ago)`.
+fn young_ages_hidden(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('(') {
+        out.push_str(&rest[..=at]);
+        rest = &rest[at + 1..];
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        if digits > 0 && rest[digits..].starts_with("s ago)") {
+            out.push_str("[N]");
+            rest = &rest[digits..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The length of a match at the start of a text, if the text starts with one.
 type MatchLength = fn(&str) -> Option<usize>;
 

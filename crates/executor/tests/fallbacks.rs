@@ -53,7 +53,14 @@ async fn run(
     dir: &std::path::Path,
     change: ClusterChange,
 ) -> clusterform_executor::ApplyReport {
-    let engine = engine(h, dir);
+    apply_one(&engine(h, dir), change).await
+}
+
+/// Applies a plan of `change` alone with `engine`, unobserved and never cancelled.
+async fn apply_one(
+    engine: &ApplyEngine,
+    change: ClusterChange,
+) -> clusterform_executor::ApplyReport {
     engine
         .apply(
             &plan(vec![change]),
@@ -204,13 +211,7 @@ async fn resumed_then_applied(
         .resume(Arc::new(RecordingSink::default()), CancellationToken::new())
         .await;
     assert!(resumed.is_success(), "{:?}", resumed.outcomes);
-    engine
-        .apply(
-            &plan(vec![change]),
-            Arc::new(RecordingSink::default()),
-            CancellationToken::new(),
-        )
-        .await
+    apply_one(&engine, change).await
 }
 
 #[tokio::test]

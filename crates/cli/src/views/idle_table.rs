@@ -6,10 +6,9 @@ use std::collections::BTreeSet;
 
 use clusterform_executor::{IdleReport, IdleVerdict};
 use clusterform_model::ClusterName;
-use clusterform_model::duration::Seconds;
 use time::OffsetDateTime;
 
-use crate::views::table::{format_time, table};
+use crate::views::table::{table, time_and_age};
 
 /// The table of `reports` at `now`; the clusters in `protected` are kept whatever they show.
 pub fn idle_table(
@@ -63,12 +62,7 @@ fn last_busy(report: &IdleReport, now: OffsetDateTime) -> String {
     let Some(time) = report.last_busy else {
         return "?".to_owned();
     };
-    let seconds = u64::try_from((now - time).whole_seconds()).unwrap_or(0);
-    let when = format!(
-        "{} ({} ago)",
-        format_time(time),
-        Seconds(seconds).to_units(2)
-    );
+    let when = time_and_age(time, now);
     if report.never_busy {
         format!("never (up since {when})")
     } else {
