@@ -135,6 +135,8 @@ pub struct Apply {
     pub planning: Planning,
     /// `--auto-approve`.
     pub auto_approve: bool,
+    /// `--allow-disruption`: unattended, stop running jobs all the same.
+    pub allow_disruption: bool,
     /// `--parallelism` and `--parallelism-per-location`: clusters changed at the same time.
     pub parallelism: Parallelism,
     /// `--json`: JSON events on stdout instead of the plan and progress.
@@ -185,6 +187,8 @@ pub struct Destroy {
     pub idle_for: Option<Duration>,
     /// `--auto-approve`.
     pub auto_approve: bool,
+    /// `--allow-disruption`: unattended, delete clusters with running jobs all the same.
+    pub allow_disruption: bool,
     /// `--parallelism` and `--parallelism-per-location`: clusters deleted at the same time.
     pub parallelism: Parallelism,
     /// `--json`: JSON events on stdout instead of the plan and progress.
@@ -307,6 +311,7 @@ impl Arguments {
                 },
                 idle_for: args.idle_for,
                 auto_approve: args.auto_approve,
+                allow_disruption: args.allow_disruption,
                 parallelism: Parallelism::from(args.parallelism),
                 json: refuse_unapproved_json("destroy", args.json, args.auto_approve)?,
                 lock_timeout: args.lock.lock_timeout,
@@ -441,6 +446,7 @@ fn apply(before_command: Option<PathBuf>, args: cli::ApplyArgs) -> Result<Apply,
         endpoint: args.endpoint.endpoint,
         planning: Planning::from_args(args.planning, false)?,
         auto_approve: args.auto_approve,
+        allow_disruption: args.allow_disruption,
         parallelism: Parallelism::from(args.parallelism),
         json: args.json,
         lock_timeout: args.lock.lock_timeout,

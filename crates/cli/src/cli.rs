@@ -271,6 +271,10 @@ pub struct ApplyArgs {
     /// Do not ask for confirmation
     #[arg(long)]
     pub auto_approve: bool,
+    /// Go ahead without a person to ask even when a change stops running Slurm jobs (or jobs
+    /// that cannot be read)
+    #[arg(long)]
+    pub allow_disruption: bool,
     #[command(flatten)]
     pub parallelism: ParallelismArgs,
     /// Print one JSON event per line instead of progress (needs --auto-approve or a plan file)
@@ -312,6 +316,10 @@ pub struct DestroyArgs {
     /// Do not ask for confirmation
     #[arg(long)]
     pub auto_approve: bool,
+    /// Go ahead without a person to ask even when a cluster has running Slurm jobs (or jobs
+    /// that cannot be read)
+    #[arg(long)]
+    pub allow_disruption: bool,
     #[command(flatten)]
     pub parallelism: ParallelismArgs,
     /// Print one JSON event per line instead of progress (needs --auto-approve)

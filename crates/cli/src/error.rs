@@ -91,6 +91,28 @@ pub enum CliError {
         /// The executor's hint.
         hint: Option<String>,
     },
+    /// An unattended run would stop running work on a cluster (printed once per cluster,
+    /// before [`CliError::DisruptionRefused`]).
+    #[error("{verb} cluster {cluster} would stop {stopped}")]
+    StopsRunningWork {
+        /// "replacing", "destroying", "updating".
+        verb: &'static str,
+        /// The cluster ID.
+        cluster: String,
+        /// What it stops, in words.
+        stopped: String,
+    },
+    /// An unattended run refused changes that stop running work; nothing was sent.
+    #[error(
+        "{clusters} {} would stop running work, and nobody was asked: nothing was changed",
+        if *clusters == 1 { "change" } else { "changes" }
+    )]
+    DisruptionRefused {
+        /// How many changes were refused.
+        clusters: usize,
+        /// How to go ahead all the same, e.g. "run the same command with --allow-disruption".
+        go_ahead: String,
+    },
     /// The cluster belongs to another stack.
     #[error("cluster {cluster} belongs to stack {owner}")]
     OwnedElsewhere {
@@ -186,6 +208,10 @@ impl CliError {
             Self::Plan(err) => crate::hints::plan_hint(err),
             Self::Exec(err) => crate::hints::exec_hint(err),
             Self::ActionFailed { hint, .. } => hint.clone(),
+            Self::StopsRunningWork { .. } => None,
+            Self::DisruptionRefused { go_ahead, .. } => Some(format!(
+                "wait for the jobs to end (or drain the pools) and run again; to stop them all the same, {go_ahead}"
+            )),
             Self::OwnedElsewhere { cluster, owner } => Some(format!(
                 "release it in stack {owner}'s configuration first: replace its cluster block there with `removed {{ cluster = \"{cluster}\" }}` and apply (the cluster is kept, only its label goes), then import it here. Deleting its block there instead would destroy the cluster"
             )),

@@ -73,6 +73,12 @@ impl JsonEvents {
         self.emit("summary", summary_fields(counts, result));
     }
 
+    /// `disruption_refused` or `disruption_allowed` (`kind`): a change that stops running work,
+    /// in a run nobody is asked in.
+    pub fn stopped_work(&self, kind: &str, fields: Value) {
+        self.emit(kind, fields);
+    }
+
     fn emit(&self, kind: &str, fields: Value) {
         let now = OffsetDateTime::now_utc();
         let now = now.replace_millisecond(now.millisecond()).unwrap_or(now);

@@ -48,4 +48,94 @@ pub struct RunningJob {
     /// not known).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pools: Vec<String>,
+    /// `start_time`, Unix seconds, when Slurm set it (a running job's start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<i64>,
+}
+
+/// Job states (base states and flags) of a job that holds nodes now: running, suspended or
+/// stopped on them, being configured or completing on them, signalled, staging out, resizing,
+/// or waiting for its nodes to power up (slurm.schedmd.com, `squeue` "JOB STATE CODES").
+const NODE_HOLDING_STATES: &[&str] = &[
+    "RUNNING",
+    "COMPLETING",
+    "CONFIGURING",
+    "SUSPENDED",
+    "STOPPED",
+    "SIGNALING",
+    "STAGE_OUT",
+    "RESIZING",
+    "POWER_UP_NODE",
+];
+
+/// Job states of a job that only waits for nodes.
+const WAITING_STATES: &[&str] = &[
+    "PENDING",
+    "REQUEUED",
+    "REQUEUE_HOLD",
+    "REQUEUE_FED",
+    "RESV_DEL_HOLD",
+];
+
+impl RunningJob {
+    /// Whether the job holds nodes, so that taking them away stops it. A job whose states are
+    /// neither a known holding state nor a known waiting one holds nodes: what Slurm says that
+    /// clusterform does not know is never taken for harmless.
+    pub fn holds_nodes(&self) -> bool {
+        let states: Vec<&str> = self.states().collect();
+        let any_of = |known: &[&str]| {
+            states
+                .iter()
+                .any(|state| known.iter().any(|k| state.eq_ignore_ascii_case(k)))
+        };
+        any_of(NODE_HOLDING_STATES) || !any_of(WAITING_STATES)
+    }
+
+    /// Its states, one by one.
+    pub fn states(&self) -> impl Iterator<Item = &str> {
+        self.state
+            .split(',')
+            .map(str::trim)
+            .filter(|state| !state.is_empty())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(state: &str) -> RunningJob {
+        RunningJob {
+            id: Some(1),
+            name: None,
+            user: None,
+            state: state.to_owned(),
+            nodes: None,
+            partition: None,
+            pools: Vec::new(),
+            started_at: None,
+        }
+    }
+
+    #[test]
+    fn running_suspended_configuring_and_completing_jobs_hold_nodes() {
+        for state in ["RUNNING", "COMPLETING", "CONFIGURING", "SUSPENDED", "running"] {
+            assert!(job(state).holds_nodes(), "{state}");
+        }
+        assert!(job("RUNNING,REQUEUED").holds_nodes(), "a holding flag wins");
+        assert!(job("COMPLETING,REQUEUED").holds_nodes());
+    }
+
+    #[test]
+    fn pending_jobs_hold_none() {
+        for state in ["PENDING", "PENDING,REQUEUED", "REQUEUE_HOLD", "RESV_DEL_HOLD"] {
+            assert!(!job(state).holds_nodes(), "{state}");
+        }
+    }
+
+    #[test]
+    fn a_state_not_known_holds_nodes() {
+        assert!(job("SOME_FUTURE_STATE").holds_nodes());
+        assert!(job("").holds_nodes(), "no state at all is not known to wait");
+    }
 }

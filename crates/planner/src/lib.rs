@@ -25,6 +25,7 @@ mod planning;
 mod removed;
 mod requests;
 mod stale;
+mod stopped_work;
 mod warnings;
 
 pub use builder::PlanBuilder;
@@ -43,3 +44,4 @@ pub use planning::plan;
 pub use removed::{Unmatched, UnmatchedRemoved, unmatched_removed};
 pub use requests::adopt;
 pub use stale::{Staleness, StalenessKind, stale_clusters};
+pub use stopped_work::{StoppedJobs, StoppedWork, stopped_work};

@@ -5,10 +5,11 @@
 use std::sync::{Arc, Mutex};
 
 use clusterform::views::names::ClusterNames;
-use clusterform::views::plan_text;
+use clusterform::views::{actions, plan_text, stopped_work};
 use clusterform_executor::{ApplyReport, ProgressSink};
 use clusterform_model::JobsByCluster;
-use clusterform_planner::Plan;
+use time::OffsetDateTime;
+use clusterform_planner::{Plan, StoppedWork};
 
 use super::{Counts, PlanView};
 use crate::cli::GlobalArgs;
@@ -24,8 +25,13 @@ pub trait RunView: PlanView {
     /// The saved plan about to be applied (it was shown when it was made).
     fn saved_plan(&self, plan: &Plan);
 
-    /// Asks whether to carry out `plan`; says so when the answer is no.
-    fn confirm(&self, plan: &Plan) -> Result<bool, CliError>;
+    /// Asks whether to carry out `plan`, naming the running work it stops (`stopped`); says so
+    /// when the answer is no.
+    fn confirm(&self, plan: &Plan, stopped: &[StoppedWork<'_>]) -> Result<bool, CliError>;
+
+    /// Says, for a run nobody is asked in, what running work each change stops: `refused`
+    /// when the run stops there (nothing sent), else going ahead (`--allow-disruption`).
+    fn stopped_work(&self, stopped: &[StoppedWork<'_>], refused: bool);
 
     /// Where the engine's progress goes, the clusters named as `names` says.
     fn progress(&self, names: ClusterNames) -> Arc<dyn ProgressSink>;
@@ -104,7 +110,7 @@ impl RunView for HumanRun {
         }
     }
 
-    fn confirm(&self, plan: &Plan) -> Result<bool, CliError> {
+    fn confirm(&self, plan: &Plan, stopped: &[StoppedWork<'_>]) -> Result<bool, CliError> {
         let (question, cancelled) = if plan.destroy {
             (
                 "Do you really want to destroy these clusters?",
@@ -113,7 +119,12 @@ impl RunView for HumanRun {
         } else {
             ("Do you want to perform these actions?", "Apply cancelled.")
         };
-        let approved = prompt::confirm(question).map_err(|err| match err {
+        let mut question = question.to_owned();
+        for line in stopped_work::question_lines(stopped, OffsetDateTime::now_utc()) {
+            question.push_str("\n  ");
+            question.push_str(&line);
+        }
+        let approved = prompt::confirm(&question).map_err(|err| match err {
             CliError::NoTerminalToConfirm if plan.destroy => CliError::NoTerminalToConfirmDestroy,
             other => other,
         })?;
@@ -121,6 +132,19 @@ impl RunView for HumanRun {
             self.printer.info(cancelled);
         }
         Ok(approved)
+    }
+
+    fn stopped_work(&self, stopped: &[StoppedWork<'_>], refused: bool) {
+        let now = OffsetDateTime::now_utc();
+        for work in stopped {
+            let error = stopped_work_error(work, now);
+            if refused {
+                self.printer.error(&error);
+            } else {
+                self.printer
+                    .warn(&format!("going ahead (--allow-disruption): {error}"));
+            }
+        }
     }
 
     fn progress(&self, names: ClusterNames) -> Arc<dyn ProgressSink> {
@@ -188,6 +212,15 @@ fn completion_line(plan: &Plan, completion: Completion) -> String {
     }
 }
 
+/// What one change stops, as the error an unattended run prints.
+fn stopped_work_error(work: &StoppedWork<'_>, now: OffsetDateTime) -> CliError {
+    CliError::StopsRunningWork {
+        verb: actions::verb(work.change.action),
+        cluster: work.change.address.id().to_string(),
+        stopped: stopped_work::stopped_text(work, now),
+    }
+}
+
 /// JSON events, one per line on stdout.
 struct JsonRun {
     printer: Printer,
@@ -218,8 +251,30 @@ impl RunView for JsonRun {
 
     /// Unreachable through the command line, which refuses `--json` without `--auto-approve`
     /// or a saved plan; never a silent yes.
-    fn confirm(&self, _plan: &Plan) -> Result<bool, CliError> {
+    fn confirm(&self, _plan: &Plan, _stopped: &[StoppedWork<'_>]) -> Result<bool, CliError> {
         Err(CliError::NoTerminalToConfirm)
+    }
+
+    /// An event per change, and its words on stderr, which `--json` never silences.
+    fn stopped_work(&self, stopped: &[StoppedWork<'_>], refused: bool) {
+        let now = OffsetDateTime::now_utc();
+        for work in stopped {
+            let kind = if refused {
+                "disruption_refused"
+            } else {
+                "disruption_allowed"
+            };
+            self.events
+                .stopped_work(kind, stopped_work::refusal_fields(work));
+            let error = stopped_work_error(work, now);
+            if refused {
+                self.printer.error(&error);
+            } else {
+                self.printer.evidence(&format!(
+                    "Warning: going ahead (--allow-disruption): {error}"
+                ));
+            }
+        }
     }
 
     fn progress(&self, _names: ClusterNames) -> Arc<dyn ProgressSink> {

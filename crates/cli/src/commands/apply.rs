@@ -15,7 +15,10 @@ use crate::context;
 use crate::error::CliError;
 use crate::printer::Printer;
 use crate::stack_lock::LockRequest;
-use crate::workflow::{self, Run};
+use crate::workflow::{self, Approval, Run};
+
+/// How an unattended run goes ahead when it would stop running work.
+pub(crate) const SAME_COMMAND_ALLOWING: &str = "run the same command with --allow-disruption";
 
 /// Applies a configuration directory or a saved plan file.
 pub async fn run(args: &Apply, printer: &Printer) -> Result<ExitStatus, CliError> {
@@ -56,10 +59,18 @@ async fn apply_directory(
         if run.settle_earlier_runs(&planned).await? {
             planned = run.plan(options).await?;
         }
-        view.plan(&planned.plan, &run.running_jobs(&planned).await);
+        let jobs = run.running_jobs(&planned).await;
+        view.plan(&planned.plan, &jobs);
         let working = workflow::still_working(&planned.plan, planned.live.iter());
         let report = if planned.plan.has_changes() {
-            let approval = run.confirm_and_execute(&planned.plan, args.auto_approve);
+            let stopped =
+                clusterform_planner::stopped_work(&planned.plan, &jobs, planned.live.iter());
+            let approval = Approval {
+                unattended: args.auto_approve,
+                allow_disruption: args.allow_disruption,
+                go_ahead: SAME_COMMAND_ALLOWING.to_owned(),
+            };
+            let approval = run.confirm_and_execute(&planned.plan, &approval, &stopped);
             let Some(report) = approval.await? else {
                 return Ok(ExitStatus::Declined);
             };
@@ -116,6 +127,18 @@ async fn apply_saved_plan(
         let working = workflow::still_working(&plan, &live);
         view.saved_plan(&plan);
         let report = if plan.has_changes() {
+            // The plan file keeps no jobs: what runs now is what counts.
+            let jobs = run.running_jobs_of(&plan, &live).await;
+            let stopped = clusterform_planner::stopped_work(&plan, &jobs, &live);
+            let approval = Approval {
+                unattended: true,
+                allow_disruption: args.allow_disruption,
+                go_ahead: format!(
+                    "run `clusterform apply --allow-disruption {}`",
+                    path.display()
+                ),
+            };
+            run.guard_unattended(&approval, &stopped)?;
             Some(run.execute(&plan).await)
         } else {
             None

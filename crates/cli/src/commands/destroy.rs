@@ -9,7 +9,8 @@ use crate::context;
 use crate::error::CliError;
 use crate::printer::Printer;
 use crate::stack_lock::LockRequest;
-use crate::workflow::{self, Run};
+use crate::commands::apply::SAME_COMMAND_ALLOWING;
+use crate::workflow::{self, Approval, Run};
 
 /// Plans the deletions, asks, executes.
 pub async fn run(args: &Destroy, printer: &Printer) -> Result<ExitStatus, CliError> {
@@ -45,7 +46,17 @@ async fn destroy(args: &Destroy, view: &dyn RunView) -> Result<ExitStatus, CliEr
         if !planned.plan.has_changes() {
             return Ok(ExitStatus::Success);
         }
-        let approval = run.confirm_and_execute(&planned.plan, args.auto_approve);
+        // An idle destroy deletes only clusters whose Slurm showed no work: nothing to guard.
+        let stopped = match args.idle_for {
+            Some(_) => Vec::new(),
+            None => clusterform_planner::stopped_work(&planned.plan, &jobs, planned.live.iter()),
+        };
+        let approval = Approval {
+            unattended: args.auto_approve,
+            allow_disruption: args.allow_disruption,
+            go_ahead: SAME_COMMAND_ALLOWING.to_owned(),
+        };
+        let approval = run.confirm_and_execute(&planned.plan, &approval, &stopped);
         let Some(report) = approval.await? else {
             return Ok(ExitStatus::Declined);
         };

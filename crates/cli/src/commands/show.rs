@@ -1,5 +1,5 @@
 //! `clusterform show PLANFILE`: prints a saved plan as `plan` shows one, text or JSON (a saved
-//! plan holds no running jobs).
+//! plan holds no running jobs; stderr says that `apply FILE` reads them when it runs).
 
 use clusterform_model::JobsByCluster;
 
@@ -13,5 +13,15 @@ use crate::printer::Printer;
 pub fn run(args: &ShowArgs, printer: &Printer) -> Result<ExitStatus, CliError> {
     let plan = clusterform_planner::load_plan(&args.planfile)?;
     plan_view(args.json, printer).plan(&plan, &JobsByCluster::new());
+    let disruptive = plan.changes.iter().filter(|c| c.is_disruptive()).count();
+    if disruptive > 0 {
+        printer.info(&format!(
+            "The plan file holds no Slurm jobs. `clusterform apply {}` reads the jobs of the \
+             {disruptive} {} that take nodes away when it runs, and refuses to stop running jobs \
+             unless --allow-disruption is given.",
+            args.planfile.display(),
+            if disruptive == 1 { "cluster" } else { "clusters" },
+        ));
+    }
     Ok(ExitStatus::Success)
 }

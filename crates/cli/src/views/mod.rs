@@ -13,6 +13,7 @@ pub mod plan_text;
 pub mod status;
 pub mod status_json;
 pub mod status_text;
+pub mod stopped_work;
 pub mod table;
 
 #[cfg(test)]

@@ -13,7 +13,8 @@ use std::fmt::Write as _;
 
 use clusterform_model::fields::{self, FieldKind, MaskSource};
 use clusterform_model::paths::{self, Segment, Selector};
-use clusterform_model::{Action, JobsByCluster, RunningJob, RunningJobs, UpdateMode};
+use clusterform_model::rest::ClusterRequest;
+use clusterform_model::{Action, Cluster, JobsByCluster, RunningJob, RunningJobs, UpdateMode};
 use clusterform_planner::{
     ChangeReason, ClusterChange, Disruption, FieldChange, Plan, PoolAlternative, PoolDisruption,
     PoolHarm, RunningAlternative,
@@ -78,6 +79,60 @@ pub fn render_text(plan: &Plan, jobs: &JobsByCluster, color: bool) -> String {
         summary.destroy
     );
     out
+}
+
+/// What a replacement gives up: the live cluster goes before the new one is asked for, so its
+/// machines (and the reservations its pools consume) are free for others in between.
+fn replacement_lines(change: &ClusterChange) -> Vec<String> {
+    let id = change.address.id();
+    let attempts = if change.capacity.fallbacks.is_empty() {
+        "the create finds no machines"
+    } else {
+        "no attempt finds machines"
+    };
+    let mut lines = vec![format!(
+        "the live cluster is deleted first: its machines are not held for the new one, so if \
+         {attempts}, {id} is gone"
+    )];
+    for (pool, reservations) in reserved_pools(change) {
+        lines.push(format!(
+            "node pool \"{pool}\" consumes {reservations}: the delete frees it and the create \
+             consumes it again (another consumer may take it in between)"
+        ));
+    }
+    lines
+}
+
+/// The pools of a change's create that consume a reservation, each with what it names.
+fn reserved_pools(change: &ClusterChange) -> Vec<(String, String)> {
+    let Some(ClusterRequest::Create { body, .. }) = change
+        .requests
+        .iter()
+        .find(|r| matches!(r, ClusterRequest::Create { .. }))
+    else {
+        return Vec::new();
+    };
+    let Ok(cluster) = serde_json::from_value::<Cluster>(body.clone()) else {
+        return Vec::new();
+    };
+    cluster
+        .node_pools
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|pool| {
+            let affinity = pool.machine_spec?.reservation_affinity?;
+            let kind = affinity.reservation_affinity_type.as_deref()?;
+            let named = affinity.values.unwrap_or_default();
+            let reservations = match kind {
+                "SPECIFIC_RESERVATION" if !named.is_empty() => {
+                    format!("reservation {}", named.join(", "))
+                }
+                "SPECIFIC_RESERVATION" | "ANY_RESERVATION" => "a reservation".to_owned(),
+                _ => return None,
+            };
+            Some((pool.id, reservations))
+        })
+        .collect()
 }
 
 /// The jobs a disruptive change would hit, a line each: how many are active by state, then
@@ -305,6 +360,11 @@ impl ClusterText<'_> {
                 chain.pool,
                 alternatives.join(", ")
             );
+        }
+        if change.action == Action::Replace {
+            for line in replacement_lines(change) {
+                let _ = writeln!(self.out, "    # {line}");
+            }
         }
         for running in &change.capacity.running {
             let _ = writeln!(self.out, "    # {}", running_line(running));

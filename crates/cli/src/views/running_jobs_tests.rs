@@ -30,6 +30,7 @@ fn job(id: i64, name: &str, user: &str, state: &str, nodes: Option<&str>) -> Run
         nodes: nodes.map(str::to_owned),
         partition: None,
         pools: Vec::new(),
+        started_at: None,
     }
 }
 

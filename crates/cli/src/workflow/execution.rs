@@ -10,10 +10,10 @@ use clusterform_config::{Config, field_location};
 use clusterform_executor::{ApiClient, ApplyReport, ExecError};
 use clusterform_model::{Action, LiveCluster};
 use clusterform_model::{ClusterName, ClusterState, paths};
-use clusterform_planner::{ClusterChange, Plan};
+use clusterform_planner::{ClusterChange, Plan, StoppedWork};
 use futures::StreamExt;
 
-use super::{Planned, Run};
+use super::{Approval, Planned, Run};
 use crate::command_views::{Completion, Counts, RunView};
 use crate::commands::ExitStatus;
 use crate::error::CliError;
@@ -68,17 +68,42 @@ impl<V: RunView + ?Sized> Run<'_, V> {
         Ok(journaled || !changing.is_empty())
     }
 
-    /// Asks for approval (unless `auto_approve`), then runs the plan; `None` when the user
-    /// declined and nothing was sent.
+    /// Asks for approval, naming the running work the plan stops (`stopped`), or without a
+    /// person to ask (`approval.unattended`) refuses such work unless it is allowed; then runs
+    /// the plan. `None` when the user declined and nothing was sent.
     pub async fn confirm_and_execute(
         &self,
         plan: &Plan,
-        auto_approve: bool,
+        approval: &Approval,
+        stopped: &[StoppedWork<'_>],
     ) -> Result<Option<ApplyReport>, CliError> {
-        if !auto_approve && !self.view.confirm(plan)? {
+        if approval.unattended {
+            self.guard_unattended(approval, stopped)?;
+        } else if !self.view.confirm(plan, stopped)? {
             return Ok(None);
         }
         Ok(Some(self.execute(plan).await))
+    }
+
+    /// Without a person to ask, a change that stops running work is refused before anything
+    /// is sent, unless `--allow-disruption` lets it go (and then each is still said).
+    pub fn guard_unattended(
+        &self,
+        approval: &Approval,
+        stopped: &[StoppedWork<'_>],
+    ) -> Result<(), CliError> {
+        if stopped.is_empty() {
+            return Ok(());
+        }
+        self.view
+            .stopped_work(stopped, !approval.allow_disruption);
+        if approval.allow_disruption {
+            return Ok(());
+        }
+        Err(CliError::DisruptionRefused {
+            clusters: stopped.len(),
+            go_ahead: approval.go_ahead.clone(),
+        })
     }
 
     /// Runs a plan with progress; Ctrl-C stops waiting (the journal keeps the operations), a

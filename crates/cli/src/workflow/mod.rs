@@ -64,6 +64,17 @@ async fn open_applied(dir: &Path, remote: Option<(StorageClient, String)>) -> Ap
     }
 }
 
+/// Who approves a run's changes, and what it may stop without a person to ask.
+#[derive(Debug, Clone)]
+pub struct Approval {
+    /// Nobody is asked: `--auto-approve`, or a saved plan.
+    pub unattended: bool,
+    /// `--allow-disruption`: unattended, stop running work all the same.
+    pub allow_disruption: bool,
+    /// The command line that goes ahead all the same, for the refusal's hint.
+    pub go_ahead: String,
+}
+
 /// One command's run against the API: what it was loaded from, what it talks to, and how it
 /// shows itself (`V`, the command's view).
 pub struct Run<'v, V: ?Sized> {

@@ -75,8 +75,17 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
     /// once, none for harmless changes. A Slurm that cannot be asked gives "unknown", never an
     /// error: the jobs only inform the user. Each command asks once, for the plan it shows.
     pub async fn running_jobs(&self, planned: &Planned) -> JobsByCluster {
-        let disruptive: Vec<ClusterName> = planned
-            .plan
+        self.running_jobs_of(&planned.plan, planned.live.iter())
+            .await
+    }
+
+    /// [`Run::running_jobs`] of `plan`, made from the live clusters `live`.
+    pub async fn running_jobs_of<'l>(
+        &self,
+        plan: &Plan,
+        live: impl IntoIterator<Item = &'l LiveCluster>,
+    ) -> JobsByCluster {
+        let disruptive: Vec<ClusterName> = plan
             .changes
             .iter()
             .filter(|change| change.is_disruptive())
@@ -84,7 +93,7 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
             .collect();
         let found = clusterform_executor::running_jobs(&self.connection.client, &disruptive).await;
         let mut jobs: JobsByCluster = disruptive.into_iter().zip(found).collect();
-        for live in planned.live.iter() {
+        for live in live {
             if let Some(RunningJobs::Known { jobs }) = jobs.get_mut(&live.address) {
                 for job in jobs {
                     job.pools = job

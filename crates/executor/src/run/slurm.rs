@@ -425,6 +425,7 @@ pub(crate) fn running_job(job: &SlurmJob) -> RunningJob {
         nodes: job.nodes.clone(),
         partition: job.partition.clone(),
         pools: Vec::new(),
+        started_at: job.start_time,
     }
 }
 
