@@ -258,6 +258,7 @@ fn a_subnetwork_change_replaces_delete_then_create() {
             # (3 unchanged blocks hidden)
         }
         impact: replaces cluster
+        # the live cluster is deleted first: its machines are not held for the new one, so if the create finds no machines, train01 is gone
         # no Slurm jobs active now
 
     Plan: 0 to add, 0 to change, 1 to replace, 0 to destroy.

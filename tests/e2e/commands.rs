@@ -98,6 +98,7 @@ fn target_narrows_the_plan_and_replace_forces_one() {
             # (4 unchanged blocks hidden)
         }
         impact: replaces cluster
+        # the live cluster is deleted first: its machines are not held for the new one, so if the create finds no machines, train01 is gone
         # no Slurm jobs active now
 
     Plan: 0 to add, 0 to change, 1 to replace, 0 to destroy.

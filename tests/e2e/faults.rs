@@ -34,9 +34,12 @@ fn injected_faults(requests: &[RecordedRequest]) -> usize {
 }
 
 /// How a run's log accounts for retried requests: one "retrying" line per retry, and one
-/// "polling instead" line when `:wait` gave up after its own retries.
+/// "polling instead" line when `:wait` gave up after its own retries. Slurm reads are left out,
+/// as by `injected_faults`: one that fails on every attempt is an "unknown", not an error,
+/// so its faults need not all be retried.
 fn logged_retries(log: &str) -> usize {
     log.lines()
+        .filter(|line| !line.contains(":callSlurmRestApi"))
         .filter(|line| line.contains("retrying") || line.contains("polling instead"))
         .count()
 }
@@ -132,9 +135,14 @@ fn fifty_clusters_survive_errors_drops_and_rate_limits() {
     ] {
         env.write_config(&fleet_config(&clusters));
         env.emulator().set_faults(faults.parse().unwrap());
+        // The delete phase's Slurm reads meet the faults too: a cluster whose jobs cannot be
+        // read is not deleted unattended without --allow-disruption (tested in disruption.rs).
         met.push((
             phase,
-            run_until_ok(&env, &["apply", "--auto-approve", "-v"]),
+            run_until_ok(
+                &env,
+                &["apply", "--auto-approve", "--allow-disruption", "-v"],
+            ),
         ));
         assert_no_changes(&env);
         for (id, max_nodes) in &clusters {

@@ -6,6 +6,9 @@ use crate::support::{
 };
 
 /// `train01` in the provider's us-central1 running `startup`, and `train02` in europe-west4.
+/// What `show` says of a saved plan that takes the nodes of one cluster.
+const SHOW_HOLDS_NO_JOBS: &str = "The plan file holds no Slurm jobs: `clusterform apply tfplan.json` reads them again when it runs, on the 1 cluster it takes nodes from, and refuses to stop running jobs unless --allow-disruption is given.";
+
 fn two_regions(startup: &str) -> String {
     let first = cluster_hcl(&ClusterSpec::default()).replacen(
         "    zone = \"us-central1-a\"\n",
@@ -130,7 +133,10 @@ fn a_two_region_fleet_shows_locations_and_script_diffs() {
     "#);
     assert_eq!(
         env.transcript(&["show", "tfplan.json"]).to_string(),
-        stdout(&plan).replace("    # no Slurm jobs active now\n", ""),
+        format!(
+            "{}[stderr]\n{SHOW_HOLDS_NO_JOBS}\n",
+            stdout(&plan).replace("    # no Slurm jobs active now\n", "")
+        ),
         "show prints the saved plan as plan did, without what was running"
     );
 }

@@ -11,6 +11,7 @@ mod bad_input;
 mod commands;
 mod crash;
 mod destroy;
+mod disruption;
 mod drift;
 mod emulator_command;
 mod events;

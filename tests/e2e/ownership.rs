@@ -195,6 +195,7 @@ fn a_cluster_our_failed_create_left_in_error_is_replaced() {
             # (4 unchanged blocks hidden)
         }
         impact: replaces cluster
+        # the live cluster is deleted first: its machines are not held for the new one, so if the create finds no machines, train01 is gone
         # Slurm jobs active now: unknown (Slurm REST API unreachable: POST [ENDPOINT]/v1beta1/projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01:callSlurmRestApi failed: FAILED_PRECONDITION (400): Cluster projects/253589482369/locations/us-central1/modelDevelopmentClusters/train01 is ERROR; the Slurm REST API needs a RUNNING cluster.)
 
     Plan: 0 to add, 0 to change, 1 to replace, 0 to destroy.

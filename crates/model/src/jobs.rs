@@ -119,7 +119,13 @@ mod tests {
 
     #[test]
     fn running_suspended_configuring_and_completing_jobs_hold_nodes() {
-        for state in ["RUNNING", "COMPLETING", "CONFIGURING", "SUSPENDED", "running"] {
+        for state in [
+            "RUNNING",
+            "COMPLETING",
+            "CONFIGURING",
+            "SUSPENDED",
+            "running",
+        ] {
             assert!(job(state).holds_nodes(), "{state}");
         }
         assert!(job("RUNNING,REQUEUED").holds_nodes(), "a holding flag wins");
@@ -128,7 +134,12 @@ mod tests {
 
     #[test]
     fn pending_jobs_hold_none() {
-        for state in ["PENDING", "PENDING,REQUEUED", "REQUEUE_HOLD", "RESV_DEL_HOLD"] {
+        for state in [
+            "PENDING",
+            "PENDING,REQUEUED",
+            "REQUEUE_HOLD",
+            "RESV_DEL_HOLD",
+        ] {
             assert!(!job(state).holds_nodes(), "{state}");
         }
     }
@@ -136,6 +147,9 @@ mod tests {
     #[test]
     fn a_state_not_known_holds_nodes() {
         assert!(job("SOME_FUTURE_STATE").holds_nodes());
-        assert!(job("").holds_nodes(), "no state at all is not known to wait");
+        assert!(
+            job("").holds_nodes(),
+            "no state at all is not known to wait"
+        );
     }
 }

@@ -79,9 +79,7 @@ fn stopped_jobs(
     jobs: Option<&RunningJobs>,
     state: Option<ClusterState>,
 ) -> Option<StoppedJobs> {
-    let unknown = |reason: String| {
-        may_run_jobs(state).then_some(StoppedJobs::Unknown { reason })
-    };
+    let unknown = |reason: String| may_run_jobs(state).then_some(StoppedJobs::Unknown { reason });
     match jobs {
         None => unknown("its Slurm jobs were not read".to_owned()),
         Some(RunningJobs::Unknown { reason }) => unknown(reason.clone()),

@@ -8,8 +8,8 @@ use clusterform::views::names::ClusterNames;
 use clusterform::views::{actions, plan_text, stopped_work};
 use clusterform_executor::{ApplyReport, ProgressSink};
 use clusterform_model::JobsByCluster;
-use time::OffsetDateTime;
 use clusterform_planner::{Plan, StoppedWork};
+use time::OffsetDateTime;
 
 use super::{Counts, PlanView};
 use crate::cli::GlobalArgs;

@@ -5,11 +5,11 @@
 use crate::arguments::Destroy;
 use crate::command_views::{RunView, run_view};
 use crate::commands::ExitStatus;
+use crate::commands::apply::SAME_COMMAND_ALLOWING;
 use crate::context;
 use crate::error::CliError;
 use crate::printer::Printer;
 use crate::stack_lock::LockRequest;
-use crate::commands::apply::SAME_COMMAND_ALLOWING;
 use crate::workflow::{self, Approval, Run};
 
 /// Plans the deletions, asks, executes.

@@ -16,11 +16,15 @@ pub fn run(args: &ShowArgs, printer: &Printer) -> Result<ExitStatus, CliError> {
     let disruptive = plan.changes.iter().filter(|c| c.is_disruptive()).count();
     if disruptive > 0 {
         printer.info(&format!(
-            "The plan file holds no Slurm jobs. `clusterform apply {}` reads the jobs of the \
-             {disruptive} {} that take nodes away when it runs, and refuses to stop running jobs \
+            "The plan file holds no Slurm jobs: `clusterform apply {}` reads them again when it \
+             runs, on the {disruptive} {} it takes nodes from, and refuses to stop running jobs \
              unless --allow-disruption is given.",
             args.planfile.display(),
-            if disruptive == 1 { "cluster" } else { "clusters" },
+            if disruptive == 1 {
+                "cluster"
+            } else {
+                "clusters"
+            },
         ));
     }
     Ok(ExitStatus::Success)

@@ -43,9 +43,9 @@ pub fn stopped_text(work: &StoppedWork<'_>, now: OffsetDateTime) -> String {
             },
             named_jobs(jobs, now)
         ),
-        StoppedJobs::Unknown { reason } => format!(
-            "Slurm jobs that may be running, since they cannot be read ({reason})"
-        ),
+        StoppedJobs::Unknown { reason } => {
+            format!("Slurm jobs that may be running, since they cannot be read ({reason})")
+        }
     }
 }
 
@@ -161,6 +161,9 @@ mod tests {
         let now = OffsetDateTime::now_utc();
         let jobs: Vec<RunningJob> = (1..=12).map(|id| job(id, None, now)).collect();
         let text = named_jobs(&jobs, now);
-        assert!(text.ends_with("10 train-llm (alice, RUNNING), and 2 more"), "{text}");
+        assert!(
+            text.ends_with("10 train-llm (alice, RUNNING), and 2 more"),
+            "{text}"
+        );
     }
 }

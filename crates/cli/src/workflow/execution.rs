@@ -95,8 +95,7 @@ impl<V: RunView + ?Sized> Run<'_, V> {
         if stopped.is_empty() {
             return Ok(());
         }
-        self.view
-            .stopped_work(stopped, !approval.allow_disruption);
+        self.view.stopped_work(stopped, !approval.allow_disruption);
         if approval.allow_disruption {
             return Ok(());
         }

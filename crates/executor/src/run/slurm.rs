@@ -389,12 +389,14 @@ fn parse_ping(ping: &Value) -> Controller {
 }
 
 /// The active jobs of each cluster (up to ten clusters at once, in the order of `clusters`),
-/// each asked once without retries: a cluster whose Slurm cannot be read is
-/// [`RunningJobs::Unknown`], never an error, because these jobs only inform the user.
+/// each read with the usual retries of a read and a short timeout per request
+/// ([`ApiClient::for_a_check`]): they decide whether an unattended run may go on. A cluster
+/// whose Slurm cannot be read is [`RunningJobs::Unknown`], never an error; the disruption
+/// guard counts it as possibly running jobs.
 pub async fn running_jobs(client: &ApiClient, clusters: &[ClusterName]) -> Vec<RunningJobs> {
-    let glance = client.for_a_glance();
+    let check = client.for_a_check();
     futures::stream::iter(clusters)
-        .map(|name| running_jobs_of(&glance, name))
+        .map(|name| running_jobs_of(&check, name))
         .buffered(SLURM_PARALLELISM)
         .collect()
         .await

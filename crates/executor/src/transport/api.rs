@@ -515,6 +515,15 @@ impl ApiClient {
         glance
     }
 
+    /// A copy whose requests each wait [`GLANCE_TIMEOUT`] at most and are retried as reads
+    /// usually are: for a look whose answer decides whether work may be stopped (the jobs a
+    /// plan would stop), where one dropped connection must not read as "unknown".
+    pub fn for_a_check(&self) -> Self {
+        let mut check = self.clone();
+        check.connection.request_timeout = self.connection.request_timeout.min(GLANCE_TIMEOUT);
+        check
+    }
+
     /// A call without a side effect.
     fn read_call<'a>(
         &self,
