@@ -256,6 +256,8 @@ fn an_unreachable_slurm_is_never_idle() {
     CLUSTER  STATE    ACTIVE JOBS  BUSY NODES  LAST BUSY  GPUS  IDLE GPU-HOURS  VERDICT        REASON
     train01  RUNNING  ?            ?           ?          0     ?               unknown: keep  Slurm REST API unreachable: POST [ENDPOINT]/v1beta1/projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01:callSlurmRestApi failed: UNAVAILABLE (503): The Slurm REST API of cluster projects/253589482369/locations/us-central1/modelDevelopmentClusters/train01 is unreachable.
     No clusters to destroy.
+    [stderr]
+    Warning: --idle-for 0s is shorter than 10m: a cluster between two jobs qualifies as idle
     ");
     assert!(env.emulator().cluster(&cluster_name("train01")).is_some());
 }
@@ -380,13 +382,6 @@ fn idle_for_keeps_protected_clusters_and_counts_idle_gpu_hours() {
     Plan: 0 to add, 0 to change, 0 to replace, 1 to destroy.
     "#);
     assert!(env.mutations().is_empty());
-    insta::assert_snapshot!(env.transcript(&["plan", "--destroy", "--idle-for", "2h", "--out", "p"]), @"
-    [stderr]
-    Error: the argument '--idle-for <DURATION>' cannot be used with '--out <FILE>'
-      Usage: clusterform plan --destroy --idle-for <DURATION> --endpoint <URL> [DIR]
-      For more information, try '--help'.
-    [exit status: 1]
-    ");
 
     insta::assert_snapshot!(
         env.transcript(&["destroy", "--idle-for", "2h", "--auto-approve"])

@@ -25,6 +25,7 @@ mod fmt_hardening;
 mod hardening;
 mod help;
 mod hostile_config;
+mod idle_plans;
 mod import;
 mod in_place;
 mod interrupt;

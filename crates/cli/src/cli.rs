@@ -250,9 +250,10 @@ pub struct PlanArgs {
     /// Plan the deletion of the declared clusters, as destroy does
     #[arg(long)]
     pub destroy: bool,
-    /// With --destroy: only clusters with no job for this long, e.g. 2h (a read-only idle
-    /// report: the evidence, the GPUs and their idle hours, and what destroy would delete)
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "destroy", conflicts_with = "out")]
+    /// With --destroy: only clusters with no job for this long, e.g. 2h (the evidence, the GPUs
+    /// and their idle hours, and what destroy would delete; with --out, an idle destroy whose
+    /// apply checks idleness again)
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "destroy")]
     pub idle_for: Option<std::time::Duration>,
 }
 

@@ -46,7 +46,10 @@ pub enum CliError {
     NoTerminalToConfirm,
     /// `destroy` needs confirmation but nobody can give it.
     #[error("no terminal to ask for confirmation, and --auto-approve was not given")]
-    NoTerminalToConfirmDestroy,
+    NoTerminalToConfirmDestroy {
+        /// `--idle-for`, in seconds, when the destroy deletes only idle clusters.
+        idle_for: Option<u64>,
+    },
     /// `force-unlock` needs confirmation but nobody can give it.
     #[error("no terminal to ask for confirmation, and --auto-approve was not given")]
     NoTerminalToConfirmUnlock,
@@ -218,7 +221,12 @@ impl CliError {
             Self::NoTerminalToConfirm => {
                 Some("run with --auto-approve, or save a plan with `plan --out FILE` and `apply FILE`".into())
             }
-            Self::NoTerminalToConfirmDestroy => Some(crate::hints::DESTROY_WITHOUT_TERMINAL.into()),
+            Self::NoTerminalToConfirmDestroy { idle_for: None } => {
+                Some(crate::hints::DESTROY_WITHOUT_TERMINAL.into())
+            }
+            Self::NoTerminalToConfirmDestroy {
+                idle_for: Some(seconds),
+            } => Some(crate::hints::idle_destroy_without_terminal(*seconds)),
             Self::NoTerminalToConfirmUnlock => Some(
                 "check that no run holds the lock any more, then run `clusterform force-unlock \
                  LOCK_ID --auto-approve`"

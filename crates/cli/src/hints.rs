@@ -12,6 +12,17 @@ use clusterform_planner::PlanError;
 pub const DESTROY_WITHOUT_TERMINAL: &str = "run with --auto-approve, or review the destroy first: \
 `clusterform plan --destroy --out FILE`, then `clusterform apply FILE`";
 
+/// The hint of an idle destroy without a terminal: the same idle destroy, unattended or saved
+/// for review; never a plan of a wider scope.
+pub fn idle_destroy_without_terminal(seconds: u64) -> String {
+    let threshold = clusterform_model::duration::Seconds(seconds);
+    format!(
+        "run with --auto-approve, or review the idle destroy first: `clusterform plan --destroy \
+         --idle-for {threshold} --out FILE`, then `clusterform apply FILE` (which deletes only \
+         the clusters still idle then)"
+    )
+}
+
 /// A configuration diagnostic worded for this binary: one whose [`CommandLineReason`] names the
 /// command line gets the message or hint that names its flags and commands.
 pub fn worded_diagnostic(mut item: Diagnostic) -> Diagnostic {

@@ -179,6 +179,16 @@ impl Printer {
         }
     }
 
+    /// `Warning: text` about running work a run kept or stops: stderr, even with `--quiet`
+    /// and `--json`, since nobody may miss it.
+    pub fn warn_about_work(&self, text: &str) {
+        to_stderr(&diagnostics::header(
+            Severity::Warning,
+            text,
+            self.stderr_color,
+        ));
+    }
+
     /// A configuration warning, with its file: stderr, silenced by `--quiet`.
     pub fn warn_diagnostic(&self, warning: &Diagnostic) {
         if !self.quiet {

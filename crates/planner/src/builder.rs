@@ -183,6 +183,7 @@ impl<'a> PlanBuilder<'a> {
             variables: self.desired.variables.clone(),
             destroy: options.destroy,
             endpoint: None,
+            idle_for: None,
             changes: sorted_by_address(changes),
         })
     }

@@ -82,6 +82,7 @@ pub fn saved_plan_mismatches(
     for (mode, changes) in by_update_mode(saved) {
         mismatches.extend(group_mismatches(
             saved.destroy,
+            saved.idle_for.is_some(),
             mode,
             &changes,
             config,
@@ -103,6 +104,7 @@ fn by_update_mode(saved: &Plan) -> BTreeMap<Option<UpdateMode>, Vec<&ClusterChan
 /// The mismatches of the changes that show one update mode, planned again together.
 fn group_mismatches(
     destroy: bool,
+    idle: bool,
     update_mode: Option<UpdateMode>,
     changes: &[&ClusterChange],
     config: &Config,
@@ -117,8 +119,8 @@ fn group_mismatches(
             .collect(),
         update_mode,
         destroy,
-        // A saved plan never leaves protected clusters out: `--idle-for` cannot be saved.
-        keep_protected: false,
+        // An idle destroy leaves protected clusters out, as `plan --destroy --idle-for` did.
+        keep_protected: idle,
     };
     let fresh = match plan(config, live, &options) {
         Ok(fresh) => fresh,
@@ -139,20 +141,27 @@ fn group_mismatches(
             let Some(again) = fresh.changes.iter().find(|c| c.address == saved.address) else {
                 return Some(SavedPlanMismatch::Unknown { address });
             };
-            first_difference(saved, again).map(|what| SavedPlanMismatch::Differs { address, what })
+            first_difference(saved, again, idle)
+                .map(|what| SavedPlanMismatch::Differs { address, what })
         })
         .collect()
 }
 
 /// What the executor would do differently: the first of action, fields, mask, mode, timeouts,
 /// requests and the digest it would record that differs (warnings, impacts, drift and running
-/// jobs only inform).
-fn first_difference(saved: &ClusterChange, again: &ClusterChange) -> Option<&'static str> {
+/// jobs only inform). In an idle destroy (`idle`), a deletion's reason is the idle evidence
+/// where planning again gives a requested destroy: apply reads the evidence again.
+fn first_difference(
+    saved: &ClusterChange,
+    again: &ClusterChange,
+    idle: bool,
+) -> Option<&'static str> {
+    let same_reason = saved.reason == again.reason
+        || (idle
+            && matches!(saved.reason, Some(ChangeReason::Idle { .. }))
+            && again.reason == Some(ChangeReason::DestroyRequested));
     [
-        (
-            "action",
-            saved.action == again.action && saved.reason == again.reason,
-        ),
+        ("action", saved.action == again.action && same_reason),
         ("fields", saved.fields == again.fields),
         ("update mask", saved.update_mask() == again.update_mask()),
         ("update mode", saved.update_mode() == again.update_mode()),

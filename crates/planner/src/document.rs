@@ -29,6 +29,9 @@ pub fn plan_document(plan: &Plan) -> Value {
     if let Some(endpoint) = &plan.endpoint {
         document.insert("endpoint".to_owned(), Value::from(endpoint.as_str()));
     }
+    if let Some(seconds) = plan.idle_for {
+        document.insert("idle_for_seconds".to_owned(), Value::from(seconds));
+    }
     document.insert("summary".to_owned(), to_json(&plan.summary()));
     document.insert("changes".to_owned(), to_json(&plan.changes));
     Value::Object(document)

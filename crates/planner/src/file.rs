@@ -121,6 +121,7 @@ pub fn load_plan(path: &Path) -> Result<Plan, PlanFileError> {
             source,
         })?;
     check_destroy_only_deletes(&plan).map_err(invalid)?;
+    check_idle_only_destroys(&plan).map_err(invalid)?;
     Ok(plan)
 }
 
@@ -141,6 +142,17 @@ fn check_recorded_fields(document: &Value) -> Result<(), String> {
     match document.get("variables") {
         Some(Value::Object(_)) => Ok(()),
         _ => Err("`variables` must be an object of variable values by name".to_owned()),
+    }
+}
+
+/// Only a destroy plan can be an idle one, with a threshold of at least a second.
+fn check_idle_only_destroys(plan: &Plan) -> Result<(), String> {
+    match plan.idle_for {
+        Some(_) if !plan.destroy => {
+            Err("`idle_for_seconds` is set, but `destroy` is false; only a destroy plan deletes idle clusters".to_owned())
+        }
+        Some(0) => Err("`idle_for_seconds` must be at least 1".to_owned()),
+        _ => Ok(()),
     }
 }
 

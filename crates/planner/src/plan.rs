@@ -43,6 +43,14 @@ pub struct Plan {
     /// saved before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub endpoint: Option<String>,
+    /// An idle destroy (`plan --destroy --idle-for D`): the threshold D in seconds. Applying
+    /// the plan asks each cluster's Slurm again and deletes only those still idle that long.
+    #[serde(
+        default,
+        rename = "idle_for_seconds",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub idle_for: Option<u64>,
     /// One entry per cluster considered, no-ops included, sorted by address.
     pub changes: Vec<ClusterChange>,
 }

@@ -200,6 +200,7 @@ mod tests {
             variables: BTreeMap::new(),
             destroy: true,
             endpoint: None,
+            idle_for: None,
             changes: vec![change],
         }
     }

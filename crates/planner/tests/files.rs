@@ -232,3 +232,57 @@ fn a_tampered_directory_or_variables_field_is_refused_clearly() {
     }
     assert!(load_edited(|d| d["variables"] = json!({"zones": ["a"]})).is_ok());
 }
+
+#[test]
+fn only_a_destroy_plan_can_be_an_idle_destroy() {
+    let refused = load_edited(|document| {
+        document["idle_for_seconds"] = json!(7200);
+    });
+    assert!(
+        matches!(&refused, Err(PlanFileError::Invalid { problem, .. }) if problem.contains("`destroy` is false")),
+        "{refused:?}"
+    );
+    let zero = load_edited(|document| {
+        document["destroy"] = json!(true);
+        document["changes"] = json!([]);
+        document["idle_for_seconds"] = json!(0);
+    });
+    assert!(
+        matches!(&zero, Err(PlanFileError::Invalid { problem, .. }) if problem.contains("at least 1")),
+        "{zero:?}"
+    );
+    let idle = load_edited(|document| {
+        document["destroy"] = json!(true);
+        document["changes"] = json!([]);
+        document["idle_for_seconds"] = json!(7200);
+    })
+    .unwrap();
+    assert_eq!(idle.idle_for, Some(7200));
+    assert_eq!(plan_document(&idle)["idle_for_seconds"], 7200);
+}
+
+#[test]
+fn a_saved_idle_destroy_matches_its_configuration_only_as_an_idle_destroy() {
+    let config = config(vec![desired("train01", seed())]);
+    let live = [live_seed("train01")];
+    let options = PlanOptions {
+        destroy: true,
+        ..PlanOptions::default()
+    };
+    let mut saved = plan(&config, &live, &options).unwrap();
+    saved.changes[0].reason = Some(clusterform_planner::ChangeReason::Idle {
+        evidence: "no active job or busy node; last busy 5h ago (>= 2h)".to_owned(),
+    });
+    let mismatches = clusterform_planner::saved_plan_mismatches(&saved, &config, &live);
+    assert_eq!(
+        mismatches.len(),
+        1,
+        "an idle reason in a plain destroy: {mismatches:?}"
+    );
+    saved.idle_for = Some(7200);
+    assert_eq!(
+        clusterform_planner::saved_plan_mismatches(&saved, &config, &live),
+        [],
+        "an idle destroy's apply reads the evidence again"
+    );
+}

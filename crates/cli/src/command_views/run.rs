@@ -125,7 +125,9 @@ impl RunView for HumanRun {
             question.push_str(&line);
         }
         let approved = prompt::confirm(&question).map_err(|err| match err {
-            CliError::NoTerminalToConfirm if plan.destroy => CliError::NoTerminalToConfirmDestroy,
+            CliError::NoTerminalToConfirm if plan.destroy => CliError::NoTerminalToConfirmDestroy {
+                idle_for: plan.idle_for,
+            },
             other => other,
         })?;
         if !approved {
@@ -142,7 +144,7 @@ impl RunView for HumanRun {
                 self.printer.error(&error);
             } else {
                 self.printer
-                    .warn(&format!("going ahead (--allow-disruption): {error}"));
+                    .warn_about_work(&format!("going ahead (--allow-disruption): {error}"));
             }
         }
     }
@@ -270,9 +272,8 @@ impl RunView for JsonRun {
             if refused {
                 self.printer.error(&error);
             } else {
-                self.printer.evidence(&format!(
-                    "Warning: going ahead (--allow-disruption): {error}"
-                ));
+                self.printer
+                    .warn_about_work(&format!("going ahead (--allow-disruption): {error}"));
             }
         }
     }

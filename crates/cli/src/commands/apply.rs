@@ -15,7 +15,7 @@ use crate::context;
 use crate::error::CliError;
 use crate::printer::Printer;
 use crate::stack_lock::LockRequest;
-use crate::workflow::{self, Approval, Run};
+use crate::workflow::{self, Approval, Recheck, Run};
 
 /// How an unattended run goes ahead when it would stop running work.
 pub(crate) const SAME_COMMAND_ALLOWING: &str = "run the same command with --allow-disruption";
@@ -126,10 +126,26 @@ async fn apply_saved_plan(
         }
         let working = workflow::still_working(&plan, &live);
         view.saved_plan(&plan);
+        // The idle evidence is read again; the clusters no longer idle drop out of this copy.
+        let mut plan = plan.clone();
+        if plan.idle_for.is_some() {
+            run.recheck_idle(&mut plan, &live, Recheck::SavedPlan)
+                .await?;
+            if !plan.has_changes() {
+                view.printer().info(
+                    "No cluster of the saved idle destroy is still idle: nothing to destroy.",
+                );
+            }
+        }
         let report = if plan.has_changes() {
-            // The plan file keeps no jobs: what runs now is what counts.
-            let jobs = run.running_jobs_of(&plan, &live).await;
-            let stopped = clusterform_planner::stopped_work(&plan, &jobs, &live);
+            // The plan file keeps no jobs: what runs now is what counts. (An idle destroy's
+            // clusters were just found idle again.)
+            let stopped = if plan.idle_for.is_some() {
+                Vec::new()
+            } else {
+                let jobs = run.running_jobs_of(&plan, &live).await;
+                clusterform_planner::stopped_work(&plan, &jobs, &live)
+            };
             let approval = Approval {
                 unattended: true,
                 allow_disruption: args.allow_disruption,

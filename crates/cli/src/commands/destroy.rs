@@ -10,7 +10,7 @@ use crate::context;
 use crate::error::CliError;
 use crate::printer::Printer;
 use crate::stack_lock::LockRequest;
-use crate::workflow::{self, Approval, Run};
+use crate::workflow::{self, Approval, Recheck, Run};
 
 /// Plans the deletions, asks, executes.
 pub async fn run(args: &Destroy, printer: &Printer) -> Result<ExitStatus, CliError> {
@@ -56,10 +56,20 @@ async fn destroy(args: &Destroy, view: &dyn RunView) -> Result<ExitStatus, CliEr
             allow_disruption: args.allow_disruption,
             go_ahead: SAME_COMMAND_ALLOWING.to_owned(),
         };
-        let approval = run.confirm_and_execute(&planned.plan, &approval, &stopped);
-        let Some(report) = approval.await? else {
+        if !run.approve(&planned.plan, &approval, &stopped)? {
             return Ok(ExitStatus::Declined);
-        };
+        }
+        if args.idle_for.is_some() && !args.auto_approve {
+            // The answer may have come hours after the evidence was read.
+            let live = planned.live.iter();
+            run.recheck_idle(&mut planned.plan, live, Recheck::AfterApproval)
+                .await?;
+            if !planned.plan.has_changes() {
+                view.printer().info("No idle cluster is left to destroy.");
+                return Ok(ExitStatus::Success);
+            }
+        }
+        let report = run.execute(&planned.plan).await;
         run.finish(Some(report), &planned.plan, &[]).await
     })
     .await

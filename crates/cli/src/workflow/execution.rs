@@ -77,12 +77,25 @@ impl<V: RunView + ?Sized> Run<'_, V> {
         approval: &Approval,
         stopped: &[StoppedWork<'_>],
     ) -> Result<Option<ApplyReport>, CliError> {
-        if approval.unattended {
-            self.guard_unattended(approval, stopped)?;
-        } else if !self.view.confirm(plan, stopped)? {
+        if !self.approve(plan, approval, stopped)? {
             return Ok(None);
         }
         Ok(Some(self.execute(plan).await))
+    }
+
+    /// Whether `plan` may run: asked (naming the running work it stops), or unattended with
+    /// the guard's leave; `false` when the user declined.
+    pub fn approve(
+        &self,
+        plan: &Plan,
+        approval: &Approval,
+        stopped: &[StoppedWork<'_>],
+    ) -> Result<bool, CliError> {
+        if approval.unattended {
+            self.guard_unattended(approval, stopped)?;
+            return Ok(true);
+        }
+        self.view.confirm(plan, stopped)
     }
 
     /// Without a person to ask, a change that stops running work is refused before anything

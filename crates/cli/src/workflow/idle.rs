@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use clusterform::views::idle_table::idle_table;
 use clusterform_executor::{IdleReport, IdleVerdict};
-use clusterform_model::{Action, ClusterName, JobsByCluster};
+use clusterform_model::duration::Seconds;
+use clusterform_model::{Action, ClusterName, JobsByCluster, LiveCluster};
 use clusterform_planner::{ChangeReason, Plan, PlanOptions};
 use time::OffsetDateTime;
 
@@ -26,6 +27,14 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
         options: &PlanOptions,
         threshold: Duration,
     ) -> Result<JobsByCluster, CliError> {
+        if threshold < MOMENTARY_IDLENESS {
+            self.view().printer().warn_about_work(&format!(
+                "--idle-for {} is shorter than {}: a cluster between two jobs qualifies as idle",
+                Seconds::from(threshold).to_units(2),
+                Seconds::from(MOMENTARY_IDLENESS).to_units(2),
+            ));
+        }
+        planned.plan.idle_for = Some(threshold.as_secs().max(1));
         let deleted = deleted_addresses(&planned.plan);
         let protected = self.protected(options);
         let candidates: Vec<_> = planned
@@ -64,6 +73,61 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
             .collect())
     }
 
+    /// Asks the Slurm of each cluster an idle destroy deletes once more, right before the
+    /// deletes (`when`: after the approval, or when a saved idle destroy is applied), and drops
+    /// from `plan` every cluster no longer idle for its threshold, saying so; the reasons of
+    /// those left carry the new evidence. Nothing is deleted on evidence older than this look.
+    pub async fn recheck_idle<'l>(
+        &self,
+        plan: &mut Plan,
+        live: impl IntoIterator<Item = &'l LiveCluster>,
+        when: Recheck,
+    ) -> Result<(), CliError> {
+        let Some(seconds) = plan.idle_for else {
+            return Ok(());
+        };
+        let threshold = Duration::from_secs(seconds);
+        let deleted = deleted_addresses(plan);
+        let candidates: Vec<LiveCluster> = live
+            .into_iter()
+            .filter(|live| deleted.contains(&live.address))
+            .cloned()
+            .collect();
+        let now = OffsetDateTime::now_utc();
+        let reports = clusterform_executor::inspect_idle(
+            &self.connection.client,
+            &candidates,
+            threshold,
+            now,
+        )
+        .await?;
+        let reports: BTreeMap<&ClusterName, &IdleReport> =
+            reports.iter().map(|r| (&r.name, r)).collect();
+        plan.changes.retain_mut(|change| {
+            if change.action != Action::Delete {
+                return true;
+            }
+            match reports.get(&change.address) {
+                Some(report) if report.verdict == IdleVerdict::Idle => {
+                    change.reason = Some(ChangeReason::Idle {
+                        evidence: report.reason.clone(),
+                    });
+                    true
+                }
+                found => {
+                    let why = found.map_or("it is no longer listed", |r| r.reason.as_str());
+                    self.view().printer().warn_about_work(&format!(
+                        "{} {}: kept ({why})",
+                        change.address.id(),
+                        when.became_busy(),
+                    ));
+                    false
+                }
+            }
+        });
+        Ok(())
+    }
+
     /// The declared clusters in scope of `options` that `prevent_destroy` protects.
     fn protected(&self, options: &PlanOptions) -> BTreeSet<ClusterName> {
         let in_scope =
@@ -76,6 +140,27 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
             })
             .map(|cluster| cluster.name.clone())
             .collect()
+    }
+}
+
+/// Idleness shorter than this is what any cluster shows between two jobs.
+const MOMENTARY_IDLENESS: Duration = Duration::from_secs(10 * 60);
+
+/// When an idle destroy's evidence is read again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recheck {
+    /// After the user approved the plan shown.
+    AfterApproval,
+    /// When a saved idle destroy is applied.
+    SavedPlan,
+}
+
+impl Recheck {
+    fn became_busy(self) -> &'static str {
+        match self {
+            Self::AfterApproval => "became busy while waiting for approval",
+            Self::SavedPlan => "is no longer idle since the plan was made",
+        }
     }
 }
 

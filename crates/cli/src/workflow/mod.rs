@@ -18,6 +18,7 @@ use clusterform_config::Config;
 use clusterform_executor::{AppliedRecord, ApplyEngine, Journal, StorageClient, WaitOptions};
 
 pub use execution::still_working;
+pub use idle::Recheck;
 pub use planning::{Planned, refresh_live, target_names, warn_refused};
 
 use self::interrupts::Interrupts;
