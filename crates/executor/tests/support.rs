@@ -187,6 +187,7 @@ pub fn plan(changes: Vec<ClusterChange>) -> Plan {
         variables: Default::default(),
         destroy: false,
         endpoint: None,
+        idle_for: None,
         changes,
     }
 }
