@@ -254,6 +254,13 @@ fn unreadable(slurm: &SlurmEvidence) -> Option<String> {
     if let Some(node) = slurm.nodes.iter().find(|n| n.state.is_empty()) {
         return Some(format!("node {} reports no state", node_name(node)));
     }
+    if let Some(node) = slurm.nodes.iter().find(|n| !n.is_known_workless()) {
+        return Some(format!(
+            "node {} is [{}], a state not known to mean no work",
+            node_name(node),
+            node.state.join(",")
+        ));
+    }
     if let Some(node) = slurm.nodes.iter().find(|n| n.last_busy.is_none()) {
         return Some(format!("node {} reports no last_busy", node_name(node)));
     }
@@ -557,6 +564,18 @@ mod tests {
             (
                 evidence(vec![json!({"job_id": 9, "job_state": []})], vec![old()]),
                 "job 9 has an unrecognised state []",
+            ),
+            (
+                evidence(vec![], vec![old(), node(&["UNKNOWN"], number(ago(300)))]),
+                "node a3-0 is [UNKNOWN], a state not known to mean no work",
+            ),
+            (
+                evidence(vec![], vec![node(&["IDLE", "PLANNED"], number(ago(300)))]),
+                "node a3-0 is [IDLE,PLANNED], a state not known to mean no work",
+            ),
+            (
+                evidence(vec![], vec![node(&["MIXED+DRAIN"], number(ago(300)))]),
+                "node a3-0 is [MIXED+DRAIN], a state not known to mean no work",
             ),
         ];
         for (slurm, reason) in cases {

@@ -62,6 +62,28 @@ const FINISHED_JOB_STATES: &[&str] = &[
 /// Node states (base states and flags) of a node doing work, or being started for it.
 const BUSY_NODE_STATES: &[&str] = &["ALLOCATED", "MIXED", "COMPLETING", "POWERING_UP"];
 
+/// Base node states of a node known to do no work (Slurm's `sinfo` "NODE STATE CODES" and
+/// slurmrestd's `node.state` enum): idle, or down.
+const WORKLESS_BASE_STATES: &[&str] = &["IDLE", "DOWN"];
+
+/// Node state flags known to say nothing of work on the node: draining or failed (a base state
+/// says whether it still runs jobs), not responding, powered or powering down, cloud or dynamic
+/// nodes, a maintenance or advance reservation.
+const NEUTRAL_NODE_FLAGS: &[&str] = &[
+    "DRAIN",
+    "DRAINED",
+    "DRAINING",
+    "FAIL",
+    "NOT_RESPONDING",
+    "POWERED_DOWN",
+    "POWERING_DOWN",
+    "POWER_DOWN",
+    "CLOUD",
+    "DYNAMIC_NORM",
+    "MAINTENANCE",
+    "RESERVED",
+];
+
 /// Node states (a base state and a flag) of a node that cannot run work: down, or not
 /// answering slurmctld (which marks it down once `SlurmdTimeout` passes).
 const DOWN_NODE_STATES: &[&str] = &["DOWN", "NOT_RESPONDING"];
@@ -171,6 +193,21 @@ impl SlurmNode {
     /// `IDLE`.
     pub fn is_idle(&self) -> bool {
         has_any(&self.state, &["IDLE"])
+    }
+
+    /// Whether every one of its states is known to mean no work: an idle or down base state
+    /// and only flags that say nothing of work. A state clusterform does not know (`UNKNOWN`,
+    /// `FUTURE`, `ERROR`, an abbreviation such as `ALLOC`, a combined `MIXED+DRAIN`) or a flag
+    /// that can mean work or an allocation on its way (`PLANNED`, `POWER_UP`,
+    /// `REBOOT_REQUESTED`, …) is not: such a node may be working.
+    pub fn is_known_workless(&self) -> bool {
+        let known =
+            |wanted: &[&str], state: &String| wanted.iter().any(|w| state.eq_ignore_ascii_case(w));
+        let mut base = self
+            .state
+            .iter()
+            .filter(|state| !known(NEUTRAL_NODE_FLAGS, state));
+        matches!((base.next(), base.next()), (Some(state), None) if known(WORKLESS_BASE_STATES, state))
     }
 }
 
@@ -323,7 +360,7 @@ async fn get_served(
     for version in known.into_iter().chain(others) {
         let path = path_at(version);
         let reply = client.slurm_get(name, &path).await?;
-        if reply.status != 404 {
+        if reply.status != Some(404) {
             client.known_slurm_version().set(version);
             return Ok((version, path, reply));
         }
@@ -337,18 +374,50 @@ fn read_answer<T>(
     path: &str,
     parse: fn(&Value) -> Result<T, String>,
 ) -> Result<T, SlurmReadError> {
-    if reply.status != 200 {
-        return Err(SlurmReadError::Status {
-            status: reply.status,
-            path: path.to_owned(),
-        });
-    }
     let unreadable = |reason: String| SlurmReadError::Unreadable {
         path: path.to_owned(),
         reason,
     };
+    match reply.status {
+        Some(200) => {}
+        Some(status) => {
+            return Err(SlurmReadError::Status {
+                status,
+                path: path.to_owned(),
+            });
+        }
+        None => {
+            return Err(unreadable(
+                "the relay's answer has no readable `status` (an HTTP status number)".to_owned(),
+            ));
+        }
+    }
     let body = reply.body.map_err(|error| unreadable(error.to_string()))?;
+    if let Some(errors) = reported_errors(&body) {
+        return Err(unreadable(format!("slurmrestd reports errors: {errors}")));
+    }
     parse(&body).map_err(unreadable)
+}
+
+/// slurmrestd's own `errors` list, when it is not empty (or not a list): an answer that
+/// reports errors is not a listing to trust, whatever its status.
+fn reported_errors(body: &Value) -> Option<String> {
+    match body.get("errors")? {
+        Value::Array(errors) if errors.is_empty() => None,
+        Value::Array(errors) => Some(
+            errors
+                .iter()
+                .map(|error| {
+                    ["description", "error"]
+                        .iter()
+                        .find_map(|key| error.get(key).and_then(Value::as_str))
+                        .map_or_else(|| error.to_string(), str::to_owned)
+                })
+                .collect::<Vec<_>>()
+                .join("; "),
+        ),
+        other => Some(format!("`errors` is not a list: {other}")),
+    }
 }
 
 /// One slurmctld as slurmrestd's ping reports it.
@@ -460,6 +529,45 @@ mod tests {
         assert_eq!(jobs[2].end_time, Some(1_764_500_000));
     }
 
+    fn node(states: &[&str]) -> SlurmNode {
+        SlurmNode {
+            name: Some("a3-0".to_owned()),
+            state: states.iter().map(|s| (*s).to_owned()).collect(),
+            last_busy: Some(1),
+        }
+    }
+
+    #[test]
+    fn only_idle_or_down_nodes_with_neutral_flags_are_known_to_do_no_work() {
+        for states in [
+            &["IDLE"][..],
+            &["IDLE", "POWERED_DOWN"],
+            &["idle", "CLOUD"],
+            &["DOWN", "NOT_RESPONDING"],
+            &["IDLE", "DRAIN"],
+        ] {
+            assert!(node(states).is_known_workless(), "{states:?}");
+        }
+        for states in [
+            &["UNKNOWN"][..],
+            &["FUTURE"],
+            &["ERROR"],
+            &["ALLOC"],
+            &["MIXED+DRAIN"],
+            &["ALLOCATED"],
+            &["IDLE", "PLANNED"],
+            &["IDLE", "POWER_UP"],
+            &["IDLE", "POWERING_UP"],
+            &["IDLE", "COMPLETING"],
+            &["IDLE", "REBOOT_REQUESTED"],
+            &["IDLE", "DOWN"],
+            &["POWERED_DOWN"],
+            &[],
+        ] {
+            assert!(!node(states).is_known_workless(), "{states:?}");
+        }
+    }
+
     #[test]
     fn reads_a_real_shaped_node_listing() {
         let nodes = parse_nodes(&fixture("call_slurm_rest_api_nodes_v0.0.42.json")).unwrap();
@@ -529,5 +637,43 @@ mod tests {
         assert!(parse_jobs(&json!({"jobs": 3})).is_err());
         assert!(parse_jobs(&json!({})).is_err());
         assert!(parse_nodes(&Value::Null).is_err());
+    }
+
+    fn reply(status: Option<u16>, body: Value) -> SlurmReply {
+        SlurmReply {
+            status,
+            body: Ok(body),
+        }
+    }
+
+    #[test]
+    fn an_answer_without_a_status_or_with_errors_is_unreadable_not_empty() {
+        let path = "/slurm/v0.0.42/jobs";
+        let empty = || json!({"jobs": [], "errors": []});
+        assert_eq!(
+            read_answer(reply(Some(200), empty()), path, parse_jobs).unwrap(),
+            []
+        );
+        let no_status = read_answer(reply(None, empty()), path, parse_jobs).unwrap_err();
+        assert!(
+            no_status.to_string().contains("no readable `status`"),
+            "{no_status}"
+        );
+        let with_errors = json!({"jobs": [], "errors": [{"description": "Unable to contact slurmctld", "error_number": 1007}]});
+        let reported = read_answer(reply(Some(200), with_errors), path, parse_jobs).unwrap_err();
+        assert_eq!(
+            reported.to_string(),
+            "unreadable answer for /slurm/v0.0.42/jobs: slurmrestd reports errors: Unable to contact slurmctld"
+        );
+        let odd = read_answer(
+            reply(Some(200), json!({"jobs": [], "errors": "x"})),
+            path,
+            parse_jobs,
+        );
+        assert!(odd.is_err(), "`errors` that is not a list");
+        assert!(matches!(
+            read_answer(reply(Some(500), empty()), path, parse_jobs),
+            Err(SlurmReadError::Status { status: 500, .. })
+        ));
     }
 }

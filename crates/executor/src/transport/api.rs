@@ -175,8 +175,10 @@ type PageRequest = RemoteHandle<Result<Vec<u8>, TransportError>>;
 /// slurmrestd's own HTTP status and answer, as `callSlurmRestApi` relays them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SlurmReply {
-    /// slurmrestd's HTTP status (200 when the relay does not say).
-    pub status: u16,
+    /// slurmrestd's HTTP status; `None` when the relay's `status` is absent or not an HTTP
+    /// status (null, a string, a fraction, a number outside 100–599): such an answer is
+    /// unreadable, never taken for a 200.
+    pub status: Option<u16>,
     /// slurmrestd's JSON, or why the relay's answer does not carry it readably.
     pub body: Result<Value, SlurmBodyError>,
 }
@@ -487,12 +489,7 @@ impl ApiClient {
         let call = self.read_call(name.region(), &relay, Body::Json(&request))?;
         let body = self.body(&call).await?;
         let reply: SlurmCallReply = decode("a Slurm API answer", &call.request.url, &body)?;
-        let status = reply
-            .status
-            .as_ref()
-            .and_then(status_number)
-            .and_then(|n| u16::try_from(n).ok())
-            .unwrap_or(200);
+        let status = reply.status.as_ref().and_then(http_status);
         Ok(SlurmReply {
             status,
             body: reply.slurm_json(),
@@ -772,12 +769,12 @@ fn error_status(http_status: u16, body: &[u8]) -> Status {
     }
 }
 
-fn status_number(value: &Value) -> Option<i64> {
-    match value {
-        Value::Number(n) => n.as_i64(),
-        Value::String(s) => s.parse().ok(),
-        _ => None,
-    }
+/// An HTTP status as the relay's `status` field gives it: a whole JSON number from 100 to 599.
+fn http_status(value: &Value) -> Option<u16> {
+    value
+        .as_u64()
+        .and_then(|n| u16::try_from(n).ok())
+        .filter(|n| (100..=599).contains(n))
 }
 
 fn decode<T: DeserializeOwned>(
@@ -800,6 +797,22 @@ fn decode_failure(what: &'static str, url: &Url, reason: &str, body: &[u8]) -> T
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_whole_number_from_100_to_599_is_a_relayed_status() {
+        for (status, read) in [
+            (json!(200), Some(200)),
+            (json!(404), Some(404)),
+            (json!(500.0), None),
+            (json!(70000), None),
+            (json!("200"), None),
+            (Value::Null, None),
+            (json!(99), None),
+            (json!(-1), None),
+        ] {
+            assert_eq!(http_status(&status), read, "{status}");
+        }
+    }
 
     fn slurm_json(envelope: Value) -> Result<Value, SlurmBodyError> {
         serde_json::from_value::<SlurmCallReply>(envelope)
