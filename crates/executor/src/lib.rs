@@ -37,7 +37,9 @@ pub use run::slurm::{
     SLURM_API_VERSIONS, SlurmJob, SlurmNode, SlurmReadError, parse_jobs, parse_nodes, ping,
     read_jobs, read_nodes, running_jobs,
 };
-pub use state::applied::{AppliedChange, AppliedEntry, AppliedRecord, AppliedRecordError};
+pub use state::applied::{
+    AppliedChange, AppliedEntry, AppliedRecord, AppliedRecordError, ClusterMark, Mark,
+};
 pub use state::error::StateError;
 pub use state::journal::{Journal, JournalEntry, JournalLocation, UnusableEntry};
 pub use state::lock::{LockInfo, RunLock};
