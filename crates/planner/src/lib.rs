@@ -30,12 +30,13 @@ mod warnings;
 pub use builder::PlanBuilder;
 pub use derived::{SavedPlanMismatch, saved_plan_mismatches};
 pub use document::plan_document;
-pub use drift::{AppliedDigests, desired_digest};
+pub use drift::{AppliedDigests, IdleDeletion, desired_digest};
 pub use error::PlanError;
 pub use file::{PlanFileError, load_plan, save_plan};
 pub use options::PlanOptions;
 pub use plan::{
     CapacityPlan, ChangeReason, ClusterChange, Disruption, Drift, DriftKind, FieldChange, Impact,
+    InError,
     PLAN_FORMAT_VERSION, Plan, PlannedTimeouts, PoolAlternative, PoolChain, PoolDisruption,
     PoolHarm, RunningAlternative, Summary,
 };
