@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use clusterform::views::idle_table::idle_table;
 use clusterform_executor::{IdleReport, IdleVerdict};
+use clusterform_model::duration::Seconds;
 use clusterform_model::{Action, ClusterName, JobsByCluster};
 use clusterform_planner::{ChangeReason, Plan, PlanOptions};
 use time::OffsetDateTime;
@@ -55,6 +56,7 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
             };
             change.reason = Some(ChangeReason::Idle {
                 evidence: report.reason.clone(),
+                idle_for: Some(Seconds::from(threshold).to_string()),
             });
             true
         });
