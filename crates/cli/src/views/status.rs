@@ -1,7 +1,7 @@
 //! What `status` reports on, and the words for what needs attention, shared by its text
 //! ([`super::status_text`]) and its JSON ([`super::status_json`]).
 
-use clusterform_executor::{ClusterHealth, Problem};
+use clusterform_executor::{ClusterHealth, Mark, Problem};
 use clusterform_model::{ClusterEvent, ClusterName};
 
 use super::names::ClusterNames;
@@ -21,10 +21,26 @@ pub struct StatusEntry {
 /// Whether a cluster exists, and its health when it does.
 #[derive(Debug)]
 pub enum Found {
-    /// Declared, and absent live: the next apply creates it. Nothing to attend to.
+    /// Declared, and absent live, and never had by clusterform as far as the applied record
+    /// says: the next apply creates it. Nothing to attend to.
     NotCreated,
+    /// Declared and absent live, although the applied record says clusterform had it: it is
+    /// not created, and needs attention.
+    Gone(Recorded),
     /// Live. (Boxed: a report is large beside the empty `NotCreated`.)
     Live(Box<ClusterHealth>),
+}
+
+/// What the applied record says of a declared cluster that is not live.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Recorded {
+    /// Its mark: deleted for a replacement or for being idle, or its create failed.
+    Marked(Mark),
+    /// Its entry: clusterform last applied it then (RFC 3339), and it is gone since.
+    Applied {
+        /// When.
+        applied_at: String,
+    },
 }
 
 impl StatusEntry {
@@ -32,8 +48,33 @@ impl StatusEntry {
     pub fn needs_attention(&self) -> bool {
         match &self.found {
             Found::NotCreated => false,
+            Found::Gone(_) => true,
             Found::Live(health) => health.needs_attention(),
         }
+    }
+}
+
+/// Why a declared cluster that clusterform had is not there, without the cluster's name.
+pub fn gone_text(recorded: &Recorded) -> String {
+    match recorded {
+        Recorded::Marked(Mark::DeletedForReplacement { at, error }) => format!(
+            "cluster is missing: a replacement deleted it, then could not create it again \
+             ({at}: {error}); `clusterform apply` creates it"
+        ),
+        Recorded::Marked(Mark::DeletedIdle {
+            at, idle_for, ..
+        }) => format!(
+            "cluster is not created: it was deleted for being idle at {at} (destroy --idle-for \
+             {idle_for}); `clusterform apply` creates it again, or remove its block"
+        ),
+        Recorded::Marked(Mark::CreateFailed { at, error }) => format!(
+            "cluster is missing: clusterform's create of it failed ({at}: {error}) and it no \
+             longer exists; `clusterform apply` creates it"
+        ),
+        Recorded::Applied { applied_at } => format!(
+            "cluster is missing: clusterform applied it at {applied_at} and it no longer exists \
+             (deleted outside clusterform?); `clusterform apply` creates it again"
+        ),
     }
 }
 
