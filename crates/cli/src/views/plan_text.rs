@@ -634,8 +634,8 @@ fn in_error_line(change: &ClusterChange) -> Option<String> {
         .map(|d| format!(" ({d})"))
         .unwrap_or_default();
     Some(format!(
-        "the cluster is in {}{since}{detail}; no create by clusterform left it so, so it is not \
-         replaced unasked: `clusterform apply --replace {}` replaces it",
+        "the cluster is in {}{since}{detail}; it is left as it is, since no create of \
+         clusterform's failed there: `clusterform apply --replace {}` replaces it",
         in_error.state,
         change.address.id()
     ))

@@ -184,6 +184,43 @@ mod tests {
 
     use super::*;
 
+    fn entry(found: Found) -> StatusEntry {
+        StatusEntry {
+            address: ClusterName::new("acme-ml", "us-central1", "train01").unwrap(),
+            declared: true,
+            found,
+        }
+    }
+
+    #[test]
+    fn a_declared_cluster_clusterform_had_and_lost_needs_attention() {
+        assert!(!entry(Found::NotCreated).needs_attention());
+        let missing = Recorded::Marked(Mark::DeletedForReplacement {
+            at: "2026-11-10T12:00:00Z".to_owned(),
+            error: "no capacity".to_owned(),
+        });
+        assert!(entry(Found::Gone(missing.clone())).needs_attention());
+        assert_eq!(
+            gone_text(&missing),
+            "cluster is missing: a replacement deleted it, then could not create it again \
+             (2026-11-10T12:00:00Z: no capacity); `clusterform apply` creates it"
+        );
+        let idle = Recorded::Marked(Mark::DeletedIdle {
+            at: "2026-11-10T12:00:00Z".to_owned(),
+            idle_for: "2h".to_owned(),
+            evidence: "idle".to_owned(),
+        });
+        assert!(gone_text(&idle).contains("deleted for being idle at 2026-11-10T12:00:00Z (destroy --idle-for 2h)"));
+        let applied = Recorded::Applied {
+            applied_at: "2026-11-10T12:00:00Z".to_owned(),
+        };
+        assert!(entry(Found::Gone(applied)).needs_attention());
+        let json = super::super::status_json::render_json(&[entry(Found::Gone(missing))]);
+        assert_eq!(json["needs_attention"], true);
+        assert_eq!(json["clusters"][0]["created"], false);
+        assert_eq!(json["clusters"][0]["recorded"]["kind"], "deleted_for_replacement");
+    }
+
     #[test]
     fn problems_read_with_their_details() {
         let error = Status {
