@@ -37,6 +37,7 @@ mod paged_plans;
 mod plans;
 mod prompt;
 mod regions;
+mod remembered;
 mod reliability;
 mod remote_lock;
 mod running_jobs;

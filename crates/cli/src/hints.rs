@@ -157,11 +157,6 @@ fn out_of_machines_hint(attempts: &[FailedAttempt], left: LeftBehind) -> String 
             "the zone has no such machines now: run `clusterform apply` again later, or add a `fallback` block to the pool (another machine type, or another provisioning model such as FLEX_START or SPOT)",
         );
     }
-    if left == LeftBehind::Missing {
-        hints.push(
-            "the cluster no longer exists: `clusterform apply` creates it again, once machines are available",
-        );
-    }
     if left == LeftBehind::Kept {
         hints.push(
             "the cluster stays in ERROR because of `prevent_destroy`: delete it in the console or lift the protection before the next create can use its ID",

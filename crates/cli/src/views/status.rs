@@ -57,9 +57,10 @@ impl StatusEntry {
 /// Why a declared cluster that clusterform had is not there, without the cluster's name.
 pub fn gone_text(recorded: &Recorded) -> String {
     match recorded {
-        Recorded::Marked(Mark::DeletedForReplacement { at, error }) => format!(
+        // The error is the run's, which said it in full; `status --json` keeps it.
+        Recorded::Marked(Mark::DeletedForReplacement { at, .. }) => format!(
             "cluster is missing: a replacement deleted it, then could not create it again \
-             ({at}: {error}); `clusterform apply` creates it"
+             (at {at}); `clusterform apply` creates it"
         ),
         Recorded::Marked(Mark::DeletedIdle {
             at, idle_for, ..
@@ -203,7 +204,7 @@ mod tests {
         assert_eq!(
             gone_text(&missing),
             "cluster is missing: a replacement deleted it, then could not create it again \
-             (2026-11-10T12:00:00Z: no capacity); `clusterform apply` creates it"
+             (at 2026-11-10T12:00:00Z); `clusterform apply` creates it"
         );
         let idle = Recorded::Marked(Mark::DeletedIdle {
             at: "2026-11-10T12:00:00Z".to_owned(),
