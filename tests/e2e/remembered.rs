@@ -56,7 +56,10 @@ fn a_cluster_that_ran_then_went_into_error_is_reported_never_replaced_unasked() 
     let change = &document["changes"][0];
     assert_eq!(change["action"], "no_op", "{change}");
     assert_eq!(change["in_error"]["state"], "ERROR", "{change}");
-    assert_eq!(change["in_error"]["detail"], "INTERNAL: boot disk corrupted");
+    assert_eq!(
+        change["in_error"]["detail"],
+        "INTERNAL: boot disk corrupted"
+    );
     assert!(change["in_error"]["since"].as_str().is_some(), "{change}");
 
     insta::assert_snapshot!(env.transcript(&["status", "--detailed-exitcode"]), @"

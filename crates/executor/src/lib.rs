@@ -21,8 +21,8 @@ mod state;
 mod transport;
 
 pub use run::engine::{
-    ActionOutcome, ApplyEngine, ApplyReport, DEFAULT_PARALLELISM, ProgressEvent, ProgressSink, Remains,
-    Step,
+    ActionOutcome, ApplyEngine, ApplyReport, DEFAULT_PARALLELISM, ProgressEvent, ProgressSink,
+    Remains, Step,
 };
 pub use run::error::{ExecError, FailedAttempt, LeftBehind};
 pub use run::health::{

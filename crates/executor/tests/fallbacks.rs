@@ -366,12 +366,9 @@ fn recording_engine(h: &Harness, dir: &std::path::Path) -> ApplyEngine {
 fn chained_replacement(id: &str) -> ClusterChange {
     let mut change = chained_create(id);
     change.action = Action::Replace;
-    change.requests.insert(
-        0,
-        ClusterRequest::Delete {
-            name: address(id),
-        },
-    );
+    change
+        .requests
+        .insert(0, ClusterRequest::Delete { name: address(id) });
     change
 }
 
@@ -380,7 +377,11 @@ async fn a_replacement_whose_every_attempt_fails_leaves_a_tombstone() {
     let h = harness(&[DECLARED, FALLBACK]).await;
     h.insert("gpu");
     let dir = tempfile::tempdir().unwrap();
-    let report = apply_one(&recording_engine(&h, dir.path()), chained_replacement("gpu")).await;
+    let report = apply_one(
+        &recording_engine(&h, dir.path()),
+        chained_replacement("gpu"),
+    )
+    .await;
     let outcome = &report.outcomes[0];
     let Err(ExecError::OutOfMachines { left, .. }) = &outcome.result else {
         panic!("{:?}", outcome.result);
@@ -423,8 +424,7 @@ async fn a_replacement_refused_at_once_leaves_a_tombstone_too() {
 }
 
 #[tokio::test]
-async fn a_failed_create_kept_by_prevent_destroy_is_marked_tainted_and_a_later_create_clears_it()
-{
+async fn a_failed_create_kept_by_prevent_destroy_is_marked_tainted_and_a_later_create_clears_it() {
     let h = harness(&[DECLARED]).await;
     let dir = tempfile::tempdir().unwrap();
     let mut kept = chained_create("gpu");

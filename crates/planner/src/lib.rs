@@ -36,9 +36,8 @@ pub use file::{PlanFileError, load_plan, save_plan};
 pub use options::PlanOptions;
 pub use plan::{
     CapacityPlan, ChangeReason, ClusterChange, Disruption, Drift, DriftKind, FieldChange, Impact,
-    InError,
-    PLAN_FORMAT_VERSION, Plan, PlannedTimeouts, PoolAlternative, PoolChain, PoolDisruption,
-    PoolHarm, RunningAlternative, Summary,
+    InError, PLAN_FORMAT_VERSION, Plan, PlannedTimeouts, PoolAlternative, PoolChain,
+    PoolDisruption, PoolHarm, RunningAlternative, Summary,
 };
 pub use planning::plan;
 pub use removed::{Unmatched, UnmatchedRemoved, unmatched_removed};

@@ -27,8 +27,7 @@ use crate::fallbacks;
 use crate::ignore;
 use crate::options::PlanOptions;
 use crate::plan::{
-    CapacityPlan, ChangeReason, ClusterChange, FieldChange, Impact, InError, Plan,
-    PlannedTimeouts,
+    CapacityPlan, ChangeReason, ClusterChange, FieldChange, Impact, InError, Plan, PlannedTimeouts,
 };
 use crate::requests;
 use crate::warnings;

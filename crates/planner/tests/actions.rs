@@ -1,12 +1,12 @@
 //! The rules of `plan()`: actions, ownership, masks, modes, requests, options and errors.
 
 use clusterform_config::Lifecycle;
+use clusterform_model::LiveCluster;
 use clusterform_model::duration::Seconds;
 use clusterform_model::fields::{ImpactClass, UpdateMaskPath};
 use clusterform_model::paths::{self, IgnorePath};
 use clusterform_model::rest::RequestKind;
 use clusterform_model::{Action, UpdateMode};
-use clusterform_model::LiveCluster;
 use clusterform_planner::{
     AppliedDigests, ChangeReason, IdleDeletion, InError, Plan, PlanBuilder, PlanError, PlanOptions,
     plan,

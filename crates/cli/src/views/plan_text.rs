@@ -658,7 +658,14 @@ fn headline(change: &ClusterChange) -> String {
         (Action::Delete, Some(ChangeReason::BeingDeleted)) => {
             "is being deleted already; clusterform waits until it is gone".to_owned()
         }
-        (Action::Create, Some(ChangeReason::RecreateAfterIdle { deleted_at, idle_for, .. })) => {
+        (
+            Action::Create,
+            Some(ChangeReason::RecreateAfterIdle {
+                deleted_at,
+                idle_for,
+                ..
+            }),
+        ) => {
             let flag = match idle_for.as_str() {
                 "" => "destroy --idle-for".to_owned(),
                 idle_for => format!("destroy --idle-for {idle_for}"),

@@ -62,9 +62,7 @@ pub fn gone_text(recorded: &Recorded) -> String {
             "cluster is missing: a replacement deleted it, then could not create it again \
              (at {at}); `clusterform apply` creates it"
         ),
-        Recorded::Marked(Mark::DeletedIdle {
-            at, idle_for, ..
-        }) => format!(
+        Recorded::Marked(Mark::DeletedIdle { at, idle_for, .. }) => format!(
             "cluster is not created: it was deleted for being idle at {at} (destroy --idle-for \
              {idle_for}); `clusterform apply` creates it again, or remove its block"
         ),
@@ -211,7 +209,10 @@ mod tests {
             idle_for: "2h".to_owned(),
             evidence: "idle".to_owned(),
         });
-        assert!(gone_text(&idle).contains("deleted for being idle at 2026-11-10T12:00:00Z (destroy --idle-for 2h)"));
+        assert!(
+            gone_text(&idle)
+                .contains("deleted for being idle at 2026-11-10T12:00:00Z (destroy --idle-for 2h)")
+        );
         let applied = Recorded::Applied {
             applied_at: "2026-11-10T12:00:00Z".to_owned(),
         };
@@ -219,7 +220,10 @@ mod tests {
         let json = super::super::status_json::render_json(&[entry(Found::Gone(missing))]);
         assert_eq!(json["needs_attention"], true);
         assert_eq!(json["clusters"][0]["created"], false);
-        assert_eq!(json["clusters"][0]["recorded"]["kind"], "deleted_for_replacement");
+        assert_eq!(
+            json["clusters"][0]["recorded"]["kind"],
+            "deleted_for_replacement"
+        );
     }
 
     #[test]

@@ -455,7 +455,9 @@ impl ApplyEngine {
                 }
                 (Ok(()), _)
                     if outcome.live.is_some()
-                        && record.mark(&outcome.address).is_some_and(|m| !m.is_tombstone()) =>
+                        && record
+                            .mark(&outcome.address)
+                            .is_some_and(|m| !m.is_tombstone()) =>
                 {
                     Some(AppliedChange::Unmarked(outcome.address.clone()))
                 }

@@ -161,9 +161,7 @@ impl std::fmt::Display for LeftBehind {
             Self::Kept => {
                 "the cluster the failed create left in ERROR is kept (lifecycle prevent_destroy)"
             }
-            Self::Missing => {
-                "the replacement had deleted the cluster first, so it is now missing"
-            }
+            Self::Missing => "the replacement had deleted the cluster first, so it is now missing",
         })
     }
 }

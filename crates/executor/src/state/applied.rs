@@ -359,7 +359,9 @@ fn changed(mut contents: Contents, changes: &[AppliedChange]) -> Contents {
         match change {
             AppliedChange::Applied(entry) => {
                 contents.marks.remove(&entry.address);
-                contents.entries.insert(entry.address.clone(), entry.clone());
+                contents
+                    .entries
+                    .insert(entry.address.clone(), entry.clone());
             }
             AppliedChange::Gone(address) => {
                 contents.entries.remove(address);
@@ -572,7 +574,10 @@ mod tests {
         assert_eq!(reopened.unreadable(), None);
         // A taint keeps the entry; a tombstone drops it.
         assert_eq!(reopened.entries(), vec![entry("a", "1")]);
-        assert_eq!(reopened.mark(&entry("a", "").address), Some(create_failed()));
+        assert_eq!(
+            reopened.mark(&entry("a", "").address),
+            Some(create_failed())
+        );
         assert_eq!(reopened.mark(&entry("b", "").address), Some(deleted_idle()));
         assert_eq!(reopened.marks().len(), 3);
         let text = std::fs::read_to_string(AppliedRecord::path_in(dir.path())).unwrap();
