@@ -40,6 +40,7 @@ mod plans;
 mod prompt;
 mod regions;
 mod reliability;
+mod remembered;
 mod remote_lock;
 mod running_jobs;
 mod saved_plans;

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use clusterform_executor::{ExecError, ProgressEvent, ProgressSink, Step};
+use clusterform_executor::{ApplyReport, ExecError, ProgressEvent, ProgressSink, Remains, Step};
 use clusterform_model::rest::RequestKind;
 use clusterform_model::{Action, ClusterName};
 use clusterform_planner::{CapacityPlan, Plan};
@@ -33,6 +33,8 @@ pub struct JsonEvents {
     requests: Mutex<HashMap<(ClusterName, RequestKind), (String, String)>>,
     /// The fallback plan of each planned change that has one: `fell_back` names what won.
     capacity: Mutex<HashMap<ClusterName, CapacityPlan>>,
+    /// The clusters a failed replacement deleted and could not create again, for `summary`.
+    missing: Mutex<Vec<ClusterName>>,
 }
 
 impl JsonEvents {
@@ -43,7 +45,20 @@ impl JsonEvents {
             printer,
             requests: Mutex::new(HashMap::new()),
             capacity: Mutex::new(HashMap::new()),
+            missing: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Remembers, for `summary`, the clusters that `report`'s failed replacements deleted and
+    /// could not create again.
+    pub fn executed(&self, report: &ApplyReport) {
+        lock(&self.missing).extend(
+            report
+                .outcomes
+                .iter()
+                .filter(|outcome| outcome.remains == Some(Remains::Missing))
+                .map(|outcome| outcome.address.clone()),
+        );
     }
 
     /// `planned`: the counts and every change that will run; remembers the requests so that
@@ -70,7 +85,22 @@ impl JsonEvents {
 
     /// `summary`: what was done, and whether the command succeeded (with its error when not).
     pub fn summary(&self, result: &Result<ExitStatus, CliError>, counts: Counts) {
-        self.emit("summary", summary_fields(counts, result));
+        let mut fields = summary_fields(counts, result);
+        let missing = lock(&self.missing);
+        if !missing.is_empty() {
+            fields["missing"] = missing
+                .iter()
+                .map(|name| {
+                    json!({
+                        "address": address(name),
+                        "reason": "deleted_for_replacement",
+                        "message": crate::hints::missing_after_replacement(name.id().as_str()),
+                    })
+                })
+                .collect();
+        }
+        drop(missing);
+        self.emit("summary", fields);
     }
 
     /// `disruption_refused` or `disruption_allowed` (`kind`): a change that stops running work,

@@ -21,7 +21,8 @@ mod state;
 mod transport;
 
 pub use run::engine::{
-    ActionOutcome, ApplyEngine, ApplyReport, DEFAULT_PARALLELISM, ProgressEvent, ProgressSink, Step,
+    ActionOutcome, ApplyEngine, ApplyReport, DEFAULT_PARALLELISM, ProgressEvent, ProgressSink,
+    Remains, Step,
 };
 pub use run::error::{ExecError, FailedAttempt, LeftBehind};
 pub use run::health::{
@@ -37,7 +38,9 @@ pub use run::slurm::{
     SLURM_API_VERSIONS, SlurmJob, SlurmNode, SlurmReadError, parse_jobs, parse_nodes, ping,
     read_jobs, read_nodes, running_jobs,
 };
-pub use state::applied::{AppliedChange, AppliedEntry, AppliedRecord, AppliedRecordError};
+pub use state::applied::{
+    AppliedChange, AppliedEntry, AppliedRecord, AppliedRecordError, ClusterMark, Mark,
+};
 pub use state::error::StateError;
 pub use state::journal::{Journal, JournalEntry, JournalLocation, UnusableEntry};
 pub use state::lock::{LockInfo, RunLock};

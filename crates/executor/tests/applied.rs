@@ -329,3 +329,40 @@ async fn two_machines_writing_the_object_keep_each_others_entries() {
         .unwrap();
     assert_eq!(stored(&h), Some(vec!["b1".to_owned()]));
 }
+
+#[tokio::test]
+async fn a_delete_for_being_idle_leaves_a_tombstone_that_a_create_clears() {
+    let h = Harness::start(Duration::from_millis(50)).await;
+    h.insert("idle");
+    let dir = tempfile::tempdir().unwrap();
+    let mut delete = change("idle", Action::Delete, vec![delete_request("idle")]);
+    delete.reason = Some(clusterform_planner::ChangeReason::Idle {
+        evidence: "no active job or busy node; last busy 3h ago (>= 2h)".to_owned(),
+        idle_for: Some("2h".to_owned()),
+    });
+    let engine = engine(&h, dir.path());
+    let report = apply(&engine, &plan(vec![delete])).await;
+    assert!(report.is_success(), "{report:?}");
+    let record = AppliedRecord::open(dir.path());
+    let Some(clusterform_executor::Mark::DeletedIdle {
+        at,
+        idle_for,
+        evidence,
+    }) = record.mark(&address("idle"))
+    else {
+        panic!("{:?}", record.marks());
+    };
+    assert!(at.ends_with('Z'), "{at}");
+    assert_eq!(idle_for, "2h");
+    assert!(evidence.contains("last busy 3h ago"), "{evidence}");
+
+    let create = with_digest(
+        change("idle", Action::Create, vec![create_request("idle")]),
+        "d-idle",
+    );
+    let report = apply(&engine, &plan(vec![create])).await;
+    assert!(report.is_success(), "{report:?}");
+    let record = AppliedRecord::open(dir.path());
+    assert!(record.marks().is_empty(), "{:?}", record.marks());
+    assert_eq!(digests(&record), [("idle".to_owned(), "d-idle".to_owned())]);
+}

@@ -5,7 +5,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use clusterform_executor::{ApplyEngine, ExecError, Journal, LeftBehind, Step};
+use clusterform_executor::{
+    AppliedRecord, ApplyEngine, ExecError, Journal, LeftBehind, Mark, Remains, Step,
+};
 use clusterform_model::fields::UpdateMaskPath;
 use clusterform_model::rest::{ClusterRequest, RequestKind, UpdateMask};
 use clusterform_model::{Action, Shortage, UpdateMode};
@@ -353,4 +355,132 @@ async fn a_fallback_create_waits_while_the_service_holds_the_id_after_the_delete
         sink.events().iter().any(|e| e.step == Step::IdNotFree),
         "the wait is reported"
     );
+}
+
+/// An engine on the journal and applied record in `dir`.
+fn recording_engine(h: &Harness, dir: &std::path::Path) -> ApplyEngine {
+    engine(h, dir).with_applied_record(AppliedRecord::open(dir))
+}
+
+/// The replacement of `id` (already live) by the chained create.
+fn chained_replacement(id: &str) -> ClusterChange {
+    let mut change = chained_create(id);
+    change.action = Action::Replace;
+    change
+        .requests
+        .insert(0, ClusterRequest::Delete { name: address(id) });
+    change
+}
+
+#[tokio::test]
+async fn a_replacement_whose_every_attempt_fails_leaves_a_tombstone() {
+    let h = harness(&[DECLARED, FALLBACK]).await;
+    h.insert("gpu");
+    let dir = tempfile::tempdir().unwrap();
+    let report = apply_one(
+        &recording_engine(&h, dir.path()),
+        chained_replacement("gpu"),
+    )
+    .await;
+    let outcome = &report.outcomes[0];
+    let Err(ExecError::OutOfMachines { left, .. }) = &outcome.result else {
+        panic!("{:?}", outcome.result);
+    };
+    assert_eq!(*left, LeftBehind::Missing);
+    assert_eq!(outcome.remains, Some(Remains::Missing));
+    let message = outcome.result.as_ref().unwrap_err().to_string();
+    assert!(message.contains("now missing"), "{message}");
+    assert!(!message.contains("nothing was left behind"), "{message}");
+    assert!(h.emulator.cluster(&cluster_name("gpu")).is_none());
+    let record = AppliedRecord::open(dir.path());
+    let Some(Mark::DeletedForReplacement { at, error }) = record.mark(&address("gpu")) else {
+        panic!("{:?}", record.marks());
+    };
+    assert!(at.ends_with('Z'), "{at}");
+    assert!(error.contains("no machines"), "{error}");
+}
+
+#[tokio::test]
+async fn a_replacement_refused_at_once_leaves_a_tombstone_too() {
+    let h = harness(&[&format!("quota:{DECLARED}")]).await;
+    h.insert("gpu");
+    let dir = tempfile::tempdir().unwrap();
+    let mut change = chained_replacement("gpu");
+    change.capacity.fallbacks.clear();
+    let report = apply_one(&recording_engine(&h, dir.path()), change).await;
+    let Err(ExecError::OutOfMachines { left, .. }) = &report.outcomes[0].result else {
+        panic!("{:?}", report.outcomes[0].result);
+    };
+    assert_eq!(*left, LeftBehind::Missing);
+    let record = AppliedRecord::open(dir.path());
+    assert!(
+        matches!(
+            record.mark(&address("gpu")),
+            Some(Mark::DeletedForReplacement { .. })
+        ),
+        "{:?}",
+        record.marks()
+    );
+}
+
+#[tokio::test]
+async fn a_failed_create_kept_by_prevent_destroy_is_marked_tainted_and_a_later_create_clears_it() {
+    let h = harness(&[DECLARED]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut kept = chained_create("gpu");
+    kept.capacity.keep_failed = true;
+    let report = apply_one(&recording_engine(&h, dir.path()), kept).await;
+    assert_eq!(report.outcomes[0].remains, Some(Remains::FailedCluster));
+    let record = AppliedRecord::open(dir.path());
+    let Some(Mark::CreateFailed { error, .. }) = record.mark(&address("gpu")) else {
+        panic!("{:?}", record.marks());
+    };
+    assert!(error.contains("no capacity"), "{error}");
+
+    // The cluster is replaced on machines that exist: the mark goes.
+    let mut replace = change(
+        "gpu",
+        Action::Replace,
+        vec![
+            ClusterRequest::Delete {
+                name: address("gpu"),
+            },
+            create_on("gpu", FALLBACK),
+        ],
+    );
+    replace.desired_digest = Some("d".to_owned());
+    let report = apply_one(&recording_engine(&h, dir.path()), replace).await;
+    assert!(report.is_success(), "{:?}", report.outcomes[0].result);
+    let record = AppliedRecord::open(dir.path());
+    assert_eq!(record.mark(&address("gpu")), None);
+    assert!(record.get(&address("gpu")).is_some());
+}
+
+#[tokio::test]
+async fn a_create_that_is_not_a_shortage_and_fails_is_marked_tainted() {
+    let h = harness(&[]).await;
+    h.emulator.set_faults(clusterform_emulator::FaultSpec {
+        operation_failure_rate: 1.0,
+        ..clusterform_emulator::FaultSpec::default()
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let change = change("gpu", Action::Create, vec![create_on("gpu", DECLARED)]);
+    let report = apply_one(&recording_engine(&h, dir.path()), change).await;
+    assert!(report.outcomes[0].result.is_err());
+    assert_eq!(report.outcomes[0].remains, Some(Remains::FailedCluster));
+    let record = AppliedRecord::open(dir.path());
+    assert!(matches!(
+        record.mark(&address("gpu")),
+        Some(Mark::CreateFailed { .. })
+    ));
+}
+
+#[tokio::test]
+async fn an_exhausted_create_that_cleaned_up_leaves_no_mark() {
+    let h = harness(&[DECLARED, FALLBACK]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let report = apply_one(&recording_engine(&h, dir.path()), chained_create("gpu")).await;
+    assert!(report.outcomes[0].result.is_err());
+    assert_eq!(report.outcomes[0].remains, None);
+    assert!(AppliedRecord::open(dir.path()).marks().is_empty());
 }

@@ -175,6 +175,7 @@ pub fn change(id: &str, action: Action, requests: Vec<ClusterRequest>) -> Cluste
         capacity: Default::default(),
         desired_digest: None,
         drift: vec![],
+        in_error: None,
     }
 }
 

@@ -11,7 +11,7 @@
 //! [`PlanBuilder::with_applied`]: crate::PlanBuilder::with_applied
 //! [`ClusterChange::drift`]: crate::ClusterChange::drift
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use clusterform_config::DesiredCluster;
 use clusterform_model::ClusterName;
@@ -23,13 +23,53 @@ use sha2::{Digest as _, Sha256};
 use crate::plan::{Drift, DriftKind, FieldChange};
 
 /// What earlier applies recorded: for each cluster, the digest of the declared cluster that was
-/// applied to it last.
+/// applied to it last; which clusters a create of clusterform's left failed (tainted: replaced
+/// while they are in `ERROR`); and which clusters `destroy --idle-for` deleted. The binary
+/// reads them from the applied record and the journal; a record that cannot be read hands
+/// none, so that no cluster is replaced for it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AppliedDigests {
     digests: HashMap<ClusterName, String>,
+    tainted: HashSet<ClusterName>,
+    idle_deletions: HashMap<ClusterName, IdleDeletion>,
+}
+
+/// A cluster `destroy --idle-for` deleted, as the applied record remembers it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdleDeletion {
+    /// When, RFC 3339.
+    pub deleted_at: String,
+    /// The threshold (`2h`).
+    pub idle_for: String,
+    /// What its Slurm showed.
+    pub evidence: String,
 }
 
 impl AppliedDigests {
+    /// These digests, with `tainted` marked as left failed by a create of clusterform's.
+    #[must_use]
+    pub fn with_tainted(mut self, tainted: impl IntoIterator<Item = ClusterName>) -> Self {
+        self.tainted.extend(tainted);
+        self
+    }
+
+    /// These digests, with `address` remembered as deleted for being idle.
+    #[must_use]
+    pub fn with_idle_deletion(mut self, address: ClusterName, deletion: IdleDeletion) -> Self {
+        self.idle_deletions.insert(address, deletion);
+        self
+    }
+
+    /// Whether a create of clusterform's left `address` failed.
+    pub fn is_tainted(&self, address: &ClusterName) -> bool {
+        self.tainted.contains(address)
+    }
+
+    /// How `destroy --idle-for` deleted `address`, if it did.
+    pub fn idle_deletion(&self, address: &ClusterName) -> Option<&IdleDeletion> {
+        self.idle_deletions.get(address)
+    }
+
     /// The digest recorded for `address`, if any.
     pub fn get(&self, address: &ClusterName) -> Option<&str> {
         self.digests.get(address).map(String::as_str)
@@ -50,6 +90,7 @@ impl FromIterator<(ClusterName, String)> for AppliedDigests {
     fn from_iter<I: IntoIterator<Item = (ClusterName, String)>>(iter: I) -> Self {
         Self {
             digests: iter.into_iter().collect(),
+            ..Self::default()
         }
     }
 }

@@ -31,14 +31,14 @@ mod warnings;
 pub use builder::PlanBuilder;
 pub use derived::{SavedPlanMismatch, saved_plan_mismatches};
 pub use document::plan_document;
-pub use drift::{AppliedDigests, desired_digest};
+pub use drift::{AppliedDigests, IdleDeletion, desired_digest};
 pub use error::PlanError;
 pub use file::{PlanFileError, load_plan, save_plan};
 pub use options::PlanOptions;
 pub use plan::{
     CapacityPlan, ChangeReason, ClusterChange, Disruption, Drift, DriftKind, FieldChange, Impact,
-    PLAN_FORMAT_VERSION, Plan, PlannedTimeouts, PoolAlternative, PoolChain, PoolDisruption,
-    PoolHarm, RunningAlternative, Summary,
+    InError, PLAN_FORMAT_VERSION, Plan, PlannedTimeouts, PoolAlternative, PoolChain,
+    PoolDisruption, PoolHarm, RunningAlternative, Summary,
 };
 pub use planning::plan;
 pub use removed::{Unmatched, UnmatchedRemoved, unmatched_removed};

@@ -135,6 +135,24 @@ pub struct ClusterChange {
     /// apply recorded: they were changed outside clusterform, and the change restores them.
     /// Only words the plan: the action, the fields and the requests are the same without it.
     pub drift: Vec<Drift>,
+    /// The live cluster is in `ERROR` and is not replaced for it: no create of clusterform's
+    /// left it so (it ran, then failed on the service's side). Only words the plan.
+    pub in_error: Option<InError>,
+}
+
+/// A live cluster in `ERROR` that the plan does not replace for it (see
+/// [`ClusterChange::in_error`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InError {
+    /// `clusterStatus.state`, e.g. `ERROR`.
+    pub state: String,
+    /// The service's `clusterStatus.detail` and error message, when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    /// Since when, as far as the service says: the live cluster's `updateTime` (the service
+    /// reports no time of the state change itself).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<String>,
 }
 
 /// A field of a live cluster that was changed outside clusterform.
@@ -267,6 +285,8 @@ struct ChangeDocument<'a> {
     reason: Cow<'a, Option<ChangeReason>>,
     #[serde(default, skip_serializing_if = "no_drift")]
     drift: Cow<'a, [Drift]>,
+    #[serde(default, skip_serializing_if = "not_in_error")]
+    in_error: Cow<'a, Option<InError>>,
     fields: Cow<'a, [FieldChange]>,
     update_mask: Cow<'a, [UpdateMaskPath]>,
     update_mode: Option<UpdateMode>,
@@ -340,6 +360,14 @@ fn has_no_digest(digest: &Cow<'_, Option<String>>) -> bool {
     digest.is_none()
 }
 
+#[expect(
+    clippy::ptr_arg,
+    reason = "serde hands a field to its helper by reference"
+)]
+fn not_in_error(in_error: &Cow<'_, Option<InError>>) -> bool {
+    in_error.is_none()
+}
+
 impl Serialize for ClusterChange {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         ChangeDocument {
@@ -347,6 +375,7 @@ impl Serialize for ClusterChange {
             action: self.action,
             reason: Cow::Borrowed(&self.reason),
             drift: Cow::Borrowed(&self.drift),
+            in_error: Cow::Borrowed(&self.in_error),
             fields: Cow::Borrowed(&self.fields),
             update_mask: Cow::Borrowed(self.update_mask()),
             update_mode: self.update_mode(),
@@ -393,6 +422,7 @@ impl TryFrom<ChangeDocument<'static>> for ClusterChange {
             capacity: document.capacity.into_owned(),
             desired_digest: document.desired_digest.into_owned(),
             drift: document.drift.into_owned(),
+            in_error: document.in_error.into_owned(),
         };
         let disagrees = |what, written: String, sent: String| UpdateDisagrees {
             cluster: change.address.to_string(),
@@ -620,6 +650,20 @@ pub enum ChangeReason {
     /// Deleted: `destroy --idle-for` found it idle for long enough.
     Idle {
         /// What its Slurm showed, e.g. `no active job or busy node; last busy 3h ago (>= 2h)`.
+        evidence: String,
+        /// The threshold, as `--idle-for` spells it (`2h`); absent in plans saved before it
+        /// was kept.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        idle_for: Option<String>,
+    },
+    /// Created: the cluster is declared, and `destroy --idle-for` deleted it for being idle
+    /// (the applied record remembers it); apply creates it again.
+    RecreateAfterIdle {
+        /// When it was deleted, RFC 3339.
+        deleted_at: String,
+        /// The threshold it was deleted with (`2h`).
+        idle_for: String,
+        /// What its Slurm showed then.
         evidence: String,
     },
     /// Replaced: `--replace` asked for it.

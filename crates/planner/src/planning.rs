@@ -21,13 +21,13 @@ use serde_json::Value;
 
 use crate::builder::PlanBuilder;
 use crate::diff;
-use crate::drift::{AppliedDigests, digest_of, drift_of};
+use crate::drift::{AppliedDigests, IdleDeletion, digest_of, drift_of};
 use crate::error::PlanError;
 use crate::fallbacks;
 use crate::ignore;
 use crate::options::PlanOptions;
 use crate::plan::{
-    CapacityPlan, ChangeReason, ClusterChange, FieldChange, Impact, Plan, PlannedTimeouts,
+    CapacityPlan, ChangeReason, ClusterChange, FieldChange, Impact, InError, Plan, PlannedTimeouts,
 };
 use crate::requests;
 use crate::warnings;
@@ -47,7 +47,8 @@ pub fn plan(
 
 /// Plans one declared cluster: its change, or `None` when destroying a cluster that is not
 /// live (or that `options.keep_protected` leaves out). `applied` is what earlier applies
-/// recorded, which only words the change (its drift).
+/// recorded: it words the change (its drift, a re-creation after an idle delete) and says
+/// which clusters a create of clusterform's left failed (taint: replaced while in `ERROR`).
 pub(crate) fn plan_declared(
     desired: &Config,
     cluster: &DesiredCluster,
@@ -63,6 +64,8 @@ pub(crate) fn plan_declared(
         desired,
         cluster,
         recorded: applied.and_then(|applied| applied.get(&address)),
+        tainted: applied.is_some_and(|applied| applied.is_tainted(&address)),
+        idle_deletion: applied.and_then(|applied| applied.idle_deletion(&address)),
         address,
         options,
     };
@@ -167,6 +170,7 @@ pub(crate) fn deletion(
         capacity: CapacityPlan::default(),
         desired_digest: None,
         drift: Vec::new(),
+        in_error: None,
     }
 }
 
@@ -190,6 +194,7 @@ pub(crate) fn release(address: ClusterName, live: &Cluster) -> ClusterChange {
         capacity: CapacityPlan::default(),
         desired_digest: None,
         drift: Vec::new(),
+        in_error: None,
     }
 }
 
@@ -201,6 +206,11 @@ struct ClusterPlanner<'a> {
     options: &'a PlanOptions,
     /// The digest an earlier apply recorded for the cluster, if any.
     recorded: Option<&'a str>,
+    /// A create of clusterform's left the cluster failed (the applied record or the journal
+    /// says so): in `ERROR`, it is replaced.
+    tainted: bool,
+    /// `destroy --idle-for` deleted the cluster, as the applied record remembers.
+    idle_deletion: Option<&'a IdleDeletion>,
 }
 
 impl ClusterPlanner<'_> {
@@ -221,7 +231,16 @@ impl ClusterPlanner<'_> {
     /// broken one is replaced; any other is compared field by field.
     fn converge(self, live: Option<&Cluster>) -> Result<ClusterChange, PlanError> {
         match live {
-            None => self.creation(None),
+            None => {
+                let reason = self
+                    .idle_deletion
+                    .map(|deletion| ChangeReason::RecreateAfterIdle {
+                        deleted_at: deletion.deleted_at.clone(),
+                        idle_for: deletion.idle_for.clone(),
+                        evidence: deletion.evidence.clone(),
+                    });
+                self.creation(reason)
+            }
             Some(live) if live.cluster_state() == Some(ClusterState::Stopping) => {
                 self.creation(Some(ChangeReason::BeingDeleted))
             }
@@ -250,10 +269,12 @@ impl ClusterPlanner<'_> {
         Ok((first, capacity))
     }
 
-    /// Why the live cluster must be replaced whatever its fields say, if it must.
+    /// Why the live cluster must be replaced whatever its fields say, if it must: it is in
+    /// `ERROR` and a create of clusterform's left it so (taint), or `--replace` names it. A
+    /// cluster that went into `ERROR` later is not replaced unasked.
     fn replacement_reason(&self, live: &Cluster) -> Option<ChangeReason> {
-        if let Some(broken) = broken(live) {
-            return Some(broken);
+        if let Some(InError { state, detail, .. }) = in_error(live).filter(|_| self.tainted) {
+            return Some(ChangeReason::Broken { state, detail });
         }
         self.options
             .replace
@@ -328,6 +349,7 @@ impl ClusterPlanner<'_> {
             capacity,
             desired_digest,
             drift: Vec::new(),
+            in_error: None,
         })
     }
 
@@ -434,6 +456,8 @@ impl ClusterPlanner<'_> {
             (Some(digest), Some(recorded)) if digest == recorded => drift_of(&fields),
             _ => Vec::new(),
         };
+        // Not replaced for its ERROR: the plan says so.
+        let in_error = in_error(live).filter(|_| action != Action::Replace);
         Ok(ClusterChange {
             warnings: warnings::for_change(action, &fields, &compared, &live_json, live),
             address: self.address,
@@ -448,6 +472,7 @@ impl ClusterPlanner<'_> {
             capacity,
             desired_digest,
             drift,
+            in_error,
         })
     }
 
@@ -559,9 +584,10 @@ fn without_default_in_effect<'j>(desired: Cow<'j, Value>, live: &Value) -> Cow<'
     Cow::Owned(desired)
 }
 
-/// A broken cluster does not match its configuration whatever its fields say: the service
-/// reports it in `ERROR` (a failed create, or a failure since).
-fn broken(live: &Cluster) -> Option<ChangeReason> {
+/// Whether the service reports the cluster in `ERROR` (a failed create, or a failure since),
+/// with its detail, and since when (its `updateTime`: the service gives no time of the state
+/// change itself).
+fn in_error(live: &Cluster) -> Option<InError> {
     let status = live.cluster_status.as_ref()?;
     let state = status
         .state
@@ -586,9 +612,10 @@ fn broken(live: &Cluster) -> Option<ChangeReason> {
         .map(|part| part.trim_end_matches('.').to_owned())
         .filter(|p| !p.is_empty())
         .collect();
-    Some(ChangeReason::Broken {
+    Some(InError {
         state: state.to_owned(),
         detail: (!parts.is_empty()).then(|| parts.join("; ")),
+        since: live.update_time.clone(),
     })
 }
 

@@ -1,12 +1,16 @@
 //! The rules of `plan()`: actions, ownership, masks, modes, requests, options and errors.
 
 use clusterform_config::Lifecycle;
+use clusterform_model::LiveCluster;
 use clusterform_model::duration::Seconds;
 use clusterform_model::fields::{ImpactClass, UpdateMaskPath};
 use clusterform_model::paths::{self, IgnorePath};
 use clusterform_model::rest::RequestKind;
 use clusterform_model::{Action, UpdateMode};
-use clusterform_planner::{ChangeReason, PlanError, PlanOptions, plan};
+use clusterform_planner::{
+    AppliedDigests, ChangeReason, IdleDeletion, InError, Plan, PlanBuilder, PlanError, PlanOptions,
+    plan,
+};
 use serde_json::{Value, json};
 
 use crate::support::{STACK, cluster, config, desired, live_seed, plan_against_seed, seed, served};
@@ -696,6 +700,21 @@ fn broken_seed(id: &str) -> Value {
     broken
 }
 
+/// Plans `live` against `config`, the applied record saying that a create of clusterform's
+/// left each of `tainted` failed.
+fn plan_tainted(
+    config: &clusterform_config::Config,
+    live: &[LiveCluster],
+    tainted: &[&LiveCluster],
+    options: &PlanOptions,
+) -> Result<Plan, PlanError> {
+    let applied =
+        AppliedDigests::default().with_tainted(tainted.iter().map(|live| live.address.clone()));
+    PlanBuilder::new(config, options)
+        .with_applied(&applied)
+        .finish(live)
+}
+
 /// A broken cluster's reason says each thing once: a detail that repeats the error's message
 /// is left out, and no part keeps a full stop before the `; ` that joins them.
 #[test]
@@ -704,9 +723,11 @@ fn a_broken_cluster_s_reason_says_each_thing_once() {
         let mut broken = broken_seed("train01");
         broken["clusterStatus"]["detail"] = json!(detail);
         broken["clusterStatus"]["error"] = json!({"code": 13, "message": message});
-        let made = plan(
+        let broken = cluster(broken);
+        let made = plan_tainted(
             &config(vec![desired("train01", seed())]),
-            &[cluster(broken)],
+            std::slice::from_ref(&broken),
+            &[&broken],
             &options(),
         )
         .unwrap();
@@ -725,11 +746,14 @@ fn a_broken_cluster_s_reason_says_each_thing_once() {
     );
 }
 
+/// Taint: a cluster in ERROR that a create of clusterform's left so is replaced.
 #[test]
-fn a_broken_cluster_is_replaced_unless_protected() {
-    let made = plan(
+fn a_cluster_our_create_left_broken_is_replaced_unless_protected() {
+    let broken = cluster(broken_seed("train01"));
+    let made = plan_tainted(
         &config(vec![desired("train01", seed())]),
-        &[cluster(broken_seed("train01"))],
+        std::slice::from_ref(&broken),
+        &[&broken],
         &options(),
     )
     .unwrap();
@@ -742,19 +766,116 @@ fn a_broken_cluster_is_replaced_unless_protected() {
             detail: Some("boot failure".into())
         })
     );
+    assert_eq!(change.in_error, None, "a replacement needs no note");
     let kinds: Vec<_> = change.requests.iter().map(|r| r.kind()).collect();
     assert_eq!(kinds, [RequestKind::Delete, RequestKind::Create]);
 
     let mut guarded = desired("train01", seed());
     guarded.lifecycle.prevent_destroy = true;
-    let err = plan(
+    let err = plan_tainted(
         &config(vec![guarded]),
-        &[cluster(broken_seed("train01"))],
+        std::slice::from_ref(&broken),
+        &[&broken],
         &options(),
     )
     .unwrap_err();
     assert!(matches!(err, PlanError::BrokenButProtected { .. }), "{err}");
     assert!(err.to_string().contains("boot failure"), "{err}");
+}
+
+/// A cluster that went into ERROR without a create of ours failing is compared as any other,
+/// and the change says it is in ERROR, since its `updateTime`.
+#[test]
+fn a_cluster_in_error_that_no_create_of_ours_left_so_is_not_replaced() {
+    let broken = cluster(broken_seed("train01"));
+    let in_error = Some(InError {
+        state: "ERROR".into(),
+        detail: Some("boot failure".into()),
+        since: Some("2026-11-02T10:30:00Z".into()),
+    });
+    for applied in [None, Some(AppliedDigests::default())] {
+        let declared = config(vec![desired("train01", seed())]);
+        let defaults = options();
+        let builder = PlanBuilder::new(&declared, &defaults);
+        let builder = match &applied {
+            Some(applied) => builder.with_applied(applied),
+            None => builder,
+        };
+        let made = builder.finish(std::slice::from_ref(&broken)).unwrap();
+        let change = &made.changes[0];
+        assert_eq!(change.action, Action::NoOp, "{:#?}", change.fields);
+        assert_eq!(change.reason, None);
+        assert_eq!(change.in_error, in_error);
+        assert!(change.requests.is_empty());
+    }
+    // A difference is an update, still with the note.
+    let mut changed = seed();
+    changed["labels"]["team"] = json!("research");
+    let made = plan(
+        &config(vec![desired("train01", changed)]),
+        std::slice::from_ref(&broken),
+        &options(),
+    )
+    .unwrap();
+    assert_eq!(made.changes[0].action, Action::Update);
+    assert_eq!(made.changes[0].in_error, in_error);
+    // prevent_destroy does not stop a plan that replaces nothing.
+    let mut guarded = desired("train01", seed());
+    guarded.lifecycle.prevent_destroy = true;
+    let made = plan(&config(vec![guarded]), &[broken], &options()).unwrap();
+    assert_eq!(made.changes[0].action, Action::NoOp);
+    assert_eq!(made.changes[0].in_error, in_error);
+}
+
+/// `--replace` replaces a cluster in ERROR whoever left it so.
+#[test]
+fn replace_replaces_a_cluster_in_error() {
+    let broken = cluster(broken_seed("train01"));
+    let replacing = PlanOptions {
+        replace: vec!["train01".into()],
+        ..PlanOptions::default()
+    };
+    let made = plan(
+        &config(vec![desired("train01", seed())]),
+        &[broken],
+        &replacing,
+    )
+    .unwrap();
+    let change = &made.changes[0];
+    assert_eq!(change.action, Action::Replace);
+    assert_eq!(change.reason, Some(ChangeReason::ReplaceRequested));
+    assert_eq!(change.in_error, None);
+}
+
+/// A declared cluster that `destroy --idle-for` deleted is created again, saying so.
+#[test]
+fn a_cluster_deleted_for_being_idle_is_created_again_with_the_reason() {
+    let declared = config(vec![desired("train01", seed())]);
+    let address = declared.clusters[0].name.clone();
+    let deletion = IdleDeletion {
+        deleted_at: "2026-11-10T12:00:00Z".into(),
+        idle_for: "2h".into(),
+        evidence: "no active job or busy node; last busy 3h ago (>= 2h)".into(),
+    };
+    let applied = AppliedDigests::default().with_idle_deletion(address, deletion.clone());
+    let made = PlanBuilder::new(&declared, &options())
+        .with_applied(&applied)
+        .finish(&[])
+        .unwrap();
+    let change = &made.changes[0];
+    assert_eq!(change.action, Action::Create);
+    assert_eq!(
+        change.reason,
+        Some(ChangeReason::RecreateAfterIdle {
+            deleted_at: deletion.deleted_at,
+            idle_for: deletion.idle_for,
+            evidence: deletion.evidence,
+        })
+    );
+    let document = serde_json::to_value(change).unwrap();
+    assert_eq!(document["reason"]["kind"], "recreate_after_idle");
+    let read: clusterform_planner::ClusterChange = serde_json::from_value(document).unwrap();
+    assert_eq!(&read, change);
 }
 
 #[test]

@@ -272,6 +272,7 @@ fn a_saved_idle_destroy_matches_its_configuration_only_as_an_idle_destroy() {
     let mut saved = plan(&config, &live, &options).unwrap();
     saved.changes[0].reason = Some(clusterform_planner::ChangeReason::Idle {
         evidence: "no active job or busy node; last busy 5h ago (>= 2h)".to_owned(),
+        idle_for: Some("2h".to_owned()),
     });
     let mismatches = clusterform_planner::saved_plan_mismatches(&saved, &config, &live);
     assert_eq!(

@@ -81,6 +81,7 @@ mod tests {
             result,
             live: None,
             fallback_attempt: None,
+            remains: None,
             duration: Duration::ZERO,
         }
     }

@@ -283,6 +283,7 @@ impl RunView for JsonRun {
     }
 
     fn executed(&self, report: &ApplyReport) {
+        self.events.executed(report);
         let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
         *counts = counts.plus(Counts::of(report));
     }

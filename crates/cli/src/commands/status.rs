@@ -6,8 +6,9 @@
 
 use std::collections::BTreeMap;
 
-use clusterform::views::status::{self, Found, StatusEntry};
+use clusterform::views::status::{self, Found, Recorded, StatusEntry};
 use clusterform_config::Config;
+use clusterform_executor::AppliedRecord;
 use clusterform_model::{ClusterName, LiveCluster, STACK_LABEL};
 use clusterform_planner::PlanError;
 use time::OffsetDateTime;
@@ -35,8 +36,11 @@ pub async fn run(args: &Status, printer: &Printer) -> Result<ExitStatus, CliErro
     workflow::warn_refused(printer, &refreshed.refused);
     let (watched, present) = watched_clusters(&config, refreshed.live, &args.targets)?;
     let now = OffsetDateTime::now_utc();
-    let health = clusterform_executor::inspect_health(client, &present, args.events, now).await;
-    let entries = entries(watched, health);
+    let (health, record) = tokio::join!(
+        clusterform_executor::inspect_health(client, &present, args.events, now),
+        workflow::open_applied(&args.dir, connection.remote_applied())
+    );
+    let entries = entries(watched, health, &record);
     view.report(&entries, now);
     Ok(
         if args.detailed_exitcode && status::needs_attention(&entries) {
@@ -108,21 +112,36 @@ fn watched_clusters(
 }
 
 /// Each watched cluster with its health; `health` holds one report per created cluster, in
-/// their order.
+/// their order. A declared cluster that is not live is `Gone` when the applied record says
+/// clusterform had it (a mark or an entry): an unreadable record says nothing.
 fn entries(
     watched: Vec<Watched>,
     health: Vec<clusterform_executor::ClusterHealth>,
+    record: &AppliedRecord,
 ) -> Vec<StatusEntry> {
     let mut health = health.into_iter();
     watched
         .into_iter()
-        .map(|cluster| StatusEntry {
-            address: cluster.address,
-            declared: cluster.declared,
-            found: match cluster.created.then(|| health.next()).flatten() {
+        .map(|cluster| {
+            let found = match cluster.created.then(|| health.next()).flatten() {
                 Some(health) => Found::Live(Box::new(health)),
-                None => Found::NotCreated,
-            },
+                None => recorded(record, &cluster.address).map_or(Found::NotCreated, Found::Gone),
+            };
+            StatusEntry {
+                address: cluster.address,
+                declared: cluster.declared,
+                found,
+            }
         })
         .collect()
+}
+
+/// What the applied record says of `address`: its mark, else its entry.
+fn recorded(record: &AppliedRecord, address: &ClusterName) -> Option<Recorded> {
+    if let Some(mark) = record.mark(address) {
+        return Some(Recorded::Marked(mark));
+    }
+    record.get(address).map(|entry| Recorded::Applied {
+        applied_at: entry.applied_at,
+    })
 }

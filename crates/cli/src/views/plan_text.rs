@@ -51,6 +51,9 @@ pub fn render_text(plan: &Plan, jobs: &JobsByCluster, color: bool) -> String {
             for running in &change.capacity.running {
                 let _ = writeln!(out, "{label} {name}: {}", running_line(running));
             }
+            if let Some(line) = in_error_line(change) {
+                let _ = writeln!(out, "{label} {name}: {line}");
+            }
         }
         return out;
     }
@@ -62,6 +65,18 @@ pub fn render_text(plan: &Plan, jobs: &JobsByCluster, color: bool) -> String {
             name: names.name(&change.address),
         }
         .render(change, jobs.get(&change.address));
+        out.push('\n');
+    }
+    // Clusters left as they are, but in ERROR: said once each, before the counts.
+    let mut noted = false;
+    for change in plan.changes.iter().filter(|c| c.action == Action::NoOp) {
+        if let Some(line) = in_error_line(change) {
+            let label = paint.style(Style::new().yellow().bold(), "Note:");
+            let _ = writeln!(out, "{label} {}: {line}", names.name(&change.address));
+            noted = true;
+        }
+    }
+    if noted {
         out.push('\n');
     }
     let summary = plan.summary();
@@ -373,6 +388,13 @@ impl ClusterText<'_> {
             let label = self.paint.style(Style::new().yellow().bold(), "Warning:");
             let _ = writeln!(self.out, "    {label} {warning}");
         }
+        if let Some(line) = in_error_line(change) {
+            let label = self.paint.style(Style::new().yellow().bold(), "Warning:");
+            let _ = writeln!(self.out, "    {label} {line}");
+        }
+        if let Some(ChangeReason::RecreateAfterIdle { evidence, .. }) = &change.reason {
+            let _ = writeln!(self.out, "    # its Slurm then: {evidence}");
+        }
         if let Some(jobs) = jobs {
             for line in running_jobs_lines(&change.disruption(), jobs) {
                 let _ = writeln!(self.out, "    # {line}");
@@ -657,6 +679,28 @@ fn drift_line(change: &ClusterChange, name: &str) -> Option<String> {
     ))
 }
 
+/// A cluster in ERROR that the plan does not replace: what the service says, since when, and
+/// how to replace it.
+fn in_error_line(change: &ClusterChange) -> Option<String> {
+    let in_error = change.in_error.as_ref()?;
+    let since = in_error
+        .since
+        .as_ref()
+        .map(|since| format!(" since {since}"))
+        .unwrap_or_default();
+    let detail = in_error
+        .detail
+        .as_ref()
+        .map(|d| format!(" ({d})"))
+        .unwrap_or_default();
+    Some(format!(
+        "the cluster is in {}{since}{detail}; it is left as it is, since no create of \
+         clusterform's failed there: `clusterform apply --replace {}` replaces it",
+        in_error.state,
+        change.address.id()
+    ))
+}
+
 /// What happens to the cluster and, where the fields do not say it, why.
 fn headline(change: &ClusterChange) -> String {
     let reason = change.reason.as_ref();
@@ -674,7 +718,21 @@ fn headline(change: &ClusterChange) -> String {
         (Action::Delete, Some(ChangeReason::BeingDeleted)) => {
             "is being deleted already; clusterform waits until it is gone".to_owned()
         }
-        (Action::Delete, Some(ChangeReason::Idle { evidence })) => {
+        (
+            Action::Create,
+            Some(ChangeReason::RecreateAfterIdle {
+                deleted_at,
+                idle_for,
+                ..
+            }),
+        ) => {
+            let flag = match idle_for.as_str() {
+                "" => "destroy --idle-for".to_owned(),
+                idle_for => format!("destroy --idle-for {idle_for}"),
+            };
+            format!("was deleted for being idle at {deleted_at} ({flag}); apply creates it again")
+        }
+        (Action::Delete, Some(ChangeReason::Idle { evidence, .. })) => {
             format!("will be destroyed: idle ({evidence})")
         }
         (Action::Delete, Some(ChangeReason::NoLongerDeclared { stack })) => {

@@ -2,7 +2,7 @@
 
 use clusterform_config::{Config, DesiredCluster};
 use clusterform_model::{JobsByCluster, LiveCluster, UpdateMode};
-use clusterform_planner::{PlanOptions, plan};
+use clusterform_planner::{AppliedDigests, IdleDeletion, PlanBuilder, PlanOptions, plan};
 use clusterform_testkit::{STACK, cluster, config, desired, live_seed, seed, served};
 use serde_json::json;
 
@@ -11,7 +11,21 @@ use clusterform_planner::plan_document;
 
 /// Snapshots the text and the JSON of a plan under `name`.
 fn pin(name: &str, config: &Config, live: &[LiveCluster], options: &PlanOptions) {
-    let made = plan(config, live, options).unwrap();
+    pin_with(name, config, live, options, &AppliedDigests::default());
+}
+
+/// [`pin`], with what earlier runs recorded.
+fn pin_with(
+    name: &str,
+    config: &Config,
+    live: &[LiveCluster],
+    options: &PlanOptions,
+    applied: &AppliedDigests,
+) {
+    let made = PlanBuilder::new(config, options)
+        .with_applied(applied)
+        .finish(live)
+        .unwrap();
     insta::assert_snapshot!(
         format!("{name}_text"),
         render_text(&made, &JobsByCluster::new(), false)
@@ -115,17 +129,79 @@ fn warning_default_partition_moves() {
     );
 }
 
-#[test]
-fn broken_cluster_is_replaced_with_the_service_detail() {
+/// train01 in ERROR with the service's detail.
+fn in_error() -> LiveCluster {
     let mut broken = served("train01", &seed(), Some(STACK), "ERROR");
     broken["clusterStatus"]["detail"] = json!("node pool cpu failed to provision");
     broken["clusterStatus"]["error"] = json!({"code": 8, "message": "quota exceeded for N2 CPUs"});
-    pin(
+    cluster(broken)
+}
+
+#[test]
+fn broken_cluster_is_replaced_with_the_service_detail() {
+    let broken = in_error();
+    let tainted = AppliedDigests::default().with_tainted([broken.address.clone()]);
+    pin_with(
         "broken",
         &one(desired("train01", seed())),
-        &[cluster(broken)],
+        &[broken],
+        &PlanOptions::default(),
+        &tainted,
+    );
+}
+
+#[test]
+fn a_cluster_in_error_that_no_create_of_ours_left_so_is_noted_not_replaced() {
+    pin(
+        "in_error",
+        &one(desired("train01", seed())),
+        &[in_error()],
         &PlanOptions::default(),
     );
+    // Beside other changes, the note comes before the counts.
+    let config = config(vec![desired("train01", seed()), desired("train02", seed())]);
+    let made = plan(&config, &[in_error()], &PlanOptions::default()).unwrap();
+    let text = render_text(&made, &JobsByCluster::new(), false);
+    let note = text.find("Note: train01: the cluster is in ERROR").unwrap();
+    assert!(text.find("+ cluster \"train02\"").unwrap() < note, "{text}");
+    assert!(note < text.find("Plan: 1 to add").unwrap(), "{text}");
+}
+
+#[test]
+fn a_cluster_deleted_for_being_idle_is_created_again_saying_so() {
+    let config = one(desired("train01", seed()));
+    let applied = AppliedDigests::default().with_idle_deletion(
+        config.clusters[0].name.clone(),
+        IdleDeletion {
+            deleted_at: "2026-11-10T12:00:00Z".into(),
+            idle_for: "2h".into(),
+            evidence: "no active job or busy node; last busy 3h ago (>= 2h)".into(),
+        },
+    );
+    let made = PlanBuilder::new(&config, &PlanOptions::default())
+        .with_applied(&applied)
+        .finish(&[])
+        .unwrap();
+    let text = render_text(&made, &JobsByCluster::new(), false);
+    let head: Vec<&str> = text.lines().take(3).collect();
+    insta::assert_snapshot!(head.join("\n"), @"
+    clusterform will perform the following actions:
+
+      # train01 was deleted for being idle at 2026-11-10T12:00:00Z (destroy --idle-for 2h); apply creates it again
+    ");
+    assert!(
+        text.contains("    # its Slurm then: no active job or busy node; last busy 3h ago (>= 2h)"),
+        "{text}"
+    );
+    let document = plan_document(&made);
+    insta::assert_json_snapshot!(document["changes"][0]["reason"], @r#"
+    {
+      "kind": "recreate_after_idle",
+      "deleted_at": "2026-11-10T12:00:00Z",
+      "idle_for": "2h",
+      "evidence": "no active job or busy node; last busy 3h ago (>= 2h)"
+    }
+    "#);
 }
 
 #[test]

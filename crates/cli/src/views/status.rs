@@ -1,7 +1,7 @@
 //! What `status` reports on, and the words for what needs attention, shared by its text
 //! ([`super::status_text`]) and its JSON ([`super::status_json`]).
 
-use clusterform_executor::{ClusterHealth, Problem};
+use clusterform_executor::{ClusterHealth, Mark, Problem};
 use clusterform_model::{ClusterEvent, ClusterName};
 
 use super::names::ClusterNames;
@@ -21,10 +21,26 @@ pub struct StatusEntry {
 /// Whether a cluster exists, and its health when it does.
 #[derive(Debug)]
 pub enum Found {
-    /// Declared, and absent live: the next apply creates it. Nothing to attend to.
+    /// Declared, and absent live, and never had by clusterform as far as the applied record
+    /// says: the next apply creates it. Nothing to attend to.
     NotCreated,
+    /// Declared and absent live, although the applied record says clusterform had it: it is
+    /// not created, and needs attention.
+    Gone(Recorded),
     /// Live. (Boxed: a report is large beside the empty `NotCreated`.)
     Live(Box<ClusterHealth>),
+}
+
+/// What the applied record says of a declared cluster that is not live.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Recorded {
+    /// Its mark: deleted for a replacement or for being idle, or its create failed.
+    Marked(Mark),
+    /// Its entry: clusterform last applied it then (RFC 3339), and it is gone since.
+    Applied {
+        /// When.
+        applied_at: String,
+    },
 }
 
 impl StatusEntry {
@@ -32,8 +48,32 @@ impl StatusEntry {
     pub fn needs_attention(&self) -> bool {
         match &self.found {
             Found::NotCreated => false,
+            Found::Gone(_) => true,
             Found::Live(health) => health.needs_attention(),
         }
+    }
+}
+
+/// Why a declared cluster that clusterform had is not there, without the cluster's name.
+pub fn gone_text(recorded: &Recorded) -> String {
+    match recorded {
+        // The error is the run's, which said it in full; `status --json` keeps it.
+        Recorded::Marked(Mark::DeletedForReplacement { at, .. }) => format!(
+            "cluster is missing: a replacement deleted it, then could not create it again \
+             (at {at}); `clusterform apply` creates it"
+        ),
+        Recorded::Marked(Mark::DeletedIdle { at, idle_for, .. }) => format!(
+            "cluster is not created: it was deleted for being idle at {at} (destroy --idle-for \
+             {idle_for}); `clusterform apply` creates it again, or remove its block"
+        ),
+        Recorded::Marked(Mark::CreateFailed { at, error }) => format!(
+            "cluster is missing: clusterform's create of it failed ({at}: {error}) and it no \
+             longer exists; `clusterform apply` creates it"
+        ),
+        Recorded::Applied { applied_at } => format!(
+            "cluster is missing: clusterform applied it at {applied_at} and it no longer exists \
+             (deleted outside clusterform?); `clusterform apply` creates it again"
+        ),
     }
 }
 
@@ -142,6 +182,49 @@ mod tests {
     use clusterform_model::Status;
 
     use super::*;
+
+    fn entry(found: Found) -> StatusEntry {
+        StatusEntry {
+            address: ClusterName::new("acme-ml", "us-central1", "train01").unwrap(),
+            declared: true,
+            found,
+        }
+    }
+
+    #[test]
+    fn a_declared_cluster_clusterform_had_and_lost_needs_attention() {
+        assert!(!entry(Found::NotCreated).needs_attention());
+        let missing = Recorded::Marked(Mark::DeletedForReplacement {
+            at: "2026-11-10T12:00:00Z".to_owned(),
+            error: "no capacity".to_owned(),
+        });
+        assert!(entry(Found::Gone(missing.clone())).needs_attention());
+        assert_eq!(
+            gone_text(&missing),
+            "cluster is missing: a replacement deleted it, then could not create it again \
+             (at 2026-11-10T12:00:00Z); `clusterform apply` creates it"
+        );
+        let idle = Recorded::Marked(Mark::DeletedIdle {
+            at: "2026-11-10T12:00:00Z".to_owned(),
+            idle_for: "2h".to_owned(),
+            evidence: "idle".to_owned(),
+        });
+        assert!(
+            gone_text(&idle)
+                .contains("deleted for being idle at 2026-11-10T12:00:00Z (destroy --idle-for 2h)")
+        );
+        let applied = Recorded::Applied {
+            applied_at: "2026-11-10T12:00:00Z".to_owned(),
+        };
+        assert!(entry(Found::Gone(applied)).needs_attention());
+        let json = super::super::status_json::render_json(&[entry(Found::Gone(missing))]);
+        assert_eq!(json["needs_attention"], true);
+        assert_eq!(json["clusters"][0]["created"], false);
+        assert_eq!(
+            json["clusters"][0]["recorded"]["kind"],
+            "deleted_for_replacement"
+        );
+    }
 
     #[test]
     fn problems_read_with_their_details() {

@@ -7,7 +7,7 @@ use clusterform_executor::{
 use clusterform_model::{ClusterEvent, Status};
 use serde_json::{Value, json};
 
-use super::status::{Found, StatusEntry, needs_attention, problem_text};
+use super::status::{Found, Recorded, StatusEntry, gone_text, needs_attention, problem_text};
 use super::table::format_time;
 
 /// The version of the document's shape: raised when a field changes meaning or goes away.
@@ -37,7 +37,23 @@ fn entry(entry: &StatusEntry) -> Value {
     if let (Found::Live(health), Some(fields)) = (&entry.found, written.as_object_mut()) {
         fields.extend(health_fields(health).map(|(key, value)| (key.to_owned(), value)));
     }
+    if let Found::Gone(recorded) = &entry.found {
+        written["recorded"] = recorded_fields(recorded);
+    }
     written
+}
+
+/// What the applied record says of a declared cluster that clusterform had and that is gone:
+/// the mark's own fields under its `kind`, or `{"kind": "applied", "applied_at"}`; and the
+/// words `status` shows.
+fn recorded_fields(recorded: &Recorded) -> Value {
+    let mut fields = match recorded {
+        // A mark holds only strings, which always encode.
+        Recorded::Marked(mark) => serde_json::to_value(mark).unwrap_or(Value::Null),
+        Recorded::Applied { applied_at } => json!({"kind": "applied", "applied_at": applied_at}),
+    };
+    fields["message"] = Value::from(gone_text(recorded));
+    fields
 }
 
 /// What a live cluster adds to its entry.

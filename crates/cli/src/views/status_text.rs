@@ -8,7 +8,7 @@ use clusterform_executor::{
 use time::OffsetDateTime;
 
 use super::names::ClusterNames;
-use super::status::{Found, StatusEntry, event_text, names, problem_text};
+use super::status::{Found, StatusEntry, event_text, gone_text, names, problem_text};
 use super::table::{table, time_and_age};
 
 /// The table, the recent events and what needs attention; `No clusters.` when there is none.
@@ -176,10 +176,15 @@ fn recent_events(entries: &[StatusEntry], names: ClusterNames) -> String {
 fn attention(entries: &[StatusEntry], names: ClusterNames) -> String {
     let mut lines = String::new();
     for entry in entries {
-        let Found::Live(health) = &entry.found else {
-            continue;
-        };
         let name = names.name(&entry.address);
+        let health = match &entry.found {
+            Found::Live(health) => health,
+            Found::Gone(recorded) => {
+                lines.push_str(&format!("  {name}: {}\n", gone_text(recorded)));
+                continue;
+            }
+            Found::NotCreated => continue,
+        };
         for problem in &health.problems {
             lines.push_str(&format!("  {name}: {}\n", problem_text(problem)));
         }

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use clusterform_config::{Config, field_location};
-use clusterform_executor::{ApiClient, ApplyReport, ExecError};
+use clusterform_executor::{ApiClient, ApplyReport, ExecError, Remains};
 use clusterform_model::{Action, LiveCluster};
 use clusterform_model::{ClusterName, ClusterState, paths};
 use clusterform_planner::{ClusterChange, Plan, StoppedWork};
@@ -207,6 +207,12 @@ impl<V: RunView + ?Sized> Run<'_, V> {
                     reason,
                     hint: crate::hints::exec_hint(err),
                 });
+            }
+            if outcome.remains == Some(Remains::Missing) {
+                let id = outcome.address.id();
+                self.view
+                    .printer()
+                    .warn(&crate::hints::missing_after_replacement(id.as_str()));
             }
         }
         if report.interrupted {

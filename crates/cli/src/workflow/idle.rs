@@ -64,6 +64,7 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
             };
             change.reason = Some(ChangeReason::Idle {
                 evidence: report.reason.clone(),
+                idle_for: Some(Seconds::from(threshold).to_string()),
             });
             true
         });
@@ -111,6 +112,7 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
                 Some(report) if report.verdict == IdleVerdict::Idle => {
                     change.reason = Some(ChangeReason::Idle {
                         evidence: report.reason.clone(),
+                        idle_for: Some(Seconds(seconds).to_string()),
                     });
                     true
                 }

@@ -58,7 +58,7 @@ async fn open_journal(
 /// The applied record of a run, beside its journal: the Cloud Storage object `remote` names
 /// when the journal is kept there, else `.clusterform/applied.json` in `dir`. It never fails
 /// (an unreadable record is an empty one).
-async fn open_applied(dir: &Path, remote: Option<(StorageClient, String)>) -> AppliedRecord {
+pub async fn open_applied(dir: &Path, remote: Option<(StorageClient, String)>) -> AppliedRecord {
     match remote {
         Some((client, object)) => AppliedRecord::open_in_storage(client, object).await,
         None => AppliedRecord::open(dir),

@@ -6,11 +6,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clusterform_config::Config;
-use clusterform_executor::{ApiClient, ExecError, LivePages, PagePosition, RefusedList};
+use clusterform_executor::{ApiClient, ExecError, LivePages, Mark, PagePosition, RefusedList};
 use clusterform_model::ClusterName;
 use clusterform_model::{JobsByCluster, LiveCluster, RunningJobs};
 use clusterform_planner::{
-    AppliedDigests, Plan, PlanBuilder, PlanOptions, Unmatched, UnmatchedRemoved, unmatched_removed,
+    AppliedDigests, IdleDeletion, Plan, PlanBuilder, PlanOptions, Unmatched, UnmatchedRemoved,
+    unmatched_removed,
 };
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
@@ -107,11 +108,21 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
         jobs
     }
 
-    /// The digests the applied record holds, which word the plan's drift. A record that could
-    /// not be read words nothing; `-v` says why.
+    /// What the applied record and the journal say of earlier runs: the digests that word the
+    /// plan's drift, the clusters a create of ours left failed (marked so in the record, or
+    /// whose create the journal still holds), which a plan replaces while they are in ERROR,
+    /// and the clusters `destroy --idle-for` deleted. A record that could not be read words
+    /// nothing and taints nothing; `-v` says why.
     fn applied(&self) -> AppliedDigests {
+        let journal_creates = self
+            .engine
+            .journal()
+            .entries()
+            .into_iter()
+            .filter(|entry| entry.request == clusterform_model::rest::RequestKind::Create)
+            .map(|entry| entry.address);
         let Some(record) = self.engine.applied_record() else {
-            return AppliedDigests::default();
+            return AppliedDigests::default().with_tainted(journal_creates);
         };
         if let Some(reason) = record.unreadable() {
             tracing::debug!(
@@ -120,11 +131,33 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
                 "the record of applied changes cannot be read; the plan does not say what changed outside clusterform"
             );
         }
-        record
+        let digests: AppliedDigests = record
             .entries()
             .into_iter()
             .map(|entry| (entry.address, entry.digest))
-            .collect()
+            .collect();
+        let marks = record.marks();
+        let tainted = marks
+            .iter()
+            .filter(|marked| matches!(marked.mark, Mark::CreateFailed { .. }))
+            .map(|marked| marked.address.clone());
+        let mut applied = digests.with_tainted(tainted.chain(journal_creates));
+        for marked in marks {
+            if let Mark::DeletedIdle {
+                at,
+                idle_for,
+                evidence,
+            } = marked.mark
+            {
+                let deletion = IdleDeletion {
+                    deleted_at: at,
+                    idle_for,
+                    evidence,
+                };
+                applied = applied.with_idle_deletion(marked.address, deletion);
+            }
+        }
+        applied
     }
 
     /// What to tell the user about operations an earlier run left in flight.

@@ -12,11 +12,11 @@
 use std::time::Duration;
 
 use clusterform_model::rest::{ClusterRequest, RequestKind};
-use clusterform_model::{Cluster, ClusterName, Code};
+use clusterform_model::{Action, Cluster, ClusterName, Code};
 use clusterform_planner::ClusterChange;
 use tokio::time::Instant;
 
-use crate::run::engine::{ApplyEngine, Step, Tracker, timeout_of};
+use crate::run::engine::{ApplyEngine, Remains, Step, Tracker, timeout_of};
 use crate::run::error::{ExecError, FailedAttempt, LeftBehind};
 use crate::transport::error::TransportError;
 
@@ -70,9 +70,15 @@ impl ApplyEngine {
                 }
                 Err(error) => error,
             };
+            if left_a_cluster(request, &error) {
+                tracker.left(Some(Remains::FailedCluster));
+            }
             let Some(shortage) = error.shortage() else {
                 if ends_chain(&error) {
                     self.journal().end_chain(name).await?;
+                } else {
+                    // An operation may still be running: the journal knows it, the run not.
+                    tracker.left(None);
                 }
                 return Err(error);
             };
@@ -92,15 +98,22 @@ impl ApplyEngine {
                 next: next.filter(|_| !kept),
                 deleting: left_one && !kept,
             });
+            let replacing = change.action == Action::Replace;
             let left = match (left_one, change.capacity.keep_failed) {
+                (false, _) if replacing => LeftBehind::Missing,
                 (false, _) => LeftBehind::Nothing,
                 (true, true) => LeftBehind::Kept,
                 (true, false) => {
                     self.remove_failed(tracker, name, change, attempt).await?;
-                    LeftBehind::Deleted
+                    tracker.left(replacing.then_some(Remains::Missing));
+                    if replacing {
+                        LeftBehind::Missing
+                    } else {
+                        LeftBehind::Deleted
+                    }
                 }
             };
-            after_a_delete = left == LeftBehind::Deleted;
+            after_a_delete = left_one && left != LeftBehind::Kept;
             if next.is_none() || left == LeftBehind::Kept {
                 self.journal().end_chain(name).await?;
                 return Err(ExecError::OutOfMachines {

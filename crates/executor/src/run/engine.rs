@@ -30,7 +30,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::run::error::ExecError;
 use crate::run::operations::{OperationWaiter, WaitOptions};
-use crate::state::applied::{AppliedChange, AppliedEntry, AppliedRecord};
+use crate::state::applied::{AppliedChange, AppliedEntry, AppliedRecord, ClusterMark, Mark};
 use crate::state::journal::{Journal, JournalEntry};
 use crate::transport::api::{ApiClient, Submitted};
 
@@ -155,8 +155,22 @@ pub struct ActionOutcome {
     pub live: Option<Cluster>,
     /// The attempt that succeeded, from 1, when it was not the first (a fallback won).
     pub fallback_attempt: Option<usize>,
+    /// For a failed action, what it left of the cluster when the run knows (`None`: as it
+    /// was, or not known — an operation may still be running, and the journal holds it).
+    pub remains: Option<Remains>,
     /// How long the action took.
     pub duration: Duration,
+}
+
+/// What a failed create or replacement left of its cluster, as far as the run saw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Remains {
+    /// A create of ours failed and its cluster is still there, in `ERROR` (kept by
+    /// `prevent_destroy`, or its delete failed, or the failure was not a shortage): the
+    /// applied record marks it tainted.
+    FailedCluster,
+    /// The replacement deleted the live cluster and no create made it again: it is missing.
+    Missing,
 }
 
 /// Every action's outcome.
@@ -204,9 +218,16 @@ pub(super) struct Tracker<'a> {
     pub(super) cancel: &'a CancellationToken,
     /// The attempt (from 1) that succeeded, when a later one than the first; 0: none.
     won_with: AtomicUsize,
+    /// What the action has left of the cluster so far, should it fail now.
+    remains: std::sync::Mutex<Option<Remains>>,
 }
 
 impl Tracker<'_> {
+    /// Records what the action has left of the cluster so far, should it fail now.
+    pub(super) fn left(&self, remains: Option<Remains>) {
+        *self.remains.lock().unwrap_or_else(|e| e.into_inner()) = remains;
+    }
+
     /// Records that attempt `attempt` (from 1) of a fallback chain succeeded.
     pub(super) fn won_with(&self, attempt: usize) {
         self.won_with.store(attempt, Ordering::Relaxed);
@@ -363,8 +384,11 @@ impl ApplyEngine {
     /// Writes to the applied record, in one write, what every change that ended well applied:
     /// a create, update or replacement its declared cluster's digest and the field paths it
     /// set (a fallback's win, which fallback), a delete or release the end of the cluster's
-    /// entry. A change without a digest (a plan made elsewhere) drops the cluster's entry, so
-    /// that no stale digest words a later plan. Answers the warning when the write fails.
+    /// entry — a delete by `destroy --idle-for` a tombstone saying so. A change without a
+    /// digest (a plan made elsewhere) drops the cluster's entry, so that no stale digest words
+    /// a later plan. A failed create or replacement marks what it left
+    /// ([`ActionOutcome::remains`]): a failed cluster of ours (tainted), or a cluster the
+    /// replacement deleted (missing). Answers the warning when the write fails.
     async fn record_applied(&self, plan: &Plan, report: &ApplyReport) -> Option<String> {
         let record = self.applied.as_ref()?;
         let planned: HashMap<&ClusterName, &ClusterChange> =
@@ -373,33 +397,74 @@ impl ApplyEngine {
         let changes: Vec<AppliedChange> = report
             .outcomes
             .iter()
-            .filter(|outcome| outcome.result.is_ok())
             .filter_map(|outcome| {
                 let change = planned.get(&outcome.address)?;
-                let gone = AppliedChange::Gone(outcome.address.clone());
-                match change.action {
-                    Action::Create | Action::Update | Action::Replace => {
-                        let Some(digest) = change.desired_digest.clone() else {
-                            return Some(gone);
-                        };
-                        Some(AppliedChange::Applied(AppliedEntry {
-                            address: outcome.address.clone(),
-                            digest,
-                            fields: change.fields.iter().map(|f| f.path.to_string()).collect(),
-                            applied_at: applied_at.clone(),
-                            fallback: outcome.fallback_attempt.map(|attempt| attempt - 1),
-                        }))
-                    }
-                    Action::Delete | Action::Release => Some(gone),
-                    Action::NoOp => None,
-                }
+                let error = match &outcome.result {
+                    Ok(()) => return applied_change(change, outcome, &applied_at),
+                    Err(error) => error,
+                };
+                let mark = match outcome.remains? {
+                    Remains::FailedCluster => Mark::CreateFailed {
+                        at: applied_at.clone(),
+                        error: error.to_string(),
+                    },
+                    Remains::Missing => Mark::DeletedForReplacement {
+                        at: applied_at.clone(),
+                        error: error.to_string(),
+                    },
+                };
+                Some(AppliedChange::Marked(ClusterMark {
+                    address: outcome.address.clone(),
+                    mark,
+                }))
             })
             .collect();
-        let error = record.update(&changes).await.err()?;
+        self.write_record(record, &changes).await
+    }
+
+    /// Writes `changes` to `record`; answers the warning when the write fails.
+    async fn write_record(
+        &self,
+        record: &AppliedRecord,
+        changes: &[AppliedChange],
+    ) -> Option<String> {
+        let error = record.update(changes).await.err()?;
         Some(format!(
             "{error}; the next plan cannot tell which differences of these clusters were made \
              outside clusterform (nothing else depends on it)"
         ))
+    }
+
+    /// After [`ApplyEngine::resume`]: a create an earlier run left in flight that failed and
+    /// left its cluster marks it tainted; one that ended well clears the cluster's mark.
+    async fn record_resumed(&self, report: &ApplyReport) -> Option<String> {
+        let record = self.applied.as_ref()?;
+        let at = now_rfc3339();
+        let changes: Vec<AppliedChange> = report
+            .outcomes
+            .iter()
+            .filter_map(|outcome| match (&outcome.result, outcome.remains) {
+                (Err(error), Some(Remains::FailedCluster)) => {
+                    Some(AppliedChange::Marked(ClusterMark {
+                        address: outcome.address.clone(),
+                        mark: Mark::CreateFailed {
+                            at: at.clone(),
+                            error: error.to_string(),
+                        },
+                    }))
+                }
+                (Ok(()), _)
+                    if outcome.live.is_some()
+                        && record
+                            .mark(&outcome.address)
+                            .is_some_and(|m| !m.is_tombstone()) =>
+                {
+                    Some(AppliedChange::Unmarked(outcome.address.clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        self.write_record(record, &changes).await
     }
 
     /// Waits for every operation in the journal, without sending any new request, and
@@ -410,15 +475,20 @@ impl ApplyEngine {
         cancel: CancellationToken,
     ) -> ApplyReport {
         let entries = self.journal.entries();
-        self.for_each_cluster(
-            entries.iter(),
-            entry_subject,
-            None,
-            &*progress,
-            &cancel,
-            async |tracker, entry| self.resume_entry(tracker, entry).await,
-        )
-        .await
+        let mut report = self
+            .for_each_cluster(
+                entries.iter(),
+                entry_subject,
+                None,
+                &*progress,
+                &cancel,
+                async |tracker, entry| self.resume_entry(tracker, entry).await,
+            )
+            .await;
+        if let Some(warning) = self.record_resumed(&report).await {
+            report.warnings.push(warning);
+        }
+        report
     }
 
     /// Waits, without sending any request, for clusters that need no change but are still
@@ -483,6 +553,7 @@ impl ApplyEngine {
                     sink: progress,
                     cancel,
                     won_with: AtomicUsize::new(0),
+                    remains: std::sync::Mutex::new(None),
                 };
                 guarded(tracker, async move |tracker: &Tracker<'_>| {
                     work(tracker, item).await
@@ -523,6 +594,10 @@ impl ApplyEngine {
             tracker.emit(Step::StepDone {
                 request: request.kind(),
             });
+            if index < last && request.kind() == RequestKind::Delete {
+                // A replacement's delete: until a create succeeds, the cluster is missing.
+                tracker.left(Some(Remains::Missing));
+            }
         }
         Ok(live)
     }
@@ -736,6 +811,16 @@ impl ApplyEngine {
                 waited,
             )
             .await;
+        if let Err(error) = &concluded
+            && entry.request == RequestKind::Create
+            && matches!(
+                error,
+                ExecError::OperationFailed { .. } | ExecError::ClusterFailed { .. }
+            )
+        {
+            // A create of ours that an earlier run left in flight failed: its cluster stays.
+            tracker.left(Some(Remains::FailedCluster));
+        }
         let (Err(error), Some(attempt)) = (&concluded, entry.attempt) else {
             return concluded;
         };
@@ -968,13 +1053,56 @@ async fn guarded<'t>(
         0 => None,
         attempt => Some(attempt),
     };
+    let remains = match result {
+        Ok(()) => None,
+        Err(_) => *tracker.remains.lock().unwrap_or_else(|e| e.into_inner()),
+    };
     ActionOutcome {
         address: tracker.address.clone(),
         action: tracker.action,
         result,
         live,
         fallback_attempt,
+        remains,
         duration: tracker.started.elapsed(),
+    }
+}
+
+/// What a change that ended well does to the applied record.
+fn applied_change(
+    change: &ClusterChange,
+    outcome: &ActionOutcome,
+    applied_at: &str,
+) -> Option<AppliedChange> {
+    let gone = AppliedChange::Gone(outcome.address.clone());
+    match change.action {
+        Action::Create | Action::Update | Action::Replace => {
+            let Some(digest) = change.desired_digest.clone() else {
+                return Some(gone);
+            };
+            Some(AppliedChange::Applied(AppliedEntry {
+                address: outcome.address.clone(),
+                digest,
+                fields: change.fields.iter().map(|f| f.path.to_string()).collect(),
+                applied_at: applied_at.to_owned(),
+                fallback: outcome.fallback_attempt.map(|attempt| attempt - 1),
+            }))
+        }
+        Action::Delete => match &change.reason {
+            Some(ChangeReason::Idle { evidence, idle_for }) => {
+                Some(AppliedChange::Marked(ClusterMark {
+                    address: outcome.address.clone(),
+                    mark: Mark::DeletedIdle {
+                        at: applied_at.to_owned(),
+                        idle_for: idle_for.clone().unwrap_or_default(),
+                        evidence: evidence.clone(),
+                    },
+                }))
+            }
+            _ => Some(gone),
+        },
+        Action::Release => Some(gone),
+        Action::NoOp => None,
     }
 }
 

@@ -148,6 +148,9 @@ pub enum LeftBehind {
     Deleted,
     /// The cluster the failed create left in `ERROR` is kept (`prevent_destroy`).
     Kept,
+    /// The change was a replacement: it deleted the live cluster first, and no attempt made
+    /// the new one (any cluster a failed attempt left was deleted), so the cluster is missing.
+    Missing,
 }
 
 impl std::fmt::Display for LeftBehind {
@@ -158,6 +161,7 @@ impl std::fmt::Display for LeftBehind {
             Self::Kept => {
                 "the cluster the failed create left in ERROR is kept (lifecycle prevent_destroy)"
             }
+            Self::Missing => "the replacement had deleted the cluster first, so it is now missing",
         })
     }
 }

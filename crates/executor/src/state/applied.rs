@@ -12,6 +12,12 @@
 //! write whatever the number of clusters. On Cloud Storage the write carries the generation
 //! last read (`ifGenerationMatch`); when another machine wrote in between, the object is read
 //! again and this run's changes are made on top of what it holds.
+//!
+//! Beside the entries, the record keeps a [`ClusterMark`] for clusters whose last change by
+//! clusterform did not end as planned: a create of ours that failed and left its cluster
+//! (tainted: the next plan replaces it when it is in `ERROR`), a replacement that deleted the
+//! cluster and could not create it again, and a cluster `destroy --idle-for` deleted. A
+//! successful create or update of the cluster clears its mark; a delete or release drops it.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -52,22 +58,69 @@ pub struct AppliedEntry {
     pub fallback: Option<usize>,
 }
 
+/// What the record remembers of a cluster whose last change by clusterform did not end as
+/// planned, or that clusterform deleted without the configuration asking.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Mark {
+    /// A create of ours (a create, a replacement's create, or the attempt a fallback chain
+    /// ended on) failed and left its cluster, in `ERROR`: the cluster is tainted, and the next
+    /// plan replaces it while it is in `ERROR`.
+    CreateFailed {
+        /// When the create ended, RFC 3339.
+        at: String,
+        /// Why it failed, as the run reported it.
+        error: String,
+    },
+    /// A replacement deleted the cluster, then no attempt could create it again: the cluster
+    /// is missing.
+    DeletedForReplacement {
+        /// When the create ended, RFC 3339.
+        at: String,
+        /// Why the create failed, as the run reported it.
+        error: String,
+    },
+    /// `destroy --idle-for` deleted the cluster for being idle.
+    DeletedIdle {
+        /// When the delete ended, RFC 3339.
+        at: String,
+        /// The threshold, as `destroy --idle-for` was given it (`2h`).
+        idle_for: String,
+        /// What its Slurm showed.
+        evidence: String,
+    },
+}
+
+impl Mark {
+    /// Whether the mark says the cluster no longer exists (a tombstone).
+    pub fn is_tombstone(&self) -> bool {
+        !matches!(self, Self::CreateFailed { .. })
+    }
+}
+
+/// The mark of one cluster, as the record's file holds it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClusterMark {
+    /// The cluster, written `{"project", "region", "id"}`.
+    #[serde(with = "cluster_address")]
+    pub address: ClusterName,
+    /// What is remembered.
+    pub mark: Mark,
+}
+
 /// One change to the record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AppliedChange {
-    /// A create or update succeeded: the cluster's entry becomes this one.
+    /// A create or update succeeded: the cluster's entry becomes this one, and its mark goes.
     Applied(AppliedEntry),
-    /// The cluster was deleted or released: its entry goes.
+    /// The cluster was deleted or released: its entry and its mark go.
     Gone(ClusterName),
-}
-
-impl AppliedChange {
-    fn address(&self) -> &ClusterName {
-        match self {
-            Self::Applied(entry) => &entry.address,
-            Self::Gone(address) => address,
-        }
-    }
+    /// The cluster gets this mark; a tombstone also drops its entry (there is no cluster for
+    /// it to describe).
+    Marked(ClusterMark),
+    /// The cluster's mark goes (a create an earlier run left in flight ended well); its entry
+    /// stays.
+    Unmarked(ClusterName),
 }
 
 /// The record could not be written (a warning of the run, never its failure).
@@ -84,14 +137,30 @@ pub struct AppliedRecordError {
 struct AppliedFile {
     version: u32,
     clusters: Vec<AppliedEntry>,
+    /// Absent from records written before marks were kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    marks: Vec<ClusterMark>,
+}
+
+/// What the record holds: the entries and the marks, by cluster.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Contents {
+    entries: BTreeMap<ClusterName, AppliedEntry>,
+    marks: BTreeMap<ClusterName, Mark>,
+}
+
+impl Contents {
+    fn is_empty(&self) -> bool {
+        self.entries.is_empty() && self.marks.is_empty()
+    }
 }
 
 /// The applied record of one configuration directory, or of one stack in Cloud Storage.
 #[derive(Debug)]
 pub struct AppliedRecord {
     location: JournalLocation,
-    /// The entries as last read or written, by cluster.
-    entries: Mutex<BTreeMap<ClusterName, AppliedEntry>>,
+    /// The entries and marks as last read or written, by cluster.
+    contents: Mutex<Contents>,
     /// Why the record could not be read when it was opened, if it could not.
     unreadable: Option<String>,
     /// Held across a write.
@@ -126,8 +195,8 @@ impl AppliedRecord {
         let path = Self::path_in(config_dir);
         let (entries, unreadable) = match std::fs::read(&path) {
             Ok(bytes) => parsed(&bytes),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => (BTreeMap::new(), None),
-            Err(e) => (BTreeMap::new(), Some(format!("cannot read it: {e}"))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Contents::default(), None),
+            Err(e) => (Contents::default(), Some(format!("cannot read it: {e}"))),
         };
         Self::with_store(
             JournalLocation::File(path.clone()),
@@ -146,12 +215,12 @@ impl AppliedRecord {
             object: object.clone(),
         };
         let (entries, unreadable, generation) = match client.read(&object).await {
-            Ok(None) => (BTreeMap::new(), None, None),
+            Ok(None) => (Contents::default(), None, None),
             Ok(Some((bytes, generation))) => {
                 let (entries, unreadable) = parsed(&bytes);
                 (entries, unreadable, Some(generation))
             }
-            Err(e) => (BTreeMap::new(), Some(e.to_string()), None),
+            Err(e) => (Contents::default(), Some(e.to_string()), None),
         };
         let store = Store::Object(Box::new(ObjectStore {
             client,
@@ -163,13 +232,13 @@ impl AppliedRecord {
 
     fn with_store(
         location: JournalLocation,
-        entries: BTreeMap<ClusterName, AppliedEntry>,
+        contents: Contents,
         unreadable: Option<String>,
         store: Store,
     ) -> Self {
         Self {
             location,
-            entries: Mutex::new(entries),
+            contents: Mutex::new(contents),
             unreadable,
             store: tokio::sync::Mutex::new(store),
         }
@@ -187,12 +256,29 @@ impl AppliedRecord {
 
     /// Every entry, by address.
     pub fn entries(&self) -> Vec<AppliedEntry> {
-        self.lock().values().cloned().collect()
+        self.lock().entries.values().cloned().collect()
     }
 
     /// The entry of `address`, if any.
     pub fn get(&self, address: &ClusterName) -> Option<AppliedEntry> {
-        self.lock().get(address).cloned()
+        self.lock().entries.get(address).cloned()
+    }
+
+    /// Every mark, by address.
+    pub fn marks(&self) -> Vec<ClusterMark> {
+        self.lock()
+            .marks
+            .iter()
+            .map(|(address, mark)| ClusterMark {
+                address: address.clone(),
+                mark: mark.clone(),
+            })
+            .collect()
+    }
+
+    /// The mark of `address`, if any.
+    pub fn mark(&self, address: &ClusterName) -> Option<Mark> {
+        self.lock().marks.get(address).cloned()
     }
 
     /// Makes `changes` and writes the record once (nothing when there are none). A record that
@@ -233,66 +319,92 @@ impl AppliedRecord {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<ClusterName, AppliedEntry>> {
-        self.entries.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> std::sync::MutexGuard<'_, Contents> {
+        self.contents.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
-/// The entries of a record's bytes, or none and why.
-fn parsed(bytes: &[u8]) -> (BTreeMap<ClusterName, AppliedEntry>, Option<String>) {
+/// The contents of a record's bytes, or none and why.
+fn parsed(bytes: &[u8]) -> (Contents, Option<String>) {
     match serde_json::from_slice::<AppliedFile>(bytes) {
         Ok(file) if file.version == APPLIED_VERSION => (
-            file.clusters
-                .into_iter()
-                .map(|entry| (entry.address.clone(), entry))
-                .collect(),
+            Contents {
+                entries: file
+                    .clusters
+                    .into_iter()
+                    .map(|entry| (entry.address.clone(), entry))
+                    .collect(),
+                marks: file
+                    .marks
+                    .into_iter()
+                    .map(|marked| (marked.address, marked.mark))
+                    .collect(),
+            },
             None,
         ),
         Ok(file) => (
-            BTreeMap::new(),
+            Contents::default(),
             Some(format!(
                 "format version {} is not supported (expected {APPLIED_VERSION})",
                 file.version
             )),
         ),
-        Err(e) => (BTreeMap::new(), Some(format!("it is corrupt ({e})"))),
+        Err(e) => (Contents::default(), Some(format!("it is corrupt ({e})"))),
     }
 }
 
-/// `entries` with `changes` made in order.
-fn changed(
-    mut entries: BTreeMap<ClusterName, AppliedEntry>,
-    changes: &[AppliedChange],
-) -> BTreeMap<ClusterName, AppliedEntry> {
+/// `contents` with `changes` made in order.
+fn changed(mut contents: Contents, changes: &[AppliedChange]) -> Contents {
     for change in changes {
         match change {
             AppliedChange::Applied(entry) => {
-                entries.insert(entry.address.clone(), entry.clone());
+                contents.marks.remove(&entry.address);
+                contents
+                    .entries
+                    .insert(entry.address.clone(), entry.clone());
             }
-            AppliedChange::Gone(_) => {
-                entries.remove(change.address());
+            AppliedChange::Gone(address) => {
+                contents.entries.remove(address);
+                contents.marks.remove(address);
+            }
+            AppliedChange::Marked(ClusterMark { address, mark }) => {
+                if mark.is_tombstone() {
+                    contents.entries.remove(address);
+                }
+                contents.marks.insert(address.clone(), mark.clone());
+            }
+            AppliedChange::Unmarked(address) => {
+                contents.marks.remove(address);
             }
         }
     }
-    entries
+    contents
 }
 
 /// The record's document, ending with a newline; `None` for an empty record.
-fn encoded(entries: &BTreeMap<ClusterName, AppliedEntry>) -> Result<Option<Vec<u8>>, String> {
-    if entries.is_empty() {
+fn encoded(contents: &Contents) -> Result<Option<Vec<u8>>, String> {
+    if contents.is_empty() {
         return Ok(None);
     }
     let file = AppliedFile {
         version: APPLIED_VERSION,
-        clusters: entries.values().cloned().collect(),
+        clusters: contents.entries.values().cloned().collect(),
+        marks: contents
+            .marks
+            .iter()
+            .map(|(address, mark)| ClusterMark {
+                address: address.clone(),
+                mark: mark.clone(),
+            })
+            .collect(),
     };
     let text = serde_json::to_string_pretty(&file).map_err(|e| format!("cannot encode it: {e}"))?;
     Ok(Some(format!("{text}\n").into_bytes()))
 }
 
 /// Replaces the file atomically (0600); an empty record removes it.
-fn write_file(path: &Path, entries: &BTreeMap<ClusterName, AppliedEntry>) -> Result<(), String> {
-    let Some(content) = encoded(entries)? else {
+fn write_file(path: &Path, contents: &Contents) -> Result<(), String> {
+    let Some(content) = encoded(contents)? else {
         return match remove_durably(path) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
@@ -308,14 +420,14 @@ fn write_file(path: &Path, entries: &BTreeMap<ClusterName, AppliedEntry>) -> Res
 }
 
 /// Writes the object over the generation last seen, making `changes` again on top of what
-/// another machine wrote when it wrote in between; answers the entries now stored.
+/// another machine wrote when it wrote in between; answers the contents now stored.
 async fn write_object(
     client: &StorageClient,
     object: &str,
     generation: &mut Option<Generation>,
-    current: BTreeMap<ClusterName, AppliedEntry>,
+    current: Contents,
     changes: &[AppliedChange],
-) -> Result<BTreeMap<ClusterName, AppliedEntry>, String> {
+) -> Result<Contents, String> {
     let mut base = current;
     for _ in 0..MAX_WRITE_ATTEMPTS {
         let updated = changed(base, changes);
@@ -338,7 +450,7 @@ async fn write_object(
                 // object is replaced).
                 let live = client.read(object).await.map_err(|e| e.to_string())?;
                 (base, *generation) = match live {
-                    None => (BTreeMap::new(), None),
+                    None => (Contents::default(), None),
                     Some((bytes, live)) => (parsed(&bytes).0, Some(live)),
                 };
             }
@@ -414,6 +526,104 @@ mod tests {
             let reason = record.unreadable().unwrap();
             assert!(reason.contains(why), "{reason}");
         }
+    }
+
+    fn marked(id: &str, mark: Mark) -> AppliedChange {
+        AppliedChange::Marked(ClusterMark {
+            address: entry(id, "").address,
+            mark,
+        })
+    }
+
+    fn create_failed() -> Mark {
+        Mark::CreateFailed {
+            at: "2026-11-10T12:00:00Z".to_owned(),
+            error: "the operation failed".to_owned(),
+        }
+    }
+
+    fn deleted_idle() -> Mark {
+        Mark::DeletedIdle {
+            at: "2026-11-10T12:00:00Z".to_owned(),
+            idle_for: "2h".to_owned(),
+            evidence: "no active job or busy node; last busy 3h ago (>= 2h)".to_owned(),
+        }
+    }
+
+    #[tokio::test]
+    async fn marks_round_trip_and_follow_the_clusters_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let record = AppliedRecord::open(dir.path());
+        record
+            .update(&[
+                AppliedChange::Applied(entry("a", "1")),
+                AppliedChange::Applied(entry("b", "2")),
+                marked("a", create_failed()),
+                marked("b", deleted_idle()),
+                marked(
+                    "c",
+                    Mark::DeletedForReplacement {
+                        at: "2026-11-10T12:00:00Z".to_owned(),
+                        error: "no capacity".to_owned(),
+                    },
+                ),
+            ])
+            .await
+            .unwrap();
+        let reopened = AppliedRecord::open(dir.path());
+        assert_eq!(reopened.unreadable(), None);
+        // A taint keeps the entry; a tombstone drops it.
+        assert_eq!(reopened.entries(), vec![entry("a", "1")]);
+        assert_eq!(
+            reopened.mark(&entry("a", "").address),
+            Some(create_failed())
+        );
+        assert_eq!(reopened.mark(&entry("b", "").address), Some(deleted_idle()));
+        assert_eq!(reopened.marks().len(), 3);
+        let text = std::fs::read_to_string(AppliedRecord::path_in(dir.path())).unwrap();
+        assert!(text.contains("\"kind\": \"deleted_idle\""), "{text}");
+        assert!(text.contains("\"version\": 1"), "{text}");
+        // A successful create clears the mark; a delete drops it; an unmark only the mark.
+        record
+            .update(&[
+                AppliedChange::Applied(entry("b", "3")),
+                AppliedChange::Gone(entry("c", "").address),
+                AppliedChange::Unmarked(entry("a", "").address),
+            ])
+            .await
+            .unwrap();
+        let reopened = AppliedRecord::open(dir.path());
+        assert!(reopened.marks().is_empty());
+        assert_eq!(reopened.entries(), vec![entry("a", "1"), entry("b", "3")]);
+    }
+
+    #[test]
+    fn a_record_written_before_marks_still_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = StateDir::of(dir.path());
+        state.create().unwrap();
+        std::fs::write(
+            state.applied_file(),
+            r#"{"version":1,"clusters":[{"address":{"project":"proj-one","region":"us-central1","id":"a"},"digest":"1","fields":["labels"],"applied_at":"2026-11-10T12:00:00Z"}]}"#,
+        )
+        .unwrap();
+        let record = AppliedRecord::open(dir.path());
+        assert_eq!(record.unreadable(), None);
+        assert_eq!(record.entries(), vec![entry("a", "1")]);
+        assert!(record.marks().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_record_of_marks_only_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let record = AppliedRecord::open(dir.path());
+        record.update(&[marked("a", deleted_idle())]).await.unwrap();
+        assert!(AppliedRecord::path_in(dir.path()).exists());
+        record
+            .update(&[AppliedChange::Gone(entry("a", "").address)])
+            .await
+            .unwrap();
+        assert!(!AppliedRecord::path_in(dir.path()).exists());
     }
 
     #[tokio::test]
