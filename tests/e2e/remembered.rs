@@ -104,6 +104,7 @@ fn a_failed_create_of_ours_left_in_error_is_replaced_by_the_next_plan() {
             # (4 unchanged blocks hidden)
         }
         impact: replaces cluster
+        # the live cluster is deleted first: its machines are not held for the new one, so if the create finds no machines, train01 is gone
         # Slurm jobs active now: unknown (Slurm REST API unreachable: POST [ENDPOINT]/v1beta1/projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01:callSlurmRestApi failed: FAILED_PRECONDITION (400): Cluster projects/253589482369/locations/us-central1/modelDevelopmentClusters/train01 is ERROR; the Slurm REST API needs a RUNNING cluster.)
 
     Plan: 0 to add, 0 to change, 1 to replace, 0 to destroy.
@@ -146,6 +147,7 @@ fn a_replacement_that_finds_no_machines_says_the_cluster_is_missing() {
             # (2 unchanged blocks hidden)
         }
         impact: replaces cluster
+        # the live cluster is deleted first: its machines are not held for the new one, so if the create finds no machines, train01 is gone
         # no Slurm jobs active now
 
     Plan: 0 to add, 0 to change, 1 to replace, 0 to destroy.

@@ -131,6 +131,8 @@ fn a_cluster_whose_slurm_controller_is_down_is_kept() {
     CLUSTER  STATE    ACTIVE JOBS  BUSY NODES  LAST BUSY  GPUS  IDLE GPU-HOURS  VERDICT        REASON
     train01  RUNNING  ?            ?           ?          0     ?               unknown: keep  slurmrestd answered HTTP 500 for /slurm/v0.0.44/jobs
     No clusters to destroy.
+    [stderr]
+    Warning: --idle-for 0s is shorter than 10m: a cluster between two jobs qualifies as idle
     ");
     assert!(env.emulator().cluster(&cluster_name("train01")).is_some());
 }
