@@ -311,3 +311,37 @@ fn json_document_starts_with_its_version() {
         ]
     );
 }
+
+#[test]
+fn a_replacement_says_its_machines_and_reservations_are_not_held() {
+    let mut wanted = seed();
+    wanted["nodePools"][1]["machineSpec"]["reservationAffinity"] = json!({
+        "reservationAffinityType": "SPECIFIC_RESERVATION",
+        "key": "compute.googleapis.com/reservation-name",
+        "values": ["projects/my-proj/zones/us-central1-a/reservations/h200-block"],
+    });
+    let options = PlanOptions {
+        replace: vec!["train01".into()],
+        ..PlanOptions::default()
+    };
+    let made = plan(
+        &one(desired("train01", wanted)),
+        &[live_seed("train01")],
+        &options,
+    )
+    .unwrap();
+    let text = render_text(&made, &JobsByCluster::new(), false);
+    let notes: Vec<&str> = text
+        .lines()
+        .filter(|line| line.starts_with("    # "))
+        .collect();
+    let id = made.changes[0].address.id();
+    assert_eq!(
+        notes,
+        [
+            format!("    # the live cluster is deleted first: its machines are not held for the new one, so if the create finds no machines, {id} is gone").as_str(),
+            "    # node pool \"cpu\" consumes reservation projects/my-proj/zones/us-central1-a/reservations/h200-block: the delete frees it and the create consumes it again (another consumer may take it in between)",
+        ],
+        "{text}"
+    );
+}
