@@ -37,20 +37,11 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
         planned.plan.idle_for = Some(threshold.as_secs().max(1));
         let deleted = deleted_addresses(&planned.plan);
         let protected = self.protected(options);
-        let candidates: Vec<_> = planned
-            .live
-            .iter()
-            .filter(|live| deleted.contains(&live.address) || protected.contains(&live.address))
-            .cloned()
-            .collect();
-        let now = OffsetDateTime::now_utc();
-        let reports = clusterform_executor::inspect_idle(
-            &self.connection.client,
-            &candidates,
-            threshold,
-            now,
-        )
-        .await?;
+        let (reports, now) = self
+            .inspect_idle(planned.live.iter(), threshold, |address| {
+                deleted.contains(address) || protected.contains(address)
+            })
+            .await?;
         self.view().evidence(&idle_table(&reports, &protected, now));
         // Matched by whole address: the same ID may live in two regions.
         let idle: BTreeMap<&ClusterName, &IdleReport> = reports
@@ -89,19 +80,9 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
         };
         let threshold = Duration::from_secs(seconds);
         let deleted = deleted_addresses(plan);
-        let candidates: Vec<LiveCluster> = live
-            .into_iter()
-            .filter(|live| deleted.contains(&live.address))
-            .cloned()
-            .collect();
-        let now = OffsetDateTime::now_utc();
-        let reports = clusterform_executor::inspect_idle(
-            &self.connection.client,
-            &candidates,
-            threshold,
-            now,
-        )
-        .await?;
+        let (reports, _) = self
+            .inspect_idle(live, threshold, |address| deleted.contains(address))
+            .await?;
         let reports: BTreeMap<&ClusterName, &IdleReport> =
             reports.iter().map(|r| (&r.name, r)).collect();
         plan.changes.retain_mut(|change| {
@@ -128,6 +109,29 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
             }
         });
         Ok(())
+    }
+
+    /// The idle evidence of the live clusters `wanted` picks, read now, and when.
+    async fn inspect_idle<'l>(
+        &self,
+        live: impl IntoIterator<Item = &'l LiveCluster>,
+        threshold: Duration,
+        wanted: impl Fn(&ClusterName) -> bool,
+    ) -> Result<(Vec<IdleReport>, OffsetDateTime), CliError> {
+        let candidates: Vec<LiveCluster> = live
+            .into_iter()
+            .filter(|live| wanted(&live.address))
+            .cloned()
+            .collect();
+        let now = OffsetDateTime::now_utc();
+        let reports = clusterform_executor::inspect_idle(
+            &self.connection.client,
+            &candidates,
+            threshold,
+            now,
+        )
+        .await?;
+        Ok((reports, now))
     }
 
     /// The declared clusters in scope of `options` that `prevent_destroy` protects.
