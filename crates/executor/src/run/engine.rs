@@ -1153,9 +1153,11 @@ pub(super) fn timeout_of(request: RequestKind, timeouts: &PlannedTimeouts) -> Du
     })
 }
 
+/// Now, to the second: these times are shown to people (a tombstone's "deleted at"), where
+/// nanoseconds are noise.
 fn now_rfc3339() -> String {
+    let now = OffsetDateTime::now_utc();
+    let now = now.replace_nanosecond(0).unwrap_or(now);
     // Formatting the current time as RFC 3339 only fails for years beyond 9999.
-    OffsetDateTime::now_utc()
-        .format(&Rfc3339)
-        .unwrap_or_default()
+    now.format(&Rfc3339).unwrap_or_default()
 }
