@@ -166,3 +166,56 @@ async fn an_unusable_entry_blocks_its_cluster_and_no_other() {
         "kept verbatim"
     );
 }
+
+/// Puts a FIFO at `path` (opening one for reading waits for a writer: a hang, if it were opened).
+#[cfg(unix)]
+fn fifo_at(path: &std::path::Path) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(made.success());
+}
+
+#[test]
+#[cfg(unix)]
+fn state_files_that_are_not_regular_files_are_refused_before_they_are_opened() {
+    use clusterform_executor::{AppliedRecord, Journal};
+    let dir = tempfile::tempdir().unwrap();
+    fifo_at(&Journal::path_in(dir.path()));
+    let refused = Journal::open(dir.path()).unwrap_err().to_string();
+    assert!(
+        refused.contains("journal.json") && refused.contains("a FIFO, not a regular file"),
+        "{refused}"
+    );
+
+    fifo_at(&AppliedRecord::path_in(dir.path()));
+    let record = AppliedRecord::open(dir.path());
+    assert!(record.entries().is_empty());
+    assert!(
+        record
+            .unreadable()
+            .is_some_and(|why| why.contains("a FIFO, not a regular file")),
+        "{:?}",
+        record.unreadable()
+    );
+}
+
+#[test]
+#[cfg(unix)]
+fn a_state_file_linked_to_an_endless_device_is_refused_not_read() {
+    use clusterform_executor::{AppliedRecord, Journal};
+    let dir = tempfile::tempdir().unwrap();
+    let journal = Journal::path_in(dir.path());
+    std::fs::create_dir_all(journal.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &journal).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", AppliedRecord::path_in(dir.path())).unwrap();
+    let refused = Journal::open(dir.path()).unwrap_err().to_string();
+    assert!(refused.contains("a character device"), "{refused}");
+    assert!(
+        AppliedRecord::open(dir.path())
+            .unreadable()
+            .is_some_and(|why| why.contains("a character device"))
+    );
+}

@@ -2,12 +2,14 @@
 //! in the same directory, is flushed to disk, renamed over the target and the rename itself is
 //! made durable by syncing the directory, so a crash at any moment leaves either the old file
 //! or the new one, never half of one. Saved plans, the journal, `fmt` and `import --out` all
-//! write through [`write_atomic`], and the journal is removed with [`remove_durably`]. (The emulator keeps its own copy: it depends on no crate of
-//! ours.)
+//! write through [`write_atomic`], and the journal is removed with [`remove_durably`]. A file
+//! clusterform reads that anyone may have replaced (configuration, state files, saved plans)
+//! is read with [`read_capped`]: regular files only, checked before opening, at most a limit.
+//! (The emulator keeps its own copy: it depends on no crate of ours.)
 
 use std::fs::{File, Permissions};
 use std::io::{self, Write as _};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Who may read the file written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,5 +134,92 @@ mod tests {
         let missing = dir.path().join("no-such-dir").join("file");
         assert!(write_atomic(&missing, b"x", Access::Private).is_err());
         assert!(!missing.exists());
+    }
+}
+
+/// Why a file could not be read by [`read_capped`].
+#[derive(Debug)]
+pub enum ReadError {
+    /// Not a regular file (after following symlinks): its kind.
+    NotRegular(&'static str),
+    /// Longer than the limit.
+    TooLarge {
+        /// The limit, in bytes.
+        limit: u64,
+    },
+    /// A symbolic link to this path, which does not exist.
+    BrokenLink(PathBuf),
+    /// Reading failed.
+    Io(io::Error),
+}
+
+impl std::error::Error for ReadError {}
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NotRegular(kind) => write!(f, "it is {kind}, not a regular file"),
+            Self::TooLarge { limit } => write!(f, "it is too large (more than {limit} bytes)"),
+            Self::BrokenLink(target) => write!(
+                f,
+                "it is a symbolic link to `{}`, which does not exist",
+                target.display()
+            ),
+            Self::Io(error) => write!(f, "{error}"),
+        }
+    }
+}
+
+/// The bytes of the regular file at `path`, at most `limit` of them. Special files are refused
+/// before they are opened (opening a FIFO waits for a writer), and the size is checked on the
+/// bytes read, not the size the file system reports (`/dev/zero` and `/proc` files report 0).
+pub fn read_capped(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
+    use std::io::Read;
+    let kind = std::fs::metadata(path)
+        .map_err(|error| broken_link(path, error))?
+        .file_type();
+    if !kind.is_file() {
+        return Err(ReadError::NotRegular(describe(kind)));
+    }
+    let mut bytes = Vec::new();
+    File::open(path)
+        .and_then(|file| file.take(limit + 1).read_to_end(&mut bytes))
+        .map_err(ReadError::Io)?;
+    if bytes.len() as u64 > limit {
+        return Err(ReadError::TooLarge { limit });
+    }
+    Ok(bytes)
+}
+
+/// The error of a file whose metadata cannot be read: a link whose target is missing says
+/// so (the system's "No such file or directory" for a name that is listed reads as a bug).
+fn broken_link(path: &Path, error: io::Error) -> ReadError {
+    match std::fs::read_link(path) {
+        Ok(target) if error.kind() == io::ErrorKind::NotFound => ReadError::BrokenLink(target),
+        _ => ReadError::Io(error),
+    }
+}
+
+fn describe(kind: std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "a FIFO";
+        }
+        if kind.is_char_device() {
+            return "a character device";
+        }
+        if kind.is_block_device() {
+            return "a block device";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+    }
+    if kind.is_dir() {
+        "a directory"
+    } else {
+        "a special file"
     }
 }

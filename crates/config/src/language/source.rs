@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 use hcl::edit::Span;
 use hcl::edit::structure::{Block, Body};
 
+pub(crate) use clusterform_files::{ReadError, read_capped};
+
 use crate::diagnostic::{CommandLineReason, Diagnostic, SourceFile, detached_error};
 
 /// The largest configuration file accepted; larger ones are refused before parsing so that a
@@ -100,89 +102,6 @@ pub(crate) fn auto_var_files(dir: &Path) -> Vec<PathBuf> {
     auto.sort();
     default.extend(auto);
     default
-}
-
-/// Why a file could not be read by [`read_capped`].
-#[derive(Debug)]
-pub(crate) enum ReadError {
-    /// Not a regular file (after following symlinks): its kind.
-    NotRegular(&'static str),
-    /// Longer than the limit.
-    TooLarge {
-        limit: u64,
-    },
-    /// A symbolic link to this path, which does not exist.
-    BrokenLink(PathBuf),
-    Io(std::io::Error),
-}
-
-impl std::fmt::Display for ReadError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::NotRegular(kind) => write!(f, "it is {kind}, not a regular file"),
-            Self::TooLarge { limit } => write!(f, "it is too large (more than {limit} bytes)"),
-            Self::BrokenLink(target) => write!(
-                f,
-                "it is a symbolic link to `{}`, which does not exist",
-                target.display()
-            ),
-            Self::Io(error) => write!(f, "{error}"),
-        }
-    }
-}
-
-/// The bytes of the regular file at `path`, at most `limit` of them. Special files are refused
-/// before they are opened (opening a FIFO waits for a writer), and the size is checked on the
-/// bytes read, not the size the file system reports (`/dev/zero` and `/proc` files report 0).
-pub(crate) fn read_capped(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
-    use std::io::Read;
-    let kind = std::fs::metadata(path)
-        .map_err(|error| broken_link(path, error))?
-        .file_type();
-    if !kind.is_file() {
-        return Err(ReadError::NotRegular(describe(kind)));
-    }
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|file| file.take(limit + 1).read_to_end(&mut bytes))
-        .map_err(ReadError::Io)?;
-    if bytes.len() as u64 > limit {
-        return Err(ReadError::TooLarge { limit });
-    }
-    Ok(bytes)
-}
-
-/// The error of a file whose metadata cannot be read: a link whose target is missing says
-/// so (the system's "No such file or directory" for a name that is listed reads as a bug).
-fn broken_link(path: &Path, error: std::io::Error) -> ReadError {
-    match std::fs::read_link(path) {
-        Ok(target) if error.kind() == std::io::ErrorKind::NotFound => ReadError::BrokenLink(target),
-        _ => ReadError::Io(error),
-    }
-}
-
-fn describe(kind: std::fs::FileType) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if kind.is_fifo() {
-            return "a FIFO";
-        }
-        if kind.is_char_device() {
-            return "a character device";
-        }
-        if kind.is_block_device() {
-            return "a block device";
-        }
-        if kind.is_socket() {
-            return "a socket";
-        }
-    }
-    if kind.is_dir() {
-        "a directory"
-    } else {
-        "a special file"
-    }
 }
 
 /// Reads a file as UTF-8 text; `shown` is the name diagnostics use.

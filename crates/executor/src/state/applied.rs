@@ -23,11 +23,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use clusterform_files::{Access, remove_durably, write_atomic};
+use clusterform_files::{Access, ReadError, read_capped, remove_durably, write_atomic};
 use clusterform_model::{ClusterName, cluster_address};
 use serde::{Deserialize, Serialize};
 
 use crate::state::journal::JournalLocation;
+use crate::state::state_dir::MAX_STATE_FILE_BYTES;
 use crate::state::state_dir::StateDir;
 use crate::transport::storage::{Generation, StorageClient, StorageError};
 
@@ -193,9 +194,11 @@ impl AppliedRecord {
     /// empty record, and so is one that cannot be read (see [`AppliedRecord::unreadable`]).
     pub fn open(config_dir: &Path) -> Self {
         let path = Self::path_in(config_dir);
-        let (entries, unreadable) = match std::fs::read(&path) {
+        let (entries, unreadable) = match read_capped(&path, MAX_STATE_FILE_BYTES) {
             Ok(bytes) => parsed(&bytes),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Contents::default(), None),
+            Err(ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+                (Contents::default(), None)
+            }
             Err(e) => (Contents::default(), Some(format!("cannot read it: {e}"))),
         };
         Self::with_store(

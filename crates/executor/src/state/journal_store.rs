@@ -14,7 +14,7 @@ use tokio::time::Instant;
 
 use crate::state::error::StateError;
 use crate::state::journal::{Change, JournalLocation, Slot, encode, parse};
-use crate::state::state_dir::StateDir;
+use crate::state::state_dir::{MAX_STATE_FILE_BYTES, StateDir};
 use crate::transport::storage::{Generation, OBJECT_WRITE_INTERVAL, StorageClient, StorageError};
 
 /// How many times one change is attempted while other machines keep replacing the object: each
@@ -64,9 +64,11 @@ impl JournalStore {
 /// Reads the journal file; a missing file is an empty journal.
 pub(crate) fn read_file(path: &Path) -> Result<Vec<Slot>, StateError> {
     let location = JournalLocation::File(path.to_owned());
-    match std::fs::read(path) {
+    match clusterform_files::read_capped(path, MAX_STATE_FILE_BYTES) {
         Ok(bytes) => parse(&location, &bytes),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(clusterform_files::ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+            Ok(Vec::new())
+        }
         Err(e) => Err(journal_error(location, format!("cannot read it: {e}"))),
     }
 }

@@ -10,7 +10,7 @@
 
 use std::fmt;
 use std::fs::{File, TryLockError};
-use std::io::{Read as _, Write as _};
+use std::io::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -168,13 +168,9 @@ fn try_lock(config_dir: &Path) -> Result<Option<File>, StateError> {
 /// The record in a lock file; `None` when it is empty (the holder has not written it yet),
 /// unreadable or not a record.
 fn read_holder(path: &Path) -> Option<LockInfo> {
-    let mut text = String::new();
-    File::open(path)
-        .ok()?
-        .take(MAX_RECORD_BYTES)
-        .read_to_string(&mut text)
-        .ok()?;
-    serde_json::from_str(&text).ok()
+    // A FIFO or a device in its place is refused before it is opened: opening a FIFO waits.
+    let bytes = clusterform_files::read_capped(path, MAX_RECORD_BYTES).ok()?;
+    serde_json::from_slice(&bytes).ok()
 }
 
 /// 128 random bits in the UUID version 4 form, as lock IDs usually are.

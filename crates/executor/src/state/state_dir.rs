@@ -8,6 +8,10 @@
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 
+/// The most clusterform reads of the journal or the applied record: far more than ten thousand
+/// clusters' entries, far less than what a link to `/dev/zero` would hand over.
+pub(crate) const MAX_STATE_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
 /// The state directory of one configuration directory, and the names of its files.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StateDir {
