@@ -14,7 +14,7 @@ use std::time::Duration;
 use clusterform_executor::{ApplyReport, ExecError, ProgressEvent, ProgressSink, Remains, Step};
 use clusterform_model::rest::RequestKind;
 use clusterform_model::{Action, ClusterName};
-use clusterform_planner::{CapacityPlan, Plan};
+use clusterform_planner::{CapacityPlan, Plan, StoppedJobs, StoppedWork};
 use serde_json::{Map, Value, json};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
@@ -103,9 +103,21 @@ impl JsonEvents {
         self.emit("summary", fields);
     }
 
-    /// `disruption_refused` or `disruption_allowed` (`kind`): a change that stops running work,
-    /// in a run nobody is asked in.
-    pub fn stopped_work(&self, kind: &str, fields: Value) {
+    /// `disruption_refused` (or, when not `refused`, `disruption_allowed`): a change that stops
+    /// running work in a run nobody is asked in, with the jobs it stops or why they are unknown.
+    pub fn stopped_work(&self, work: &StoppedWork<'_>, refused: bool) {
+        let kind = if refused {
+            "disruption_refused"
+        } else {
+            "disruption_allowed"
+        };
+        let address = address(&work.change.address);
+        let fields = match &work.jobs {
+            StoppedJobs::Known(jobs) => json!({"address": address, "jobs": jobs}),
+            StoppedJobs::Unknown { reason } => {
+                json!({"address": address, "jobs": Value::Null, "jobs_unknown": reason})
+            }
+        };
         self.emit(kind, fields);
     }
 

@@ -56,7 +56,7 @@ pub struct RunningJob {
 /// Job states (base states and flags) of a job that holds nodes now: running, suspended or
 /// stopped on them, being configured or completing on them, signalled, staging out, resizing,
 /// or waiting for its nodes to power up (slurm.schedmd.com, `squeue` "JOB STATE CODES").
-const NODE_HOLDING_STATES: &[&str] = &[
+pub const NODE_HOLDING_STATES: &[&str] = &[
     "RUNNING",
     "COMPLETING",
     "CONFIGURING",
@@ -68,8 +68,9 @@ const NODE_HOLDING_STATES: &[&str] = &[
     "POWER_UP_NODE",
 ];
 
-/// Job states of a job that only waits for nodes.
-const WAITING_STATES: &[&str] = &[
+/// Job states of a job that only waits for nodes. With [`NODE_HOLDING_STATES`], the states of
+/// an active job.
+pub const WAITING_STATES: &[&str] = &[
     "PENDING",
     "REQUEUED",
     "REQUEUE_HOLD",

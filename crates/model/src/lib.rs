@@ -37,7 +37,7 @@ pub use cluster::{
     ReservationAffinity, RuntimeSpec, ScalingSpec, SlurmAccounting, SlurmScheduling, SlurmSpec,
     TimeOfDay, WritableCluster,
 };
-pub use jobs::{JobsByCluster, RunningJob, RunningJobs};
+pub use jobs::{JobsByCluster, NODE_HOLDING_STATES, RunningJob, RunningJobs, WAITING_STATES};
 pub use live::{LiveCluster, UnreadableName};
 pub use names::{
     ClusterId, ClusterName, Location, NameError, OperationName, cluster_address, validate_location,

@@ -137,16 +137,7 @@ impl RunView for HumanRun {
     }
 
     fn stopped_work(&self, stopped: &[StoppedWork<'_>], refused: bool) {
-        let now = OffsetDateTime::now_utc();
-        for work in stopped {
-            let error = stopped_work_error(work, now);
-            if refused {
-                self.printer.error(&error);
-            } else {
-                self.printer
-                    .warn_about_work(&format!("going ahead (--allow-disruption): {error}"));
-            }
-        }
+        say_stopped_work(&self.printer, stopped, refused);
     }
 
     fn progress(&self, names: ClusterNames) -> Arc<dyn ProgressSink> {
@@ -214,12 +205,21 @@ fn completion_line(plan: &Plan, completion: Completion) -> String {
     }
 }
 
-/// What one change stops, as the error an unattended run prints.
-fn stopped_work_error(work: &StoppedWork<'_>, now: OffsetDateTime) -> CliError {
-    CliError::StopsRunningWork {
-        verb: actions::verb(work.change.action),
-        cluster: work.change.address.id().to_string(),
-        stopped: stopped_work::stopped_text(work, now),
+/// What each change stops, on stderr: an error when the run is `refused`, else a warning that
+/// it goes ahead. Neither `--quiet` nor `--json` silences it.
+fn say_stopped_work(printer: &Printer, stopped: &[StoppedWork<'_>], refused: bool) {
+    let now = OffsetDateTime::now_utc();
+    for work in stopped {
+        let error = CliError::StopsRunningWork {
+            verb: actions::verb(work.change.action),
+            cluster: work.change.address.id().to_string(),
+            stopped: stopped_work::stopped_text(work, now),
+        };
+        if refused {
+            printer.error(&error);
+        } else {
+            printer.warn_about_work(&format!("going ahead (--allow-disruption): {error}"));
+        }
     }
 }
 
@@ -259,23 +259,10 @@ impl RunView for JsonRun {
 
     /// An event per change, and its words on stderr, which `--json` never silences.
     fn stopped_work(&self, stopped: &[StoppedWork<'_>], refused: bool) {
-        let now = OffsetDateTime::now_utc();
         for work in stopped {
-            let kind = if refused {
-                "disruption_refused"
-            } else {
-                "disruption_allowed"
-            };
-            self.events
-                .stopped_work(kind, stopped_work::refusal_fields(work));
-            let error = stopped_work_error(work, now);
-            if refused {
-                self.printer.error(&error);
-            } else {
-                self.printer
-                    .warn_about_work(&format!("going ahead (--allow-disruption): {error}"));
-            }
+            self.events.stopped_work(work, refused);
         }
+        say_stopped_work(&self.printer, stopped, refused);
     }
 
     fn progress(&self, _names: ClusterNames) -> Arc<dyn ProgressSink> {

@@ -92,8 +92,10 @@ async fn apply_saved_plan(
     chdir: Option<&Path>,
     view: &dyn RunView,
 ) -> Result<ExitStatus, CliError> {
-    let plan = clusterform_planner::load_plan(path)?;
-    let dir = plan.directory.as_path();
+    let mut plan = clusterform_planner::load_plan(path)?;
+    // Owned: the plan itself changes when an idle destroy's evidence is read again.
+    let directory = plan.directory.clone();
+    let dir = directory.as_path();
     check_chdir(chdir, dir)?;
     let inputs = VariableInputs {
         saved: plan.variables.clone(),
@@ -126,8 +128,7 @@ async fn apply_saved_plan(
         }
         let working = workflow::still_working(&plan, &live);
         view.saved_plan(&plan);
-        // The idle evidence is read again; the clusters no longer idle drop out of this copy.
-        let mut plan = plan.clone();
+        // The idle evidence is read again; the clusters no longer idle drop out of the plan.
         if plan.idle_for.is_some() {
             run.recheck_idle(&mut plan, &live, Recheck::SavedPlan)
                 .await?;

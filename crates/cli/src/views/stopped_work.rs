@@ -1,10 +1,9 @@
 //! The words of the disruption guard: the running work a plan would stop, in the confirmation
-//! question, in the refusal of an unattended run, and as the `disruption_refused` event.
+//! question and in the refusal of an unattended run.
 
 use clusterform_model::RunningJob;
 use clusterform_model::duration::Seconds;
 use clusterform_planner::{StoppedJobs, StoppedWork};
-use serde_json::{Value, json};
 use time::OffsetDateTime;
 
 /// Jobs named in a question or a refusal; the rest are counted.
@@ -106,22 +105,6 @@ pub fn question_lines(stopped: &[StoppedWork<'_>], now: OffsetDateTime) -> Vec<S
         lines.push(format!("  and {} more jobs", known - MAX_JOBS_NAMED));
     }
     lines
-}
-
-/// The `disruption_refused` event's fields: the cluster, and its jobs or why they are not known.
-pub fn refusal_fields(work: &StoppedWork<'_>) -> Value {
-    let address = &work.change.address;
-    let cluster = json!({
-        "project": address.project(),
-        "region": address.region(),
-        "id": address.id().as_str(),
-    });
-    match &work.jobs {
-        StoppedJobs::Known(jobs) => json!({"address": cluster, "jobs": jobs}),
-        StoppedJobs::Unknown { reason } => {
-            json!({"address": cluster, "jobs": Value::Null, "jobs_unknown": reason})
-        }
-    }
 }
 
 #[cfg(test)]

@@ -74,7 +74,8 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
     /// The Slurm jobs active right now on the cluster of every disruptive change, each with
     /// the node pools its partitions use in the live cluster: one look per cluster, all at
     /// once, none for harmless changes. A Slurm that cannot be asked gives "unknown", never an
-    /// error: the jobs only inform the user. Each command asks once, for the plan it shows.
+    /// error: the disruption guard counts it as possibly running jobs. Each command asks once,
+    /// for the plan it shows (and `apply FILE` once, when it applies).
     pub async fn running_jobs(&self, planned: &Planned) -> JobsByCluster {
         self.running_jobs_of(&planned.plan, planned.live.iter())
             .await

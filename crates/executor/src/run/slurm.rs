@@ -11,7 +11,9 @@
 //! times) but never guesses: a field it cannot read stays `None`, and the callers treat `None`
 //! as "unknown".
 
-use clusterform_model::{ClusterName, RunningJob, RunningJobs, rest};
+use clusterform_model::{
+    ClusterName, NODE_HOLDING_STATES, RunningJob, RunningJobs, WAITING_STATES, rest,
+};
 use futures::StreamExt;
 use serde_json::Value;
 
@@ -27,24 +29,6 @@ pub const SLURM_API_VERSIONS: &[&str] = &[
 
 /// Clusters asked at once.
 pub(crate) const SLURM_PARALLELISM: usize = 10;
-
-/// Job states (base states and flags) of a job that holds or waits for nodes.
-const ACTIVE_JOB_STATES: &[&str] = &[
-    "PENDING",
-    "RUNNING",
-    "SUSPENDED",
-    "COMPLETING",
-    "CONFIGURING",
-    "RESIZING",
-    "STOPPED",
-    "SIGNALING",
-    "STAGE_OUT",
-    "POWER_UP_NODE",
-    "REQUEUED",
-    "REQUEUE_HOLD",
-    "REQUEUE_FED",
-    "RESV_DEL_HOLD",
-];
 
 /// Base states of a job that is over.
 const FINISHED_JOB_STATES: &[&str] = &[
@@ -149,7 +133,7 @@ pub struct SlurmJob {
 impl SlurmJob {
     /// Holds or waits for nodes: running, pending, suspended, configuring, completing, ….
     pub fn is_active(&self) -> bool {
-        has_any(&self.state, ACTIVE_JOB_STATES)
+        has_any(&self.state, NODE_HOLDING_STATES) || has_any(&self.state, WAITING_STATES)
     }
 
     /// Over, and not completing any more.
@@ -212,9 +196,12 @@ impl SlurmNode {
 }
 
 fn has_any(states: &[String], wanted: &[&str]) -> bool {
-    states
-        .iter()
-        .any(|s| wanted.iter().any(|w| s.eq_ignore_ascii_case(w)))
+    states.iter().any(|state| is_one_of(state, wanted))
+}
+
+/// Whether `state` is one of `wanted`, as Slurm spells states in any case.
+fn is_one_of(state: &str, wanted: &[&str]) -> bool {
+    wanted.iter().any(|w| state.eq_ignore_ascii_case(w))
 }
 
 /// Reads slurmrestd's `{"jobs": [...]}`.
