@@ -197,3 +197,117 @@ fn the_value_is_named_as_sensitive_where_it_would_be() {
     [exit status: 1]
     "#);
 }
+
+/// The default configuration after a sensitive variable `p` whose block is `body`.
+fn with_sensitive_block(body: &str) -> String {
+    let hcl = config(&[ClusterSpec::default()]);
+    format!("variable \"p\" {{\n  sensitive = true\n{body}}}\n{hcl}")
+}
+
+#[test]
+fn a_sensitive_variables_own_default_is_never_quoted() {
+    let env = Env::new(50);
+    env.write_config(&with_sensitive_block(&format!(
+        "  type      = number\n  default   = \"{SECRET}\"\n"
+    )));
+    let mut transcripts = assert_hidden(&env, "a default of the wrong type", &[], &[]);
+    env.write_config(&with_sensitive_block(&format!(
+        "  type      = list(string)\n  default   = {{ a = \"{SECRET}\" }}\n"
+    )));
+    transcripts += &assert_hidden(&env, "a map for a list", &[], &[]);
+    // Given on the command line, the default is not the value, yet a snippet of the block
+    // quotes its line.
+    env.write_config(&with_sensitive_block(&format!(
+        "  default   = \"{SECRET}\"\n  description = 5\n"
+    )));
+    transcripts += &assert_hidden(
+        &env,
+        "an error beside the default",
+        &["--var", "p=other-value"],
+        &[],
+    );
+    insta::assert_snapshot!(transcripts, @r#"
+    $ a default of the wrong type
+    [stderr]
+    Error: invalid default for variable `p`: it is not a number (the value is not shown: the variable is sensitive)
+       ╭─[main.hcl:4:15]
+     3 │   type      = number
+     4 │   default   = **********************
+       ·               ──────────────────────
+     5 │ }
+       ╰────
+      hint: a default is a constant of the variable's type
+    [exit status: 1]
+    $ a map for a list
+    [stderr]
+    Error: invalid default for variable `p`: it is not a list(string) (the value is not shown: the variable is sensitive)
+       ╭─[main.hcl:4:15]
+     3 │   type      = list(string)
+     4 │   default   = ******************************
+       ·               ──────────────────────────────
+     5 │ }
+       ╰────
+      hint: a default is a constant of the variable's type
+    [exit status: 1]
+    $ an error beside the default
+    [stderr]
+    Error: --var sets `p`, which no variable block declares
+      at <command line>
+      hint: declare it with `variable "p" {}`
+
+    Error: `description` of variable `p` must be a literal string
+       ╭─[main.hcl:4:17]
+     3 │   default   = **********************
+     4 │   description = 5
+       ·                 ─
+     5 │ }
+       ╰────
+    [exit status: 1]
+    "#);
+}
+
+#[test]
+fn a_server_message_quoting_a_sensitive_value_is_shown_without_it() {
+    const MACHINE: &str = "n2-standard-32";
+    let env = Env::with_options(clusterform_emulator::EmulatorOptions {
+        operation_duration: std::time::Duration::from_millis(100),
+        required_token: Some(crate::support::TOKEN.to_owned()),
+        capacity_failures: vec![format!("not-allowed:{MACHINE}").parse().unwrap()],
+        ..clusterform_emulator::EmulatorOptions::default()
+    });
+    let hcl = config(&[ClusterSpec::default()]);
+    let cpu_machine = "      machine_type = \"n2-standard-8\"\n    }\n    scaling_spec {\n      min_node_count = 0";
+    assert!(hcl.contains(cpu_machine), "{hcl}");
+    let hcl = hcl.replacen(
+        cpu_machine,
+        &cpu_machine.replace("\"n2-standard-8\"", "var.machine"),
+        1,
+    );
+    env.write_config(&format!(
+        "variable \"machine\" {{\n  sensitive = true\n  default   = \"{MACHINE}\"\n}}\n{hcl}"
+    ));
+    let human = env.run(&["apply", "--auto-approve"]);
+    assert_eq!(human.status.code(), Some(1), "{}", stderr(&human));
+    let said = stderr(&human);
+    assert!(
+        !said.contains(MACHINE) && said.contains("machine type (sensitive value) is not allowed"),
+        "{said}"
+    );
+    let events = env.run(&["destroy", "--auto-approve"]);
+    assert!(events.status.success(), "{}", stderr(&events));
+    let json = env.run(&["apply", "--auto-approve", "--json"]);
+    assert_eq!(json.status.code(), Some(1), "{}", stderr(&json));
+    let (out, err) = (stdout(&json), stderr(&json));
+    assert!(
+        !out.contains(MACHINE) && !err.contains(MACHINE),
+        "{out}\n{err}"
+    );
+    let failed = out
+        .lines()
+        .find(|line| line.contains("\"type\":\"failed\""))
+        .unwrap_or_else(|| panic!("no failed event: {out}"));
+    assert!(
+        failed.contains("(sensitive value) is not allowed"),
+        "{failed}"
+    );
+}

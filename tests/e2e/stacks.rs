@@ -85,6 +85,20 @@ fn an_endpoint_override_refuses_a_directory_name_stack() {
         env.emulator().requests().is_empty(),
         "nothing reaches the endpoint"
     );
+    let keyed = run_in(
+        &env,
+        &dir,
+        &[
+            "plan",
+            "--endpoint",
+            "http://127.0.0.1:9/v1?key=endpoint-key-Zq8",
+        ],
+    );
+    let said = stderr(&keyed);
+    assert!(
+        !said.contains("endpoint-key-Zq8") && said.contains("http://127.0.0.1:9/v1?***"),
+        "the refusal shows the endpoint without its query: {said}"
+    );
 }
 
 #[test]

@@ -6,7 +6,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clusterform_config::{Config, Diagnostic, Provider, RemoteState, StackOrigin, VariableInputs};
+use clusterform_config::{
+    Config, Diagnostic, Provider, Redaction, RemoteState, StackOrigin, VariableInputs,
+};
 use clusterform_executor::{
     ApiClient, ClientOptions, RetryPolicy, StateError, StaticToken, StorageClient, TokenSource,
 };
@@ -47,11 +49,14 @@ pub async fn load_config(
 struct LoadedConfig {
     config: Config,
     warnings: Vec<Diagnostic>,
+    secrets: Redaction,
 }
 
 impl LoadedConfig {
-    /// Prints the warnings and hands over the configuration.
+    /// Hides its sensitive values from all the run prints from now on, prints the warnings
+    /// and hands over the configuration.
     fn print_warnings(self, printer: &Printer) -> Config {
+        crate::printer::hide_from_now_on(self.secrets);
         for warning in &self.warnings {
             printer.warn_diagnostic(warning);
         }
@@ -85,6 +90,7 @@ fn load_located(dir: &Path, mut inputs: VariableInputs) -> Result<LoadedConfig, 
     Ok(LoadedConfig {
         config: loaded.config,
         warnings,
+        secrets: loaded.secrets,
     })
 }
 
@@ -366,7 +372,7 @@ fn check_stack_fits_endpoint(provider: &Provider, endpoint: Option<&str>) -> Res
             stack: provider.stack.clone(),
             endpoint: other.map_or_else(
                 || "the Google API".to_owned(),
-                clusterform_executor::redact_userinfo,
+                clusterform_executor::redact_endpoint,
             ),
         }),
     }

@@ -7,6 +7,7 @@
 //! as it happens, a failed action with its typed error (`failed`) the moment it fails, and,
 //! told by the commands, the plan (`planned`) and how the command ended (`summary`).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -124,7 +125,9 @@ impl JsonEvents {
     fn emit(&self, kind: &str, fields: Value) {
         let now = OffsetDateTime::now_utc();
         let now = now.replace_millisecond(now.millisecond()).unwrap_or(now);
-        self.printer.result(&stamped(kind, now, fields).to_string());
+        let mut event = stamped(kind, now, fields);
+        hide_secrets_in(&mut event);
+        self.printer.result(&event.to_string());
     }
 }
 
@@ -153,6 +156,21 @@ impl ProgressSink for JsonEvents {
 
     fn failed(&self, event: &ProgressEvent, error: &ExecError) {
         self.emit("failed", failed_fields(event, error));
+    }
+}
+
+/// Every text of an event with the configuration's sensitive values hidden: an event quotes
+/// servers' messages, which may echo one (events hold no value of the plan itself).
+fn hide_secrets_in(value: &mut Value) {
+    match value {
+        Value::String(text) => {
+            if let Cow::Owned(hidden) = crate::printer::without_secrets(text) {
+                *text = hidden;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(hide_secrets_in),
+        Value::Object(fields) => fields.values_mut().for_each(hide_secrets_in),
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
     }
 }
 

@@ -8,11 +8,12 @@
 //! `Warning: message`), then its detail lines and `hint:` indented under it.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+use std::borrow::Cow;
 use std::io::IsTerminal;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, PoisonError, RwLock};
 
 use clap::error::ErrorKind;
-use clusterform_config::{Diagnostic, Severity};
+use clusterform_config::{Diagnostic, Redaction, Severity};
 use console::style;
 use indicatif::MultiProgress;
 
@@ -25,8 +26,28 @@ use crate::error::CliError;
 /// their place, so stderr lines are printed above them instead ([`MultiProgress::suspend`]).
 static LIVE_BARS: Mutex<Option<MultiProgress>> = Mutex::new(None);
 
+/// The sensitive values of the configuration this run loaded. A server's or an operation's
+/// message may quote one (a `400` echoing a startup script), so every line on stderr, every
+/// progress line and every JSON event hides them as diagnostics do; results the user asked for
+/// (a plan's JSON, which holds the exact requests by design) do not.
+static SECRETS: RwLock<Option<Redaction>> = RwLock::new(None);
+
+/// From now on, nothing but results shows the texts `secrets` holds.
+pub fn hide_from_now_on(secrets: Redaction) {
+    *SECRETS.write().unwrap_or_else(PoisonError::into_inner) = Some(secrets);
+}
+
+/// `text` with the loaded configuration's sensitive values replaced by `(sensitive value)`.
+pub fn without_secrets(text: &str) -> Cow<'_, str> {
+    match &*SECRETS.read().unwrap_or_else(PoisonError::into_inner) {
+        Some(secrets) => secrets.hide(text),
+        None => Cow::Borrowed(text),
+    }
+}
+
 /// Prints `text` on stderr, above the live progress bars if there are some.
 fn to_stderr(text: &str) {
+    let text = &*without_secrets(text);
     let bars = LIVE_BARS
         .lock()
         .unwrap_or_else(PoisonError::into_inner)

@@ -115,7 +115,7 @@ impl ProgressSink for ApplyProgress {
             (Step::Finished, Some(paused)) if line.paused => paused.clone(),
             _ => describe(event, self.names),
         };
-        let text = status.render(event.elapsed);
+        let text = crate::printer::without_secrets(&status.render(event.elapsed)).into_owned();
         match &line.bar {
             Some(bar) if finished => bar.finish_with_message(text),
             Some(bar) => bar.set_message(text),

@@ -25,6 +25,7 @@ pub use diagnostic::{CommandLineReason, Diagnostic, Diagnostics, MissingVariable
 pub use language::guard::{
     BYTES_PER_UNIT, MAX_COLLECTION_LEN, MAX_EVALUATION_WORK, MAX_STRING_BYTES, UNITS_PER_ITERATION,
 };
+pub use language::redact::{Redaction, SENSITIVE_VALUE};
 pub use language::source::{MAX_CONFIGURATION_BYTES, MAX_SOURCE_BYTES};
 pub use load::{Loaded, Validated, load, validate};
 pub use tools::export::cluster_to_hcl;

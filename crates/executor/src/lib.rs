@@ -55,6 +55,6 @@ pub use transport::auth::{
     default_token_source, resolve_token_source,
 };
 pub use transport::error::TransportError;
-pub use transport::http::redact_userinfo;
+pub use transport::http::{redact_endpoint, redact_userinfo};
 pub use transport::retry::RetryPolicy;
 pub use transport::storage::{Generation, STORAGE_ENDPOINT, StorageClient, StorageError};

@@ -171,8 +171,8 @@ fn check_endpoint(plan: &Plan, endpoint: Option<&str>, config: &Config) -> Resul
     let current = context::endpoint_label(endpoint, Some(&config.provider));
     match &plan.endpoint {
         Some(planned) if *planned != current => Err(CliError::PlanEndpointChanged {
-            planned: planned.clone(),
-            current,
+            planned: clusterform_executor::redact_endpoint(planned),
+            current: clusterform_executor::redact_endpoint(&current),
         }),
         _ => Ok(()),
     }

@@ -19,13 +19,33 @@ const SHORTEST_SECRET: usize = 3;
 
 /// The secret texts of one load, longest first (so a secret that contains another is replaced
 /// whole).
-#[derive(Debug, Default)]
-pub(crate) struct Redaction {
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Redaction {
     secrets: Vec<String>,
 }
 
+/// Says how many texts it hides, never which.
+impl std::fmt::Debug for Redaction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Redaction({} texts)", self.secrets.len())
+    }
+}
+
 impl Redaction {
-    pub fn new(secrets: impl IntoIterator<Item = String>) -> Self {
+    /// `text` with every secret replaced by [`SENSITIVE_VALUE`]; borrowed when none is in it.
+    pub fn hide<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str> {
+        if self
+            .secrets
+            .iter()
+            .any(|secret| text.contains(secret.as_str()))
+        {
+            std::borrow::Cow::Owned(self.text(text))
+        } else {
+            std::borrow::Cow::Borrowed(text)
+        }
+    }
+
+    pub(crate) fn new(secrets: impl IntoIterator<Item = String>) -> Self {
         let mut secrets: Vec<String> = secrets
             .into_iter()
             .filter(|s| s.chars().count() >= SHORTEST_SECRET)
@@ -37,7 +57,7 @@ impl Redaction {
 
     /// The diagnostic as shown: every secret replaced in its message, hint and reason, and
     /// long quoted values cut ([`capped_quotes`]).
-    pub fn diagnostic(&self, mut diagnostic: Diagnostic) -> Diagnostic {
+    pub(crate) fn diagnostic(&self, mut diagnostic: Diagnostic) -> Diagnostic {
         diagnostic.message = capped_quotes(&self.text(&diagnostic.message));
         diagnostic.hint = diagnostic.hint.map(|hint| capped_quotes(&self.text(&hint)));
         diagnostic.reason = diagnostic.reason.map(|reason| self.reason(reason));
@@ -71,7 +91,10 @@ impl Redaction {
     }
 
     /// Every source text with each secret masked in place.
-    pub fn sources(&self, sources: BTreeMap<PathBuf, Arc<str>>) -> BTreeMap<PathBuf, Arc<str>> {
+    pub(crate) fn sources(
+        &self,
+        sources: BTreeMap<PathBuf, Arc<str>>,
+    ) -> BTreeMap<PathBuf, Arc<str>> {
         if self.secrets.is_empty() {
             return sources;
         }

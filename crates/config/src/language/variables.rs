@@ -178,11 +178,14 @@ static VARIABLE: BlockSchema = BlockSchema {
     unknown_block: UnknownBlock::LikeAnAttribute,
 };
 
-/// Reads a `variable` block; problems go to `diagnostics`.
+/// Reads a `variable` block; problems go to `diagnostics`. The texts of a sensitive
+/// variable's `default` (as written, and each value in it) go to `secrets`, whether or not the
+/// block is valid: no diagnostic may show them, and a snippet of the block may quote them.
 pub(crate) fn declare(
     file: &SourceFile,
     block: &Block,
     diagnostics: &mut Vec<Diagnostic>,
+    secrets: &mut Vec<String>,
 ) -> Option<Declaration> {
     let head = block_head(block);
     let [label] = block.labels.as_slice() else {
@@ -235,19 +238,39 @@ pub(crate) fn declare(
         }
     }
     if let Some(expr) = members.expression("default") {
-        match evaluate(expr, &base_context()).and_then(|v| declaration.ty.convert(v)) {
+        let written = evaluate(expr, &base_context());
+        if declaration.sensitive {
+            secrets.extend(
+                expr.span()
+                    .and_then(|span| file.text.get(span))
+                    .map(str::to_owned),
+            );
+            secrets.extend(written.iter().flat_map(scalar_texts));
+        }
+        match written.and_then(|v| declaration.ty.convert(v)) {
             Ok(value) => declaration.default = Some(value),
             Err(message) => diagnostics.push(file.error(
                 expr.span(),
-                format!(
-                    "invalid default for variable `{}`: {message}",
-                    declaration.name
-                ),
+                invalid_default(&declaration, &message),
                 Some("a default is a constant of the variable's type".to_owned()),
             )),
         }
     }
     (diagnostics.len() == errors_before).then_some(declaration)
+}
+
+/// Why a default does not convert; for a sensitive variable without what the conversion read,
+/// which is the value.
+fn invalid_default(declaration: &Declaration, problem: &str) -> String {
+    let name = &declaration.name;
+    if declaration.sensitive {
+        format!(
+            "invalid default for variable `{name}`: it is not a {} (the value is not shown: the variable is sensitive)",
+            declaration.ty
+        )
+    } else {
+        format!("invalid default for variable `{name}`: {problem}")
+    }
 }
 
 /// What a run makes of a declared variable that gets no value.
@@ -320,9 +343,6 @@ pub(crate) fn resolve(
                 .or(inputs.env.get(name).map(String::as_str));
             resolved.secrets.extend(given.map(str::to_owned));
             resolved.secrets.extend(value.iter().flat_map(scalar_texts));
-            resolved
-                .secrets
-                .extend(declaration.default.iter().flat_map(scalar_texts));
         }
         match value {
             Some(value) => {

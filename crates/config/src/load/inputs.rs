@@ -15,14 +15,16 @@ use crate::language::variables::{self, Declaration, VarFile};
 
 const TOP_LEVEL_ATTRIBUTE_HINT: &str = "attributes belong inside a block such as `locals { ... }`";
 
-/// The declared variables; a name declared twice is reported at the second declaration.
+/// The declared variables; a name declared twice is reported at the second declaration. The
+/// texts of sensitive variables' defaults go to `secrets`.
 pub(super) fn declarations(
     top: &TopLevel<'_>,
     diagnostics: &mut Vec<Diagnostic>,
+    secrets: &mut Vec<String>,
 ) -> Vec<Declaration> {
     let mut declarations: Vec<Declaration> = Vec::new();
     for (source, block) in &top.variables {
-        let Some(declaration) = variables::declare(source, block, diagnostics) else {
+        let Some(declaration) = variables::declare(source, block, diagnostics, secrets) else {
             continue;
         };
         if declarations.iter().any(|d| d.name == declaration.name) {

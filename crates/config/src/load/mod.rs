@@ -46,6 +46,9 @@ pub struct Loaded {
     pub config: Config,
     /// Problems that do not stop the configuration from being used (e.g. unused variables).
     pub warnings: Vec<Diagnostic>,
+    /// The texts of its sensitive values, which nothing the binary prints may show: a
+    /// server's or an operation's message may quote them (a `400` echoing a startup script).
+    pub secrets: Redaction,
 }
 
 /// A configuration that passed [`validate`]: what can be said of it while some variables
@@ -151,13 +154,14 @@ fn load_dir(dir: &Path, inputs: &VariableInputs, no_value: NoValue) -> Result<Ru
         ));
     };
     let mut top = sort_blocks(&files, bodies, &mut eval.diagnostics);
-    let declarations = inputs::declarations(&top, &mut eval.diagnostics);
+    let mut default_secrets = Vec::new();
+    let declarations = inputs::declarations(&top, &mut eval.diagnostics, &mut default_secrets);
     if inputs::report_stray_attributes(&top.stray, &declarations, &mut eval.diagnostics) {
         return Err(report(
             eval.diagnostics,
             Vec::new(),
             sources,
-            &Redaction::default(),
+            &Redaction::new(default_secrets),
         ));
     }
     let auto_files = inputs::directory_var_files(dir);
@@ -171,7 +175,7 @@ fn load_dir(dir: &Path, inputs: &VariableInputs, no_value: NoValue) -> Result<Ru
     for source in &values.sources {
         sources.insert(source.path.clone(), source.text.clone());
     }
-    let redaction = Redaction::new(values.secrets.iter().cloned());
+    let redaction = Redaction::new(values.secrets.iter().cloned().chain(default_secrets));
     if !values.missing.is_empty() {
         return Err(report(
             eval.diagnostics,
@@ -220,6 +224,7 @@ fn load_dir(dir: &Path, inputs: &VariableInputs, no_value: NoValue) -> Result<Ru
                 .collect(),
         },
         warnings,
+        secrets: redaction,
     };
     Ok(Run { loaded, declared })
 }

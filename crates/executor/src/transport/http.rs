@@ -69,7 +69,7 @@ fn is_loopback(url: &Url) -> bool {
 /// An endpoint as errors show it: without its user name and password ([`redact_userinfo`])
 /// and without its query and fragment, which are refused for endpoints and may carry a key
 /// (`?key=…`, `#access_token=…`).
-pub(crate) fn redact_endpoint(endpoint: &str) -> String {
+pub fn redact_endpoint(endpoint: &str) -> String {
     let redacted = redact_userinfo(endpoint);
     match redacted.find(['?', '#']) {
         Some(cut) => format!("{}{}***", &redacted[..cut], &redacted[cut..=cut]),
