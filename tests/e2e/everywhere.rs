@@ -209,6 +209,29 @@ fn a_refused_list_in_an_unnamed_region_warns_and_deletes_nothing() {
         "far01 was not seen, so not deleted"
     );
 
+    // A destroy deletes what it sees, and says what it could not see: exit 1.
+    let destroyed = env.transcript(&["destroy", "--auto-approve"]);
+    assert!(
+        env.emulator().cluster(&far01()).is_some(),
+        "far01 was not seen, so not deleted"
+    );
+    let end = destroyed
+        .to_string()
+        .lines()
+        .skip_while(|line| !line.starts_with("Error:"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    insta::assert_snapshot!(end, @"
+    Error: destroy incomplete: 1 destroyed, but the clusters of my-proj/europe-west4 could not be listed; any clusters of this stack there were not destroyed
+      hint: the warning above says why each List was refused; run `clusterform destroy` again once they answer (or once the caller may list them)
+    [exit status: 1]
+    ");
+    let again = env.transcript(&["destroy", "--auto-approve"]).to_string();
+    assert!(
+        again.contains("destroy incomplete: 0 destroyed") && again.contains("[exit status: 1]"),
+        "nothing left to destroy, yet one location unread: {again}"
+    );
+
     // Where the configuration names a cluster, a refused List stops the plan.
     env.emulator()
         .set_refused_locations(vec![format!("{PROJECT}/us-central1").parse().unwrap()]);

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clusterform_config::Diagnostics;
 use clusterform_executor::{ExecError, StateError, TransportError};
+use clusterform_model::Location;
 use clusterform_planner::{PlanError, PlanFileError};
 
 /// Everything that can make a command fail.
@@ -144,6 +145,18 @@ pub enum CliError {
     /// line ([`crate::printer::Printer::interrupted`]).
     #[error("interrupted; operations still running are recorded in the journal")]
     Interrupted,
+    /// A destroy could not list some locations the configuration does not name: clusters of
+    /// the stack there, if any, were not destroyed.
+    #[error(
+        "destroy incomplete: {destroyed} destroyed, but the clusters of {} could not be listed; any clusters of this stack there were not destroyed",
+        shown_locations(unread)
+    )]
+    DestroyIncomplete {
+        /// How many clusters this run destroyed.
+        destroyed: usize,
+        /// The locations whose List was refused.
+        unread: Vec<Location>,
+    },
     /// The stack is the directory's name (allowed only with the local emulator), but the
     /// endpoint was overridden to a real one.
     #[error(
@@ -244,6 +257,9 @@ impl CliError {
             Self::StalePlan(_) | Self::ConfigChanged { .. } => {
                 Some("run `clusterform plan --out FILE` again, review it, then apply the new plan".into())
             }
+            Self::DestroyIncomplete { .. } => Some(
+                "the warning above says why each List was refused; run `clusterform destroy` again once they answer (or once the caller may list them)".into(),
+            ),
             Self::DirectoryNameStack { stack, .. } => Some(format!(
                 "set `stack = \"...\"` in the provider block, a name unique to this configuration \
                  (it labels the clusters it owns; two directories called `{stack}` must not share one), \
@@ -267,5 +283,18 @@ impl CliError {
             ),
             _ => None,
         }
+    }
+}
+
+/// `P/R, P/R and P/R`.
+fn shown_locations(locations: &[Location]) -> String {
+    let shown: Vec<String> = locations
+        .iter()
+        .map(|location| format!("{}/{}", location.project(), location.region()))
+        .collect();
+    match shown.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
     }
 }

@@ -78,7 +78,8 @@ async fn apply_directory(
         } else {
             None
         };
-        run.finish(report, &planned.plan, &working).await
+        run.finish(report, &planned.plan, &working, &planned.unread)
+            .await
     })
     .await
 }
@@ -160,7 +161,7 @@ async fn apply_saved_plan(
         } else {
             None
         };
-        run.finish(report, &plan, &working).await
+        run.finish(report, &plan, &working, &[]).await
     })
     .await
 }

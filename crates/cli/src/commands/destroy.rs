@@ -2,6 +2,8 @@
 //! `--idle-for`, first asks each cluster's Slurm for its jobs and nodes, prints the evidence
 //! per cluster (protected clusters among them, kept), and deletes only the provably idle ones.
 
+use clusterform_model::Location;
+
 use crate::arguments::Destroy;
 use crate::command_views::{RunView, run_view};
 use crate::commands::ExitStatus;
@@ -44,7 +46,7 @@ async fn destroy(args: &Destroy, view: &dyn RunView) -> Result<ExitStatus, CliEr
         };
         view.plan(&planned.plan, &jobs);
         if !planned.plan.has_changes() {
-            return Ok(ExitStatus::Success);
+            return nothing_destroyed(&planned.unread);
         }
         // An idle destroy deletes only clusters whose Slurm showed no work: nothing to guard.
         let stopped = match args.idle_for {
@@ -66,11 +68,23 @@ async fn destroy(args: &Destroy, view: &dyn RunView) -> Result<ExitStatus, CliEr
                 .await?;
             if !planned.plan.has_changes() {
                 view.printer().info("No idle cluster is left to destroy.");
-                return Ok(ExitStatus::Success);
+                return nothing_destroyed(&planned.unread);
             }
         }
         let report = run.execute(&planned.plan).await;
-        run.finish(Some(report), &planned.plan, &[]).await
+        run.finish(Some(report), &planned.plan, &[], &planned.unread)
+            .await
     })
     .await
+}
+
+/// A destroy that deletes nothing succeeds only when it saw every location.
+fn nothing_destroyed(unread: &[Location]) -> Result<ExitStatus, CliError> {
+    if unread.is_empty() {
+        return Ok(ExitStatus::Success);
+    }
+    Err(CliError::DestroyIncomplete {
+        destroyed: 0,
+        unread: unread.to_vec(),
+    })
 }

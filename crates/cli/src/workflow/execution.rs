@@ -8,7 +8,7 @@ use std::path::Path;
 
 use clusterform_config::{Config, field_location};
 use clusterform_executor::{ApiClient, ApplyReport, ExecError, Remains};
-use clusterform_model::{Action, LiveCluster};
+use clusterform_model::{Action, LiveCluster, Location};
 use clusterform_model::{ClusterName, ClusterState, paths};
 use clusterform_planner::{ClusterChange, Plan, StoppedWork};
 use futures::StreamExt;
@@ -51,7 +51,7 @@ impl<V: RunView + ?Sized> Run<'_, V> {
             let token = self.interrupts.token(rerun(&planned.plan));
             let resumed = self.engine.resume(self.view.progress(names), token).await;
             self.view.executed(&resumed);
-            self.conclude(&resumed, &planned.plan, Completion::Resumed, None)?;
+            self.conclude(&resumed, &planned.plan, Completion::Resumed, None, &[])?;
         }
         let changing = changing_under_us(&planned.plan, planned.live.iter());
         if !changing.is_empty() {
@@ -143,6 +143,7 @@ impl<V: RunView + ?Sized> Run<'_, V> {
         report: Option<ApplyReport>,
         plan: &Plan,
         working: &[ClusterChange],
+        unread: &[Location],
     ) -> Result<ExitStatus, CliError> {
         let changed = report.as_ref().is_some_and(|r| !r.outcomes.is_empty());
         let mut report = report.unwrap_or_default();
@@ -165,7 +166,7 @@ impl<V: RunView + ?Sized> Run<'_, V> {
             (false, false) => Completion::Settled,
             (false, true) => return Ok(ExitStatus::Success),
         };
-        self.conclude(&report, plan, completion, Some(&sources))
+        self.conclude(&report, plan, completion, Some(&sources), unread)
     }
 
     /// Waits, sending nothing, for clusters an operation no journal knows is still changing.
@@ -181,13 +182,16 @@ impl<V: RunView + ?Sized> Run<'_, V> {
     }
 
     /// Prints the report's failures (with `sources`, each field an API error names where the
-    /// configuration writes it) and says what completed; maps the report to an exit status.
+    /// configuration writes it) and says what completed; maps the report to an exit status. A
+    /// destroy that could not list every location (`unread`) is incomplete, whatever it
+    /// deleted: clusters of the stack may be left there.
     fn conclude(
         &self,
         report: &ApplyReport,
         plan: &Plan,
         completion: Completion,
         sources: Option<&FieldSources<'_>>,
+        unread: &[Location],
     ) -> Result<ExitStatus, CliError> {
         let failed: Vec<_> = report.failed().collect();
         for outcome in &failed {
@@ -222,6 +226,12 @@ impl<V: RunView + ?Sized> Run<'_, V> {
             return Err(CliError::ActionsFailed {
                 failed: failed.len(),
                 total: report.outcomes.len(),
+            });
+        }
+        if plan.destroy && !unread.is_empty() {
+            return Err(CliError::DestroyIncomplete {
+                destroyed: Counts::of(report).destroy,
+                unread: unread.to_vec(),
             });
         }
         self.view.completed(plan, completion);

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use clusterform_config::Config;
 use clusterform_executor::{ApiClient, ExecError, LivePages, Mark, PagePosition, RefusedList};
 use clusterform_model::ClusterName;
-use clusterform_model::{JobsByCluster, LiveCluster, RunningJobs};
+use clusterform_model::{JobsByCluster, LiveCluster, Location, RunningJobs};
 use clusterform_planner::{
     AppliedDigests, IdleDeletion, Plan, PlanBuilder, PlanOptions, Unmatched, UnmatchedRemoved,
     unmatched_removed,
@@ -28,6 +28,9 @@ pub struct Planned {
     pub live: LivePages,
     /// The plan.
     pub plan: Plan,
+    /// The locations whose List was refused, which the configuration does not name: clusters
+    /// of the stack there, if any, are not in the plan.
+    pub unread: Vec<Location>,
 }
 
 /// Terraform's warning for `-target`, in our words: a partial plan is for exceptional cases.
@@ -68,7 +71,8 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
         if !options.targets.is_empty() {
             self.view.printer().warn(TARGETING_IN_EFFECT);
         }
-        Ok(Planned { live, plan })
+        let unread = refused.into_iter().map(|list| list.location).collect();
+        Ok(Planned { live, plan, unread })
     }
 
     /// The Slurm jobs active right now on the cluster of every disruptive change, each with
