@@ -484,3 +484,59 @@ async fn an_exhausted_create_that_cleaned_up_leaves_no_mark() {
     assert_eq!(report.outcomes[0].remains, None);
     assert!(AppliedRecord::open(dir.path()).marks().is_empty());
 }
+
+/// Once the chain's delete of its failed cluster is done, puts a cluster of `owner` (another
+/// stack, or no stack label) under the same ID, as someone racing for it would.
+struct IdTaker {
+    emulator: clusterform_emulator::Emulator,
+    owner: Option<&'static str>,
+}
+
+impl clusterform_executor::ProgressSink for IdTaker {
+    fn event(&self, event: &clusterform_executor::ProgressEvent) {
+        if event.step
+            == (Step::StepDone {
+                request: RequestKind::Delete,
+            })
+        {
+            let id = event.address.id().as_str();
+            self.emulator
+                .insert_cluster(&cluster_name(id), cluster_body(id, self.owner));
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_cluster_of_another_owner_taking_the_id_between_attempts_fails_the_chain_at_once() {
+    for owner in [Some("someone-else"), None] {
+        let h = harness(&[DECLARED]).await;
+        let dir = tempfile::tempdir().unwrap();
+        let sink = Arc::new(IdTaker {
+            emulator: h.emulator.clone(),
+            owner,
+        });
+        let engine = engine(&h, dir.path());
+        let plan = plan(vec![chained_create("gpu")]);
+        let applied = engine.apply(&plan, sink, CancellationToken::new());
+        let report = tokio::time::timeout(Duration::from_secs(30), applied)
+            .await
+            .expect("the chain does not wait for an ID another owner holds");
+        match &report.outcomes[0].result {
+            Err(ExecError::TakenByAnother { owner: taker, .. }) => {
+                assert_eq!(taker.as_deref(), owner);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            mutations(&h),
+            ["POST 200", "DELETE 200", "POST 409"],
+            "one refused create, then nothing"
+        );
+        let live = h.emulator.cluster(&cluster_name("gpu")).unwrap();
+        assert_eq!(
+            live["labels"]["clusterform-stack"].as_str(),
+            owner,
+            "the other owner's cluster is left alone"
+        );
+    }
+}

@@ -277,6 +277,14 @@ impl ClusterRequest {
         }
     }
 
+    /// The owner a create labels its cluster with (its `clusterform-stack` label), if any.
+    pub fn stack_label(&self) -> Option<&str> {
+        match self {
+            Self::Create { body, .. } => body.get("labels")?.get(crate::STACK_LABEL)?.as_str(),
+            Self::Update { .. } | Self::Delete { .. } => None,
+        }
+    }
+
     /// The path: the collection for a create, the cluster otherwise.
     pub fn path(&self) -> String {
         match self {

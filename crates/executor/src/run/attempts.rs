@@ -12,7 +12,7 @@
 use std::time::Duration;
 
 use clusterform_model::rest::{ClusterRequest, RequestKind};
-use clusterform_model::{Action, Cluster, ClusterName, Code};
+use clusterform_model::{Action, Cluster, ClusterName, ClusterState, Code, STACK_LABEL};
 use clusterform_planner::ClusterChange;
 use tokio::time::Instant;
 
@@ -147,6 +147,7 @@ impl ApplyEngine {
                 .await;
             match sent {
                 Err(error) if after_a_delete && is_taken(&error) && Instant::now() < deadline => {
+                    self.check_not_taken_by_another(tracker, request).await?;
                     tracker.emit(Step::IdNotFree);
                     let remaining = deadline.saturating_duration_since(Instant::now());
                     tracker
@@ -160,6 +161,32 @@ impl ApplyEngine {
                 sent => return sent,
             }
         }
+    }
+
+    /// The ID is still taken after the delete: fails at once with
+    /// [`ExecError::TakenByAnother`] when a cluster of another owner holds it (waiting would
+    /// only run out the create's timeout), goes on waiting while what holds it is the deleted
+    /// cluster (gone, or still `STOPPING`) or one of this stack's.
+    async fn check_not_taken_by_another(
+        &self,
+        tracker: &Tracker<'_>,
+        create: &ClusterRequest,
+    ) -> Result<(), ExecError> {
+        let name = create.name();
+        let holder = tracker
+            .cancellable(async { Ok(self.client.get_cluster(name).await?) })
+            .await?;
+        let Some(holder) = holder else {
+            return Ok(());
+        };
+        let owner = holder.label(STACK_LABEL);
+        if holder.cluster_state() == Some(ClusterState::Stopping) || owner == create.stack_label() {
+            return Ok(());
+        }
+        Err(ExecError::TakenByAnother {
+            cluster: name.to_string(),
+            owner: owner.map(str::to_owned),
+        })
     }
 
     /// Deletes the cluster that attempt `attempt`'s failed create left behind, and waits

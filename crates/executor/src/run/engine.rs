@@ -200,7 +200,7 @@ impl ApplyReport {
 /// Runs plans against the API.
 #[derive(Debug)]
 pub struct ApplyEngine {
-    client: ApiClient,
+    pub(super) client: ApiClient,
     journal: Journal,
     parallelism: usize,
     parallelism_per_location: Option<usize>,

@@ -123,6 +123,18 @@ pub enum ExecError {
         /// What is left of the cluster.
         left: LeftBehind,
     },
+    /// Between two attempts of a fallback chain, a cluster of another owner (another stack's
+    /// label, or none) took the ID the chain had freed: the chain cannot go on there.
+    #[error(
+        "{cluster}: while the fallback chain waited for the ID to be free, a cluster {} took it; the chain stops",
+        owned_by(owner.as_deref())
+    )]
+    TakenByAnother {
+        /// The cluster ID the chain creates.
+        cluster: String,
+        /// The stack label of the cluster that took it, if it has one.
+        owner: Option<String>,
+    },
     /// The run was cancelled (Ctrl-C) while this action was in progress.
     #[error("interrupted")]
     Cancelled,
@@ -163,6 +175,14 @@ impl std::fmt::Display for LeftBehind {
             }
             Self::Missing => "the replacement had deleted the cluster first, so it is now missing",
         })
+    }
+}
+
+/// `managed by another stack, `S`,` or `that no clusterform stack manages`.
+fn owned_by(owner: Option<&str>) -> String {
+    match owner {
+        Some(stack) => format!("managed by another stack, `{stack}`,"),
+        None => "that no clusterform stack manages".to_owned(),
     }
 }
 

@@ -418,13 +418,10 @@ impl ApiClient {
     ) -> Result<Submitted, TransportError> {
         let name = request.name();
         let (class, lost_create) = match request {
-            ClusterRequest::Create { name, body } => {
+            ClusterRequest::Create { name, .. } => {
                 let check = LostCreateCheck {
                     cluster: name.clone(),
-                    stack: body
-                        .get("labels")
-                        .and_then(|labels| labels.get(STACK_LABEL)?.as_str())
-                        .map(str::to_owned),
+                    stack: request.stack_label().map(str::to_owned),
                 };
                 (CallClass::Create, Some(check))
             }
