@@ -147,6 +147,9 @@ pub fn exec_hint(error: &ExecError) -> Option<String> {
         ExecError::OutOfMachines { attempts, left, .. } => {
             return Some(out_of_machines_hint(attempts, *left));
         }
+        ExecError::TakenByAnother { .. } => {
+            "the cluster ID is someone else's now: give this cluster block another ID, or ask              the owner of the cluster now under it"
+        }
         ExecError::Name(_) => return None,
     };
     Some(hint.to_owned())
