@@ -106,3 +106,79 @@ fn a_quota_refusal_goes_to_the_fallback_at_once_and_events_say_so() {
         "no retry of the quota, no delete"
     );
 }
+
+/// The `cpu` machine type of every create the emulator accepted or refused, in order.
+fn created_cpu_machines(env: &Env) -> Vec<String> {
+    env.mutations()
+        .iter()
+        .filter(|r| r.method == "POST" && r.path.ends_with("modelDevelopmentClusters"))
+        .filter_map(|r| {
+            let pools = r.body.as_ref()?["nodePools"].as_array()?.clone();
+            let cpu = pools.into_iter().find(|p| p["id"] == "cpu")?;
+            Some(cpu["machineSpec"]["machineType"].as_str()?.to_owned())
+        })
+        .collect()
+}
+
+#[test]
+fn a_chain_whose_record_was_lost_goes_on_after_the_attempt_its_cluster_shows() {
+    let env = Env::with_options(EmulatorOptions {
+        operation_duration: Duration::from_millis(100),
+        required_token: Some(TOKEN.to_owned()),
+        project_numbers: true,
+        capacity_failures: vec![
+            "n2-standard-32".parse().unwrap(),
+            "n2-standard-16".parse().unwrap(),
+        ],
+        ..EmulatorOptions::default()
+    });
+    let chain = with_fallback().replace(
+        "        machine_type = \"n2-standard-16\"\n      }\n    }\n",
+        "        machine_type = \"n2-standard-16\"\n      }\n    }\n\n    fallback {\n      machine_spec {\n        machine_type = \"n2-standard-8\"\n      }\n    }\n",
+    );
+    assert_eq!(chain.matches("fallback {").count(), 2, "{chain}");
+    // A protected cluster's failed first attempt is kept in ERROR; then the record of it is
+    // lost (the state a kill leaves while the create's answer is in flight, before anything
+    // is written), and the protection lifted.
+    let protected = chain.replacen(
+        "  display_name",
+        "  lifecycle {\n    prevent_destroy = true\n  }\n  display_name",
+        1,
+    );
+    env.write_config(&protected);
+    let kept = env.run(&["apply", "--auto-approve"]);
+    assert_eq!(kept.status.code(), Some(1));
+    let live = env.emulator().cluster(&cluster_name("train01")).unwrap();
+    assert_eq!(live["clusterStatus"]["state"], "ERROR");
+    assert!(live.get("startTime").is_none(), "{live}");
+    std::fs::remove_file(env.path().join(".clusterform/applied.json")).unwrap();
+    env.write_config(&chain);
+
+    let plan = env.transcript(&["plan"]).to_string();
+    assert!(
+        plan.contains("it will be replaced")
+            && plan.contains("so attempt 1 (the pools as declared) found no machines; apply goes on with attempt 2 of 3"),
+        "{plan}"
+    );
+    env.emulator().clear_requests();
+    let applied = env.run(&["apply", "--auto-approve"]);
+    assert!(
+        applied.status.success(),
+        "{}",
+        crate::support::stderr(&applied)
+    );
+    assert_eq!(
+        created_cpu_machines(&env),
+        ["n2-standard-16", "n2-standard-8"],
+        "attempt 1, known to be out, is not sent again"
+    );
+    let live = env.emulator().cluster(&cluster_name("train01")).unwrap();
+    let cpu = live["nodePools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["id"] == "cpu")
+        .unwrap()
+        .clone();
+    assert_eq!(cpu["machineSpec"]["machineType"], "n2-standard-8");
+}

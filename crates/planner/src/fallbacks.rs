@@ -124,6 +124,16 @@ fn alternative_of(pool: &NodePool) -> PoolAlternative {
     }
 }
 
+/// Whether every pool of `attempted` that has fallbacks runs as `attempted` has it in the live
+/// cluster `live` (JSON), and the live cluster has every such pool.
+pub(crate) fn runs_attempt(attempted: &Cluster, live: &Value) -> bool {
+    attempted
+        .node_pools
+        .iter()
+        .flatten()
+        .all(|pool| live_pool(live, &pool.id).is_some_and(|live_pool| runs(pool, live_pool)))
+}
+
 /// The live pool `id`, as JSON.
 fn live_pool<'l>(live: &'l Value, id: &str) -> Option<&'l Value> {
     live.get("nodePools")?

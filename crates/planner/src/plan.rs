@@ -214,6 +214,12 @@ pub struct CapacityPlan {
     /// `ERROR` is kept and reported, never deleted (so no later alternative can be tried).
     #[serde(default, skip_serializing_if = "is_false")]
     pub keep_failed: bool,
+    /// How many attempts, from the first, are known to have found no machines without the
+    /// journal saying so: the live cluster, in `ERROR` for a shortage and never `RUNNING`, runs
+    /// the last of them. The chain goes on with the attempt after it. `None`: from the first
+    /// (or from where the journal says).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub known_out: Option<usize>,
 }
 
 impl CapacityPlan {

@@ -265,6 +265,7 @@ impl ClusterPlanner<'_> {
             chains: fallbacks::chains(self.cluster, &pools),
             running: Vec::new(),
             keep_failed: self.cluster.lifecycle.prevent_destroy,
+            known_out: None,
         };
         Ok((first, capacity))
     }
@@ -273,7 +274,8 @@ impl ClusterPlanner<'_> {
     /// `ERROR` and a create of clusterform's left it so (taint), or `--replace` names it. A
     /// cluster that went into `ERROR` later is not replaced unasked.
     fn replacement_reason(&self, live: &Cluster) -> Option<ChangeReason> {
-        if let Some(InError { state, detail, .. }) = in_error(live).filter(|_| self.tainted) {
+        let ours = self.tainted || self.lost_failed_attempt(live).is_some();
+        if let Some(InError { state, detail, .. }) = in_error(live).filter(|_| ours) {
             return Some(ChangeReason::Broken { state, detail });
         }
         self.options
@@ -281,6 +283,32 @@ impl ClusterPlanner<'_> {
             .iter()
             .any(|id| id == self.cluster.name.id().as_str())
             .then_some(ChangeReason::ReplaceRequested)
+    }
+
+    /// The attempt (from 0: as declared) of this cluster's create chain whose failed create
+    /// left the live cluster, when no record says so (its journal entry was lost to a kill
+    /// while the create's answer was in flight): the cluster is in `ERROR` for a shortage, has
+    /// never been `RUNNING` (no `startTime`), so no job ever ran on it, the applied record
+    /// has no entry for it, and its pools are that attempt's (the latest attempt they match).
+    /// `prevent_destroy` keeps such a cluster, as its chain would have.
+    fn lost_failed_attempt(&self, live: &Cluster) -> Option<usize> {
+        let status = live.cluster_status.as_ref()?;
+        let never_ran = live.start_time.is_none();
+        let short = status
+            .error
+            .as_ref()
+            .is_some_and(|error| error.operation_shortage().is_some());
+        // A cluster the applied record has an entry for was created (or updated) by a run
+        // that ended well: it is not a create's leftover, whatever its times say.
+        let recorded = self.recorded.is_some();
+        if !(never_ran && short) || recorded || self.cluster.lifecycle.prevent_destroy {
+            return None;
+        }
+        in_error(live)?;
+        let live_json = self.encode(&live.writable()).ok()?;
+        (0..self.cluster.attempts())
+            .rev()
+            .find(|&attempt| fallbacks::runs_attempt(&self.cluster.attempt(attempt), &live_json))
     }
 
     /// The digest of the declared cluster ([`crate::desired_digest`]), encoded as `declared`.
@@ -404,6 +432,12 @@ impl ClusterPlanner<'_> {
                 self.check_replace_allowed(reason.as_ref())?;
                 let (create, creates) = self.creates()?;
                 capacity = creates;
+                // Without a record, the chain goes on after the attempt the cluster shows.
+                capacity.known_out = self
+                    .lost_failed_attempt(live)
+                    .filter(|_| !self.tainted)
+                    .map(|attempt| attempt + 1)
+                    .filter(|&out| out < self.cluster.attempts());
                 let requests = vec![requests::delete(&self.address), create];
                 let impact = Impact {
                     class: ImpactClass::ReplacesCluster,

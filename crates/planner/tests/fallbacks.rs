@@ -183,3 +183,91 @@ fn replace_starts_from_the_declared_machines_even_when_a_fallback_runs() {
     assert_eq!(machine_of(&change.requests[1], "cpu"), declared);
     assert_eq!(machine_of(&change.capacity.fallbacks[0], "cpu"), FALLBACK);
 }
+
+/// The seed's `cpu` machine type.
+const DECLARED_CPU: &str = "n2-standard-8";
+const THIRD: &str = "n2-standard-4";
+
+/// `train01` with its `cpu` pool falling back to [`FALLBACK`], then to [`THIRD`].
+fn with_two_fallbacks() -> DesiredCluster {
+    let mut declared = with_fallback(seed());
+    declared.fallbacks[0].alternatives.push(cpu_pool_on(THIRD));
+    declared
+}
+
+/// `train01` as a failed create on `machine` leaves it: in ERROR for a stockout, never
+/// started.
+fn left_by_a_create_on(machine: &str) -> Value {
+    let mut live = served("train01", &seed(), Some(STACK), "ERROR");
+    set_machine(&mut live, "cpu", machine);
+    live["clusterStatus"]["error"] = json!({"code": 8, "message": "(state:STOCKOUT)"});
+    live
+}
+
+fn planned_with_record(
+    declared: DesiredCluster,
+    live: &[clusterform_model::LiveCluster],
+    applied: &clusterform_planner::AppliedDigests,
+) -> ClusterChange {
+    let declared = config(vec![declared]);
+    let options = PlanOptions::default();
+    clusterform_planner::PlanBuilder::new(&declared, &options)
+        .with_applied(applied)
+        .finish(live)
+        .unwrap()
+        .changes
+        .remove(0)
+}
+
+/// With no journal entry nor record, a stack cluster a chain's attempt left in ERROR is
+/// matched to that attempt by its pools, and the chain goes on after it.
+#[test]
+fn a_chain_that_lost_its_place_goes_on_after_the_attempt_its_cluster_runs() {
+    for (machine, known_out) in [(DECLARED_CPU, Some(1)), (FALLBACK, Some(2)), (THIRD, None)] {
+        let live = cluster(left_by_a_create_on(machine));
+        let change = planned(with_two_fallbacks(), std::slice::from_ref(&live));
+        assert_eq!(change.action, Action::Replace, "{machine}");
+        assert!(
+            matches!(
+                change.reason,
+                Some(clusterform_planner::ChangeReason::Broken { .. })
+            ),
+            "{machine}: {:?}",
+            change.reason
+        );
+        // The last alternative left it: the chain was at its end, a new one starts at the top.
+        assert_eq!(change.capacity.known_out, known_out, "{machine}");
+    }
+}
+
+/// A cluster that ran, that the applied record knows, that failed for another reason or that
+/// `prevent_destroy` protects is never taken for a lost attempt's leftover.
+#[test]
+fn a_cluster_that_ran_or_is_recorded_is_not_taken_for_a_lost_attempt() {
+    let mut started = left_by_a_create_on(FALLBACK);
+    started["startTime"] = json!("2026-11-02T10:10:00Z");
+    let mut other_failure = left_by_a_create_on(FALLBACK);
+    other_failure["clusterStatus"]["error"] = json!({"code": 13, "message": "boot failure"});
+    for live in [started, other_failure] {
+        let live = cluster(live);
+        let change = planned(with_two_fallbacks(), std::slice::from_ref(&live));
+        assert_ne!(
+            change.action,
+            Action::Replace,
+            "{:?}",
+            live.cluster.cluster_status
+        );
+        assert!(change.in_error.is_some());
+    }
+    let live = cluster(left_by_a_create_on(FALLBACK));
+    let recorded: clusterform_planner::AppliedDigests =
+        [(live.address.clone(), "digest".to_owned())]
+            .into_iter()
+            .collect();
+    let change = planned_with_record(with_two_fallbacks(), std::slice::from_ref(&live), &recorded);
+    assert_ne!(change.action, Action::Replace);
+    let mut protected = with_two_fallbacks();
+    protected.lifecycle.prevent_destroy = true;
+    let change = planned(protected, std::slice::from_ref(&live));
+    assert_ne!(change.action, Action::Replace);
+}

@@ -376,6 +376,9 @@ impl ClusterText<'_> {
                 alternatives.join(", ")
             );
         }
+        if let Some(out) = change.capacity.known_out {
+            let _ = writeln!(self.out, "    # {}", known_out_line(out, change));
+        }
         if change.action == Action::Replace {
             for line in replacement_lines(change) {
                 let _ = writeln!(self.out, "    # {line}");
@@ -677,6 +680,19 @@ fn drift_line(change: &ClusterChange, name: &str) -> Option<String> {
         "# {name} changed outside clusterform: {}",
         listed.join(", ")
     ))
+}
+
+/// Where a chain whose place no journal kept goes on: after the attempt the live cluster runs.
+fn known_out_line(out: usize, change: &ClusterChange) -> String {
+    let attempts = change.capacity.fallbacks.len() + 1;
+    let tried = match out {
+        1 => "attempt 1 (the pools as declared)".to_owned(),
+        out => format!("attempts 1 to {out}"),
+    };
+    format!(
+        "the cluster never started and runs the pools of attempt {out}, so {tried} found no machines; apply goes on with attempt {} of {attempts}",
+        out + 1
+    )
 }
 
 /// A cluster in ERROR that the plan does not replace: what the service says, since when, and

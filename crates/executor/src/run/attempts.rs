@@ -6,7 +6,9 @@
 //! refusal, and never with `prevent_destroy` — and the next attempt is sent once the ID is
 //! free again. Any other failure ends the chain at once. The journal holds the chain's place
 //! (see [`JournalEntry::attempt`](crate::JournalEntry::attempt)): a run interrupted between
-//! two attempts goes on with the next one, never one already tried. Every attempt has the
+//! two attempts goes on with the next one, never one already tried; when the journal lost an
+//! accepted attempt (a kill while its answer was in flight), the plan knows from the cluster
+//! it left how many attempts are out (`CapacityPlan::known_out`). Every attempt has the
 //! action's timeout, and the chain ends after its last alternative.
 
 use std::time::Duration;
@@ -38,13 +40,21 @@ impl ApplyEngine {
             .chain(&change.capacity.fallbacks)
             .collect();
         let name = &change.address;
-        let start = match self.journal().failed_attempt(name) {
+        let journaled = match self.journal().failed_attempt(name) {
             Some(failed) if failed + 1 < attempts.len() => failed + 1,
             _ => {
                 self.journal().end_chain(name).await?;
                 0
             }
         };
+        // Attempts the plan knows to be out (the cluster a lost attempt left shows it) are
+        // not sent again.
+        let known_out = change
+            .capacity
+            .known_out
+            .filter(|&out| out < attempts.len())
+            .unwrap_or(0);
+        let start = journaled.max(known_out);
         let chained = first.kind() == RequestKind::Create || attempts.len() > 1;
         let mut failures = Vec::new();
         // A chain resumed after its first attempt follows a delete (this run's replacement
