@@ -219,3 +219,33 @@ fn a_state_file_linked_to_an_endless_device_is_refused_not_read() {
             .is_some_and(|why| why.contains("a character device"))
     );
 }
+
+/// An applied record or journal larger than any run writes (a sparse file here, so the test
+/// writes nothing) is refused by its size, never loaded: the record is an empty one with the
+/// reason, the journal an error naming it.
+#[test]
+fn a_state_file_over_the_size_cap_is_refused_unread() {
+    use clusterform_executor::{AppliedRecord, Journal};
+    let dir = tempfile::tempdir().unwrap();
+    let oversized = 64 * 1024 * 1024 + 1;
+    let record = AppliedRecord::path_in(dir.path());
+    std::fs::create_dir_all(record.parent().unwrap()).unwrap();
+    std::fs::File::create(&record)
+        .unwrap()
+        .set_len(oversized)
+        .unwrap();
+    let opened = AppliedRecord::open(dir.path());
+    assert!(opened.entries().is_empty());
+    let why = opened.unreadable().unwrap_or_default().to_owned();
+    assert!(why.contains("67108864"), "{why}");
+
+    std::fs::File::create(Journal::path_in(dir.path()))
+        .unwrap()
+        .set_len(oversized)
+        .unwrap();
+    let refused = Journal::open(dir.path()).unwrap_err().to_string();
+    assert!(
+        refused.contains("journal.json") && refused.contains("67108864"),
+        "{refused}"
+    );
+}
