@@ -211,6 +211,7 @@ fn transport_hint(error: &TransportError) -> Option<String> {
         }
         TransportError::Decode { .. }
         | TransportError::AnswerTooLarge { .. }
+        | TransportError::RefreshBudgetSpent { .. }
         | TransportError::Redirected { .. } => NOT_THE_API,
         TransportError::NotAnOperation { .. } => NOT_SAID_WHETHER_CHANGED,
         TransportError::Cancelled => return exec_hint(&ExecError::Cancelled),
