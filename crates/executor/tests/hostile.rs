@@ -177,11 +177,22 @@ async fn a_bad_page_with_a_next_page_token_ends_the_list_with_its_error() {
     assert!(received <= 2, "{received} requests");
 }
 
+/// A server that answers every request with 100 MB, 64 KiB at a time.
+async fn flooding() -> Scripted {
+    Scripted::start(|_, tools| tools.flood(100 * 1000 * 1000, 64 * 1024)).await
+}
+
+/// The bytes of flood answers the server handed over, once it has had a moment to notice that
+/// the client closed its connections.
+async fn streamed_once_closed(server: &Scripted) -> usize {
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    server.streamed()
+}
+
 #[tokio::test]
 async fn an_endless_answer_stops_at_the_cap_without_reading_it_all() {
     const CAP: usize = 1 << 20;
-    const FLOOD: usize = 100 * 1000 * 1000;
-    let server = Scripted::start(|_, tools| tools.flood(FLOOD, 64 * 1024)).await;
+    let server = flooding().await;
     let err = client_with_cap(&server, CAP)
         .list_clusters(&location())
         .await
@@ -194,13 +205,9 @@ async fn an_endless_answer_stops_at_the_cap_without_reading_it_all() {
     assert!(message.contains(&collection_path()), "{message}");
     assert!(message.contains(&CAP.to_string()), "{message}");
     assert_eq!(server.requests().len(), 1, "a flood is not asked for again");
-    // Give the server a moment to notice the closed connection, then check it stopped early.
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    assert!(
-        server.streamed() < 32 * CAP,
-        "{} bytes streamed",
-        server.streamed()
-    );
+    // The server stopped early.
+    let streamed = streamed_once_closed(&server).await;
+    assert!(streamed < 32 * CAP, "{streamed} bytes streamed");
 }
 
 #[tokio::test]
@@ -726,8 +733,7 @@ async fn endless_lists_in_every_location_share_one_page_budget() {
 #[tokio::test]
 async fn large_answers_in_several_locations_share_one_byte_budget() {
     const TOTAL: usize = 1 << 20;
-    const FLOOD: usize = 100 * 1000 * 1000;
-    let server = Scripted::start(|_, tools| tools.flood(FLOOD, 64 * 1024)).await;
+    let server = flooding().await;
     let budget = RefreshBudget {
         answer_bytes: TOTAL,
         ..RefreshBudget::default()
@@ -749,15 +755,10 @@ async fn large_answers_in_several_locations_share_one_byte_budget() {
         locations.len(),
         "a flood is not asked for again"
     );
-    // Give the server a moment to notice the closed connections. Each List alone would read
-    // the 64 MiB of one answer, 768 MiB in all; together they stop at the total, plus what
-    // each connection had buffered (a few MiB on loopback).
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    assert!(
-        server.streamed() < 4 * MAX_ANSWER_BYTES,
-        "{} bytes streamed",
-        server.streamed()
-    );
+    // Each List alone would read the 64 MiB of one answer, 768 MiB in all; together they stop
+    // at the total, plus what each connection had buffered (a few MiB on loopback).
+    let streamed = streamed_once_closed(&server).await;
+    assert!(streamed < 4 * MAX_ANSWER_BYTES, "{streamed} bytes streamed");
 }
 
 /// The named location fails its List once the other locations have been asked for

@@ -42,16 +42,16 @@ async fn start_with(object_mutation_limit: bool) -> (EmulatorHandle, StorageClie
         .serve("127.0.0.1:0".parse().unwrap())
         .await
         .unwrap();
-    let client = client_of(&handle, BUCKET);
+    let client = client_at(&handle.base_url(), BUCKET);
     (handle, client)
 }
 
-/// A client of `bucket` on the emulator `handle` serves.
-fn client_of(handle: &EmulatorHandle, bucket: &str) -> StorageClient {
+/// A client of `bucket` on the server at `base_url`.
+fn client_at(base_url: &str, bucket: &str) -> StorageClient {
     StorageClient::new(
         bucket,
         ClientOptions {
-            endpoint: Some(handle.base_url()),
+            endpoint: Some(base_url.to_owned()),
             retry: fast_retry(),
             ..ClientOptions::default()
         },
@@ -291,7 +291,7 @@ async fn of_two_runs_racing_for_a_free_lock_exactly_one_wins() {
 #[tokio::test]
 async fn a_missing_bucket_is_an_error_not_a_held_lock() {
     let (handle, _client) = start().await;
-    let client = client_of(&handle, "no-such-bucket");
+    let client = client_at(&handle.base_url(), "no-such-bucket");
     let error = try_take(&client, "apply").await.unwrap_err();
     assert!(
         matches!(&error, StateError::LockStorage(e) if matches!(**e, StorageError::BucketNotFound { .. })),
@@ -403,16 +403,7 @@ async fn a_lock_object_whose_creates_are_always_refused_for_rate_is_reported_rat
         ),
     })
     .await;
-    let client = StorageClient::new(
-        BUCKET,
-        ClientOptions {
-            endpoint: Some(server.base_url().to_owned()),
-            retry: fast_retry(),
-            ..ClientOptions::default()
-        },
-        Arc::new(StaticToken::new(TOKEN)),
-    )
-    .unwrap();
+    let client = client_at(server.base_url(), BUCKET);
 
     let error = try_take(&client, "apply").await.unwrap_err();
 
