@@ -270,6 +270,7 @@ fn client_options(endpoint: Option<String>) -> ClientOptions {
         request_timeout: Duration::from_secs(60),
         retry: RetryPolicy::default(),
         max_answer_bytes: clusterform_executor::MAX_ANSWER_BYTES,
+        refresh_budget: clusterform_executor::RefreshBudget::default(),
     }
 }
 

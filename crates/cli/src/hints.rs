@@ -214,6 +214,7 @@ fn transport_hint(error: &TransportError) -> Option<String> {
         }
         TransportError::Decode { .. }
         | TransportError::AnswerTooLarge { .. }
+        | TransportError::RefreshBudgetSpent { .. }
         | TransportError::Redirected { .. } => NOT_THE_API,
         TransportError::NotAnOperation { .. } => NOT_SAID_WHETHER_CHANGED,
         TransportError::Cancelled => return exec_hint(&ExecError::Cancelled),
@@ -242,7 +243,7 @@ fn state_hint(error: &StateError) -> Option<String> {
         }
         StateError::RemoteLocked {
             holder: None,
-            generation: Some(generation),
+            generation,
             ..
         } => {
             return Some(format!(
@@ -260,9 +261,10 @@ fn state_hint(error: &StateError) -> Option<String> {
                 holder.id
             ));
         }
-        StateError::RemoteLocked { .. } => {
-            "wait for the other run to finish (`--lock-timeout 10m` waits for it); if it died, \
-             remove its lock with `clusterform force-unlock LOCK_ID`"
+        StateError::LockRateLimited { .. } => {
+            "Cloud Storage takes about one write of an object a second, and something keeps \
+             writing the lock object (runs started one right after another, or another tool): \
+             try again in a few seconds; there is no lock to force-unlock"
         }
         StateError::LockStorage(_) => {
             "check the `lock` block's bucket, and that your credentials may create and delete its objects"
@@ -446,5 +448,16 @@ mod tests {
                 .unwrap()
                 .contains("CLUSTERFORM_ACCESS_TOKEN")
         );
+    }
+
+    #[test]
+    fn a_rate_limited_lock_object_is_not_said_to_need_a_force_unlock() {
+        let rate_limited = ExecError::State(StateError::LockRateLimited {
+            object: "gs://team-infra/clusterform/prod/ml.lock".into(),
+            creates: 3,
+        });
+        let hint = exec_hint(&rate_limited).unwrap();
+        assert!(hint.contains("try again in a few seconds"), "{hint}");
+        assert!(hint.contains("no lock to force-unlock"), "{hint}");
     }
 }

@@ -47,12 +47,15 @@ pub use state::lock::{LockInfo, RunLock};
 pub use state::remote_lock::{HeldLock, StorageLock};
 pub use state::state_dir::StateDir;
 pub use transport::api::{
-    ApiClient, ClientOptions, LIST_PAGE_SIZE, MAX_ANSWER_BYTES, MAX_LIST_PAGES, SlurmBodyError,
-    SlurmReply, Submitted,
+    ApiClient, ClientOptions, LIST_PAGE_SIZE, MAX_ANSWER_BYTES, SlurmBodyError, SlurmReply,
+    Submitted,
 };
 pub use transport::auth::{
     AuthEnvironment, AuthError, GcloudCli, ResolvedTokenSource, StaticToken, Token, TokenSource,
     default_token_source, resolve_token_source,
+};
+pub use transport::budget::{
+    BudgetLimit, BudgetSpent, REFRESH_ANSWER_BYTES, REFRESH_PAGES, RefreshBudget, RefreshMeter,
 };
 pub use transport::error::TransportError;
 pub use transport::http::{redact_endpoint, redact_userinfo};

@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use axum::http::Method;
 use clusterform_executor::{
-    ApiClient, ApplyEngine, ApplyReport, ClientOptions, ExecError, Journal, MAX_ANSWER_BYTES,
-    MAX_LIST_PAGES, StaticToken, Submitted, TransportError,
+    ApiClient, ApplyEngine, ApplyReport, BudgetLimit, ClientOptions, ExecError, Journal,
+    MAX_ANSWER_BYTES, REFRESH_PAGES, RefreshBudget, StaticToken, Submitted, TransportError,
+    refresh,
 };
 use clusterform_model::rest::ClusterRequest;
 use clusterform_model::{Action, RefreshLocations};
@@ -22,12 +23,23 @@ use crate::support::*;
 const OPERATION: &str = "projects/123456789012/locations/us-central1/operations/777";
 
 fn client_with_cap(server: &Scripted, max_answer_bytes: usize) -> ApiClient {
+    client_with_budget(server, max_answer_bytes, RefreshBudget::default())
+}
+
+/// A client whose refreshes read at most `refresh_budget`, and each answer at most
+/// `max_answer_bytes`.
+fn client_with_budget(
+    server: &Scripted,
+    max_answer_bytes: usize,
+    refresh_budget: RefreshBudget,
+) -> ApiClient {
     ApiClient::new(
         ClientOptions {
             endpoint: Some(server.base_url().to_owned()),
             request_timeout: Duration::from_secs(10),
             retry: fast_retry(),
             max_answer_bytes,
+            refresh_budget,
             ..ClientOptions::default()
         },
         Arc::new(StaticToken::new(TOKEN)),
@@ -150,8 +162,11 @@ async fn a_bad_page_with_a_next_page_token_ends_the_list_with_its_error() {
     let page = json!({"modelDevelopmentClusters": [{"labels": ["a"]}], "nextPageToken": "p2"});
     let server = Scripted::start(move |_, _| json(page.clone())).await;
     let mut pages_handed_over = 0;
-    let err = client(&server)
-        .list_clusters_paged(&location(), |_| pages_handed_over += 1)
+    let client = client(&server);
+    let err = client
+        .list_clusters_paged(&location(), &client.refresh_meter(), |_| {
+            pages_handed_over += 1;
+        })
         .await
         .unwrap_err();
     assert!(matches!(err, TransportError::Decode { .. }), "{err}");
@@ -162,11 +177,22 @@ async fn a_bad_page_with_a_next_page_token_ends_the_list_with_its_error() {
     assert!(received <= 2, "{received} requests");
 }
 
+/// A server that answers every request with 100 MB, 64 KiB at a time.
+async fn flooding() -> Scripted {
+    Scripted::start(|_, tools| tools.flood(100 * 1000 * 1000, 64 * 1024)).await
+}
+
+/// The bytes of flood answers the server handed over, once it has had a moment to notice that
+/// the client closed its connections.
+async fn streamed_once_closed(server: &Scripted) -> usize {
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    server.streamed()
+}
+
 #[tokio::test]
 async fn an_endless_answer_stops_at_the_cap_without_reading_it_all() {
     const CAP: usize = 1 << 20;
-    const FLOOD: usize = 100 * 1000 * 1000;
-    let server = Scripted::start(|_, tools| tools.flood(FLOOD, 64 * 1024)).await;
+    let server = flooding().await;
     let err = client_with_cap(&server, CAP)
         .list_clusters(&location())
         .await
@@ -179,13 +205,9 @@ async fn an_endless_answer_stops_at_the_cap_without_reading_it_all() {
     assert!(message.contains(&collection_path()), "{message}");
     assert!(message.contains(&CAP.to_string()), "{message}");
     assert_eq!(server.requests().len(), 1, "a flood is not asked for again");
-    // Give the server a moment to notice the closed connection, then check it stopped early.
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    assert!(
-        server.streamed() < 32 * CAP,
-        "{} bytes streamed",
-        server.streamed()
-    );
+    // The server stopped early.
+    let streamed = streamed_once_closed(&server).await;
+    assert!(streamed < 32 * CAP, "{streamed} bytes streamed");
 }
 
 #[tokio::test]
@@ -245,20 +267,20 @@ async fn a_list_that_never_ends_stops_after_the_page_cap() {
         .await
         .unwrap_err();
     assert!(
-        err.to_string()
-            .contains(&format!("did not end after {MAX_LIST_PAGES} pages")),
+        matches!(&err, TransportError::RefreshBudgetSpent { spent, .. }
+            if spent.limit == BudgetLimit::Pages(REFRESH_PAGES)),
         "{err}"
     );
     assert!(err.to_string().contains(&collection_path()), "{err}");
     // Time for a request beyond the cap to arrive, were one sent ahead (pages are asked for
     // before the previous one is decoded).
     tokio::time::sleep(Duration::from_millis(100)).await;
-    assert_eq!(server.requests().len(), MAX_LIST_PAGES);
+    assert_eq!(server.requests().len(), REFRESH_PAGES);
 }
 
 #[tokio::test]
 async fn a_list_of_many_pages_stops_at_the_total_cap() {
-    const CAP: usize = 64 * 1024;
+    const TOTAL: usize = 64 * 1024;
     let server = Scripted::start(|seen: &Seen, _| {
         let page = seen
             .param("pageToken")
@@ -270,12 +292,17 @@ async fn a_list_of_many_pages_stops_at_the_total_cap() {
         }))
     })
     .await;
-    let err = client_with_cap(&server, CAP)
+    let budget = RefreshBudget {
+        answer_bytes: TOTAL,
+        ..RefreshBudget::default()
+    };
+    let err = client_with_budget(&server, MAX_ANSWER_BYTES, budget)
         .list_clusters(&location())
         .await
         .unwrap_err();
     assert!(
-        matches!(err, TransportError::AnswerTooLarge { .. }),
+        matches!(&err, TransportError::RefreshBudgetSpent { spent, .. }
+            if spent.limit == BudgetLimit::AnswerBytes(TOTAL)),
         "{err}"
     );
     assert!(server.requests().len() <= 4, "{}", server.requests().len());
@@ -625,7 +652,7 @@ async fn a_cluster_listed_twice_fails_the_refresh_naming_it_and_its_pages() {
     })
     .await;
     let locations = RefreshLocations::named([location()]);
-    let err = clusterform_executor::refresh(&client(&server), &locations, &[])
+    let err = refresh(&client(&server), &locations, &[])
         .await
         .unwrap_err();
     assert!(
@@ -640,7 +667,7 @@ async fn a_cluster_listed_twice_fails_the_refresh_naming_it_and_its_pages() {
 
     let twice = json!({"modelDevelopmentClusters": [first.clone(), first]});
     let server = Scripted::start(move |_, _| json(twice.clone())).await;
-    let err = clusterform_executor::refresh(&client(&server), &locations, &[])
+    let err = refresh(&client(&server), &locations, &[])
         .await
         .unwrap_err();
     assert!(
@@ -654,4 +681,145 @@ async fn a_cluster_listed_twice_fails_the_refresh_naming_it_and_its_pages() {
         ),
         "{err}"
     );
+}
+
+/// The location a List request was sent to: its region, from `/v1beta1/projects/P/locations/R/…`.
+fn region_of(seen: &Seen) -> String {
+    seen.path.split('/').nth(5).unwrap_or_default().to_owned()
+}
+
+/// An endless List page: no clusters, and a token never given before.
+fn endless_page(seen: &Seen) -> axum::response::Response {
+    let page = seen
+        .param("pageToken")
+        .map_or(0, |t| t.parse::<u64>().unwrap());
+    json(json!({"modelDevelopmentClusters": [], "nextPageToken": (page + 1).to_string()}))
+}
+
+/// The budget error of a refresh, and the location it names.
+fn spent_budget(error: &ExecError) -> (BudgetLimit, String) {
+    let ExecError::Transport(TransportError::RefreshBudgetSpent { spent, .. }) = error else {
+        panic!("not the refresh's budget: {error}");
+    };
+    (spent.limit, spent.location.region().to_owned())
+}
+
+#[tokio::test]
+async fn endless_lists_in_every_location_share_one_page_budget() {
+    let server = Scripted::start(|seen, _| endless_page(seen)).await;
+    let locations = RefreshLocations::everywhere([location()], [], []);
+    let error = refresh(&client(&server), &locations, &[])
+        .await
+        .unwrap_err();
+
+    let (limit, region) = spent_budget(&error);
+    assert_eq!(limit, BudgetLimit::Pages(REFRESH_PAGES));
+    let message = error.to_string();
+    assert!(
+        message.contains(&format!(
+            "the List of {PROJECT}/{region} passed the refresh's total of {REFRESH_PAGES} pages"
+        )),
+        "{message}"
+    );
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let requests = server.requests().len();
+    assert!(
+        requests <= REFRESH_PAGES + locations.len(),
+        "{requests} requests for {} locations: one budget, not one per location",
+        locations.len()
+    );
+}
+
+#[tokio::test]
+async fn large_answers_in_several_locations_share_one_byte_budget() {
+    const TOTAL: usize = 1 << 20;
+    let server = flooding().await;
+    let budget = RefreshBudget {
+        answer_bytes: TOTAL,
+        ..RefreshBudget::default()
+    };
+    let client = client_with_budget(&server, MAX_ANSWER_BYTES, budget);
+    let locations = RefreshLocations::everywhere([location()], [], []);
+    let error = refresh(&client, &locations, &[]).await.unwrap_err();
+
+    let (limit, _) = spent_budget(&error);
+    assert_eq!(limit, BudgetLimit::AnswerBytes(TOTAL));
+    assert!(
+        error
+            .to_string()
+            .contains("counted over the Lists of every location together"),
+        "{error}"
+    );
+    assert_eq!(
+        server.requests().len(),
+        locations.len(),
+        "a flood is not asked for again"
+    );
+    // Each List alone would read the 64 MiB of one answer, 768 MiB in all; together they stop
+    // at the total, plus what each connection had buffered (a few MiB on loopback).
+    let streamed = streamed_once_closed(&server).await;
+    assert!(streamed < 4 * MAX_ANSWER_BYTES, "{streamed} bytes streamed");
+}
+
+/// The named location fails its List once the other locations have been asked for
+/// `HEAD_START` pages; they list forever.
+#[tokio::test]
+async fn a_list_that_fails_the_refresh_stops_the_others() {
+    const HEAD_START: usize = 20;
+    let others_asked = Arc::new(AtomicUsize::new(0));
+    let counted = others_asked.clone();
+    let server = Scripted::start(move |seen, _| {
+        if region_of(seen) != REGION {
+            counted.fetch_add(1, Ordering::SeqCst);
+            return endless_page(seen);
+        }
+        if counted.load(Ordering::SeqCst) < HEAD_START {
+            return endless_page(seen);
+        }
+        google_error(403, "PERMISSION_DENIED", "Permission denied")
+    })
+    .await;
+    let locations = RefreshLocations::everywhere([location()], [], []);
+    let error = refresh(&client(&server), &locations, &[])
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&error, ExecError::Transport(TransportError::Api { url, .. }) if url.contains(REGION)),
+        "the named location's failure: {error}"
+    );
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let asked = others_asked.load(Ordering::SeqCst);
+    // Read on to their end, the others would have used the refresh's whole budget.
+    assert!(
+        asked < REFRESH_PAGES / 2,
+        "the other locations asked for {asked} pages"
+    );
+}
+
+/// A List refused where nothing is named stops nothing: the named location's many pages are
+/// all read.
+#[tokio::test]
+async fn a_refused_list_stops_no_other_list() {
+    const PAGES: u64 = 30;
+    let server = Scripted::start(move |seen, _| {
+        if region_of(seen) != REGION {
+            return google_error(403, "PERMISSION_DENIED", "Permission denied");
+        }
+        let page = seen
+            .param("pageToken")
+            .map_or(0, |t| t.parse::<u64>().unwrap());
+        let mut cluster = running_cluster(&format!("c{page}"));
+        cluster["name"] = json!(cluster_name(&format!("c{page}")));
+        let next = if page + 1 < PAGES {
+            json!((page + 1).to_string())
+        } else {
+            json!("")
+        };
+        json(json!({"modelDevelopmentClusters": [cluster], "nextPageToken": next}))
+    })
+    .await;
+    let locations = RefreshLocations::everywhere([location()], [], []);
+    let refreshed = refresh(&client(&server), &locations, &[]).await.unwrap();
+    assert_eq!(refreshed.live.len(), PAGES as usize);
+    assert_eq!(refreshed.refused.len(), locations.len() - 1);
 }

@@ -44,7 +44,9 @@ async fn list_clusters_paged_gives_each_page_in_order() {
     let h = paged_emulator().await;
     let mut pages = Vec::new();
     h.client
-        .list_clusters_paged(&location(), |page| pages.push(page))
+        .list_clusters_paged(&location(), &h.client.refresh_meter(), |page| {
+            pages.push(page);
+        })
         .await
         .unwrap();
     let sizes: Vec<usize> = pages.iter().map(Vec::len).collect();
@@ -64,7 +66,7 @@ async fn the_next_page_is_asked_for_before_a_page_is_handed_over() {
     let lists_received = || h.count("GET", "/modelDevelopmentClusters");
     let mut asked_before_handed_over = Vec::new();
     h.client
-        .list_clusters_paged(&location(), |page| {
+        .list_clusters_paged(&location(), &h.client.refresh_meter(), |page| {
             let pages_so_far = asked_before_handed_over.len() + 1;
             let deadline = Instant::now() + Duration::from_secs(10);
             let full = page.len() == 4;

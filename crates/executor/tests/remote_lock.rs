@@ -2,7 +2,9 @@
 //! holder and object, release deletes only the generation this run wrote, waiting ends when
 //! the holder releases (and is told once), and of two runs racing for a free lock exactly one
 //! wins; with Cloud Storage's one write of an object a second, a waiter only reads, a quick
-//! release waits the second out, and a create refused for rate is a lock being taken.
+//! release waits the second out, a create refused for rate is a lock being taken when one is
+//! read, and is sent again a second later when none is (a few times, then the object is
+//! reported rate-limited, never held).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,6 +14,7 @@ use clusterform_executor::{
     ClientOptions, LockInfo, StateError, StaticToken, StorageClient, StorageError, StorageLock,
 };
 
+use crate::scripted::{Scripted, google_error};
 use crate::support::{TOKEN, fast_retry};
 
 const BUCKET: &str = "team-infra";
@@ -39,16 +42,16 @@ async fn start_with(object_mutation_limit: bool) -> (EmulatorHandle, StorageClie
         .serve("127.0.0.1:0".parse().unwrap())
         .await
         .unwrap();
-    let client = client_of(&handle, BUCKET);
+    let client = client_at(&handle.base_url(), BUCKET);
     (handle, client)
 }
 
-/// A client of `bucket` on the emulator `handle` serves.
-fn client_of(handle: &EmulatorHandle, bucket: &str) -> StorageClient {
+/// A client of `bucket` on the server at `base_url`.
+fn client_at(base_url: &str, bucket: &str) -> StorageClient {
     StorageClient::new(
         bucket,
         ClientOptions {
-            endpoint: Some(handle.base_url()),
+            endpoint: Some(base_url.to_owned()),
             retry: fast_retry(),
             ..ClientOptions::default()
         },
@@ -288,7 +291,7 @@ async fn of_two_runs_racing_for_a_free_lock_exactly_one_wins() {
 #[tokio::test]
 async fn a_missing_bucket_is_an_error_not_a_held_lock() {
     let (handle, _client) = start().await;
-    let client = client_of(&handle, "no-such-bucket");
+    let client = client_at(&handle.base_url(), "no-such-bucket");
     let error = try_take(&client, "apply").await.unwrap_err();
     assert!(
         matches!(&error, StateError::LockStorage(e) if matches!(**e, StorageError::BucketNotFound { .. })),
@@ -333,7 +336,7 @@ async fn a_lock_without_a_record_is_refused_with_its_generation_as_the_lock_id()
     assert!(
         matches!(
             &refused,
-            StateError::RemoteLocked { holder: None, generation: Some(g), .. } if *g == generation
+            StateError::RemoteLocked { holder: None, generation: g, .. } if *g == generation
         ),
         "{refused:?}"
     );
@@ -358,4 +361,73 @@ async fn a_lock_with_a_record_has_the_records_id() {
     let lock = try_take(&client, "apply").await.unwrap();
     let held = StorageLock::holder(&client, OBJECT).await.unwrap().unwrap();
     assert_eq!(held.id(), lock.info().id);
+}
+
+#[tokio::test]
+async fn a_run_without_a_timeout_asking_right_after_a_release_takes_the_lock() {
+    let (handle, client) = start_rate_limited().await;
+    let first = try_take(&client, "apply").await.unwrap();
+    first.release().await.unwrap();
+    // Within the second of the delete: Cloud Storage answers the create 429, and nobody holds
+    // the lock.
+    let second = try_take(&client, "destroy").await.unwrap();
+
+    let held = StorageLock::holder(&client, OBJECT).await.unwrap().unwrap();
+    assert_eq!(held.info.as_ref(), Some(second.info()));
+    let log = handle.emulator().requests();
+    let after_release: Vec<(&str, u16)> = log
+        .iter()
+        .skip_while(|r| r.method != "DELETE")
+        .skip(1)
+        .map(|r| (r.method.as_str(), r.status))
+        .collect();
+    assert_eq!(
+        after_release[..3],
+        [("POST", 429), ("GET", 404), ("POST", 200)],
+        "refused for rate, read as free, created again a second later: {log:#?}"
+    );
+}
+
+#[tokio::test]
+async fn a_lock_object_whose_creates_are_always_refused_for_rate_is_reported_rate_limited() {
+    let server = Scripted::start(|seen, _| match seen.method.as_str() {
+        "POST" => google_error(
+            429,
+            "rateLimitExceeded",
+            "The object exceeded the rate limit for object mutation operations",
+        ),
+        _ => google_error(
+            404,
+            "notFound",
+            "No such object: team-infra/clusterform/prod/ml.lock",
+        ),
+    })
+    .await;
+    let client = client_at(server.base_url(), BUCKET);
+
+    let error = try_take(&client, "apply").await.unwrap_err();
+
+    assert!(
+        matches!(&error, StateError::LockRateLimited { creates: 3, object } if *object == format!("gs://{BUCKET}/{OBJECT}")),
+        "{error:?}"
+    );
+    let message = error.to_string();
+    assert!(
+        message.contains("is rate-limited") && message.contains("the stack is not locked"),
+        "{message}"
+    );
+    assert!(
+        !message.contains("locked by") && !message.contains("exists"),
+        "an absent lock is never said to be held: {message}"
+    );
+    let methods: Vec<String> = server
+        .requests()
+        .iter()
+        .map(|r| r.method.to_string())
+        .collect();
+    assert_eq!(
+        methods,
+        ["POST", "GET", "POST", "GET", "POST", "GET"],
+        "three creates, each followed by a read that found no lock"
+    );
 }

@@ -14,6 +14,10 @@
 //! planned from a location that could not be read; any other failure there (an outage that
 //! outlasted the retries, a malformed answer) still fails the refresh.
 //!
+//! The Lists of one refresh share one budget ([`RefreshMeter`]: pages asked for and answer
+//! bytes read, all locations together), and a List that fails the refresh stops the others
+//! rather than letting them read on (see [`refresh_paged`]).
+//!
 //! Each List hands over its pages as they arrive ([`refresh_paged`]), so that the planner can
 //! work on them while the next pages are on the network. A page is handed over, not copied:
 //! whoever takes them puts the whole set together from their positions ([`LivePages`]).
@@ -28,9 +32,11 @@ use clusterform_model::{
 use futures::future::{join_all, try_join_all};
 use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
 use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
 use crate::run::error::ExecError;
 use crate::transport::api::ApiClient;
+use crate::transport::budget::RefreshMeter;
 use crate::transport::error::TransportError;
 
 /// The addressed clusters of one List page.
@@ -87,31 +93,58 @@ struct StartedList {
 }
 
 impl StartedList {
-    fn start(client: &ApiClient, location: &Location) -> Self {
-        let (client, location) = (client.clone(), location.clone());
+    fn start(client: &ApiClient, location: &Location, meter: &RefreshMeter) -> Self {
+        let (client, location, meter) = (client.clone(), location.clone(), meter.clone());
         let (sender, pages) = mpsc::unbounded_channel();
-        let task = tokio::spawn(async move { list(&client, &location, &sender).await });
+        let task = tokio::spawn(async move { list(&client, &location, &meter, &sender).await });
         Self { task, pages }
+    }
+
+    /// [`read_through`](Self::read_through); an error, which fails the refresh, cancels
+    /// `failed`, which stops the other Lists.
+    async fn hand_over(
+        self,
+        place: (usize, &Location, bool),
+        on_page: &impl Fn(PagePosition, Vec<LiveCluster>),
+        failed: &CancellationToken,
+    ) -> Result<Option<RefusedList>, ExecError> {
+        let ended = self.read_through(place, on_page, failed).await;
+        if ended.is_err() {
+            failed.cancel();
+        }
+        ended
     }
 
     /// Gives every page of the location, the `location`-th refreshed, to `on_page` as it
     /// arrives; then whether the List ended well: `Ok(None)` when it did, `Ok(Some(refused))`
     /// when the List of a location that is not `named` was refused before any page came.
+    /// Once `failed` is cancelled (another List failed the refresh), a List that has handed
+    /// over a page stops at once, also with `Ok(None)`: the refresh fails anyway.
     ///
     /// A cluster listed twice (in one page or two, with the same content or not) ends the
     /// List with [`ExecError::ListedTwice`] before the page that repeats it is given: which
     /// copy is the cluster cannot be known, and planning from either could delete or replace
     /// a cluster that needs nothing.
-    async fn hand_over(
+    async fn read_through(
         mut self,
         place: (usize, &Location, bool),
         on_page: &impl Fn(PagePosition, Vec<LiveCluster>),
+        failed: &CancellationToken,
     ) -> Result<Option<RefusedList>, ExecError> {
         let (location, at, named) = place;
         let mut page = 0;
         let mut seen = ListedOnce::default();
-        // The task holds the only sender: the pages end when the List does.
-        while let Some(clusters) = self.pages.recv().await {
+        loop {
+            // A List still waiting for its first answer gets it: where every location fails
+            // alike (a wrong credential), the error reported is then the first named
+            // location's, whichever answer came first. The task is aborted when `self` drops.
+            let clusters = tokio::select! {
+                biased;
+                () = failed.cancelled(), if page > 0 => return Ok(None),
+                // The task holds the only sender: the pages end when the List does.
+                clusters = self.pages.recv() => clusters,
+            };
+            let Some(clusters) = clusters else { break };
             seen.check(&clusters, page)?;
             on_page(PagePosition { location, page }, clusters);
             page += 1;
@@ -236,7 +269,13 @@ pub async fn refresh(
 /// error, the pages given are part of an incomplete answer. With `targets`, whose clusters are
 /// read with Gets, the clusters found are given as one page.
 ///
-/// Every List is started at once, so the refresh takes as long as its slowest location.
+/// Every List is started at once, so the refresh takes as long as its slowest location. They
+/// share one budget ([`ApiClient::refresh_meter`]: the pages asked for and the answer bytes
+/// read, all locations together), so that a server that never ends its Lists or floods their
+/// answers costs one budget, not one per location. A List that fails the refresh stops the
+/// others: each that has handed over a page is dropped at once (its task aborted, its
+/// requests cancelled), and one still waiting for its first answer is dropped once that answer
+/// has come. A List refused where nothing is named ([`RefusedList`]) stops nothing.
 pub async fn refresh_paged(
     client: &ApiClient,
     locations: &RefreshLocations,
@@ -253,24 +292,24 @@ pub async fn refresh_paged(
         .enumerate()
         .map(|(position, (location, named))| (position, location, named))
         .collect();
+    let meter = client.refresh_meter();
     let started: Vec<StartedList> = places
         .iter()
-        .map(|&(_, location, _)| StartedList::start(client, location))
+        .map(|&(_, location, _)| StartedList::start(client, location, &meter))
         .collect();
+    let failed = CancellationToken::new();
     let lists = started
         .into_iter()
         .zip(&places)
-        .map(|(list, &place)| list.hand_over(place, &on_page));
-    // Every List runs to its end, even after another failed, so that the error reported does
-    // not depend on which answer came first: a failure costs no more time than a success, the
-    // slowest location.
+        .map(|(list, &place)| list.hand_over(place, &on_page, &failed));
     let ended = join_all(lists).await;
     first_failure(&places, ended)
 }
 
 /// The refused Lists when every List ended well; else the error of the first named location
 /// (in order) whose List failed, or, when none did, of the first other one — a wrong
-/// credential, refused everywhere, is reported where the configuration names a cluster.
+/// credential, refused everywhere, is reported where the configuration names a cluster. (The
+/// Lists stopped by a failure ended "well": the failure is reported.)
 fn first_failure(
     places: &[(usize, &Location, bool)],
     ended: Vec<Result<Option<RefusedList>, ExecError>>,
@@ -339,11 +378,12 @@ async fn get_targets(
 async fn list(
     client: &ApiClient,
     location: &Location,
+    meter: &RefreshMeter,
     pages: &UnboundedSender<Page>,
 ) -> Result<(), ExecError> {
     let mut unaddressable = None;
     client
-        .list_clusters_paged(location, |clusters| {
+        .list_clusters_paged(location, meter, |clusters| {
             if unaddressable.is_some() {
                 return;
             }

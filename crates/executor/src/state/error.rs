@@ -57,6 +57,7 @@ pub enum StateError {
     },
     /// Another clusterform run, perhaps on another machine, holds the stack's lock on Cloud
     /// Storage.
+    /// Only ever made from a lock object read as present.
     #[error("{}", remote_locked_message(object, holder.as_deref(), *generation, *waited))]
     RemoteLocked {
         /// The lock object, `gs://BUCKET/OBJECT`.
@@ -64,10 +65,23 @@ pub enum StateError {
         /// Who holds it, when the object holds a record; boxed to keep errors small.
         holder: Option<Box<LockInfo>>,
         /// The object's generation when it was last read: the lock's ID for `force-unlock`
-        /// when it holds no record (`None` when it was gone by then).
-        generation: Option<Generation>,
+        /// when it holds no record.
+        generation: Generation,
         /// How long this run waited for it: the whole `--lock-timeout` (zero: not at all).
         waited: Duration,
+    },
+    /// Cloud Storage refused the lock's create for rate (`429`) again and again, a second
+    /// apart, while no lock object was there: nobody holds the lock, but it cannot be taken.
+    #[error(
+        "the lock object {object} is rate-limited: Cloud Storage refused {creates} creates of it \
+         in a row, a second apart (429, too many writes of one object), while no lock was there; \
+         the stack is not locked"
+    )]
+    LockRateLimited {
+        /// The lock object, `gs://BUCKET/OBJECT`.
+        object: String,
+        /// The creates refused in a row.
+        creates: u32,
     },
     /// Reading, taking or releasing the lock on Cloud Storage failed; boxed to keep errors
     /// small.
@@ -98,18 +112,15 @@ fn locked_message(path: &std::path::Path, holder: Option<&LockInfo>, waited: Dur
 fn remote_locked_message(
     object: &str,
     holder: Option<&LockInfo>,
-    generation: Option<Generation>,
+    generation: Generation,
     waited: Duration,
 ) -> String {
-    let mut message = match (holder, generation) {
-        (Some(holder), _) => format!("the stack is locked by {holder} at {object}"),
-        (None, Some(generation)) => format!(
+    let mut message = match holder {
+        Some(holder) => format!("the stack is locked by {holder} at {object}"),
+        None => format!(
             "the stack is locked: {object} exists but holds no lock record that can be read \
              (lock ID {generation}, the object's generation)"
         ),
-        (None, None) => {
-            format!("the stack is locked by another clusterform run (lock {object} exists)")
-        }
     };
     if !waited.is_zero() {
         message.push_str(&format!(

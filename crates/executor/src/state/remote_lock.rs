@@ -22,6 +22,12 @@ use crate::transport::storage::{Generation, OBJECT_WRITE_INTERVAL, StorageClient
 /// so less often than the local lock's quarter second.
 const POLL_INTERVAL: Duration = Duration::from_secs(1);
 
+/// The creates in a row that Cloud Storage may refuse for rate while no lock is there before a
+/// run gives up: an object deleted (released, force-unlocked) takes a write again a second
+/// later, so one refusal is usual and a few, a second apart, mean that something keeps writing
+/// the object or that the server refuses every write of it.
+const RATE_LIMITED_CREATES: u32 = 3;
+
 /// The stack lock this run holds on Cloud Storage. Cheap to clone (a clone releases the same
 /// acquisition: only one release finds the object).
 #[derive(Debug, Clone)]
@@ -56,11 +62,14 @@ impl HeldLock {
 
 impl StorageLock {
     /// Takes the lock `object` for `holder`, waiting up to `timeout` while another run holds
-    /// it; a zero timeout fails at once with [`StateError::RemoteLocked`] naming the holder.
+    /// it; a zero timeout fails at once with [`StateError::RemoteLocked`] naming the lock read.
     /// `on_wait` is called once, with the holder, when it starts waiting. While it waits, it
     /// reads the lock every second and tries to create it again only once it is gone: Cloud
     /// Storage takes about one write of an object a second, and a waiter's refused creates
-    /// would compete with the holder's release.
+    /// would compete with the holder's release. A create refused for rate while no lock is
+    /// there (it was released or removed within the second) is sent again a second later,
+    /// whatever the timeout, at most [`RATE_LIMITED_CREATES`] times in a row; then it fails with
+    /// [`StateError::LockRateLimited`].
     pub async fn acquire(
         client: &StorageClient,
         object: &str,
@@ -76,8 +85,9 @@ impl StorageLock {
             timeout,
         };
         let record = serde_json::to_vec(&holder).unwrap_or_default();
+        let mut refused_for_rate = 0;
         loop {
-            let just_written = match client.take_if_absent(object, &record).await {
+            let refusal = match client.take_if_absent(object, &record).await {
                 Ok(generation) => {
                     return Ok(Self {
                         client: client.clone(),
@@ -87,14 +97,32 @@ impl StorageLock {
                         info: holder,
                     });
                 }
-                Err(StorageError::PreconditionFailed { .. }) => false,
-                // Another run wrote the lock within the last second, taking or releasing it:
-                // look at it, and write no sooner than a second later. The create is not
-                // retried (`take_if_absent`), so a zero timeout fails at once.
-                Err(error) if error.is_rate_limited() => true,
+                Err(refusal @ StorageError::PreconditionFailed { .. }) => refusal,
+                // The create is not retried (`take_if_absent`): whether another run is taking
+                // the lock or released it within the second, the read below tells.
+                Err(refusal) if refusal.is_rate_limited() => refusal,
                 Err(other) => return Err(lock_storage(other)),
             };
-            wait.until_free(just_written, &mut on_wait).await?;
+            match StorageLock::holder(client, object).await? {
+                Some(held) => {
+                    refused_for_rate = 0;
+                    wait.until_gone(held, &mut on_wait).await?;
+                }
+                // Released or removed within the second: nobody holds it, and the object takes
+                // a write again a second after the delete.
+                None if refusal.is_rate_limited() => {
+                    refused_for_rate += 1;
+                    if refused_for_rate == RATE_LIMITED_CREATES {
+                        return Err(StateError::LockRateLimited {
+                            object: location(client, object),
+                            creates: refused_for_rate,
+                        });
+                    }
+                    tokio::time::sleep(OBJECT_WRITE_INTERVAL).await;
+                }
+                // Released between the create and the read: create it again.
+                None => {}
+            }
         }
     }
 
@@ -159,33 +187,32 @@ struct LockWait<'a> {
 }
 
 impl LockWait<'_> {
-    /// Reads the lock every second until it is gone and was not written within the last second
-    /// (`just_written`: a create of ours was refused for rate), telling `on_wait` (once) who
-    /// holds it; fails with [`StateError::RemoteLocked`] at the deadline.
-    async fn until_free(
+    /// Reads the lock every second until it is gone, telling `on_wait` (once) who holds it;
+    /// fails with [`StateError::RemoteLocked`], naming the lock last read, at the deadline.
+    async fn until_gone(
         &self,
-        mut just_written: bool,
+        mut held: HeldLock,
         on_wait: &mut Option<impl FnOnce(Option<&LockInfo>)>,
     ) -> Result<(), StateError> {
-        let mut held = StorageLock::holder(self.client, self.object).await?;
-        while held.is_some() || just_written {
+        loop {
             let remaining = self.deadline.saturating_duration_since(Instant::now());
             if remaining.is_zero() {
                 return Err(StateError::RemoteLocked {
                     object: location(self.client, self.object),
-                    generation: held.as_ref().map(|lock| lock.generation),
-                    holder: held.and_then(|lock| lock.info).map(Box::new),
+                    generation: held.generation,
+                    holder: held.info.map(Box::new),
                     waited: self.timeout,
                 });
             }
             if let Some(tell) = on_wait.take() {
-                tell(held.as_ref().and_then(|lock| lock.info.as_ref()));
+                tell(held.info.as_ref());
             }
             tokio::time::sleep(POLL_INTERVAL.min(remaining)).await;
-            just_written = false;
-            held = StorageLock::holder(self.client, self.object).await?;
+            match StorageLock::holder(self.client, self.object).await? {
+                Some(still) => held = still,
+                None => return Ok(()),
+            }
         }
-        Ok(())
     }
 }
 

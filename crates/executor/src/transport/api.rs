@@ -4,9 +4,10 @@
 //! Every answer is decoded here, so a server that answers something else than the API (an
 //! HTML error page, a proxy's text) becomes a [`TransportError::Decode`] naming the URL instead of a
 //! panic or a confusing serde message further up. A server is not trusted to be well-behaved:
-//! answers are read with a size cap ([`MAX_ANSWER_BYTES`]), redirects are never followed, a
-//! List ends after [`MAX_LIST_PAGES`] pages or at the first page token seen twice, and the
-//! answer to a create, update or delete must be an operation with a usable name. A quota error
+//! answers are read with a size cap ([`MAX_ANSWER_BYTES`]), redirects are never followed, the
+//! Lists of one refresh together ask for no more pages and read no more bytes than one
+//! [`RefreshBudget`], a List ends at the first page token seen twice, and the answer to a
+//! create, update or delete must be an operation with a usable name. A quota error
 //! from one region holds back every request to that region for a while ([`RegionGates`]).
 
 use std::collections::HashSet;
@@ -28,6 +29,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::transport::auth::TokenSource;
+use crate::transport::budget::{BudgetSpent, ListCharge, RefreshBudget, RefreshMeter};
 use crate::transport::error::TransportError;
 use crate::transport::exchange::{Answer, Body, Exchanging, Request, Unanswered, exchange};
 use crate::transport::http::{
@@ -41,12 +43,9 @@ use crate::transport::retry::{CallClass, RetryPolicy};
 /// at 100 and some refuse larger sizes, so 100 is the largest size safe to ask for (docs/api.md).
 pub const LIST_PAGE_SIZE: u32 = 100;
 
-/// The most pages one List reads, so a server that never ends its list cannot loop us
-/// forever (1,000 pages of up to 100 clusters: far beyond any real location).
-pub const MAX_LIST_PAGES: usize = 1_000;
-
-/// The largest answer body read from the server, and the most bytes all pages of one List may
-/// add up to: a real answer is kilobytes, and an endless one must not exhaust memory.
+/// The largest answer body read from the server: a real answer is kilobytes, and an endless
+/// one must not exhaust memory. The pages of a refresh's Lists together are capped by its
+/// [`RefreshBudget`].
 pub const MAX_ANSWER_BYTES: usize = 64 * 1024 * 1024;
 
 /// The longest a glance (see [`ApiClient::for_a_glance`]) waits for an answer.
@@ -66,6 +65,8 @@ pub struct ClientOptions {
     pub retry: RetryPolicy,
     /// The largest answer body read ([`MAX_ANSWER_BYTES`] unless a test lowers it).
     pub max_answer_bytes: usize,
+    /// What the Lists of one refresh may read together (the default unless a test lowers it).
+    pub refresh_budget: RefreshBudget,
 }
 
 impl Default for ClientOptions {
@@ -76,6 +77,7 @@ impl Default for ClientOptions {
             request_timeout: Duration::from_secs(60),
             retry: RetryPolicy::default(),
             max_answer_bytes: MAX_ANSWER_BYTES,
+            refresh_budget: RefreshBudget::default(),
         }
     }
 }
@@ -88,6 +90,7 @@ impl fmt::Debug for ClientOptions {
             .field("request_timeout", &self.request_timeout)
             .field("retry", &self.retry)
             .field("max_answer_bytes", &self.max_answer_bytes)
+            .field("refresh_budget", &self.refresh_budget)
             .finish()
     }
 }
@@ -108,6 +111,7 @@ pub enum Submitted {
 pub struct ApiClient {
     endpoint: Option<String>,
     connection: Connection,
+    refresh_budget: RefreshBudget,
     gates: RegionGates,
     slurm_version: KnownSlurmVersion,
 }
@@ -274,6 +278,7 @@ impl ApiClient {
             .as_deref()
             .map(validate_endpoint)
             .transpose()?;
+        let refresh_budget = options.refresh_budget;
         let connection =
             Connection::new(options, tokens).map_err(|e| TransportError::InvalidEndpoint {
                 endpoint: endpoint.clone().unwrap_or_default(),
@@ -285,6 +290,7 @@ impl ApiClient {
         Ok(Self {
             endpoint,
             connection,
+            refresh_budget,
             gates: RegionGates::default(),
             slurm_version: KnownSlurmVersion::default(),
         })
@@ -299,36 +305,39 @@ impl ApiClient {
         })
     }
 
-    /// Every cluster of one location, following `nextPageToken` until it is missing or empty.
+    /// A fresh count of what one refresh reads, for all its Lists to share.
+    pub fn refresh_meter(&self) -> RefreshMeter {
+        RefreshMeter::new(self.refresh_budget)
+    }
+
+    /// Every cluster of one location, following `nextPageToken` until it is missing or empty;
+    /// the List has a refresh's whole budget to itself.
     pub async fn list_clusters(&self, location: &Location) -> Result<Vec<Cluster>, TransportError> {
         let mut clusters = Vec::new();
-        self.list_clusters_paged(location, |page| clusters.extend(page))
-            .await?;
+        self.list_clusters_paged(location, &self.refresh_meter(), |page| {
+            clusters.extend(page);
+        })
+        .await?;
         Ok(clusters)
     }
 
     /// [`list_clusters`](Self::list_clusters), giving each page's clusters to `on_page` as soon
-    /// as the page is decoded. The next page is asked for before that, as soon as the page's
-    /// token is read, so that it travels while this one is decoded. The checks are the same
-    /// (the bytes of all pages, a page token seen twice, the number of pages); when one fails
-    /// after some pages were given, the error says the list is incomplete and those pages must
-    /// be discarded.
+    /// as the page is decoded, and counting its pages and answer bytes into `meter`, which the
+    /// other Lists of the refresh share. The next page is asked for before that, as soon as the
+    /// page's token is read, so that it travels while this one is decoded. The checks are the
+    /// same (a page token seen twice, the refresh's budget); when one fails after some pages
+    /// were given, the error says the list is incomplete and those pages must be discarded.
     pub async fn list_clusters_paged(
         &self,
         location: &Location,
+        meter: &RefreshMeter,
         mut on_page: impl FnMut(Vec<Cluster>),
     ) -> Result<(), TransportError> {
-        let region = location.region();
         let mut tokens_seen = HashSet::new();
-        let mut bytes_read = 0;
         let first = rest::list_clusters(location, LIST_PAGE_SIZE, None);
-        let (mut call, mut request) = self.request_page(region, first)?;
-        for pages_read in 1..=MAX_LIST_PAGES {
+        let (mut call, mut request) = self.request_page(location, meter, first)?;
+        loop {
             let body = request.await?;
-            bytes_read += body.len();
-            if bytes_read > self.connection.max_answer_bytes {
-                return Err(self.too_large(&call));
-            }
             let token: ListPageToken = decode("a cluster list", &call.request.url, &body)?;
             let next = match token.next_page_token.filter(|t| !t.is_empty()) {
                 Some(next) if !tokens_seen.insert(next.clone()) => {
@@ -340,11 +349,9 @@ impl ApiClient {
                         b"",
                     ));
                 }
-                // Not a page more than the cap is asked for.
-                Some(_) if pages_read == MAX_LIST_PAGES => break,
                 Some(next) => {
                     let list = rest::list_clusters(location, LIST_PAGE_SIZE, Some(&next));
-                    Some(self.request_page(region, list)?)
+                    Some(self.request_page(location, meter, list)?)
                 }
                 None => None,
             };
@@ -360,28 +367,29 @@ impl ApiClient {
                 None => return Ok(()),
             }
         }
-        let url = self.url(region, &rest::list_clusters(location, LIST_PAGE_SIZE, None))?;
-        Err(decode_failure(
-            "a cluster list",
-            &url,
-            &format!("the list did not end after {MAX_LIST_PAGES} pages"),
-            b"",
-        ))
     }
 
     /// The call for a List page, and the page's body being read on a task of its own, so that
-    /// it is on the network while the caller decodes the page before it.
+    /// it is on the network while the caller decodes the page before it. The page is counted
+    /// into `meter` first: a page over the refresh's total is never asked for.
     fn request_page<'r>(
         &self,
-        region: &'r str,
+        location: &'r Location,
+        meter: &RefreshMeter,
         list: RestCall,
     ) -> Result<(Call<'r>, PageRequest), TransportError> {
-        let call = self.read_call(region, &list, Body::Empty)?;
-        let (client, region) = (self.clone(), region.to_owned());
+        let call = self.read_call(location.region(), &list, Body::Empty)?;
+        meter
+            .take_page(location)
+            .map_err(|spent| budget_spent(&call.request, spent))?;
+        let (client, location, meter) = (self.clone(), location.clone(), meter.clone());
         let (task, request) = async move {
-            client
-                .body(&client.read_call(&region, &list, Body::Empty)?)
-                .await
+            let mut call = client.read_call(location.region(), &list, Body::Empty)?;
+            call.request.charge = Some(ListCharge {
+                meter: &meter,
+                location: &location,
+            });
+            client.body(&call).await
         }
         .remote_handle();
         tokio::spawn(task);
@@ -436,6 +444,7 @@ impl ApiClient {
                 body: request.body().map_or(Body::Empty, Body::Json),
                 class,
                 timeout: self.connection.request_timeout,
+                charge: None,
             },
             region: name.region(),
         };
@@ -532,6 +541,7 @@ impl ApiClient {
                 body,
                 class: CallClass::Read,
                 timeout: self.connection.request_timeout,
+                charge: None,
             },
             region,
         })
@@ -654,6 +664,7 @@ impl Exchanging for ApiExchange<'_> {
                 location,
             },
             Unanswered::TooLarge => self.client.too_large(self.call),
+            Unanswered::BudgetSpent(spent) => budget_spent(request, *spent),
         }
     }
 
@@ -685,6 +696,15 @@ impl Exchanging for ApiExchange<'_> {
         // Boxed: the lookup is itself a call through `execute`.
         let cluster = Box::pin(self.client.find_own_cluster(check)).await?;
         Ok(cluster.map(|cluster| Reply::Adopted(Box::new(cluster))))
+    }
+}
+
+/// The error of a List that passed its refresh's budget, naming the request it stopped at.
+fn budget_spent(request: &Request<'_>, spent: BudgetSpent) -> TransportError {
+    TransportError::RefreshBudgetSpent {
+        method: request.method.to_string(),
+        url: request.url.to_string(),
+        spent: Box::new(spent),
     }
 }
 

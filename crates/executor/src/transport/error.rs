@@ -4,6 +4,7 @@
 use clusterform_model::{Code, NameError, Status};
 
 use crate::transport::auth::AuthError;
+use crate::transport::budget::BudgetSpent;
 
 /// Everything that can go wrong with one call to the API.
 #[derive(Debug, thiserror::Error)]
@@ -90,6 +91,17 @@ pub enum TransportError {
         url: String,
         /// The cap, in bytes.
         limit: usize,
+    },
+    /// The Lists of one refresh together asked for more pages, or read more bytes of answers,
+    /// than its budget; the List named was the one that passed it.
+    #[error("{method} {url}: {spent}")]
+    RefreshBudgetSpent {
+        /// HTTP method.
+        method: String,
+        /// Request URL: the page asked for over the total, or the answer being read.
+        url: String,
+        /// Which List passed which total; boxed to keep errors small.
+        spent: Box<BudgetSpent>,
     },
     /// The server answered a redirect, which the client never follows.
     #[error(

@@ -17,6 +17,7 @@ use reqwest::{Method, StatusCode, Url};
 use serde_json::Value;
 
 use crate::transport::auth::AuthError;
+use crate::transport::budget::{BudgetSpent, ListCharge};
 use crate::transport::http::{
     CappedReadError, Connection, describe_transport_error, redact_userinfo, retry_after,
 };
@@ -35,6 +36,8 @@ pub(crate) struct Request<'a> {
     pub(crate) class: CallClass,
     /// Timeout of one attempt.
     pub(crate) timeout: Duration,
+    /// The refresh budget a List page's answers count against; `None` for any other request.
+    pub(crate) charge: Option<ListCharge<'a>>,
 }
 
 /// What a request carries.
@@ -80,6 +83,8 @@ pub(crate) enum Unanswered {
     },
     /// The answer passed the size cap.
     TooLarge,
+    /// A List page's answer took the refresh's answers past their total.
+    BudgetSpent(Box<BudgetSpent>),
 }
 
 impl Unanswered {
@@ -87,7 +92,9 @@ impl Unanswered {
         match self {
             Self::NoAnswer(_) => classify_transport(class),
             // Asking again would meet the same token source, redirect or flood.
-            Self::Auth(_) | Self::Redirected { .. } | Self::TooLarge => Verdict::Fail,
+            Self::Auth(_) | Self::Redirected { .. } | Self::TooLarge | Self::BudgetSpent(_) => {
+                Verdict::Fail
+            }
         }
     }
 }
@@ -99,6 +106,7 @@ impl fmt::Display for Unanswered {
             Self::NoAnswer(message) => write!(f, "no answer: {message}"),
             Self::Redirected { status, location } => write!(f, "a {status} redirect to {location}"),
             Self::TooLarge => write!(f, "an answer over the size cap"),
+            Self::BudgetSpent(spent) => write!(f, "{spent}"),
         }
     }
 }
@@ -283,11 +291,12 @@ async fn attempt(connection: &Connection, request: &Request<'_>) -> Result<Answe
     let retry_after = retry_after(&response);
     let headers = response.headers().clone();
     let body = connection
-        .read_capped(&mut response)
+        .read_capped(&mut response, request.charge)
         .await
         .map_err(|error| match error {
             CappedReadError::Transport(e) => no_answer(e),
             CappedReadError::TooLarge => Unanswered::TooLarge,
+            CappedReadError::BudgetSpent(spent) => Unanswered::BudgetSpent(spent),
         })?;
     Ok(Answer {
         status,

@@ -16,6 +16,7 @@ use tokio::time::Instant;
 
 use crate::transport::api::ClientOptions;
 use crate::transport::auth::{AuthError, TokenSource};
+use crate::transport::budget::{BudgetSpent, ListCharge};
 use crate::transport::retry::{RetryPolicy, parse_retry_after};
 
 /// How much of an unusable answer an error quotes.
@@ -167,15 +168,22 @@ impl Connection {
     }
 
     /// The answer's body, read chunk by chunk and abandoned as soon as it passes
-    /// `max_answer_bytes`, so that an endless answer costs at most that in memory.
+    /// `max_answer_bytes`, or takes the refresh's answers past their total (`charge`, for a
+    /// List page), so that an endless answer costs at most that in memory.
     pub(crate) async fn read_capped(
         &self,
         response: &mut reqwest::Response,
+        charge: Option<ListCharge<'_>>,
     ) -> Result<Vec<u8>, CappedReadError> {
         let mut body = Vec::new();
         while let Some(chunk) = response.chunk().await.map_err(CappedReadError::Transport)? {
             if body.len() + chunk.len() > self.max_answer_bytes {
                 return Err(CappedReadError::TooLarge);
+            }
+            if let Some(charge) = charge {
+                charge
+                    .bytes(chunk.len())
+                    .map_err(|spent| CappedReadError::BudgetSpent(Box::new(spent)))?;
             }
             body.extend_from_slice(&chunk);
         }
@@ -204,6 +212,8 @@ pub(crate) enum CappedReadError {
     Transport(reqwest::Error),
     /// The body passed the cap.
     TooLarge,
+    /// The body took the refresh's answers past their total.
+    BudgetSpent(Box<BudgetSpent>),
 }
 
 /// The time and attempts one request has left under a [`RetryPolicy`].

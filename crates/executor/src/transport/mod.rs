@@ -2,12 +2,14 @@
 //!
 //! It owns the HTTP rules both clients follow ([`http`]: endpoints, redirects, capped answers),
 //! authentication ([`auth`]), the retry policy of AIP-194 ([`retry`]), the per-region backoff
-//! after quota errors ([`region_gate`]), deadlines from outside timeouts ([`deadline`]), and the two clients: the
+//! after quota errors ([`region_gate`]), deadlines from outside timeouts ([`deadline`]), the one
+//! budget the Lists of a refresh share ([`budget`]), and the two clients: the
 //! Model Development Cluster API ([`api`]) and Cloud Storage ([`storage`]). It knows nothing
 //! of plans, journals or locks: the layers above import it, never the other way round.
 
 pub(crate) mod api;
 pub(crate) mod auth;
+pub(crate) mod budget;
 pub(crate) mod deadline;
 pub(crate) mod error;
 pub(crate) mod exchange;

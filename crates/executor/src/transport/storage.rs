@@ -415,6 +415,7 @@ impl StorageClient {
                 body,
                 class,
                 timeout: self.connection.request_timeout,
+                charge: None,
             },
             object,
         }
@@ -523,6 +524,8 @@ impl Exchanging for StorageExchange<'_> {
                 self.call,
                 format!("more than {} bytes", client.connection.max_answer_bytes),
             ),
+            // Only a List page draws on a refresh's budget.
+            Unanswered::BudgetSpent(spent) => client.bad_answer(self.call, spent.to_string()),
         }
     }
 }
