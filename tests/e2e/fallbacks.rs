@@ -7,7 +7,10 @@ use std::time::Duration;
 use clusterform_emulator::EmulatorOptions;
 use serde_json::Value;
 
-use crate::support::{ClusterSpec, Env, TOKEN, cluster_name, config, created_attributes_elided};
+use crate::support::{
+    ClusterSpec, Env, TOKEN, cluster_name, config, created_attributes_elided,
+    failure_seconds_hidden,
+};
 
 /// The default cluster with its `cpu` pool on 32-vCPU machines, falling back to 16-vCPU ones.
 fn with_fallback() -> String {
@@ -49,7 +52,7 @@ fn a_stockout_falls_back_and_the_next_plan_finds_the_fallback_matching() {
     [stderr]
     [HH:MM:SS] train01: creating… [Ns]
     [HH:MM:SS] train01: create request accepted [Ns]
-    [HH:MM:SS] train01: attempt 1 of 2 found no capacity (The zone 'projects/253589482369/zones/us-central1-a' does not have enough resources available to fulfill the request. '(resource type:compute)'. (state:STOCKOUT)); deleting the cluster it left in ERROR, then trying attempt 2… [Ns]
+    [HH:MM:SS] train01: attempt 1 of 2 found no capacity (STOCKOUT in us-central1-a); deleting the cluster it left in ERROR, then trying attempt 2… [Ns]
     [HH:MM:SS] train01: delete request accepted [Ns]
     [HH:MM:SS] train01: delete done [Ns]
     [HH:MM:SS] train01: create request accepted [Ns]
@@ -181,4 +184,65 @@ fn a_chain_whose_record_was_lost_goes_on_after_the_attempt_its_cluster_shows() {
         .unwrap()
         .clone();
     assert_eq!(cpu["machineSpec"]["machineType"], "n2-standard-8");
+}
+
+#[test]
+fn an_exhausted_chain_is_told_once_naming_every_attempt() {
+    let env = Env::with_options(EmulatorOptions {
+        operation_duration: Duration::from_millis(100),
+        required_token: Some(TOKEN.to_owned()),
+        project_numbers: true,
+        capacity_failures: vec![
+            "n2-standard-32".parse().unwrap(),
+            "not-allowed:n2-standard-16".parse().unwrap(),
+        ],
+        ..EmulatorOptions::default()
+    });
+    env.write_config(&with_fallback());
+    let applied = env.transcript(&["apply", "--auto-approve"]);
+    let said = applied.to_string();
+    assert_eq!(
+        said.matches("does not have enough resources available")
+            .count(),
+        1,
+        "the service's whole text once: {said}"
+    );
+    assert!(!said.contains("add a `fallback`"), "{said}");
+    insta::assert_snapshot!(
+        applied.normalized_with(failure_seconds_hidden).to_string().lines()
+            .skip_while(|line| !line.starts_with("[stderr]")).collect::<Vec<_>>().join("\n"),
+        @r#"
+    [stderr]
+    [HH:MM:SS] train01: creating… [Ns]
+    [HH:MM:SS] train01: create request accepted [Ns]
+    [HH:MM:SS] train01: attempt 1 of 2 found no capacity (STOCKOUT in us-central1-a); deleting the cluster it left in ERROR, then trying attempt 2… [Ns]
+    [HH:MM:SS] train01: delete request accepted [Ns]
+    [HH:MM:SS] train01: delete done [Ns]
+    [HH:MM:SS] train01: create request accepted [Ns]
+    [HH:MM:SS] train01: attempt 2 of 2 was not allowed (n2-standard-16 not allowed for VM); deleting the cluster it left in ERROR [Ns]
+    [HH:MM:SS] train01: delete request accepted [Ns]
+    [HH:MM:SS] train01: delete done [Ns]
+    [HH:MM:SS] train01: FAILED after [N]s: no attempt of 2 found machines
+    Error: Creation of cluster train01 failed: projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01: no attempt found machines: attempt 1 (cpu: n2-standard-32 in us-central1-a) found no capacity (STOCKOUT in us-central1-a); attempt 2 (cpu: n2-standard-16 in us-central1-a) was not allowed (n2-standard-16 not allowed for VM); the service said "The zone 'projects/253589482369/zones/us-central1-a' does not have enough resources available to fulfill the request. '(resource type:compute)'. (state:STOCKOUT)", then "machine type n2-standard-16 is not allowed for VM"; the cluster the failed create left in ERROR was deleted
+      hint: the zones have none of these machines now: run `clusterform apply` again later, or change an alternative (another zone, machine type or provisioning model)
+      n2-standard-16 is not allowed for VMs there, and waiting does not change that: choose another machine type for the pool
+    Error: 1 of 1 actions failed
+      hint: fix the cause above and run `clusterform apply` again; finished clusters are not touched twice
+    [exit status: 1]
+    "#
+    );
+    env.run(&["destroy", "--auto-approve"]);
+    let json = env.run(&["apply", "--auto-approve", "--json"]);
+    let events = String::from_utf8_lossy(&json.stdout).to_string();
+    let failed: Value = events
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .find(|event| event["type"] == "failed")
+        .unwrap_or_else(|| panic!("{events}"));
+    assert_eq!(failed["error"]["status"], "INVALID_ARGUMENT", "{failed}");
+    assert_eq!(
+        failed["error"]["code"],
+        Value::Null,
+        "an operation's failure has no HTTP status"
+    );
 }

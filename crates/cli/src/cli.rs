@@ -464,7 +464,9 @@ pub struct EmulatorArgs {
     /// Fail a create whose node pool has machine TYPE, or an update adding such a pool;
     /// FAILURE is [KIND:]TYPE[@ZONE][/TIMES]: only pools in ZONE, only TIMES requests, KIND
     /// "stockout" (the default: accepted, then the operation fails with code 8), "quota"
-    /// (refused at once, 429) or "not-allowed" (the operation fails with code 3) (repeatable)
+    /// (refused at once, 429, in Vertex AI's words), "compute-quota" (the same in Compute
+    /// Engine's words, with a QuotaFailure detail) or "not-allowed" (the operation fails with
+    /// code 3) (repeatable)
     #[arg(long = "capacity-failure", value_name = "FAILURE")]
     pub capacity_failures: Vec<String>,
     /// Keep a cluster ID taken (409 ALREADY_EXISTS) for S seconds after its delete completed

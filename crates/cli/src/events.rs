@@ -303,6 +303,11 @@ fn failed_fields(event: &ProgressEvent, error: &ExecError) -> Value {
         (ExecError::OperationFailed { code_name, .. }, None) => {
             (None, Some(code_name.clone()), vec![])
         }
+        // An exhausted chain ends with its last attempt's answer.
+        (ExecError::OutOfMachines { attempts, .. }, None) => match attempts.last() {
+            Some(last) => (last.code.map(i64::from), last.status.clone(), vec![]),
+            None => (None, None, vec![]),
+        },
         _ => (None, None, vec![]),
     };
     let violations: Vec<Value> = violations

@@ -155,28 +155,54 @@ pub fn exec_hint(error: &ExecError) -> Option<String> {
     Some(hint.to_owned())
 }
 
-/// What to do when no attempt found machines: a quota must be raised, capacity may come back;
-/// a fallback (or another) gives the next create somewhere else to go.
+/// What to do when no attempt found machines: a quota must be raised, capacity may come back,
+/// a machine type not allowed must be changed; a fallback gives the next create somewhere else
+/// to go, but a chain that had several alternatives is not told to add one.
 fn out_of_machines_hint(attempts: &[FailedAttempt], left: LeftBehind) -> String {
-    let quota = attempts.iter().any(|a| a.shortage == Shortage::Quota);
-    let capacity = attempts.iter().any(|a| a.shortage == Shortage::Capacity);
-    let mut hints = Vec::new();
-    if quota {
-        hints.push(
-            "request more quota for the region (Google Cloud console, IAM & Admin → Quotas), or add a `fallback` block to the pool with a machine type that has quota",
-        );
+    let met = |shortage| attempts.iter().any(|a| a.shortage == shortage);
+    let chained = attempts.len() > 1 || attempts.iter().any(|a| a.attempt > 1);
+    let mut hints: Vec<String> = Vec::new();
+    if met(Shortage::Quota) {
+        hints.push(if chained {
+            "request more quota for the region (Google Cloud console, IAM & Admin → Quotas)".to_owned()
+        } else {
+            "request more quota for the region (Google Cloud console, IAM & Admin → Quotas), or add a `fallback` block to the pool with a machine type that has quota".to_owned()
+        });
     }
-    if capacity {
-        hints.push(
-            "the zone has no such machines now: run `clusterform apply` again later, or add a `fallback` block to the pool (another machine type, or another provisioning model such as FLEX_START or SPOT)",
-        );
+    if met(Shortage::Capacity) {
+        hints.push(if chained {
+            "the zones have none of these machines now: run `clusterform apply` again later, or change an alternative (another zone, machine type or provisioning model)".to_owned()
+        } else {
+            "the zone has no such machines now: run `clusterform apply` again later, or add a `fallback` block to the pool (another machine type, or another provisioning model such as FLEX_START or SPOT)".to_owned()
+        });
+    }
+    for attempt in attempts
+        .iter()
+        .filter(|a| a.shortage == Shortage::NotAllowed)
+    {
+        hints.extend(not_allowed_hint(attempt));
     }
     if left == LeftBehind::Kept {
         hints.push(
-            "the cluster stays in ERROR because of `prevent_destroy`: delete it in the console or lift the protection before the next create can use its ID",
+            "the cluster stays in ERROR because of `prevent_destroy`: delete it in the console or lift the protection before the next create can use its ID".to_owned(),
         );
     }
     hints.join("\n  ")
+}
+
+/// A machine type the zone does not allow: waiting never helps; the catalogue's replacement
+/// when it knows one.
+fn not_allowed_hint(attempt: &FailedAttempt) -> Option<String> {
+    let machine = attempt.pools.iter().find_map(|pool| {
+        let machine = pool.machine_type.as_deref()?;
+        attempt.message.contains(machine).then_some(machine)
+    })?;
+    let instead = clusterform_config::machine_caution_hint(machine)
+        .map(|hint| format!(": {hint}"))
+        .unwrap_or_else(|| ": choose another machine type for the pool".to_owned());
+    Some(format!(
+        "{machine} is not allowed for VMs there, and waiting does not change that{instead}"
+    ))
 }
 
 /// A replacement deleted `id` and no attempt could create it again: the run's summary says so,

@@ -11,6 +11,7 @@ use std::time::Duration;
 use clusterform_executor::{ExecError, ProgressEvent, ProgressSink, Step};
 use clusterform_model::ClusterName;
 use clusterform_model::rest::RequestKind;
+use clusterform_model::shortage_brief;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::printer::Printer;
@@ -201,8 +202,9 @@ fn describe(event: &ProgressEvent, names: ClusterNames) -> Status {
                 Some(next) => format!(", then trying attempt {next}…"),
                 None => String::new(),
             };
+            let (outcome, brief) = (shortage.outcome(), shortage_brief(message));
             going(
-                format!("{id}: {which} found no {shortage} ({message}){delete}{then}"),
+                format!("{id}: {which} {outcome} ({brief}){delete}{then}"),
                 String::new(),
             )
         }
@@ -216,7 +218,9 @@ fn describe(event: &ProgressEvent, names: ClusterNames) -> Status {
             message,
         } => going(
             format!(
-                "{id}: attempt {attempt} found no {shortage} ({message}); apply goes on with the next alternative"
+                "{id}: attempt {attempt} {} ({}); apply goes on with the next alternative",
+                shortage.outcome(),
+                shortage_brief(message)
             ),
             String::new(),
         ),

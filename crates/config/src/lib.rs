@@ -14,6 +14,7 @@ mod language;
 mod load;
 mod tools;
 
+pub use cluster::catalogue::machine_caution_hint;
 pub use cluster::decode::MAX_TIMEOUT_SECONDS;
 pub use cluster::reference::{REFERENCE_BEGIN, REFERENCE_END, reference_markdown};
 pub use cluster::validate::label_value_problem;

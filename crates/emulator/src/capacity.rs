@@ -2,9 +2,11 @@
 //! does when a machine type cannot be had. Real answers (a public team's recorded runs) come in
 //! three kinds: a create's operation failing about 20 s after the POST with code 8
 //! `RESOURCE_EXHAUSTED` and Compute Engine's stockout text, the cluster left registered in
-//! `ERROR`; a create refused at once with `429 RESOURCE_EXHAUSTED` and a `google.rpc.QuotaFailure`
-//! detail, nothing registered; and an operation failing with code 3 "machine type M is not
-//! allowed for VM", the cluster again left in `ERROR`.
+//! `ERROR`; a create refused at once with `429 RESOURCE_EXHAUSTED`, nothing registered — in
+//! Vertex AI's words ("The following quota metrics exceed quota limits: …", no detail, as public
+//! Vertex AI reports show it) or in Compute Engine's with a `google.rpc.QuotaFailure` detail;
+//! and an operation failing with code 3 "machine type M is not allowed for VM", the cluster
+//! again left in `ERROR`.
 
 use std::fmt;
 use std::str::FromStr;
@@ -22,16 +24,20 @@ pub enum CapacityFailureKind {
     /// Accepted; the operation fails with code 8 and the stockout text.
     #[default]
     Stockout,
-    /// Refused at once: `429 RESOURCE_EXHAUSTED` with a `google.rpc.QuotaFailure` detail.
+    /// Refused at once: `429 RESOURCE_EXHAUSTED` in Vertex AI's words, without a detail.
     Quota,
+    /// Refused at once: `429 RESOURCE_EXHAUSTED` in Compute Engine's words ("Quota '…'
+    /// exceeded"), with a `google.rpc.QuotaFailure` detail.
+    ComputeQuota,
     /// Accepted; the operation fails with code 3 "machine type M is not allowed for VM".
     NotAllowed,
 }
 
 impl CapacityFailureKind {
-    const ALL: [CapacityFailureKind; 3] = [
+    const ALL: [CapacityFailureKind; 4] = [
         CapacityFailureKind::Stockout,
         CapacityFailureKind::Quota,
+        CapacityFailureKind::ComputeQuota,
         CapacityFailureKind::NotAllowed,
     ];
 
@@ -40,6 +46,7 @@ impl CapacityFailureKind {
         match self {
             CapacityFailureKind::Stockout => "stockout",
             CapacityFailureKind::Quota => "quota",
+            CapacityFailureKind::ComputeQuota => "compute-quota",
             CapacityFailureKind::NotAllowed => "not-allowed",
         }
     }
@@ -74,7 +81,7 @@ pub struct CapacityFailure {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
     "bad capacity failure `{text}`: write [KIND:]MACHINE_TYPE[@ZONE][/TIMES], KIND one of \
-     stockout, quota, not-allowed, TIMES at least 1"
+     stockout, quota, compute-quota, not-allowed, TIMES at least 1"
 )]
 pub struct CapacityFailureError {
     text: String,
@@ -192,7 +199,10 @@ pub(crate) fn take_capacity_failure<'a>(
             Code::InvalidArgument,
             &format!("machine type {machine_type} is not allowed for VM"),
         ))),
-        CapacityFailureKind::Quota => Err(quota_exceeded(parent)),
+        CapacityFailureKind::Quota => {
+            Err(ApiError::new(Code::ResourceExhausted, VERTEX_QUOTA_MESSAGE))
+        }
+        CapacityFailureKind::ComputeQuota => Err(quota_exceeded(parent)),
     }
 }
 
@@ -229,7 +239,11 @@ fn stockout_message(parent: &Parent, zone: Option<&str>) -> String {
     )
 }
 
-/// The synchronous refusal of a request the project has no GPU quota for: the quota is
+/// Vertex AI's refusal of a create for quota, as public Vertex AI reports quote it (without a
+/// `QuotaFailure` detail).
+const VERTEX_QUOTA_MESSAGE: &str = "The following quota metrics exceed quota limits: aiplatform.googleapis.com/custom_model_training_nvidia_h100_gpus";
+
+/// Compute Engine's synchronous refusal of a request the project has no GPU quota for: the quota is
 /// named in the message and in the `google.rpc.QuotaFailure` detail, whose subject is the
 /// project (the detail's documented `project:ID` form).
 fn quota_exceeded(parent: &Parent) -> ApiError {
@@ -376,7 +390,16 @@ mod tests {
 
     #[test]
     fn a_quota_failure_refuses_at_once_naming_the_region() {
-        let mut failures = failures(&["quota:a4-highgpu-8g"]);
+        let mut vertex = failures(&["quota:a4-highgpu-8g"]);
+        let error =
+            take_capacity_failure(&mut vertex, &[gpu("us-central1-b")], &parent()).unwrap_err();
+        assert_eq!(error.code, Code::ResourceExhausted);
+        assert_eq!(error.message, VERTEX_QUOTA_MESSAGE);
+        assert!(
+            error.quota_violations.is_empty(),
+            "Vertex AI's words come without a detail"
+        );
+        let mut failures = failures(&["compute-quota:a4-highgpu-8g"]);
         let error =
             take_capacity_failure(&mut failures, &[gpu("us-central1-b")], &parent()).unwrap_err();
         assert_eq!(error.code, Code::ResourceExhausted);

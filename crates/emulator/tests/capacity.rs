@@ -14,6 +14,7 @@ use crate::support::{PROJECT, TestServer, cluster_path, fast_options, seed, tran
 const GPU: &str = "a4-highgpu-8g";
 const QUOTA_MESSAGE: &str =
     "Quota 'GPUS_PER_GPU_FAMILY' exceeded. Limit: 0.0 in region us-central1.";
+const VERTEX_QUOTA_MESSAGE: &str = "The following quota metrics exceed quota limits: aiplatform.googleapis.com/custom_model_training_nvidia_h100_gpus";
 
 fn already_exists(id: &str) -> Value {
     json!({"error": {
@@ -79,6 +80,15 @@ fn pool_ids(cluster: &Value) -> Vec<&str> {
 #[tokio::test]
 async fn a_quota_failure_refuses_the_create_at_once_and_registers_nothing() {
     let server = serve_with(&["quota:a4-highgpu-8g"]).await;
+    let (status, error) = server.create("quota", seed_with_gpu()).await;
+    assert_eq!(status, 429, "{error}");
+    assert_eq!(
+        error,
+        json!({"error": {"code": 429, "message": VERTEX_QUOTA_MESSAGE,
+                         "status": "RESOURCE_EXHAUSTED", "details": []}}),
+        "Vertex AI's words, without a detail"
+    );
+    let server = serve_with(&["compute-quota:a4-highgpu-8g"]).await;
     for _ in 0..2 {
         let (status, error) = server.create("quota", seed_with_gpu()).await;
         assert_eq!(status, 429, "waiting does not fix it: {error}");
@@ -146,7 +156,7 @@ async fn an_update_adding_a_pool_over_quota_is_refused_and_changes_nothing() {
         .set_capacity_failures(vec!["quota:a4-highgpu-8g".parse().unwrap()]);
     let (status, error) = add_gpu_pool(&server, "grow").await;
     assert_eq!(status, 429, "{error}");
-    assert_eq!(error["error"]["message"], QUOTA_MESSAGE);
+    assert_eq!(error["error"]["message"], VERTEX_QUOTA_MESSAGE);
     assert_eq!(server.get(&cluster_path("grow")).await, (200, before));
 }
 

@@ -24,7 +24,7 @@ pub use run::engine::{
     ActionOutcome, ApplyEngine, ApplyReport, DEFAULT_PARALLELISM, ProgressEvent, ProgressSink,
     Remains, Step,
 };
-pub use run::error::{ExecError, FailedAttempt, LeftBehind};
+pub use run::error::{AttemptedPool, ExecError, FailedAttempt, LeftBehind};
 pub use run::health::{
     ClusterHealth, Idleness, PoolNodes, Problem, SlurmHealth, SlurmJobCounts, SlurmNodeCounts,
     SlurmReport, StateReading, inspect_health,

@@ -125,17 +125,27 @@ async fn a_quota_refusal_is_not_retried_and_the_fallback_is_sent_at_once() {
 
 #[tokio::test]
 async fn a_quota_refusal_without_a_fallback_fails_at_once() {
-    let h = harness(&[&format!("quota:{DECLARED}")]).await;
-    let dir = tempfile::tempdir().unwrap();
-    let change = change("gpu", Action::Create, vec![create_on("gpu", DECLARED)]);
-    let report = run(&h, dir.path(), change).await;
-    let Err(ExecError::OutOfMachines { attempts, left, .. }) = &report.outcomes[0].result else {
-        panic!("{:?}", report.outcomes[0].result);
-    };
-    assert_eq!(attempts[0].shortage, Shortage::Quota);
-    assert!(attempts[0].message.contains("GPUS_PER_GPU_FAMILY"));
-    assert_eq!(*left, LeftBehind::Nothing);
-    assert_eq!(mutations(&h), ["POST 429"]);
+    // Vertex AI's words without a detail, and Compute Engine's with one: both are quotas,
+    // refused once, never retried as a rate limit.
+    for (kind, text) in [
+        ("quota", "exceed quota limits: aiplatform.googleapis.com/"),
+        ("compute-quota", "GPUS_PER_GPU_FAMILY"),
+    ] {
+        let h = harness(&[&format!("{kind}:{DECLARED}")]).await;
+        let dir = tempfile::tempdir().unwrap();
+        let change = change("gpu", Action::Create, vec![create_on("gpu", DECLARED)]);
+        let report = run(&h, dir.path(), change).await;
+        let Err(ExecError::OutOfMachines { attempts, left, .. }) = &report.outcomes[0].result
+        else {
+            panic!("{:?}", report.outcomes[0].result);
+        };
+        assert_eq!(attempts[0].shortage, Shortage::Quota, "{kind}");
+        assert!(attempts[0].message.contains(text), "{kind}");
+        assert_eq!(attempts[0].code, Some(429));
+        assert_eq!(attempts[0].status.as_deref(), Some("RESOURCE_EXHAUSTED"));
+        assert_eq!(*left, LeftBehind::Nothing);
+        assert_eq!(mutations(&h), ["POST 429"], "{kind}");
+    }
 }
 
 #[tokio::test]
@@ -397,7 +407,7 @@ async fn a_replacement_whose_every_attempt_fails_leaves_a_tombstone() {
         panic!("{:?}", record.marks());
     };
     assert!(at.ends_with('Z'), "{at}");
-    assert!(error.contains("no machines"), "{error}");
+    assert!(error.contains("found no capacity"), "{error}");
 }
 
 #[tokio::test]

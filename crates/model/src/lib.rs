@@ -43,7 +43,9 @@ pub use names::{
     ClusterId, ClusterName, Location, NameError, OperationName, cluster_address, validate_location,
     validate_project,
 };
-pub use operation::{Code, ErrorEnvelope, FieldViolation, Operation, Shortage, Status};
+pub use operation::{
+    Code, ErrorEnvelope, FieldViolation, Operation, Shortage, Status, shortage_brief,
+};
 pub use regions::{RefreshLocations, SERVICE_REGIONS, is_service_region};
 pub use update_mode::{UnknownUpdateMode, UpdateMode};
 

@@ -140,10 +140,25 @@ impl fmt::Display for Status {
 #[serde(rename_all = "snake_case")]
 pub enum Shortage {
     /// The zone or region has no such machines now (a stockout, exhausted reserved
-    /// capacity, a machine type not offered there); another time or another machine may work.
+    /// capacity); another time or another machine may work.
     Capacity,
     /// A quota is exhausted; waiting does not raise it.
     Quota,
+    /// The machine type is not allowed for VMs there ("machine type … is not allowed for
+    /// VM"): a refusal of the configuration, which waiting never changes; another alternative
+    /// may still be allowed.
+    NotAllowed,
+}
+
+impl Shortage {
+    /// What an attempt that met it did: `found no capacity`, `found no quota`, `was not allowed`.
+    pub fn outcome(self) -> &'static str {
+        match self {
+            Self::Capacity => "found no capacity",
+            Self::Quota => "found no quota",
+            Self::NotAllowed => "was not allowed",
+        }
+    }
 }
 
 impl fmt::Display for Shortage {
@@ -151,21 +166,75 @@ impl fmt::Display for Shortage {
         f.write_str(match self {
             Self::Capacity => "capacity",
             Self::Quota => "quota",
+            Self::NotAllowed => "not allowed",
         })
     }
 }
 
 /// The texts of capacity failures in the public record (a failed create's operation error):
 /// Compute Engine's stockout and exhausted-pool answers, reservations and regions without
-/// capacity, and a machine type the zone does not offer.
+/// capacity.
 const CAPACITY_TEXTS: &[&str] = &[
     "(state:stockout)",
     "does not have enough resources available",
     "zone_resource_pool_exhausted",
     "insufficient reserved capacity",
     "resources are insufficient in region",
-    "is not allowed for vm",
 ];
+
+/// The text of a machine type the zone does not allow for VMs.
+const NOT_ALLOWED_TEXT: &str = "is not allowed for vm";
+
+/// A shortage's service text in a few words, for lines that name several attempts (the whole
+/// text is said once elsewhere): `STOCKOUT in us-central1-a`, `quota
+/// aiplatform.googleapis.com/custom_model_training_nvidia_h100_gpus exceeded`, `a3-highgpu-8g
+/// not allowed for VM`; any other text cut at its first sentence (at most 80 characters).
+pub fn shortage_brief(message: &str) -> String {
+    let lower = message.to_lowercase();
+    let place = quoted_after(message, "zones/").or_else(|| quoted_after(message, "regions/"));
+    let at = |what: &str| match &place {
+        Some(place) => format!("{what} in {place}"),
+        None => what.to_owned(),
+    };
+    if lower.contains("(state:stockout)") || lower.contains("does not have enough resources") {
+        return at("STOCKOUT");
+    }
+    if lower.contains("zone_resource_pool_exhausted") {
+        return at("ZONE_RESOURCE_POOL_EXHAUSTED");
+    }
+    if let Some(rest) = lower
+        .find("exceed quota limits:")
+        .map(|i| &message[i + 20..])
+    {
+        let metric = rest
+            .trim()
+            .split([' ', ',', ';'])
+            .next()
+            .unwrap_or_default();
+        return format!("quota {} exceeded", metric.trim_end_matches('.'));
+    }
+    if let Some(quota) = quoted_after(message, "Quota '") {
+        return format!("quota {quota} exceeded");
+    }
+    if let Some(end) = lower.find(NOT_ALLOWED_TEXT) {
+        let machine = message[..end].trim().rsplit(' ').next().unwrap_or_default();
+        return format!("{machine} not allowed for VM");
+    }
+    let sentence = message.split(". ").next().unwrap_or(message).trim();
+    match sentence.char_indices().nth(80) {
+        Some((cut, _)) => format!("{}…", &sentence[..cut]),
+        None => sentence.trim_end_matches('.').to_owned(),
+    }
+}
+
+/// The text after `start` up to the next quote, slash-free (`zones/us-central1-a'` gives
+/// `us-central1-a`).
+fn quoted_after<'m>(message: &'m str, start: &str) -> Option<&'m str> {
+    let from = message.find(start)? + start.len();
+    let rest = &message[from..];
+    let end = rest.find(['\'', '"', ' ']).unwrap_or(rest.len());
+    Some(&rest[..end]).filter(|found| !found.is_empty() && !found.contains('/'))
+}
 
 impl Status {
     /// Whether this refusal is a quota's: a `google.rpc.QuotaFailure` detail, or the quota
@@ -181,7 +250,9 @@ impl Status {
                 .is_some_and(|kind| kind.ends_with("google.rpc.QuotaFailure"))
         });
         let message = self.message.to_lowercase();
-        let names_quota = message.contains("quota") && message.contains("exceeded");
+        // Compute Engine's "Quota 'X' exceeded", and Vertex AI's "The following quota metrics
+        // exceed quota limits: aiplatform.googleapis.com/…", often without a detail.
+        let names_quota = message.contains("quota") && message.contains("exceed");
         let per_time = message.contains("per minute") || message.contains("per second");
         (has_detail || names_quota) && !per_time
     }
@@ -193,6 +264,9 @@ impl Status {
             return Some(Shortage::Quota);
         }
         let message = self.message.to_lowercase();
+        if message.contains(NOT_ALLOWED_TEXT) {
+            return Some(Shortage::NotAllowed);
+        }
         let capacity = self.canonical_code() == Code::ResourceExhausted
             || CAPACITY_TEXTS.iter().any(|text| message.contains(text));
         capacity.then_some(Shortage::Capacity)
@@ -206,6 +280,9 @@ impl Status {
             return Some(Shortage::Quota);
         }
         let message = self.message.to_lowercase();
+        if message.contains(NOT_ALLOWED_TEXT) {
+            return Some(Shortage::NotAllowed);
+        }
         CAPACITY_TEXTS
             .iter()
             .any(|text| message.contains(text))
@@ -397,6 +474,43 @@ mod tests {
     }
 
     #[test]
+    fn vertex_ai_s_own_quota_wording_is_a_quota_with_or_without_a_detail() {
+        let text = "The following quota metrics exceed quota limits: aiplatform.googleapis.com/custom_model_training_nvidia_h100_gpus";
+        let refusal = status(json!({"code": 429, "status": "RESOURCE_EXHAUSTED", "message": text}));
+        assert!(refusal.is_quota_failure());
+        assert_eq!(refusal.refusal_shortage(), Some(Shortage::Quota));
+        let operation = status(json!({"code": 8, "message": text}));
+        assert_eq!(operation.operation_shortage(), Some(Shortage::Quota));
+        assert_eq!(
+            shortage_brief(text),
+            "quota aiplatform.googleapis.com/custom_model_training_nvidia_h100_gpus exceeded"
+        );
+    }
+
+    #[test]
+    fn a_shortage_is_told_briefly() {
+        assert_eq!(
+            shortage_brief(
+                "The zone 'projects/253589482369/zones/us-central1-a' does not have enough resources available to fulfill the request. '(resource type:compute)'. (state:STOCKOUT)"
+            ),
+            "STOCKOUT in us-central1-a"
+        );
+        assert_eq!(
+            shortage_brief(
+                "Quota 'GPUS_PER_GPU_FAMILY' exceeded. Limit: 0.0 in region us-central1."
+            ),
+            "quota GPUS_PER_GPU_FAMILY exceeded"
+        );
+        assert_eq!(
+            shortage_brief("machine type a3-highgpu-8g is not allowed for VM"),
+            "a3-highgpu-8g not allowed for VM"
+        );
+        assert_eq!(shortage_brief("no machines."), "no machines");
+        let long = "x".repeat(200);
+        assert_eq!(shortage_brief(&long).chars().count(), 81);
+    }
+
+    #[test]
     fn a_failed_operation_reports_capacity_by_code_or_by_text() {
         let by_code = status(json!({"code": 8, "message": "no machines"}));
         let stockout = status(json!({"code": 13, "message":
@@ -408,7 +522,7 @@ mod tests {
         let quota = status(json!({"code": 8, "message": "Quota 'CPUS' exceeded. Limit: 8.0"}));
         assert_eq!(by_code.operation_shortage(), Some(Shortage::Capacity));
         assert_eq!(stockout.operation_shortage(), Some(Shortage::Capacity));
-        assert_eq!(not_allowed.operation_shortage(), Some(Shortage::Capacity));
+        assert_eq!(not_allowed.operation_shortage(), Some(Shortage::NotAllowed));
         assert_eq!(bad_request.operation_shortage(), None);
         assert_eq!(quota.operation_shortage(), Some(Shortage::Quota));
         assert_eq!(by_code.refusal_shortage(), None);

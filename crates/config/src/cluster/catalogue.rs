@@ -109,6 +109,16 @@ pub(crate) fn catalogue() -> &'static Catalogue {
     })
 }
 
+/// The catalogue's advice for a documented machine type known to be refused in practice
+/// ("use a3-megagpu-8g (8 × NVIDIA_H100_MEGA_80GB) for H100 nodes"), if it has some.
+pub fn machine_caution_hint(machine_type: &str) -> Option<&'static str> {
+    let machine = catalogue().machines.get(machine_type)?;
+    machine
+        .caution
+        .as_ref()
+        .map(|caution| caution.hint.as_str())
+}
+
 impl Catalogue {
     fn from_json(text: &str) -> Result<Self, serde_json::Error> {
         let file: CatalogueFile = serde_json::from_str(text)?;

@@ -19,7 +19,7 @@ use clusterform_planner::ClusterChange;
 use tokio::time::Instant;
 
 use crate::run::engine::{ApplyEngine, Remains, Step, Tracker, timeout_of};
-use crate::run::error::{ExecError, FailedAttempt, LeftBehind};
+use crate::run::error::{AttemptedPool, ExecError, FailedAttempt, LeftBehind};
 use crate::transport::error::TransportError;
 
 /// The longest a create waits for its ID to be free after the delete of the cluster an
@@ -92,11 +92,13 @@ impl ApplyEngine {
                 }
                 return Err(error);
             };
-            failures.push(FailedAttempt {
-                attempt: attempt + 1,
+            failures.push(failed_attempt(
+                attempt + 1,
                 shortage,
-                message: error.shortage_message(),
-            });
+                &error,
+                request,
+                change,
+            ));
             let next = (attempt + 1 < attempts.len()).then_some(attempt + 2);
             let left_one = left_a_cluster(request, &error);
             let kept = left_one && change.capacity.keep_failed;
@@ -218,6 +220,67 @@ impl ApplyEngine {
         });
         Ok(())
     }
+}
+
+/// Attempt `attempt` (from 1), which met `shortage` with `error`: what it asked for and what
+/// the service answered.
+fn failed_attempt(
+    attempt: usize,
+    shortage: clusterform_model::Shortage,
+    error: &ExecError,
+    request: &ClusterRequest,
+    change: &ClusterChange,
+) -> FailedAttempt {
+    let (code, status) = match (error.api_status(), error) {
+        (Some(status), _) => (
+            u16::try_from(status.code).ok(),
+            Some(status.code_name().to_owned()),
+        ),
+        (None, ExecError::OperationFailed { code_name, .. }) => (None, Some(code_name.clone())),
+        (None, _) => (None, None),
+    };
+    FailedAttempt {
+        attempt,
+        shortage,
+        message: error.shortage_message(),
+        code,
+        status,
+        pools: attempted_pools(request, change),
+    }
+}
+
+/// The pools with fallbacks as `request` asks for them (none, for a chain of one: its text
+/// says which machines it lacked).
+fn attempted_pools(request: &ClusterRequest, change: &ClusterChange) -> Vec<AttemptedPool> {
+    let body = match request {
+        ClusterRequest::Create { body, .. } | ClusterRequest::Update { body, .. } => body,
+        ClusterRequest::Delete { .. } => return Vec::new(),
+    };
+    let chained: Vec<&str> = change
+        .capacity
+        .chains
+        .iter()
+        .map(|chain| chain.pool.as_str())
+        .collect();
+    let text = |pool: &serde_json::Value, pointer: &str| {
+        pool.pointer(pointer)
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_owned)
+    };
+    body.get("nodePools")
+        .and_then(serde_json::Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|pool| {
+            let id = text(pool, "/id")?;
+            chained.contains(&id.as_str()).then(|| AttemptedPool {
+                machine_type: text(pool, "/machineSpec/machineType"),
+                provisioning_model: text(pool, "/provisioningModel"),
+                zone: text(pool, "/zone"),
+                pool: id,
+            })
+        })
+        .collect()
 }
 
 /// Whether the failed attempt left a cluster registered that it made: its create was

@@ -262,7 +262,7 @@ impl Tracker<'_> {
 
     /// Reports the action's failure: its step, then the typed error.
     fn fail(&self, error: &ExecError) {
-        let event = self.event(Step::Failed(error.to_string()));
+        let event = self.event(Step::Failed(error.progress_text()));
         self.sink.event(&event);
         self.sink.failed(&event, error);
     }

@@ -145,10 +145,71 @@ pub enum ExecError {
 pub struct FailedAttempt {
     /// The attempt, from 1 (1: the pools as declared).
     pub attempt: usize,
-    /// Capacity or quota.
+    /// Capacity, quota, or a machine type not allowed.
     pub shortage: Shortage,
     /// The service's message.
     pub message: String,
+    /// The HTTP status of a refusal answered at once; `None` for a failed operation.
+    pub code: Option<u16>,
+    /// The canonical status name (`RESOURCE_EXHAUSTED`, `INVALID_ARGUMENT`), when given.
+    pub status: Option<String>,
+    /// What the attempt asked for, pool by pool (the pools with fallbacks; none for a chain
+    /// of one).
+    pub pools: Vec<AttemptedPool>,
+}
+
+/// What one pool asked for in an attempt, as its request had it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttemptedPool {
+    /// The pool's ID.
+    pub pool: String,
+    /// `machineSpec.machineType`.
+    pub machine_type: Option<String>,
+    /// `provisioningModel`, when set.
+    pub provisioning_model: Option<String>,
+    /// `zone`, when set.
+    pub zone: Option<String>,
+}
+
+impl std::fmt::Display for AttemptedPool {
+    /// `gpu: a3-megagpu-8g SPOT in us-central1-a`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: {}",
+            self.pool,
+            self.machine_type.as_deref().unwrap_or("?")
+        )?;
+        if let Some(model) = &self.provisioning_model {
+            write!(f, " {model}")?;
+        }
+        if let Some(zone) = &self.zone {
+            write!(f, " in {zone}")?;
+        }
+        Ok(())
+    }
+}
+
+impl FailedAttempt {
+    /// `attempt 2 (gpu: a3-megagpu-8g SPOT in us-central1-a) found no capacity (STOCKOUT in
+    /// us-central1-a)`; `the create (…)` for a chain of one.
+    fn line(&self, chained: bool) -> String {
+        let which = if chained {
+            format!("attempt {}", self.attempt)
+        } else {
+            "the create".to_owned()
+        };
+        let pools: Vec<String> = self.pools.iter().map(ToString::to_string).collect();
+        let asked = match pools.as_slice() {
+            [] => String::new(),
+            pools => format!(" ({})", pools.join("; ")),
+        };
+        format!(
+            "{which}{asked} {} ({})",
+            self.shortage.outcome(),
+            clusterform_model::shortage_brief(&self.message)
+        )
+    }
 }
 
 /// What a create that found no machines left of its cluster.
@@ -186,16 +247,43 @@ fn owned_by(owner: Option<&str>) -> String {
     }
 }
 
-/// `no capacity: MESSAGE` for one attempt; each attempt numbered for a chain.
+/// Every attempt in one line each, briefly, then each distinct service text once.
 fn tried(attempts: &[FailedAttempt]) -> String {
-    match attempts {
-        [only] => format!("no {} for the create: {}", only.shortage, only.message),
-        all => {
-            let each: Vec<String> = all
-                .iter()
-                .map(|a| format!("attempt {}: no {}: {}", a.attempt, a.shortage, a.message))
-                .collect();
-            format!("every alternative found no machines ({})", each.join("; "))
+    let chained = attempts.len() > 1 || attempts.iter().any(|a| a.attempt > 1);
+    let lines: Vec<String> = attempts.iter().map(|a| a.line(chained)).collect();
+    let mut texts: Vec<&str> = Vec::new();
+    for attempt in attempts {
+        if !texts.contains(&attempt.message.as_str()) {
+            texts.push(&attempt.message);
+        }
+    }
+    let said: Vec<String> = texts.iter().map(|text| format!("\"{text}\"")).collect();
+    let heading = if chained {
+        "no attempt found machines: "
+    } else {
+        ""
+    };
+    format!(
+        "{heading}{}; the service said {}",
+        lines.join("; "),
+        said.join(", then ")
+    )
+}
+
+impl ExecError {
+    /// The failure as a progress line says it: an exhausted chain in a few words (its error,
+    /// printed once after the run, names every attempt), any other error whole.
+    pub fn progress_text(&self) -> String {
+        match self {
+            Self::OutOfMachines { attempts, .. } => match attempts.as_slice() {
+                [only] => format!(
+                    "{} ({})",
+                    only.shortage.outcome(),
+                    clusterform_model::shortage_brief(&only.message)
+                ),
+                all => format!("no attempt of {} found machines", all.len()),
+            },
+            other => other.to_string(),
         }
     }
 }
