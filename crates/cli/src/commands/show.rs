@@ -15,7 +15,8 @@ use crate::printer::Printer;
 pub fn run(args: &ShowArgs, printer: &Printer) -> Result<ExitStatus, CliError> {
     let plan = clusterform_planner::load_plan(&args.planfile)?;
     if !args.json {
-        printer.result(&made_with(&plan.flags));
+        // A blank line between the flags and the plan, as between the plan's parts.
+        printer.result(&format!("{}\n\n", made_with(&plan.flags)));
     }
     plan_view(args.json, printer).plan(&plan, &JobsByCluster::new());
     let disruptive = plan.changes.iter().filter(|c| c.is_disruptive()).count();
