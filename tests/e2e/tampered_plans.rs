@@ -28,6 +28,14 @@ fn saved_plan(env: &Env, name: &str, flags: &[&str]) -> Value {
     serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap()
 }
 
+/// `apply NAME` of a file as `plan` saved it succeeds; the emulator's log then holds only what
+/// it sent.
+fn applies(env: &Env, name: &str) {
+    env.emulator().clear_requests();
+    let apply = env.run(&["apply", name]);
+    assert!(apply.status.success(), "{}", stderr(&apply));
+}
+
 /// An edit of a saved plan's JSON.
 type Tampering<'a> = dyn Fn(&mut Value) + 'a;
 
@@ -124,10 +132,7 @@ fn an_edited_plan_file_is_refused_naming_the_cluster_and_nothing_is_sent() {
       hint: a plan file is applied only as `clusterform plan --out FILE` wrote it: make the plan again, review it with `clusterform show FILE`, then apply the new file
     [exit status: 1]
     ");
-    // The file as written still applies.
-    let file = env.path().join("saved.json");
-    let apply = env.run(&["apply", file.to_str().unwrap()]);
-    assert!(apply.status.success(), "{}", stderr(&apply));
+    applies(&env, "saved.json");
 }
 
 /// An update's mask and mode are held once, in its request: a plan file whose copy beside the
@@ -205,9 +210,7 @@ fn a_targeted_plan_given_a_delete_of_a_cluster_its_targets_left_out_is_refused()
     [exit status: 1]
     ");
     // As written, it updates train01 and leaves train02 alone.
-    env.emulator().clear_requests();
-    let apply = env.run(&["apply", "targeted.json"]);
-    assert!(apply.status.success(), "{}", stderr(&apply));
+    applies(&env, "targeted.json");
     let touched: Vec<Option<String>> = env.mutations().iter().map(target_id).collect();
     assert_eq!(touched, [Some("train01".to_owned())]);
 }
@@ -271,9 +274,7 @@ fn a_plan_edited_into_a_destroy_another_mode_or_a_replacement_is_refused() {
       hint: a plan file is applied only as `clusterform plan --out FILE` wrote it: make the plan again, review it with `clusterform show FILE`, then apply the new file
     [exit status: 1]
     ");
-    let file = env.path().join("saved.json");
-    let apply = env.run(&["apply", file.to_str().unwrap()]);
-    assert!(apply.status.success(), "{}", stderr(&apply));
+    applies(&env, "saved.json");
 }
 
 /// A plan made with every flag that shapes it is shown with them, and applies as made.
@@ -312,9 +313,7 @@ fn a_plan_made_with_flags_shows_them_and_applies() {
         "{}",
         stdout(&show)
     );
-    env.emulator().clear_requests();
-    let apply = env.run(&["apply", "flags.json"]);
-    assert!(apply.status.success(), "{}", stderr(&apply));
+    applies(&env, "flags.json");
     let sent: Vec<(String, Option<String>, String)> = env
         .mutations()
         .iter()

@@ -332,6 +332,29 @@ fn mismatches_of(saved: &Plan) -> Vec<String> {
         .collect()
 }
 
+/// The deletion a destroy targeting `id` plans.
+fn deletion_of(id: &str) -> Vec<clusterform_planner::ClusterChange> {
+    made_with(&PlanOptions {
+        destroy: true,
+        ..targeting(&[id])
+    })
+    .changes
+}
+
+/// The refusal of a change the plan's flags do not give.
+fn extra(address: &str) -> String {
+    format!(
+        "cluster {address} has a change in the plan, but planning again with the plan's flags gives it none"
+    )
+}
+
+/// The refusal of a change the plan's flags give that the plan lacks.
+fn missing(address: &str) -> String {
+    format!(
+        "cluster {address} has no change in the plan, but planning again with the plan's flags gives one"
+    )
+}
+
 const TRAIN01: &str = "projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01";
 const TRAIN02: &str = "projects/my-proj/locations/us-central1/modelDevelopmentClusters/train02";
 
@@ -415,17 +438,8 @@ fn flags_edited_without_their_digest_are_refused() {
 #[test]
 fn a_delete_added_outside_the_plans_targets_is_refused_naming_the_cluster() {
     let mut saved = made_with(&targeting(&["train01"]));
-    let destroying = made_with(&PlanOptions {
-        destroy: true,
-        ..targeting(&["train02"])
-    });
-    saved.changes.extend(destroying.changes);
-    assert_eq!(
-        mismatches_of(&saved),
-        [format!(
-            "cluster {TRAIN02} has a change in the plan, but planning again with the plan's flags gives it none"
-        )]
-    );
+    saved.changes.extend(deletion_of("train02"));
+    assert_eq!(mismatches_of(&saved), [extra(TRAIN02)]);
 }
 
 #[test]
@@ -434,12 +448,7 @@ fn a_change_left_out_of_the_plan_is_refused_naming_the_cluster() {
     saved
         .changes
         .retain(|change| change.address.id() != "train02");
-    assert_eq!(
-        mismatches_of(&saved),
-        [format!(
-            "cluster {TRAIN02} has no change in the plan, but planning again with the plan's flags gives one"
-        )]
-    );
+    assert_eq!(mismatches_of(&saved), [missing(TRAIN02)]);
     // Flags edited with their digest made again are the flags planned with: the targeted
     // plan is now missing the cluster the targets left out.
     let mut widened = made_with(&targeting(&["train01"]));
@@ -460,21 +469,10 @@ fn a_plan_edited_into_a_destroy_or_another_mode_or_a_replacement_is_refused() {
     let mut destroying = honest.clone();
     destroying.flags.destroy = true;
     destroying.flags_digest = destroying.flags.digest(&destroying.config_digest);
-    destroying.changes = made_with(&PlanOptions {
-        destroy: true,
-        ..targeting(&["train02"])
-    })
-    .changes;
+    destroying.changes = deletion_of("train02");
     assert_eq!(
         mismatches_of(&destroying),
-        [
-            format!(
-                "cluster {TRAIN02} has a change in the plan, but planning again with the plan's flags gives it none"
-            ),
-            format!(
-                "cluster {TRAIN01} has no change in the plan, but planning again with the plan's flags gives one"
-            ),
-        ]
+        [extra(TRAIN02), missing(TRAIN01)]
     );
     // Another update mode, in the request that holds it.
     let mut user_only = honest.clone();
@@ -522,15 +520,6 @@ fn an_idle_destroy_may_lack_the_busy_clusters_but_not_add_any() {
         ..targeting(&["train01"])
     });
     targeted.record_idle_threshold(7200);
-    let other = made_with(&PlanOptions {
-        destroy: true,
-        ..targeting(&["train02"])
-    });
-    targeted.changes.extend(other.changes);
-    assert_eq!(
-        mismatches_of(&targeted),
-        [format!(
-            "cluster {TRAIN02} has a change in the plan, but planning again with the plan's flags gives it none"
-        )]
-    );
+    targeted.changes.extend(deletion_of("train02"));
+    assert_eq!(mismatches_of(&targeted), [extra(TRAIN02)]);
 }
