@@ -99,7 +99,7 @@ mod tests {
             update_mode: Some(UpdateMode::UserOnly),
         };
         let digest = flags.digest("c0ffee");
-        assert_eq!(digest, flags.clone().digest("c0ffee"));
+        assert_eq!(digest, flags.digest("c0ffee"));
         assert_ne!(digest, flags.digest("c0ffef"));
         let edits: [fn(&mut PlanFlags); 5] = [
             |f| f.destroy = true,
