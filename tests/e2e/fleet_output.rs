@@ -134,9 +134,9 @@ fn a_two_region_fleet_shows_locations_and_script_diffs() {
     assert_eq!(
         env.transcript(&["show", "tfplan.json"]).to_string(),
         format!(
-            "{}[stderr]\n{SHOW_HOLDS_NO_JOBS}\n",
+            "Made with: clusterform plan\n\n{}[stderr]\n{SHOW_HOLDS_NO_JOBS}\n",
             stdout(&plan).replace("    # no Slurm jobs active now\n", "")
         ),
-        "show prints the saved plan as plan did, without what was running"
+        "show prints the flags, then the saved plan as plan did, without what was running"
     );
 }

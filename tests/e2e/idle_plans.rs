@@ -73,7 +73,7 @@ fn a_saved_idle_destroy_deletes_only_the_clusters_still_idle_when_it_is_applied(
     let saved: Value =
         serde_json::from_str(&std::fs::read_to_string(env.path().join("idle.plan")).unwrap())
             .unwrap();
-    assert_eq!(saved["idle_for_seconds"], 7200);
+    assert_eq!(saved["flags"]["idle_for_seconds"], 7200);
     assert_eq!(saved["summary"]["destroy"], 2);
     assert!(env.mutations().is_empty(), "plan sends nothing");
 

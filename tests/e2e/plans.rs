@@ -35,6 +35,8 @@ fn a_saved_plan_applies_without_asking_and_show_prints_it() {
         assert_eq!(mode.permissions().mode() & 0o777, 0o600);
     }
     insta::assert_snapshot!(env.transcript(&["show", "tfplan.json"]), @r#"
+    Made with: clusterform plan
+
     clusterform will perform the following actions:
 
       # train01 will be updated in place

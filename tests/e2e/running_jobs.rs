@@ -92,7 +92,7 @@ fn a_plan_shows_the_jobs_a_disruptive_change_would_hit() {
     assert_eq!(
         env.transcript(&["show", "saved.plan"]).to_string(),
         format!(
-            "{without_jobs}[stderr]\nThe plan file holds no Slurm jobs: `clusterform apply \
+            "Made with: clusterform plan\n\n{without_jobs}[stderr]\nThe plan file holds no Slurm jobs: `clusterform apply \
              saved.plan` reads them again when it runs, on the 1 cluster it takes nodes from, and \
              refuses to stop running jobs unless --allow-disruption is given.\n"
         ),

@@ -36,7 +36,7 @@ fn a_plan_saved_here_applies_from_another_directory_with_its_variables() {
     let directory = std::fs::canonicalize(env.path()).unwrap();
     assert_eq!(saved["directory"], json!(directory.to_str().unwrap()));
     assert_eq!(saved["variables"], json!({"max_nodes": 6}));
-    assert_eq!(saved["destroy"], json!(false));
+    assert_eq!(saved["flags"]["destroy"], json!(false));
 
     // No --var now, and the working directory holds no configuration.
     let apply = run_in(&env, elsewhere.path(), &["apply", "tfplan.json"]);
@@ -166,7 +166,7 @@ fn plan_destroy_previews_and_its_saved_plan_destroys() {
     );
     let show = env.run(&["show", "--json", "destroy.json"]);
     let shown: Value = serde_json::from_str(&stdout(&show)).unwrap();
-    assert_eq!(shown["destroy"], json!(true));
+    assert_eq!(shown["flags"]["destroy"], json!(true));
     assert_eq!(shown["changes"][0]["action"], json!("delete"));
     assert_eq!(
         shown["changes"][0]["reason"]["kind"],

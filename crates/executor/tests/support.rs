@@ -186,9 +186,9 @@ pub fn plan(changes: Vec<ClusterChange>) -> Plan {
         config_digest: "test".into(),
         directory: Default::default(),
         variables: Default::default(),
-        destroy: false,
+        flags: Default::default(),
+        flags_digest: String::new(),
         endpoint: None,
-        idle_for: None,
         changes,
     }
 }

@@ -19,7 +19,7 @@ use rayon::prelude::*;
 
 use crate::drift::AppliedDigests;
 use crate::error::PlanError;
-use crate::options::PlanOptions;
+use crate::options::{PlanFlags, PlanOptions};
 use crate::plan::{ChangeReason, ClusterChange, PLAN_FORMAT_VERSION, Plan, PlannedTimeouts};
 use crate::planning::{deletion, hide_possible_secrets, plan_declared, release};
 
@@ -175,15 +175,16 @@ impl<'a> PlanBuilder<'a> {
         }
         changes.extend(undeclared_changes(self.desired, &live.undeclared, options));
         check_replacements(&changes, options)?;
+        let flags = PlanFlags::of(options);
         Ok(Plan {
             format_version: PLAN_FORMAT_VERSION,
             stack: stack.to_owned(),
             config_digest: self.desired.digest.clone(),
             directory: self.desired.root.clone(),
             variables: self.desired.variables.clone(),
-            destroy: options.destroy,
+            flags_digest: flags.digest(&self.desired.digest),
+            flags,
             endpoint: None,
-            idle_for: None,
             changes: sorted_by_address(changes),
         })
     }

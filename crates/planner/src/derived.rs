@@ -1,16 +1,17 @@
-//! A saved plan is input from another machine: before it is applied, each of its changes is
-//! planned again from the configuration and the live clusters, with the options the change
-//! itself shows (its update mode, a requested replacement), and must come out the same — its
-//! action, fields, update mask and mode, timeouts and every request. A file whose requests
-//! were edited (another cluster or project, an injected startup script, another mask or mode)
-//! or that names a cluster twice is refused, naming the cluster; nothing of it is applied.
+//! A saved plan is input from another machine: before it is applied, it is planned again,
+//! once, from the configuration and the live clusters with the flags it records, and its
+//! changes must be exactly what that plan gives — the same clusters, each with the same action,
+//! fields, update mask and mode, timeouts and requests. The flags must be the ones it was made
+//! with (their digest with the configuration's). A file whose flags, requests or set of changes
+//! were edited (a delete added outside its `--target`, turned into a destroy, another mask or
+//! mode, a replacement asked for) or that names a cluster twice is refused, naming the cluster;
+//! nothing of it is applied.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use clusterform_config::Config;
-use clusterform_model::{ClusterName, LiveCluster, UpdateMode};
+use clusterform_model::{ClusterName, LiveCluster};
 
-use crate::options::PlanOptions;
 use crate::plan::{ChangeReason, ClusterChange, Plan};
 use crate::planning::plan;
 
@@ -25,24 +26,45 @@ pub enum SavedPlanMismatch {
         /// The configuration's.
         configured: String,
     },
+    /// The plan's `flags` are not the ones its `flags_digest` was made from, with this
+    /// configuration.
+    #[error(
+        "the plan's flags are not the ones it was made with: `flags_digest` is not the digest of its `flags` and configuration"
+    )]
+    FlagsEdited,
     /// One cluster has two changes.
     #[error("cluster {address} has two changes in the plan")]
     Repeated {
         /// The cluster, `project/region/id`.
         address: String,
     },
-    /// The change cannot be planned now.
-    #[error("cluster {address} cannot be planned from the configuration now: {reason}")]
+    /// The plan's flags make no plan now.
+    #[error("the plan cannot be made again from the configuration with its flags now: {reason}")]
     Unplannable {
-        /// The cluster.
-        address: String,
         /// Why.
         reason: String,
     },
-    /// Planning the cluster again gives no change for it (another project or location, a
-    /// cluster the configuration does not name).
+    /// The plan changes a cluster that is neither declared nor live (another project or
+    /// location, a cluster the configuration does not name).
     #[error("cluster {address} is not a cluster the configuration and the live clusters give")]
     Unknown {
+        /// The cluster.
+        address: String,
+    },
+    /// The plan changes a known cluster that planning again with its flags leaves alone (out
+    /// of its targets, not deleted by it).
+    #[error(
+        "cluster {address} has a change in the plan, but planning again with the plan's flags gives it none"
+    )]
+    Extra {
+        /// The cluster.
+        address: String,
+    },
+    /// Planning again with the plan's flags gives a change the plan lacks.
+    #[error(
+        "cluster {address} has no change in the plan, but planning again with the plan's flags gives one"
+    )]
+    Missing {
         /// The cluster.
         address: String,
     },
@@ -57,8 +79,8 @@ pub enum SavedPlanMismatch {
     },
 }
 
-/// Every way `saved` differs from what `config` and `live` give now, each change planned again
-/// with the update mode it shows and, when it shows one, its requested replacement.
+/// Every way `saved` differs from what `config` and `live` give now, planned again once with
+/// the flags it records (whose digest must be theirs with `config`'s).
 pub fn saved_plan_mismatches(
     saved: &Plan,
     config: &Config,
@@ -71,6 +93,11 @@ pub fn saved_plan_mismatches(
             configured: config.provider.stack.clone(),
         });
     }
+    if !saved.flags_are_bound_to(&config.digest) {
+        // Planning with flags that were edited would only word the edit's consequences.
+        mismatches.push(SavedPlanMismatch::FlagsEdited);
+        return mismatches;
+    }
     let mut seen = BTreeSet::new();
     for change in &saved.changes {
         if !seen.insert(&change.address) {
@@ -79,72 +106,64 @@ pub fn saved_plan_mismatches(
             });
         }
     }
-    for (mode, changes) in by_update_mode(saved) {
-        mismatches.extend(group_mismatches(
-            saved.destroy,
-            saved.idle_for.is_some(),
-            mode,
-            &changes,
-            config,
-            live,
-        ));
+    match plan(config, live, &saved.flags.options()) {
+        Ok(fresh) => mismatches.extend(change_mismatches(saved, &fresh, config, live)),
+        Err(error) => mismatches.push(SavedPlanMismatch::Unplannable {
+            reason: error.to_string(),
+        }),
     }
     mismatches
 }
 
-/// The saved changes grouped by the update mode each shows.
-fn by_update_mode(saved: &Plan) -> BTreeMap<Option<UpdateMode>, Vec<&ClusterChange>> {
-    let mut groups: BTreeMap<Option<UpdateMode>, Vec<&ClusterChange>> = BTreeMap::new();
-    for change in &saved.changes {
-        groups.entry(change.update_mode()).or_default().push(change);
-    }
-    groups
-}
-
-/// The mismatches of the changes that show one update mode, planned again together.
-fn group_mismatches(
-    destroy: bool,
-    idle: bool,
-    update_mode: Option<UpdateMode>,
-    changes: &[&ClusterChange],
+/// How the saved changes differ from the `fresh` plan's: a change of a cluster it does not
+/// change, a change unlike its, and a change of its that the saved plan lacks — unless the
+/// saved plan is an idle destroy, whose idle filter left out the clusters that were busy.
+fn change_mismatches(
+    saved: &Plan,
+    fresh: &Plan,
     config: &Config,
     live: &[LiveCluster],
 ) -> Vec<SavedPlanMismatch> {
-    let options = PlanOptions {
-        targets: changes.iter().map(|c| c.address.id().to_string()).collect(),
-        replace: changes
-            .iter()
-            .filter(|c| c.reason == Some(ChangeReason::ReplaceRequested))
-            .map(|c| c.address.id().to_string())
-            .collect(),
-        update_mode,
-        destroy,
-        // An idle destroy leaves protected clusters out, as `plan --destroy --idle-for` did.
-        keep_protected: idle,
-    };
-    let fresh = match plan(config, live, &options) {
-        Ok(fresh) => fresh,
-        Err(error) => {
-            return changes
-                .iter()
-                .map(|c| SavedPlanMismatch::Unplannable {
-                    address: shown(&c.address),
-                    reason: error.to_string(),
-                })
-                .collect();
-        }
-    };
-    changes
+    let idle = saved.flags.idle_for.is_some();
+    let again: BTreeMap<&ClusterName, &ClusterChange> =
+        fresh.changes.iter().map(|c| (&c.address, c)).collect();
+    let mut mismatches: Vec<SavedPlanMismatch> = saved
+        .changes
         .iter()
-        .filter_map(|saved| {
-            let address = shown(&saved.address);
-            let Some(again) = fresh.changes.iter().find(|c| c.address == saved.address) else {
-                return Some(SavedPlanMismatch::Unknown { address });
-            };
-            first_difference(saved, again, idle)
-                .map(|what| SavedPlanMismatch::Differs { address, what })
+        .filter_map(|change| {
+            let address = shown(&change.address);
+            match again.get(&change.address) {
+                Some(again) => first_difference(change, again, idle)
+                    .map(|what| SavedPlanMismatch::Differs { address, what }),
+                None if is_known(&change.address, config, live) => {
+                    Some(SavedPlanMismatch::Extra { address })
+                }
+                None => Some(SavedPlanMismatch::Unknown { address }),
+            }
         })
-        .collect()
+        .collect();
+    if !idle {
+        let planned: BTreeSet<&ClusterName> = saved.changes.iter().map(|c| &c.address).collect();
+        mismatches.extend(
+            fresh
+                .changes
+                .iter()
+                .filter(|change| !planned.contains(&change.address))
+                .map(|change| SavedPlanMismatch::Missing {
+                    address: shown(&change.address),
+                }),
+        );
+    }
+    mismatches
+}
+
+/// Whether the configuration declares the cluster or it is live.
+fn is_known(address: &ClusterName, config: &Config, live: &[LiveCluster]) -> bool {
+    config
+        .clusters
+        .iter()
+        .any(|cluster| cluster.name == *address)
+        || live.iter().any(|cluster| cluster.address == *address)
 }
 
 /// What the executor would do differently: the first of action, fields, mask, mode, timeouts,

@@ -1,7 +1,7 @@
 //! The plan's versioned serialised form (`docs/plan-json.md`): `format_version` first, then the
-//! stack, the configuration digest, what applying it needs (directory, variable values, whether
-//! it destroys), the action counts and every cluster's change with its exact
-//! requests. It is the saved plan file's format, so it lives with the plan and not in a view;
+//! stack, the configuration digest, what applying it needs (directory, variable values, the
+//! flags it was made with and their digest), the action counts and every cluster's change with
+//! its exact requests. It is the saved plan file's format, so it lives with the plan and not in a view;
 //! `plan --json` and `show PLANFILE --json` print the same document.
 
 use serde_json::{Map, Value};
@@ -25,12 +25,13 @@ pub fn plan_document(plan: &Plan) -> Value {
         Value::from(plan.directory.to_string_lossy()),
     );
     document.insert("variables".to_owned(), to_json(&plan.variables));
-    document.insert("destroy".to_owned(), Value::from(plan.destroy));
+    document.insert("flags".to_owned(), to_json(&plan.flags));
+    document.insert(
+        "flags_digest".to_owned(),
+        Value::from(plan.flags_digest.as_str()),
+    );
     if let Some(endpoint) = &plan.endpoint {
         document.insert("endpoint".to_owned(), Value::from(endpoint.as_str()));
-    }
-    if let Some(seconds) = plan.idle_for {
-        document.insert("idle_for_seconds".to_owned(), Value::from(seconds));
     }
     document.insert("summary".to_owned(), to_json(&plan.summary()));
     document.insert("changes".to_owned(), to_json(&plan.changes));

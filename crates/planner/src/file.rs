@@ -147,11 +147,11 @@ fn check_recorded_fields(document: &Value) -> Result<(), String> {
 
 /// Only a destroy plan can be an idle one, with a threshold of at least a second.
 fn check_idle_only_destroys(plan: &Plan) -> Result<(), String> {
-    match plan.idle_for {
-        Some(_) if !plan.destroy => {
-            Err("`idle_for_seconds` is set, but `destroy` is false; only a destroy plan deletes idle clusters".to_owned())
+    match plan.flags.idle_for {
+        Some(_) if !plan.flags.destroy => {
+            Err("`flags.idle_for_seconds` is set, but `flags.destroy` is false; only a destroy plan deletes idle clusters".to_owned())
         }
-        Some(0) => Err("`idle_for_seconds` must be at least 1".to_owned()),
+        Some(0) => Err("`flags.idle_for_seconds` must be at least 1".to_owned()),
         _ => Ok(()),
     }
 }
@@ -164,8 +164,8 @@ fn check_destroy_only_deletes(plan: &Plan) -> Result<(), String> {
         .iter()
         .find(|change| !matches!(change.action, Action::Delete | Action::NoOp));
     match other {
-        Some(change) if plan.destroy => Err(format!(
-            "`destroy` is true, but cluster `{}` has the action {}; a destroy plan only deletes",
+        Some(change) if plan.flags.destroy => Err(format!(
+            "`flags.destroy` is true, but cluster `{}` has the action {}; a destroy plan only deletes",
             change.address.id(),
             serde_json::to_string(&change.action).unwrap_or_default()
         )),

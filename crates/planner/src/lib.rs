@@ -34,7 +34,7 @@ pub use document::plan_document;
 pub use drift::{AppliedDigests, IdleDeletion, desired_digest};
 pub use error::PlanError;
 pub use file::{PlanFileError, load_plan, save_plan};
-pub use options::PlanOptions;
+pub use options::{PlanFlags, PlanOptions};
 pub use plan::{
     CapacityPlan, ChangeReason, ClusterChange, Disruption, Drift, DriftKind, FieldChange, Impact,
     InError, PLAN_FORMAT_VERSION, Plan, PlannedTimeouts, PoolAlternative, PoolChain,

@@ -14,10 +14,14 @@ use clusterform_model::{Action, ClusterName, UpdateMode, cluster_address};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::options::PlanFlags;
+
 /// Version of the JSON plan document and of saved plan files.
 /// Version 2 added what applying a saved plan needs: the directory, the variable values and
-/// whether it is a destroy plan.
-pub const PLAN_FORMAT_VERSION: u32 = 2;
+/// whether it is a destroy plan. Version 3 records every flag the plan was made with
+/// (`flags`, which holds `destroy` and `idle_for_seconds` now) and binds them to the
+/// configuration digest (`flags_digest`).
+pub const PLAN_FORMAT_VERSION: u32 = 3;
 
 /// Everything a run would do.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -35,27 +39,35 @@ pub struct Plan {
     /// Every declared variable's value when the plan was made: applying a saved plan loads
     /// the configuration with exactly these. May hold values of `sensitive` variables.
     pub variables: BTreeMap<String, Value>,
-    /// A destroy plan (`plan --destroy`, `destroy`): it only deletes.
-    pub destroy: bool,
+    /// The flags the plan was made with: applying a saved plan plans again with them.
+    pub flags: PlanFlags,
+    /// [`PlanFlags::digest`] of `flags` with `config_digest`, as the plan was made (a saved
+    /// plan: as its file says). A saved plan whose flags no longer give it was edited.
+    pub flags_digest: String,
     /// Where the live clusters it was made from were read: `google` (the regional Google
     /// endpoints), `local` (the built-in emulator) or the endpoint's base URL. The binary
     /// records it; applying a saved plan against another endpoint is refused. `None` in plans
     /// saved before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub endpoint: Option<String>,
-    /// An idle destroy (`plan --destroy --idle-for D`): the threshold D in seconds. Applying
-    /// the plan asks each cluster's Slurm again and deletes only those still idle that long.
-    #[serde(
-        default,
-        rename = "idle_for_seconds",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub idle_for: Option<u64>,
     /// One entry per cluster considered, no-ops included, sorted by address.
     pub changes: Vec<ClusterChange>,
 }
 
 impl Plan {
+    /// Records that the plan is an idle destroy with a threshold of `seconds` (the idle filter
+    /// kept only the clusters idle that long), binding the flags again.
+    pub fn record_idle_threshold(&mut self, seconds: u64) {
+        self.flags.idle_for = Some(seconds);
+        self.flags_digest = self.flags.digest(&self.config_digest);
+    }
+
+    /// Whether the flags are the ones the plan was made with: `flags_digest` is their digest
+    /// with `config_digest` (the configuration's, which applying compares first).
+    pub fn flags_are_bound_to(&self, config_digest: &str) -> bool {
+        self.flags.digest(config_digest) == self.flags_digest
+    }
+
     /// Counts of each action.
     pub fn summary(&self) -> Summary {
         let mut summary = Summary::default();

@@ -198,9 +198,12 @@ mod tests {
             config_digest: String::new(),
             directory: std::path::PathBuf::new(),
             variables: BTreeMap::new(),
-            destroy: true,
+            flags: crate::options::PlanFlags {
+                destroy: true,
+                ..Default::default()
+            },
+            flags_digest: String::new(),
             endpoint: None,
-            idle_for: None,
             changes: vec![change],
         }
     }

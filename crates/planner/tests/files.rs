@@ -1,8 +1,10 @@
 //! Saved plan files and their freshness against the live clusters.
 
+use clusterform_model::UpdateMode;
+use clusterform_model::rest::ClusterRequest;
 use clusterform_planner::{
-    PLAN_FORMAT_VERSION, Plan, PlanFileError, PlanOptions, StalenessKind, load_plan, plan,
-    plan_document, save_plan, stale_clusters,
+    PLAN_FORMAT_VERSION, Plan, PlanFileError, PlanFlags, PlanOptions, StalenessKind, load_plan,
+    plan, plan_document, save_plan, stale_clusters,
 };
 use serde_json::json;
 
@@ -43,7 +45,10 @@ fn a_saved_plan_reads_back_identical_and_private() {
     save_plan(&made, &path).unwrap();
     assert_eq!(load_plan(&path).unwrap(), made);
     let text = std::fs::read_to_string(&path).unwrap();
-    assert!(text.starts_with("{\n  \"format_version\": 2,"), "{text}");
+    assert!(
+        text.starts_with(&format!("{{\n  \"format_version\": {PLAN_FORMAT_VERSION},")),
+        "{text}"
+    );
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt as _;
@@ -181,7 +186,7 @@ fn a_tampered_saved_plan_is_refused_on_load_naming_the_field() {
 }
 
 #[test]
-fn the_document_records_directory_variables_and_destroy() {
+fn the_document_records_directory_variables_and_flags() {
     let mut made = update_plan();
     made.variables.insert("zones".to_owned(), json!(["a", "b"]));
     let document = plan_document(&made);
@@ -190,7 +195,11 @@ fn the_document_records_directory_variables_and_destroy() {
         json!(made.directory.to_string_lossy())
     );
     assert_eq!(document["variables"], json!({"zones": ["a", "b"]}));
-    assert_eq!(document["destroy"], json!(false));
+    assert_eq!(
+        document["flags"],
+        json!({"destroy": false, "idle_for_seconds": null, "targets": [], "replace": [], "update_mode": null})
+    );
+    assert_eq!(document["flags_digest"], json!(made.flags_digest));
     let destroying = plan(
         &config(vec![desired("train01", seed())]),
         &[live_seed("train01")],
@@ -200,7 +209,7 @@ fn the_document_records_directory_variables_and_destroy() {
         },
     )
     .unwrap();
-    assert_eq!(plan_document(&destroying)["destroy"], json!(true));
+    assert_eq!(plan_document(&destroying)["flags"]["destroy"], json!(true));
 }
 
 #[test]
@@ -221,8 +230,8 @@ fn a_tampered_directory_or_variables_field_is_refused_clearly() {
             "`variables` must be an object",
         ),
         (
-            |d| d["destroy"] = json!(true),
-            "`destroy` is true, but cluster `new01` has the action \"create\"",
+            |d| d["flags"]["destroy"] = json!(true),
+            "`flags.destroy` is true, but cluster `new01` has the action \"create\"",
         ),
     ];
     for (edit, expected) in cases {
@@ -236,29 +245,29 @@ fn a_tampered_directory_or_variables_field_is_refused_clearly() {
 #[test]
 fn only_a_destroy_plan_can_be_an_idle_destroy() {
     let refused = load_edited(|document| {
-        document["idle_for_seconds"] = json!(7200);
+        document["flags"]["idle_for_seconds"] = json!(7200);
     });
     assert!(
-        matches!(&refused, Err(PlanFileError::Invalid { problem, .. }) if problem.contains("`destroy` is false")),
+        matches!(&refused, Err(PlanFileError::Invalid { problem, .. }) if problem.contains("`flags.destroy` is false")),
         "{refused:?}"
     );
     let zero = load_edited(|document| {
-        document["destroy"] = json!(true);
+        document["flags"]["destroy"] = json!(true);
         document["changes"] = json!([]);
-        document["idle_for_seconds"] = json!(0);
+        document["flags"]["idle_for_seconds"] = json!(0);
     });
     assert!(
         matches!(&zero, Err(PlanFileError::Invalid { problem, .. }) if problem.contains("at least 1")),
         "{zero:?}"
     );
     let idle = load_edited(|document| {
-        document["destroy"] = json!(true);
+        document["flags"]["destroy"] = json!(true);
         document["changes"] = json!([]);
-        document["idle_for_seconds"] = json!(7200);
+        document["flags"]["idle_for_seconds"] = json!(7200);
     })
     .unwrap();
-    assert_eq!(idle.idle_for, Some(7200));
-    assert_eq!(plan_document(&idle)["idle_for_seconds"], 7200);
+    assert_eq!(idle.flags.idle_for, Some(7200));
+    assert_eq!(plan_document(&idle)["flags"]["idle_for_seconds"], 7200);
 }
 
 #[test]
@@ -280,10 +289,237 @@ fn a_saved_idle_destroy_matches_its_configuration_only_as_an_idle_destroy() {
         1,
         "an idle reason in a plain destroy: {mismatches:?}"
     );
-    saved.idle_for = Some(7200);
+    saved.record_idle_threshold(7200);
     assert_eq!(
         clusterform_planner::saved_plan_mismatches(&saved, &config, &live),
         [],
         "an idle destroy's apply reads the evidence again"
     );
+}
+
+/// `train01` with other labels beside an unchanged `train02`, both live.
+fn two_clusters() -> (
+    clusterform_config::Config,
+    [clusterform_model::LiveCluster; 2],
+) {
+    let mut wanted = seed();
+    wanted["labels"] = json!({"team": "x"});
+    let config = config(vec![desired("train01", wanted), desired("train02", seed())]);
+    (config, [live_seed("train01"), live_seed("train02")])
+}
+
+/// The plan of `two_clusters()` made with `options`.
+fn made_with(options: &PlanOptions) -> Plan {
+    let (config, live) = two_clusters();
+    let mut made = plan(&config, &live, options).unwrap();
+    made.directory = std::env::temp_dir().join("config");
+    made
+}
+
+fn targeting(ids: &[&str]) -> PlanOptions {
+    PlanOptions {
+        targets: ids.iter().map(|id| (*id).to_owned()).collect(),
+        ..PlanOptions::default()
+    }
+}
+
+/// The mismatches of `saved` against `two_clusters()`, as words.
+fn mismatches_of(saved: &Plan) -> Vec<String> {
+    let (config, live) = two_clusters();
+    clusterform_planner::saved_plan_mismatches(saved, &config, &live)
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
+
+/// The deletion a destroy targeting `id` plans.
+fn deletion_of(id: &str) -> Vec<clusterform_planner::ClusterChange> {
+    made_with(&PlanOptions {
+        destroy: true,
+        ..targeting(&[id])
+    })
+    .changes
+}
+
+/// The refusal of a change the plan's flags do not give.
+fn extra(address: &str) -> String {
+    format!(
+        "cluster {address} has a change in the plan, but planning again with the plan's flags gives it none"
+    )
+}
+
+/// The refusal of a change the plan's flags give that the plan lacks.
+fn missing(address: &str) -> String {
+    format!(
+        "cluster {address} has no change in the plan, but planning again with the plan's flags gives one"
+    )
+}
+
+const TRAIN01: &str = "projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01";
+const TRAIN02: &str = "projects/my-proj/locations/us-central1/modelDevelopmentClusters/train02";
+
+#[test]
+fn a_plan_records_the_flags_it_was_made_with_and_binds_them_to_the_configuration() {
+    let options = PlanOptions {
+        targets: vec!["train01".to_owned(), "train02".to_owned()],
+        replace: vec!["train02".to_owned()],
+        update_mode: Some(UpdateMode::UserOnly),
+        ..PlanOptions::default()
+    };
+    let made = made_with(&options);
+    assert_eq!(made.flags, PlanFlags::of(&options));
+    assert_eq!(made.flags_digest, made.flags.digest(&made.config_digest));
+    assert_eq!(
+        plan_document(&made)["flags"],
+        json!({
+            "destroy": false,
+            "idle_for_seconds": null,
+            "targets": ["train01", "train02"],
+            "replace": ["train02"],
+            "update_mode": "USER_ONLY",
+        })
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tfplan.json");
+    save_plan(&made, &path).unwrap();
+    assert_eq!(load_plan(&path).unwrap(), made);
+    // Made honestly with every flag, it matches what planning again with them gives.
+    assert_eq!(mismatches_of(&made), Vec::<String>::new());
+}
+
+#[test]
+fn a_saved_plan_made_before_the_flags_were_recorded_is_refused_with_a_way_out() {
+    let err = load_edited(|document| {
+        document["format_version"] = json!(2);
+        let object = document.as_object_mut().unwrap();
+        object.remove("flags");
+        object.remove("flags_digest");
+        object.insert("destroy".to_owned(), json!(false));
+    })
+    .unwrap_err();
+    assert!(
+        matches!(err, PlanFileError::UnsupportedVersion { .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("make the plan again"), "{err}");
+    let err = load_edited(|document| {
+        document.as_object_mut().unwrap().remove("flags_digest");
+    })
+    .unwrap_err();
+    assert!(matches!(err, PlanFileError::Malformed { .. }), "{err}");
+}
+
+#[test]
+fn flags_edited_without_their_digest_are_refused() {
+    let edits: [fn(&mut PlanFlags); 4] = [
+        |flags| flags.targets.clear(),
+        |flags| flags.destroy = true,
+        |flags| flags.replace.push("train01".to_owned()),
+        |flags| flags.update_mode = Some(UpdateMode::UserOnly),
+    ];
+    for edit in edits {
+        let mut edited = made_with(&targeting(&["train01"]));
+        edit(&mut edited.flags);
+        assert_eq!(
+            mismatches_of(&edited),
+            [
+                "the plan's flags are not the ones it was made with: `flags_digest` is not the digest of its `flags` and configuration"
+            ],
+            "{:?}",
+            edited.flags
+        );
+    }
+    // Bound to the configuration: the same flags with another configuration's digest.
+    let mut other = made_with(&targeting(&["train01"]));
+    other.flags_digest = other.flags.digest(&"0".repeat(64));
+    assert_eq!(mismatches_of(&other).len(), 1);
+}
+
+#[test]
+fn a_delete_added_outside_the_plans_targets_is_refused_naming_the_cluster() {
+    let mut saved = made_with(&targeting(&["train01"]));
+    saved.changes.extend(deletion_of("train02"));
+    assert_eq!(mismatches_of(&saved), [extra(TRAIN02)]);
+}
+
+#[test]
+fn a_change_left_out_of_the_plan_is_refused_naming_the_cluster() {
+    let mut saved = made_with(&PlanOptions::default());
+    saved
+        .changes
+        .retain(|change| change.address.id() != "train02");
+    assert_eq!(mismatches_of(&saved), [missing(TRAIN02)]);
+    // Flags edited with their digest made again are the flags planned with: the targeted
+    // plan is now missing the cluster the targets left out.
+    let mut widened = made_with(&targeting(&["train01"]));
+    widened.flags.targets.clear();
+    widened.flags_digest = widened.flags.digest(&widened.config_digest);
+    assert_eq!(
+        mismatches_of(&widened).len(),
+        1,
+        "{:?}",
+        mismatches_of(&widened)
+    );
+}
+
+#[test]
+fn a_plan_edited_into_a_destroy_or_another_mode_or_a_replacement_is_refused() {
+    let honest = made_with(&targeting(&["train01"]));
+    // Into a destroy: the flag with its digest made again, the update turned into a delete.
+    let mut destroying = honest.clone();
+    destroying.flags.destroy = true;
+    destroying.flags_digest = destroying.flags.digest(&destroying.config_digest);
+    destroying.changes = deletion_of("train02");
+    assert_eq!(
+        mismatches_of(&destroying),
+        [extra(TRAIN02), missing(TRAIN01)]
+    );
+    // Another update mode, in the request that holds it.
+    let mut user_only = honest.clone();
+    for request in &mut user_only.changes[0].requests {
+        if let ClusterRequest::Update { mode, .. } = request {
+            *mode = UpdateMode::UserOnly;
+        }
+    }
+    assert_eq!(
+        mismatches_of(&user_only),
+        [format!(
+            "cluster {TRAIN01}: the plan's update mode: not what its change implies"
+        )]
+    );
+    // A replacement the flags did not ask for.
+    let mut replacing = honest;
+    replacing.changes = made_with(&PlanOptions {
+        replace: vec!["train01".to_owned()],
+        ..targeting(&["train01"])
+    })
+    .changes;
+    assert_eq!(
+        mismatches_of(&replacing),
+        [format!(
+            "cluster {TRAIN01}: the plan's action: not what its change implies"
+        )]
+    );
+}
+
+#[test]
+fn an_idle_destroy_may_lack_the_busy_clusters_but_not_add_any() {
+    let mut idle = made_with(&PlanOptions {
+        destroy: true,
+        keep_protected: true,
+        ..PlanOptions::default()
+    });
+    idle.record_idle_threshold(7200);
+    // The idle filter kept only train01: train02 was busy.
+    idle.changes
+        .retain(|change| change.address.id() == "train01");
+    assert_eq!(mismatches_of(&idle), Vec::<String>::new());
+    let mut targeted = made_with(&PlanOptions {
+        destroy: true,
+        keep_protected: true,
+        ..targeting(&["train01"])
+    });
+    targeted.record_idle_threshold(7200);
+    targeted.changes.extend(deletion_of("train02"));
+    assert_eq!(mismatches_of(&targeted), [extra(TRAIN02)]);
 }

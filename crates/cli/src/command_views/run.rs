@@ -90,7 +90,7 @@ impl PlanView for HumanRun {
     }
 
     fn plan(&self, plan: &Plan, jobs: &JobsByCluster) {
-        if plan.destroy && !plan.has_changes() {
+        if plan.flags.destroy && !plan.has_changes() {
             self.printer.result("No clusters to destroy.");
         } else {
             let text = plan_text::render_text(plan, jobs, self.printer.color());
@@ -111,7 +111,7 @@ impl RunView for HumanRun {
     }
 
     fn confirm(&self, plan: &Plan, stopped: &[StoppedWork<'_>]) -> Result<bool, CliError> {
-        let (question, cancelled) = if plan.destroy {
+        let (question, cancelled) = if plan.flags.destroy {
             (
                 "Do you really want to destroy these clusters?",
                 "Destroy cancelled.",
@@ -125,9 +125,11 @@ impl RunView for HumanRun {
             question.push_str(&line);
         }
         let approved = prompt::confirm(&question).map_err(|err| match err {
-            CliError::NoTerminalToConfirm if plan.destroy => CliError::NoTerminalToConfirmDestroy {
-                idle_for: plan.idle_for,
-            },
+            CliError::NoTerminalToConfirm if plan.flags.destroy => {
+                CliError::NoTerminalToConfirmDestroy {
+                    idle_for: plan.flags.idle_for,
+                }
+            }
             other => other,
         })?;
         if !approved {
@@ -189,7 +191,7 @@ fn completion_line(plan: &Plan, completion: Completion) -> String {
         Completion::Settled => {
             "Apply complete! The clusters' earlier operations finished.".to_owned()
         }
-        Completion::Executed(counts) if plan.destroy => {
+        Completion::Executed(counts) if plan.flags.destroy => {
             format!("Destroy complete! Resources: {} destroyed.", counts.destroy)
         }
         Completion::Executed(counts) => {
@@ -296,7 +298,7 @@ mod tests {
             &Default::default(),
         )
         .unwrap();
-        plan.destroy = destroy;
+        plan.flags.destroy = destroy;
         plan
     }
 

@@ -130,7 +130,7 @@ async fn apply_saved_plan(
         let working = workflow::still_working(&plan, &live);
         view.saved_plan(&plan);
         // The idle evidence is read again; the clusters no longer idle drop out of the plan.
-        if plan.idle_for.is_some() {
+        if plan.flags.idle_for.is_some() {
             run.recheck_idle(&mut plan, &live, Recheck::SavedPlan)
                 .await?;
             if !plan.has_changes() {
@@ -142,7 +142,7 @@ async fn apply_saved_plan(
         let report = if plan.has_changes() {
             // The plan file keeps no jobs: what runs now is what counts. (An idle destroy's
             // clusters were just found idle again.)
-            let stopped = if plan.idle_for.is_some() {
+            let stopped = if plan.flags.idle_for.is_some() {
                 Vec::new()
             } else {
                 let jobs = run.running_jobs_of(&plan, &live).await;

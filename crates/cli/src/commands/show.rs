@@ -1,6 +1,8 @@
-//! `clusterform show PLANFILE`: prints a saved plan as `plan` shows one, text or JSON (a saved
-//! plan holds no running jobs; stderr says that `apply FILE` reads them when it runs).
+//! `clusterform show PLANFILE`: prints a saved plan as `plan` shows one, text or JSON, the text
+//! headed by the flags it was made with (the JSON document holds them). A saved plan holds no
+//! running jobs; stderr says that `apply FILE` reads them when it runs.
 
+use clusterform::views::plan_flags::made_with;
 use clusterform_model::JobsByCluster;
 
 use crate::cli::ShowArgs;
@@ -12,6 +14,10 @@ use crate::printer::Printer;
 /// Reads and renders a saved plan.
 pub fn run(args: &ShowArgs, printer: &Printer) -> Result<ExitStatus, CliError> {
     let plan = clusterform_planner::load_plan(&args.planfile)?;
+    if !args.json {
+        // A blank line between the flags and the plan, as between the plan's parts.
+        printer.result(&format!("{}\n\n", made_with(&plan.flags)));
+    }
     plan_view(args.json, printer).plan(&plan, &JobsByCluster::new());
     let disruptive = plan.changes.iter().filter(|c| c.is_disruptive()).count();
     if disruptive > 0 {

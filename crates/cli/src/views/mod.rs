@@ -8,6 +8,7 @@ pub mod actions;
 mod heredoc;
 pub mod idle_table;
 pub mod names;
+pub mod plan_flags;
 pub mod plan_json;
 pub mod plan_text;
 pub mod status;

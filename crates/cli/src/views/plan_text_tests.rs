@@ -305,7 +305,8 @@ fn json_document_starts_with_its_version() {
             "config_digest",
             "directory",
             "variables",
-            "destroy",
+            "flags",
+            "flags_digest",
             "summary",
             "changes"
         ]

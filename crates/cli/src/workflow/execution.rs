@@ -282,7 +282,11 @@ impl<V: RunView + ?Sized> Run<'_, V> {
 /// The command that, run again, waits for what an interrupted run of `plan` left running: a
 /// destroy's is `destroy` (an `apply` would create its clusters again).
 fn rerun(plan: &Plan) -> &'static str {
-    if plan.destroy { "destroy" } else { "apply" }
+    if plan.flags.destroy {
+        "destroy"
+    } else {
+        "apply"
+    }
 }
 
 /// Unchanged clusters that are `PROVISIONING` or `UPDATING`: an operation no journal knows

@@ -34,7 +34,9 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
                 Seconds::from(MOMENTARY_IDLENESS).to_units(2),
             ));
         }
-        planned.plan.idle_for = Some(threshold.as_secs().max(1));
+        planned
+            .plan
+            .record_idle_threshold(threshold.as_secs().max(1));
         let deleted = deleted_addresses(&planned.plan);
         let protected = self.protected(options);
         let (reports, now) = self
@@ -75,7 +77,7 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
         live: impl IntoIterator<Item = &'l LiveCluster>,
         when: Recheck,
     ) -> Result<(), CliError> {
-        let Some(seconds) = plan.idle_for else {
+        let Some(seconds) = plan.flags.idle_for else {
             return Ok(());
         };
         let threshold = Duration::from_secs(seconds);
