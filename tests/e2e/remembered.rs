@@ -160,7 +160,7 @@ fn a_replacement_that_finds_no_machines_says_the_cluster_is_missing() {
     [HH:MM:SS] train01: delete request accepted [Ns]
     [HH:MM:SS] train01: delete done [Ns]
     [HH:MM:SS] train01: FAILED after [N]s: found no capacity (STOCKOUT in us-central1-a)
-    Error: Replacement of cluster train01 failed: projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01: the create (login: n2-standard-32 in us-central1-a; cpu: n2-standard-32 in us-central1-a) found no capacity (STOCKOUT in us-central1-a); the service said "The zone 'projects/253589482369/zones/us-central1-a' does not have enough resources available to fulfill the request. '(resource type:compute)'. (state:STOCKOUT)"; the replacement had deleted the cluster first, so it is now missing
+    Error: Replacement of cluster train01 failed: projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01: the create found no capacity (STOCKOUT in us-central1-a); the service said "The zone 'projects/253589482369/zones/us-central1-a' does not have enough resources available to fulfill the request. '(resource type:compute)'. (state:STOCKOUT)"; the replacement had deleted the cluster first, so it is now missing
       hint: the zone has no such machines now: run `clusterform apply` again later, or add a `fallback` block to the pool (another machine type, or another provisioning model such as FLEX_START or SPOT)
     Warning: train01 was deleted for the replacement and is now missing: no attempt could create it again; `clusterform apply` creates it once machines are available
     Error: 1 of 1 actions failed

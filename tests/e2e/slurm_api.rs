@@ -161,11 +161,11 @@ fn a_create_that_meets_a_stockout_without_a_fallback_deletes_what_it_left_and_sa
     [stderr]
     [HH:MM:SS] train01: creating… [Ns]
     [HH:MM:SS] train01: create request accepted [Ns]
-    [HH:MM:SS] train01: the create found no capacity (The zone 'projects/253589482369/zones/us-central1-a' does not have enough resources available to fulfill the request. '(resource type:compute)'. (state:STOCKOUT)); deleting the cluster it left in ERROR [Ns]
+    [HH:MM:SS] train01: the create found no capacity (STOCKOUT in us-central1-a); deleting the cluster it left in ERROR [Ns]
     [HH:MM:SS] train01: delete request accepted [Ns]
     [HH:MM:SS] train01: delete done [Ns]
-    [HH:MM:SS] train01: FAILED after [N]s: projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01: no capacity for the create: The zone 'projects/253589482369/zones/us-central1-a' does not have enough resources available to fulfill the request. '(resource type:compute)'. (state:STOCKOUT); the cluster the failed create left in ERROR was deleted
-    Error: Creation of cluster train01 failed: projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01: no capacity for the create: The zone 'projects/253589482369/zones/us-central1-a' does not have enough resources available to fulfill the request. '(resource type:compute)'. (state:STOCKOUT); the cluster the failed create left in ERROR was deleted
+    [HH:MM:SS] train01: FAILED after [N]s: found no capacity (STOCKOUT in us-central1-a)
+    Error: Creation of cluster train01 failed: projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01: the create found no capacity (STOCKOUT in us-central1-a); the service said "The zone 'projects/253589482369/zones/us-central1-a' does not have enough resources available to fulfill the request. '(resource type:compute)'. (state:STOCKOUT)"; the cluster the failed create left in ERROR was deleted
       hint: the zone has no such machines now: run `clusterform apply` again later, or add a `fallback` block to the pool (another machine type, or another provisioning model such as FLEX_START or SPOT)
     Error: 1 of 1 actions failed
       hint: fix the cause above and run `clusterform apply` again; finished clusters are not touched twice

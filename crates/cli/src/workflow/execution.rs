@@ -228,7 +228,7 @@ impl<V: RunView + ?Sized> Run<'_, V> {
                 total: report.outcomes.len(),
             });
         }
-        if plan.destroy && !unread.is_empty() {
+        if plan.flags.destroy && !unread.is_empty() {
             return Err(CliError::DestroyIncomplete {
                 destroyed: Counts::of(report).destroy,
                 unread: unread.to_vec(),
