@@ -274,6 +274,21 @@ fn provisioning_model_and_reservation_affinity() {
         "      machine_type = \"a3-highgpu-8g\"\n      accelerator_type = \"NVIDIA_H100_80GB\"\n    }\n    scaling_spec {\n      min_node_count = 0",
     );
     insta::assert_snapshot!(find(&failure(&gpu), "accelerators"));
+    // A machine type with built-in accelerators is a GPU pool without naming them.
+    let built_in = valid_with(
+        "      machine_type = \"n2-standard-8\"\n    }\n    scaling_spec {\n      min_node_count = 0",
+        "      machine_type = \"a3-ultragpu-8g\"\n    }\n    scaling_spec {\n      min_node_count = 0",
+    );
+    insta::assert_snapshot!(find(&failure(&built_in), "neither provisioning_model"), @r#"
+     × pool `cpu` has accelerators but neither provisioning_model nor reservation_affinity
+       ╭─[main.hcl:24:22]
+    23 │     machine_spec {
+    24 │       machine_type = "a3-ultragpu-8g"
+       ·                      ────────────────
+    25 │     }
+       ╰────
+     help: set provisioning_model (ON_DEMAND, SPOT, FLEX_START) or a reservation_affinity
+    "#);
     let flex = cpu_pool_with("    flex_start_max_duration = \"2h\"");
     insta::assert_snapshot!(find(&failure(&flex), "flex_start"));
 }

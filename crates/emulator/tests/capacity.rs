@@ -48,6 +48,7 @@ fn seed_with_gpu() -> Value {
 
 fn gpu_pool() -> Value {
     json!({"id": "gpu", "machineSpec": {"machineType": GPU}, "zone": "us-central1-b",
+           "provisioningModel": "SPOT",
            "scalingSpec": {"minNodeCount": 0, "maxNodeCount": 2}})
 }
 

@@ -358,6 +358,35 @@ async fn a_refused_create_lists_each_field_in_the_message_and_a_bad_request_deta
 }
 
 #[tokio::test]
+async fn a_gpu_pool_without_a_provisioning_model_is_refused_even_unnamed() {
+    let server = TestServer::start(transition_options()).await;
+    let mut named = a4_cluster();
+    named["nodePools"][1]
+        .as_object_mut()
+        .unwrap()
+        .remove("provisioningModel");
+    let mut unnamed = named.clone();
+    unnamed["nodePools"][1]["machineSpec"] = json!({"machineType": "a3-ultragpu-8g"});
+    for (id, cluster) in [("named", named), ("unnamed", unnamed)] {
+        let (status, error) = server.create(id, cluster).await;
+        assert_eq!(status, 400, "{id}: {error}");
+        assert_eq!(
+            violations(&error).trim(),
+            "model_development_cluster.node_pools[1].provisioning_model: provisioning_model must be set for GPU node pools",
+            "{id}"
+        );
+    }
+    let mut reserved = a4_cluster();
+    reserved["nodePools"][1]["provisioningModel"] = json!("RESERVATION");
+    reserved["nodePools"][1]["machineSpec"]["reservationAffinity"] = json!({
+        "reservationAffinityType": "SPECIFIC_RESERVATION",
+        "key": "compute.googleapis.com/reservation-name",
+        "values": ["projects/p/zones/us-central1-a/reservations/r"]});
+    let (status, answer) = server.create("reserved", reserved).await;
+    assert_eq!(status, 200, "{answer}");
+}
+
+#[tokio::test]
 async fn field_paths_index_pools_in_request_order() {
     let server = TestServer::start(transition_options()).await;
     let mut cluster = a4_cluster();

@@ -214,8 +214,9 @@ impl Cluster {
         pools
     }
 
-    /// The accelerators the cluster holds now: each pool's `acceleratorCount` times the
-    /// nodes the service reports for it. `None` when a pool with accelerators has no
+    /// The accelerators the cluster holds now: each pool's accelerators per node
+    /// ([`MachineSpec::accelerators`], built-in ones included) times the nodes the service
+    /// reports for it. `None` when a pool with accelerators has no
     /// reported nodes to count (the service reports none at all); 0 for a cluster without
     /// accelerators.
     pub fn gpus(&self) -> Option<u64> {
@@ -226,9 +227,8 @@ impl Cluster {
                 let per_node = pool
                     .machine_spec
                     .as_ref()
-                    .and_then(|spec| spec.accelerator_count)
-                    .and_then(|count| u64::try_from(count).ok())
-                    .unwrap_or(0);
+                    .and_then(MachineSpec::accelerators)
+                    .map_or(0, |(_, count)| count);
                 if per_node == 0 {
                     return Some(0);
                 }
@@ -369,6 +369,35 @@ pub struct MachineSpec {
     /// Fields this version does not model.
     #[serde(flatten)]
     pub extra: UnknownFields,
+}
+
+impl MachineSpec {
+    /// The accelerators each node has, type and count: as the spec names them (a count the
+    /// service leaves out is the machine type's built-in count, else proto3's 0), or, when it
+    /// names none, the ones its machine type comes with (`a3-ultragpu-8g`: 8 ×
+    /// `NVIDIA_H200_141GB`, from the [catalogue](crate::catalogue)). `None`: a CPU machine.
+    pub fn accelerators(&self) -> Option<(&str, u64)> {
+        let built_in = self
+            .machine_type
+            .as_deref()
+            .and_then(|machine| crate::catalogue::machine_catalogue().built_in(machine));
+        let named = self
+            .accelerator_type
+            .as_deref()
+            .filter(|kind| !kind.is_empty() && *kind != "ACCELERATOR_TYPE_UNSPECIFIED");
+        match (named, built_in) {
+            (Some(kind), _) => {
+                let count = self
+                    .accelerator_count
+                    .and_then(|count| u64::try_from(count).ok())
+                    .or(built_in.map(|b| u64::from(b.count)))
+                    .unwrap_or(0);
+                Some((kind, count))
+            }
+            (None, Some(built_in)) => Some((built_in.kind.as_str(), u64::from(built_in.count))),
+            (None, None) => None,
+        }
+    }
 }
 
 /// `machineSpec.reservationAffinity`.
@@ -888,6 +917,24 @@ mod tests {
     fn gpus_are_the_accelerators_of_the_reported_nodes() {
         assert_eq!(with_nodes(&["login", "gpu", "gpu"]).gpus(), Some(16));
         assert_eq!(with_nodes(&["login"]).gpus(), Some(0));
+    }
+
+    #[test]
+    fn a_machine_type_with_built_in_accelerators_counts_them_unnamed() {
+        let mut cluster = with_nodes(&["gpu", "gpu"]);
+        let spec = cluster.node_pools.as_mut().unwrap()[1]
+            .machine_spec
+            .as_mut()
+            .unwrap();
+        spec.accelerator_type = None;
+        spec.accelerator_count = None;
+        assert_eq!(spec.accelerators(), Some(("NVIDIA_H200_141GB", 8)));
+        assert_eq!(cluster.gpus(), Some(16));
+        let cpu = MachineSpec {
+            machine_type: Some("n2-standard-8".into()),
+            ..MachineSpec::default()
+        };
+        assert_eq!(cpu.accelerators(), None);
     }
 
     #[test]

@@ -17,6 +17,7 @@
 //! that a read-modify-write never drops what the service added.
 
 mod action;
+pub mod catalogue;
 mod cluster;
 pub mod duration;
 pub mod fields;

@@ -175,15 +175,10 @@ fn pools(cluster: &Cluster) -> String {
 }
 
 /// A pool's accelerator type and count per node, when it has accelerators (a count without a
-/// type, or the type `ACCELERATOR_TYPE_UNSPECIFIED`, is none; a count the service leaves out
-/// is proto3's 0).
-fn accelerator(pool: &NodePool) -> Option<(&str, i64)> {
-    let spec = pool.machine_spec.as_ref()?;
-    let kind = spec
-        .accelerator_type
-        .as_deref()
-        .filter(|kind| !kind.is_empty() && *kind != "ACCELERATOR_TYPE_UNSPECIFIED")?;
-    Some((kind, spec.accelerator_count.unwrap_or(0)))
+/// type, or the type `ACCELERATOR_TYPE_UNSPECIFIED`, is none; a machine type with built-in
+/// accelerators has them whether or not the pool names them).
+fn accelerator(pool: &NodePool) -> Option<(&str, u64)> {
+    pool.machine_spec.as_ref()?.accelerators()
 }
 
 /// `gpu:NVIDIA_H200_141GB×8`: each pool with accelerators, its type and count per node; `-`
@@ -277,11 +272,16 @@ mod tests {
                 {"id": "a", "machineSpec": {"acceleratorType": "NVIDIA_B200", "acceleratorCount": 8}},
                 {"id": "b", "machineSpec": {"acceleratorType": "ACCELERATOR_TYPE_UNSPECIFIED"}},
                 {"id": "c", "machineSpec": {"acceleratorCount": 2}},
-                {"id": "d", "machineSpec": {"acceleratorType": "NVIDIA_L4", "acceleratorCount": "1"}}
+                {"id": "d", "machineSpec": {"acceleratorType": "NVIDIA_L4", "acceleratorCount": "1"}},
+                {"id": "e", "machineSpec": {"machineType": "a3-ultragpu-8g"}}
             ]
         }))
         .unwrap();
-        assert_eq!(accelerators(&cluster), "a:NVIDIA_B200×8 d:NVIDIA_L4×1");
+        assert_eq!(
+            accelerators(&cluster),
+            "a:NVIDIA_B200×8 d:NVIDIA_L4×1 e:NVIDIA_H200_141GB×8",
+            "a machine type's built-in accelerators count unnamed"
+        );
         assert_eq!(accelerators(&Cluster::default()), "-");
     }
 

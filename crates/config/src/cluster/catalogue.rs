@@ -6,61 +6,9 @@
 //! never errors: the service adds machine types over time, and a catalogue that refused them
 //! would block users until we caught up.
 
-use std::collections::BTreeMap;
-use std::sync::OnceLock;
-
-use serde::Deserialize;
+use clusterform_model::catalogue::{BuiltIn, MachineCatalogue, machine_catalogue};
 
 use crate::diagnostic::did_you_mean;
-
-/// The file as written: families of machine types (`FAMILY-SIZE`).
-#[derive(Debug, Deserialize)]
-struct CatalogueFile {
-    accelerator_types: Vec<String>,
-    families: Vec<Family>,
-}
-
-#[derive(Debug, Deserialize)]
-struct Family {
-    family: String,
-    /// The accelerator every machine of the family comes with; none: a CPU family.
-    #[serde(default)]
-    built_in: Option<String>,
-    /// Size suffix → number of built-in accelerators (0 for a CPU family).
-    sizes: BTreeMap<String, i64>,
-    #[serde(default)]
-    caution: Option<Caution>,
-}
-
-/// Why a documented machine type is likely to fail anyway, and what to use instead.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-struct Caution {
-    message: String,
-    hint: String,
-}
-
-/// What one machine type comes with.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Accelerators {
-    /// Exactly `count` accelerators of `kind`, always.
-    BuiltIn { kind: String, count: i64 },
-    /// None: a CPU machine type.
-    None,
-}
-
-/// One machine type of the catalogue.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Machine {
-    accelerators: Accelerators,
-    caution: Option<Caution>,
-}
-
-/// The catalogue, indexed by machine type.
-#[derive(Debug)]
-pub(crate) struct Catalogue {
-    machines: BTreeMap<String, Machine>,
-    accelerator_types: Vec<String>,
-}
 
 /// The machine spec fields a warning can point at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,77 +49,49 @@ pub(crate) struct MachineChoice<'a> {
 const NEWER_TYPES: &str = "The service may offer types newer than clusterform's catalogue (the Compute resources page lists the documented ones): if this one exists, ignore this warning.";
 
 /// The catalogue shipped in the binary.
-pub(crate) fn catalogue() -> &'static Catalogue {
-    static CATALOGUE: OnceLock<Catalogue> = OnceLock::new();
-    CATALOGUE.get_or_init(|| {
-        Catalogue::from_json(include_str!("../../data/machines.json"))
-            .unwrap_or_else(|e| panic!("data/machines.json does not parse: {e}"))
-    })
+pub(crate) fn catalogue() -> Catalogue {
+    Catalogue(machine_catalogue())
 }
 
 /// The catalogue's advice for a documented machine type known to be refused in practice
 /// ("use a3-megagpu-8g (8 × NVIDIA_H100_MEGA_80GB) for H100 nodes"), if it has some.
 pub fn machine_caution_hint(machine_type: &str) -> Option<&'static str> {
-    let machine = catalogue().machines.get(machine_type)?;
+    let machine = machine_catalogue().machine(machine_type)?;
     machine
         .caution
         .as_ref()
         .map(|caution| caution.hint.as_str())
 }
 
-impl Catalogue {
-    fn from_json(text: &str) -> Result<Self, serde_json::Error> {
-        let file: CatalogueFile = serde_json::from_str(text)?;
-        let mut machines = BTreeMap::new();
-        for family in file.families {
-            for (size, count) in family.sizes {
-                let accelerators = match &family.built_in {
-                    Some(kind) => Accelerators::BuiltIn {
-                        kind: kind.clone(),
-                        count,
-                    },
-                    None => Accelerators::None,
-                };
-                let machine = Machine {
-                    accelerators,
-                    caution: family.caution.clone(),
-                };
-                machines.insert(format!("{}-{size}", family.family), machine);
-            }
-        }
-        Ok(Self {
-            machines,
-            accelerator_types: file.accelerator_types,
-        })
-    }
+/// The model's catalogue, as the warnings read it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Catalogue(&'static MachineCatalogue);
 
+impl Catalogue {
     /// Every way `choice` strays from the catalogue, most fundamental first.
     pub fn check(&self, choice: MachineChoice<'_>) -> Vec<CatalogueWarning> {
         let mut warnings = Vec::new();
         if let Some(kind) = choice.accelerator_type
-            && !self.accelerator_types.iter().any(|known| known == kind)
+            && !self.0.accelerator_types().iter().any(|known| known == kind)
         {
             warnings.push(CatalogueWarning {
                 field: MachineField::AcceleratorType,
                 message: format!("accelerator type `{kind}` is not in clusterform's catalogue"),
                 hint: with_suggestion(did_you_mean(
                     kind,
-                    self.accelerator_types.iter().map(String::as_str),
+                    self.0.accelerator_types().iter().map(String::as_str),
                 )),
             });
             return warnings;
         }
-        let Some(machine) = self.machines.get(choice.machine_type) else {
+        let Some(machine) = self.0.machine(choice.machine_type) else {
             warnings.push(CatalogueWarning {
                 field: MachineField::MachineType,
                 message: format!(
                     "machine type `{}` is not in clusterform's catalogue of training machine types",
                     choice.machine_type
                 ),
-                hint: with_suggestion(did_you_mean(
-                    choice.machine_type,
-                    self.machines.keys().map(String::as_str),
-                )),
+                hint: with_suggestion(did_you_mean(choice.machine_type, self.0.machine_types())),
             });
             return warnings;
         };
@@ -185,9 +105,9 @@ impl Catalogue {
                 hint: caution.hint.clone(),
             });
         }
-        warnings.extend(match &machine.accelerators {
-            Accelerators::BuiltIn { kind, count } => built_in(choice, kind, *count),
-            Accelerators::None => no_accelerators(choice),
+        warnings.extend(match &machine.built_in {
+            Some(BuiltIn { kind, count }) => built_in(choice, kind, i64::from(*count)),
+            None => no_accelerators(choice),
         });
         warnings
     }
@@ -280,10 +200,10 @@ mod tests {
             "n2-highmem-16",
             "n2-highcpu-32",
         ] {
-            assert!(catalogue.machines.contains_key(known), "{known} missing");
+            assert!(catalogue.0.machine(known).is_some(), "{known} missing");
         }
         assert_eq!(
-            catalogue.accelerator_types,
+            catalogue.0.accelerator_types(),
             [
                 "NVIDIA_H100_80GB",
                 "NVIDIA_H100_MEGA_80GB",

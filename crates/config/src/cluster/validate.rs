@@ -355,8 +355,10 @@ impl ClusterChecks<'_> {
                 format!("pool `{id}` sets reservation_affinity, which provisioning_model {other} does not use"),
                 Some("remove reservation_affinity, or use provisioning_model = \"RESERVATION\"".to_owned()),
             ),
-            (None, None) if machine.is_some_and(|m| m.accelerator_type.is_some()) => self.error(
-                &format!("{path}.machine_spec.accelerator_type"),
+            // A machine type with built-in accelerators is a GPU pool whether or not it names
+            // them.
+            (None, None) if machine.is_some_and(|m| m.accelerators().is_some()) => self.error(
+                &gpu_field(path, machine),
                 format!("pool `{id}` has accelerators but neither provisioning_model nor reservation_affinity"),
                 Some("set provisioning_model (ON_DEMAND, SPOT, FLEX_START) or a reservation_affinity".to_owned()),
             ),
@@ -692,6 +694,15 @@ fn resource_segments<'n>(name: &'n str, pattern: &str) -> Option<Vec<&'n str>> {
 
 fn shape_error(name: &str, kind: &str, pattern: &str) -> String {
     format!("`{name}` is not a {kind} name: expected `{pattern}`")
+}
+
+/// Where a GPU pool's accelerators are written: its `accelerator_type`, or its `machine_type`
+/// when the accelerators are the machine type's own.
+fn gpu_field(path: &str, machine: Option<&clusterform_model::MachineSpec>) -> String {
+    match machine.and_then(|m| m.accelerator_type.as_ref()) {
+        Some(_) => format!("{path}.machine_spec.accelerator_type"),
+        None => format!("{path}.machine_spec.machine_type"),
+    }
 }
 
 #[cfg(test)]

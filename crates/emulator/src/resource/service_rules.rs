@@ -21,6 +21,16 @@ const SPECIFIC_RESERVATION: &str = "SPECIFIC_RESERVATION";
 /// `flexStartMaxDuration` bounds in seconds: 30 s to 7 days.
 const FLEX_START_SECONDS: std::ops::RangeInclusive<f64> = 30.0..=604_800.0;
 
+/// Machine type families that come with GPUs (the Compute resources page): a pool of one is
+/// a GPU pool whether or not it names its accelerators.
+const GPU_FAMILIES: [&str; 5] = [
+    "a4x-highgpu-",
+    "a4-highgpu-",
+    "a3-ultragpu-",
+    "a3-megagpu-",
+    "a3-highgpu-",
+];
+
 /// Refused in every Slurm configuration map: the service manages health
 /// checks and requeueing, and runs its own prolog and epilog.
 const SERVICE_MANAGED: [&str; 6] = [
@@ -87,6 +97,7 @@ pub(super) fn check(cluster: &Value, problems: &mut Problems) {
         let path = format!("node_pools[{index}]");
         check_boot_disk(pool, &path, problems);
         check_reservation(pool, &path, problems);
+        check_gpu_provisioning(pool, &path, problems);
         check_flex_start(pool, &path, problems);
     }
     check_destination_bucket(cluster, problems);
@@ -130,6 +141,32 @@ fn check_boot_disk(pool: &Value, path: &str, problems: &mut Problems) {
             "Machine type {machine_type} requires boot_disk_type to be unset (the default) or \"{HYPERDISK}\"; got \"{disk_type}\""
         ),
     );
+}
+
+/// A GPU pool (accelerators named, or a GPU machine type) sets its provisioning model unless
+/// it consumes a reservation: the API reference says it "must be set for GPU node pools".
+fn check_gpu_provisioning(pool: &Value, path: &str, problems: &mut Problems) {
+    let spec = pool.get("machineSpec");
+    let named = spec
+        .and_then(|spec| spec.get("acceleratorType"))
+        .and_then(Value::as_str)
+        .is_some_and(|kind| !kind.is_empty() && kind != "ACCELERATOR_TYPE_UNSPECIFIED");
+    let gpu_machine = spec
+        .and_then(|spec| spec.get("machineType"))
+        .and_then(Value::as_str)
+        .is_some_and(|machine| {
+            GPU_FAMILIES
+                .iter()
+                .any(|family| machine.starts_with(family))
+        });
+    let set = |field: &str| pool.get(field).is_some_and(|value| !value.is_null());
+    let reserved = spec.is_some_and(|spec| spec.get("reservationAffinity").is_some());
+    if (named || gpu_machine) && !set("provisioningModel") && !reserved {
+        problems.add(
+            &format!("{path}.provisioning_model"),
+            "provisioning_model must be set for GPU node pools".to_owned(),
+        );
+    }
 }
 
 fn check_reservation(pool: &Value, path: &str, problems: &mut Problems) {
