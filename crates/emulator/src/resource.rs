@@ -234,6 +234,22 @@ fn child_object<'a>(
     child.as_object_mut()
 }
 
+/// A pool's `scalingSpec` count `field` (`minNodeCount`, `maxNodeCount`): 0 when unset or not
+/// a non-negative integer, as proto3 reads an unset count.
+pub(crate) fn node_count(pool: &Value, field: &str) -> u64 {
+    pool.pointer(&format!("/scalingSpec/{field}"))
+        .and_then(read_integer)
+        .and_then(|count| u64::try_from(count).ok())
+        .unwrap_or(0)
+}
+
+/// Whether a create asks for machines for `pool`: its static nodes, `minNodeCount` (the
+/// *Flex Start* and *Cluster resiliency* pages: nodes above the minimum are dynamic, made
+/// when a job pends).
+pub(crate) fn has_static_nodes(pool: &Value) -> bool {
+    node_count(pool, "minNodeCount") > 0
+}
+
 /// An integer given as a JSON number or a decimal string.
 fn read_integer(value: &Value) -> Option<i64> {
     match value {

@@ -29,7 +29,7 @@ use crate::api_error::{ApiError, Code};
 use crate::clock::now_millis;
 use crate::clusters::cluster_not_found;
 use crate::emulator::Emulator;
-use crate::resource::Parent;
+use crate::resource::{Parent, node_count};
 use crate::routes::{json_object_body, path_params, split_custom_method};
 use crate::store::SlurmState;
 
@@ -140,12 +140,7 @@ fn configured_nodes(cluster: &Value, cluster_id: &str) -> Vec<Value> {
         .and_then(Value::as_str)
         .and_then(|t| OffsetDateTime::parse(t, &Rfc3339).ok())
         .map(OffsetDateTime::unix_timestamp);
-    let count = |pool: &Value, field: &str| {
-        pool.pointer(&format!("/scalingSpec/{field}"))
-            .and_then(|n| n.as_u64().or_else(|| n.as_str()?.parse().ok()))
-            .unwrap_or(0)
-            .min(MAX_NODES_PER_POOL)
-    };
+    let count = |pool: &Value, field: &str| node_count(pool, field).min(MAX_NODES_PER_POOL);
     let pools = cluster.get("nodePools").and_then(Value::as_array);
     let mut nodes = Vec::new();
     for pool in pools.into_iter().flatten() {
