@@ -155,7 +155,12 @@ impl CapacityFailure {
     /// nothing. A stockout or a quota needs machines asked for: a pool that starts empty gets
     /// none at create, so it cannot run short then (its dynamic nodes are made when jobs pend).
     /// A machine type not allowed is a refusal of the configuration, whatever the counts.
-    fn matches(&self, machine_type: &str, pool_zone: Option<&str>, asks_for_machines: bool) -> bool {
+    fn matches(
+        &self,
+        machine_type: &str,
+        pool_zone: Option<&str>,
+        asks_for_machines: bool,
+    ) -> bool {
         self.times != Some(0)
             && (asks_for_machines || self.kind == CapacityFailureKind::NotAllowed)
             && self.machine_type == machine_type
@@ -224,7 +229,7 @@ fn operation_error(code: Code, message: &str) -> Value {
 
 /// Compute Engine's stockout text for `zone`; for a pool that names no zone (the service
 /// picks one) the same sentence about the region.
-fn stockout_message(parent: &Parent, zone: Option<&str>) -> String {
+pub(crate) fn stockout_message(parent: &Parent, zone: Option<&str>) -> String {
     let project = &parent.project;
     let place = match zone {
         Some(zone) => format!("zone 'projects/{project}/zones/{zone}'"),

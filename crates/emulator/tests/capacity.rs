@@ -116,8 +116,13 @@ async fn a_quota_failure_refuses_the_create_at_once_and_registers_nothing() {
 #[tokio::test]
 async fn a_pool_that_starts_empty_creates_whatever_the_capacity() {
     let server = serve_with(&["a4-highgpu-8g", "quota:a4-highgpu-8g"]).await;
-    let done = server.create_running("dynamic", seed_with_empty_gpu()).await;
-    assert!(done.get("error").is_none(), "no machine is asked for: {done}");
+    let done = server
+        .create_running("dynamic", seed_with_empty_gpu())
+        .await;
+    assert!(
+        done.get("error").is_none(),
+        "no machine is asked for: {done}"
+    );
     assert_eq!(
         server.emulator().capacity_failures().len(),
         2,

@@ -548,9 +548,11 @@ fn nodes_not_starting(cluster: &Cluster, evidence: &SlurmEvidence) -> Vec<NodesN
                 .max_by_key(|node| node.reason_changed_at)?;
             let on_partitions = |job: &&SlurmJob| {
                 job.partition.as_deref().is_some_and(|candidates| {
-                    candidates
-                        .split(',')
-                        .any(|p| nodes.iter().any(|node| node.partitions.iter().any(|n| n == p)))
+                    candidates.split(',').any(|p| {
+                        nodes
+                            .iter()
+                            .any(|node| node.partitions.iter().any(|n| n == p))
+                    })
                 })
             };
             Some(NodesNotStarting {

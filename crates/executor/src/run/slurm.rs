@@ -603,7 +603,10 @@ mod tests {
         assert!(with_reason(&["DOWN", "POWERING_DOWN"]).failed_to_start());
         let crashed = with_reason(&["DOWN"]);
         assert!(!crashed.failed_to_start(), "a node that ran and went down");
-        assert!(!node(&["DOWN", "POWERED_DOWN"]).failed_to_start(), "no reason");
+        assert!(
+            !node(&["DOWN", "POWERED_DOWN"]).failed_to_start(),
+            "no reason"
+        );
         let resting = node(&["IDLE", "CLOUD", "POWERED_DOWN"]);
         assert!(resting.is_resting() && !resting.is_started());
         assert!(!node(&["IDLE", "POWERING_UP"]).is_started());
