@@ -263,10 +263,7 @@ mod tests {
     use super::*;
 
     fn parent() -> Parent {
-        Parent {
-            project: "proj".to_owned(),
-            location: "us-central1".to_owned(),
-        }
+        Parent::of_tests()
     }
 
     fn failures(texts: &[&str]) -> Vec<CapacityFailure> {

@@ -40,6 +40,17 @@ pub(crate) struct Parent {
     pub(crate) location: String,
 }
 
+#[cfg(test)]
+impl Parent {
+    /// `proj` in `us-central1`, the parent unit tests use.
+    pub(crate) fn of_tests() -> Parent {
+        Parent {
+            project: "proj".to_owned(),
+            location: "us-central1".to_owned(),
+        }
+    }
+}
+
 impl Parent {
     /// `projects/{P}/locations/{R}/modelDevelopmentClusters/`, the prefix of every cluster name in it.
     pub(crate) fn collection_prefix(&self) -> String {

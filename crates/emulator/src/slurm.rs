@@ -465,10 +465,7 @@ mod tests {
     }
 
     fn parent() -> Parent {
-        Parent {
-            project: "proj".to_owned(),
-            location: "us-central1".to_owned(),
-        }
+        Parent::of_tests()
     }
 
     fn daemon<'a>(slurm: &'a SlurmState, versions: &'a [String]) -> Slurmrestd<'a> {

@@ -134,6 +134,8 @@ fn in_error() -> LiveCluster {
     let mut broken = served("train01", &seed(), Some(STACK), "ERROR");
     broken["clusterStatus"]["detail"] = json!("node pool cpu failed to provision");
     broken["clusterStatus"]["error"] = json!({"code": 8, "message": "quota exceeded for N2 CPUs"});
+    // It ran before it failed: not a create's leftover, whatever the error.
+    broken["startTime"] = json!("2026-11-02T10:00:00Z");
     cluster(broken)
 }
 
