@@ -1,5 +1,8 @@
-# A B200 training cluster on flex start that settles for H200 machines, then for H100 Mega
-# machines on Spot, when the B200 capacity or quota runs out.
+# A B200 training cluster on Spot that settles for H200 machines, then for H100 Mega machines
+# on demand, when the B200 capacity or quota runs out. The GPU pool asks for its nodes at
+# create (min_node_count > 0): a create asks only for a pool's static nodes, so only such a
+# pool can fail it for capacity and move the chain on. (A pool that starts empty makes its
+# nodes when jobs pend; `clusterform status` shows those that do not start.)
 #   clusterform plan --var project=my-project
 
 variable "project" {
@@ -56,19 +59,18 @@ cluster "gputrain" {
       accelerator_count = 8
     }
     scaling_spec {
-      min_node_count = 0
+      min_node_count = var.gpu_nodes
       max_node_count = var.gpu_nodes
     }
-    provisioning_model      = "FLEX_START"
-    flex_start_max_duration = "24h"
-    zone                    = local.zone
+    provisioning_model = "SPOT"
+    zone               = local.zone
     # A4 accepts only hyperdisk-balanced (or no boot disk type at all).
     boot_disk {
       boot_disk_type    = "hyperdisk-balanced"
       boot_disk_size_gb = 500
     }
 
-    # Attempt 2: H200 machines, still on flex start; the rest is the pool's.
+    # Attempt 2: H200 machines, still on Spot; the rest is the pool's.
     fallback {
       machine_spec {
         machine_type      = "a3-ultragpu-8g"
@@ -76,14 +78,14 @@ cluster "gputrain" {
         accelerator_count = 8
       }
     }
-    # Attempt 3: H100 Mega machines on Spot (the flex-start duration is left behind).
+    # Attempt 3: H100 Mega machines on demand.
     fallback {
       machine_spec {
         machine_type      = "a3-megagpu-8g"
         accelerator_type  = "NVIDIA_H100_MEGA_80GB"
         accelerator_count = 8
       }
-      provisioning_model = "SPOT"
+      provisioning_model = "ON_DEMAND"
     }
   }
 

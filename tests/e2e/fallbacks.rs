@@ -12,11 +12,12 @@ use crate::support::{
     failure_seconds_hidden,
 };
 
-/// The default cluster with its `cpu` pool on 32-vCPU machines, falling back to 16-vCPU ones.
+/// The default cluster with its `cpu` pool on 32-vCPU machines, falling back to 16-vCPU ones,
+/// and asking for one node at create: only a pool with static nodes can run short at create.
 fn with_fallback() -> String {
     config(&[ClusterSpec::default()]).replace(
         "      machine_type = \"n2-standard-8\"\n    }\n    scaling_spec {\n      min_node_count = 0",
-        "      machine_type = \"n2-standard-32\"\n    }\n    scaling_spec {\n      min_node_count = 0",
+        "      machine_type = \"n2-standard-32\"\n    }\n    scaling_spec {\n      min_node_count = 1",
     ).replace(
         "    zone = \"us-central1-a\"\n  }\n",
         "    zone = \"us-central1-a\"\n\n    fallback {\n      machine_spec {\n        machine_type = \"n2-standard-16\"\n      }\n    }\n  }\n",

@@ -515,3 +515,73 @@ fn declared_clusters_not_created_and_owned_ones_no_longer_declared_are_shown() {
         "a cluster nobody owns (other01) is not shown"
     );
 }
+
+/// A shortage on day two: the `cpu` pool starts empty, so its create got no machines; then
+/// its dynamic nodes cannot be had, and three jobs wait for them.
+fn short_of_cpu_nodes_on_day_two(env: &Env) {
+    apply_ok(env, &[ClusterSpec::default()]);
+    env.emulator()
+        .set_start_failures(vec!["n2-standard-8@us-central1-a".parse().unwrap()]);
+    let pending = |id: i64| json!({"job_id": id, "job_state": ["PENDING"], "partition": "cpu"});
+    env.emulator().set_slurm_jobs(
+        &cluster_name("train01"),
+        vec![pending(11), pending(12), pending(13)],
+    );
+}
+
+#[test]
+fn nodes_that_do_not_start_on_day_two_need_attention_per_pool() {
+    let env = Env::new(100);
+    short_of_cpu_nodes_on_day_two(&env);
+    insta::assert_snapshot!(env.transcript(&["status", "--detailed-exitcode"]), @r#"
+    PROJECT  ID       REGION       STATE    NODES                     SLURM JOBS            SLURM NODES  IDLE SINCE
+    my-proj  train01  us-central1  RUNNING  login: 1 running; cpu: 0  0 running, 3 pending  4 down       in use
+
+    Recent events:
+      train01: VM_SLURM_POWER_DOWN at [TIME]: Nodes of pool cpu could not be started and were powered down: The zone 'projects/253589482369/zones/us-central1-a' does not have enough resources available to fulfill the request. '(resource type:compute)'. (state:STOCKOUT)
+
+    Needs attention:
+      train01: pool cpu: 0 of 4 nodes started; 3 jobs pending; STOCKOUT in us-central1-a
+    [exit status: 2]
+    "#);
+}
+
+#[test]
+fn status_json_tells_the_nodes_that_do_not_start() {
+    let env = Env::new(100);
+    short_of_cpu_nodes_on_day_two(&env);
+    let output = env.run(&["status", "--json", "--detailed-exitcode"]);
+    assert_eq!(output.status.code(), Some(2));
+    let document: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let cluster = &document["clusters"][0];
+    let problem = &cluster["problems"][0];
+    assert_eq!(problem["kind"], "nodes_not_starting");
+    assert_eq!(
+        (
+            &problem["pool"],
+            &problem["started"],
+            &problem["wanted"],
+            &problem["pending_jobs"]
+        ),
+        (&json!("cpu"), &json!(0), &json!(4), &json!(3))
+    );
+    assert_eq!(problem["current"], true);
+    assert_eq!(problem["last_failure"]["node"], "train01-cpu-3");
+    let reason = problem["last_failure"]["reason"].as_str().unwrap();
+    assert!(
+        reason.ends_with("(state:STOCKOUT)"),
+        "the whole text: {reason}"
+    );
+    assert!(problem["last_failure"]["at"].is_string(), "{problem}");
+    assert_eq!(
+        problem["message"],
+        "pool cpu: 0 of 4 nodes started; 3 jobs pending; STOCKOUT in us-central1-a"
+    );
+    assert_eq!(cluster["events"][0]["type"], "VM_SLURM_POWER_DOWN");
+    assert_eq!(cluster["slurm"]["nodes"]["down"], 4);
+    assert_eq!(
+        cluster["problems"].as_array().unwrap().len(),
+        1,
+        "{cluster}"
+    );
+}

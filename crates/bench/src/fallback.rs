@@ -1,5 +1,6 @@
 //! A capacity fallback: `clusterform apply --auto-approve` of one new GPU cluster whose primary
-//! machine type stocks out, against the floor — the refresh's List page, then three requests
+//! machine type stocks out (its GPU pool's nodes are static: asked for at create), against the
+//! floor — the refresh's List page, then three requests
 //! one after another, each one round trip plus its operation: the create that fails, the
 //! delete of the cluster it left behind, and the create of the fallback alternative. Following
 //! each operation adds nothing to the floor (a `:wait` sent while it runs answers when it
@@ -106,7 +107,9 @@ async fn apply_once(
     Ok(run.wall)
 }
 
-/// One cluster whose GPU pool asks for [`PRIMARY`] machines and falls back to [`FALLBACK`].
+/// One cluster whose GPU pool asks for [`PRIMARY`] machines and falls back to [`FALLBACK`]. Its
+/// nodes are static (`min_node_count` 2): a create asks only for a pool's static nodes, so
+/// only such a pool can stock out at create and walk the chain.
 fn hcl(member: &Member) -> String {
     let Member { id, region } = member;
     format!(
@@ -138,7 +141,7 @@ cluster "{id}" {{
       accelerator_count = 8
     }}
     scaling_spec {{
-      min_node_count = 0
+      min_node_count = 2
       max_node_count = 2
     }}
     provisioning_model = "SPOT"

@@ -14,7 +14,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::CommandFactory as _;
-use clusterform_emulator::{CapacityFailure, EmulatorOptions, FaultSpec, RefusedLocation};
+use clusterform_emulator::{
+    CapacityFailure, EmulatorOptions, FaultSpec, RefusedLocation, StartFailure,
+};
 use clusterform_model::fields::UpdateMaskPath;
 use clusterform_planner::PlanOptions;
 
@@ -636,6 +638,12 @@ fn emulator(args: cli::EmulatorArgs) -> Result<Emulator, CliError> {
         .map(|text| text.parse::<CapacityFailure>())
         .collect::<Result<Vec<_>, _>>()
         .map_err(|err| CliError::Usage(format!("--capacity-failure: {err}")))?;
+    let start_failures = args
+        .start_failures
+        .iter()
+        .map(|text| text.parse::<StartFailure>())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|err| CliError::Usage(format!("--start-failure: {err}")))?;
     let refused_locations = args
         .refused_locations
         .iter()
@@ -657,6 +665,7 @@ fn emulator(args: cli::EmulatorArgs) -> Result<Emulator, CliError> {
         slurm_api_versions: slurm_versions(args.slurm_versions)?
             .unwrap_or(defaults.slurm_api_versions),
         capacity_failures,
+        start_failures,
         id_blocked_after_delete,
         refused_update_paths: refused_update_paths(args.refused_update_paths)?,
         fold_slurm_config_keys: args.fold_slurm_keys,
@@ -1017,6 +1026,30 @@ mod tests {
         let error =
             parse(&["clusterform", "emulator", "--refuse-location", "x:us-east5"]).unwrap_err();
         assert!(error.to_string().contains("--refuse-location"), "{error}");
+    }
+
+    #[test]
+    fn the_emulator_takes_start_failures() {
+        let Arguments::Emulator(emulator) = parse(&[
+            "clusterform",
+            "emulator",
+            "--start-failure",
+            "a4-highgpu-8g@us-central1-a",
+            "--start-failure",
+            "a3-megagpu-8g",
+        ])
+        .unwrap() else {
+            panic!("not the emulator");
+        };
+        let failures: Vec<String> = emulator
+            .options
+            .start_failures
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(failures, ["a4-highgpu-8g@us-central1-a", "a3-megagpu-8g"]);
+        let error = parse(&["clusterform", "emulator", "--start-failure", "quota:a4"]).unwrap_err();
+        assert!(error.to_string().contains("--start-failure"), "{error}");
     }
 
     #[test]

@@ -469,6 +469,11 @@ pub struct EmulatorArgs {
     /// code 3) (repeatable)
     #[arg(long = "capacity-failure", value_name = "FAILURE")]
     pub capacity_failures: Vec<String>,
+    /// Keep the dynamic nodes (those above min_node_count) of pools with machine TYPE from
+    /// starting, as a shortage on day two: Slurm lists them DOWN with the stockout text, and
+    /// each running cluster records an event; FAILURE is TYPE[@ZONE] (repeatable)
+    #[arg(long = "start-failure", value_name = "FAILURE")]
+    pub start_failures: Vec<String>,
     /// Keep a cluster ID taken (409 ALREADY_EXISTS) for S seconds after its delete completed
     #[arg(long, value_name = "S", default_value_t = 0.0)]
     pub id_blocked_after_delete: f64,

@@ -188,19 +188,31 @@ pub struct PoolFallbacks {
 }
 
 impl DesiredCluster {
+    /// The fallbacks a create tries: those of the pools that ask for machines at create
+    /// ([`NodePool::has_static_nodes`]). A pool that starts empty gets no machines at create,
+    /// so a create never fails for its capacity and never moves to its alternatives; its
+    /// shortage shows later, as nodes that do not start (`status`).
+    pub fn create_fallbacks(&self) -> impl Iterator<Item = &PoolFallbacks> {
+        self.fallbacks.iter().filter(|fallbacks| {
+            self.cluster
+                .node_pool(&fallbacks.pool)
+                .is_some_and(NodePool::has_static_nodes)
+        })
+    }
+
     /// How many creates its fallbacks allow: one more than the most `fallback` blocks any of
-    /// its pools has (1 without fallbacks).
+    /// its pools with static nodes has (1 without such fallbacks).
     pub fn attempts(&self) -> usize {
         1 + self
-            .fallbacks
-            .iter()
+            .create_fallbacks()
             .map(|pool| pool.alternatives.len())
             .max()
             .unwrap_or(0)
     }
 
-    /// The cluster attempt `attempt` creates (0: as declared): each pool with fallbacks as its
-    /// `attempt`-th alternative, or its last when it has fewer.
+    /// The cluster attempt `attempt` creates (0: as declared): each pool of
+    /// [`Self::create_fallbacks`] as its `attempt`-th alternative, or its last when it has
+    /// fewer; the other pools as declared.
     pub fn attempt(&self, attempt: usize) -> Cluster {
         let mut cluster = self.cluster.clone();
         if attempt == 0 {
@@ -208,8 +220,7 @@ impl DesiredCluster {
         }
         for pool in cluster.node_pools.iter_mut().flatten() {
             let alternative = self
-                .fallbacks
-                .iter()
+                .create_fallbacks()
                 .find(|fallbacks| fallbacks.pool == pool.id)
                 .and_then(|fallbacks| {
                     let alternatives = &fallbacks.alternatives;
@@ -288,10 +299,15 @@ pub struct VariableInputs {
 mod tests {
     use super::*;
 
+    /// A pool with one static node.
     fn pool(id: &str, zone: &str) -> NodePool {
         NodePool {
             id: id.to_owned(),
             zone: Some(zone.to_owned()),
+            scaling_spec: Some(clusterform_model::ScalingSpec {
+                min_node_count: Some(1),
+                ..Default::default()
+            }),
             ..NodePool::default()
         }
     }
@@ -343,6 +359,30 @@ mod tests {
         assert_eq!(zones(&desired.attempt(1)), ["a1", "b1", "c0"]);
         assert_eq!(zones(&desired.attempt(2)), ["a2", "b1", "c0"]);
         assert_eq!(zones(&desired.attempt(9)), ["a2", "b1", "c0"]);
+    }
+
+    #[test]
+    fn a_pool_that_starts_empty_keeps_its_declaration_in_every_attempt() {
+        let mut desired = cluster_with_fallbacks();
+        for pool in desired.cluster.node_pools.iter_mut().flatten() {
+            if pool.id == "b" {
+                pool.scaling_spec = None;
+            }
+        }
+        assert_eq!(desired.attempts(), 3);
+        assert_eq!(zones(&desired.attempt(1)), ["a1", "b0", "c0"]);
+        let only_a: Vec<&str> = desired
+            .create_fallbacks()
+            .map(|f| f.pool.as_str())
+            .collect();
+        assert_eq!(only_a, ["a"]);
+        desired.fallbacks.remove(0);
+        assert_eq!(
+            desired.attempts(),
+            1,
+            "b's fallback is never tried at create"
+        );
+        assert_eq!(desired.attempt(1), desired.cluster);
     }
 
     #[test]

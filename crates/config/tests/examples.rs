@@ -109,7 +109,7 @@ fn gpu_a4_reads_scripts_and_reservation() {
 }
 
 #[test]
-fn gpu_fallback_tries_h200_then_h100_on_spot() {
+fn gpu_fallback_tries_h200_then_h100_on_demand() {
     let loaded = load_example("gpu-fallback", &[("project", "my-proj")]);
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
     let cluster = loaded.config.cluster("gputrain").unwrap();
@@ -118,24 +118,23 @@ fn gpu_fallback_tries_h200_then_h100_on_spot() {
         .map(|attempt| {
             let made = cluster.attempt(attempt);
             let gpu = made.node_pool("gpu").unwrap().clone();
+            assert!(gpu.has_static_nodes(), "attempt {attempt}");
             (
                 gpu.machine_spec.unwrap().machine_type.unwrap(),
                 gpu.provisioning_model.unwrap(),
-                gpu.flex_start_max_duration,
             )
         })
         .collect();
-    let flex = Some("86400s".to_owned());
+    let chain: Vec<(&str, &str)> = chain
+        .iter()
+        .map(|(machine, model)| (machine.as_str(), model.as_str()))
+        .collect();
     assert_eq!(
         chain,
         [
-            (
-                "a4-highgpu-8g".to_owned(),
-                "FLEX_START".to_owned(),
-                flex.clone()
-            ),
-            ("a3-ultragpu-8g".to_owned(), "FLEX_START".to_owned(), flex),
-            ("a3-megagpu-8g".to_owned(), "SPOT".to_owned(), None),
+            ("a4-highgpu-8g", "SPOT"),
+            ("a3-ultragpu-8g", "SPOT"),
+            ("a3-megagpu-8g", "ON_DEMAND"),
         ]
     );
 }

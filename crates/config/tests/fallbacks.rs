@@ -40,7 +40,7 @@ cluster "train01" {
       accelerator_count = 8
     }
     scaling_spec {
-      min_node_count = 0
+      min_node_count = 1
       max_node_count = 2
     }
     provisioning_model      = "FLEX_START"
@@ -87,10 +87,16 @@ fn file(gpu: &str, cpu: &str, cluster: &str) -> String {
     format!("{}{text}", PROVIDER.trim_start())
 }
 
-/// Each diagnostic as `file:line:col severity: message | hint`.
+/// What every file of [`GPU_CLUSTER`] is told of its FLEX_START pool's chain, at pool `gpu`'s
+/// first fallback; [`shown`] leaves it out, and
+/// `a_flex_start_chain_and_a_pool_that_starts_empty_are_warned_at_their_fallbacks` checks it.
+const FLEX_START_NOTE: &str = "pool `gpu` is FLEX_START: its requests are queued until the machines are available (Dynamic Workload Scheduler), and no public record shows a flex create failing for a stockout, so its fallbacks may never be tried";
+
+/// Each diagnostic as `file:line:col severity: message | hint`, without [`FLEX_START_NOTE`].
 fn shown(items: &[Diagnostic]) -> Vec<String> {
     items
         .iter()
+        .filter(|d| d.message != FLEX_START_NOTE)
         .map(|d| {
             let severity = match d.severity {
                 Severity::Error => "error",
@@ -158,8 +164,8 @@ fn each_fallback_decodes_to_the_whole_pool_with_what_it_sets() {
 
 #[test]
 fn attempt_k_takes_each_pools_kth_alternative_or_its_last() {
-    let cpu_fallback =
-        "    fallback {\n      scaling_spec {\n        max_node_count = 8\n      }\n    }";
+    // One static node: a create asks for machines for `cpu`, so its chain applies.
+    let cpu_fallback = "    scaling_spec {\n      min_node_count = 1\n    }\n    fallback {\n      scaling_spec {\n        max_node_count = 8\n      }\n    }";
     let loaded = load_text(&file("", cpu_fallback, "")).unwrap();
     let cluster = &loaded.config.clusters[0];
     let pools: Vec<&str> = cluster.fallbacks.iter().map(|f| f.pool.as_str()).collect();
@@ -175,6 +181,7 @@ fn attempt_k_takes_each_pools_kth_alternative_or_its_last() {
     };
     let gpu = |machine: &str| (machine.to_owned(), Some(2));
     let cpu = |max| ("n2-standard-8".to_owned(), max);
+    assert_eq!(shown(&loaded.warnings), Vec::<String>::new());
     assert_eq!(machine_of(0, "gpu"), gpu("a4-highgpu-8g"));
     assert_eq!(machine_of(0, "cpu"), cpu(None));
     assert_eq!(machine_of(1, "gpu"), gpu("a3-ultragpu-8g"));
@@ -306,7 +313,8 @@ fn what_a_fallback_inherits_is_checked_at_its_block() {
     assert_eq!(
         errors(&file("", ultra_on_standard_disk, "")),
         [
-            "main.hcl:29:5 error: Machine type a3-ultragpu-8g requires boot_disk_type to be unset (the default) or \"hyperdisk-balanced\"; got \"pd-standard\" (fallback 1, inherited from the pool) | remove boot_disk_type, or set boot_disk_type = \"hyperdisk-balanced\""
+            "main.hcl:29:5 error: Machine type a3-ultragpu-8g requires boot_disk_type to be unset (the default) or \"hyperdisk-balanced\"; got \"pd-standard\" (fallback 1, inherited from the pool) | remove boot_disk_type, or set boot_disk_type = \"hyperdisk-balanced\"",
+            "main.hcl:29:5 warning: fallback 1 of pool `cpu`: the pool starts empty (min_node_count = 0); its nodes are made when jobs pend, so this fallback is never tried at create | set min_node_count above 0 for machines at create (a shortage then falls back), or remove the fallback; `clusterform status` shows nodes that fail to start"
         ]
     );
 }
@@ -417,4 +425,49 @@ fn an_unknown_value_in_a_fallback_is_not_compared() {
     let validated = validate(dir.path(), &VariableInputs::default())
         .unwrap_or_else(|d| panic!("{}", d.render(false)));
     assert_eq!(shown(&validated.warnings), Vec::<String>::new());
+}
+
+#[test]
+fn a_flex_start_chain_and_a_pool_that_starts_empty_are_warned_at_their_fallbacks() {
+    let starts_empty = file("", "", "").replace(
+        "      min_node_count = 1\n      max_node_count = 2",
+        "      min_node_count = 0\n      max_node_count = 2",
+    );
+    let loaded = load_text(&starts_empty).unwrap();
+    let told: Vec<(usize, usize, &str)> = loaded
+        .warnings
+        .iter()
+        .map(|d| (d.line, d.column, d.message.as_str()))
+        .collect();
+    let never_tried = |n: usize| {
+        format!(
+            "fallback {n} of pool `gpu`: the pool starts empty (min_node_count = 0); its nodes \
+             are made when jobs pend, so this fallback is never tried at create"
+        )
+    };
+    assert_eq!(
+        told,
+        [
+            (41, 5, never_tried(1).as_str()),
+            (41, 5, FLEX_START_NOTE),
+            (48, 5, never_tried(2).as_str()),
+        ]
+    );
+    assert_eq!(
+        loaded.config.clusters[0].attempts(),
+        1,
+        "no chain at create"
+    );
+    let statically = load_text(&file("", "", "")).unwrap();
+    let messages: Vec<&str> = statically
+        .warnings
+        .iter()
+        .map(|d| d.message.as_str())
+        .collect();
+    assert_eq!(
+        messages,
+        [FLEX_START_NOTE],
+        "a static pool's chain is tried"
+    );
+    assert_eq!(statically.config.clusters[0].attempts(), 3);
 }

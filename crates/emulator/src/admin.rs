@@ -1,6 +1,6 @@
 //! The emulator's own admin HTTP API, under `/emulator/v1/` (a prefix no Google API uses):
 //! what the test-control methods do, for a user of `clusterform emulator` rehearsing idle
-//! teardown, a stockout, an ID that stays taken after its delete or a refused location without
+//! teardown, a stockout, nodes that do not start on day two, an ID that stays taken after its delete or a refused location without
 //! editing the state file. Requests are logged and need the
 //! bearer token like any other, and are never faulted. Every answer is JSON; errors use
 //! AIP-193's envelope.
@@ -22,6 +22,7 @@ use crate::emulator::Emulator;
 use crate::refusals::RefusedLocation;
 use crate::resource::Parent;
 use crate::routes::{json_body, path_params};
+use crate::start_failures::StartFailure;
 
 /// Every admin path starts with this.
 pub(crate) const ADMIN_PREFIX: &str = "/emulator/";
@@ -44,6 +45,10 @@ pub(crate) fn routes() -> Router<Emulator> {
         .route(
             "/emulator/v1/capacityFailures",
             put(set_capacity_failures).get(capacity_failures),
+        )
+        .route(
+            "/emulator/v1/startFailures",
+            put(set_start_failures).get(start_failures),
         )
         .route(
             "/emulator/v1/idBlockedAfterDelete",
@@ -113,6 +118,12 @@ struct ClusterEvents {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct CapacityFailures {
     capacity_failures: Vec<CapacityFailure>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct StartFailures {
+    start_failures: Vec<StartFailure>,
 }
 
 #[derive(Deserialize)]
@@ -221,6 +232,32 @@ async fn capacity_failures(State(emulator): State<Emulator>) -> Json<Value> {
 
 fn capacity_failures_answer(emulator: &Emulator) -> Json<Value> {
     Json(json!({ "capacityFailures": emulator.capacity_failures() }))
+}
+
+async fn set_start_failures(
+    State(emulator): State<Emulator>,
+    bytes: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let StartFailures { start_failures } = json_body(&bytes)?;
+    // An entry is well formed when its command-line spelling reads back as the same entry.
+    if let Some(bad) = start_failures
+        .iter()
+        .find(|entry| entry.to_string().parse::<StartFailure>().ok().as_ref() != Some(*entry))
+    {
+        return Err(ApiError::invalid_argument(format!(
+            "`{bad}` is not a start failure: `machineType` and `zone` are lowercase letters, digits and hyphens."
+        )));
+    }
+    emulator.set_start_failures(start_failures);
+    Ok(start_failures_answer(&emulator))
+}
+
+async fn start_failures(State(emulator): State<Emulator>) -> Json<Value> {
+    start_failures_answer(&emulator)
+}
+
+fn start_failures_answer(emulator: &Emulator) -> Json<Value> {
+    Json(json!({ "startFailures": emulator.start_failures() }))
 }
 
 async fn set_id_blocked_after_delete(

@@ -6,7 +6,9 @@
 //! Vertex AI's words ("The following quota metrics exceed quota limits: …", no detail, as public
 //! Vertex AI reports show it) or in Compute Engine's with a `google.rpc.QuotaFailure` detail;
 //! and an operation failing with code 3 "machine type M is not allowed for VM", the cluster
-//! again left in `ERROR`.
+//! again left in `ERROR`. A create asks only for each pool's static nodes (`minNodeCount`; the
+//! *Flex Start* and *Cluster resiliency* pages), so a stockout or a quota fails it only through a
+//! pool that asks for some.
 
 use std::fmt;
 use std::str::FromStr;
@@ -15,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::api_error::{ApiError, Code, QuotaViolation};
-use crate::resource::Parent;
+use crate::resource::{Parent, has_static_nodes};
 
 /// How a matched request fails.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -155,10 +157,19 @@ impl fmt::Display for CapacityFailure {
 }
 
 impl CapacityFailure {
-    /// Whether a pool of `machine_type` in `pool_zone` fails; an entry with no times left
-    /// matches nothing.
-    fn matches(&self, machine_type: &str, pool_zone: Option<&str>) -> bool {
+    /// Whether a pool of `machine_type` in `pool_zone` fails, `asks_for_machines` when the
+    /// create asks for machines for it (static nodes); an entry with no times left matches
+    /// nothing. A stockout or a quota needs machines asked for: a pool that starts empty gets
+    /// none at create, so it cannot run short then (its dynamic nodes are made when jobs pend).
+    /// A machine type not allowed is a refusal of the configuration, whatever the counts.
+    fn matches(
+        &self,
+        machine_type: &str,
+        pool_zone: Option<&str>,
+        asks_for_machines: bool,
+    ) -> bool {
         self.times != Some(0)
+            && (asks_for_machines || self.kind == CapacityFailureKind::NotAllowed)
             && self.machine_type == machine_type
             && self
                 .zone
@@ -181,9 +192,10 @@ pub(crate) fn take_capacity_failure<'a>(
             .pointer("/machineSpec/machineType")
             .and_then(Value::as_str)?;
         let pool_zone = pool.get("zone").and_then(Value::as_str);
+        let asks_for_machines = has_static_nodes(pool);
         let index = failures
             .iter()
-            .position(|failure| failure.matches(machine_type, pool_zone))?;
+            .position(|failure| failure.matches(machine_type, pool_zone, asks_for_machines))?;
         Some((index, machine_type, pool_zone))
     }) else {
         return Ok(None);
@@ -227,7 +239,7 @@ fn operation_error(code: Code, message: &str) -> Value {
 
 /// Compute Engine's stockout text for `zone`; for a pool that names no zone (the service
 /// picks one) the same sentence about the region.
-fn stockout_message(parent: &Parent, zone: Option<&str>) -> String {
+pub(crate) fn stockout_message(parent: &Parent, zone: Option<&str>) -> String {
     let project = &parent.project;
     let place = match zone {
         Some(zone) => format!("zone 'projects/{project}/zones/{zone}'"),
@@ -265,22 +277,22 @@ mod tests {
     use super::*;
 
     fn parent() -> Parent {
-        Parent {
-            project: "proj".to_owned(),
-            location: "us-central1".to_owned(),
-        }
+        Parent::of_tests()
     }
 
     fn failures(texts: &[&str]) -> Vec<CapacityFailure> {
         texts.iter().map(|text| text.parse().unwrap()).collect()
     }
 
+    /// A pool with one static node.
     fn gpu(zone: &str) -> Value {
-        json!({"id": "gpu", "zone": zone, "machineSpec": {"machineType": "a4-highgpu-8g"}})
+        json!({"id": "gpu", "zone": zone, "machineSpec": {"machineType": "a4-highgpu-8g"},
+               "scalingSpec": {"minNodeCount": "1", "maxNodeCount": "2"}})
     }
 
     fn cpu() -> Value {
-        json!({"id": "cpu", "machineSpec": {"machineType": "n2-standard-8"}})
+        json!({"id": "cpu", "machineSpec": {"machineType": "n2-standard-8"},
+               "scalingSpec": {"minNodeCount": 1, "maxNodeCount": 1}})
     }
 
     #[test]
@@ -364,7 +376,8 @@ mod tests {
     #[test]
     fn without_a_zone_every_zone_fails() {
         let mut failures = failures(&["a4-highgpu-8g"]);
-        let unzoned = json!({"id": "gpu", "machineSpec": {"machineType": "a4-highgpu-8g"}});
+        let mut unzoned = gpu("");
+        unzoned.as_object_mut().unwrap().remove("zone");
         let error = take_capacity_failure(&mut failures, &[unzoned], &parent())
             .unwrap()
             .unwrap();
@@ -426,5 +439,24 @@ mod tests {
         assert_eq!(failures, self::failures(&["not-allowed:a4-highgpu-8g"]));
         let third = take_capacity_failure(&mut failures, &pools, &parent());
         assert_eq!(third.unwrap().unwrap()["code"], 3, "the next entry decides");
+    }
+
+    #[test]
+    fn a_pool_that_starts_empty_runs_short_of_nothing_at_create_but_is_still_not_allowed() {
+        let mut failures = failures(&["a4-highgpu-8g", "quota:a4-highgpu-8g"]);
+        let mut empty = gpu("us-central1-b");
+        empty["scalingSpec"] = json!({"maxNodeCount": "4"});
+        assert_eq!(
+            take_capacity_failure(&mut failures, &[empty.clone()], &parent()),
+            Ok(None)
+        );
+        empty["scalingSpec"]["minNodeCount"] = json!("0");
+        assert_eq!(
+            take_capacity_failure(&mut failures, &[empty.clone()], &parent()),
+            Ok(None)
+        );
+        let mut not_allowed = self::failures(&["not-allowed:a4-highgpu-8g"]);
+        let refused = take_capacity_failure(&mut not_allowed, &[empty], &parent());
+        assert_eq!(refused.unwrap().unwrap()["code"], 3);
     }
 }

@@ -21,7 +21,10 @@ use crate::persist;
 use crate::project::{numbered_name, project_number_of};
 use crate::refusals::RefusedLocation;
 use crate::resource::{Parent, complete_cluster};
-use crate::slurm::DEFAULT_API_VERSIONS;
+use crate::slurm::{DEFAULT_API_VERSIONS, compute_pools};
+use crate::start_failures::{
+    StartFailure, start_failure_event, start_failure_message, start_failure_reason,
+};
 use crate::store::{
     NewOperation, OperationKind, SlurmState, Store, StoredCluster, StoredOperation, mark_running,
 };
@@ -76,6 +79,9 @@ pub struct EmulatorOptions {
     /// Machine types that cannot be had: a create with such a node pool, or an update adding
     /// one, fails as each entry's kind says (a stockout, a quota refusal, not allowed).
     pub capacity_failures: Vec<CapacityFailure>,
+    /// Machine types whose dynamic nodes do not start (a shortage on day two): see
+    /// [`StartFailure`].
+    pub start_failures: Vec<StartFailure>,
     /// How long a cluster ID stays taken after its delete completed: a create of it meanwhile
     /// answers `409 ALREADY_EXISTS` as if the cluster were still there, so that a client can
     /// rehearse waiting for an ID to be free. Zero: free at once.
@@ -122,6 +128,7 @@ impl Default for EmulatorOptions {
                 .map(|v| (*v).to_owned())
                 .collect(),
             capacity_failures: Vec::new(),
+            start_failures: Vec::new(),
             id_blocked_after_delete: Duration::ZERO,
             refused_update_paths: Vec::new(),
             fold_slurm_config_keys: false,
@@ -243,6 +250,50 @@ impl State {
         take_capacity_failure(&mut self.options.capacity_failures, pools, parent)
     }
 
+    /// Records, once per pool, the event of each `RUNNING` cluster's pool whose dynamic nodes
+    /// [`EmulatorOptions::start_failures`] keep from starting, at `now`; saves when it
+    /// recorded one.
+    fn record_start_failures(&mut self, now: Millis) {
+        let failures = &self.options.start_failures;
+        let mut recorded = Vec::new();
+        for (name, cluster) in &self.store.clusters {
+            let resource = cluster.resource();
+            let running = resource.pointer("/clusterStatus/state") == Some(&json!("RUNNING"));
+            let Some(parent) = Parent::of_cluster_name(name).filter(|_| running) else {
+                continue;
+            };
+            let events = resource.get("clusterEvents").and_then(Value::as_array);
+            for pool in compute_pools(resource) {
+                let Some(reason) = start_failure_reason(failures, pool, &parent) else {
+                    continue;
+                };
+                let pool_id = pool.get("id").and_then(Value::as_str).unwrap_or_default();
+                let message = start_failure_message(pool_id, &reason);
+                let told = events.into_iter().flatten().any(|event| {
+                    event.get("eventMessage").and_then(Value::as_str) == Some(message.as_str())
+                });
+                if !told {
+                    recorded.push((
+                        name.clone(),
+                        start_failure_event(pool_id, &reason, &rfc3339(now)),
+                    ));
+                }
+            }
+        }
+        for (name, event) in &recorded {
+            if let Some(cluster) = self.store.clusters.get_mut(name) {
+                let resource = cluster.resource_mut();
+                match resource["clusterEvents"].as_array_mut() {
+                    Some(events) => events.push(event.clone()),
+                    None => resource["clusterEvents"] = json!([event]),
+                }
+            }
+        }
+        if !recorded.is_empty() {
+            save_best_effort(self);
+        }
+    }
+
     /// Whether a create of `cluster_name` at `now` must still find its ID taken: the cluster
     /// exists (a delete that has not finished included), or its delete completed less than
     /// [`EmulatorOptions::id_blocked_after_delete`] ago.
@@ -350,7 +401,11 @@ impl Emulator {
         // A panic while holding the lock cannot leave the JSON state half
         // updated in a way later requests could not cope with, so keep going.
         let mut state = self.shared.lock().unwrap_or_else(PoisonError::into_inner);
-        state.store.settle(now_millis());
+        let now = now_millis();
+        state.store.settle(now);
+        if !state.options.start_failures.is_empty() {
+            state.record_start_failures(now);
+        }
         state
     }
 
@@ -406,6 +461,18 @@ impl Emulator {
     /// The capacity failures in force.
     pub fn capacity_failures(&self) -> Vec<CapacityFailure> {
         self.lock().options.capacity_failures.clone()
+    }
+
+    /// Replaces [`EmulatorOptions::start_failures`]: from now on, the dynamic nodes of the
+    /// pools they match are listed by Slurm as failed to start, and each running cluster with
+    /// such a pool records an event for it (once per pool).
+    pub fn set_start_failures(&self, failures: Vec<StartFailure>) {
+        self.lock().options.start_failures = failures;
+    }
+
+    /// The start failures in force.
+    pub fn start_failures(&self) -> Vec<StartFailure> {
+        self.lock().options.start_failures.clone()
     }
 
     /// Replaces [`EmulatorOptions::refused_locations`]: every cluster API request for one of

@@ -40,6 +40,17 @@ pub(crate) struct Parent {
     pub(crate) location: String,
 }
 
+#[cfg(test)]
+impl Parent {
+    /// `proj` in `us-central1`, the parent unit tests use.
+    pub(crate) fn of_tests() -> Parent {
+        Parent {
+            project: "proj".to_owned(),
+            location: "us-central1".to_owned(),
+        }
+    }
+}
+
 impl Parent {
     /// `projects/{P}/locations/{R}/modelDevelopmentClusters/`, the prefix of every cluster name in it.
     pub(crate) fn collection_prefix(&self) -> String {
@@ -232,6 +243,22 @@ fn child_object<'a>(
         *child = json!({});
     }
     child.as_object_mut()
+}
+
+/// A pool's `scalingSpec` count `field` (`minNodeCount`, `maxNodeCount`): 0 when unset or not
+/// a non-negative integer, as proto3 reads an unset count.
+pub(crate) fn node_count(pool: &Value, field: &str) -> u64 {
+    pool.pointer(&format!("/scalingSpec/{field}"))
+        .and_then(read_integer)
+        .and_then(|count| u64::try_from(count).ok())
+        .unwrap_or(0)
+}
+
+/// Whether a create asks for machines for `pool`: its static nodes, `minNodeCount` (the
+/// *Flex Start* and *Cluster resiliency* pages: nodes above the minimum are dynamic, made
+/// when a job pends).
+pub(crate) fn has_static_nodes(pool: &Value) -> bool {
+    node_count(pool, "minNodeCount") > 0
 }
 
 /// An integer given as a JSON number or a decimal string.

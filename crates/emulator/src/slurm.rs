@@ -29,8 +29,9 @@ use crate::api_error::{ApiError, Code};
 use crate::clock::now_millis;
 use crate::clusters::cluster_not_found;
 use crate::emulator::Emulator;
-use crate::resource::Parent;
+use crate::resource::{Parent, node_count};
 use crate::routes::{json_object_body, path_params, split_custom_method};
+use crate::start_failures::{StartFailure, start_failure_message, start_failure_reason};
 use crate::store::SlurmState;
 
 const GET_METHOD: &str = "HTTP_METHOD_GET";
@@ -84,7 +85,8 @@ pub(crate) async fn cluster_method(
             format!("Unknown method on cluster {segment}."),
         ));
     }
-    let name = Parent { project, location }.cluster_name(cluster_id);
+    let parent = Parent { project, location };
+    let name = parent.cluster_name(cluster_id);
     let request = json_object_body(&body)?;
     let method = required_string(&request, "method")?;
     let slurm_path = required_string(&request, "path")?;
@@ -119,6 +121,8 @@ pub(crate) async fn cluster_method(
         default_versions: &state.options.slurm_api_versions,
         cluster: cluster.resource(),
         cluster_id,
+        parent: &parent,
+        start_failures: &state.options.start_failures,
         now_secs: now_millis() / 1000,
         min_job_age: state.options.min_job_age,
     };
@@ -128,48 +132,95 @@ pub(crate) async fn cluster_method(
 /// Nodes listed per pool, at most: enough to look real, bounded in size.
 const MAX_NODES_PER_POOL: u64 = 64;
 
-/// Every node the compute pools may have, as Slurm lists cloud nodes: up to a pool's minimum
-/// `IDLE`, beyond it `IDLE` and `POWERED_DOWN`, and `last_busy` the cluster's `startTime`
-/// (no job has run on them).
-fn configured_nodes(cluster: &Value, cluster_id: &str) -> Vec<Value> {
+/// The node pools of `cluster` that Slurm runs jobs on: all but the login pool.
+pub(crate) fn compute_pools(cluster: &Value) -> impl Iterator<Item = &Value> {
     let login = cluster
         .pointer("/orchestratorSpec/slurmSpec/loginNodePoolId")
         .and_then(Value::as_str);
+    cluster
+        .get("nodePools")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(move |pool| pool.get("id").and_then(Value::as_str) != login)
+}
+
+/// The IDs of the partitions of `cluster` that hold pool `pool_id`.
+fn partitions_of(cluster: &Value, pool_id: &str) -> Vec<Value> {
+    let partitions = cluster
+        .pointer("/orchestratorSpec/slurmSpec/partitions")
+        .and_then(Value::as_array);
+    partitions
+        .into_iter()
+        .flatten()
+        .filter(|partition| {
+            partition
+                .get("nodePoolIds")
+                .and_then(Value::as_array)
+                .is_some_and(|pools| pools.iter().any(|pool| pool == pool_id))
+        })
+        .filter_map(|partition| partition.get("id").cloned())
+        .collect()
+}
+
+/// When the cluster recorded the event `message`, as a slurmrestd number (else `fallback`).
+fn event_time(cluster: &Value, message: &str, fallback: &Value) -> Value {
+    cluster
+        .get("clusterEvents")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .find(|event| event.get("eventMessage").and_then(Value::as_str) == Some(message))
+        .and_then(|event| event.get("eventTime")?.as_str())
+        .and_then(|t| OffsetDateTime::parse(t, &Rfc3339).ok())
+        .map_or_else(|| fallback.clone(), |t| slurm_number(t.unix_timestamp()))
+}
+
+/// Every node the compute pools may have, as Slurm lists cloud nodes in the partitions that
+/// hold their pool: up to a pool's minimum `IDLE`, beyond it `IDLE` and `POWERED_DOWN`, and
+/// `last_busy` the cluster's `startTime` (no job has run on them). The nodes beyond the
+/// minimum of a pool that `start_failures` match are `DOWN` and powered down instead, with
+/// the stockout text as their `reason`, changed when the cluster recorded it.
+fn configured_nodes(
+    cluster: &Value,
+    cluster_id: &str,
+    start_failures: &[StartFailure],
+    parent: &Parent,
+) -> Vec<Value> {
     let started = cluster
         .get("startTime")
         .and_then(Value::as_str)
         .and_then(|t| OffsetDateTime::parse(t, &Rfc3339).ok())
         .map(OffsetDateTime::unix_timestamp);
-    let count = |pool: &Value, field: &str| {
-        pool.pointer(&format!("/scalingSpec/{field}"))
-            .and_then(|n| n.as_u64().or_else(|| n.as_str()?.parse().ok()))
-            .unwrap_or(0)
-            .min(MAX_NODES_PER_POOL)
-    };
-    let pools = cluster.get("nodePools").and_then(Value::as_array);
+    let count = |pool: &Value, field: &str| node_count(pool, field).min(MAX_NODES_PER_POOL);
+    let last_busy = started.map_or_else(
+        || json!({"set": false, "infinite": false, "number": 0}),
+        slurm_number,
+    );
     let mut nodes = Vec::new();
-    for pool in pools.into_iter().flatten() {
+    for pool in compute_pools(cluster) {
         let pool_id = pool.get("id").and_then(Value::as_str).unwrap_or_default();
-        if Some(pool_id) == login {
-            continue;
-        }
+        let partitions = partitions_of(cluster, pool_id);
+        let failure = start_failure_reason(start_failures, pool, parent);
         let minimum = count(pool, "minNodeCount");
         for index in 0..count(pool, "maxNodeCount").max(minimum) {
-            let state: &[&str] = if index < minimum {
-                &["IDLE"]
-            } else {
-                &["IDLE", "POWERED_DOWN"]
-            };
-            let last_busy = started.map_or_else(
-                || json!({"set": false, "infinite": false, "number": 0}),
-                slurm_number,
-            );
-            nodes.push(json!({
+            let mut node = json!({
                 "name": format!("{cluster_id}-{pool_id}-{index}"),
-                "state": state,
-                "partitions": [pool_id],
+                "state": ["IDLE"],
+                "partitions": partitions,
                 "last_busy": last_busy,
-            }));
+            });
+            match (&failure, index < minimum) {
+                (_, true) => {}
+                (None, false) => node["state"] = json!(["IDLE", "CLOUD", "POWERED_DOWN"]),
+                (Some(reason), false) => {
+                    let message = start_failure_message(pool_id, reason);
+                    node["state"] = json!(["DOWN", "CLOUD", "POWERED_DOWN"]);
+                    node["reason"] = Value::from(reason.as_str());
+                    node["reason_changed_at"] = event_time(cluster, &message, &last_busy);
+                }
+            }
+            nodes.push(node);
         }
     }
     nodes
@@ -228,6 +279,9 @@ struct Slurmrestd<'a> {
     default_versions: &'a [String],
     cluster: &'a Value,
     cluster_id: &'a str,
+    /// Where the cluster is: its project names the zones of a start failure's reason.
+    parent: &'a Parent,
+    start_failures: &'a [StartFailure],
     now_secs: i64,
     min_job_age: Duration,
 }
@@ -303,7 +357,12 @@ impl Slurmrestd<'_> {
     fn nodes(&self) -> Vec<Value> {
         match &self.slurm.nodes {
             Some(nodes) => nodes.clone(),
-            None => configured_nodes(self.cluster, self.cluster_id),
+            None => configured_nodes(
+                self.cluster,
+                self.cluster_id,
+                self.start_failures,
+                self.parent,
+            ),
         }
     }
 
@@ -405,12 +464,19 @@ mod tests {
             .collect()
     }
 
+    fn parent() -> Parent {
+        Parent::of_tests()
+    }
+
     fn daemon<'a>(slurm: &'a SlurmState, versions: &'a [String]) -> Slurmrestd<'a> {
+        static PARENT: std::sync::LazyLock<Parent> = std::sync::LazyLock::new(parent);
         Slurmrestd {
             slurm,
             default_versions: versions,
             cluster: &Value::Null,
             cluster_id: "train01",
+            parent: &PARENT,
+            start_failures: &[],
             now_secs: NOW,
             min_job_age: Duration::from_secs(300),
         }
@@ -561,7 +627,7 @@ mod tests {
             ],
             "orchestratorSpec": {"slurmSpec": {"loginNodePoolId": "login"}}
         });
-        let nodes = configured_nodes(&cluster, "train01");
+        let nodes = configured_nodes(&cluster, "train01", &[], &parent());
         let summary: Vec<(&str, &Value)> = nodes
             .iter()
             .map(|n| (n["name"].as_str().unwrap(), &n["state"]))
@@ -570,11 +636,45 @@ mod tests {
             summary,
             [
                 ("train01-cpu-0", &json!(["IDLE"])),
-                ("train01-cpu-1", &json!(["IDLE", "POWERED_DOWN"])),
-                ("train01-cpu-2", &json!(["IDLE", "POWERED_DOWN"])),
+                ("train01-cpu-1", &json!(["IDLE", "CLOUD", "POWERED_DOWN"])),
+                ("train01-cpu-2", &json!(["IDLE", "CLOUD", "POWERED_DOWN"])),
             ]
         );
         assert_eq!(nodes[0]["last_busy"], slurm_number(1_800_000_000));
-        assert_eq!(configured_nodes(&json!({}), "x"), Vec::<Value>::new());
+        assert_eq!(
+            configured_nodes(&json!({}), "x", &[], &parent()),
+            Vec::<Value>::new()
+        );
+    }
+
+    #[test]
+    fn a_start_failure_leaves_the_dynamic_nodes_down_with_the_reason_since_its_event() {
+        let cluster = json!({
+            "startTime": "2027-01-15T08:00:00Z",
+            "nodePools": [{"id": "gpu", "zone": "us-central1-a",
+                           "machineSpec": {"machineType": "a4-highgpu-8g"},
+                           "scalingSpec": {"minNodeCount": 1, "maxNodeCount": 3}}],
+            "orchestratorSpec": {"slurmSpec": {"partitions": [
+                {"id": "gpu", "nodePoolIds": ["gpu"]}, {"id": "all", "nodePoolIds": ["gpu"]}
+            ]}},
+            "clusterEvents": [{"eventType": "VM_SLURM_POWER_DOWN",
+                               "eventTime": "2027-01-15T09:00:00Z",
+                               "eventMessage": "Nodes of pool gpu could not be started and were powered down: The zone 'projects/proj/zones/us-central1-a' does not have enough resources available to fulfill the request. '(resource type:compute)'. (state:STOCKOUT)"}]
+        });
+        let failures = vec!["a4-highgpu-8g".parse().unwrap()];
+        let nodes = configured_nodes(&cluster, "train01", &failures, &parent());
+        assert_eq!(nodes[0]["state"], json!(["IDLE"]), "the static node runs");
+        assert!(nodes[0].get("reason").is_none());
+        for node in &nodes[1..] {
+            assert_eq!(node["state"], json!(["DOWN", "CLOUD", "POWERED_DOWN"]));
+            assert!(
+                node["reason"]
+                    .as_str()
+                    .unwrap()
+                    .ends_with("(state:STOCKOUT)")
+            );
+            assert_eq!(node["reason_changed_at"], slurm_number(1_800_003_600));
+            assert_eq!(node["partitions"], json!(["gpu", "all"]));
+        }
     }
 }

@@ -14,6 +14,7 @@ use serde_json::{Map, Value, json};
 use crate::api_error::Code;
 use crate::clock::{Millis, rfc3339};
 use crate::objects::ObjectStore;
+use crate::resource::node_count;
 
 const CLUSTER_TYPE: &str =
     "type.googleapis.com/google.cloud.aiplatform.v1beta1.ModelDevelopmentCluster";
@@ -462,12 +463,7 @@ fn running_nodes(cluster: &Map<String, Value>, at: Millis) -> Vec<Value> {
     let mut nodes = Vec::new();
     for pool in pools.into_iter().flatten() {
         let pool_id = pool.get("id").and_then(Value::as_str).unwrap_or_default();
-        let minimum = pool
-            .get("scalingSpec")
-            .and_then(|s| s.get("minNodeCount"))
-            .and_then(|n| n.as_u64().or_else(|| n.as_str()?.parse().ok()))
-            .unwrap_or(0)
-            .min(MAX_NODES_LISTED_PER_POOL);
+        let minimum = node_count(pool, "minNodeCount").min(MAX_NODES_LISTED_PER_POOL);
         let kind = if Some(pool_id) == login {
             "NODE_POOL_TYPE_LOGIN"
         } else {

@@ -46,10 +46,18 @@ fn seed_with_gpu() -> Value {
     cluster
 }
 
+/// A GPU pool that asks for one node at create: only such a pool can run short then.
 fn gpu_pool() -> Value {
     json!({"id": "gpu", "machineSpec": {"machineType": GPU}, "zone": "us-central1-b",
            "provisioningModel": "SPOT",
-           "scalingSpec": {"minNodeCount": 0, "maxNodeCount": 2}})
+           "scalingSpec": {"minNodeCount": 1, "maxNodeCount": 2}})
+}
+
+/// [`seed_with_gpu`] with its GPU pool starting empty: every node of it dynamic.
+fn seed_with_empty_gpu() -> Value {
+    let mut cluster = seed_with_gpu();
+    cluster["nodePools"][2]["scalingSpec"]["minNodeCount"] = json!(0);
+    cluster
 }
 
 async fn delete(server: &TestServer, id: &str) -> Value {
@@ -114,6 +122,27 @@ async fn a_quota_failure_refuses_the_create_at_once_and_registers_nothing() {
         done.get("error").is_none(),
         "a create without the GPU pool is fine: {done}"
     );
+}
+
+#[tokio::test]
+async fn a_pool_that_starts_empty_creates_whatever_the_capacity() {
+    let server = serve_with(&["a4-highgpu-8g", "quota:a4-highgpu-8g"]).await;
+    let done = server
+        .create_running("dynamic", seed_with_empty_gpu())
+        .await;
+    assert!(
+        done.get("error").is_none(),
+        "no machine is asked for: {done}"
+    );
+    assert_eq!(
+        server.emulator().capacity_failures().len(),
+        2,
+        "nothing is used up"
+    );
+    let (status, operation) = server.create("static", seed_with_gpu()).await;
+    assert_eq!(status, 200, "{operation}");
+    let failed = server.wait_done(&operation).await;
+    assert_eq!(failed["error"]["code"], 8, "{failed}");
 }
 
 #[tokio::test]

@@ -26,8 +26,8 @@ pub use run::engine::{
 };
 pub use run::error::{AttemptedPool, ExecError, FailedAttempt, LeftBehind};
 pub use run::health::{
-    ClusterHealth, Idleness, PoolNodes, Problem, SlurmHealth, SlurmJobCounts, SlurmNodeCounts,
-    SlurmReport, StateReading, inspect_health,
+    ClusterHealth, Idleness, NodesNotStarting, PoolNodes, Problem, SlurmHealth, SlurmJobCounts,
+    SlurmNodeCounts, SlurmReport, StartFailure, StateReading, inspect_health,
 };
 pub use run::idle::{IdleReport, IdleVerdict, SlurmEvidence, idle_verdict, inspect_idle};
 pub use run::operations::{OperationWaiter, WaitOptions};

@@ -176,6 +176,8 @@ async fn a_fallbacks_win_records_which_fallback_runs() {
         let mut request = create_request("gpu");
         if let clusterform_model::rest::ClusterRequest::Create { body, .. } = &mut request {
             body["nodePools"][1]["machineSpec"]["machineType"] = json!(machine);
+            // Static nodes: only a pool that asks for machines at create can run short then.
+            body["nodePools"][1]["scalingSpec"]["minNodeCount"] = json!(1);
         }
         request
     };

@@ -21,10 +21,12 @@ use crate::support::*;
 const DECLARED: &str = "c2-standard-60";
 const FALLBACK: &str = "n2-standard-16";
 
-/// The create of `id` with its `cpu` pool on `machine`.
+/// The create of `id` with its `cpu` pool on `machine`, asking for one node at create (only a
+/// pool with static nodes can run short at create).
 fn create_on(id: &str, machine: &str) -> ClusterRequest {
     let mut body = cluster_body(id, Some(STACK));
     body["nodePools"][1]["machineSpec"]["machineType"] = json!(machine);
+    body["nodePools"][1]["scalingSpec"]["minNodeCount"] = json!(1);
     ClusterRequest::Create {
         name: address(id),
         body,
@@ -300,6 +302,7 @@ fn adding_pool_on(id: &str, machine: &str) -> ClusterRequest {
     let mut pool = body["nodePools"][1].clone();
     pool["id"] = json!("gpu");
     pool["machineSpec"]["machineType"] = json!(machine);
+    pool["scalingSpec"]["minNodeCount"] = json!(1);
     body["nodePools"].as_array_mut().unwrap().push(pool);
     ClusterRequest::Update {
         name: address(id),

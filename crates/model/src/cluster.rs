@@ -333,6 +333,19 @@ pub struct NodePool {
     pub extra: UnknownFields,
 }
 
+impl NodePool {
+    /// Whether a create asks for machines for it: its static nodes, `min_node_count` (unset is
+    /// 0, as in proto3). The nodes above the minimum are dynamic, made when a job pends (the
+    /// *Flex Start* and *Cluster resiliency* pages), so a pool that starts empty gets no
+    /// machines at create and cannot fail it for capacity.
+    pub fn has_static_nodes(&self) -> bool {
+        self.scaling_spec
+            .as_ref()
+            .and_then(|scaling| scaling.min_node_count)
+            .is_some_and(|min| min > 0)
+    }
+}
+
 /// `machineSpec` of a node pool.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -1,6 +1,8 @@
 //! A declared cluster's `fallback` alternatives in its plan: which alternative each live pool
 //! runs (a pool that runs any of its alternatives matches its declaration, so a cluster that
 //! fell back is not flipped back to the declared machines), and the chain each pool shows.
+//! Only pools with static nodes (`min_node_count > 0`) have a chain: a create asks for no
+//! other machines, so no other pool can make it fail for capacity.
 
 use std::borrow::Cow;
 
@@ -97,11 +99,12 @@ pub(crate) fn chains(cluster: &DesiredCluster, pools: &[&str]) -> Vec<PoolChain>
         .collect()
 }
 
-/// Every pool that has fallbacks.
+/// Every pool whose fallbacks a create (or an update adding it) tries: a pool with fallbacks
+/// that asks for machines at create ([`DesiredCluster::create_fallbacks`]). A pool that
+/// starts empty cannot fail its create for capacity, so it has no chain.
 pub(crate) fn pools_with_fallbacks(cluster: &DesiredCluster) -> Vec<&str> {
     cluster
-        .fallbacks
-        .iter()
+        .create_fallbacks()
         .map(|fallbacks| fallbacks.pool.as_str())
         .collect()
 }

@@ -12,6 +12,20 @@ use crate::support::*;
 
 const FALLBACK: &str = "n2-standard-16";
 
+/// The canonical cluster with its `cpu` pool asking for one node at create: a chain applies
+/// only through a pool with static nodes (the testkit's starts empty). It shadows the
+/// testkit's `seed` in this file.
+fn seed() -> Value {
+    let mut cluster = clusterform_testkit::seed();
+    cluster["nodePools"][1]["scalingSpec"]["minNodeCount"] = json!(1);
+    cluster
+}
+
+/// [`seed`] as the service returns it, running.
+fn live_seed(id: &str) -> clusterform_model::LiveCluster {
+    cluster(served(id, &seed(), Some(STACK), "RUNNING"))
+}
+
 /// The seed's `cpu` pool on `machine`.
 fn cpu_pool_on(machine: &str) -> NodePool {
     let mut pool = seed()["nodePools"][1].clone();
@@ -86,6 +100,16 @@ fn a_create_carries_its_fallbacks_create_and_shows_the_chain() {
         change.capacity.chains[0].alternatives,
         [fallback_alternative()]
     );
+}
+
+#[test]
+fn a_pool_that_starts_empty_has_no_chain_at_create() {
+    let mut empty_at_create = clusterform_testkit::seed();
+    empty_at_create["nodePools"][1]["scalingSpec"]["minNodeCount"] = json!(0);
+    let change = planned(with_fallback(empty_at_create), &[]);
+    assert_eq!(change.action, Action::Create);
+    assert!(change.capacity.fallbacks.is_empty());
+    assert!(change.capacity.chains.is_empty());
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! What `status` reports on, and the words for what needs attention, shared by its text
 //! ([`super::status_text`]) and its JSON ([`super::status_json`]).
 
-use clusterform_executor::{ClusterHealth, Mark, Problem};
+use clusterform_executor::{ClusterHealth, Mark, NodesNotStarting, Problem};
 use clusterform_model::{ClusterEvent, ClusterName};
 
 use super::names::ClusterNames;
@@ -134,8 +134,47 @@ pub fn problem_text(problem: &Problem) -> String {
         Problem::SlurmNodesUnknown(nodes) => {
             slurm_nodes(nodes, "in a state clusterform does not know")
         }
+        Problem::NodesNotStarting(shortage) => nodes_not_starting_text(shortage),
         Problem::SlurmUnreadable(reason) => format!("Slurm could not be read: {reason}"),
         Problem::ErrorEvent(event) => format!("recent event {}", event_text(event)),
+    }
+}
+
+/// `pool gpu: 0 of 4 nodes started; 3 jobs pending; STOCKOUT in us-central1-a`.
+fn nodes_not_starting_text(shortage: &NodesNotStarting) -> String {
+    let pool = shortage.pool.as_deref().map_or_else(
+        || "nodes of no one pool".to_owned(),
+        |id| format!("pool {id}"),
+    );
+    let NodesNotStarting {
+        started,
+        wanted,
+        pending_jobs,
+        last_failure,
+        ..
+    } = shortage;
+    let nodes = if *wanted == 1 { "node" } else { "nodes" };
+    let jobs = if *pending_jobs == 1 { "job" } else { "jobs" };
+    format!(
+        "{pool}: {started} of {wanted} {nodes} started; {pending_jobs} {jobs} pending; {}",
+        start_failure_reason(&last_failure.reason)
+    )
+}
+
+/// Slurm's reason for a node that did not start (the node is named in `status --json`),
+/// shortened when it is Compute Engine's
+/// stockout text naming its zone (`STOCKOUT in us-central1-a`); `status --json` keeps it whole.
+fn start_failure_reason(reason: &str) -> String {
+    let stockout =
+        reason.contains("(state:STOCKOUT)") || reason.contains("ZONE_RESOURCE_POOL_EXHAUSTED");
+    let zone = reason
+        .split("zones/")
+        .nth(1)
+        .and_then(|rest| rest.split(['\'', '"', ' ', '/']).next())
+        .filter(|zone| !zone.is_empty());
+    match (stockout, zone) {
+        (true, Some(zone)) => format!("STOCKOUT in {zone}"),
+        _ => reason.to_owned(),
     }
 }
 
@@ -267,6 +306,38 @@ mod tests {
             (
                 Problem::SlurmNodesDrained(vec!["cpu-3".to_owned()]),
                 "1 Slurm node drained or draining: cpu-3",
+            ),
+            (
+                Problem::NodesNotStarting(NodesNotStarting {
+                    pool: Some("gpu".to_owned()),
+                    started: 0,
+                    wanted: 4,
+                    pending_jobs: 3,
+                    last_failure: clusterform_executor::StartFailure {
+                        node: "train01-gpu-3".to_owned(),
+                        reason: "The zone 'projects/p/zones/us-central1-a' does not have enough \
+                                 resources available to fulfill the request. '(resource \
+                                 type:compute)'. (state:STOCKOUT)"
+                            .to_owned(),
+                        at: None,
+                    },
+                }),
+                "pool gpu: 0 of 4 nodes started; 3 jobs pending; STOCKOUT in us-central1-a",
+            ),
+            (
+                Problem::NodesNotStarting(NodesNotStarting {
+                    pool: None,
+                    started: 1,
+                    wanted: 1,
+                    pending_jobs: 1,
+                    last_failure: clusterform_executor::StartFailure {
+                        node: "n7".to_owned(),
+                        reason: "ResumeTimeout reached".to_owned(),
+                        at: None,
+                    },
+                }),
+                "nodes of no one pool: 1 of 1 node started; 1 job pending; ResumeTimeout \
+                 reached",
             ),
         ];
         for (problem, text) in cases {

@@ -178,6 +178,18 @@ fn problem(problem: &Problem) -> Value {
         Problem::SlurmNodesUnknown(nodes) => {
             json!({"kind": "slurm_nodes_unknown", "nodes": nodes})
         }
+        Problem::NodesNotStarting(shortage) => json!({
+            "kind": "nodes_not_starting",
+            "pool": shortage.pool,
+            "started": shortage.started,
+            "wanted": shortage.wanted,
+            "pending_jobs": shortage.pending_jobs,
+            "last_failure": {
+                "node": shortage.last_failure.node,
+                "reason": shortage.last_failure.reason,
+                "at": shortage.last_failure.at.map(format_time),
+            },
+        }),
         Problem::SlurmUnreadable(reason) => {
             json!({"kind": "slurm_unreadable", "reason": reason})
         }

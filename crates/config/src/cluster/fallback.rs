@@ -15,8 +15,9 @@ pub(crate) fn takes_fallbacks(generic: &str) -> bool {
     generic == "node_pools[]"
 }
 
-/// The only provisioning model `flex_start_max_duration` belongs to.
-const FLEX_START: &str = "FLEX_START";
+/// The only provisioning model `flex_start_max_duration` belongs to, whose requests are
+/// queued (Dynamic Workload Scheduler).
+pub(crate) const FLEX_START: &str = "FLEX_START";
 /// The only provisioning model a `reservation_affinity` belongs to.
 const RESERVATION: &str = "RESERVATION";
 

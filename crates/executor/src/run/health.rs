@@ -15,15 +15,15 @@
 use std::time::Duration;
 
 use clusterform_model::{
-    ClusterEvent, ClusterName, ClusterState, ClusterStatus, LiveCluster, NodeState, NodeStatus,
-    Status,
+    Cluster, ClusterEvent, ClusterName, ClusterState, ClusterStatus, LiveCluster, NodeState,
+    NodeStatus, Partition, Status,
 };
 use futures::StreamExt;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use crate::run::idle::{IdleVerdict, SlurmEvidence, idle_verdict, read_evidence};
-use crate::run::slurm::{SLURM_PARALLELISM, SlurmNode, SlurmReadError};
+use crate::run::slurm::{SLURM_PARALLELISM, SlurmJob, SlurmNode, SlurmReadError};
 use crate::transport::api::ApiClient;
 
 /// What was found about one live cluster.
@@ -223,10 +223,42 @@ pub enum Problem {
     SlurmNodesDrained(Vec<String>),
     /// Slurm nodes in no state this version recognises, by name, each with its states.
     SlurmNodesUnknown(Vec<String>),
+    /// A pool's nodes that Slurm could not start (a shortage on day two: dynamic nodes are
+    /// made when jobs pend, and the machines may not be there then).
+    NodesNotStarting(NodesNotStarting),
     /// Slurm could not be read, and why.
     SlurmUnreadable(String),
     /// A recent event of an error type (`VM_PROLOG_ERROR`, `VM_SCAN_ERROR`, …).
     ErrorEvent(ClusterEvent),
+}
+
+/// A pool whose nodes fail to start, from Slurm's nodes and jobs: the nodes of the pool
+/// (a node is the pool's when every partition it is in holds that pool, and only that one
+/// pool is common to them) that are up, of those asked for (every node but the ones resting
+/// powered down), the jobs pending on the partitions of its nodes, and the newest failure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodesNotStarting {
+    /// The pool; `None` for nodes whose partitions name no single pool.
+    pub pool: Option<String>,
+    /// Nodes up.
+    pub started: usize,
+    /// Nodes up, starting or failed to start.
+    pub wanted: usize,
+    /// Pending jobs that may run on the pool's nodes.
+    pub pending_jobs: usize,
+    /// The newest failure (by `reason_changed_at`; the last listed when none says when).
+    pub last_failure: StartFailure,
+}
+
+/// One node that failed to start, with Slurm's reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StartFailure {
+    /// The node's name.
+    pub node: String,
+    /// Slurm's `reason`.
+    pub reason: String,
+    /// Slurm's `reason_changed_at`.
+    pub at: Option<OffsetDateTime>,
 }
 
 impl Problem {
@@ -295,6 +327,11 @@ fn cluster_health(
     let slurm = match slurm {
         None => SlurmHealth::NotAsked,
         Some(Ok(evidence)) => {
+            problems.extend(
+                nodes_not_starting(&live.cluster, &evidence)
+                    .into_iter()
+                    .map(Problem::NodesNotStarting),
+            );
             problems.extend(slurm_node_problems(&evidence.nodes));
             SlurmHealth::Read(slurm_report(live, &evidence, now))
         }
@@ -457,12 +494,15 @@ fn slurm_node_counts(nodes: &[SlurmNode]) -> SlurmNodeCounts {
     counts
 }
 
-/// The down, drained and unrecognised nodes, one problem for each of these classes that has
-/// any.
+/// The down (but not failed to start: [`nodes_not_starting`] tells those), drained and
+/// unrecognised nodes, one problem for each of these classes that has any.
 fn slurm_node_problems(nodes: &[SlurmNode]) -> Vec<Problem> {
     let in_class = |class: NodeClass| nodes.iter().filter(move |n| classify(n) == class);
-    let name = |node: &SlurmNode| node.name.clone().unwrap_or_else(|| "?".to_owned());
-    let down: Vec<String> = in_class(NodeClass::Down).map(name).collect();
+    let down: Vec<String> = in_class(NodeClass::Down)
+        .filter(|node| !node.failed_to_start())
+        .map(node_name)
+        .collect();
+    let name = node_name;
     let drained: Vec<String> = in_class(NodeClass::Drained).map(name).collect();
     let unknown: Vec<String> = in_class(NodeClass::Other)
         .map(|node| format!("{} [{}]", name(node), node.state.join(",")))
@@ -478,6 +518,84 @@ fn slurm_node_problems(nodes: &[SlurmNode]) -> Vec<Problem> {
         problems.push(Problem::SlurmNodesUnknown(unknown));
     }
     problems
+}
+
+fn node_name(node: &SlurmNode) -> String {
+    node.name.clone().unwrap_or_else(|| "?".to_owned())
+}
+
+/// The pools of `cluster` that have nodes Slurm failed to start, in the order their first
+/// node is listed.
+fn nodes_not_starting(cluster: &Cluster, evidence: &SlurmEvidence) -> Vec<NodesNotStarting> {
+    let partitions = cluster
+        .slurm_spec()
+        .and_then(|slurm| slurm.partitions.as_deref())
+        .unwrap_or_default();
+    let mut by_pool: Vec<(Option<String>, Vec<&SlurmNode>)> = Vec::new();
+    for node in &evidence.nodes {
+        let pool = pool_of(node, partitions);
+        match by_pool.iter_mut().find(|(of, _)| *of == pool) {
+            Some((_, nodes)) => nodes.push(node),
+            None => by_pool.push((pool, vec![node])),
+        }
+    }
+    by_pool
+        .into_iter()
+        .filter_map(|(pool, nodes)| {
+            let last_failure = nodes
+                .iter()
+                .filter(|node| node.failed_to_start())
+                .max_by_key(|node| node.reason_changed_at)?;
+            let on_partitions = |job: &&SlurmJob| {
+                job.partition.as_deref().is_some_and(|candidates| {
+                    candidates.split(',').any(|p| {
+                        nodes
+                            .iter()
+                            .any(|node| node.partitions.iter().any(|n| n == p))
+                    })
+                })
+            };
+            Some(NodesNotStarting {
+                pool,
+                started: nodes.iter().filter(|node| node.is_started()).count(),
+                wanted: nodes.iter().filter(|node| !node.is_resting()).count(),
+                pending_jobs: evidence
+                    .jobs
+                    .iter()
+                    .filter(|job| job.is_pending())
+                    .filter(on_partitions)
+                    .count(),
+                last_failure: StartFailure {
+                    node: node_name(last_failure),
+                    reason: last_failure.reason.clone().unwrap_or_default(),
+                    at: last_failure
+                        .reason_changed_at
+                        .and_then(|at| OffsetDateTime::from_unix_timestamp(at).ok()),
+                },
+            })
+        })
+        .collect()
+}
+
+/// The one pool common to every partition `node` is in, by the cluster's partitions.
+fn pool_of(node: &SlurmNode, partitions: &[Partition]) -> Option<String> {
+    let pools_of = |name: &String| {
+        partitions
+            .iter()
+            .find(|partition| &partition.id == name)
+            .and_then(|partition| partition.node_pool_ids.clone())
+            .unwrap_or_default()
+    };
+    let mut listed = node.partitions.iter();
+    let mut common = pools_of(listed.next()?);
+    for name in listed {
+        let pools = pools_of(name);
+        common.retain(|pool| pools.contains(pool));
+    }
+    match common.as_slice() {
+        [pool] => Some(pool.clone()),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -654,6 +772,60 @@ mod tests {
             ]
         );
         assert!(report.needs_attention());
+    }
+
+    #[test]
+    fn nodes_that_fail_to_start_are_told_per_pool_with_the_jobs_waiting_for_them() {
+        let mut cluster = json!({
+            "nodePools": [{"id": "login"}, {"id": "cpu"}, {"id": "gpu"}],
+            "clusterStatus": {"state": "RUNNING"},
+            "orchestratorSpec": {"slurmSpec": {"partitions": [
+                {"id": "gpu", "nodePoolIds": ["gpu"]},
+                {"id": "all", "nodePoolIds": ["cpu", "gpu"]},
+                {"id": "cpu", "nodePoolIds": ["cpu"]},
+            ]}},
+        });
+        cluster["clusterStatus"]["nodesStatus"] = json!([]);
+        let stockout = "The zone 'projects/p/zones/us-central1-a' does not have enough resources available to fulfill the request. '(resource type:compute)'. (state:STOCKOUT)";
+        let failed = |name: &str, minutes: i64| {
+            json!({"name": name, "state": ["DOWN", "CLOUD", "POWERED_DOWN"],
+                   "partitions": ["gpu", "all"], "reason": stockout,
+                   "reason_changed_at": ago(minutes), "last_busy": ago(600)})
+        };
+        let nodes = json!([
+            failed("c-gpu-0", 10),
+            failed("c-gpu-1", 5),
+            {"name": "c-gpu-2", "state": ["IDLE", "CLOUD", "POWERED_DOWN"],
+             "partitions": ["gpu", "all"], "last_busy": ago(600)},
+            {"name": "c-cpu-0", "state": ["DOWN"], "partitions": ["cpu", "all"],
+             "reason": "Not responding", "last_busy": ago(600)},
+        ]);
+        let jobs = json!([
+            {"job_id": 1, "job_state": ["PENDING"], "partition": "gpu"},
+            {"job_id": 2, "job_state": ["PENDING"], "partition": "cpu,all"},
+            {"job_id": 3, "job_state": ["PENDING"], "partition": "cpu"},
+            {"job_id": 4, "job_state": ["RUNNING"], "partition": "gpu"},
+        ]);
+        let report = health(&live(cluster), Some(evidence(jobs, nodes)));
+        assert!(report.needs_attention());
+        assert_eq!(
+            report.problems,
+            [
+                Problem::NodesNotStarting(NodesNotStarting {
+                    pool: Some("gpu".to_owned()),
+                    started: 0,
+                    wanted: 2,
+                    pending_jobs: 2,
+                    last_failure: StartFailure {
+                        node: "c-gpu-1".to_owned(),
+                        reason: stockout.to_owned(),
+                        at: Some(NOW - time::Duration::minutes(5)),
+                    },
+                }),
+                Problem::SlurmNodesDown(vec!["c-cpu-0".to_owned()]),
+            ],
+            "a node that ran and went down is down, not a start failure"
+        );
     }
 
     #[test]

@@ -72,6 +72,9 @@ const NEUTRAL_NODE_FLAGS: &[&str] = &[
 /// answering slurmctld (which marks it down once `SlurmdTimeout` passes).
 const DOWN_NODE_STATES: &[&str] = &["DOWN", "NOT_RESPONDING"];
 
+/// Node state flags of a node whose machine is off or going off (Slurm's power saving).
+const POWERED_OFF_NODE_STATES: &[&str] = &["POWERED_DOWN", "POWERING_DOWN", "POWER_DOWN"];
+
 /// Node states of a node that takes no new work: the `DRAIN` flag (since v0.0.40; older
 /// versions spelled the combined state `DRAINED` or `DRAINING`) and `FAIL`, which drains.
 const DRAINED_NODE_STATES: &[&str] = &["DRAIN", "DRAINED", "DRAINING", "FAIL"];
@@ -156,6 +159,12 @@ pub struct SlurmNode {
     pub state: Vec<String>,
     /// `last_busy`, Unix seconds, when set.
     pub last_busy: Option<i64>,
+    /// `partitions`: the partitions the node is in.
+    pub partitions: Vec<String>,
+    /// `reason`: why it is down or drained, as slurmctld (or whoever set it) wrote it.
+    pub reason: Option<String>,
+    /// `reason_changed_at`, Unix seconds, when set.
+    pub reason_changed_at: Option<i64>,
 }
 
 impl SlurmNode {
@@ -172,6 +181,29 @@ impl SlurmNode {
     /// Drained or draining: it takes no new jobs.
     pub fn is_drained(&self) -> bool {
         has_any(&self.state, DRAINED_NODE_STATES)
+    }
+
+    /// Whether it failed to start: `DOWN` with its power off or going off (`POWERED_DOWN`,
+    /// `POWERING_DOWN`) and a reason. Slurm's power saving marks a cloud node whose resume
+    /// failed `DOWN` and powers it down; the reason says why (the program that starts nodes
+    /// writes the error it got). A node that was running is not powered down while down.
+    pub fn failed_to_start(&self) -> bool {
+        has_any(&self.state, &["DOWN"])
+            && has_any(&self.state, POWERED_OFF_NODE_STATES)
+            && self.reason.is_some()
+    }
+
+    /// Whether it holds no machine and none is asked for it: powered down (or going down)
+    /// and not down, a dynamic node resting until a job pends.
+    pub fn is_resting(&self) -> bool {
+        has_any(&self.state, POWERED_OFF_NODE_STATES) && !has_any(&self.state, &["DOWN"])
+    }
+
+    /// Whether it is up: neither down, powered off nor powering up.
+    pub fn is_started(&self) -> bool {
+        !self.is_down()
+            && !has_any(&self.state, POWERED_OFF_NODE_STATES)
+            && !has_any(&self.state, &["POWERING_UP"])
     }
 
     /// `IDLE`.
@@ -241,6 +273,9 @@ fn parse_node(node: &Value) -> SlurmNode {
         name: text(node, "name"),
         state: states(node.get("state")),
         last_busy: node.get("last_busy").and_then(slurm_time),
+        partitions: states(node.get("partitions")),
+        reason: text(node, "reason"),
+        reason_changed_at: node.get("reason_changed_at").and_then(slurm_time),
     }
 }
 
@@ -252,7 +287,8 @@ fn text(object: &Value, field: &str) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// A state list, or the single string older versions sent.
+/// A list of strings (a state list, a node's partitions), or the single string older
+/// versions sent.
 fn states(value: Option<&Value>) -> Vec<String> {
     match value {
         Some(Value::Array(states)) => states
@@ -521,6 +557,7 @@ mod tests {
             name: Some("a3-0".to_owned()),
             state: states.iter().map(|s| (*s).to_owned()).collect(),
             last_busy: Some(1),
+            ..SlurmNode::default()
         }
     }
 
@@ -553,6 +590,36 @@ mod tests {
         ] {
             assert!(!node(states).is_known_workless(), "{states:?}");
         }
+    }
+
+    #[test]
+    fn a_node_failed_to_start_when_it_is_down_powered_off_and_says_why() {
+        let with_reason = |states: &[&str]| SlurmNode {
+            reason: Some("GCP Error: STOCKOUT".to_owned()),
+            ..node(states)
+        };
+        let failed = with_reason(&["DOWN", "CLOUD", "POWERED_DOWN"]);
+        assert!(failed.failed_to_start() && !failed.is_resting() && !failed.is_started());
+        assert!(with_reason(&["DOWN", "POWERING_DOWN"]).failed_to_start());
+        let crashed = with_reason(&["DOWN"]);
+        assert!(!crashed.failed_to_start(), "a node that ran and went down");
+        assert!(
+            !node(&["DOWN", "POWERED_DOWN"]).failed_to_start(),
+            "no reason"
+        );
+        let resting = node(&["IDLE", "CLOUD", "POWERED_DOWN"]);
+        assert!(resting.is_resting() && !resting.is_started());
+        assert!(!node(&["IDLE", "POWERING_UP"]).is_started());
+        assert!(node(&["ALLOCATED"]).is_started());
+        let listed = parse_nodes(&json!({"nodes": [{
+            "name": "c-gpu-0", "state": ["DOWN", "POWERED_DOWN"], "partitions": ["gpu"],
+            "reason": "GCP Error: STOCKOUT",
+            "reason_changed_at": {"set": true, "infinite": false, "number": 1_800_000_000},
+        }]}))
+        .unwrap();
+        assert_eq!(listed[0].partitions, ["gpu"]);
+        assert_eq!(listed[0].reason_changed_at, Some(1_800_000_000));
+        assert!(listed[0].failed_to_start());
     }
 
     #[test]

@@ -1,12 +1,14 @@
 //! A pool's alternatives, checked as pools: every check of a pool runs on each of them, at its
 //! `fallback` block. What the block sets is reported where it is written; what it inherits is
 //! reported at the block's head, as inherited, unless the pool itself is reported for the same
-//! thing (once is enough). An alternative that makes the same pool again is a warning.
+//! thing (once is enough). An alternative that makes the same pool again is a warning, and so
+//! is a fallback of a pool that starts empty (never tried at create); a FLEX_START pool's
+//! chain gets what is known of flex creates.
 
 use clusterform_model::{Cluster, NodePool};
 
 use super::{ClusterChecks, pool_path};
-use crate::cluster::fallback::{FALLBACK_BLOCK, FallbackBlock, PoolFallbackBlocks};
+use crate::cluster::fallback::{FALLBACK_BLOCK, FLEX_START, FallbackBlock, PoolFallbackBlocks};
 use crate::diagnostic::Diagnostic;
 
 impl ClusterChecks<'_> {
@@ -21,7 +23,11 @@ impl ClusterChecks<'_> {
             let is_login = login == Some(pool.id.as_str());
             let own = self.scratch(&pool_path(pool), pool, is_login);
             let mut earlier: Vec<(usize, NodePool)> = vec![(0, pool.clone())];
+            if let Some(first) = of_pool.blocks.first() {
+                self.flex_start_chain(pool, first);
+            }
             for block in &of_pool.blocks {
+                self.never_tried_at_create(pool, block);
                 let alternative = block.fields.alternative(pool);
                 self.alternative(pool, block, &alternative, is_login, &own);
                 if !block.unknown {
@@ -60,6 +66,48 @@ impl ClusterChecks<'_> {
             );
             self.diagnostics.push(diagnostic);
         }
+    }
+
+    /// A warning when `pool` starts empty: a create asks only for a pool's static nodes
+    /// (`min_node_count`), so it cannot fail for this pool's capacity and never moves to
+    /// `block`; the pool's dynamic nodes are made when jobs pend, where a shortage shows as
+    /// nodes that do not start.
+    fn never_tried_at_create(&mut self, pool: &NodePool, block: &FallbackBlock) {
+        if pool.has_static_nodes() {
+            return;
+        }
+        self.warning(
+            &fallback_path(pool, block),
+            format!(
+                "{FALLBACK_BLOCK} {} of pool `{}`: the pool starts empty (min_node_count = 0); \
+                 its nodes are made when jobs pend, so this fallback is never tried at create",
+                block.ordinal, pool.id
+            ),
+            "set min_node_count above 0 for machines at create (a shortage then falls back), or \
+             remove the fallback; `clusterform status` shows nodes that fail to start"
+                .to_owned(),
+        );
+    }
+
+    /// What is known of a FLEX_START pool's chain, once per pool at its first `block`: flex
+    /// start queues its requests, and no public record shows a flex create failing for a
+    /// stockout, so its fallbacks may never be tried.
+    fn flex_start_chain(&mut self, pool: &NodePool, block: &FallbackBlock) {
+        if pool.provisioning_model.as_deref() != Some(FLEX_START) {
+            return;
+        }
+        self.warning(
+            &fallback_path(pool, block),
+            format!(
+                "pool `{}` is FLEX_START: its requests are queued until the machines are \
+                 available (Dynamic Workload Scheduler), and no public record shows a flex \
+                 create failing for a stockout, so its fallbacks may never be tried",
+                pool.id
+            ),
+            "keep the fallbacks for quota refusals, or put first the model you would rather \
+             wait for"
+                .to_owned(),
+        );
     }
 
     /// The diagnostics of the pool checks of `pool` at `path`, kept apart.
