@@ -436,7 +436,7 @@ mod tests {
             "name": name().to_string(),
             "clusterStatus": {"state": "RUNNING", "nodesStatus": [{"nodePoolId": "gpu"}]},
             "startTime": start.format(&Rfc3339).unwrap(),
-            "nodePools": [{"id": "gpu", "machineSpec": {"acceleratorCount": 8}}],
+            "nodePools": [{"id": "gpu", "machineSpec": {"acceleratorType": "NVIDIA_B200", "acceleratorCount": 8}}],
         }))
         .unwrap()
     }
