@@ -39,6 +39,7 @@ pub(crate) fn routes() -> Router<Emulator> {
         .route(&at("slurm/jobs"), put(set_slurm_jobs))
         .route(&at("slurm/nodes"), put(set_slurm_nodes))
         .route(&at("slurm/controller"), put(set_slurm_controller))
+        .route(&at("slurm/refusedPaths"), put(set_slurm_refused_paths))
         .route(&at("status"), put(set_status))
         .route(&at("nodesStatus"), put(set_nodes_status))
         .route(&at("clusterEvents"), put(set_cluster_events))
@@ -92,6 +93,12 @@ struct Nodes {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Controller {
     up: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RefusedPaths {
+    refused_paths: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -168,6 +175,17 @@ async fn set_slurm_controller(
     let name = existing_cluster(&emulator, path)?;
     let Controller { up } = json_body(&bytes)?;
     emulator.set_slurm_controller_down(&name, !up);
+    Ok(empty())
+}
+
+async fn set_slurm_refused_paths(
+    State(emulator): State<Emulator>,
+    path: ClusterPath,
+    bytes: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let name = existing_cluster(&emulator, path)?;
+    let RefusedPaths { refused_paths } = json_body(&bytes)?;
+    emulator.set_slurm_refused_paths(&name, refused_paths);
     Ok(empty())
 }
 

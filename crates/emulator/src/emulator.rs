@@ -441,6 +441,13 @@ impl Emulator {
         self.change_slurm(cluster_name, |slurm| slurm.api_versions = Some(versions));
     }
 
+    /// Makes the relay refuse every Slurm path of `cluster_name` that starts with one of
+    /// `prefixes` (`/slurm/v0.0.42/nodes`, `/slurm/v0.0.45/`) with `400 INVALID_ARGUMENT` "The
+    /// path is not a valid Slurm path"; an empty list relays every path again.
+    pub fn set_slurm_refused_paths(&self, cluster_name: &str, prefixes: Vec<String>) {
+        self.change_slurm(cluster_name, |slurm| slurm.refused_paths = prefixes);
+    }
+
     /// Makes `callSlurmRestApi` on `cluster_name` answer `503 UNAVAILABLE` (or work again).
     pub fn set_slurm_unreachable(&self, cluster_name: &str, unreachable: bool) {
         self.change_slurm(cluster_name, |slurm| slurm.unreachable = unreachable);

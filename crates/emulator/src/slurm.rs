@@ -11,7 +11,9 @@
 //! node a pool may have; those beyond its minimum powered down), none busy since
 //! the cluster started. A version the cluster does not serve
 //! ([`EmulatorOptions::slurm_api_versions`](crate::EmulatorOptions) unless a test says
-//! otherwise) and any other path answer 404 as slurmrestd does. With the controller down,
+//! otherwise) and any other path answer 404 as slurmrestd does; a path a test makes the relay
+//! refuse answers `400 INVALID_ARGUMENT` "The path is not a valid Slurm path", the relay's
+//! documented refusal, before slurmrestd sees it. With the controller down,
 //! the ping says so and the listings answer 500, as slurmrestd does when it cannot reach
 //! slurmctld.
 
@@ -52,6 +54,10 @@ const CONTROLLER_UNREACHABLE_ERRNO: i64 = 1001;
 /// what an unsupported version in the path gets.
 const NOT_FOUND_TEXT: &str =
     "Unable find requested URL. Please view /openapi/v3 for API reference.";
+
+/// The relay's documented refusal of a path it does not relay (the Slurm Job API page:
+/// `INVALID_ARGUMENT`).
+const NOT_A_SLURM_PATH: &str = "The path is not a valid Slurm path, or the request is too large.";
 
 /// Job states after which slurmctld purges a job once `MinJobAge` has passed. The executor's
 /// Slurm reader lists the same states; this copy is deliberate (the emulator depends on no
@@ -115,6 +121,13 @@ pub(crate) async fn cluster_method(
             Code::Unavailable,
             format!("The Slurm REST API of cluster {name} is unreachable."),
         ));
+    }
+    if slurm
+        .refused_paths
+        .iter()
+        .any(|refused| slurm_path.starts_with(refused.as_str()))
+    {
+        return Err(ApiError::invalid_argument(NOT_A_SLURM_PATH));
     }
     let daemon = Slurmrestd {
         slurm: &slurm,

@@ -123,6 +123,9 @@ pub(crate) struct SlurmState {
     pub(crate) api_versions: Option<Vec<String>>,
     /// slurmctld does not answer: the ping says so, and the listings answer 500.
     pub(crate) controller_down: bool,
+    /// Slurm paths the relay refuses as "not a valid Slurm path" (`400 INVALID_ARGUMENT`, the
+    /// relay's documented answer), by prefix: `/slurm/v0.0.42/nodes`, `/slurm/v0.0.45/`.
+    pub(crate) refused_paths: Vec<String>,
 }
 
 /// What a long-running operation does.

@@ -276,6 +276,55 @@ async fn a_cluster_whose_controller_is_down_is_never_idle() {
     );
 }
 
+#[tokio::test]
+async fn a_version_the_relay_refuses_as_not_a_slurm_path_is_probed_past() {
+    let h = Harness::start(Duration::from_millis(50)).await;
+    h.insert("relayed");
+    let cluster = cluster_name("relayed");
+    h.emulator
+        .set_slurm_api_versions(&cluster, &["v0.0.45", "v0.0.42"]);
+    h.emulator
+        .set_slurm_refused_paths(&cluster, vec!["/slurm/v0.0.45/".to_owned()]);
+    h.emulator.clear_requests();
+    let names = [ClusterName::new(PROJECT, REGION, "relayed").unwrap()];
+    let jobs = running_jobs(&h.client, &names).await;
+    assert_eq!(jobs, [RunningJobs::Known { jobs: Vec::new() }]);
+    assert_eq!(
+        slurm_paths(&h),
+        [
+            "/slurm/v0.0.45/jobs",
+            "/slurm/v0.0.44/jobs",
+            "/slurm/v0.0.43/jobs",
+            "/slurm/v0.0.42/jobs"
+        ],
+        "the refusal is the next version's cue, as a 404 is"
+    );
+}
+
+#[tokio::test]
+async fn nodes_the_relay_does_not_relay_leave_idleness_unknown_and_say_so() {
+    let h = Harness::start(Duration::from_millis(50)).await;
+    h.insert("jobsonly");
+    h.emulator.set_slurm_refused_paths(
+        &cluster_name("jobsonly"),
+        vec!["/slurm/v0.0.42/nodes".to_owned()],
+    );
+    let locations = clusterform_model::RefreshLocations::named([location()]);
+    let clusters = clusterform_executor::refresh(&h.client, &locations, &[])
+        .await
+        .unwrap()
+        .live;
+    let reports = inspect_idle(&h.client, &clusters, TWO_HOURS, OffsetDateTime::now_utc())
+        .await
+        .unwrap();
+    let refused = report(&reports, "jobsonly");
+    assert_eq!(refused.verdict, IdleVerdict::Unknown);
+    assert_eq!(
+        refused.reason,
+        "the Slurm relay refuses /slurm/{version}/nodes (INVALID_ARGUMENT: not a valid Slurm path) for every REST version tried"
+    );
+}
+
 /// A relay answering each Slurm path with `answer(path)`.
 async fn relay(answer: impl Fn(&str) -> Value + Send + Sync + 'static) -> Scripted {
     Scripted::start(move |seen: &Seen, _| {

@@ -123,6 +123,9 @@ pub enum NodeState {
     Updating,
     /// `ERROR`: the node failed.
     Error,
+    /// `REPAIRING`: the service is repairing the node (after `reportFaultyNodes`; an A4X
+    /// repair may take days); it does not serve meanwhile.
+    Repairing,
     /// A state this version does not know.
     Other,
 }
@@ -135,6 +138,7 @@ impl NodeState {
             "RUNNING" => Self::Running,
             "UPDATING" => Self::Updating,
             "ERROR" => Self::Error,
+            "REPAIRING" => Self::Repairing,
             _ => Self::Other,
         }
     }
@@ -146,6 +150,7 @@ impl NodeState {
             Self::Running => "RUNNING",
             Self::Updating => "UPDATING",
             Self::Error => "ERROR",
+            Self::Repairing => "REPAIRING",
             Self::Other => "another state",
         }
     }

@@ -105,6 +105,7 @@ fn pool(nodes: &PoolNodes) -> Value {
         "preparing": nodes.preparing,
         "updating": nodes.updating,
         "error": nodes.error,
+        "repairing": nodes.repairing,
         "unknown": nodes.unknown,
     })
 }

@@ -90,6 +90,7 @@ fn nodes(pools: &[PoolNodes]) -> String {
             (nodes.preparing, "preparing"),
             (nodes.updating, "updating"),
             (nodes.error, "error"),
+            (nodes.repairing, "repairing"),
             (nodes.unknown, UNKNOWN),
         ];
         let listed = non_zero(&counts);

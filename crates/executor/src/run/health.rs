@@ -99,6 +99,8 @@ pub struct PoolNodes {
     pub updating: usize,
     /// `ERROR`.
     pub error: usize,
+    /// `REPAIRING`: being repaired by the service, not serving.
+    pub repairing: usize,
     /// Without a state, or in one this version does not know.
     pub unknown: usize,
 }
@@ -110,6 +112,7 @@ impl PoolNodes {
             Some(NodeState::Running) => &mut self.running,
             Some(NodeState::Updating) => &mut self.updating,
             Some(NodeState::Error) => &mut self.error,
+            Some(NodeState::Repairing) => &mut self.repairing,
             Some(NodeState::Other) | None => &mut self.unknown,
         };
         *counter += 1;
@@ -117,7 +120,7 @@ impl PoolNodes {
 
     /// Every node of the pool.
     pub fn total(&self) -> usize {
-        self.preparing + self.running + self.updating + self.error + self.unknown
+        self.preparing + self.running + self.updating + self.error + self.repairing + self.unknown
     }
 }
 
@@ -675,6 +678,29 @@ mod tests {
         assert_eq!(
             slurm.idle,
             Idleness::IdleSince(NOW - time::Duration::minutes(90))
+        );
+    }
+
+    #[test]
+    fn a_node_under_repair_is_counted_as_repairing_not_as_an_unknown_state() {
+        let cluster = running(json!([
+            {"nodePoolId": "cpu", "nodeState": "RUNNING"},
+            {"nodePoolId": "cpu", "nodeState": "REPAIRING", "instanceName": "cpu-1"},
+        ]));
+        let report = health(&cluster, None);
+        let cpu = report
+            .pools
+            .iter()
+            .find(|pool| pool.pool.as_deref() == Some("cpu"))
+            .unwrap();
+        assert_eq!((cpu.running, cpu.repairing, cpu.unknown), (1, 1, 0));
+        assert!(
+            !report
+                .problems
+                .iter()
+                .any(|p| matches!(p, Problem::UnknownNodeState { .. })),
+            "{:?}",
+            report.problems
         );
     }
 

@@ -12,7 +12,7 @@
 //! as "unknown".
 
 use clusterform_model::{
-    ClusterName, NODE_HOLDING_STATES, RunningJob, RunningJobs, WAITING_STATES, rest,
+    ClusterName, Code, NODE_HOLDING_STATES, RunningJob, RunningJobs, WAITING_STATES, rest,
 };
 use futures::StreamExt;
 use serde_json::Value;
@@ -103,6 +103,15 @@ pub enum SlurmReadError {
         path: String,
         /// What was wrong.
         reason: String,
+    },
+    /// The relay refused the path as "not a valid Slurm path" (`INVALID_ARGUMENT`, its
+    /// documented answer) for every REST version tried: it may not relay this path at all.
+    #[error(
+        "the Slurm relay refuses {path} (INVALID_ARGUMENT: not a valid Slurm path) for every REST version tried"
+    )]
+    PathRefused {
+        /// The path, with `{version}` for the version.
+        path: String,
     },
     /// slurmrestd answered its ping, and no controller (slurmctld) responds.
     #[error("slurmctld does not respond: {controllers}")]
@@ -339,7 +348,14 @@ pub async fn read_nodes(
     version: &str,
 ) -> Result<Vec<SlurmNode>, SlurmReadError> {
     let path = rest::slurm_nodes_path(version);
-    let reply = client.slurm_get(name, &path).await?;
+    let reply = match client.slurm_get(name, &path).await {
+        Err(error) if is_refused_path(&error) => {
+            return Err(SlurmReadError::PathRefused {
+                path: rest::slurm_nodes_path("{version}"),
+            });
+        }
+        reply => reply?,
+    };
     read_answer(reply, &path, parse_nodes)
 }
 
@@ -366,10 +382,11 @@ pub async fn ping(client: &ApiClient, name: &ClusterName) -> Result<(), SlurmRea
     })
 }
 
-/// slurmrestd's answer at the first REST version it does not refuse with 404: the version
-/// this client last got an answer from, then the others newest first. The version that
-/// answers is remembered, whatever its status (a 500 from an unreachable slurmctld still
-/// proves the version is served).
+/// slurmrestd's answer at the first REST version it does not refuse with 404 (nor the relay
+/// with `INVALID_ARGUMENT`, its answer for a path it does not relay): the version this client
+/// last got an answer from, then the others newest first. The version that answers is
+/// remembered, whatever its status (a 500 from an unreachable slurmctld still proves the
+/// version is served).
 async fn get_served(
     client: &ApiClient,
     name: &ClusterName,
@@ -380,15 +397,33 @@ async fn get_served(
         .iter()
         .copied()
         .filter(|v| Some(*v) != known);
+    let mut refused = false;
     for version in known.into_iter().chain(others) {
         let path = path_at(version);
-        let reply = client.slurm_get(name, &path).await?;
+        let reply = match client.slurm_get(name, &path).await {
+            Err(error) if is_refused_path(&error) => {
+                refused = true;
+                continue;
+            }
+            reply => reply?,
+        };
         if reply.status != Some(404) {
             client.known_slurm_version().set(version);
             return Ok((version, path, reply));
         }
     }
+    if refused {
+        return Err(SlurmReadError::PathRefused {
+            path: path_at("{version}"),
+        });
+    }
     Err(SlurmReadError::NoSupportedVersion)
+}
+
+/// The relay's refusal of a path it does not relay: "The path is not a valid Slurm path, or
+/// the request is too large" (`INVALID_ARGUMENT`, the Slurm Job API page).
+fn is_refused_path(error: &TransportError) -> bool {
+    error.api_code() == Some(Code::InvalidArgument)
 }
 
 /// The listing in a 200 answer; any other status, or a body that cannot be read, is an error.
