@@ -72,6 +72,7 @@ fn a_change_made_outside_clusterform_is_named_and_restored() {
         update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; a refreshed startup script recreates the pool's nodes)
         impact: immediate; resizes pool cpu
         Warning: max_node_count of pool cpu goes from 8 to 4: the cluster reports 0 nodes in the pool, none above the new maximum, so none is removed now
+        Warning: this node_pools update sends back what the service filled in where the configuration sets nothing, which may pin it (an unset node_image follows the default image, a set one stays): node_pools[login].node_image = "slurm-24-11-ubuntu-2204", node_pools[cpu].boot_disk.boot_disk_type = "pd-ssd", node_pools[cpu].boot_disk.boot_disk_size_gb = 100, node_pools[cpu].node_image = "slurm-24-11-ubuntu-2204"
         # no Slurm jobs active now
 
     Plan: 0 to add, 1 to change, 0 to replace, 0 to destroy.
@@ -135,6 +136,7 @@ fn an_edited_configuration_is_a_plain_change() {
         update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; a refreshed startup script recreates the pool's nodes)
         impact: immediate; resizes pool cpu
         Warning: max_node_count of pool cpu goes from 8 to 4: the cluster reports 0 nodes in the pool, none above the new maximum, so none is removed now
+        Warning: this node_pools update sends back what the service filled in where the configuration sets nothing, which may pin it (an unset node_image follows the default image, a set one stays): node_pools[login].node_image = "slurm-24-11-ubuntu-2204", node_pools[cpu].boot_disk.boot_disk_type = "pd-ssd", node_pools[cpu].boot_disk.boot_disk_size_gb = 100, node_pools[cpu].node_image = "slurm-24-11-ubuntu-2204"
         # no Slurm jobs active now
 
     Plan: 0 to add, 1 to change, 0 to replace, 0 to destroy.

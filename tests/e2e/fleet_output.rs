@@ -123,6 +123,7 @@ fn a_two_region_fleet_shows_locations_and_script_diffs() {
         update mask: node_pools
         update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; a refreshed startup script recreates the pool's nodes)
         impact: recreates nodes of pool cpu
+        Warning: this node_pools update sends back what the service filled in where the configuration sets nothing, which may pin it (an unset node_image follows the default image, a set one stays): node_pools[login].node_image = "slurm-24-11-ubuntu-2204", node_pools[cpu].boot_disk.boot_disk_type = "pd-ssd", node_pools[cpu].boot_disk.boot_disk_size_gb = 100, node_pools[cpu].node_image = "slurm-24-11-ubuntu-2204"
         # no Slurm jobs active now
 
     Plan: 0 to add, 1 to change, 0 to replace, 0 to destroy.

@@ -15,6 +15,7 @@ fn import_labels_the_cluster_and_round_trips() {
     insta::assert_snapshot!(env.transcript(&["import", "legacy", "--out", "legacy.hcl"]), @"
     [stderr]
     Adding label clusterform-stack=research to legacy…
+    Left out the node_image of login (slurm-24-11-ubuntu-2204), cpu (slurm-24-11-ubuntu-2204): the service fills it in, and a pool without it follows the default image; pass --keep-node-image to keep the pools on these images.
     Wrote legacy.hcl. `clusterform plan` should now show no changes for this cluster.
     ");
     let live = env.emulator().cluster(&cluster_name("legacy")).unwrap();
@@ -61,7 +62,6 @@ fn import_labels_the_cluster_and_round_trips() {
           boot_disk_type    = "pd-ssd"
           boot_disk_size_gb = 100
         }
-        node_image = "slurm-24-11-ubuntu-2204"
       }
       node_pool "cpu" {
         machine_spec {
@@ -75,7 +75,6 @@ fn import_labels_the_cluster_and_round_trips() {
           boot_disk_type    = "pd-ssd"
           boot_disk_size_gb = 100
         }
-        node_image = "slurm-24-11-ubuntu-2204"
       }
       orchestrator_spec {
         slurm_spec {
@@ -93,6 +92,26 @@ fn import_labels_the_cluster_and_round_trips() {
     "#);
 
     insta::assert_snapshot!(env.transcript(&["plan", "--detailed-exitcode"]), @"No changes. Your clusters match the configuration.");
+}
+
+#[test]
+fn keep_node_image_writes_the_live_images_which_pin_the_pools() {
+    let env = Env::new(100);
+    env.emulator()
+        .insert_cluster(&cluster_name("pinned"), hand_made_cluster());
+    env.write_config(PROVIDER);
+    let imported = env.run(&["import", "pinned", "--keep-node-image"]);
+    assert!(
+        imported.status.success(),
+        "{}",
+        crate::support::stderr(&imported)
+    );
+    let hcl = crate::support::stdout(&imported);
+    assert_eq!(hcl.matches("node_image = ").count(), 2, "{hcl}");
+    assert!(
+        !crate::support::stderr(&imported).contains("Left out"),
+        "nothing is left out"
+    );
 }
 
 #[test]

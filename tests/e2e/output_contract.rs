@@ -50,7 +50,10 @@ fn imported_hcl_redirected_to_a_file_is_a_configuration() {
     env.write_config(PROVIDER);
     let output = env.run(&["import", "legacy"]);
     assert!(output.status.success(), "{}", stderr(&output));
-    insta::assert_snapshot!(stderr(&output), @"Adding label clusterform-stack=research to legacy…");
+    insta::assert_snapshot!(stderr(&output), @"
+    Adding label clusterform-stack=research to legacy…
+    Left out the node_image of login (slurm-24-11-ubuntu-2204): the service fills it in, and a pool without it follows the default image; pass --keep-node-image to keep the pools on these images.
+    ");
     std::fs::write(env.path().join("legacy.hcl"), &output.stdout).unwrap();
     let validate = env.run(&["validate"]);
     assert!(

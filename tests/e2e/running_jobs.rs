@@ -67,6 +67,7 @@ fn a_plan_shows_the_jobs_a_disruptive_change_would_hit() {
         update mask: node_pools
         update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; a refreshed startup script recreates the pool's nodes)
         impact: recreates nodes of pool cpu
+        Warning: this node_pools update sends back what the service filled in where the configuration sets nothing, which may pin it (an unset node_image follows the default image, a set one stays): node_pools[login].node_image = "slurm-24-11-ubuntu-2204", node_pools[cpu].boot_disk.boot_disk_type = "pd-ssd", node_pools[cpu].boot_disk.boot_disk_size_gb = 100, node_pools[cpu].node_image = "slurm-24-11-ubuntu-2204"
         # 2 Slurm jobs active now: 1 RUNNING, 1 PENDING
         # on pool cpu, whose nodes are recreated:
         #   17 train-llm (alice, RUNNING on cpu-[0-1])
@@ -163,6 +164,7 @@ fn a_smaller_pool_shows_the_jobs_it_may_stop() {
         update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; a refreshed startup script recreates the pool's nodes)
         impact: resizes pool cpu
         Warning: max_node_count of pool cpu goes from 4 to 2: the cluster reports 0 nodes in the pool, none above the new maximum, so none is removed now
+        Warning: this node_pools update sends back what the service filled in where the configuration sets nothing, which may pin it (an unset node_image follows the default image, a set one stays): node_pools[login].node_image = "slurm-24-11-ubuntu-2204", node_pools[cpu].boot_disk.boot_disk_type = "pd-ssd", node_pools[cpu].boot_disk.boot_disk_size_gb = 100, node_pools[cpu].node_image = "slurm-24-11-ubuntu-2204"
         # 2 Slurm jobs active now: 1 RUNNING, 1 PENDING
         # on pool cpu, which shrinks from 4 to 2 nodes (2 go; the service picks which):
         #   17 train-llm (alice, RUNNING on cpu-[0-1])
@@ -231,6 +233,7 @@ fn an_unreachable_slurm_is_unknown_and_changes_no_exit_code() {
         update mask: node_pools
         update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; a refreshed startup script recreates the pool's nodes)
         impact: recreates nodes of pool cpu
+        Warning: this node_pools update sends back what the service filled in where the configuration sets nothing, which may pin it (an unset node_image follows the default image, a set one stays): node_pools[login].node_image = "slurm-24-11-ubuntu-2204", node_pools[cpu].boot_disk.boot_disk_type = "pd-ssd", node_pools[cpu].boot_disk.boot_disk_size_gb = 100, node_pools[cpu].node_image = "slurm-24-11-ubuntu-2204"
         # Slurm jobs active now: unknown (Slurm REST API unreachable: POST [ENDPOINT]/v1beta1/projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01:callSlurmRestApi failed: UNAVAILABLE (503): The Slurm REST API of cluster projects/253589482369/locations/us-central1/modelDevelopmentClusters/train01 is unreachable.)
 
     Plan: 0 to add, 1 to change, 0 to replace, 0 to destroy.

@@ -227,6 +227,7 @@ fn import_into_an_empty_directory_writes_a_whole_configuration() {
     insta::assert_snapshot!(env.transcript(&args), @"
     [stderr]
     Adding label clusterform-stack=research to legacy…
+    Left out the node_image of login (slurm-24-11-ubuntu-2204), cpu (slurm-24-11-ubuntu-2204): the service fills it in, and a pool without it follows the default image; pass --keep-node-image to keep the pools on these images.
     Wrote ./main.hcl. `clusterform plan` should now show no changes for this cluster.
     ");
     let hcl = std::fs::read_to_string(env.path().join("main.hcl")).unwrap();

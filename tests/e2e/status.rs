@@ -166,6 +166,7 @@ fn status_json_is_one_document() {
               "preparing": 0,
               "updating": 0,
               "error": 0,
+              "repairing": 0,
               "unknown": 0
             },
             {
@@ -175,6 +176,7 @@ fn status_json_is_one_document() {
               "preparing": 0,
               "updating": 0,
               "error": 0,
+              "repairing": 0,
               "unknown": 0
             }
           ],
@@ -220,6 +222,7 @@ fn status_json_is_one_document() {
               "preparing": 0,
               "updating": 0,
               "error": 0,
+              "repairing": 0,
               "unknown": 0
             },
             {
@@ -229,6 +232,7 @@ fn status_json_is_one_document() {
               "preparing": 1,
               "updating": 0,
               "error": 2,
+              "repairing": 0,
               "unknown": 0
             }
           ],
@@ -336,6 +340,7 @@ fn status_json_is_one_document() {
               "preparing": 0,
               "updating": 0,
               "error": 0,
+              "repairing": 0,
               "unknown": 0
             },
             {
@@ -345,6 +350,7 @@ fn status_json_is_one_document() {
               "preparing": 0,
               "updating": 0,
               "error": 0,
+              "repairing": 0,
               "unknown": 0
             }
           ],

@@ -254,6 +254,8 @@ pub struct Import {
     pub stack: Option<String>,
     /// `--out FILE`.
     pub out: Option<PathBuf>,
+    /// `--keep-node-image`: write the pools' live node images, which pins them.
+    pub keep_node_image: bool,
     /// `--lock-timeout`: how long to wait for another run's lock.
     pub lock_timeout: Duration,
 }
@@ -348,6 +350,7 @@ impl Arguments {
                 region: args.region,
                 stack: args.stack,
                 out: args.out,
+                keep_node_image: args.keep_node_image,
                 lock_timeout: args.lock.lock_timeout,
             }),
             cli::Command::ForceUnlock(args) => Self::ForceUnlock(ForceUnlock {

@@ -411,6 +411,11 @@ pub struct ImportArgs {
     /// Write the HCL to this file (default: stdout; DIR/main.hcl in an empty directory)
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Write each pool's live node_image into the HCL, which keeps the pool on that image
+    /// (by default it is left out: the service fills it in, and a pool without it follows
+    /// the default image)
+    #[arg(long)]
+    pub keep_node_image: bool,
     #[command(flatten)]
     pub lock: LockArgs,
 }

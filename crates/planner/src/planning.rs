@@ -143,6 +143,19 @@ pub(crate) fn hide_possible_secrets(change: &mut ClusterChange) {
     }
 }
 
+/// Each carried value, hidden (`None`) where it may hold a secret.
+fn without_possible_secrets(carried: Vec<requests::Carried>) -> Vec<(String, Option<Value>)> {
+    carried
+        .into_iter()
+        .map(|carried| {
+            let secret = MAY_HOLD_SECRETS
+                .iter()
+                .any(|secret| paths::is_within(carried.generic, secret));
+            (carried.path, (!secret).then_some(carried.value))
+        })
+        .collect()
+}
+
 /// A delete of a live cluster, for `reason`. A cluster being deleted already gets no request:
 /// apply waits for it to be gone instead of sending a second DELETE.
 pub(crate) fn deletion(
@@ -492,8 +505,15 @@ impl ClusterPlanner<'_> {
         };
         // Not replaced for its ERROR: the plan says so.
         let in_error = in_error(live).filter(|_| action != Action::Replace);
+        let mut warnings = warnings::for_change(action, &fields, &compared, &live_json, live);
+        if let Some(request) = requests.first() {
+            let carried = requests::carried_from_live(&compared, request);
+            warnings.extend(warnings::carried_from_live(&without_possible_secrets(
+                carried,
+            )));
+        }
         Ok(ClusterChange {
-            warnings: warnings::for_change(action, &fields, &compared, &live_json, live),
+            warnings,
             address: self.address,
             action,
             reason,

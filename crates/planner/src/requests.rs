@@ -196,6 +196,75 @@ fn filled_from_live(list_path: &str, wanted: &Value, live: Option<&Value>) -> Va
     Value::Array(filled)
 }
 
+/// A live value a PATCH sends back for a field the configuration leaves unset.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Carried {
+    /// Where, as plans show paths: `node_pools[cpu].node_image`.
+    pub path: String,
+    /// The field table's path: `node_pools[].node_image`.
+    pub generic: &'static str,
+    /// What is sent.
+    pub value: Value,
+}
+
+/// The values a `node_pools` PATCH carries from the live cluster into pools the configuration
+/// declares, for fields their declaration leaves unset (what the service filled in: `nodeImage`,
+/// a boot disk's defaults, …). Sending
+/// back a service-filled value may pin it: an unset `node_image` follows the default image,
+/// a set one keeps the pool on that image (*Create cluster*).
+pub(crate) fn carried_from_live(desired: &Value, request: &ClusterRequest) -> Vec<Carried> {
+    let ClusterRequest::Update { body, mask, .. } = request else {
+        return Vec::new();
+    };
+    if !mask.paths().contains(&UpdateMaskPath::NodePools) {
+        return Vec::new();
+    }
+    let declared = desired.get("nodePools").and_then(Value::as_array);
+    let sent = body.get("nodePools").and_then(Value::as_array);
+    let mut carried = Vec::new();
+    for pool in sent.into_iter().flatten() {
+        let Some(id) = pool.get("id").and_then(Value::as_str) else {
+            continue;
+        };
+        let Some(wanted) = declared
+            .into_iter()
+            .flatten()
+            .find(|p| p.get("id").and_then(Value::as_str) == Some(id))
+        else {
+            continue;
+        };
+        let path = format!("node_pools[{id}]");
+        unset_in("node_pools[]", &path, pool, wanted, &mut carried);
+    }
+    carried
+}
+
+/// The leaves of `sent` (a message at the table path `parent`, shown as `shown`) that
+/// `wanted` leaves unset.
+fn unset_in(parent: &str, shown: &str, sent: &Value, wanted: &Value, carried: &mut Vec<Carried>) {
+    for child in field_index::children(parent) {
+        let Some(value) = sent.get(&child.json_name).filter(|v| !v.is_null()) else {
+            continue;
+        };
+        let path = format!("{shown}.{}", child.spec.name());
+        let declared = wanted.get(&child.json_name).filter(|v| !v.is_null());
+        match declared {
+            _ if child.spec.kind == FieldKind::Message => {
+                let nothing = Value::Object(Map::new());
+                let inner = declared.unwrap_or(&nothing);
+                unset_in(child.spec.path, &path, value, inner, carried);
+            }
+            Some(_) => {}
+            None if child.is_key => {}
+            None => carried.push(Carried {
+                path,
+                generic: child.spec.path,
+                value: value.clone(),
+            }),
+        }
+    }
+}
+
 /// `live` overlaid with what `desired` sets; nested messages merge, every other field
 /// (lists, maps, scalars) is taken whole from `desired`.
 fn merged(parent: &str, live: &Value, desired: &Value) -> Value {

@@ -37,6 +37,27 @@ pub(crate) fn for_change(
     warnings
 }
 
+/// What a `node_pools` PATCH sends back of what the service filled in (`node_pools[cpu].node_image
+/// = "projects/…"`); a value that may hold a secret is not quoted.
+pub(crate) fn carried_from_live(carried: &[(String, Option<Value>)]) -> Option<String> {
+    if carried.is_empty() {
+        return None;
+    }
+    let each: Vec<String> = carried
+        .iter()
+        .map(|(path, value)| match value {
+            Some(value) => format!("{path} = {value}"),
+            None => format!("{path} = (sensitive)"),
+        })
+        .collect();
+    Some(format!(
+        "this node_pools update sends back what the service filled in where the configuration \
+         sets nothing, which may pin it (an unset node_image follows the default image, a set \
+         one stays): {}",
+        each.join(", ")
+    ))
+}
+
 /// `max_node_count of pool cpu goes from 8 to 4: …`, for a pool that gets smaller, with what
 /// the cluster reports of the pool's nodes (`clusterStatus.nodesStatus`) when it reports them:
 /// how many are above the new maximum. Without that report, the nodes above it may be any.

@@ -1016,7 +1016,13 @@ fn a_smaller_pool_says_how_many_reported_nodes_are_above_the_new_maximum() {
             &options(),
         )
         .unwrap();
-        made.changes[0].warnings.clone()
+        let shrink = |w: &&String| w.starts_with("max_node_count");
+        made.changes[0]
+            .warnings
+            .iter()
+            .filter(shrink)
+            .cloned()
+            .collect::<Vec<_>>()
     };
     let prefix = "max_node_count of pool cpu goes from 4 to 2: ";
     assert_eq!(
@@ -1068,5 +1074,49 @@ fn an_undeclared_deletion_hides_what_may_hold_secrets() {
             .iter()
             .any(|f| f.path == "display_name" && !f.sensitive),
         "{fields:?}"
+    );
+}
+
+/// A `node_pools` update sends the whole pools back, with what the service filled in where the
+/// configuration sets nothing: the plan names those values (the node image may pin the pool).
+#[test]
+fn a_node_pools_update_names_the_service_filled_values_it_sends_back() {
+    let mut wanted = seed();
+    wanted["nodePools"][1]["scalingSpec"]["maxNodeCount"] = json!(6);
+    let mut live = served("train01", &seed(), Some(STACK), "RUNNING");
+    for pool in live["nodePools"].as_array_mut().unwrap() {
+        pool["nodeImage"] = json!("projects/img/global/images/family/slurm");
+        pool["startupScript"] = json!("echo token-from-elsewhere");
+    }
+    let made = plan(
+        &config(vec![desired("train01", wanted)]),
+        &[cluster(live)],
+        &options(),
+    )
+    .unwrap();
+    let carried = made.changes[0]
+        .warnings
+        .iter()
+        .find(|w| w.starts_with("this node_pools update sends back"))
+        .unwrap_or_else(|| panic!("{:?}", made.changes[0].warnings));
+    assert!(
+        carried
+            .contains("node_pools[cpu].node_image = \"projects/img/global/images/family/slurm\""),
+        "{carried}"
+    );
+    assert!(
+        carried.contains("node_pools[cpu].startup_script = (sensitive)")
+            && !carried.contains("token-from-elsewhere"),
+        "a script is not quoted: {carried}"
+    );
+    let mut labels = seed();
+    labels["labels"]["team"] = json!("other");
+    let labels_only = plan_against_seed(labels).changes.remove(0);
+    assert!(
+        !labels_only
+            .warnings
+            .iter()
+            .any(|w| w.contains("sends back")),
+        "a labels update sends no pool"
     );
 }

@@ -87,6 +87,7 @@ async fn import_with_config(
     )
     .await?;
     let cluster = take_over(&connection.client, &name, &config.provider.stack, printer).await?;
+    let cluster = unpinned(cluster, args.keep_node_image, printer);
     let hcl = clusterform_config::cluster_to_hcl(&args.id, &cluster);
     write_hcl(args.out.as_deref(), &hcl, printer)?;
     Ok(ExitStatus::Success)
@@ -128,6 +129,7 @@ async fn import_into_new_configuration(
     let _lock = take_lock(request, None, printer).await?;
     let connection = context::connect(args.endpoint.as_deref(), None, dir, printer).await?;
     let cluster = take_over(&connection.client, &name, &stack, printer).await?;
+    let cluster = unpinned(cluster, args.keep_node_image, printer);
     let hcl = new_configuration(&name, &stack, &cluster);
     let out = args
         .out
@@ -135,6 +137,29 @@ async fn import_into_new_configuration(
         .unwrap_or_else(|| dir.join(NEW_CONFIGURATION_FILE));
     write_hcl(Some(&out), &hcl, printer)?;
     Ok(ExitStatus::Success)
+}
+
+/// The cluster as the HCL writes it: without the node images the service filled in, unless
+/// `keep` (`--keep-node-image`). A pool without `node_image` follows the default image, which
+/// advances; one with it stays on that image (*Create cluster*), so writing the live image
+/// back would pin pools that followed the default. What is left out is said on stderr.
+fn unpinned(mut cluster: Cluster, keep: bool, printer: &Printer) -> Cluster {
+    if keep {
+        return cluster;
+    }
+    let mut left_out = Vec::new();
+    for pool in cluster.node_pools.iter_mut().flatten() {
+        if let Some(image) = pool.node_image.take() {
+            left_out.push(format!("{} ({image})", pool.id));
+        }
+    }
+    if !left_out.is_empty() {
+        printer.info(&format!(
+            "Left out the node_image of {}: the service fills it in, and a pool without it follows the default image; pass --keep-node-image to keep the pools on these images.",
+            left_out.join(", ")
+        ));
+    }
+    cluster
 }
 
 /// The stack of a new configuration: `--stack`, else asked for on a terminal; it must be a

@@ -83,16 +83,22 @@ fn a_pool_that_gets_smaller_is_disruptive_and_says_why() {
     let smaller = resized(live_max - 1);
     assert_eq!(smaller.action, Action::Update);
     assert!(smaller.is_disruptive());
+    let shrinks = |warning: &&String| warning.starts_with("max_node_count of pool");
+    let said: Vec<&String> = smaller.warnings.iter().filter(shrinks).collect();
     assert_eq!(
-        smaller.warnings,
-        [format!(
+        said,
+        [&format!(
             "max_node_count of pool cpu goes from {live_max} to {}: nodes above the new maximum are removed, and Slurm jobs running on them are stopped",
             live_max - 1
         )]
     );
     let larger = resized(live_max + 1);
     assert!(!larger.is_disruptive());
-    assert!(larger.warnings.is_empty(), "{:?}", larger.warnings);
+    assert!(
+        !larger.warnings.iter().any(|w| shrinks(&w)),
+        "{:?}",
+        larger.warnings
+    );
 }
 
 /// The plan of [`startup_script_change`] with `seen` as the jobs on its cluster.
