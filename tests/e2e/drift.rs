@@ -11,12 +11,13 @@ fn record_path(env: &Env) -> std::path::PathBuf {
     env.path().join(".clusterform/applied.json")
 }
 
-/// Adds the label `hotfix` to train01 and resizes its `cpu` pool to 8 nodes, as someone in the
-/// console would.
+/// Changes train01's `team` label, adds a label `owner` of someone else's, and resizes its
+/// `cpu` pool to 8 nodes, as someone in the console would.
 fn hotfix_outside(env: &Env) {
     let name = cluster_name("train01");
     let mut live = env.emulator().cluster(&name).unwrap();
-    live["labels"]["hotfix"] = json!("oom");
+    live["labels"]["team"] = json!("oncall");
+    live["labels"]["owner"] = json!("sre");
     for pool in live["nodePools"].as_array_mut().unwrap() {
         if pool["id"] == "cpu" {
             pool["scalingSpec"]["maxNodeCount"] = json!(8);
@@ -51,11 +52,11 @@ fn a_change_made_outside_clusterform_is_named_and_restored() {
     insta::assert_snapshot!(env.transcript(&["plan"]), @r#"
     clusterform will perform the following actions:
 
-      # train01 changed outside clusterform: labels.hotfix added, node_pools[cpu].scaling_spec.max_node_count changed
+      # train01 changed outside clusterform: labels.team changed, node_pools[cpu].scaling_spec.max_node_count changed
       # train01 will be updated in place
       ~ cluster "train01" {
           ~ labels = {
-              - "hotfix" = "oom" -> null
+              ~ "team" = "oncall" -> "ml"
             }
           ~ node_pool "cpu" {
               ~ scaling_spec {
@@ -72,6 +73,7 @@ fn a_change_made_outside_clusterform_is_named_and_restored() {
         update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; a refreshed startup script recreates the pool's nodes)
         impact: immediate; resizes pool cpu
         Warning: max_node_count of pool cpu goes from 8 to 4: the cluster reports 0 nodes in the pool, none above the new maximum, so none is removed now
+        Warning: the label `owner` is not in the configuration and is kept: clusterform does not remove labels someone else put on a cluster (declare them to manage them)
         Warning: this node_pools update sends back what the service filled in where the configuration sets nothing, which may pin it (an unset node_image follows the default image, a set one stays): node_pools[login].node_image = "slurm-24-11-ubuntu-2204", node_pools[cpu].boot_disk.boot_disk_type = "pd-ssd", node_pools[cpu].boot_disk.boot_disk_size_gb = 100, node_pools[cpu].node_image = "slurm-24-11-ubuntu-2204"
         # no Slurm jobs active now
 
@@ -84,7 +86,7 @@ fn a_change_made_outside_clusterform_is_named_and_restored() {
     assert_eq!(
         document["changes"][0]["drift"],
         json!([
-            {"path": "labels.hotfix", "how": "added"},
+            {"path": "labels.team", "how": "changed"},
             {"path": "node_pools[cpu].scaling_spec.max_node_count", "how": "changed"}
         ])
     );
@@ -92,7 +94,11 @@ fn a_change_made_outside_clusterform_is_named_and_restored() {
     let applied = env.run(&["apply", "--auto-approve"]);
     assert!(applied.status.success(), "{}", stderr(&applied));
     let restored = live(&env);
-    assert_eq!(restored["labels"].get("hotfix"), None);
+    assert_eq!(restored["labels"]["team"], "ml");
+    assert_eq!(
+        restored["labels"]["owner"], "sre",
+        "a label someone else put on the cluster is kept"
+    );
     assert_eq!(
         cpu_max_nodes(&restored),
         json!("4"),
@@ -119,7 +125,7 @@ fn an_edited_configuration_is_a_plain_change() {
       ~ cluster "train01" {
           ~ display_name = "Research training" -> "Research training v2"
           ~ labels       = {
-              - "hotfix" = "oom" -> null
+              ~ "team" = "oncall" -> "ml"
             }
           ~ node_pool "cpu" {
               ~ scaling_spec {
@@ -136,6 +142,7 @@ fn an_edited_configuration_is_a_plain_change() {
         update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; a refreshed startup script recreates the pool's nodes)
         impact: immediate; resizes pool cpu
         Warning: max_node_count of pool cpu goes from 8 to 4: the cluster reports 0 nodes in the pool, none above the new maximum, so none is removed now
+        Warning: the label `owner` is not in the configuration and is kept: clusterform does not remove labels someone else put on a cluster (declare them to manage them)
         Warning: this node_pools update sends back what the service filled in where the configuration sets nothing, which may pin it (an unset node_image follows the default image, a set one stays): node_pools[login].node_image = "slurm-24-11-ubuntu-2204", node_pools[cpu].boot_disk.boot_disk_type = "pd-ssd", node_pools[cpu].boot_disk.boot_disk_size_gb = 100, node_pools[cpu].node_image = "slurm-24-11-ubuntu-2204"
         # no Slurm jobs active now
 

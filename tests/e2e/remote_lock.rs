@@ -79,7 +79,7 @@ impl ExternalEmulator {
             .map(|(bytes, _)| String::from_utf8(bytes).unwrap())
     }
 
-    /// Adds the label `hotfix` to train01 through the API, as the console would, and waits
+    /// Changes train01's `team` label through the API, as the console would, and waits
     /// until the cluster has it.
     fn label_outside(&self) {
         let cluster = format!(
@@ -87,7 +87,7 @@ impl ExternalEmulator {
             self.base_url
         );
         let labels = serde_json::json!({
-            "labels": {"team": "ml", "clusterform-stack": "research", "hotfix": "oom"}
+            "labels": {"team": "oncall", "clusterform-stack": "research"}
         });
         Self::block_on(async {
             let client = reqwest::Client::new();
@@ -111,7 +111,7 @@ impl ExternalEmulator {
                     .json()
                     .await
                     .unwrap();
-                if live["labels"]["hotfix"] == "oom" && live["clusterStatus"]["state"] == "RUNNING"
+                if live["labels"]["team"] == "oncall" && live["clusterStatus"]["state"] == "RUNNING"
                 {
                     return;
                 }
@@ -291,7 +291,7 @@ fn the_applied_record_is_an_object_beside_the_journal_and_words_another_machines
     assert_succeeded(&plan);
     let text = String::from_utf8(plan.stdout).unwrap();
     assert!(
-        text.contains("  # train01 changed outside clusterform: labels.hotfix added\n  # train01 will be updated in place\n"),
+        text.contains("  # train01 changed outside clusterform: labels.team changed\n  # train01 will be updated in place\n"),
         "{text}"
     );
 }

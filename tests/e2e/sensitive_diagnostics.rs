@@ -157,7 +157,7 @@ fn no_form_of_error_shows_a_sensitive_value() {
         ·            ────────────────
      15 │ 
         ╰────
-      hint: label keys and values: at most 63 lowercase letters, digits, `_` and `-`; keys start with a letter
+      hint: label keys: 1 to 63 lowercase letters (of any script), digits, `_` and `-`, starting with a letter; values: at most 64 of the same
     [exit status: 1]
     $ lookup
     [stderr]
@@ -193,7 +193,7 @@ fn the_value_is_named_as_sensitive_where_it_would_be() {
         ·            ────────────────
      15 │ 
         ╰────
-      hint: label keys and values: at most 63 lowercase letters, digits, `_` and `-`; keys start with a letter
+      hint: label keys: 1 to 63 lowercase letters (of any script), digits, `_` and `-`, starting with a letter; values: at most 64 of the same
     [exit status: 1]
     "#);
 }

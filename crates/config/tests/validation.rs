@@ -250,6 +250,30 @@ fn label_syntax() {
         "  labels = { \"clusterform-stack\" = \"x\" }\n  network {",
         "reserved"
     ));
+    // International characters, and values of up to 64 code points, are what the service allows.
+    let sixty_four = "é".repeat(64);
+    let allowed = valid_with(
+        "  network {",
+        &format!("  labels = {{ équipe = \"研究-ml\", long = \"{sixty_four}\" }}\n  network {{"),
+    );
+    let loaded = load_text(&allowed);
+    assert!(loaded.is_ok(), "{:?}", loaded.err());
+    insta::assert_snapshot!(problem(
+        "  network {",
+        &format!("  labels = {{ long = \"{sixty_four}x\" }}\n  network {{"),
+        "label `long`"
+    ), @r#"
+     × invalid value `ééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééx` of label
+     │ `long`: it must be at most 64 characters long
+       ╭─[main.hcl:9:12]
+     8 │ cluster "train01" {
+     9 │   labels = { long = "ééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééx" }
+       ·            ──────────────────────────────────────────────────────────────────────────────
+    10 │   network {
+       ╰────
+     help: label keys: 1 to 63 lowercase letters (of any script), digits, `_` and `-`, starting with
+           a letter; values: at most 64 of the same
+    "#);
 }
 
 /// The cpu pool with extra lines after its zone.

@@ -31,7 +31,10 @@ const DEFAULT_BOOT_DISK_SIZE_GB: i64 = 100;
 const DEFAULT_NODE_IMAGE: &str = "slurm-24-11-ubuntu-2204";
 const MAX_CLUSTER_ID_LENGTH: usize = 10;
 const MAX_DISPLAY_NAME_CHARS: usize = 128;
-const MAX_LABEL_LENGTH: usize = 63;
+const MAX_LABEL_KEY_LENGTH: usize = 63;
+/// Label values: up to 64 code points, "International characters are allowed" (*Create
+/// cluster*).
+const MAX_LABEL_VALUE_LENGTH: usize = 64;
 
 /// The project and location a collection of clusters lives in.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -295,7 +298,7 @@ fn check_labels(labels: Option<&Value>, path: &str, problems: &mut Problems) {
     };
     for (key, value) in labels {
         let key_path = format!("{path}[\"{key}\"]");
-        if !is_label_text(key) || !key.starts_with(|c: char| c.is_ascii_lowercase()) {
+        if !is_label_text(key, MAX_LABEL_KEY_LENGTH) || !key.starts_with(is_lowercase_letter) {
             problems.add(
                 &key_path,
                 format!(
@@ -305,11 +308,11 @@ fn check_labels(labels: Option<&Value>, path: &str, problems: &mut Problems) {
             );
         }
         match value.as_str() {
-            Some(text) if is_label_text(text) => {}
+            Some(text) if is_label_text(text, MAX_LABEL_VALUE_LENGTH) => {}
             Some(text) => problems.add(
                 &key_path,
                 format!(
-                    "Label value `{text}` must have at most 63 lowercase letters, digits, `_` or `-`."
+                    "Label value `{text}` must have at most 64 lowercase letters, digits, `_` or `-`."
                 ),
             ),
             None => problems.add(&key_path, "Label values must be strings."),
@@ -317,11 +320,16 @@ fn check_labels(labels: Option<&Value>, path: &str, problems: &mut Problems) {
     }
 }
 
-fn is_label_text(text: &str) -> bool {
-    text.chars().count() <= MAX_LABEL_LENGTH
+fn is_label_text(text: &str, longest: usize) -> bool {
+    text.chars().count() <= longest
         && text
             .chars()
-            .all(|c| c.is_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
+            .all(|c| is_lowercase_letter(c) || c.is_numeric() || c == '_' || c == '-')
+}
+
+/// A lowercase letter, of any script: one without case counts.
+fn is_lowercase_letter(c: char) -> bool {
+    c.is_alphabetic() && !c.is_uppercase()
 }
 
 /// Checks `nodePools` and returns the pool IDs it declares.

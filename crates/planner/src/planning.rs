@@ -143,6 +143,37 @@ pub(crate) fn hide_possible_secrets(change: &mut ClusterChange) {
     }
 }
 
+/// The live labels the configuration does not declare, which are someone else's: labels are
+/// not authoritative, as the Terraform provider's resource treats them, so a cluster's labels
+/// are compared, and updated, with them kept. (Without the keys of the labels an earlier apply
+/// set, a label taken out of the configuration is kept too: clusterform never removes a label
+/// it cannot tell is its own.)
+fn kept_labels(desired: &Value, live: &Value) -> Vec<(String, Value)> {
+    let (Some(declared), Some(live)) = (
+        desired.get("labels").and_then(Value::as_object),
+        live.get("labels").and_then(Value::as_object),
+    ) else {
+        return Vec::new();
+    };
+    live.iter()
+        .filter(|(key, _)| key.as_str() != STACK_LABEL && !declared.contains_key(*key))
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect()
+}
+
+/// The desired cluster with the live labels it does not declare ([`kept_labels`]).
+fn with_labels_kept<'j>(desired: Cow<'j, Value>, live: &Value) -> Cow<'j, Value> {
+    let kept = kept_labels(&desired, live);
+    if kept.is_empty() {
+        return desired;
+    }
+    let mut desired = desired.into_owned();
+    if let Some(labels) = desired.get_mut("labels").and_then(Value::as_object_mut) {
+        labels.extend(kept);
+    }
+    Cow::Owned(desired)
+}
+
 /// Each carried value, hidden (`None`) where it may hold a secret.
 fn without_possible_secrets(carried: Vec<requests::Carried>) -> Vec<(String, Option<Value>)> {
     carried
@@ -397,7 +428,8 @@ impl ClusterPlanner<'_> {
     /// The desired cluster as compared with live: without ignored paths, and without a default
     /// partition already in effect.
     fn compared<'j>(&self, desired_json: &'j Value, live_json: &Value) -> Cow<'j, Value> {
-        without_default_in_effect(self.without_ignored(desired_json, live_json), live_json)
+        let compared = self.without_ignored(desired_json, live_json);
+        with_labels_kept(without_default_in_effect(compared, live_json), live_json)
     }
 
     fn comparison(self, live: &Cluster) -> Result<ClusterChange, PlanError> {
@@ -506,6 +538,10 @@ impl ClusterPlanner<'_> {
         // Not replaced for its ERROR: the plan says so.
         let in_error = in_error(live).filter(|_| action != Action::Replace);
         let mut warnings = warnings::for_change(action, &fields, &compared, &live_json, live);
+        if action == Action::Update && fields.iter().any(|f| f.path.is_within("labels")) {
+            let declared = self.encode(&*declared)?;
+            warnings.extend(warnings::labels_kept(&kept_labels(&declared, &live_json)));
+        }
         if let Some(request) = requests.first() {
             let carried = requests::carried_from_live(&compared, request);
             warnings.extend(warnings::carried_from_live(&without_possible_secrets(

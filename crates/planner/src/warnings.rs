@@ -37,6 +37,23 @@ pub(crate) fn for_change(
     warnings
 }
 
+/// `the labels owner, cost-center are not in the configuration and are kept: …`, for a labels
+/// update of a cluster that carries labels someone else put on it.
+pub(crate) fn labels_kept(kept: &[(String, Value)]) -> Option<String> {
+    if kept.is_empty() {
+        return None;
+    }
+    let keys: Vec<String> = kept.iter().map(|(key, _)| format!("`{key}`")).collect();
+    let (which, are) = match keys.as_slice() {
+        [one] => (format!("the label {one}"), "is"),
+        several => (format!("the labels {}", several.join(", ")), "are"),
+    };
+    Some(format!(
+        "{which} {are} not in the configuration and {are} kept: clusterform does not remove \
+         labels someone else put on a cluster (declare them to manage them)"
+    ))
+}
+
 /// What a `node_pools` PATCH sends back of what the service filled in (`node_pools[cpu].node_image
 /// = "projects/…"`); a value that may hold a secret is not quoted.
 pub(crate) fn carried_from_live(carried: &[(String, Option<Value>)]) -> Option<String> {

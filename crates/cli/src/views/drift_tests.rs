@@ -11,13 +11,13 @@ use serde_json::json;
 
 use crate::views::plan_text::render_text;
 
-/// `train01` as declared, live with a hotfix label, planned with (or without) the record of
-/// its last apply.
+/// `train01` as declared, live with its `team` label changed by a hotfix, planned with (or
+/// without) the record of its last apply.
 fn hotfix_plan(recorded: bool) -> Plan {
     let declared = desired("train01", seed());
     let config = config(vec![declared.clone()]);
     let mut live = seed();
-    live["labels"]["hotfix"] = json!("oom");
+    live["labels"]["team"] = json!("oncall");
     let live = cluster(served("train01", &live, Some(STACK), "RUNNING"));
     let applied: AppliedDigests = if recorded {
         [(address("train01"), desired_digest(&declared).unwrap())]
@@ -42,7 +42,7 @@ fn the_drift_line_comes_before_the_change_that_restores_it() {
         [
             "clusterform will perform the following actions:",
             "",
-            "  # train01 changed outside clusterform: labels.hotfix added",
+            "  # train01 changed outside clusterform: labels.team changed",
             "  # train01 will be updated in place",
         ]
     );
@@ -50,7 +50,7 @@ fn the_drift_line_comes_before_the_change_that_restores_it() {
     assert_eq!(
         plain,
         text.replace(
-            "  # train01 changed outside clusterform: labels.hotfix added\n",
+            "  # train01 changed outside clusterform: labels.team changed\n",
             ""
         )
     );

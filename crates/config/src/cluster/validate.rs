@@ -636,17 +636,26 @@ fn member_id_ok(id: &str) -> bool {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
 }
 
-const LABEL_RULE: &str = "label keys and values: at most 63 lowercase letters, digits, `_` and `-`; keys start with a letter";
+const LABEL_RULE: &str = "label keys: 1 to 63 lowercase letters (of any script), digits, `_` and `-`, starting with a letter; values: at most 64 of the same";
 
+/// A character labels may hold: a lowercase letter ("International characters are allowed":
+/// a letter of a script without case counts), a digit, `_` or `-`.
 fn label_char_ok(c: char) -> bool {
-    c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-'
+    is_lowercase_letter(c) || c.is_numeric() || c == '_' || c == '-'
 }
+
+fn is_lowercase_letter(c: char) -> bool {
+    c.is_alphabetic() && !c.is_uppercase()
+}
+
+/// The longest label value, in code points (*Create cluster*).
+const MAX_LABEL_VALUE_CHARS: usize = 64;
 
 /// Why a label key is invalid, if it is.
 pub(crate) fn label_key_problem(key: &str) -> Option<&'static str> {
     if key.is_empty() || key.chars().count() > 63 {
         Some("it must be 1 to 63 characters long")
-    } else if !key.starts_with(|c: char| c.is_ascii_lowercase()) {
+    } else if !key.starts_with(is_lowercase_letter) {
         Some("it must start with a lowercase letter")
     } else if !key.chars().all(label_char_ok) {
         Some("it may contain only lowercase letters, digits, `_` and `-`")
@@ -657,8 +666,8 @@ pub(crate) fn label_key_problem(key: &str) -> Option<&'static str> {
 
 /// Why a label value (such as a stack name) is invalid, if it is.
 pub fn label_value_problem(value: &str) -> Option<&'static str> {
-    if value.chars().count() > 63 {
-        Some("it must be at most 63 characters long")
+    if value.chars().count() > MAX_LABEL_VALUE_CHARS {
+        Some("it must be at most 64 characters long")
     } else if !value.chars().all(label_char_ok) {
         Some("it may contain only lowercase letters, digits, `_` and `-`")
     } else {
