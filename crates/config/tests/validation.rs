@@ -405,7 +405,7 @@ fn an_explicit_stack_is_marked_so() {
 
 #[test]
 fn a_stack_longer_than_a_label_value_is_refused() {
-    let long = "s".repeat(64);
+    let long = "s".repeat(65);
     let text = valid_file().replace("stack   = \"research\"", &format!("stack   = \"{long}\""));
     insta::assert_snapshot!(find(&failure(&text), "stack"));
 }

@@ -703,7 +703,7 @@ mod tests {
         cluster["labels"] = json!({"Team": "ml", "ok": "Bad Value", "n": 1});
         insta::assert_snapshot!(problems_of(&cluster), @r#"
         model_development_cluster.labels["Team"]: Label key `Team` must start with a lowercase letter and have at most 63 lowercase letters, digits, `_` or `-`.
-        model_development_cluster.labels["ok"]: Label value `Bad Value` must have at most 63 lowercase letters, digits, `_` or `-`.
+        model_development_cluster.labels["ok"]: Label value `Bad Value` must have at most 64 lowercase letters, digits, `_` or `-`.
         model_development_cluster.labels["n"]: Label values must be strings.
         "#);
     }

@@ -25,10 +25,10 @@ fn edited_live(edit: impl FnOnce(&mut Value)) -> LiveCluster {
     cluster(served("train01", &live, Some(STACK), "RUNNING"))
 }
 
-/// A hotfix label added and the cpu pool resized in the console.
+/// The `team` label changed and the cpu pool resized in the console.
 fn hotfixed() -> LiveCluster {
     edited_live(|live| {
-        live["labels"]["hotfix"] = json!("oom");
+        live["labels"]["team"] = json!("oncall");
         live["nodePools"][1]["scalingSpec"]["maxNodeCount"] = json!(8);
     })
 }
@@ -113,7 +113,7 @@ fn the_recorded_digest_and_a_differing_cluster_name_the_drift() {
     assert_eq!(
         drift_of(&change),
         [
-            ("labels.hotfix".to_owned(), DriftKind::Added),
+            ("labels.team".to_owned(), DriftKind::Changed),
             (
                 "node_pools[cpu].scaling_spec.max_node_count".to_owned(),
                 DriftKind::Changed
@@ -122,7 +122,7 @@ fn the_recorded_digest_and_a_differing_cluster_name_the_drift() {
     );
     // The plan still restores the configuration.
     let body = change.requests[0].body().unwrap();
-    assert_eq!(body["labels"].get("hotfix"), None);
+    assert_eq!(body["labels"]["team"], "ml");
     assert_eq!(
         body["nodePools"][1]["scalingSpec"]["maxNodeCount"],
         json!(4)
@@ -235,7 +235,7 @@ fn the_document_carries_the_drift_and_reads_it_back() {
     assert_eq!(
         change["drift"],
         json!([
-            {"path": "labels.hotfix", "how": "added"},
+            {"path": "labels.team", "how": "changed"},
             {"path": "node_pools[cpu].scaling_spec.max_node_count", "how": "changed"}
         ])
     );

@@ -737,7 +737,10 @@ mod tests {
         assert!(label_key_problem("Team").is_some());
         assert!(label_key_problem("1team").is_some());
         assert!(label_value_problem("").is_none());
-        assert!(label_value_problem(&"a".repeat(64)).is_some());
+        assert!(label_value_problem(&"a".repeat(64)).is_none());
+        assert!(label_value_problem(&"a".repeat(65)).is_some());
+        assert!(label_value_problem("研究-é").is_none());
+        assert!(label_key_problem("équipe").is_none());
         assert!(label_value_problem("a.b").is_some());
     }
 }
