@@ -25,11 +25,16 @@ fn with_fallback() -> String {
 }
 
 fn short_of(failure: &str) -> Env {
+    short_of_all(&[failure])
+}
+
+/// An environment whose emulator fails creates as each of `failures` says.
+fn short_of_all(failures: &[&str]) -> Env {
     Env::with_options(EmulatorOptions {
         operation_duration: Duration::from_millis(100),
         required_token: Some(TOKEN.to_owned()),
         project_numbers: true,
-        capacity_failures: vec![failure.parse().unwrap()],
+        capacity_failures: failures.iter().map(|f| f.parse().unwrap()).collect(),
         ..EmulatorOptions::default()
     })
 }
@@ -126,16 +131,7 @@ fn created_cpu_machines(env: &Env) -> Vec<String> {
 
 #[test]
 fn a_chain_whose_record_was_lost_goes_on_after_the_attempt_its_cluster_shows() {
-    let env = Env::with_options(EmulatorOptions {
-        operation_duration: Duration::from_millis(100),
-        required_token: Some(TOKEN.to_owned()),
-        project_numbers: true,
-        capacity_failures: vec![
-            "n2-standard-32".parse().unwrap(),
-            "n2-standard-16".parse().unwrap(),
-        ],
-        ..EmulatorOptions::default()
-    });
+    let env = short_of_all(&["n2-standard-32", "n2-standard-16"]);
     let chain = with_fallback().replace(
         "        machine_type = \"n2-standard-16\"\n      }\n    }\n",
         "        machine_type = \"n2-standard-16\"\n      }\n    }\n\n    fallback {\n      machine_spec {\n        machine_type = \"n2-standard-8\"\n      }\n    }\n",
@@ -189,16 +185,7 @@ fn a_chain_whose_record_was_lost_goes_on_after_the_attempt_its_cluster_shows() {
 
 #[test]
 fn an_exhausted_chain_is_told_once_naming_every_attempt() {
-    let env = Env::with_options(EmulatorOptions {
-        operation_duration: Duration::from_millis(100),
-        required_token: Some(TOKEN.to_owned()),
-        project_numbers: true,
-        capacity_failures: vec![
-            "n2-standard-32".parse().unwrap(),
-            "not-allowed:n2-standard-16".parse().unwrap(),
-        ],
-        ..EmulatorOptions::default()
-    });
+    let env = short_of_all(&["n2-standard-32", "not-allowed:n2-standard-16"]);
     env.write_config(&with_fallback());
     let applied = env.transcript(&["apply", "--auto-approve"]);
     let said = applied.to_string();

@@ -260,14 +260,7 @@ async fn a_cluster_whose_controller_is_down_is_never_idle() {
     );
     h.emulator
         .set_slurm_controller_down(&cluster_name("down"), true);
-    let locations = clusterform_model::RefreshLocations::named([location()]);
-    let clusters = clusterform_executor::refresh(&h.client, &locations, &[])
-        .await
-        .unwrap()
-        .live;
-    let reports = inspect_idle(&h.client, &clusters, TWO_HOURS, OffsetDateTime::now_utc())
-        .await
-        .unwrap();
+    let reports = idle_reports(&h).await;
     let down = report(&reports, "down");
     assert_eq!(down.verdict, IdleVerdict::Unknown);
     assert_eq!(
@@ -309,20 +302,25 @@ async fn nodes_the_relay_does_not_relay_leave_idleness_unknown_and_say_so() {
         &cluster_name("jobsonly"),
         vec!["/slurm/v0.0.42/nodes".to_owned()],
     );
-    let locations = clusterform_model::RefreshLocations::named([location()]);
-    let clusters = clusterform_executor::refresh(&h.client, &locations, &[])
-        .await
-        .unwrap()
-        .live;
-    let reports = inspect_idle(&h.client, &clusters, TWO_HOURS, OffsetDateTime::now_utc())
-        .await
-        .unwrap();
+    let reports = idle_reports(&h).await;
     let refused = report(&reports, "jobsonly");
     assert_eq!(refused.verdict, IdleVerdict::Unknown);
     assert_eq!(
         refused.reason,
         "the Slurm relay refuses /slurm/{version}/nodes (INVALID_ARGUMENT: not a valid Slurm path) for every REST version tried"
     );
+}
+
+/// The idle reports of every cluster of the harness's location, threshold two hours.
+async fn idle_reports(h: &Harness) -> Vec<IdleReport> {
+    let locations = clusterform_model::RefreshLocations::named([location()]);
+    let clusters = clusterform_executor::refresh(&h.client, &locations, &[])
+        .await
+        .unwrap()
+        .live;
+    inspect_idle(&h.client, &clusters, TWO_HOURS, OffsetDateTime::now_utc())
+        .await
+        .unwrap()
 }
 
 /// A relay answering each Slurm path with `answer(path)`.
