@@ -225,3 +225,45 @@ fn an_unwritable_record_warns_and_the_apply_succeeds() {
     );
     assert!(env.emulator().cluster(&cluster_name("train01")).is_some());
 }
+
+#[test]
+fn a_label_taken_out_of_the_configuration_goes_and_someone_elses_stays() {
+    let env = Env::new(50);
+    apply_ok(
+        &env,
+        &[ClusterSpec {
+            labels: r#"{ team = "ml", cost = "research" }"#,
+            ..ClusterSpec::default()
+        }],
+    );
+    let name = cluster_name("train01");
+    let mut outside = live(&env);
+    outside["labels"]["owner"] = json!("sre");
+    env.emulator().insert_cluster(&name, outside);
+    env.write_config(&config(&[ClusterSpec::default()]));
+    let plan = env.run(&["plan"]);
+    let text = String::from_utf8_lossy(&plan.stdout).to_string();
+    assert!(
+        text.contains("- \"cost\" = \"research\" -> null") && !text.contains("\"owner\" ="),
+        "{text}"
+    );
+    assert!(
+        text.contains("the label `owner` is not in the configuration and is kept"),
+        "{text}"
+    );
+    let applied = env.run(&["apply", "--auto-approve"]);
+    assert!(applied.status.success(), "{}", stderr(&applied));
+    let labels = &live(&env)["labels"];
+    assert_eq!(labels.get("cost"), None, "clusterform's own label goes");
+    assert_eq!(labels["owner"], "sre", "someone else's stays");
+    assert_eq!(labels["team"], "ml");
+    // Without the record, no undeclared label can be told to be clusterform's: all stay.
+    std::fs::remove_file(record_path(&env)).unwrap();
+    env.write_config(&config(&[ClusterSpec {
+        labels: r#"{ team = "vision" }"#,
+        ..ClusterSpec::default()
+    }]));
+    let applied = env.run(&["apply", "--auto-approve"]);
+    assert!(applied.status.success(), "{}", stderr(&applied));
+    assert_eq!(live(&env)["labels"]["owner"], "sre");
+}

@@ -74,6 +74,7 @@ async fn creates_and_updates_are_recorded_and_a_delete_drops_its_entry() {
             fields: vec![],
             applied_at: "2026-11-10T12:00:00Z".to_owned(),
             fallback: None,
+            labels: vec![],
         })])
         .await
         .unwrap();
@@ -316,6 +317,7 @@ async fn two_machines_writing_the_object_keep_each_others_entries() {
         fields: vec![],
         applied_at: "2026-11-10T12:00:00Z".to_owned(),
         fallback: None,
+        labels: vec!["team".to_owned()],
     };
     a.update(&[AppliedChange::Applied(entry("a1"))])
         .await

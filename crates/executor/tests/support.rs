@@ -176,6 +176,7 @@ pub fn change(id: &str, action: Action, requests: Vec<ClusterRequest>) -> Cluste
         desired_digest: None,
         drift: vec![],
         in_error: None,
+        declared_labels: vec![],
     }
 }
 

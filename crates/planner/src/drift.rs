@@ -32,6 +32,7 @@ pub struct AppliedDigests {
     digests: HashMap<ClusterName, String>,
     tainted: HashSet<ClusterName>,
     idle_deletions: HashMap<ClusterName, IdleDeletion>,
+    managed_labels: HashMap<ClusterName, Vec<String>>,
 }
 
 /// A cluster `destroy --idle-for` deleted, as the applied record remembers it.
@@ -58,6 +59,20 @@ impl AppliedDigests {
     pub fn with_idle_deletion(mut self, address: ClusterName, deletion: IdleDeletion) -> Self {
         self.idle_deletions.insert(address, deletion);
         self
+    }
+
+    /// These digests, with `keys` remembered as the labels an apply of clusterform's set on
+    /// `address` (a label it set and the configuration no longer declares is removed; any
+    /// other undeclared label is someone else's and is kept).
+    #[must_use]
+    pub fn with_managed_labels(mut self, address: ClusterName, keys: Vec<String>) -> Self {
+        self.managed_labels.insert(address, keys);
+        self
+    }
+
+    /// The labels an apply of clusterform's set on `address`, if the record knows them.
+    pub fn managed_labels(&self, address: &ClusterName) -> &[String] {
+        self.managed_labels.get(address).map_or(&[], Vec::as_slice)
     }
 
     /// Whether a create of clusterform's left `address` failed.

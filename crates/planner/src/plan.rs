@@ -150,6 +150,10 @@ pub struct ClusterChange {
     /// The live cluster is in `ERROR` and is not replaced for it: no create of clusterform's
     /// left it so (it ran, then failed on the service's side). Only words the plan.
     pub in_error: Option<InError>,
+    /// For a create, an update or a replacement of a cluster whose configuration sets labels:
+    /// the keys it declares, which the executor records as the labels clusterform manages
+    /// there. Live labels outside them are someone else's and are kept.
+    pub declared_labels: Vec<String>,
 }
 
 /// A live cluster in `ERROR` that the plan does not replace for it (see
@@ -305,6 +309,8 @@ struct ChangeDocument<'a> {
     drift: Cow<'a, [Drift]>,
     #[serde(default, skip_serializing_if = "not_in_error")]
     in_error: Cow<'a, Option<InError>>,
+    #[serde(default, skip_serializing_if = "no_labels")]
+    declared_labels: Cow<'a, [String]>,
     fields: Cow<'a, [FieldChange]>,
     update_mask: Cow<'a, [UpdateMaskPath]>,
     update_mode: Option<UpdateMode>,
@@ -378,6 +384,10 @@ fn has_no_digest(digest: &Cow<'_, Option<String>>) -> bool {
     digest.is_none()
 }
 
+fn no_labels(labels: &Cow<'_, [String]>) -> bool {
+    labels.is_empty()
+}
+
 #[expect(
     clippy::ptr_arg,
     reason = "serde hands a field to its helper by reference"
@@ -394,6 +404,7 @@ impl Serialize for ClusterChange {
             reason: Cow::Borrowed(&self.reason),
             drift: Cow::Borrowed(&self.drift),
             in_error: Cow::Borrowed(&self.in_error),
+            declared_labels: Cow::Borrowed(&self.declared_labels),
             fields: Cow::Borrowed(&self.fields),
             update_mask: Cow::Borrowed(self.update_mask()),
             update_mode: self.update_mode(),
@@ -441,6 +452,7 @@ impl TryFrom<ChangeDocument<'static>> for ClusterChange {
             desired_digest: document.desired_digest.into_owned(),
             drift: document.drift.into_owned(),
             in_error: document.in_error.into_owned(),
+            declared_labels: document.declared_labels.into_owned(),
         };
         let disagrees = |what, written: String, sent: String| UpdateDisagrees {
             cluster: change.address.to_string(),

@@ -66,6 +66,7 @@ pub(crate) fn plan_declared(
         recorded: applied.and_then(|applied| applied.get(&address)),
         tainted: applied.is_some_and(|applied| applied.is_tainted(&address)),
         idle_deletion: applied.and_then(|applied| applied.idle_deletion(&address)),
+        managed_labels: applied.map_or(&[], |applied| applied.managed_labels(&address)),
         address,
         options,
     };
@@ -143,12 +144,13 @@ pub(crate) fn hide_possible_secrets(change: &mut ClusterChange) {
     }
 }
 
-/// The live labels the configuration does not declare, which are someone else's: labels are
-/// not authoritative, as the Terraform provider's resource treats them, so a cluster's labels
-/// are compared, and updated, with them kept. (Without the keys of the labels an earlier apply
-/// set, a label taken out of the configuration is kept too: clusterform never removes a label
-/// it cannot tell is its own.)
-fn kept_labels(desired: &Value, live: &Value) -> Vec<(String, Value)> {
+/// The live labels the configuration does not declare and no earlier apply set (`managed`, the
+/// applied record's), which are someone else's: labels are not authoritative, as the Terraform
+/// provider's resource treats them, so a cluster's labels are compared, and updated, with them
+/// kept. A label an apply set and the configuration no longer declares is removed; without the
+/// record, every undeclared label is kept: clusterform never removes a label it cannot tell is
+/// its own.
+fn kept_labels(desired: &Value, live: &Value, managed: &[String]) -> Vec<(String, Value)> {
     let (Some(declared), Some(live)) = (
         desired.get("labels").and_then(Value::as_object),
         live.get("labels").and_then(Value::as_object),
@@ -157,13 +159,18 @@ fn kept_labels(desired: &Value, live: &Value) -> Vec<(String, Value)> {
     };
     live.iter()
         .filter(|(key, _)| key.as_str() != STACK_LABEL && !declared.contains_key(*key))
+        .filter(|(key, _)| !managed.contains(key))
         .map(|(key, value)| (key.clone(), value.clone()))
         .collect()
 }
 
 /// The desired cluster with the live labels it does not declare ([`kept_labels`]).
-fn with_labels_kept<'j>(desired: Cow<'j, Value>, live: &Value) -> Cow<'j, Value> {
-    let kept = kept_labels(&desired, live);
+fn with_labels_kept<'j>(
+    desired: Cow<'j, Value>,
+    live: &Value,
+    managed: &[String],
+) -> Cow<'j, Value> {
+    let kept = kept_labels(&desired, live, managed);
     if kept.is_empty() {
         return desired;
     }
@@ -215,6 +222,7 @@ pub(crate) fn deletion(
         desired_digest: None,
         drift: Vec::new(),
         in_error: None,
+        declared_labels: Vec::new(),
     }
 }
 
@@ -239,6 +247,7 @@ pub(crate) fn release(address: ClusterName, live: &Cluster) -> ClusterChange {
         desired_digest: None,
         drift: Vec::new(),
         in_error: None,
+        declared_labels: Vec::new(),
     }
 }
 
@@ -255,6 +264,8 @@ struct ClusterPlanner<'a> {
     tainted: bool,
     /// `destroy --idle-for` deleted the cluster, as the applied record remembers.
     idle_deletion: Option<&'a IdleDeletion>,
+    /// The labels an earlier apply set on the cluster, as the applied record remembers.
+    managed_labels: &'a [String],
 }
 
 impl ClusterPlanner<'_> {
@@ -407,6 +418,7 @@ impl ClusterPlanner<'_> {
             _ => Vec::new(),
         };
         let desired_digest = Some(self.digest(&desired_json)?);
+        let declared_labels = self.declared_labels();
         Ok(ClusterChange {
             fields: self.mark_sensitive(diff::creation(&desired_json)),
             address: self.address,
@@ -422,6 +434,7 @@ impl ClusterPlanner<'_> {
             desired_digest,
             drift: Vec::new(),
             in_error: None,
+            declared_labels,
         })
     }
 
@@ -429,7 +442,8 @@ impl ClusterPlanner<'_> {
     /// partition already in effect.
     fn compared<'j>(&self, desired_json: &'j Value, live_json: &Value) -> Cow<'j, Value> {
         let compared = self.without_ignored(desired_json, live_json);
-        with_labels_kept(without_default_in_effect(compared, live_json), live_json)
+        let compared = without_default_in_effect(compared, live_json);
+        with_labels_kept(compared, live_json, self.managed_labels)
     }
 
     fn comparison(self, live: &Cluster) -> Result<ClusterChange, PlanError> {
@@ -540,7 +554,8 @@ impl ClusterPlanner<'_> {
         let mut warnings = warnings::for_change(action, &fields, &compared, &live_json, live);
         if action == Action::Update && fields.iter().any(|f| f.path.is_within("labels")) {
             let declared = self.encode(&*declared)?;
-            warnings.extend(warnings::labels_kept(&kept_labels(&declared, &live_json)));
+            let kept = kept_labels(&declared, &live_json, self.managed_labels);
+            warnings.extend(warnings::labels_kept(&kept));
         }
         if let Some(request) = requests.first() {
             let carried = requests::carried_from_live(&compared, request);
@@ -548,8 +563,13 @@ impl ClusterPlanner<'_> {
                 carried,
             )));
         }
+        let declared_labels = match action {
+            Action::Update | Action::Replace => self.declared_labels(),
+            Action::Create | Action::Delete | Action::Release | Action::NoOp => Vec::new(),
+        };
         Ok(ClusterChange {
             warnings,
+            declared_labels,
             address: self.address,
             action,
             reason,
@@ -564,6 +584,18 @@ impl ClusterPlanner<'_> {
             drift,
             in_error,
         })
+    }
+
+    /// The label keys the configuration declares for the cluster (none when it sets no
+    /// labels), which the applied record keeps as the labels clusterform manages there.
+    fn declared_labels(&self) -> Vec<String> {
+        self.cluster
+            .cluster
+            .labels
+            .iter()
+            .flatten()
+            .map(|(key, _)| key.clone())
+            .collect()
     }
 
     /// The pools with fallbacks that an update adds (the live cluster has no pool of their ID).

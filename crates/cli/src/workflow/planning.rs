@@ -136,11 +136,18 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
                 "the record of applied changes cannot be read; the plan does not say what changed outside clusterform"
             );
         }
-        let digests: AppliedDigests = record
-            .entries()
+        let entries = record.entries();
+        let managed: Vec<_> = entries
+            .iter()
+            .map(|entry| (entry.address.clone(), entry.labels.clone()))
+            .collect();
+        let mut digests: AppliedDigests = entries
             .into_iter()
             .map(|entry| (entry.address, entry.digest))
             .collect();
+        for (address, labels) in managed {
+            digests = digests.with_managed_labels(address, labels);
+        }
         let marks = record.marks();
         let tainted = marks
             .iter()

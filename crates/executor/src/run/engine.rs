@@ -1086,6 +1086,7 @@ fn applied_change(
                 fields: change.fields.iter().map(|f| f.path.to_string()).collect(),
                 applied_at: applied_at.to_owned(),
                 fallback: outcome.fallback_attempt.map(|attempt| attempt - 1),
+                labels: change.declared_labels.clone(),
             }))
         }
         Action::Delete => match &change.reason {

@@ -57,6 +57,11 @@ pub struct AppliedEntry {
     /// values, and the plan compares them with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fallback: Option<usize>,
+    /// The label keys the configuration declared (the planner's `declared_labels`): the
+    /// labels clusterform manages on the cluster. A key, never a value. Absent in records
+    /// written before it was kept (every undeclared label is then someone else's).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub labels: Vec<String>,
 }
 
 /// What the record remembers of a cluster whose last change by clusterform did not end as
@@ -476,6 +481,7 @@ mod tests {
             fields: vec!["labels".to_owned()],
             applied_at: "2026-11-10T12:00:00Z".to_owned(),
             fallback: None,
+            labels: Vec::new(),
         }
     }
 
@@ -663,6 +669,7 @@ mod unix_tests {
                 fields: Vec::new(),
                 applied_at: "2026-11-10T12:00:00Z".to_owned(),
                 fallback: None,
+                labels: Vec::new(),
             })])
             .await
             .unwrap();
