@@ -243,3 +243,92 @@ fn a_refused_list_in_an_unnamed_region_warns_and_deletes_nothing() {
         crate::support::stderr(&refused)
     );
 }
+
+/// `train01` in us-central1, and, with `west`, `west01` in us-west2, a region the service's
+/// list does not name; the provider's `regions` when given.
+fn with_an_undocumented_region(west: bool, regions: Option<&str>) -> String {
+    let provider = match regions {
+        Some(regions) => PROVIDER.replacen("{\n", &format!("{{\n  regions = {regions}\n"), 1),
+        None => PROVIDER.to_owned(),
+    };
+    let here = cluster_hcl(&ClusterSpec::default());
+    let there = cluster_hcl(&ClusterSpec {
+        id: "west01",
+        extra_cluster_settings: "  region = \"us-central1\"\n",
+        ..ClusterSpec::default()
+    })
+    .replace("us-central1", "us-west2");
+    if west {
+        format!("{provider}{here}{there}")
+    } else {
+        format!("{provider}{here}")
+    }
+}
+
+#[test]
+fn a_cluster_clusterform_created_outside_the_scanned_regions_is_never_orphaned() {
+    let env = Env::new(50);
+    env.write_config(&with_an_undocumented_region(true, None));
+    assert_succeeded(&env.run(&["apply", "--auto-approve"]));
+    // Its block gone, nothing names us-west2 and the service's list lacks it: the applied
+    // record does, so the plan still sees the cluster and destroys it.
+    env.write_config(&with_an_undocumented_region(false, None));
+    let plan = env.run(&["plan", "--detailed-exitcode"]);
+    assert_eq!(plan.status.code(), Some(2), "{}", stdout(&plan));
+    assert!(
+        stdout(&plan).contains("# west01 (my-proj/us-west2) will be destroyed"),
+        "{}",
+        stdout(&plan)
+    );
+    // `regions` bounds the scan of what nothing names; the record's locations are scanned all
+    // the same.
+    env.write_config(&with_an_undocumented_region(
+        false,
+        Some("[\"us-central1\"]"),
+    ));
+    env.emulator().clear_requests();
+    let bounded = env.run(&["plan", "--detailed-exitcode"]);
+    assert_eq!(bounded.status.code(), Some(2));
+    let listed: std::collections::BTreeSet<String> = env
+        .emulator()
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "GET" && r.path.ends_with("/modelDevelopmentClusters"))
+        .map(|r| r.path)
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            format!("/v1beta1/projects/{PROJECT}/locations/us-central1/modelDevelopmentClusters"),
+            format!("/v1beta1/projects/{PROJECT}/locations/us-west2/modelDevelopmentClusters"),
+        ]
+        .into_iter()
+        .collect(),
+        "the configured region and the one the record names, nothing else"
+    );
+}
+
+#[test]
+fn a_region_outside_the_documented_list_in_regions_is_warned_about_not_refused() {
+    let env = Env::new(50);
+    env.write_config(&with_an_undocumented_region(
+        false,
+        Some("[\"us-central1\", \"us-centrl2\"]"),
+    ));
+    let validated = env.run(&["validate"]);
+    assert!(validated.status.success());
+    let said = crate::support::stderr(&validated);
+    assert!(
+        said.contains("region `us-centrl2` is not one of the regions")
+            && said.contains("us-central1"),
+        "{said}"
+    );
+    env.write_config(&with_an_undocumented_region(false, Some("\"us-central1\"")));
+    let refused = env.run(&["validate"]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        crate::support::stderr(&refused).contains("`regions` must be a list of region names"),
+        "{}",
+        crate::support::stderr(&refused)
+    );
+}

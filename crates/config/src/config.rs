@@ -72,7 +72,16 @@ impl Config {
             .region
             .as_deref()
             .filter(|r| clusterform_model::validate_location(r).is_ok());
-        RefreshLocations::everywhere(self.locations(), self.projects(), provider_region)
+        match &self.provider.regions {
+            Some(regions) => RefreshLocations::within(
+                self.locations(),
+                self.projects(),
+                regions.iter().map(String::as_str).chain(provider_region),
+            ),
+            None => {
+                RefreshLocations::everywhere(self.locations(), self.projects(), provider_region)
+            }
+        }
     }
 }
 
@@ -95,6 +104,10 @@ pub struct Provider {
     /// `lock "gcs" { ... }`: where the stack's lock (and journal) live on Cloud Storage;
     /// `None` keeps them in the configuration directory's `.clusterform/`.
     pub lock: Option<RemoteState>,
+    /// `regions = [...]`: the regions the stack's clusters are looked for in, in every
+    /// configured project (beside the locations the configuration names); `None`: every
+    /// region the service documents.
+    pub regions: Option<Vec<String>>,
 }
 
 impl Provider {

@@ -64,6 +64,20 @@ impl RefreshLocations {
         projects: impl IntoIterator<Item = &'a str>,
         regions: impl IntoIterator<Item = &'a str>,
     ) -> Self {
+        Self::within(
+            named,
+            projects,
+            SERVICE_REGIONS.iter().copied().chain(regions),
+        )
+    }
+
+    /// `named`, and every region of `named` and of `regions` (a provider's `regions = [...]`)
+    /// in every project of `named` and of `projects`; the locations added are not named.
+    pub fn within<'a>(
+        named: impl IntoIterator<Item = Location>,
+        projects: impl IntoIterator<Item = &'a str>,
+        regions: impl IntoIterator<Item = &'a str>,
+    ) -> Self {
         let named: BTreeSet<Location> = named.into_iter().collect();
         let mut all_projects: BTreeSet<String> =
             named.iter().map(|l| l.project().to_owned()).collect();
@@ -74,8 +88,7 @@ impl RefreshLocations {
                 .map(str::to_owned),
         );
         let mut all_regions: BTreeSet<String> =
-            SERVICE_REGIONS.iter().map(|r| (*r).to_owned()).collect();
-        all_regions.extend(named.iter().map(|l| l.region().to_owned()));
+            named.iter().map(|l| l.region().to_owned()).collect();
         all_regions.extend(
             regions
                 .into_iter()

@@ -31,15 +31,13 @@ pub async fn run(args: &Status, printer: &Printer) -> Result<ExitStatus, CliErro
     let client = &connection.client;
     // A target neither declared nor released may be anywhere: every location is listed.
     let names = workflow::target_names(&config, &args.targets)?.unwrap_or_default();
-    let refreshed =
-        clusterform_executor::refresh(client, &config.refresh_locations(), &names).await?;
+    let record = workflow::open_applied(&args.dir, connection.remote_applied()).await;
+    let locations = workflow::scanned_locations(&config, Some(&record), []);
+    let refreshed = clusterform_executor::refresh(client, &locations, &names).await?;
     workflow::warn_refused(printer, &refreshed.refused);
     let (watched, present) = watched_clusters(&config, refreshed.live, &args.targets)?;
     let now = OffsetDateTime::now_utc();
-    let (health, record) = tokio::join!(
-        clusterform_executor::inspect_health(client, &present, args.events, now),
-        workflow::open_applied(&args.dir, connection.remote_applied())
-    );
+    let health = clusterform_executor::inspect_health(client, &present, args.events, now).await;
     let entries = entries(watched, health, &record);
     view.report(&entries, now);
     Ok(

@@ -55,6 +55,27 @@ async fn open_journal(
     })
 }
 
+/// The locations a refresh of `config` lists ([`Config::refresh_locations`]), and every
+/// location the applied record or the journal names a cluster in: clusterform always looks
+/// where it put a cluster, whatever `regions = [...]` or the service's region list say, so no
+/// cluster it created is orphaned.
+pub fn scanned_locations(
+    config: &Config,
+    record: Option<&AppliedRecord>,
+    journaled: impl IntoIterator<Item = clusterform_model::ClusterName>,
+) -> clusterform_model::RefreshLocations {
+    let mut locations = config.refresh_locations();
+    let recorded = record.into_iter().flat_map(|record| {
+        let entries = record.entries().into_iter().map(|entry| entry.address);
+        let marked = record.marks().into_iter().map(|marked| marked.address);
+        entries.chain(marked).collect::<Vec<_>>()
+    });
+    for address in recorded.chain(journaled) {
+        locations.add_other(address.location().clone());
+    }
+    locations
+}
+
 /// The applied record of a run, beside its journal: the Cloud Storage object `remote` names
 /// when the journal is kept there, else `.clusterform/applied.json` in `dir`. It never fails
 /// (an unreadable record is an empty one).

@@ -50,7 +50,15 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
         let planner = PagePlanner::start(self.config.clone(), options.clone(), self.applied());
         let refreshed = clusterform_executor::refresh_paged(
             &self.connection.client,
-            &self.config.refresh_locations(),
+            &super::scanned_locations(
+                &self.config,
+                self.engine.applied_record(),
+                self.engine
+                    .journal()
+                    .entries()
+                    .into_iter()
+                    .map(|entry| entry.address),
+            ),
             &targets,
             |position, page| planner.add(position, page),
         )

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use clusterform_model::fields::UPDATE_MODES;
 use clusterform_model::{validate_location, validate_project};
+use hcl::edit::Span;
 use hcl::edit::structure::Block;
 
 use super::remote_state::{LOCK_BLOCK, remote_state};
@@ -29,6 +30,7 @@ static PROVIDER: BlockSchema = BlockSchema {
         AttributeSchema::string("stack"),
         AttributeSchema::string("update_mode"),
         AttributeSchema::string("endpoint"),
+        AttributeSchema::expression("regions"),
     ],
     blocks: &[LOCK_BLOCK],
     accepts: "expected one of:",
@@ -145,6 +147,9 @@ fn provider_attributes(
     if let Some(lock) = members.block(LOCK_BLOCK) {
         provider.lock = remote_state(eval, source, lock, ctx);
     }
+    if let Some(expr) = members.expression("regions") {
+        provider.regions = scanned_regions(eval, source, expr, ctx);
+    }
     let strings = members.strings(eval, source, Scope { ctx, each: false });
     defaults.unknown = UnknownLocations {
         project: strings.unknown.contains(&"project"),
@@ -186,6 +191,47 @@ fn provider_attributes(
         stack: members.has("stack"),
         endpoint: members.has("endpoint"),
     }
+}
+
+/// `regions = [...]`: the regions of every configured project the stack's clusters are looked
+/// for in. A region that is not a valid name is an error; one the Get started page does not
+/// list is a warning (with a did-you-mean), never refused: the service adds regions.
+fn scanned_regions(
+    eval: &mut Evaluator,
+    source: &SourceFile,
+    expr: &hcl::edit::expr::Expression,
+    ctx: &Bindings,
+) -> Option<Vec<String>> {
+    let range = expr.span();
+    let evaluated = eval.value(source, expr, Scope { ctx, each: false })?;
+    let Some(items) = evaluated.value.as_array() else {
+        let message = "`regions` must be a list of region names, e.g. [\"us-central1\"]";
+        eval.diagnostics.push(source.error(range, message, None));
+        return None;
+    };
+    let mut regions = Vec::new();
+    for item in items {
+        let Some(region) = item.as_str() else {
+            let message = format!("`regions` holds {item}, which is not a region name");
+            eval.diagnostics
+                .push(source.error(range.clone(), message, None));
+            continue;
+        };
+        if let Err(problem) = validate_location(region) {
+            let message = format!("`regions`: {problem}");
+            eval.diagnostics
+                .push(source.error(range.clone(), message, None));
+            continue;
+        }
+        if let Some((message, hint)) = regions::unknown_region(region) {
+            let warning = source.diagnostic(Severity::Warning, range.clone(), message, Some(hint));
+            eval.diagnostics.push(warning);
+        }
+        if !regions.iter().any(|known: &String| known == region) {
+            regions.push(region.to_owned());
+        }
+    }
+    Some(regions)
 }
 
 /// The directory name as a label value: lowercased, other characters replaced by `-`.
