@@ -384,6 +384,10 @@ fn has_no_digest(digest: &Cow<'_, Option<String>>) -> bool {
     digest.is_none()
 }
 
+#[expect(
+    clippy::ptr_arg,
+    reason = "serde hands a field to its helper by reference"
+)]
 fn no_labels(labels: &Cow<'_, [String]>) -> bool {
     labels.is_empty()
 }
