@@ -332,3 +332,39 @@ fn a_region_outside_the_documented_list_in_regions_is_warned_about_not_refused()
         crate::support::stderr(&refused)
     );
 }
+
+#[test]
+fn a_failing_region_the_configuration_does_not_name_stops_no_work_elsewhere() {
+    let env = Env::new(50);
+    env.write_config(&configuration(false));
+    assert_succeeded(&env.run(&["apply", "--auto-approve"]));
+    env.emulator()
+        .set_faults("503=1,retry-after=0,location=europe-west4".parse().unwrap());
+    let plan = env.run(&["plan", "--detailed-exitcode"]);
+    assert_eq!(
+        plan.status.code(),
+        Some(0),
+        "{}",
+        crate::support::stderr(&plan)
+    );
+    let said = crate::support::stderr(&plan);
+    assert!(
+        said.contains(
+            "the List of my-proj/europe-west4, which the configuration does not name, kept failing"
+        ) && said.contains("none of them is changed or destroyed"),
+        "{said}"
+    );
+    // What could be read is shown, and the incomplete view exits 1.
+    let status = env.run(&["status"]);
+    assert_eq!(status.status.code(), Some(1));
+    assert!(stdout(&status).contains("train01"), "{}", stdout(&status));
+    assert!(
+        crate::support::stderr(&status)
+            .contains("the clusters of my-proj/europe-west4 could not be listed"),
+        "{}",
+        crate::support::stderr(&status)
+    );
+    let list = env.run(&["list"]);
+    assert_eq!(list.status.code(), Some(1));
+    assert!(stdout(&list).contains("train01"));
+}

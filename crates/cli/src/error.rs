@@ -157,6 +157,16 @@ pub enum CliError {
         /// The locations whose List was refused.
         unread: Vec<Location>,
     },
+    /// `list` or `status` printed what it could read, but the Lists of some locations the
+    /// configuration does not name kept failing: the view lacks whatever is there.
+    #[error(
+        "the clusters of {} could not be listed (the List kept failing): what is shown lacks any cluster there",
+        shown_locations(failing)
+    )]
+    ViewIncomplete {
+        /// The locations whose List kept failing.
+        failing: Vec<Location>,
+    },
     /// The stack is the directory's name (allowed only with the local emulator), but the
     /// endpoint was overridden to a real one.
     #[error(
@@ -257,6 +267,9 @@ impl CliError {
             Self::StalePlan(_) | Self::ConfigChanged { .. } => {
                 Some("run `clusterform plan --out FILE` again, review it, then apply the new plan".into())
             }
+            Self::ViewIncomplete { .. } => Some(
+                "run the command again once the service answers there; the warning above has its last answer".into(),
+            ),
             Self::DestroyIncomplete { .. } => Some(
                 "the warning above says why each List was refused; run `clusterform destroy` again once they answer (or once the caller may list them)".into(),
             ),

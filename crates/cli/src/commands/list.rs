@@ -40,7 +40,7 @@ pub async fn run(args: &List, printer: &Printer) -> Result<ExitStatus, CliError>
     let connection = context::connect(args.endpoint.as_deref(), provider, dir, printer).await?;
     let refreshed = clusterform_executor::refresh(&connection.client, &locations, &[]).await?;
     workflow::warn_refused(printer, &refreshed.refused);
-    let clusters = refreshed.live;
+    let clusters = &refreshed.live;
     if args.json {
         let rows: Vec<_> = clusters.iter().map(json_row).collect();
         printer.result(&serde_json::to_string_pretty(&rows).unwrap_or_default());
@@ -49,6 +49,7 @@ pub async fn run(args: &List, printer: &Printer) -> Result<ExitStatus, CliError>
     } else {
         printer.result(&clusters_table(&clusters));
     }
+    workflow::complete_view(&refreshed.refused)?;
     Ok(ExitStatus::Success)
 }
 

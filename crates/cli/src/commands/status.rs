@@ -36,10 +36,12 @@ pub async fn run(args: &Status, printer: &Printer) -> Result<ExitStatus, CliErro
     let refreshed = clusterform_executor::refresh(client, &locations, &names).await?;
     workflow::warn_refused(printer, &refreshed.refused);
     let (watched, present) = watched_clusters(&config, refreshed.live, &args.targets)?;
+    let unread = refreshed.refused;
     let now = OffsetDateTime::now_utc();
     let health = clusterform_executor::inspect_health(client, &present, args.events, now).await;
     let entries = entries(watched, health, &record);
     view.report(&entries, now);
+    workflow::complete_view(&unread)?;
     Ok(
         if args.detailed_exitcode && status::needs_attention(&entries) {
             ExitStatus::NeedsAttention

@@ -19,7 +19,7 @@ use clusterform_executor::{AppliedRecord, ApplyEngine, Journal, StorageClient, W
 
 pub use execution::still_working;
 pub use idle::Recheck;
-pub use planning::{Planned, refresh_live, target_names, warn_refused};
+pub use planning::{Planned, complete_view, refresh_live, target_names, warn_refused};
 
 use self::interrupts::Interrupts;
 use crate::arguments::Parallelism;

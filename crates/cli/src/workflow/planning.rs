@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clusterform_config::Config;
-use clusterform_executor::{ApiClient, ExecError, LivePages, Mark, PagePosition, RefusedList};
+use clusterform_executor::{
+    ApiClient, ExecError, LivePages, Mark, PagePosition, RefusedList, UnreadKind,
+};
 use clusterform_model::ClusterName;
 use clusterform_model::{JobsByCluster, LiveCluster, Location, RunningJobs};
 use clusterform_planner::{
@@ -346,6 +348,25 @@ pub fn target_names(
     Ok(Some(names))
 }
 
+/// The locations whose List kept failing (not refused for good): a view of them is incomplete.
+pub fn failing_locations(refused: &[RefusedList]) -> Vec<Location> {
+    refused
+        .iter()
+        .filter(|list| list.kind == UnreadKind::Failing)
+        .map(|list| list.location.clone())
+        .collect()
+}
+
+/// A view (`list`, `status`) that lacks the locations whose List kept failing ends in an error
+/// naming them, after what it could read was printed.
+pub fn complete_view(refused: &[RefusedList]) -> Result<(), CliError> {
+    let failing = failing_locations(refused);
+    if failing.is_empty() {
+        return Ok(());
+    }
+    Err(CliError::ViewIncomplete { failing })
+}
+
 /// Warns about each List refused in a location the configuration does not name: the plan goes
 /// on without it, and nothing there is planned.
 pub fn warn_refused(printer: &Printer, refused: &[RefusedList]) {
@@ -361,12 +382,18 @@ fn refused_warning(refused: &RefusedList) -> String {
     let answer = refused
         .status()
         .map_or_else(|| refused.error.to_string(), ToString::to_string);
-    format!(
-        "could not list the clusters of {}/{}, which the configuration does not name; going on \
-         without them (nothing there is planned or deleted): {answer}",
-        location.project(),
-        location.region()
-    )
+    let (project, region) = (location.project(), location.region());
+    match refused.kind {
+        UnreadKind::Refused => format!(
+            "could not list the clusters of {project}/{region}, which the configuration does not \
+             name; going on without them (nothing there is planned or deleted): {answer}"
+        ),
+        UnreadKind::Failing => format!(
+            "the List of {project}/{region}, which the configuration does not name, kept failing; \
+             going on without it: this stack's clusters there are not seen, and none of them is \
+             changed or destroyed: {answer}"
+        ),
+    }
 }
 
 /// The live clusters of `config`'s stack and around it, as a plan reads them (every service
@@ -420,6 +447,7 @@ mod tests {
     #[test]
     fn a_refused_list_is_named_with_its_location_and_the_api_s_message() {
         let refused = RefusedList {
+            kind: UnreadKind::Refused,
             location: Location::new("my-proj", "us-east5").unwrap(),
             error: clusterform_executor::TransportError::Api {
                 status: Box::new(clusterform_model::Status {

@@ -156,12 +156,16 @@ impl StartedList {
         };
         match listed {
             Ok(()) => Ok(None),
-            // Refused before any page: nothing of the location was handed over.
-            Err(ExecError::Transport(error)) if !named && page == 0 && is_refusal(&error) => {
-                tracing::debug!("the List of {at} was refused: {error}");
+            // Refused, or failing, before any page: nothing of the location was handed over.
+            Err(ExecError::Transport(error)) if !named && page == 0 => {
+                let Some(kind) = unread_kind(&error) else {
+                    return Err(ExecError::Transport(error));
+                };
+                tracing::debug!("the List of {at} could not be read: {error}");
                 Ok(Some(RefusedList {
                     location: at.clone(),
                     error,
+                    kind,
                 }))
             }
             Err(error) => Err(error),
@@ -175,14 +179,52 @@ impl Drop for StartedList {
     }
 }
 
-/// A List refused in a location the configuration does not name: nothing was read there, so
-/// nothing is planned there. The caller reports it.
+/// A List that could not be read in a location the configuration does not name: nothing was
+/// read there, so nothing is planned there. The caller reports it.
 #[derive(Debug)]
 pub struct RefusedList {
     /// Where the List was sent.
     pub location: Location,
     /// The API's answer, after the retries of transient errors.
     pub error: TransportError,
+    /// Refused for good, or failing for now.
+    pub kind: UnreadKind,
+}
+
+/// Why a location could not be listed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnreadKind {
+    /// Refused for good ([`is_refusal`]): no permission, a region the project may not use or
+    /// the service does not run in.
+    Refused,
+    /// Failing after the retries: an outage (`UNAVAILABLE`, `INTERNAL`, a rate limit that
+    /// outlasted them), no answer, an answer that is not the API's. The region may hold
+    /// clusters of the stack that this run does not see.
+    Failing,
+}
+
+/// How a List that failed before its first page in a location nothing names failed, if it is
+/// a failure that location alone has (a wrong credential or a refresh over its budget is not:
+/// it fails the refresh).
+fn unread_kind(error: &TransportError) -> Option<UnreadKind> {
+    if is_refusal(error) {
+        return Some(UnreadKind::Refused);
+    }
+    let outage = matches!(
+        error.api_code(),
+        Some(
+            Code::Unavailable
+                | Code::Internal
+                | Code::ResourceExhausted
+                | Code::DeadlineExceeded
+                | Code::Unknown
+        )
+    );
+    let unanswered = matches!(
+        error,
+        TransportError::NoAnswer { .. } | TransportError::Decode { .. }
+    );
+    (outage || unanswered).then_some(UnreadKind::Failing)
 }
 
 impl RefusedList {
@@ -536,6 +578,7 @@ mod tests {
         let refused = || RefusedList {
             location: c.clone(),
             error: api_error(403, "PERMISSION_DENIED"),
+            kind: UnreadKind::Refused,
         };
         let failed = |code, name| Err(ExecError::Transport(api_error(code, name)));
         let both = first_failure(
