@@ -47,7 +47,7 @@ pub async fn run(args: &List, printer: &Printer) -> Result<ExitStatus, CliError>
     } else if clusters.is_empty() {
         printer.result("No clusters.");
     } else {
-        printer.result(&clusters_table(&clusters));
+        printer.result(&clusters_table(clusters));
     }
     workflow::complete_view(&refreshed.refused)?;
     Ok(ExitStatus::Success)

@@ -8,11 +8,12 @@
 //! configuration's project and region) and the last segment of its name, because the service
 //! may spell the project as a number.
 //!
-//! A List that fails in a location the configuration names fails the refresh. One *refused*
-//! before its first page in another location ([`is_refusal`]: no permission, a region the
-//! project may not use) is reported ([`RefusedList`]) and contributes nothing, so nothing is
-//! planned from a location that could not be read; any other failure there (an outage that
-//! outlasted the retries, a malformed answer) still fails the refresh.
+//! A List that fails in a location the configuration names fails the refresh. One that fails
+//! before its first page in another location — *refused* ([`is_refusal`]: no permission, a
+//! region the project may not use) or *failing* (an outage that outlasted the retries, no
+//! answer, a malformed answer) — is reported ([`RefusedList`], with its [`UnreadKind`]) and
+//! contributes nothing, so nothing is planned from a location that could not be read; a wrong
+//! credential or a refresh over its budget still fails the refresh.
 //!
 //! The Lists of one refresh share one budget ([`RefreshMeter`]: pages asked for and answer
 //! bytes read, all locations together), and a List that fails the refresh stops the others
