@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use clusterform_emulator::{EmulatorOptions, FaultSpec, RefusedLocation};
-use clusterform_executor::{ExecError, is_refusal, refresh};
+use clusterform_executor::{UnreadKind, is_refusal, refresh};
 use clusterform_model::{Code, Location, RefreshLocations, SERVICE_REGIONS};
 use serde_json::json;
 
@@ -164,19 +164,22 @@ async fn a_refused_list_where_the_configuration_names_a_cluster_fails_the_refres
 }
 
 #[tokio::test]
-async fn an_outage_where_nothing_is_named_still_fails_the_refresh() {
+async fn an_outage_where_nothing_is_named_is_a_failing_location_not_a_failed_refresh() {
     let h = Harness::with_options(EmulatorOptions {
         required_token: Some(TOKEN.to_owned()),
         faults: "503=1,location=us-west4".parse::<FaultSpec>().unwrap(),
         ..EmulatorOptions::default()
     })
     .await;
-    let error = refresh(&h.client, &everywhere(), &[]).await.unwrap_err();
-    assert_eq!(error.api_code(), Some(Code::Unavailable), "{error}");
-    let ExecError::Transport(transport) = &error else {
-        panic!("{error}");
-    };
-    assert!(!is_refusal(transport));
+    let refreshed = refresh(&h.client, &everywhere(), &[]).await.unwrap();
+    // us-west4 of each of the two projects.
+    assert_eq!(refreshed.refused.len(), 2, "{:?}", refreshed.refused);
+    for failing in &refreshed.refused {
+        assert_eq!(failing.location.region(), "us-west4");
+        assert_eq!(failing.kind, UnreadKind::Failing);
+        assert_eq!(failing.error.api_code(), Some(Code::Unavailable));
+        assert!(!is_refusal(&failing.error));
+    }
 }
 
 #[tokio::test]
