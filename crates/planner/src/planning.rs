@@ -328,8 +328,9 @@ impl ClusterPlanner<'_> {
     /// Why the live cluster must be replaced whatever its fields say, if it must: it is in
     /// `ERROR` and a create of clusterform's left it so (taint), or `--replace` names it. A
     /// cluster that went into `ERROR` later is not replaced unasked.
-    fn replacement_reason(&self, live: &Cluster) -> Option<ChangeReason> {
-        let ours = self.tainted || self.lost_failed_attempt(live).is_some();
+    /// `lost` is the attempt a create whose record was lost left the cluster at, if one did.
+    fn replacement_reason(&self, live: &Cluster, lost: Option<usize>) -> Option<ChangeReason> {
+        let ours = self.tainted || lost.is_some();
         if let Some(InError { state, detail, .. }) = in_error(live).filter(|_| ours) {
             return Some(ChangeReason::Broken { state, detail });
         }
@@ -456,7 +457,8 @@ impl ClusterPlanner<'_> {
         let desired_json = self.encode(&*declared)?;
         let compared = self.compared(&desired_json, &live_json);
         let mut diff = diff::compare(&compared, &live_json);
-        let reason = self.replacement_reason(live);
+        let lost = self.lost_failed_attempt(live);
+        let reason = self.replacement_reason(live, lost);
         let action = if reason.is_some() || diff.changes.iter().any(|c| c.forces_replacement) {
             Action::Replace
         } else if diff.changes.is_empty() {
@@ -492,8 +494,7 @@ impl ClusterPlanner<'_> {
                 let (create, creates) = self.creates()?;
                 capacity = creates;
                 // Without a record, the chain goes on after the attempt the cluster shows.
-                capacity.known_out = self
-                    .lost_failed_attempt(live)
+                capacity.known_out = lost
                     .filter(|_| !self.tainted)
                     .map(|attempt| attempt + 1)
                     .filter(|&out| out < self.cluster.attempts());
@@ -553,8 +554,7 @@ impl ClusterPlanner<'_> {
         let in_error = in_error(live).filter(|_| action != Action::Replace);
         let mut warnings = warnings::for_change(action, &fields, &compared, &live_json, live);
         if action == Action::Update && fields.iter().any(|f| f.path.is_within("labels")) {
-            let declared = self.encode(&*declared)?;
-            let kept = kept_labels(&declared, &live_json, self.managed_labels);
+            let kept = kept_labels(&desired_json, &live_json, self.managed_labels);
             warnings.extend(warnings::labels_kept(&kept));
         }
         if let Some(request) = requests.first() {

@@ -162,19 +162,16 @@ fn nodes_not_starting_text(shortage: &NodesNotStarting) -> String {
 }
 
 /// Slurm's reason for a node that did not start (the node is named in `status --json`),
-/// shortened when it is Compute Engine's
-/// stockout text naming its zone (`STOCKOUT in us-central1-a`); `status --json` keeps it whole.
+/// shortened when it is Compute Engine's stockout text naming its zone (`STOCKOUT in
+/// us-central1-a`, as the model's `shortage_brief` words it); `status --json` keeps it whole.
 fn start_failure_reason(reason: &str) -> String {
-    let stockout =
-        reason.contains("(state:STOCKOUT)") || reason.contains("ZONE_RESOURCE_POOL_EXHAUSTED");
-    let zone = reason
-        .split("zones/")
-        .nth(1)
-        .and_then(|rest| rest.split(['\'', '"', ' ', '/']).next())
-        .filter(|zone| !zone.is_empty());
-    match (stockout, zone) {
-        (true, Some(zone)) => format!("STOCKOUT in {zone}"),
-        _ => reason.to_owned(),
+    let brief = clusterform_model::shortage_brief(reason);
+    if brief.starts_with("STOCKOUT in ") {
+        return brief;
+    }
+    match brief.strip_prefix("ZONE_RESOURCE_POOL_EXHAUSTED in ") {
+        Some(zone) => format!("STOCKOUT in {zone}"),
+        None => reason.to_owned(),
     }
 }
 

@@ -348,19 +348,14 @@ pub fn target_names(
     Ok(Some(names))
 }
 
-/// The locations whose List kept failing (not refused for good): a view of them is incomplete.
-pub fn failing_locations(refused: &[RefusedList]) -> Vec<Location> {
-    refused
+/// A view (`list`, `status`) that lacks the locations whose List kept failing (not refused for
+/// good) ends in an error naming them, after what it could read was printed.
+pub fn complete_view(refused: &[RefusedList]) -> Result<(), CliError> {
+    let failing: Vec<Location> = refused
         .iter()
         .filter(|list| list.kind == UnreadKind::Failing)
         .map(|list| list.location.clone())
-        .collect()
-}
-
-/// A view (`list`, `status`) that lacks the locations whose List kept failing ends in an error
-/// naming them, after what it could read was printed.
-pub fn complete_view(refused: &[RefusedList]) -> Result<(), CliError> {
-    let failing = failing_locations(refused);
+        .collect();
     if failing.is_empty() {
         return Ok(());
     }
