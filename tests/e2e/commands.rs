@@ -59,8 +59,8 @@ fn list_prints_a_table() {
     let env = Env::new(100);
     apply_ok(&env, &[ClusterSpec::default()]);
     insta::assert_snapshot!(env.transcript(&["list"]), @"
-    ID       PROJECT  REGION       STATE    POOLS (min-max(nodes))   ACCELERATORS  STACK     UPDATED
-    train01  my-proj  us-central1  RUNNING  login:1-1(1) cpu:0-4(0)  -             research  [TIME]
+    PROJECT  REGION       ID       STATE    HEALTH  POOLS (min-max(nodes))   ACCELERATORS  STACK     UPDATED
+    my-proj  us-central1  train01  RUNNING  ok      login:1-1(1) cpu:0-4(0)  -             research  [TIME]
     ");
 }
 

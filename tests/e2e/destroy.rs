@@ -187,11 +187,11 @@ fn idle_for_deletes_only_provably_idle_clusters() {
             .normalized_with(seconds_of_ages_hidden)
             .normalized_with(destroyed_attributes_elided),
         @r#"
-    CLUSTER  STATE    ACTIVE JOBS  BUSY NODES  LAST BUSY                         GPUS  IDLE GPU-HOURS  VERDICT                      REASON
-    agedout  RUNNING  0            0           [TIME] (1h30m ago)  0     0.0             idle, not long enough: keep  no active job or busy node; last busy 1h30m[S]s ago, less than 2h
-    nolast   RUNNING  0            0           ?                                 0     ?               unknown: keep                node cpu-0 reports no last_busy
-    old01    RUNNING  0            0           [TIME] (5h ago)     0     0.0             idle: destroy                no active job or busy node; last busy 5h[S]s ago (>= 2h)
-    train01  RUNNING  1            1           [TIME] (1h1m ago)   0     0.0             busy: keep                   1 active job, 1 busy node
+    PROJECT  REGION       ID       STATE    ACTIVE JOBS  BUSY NODES  LAST BUSY                         GPUS  IDLE GPU-HOURS  VERDICT                      REASON
+    my-proj  us-central1  agedout  RUNNING  0            0           [TIME] (1h30m ago)  0     0.0             idle, not long enough: keep  no active job or busy node; last busy 1h30m[S]s ago, less than 2h
+    my-proj  us-central1  nolast   RUNNING  0            0           ?                                 0     ?               unknown: keep                node cpu-0 reports no last_busy
+    my-proj  us-central1  old01    RUNNING  0            0           [TIME] (5h ago)     0     0.0             idle: destroy                no active job or busy node; last busy 5h[S]s ago (>= 2h)
+    my-proj  us-central1  train01  RUNNING  1            1           [TIME] (1h1m ago)   0     0.0             busy: keep                   1 active job, 1 busy node
     clusterform will perform the following actions:
 
       # old01 will be destroyed: idle (no active job or busy node; last busy 5h[S]s ago (>= 2h))
@@ -227,8 +227,8 @@ fn idle_for_falls_back_to_an_older_slurm_rest_version() {
         )],
     );
     insta::assert_snapshot!(env.transcript(&["destroy", "--idle-for", "2h", "--auto-approve"]).normalized_with(seconds_of_ages_hidden).normalized_with(destroyed_attributes_elided), @r#"
-    CLUSTER  STATE    ACTIVE JOBS  BUSY NODES  LAST BUSY                      GPUS  IDLE GPU-HOURS  VERDICT        REASON
-    train01  RUNNING  0            0           [TIME] (5h ago)  0     0.0             idle: destroy  no active job or busy node; last busy 5h[S]s ago (>= 2h)
+    PROJECT  REGION       ID       STATE    ACTIVE JOBS  BUSY NODES  LAST BUSY                      GPUS  IDLE GPU-HOURS  VERDICT        REASON
+    my-proj  us-central1  train01  RUNNING  0            0           [TIME] (5h ago)  0     0.0             idle: destroy  no active job or busy node; last busy 5h[S]s ago (>= 2h)
     clusterform will perform the following actions:
 
       # train01 will be destroyed: idle (no active job or busy node; last busy 5h[S]s ago (>= 2h))
@@ -253,8 +253,8 @@ fn an_unreachable_slurm_is_never_idle() {
     env.emulator()
         .set_slurm_unreachable(&cluster_name("train01"), true);
     insta::assert_snapshot!(env.transcript(&["destroy", "--idle-for", "0s", "--auto-approve"]), @"
-    CLUSTER  STATE    ACTIVE JOBS  BUSY NODES  LAST BUSY  GPUS  IDLE GPU-HOURS  VERDICT        REASON
-    train01  RUNNING  ?            ?           ?          0     ?               unknown: keep  Slurm REST API unreachable: POST [ENDPOINT]/v1beta1/projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01:callSlurmRestApi failed: UNAVAILABLE (503): The Slurm REST API of cluster projects/253589482369/locations/us-central1/modelDevelopmentClusters/train01 is unreachable.
+    PROJECT  REGION       ID       STATE    ACTIVE JOBS  BUSY NODES  LAST BUSY  GPUS  IDLE GPU-HOURS  VERDICT        REASON
+    my-proj  us-central1  train01  RUNNING  ?            ?           ?          0     ?               unknown: keep  Slurm REST API unreachable: POST [ENDPOINT]/v1beta1/projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01:callSlurmRestApi failed: UNAVAILABLE (503): The Slurm REST API of cluster projects/253589482369/locations/us-central1/modelDevelopmentClusters/train01 is unreachable.
     No clusters to destroy.
     [stderr]
     Warning: --idle-for 0s is shorter than 10m: a cluster between two jobs qualifies as idle
@@ -279,8 +279,8 @@ fn idle_for_asks_slurm_once_per_cluster() {
     );
     env.emulator().clear_requests();
     insta::assert_snapshot!(env.transcript(&["destroy", "--idle-for", "2h", "--auto-approve"]).normalized_with(seconds_of_ages_hidden).normalized_with(destroyed_attributes_elided), @r#"
-    CLUSTER  STATE    ACTIVE JOBS  BUSY NODES  LAST BUSY                      GPUS  IDLE GPU-HOURS  VERDICT        REASON
-    train01  RUNNING  0            0           [TIME] (5h ago)  0     0.0             idle: destroy  no active job or busy node; last busy 5h[S]s ago (>= 2h)
+    PROJECT  REGION       ID       STATE    ACTIVE JOBS  BUSY NODES  LAST BUSY                      GPUS  IDLE GPU-HOURS  VERDICT        REASON
+    my-proj  us-central1  train01  RUNNING  0            0           [TIME] (5h ago)  0     0.0             idle: destroy  no active job or busy node; last busy 5h[S]s ago (>= 2h)
     clusterform will perform the following actions:
 
       # train01 will be destroyed: idle (no active job or busy node; last busy 5h[S]s ago (>= 2h))
@@ -369,10 +369,10 @@ fn idle_for_keeps_protected_clusters_and_counts_idle_gpu_hours() {
             .normalized_with(idle_seconds_hidden)
             .normalized_with(destroyed_attributes_elided),
         @r#"
-    CLUSTER  STATE    ACTIVE JOBS  BUSY NODES  LAST BUSY                                       GPUS  IDLE GPU-HOURS  VERDICT                      REASON
-    fresh01  RUNNING  0            0           never (up since [TIME] ([N]s ago))  0     0.0             idle, not long enough: keep  no job has run since the cluster started; idle for [N]s, less than 2h
-    gpu01    RUNNING  0            0           [TIME] (5h ago)                   16    80.1            idle: destroy                no active job or busy node; last busy 5h[S]s ago (>= 2h)
-    keep01   RUNNING  0            0           [TIME] (5h ago)                   0     0.0             protected: keep              no active job or busy node; last busy 5h[S]s ago (>= 2h)
+    PROJECT  REGION       ID       STATE    ACTIVE JOBS  BUSY NODES  LAST BUSY                                       GPUS  IDLE GPU-HOURS  VERDICT                      REASON
+    my-proj  us-central1  fresh01  RUNNING  0            0           never (up since [TIME] ([N]s ago))  0     0.0             idle, not long enough: keep  no job has run since the cluster started; idle for [N]s, less than 2h
+    my-proj  us-central1  gpu01    RUNNING  0            0           [TIME] (5h ago)                   16    80.1            idle: destroy                no active job or busy node; last busy 5h[S]s ago (>= 2h)
+    my-proj  us-central1  keep01   RUNNING  0            0           [TIME] (5h ago)                   0     0.0             protected: keep              no active job or busy node; last busy 5h[S]s ago (>= 2h)
     clusterform will perform the following actions:
 
       # gpu01 will be destroyed: idle (no active job or busy node; last busy 5h[S]s ago (>= 2h))
@@ -389,10 +389,10 @@ fn idle_for_keeps_protected_clusters_and_counts_idle_gpu_hours() {
             .normalized_with(idle_seconds_hidden)
             .normalized_with(destroyed_attributes_elided),
         @r#"
-    CLUSTER  STATE    ACTIVE JOBS  BUSY NODES  LAST BUSY                                       GPUS  IDLE GPU-HOURS  VERDICT                      REASON
-    fresh01  RUNNING  0            0           never (up since [TIME] ([N]s ago))  0     0.0             idle, not long enough: keep  no job has run since the cluster started; idle for [N]s, less than 2h
-    gpu01    RUNNING  0            0           [TIME] (5h ago)                   16    80.1            idle: destroy                no active job or busy node; last busy 5h[S]s ago (>= 2h)
-    keep01   RUNNING  0            0           [TIME] (5h ago)                   0     0.0             protected: keep              no active job or busy node; last busy 5h[S]s ago (>= 2h)
+    PROJECT  REGION       ID       STATE    ACTIVE JOBS  BUSY NODES  LAST BUSY                                       GPUS  IDLE GPU-HOURS  VERDICT                      REASON
+    my-proj  us-central1  fresh01  RUNNING  0            0           never (up since [TIME] ([N]s ago))  0     0.0             idle, not long enough: keep  no job has run since the cluster started; idle for [N]s, less than 2h
+    my-proj  us-central1  gpu01    RUNNING  0            0           [TIME] (5h ago)                   16    80.1            idle: destroy                no active job or busy node; last busy 5h[S]s ago (>= 2h)
+    my-proj  us-central1  keep01   RUNNING  0            0           [TIME] (5h ago)                   0     0.0             protected: keep              no active job or busy node; last busy 5h[S]s ago (>= 2h)
     clusterform will perform the following actions:
 
       # gpu01 will be destroyed: idle (no active job or busy node; last busy 5h[S]s ago (>= 2h))

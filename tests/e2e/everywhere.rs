@@ -118,10 +118,10 @@ fn list_shows_clusters_in_regions_the_configuration_does_not_name_with_accelerat
         })
         .collect::<Vec<_>>()
         .join("\n");
-    insta::assert_snapshot!(table, @r"
-    ID       PROJECT  REGION           STATE    POOLS (min-max(nodes))              ACCELERATORS             STACK
-    gpu01    my-proj  asia-southeast1  RUNNING  login:1-1(1) cpu:0-4(0) gpu:0-2(0)  gpu:NVIDIA_H200_141GB×8  vision
-    train01  my-proj  us-central1      RUNNING  login:1-1(1) cpu:0-4(0)             -                        research
+    insta::assert_snapshot!(table, @"
+    PROJECT  REGION           ID       STATE    HEALTH  POOLS (min-max(nodes))              ACCELERATORS             STACK
+    my-proj  asia-southeast1  gpu01    RUNNING  ok      login:1-1(1) cpu:0-4(0) gpu:0-2(0)  gpu:NVIDIA_H200_141GB×8  vision
+    my-proj  us-central1      train01  RUNNING  ok      login:1-1(1) cpu:0-4(0)             -                        research
     ");
 
     let json_list = env.run(&["list", "--json"]);
@@ -170,18 +170,20 @@ fn list_shows_clusters_in_regions_the_configuration_does_not_name_with_accelerat
     let rows: Value = serde_json::from_slice(&elsewhere.stdout).unwrap();
     assert_eq!(rows.as_array().unwrap().len(), 1);
     assert_eq!(rows[0]["stack"], "vision");
-    let lists: Vec<String> = env
+    let listed_in =
+        format!("/v1beta1/projects/{PROJECT}/locations/asia-southeast1/modelDevelopmentClusters");
+    let (lists, others): (Vec<String>, Vec<String>) = env
         .emulator()
         .requests()
         .into_iter()
         .map(|r| r.path)
-        .collect();
-    assert_eq!(
-        lists,
-        [format!(
-            "/v1beta1/projects/{PROJECT}/locations/asia-southeast1/modelDevelopmentClusters"
-        )],
-        "one location only, and nothing else"
+        .partition(|path| *path == listed_in);
+    assert_eq!(lists.len(), 1, "one location only");
+    assert!(
+        others
+            .iter()
+            .all(|path| *path == format!("{listed_in}/gpu01:callSlurmRestApi")),
+        "nothing else but the health of the one cluster listed: {others:?}"
     );
 }
 

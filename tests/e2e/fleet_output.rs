@@ -66,17 +66,17 @@ fn a_two_region_fleet_shows_locations_and_script_diffs() {
         .collect();
     assert_eq!(
         rows[0][..4],
-        ["ID", "PROJECT", "REGION", "STATE"],
+        ["PROJECT", "REGION", "ID", "STATE"],
         "{table}"
     );
     assert!(
         rows.iter()
-            .any(|row| row[..3] == ["train01", "my-proj", "us-central1"]),
+            .any(|row| row[..3] == ["my-proj", "us-central1", "train01"]),
         "{table}"
     );
     assert!(
         rows.iter()
-            .any(|row| row[..3] == ["train02", "my-proj", "europe-west4"]),
+            .any(|row| row[..3] == ["my-proj", "europe-west4", "train02"]),
         "{table}"
     );
 

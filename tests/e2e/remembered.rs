@@ -63,8 +63,8 @@ fn a_cluster_that_ran_then_went_into_error_is_reported_never_replaced_unasked() 
     assert!(change["in_error"]["since"].as_str().is_some(), "{change}");
 
     insta::assert_snapshot!(env.transcript(&["status", "--detailed-exitcode"]), @"
-    PROJECT  ID       REGION       STATE  NODES             SLURM JOBS  SLURM NODES  IDLE SINCE
-    my-proj  train01  us-central1  ERROR  login: 0; cpu: 0  -           -            -
+    PROJECT  REGION       ID       STATE  NODES             SLURM JOBS  SLURM NODES  IDLE SINCE
+    my-proj  us-central1  train01  ERROR  login: 0; cpu: 0  -           -            -
 
     Needs attention:
       train01: cluster is in ERROR: boot disk corrupted
@@ -170,8 +170,8 @@ fn a_replacement_that_finds_no_machines_says_the_cluster_is_missing() {
     );
     assert!(env.emulator().cluster(&cluster_name("train01")).is_none());
     insta::assert_snapshot!(env.transcript(&["status", "--detailed-exitcode"]), @"
-    PROJECT  ID       REGION       STATE        NODES  SLURM JOBS  SLURM NODES  IDLE SINCE
-    my-proj  train01  us-central1  not created  -      -           -            -
+    PROJECT  REGION       ID       STATE        NODES  SLURM JOBS  SLURM NODES  IDLE SINCE
+    my-proj  us-central1  train01  not created  -      -           -            -
 
     Needs attention:
       train01: cluster is missing: a replacement deleted it, then could not create it again (at [TIME]); `clusterform apply` creates it
@@ -244,8 +244,8 @@ fn the_next_plan_says_a_cluster_was_deleted_for_being_idle() {
     assert_eq!(reason["idle_for"], "2h");
     assert!(reason["evidence"].as_str().unwrap().contains("last busy"));
     insta::assert_snapshot!(env.transcript(&["status"]), @"
-    PROJECT  ID       REGION       STATE        NODES  SLURM JOBS  SLURM NODES  IDLE SINCE
-    my-proj  train01  us-central1  not created  -      -           -            -
+    PROJECT  REGION       ID       STATE        NODES  SLURM JOBS  SLURM NODES  IDLE SINCE
+    my-proj  us-central1  train01  not created  -      -           -            -
 
     Needs attention:
       train01: cluster is not created: it was deleted for being idle at [TIME] (destroy --idle-for 2h); `clusterform apply` creates it again, or remove its block

@@ -82,8 +82,8 @@ fn idle_for_reads_the_documented_body_at_the_version_the_cluster_serves() {
     // two later, and an age shows its seconds only when one has ticked.
     let whole_hours = |text: &str| seconds_of_ages_hidden(text).replace("5h[S]s ago", "5h ago");
     insta::assert_snapshot!(env.transcript_of(&output).normalized_with(whole_hours).normalized_with(destroyed_attributes_elided), @r#"
-    CLUSTER  STATE    ACTIVE JOBS  BUSY NODES  LAST BUSY                      GPUS  IDLE GPU-HOURS  VERDICT        REASON
-    train01  RUNNING  0            0           [TIME] (5h ago)  0     0.0             idle: destroy  no active job or busy node; last busy 5h ago (>= 2h)
+    PROJECT  REGION       ID       STATE    ACTIVE JOBS  BUSY NODES  LAST BUSY                      GPUS  IDLE GPU-HOURS  VERDICT        REASON
+    my-proj  us-central1  train01  RUNNING  0            0           [TIME] (5h ago)  0     0.0             idle: destroy  no active job or busy node; last busy 5h ago (>= 2h)
     clusterform will perform the following actions:
 
       # train01 will be destroyed: idle (no active job or busy node; last busy 5h ago (>= 2h))
@@ -128,8 +128,8 @@ fn a_cluster_whose_slurm_controller_is_down_is_kept() {
     );
     let output = env.run(&["destroy", "--idle-for", "0s", "--auto-approve"]);
     insta::assert_snapshot!(env.transcript_of(&output), @"
-    CLUSTER  STATE    ACTIVE JOBS  BUSY NODES  LAST BUSY  GPUS  IDLE GPU-HOURS  VERDICT        REASON
-    train01  RUNNING  ?            ?           ?          0     ?               unknown: keep  slurmrestd answered HTTP 500 for /slurm/v0.0.44/jobs
+    PROJECT  REGION       ID       STATE    ACTIVE JOBS  BUSY NODES  LAST BUSY  GPUS  IDLE GPU-HOURS  VERDICT        REASON
+    my-proj  us-central1  train01  RUNNING  ?            ?           ?          0     ?               unknown: keep  slurmrestd answered HTTP 500 for /slurm/v0.0.44/jobs
     No clusters to destroy.
     [stderr]
     Warning: --idle-for 0s is shorter than 10m: a cluster between two jobs qualifies as idle

@@ -112,11 +112,11 @@ fn fleet() -> Env {
 #[test]
 fn a_fleet_shows_its_healthy_cluster_and_everything_that_needs_attention() {
     let env = fleet();
-    insta::assert_snapshot!(env.transcript(&["status"]), @r#"
-    PROJECT  ID       REGION       STATE    NODES                                                   SLURM JOBS            SLURM NODES                             IDLE SINCE
-    my-proj  train01  us-central1  RUNNING  login: 1 running; cpu: 0                                0 running, 0 pending  2 idle                                  [TIME] (5h ago)
-    my-proj  train02  us-central1  RUNNING  login: 1 running; cpu: 1 running, 1 preparing, 2 error  1 running, 1 pending  1 idle, 1 allocated, 1 down, 1 drained  in use
-    my-proj  train03  us-central1  ERROR    login: 0; cpu: 0                                        -                     -                                       -
+    insta::assert_snapshot!(env.transcript(&["status"]), @"
+    PROJECT  REGION       ID       STATE    NODES                                                   SLURM JOBS            SLURM NODES                             IDLE SINCE
+    my-proj  us-central1  train01  RUNNING  login: 1 running; cpu: 0                                0 running, 0 pending  2 idle                                  [TIME] (5h ago)
+    my-proj  us-central1  train02  RUNNING  login: 1 running; cpu: 1 running, 1 preparing, 2 error  1 running, 1 pending  1 idle, 1 allocated, 1 down, 1 drained  in use
+    my-proj  us-central1  train03  ERROR    login: 0; cpu: 0                                        -                     -                                       -
 
     Recent events:
       train02: VM_SLURM_DRAIN at [TIME]: train02-cpu-2 drained by the health check
@@ -130,7 +130,7 @@ fn a_fleet_shows_its_healthy_cluster_and_everything_that_needs_attention() {
       train02: 1 Slurm node drained or draining: train02-cpu-2
       train02: recent event VM_CONTINUOUS_GPU_ERROR at [TIME]: XID 79 on train02-cpu-1
       train03: cluster is in ERROR: node pool cpu could not be created: quota exhausted
-    "#);
+    ");
     let detailed = env.run(&["status", "--detailed-exitcode"]);
     assert_eq!(detailed.status.code(), Some(2), "something needs attention");
     assert_eq!(detailed.stdout, env.run(&["status"]).stdout);
@@ -387,12 +387,12 @@ fn nothing_needs_attention_exits_0_even_with_detailed_exitcode_and_nothing_is_ch
     make_healthy(&env, "train01");
     let state_before = state_files(env.path());
     env.emulator().clear_requests();
-    insta::assert_snapshot!(env.transcript(&["status", "--detailed-exitcode"]), @r#"
-    PROJECT  ID       REGION       STATE    NODES                     SLURM JOBS            SLURM NODES  IDLE SINCE
-    my-proj  train01  us-central1  RUNNING  login: 1 running; cpu: 0  0 running, 0 pending  2 idle       [TIME] (5h ago)
+    insta::assert_snapshot!(env.transcript(&["status", "--detailed-exitcode"]), @"
+    PROJECT  REGION       ID       STATE    NODES                     SLURM JOBS            SLURM NODES  IDLE SINCE
+    my-proj  us-central1  train01  RUNNING  login: 1 running; cpu: 0  0 running, 0 pending  2 idle       [TIME] (5h ago)
 
     Nothing needs attention.
-    "#);
+    ");
     let sent: Vec<(String, String)> = env
         .emulator()
         .requests()
@@ -433,14 +433,14 @@ fn target_shows_only_the_clusters_named() {
     insta::assert_snapshot!(
         env.transcript(&["status", "--target", "train03", "--target", "train01"])
             .normalized_with(seconds_of_ages_hidden),
-        @r#"
-    PROJECT  ID       REGION       STATE    NODES                     SLURM JOBS            SLURM NODES  IDLE SINCE
-    my-proj  train01  us-central1  RUNNING  login: 1 running; cpu: 0  0 running, 0 pending  2 idle       [TIME] (5h ago)
-    my-proj  train03  us-central1  ERROR    login: 0; cpu: 0          -                     -            -
+        @"
+    PROJECT  REGION       ID       STATE    NODES                     SLURM JOBS            SLURM NODES  IDLE SINCE
+    my-proj  us-central1  train01  RUNNING  login: 1 running; cpu: 0  0 running, 0 pending  2 idle       [TIME] (5h ago)
+    my-proj  us-central1  train03  ERROR    login: 0; cpu: 0          -                     -            -
 
     Needs attention:
       train03: cluster is in ERROR: node pool cpu could not be created: quota exhausted
-    "#
+    "
     );
     let lists = env
         .emulator()
@@ -463,14 +463,14 @@ fn a_slurm_that_cannot_be_read_needs_attention() {
     apply_ok(&env, &[ClusterSpec::default()]);
     env.emulator()
         .set_slurm_unreachable(&cluster_name("train01"), true);
-    insta::assert_snapshot!(env.transcript(&["status", "--detailed-exitcode"]), @r#"
-    PROJECT  ID       REGION       STATE    NODES                     SLURM JOBS  SLURM NODES  IDLE SINCE
-    my-proj  train01  us-central1  RUNNING  login: 1 running; cpu: 0  unknown     unknown      unknown
+    insta::assert_snapshot!(env.transcript(&["status", "--detailed-exitcode"]), @"
+    PROJECT  REGION       ID       STATE    NODES                     SLURM JOBS  SLURM NODES  IDLE SINCE
+    my-proj  us-central1  train01  RUNNING  login: 1 running; cpu: 0  unknown     unknown      unknown
 
     Needs attention:
       train01: Slurm could not be read: Slurm REST API unreachable: POST [ENDPOINT]/v1beta1/projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01:callSlurmRestApi failed: UNAVAILABLE (503): The Slurm REST API of cluster projects/253589482369/locations/us-central1/modelDevelopmentClusters/train01 is unreachable.
     [exit status: 2]
-    "#);
+    ");
 }
 
 #[test]
@@ -489,14 +489,14 @@ fn declared_clusters_not_created_and_owned_ones_no_longer_declared_are_shown() {
         ClusterSpec::named("new01"),
     ]));
     let output = env.run(&["status", "--detailed-exitcode"]);
-    insta::assert_snapshot!(env.transcript_of(&output), @r#"
-    PROJECT  ID       REGION       STATE        NODES                     SLURM JOBS            SLURM NODES  IDLE SINCE
-    my-proj  train01  us-central1  RUNNING      login: 1 running; cpu: 0  0 running, 0 pending  2 idle       [TIME] (5h ago)
-    my-proj  new01    us-central1  not created  -                         -                     -            -
-    my-proj  old01    us-central1  RUNNING      login: 1 running; cpu: 0  0 running, 0 pending  2 idle       [TIME] (5h ago)
+    insta::assert_snapshot!(env.transcript_of(&output), @"
+    PROJECT  REGION       ID       STATE        NODES                     SLURM JOBS            SLURM NODES  IDLE SINCE
+    my-proj  us-central1  new01    not created  -                         -                     -            -
+    my-proj  us-central1  old01    RUNNING      login: 1 running; cpu: 0  0 running, 0 pending  2 idle       [TIME] (5h ago)
+    my-proj  us-central1  train01  RUNNING      login: 1 running; cpu: 0  0 running, 0 pending  2 idle       [TIME] (5h ago)
 
     Nothing needs attention.
-    "#);
+    ");
     let json = env.run(&["status", "--json"]);
     let document: Value = serde_json::from_slice(&json.stdout).unwrap();
     let shown: Vec<(&str, bool, bool)> = document["clusters"]
@@ -514,9 +514,9 @@ fn declared_clusters_not_created_and_owned_ones_no_longer_declared_are_shown() {
     assert_eq!(
         shown,
         [
-            ("train01", true, true),
             ("new01", true, false),
-            ("old01", false, true)
+            ("old01", false, true),
+            ("train01", true, true)
         ],
         "a cluster nobody owns (other01) is not shown"
     );
@@ -539,9 +539,9 @@ fn short_of_cpu_nodes_on_day_two(env: &Env) {
 fn nodes_that_do_not_start_on_day_two_need_attention_per_pool() {
     let env = Env::new(100);
     short_of_cpu_nodes_on_day_two(&env);
-    insta::assert_snapshot!(env.transcript(&["status", "--detailed-exitcode"]), @r#"
-    PROJECT  ID       REGION       STATE    NODES                     SLURM JOBS            SLURM NODES  IDLE SINCE
-    my-proj  train01  us-central1  RUNNING  login: 1 running; cpu: 0  0 running, 3 pending  4 down       in use
+    insta::assert_snapshot!(env.transcript(&["status", "--detailed-exitcode"]), @"
+    PROJECT  REGION       ID       STATE    NODES                     SLURM JOBS            SLURM NODES  IDLE SINCE
+    my-proj  us-central1  train01  RUNNING  login: 1 running; cpu: 0  0 running, 3 pending  4 down       in use
 
     Recent events:
       train01: VM_SLURM_POWER_DOWN at [TIME]: Nodes of pool cpu could not be started and were powered down: The zone 'projects/253589482369/zones/us-central1-a' does not have enough resources available to fulfill the request. '(resource type:compute)'. (state:STOCKOUT)
@@ -549,7 +549,7 @@ fn nodes_that_do_not_start_on_day_two_need_attention_per_pool() {
     Needs attention:
       train01: pool cpu: 0 of 4 nodes started; 3 jobs pending; STOCKOUT in us-central1-a
     [exit status: 2]
-    "#);
+    ");
 }
 
 #[test]
@@ -590,4 +590,29 @@ fn status_json_tells_the_nodes_that_do_not_start() {
         1,
         "{cluster}"
     );
+}
+
+#[test]
+fn list_s_health_column_shows_the_nodes_that_do_not_start() {
+    let env = Env::new(100);
+    short_of_cpu_nodes_on_day_two(&env);
+    let output = env.run(&["list"]);
+    assert!(output.status.success(), "{output:?}");
+    let table = String::from_utf8(output.stdout).unwrap();
+    let header = table.lines().next().unwrap();
+    assert!(
+        header.starts_with("PROJECT  REGION       ID       STATE    HEALTH"),
+        "{table}"
+    );
+    assert!(
+        table.contains("RUNNING  cpu: 0/4 started, 3 pending, STOCKOUT in us-central1-a  "),
+        "{table}"
+    );
+    let json = env.run(&["list", "--json"]);
+    let rows: Value = serde_json::from_slice(&json.stdout).unwrap();
+    let health = &rows[0]["health"];
+    assert_eq!(health["needs_attention"], true, "{health}");
+    assert_eq!(health["problems"][0]["kind"], "nodes_not_starting");
+    assert_eq!(health["problems"][0]["pending_jobs"], 3);
+    assert_eq!(health["slurm"]["status"], "read");
 }

@@ -1,17 +1,21 @@
 //! `clusterform list`: the live clusters wherever the stack's clusters may be — every region
 //! the service runs in and every region the configuration names, in every project it names, as
 //! a plan reads them — or of the projects and regions `--project` / `--region` narrow it to:
-//! id, project, region, state, pools with node counts, accelerators, stack label, last update.
+//! project, region, id, state, health (from the API and, for a `RUNNING` cluster, its Slurm, as
+//! `status` reads it), pools with node counts, accelerators, stack label, last update; in the
+//! order of every table of clusters (project, region, ID).
 //! The project and region columns are always there: a script reading the table must not find
 //! its columns moving with the configuration.
 
 use std::collections::BTreeSet;
 
-use clusterform::views::table::table;
+use clusterform::views::table::{cluster_headers, cluster_row, table};
+use clusterform::views::{status, status_json};
 use clusterform_config::Config;
-use clusterform_executor::ExecError;
+use clusterform_executor::{ClusterHealth, ExecError};
 use clusterform_model::{Cluster, LiveCluster, Location, NodePool, RefreshLocations, STACK_LABEL};
 use serde_json::json;
+use time::OffsetDateTime;
 
 use crate::arguments::List;
 use crate::commands::ExitStatus;
@@ -40,14 +44,21 @@ pub async fn run(args: &List, printer: &Printer) -> Result<ExitStatus, CliError>
     let connection = context::connect(args.endpoint.as_deref(), provider, dir, printer).await?;
     let refreshed = clusterform_executor::refresh(&connection.client, &locations, &[]).await?;
     workflow::warn_refused(printer, &refreshed.refused);
-    let clusters = &refreshed.live;
+    let mut clusters = refreshed.live;
+    clusters.sort_by(|a, b| a.address.cmp(&b.address));
+    let now = OffsetDateTime::now_utc();
+    let health = clusterform_executor::inspect_health(&connection.client, &clusters, 0, now).await;
+    let listed: Vec<Listed> = clusters.iter().zip(&health).collect();
     if args.json {
-        let rows: Vec<_> = clusters.iter().map(json_row).collect();
+        let rows: Vec<_> = listed
+            .iter()
+            .map(|&(live, health)| json_row(live, health))
+            .collect();
         printer.result(&serde_json::to_string_pretty(&rows).unwrap_or_default());
-    } else if clusters.is_empty() {
+    } else if listed.is_empty() {
         printer.result("No clusters.");
     } else {
-        printer.result(&clusters_table(clusters));
+        printer.result(&clusters_table(&listed));
     }
     workflow::complete_view(&refreshed.refused)?;
     Ok(ExitStatus::Success)
@@ -102,33 +113,38 @@ fn listed_locations(
     Ok(narrowed)
 }
 
-fn clusters_table(clusters: &[LiveCluster]) -> String {
-    let mut rows = vec![[
-        "ID".to_owned(),
-        "PROJECT".to_owned(),
-        "REGION".to_owned(),
-        "STATE".to_owned(),
-        "POOLS (min-max(nodes))".to_owned(),
-        "ACCELERATORS".to_owned(),
-        "STACK".to_owned(),
-        "UPDATED".to_owned(),
-    ]];
-    for LiveCluster { address, cluster } in clusters {
-        rows.push([
-            address.id().to_string(),
-            address.project().to_owned(),
-            address.region().to_owned(),
-            cluster.state().unwrap_or("-").to_owned(),
-            pools(cluster),
-            accelerators(cluster),
-            cluster.label(STACK_LABEL).unwrap_or("-").to_owned(),
-            cluster.update_time.clone().unwrap_or_else(|| "-".into()),
-        ]);
+/// A listed cluster and its health.
+type Listed<'a> = (&'a LiveCluster, &'a ClusterHealth);
+
+fn clusters_table(listed: &[Listed]) -> String {
+    let mut rows = vec![cluster_headers(&[
+        "STATE",
+        "HEALTH",
+        "POOLS (min-max(nodes))",
+        "ACCELERATORS",
+        "STACK",
+        "UPDATED",
+    ])];
+    for &(LiveCluster { address, cluster }, health) in listed {
+        rows.push(cluster_row(
+            address,
+            [
+                cluster.state().unwrap_or("-").to_owned(),
+                status::health_cell(health),
+                pools(cluster),
+                accelerators(cluster),
+                cluster.label(STACK_LABEL).unwrap_or("-").to_owned(),
+                cluster.update_time.clone().unwrap_or_else(|| "-".into()),
+            ],
+        ));
     }
     table(&rows)
 }
 
-fn json_row(LiveCluster { address, cluster }: &LiveCluster) -> serde_json::Value {
+fn json_row(
+    LiveCluster { address, cluster }: &LiveCluster,
+    health: &ClusterHealth,
+) -> serde_json::Value {
     json!({
         "id": address.id().as_str(),
         "project": address.project(),
@@ -149,6 +165,7 @@ fn json_row(LiveCluster { address, cluster }: &LiveCluster) -> serde_json::Value
         }).collect::<Vec<_>>(),
         "stack": cluster.label(STACK_LABEL),
         "update_time": cluster.update_time,
+        "health": status_json::health_summary(health),
     })
 }
 
@@ -217,6 +234,40 @@ mod tests {
         assert_eq!(pools(&cluster), "login:1-1(1) cpu:0-4(2)");
     }
 
+    fn not_asked(live: &LiveCluster) -> ClusterHealth {
+        ClusterHealth {
+            address: live.address.clone(),
+            state: clusterform_executor::StateReading::Known(
+                clusterform_model::ClusterState::Running,
+            ),
+            detail: None,
+            error: None,
+            pools: Vec::new(),
+            events: Vec::new(),
+            slurm: clusterform_executor::SlurmHealth::NotAsked,
+            problems: Vec::new(),
+        }
+    }
+
+    /// A day-two shortage in the pool `gpu`.
+    fn shortage(live: &LiveCluster) -> ClusterHealth {
+        let shortage = clusterform_executor::NodesNotStarting {
+            pool: Some("gpu".to_owned()),
+            started: 0,
+            wanted: 2,
+            pending_jobs: 1,
+            last_failure: clusterform_executor::StartFailure {
+                node: "gpu-0".to_owned(),
+                reason: "STOCKOUT in europe-west4-a".to_owned(),
+                at: None,
+            },
+        };
+        ClusterHealth {
+            problems: vec![clusterform_executor::Problem::NodesNotStarting(shortage)],
+            ..not_asked(live)
+        }
+    }
+
     #[test]
     fn the_table_names_each_cluster_s_project_and_region() {
         let served = clusterform_testkit::served(
@@ -249,12 +300,16 @@ mod tests {
             )
             .unwrap(),
         ];
-        insta::assert_snapshot!(clusters_table(&clusters), @r"
-        ID       PROJECT  REGION        STATE    POOLS (min-max(nodes))     ACCELERATORS             STACK     UPDATED
-        train01  my-proj  us-central1   RUNNING  cpu:0-4 login:1-1          -                        research  2026-11-02T10:30:00Z
-        train01  my-proj  europe-west4  RUNNING  cpu:0-4 login:1-1 gpu:0-2  gpu:NVIDIA_H200_141GB×8  research  2026-11-02T10:30:00Z
+        let health = [not_asked(&clusters[0]), shortage(&clusters[1])];
+        let listed: Vec<Listed> = clusters.iter().zip(&health).collect();
+        insta::assert_snapshot!(clusters_table(&listed), @"
+        PROJECT  REGION        ID       STATE    HEALTH                                                   POOLS (min-max(nodes))     ACCELERATORS             STACK     UPDATED
+        my-proj  us-central1   train01  RUNNING  -                                                        cpu:0-4 login:1-1          -                        research  2026-11-02T10:30:00Z
+        my-proj  europe-west4  train01  RUNNING  gpu: 0/2 started, 1 pending, STOCKOUT in europe-west4-a  cpu:0-4 login:1-1 gpu:0-2  gpu:NVIDIA_H200_141GB×8  research  2026-11-02T10:30:00Z
         ");
-        let row = json_row(&clusters[1]);
+        let row = json_row(&clusters[1], &health[1]);
+        assert_eq!(row["health"]["needs_attention"], true);
+        assert_eq!(row["health"]["problems"][0]["kind"], "nodes_not_starting");
         assert_eq!(
             row["node_pools"][2]["accelerator_type"],
             "NVIDIA_H200_141GB"

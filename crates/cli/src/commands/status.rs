@@ -111,16 +111,17 @@ fn watched_clusters(
     Ok((watched, present))
 }
 
-/// Each watched cluster with its health; `health` holds one report per created cluster, in
-/// their order. A declared cluster that is not live is `Gone` when the applied record says
-/// clusterform had it (a mark or an entry): an unreadable record says nothing.
+/// Each watched cluster with its health, by project, region and ID (the order of every table
+/// of clusters); `health` holds one report per created cluster, in their order. A declared
+/// cluster that is not live is `Gone` when the applied record says clusterform had it (a mark
+/// or an entry): an unreadable record says nothing.
 fn entries(
     watched: Vec<Watched>,
     health: Vec<clusterform_executor::ClusterHealth>,
     record: &AppliedRecord,
 ) -> Vec<StatusEntry> {
     let mut health = health.into_iter();
-    watched
+    let mut entries: Vec<StatusEntry> = watched
         .into_iter()
         .map(|cluster| {
             let found = match cluster.created.then(|| health.next()).flatten() {
@@ -133,7 +134,9 @@ fn entries(
                 found,
             }
         })
-        .collect()
+        .collect();
+    entries.sort_by(|a, b| a.address.cmp(&b.address));
+    entries
 }
 
 /// What the applied record says of `address`: its mark, else its entry.

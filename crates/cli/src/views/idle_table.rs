@@ -1,5 +1,5 @@
 //! The evidence `destroy --idle-for` (and `plan --destroy --idle-for`) decides on: one row per
-//! cluster with its state, active jobs, busy nodes, when it last ran work, its GPUs and the
+//! cluster (its project, region and ID first, as in every table of clusters) with its state, active jobs, busy nodes, when it last ran work, its GPUs and the
 //! GPU-hours they have sat idle, the verdict and why. `?` marks what could not be read.
 
 use std::collections::BTreeSet;
@@ -8,7 +8,7 @@ use clusterform_executor::{IdleReport, IdleVerdict};
 use clusterform_model::ClusterName;
 use time::OffsetDateTime;
 
-use crate::views::table::{table, time_and_age};
+use crate::views::table::{cluster_headers, cluster_row, table, time_and_age};
 
 /// The table of `reports` at `now`; the clusters in `protected` are kept whatever they show.
 pub fn idle_table(
@@ -16,20 +16,16 @@ pub fn idle_table(
     protected: &BTreeSet<ClusterName>,
     now: OffsetDateTime,
 ) -> String {
-    let mut rows = vec![
-        [
-            "CLUSTER",
-            "STATE",
-            "ACTIVE JOBS",
-            "BUSY NODES",
-            "LAST BUSY",
-            "GPUS",
-            "IDLE GPU-HOURS",
-            "VERDICT",
-            "REASON",
-        ]
-        .map(str::to_owned),
-    ];
+    let mut rows = vec![cluster_headers(&[
+        "STATE",
+        "ACTIVE JOBS",
+        "BUSY NODES",
+        "LAST BUSY",
+        "GPUS",
+        "IDLE GPU-HOURS",
+        "VERDICT",
+        "REASON",
+    ])];
     let count = |n: Option<usize>| n.map_or_else(|| "?".to_owned(), |n| n.to_string());
     for report in reports {
         let verdict = if protected.contains(&report.name) {
@@ -37,21 +33,23 @@ pub fn idle_table(
         } else {
             verdict(report.verdict)
         };
-        rows.push([
-            report.name.id().to_string(),
-            report.state.clone().unwrap_or_else(|| "?".into()),
-            count(report.active_jobs),
-            count(report.busy_nodes),
-            last_busy(report, now),
-            report
-                .gpus
-                .map_or_else(|| "?".into(), |gpus| gpus.to_string()),
-            report
-                .idle_gpu_hours()
-                .map_or_else(|| "?".into(), |hours| format!("{hours:.1}")),
-            verdict.to_owned(),
-            report.reason.clone(),
-        ]);
+        rows.push(cluster_row(
+            &report.name,
+            [
+                report.state.clone().unwrap_or_else(|| "?".into()),
+                count(report.active_jobs),
+                count(report.busy_nodes),
+                last_busy(report, now),
+                report
+                    .gpus
+                    .map_or_else(|| "?".into(), |gpus| gpus.to_string()),
+                report
+                    .idle_gpu_hours()
+                    .map_or_else(|| "?".into(), |hours| format!("{hours:.1}")),
+                verdict.to_owned(),
+                report.reason.clone(),
+            ],
+        ));
     }
     table(&rows)
 }

@@ -1,7 +1,7 @@
 //! What `status` reports on, and the words for what needs attention, shared by its text
 //! ([`super::status_text`]) and its JSON ([`super::status_json`]).
 
-use clusterform_executor::{ClusterHealth, Mark, NodesNotStarting, Problem};
+use clusterform_executor::{ClusterHealth, Mark, NodesNotStarting, Problem, SlurmHealth};
 use clusterform_model::{ClusterEvent, ClusterName};
 
 use super::names::ClusterNames;
@@ -138,6 +138,83 @@ pub fn problem_text(problem: &Problem) -> String {
         Problem::SlurmUnreadable(reason) => format!("Slurm could not be read: {reason}"),
         Problem::ErrorEvent(event) => format!("recent event {}", event_text(event)),
     }
+}
+
+/// `list`'s health cell: `ok` when Slurm was read and nothing needs attention, `-` when the
+/// cluster is not running (Slurm is not asked, and its state says the rest), else the short
+/// form of each problem of now, joined by `; ` (`status` words them in full).
+pub fn health_cell(health: &ClusterHealth) -> String {
+    let current: Vec<String> = health
+        .problems
+        .iter()
+        .filter(|problem| problem.is_current())
+        .map(problem_brief)
+        .collect();
+    if !current.is_empty() {
+        return counted(current).join("; ");
+    }
+    match health.slurm {
+        SlurmHealth::Read(_) => "ok".to_owned(),
+        SlurmHealth::NotAsked | SlurmHealth::Unreadable(_) => "-".to_owned(),
+    }
+}
+
+/// Equal briefs once, `×N` when there are several (`node error in pool cpu ×3`), in the order
+/// of their first.
+fn counted(briefs: Vec<String>) -> Vec<String> {
+    let mut seen: Vec<(String, usize)> = Vec::new();
+    for brief in briefs {
+        match seen.iter_mut().find(|(known, _)| *known == brief) {
+            Some((_, count)) => *count += 1,
+            None => seen.push((brief, 1)),
+        }
+    }
+    seen.into_iter()
+        .map(|(brief, count)| match count {
+            1 => brief,
+            _ => format!("{brief} ×{count}"),
+        })
+        .collect()
+}
+
+/// A problem in a few words, for a table cell.
+fn problem_brief(problem: &Problem) -> String {
+    let in_pool = |pool: &Option<String>| {
+        pool.as_deref()
+            .map_or_else(String::new, |pool| format!(" in pool {pool}"))
+    };
+    let counted_nodes = |nodes: &[String], what: &str| {
+        let count = nodes.len();
+        let noun = if count == 1 { "node" } else { "nodes" };
+        format!("{count} Slurm {noun} {what}")
+    };
+    match problem {
+        Problem::ClusterError { .. } => "cluster in ERROR".to_owned(),
+        Problem::UnknownState { .. } => "state unknown".to_owned(),
+        Problem::NodeError { pool, .. } => format!("node error{}", in_pool(pool)),
+        Problem::UnknownNodeState { pool, .. } => format!("node state unknown{}", in_pool(pool)),
+        Problem::SlurmNodesDown(nodes) => counted_nodes(nodes, "down"),
+        Problem::SlurmNodesDrained(nodes) => counted_nodes(nodes, "drained"),
+        Problem::SlurmNodesUnknown(nodes) => counted_nodes(nodes, "in unknown states"),
+        Problem::NodesNotStarting(shortage) => nodes_not_starting_brief(shortage),
+        Problem::SlurmUnreadable(_) => "Slurm unreadable".to_owned(),
+        Problem::ErrorEvent(event) => format!(
+            "recent {}",
+            event.event_type.as_deref().unwrap_or("error event")
+        ),
+    }
+}
+
+/// `gpu: 0/4 started, 3 pending, STOCKOUT in us-central1-a`.
+fn nodes_not_starting_brief(shortage: &NodesNotStarting) -> String {
+    let pool = shortage.pool.as_deref().unwrap_or("(no one pool)");
+    format!(
+        "{pool}: {}/{} started, {} pending, {}",
+        shortage.started,
+        shortage.wanted,
+        shortage.pending_jobs,
+        start_failure_reason(&shortage.last_failure.reason)
+    )
 }
 
 /// `pool gpu: 0 of 4 nodes started; 3 jobs pending; STOCKOUT in us-central1-a`.
@@ -344,6 +421,63 @@ mod tests {
         assert_eq!(
             problem_text(&Problem::SlurmNodesDown(many)),
             "12 Slurm nodes down or not responding: n0, n1, n2, n3, n4, n5, n6, n7, n8, n9 and 2 more"
+        );
+    }
+
+    fn health(slurm: SlurmHealth, problems: Vec<Problem>) -> ClusterHealth {
+        ClusterHealth {
+            address: ClusterName::new("acme-ml", "us-central1", "train01").unwrap(),
+            state: clusterform_executor::StateReading::Missing,
+            detail: None,
+            error: None,
+            pools: Vec::new(),
+            events: Vec::new(),
+            slurm,
+            problems,
+        }
+    }
+
+    #[test]
+    fn list_s_health_cell_says_ok_only_when_slurm_was_read_and_briefs_each_problem() {
+        let read = || {
+            SlurmHealth::Read(clusterform_executor::SlurmReport {
+                version: "v0.0.42".to_owned(),
+                jobs: clusterform_executor::SlurmJobCounts::default(),
+                nodes: clusterform_executor::SlurmNodeCounts::default(),
+                idle: clusterform_executor::Idleness::InUse,
+            })
+        };
+        assert_eq!(health_cell(&health(read(), Vec::new())), "ok");
+        assert_eq!(health_cell(&health(SlurmHealth::NotAsked, Vec::new())), "-");
+        let event = Problem::ErrorEvent(ClusterEvent::default());
+        assert_eq!(
+            health_cell(&health(read(), vec![event])),
+            "ok",
+            "an error event is history, not the cluster's health now"
+        );
+        let node_error = || Problem::NodeError {
+            pool: Some("cpu".to_owned()),
+            node: None,
+            detail: None,
+        };
+        let shortage = Problem::NodesNotStarting(NodesNotStarting {
+            pool: Some("gpu".to_owned()),
+            started: 0,
+            wanted: 4,
+            pending_jobs: 3,
+            last_failure: clusterform_executor::StartFailure {
+                node: "gpu-0".to_owned(),
+                reason: "The zone 'projects/p/zones/us-central1-a' does not have enough \
+                         resources available to fulfill the request. '(resource \
+                         type:compute)'. (state:STOCKOUT)"
+                    .to_owned(),
+                at: None,
+            },
+        });
+        let problems = vec![node_error(), shortage, node_error()];
+        assert_eq!(
+            health_cell(&health(read(), problems)),
+            "node error in pool cpu ×2; gpu: 0/4 started, 3 pending, STOCKOUT in us-central1-a"
         );
     }
 }

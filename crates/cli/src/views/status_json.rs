@@ -83,6 +83,21 @@ fn health_fields(health: &ClusterHealth) -> [(&'static str, Value); 7] {
     ]
 }
 
+/// `list --json`'s `health`: whether the cluster needs attention, what its Slurm said (as in
+/// `status --json`) and its problems of now, each as `status --json` writes it.
+pub fn health_summary(health: &ClusterHealth) -> Value {
+    json!({
+        "needs_attention": health.needs_attention(),
+        "slurm": slurm(&health.slurm),
+        "problems": health
+            .problems
+            .iter()
+            .filter(|p| p.is_current())
+            .map(problem)
+            .collect::<Vec<_>>(),
+    })
+}
+
 /// `clusterStatus.error`.
 fn error(status: &Status) -> Value {
     json!({

@@ -1,4 +1,4 @@
-//! `status` for people: one table row per cluster (project, ID, region, state, nodes by pool,
+//! `status` for people: one table row per cluster (project, region, ID, state, nodes by pool,
 //! Slurm's jobs and nodes, idle since), then the recent events, then everything that needs
 //! attention with its detail.
 
@@ -9,7 +9,7 @@ use time::OffsetDateTime;
 
 use super::names::ClusterNames;
 use super::status::{Found, StatusEntry, event_text, gone_text, names, problem_text};
-use super::table::{table, time_and_age};
+use super::table::{cluster_headers, cluster_row, table, time_and_age};
 
 /// The table, the recent events and what needs attention; `No clusters.` when there is none.
 pub fn render_text(entries: &[StatusEntry], now: OffsetDateTime) -> String {
@@ -40,25 +40,15 @@ const NONE: &str = "-";
 const UNKNOWN: &str = "unknown";
 
 fn clusters_table(entries: &[StatusEntry], now: OffsetDateTime) -> String {
-    let mut rows = vec![
-        [
-            "PROJECT",
-            "ID",
-            "REGION",
-            "STATE",
-            "NODES",
-            "SLURM JOBS",
-            "SLURM NODES",
-            "IDLE SINCE",
-        ]
-        .map(str::to_owned),
-    ];
+    let mut rows = vec![cluster_headers(&[
+        "STATE",
+        "NODES",
+        "SLURM JOBS",
+        "SLURM NODES",
+        "IDLE SINCE",
+    ])];
     for entry in entries {
-        let address = &entry.address;
-        let mut row = [
-            address.project().to_owned(),
-            address.id().to_string(),
-            address.region().to_owned(),
+        let mut cells = [
             "not created".to_owned(),
             NONE.to_owned(),
             NONE.to_owned(),
@@ -66,11 +56,11 @@ fn clusters_table(entries: &[StatusEntry], now: OffsetDateTime) -> String {
             NONE.to_owned(),
         ];
         if let Found::Live(health) = &entry.found {
-            row[3] = state(&health.state);
-            row[4] = nodes(&health.pools);
-            [row[5], row[6], row[7]] = slurm_cells(health, now);
+            cells[0] = state(&health.state);
+            cells[1] = nodes(&health.pools);
+            [cells[2], cells[3], cells[4]] = slurm_cells(health, now);
         }
-        rows.push(row);
+        rows.push(cluster_row(&entry.address, cells));
     }
     table(&rows)
 }

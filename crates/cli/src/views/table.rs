@@ -1,13 +1,54 @@
 //! Plain-text tables and times as `list`, `status` and `destroy --idle-for` print them.
+//!
+//! The three tables of clusters begin alike — PROJECT, REGION, ID ([`ADDRESS_HEADERS`],
+//! [`address_cells`]) — and list their rows in one order, by project, region, then ID
+//! ([`ClusterName`]'s order): a script or an eye moving from one to another finds each cluster
+//! where it found it before.
 
-/// Left-aligned columns separated by two spaces.
-pub fn table<const N: usize>(rows: &[[String; N]]) -> String {
-    let widths: Vec<usize> = (0..N)
-        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+use clusterform_model::ClusterName;
+
+/// The first columns of every table of clusters.
+pub const ADDRESS_HEADERS: [&str; 3] = ["PROJECT", "REGION", "ID"];
+
+/// `address`'s cells under [`ADDRESS_HEADERS`].
+pub fn address_cells(address: &ClusterName) -> [String; 3] {
+    [
+        address.project().to_owned(),
+        address.region().to_owned(),
+        address.id().to_string(),
+    ]
+}
+
+/// A table's header row: [`ADDRESS_HEADERS`], then `rest`.
+pub fn cluster_headers(rest: &[&str]) -> Vec<String> {
+    ADDRESS_HEADERS
+        .iter()
+        .chain(rest)
+        .map(|header| (*header).to_owned())
+        .collect()
+}
+
+/// A table's row for `address`: its [`address_cells`], then `rest`.
+pub fn cluster_row(address: &ClusterName, rest: impl IntoIterator<Item = String>) -> Vec<String> {
+    address_cells(address).into_iter().chain(rest).collect()
+}
+
+/// Left-aligned columns separated by two spaces; rows as long as the first.
+pub fn table<R: AsRef<[String]>>(rows: &[R]) -> String {
+    let columns = rows.first().map_or(0, |row| row.as_ref().len());
+    let widths: Vec<usize> = (0..columns)
+        .map(|i| {
+            rows.iter()
+                .filter_map(|r| r.as_ref().get(i))
+                .map(|cell| cell.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     let mut out = String::new();
     for row in rows {
         let line: Vec<String> = row
+            .as_ref()
             .iter()
             .zip(&widths)
             .map(|(cell, width)| format!("{cell:<width$}"))

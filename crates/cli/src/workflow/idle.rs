@@ -133,6 +133,9 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
             now,
         )
         .await?;
+        let mut reports = reports;
+        // In the order of every table of clusters: project, region, ID.
+        reports.sort_by(|a, b| a.name.cmp(&b.name));
         Ok((reports, now))
     }
 
