@@ -86,7 +86,7 @@ fn a_create_is_planned_sent_followed_and_summarised() {
     let output = env.run(&["apply", "--json", "--auto-approve"]);
     assert_succeeded(&output);
     insta::assert_snapshot!(events_transcript(&env, &output), @r#"
-    {"type":"planned","@timestamp":"[TIME]","summary":{"add":1,"change":0,"replace":0,"destroy":0,"release":0},"changes":[{"address":{"project":"my-proj","region":"us-central1","id":"train01"},"action":"create","reason":null}]}
+    {"type":"planned","@timestamp":"[TIME]","summary":{"add":1,"change":0,"replace":0,"destroy":0,"release":0},"changes":[{"address":{"project":"my-proj","region":"us-central1","id":"train01"},"action":"create","reason":null}],"unreadable_locations":[]}
     {"type":"started","@timestamp":"[TIME]","address":{"project":"my-proj","region":"us-central1","id":"train01"},"action":"create","elapsed_seconds":"[N]"}
     {"type":"request_sent","@timestamp":"[TIME]","address":{"project":"my-proj","region":"us-central1","id":"train01"},"action":"create","kind":"create","method":"POST","path":"/v1beta1/projects/my-proj/locations/us-central1/modelDevelopmentClusters","operation":"projects/253589482369/locations/us-central1/operations/1","elapsed_seconds":"[N]"}
     {"type":"operation_progress","@timestamp":"[TIME]","address":{"project":"my-proj","region":"us-central1","id":"train01"},"action":"create","operation":"projects/253589482369/locations/us-central1/operations/1","state":"PROVISIONING","message":"Validating the cluster request.","elapsed_seconds":"[N]"}
@@ -150,7 +150,7 @@ fn a_failed_operation_is_an_event_with_its_status_and_hint() {
     env.write_config(&config(&[ClusterSpec::default()]));
     let output = env.run(&["apply", "--json", "--auto-approve"]);
     insta::assert_snapshot!(events_transcript(&env, &output), @r#"
-    {"type":"planned","@timestamp":"[TIME]","summary":{"add":1,"change":0,"replace":0,"destroy":0,"release":0},"changes":[{"address":{"project":"my-proj","region":"us-central1","id":"train01"},"action":"create","reason":null}]}
+    {"type":"planned","@timestamp":"[TIME]","summary":{"add":1,"change":0,"replace":0,"destroy":0,"release":0},"changes":[{"address":{"project":"my-proj","region":"us-central1","id":"train01"},"action":"create","reason":null}],"unreadable_locations":[]}
     {"type":"started","@timestamp":"[TIME]","address":{"project":"my-proj","region":"us-central1","id":"train01"},"action":"create","elapsed_seconds":"[N]"}
     {"type":"request_sent","@timestamp":"[TIME]","address":{"project":"my-proj","region":"us-central1","id":"train01"},"action":"create","kind":"create","method":"POST","path":"/v1beta1/projects/my-proj/locations/us-central1/modelDevelopmentClusters","operation":"projects/253589482369/locations/us-central1/operations/1","elapsed_seconds":"[N]"}
     {"type":"operation_progress","@timestamp":"[TIME]","address":{"project":"my-proj","region":"us-central1","id":"train01"},"action":"create","operation":"projects/253589482369/locations/us-central1/operations/1","state":"PROVISIONING","message":"Validating the cluster request.","elapsed_seconds":"[N]"}
@@ -303,7 +303,7 @@ fn operations_an_earlier_run_left_are_followed_as_events() {
     insta::assert_snapshot!(events_transcript(&env, &output), @r#"
     {"type":"resumed","@timestamp":"[TIME]","address":{"project":"my-proj","region":"us-central1","id":"train01"},"action":"create","operation":"projects/253589482369/locations/us-central1/operations/1","elapsed_seconds":"[N]"}
     {"type":"done","@timestamp":"[TIME]","address":{"project":"my-proj","region":"us-central1","id":"train01"},"action":"create","elapsed_seconds":"[N]"}
-    {"type":"planned","@timestamp":"[TIME]","summary":{"add":0,"change":0,"replace":0,"destroy":0,"release":0},"changes":[]}
+    {"type":"planned","@timestamp":"[TIME]","summary":{"add":0,"change":0,"replace":0,"destroy":0,"release":0},"changes":[],"unreadable_locations":[]}
     {"type":"summary","@timestamp":"[TIME]","success":true,"counts":{"add":1,"change":0,"replace":0,"destroy":0,"release":0,"failed":0}}
     "#);
 }

@@ -126,7 +126,8 @@ fn list_shows_clusters_in_regions_the_configuration_does_not_name_with_accelerat
 
     let json_list = env.run(&["list", "--json"]);
     assert_succeeded(&json_list);
-    let rows: Value = serde_json::from_slice(&json_list.stdout).unwrap();
+    let document: Value = serde_json::from_slice(&json_list.stdout).unwrap();
+    let rows = &document["clusters"];
     let gpu = rows
         .as_array()
         .unwrap()
@@ -143,8 +144,8 @@ fn list_shows_clusters_in_regions_the_configuration_does_not_name_with_accelerat
 
     let one_region = env.run(&["list", "--region", "asia-southeast1", "--json"]);
     assert_succeeded(&one_region);
-    let rows: Value = serde_json::from_slice(&one_region.stdout).unwrap();
-    let ids: Vec<&str> = rows
+    let document: Value = serde_json::from_slice(&one_region.stdout).unwrap();
+    let ids: Vec<&str> = document["clusters"]
         .as_array()
         .unwrap()
         .iter()
@@ -167,7 +168,8 @@ fn list_shows_clusters_in_regions_the_configuration_does_not_name_with_accelerat
         "--json",
     ]);
     assert_succeeded(&elsewhere);
-    let rows: Value = serde_json::from_slice(&elsewhere.stdout).unwrap();
+    let document: Value = serde_json::from_slice(&elsewhere.stdout).unwrap();
+    let rows = &document["clusters"];
     assert_eq!(rows.as_array().unwrap().len(), 1);
     assert_eq!(rows[0]["stack"], "vision");
     let listed_in =
@@ -188,7 +190,7 @@ fn list_shows_clusters_in_regions_the_configuration_does_not_name_with_accelerat
 }
 
 #[test]
-fn a_refused_list_in_an_unnamed_region_warns_and_deletes_nothing() {
+fn a_refused_list_where_only_the_record_names_a_cluster_is_an_error_that_deletes_nothing() {
     let env = Env::new(50);
     far01_dropped(&env);
     env.emulator().set_refused_locations(vec![
@@ -197,14 +199,17 @@ fn a_refused_list_in_an_unnamed_region_warns_and_deletes_nothing() {
             .unwrap(),
     ]);
 
-    insta::assert_snapshot!(env.transcript(&["plan", "--detailed-exitcode"]), @r"
+    insta::assert_snapshot!(env.transcript(&["plan", "--detailed-exitcode"]), @"
     No changes. Your clusters match the configuration.
     [stderr]
-    Warning: could not list the clusters of my-proj/europe-west4, which the configuration does not name; going on without them (nothing there is planned or deleted): PERMISSION_DENIED (403): Permission 'aiplatform.modelDevelopmentClusters.list' denied on resource '//aiplatform.googleapis.com/projects/my-proj/locations/europe-west4' (or it may not exist).
+    Warning: the List of my-proj/europe-west4, which this stack uses, was refused (PERMISSION_DENIED (403): Permission 'aiplatform.modelDevelopmentClusters.list' denied on resource '//aiplatform.googleapis.com/projects/my-proj/locations/europe-west4' (or it may not exist).): far01 there is left as it is (not created, changed or destroyed); the rest of the plan goes on
+    Error: the clusters of my-proj/europe-west4 (far01) could not be listed: they were left as they are, and the run is incomplete
+      hint: run the command again once the service answers there (the warning above has its answer); nothing else waits for it: the other clusters were planned as usual
+    [exit status: 1]
     ");
 
     let applied = env.run(&["apply", "--auto-approve"]);
-    assert_succeeded(&applied);
+    assert_eq!(applied.status.code(), Some(1), "far01's location is unread");
     assert!(env.mutations().iter().all(|r| r.method != "DELETE"));
     assert!(
         env.emulator().cluster(&far01()).is_some(),
@@ -234,7 +239,7 @@ fn a_refused_list_in_an_unnamed_region_warns_and_deletes_nothing() {
         "nothing left to destroy, yet one location unread: {again}"
     );
 
-    // Where the configuration names a cluster, a refused List stops the plan.
+    // Where the configuration names a cluster, a refused List is an error too.
     env.emulator()
         .set_refused_locations(vec![format!("{PROJECT}/us-central1").parse().unwrap()]);
     let refused = env.run(&["plan"]);
@@ -351,9 +356,9 @@ fn a_failing_region_the_configuration_does_not_name_stops_no_work_elsewhere() {
     );
     let said = crate::support::stderr(&plan);
     assert!(
-        said.contains(
-            "the List of my-proj/europe-west4, which the configuration does not name, kept failing"
-        ) && said.contains("none of them is changed or destroyed"),
+        said.contains("the List of my-proj/europe-west4 (UNAVAILABLE (503)")
+            && said.contains("kept failing; going on without it")
+            && said.contains("none of them is changed or destroyed"),
         "{said}"
     );
     // What could be read is shown, and the incomplete view exits 1.
@@ -369,4 +374,171 @@ fn a_failing_region_the_configuration_does_not_name_stops_no_work_elsewhere() {
     let list = env.run(&["list"]);
     assert_eq!(list.status.code(), Some(1));
     assert!(stdout(&list).contains("train01"));
+}
+
+/// `train01` (with `display_name`) in us-central1, and `far01` in europe-west4.
+fn both_with(display_name: &'static str) -> String {
+    let far = configuration(true);
+    let here = cluster_hcl(&ClusterSpec::default());
+    let changed = cluster_hcl(&ClusterSpec {
+        display_name,
+        ..ClusterSpec::default()
+    });
+    far.replacen(&here, &changed, 1)
+}
+
+fn failing_in_europe(env: &Env) {
+    env.emulator()
+        .set_faults("503=1,retry-after=0,location=europe-west4".parse().unwrap());
+}
+
+#[test]
+fn a_failing_region_the_stack_uses_leaves_its_clusters_alone_and_the_rest_is_applied() {
+    let env = Env::new(50);
+    env.write_config(&configuration(true));
+    assert_succeeded(&env.run(&["apply", "--auto-approve"]));
+    env.write_config(&both_with("Renamed"));
+    failing_in_europe(&env);
+
+    let plan = env.run(&["plan", "--detailed-exitcode"]);
+    assert_eq!(plan.status.code(), Some(1), "an error for far01's location");
+    let shown = stdout(&plan);
+    assert!(
+        shown.contains("train01 will be updated in place"),
+        "{shown}"
+    );
+    assert!(
+        !shown.contains("far01"),
+        "far01 is not planned at all: {shown}"
+    );
+    let said = crate::support::stderr(&plan);
+    assert!(
+        said.contains(
+            "the List of my-proj/europe-west4, which this stack uses, kept failing (UNAVAILABLE"
+        ) && said.contains("far01 there is left as it is (not created, changed or destroyed)"),
+        "{said}"
+    );
+    assert!(
+        said.contains("the clusters of my-proj/europe-west4 (far01) could not be listed"),
+        "{said}"
+    );
+
+    let json = env.run(&["plan", "--json"]);
+    let document: Value = serde_json::from_slice(&json.stdout).unwrap();
+    let unread = &document["unreadable_locations"][0];
+    assert_eq!(
+        (
+            &unread["region"],
+            &unread["kind"],
+            &unread["named"],
+            &unread["held"]
+        ),
+        (
+            &json!("europe-west4"),
+            &json!("failing"),
+            &json!(true),
+            &json!(["far01"])
+        ),
+        "{document}"
+    );
+
+    let apply = env.run(&["apply", "--auto-approve", "--json"]);
+    assert_eq!(apply.status.code(), Some(1));
+    let events: Vec<Value> = stdout(&apply)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(events[0]["type"], "planned");
+    assert_eq!(
+        events[0]["unreadable_locations"][0]["held"],
+        json!(["far01"])
+    );
+    env.emulator().set_faults(Default::default());
+    let train01 = env
+        .emulator()
+        .cluster(&crate::support::cluster_name("train01"));
+    assert_eq!(
+        train01.unwrap()["displayName"],
+        "Renamed",
+        "the rest was applied"
+    );
+    assert!(
+        env.emulator().cluster(&far01()).is_some(),
+        "far01 is untouched"
+    );
+}
+
+#[test]
+fn a_failing_region_only_the_applied_record_names_is_an_error_and_destroys_nothing() {
+    let env = Env::new(50);
+    far01_dropped(&env);
+    failing_in_europe(&env);
+    let plan = env.run(&["plan"]);
+    assert_eq!(plan.status.code(), Some(1));
+    let said = crate::support::stderr(&plan);
+    assert!(
+        said.contains("which this stack uses, kept failing"),
+        "{said}"
+    );
+    assert!(!stdout(&plan).contains("destroyed"), "{}", stdout(&plan));
+    env.emulator().set_faults(Default::default());
+    assert!(env.emulator().cluster(&far01()).is_some());
+}
+
+#[test]
+fn refused_regions_nothing_names_make_one_short_note() {
+    let env = Env::new(50);
+    env.write_config(&configuration(false));
+    env.emulator().set_refused_locations(vec![
+        format!("{PROJECT}/us-east5").parse().unwrap(),
+        format!("{PROJECT}/asia-south2").parse().unwrap(),
+    ]);
+    let plan = env.run(&["plan", "--detailed-exitcode"]);
+    assert_eq!(plan.status.code(), Some(2), "exit codes unchanged");
+    let said = crate::support::stderr(&plan);
+    assert_eq!(said.matches("refused").count(), 1, "{said}");
+    assert!(
+        said.contains("Note: 2 locations refused the List for good")
+            && said.contains("my-proj/asia-south2, my-proj/us-east5")
+            && said.contains("`regions = [...]`"),
+        "{said}"
+    );
+}
+
+#[test]
+fn status_and_list_show_a_row_per_failing_location_and_say_it_in_json() {
+    let env = Env::new(50);
+    env.write_config(&configuration(false));
+    assert_succeeded(&env.run(&["apply", "--auto-approve"]));
+    failing_in_europe(&env);
+    let status = env.run(&["status"]);
+    assert_eq!(status.status.code(), Some(1));
+    let table = stdout(&status);
+    assert!(
+        table
+            .lines()
+            .any(|line| line.starts_with("my-proj  europe-west4  *        not listed")),
+        "{table}"
+    );
+    assert!(
+        table.contains("  my-proj/europe-west4: the List kept failing (UNAVAILABLE"),
+        "{table}"
+    );
+    let json = env.run(&["status", "--json"]);
+    let document: Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(document["needs_attention"], true);
+    assert_eq!(document["unreadable_locations"][0]["kind"], "failing");
+    assert_eq!(document["clusters"][0]["address"]["id"], "train01");
+
+    let list = env.run(&["list"]);
+    assert_eq!(list.status.code(), Some(1));
+    assert!(
+        stdout(&list).contains("europe-west4  *        not listed"),
+        "{}",
+        stdout(&list)
+    );
+    let listed: Value = serde_json::from_slice(&env.run(&["list", "--json"]).stdout).unwrap();
+    assert_eq!(listed["format_version"], 1);
+    assert_eq!(listed["clusters"][0]["id"], "train01");
+    assert_eq!(listed["unreadable_locations"][0]["region"], "europe-west4");
 }

@@ -82,7 +82,8 @@ fn a_two_region_fleet_shows_locations_and_script_diffs() {
 
     let json = env.run(&["list", "--json"]);
     assert_succeeded(&json);
-    let rows: Vec<serde_json::Value> = serde_json::from_str(&stdout(&json)).unwrap();
+    let document: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
+    let rows = document["clusters"].as_array().unwrap();
     let mut locations: Vec<(&str, &str, &str)> = rows
         .iter()
         .map(|row| {

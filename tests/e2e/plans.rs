@@ -143,8 +143,8 @@ fn other_stacks_clusters_are_listed_across_pages_but_never_touched() {
         .collect();
     assert!(mutated.is_empty(), "{mutated:?}");
     let list = env.run(&["list", "--json"]);
-    let rows: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
-    assert_eq!(rows.as_array().unwrap().len(), 26);
+    let document: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+    assert_eq!(document["clusters"].as_array().unwrap().len(), 26);
 }
 
 #[test]

@@ -372,7 +372,8 @@ fn status_json_is_one_document() {
             }
           ]
         }
-      ]
+      ],
+      "unreadable_locations": []
     }
     [exit status: 2]
     "#);
@@ -609,8 +610,8 @@ fn list_s_health_column_shows_the_nodes_that_do_not_start() {
         "{table}"
     );
     let json = env.run(&["list", "--json"]);
-    let rows: Value = serde_json::from_slice(&json.stdout).unwrap();
-    let health = &rows[0]["health"];
+    let document: Value = serde_json::from_slice(&json.stdout).unwrap();
+    let health = &document["clusters"][0]["health"];
     assert_eq!(health["needs_attention"], true, "{health}");
     assert_eq!(health["problems"][0]["kind"], "nodes_not_starting");
     assert_eq!(health["problems"][0]["pending_jobs"], 3);

@@ -167,6 +167,13 @@ pub enum CliError {
         /// The locations whose List kept failing.
         failing: Vec<Location>,
     },
+    /// Locations that the configuration names, or that hold clusters of the stack, could not be
+    /// listed: their clusters were left as they are; the rest of the plan ran.
+    #[error("{}", unread_text(unread))]
+    LocationsUnread {
+        /// Each such location, with the clusters known to be there.
+        unread: Vec<clusterform_model::UnreadLocation>,
+    },
     /// The stack is the directory's name (allowed only with the local emulator), but the
     /// endpoint was overridden to a real one.
     #[error(
@@ -267,6 +274,9 @@ impl CliError {
             Self::StalePlan(_) | Self::ConfigChanged { .. } => {
                 Some("run `clusterform plan --out FILE` again, review it, then apply the new plan".into())
             }
+            Self::LocationsUnread { .. } => Some(
+                "run the command again once the service answers there (the warning above has its answer); nothing else waits for it: the other clusters were planned as usual".into(),
+            ),
             Self::ViewIncomplete { .. } => Some(
                 "run the command again once the service answers there; the warning above has its last answer".into(),
             ),
@@ -300,6 +310,31 @@ impl CliError {
 }
 
 /// `P/R, P/R and P/R`.
+/// `the clusters of my-proj/us-central1 (train01, train02) could not be read: …`.
+fn unread_text(unread: &[clusterform_model::UnreadLocation]) -> String {
+    let each: Vec<String> = unread
+        .iter()
+        .map(|location| {
+            let place = format!(
+                "{}/{}",
+                location.location.project(),
+                location.location.region()
+            );
+            if location.held.is_empty() {
+                place
+            } else {
+                let ids: Vec<String> = location.held.iter().map(ToString::to_string).collect();
+                format!("{place} ({})", ids.join(", "))
+            }
+        })
+        .collect();
+    format!(
+        "the clusters of {} could not be listed: they were left as they are, and the run is \
+         incomplete",
+        each.join("; ")
+    )
+}
+
 fn shown_locations(locations: &[Location]) -> String {
     let shown: Vec<String> = locations
         .iter()

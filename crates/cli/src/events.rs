@@ -223,7 +223,13 @@ fn planned_fields(plan: &Plan) -> Value {
             fields
         })
         .collect();
-    json!({"summary": plan.summary(), "changes": changes})
+    json!({
+        "summary": plan.summary(),
+        "changes": changes,
+        "unreadable_locations": clusterform::views::status_json::unreadable_locations(
+            &plan.unreadable_locations
+        ),
+    })
 }
 
 /// The event of one engine step; `None` for a failure, which the sink's `failed` reports with

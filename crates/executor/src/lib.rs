@@ -32,7 +32,8 @@ pub use run::health::{
 pub use run::idle::{IdleReport, IdleVerdict, SlurmEvidence, idle_verdict, inspect_idle};
 pub use run::operations::{OperationWaiter, WaitOptions};
 pub use run::refresh::{
-    LivePages, PagePosition, Refreshed, RefusedList, UnreadKind, is_refusal, refresh, refresh_paged,
+    FIRST_PAGE_WITHIN, LivePages, PagePosition, Refreshed, RefusedList, UnreadKind, is_refusal,
+    refresh, refresh_paged,
 };
 pub use run::slurm::{
     SLURM_API_VERSIONS, SlurmJob, SlurmNode, SlurmReadError, parse_jobs, parse_nodes, ping,

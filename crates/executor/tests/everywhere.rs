@@ -7,7 +7,11 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use clusterform_emulator::{EmulatorOptions, FaultSpec, RefusedLocation};
-use clusterform_executor::{UnreadKind, is_refusal, refresh};
+use std::sync::Arc;
+
+use clusterform_executor::{
+    ApiClient, ClientOptions, FIRST_PAGE_WITHIN, StaticToken, UnreadKind, is_refusal, refresh,
+};
 use clusterform_model::{Code, Location, RefreshLocations, SERVICE_REGIONS};
 use serde_json::json;
 
@@ -155,12 +159,68 @@ async fn a_list_refused_where_nothing_is_named_is_reported_and_gives_nothing() {
 }
 
 #[tokio::test]
-async fn a_refused_list_where_the_configuration_names_a_cluster_fails_the_refresh() {
+async fn a_refused_list_where_the_configuration_names_a_cluster_is_reported_as_named() {
     let h = Harness::start(Duration::from_millis(50)).await;
     h.emulator
         .set_refused_locations(vec![format!("{PROJECT}/{REGION}").parse().unwrap()]);
-    let error = refresh(&h.client, &everywhere(), &[]).await.unwrap_err();
-    assert_eq!(error.api_code(), Some(Code::PermissionDenied), "{error}");
+    let refreshed = refresh(&h.client, &everywhere(), &[]).await.unwrap();
+    // The caller makes it an error for the clusters there; the other locations were read.
+    let [refused] = refreshed.refused.as_slice() else {
+        panic!("one location refused: {:?}", refreshed.refused);
+    };
+    assert!(refused.named);
+    assert_eq!(refused.location.region(), REGION);
+    let unread = refused.unread();
+    assert!(unread.is_error(), "the configuration names it");
+    assert!(
+        unread.reason.starts_with("PERMISSION_DENIED (403)"),
+        "{}",
+        unread.reason
+    );
+}
+
+/// A server that takes every connection and never answers.
+async fn silent_server() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        // Bounded: one connection per List and retry is all a refresh opens.
+        while held.len() < 1000 {
+            let Ok((connection, _)) = listener.accept().await else {
+                break;
+            };
+            held.push(connection);
+        }
+    });
+    format!("http://{address}")
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_location_that_gives_no_first_page_in_30_seconds_is_failing() {
+    // Requests that may wait ten minutes each: only the refresh's own bound ends them.
+    let options = ClientOptions {
+        request_timeout: Duration::from_secs(600),
+        ..client_options(&silent_server().await, fast_retry())
+    };
+    let client = ApiClient::new(options, Arc::new(StaticToken::new(TOKEN))).unwrap();
+    let started = tokio::time::Instant::now();
+    let refreshed = refresh(&client, &everywhere(), &[]).await.unwrap();
+    assert!(started.elapsed() >= FIRST_PAGE_WITHIN);
+    assert!(!refreshed.refused.is_empty());
+    assert!(
+        refreshed
+            .refused
+            .iter()
+            .all(|list| list.kind == UnreadKind::Failing)
+    );
+    assert!(
+        refreshed.refused[0]
+            .to_string()
+            .contains("no first page within 30s"),
+        "{}",
+        refreshed.refused[0]
+    );
 }
 
 #[tokio::test]

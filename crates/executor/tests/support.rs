@@ -191,6 +191,7 @@ pub fn plan(changes: Vec<ClusterChange>) -> Plan {
         flags_digest: String::new(),
         endpoint: None,
         changes,
+        unreadable_locations: Vec::new(),
     }
 }
 

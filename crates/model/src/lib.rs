@@ -29,6 +29,7 @@ mod operation;
 pub mod paths;
 mod regions;
 pub mod rest;
+mod unread;
 mod update_mode;
 
 pub use action::Action;
@@ -48,6 +49,7 @@ pub use operation::{
     Code, ErrorEnvelope, FieldViolation, Operation, Shortage, Status, shortage_brief,
 };
 pub use regions::{RefreshLocations, SERVICE_REGIONS, is_service_region};
+pub use unread::{UnreadKind, UnreadLocation};
 pub use update_mode::{UnknownUpdateMode, UpdateMode};
 
 /// The label clusterform puts on every cluster it manages; its value is the stack name.

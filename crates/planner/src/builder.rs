@@ -14,7 +14,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use clusterform_config::{Config, DesiredCluster, RemovedCluster};
-use clusterform_model::{Cluster, ClusterName, LiveCluster, STACK_LABEL};
+use clusterform_model::{Cluster, ClusterName, LiveCluster, Location, STACK_LABEL};
 use rayon::prelude::*;
 
 use crate::drift::AppliedDigests;
@@ -142,6 +142,17 @@ impl<'a> PlanBuilder<'a> {
         self,
         all_live: impl IntoIterator<Item = &'l LiveCluster>,
     ) -> Result<Plan, PlanError> {
+        self.finish_without(all_live, &[])
+    }
+
+    /// [`finish`](Self::finish) when the Lists of `unread` gave nothing: the declared clusters
+    /// there are not planned at all — neither created (they may well exist) nor changed — and
+    /// nothing else there is seen to be planned.
+    pub fn finish_without<'l>(
+        self,
+        all_live: impl IntoIterator<Item = &'l LiveCluster>,
+        unread: &[Location],
+    ) -> Result<Plan, PlanError> {
         let stack = self.desired.provider.stack.as_str();
         let live = self.sort_out(all_live);
         check_targets(self.desired, &self.declared, &live, stack, self.options)?;
@@ -153,6 +164,7 @@ impl<'a> PlanBuilder<'a> {
             .zip(self.early)
             .zip(&live.declared)
             .zip(&live.repeated)
+            .filter(|(((cluster, _), _), _)| !unread.contains(cluster.name.location()))
             .map(|(((cluster, early), current), repeated)| match early {
                 // Kept only if the whole set agrees: read there once, at the same address. (A
                 // page outside the whole set breaks `add_live`'s contract; the whole set wins.)
@@ -186,6 +198,7 @@ impl<'a> PlanBuilder<'a> {
             flags,
             endpoint: None,
             changes: sorted_by_address(changes),
+            unreadable_locations: Vec::new(),
         })
     }
 

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use clusterform_model::fields::{ImpactClass, UpdateMaskPath};
 use clusterform_model::paths::{FieldPath, Selector};
 use clusterform_model::rest::{ClusterRequest, UpdateMask};
-use clusterform_model::{Action, ClusterName, UpdateMode, cluster_address};
+use clusterform_model::{Action, ClusterName, UnreadLocation, UpdateMode, cluster_address};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -52,6 +52,10 @@ pub struct Plan {
     pub endpoint: Option<String>,
     /// One entry per cluster considered, no-ops included, sorted by address.
     pub changes: Vec<ClusterChange>,
+    /// The locations whose List gave nothing, and what of the stack is there: nothing there
+    /// is in `changes`. The binary records them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unreadable_locations: Vec<UnreadLocation>,
 }
 
 impl Plan {

@@ -205,6 +205,7 @@ mod tests {
             flags_digest: String::new(),
             endpoint: None,
             changes: vec![change],
+            unreadable_locations: Vec::new(),
         }
     }
 

@@ -3,14 +3,15 @@
 
 use clusterform::views::status::StatusEntry;
 use clusterform::views::{status_json, status_text};
+use clusterform_model::UnreadLocation;
 use time::OffsetDateTime;
 
 use crate::printer::Printer;
 
 /// How `status` shows what it found.
 pub trait StatusView {
-    /// The report on `entries`, read at `now`.
-    fn report(&self, entries: &[StatusEntry], now: OffsetDateTime);
+    /// The report on `entries`, read at `now`, and on the locations that could not be listed.
+    fn report(&self, entries: &[StatusEntry], unread: &[UnreadLocation], now: OffsetDateTime);
 }
 
 /// The view `--json` chooses.
@@ -28,8 +29,9 @@ struct HumanStatus {
 }
 
 impl StatusView for HumanStatus {
-    fn report(&self, entries: &[StatusEntry], now: OffsetDateTime) {
-        self.printer.result(&status_text::render_text(entries, now));
+    fn report(&self, entries: &[StatusEntry], unread: &[UnreadLocation], now: OffsetDateTime) {
+        self.printer
+            .result(&status_text::render_text(entries, unread, now));
     }
 }
 
@@ -39,8 +41,8 @@ struct JsonStatus {
 }
 
 impl StatusView for JsonStatus {
-    fn report(&self, entries: &[StatusEntry], _now: OffsetDateTime) {
-        let document = status_json::render_json(entries);
+    fn report(&self, entries: &[StatusEntry], unread: &[UnreadLocation], _now: OffsetDateTime) {
+        let document = status_json::render_json(entries, unread);
         self.printer
             .result(&serde_json::to_string_pretty(&document).unwrap_or_default());
     }

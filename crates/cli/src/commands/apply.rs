@@ -78,8 +78,11 @@ async fn apply_directory(
         } else {
             None
         };
-        run.finish(report, &planned.plan, &working, &planned.unread)
-            .await
+        let status = run
+            .finish(report, &planned.plan, &working, &planned.unread)
+            .await?;
+        workflow::fully_read(&planned.plan.unreadable_locations)?;
+        Ok(status)
     })
     .await
 }
@@ -161,7 +164,10 @@ async fn apply_saved_plan(
         } else {
             None
         };
-        run.finish(report, &plan, &working, &[]).await
+        let status = run.finish(report, &plan, &working, &[]).await?;
+        // What the plan could not read was left alone when it was made, and still is.
+        workflow::fully_read(&plan.unreadable_locations)?;
+        Ok(status)
     })
     .await
 }

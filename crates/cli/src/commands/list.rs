@@ -9,11 +9,13 @@
 
 use std::collections::BTreeSet;
 
-use clusterform::views::table::{cluster_headers, cluster_row, table};
+use clusterform::views::table::{cluster_headers, cluster_row, table, unread_row};
 use clusterform::views::{status, status_json};
 use clusterform_config::Config;
 use clusterform_executor::{ClusterHealth, ExecError};
-use clusterform_model::{Cluster, LiveCluster, Location, NodePool, RefreshLocations, STACK_LABEL};
+use clusterform_model::{
+    Cluster, LiveCluster, Location, NodePool, RefreshLocations, STACK_LABEL, UnreadLocation,
+};
 use serde_json::json;
 use time::OffsetDateTime;
 
@@ -22,7 +24,7 @@ use crate::commands::ExitStatus;
 use crate::context;
 use crate::error::CliError;
 use crate::printer::Printer;
-use crate::workflow;
+use crate::workflow::{self, KnownClusters};
 
 /// Lists live clusters as a table or JSON.
 pub async fn run(args: &List, printer: &Printer) -> Result<ExitStatus, CliError> {
@@ -43,24 +45,27 @@ pub async fn run(args: &List, printer: &Printer) -> Result<ExitStatus, CliError>
     let provider = config.as_ref().map(|config| &config.provider);
     let connection = context::connect(args.endpoint.as_deref(), provider, dir, printer).await?;
     let refreshed = clusterform_executor::refresh(&connection.client, &locations, &[]).await?;
-    workflow::warn_refused(printer, &refreshed.refused);
+    let known = config
+        .as_ref()
+        .map_or_else(KnownClusters::default, |config| {
+            KnownClusters::of(config, None, [])
+        });
+    let unread = known.unread(&refreshed.refused);
+    workflow::report_unread(printer, &unread);
     let mut clusters = refreshed.live;
     clusters.sort_by(|a, b| a.address.cmp(&b.address));
     let now = OffsetDateTime::now_utc();
     let health = clusterform_executor::inspect_health(&connection.client, &clusters, 0, now).await;
     let listed: Vec<Listed> = clusters.iter().zip(&health).collect();
     if args.json {
-        let rows: Vec<_> = listed
-            .iter()
-            .map(|&(live, health)| json_row(live, health))
-            .collect();
-        printer.result(&serde_json::to_string_pretty(&rows).unwrap_or_default());
-    } else if listed.is_empty() {
+        let document = json_document(&listed, &unread);
+        printer.result(&serde_json::to_string_pretty(&document).unwrap_or_default());
+    } else if listed.is_empty() && status::unread_rows(&unread).next().is_none() {
         printer.result("No clusters.");
     } else {
-        printer.result(&clusters_table(&listed));
+        printer.result(&clusters_table(&listed, &unread));
     }
-    workflow::complete_view(&refreshed.refused)?;
+    workflow::complete_view(&unread)?;
     Ok(ExitStatus::Success)
 }
 
@@ -116,7 +121,24 @@ fn listed_locations(
 /// A listed cluster and its health.
 type Listed<'a> = (&'a LiveCluster, &'a ClusterHealth);
 
-fn clusters_table(listed: &[Listed]) -> String {
+/// The version of `list --json`'s shape: raised when a field changes meaning or goes away.
+const LIST_FORMAT_VERSION: u32 = 1;
+
+/// `{format_version, clusters: [...], unreadable_locations: [...]}`.
+fn json_document(listed: &[Listed], unread: &[UnreadLocation]) -> serde_json::Value {
+    let clusters: Vec<_> = listed
+        .iter()
+        .map(|&(live, health)| json_row(live, health))
+        .collect();
+    json!({
+        "format_version": LIST_FORMAT_VERSION,
+        "clusters": clusters,
+        "unreadable_locations": status_json::unreadable_locations(unread),
+    })
+}
+
+/// The clusters, then a row per location that could not be listed.
+fn clusters_table(listed: &[Listed], unread: &[UnreadLocation]) -> String {
     let mut rows = vec![cluster_headers(&[
         "STATE",
         "HEALTH",
@@ -138,6 +160,7 @@ fn clusters_table(listed: &[Listed]) -> String {
             ],
         ));
     }
+    rows.extend(status::unread_rows(unread).map(|location| unread_row(location, 6)));
     table(&rows)
 }
 
@@ -302,7 +325,7 @@ mod tests {
         ];
         let health = [not_asked(&clusters[0]), shortage(&clusters[1])];
         let listed: Vec<Listed> = clusters.iter().zip(&health).collect();
-        insta::assert_snapshot!(clusters_table(&listed), @"
+        insta::assert_snapshot!(clusters_table(&listed, &[]), @"
         PROJECT  REGION        ID       STATE    HEALTH                                                   POOLS (min-max(nodes))     ACCELERATORS             STACK     UPDATED
         my-proj  us-central1   train01  RUNNING  -                                                        cpu:0-4 login:1-1          -                        research  2026-11-02T10:30:00Z
         my-proj  europe-west4  train01  RUNNING  gpu: 0/2 started, 1 pending, STOCKOUT in europe-west4-a  cpu:0-4 login:1-1 gpu:0-2  gpu:NVIDIA_H200_141GB×8  research  2026-11-02T10:30:00Z

@@ -10,7 +10,7 @@ use crate::commands::ExitStatus;
 use crate::context;
 use crate::error::CliError;
 use crate::printer::Printer;
-use crate::workflow::Run;
+use crate::workflow::{self, Run};
 
 /// Plans and shows the plan (text or JSON), saving it with `--out`.
 pub async fn run(args: &Plan, printer: &Printer) -> Result<ExitStatus, CliError> {
@@ -36,6 +36,8 @@ pub async fn run(args: &Plan, printer: &Printer) -> Result<ExitStatus, CliError>
     } else {
         ExitStatus::Success
     };
+    // The plan is shown (and saved) whole but for what could not be read; that is the error.
+    let read = workflow::fully_read(&planned.plan.unreadable_locations);
     run.leave_to_exit(planned);
-    Ok(status)
+    read.map(|()| status)
 }

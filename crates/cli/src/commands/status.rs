@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use clusterform::views::status::{self, Found, Recorded, StatusEntry};
 use clusterform_config::Config;
 use clusterform_executor::AppliedRecord;
-use clusterform_model::{ClusterName, LiveCluster, STACK_LABEL};
+use clusterform_model::{ClusterName, LiveCluster, STACK_LABEL, UnreadLocation};
 use clusterform_planner::PlanError;
 use time::OffsetDateTime;
 
@@ -19,7 +19,7 @@ use crate::commands::ExitStatus;
 use crate::context;
 use crate::error::CliError;
 use crate::printer::Printer;
-use crate::workflow;
+use crate::workflow::{self, KnownClusters};
 
 /// Reads and shows the health of the configuration's clusters.
 pub async fn run(args: &Status, printer: &Printer) -> Result<ExitStatus, CliError> {
@@ -34,13 +34,13 @@ pub async fn run(args: &Status, printer: &Printer) -> Result<ExitStatus, CliErro
     let record = workflow::open_applied(&args.dir, connection.remote_applied()).await;
     let locations = workflow::scanned_locations(&config, Some(&record), []);
     let refreshed = clusterform_executor::refresh(client, &locations, &names).await?;
-    workflow::warn_refused(printer, &refreshed.refused);
-    let (watched, present) = watched_clusters(&config, refreshed.live, &args.targets)?;
-    let unread = refreshed.refused;
+    let unread = KnownClusters::of(&config, Some(&record), []).unread(&refreshed.refused);
+    workflow::report_unread(printer, &unread);
+    let (watched, present) = watched_clusters(&config, refreshed.live, &args.targets, &unread)?;
     let now = OffsetDateTime::now_utc();
     let health = clusterform_executor::inspect_health(client, &present, args.events, now).await;
     let entries = entries(watched, health, &record);
-    view.report(&entries, now);
+    view.report(&entries, &unread, now);
     workflow::complete_view(&unread)?;
     Ok(
         if args.detailed_exitcode && status::needs_attention(&entries) {
@@ -58,9 +58,10 @@ struct Watched {
     created: bool,
 }
 
-/// The clusters to report on, in order: the declared ones (in the configuration's order), then
-/// the live ones the stack owns that are no longer declared; with `targets`, only those. Beside
-/// them, the live clusters among them, in the same order, for their health to be read.
+/// The clusters to report on: the declared ones (but those in a location that could not be
+/// listed), then the live ones the stack owns that are no longer declared; with `targets`, only
+/// those. Beside them, the live clusters among them, in the same order, for their health to be
+/// read.
 ///
 /// A declared cluster is reported whoever owns it (the plan says what is wrong with its
 /// ownership); an undeclared one only when it carries this stack's label. A target that is
@@ -69,16 +70,24 @@ fn watched_clusters(
     config: &Config,
     live: Vec<LiveCluster>,
     targets: &[String],
+    unread: &[UnreadLocation],
 ) -> Result<(Vec<Watched>, Vec<LiveCluster>), CliError> {
     let wanted =
         |name: &ClusterName| targets.is_empty() || targets.iter().any(|t| t == name.id().as_str());
+    // Nothing is known of a declared cluster whose location could not be listed: its
+    // location's row says so, never "not created".
+    let seen = |name: &ClusterName| !unread.iter().any(|u| &u.location == name.location());
     // By whole address: the same ID may live in two regions.
     let mut live: BTreeMap<ClusterName, LiveCluster> = live
         .into_iter()
         .map(|cluster| (cluster.address.clone(), cluster))
         .collect();
     let (mut watched, mut present) = (Vec::new(), Vec::new());
-    for declared in config.clusters.iter().filter(|c| wanted(&c.name)) {
+    for declared in config
+        .clusters
+        .iter()
+        .filter(|c| wanted(&c.name) && seen(&c.name))
+    {
         let found = live.remove(&declared.name);
         watched.push(Watched {
             address: declared.name.clone(),
@@ -98,10 +107,16 @@ fn watched_clusters(
             present.push(cluster);
         }
     }
-    if let Some(unknown) = targets.iter().find(|target| {
-        !watched
+    let unseen = |target: &String| {
+        unread
             .iter()
-            .any(|w| w.address.id().as_str() == target.as_str())
+            .any(|u| u.held.iter().any(|id| id.as_str() == target.as_str()))
+    };
+    if let Some(unknown) = targets.iter().find(|target| {
+        !unseen(target)
+            && !watched
+                .iter()
+                .any(|w| w.address.id().as_str() == target.as_str())
     }) {
         return Err(PlanError::UnknownTarget {
             id: unknown.clone(),

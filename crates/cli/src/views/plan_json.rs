@@ -18,5 +18,8 @@ pub fn render_json(plan: &Plan, jobs: &JobsByCluster) -> Value {
             written.insert("running_jobs".to_owned(), seen);
         }
     }
+    // Always there, empty when every location was listed: a reader need not ask whether.
+    document["unreadable_locations"] =
+        super::status_json::unreadable_locations(&plan.unreadable_locations);
     document
 }

@@ -2,7 +2,7 @@
 //! ([`super::status_text`]) and its JSON ([`super::status_json`]).
 
 use clusterform_executor::{ClusterHealth, Mark, NodesNotStarting, Problem, SlurmHealth};
-use clusterform_model::{ClusterEvent, ClusterName};
+use clusterform_model::{ClusterEvent, ClusterName, UnreadKind, UnreadLocation};
 
 use super::names::ClusterNames;
 
@@ -80,6 +80,30 @@ pub fn gone_text(recorded: &Recorded) -> String {
 /// Whether anything of `entries` needs attention: `status --detailed-exitcode`'s exit 2.
 pub fn needs_attention(entries: &[StatusEntry]) -> bool {
     entries.iter().any(StatusEntry::needs_attention)
+}
+
+/// The locations a view shows as rows and under what needs attention: those whose List kept
+/// failing, and those of the stack (a location refused for good where nothing of the stack is
+/// known is only the run's note).
+pub fn unread_rows(unread: &[UnreadLocation]) -> impl Iterator<Item = &UnreadLocation> {
+    unread
+        .iter()
+        .filter(|location| location.kind == UnreadKind::Failing || location.is_error())
+}
+
+/// Why a location's clusters are not shown, and which are known to be there.
+pub fn unread_text(unread: &UnreadLocation) -> String {
+    let how = match unread.kind {
+        UnreadKind::Refused => "was refused",
+        UnreadKind::Failing => "kept failing",
+    };
+    let held = if unread.held.is_empty() {
+        "any cluster there is not shown".to_owned()
+    } else {
+        let ids: Vec<String> = unread.held.iter().map(ToString::to_string).collect();
+        format!("{} there not seen", ids.join(", "))
+    };
+    format!("the List {how} ({}): {held}", unread.reason)
 }
 
 /// The naming rule of a report on `entries`.
@@ -330,7 +354,7 @@ mod tests {
             applied_at: "2026-11-10T12:00:00Z".to_owned(),
         };
         assert!(entry(Found::Gone(applied)).needs_attention());
-        let json = super::super::status_json::render_json(&[entry(Found::Gone(missing))]);
+        let json = super::super::status_json::render_json(&[entry(Found::Gone(missing))], &[]);
         assert_eq!(json["needs_attention"], true);
         assert_eq!(json["clusters"][0]["created"], false);
         assert_eq!(

@@ -4,22 +4,41 @@
 use clusterform_executor::{
     ClusterHealth, Idleness, PoolNodes, Problem, SlurmHealth, SlurmReport, StateReading,
 };
-use clusterform_model::{ClusterEvent, Status};
+use clusterform_model::{ClusterEvent, Status, UnreadLocation};
 use serde_json::{Value, json};
 
-use super::status::{Found, Recorded, StatusEntry, gone_text, needs_attention, problem_text};
+use super::status::{
+    Found, Recorded, StatusEntry, gone_text, needs_attention, problem_text, unread_rows,
+    unread_text,
+};
 use super::table::format_time;
 
 /// The version of the document's shape: raised when a field changes meaning or goes away.
 pub const STATUS_FORMAT_VERSION: u32 = 1;
 
-/// The document: `{format_version, needs_attention, clusters: [...]}`.
-pub fn render_json(entries: &[StatusEntry]) -> Value {
+/// The document: `{format_version, needs_attention, clusters: [...], unreadable_locations:
+/// [...]}`.
+pub fn render_json(entries: &[StatusEntry], unread: &[UnreadLocation]) -> Value {
     json!({
         "format_version": STATUS_FORMAT_VERSION,
-        "needs_attention": needs_attention(entries),
+        "needs_attention": needs_attention(entries) || unread_rows(unread).next().is_some(),
         "clusters": entries.iter().map(entry).collect::<Vec<_>>(),
+        "unreadable_locations": unreadable_locations(unread),
     })
+}
+
+/// Every location that could not be listed, as a plan file writes it (`{project, region,
+/// kind, reason, named, held}`), with the words `status` shows.
+pub fn unreadable_locations(unread: &[UnreadLocation]) -> Value {
+    unread
+        .iter()
+        .map(|location| {
+            let mut written = serde_json::to_value(location).unwrap_or(Value::Null);
+            written["message"] = Value::from(unread_text(location));
+            written
+        })
+        .collect::<Vec<_>>()
+        .into()
 }
 
 fn entry(entry: &StatusEntry) -> Value {

@@ -8,22 +8,38 @@ use clusterform_executor::{
 use time::OffsetDateTime;
 
 use super::names::ClusterNames;
-use super::status::{Found, StatusEntry, event_text, gone_text, names, problem_text};
-use super::table::{cluster_headers, cluster_row, table, time_and_age};
+use clusterform_model::UnreadLocation;
+
+use super::status::{
+    Found, StatusEntry, event_text, gone_text, names, problem_text, unread_rows, unread_text,
+};
+use super::table::{cluster_headers, cluster_row, table, time_and_age, unread_row};
 
 /// The table, the recent events and what needs attention; `No clusters.` when there is none.
-pub fn render_text(entries: &[StatusEntry], now: OffsetDateTime) -> String {
-    if entries.is_empty() {
+pub fn render_text(
+    entries: &[StatusEntry],
+    unread: &[UnreadLocation],
+    now: OffsetDateTime,
+) -> String {
+    if entries.is_empty() && unread_rows(unread).next().is_none() {
         return "No clusters.\n".to_owned();
     }
     let names = names(entries);
-    let mut text = clusters_table(entries, now);
+    let mut text = clusters_table(entries, unread, now);
     let events = recent_events(entries, names);
     if !events.is_empty() {
         text.push_str("\nRecent events:\n");
         text.push_str(&events);
     }
-    let problems = attention(entries, names);
+    let mut problems = attention(entries, names);
+    for location in unread_rows(unread) {
+        problems.push_str(&format!(
+            "  {}/{}: {}\n",
+            location.location.project(),
+            location.location.region(),
+            unread_text(location)
+        ));
+    }
     if problems.is_empty() {
         text.push_str("\nNothing needs attention.\n");
     } else {
@@ -39,7 +55,11 @@ const NONE: &str = "-";
 /// What a cell shows when what it would show could not be read.
 const UNKNOWN: &str = "unknown";
 
-fn clusters_table(entries: &[StatusEntry], now: OffsetDateTime) -> String {
+fn clusters_table(
+    entries: &[StatusEntry],
+    unread: &[UnreadLocation],
+    now: OffsetDateTime,
+) -> String {
     let mut rows = vec![cluster_headers(&[
         "STATE",
         "NODES",
@@ -62,6 +82,7 @@ fn clusters_table(entries: &[StatusEntry], now: OffsetDateTime) -> String {
         }
         rows.push(cluster_row(&entry.address, cells));
     }
+    rows.extend(unread_rows(unread).map(|location| unread_row(location, 5)));
     table(&rows)
 }
 

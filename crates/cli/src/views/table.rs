@@ -5,7 +5,7 @@
 //! ([`ClusterName`]'s order): a script or an eye moving from one to another finds each cluster
 //! where it found it before.
 
-use clusterform_model::ClusterName;
+use clusterform_model::{ClusterName, UnreadLocation};
 
 /// The first columns of every table of clusters.
 pub const ADDRESS_HEADERS: [&str; 3] = ["PROJECT", "REGION", "ID"];
@@ -31,6 +31,24 @@ pub fn cluster_headers(rest: &[&str]) -> Vec<String> {
 /// A table's row for `address`: its [`address_cells`], then `rest`.
 pub fn cluster_row(address: &ClusterName, rest: impl IntoIterator<Item = String>) -> Vec<String> {
     address_cells(address).into_iter().chain(rest).collect()
+}
+
+/// The row of a location whose List gave nothing, after the clusters: its project and
+/// region, `*` for every ID, then `columns` cells (the table's after its address): `not
+/// listed` for the state, `-` for the others. (What is known to be there is said elsewhere.)
+pub fn unread_row(unread: &UnreadLocation, columns: usize) -> Vec<String> {
+    let location = &unread.location;
+    let mut row = vec![
+        location.project().to_owned(),
+        location.region().to_owned(),
+        "*".to_owned(),
+        "not listed".to_owned(),
+    ];
+    row.extend(std::iter::repeat_n(
+        "-".to_owned(),
+        columns.saturating_sub(1),
+    ));
+    row
 }
 
 /// Left-aligned columns separated by two spaces; rows as long as the first.

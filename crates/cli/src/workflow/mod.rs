@@ -9,6 +9,7 @@ mod execution;
 mod idle;
 mod interrupts;
 mod planning;
+mod unread;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -19,7 +20,8 @@ use clusterform_executor::{AppliedRecord, ApplyEngine, Journal, StorageClient, W
 
 pub use execution::still_working;
 pub use idle::Recheck;
-pub use planning::{Planned, complete_view, refresh_live, target_names, warn_refused};
+pub use planning::{Planned, refresh_live, target_names};
+pub use unread::{KnownClusters, complete_view, fully_read, report_unread};
 
 use self::interrupts::Interrupts;
 use crate::arguments::Parallelism;

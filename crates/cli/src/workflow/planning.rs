@@ -6,9 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clusterform_config::Config;
-use clusterform_executor::{
-    ApiClient, ExecError, LivePages, Mark, PagePosition, RefusedList, UnreadKind,
-};
+use clusterform_executor::{ApiClient, ExecError, LivePages, Mark, PagePosition};
 use clusterform_model::ClusterName;
 use clusterform_model::{JobsByCluster, LiveCluster, Location, RunningJobs};
 use clusterform_planner::{
@@ -19,6 +17,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use super::Run;
+use super::unread::{KnownClusters, fully_read, report_unread};
 use crate::command_views::PlanView;
 use crate::error::CliError;
 use crate::printer::Printer;
@@ -50,38 +49,42 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
         // everywhere, as without targets; the planner keeps only the targets.
         let targets = target_names(&self.config, &options.targets)?.unwrap_or_default();
         let planner = PagePlanner::start(self.config.clone(), options.clone(), self.applied());
+        let journaled = || {
+            self.engine
+                .journal()
+                .entries()
+                .into_iter()
+                .map(|entry| entry.address)
+        };
+        let record = self.engine.applied_record();
         let refreshed = clusterform_executor::refresh_paged(
             &self.connection.client,
-            &super::scanned_locations(
-                &self.config,
-                self.engine.applied_record(),
-                self.engine
-                    .journal()
-                    .entries()
-                    .into_iter()
-                    .map(|entry| entry.address),
-            ),
+            &super::scanned_locations(&self.config, record, journaled()),
             &targets,
             |position, page| planner.add(position, page),
         )
         .await;
-        let (refused, refreshed) = match refreshed {
-            Ok(refused) => (refused, Ok(())),
-            Err(error) => (Vec::new(), Err(error)),
-        };
-        let (live, mut plan) = planner.finish(refreshed).await?;
-        warn_refused(self.view.printer(), &refused);
-        for unmatched in unmatched_removed(&self.config, live.iter(), options) {
+        let known = KnownClusters::of(&self.config, record, journaled());
+        let unreadable = refreshed
+            .as_ref()
+            .map_or_else(|_| Vec::new(), |refused| known.unread(refused));
+        let unread: Vec<Location> = unreadable.iter().map(|u| u.location.clone()).collect();
+        let (live, mut plan) = planner.finish(refreshed.map(|_| unread.clone())).await?;
+        report_unread(self.view.printer(), &unreadable);
+        let removed_unmatched = unmatched_removed(&self.config, live.iter(), options)
+            .into_iter()
+            .filter(|unmatched| !unread.contains(unmatched.block.name.location()));
+        for unmatched in removed_unmatched {
             self.view
                 .printer()
                 .warn(&unmatched_removed_warning(&unmatched, &self.config));
         }
+        plan.unreadable_locations = unreadable;
         plan.directory = absolute_directory(&self.dir)?;
         plan.endpoint = Some(self.connection.endpoint.clone());
         if !options.targets.is_empty() {
             self.view.printer().warn(TARGETING_IN_EFFECT);
         }
-        let unread = refused.into_iter().map(|list| list.location).collect();
         Ok(Planned { live, plan, unread })
     }
 
@@ -257,14 +260,14 @@ type LivePlan = Result<(LivePages, Plan), CliError>;
 /// finished once the refresh says whether every page came.
 struct PagePlanner {
     pages: mpsc::UnboundedSender<(PagePosition, Vec<LiveCluster>)>,
-    whole: oneshot::Sender<Result<(), ExecError>>,
+    whole: oneshot::Sender<Result<Vec<Location>, ExecError>>,
     thread: JoinHandle<LivePlan>,
 }
 
 impl PagePlanner {
     fn start(config: Arc<Config>, options: PlanOptions, applied: AppliedDigests) -> Self {
         let (pages, mut pages_in) = mpsc::unbounded_channel::<(PagePosition, Vec<LiveCluster>)>();
-        let (whole, whole_in) = oneshot::channel::<Result<(), ExecError>>();
+        let (whole, whole_in) = oneshot::channel::<Result<Vec<Location>, ExecError>>();
         let thread = tokio::task::spawn_blocking(move || {
             let mut builder = PlanBuilder::new(&config, &options).with_applied(&applied);
             let mut live = LivePages::default();
@@ -273,8 +276,8 @@ impl PagePlanner {
                 live.add(position, page);
             }
             match whole_in.blocking_recv() {
-                Ok(Ok(())) => builder
-                    .finish(live.iter())
+                Ok(Ok(unread)) => builder
+                    .finish_without(live.iter(), &unread)
                     .map(|plan| (live, plan))
                     .map_err(CliError::from),
                 Ok(Err(error)) => Err(error.into()),
@@ -296,8 +299,9 @@ impl PagePlanner {
     }
 
     /// Waits for the plan of the pages handed over, once `refreshed` says that they are the
-    /// whole live set (or gives the refresh's error).
-    async fn finish(self, refreshed: Result<(), ExecError>) -> LivePlan {
+    /// whole live set but for the locations it names, whose Lists gave nothing (or gives the
+    /// refresh's error).
+    async fn finish(self, refreshed: Result<Vec<Location>, ExecError>) -> LivePlan {
         drop(self.pages);
         // The planner waits for this message before it ends: it is always received.
         let _ = self.whole.send(refreshed);
@@ -348,67 +352,24 @@ pub fn target_names(
     Ok(Some(names))
 }
 
-/// A view (`list`, `status`) that lacks the locations whose List kept failing (not refused for
-/// good) ends in an error naming them, after what it could read was printed.
-pub fn complete_view(refused: &[RefusedList]) -> Result<(), CliError> {
-    let failing: Vec<Location> = refused
-        .iter()
-        .filter(|list| list.kind == UnreadKind::Failing)
-        .map(|list| list.location.clone())
-        .collect();
-    if failing.is_empty() {
-        return Ok(());
-    }
-    Err(CliError::ViewIncomplete { failing })
-}
-
-/// Warns about each List refused in a location the configuration does not name: the plan goes
-/// on without it, and nothing there is planned.
-pub fn warn_refused(printer: &Printer, refused: &[RefusedList]) {
-    for refused in refused {
-        printer.warn(&refused_warning(refused));
-    }
-}
-
-/// The warning for a List refused where the configuration names nothing: which location, that
-/// nothing there is planned, and the API's answer.
-fn refused_warning(refused: &RefusedList) -> String {
-    let location = &refused.location;
-    let answer = refused
-        .status()
-        .map_or_else(|| refused.error.to_string(), ToString::to_string);
-    let (project, region) = (location.project(), location.region());
-    match refused.kind {
-        UnreadKind::Refused => format!(
-            "could not list the clusters of {project}/{region}, which the configuration does not \
-             name; going on without them (nothing there is planned or deleted): {answer}"
-        ),
-        UnreadKind::Failing => format!(
-            "the List of {project}/{region}, which the configuration does not name, kept failing; \
-             going on without it: this stack's clusters there are not seen, and none of them is \
-             changed or destroyed: {answer}"
-        ),
-    }
-}
-
 /// The live clusters of `config`'s stack and around it, as a plan reads them (every service
 /// region and every region the configuration names, in every project it names; see
-/// `Config::refresh_locations`), the Lists refused where the configuration names nothing
-/// reported on `printer`: for commands that read the live set without planning it.
+/// `Config::refresh_locations`), what could not be listed reported on `printer`: for commands
+/// that read the live set without planning it. A location the configuration names must answer.
 pub async fn refresh_live(
     client: &ApiClient,
     config: &Config,
     printer: &Printer,
 ) -> Result<Vec<LiveCluster>, CliError> {
     let refreshed = clusterform_executor::refresh(client, &config.refresh_locations(), &[]).await?;
-    warn_refused(printer, &refreshed.refused);
+    let unread = KnownClusters::of(config, None, []).unread(&refreshed.refused);
+    report_unread(printer, &unread);
+    fully_read(&unread)?;
     Ok(refreshed.live)
 }
 
 #[cfg(test)]
 mod tests {
-    use clusterform_model::Location;
-
     use super::*;
 
     fn config() -> Config {
@@ -437,30 +398,5 @@ mod tests {
             None
         );
         assert!(target_names(&config, &["Not_An_Id".to_owned()]).is_err());
-    }
-
-    #[test]
-    fn a_refused_list_is_named_with_its_location_and_the_api_s_message() {
-        let refused = RefusedList {
-            kind: UnreadKind::Refused,
-            location: Location::new("my-proj", "us-east5").unwrap(),
-            error: clusterform_executor::TransportError::Api {
-                status: Box::new(clusterform_model::Status {
-                    code: 403,
-                    message: "Permission denied".to_owned(),
-                    status: Some("PERMISSION_DENIED".to_owned()),
-                    details: Vec::new(),
-                }),
-                method: "GET".to_owned(),
-                url: "http://x/v1beta1/projects/my-proj/locations/us-east5".to_owned(),
-            },
-        };
-        let warning = refused_warning(&refused);
-        assert_eq!(
-            warning,
-            "could not list the clusters of my-proj/us-east5, which the configuration does not \
-             name; going on without them (nothing there is planned or deleted): \
-             PERMISSION_DENIED (403): Permission denied"
-        );
     }
 }

@@ -8,12 +8,14 @@
 //! configuration's project and region) and the last segment of its name, because the service
 //! may spell the project as a number.
 //!
-//! A List that fails in a location the configuration names fails the refresh. One that fails
-//! before its first page in another location — *refused* ([`is_refusal`]: no permission, a
+//! A List that fails before its first page — *refused* ([`is_refusal`]: no permission, a
 //! region the project may not use) or *failing* (an outage that outlasted the retries, no
-//! answer, a malformed answer) — is reported ([`RefusedList`], with its [`UnreadKind`]) and
-//! contributes nothing, so nothing is planned from a location that could not be read; a wrong
-//! credential or a refresh over its budget still fails the refresh.
+//! answer, a malformed answer, no first page within [`FIRST_PAGE_WITHIN`]) — is reported
+//! ([`RefusedList`], with its [`UnreadKind`] and whether the configuration names the location)
+//! and contributes nothing, so nothing is planned from a location that could not be read; the
+//! caller says what that costs (an error for the clusters there when the configuration names
+//! the location). A wrong credential, a List that fails after its first page or a refresh over
+//! its budget still fails the refresh.
 //!
 //! The Lists of one refresh share one budget ([`RefreshMeter`]: pages asked for and answer
 //! bytes read, all locations together), and a List that fails the refresh stops the others
@@ -26,9 +28,12 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
 
+pub use clusterform_model::UnreadKind;
 use clusterform_model::{
     Cluster, ClusterId, ClusterName, Code, LiveCluster, Location, RefreshLocations, STACK_LABEL,
+    UnreadLocation,
 };
 use futures::future::{join_all, try_join_all};
 use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
@@ -135,6 +140,7 @@ impl StartedList {
         let (location, at, named) = place;
         let mut page = 0;
         let mut seen = ListedOnce::default();
+        let first_page_by = tokio::time::Instant::now() + FIRST_PAGE_WITHIN;
         loop {
             // A List still waiting for its first answer gets it: where every location fails
             // alike (a wrong credential), the error reported is then the first named
@@ -144,6 +150,9 @@ impl StartedList {
                 () = failed.cancelled(), if page > 0 => return Ok(None),
                 // The task holds the only sender: the pages end when the List does.
                 clusters = self.pages.recv() => clusters,
+                () = tokio::time::sleep_until(first_page_by), if page == 0 => {
+                    return Ok(Some(RefusedList::unanswered(at, named)));
+                }
             };
             let Some(clusters) = clusters else { break };
             seen.check(&clusters, page)?;
@@ -158,7 +167,7 @@ impl StartedList {
         match listed {
             Ok(()) => Ok(None),
             // Refused, or failing, before any page: nothing of the location was handed over.
-            Err(ExecError::Transport(error)) if !named && page == 0 => {
+            Err(ExecError::Transport(error)) if page == 0 => {
                 let Some(kind) = unread_kind(&error) else {
                     return Err(ExecError::Transport(error));
                 };
@@ -167,6 +176,7 @@ impl StartedList {
                     location: at.clone(),
                     error,
                     kind,
+                    named,
                 }))
             }
             Err(error) => Err(error),
@@ -180,8 +190,14 @@ impl Drop for StartedList {
     }
 }
 
-/// A List that could not be read in a location the configuration does not name: nothing was
-/// read there, so nothing is planned there. The caller reports it.
+/// How long a List may take to give its first page, retries included: a location that
+/// answers nothing for longer is failing, and the others do not wait for it. (The retries of
+/// one request may last a minute, and a request as long: a region in an outage would hold
+/// every run for minutes.)
+pub const FIRST_PAGE_WITHIN: Duration = Duration::from_secs(30);
+
+/// A List that could not be read: nothing was read there, so nothing is planned there. The
+/// caller reports it, and says what that costs.
 #[derive(Debug)]
 pub struct RefusedList {
     /// Where the List was sent.
@@ -190,18 +206,8 @@ pub struct RefusedList {
     pub error: TransportError,
     /// Refused for good, or failing for now.
     pub kind: UnreadKind,
-}
-
-/// Why a location could not be listed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UnreadKind {
-    /// Refused for good ([`is_refusal`]): no permission, a region the project may not use or
-    /// the service does not run in.
-    Refused,
-    /// Failing after the retries: an outage (`UNAVAILABLE`, `INTERNAL`, a rate limit that
-    /// outlasted them), no answer, an answer that is not the API's. The region may hold
-    /// clusters of the stack that this run does not see.
-    Failing,
+    /// Whether the configuration names the location (it had to answer).
+    pub named: bool,
 }
 
 /// How a List that failed before its first page in a location nothing names failed, if it is
@@ -229,6 +235,37 @@ fn unread_kind(error: &TransportError) -> Option<UnreadKind> {
 }
 
 impl RefusedList {
+    /// A List of `location` that gave no first page within [`FIRST_PAGE_WITHIN`].
+    fn unanswered(location: &Location, named: bool) -> Self {
+        Self {
+            location: location.clone(),
+            error: TransportError::NoAnswer {
+                method: "GET".to_owned(),
+                url: format!("{location}/modelDevelopmentClusters"),
+                message: format!(
+                    "no first page within {}s, retries included",
+                    FIRST_PAGE_WITHIN.as_secs()
+                ),
+            },
+            kind: UnreadKind::Failing,
+            named,
+        }
+    }
+
+    /// What a plan and a `--json` document say of it: the API's status when it answered one,
+    /// else the transport's failure.
+    pub fn unread(&self) -> UnreadLocation {
+        UnreadLocation {
+            location: self.location.clone(),
+            kind: self.kind,
+            reason: self
+                .status()
+                .map_or_else(|| self.error.to_string(), ToString::to_string),
+            named: self.named,
+            held: Vec::new(),
+        }
+    }
+
     /// The API's status, when the answer was one (always, for a refusal).
     pub fn status(&self) -> Option<&clusterform_model::Status> {
         match &self.error {
@@ -580,6 +617,7 @@ mod tests {
             location: c.clone(),
             error: api_error(403, "PERMISSION_DENIED"),
             kind: UnreadKind::Refused,
+            named: false,
         };
         let failed = |code, name| Err(ExecError::Transport(api_error(code, name)));
         let both = first_failure(
