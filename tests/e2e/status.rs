@@ -478,28 +478,34 @@ fn declared_clusters_not_created_and_owned_ones_no_longer_declared_are_shown() {
     let env = Env::new(100);
     apply_ok(
         &env,
-        &[ClusterSpec::named("train01"), ClusterSpec::named("old01")],
+        &[
+            ClusterSpec::named("train01"),
+            ClusterSpec::named("old01"),
+            ClusterSpec::named("kept01"),
+        ],
     );
-    make_healthy(&env, "train01");
-    make_healthy(&env, "old01");
+    for id in ["train01", "old01", "kept01"] {
+        make_healthy(&env, id);
+    }
     env.emulator()
         .insert_cluster(&cluster_name("other01"), hand_made_cluster());
-    env.write_config(&config(&[
-        ClusterSpec::named("train01"),
-        ClusterSpec::named("new01"),
-    ]));
+    let declared = config(&[ClusterSpec::named("train01"), ClusterSpec::named("new01")]);
+    env.write_config(&format!("{declared}\nremoved {{\n  cluster = \"kept01\"\n}}\n"));
     let output = env.run(&["status", "--detailed-exitcode"]);
-    insta::assert_snapshot!(env.transcript_of(&output), @r#"
+    insta::assert_snapshot!(env.transcript_of(&output), @"
     PROJECT  ID       REGION       STATE        NODES                     SLURM JOBS            SLURM NODES  IDLE SINCE
     my-proj  train01  us-central1  RUNNING      login: 1 running; cpu: 0  0 running, 0 pending  2 idle       [TIME] (5h ago)
     my-proj  new01    us-central1  not created  -                         -                     -            -
+    my-proj  kept01   us-central1  RUNNING      login: 1 running; cpu: 0  0 running, 0 pending  2 idle       [TIME] (5h ago)
     my-proj  old01    us-central1  RUNNING      login: 1 running; cpu: 0  0 running, 0 pending  2 idle       [TIME] (5h ago)
 
-    Nothing needs attention.
-    "#);
+    Needs attention:
+      old01: undeclared: the next apply destroys it (it carries this stack's label, but no cluster block declares it; a removed block releases it instead)
+    [exit status: 2]
+    ");
     let json = env.run(&["status", "--json"]);
     let document: Value = serde_json::from_slice(&json.stdout).unwrap();
-    let shown: Vec<(&str, bool, bool)> = document["clusters"]
+    let shown: Vec<(&str, bool, bool, &Value)> = document["clusters"]
         .as_array()
         .unwrap()
         .iter()
@@ -508,18 +514,21 @@ fn declared_clusters_not_created_and_owned_ones_no_longer_declared_are_shown() {
                 c["address"]["id"].as_str().unwrap(),
                 c["declared"].as_bool().unwrap(),
                 c["created"].as_bool().unwrap(),
+                &c["next_apply"]["action"],
             )
         })
         .collect();
     assert_eq!(
         shown,
         [
-            ("train01", true, true),
-            ("new01", true, false),
-            ("old01", false, true)
+            ("train01", true, true, &Value::Null),
+            ("new01", true, false, &Value::Null),
+            ("kept01", false, true, &json!("release")),
+            ("old01", false, true, &json!("delete")),
         ],
         "a cluster nobody owns (other01) is not shown"
     );
+    assert_eq!(document["needs_attention"], true);
 }
 
 /// A shortage on day two: the `cpu` pool starts empty, so its create got no machines; then

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use clusterform::views::status::{self, Found, Recorded, StatusEntry};
+use clusterform::views::status::{self, Declaration, Found, Recorded, StatusEntry};
 use clusterform_config::Config;
 use clusterform_executor::AppliedRecord;
 use clusterform_model::{ClusterName, LiveCluster, STACK_LABEL};
@@ -54,7 +54,7 @@ pub async fn run(args: &Status, printer: &Printer) -> Result<ExitStatus, CliErro
 /// A cluster `status` reports on, before its health is read.
 struct Watched {
     address: ClusterName,
-    declared: bool,
+    declaration: Declaration,
     created: bool,
 }
 
@@ -82,7 +82,7 @@ fn watched_clusters(
         let found = live.remove(&declared.name);
         watched.push(Watched {
             address: declared.name.clone(),
-            declared: true,
+            declaration: Declaration::Declared,
             created: found.is_some(),
         });
         present.extend(found);
@@ -90,9 +90,15 @@ fn watched_clusters(
     let stack = config.provider.stack.as_str();
     for (address, cluster) in live {
         if wanted(&address) && cluster.cluster.label(STACK_LABEL) == Some(stack) {
+            // A `removed` block releases a cluster only at its own address, as the plan does.
+            let released = config.removed.iter().any(|block| block.name == address);
             watched.push(Watched {
+                declaration: if released {
+                    Declaration::Released
+                } else {
+                    Declaration::Undeclared
+                },
                 address,
-                declared: false,
                 created: true,
             });
             present.push(cluster);
@@ -129,7 +135,7 @@ fn entries(
             };
             StatusEntry {
                 address: cluster.address,
-                declared: cluster.declared,
+                declaration: cluster.declaration,
                 found,
             }
         })

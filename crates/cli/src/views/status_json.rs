@@ -7,7 +7,10 @@ use clusterform_executor::{
 use clusterform_model::{ClusterEvent, Status};
 use serde_json::{Value, json};
 
-use super::status::{Found, Recorded, StatusEntry, gone_text, needs_attention, problem_text};
+use super::status::{
+    Declaration, Found, Recorded, StatusEntry, gone_text, needs_attention, problem_text,
+    undeclared_text,
+};
 use super::table::format_time;
 
 /// The version of the document's shape: raised when a field changes meaning or goes away.
@@ -30,7 +33,7 @@ fn entry(entry: &StatusEntry) -> Value {
             "region": address.region(),
             "id": address.id().as_str(),
         },
-        "declared": entry.declared,
+        "declared": entry.declaration == Declaration::Declared,
         "created": matches!(entry.found, Found::Live(_)),
         "needs_attention": entry.needs_attention(),
     });
@@ -40,7 +43,21 @@ fn entry(entry: &StatusEntry) -> Value {
     if let Found::Gone(recorded) = &entry.found {
         written["recorded"] = recorded_fields(recorded);
     }
+    if let Some(next_apply) = next_apply(entry.declaration) {
+        written["next_apply"] = next_apply;
+    }
     written
+}
+
+/// What the next apply does to a cluster no `cluster` block declares: `{action, message}`,
+/// the action `release` or `delete`.
+fn next_apply(declaration: Declaration) -> Option<Value> {
+    let action = match declaration {
+        Declaration::Declared => return None,
+        Declaration::Released => "release",
+        Declaration::Undeclared => "delete",
+    };
+    Some(json!({"action": action, "message": undeclared_text(declaration)}))
 }
 
 /// What the applied record says of a declared cluster that clusterform had and that is gone:

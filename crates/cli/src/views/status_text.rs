@@ -8,7 +8,9 @@ use clusterform_executor::{
 use time::OffsetDateTime;
 
 use super::names::ClusterNames;
-use super::status::{Found, StatusEntry, event_text, gone_text, names, problem_text};
+use super::status::{
+    Declaration, Found, StatusEntry, event_text, gone_text, names, problem_text, undeclared_text,
+};
 use super::table::{table, time_and_age};
 
 /// The table, the recent events and what needs attention; `No clusters.` when there is none.
@@ -178,6 +180,7 @@ fn attention(entries: &[StatusEntry], names: ClusterNames) -> String {
     let mut lines = String::new();
     for entry in entries {
         let name = names.name(&entry.address);
+        lines.push_str(&undeclared_line(entry, &name));
         let health = match &entry.found {
             Found::Live(health) => health,
             Found::Gone(recorded) => {
@@ -191,6 +194,15 @@ fn attention(entries: &[StatusEntry], names: ClusterNames) -> String {
         }
     }
     lines
+}
+
+/// The attention line of a cluster the next apply destroys because no block names it; empty
+/// for any other (a released cluster needs no one: its `removed` block says what happens).
+fn undeclared_line(entry: &StatusEntry, name: &str) -> String {
+    match undeclared_text(entry.declaration) {
+        Some(text) if entry.declaration == Declaration::Undeclared => format!("  {name}: {text}\n"),
+        _ => String::new(),
+    }
 }
 
 #[cfg(test)]
