@@ -23,7 +23,7 @@ use crate::workflow;
 
 /// Reads and shows the health of the configuration's clusters.
 pub async fn run(args: &Status, printer: &Printer) -> Result<ExitStatus, CliError> {
-    let view = status_view(args.json, printer);
+    let view = status_view(args.json, !args.targets.is_empty(), printer);
     let inputs = context::variable_inputs(&args.variables)?;
     let config = context::load_config(&args.dir, inputs, printer).await?;
     let endpoint = args.endpoint.as_deref();

@@ -2,11 +2,13 @@
 //! ("`status --json`").
 
 use clusterform_executor::{
-    ClusterHealth, Idleness, PoolNodes, Problem, SlurmHealth, SlurmReport, StateReading,
+    ClusterHealth, Idleness, LoginInstance, LoginNode, PoolNodes, Problem, SlurmHealth,
+    SlurmReport, StateReading,
 };
-use clusterform_model::{ClusterEvent, Status};
+use clusterform_model::{ClusterEvent, ClusterName, Status};
 use serde_json::{Value, json};
 
+use super::login_node::{login_command, login_text};
 use super::status::{
     Declaration, Found, Recorded, StatusEntry, gone_text, needs_attention, problem_text,
     undeclared_text,
@@ -74,7 +76,7 @@ fn recorded_fields(recorded: &Recorded) -> Value {
 }
 
 /// What a live cluster adds to its entry.
-fn health_fields(health: &ClusterHealth) -> [(&'static str, Value); 7] {
+fn health_fields(health: &ClusterHealth) -> [(&'static str, Value); 8] {
     [
         ("state", state(&health.state)),
         ("detail", Value::from(health.detail.clone())),
@@ -97,7 +99,33 @@ fn health_fields(health: &ClusterHealth) -> [(&'static str, Value); 7] {
                 .collect::<Vec<_>>()
                 .into(),
         ),
+        (
+            "login_node",
+            health
+                .login
+                .as_ref()
+                .map_or(Value::Null, |login| login_node(&health.address, login)),
+        ),
     ]
+}
+
+/// `{pool, zone, public_ips, instance, state, command, message}`: the login node, the command
+/// that reaches it (`null` until it runs with a name) and the words the text shows.
+fn login_node(address: &ClusterName, login: &LoginNode) -> Value {
+    let (instance, state) = match &login.instance {
+        LoginInstance::Running { name } => (Some(name.as_str()), Some("RUNNING")),
+        LoginInstance::NotRunning { name, state } => (name.as_deref(), state.as_deref()),
+        LoginInstance::Absent => (None, None),
+    };
+    json!({
+        "pool": login.pool,
+        "zone": login.zone,
+        "public_ips": login.public_ips,
+        "instance": instance,
+        "state": state,
+        "command": login_command(address, login),
+        "message": login_text(address, Some(login)),
+    })
 }
 
 /// `clusterStatus.error`.

@@ -7,6 +7,7 @@ use clusterform_executor::{
 };
 use time::OffsetDateTime;
 
+use super::login_node::login_text;
 use super::names::ClusterNames;
 use super::status::{
     Declaration, Found, StatusEntry, event_text, gone_text, names, problem_text, undeclared_text,
@@ -194,6 +195,21 @@ fn attention(entries: &[StatusEntry], names: ClusterNames) -> String {
         }
     }
     lines
+}
+
+/// `Log in:` and one line per cluster: the command that reaches its login node, or why there
+/// is none yet. `status --target` shows it after the rest.
+pub fn render_login(entries: &[StatusEntry]) -> String {
+    let names = names(entries);
+    let mut text = "\nLog in:\n".to_owned();
+    for entry in entries {
+        let how = match &entry.found {
+            Found::Live(health) => login_text(&entry.address, health.login.as_ref()),
+            Found::NotCreated | Found::Gone(_) => "not created: no login node".to_owned(),
+        };
+        text.push_str(&format!("  {}: {how}\n", names.name(&entry.address)));
+    }
+    text
 }
 
 /// The attention line of a cluster the next apply destroys because no block names it; empty
