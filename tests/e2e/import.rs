@@ -14,6 +14,7 @@ fn import_labels_the_cluster_and_round_trips() {
     env.write_config(PROVIDER);
     insta::assert_snapshot!(env.transcript(&["import", "legacy", "--out", "legacy.hcl"]), @"
     [stderr]
+    Found cluster legacy in my-proj/us-central1 (looked in 12 locations).
     Adding label clusterform-stack=research to legacy…
     Left out the node_image of login (slurm-24-11-ubuntu-2204), cpu (slurm-24-11-ubuntu-2204): the service fills it in, and a pool without it follows the default image; pass --keep-node-image to keep the pools on these images.
     Wrote legacy.hcl. `clusterform plan` should now show no changes for this cluster.
@@ -124,6 +125,7 @@ fn import_of_another_stacks_cluster_says_to_release_it_there_and_changes_nothing
     env.write_config(PROVIDER);
     insta::assert_snapshot!(env.transcript(&["import", "theirs"]), @r#"
     [stderr]
+    Found cluster theirs in my-proj/us-central1 (looked in 12 locations).
     Error: cluster theirs belongs to stack ml-prod
       hint: release it in stack ml-prod's configuration first: replace its cluster block there with `removed { cluster = "theirs" }` and apply (the cluster is kept, only its label goes), then import it here. Deleting its block there instead would destroy the cluster
     [exit status: 1]
