@@ -227,8 +227,13 @@ impl Found {
             name.region()
         ));
         if !unread.is_empty() {
+            let locations = if unread.len() == 1 {
+                "location"
+            } else {
+                "locations"
+            };
             printer.warn(&format!(
-                "{} locations could not be read, so a cluster {id} there was not seen: {}",
+                "{} {locations} could not be read, so a cluster {id} there was not seen: {}",
                 unread.len(),
                 error::unread_places(&unread)
             ));
