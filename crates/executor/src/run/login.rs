@@ -101,12 +101,13 @@ mod tests {
         if let Some(public_ips) = public_ips {
             login["enablePublicIps"] = json!(public_ips);
         }
-        serde_json::from_value(json!({
+        let mut cluster = json!({
             "nodePools": [login, {"id": "cpu", "zone": "us-central1-b"}],
             "orchestratorSpec": {"slurmSpec": {"loginNodePoolId": "login"}},
-            "clusterStatus": {"state": "RUNNING", "nodesStatus": nodes},
-        }))
-        .unwrap()
+            "clusterStatus": {"state": "RUNNING"},
+        });
+        cluster["clusterStatus"]["nodesStatus"] = nodes;
+        serde_json::from_value(cluster).unwrap()
     }
 
     #[test]
