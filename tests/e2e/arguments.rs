@@ -114,7 +114,8 @@ fn import_takes_the_directory_like_every_command_and_has_no_dir_flag() {
     let output = elsewhere(&env, &["import", "train01", dir]);
     insta::assert_snapshot!(env.transcript_of(&output), @"
     [stderr]
-    Error: cluster projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01 was not found
+    Error: cluster train01 was not found in any of the 12 locations looked in
+      hint: check the ID; a cluster in a project or region the configuration does not name is imported with --project P --region R
     [exit status: 1]
     ");
 }

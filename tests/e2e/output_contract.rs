@@ -51,6 +51,7 @@ fn imported_hcl_redirected_to_a_file_is_a_configuration() {
     let output = env.run(&["import", "legacy"]);
     assert!(output.status.success(), "{}", stderr(&output));
     insta::assert_snapshot!(stderr(&output), @"
+    Found cluster legacy in my-proj/us-central1 (looked in 12 locations).
     Adding label clusterform-stack=research to legacy…
     Left out the node_image of login (slurm-24-11-ubuntu-2204): the service fills it in, and a pool without it follows the default image; pass --keep-node-image to keep the pools on these images.
     ");

@@ -91,6 +91,37 @@ fn a_removed_block_releases_the_cluster_without_deleting_it() {
     insta::assert_snapshot!(env.transcript(&["plan"]), @"No changes. Your clusters match the configuration.");
 }
 
+/// A `removed` block in the wrong region releases nothing, and its warning says where the
+/// stack's cluster of that ID is and that the same plan destroys it there.
+#[test]
+fn a_removed_block_in_another_region_says_where_its_cluster_is_and_that_the_plan_destroys_it() {
+    let env = Env::new(100);
+    let kept = ClusterSpec::default();
+    let misplaced = ClusterSpec {
+        id: "old01",
+        ..ClusterSpec::default()
+    };
+    apply_ok(&env, &[kept.clone(), misplaced]);
+    env.write_config(&format!(
+        "{PROVIDER}{}\nremoved {{\n  cluster = \"old01\"\n  region  = \"europe-west4\"\n}}\n",
+        cluster_hcl(&kept)
+    ));
+    let plan = env
+        .transcript(&["plan"])
+        .normalized_with(destroyed_attributes_elided);
+    insta::assert_snapshot!(plan, @r#"
+    clusterform will perform the following actions:
+
+      # old01 will be destroyed: owned by stack "research" and no longer in the configuration
+      - cluster "old01" { … }
+        # no Slurm jobs active now
+
+    Plan: 0 to add, 0 to change, 0 to replace, 1 to destroy.
+    [stderr]
+    Warning: the removed block for old01 (main.hcl:56) names my-proj/europe-west4, where no cluster old01 lives, so it releases nothing; this stack's old01 lives in my-proj/us-central1 (this plan destroys it there). To release it instead, give the block that project and region
+    "#);
+}
+
 /// Runs the binary with `args` and kills it (SIGKILL, as a crash would) once it has journaled
 /// an operation.
 #[cfg(unix)]

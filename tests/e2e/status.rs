@@ -200,7 +200,16 @@ fn status_json_is_one_document() {
               "since": "[TIME]"
             }
           },
-          "problems": []
+          "problems": [],
+          "login_node": {
+            "pool": "login",
+            "zone": "us-central1-a",
+            "public_ips": true,
+            "instance": "train01-login-0",
+            "state": "RUNNING",
+            "command": "gcloud compute ssh train01-login-0 --zone us-central1-a --project my-proj",
+            "message": "gcloud compute ssh train01-login-0 --zone us-central1-a --project my-proj"
+          }
         },
         {
           "address": {
@@ -314,7 +323,16 @@ fn status_json_is_one_document() {
               "current": false,
               "message": "recent event VM_CONTINUOUS_GPU_ERROR at [TIME]: XID 79 on train02-cpu-1"
             }
-          ]
+          ],
+          "login_node": {
+            "pool": "login",
+            "zone": "us-central1-a",
+            "public_ips": true,
+            "instance": "train02-login-0",
+            "state": "RUNNING",
+            "command": "gcloud compute ssh train02-login-0 --zone us-central1-a --project my-proj",
+            "message": "gcloud compute ssh train02-login-0 --zone us-central1-a --project my-proj"
+          }
         },
         {
           "address": {
@@ -370,7 +388,16 @@ fn status_json_is_one_document() {
               "current": true,
               "message": "cluster is in ERROR: node pool cpu could not be created: quota exhausted"
             }
-          ]
+          ],
+          "login_node": {
+            "pool": "login",
+            "zone": "us-central1-a",
+            "public_ips": true,
+            "instance": null,
+            "state": null,
+            "command": null,
+            "message": "the service reports no node of login pool login yet: no instance name yet"
+          }
         }
       ],
       "unreadable_locations": []
@@ -441,6 +468,10 @@ fn target_shows_only_the_clusters_named() {
 
     Needs attention:
       train03: cluster is in ERROR: node pool cpu could not be created: quota exhausted
+
+    Log in:
+      train01: gcloud compute ssh train01-login-0 --zone us-central1-a --project my-proj
+      train03: the service reports no node of login pool login yet: no instance name yet
     "
     );
     let lists = env
@@ -456,6 +487,49 @@ fn target_shows_only_the_clusters_named() {
       hint: use a cluster ID from the configuration (see `clusterform list`)
     [exit status: 1]
     "#);
+}
+
+/// The login node without external addresses is reached through IAP; once it stops running,
+/// no command and no name is made up.
+#[test]
+fn status_of_a_cluster_says_how_to_reach_its_login_node() {
+    let env = Env::new(100);
+    let private = config(&[ClusterSpec::default()])
+        .replace("enable_public_ips = true", "enable_public_ips = false");
+    env.write_config(&private);
+    let applied = env.run(&["apply", "--auto-approve"]);
+    assert!(applied.status.success(), "{}", env.transcript_of(&applied));
+    make_healthy(&env, "train01");
+    let login = |output: &str| output[output.find("Log in:").unwrap()..].to_owned();
+    insta::assert_snapshot!(login(&env.transcript(&["status", "--target", "train01"]).to_string()), @"
+    Log in:
+      train01: gcloud compute ssh train01-login-0 --zone us-central1-a --tunnel-through-iap --project my-proj
+    ");
+    let json = env.run(&["status", "--json", "--target", "train01"]);
+    let document: Value = serde_json::from_slice(&json.stdout).unwrap();
+    insta::assert_json_snapshot!(document["clusters"][0]["login_node"], @r#"
+    {
+      "pool": "login",
+      "zone": "us-central1-a",
+      "public_ips": false,
+      "instance": "train01-login-0",
+      "state": "RUNNING",
+      "command": "gcloud compute ssh train01-login-0 --zone us-central1-a --tunnel-through-iap --project my-proj",
+      "message": "gcloud compute ssh train01-login-0 --zone us-central1-a --tunnel-through-iap --project my-proj"
+    }
+    "#);
+
+    assert!(env.emulator().set_nodes_status(
+        &cluster_name("train01"),
+        vec![
+            json!({"nodePoolId": "login", "nodePoolType": "NODE_POOL_TYPE_LOGIN",
+                    "nodeState": "PREPARING"})
+        ],
+    ));
+    insta::assert_snapshot!(login(&env.transcript(&["status", "--target", "train01"]).to_string()), @"
+    Log in:
+      train01: the login node of pool login is PREPARING, not running yet; no instance name yet
+    ");
 }
 
 #[test]
@@ -479,28 +553,36 @@ fn declared_clusters_not_created_and_owned_ones_no_longer_declared_are_shown() {
     let env = Env::new(100);
     apply_ok(
         &env,
-        &[ClusterSpec::named("train01"), ClusterSpec::named("old01")],
+        &[
+            ClusterSpec::named("train01"),
+            ClusterSpec::named("old01"),
+            ClusterSpec::named("kept01"),
+        ],
     );
-    make_healthy(&env, "train01");
-    make_healthy(&env, "old01");
+    for id in ["train01", "old01", "kept01"] {
+        make_healthy(&env, id);
+    }
     env.emulator()
         .insert_cluster(&cluster_name("other01"), hand_made_cluster());
-    env.write_config(&config(&[
-        ClusterSpec::named("train01"),
-        ClusterSpec::named("new01"),
-    ]));
+    let declared = config(&[ClusterSpec::named("train01"), ClusterSpec::named("new01")]);
+    env.write_config(&format!(
+        "{declared}\nremoved {{\n  cluster = \"kept01\"\n}}\n"
+    ));
     let output = env.run(&["status", "--detailed-exitcode"]);
     insta::assert_snapshot!(env.transcript_of(&output), @"
     PROJECT  REGION       ID       STATE        NODES                     SLURM JOBS            SLURM NODES  IDLE SINCE
+    my-proj  us-central1  kept01   RUNNING      login: 1 running; cpu: 0  0 running, 0 pending  2 idle       [TIME] (5h ago)
     my-proj  us-central1  new01    not created  -                         -                     -            -
     my-proj  us-central1  old01    RUNNING      login: 1 running; cpu: 0  0 running, 0 pending  2 idle       [TIME] (5h ago)
     my-proj  us-central1  train01  RUNNING      login: 1 running; cpu: 0  0 running, 0 pending  2 idle       [TIME] (5h ago)
 
-    Nothing needs attention.
+    Needs attention:
+      old01: undeclared: the next apply destroys it (it carries this stack's label, but no cluster block declares it; a removed block releases it instead)
+    [exit status: 2]
     ");
     let json = env.run(&["status", "--json"]);
     let document: Value = serde_json::from_slice(&json.stdout).unwrap();
-    let shown: Vec<(&str, bool, bool)> = document["clusters"]
+    let shown: Vec<(&str, bool, bool, &Value)> = document["clusters"]
         .as_array()
         .unwrap()
         .iter()
@@ -509,18 +591,21 @@ fn declared_clusters_not_created_and_owned_ones_no_longer_declared_are_shown() {
                 c["address"]["id"].as_str().unwrap(),
                 c["declared"].as_bool().unwrap(),
                 c["created"].as_bool().unwrap(),
+                &c["next_apply"]["action"],
             )
         })
         .collect();
     assert_eq!(
         shown,
         [
-            ("new01", true, false),
-            ("old01", false, true),
-            ("train01", true, true)
+            ("kept01", false, true, &json!("release")),
+            ("new01", true, false, &Value::Null),
+            ("old01", false, true, &json!("delete")),
+            ("train01", true, true, &Value::Null),
         ],
         "a cluster nobody owns (other01) is not shown"
     );
+    assert_eq!(document["needs_attention"], true);
 }
 
 /// A shortage on day two: the `cpu` pool starts empty, so its create got no machines; then

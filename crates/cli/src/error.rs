@@ -195,6 +195,24 @@ pub enum CliError {
     /// A cluster asked for does not exist.
     #[error("cluster {0} was not found")]
     ClusterNotFound(String),
+    /// `import ID` without `--region` found the ID in several locations.
+    #[error("cluster {id} exists in {} locations: {}", .at.len(), .at.iter().map(|a| format!("{}/{}", a.project(), a.region())).collect::<Vec<_>>().join(", "))]
+    FoundInSeveral {
+        /// The cluster ID.
+        id: String,
+        /// Where it was found, in address order.
+        at: Vec<clusterform_model::ClusterName>,
+    },
+    /// `import ID` without `--region` found the ID in none of the locations it looked in.
+    #[error("cluster {id} was not found in any of the {searched} locations looked in{}", unread_suffix(.unread))]
+    NotFoundAnywhere {
+        /// The cluster ID.
+        id: String,
+        /// How many locations were looked in.
+        searched: usize,
+        /// The locations that could not be read, each with why.
+        unread: Vec<(Location, String)>,
+    },
     /// Files that `fmt --check` would change.
     #[error("{} file(s) are not formatted: {}", .0.len(), .0.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
     Unformatted(Vec<PathBuf>),
@@ -222,6 +240,27 @@ pub enum CliError {
     Prompt(#[from] dialoguer::Error),
 }
 
+/// `; 2 could not be read: my-proj/us-east1 (…), …` for the locations `import` could not read.
+fn unread_suffix(unread: &[(Location, String)]) -> String {
+    if unread.is_empty() {
+        return String::new();
+    }
+    format!(
+        "; {} could not be read: {}",
+        unread.len(),
+        unread_places(unread)
+    )
+}
+
+/// `my-proj/us-east1 (why), …`: locations that could not be read, each with why.
+pub fn unread_places(unread: &[(Location, String)]) -> String {
+    unread
+        .iter()
+        .map(|(location, why)| format!("{}/{} ({why})", location.project(), location.region()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 impl From<TransportError> for CliError {
     fn from(error: TransportError) -> Self {
         Self::Exec(error.into())
@@ -245,6 +284,17 @@ impl CliError {
             Self::DisruptionRefused { go_ahead, .. } => Some(format!(
                 "wait for the jobs to end (or drain the pools) and run again; to stop them all the same, {go_ahead}"
             )),
+            Self::FoundInSeveral { id, at } => at.first().map(|first| {
+                format!(
+                    "pick one with --project and --region, e.g. `clusterform import {id} --project {} --region {}`",
+                    first.project(),
+                    first.region()
+                )
+            }),
+            Self::NotFoundAnywhere { .. } => Some(
+                "check the ID; a cluster in a project or region the configuration does not name is imported with --project P --region R"
+                    .into(),
+            ),
             Self::OwnedElsewhere { cluster, owner } => Some(format!(
                 "release it in stack {owner}'s configuration first: replace its cluster block there with `removed {{ cluster = \"{cluster}\" }}` and apply (the cluster is kept, only its label goes), then import it here. Deleting its block there instead would destroy the cluster"
             )),

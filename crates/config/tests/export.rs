@@ -1,6 +1,6 @@
 //! `cluster_to_hcl` writes HCL that loads back into the same desired cluster.
 
-use clusterform_config::{VariableInputs, cluster_to_hcl, load};
+use clusterform_config::{Placement, VariableInputs, cluster_to_hcl, cluster_to_hcl_placed, load};
 use clusterform_model::{Cluster, STACK_LABEL};
 
 use crate::support::{PROVIDER, example, load_text};
@@ -28,6 +28,27 @@ fn example_cluster(name: &str, vars: &[(&str, &str)], id: &str) -> Cluster {
     };
     let config = load(&example(name), &inputs).unwrap().config;
     config.cluster(id).unwrap().cluster.clone()
+}
+
+/// A cluster imported from another project and region than the provider's keeps its place: the block
+/// writes its own `region` (and `project`), so loading it gives back the same address.
+#[test]
+fn a_placed_cluster_loads_back_at_its_own_project_and_region() {
+    let cluster = example_cluster("quickstart", &[], "train01");
+    let placement = Placement {
+        project: Some("other-proj"),
+        region: Some("us-central1"),
+    };
+    let hcl = cluster_to_hcl_placed("train01", &cluster, &placement);
+    assert!(hcl.starts_with("cluster \"train01\" {\n  project"), "{hcl}");
+    let elsewhere = PROVIDER.replace("us-central1", "europe-west4");
+    let loaded = load_text(&format!("{elsewhere}\n{hcl}"))
+        .unwrap_or_else(|diagnostics| panic!("{hcl}\n{}", diagnostics.render(false)));
+    let name = &loaded.config.clusters[0].name;
+    assert_eq!(
+        (name.project(), name.region()),
+        ("other-proj", "us-central1")
+    );
 }
 
 #[test]

@@ -30,6 +30,7 @@ pub use run::health::{
     SlurmNodeCounts, SlurmReport, StartFailure, StateReading, inspect_health,
 };
 pub use run::idle::{IdleReport, IdleVerdict, SlurmEvidence, idle_verdict, inspect_idle};
+pub use run::login::{LoginInstance, LoginNode};
 pub use run::operations::{OperationWaiter, WaitOptions};
 pub use run::refresh::{
     FIRST_PAGE_WITHIN, LivePages, PagePosition, Refreshed, RefusedList, UnreadKind, is_refusal,

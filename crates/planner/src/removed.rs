@@ -1,5 +1,6 @@
 //! `removed` blocks that release nothing: the cluster they name is not live, or not this
-//! stack's. Such a block does no harm, but it may name the wrong cluster (a typo in the ID or
+//! stack's, or this stack's cluster of that ID lives in another location (the block releases
+//! only at its own address, so that cluster is planned as any other undeclared one). Such a block does no harm, but it may name the wrong cluster (a typo in the ID or
 //! the region), or be left over from a release that is done; the plan says so.
 
 use std::collections::BTreeMap;
@@ -21,8 +22,14 @@ pub struct UnmatchedRemoved<'c> {
 /// Why a `removed` block releases nothing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Unmatched {
-    /// No live cluster has its address.
+    /// No live cluster has its address, nor does this stack own one of its ID elsewhere.
     NoCluster,
+    /// No live cluster has its address, but this stack owns clusters of its ID in other
+    /// locations: the block does not release them.
+    Elsewhere {
+        /// Where they live, in address order.
+        at: Vec<ClusterName>,
+    },
     /// The live cluster there carries another stack's label, or none.
     NotOwned {
         /// The stack label it carries, if any.
@@ -41,6 +48,14 @@ pub fn unmatched_removed<'c, 'l>(
         .into_iter()
         .map(|current| (&current.address, current.cluster.label(STACK_LABEL)))
         .collect();
+    let stack = Some(config.provider.stack.as_str());
+    let owned_elsewhere = |block: &RemovedCluster| -> Vec<ClusterName> {
+        labels
+            .iter()
+            .filter(|&(address, &label)| address.id() == block.name.id() && label == stack)
+            .map(|(&address, _)| address.clone())
+            .collect()
+    };
     let in_scope = |block: &&RemovedCluster| {
         options.targets.is_empty()
             || options
@@ -54,10 +69,13 @@ pub fn unmatched_removed<'c, 'l>(
         .filter(in_scope)
         .filter_map(|block| {
             let why = match labels.get(&block.name) {
-                None => Unmatched::NoCluster,
-                Some(&stack) if stack == Some(config.provider.stack.as_str()) => return None,
-                Some(&stack) => Unmatched::NotOwned {
-                    stack: stack.map(str::to_owned),
+                None => match owned_elsewhere(block) {
+                    at if at.is_empty() => Unmatched::NoCluster,
+                    at => Unmatched::Elsewhere { at },
+                },
+                Some(&label) if label == stack => return None,
+                Some(&label) => Unmatched::NotOwned {
+                    stack: label.map(str::to_owned),
                 },
             };
             Some(UnmatchedRemoved { block, why })
@@ -67,7 +85,7 @@ pub fn unmatched_removed<'c, 'l>(
 
 #[cfg(test)]
 mod tests {
-    use clusterform_testkit::{cluster, config, live_seed, removed, seed, served};
+    use clusterform_testkit::{STACK, cluster, config, live_seed, removed, seed, served};
 
     use super::*;
 
@@ -116,6 +134,31 @@ mod tests {
                 ),
                 ("bare".to_owned(), Unmatched::NotOwned { stack: None }),
             ]
+        );
+    }
+
+    #[test]
+    fn a_block_whose_cluster_the_stack_owns_in_another_location_says_where() {
+        let config = with_removed(&["train01"]);
+        let elsewhere = |region: &str, stack| {
+            let mut found = cluster(served("train01", &seed(), stack, "RUNNING"));
+            found.address =
+                ClusterName::new(found.address.project(), region, found.address.id().as_str())
+                    .unwrap();
+            found
+        };
+        let live = [
+            elsewhere("europe-west4", Some(STACK)),
+            elsewhere("us-east1", Some("ml-prod")),
+        ];
+        let [(_, why)] = whys(&config, &live, &PlanOptions::default())
+            .try_into()
+            .unwrap();
+        assert_eq!(
+            why,
+            Unmatched::Elsewhere {
+                at: vec![live[0].address.clone()]
+            }
         );
     }
 

@@ -14,24 +14,32 @@ pub trait StatusView {
     fn report(&self, entries: &[StatusEntry], unread: &[UnreadLocation], now: OffsetDateTime);
 }
 
-/// The view `--json` chooses.
-pub fn status_view(json: bool, printer: &Printer) -> Box<dyn StatusView> {
+/// The view `--json` chooses; `targeted` (`--target`): the text also says how to log in to
+/// each cluster (the JSON always does).
+pub fn status_view(json: bool, targeted: bool, printer: &Printer) -> Box<dyn StatusView> {
     if json {
         Box::new(JsonStatus { printer: *printer })
     } else {
-        Box::new(HumanStatus { printer: *printer })
+        Box::new(HumanStatus {
+            printer: *printer,
+            targeted,
+        })
     }
 }
 
-/// The table, the recent events and what needs attention.
+/// The table, the recent events and what needs attention; with `--target`, how to log in.
 struct HumanStatus {
     printer: Printer,
+    targeted: bool,
 }
 
 impl StatusView for HumanStatus {
     fn report(&self, entries: &[StatusEntry], unread: &[UnreadLocation], now: OffsetDateTime) {
-        self.printer
-            .result(&status_text::render_text(entries, unread, now));
+        let mut text = status_text::render_text(entries, unread, now);
+        if self.targeted && !entries.is_empty() {
+            text.push_str(&status_text::render_login(entries));
+        }
+        self.printer.result(&text);
     }
 }
 

@@ -7,18 +7,23 @@
 use std::path::Path;
 use std::time::Duration;
 
-use clusterform_config::Config;
-use clusterform_executor::{ApiClient, OperationWaiter, Submitted, WaitOptions};
+use clusterform_config::{Config, Placement, Provider};
+use clusterform_executor::{ApiClient, AppliedRecord, OperationWaiter, Submitted, WaitOptions};
 use clusterform_files::{Access, write_atomic};
-use clusterform_model::{Cluster, ClusterName, STACK_LABEL};
+use clusterform_model::{Cluster, ClusterName, Location, SERVICE_REGIONS, STACK_LABEL};
+use futures::StreamExt;
 
 use crate::arguments::Import;
 use crate::commands::ExitStatus;
 use crate::context;
-use crate::error::CliError;
+use crate::error::{self, CliError};
 use crate::printer::Printer;
 use crate::prompt;
 use crate::stack_lock::{self, LockRequest, take_lock};
+use crate::workflow;
+
+/// How many locations `import ID` without `--region` asks at once.
+const SEARCH_PARALLELISM: usize = 16;
 
 /// How long the labels-only update may take.
 const LABEL_UPDATE_TIMEOUT: Duration = Duration::from_secs(10 * 60);
@@ -70,15 +75,11 @@ async fn import_with_config(
     printer: &Printer,
 ) -> Result<ExitStatus, CliError> {
     let dir = &args.dir;
-    let project = args.project.clone().or(config.provider.project.clone());
-    let region = args.region.clone().or(config.provider.region.clone());
-    let (Some(project), Some(region)) = (project, region) else {
-        return Err(CliError::Usage(
-            "import needs --project and --region, or a provider block that sets them".into(),
-        ));
+    // A name given in full is checked before anything is sent.
+    let given = match &args.region {
+        Some(region) => Some(given_name(args, config, region)?),
+        None => None,
     };
-    let name = ClusterName::new(&project, &region, &args.id)
-        .map_err(|err| CliError::Usage(err.to_string()))?;
     let connection = context::connect(
         args.endpoint.as_deref(),
         Some(&config.provider),
@@ -86,11 +87,159 @@ async fn import_with_config(
         printer,
     )
     .await?;
+    let name = match given {
+        Some(name) => name,
+        None => {
+            let record = workflow::open_applied(dir, connection.remote_applied()).await;
+            let locations = search_locations(config, &record, args.project.as_deref());
+            let found = find_cluster(&connection.client, &args.id, locations).await?;
+            found.into_one(&args.id, printer)?
+        }
+    };
     let cluster = take_over(&connection.client, &name, &config.provider.stack, printer).await?;
     let cluster = unpinned(cluster, args.keep_node_image, printer);
-    let hcl = clusterform_config::cluster_to_hcl(&args.id, &cluster);
+    let hcl = clusterform_config::cluster_to_hcl_placed(
+        &args.id,
+        &cluster,
+        &placement(&name, &config.provider),
+    );
     write_hcl(args.out.as_deref(), &hcl, printer)?;
     Ok(ExitStatus::Success)
+}
+
+/// The cluster `--region` (and `--project`, else the provider's) names.
+fn given_name(args: &Import, config: &Config, region: &str) -> Result<ClusterName, CliError> {
+    let Some(project) = args.project.clone().or(config.provider.project.clone()) else {
+        return Err(CliError::Usage(
+            "import needs --project with --region, or a provider block that sets the project"
+                .into(),
+        ));
+    };
+    ClusterName::new(&project, region, &args.id).map_err(|err| CliError::Usage(err.to_string()))
+}
+
+/// Where `import ID` without `--region` looks: every location `plan` scans
+/// (`workflow::scanned_locations`), only those of `project` when one is given — and every
+/// region the service runs in there when the configuration scans none of that project.
+fn search_locations(
+    config: &Config,
+    record: &AppliedRecord,
+    project: Option<&str>,
+) -> Vec<Location> {
+    let mut locations = workflow::scanned_locations(config, Some(record), []);
+    if let Some(project) = project {
+        locations.retain(|location| location.project() == project);
+        if locations.iter().next().is_none() {
+            // A project that is not a valid name gives no location: the search finds nothing.
+            let service = SERVICE_REGIONS
+                .iter()
+                .filter_map(|region| Location::new(project, region).ok());
+            for location in service {
+                locations.add_other(location);
+            }
+        }
+    }
+    locations
+        .iter()
+        .map(|(location, _)| location.clone())
+        .collect()
+}
+
+/// The block's own `project` and `region`, for each that differs from the provider's.
+fn placement<'n>(name: &'n ClusterName, provider: &Provider) -> Placement<'n> {
+    let differs = |own: &'n str, default: Option<&String>| {
+        (default.map(String::as_str) != Some(own)).then_some(own)
+    };
+    Placement {
+        project: differs(name.project(), provider.project.as_ref()),
+        region: differs(name.region(), provider.region.as_ref()),
+    }
+}
+
+/// What one Get per location found of a cluster ID.
+struct Found {
+    /// Where the ID exists, in the locations' order.
+    at: Vec<ClusterName>,
+    /// How many locations were looked in.
+    searched: usize,
+    /// The locations whose Get failed, each with why.
+    unread: Vec<(Location, String)>,
+}
+
+/// Looks for `id` in every one of `locations`, with one Get each, several at once.
+async fn find_cluster(
+    client: &ApiClient,
+    id: &str,
+    locations: Vec<Location>,
+) -> Result<Found, CliError> {
+    let names = locations
+        .iter()
+        .map(|location| ClusterName::new(location.project(), location.region(), id))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|err| CliError::Usage(err.to_string()))?;
+    let answers: Vec<_> = futures::stream::iter(&names)
+        .map(|name| client.get_cluster(name))
+        .buffered(SEARCH_PARALLELISM)
+        .collect()
+        .await;
+    let mut found = Found {
+        at: Vec::new(),
+        searched: names.len(),
+        unread: Vec::new(),
+    };
+    for (name, answer) in names.into_iter().zip(answers) {
+        match answer {
+            Ok(Some(_)) => found.at.push(name),
+            Ok(None) => {}
+            Err(error) => found
+                .unread
+                .push((name.location().clone(), error.to_string())),
+        }
+    }
+    Ok(found)
+}
+
+impl Found {
+    /// The one place the ID was found, said on stderr with the locations that could not be
+    /// read; several places or none is an error naming them.
+    fn into_one(self, id: &str, printer: &Printer) -> Result<ClusterName, CliError> {
+        let Found {
+            mut at,
+            searched,
+            unread,
+        } = self;
+        if at.len() > 1 {
+            return Err(CliError::FoundInSeveral {
+                id: id.to_owned(),
+                at,
+            });
+        }
+        let Some(name) = at.pop() else {
+            return Err(CliError::NotFoundAnywhere {
+                id: id.to_owned(),
+                searched,
+                unread,
+            });
+        };
+        printer.info(&format!(
+            "Found cluster {id} in {}/{} (looked in {searched} locations).",
+            name.project(),
+            name.region()
+        ));
+        if !unread.is_empty() {
+            let locations = if unread.len() == 1 {
+                "location"
+            } else {
+                "locations"
+            };
+            printer.warn(&format!(
+                "{} {locations} could not be read, so a cluster {id} there was not seen: {}",
+                unread.len(),
+                error::unread_places(&unread)
+            ));
+        }
+        Ok(name)
+    }
 }
 
 /// Writes a whole configuration for the cluster: the project and region come from the flags,

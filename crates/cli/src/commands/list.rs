@@ -269,6 +269,7 @@ mod tests {
             events: Vec::new(),
             slurm: clusterform_executor::SlurmHealth::NotAsked,
             problems: Vec::new(),
+            login: None,
         }
     }
 

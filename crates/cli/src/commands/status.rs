@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use clusterform::views::status::{self, Found, Recorded, StatusEntry};
+use clusterform::views::status::{self, Declaration, Found, Recorded, StatusEntry};
 use clusterform_config::Config;
 use clusterform_executor::AppliedRecord;
 use clusterform_model::{ClusterName, LiveCluster, STACK_LABEL, UnreadLocation};
@@ -23,7 +23,7 @@ use crate::workflow::{self, KnownClusters};
 
 /// Reads and shows the health of the configuration's clusters.
 pub async fn run(args: &Status, printer: &Printer) -> Result<ExitStatus, CliError> {
-    let view = status_view(args.json, printer);
+    let view = status_view(args.json, !args.targets.is_empty(), printer);
     let inputs = context::variable_inputs(&args.variables)?;
     let config = context::load_config(&args.dir, inputs, printer).await?;
     let endpoint = args.endpoint.as_deref();
@@ -54,7 +54,7 @@ pub async fn run(args: &Status, printer: &Printer) -> Result<ExitStatus, CliErro
 /// A cluster `status` reports on, before its health is read.
 struct Watched {
     address: ClusterName,
-    declared: bool,
+    declaration: Declaration,
     created: bool,
 }
 
@@ -91,7 +91,7 @@ fn watched_clusters(
         let found = live.remove(&declared.name);
         watched.push(Watched {
             address: declared.name.clone(),
-            declared: true,
+            declaration: Declaration::Declared,
             created: found.is_some(),
         });
         present.extend(found);
@@ -99,9 +99,15 @@ fn watched_clusters(
     let stack = config.provider.stack.as_str();
     for (address, cluster) in live {
         if wanted(&address) && cluster.cluster.label(STACK_LABEL) == Some(stack) {
+            // A `removed` block releases a cluster only at its own address, as the plan does.
+            let released = config.removed.iter().any(|block| block.name == address);
             watched.push(Watched {
+                declaration: if released {
+                    Declaration::Released
+                } else {
+                    Declaration::Undeclared
+                },
                 address,
-                declared: false,
                 created: true,
             });
             present.push(cluster);
@@ -145,7 +151,7 @@ fn entries(
             };
             StatusEntry {
                 address: cluster.address,
-                declared: cluster.declared,
+                declaration: cluster.declaration,
                 found,
             }
         })

@@ -7,6 +7,7 @@
 pub mod actions;
 mod heredoc;
 pub mod idle_table;
+pub mod login_node;
 pub mod names;
 pub mod plan_flags;
 pub mod plan_json;

@@ -11,11 +11,23 @@ use super::names::ClusterNames;
 pub struct StatusEntry {
     /// Where it lives.
     pub address: ClusterName,
-    /// Whether the configuration declares it (else the stack owns it through its label only,
-    /// and the next plan deletes it).
-    pub declared: bool,
+    /// Whether the configuration declares it, and what the next apply does if not.
+    pub declaration: Declaration,
     /// What the API and Slurm said.
     pub found: Found,
+}
+
+/// Whether the configuration declares a cluster; one it does not declare is reported only
+/// when the stack owns it through its label.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Declaration {
+    /// A `cluster` block declares it.
+    Declared,
+    /// No `cluster` block declares it and a `removed` block names it: the next apply releases
+    /// it (drops the stack's label; it keeps running).
+    Released,
+    /// No block names it: the next apply destroys it.
+    Undeclared,
 }
 
 /// Whether a cluster exists, and its health when it does.
@@ -45,7 +57,12 @@ pub enum Recorded {
 
 impl StatusEntry {
     /// Whether something about the cluster's present state needs attention.
+    /// A cluster the next apply destroys because no block names it any more needs attention
+    /// too: it may be a block deleted by mistake.
     pub fn needs_attention(&self) -> bool {
+        if self.declaration == Declaration::Undeclared {
+            return true;
+        }
         match &self.found {
             Found::NotCreated => false,
             Found::Gone(_) => true,
@@ -73,6 +90,21 @@ pub fn gone_text(recorded: &Recorded) -> String {
         Recorded::Applied { applied_at } => format!(
             "cluster is missing: clusterform applied it at {applied_at} and it no longer exists \
              (deleted outside clusterform?); `clusterform apply` creates it again"
+        ),
+    }
+}
+
+/// What the next apply does to a cluster no `cluster` block declares, `None` for a declared one.
+pub fn undeclared_text(declaration: Declaration) -> Option<&'static str> {
+    match declaration {
+        Declaration::Declared => None,
+        Declaration::Released => Some(
+            "released: a removed block names it, so the next apply drops this stack's label \
+             (the cluster keeps running)",
+        ),
+        Declaration::Undeclared => Some(
+            "undeclared: the next apply destroys it (it carries this stack's label, but no \
+             cluster block declares it; a removed block releases it instead)",
         ),
     }
 }
@@ -323,7 +355,7 @@ mod tests {
     fn entry(found: Found) -> StatusEntry {
         StatusEntry {
             address: ClusterName::new("acme-ml", "us-central1", "train01").unwrap(),
-            declared: true,
+            declaration: Declaration::Declared,
             found,
         }
     }
@@ -458,6 +490,7 @@ mod tests {
             events: Vec::new(),
             slurm,
             problems,
+            login: None,
         }
     }
 

@@ -2,14 +2,16 @@
 //! ("`status --json`").
 
 use clusterform_executor::{
-    ClusterHealth, Idleness, PoolNodes, Problem, SlurmHealth, SlurmReport, StateReading,
+    ClusterHealth, Idleness, LoginInstance, LoginNode, PoolNodes, Problem, SlurmHealth,
+    SlurmReport, StateReading,
 };
-use clusterform_model::{ClusterEvent, Status, UnreadLocation};
+use clusterform_model::{ClusterEvent, ClusterName, Status, UnreadLocation};
 use serde_json::{Value, json};
 
+use super::login_node::{login_command, login_text};
 use super::status::{
-    Found, Recorded, StatusEntry, gone_text, needs_attention, problem_text, unread_rows,
-    unread_text,
+    Declaration, Found, Recorded, StatusEntry, gone_text, needs_attention, problem_text,
+    undeclared_text, unread_rows, unread_text,
 };
 use super::table::format_time;
 
@@ -49,7 +51,7 @@ fn entry(entry: &StatusEntry) -> Value {
             "region": address.region(),
             "id": address.id().as_str(),
         },
-        "declared": entry.declared,
+        "declared": entry.declaration == Declaration::Declared,
         "created": matches!(entry.found, Found::Live(_)),
         "needs_attention": entry.needs_attention(),
     });
@@ -59,7 +61,21 @@ fn entry(entry: &StatusEntry) -> Value {
     if let Found::Gone(recorded) = &entry.found {
         written["recorded"] = recorded_fields(recorded);
     }
+    if let Some(next_apply) = next_apply(entry.declaration) {
+        written["next_apply"] = next_apply;
+    }
     written
+}
+
+/// What the next apply does to a cluster no `cluster` block declares: `{action, message}`,
+/// the action `release` or `delete`.
+fn next_apply(declaration: Declaration) -> Option<Value> {
+    let action = match declaration {
+        Declaration::Declared => return None,
+        Declaration::Released => "release",
+        Declaration::Undeclared => "delete",
+    };
+    Some(json!({"action": action, "message": undeclared_text(declaration)}))
 }
 
 /// What the applied record says of a declared cluster that clusterform had and that is gone:
@@ -76,7 +92,7 @@ fn recorded_fields(recorded: &Recorded) -> Value {
 }
 
 /// What a live cluster adds to its entry.
-fn health_fields(health: &ClusterHealth) -> [(&'static str, Value); 7] {
+fn health_fields(health: &ClusterHealth) -> [(&'static str, Value); 8] {
     [
         ("state", state(&health.state)),
         ("detail", Value::from(health.detail.clone())),
@@ -99,6 +115,13 @@ fn health_fields(health: &ClusterHealth) -> [(&'static str, Value); 7] {
                 .collect::<Vec<_>>()
                 .into(),
         ),
+        (
+            "login_node",
+            health
+                .login
+                .as_ref()
+                .map_or(Value::Null, |login| login_node(&health.address, login)),
+        ),
     ]
 }
 
@@ -114,6 +137,25 @@ pub fn health_summary(health: &ClusterHealth) -> Value {
             .filter(|p| p.is_current())
             .map(problem)
             .collect::<Vec<_>>(),
+    })
+}
+
+/// `{pool, zone, public_ips, instance, state, command, message}`: the login node, the command
+/// that reaches it (`null` until it runs with a name) and the words the text shows.
+fn login_node(address: &ClusterName, login: &LoginNode) -> Value {
+    let (instance, state) = match &login.instance {
+        LoginInstance::Running { name } => (Some(name.as_str()), Some("RUNNING")),
+        LoginInstance::NotRunning { name, state } => (name.as_deref(), state.as_deref()),
+        LoginInstance::Absent => (None, None),
+    };
+    json!({
+        "pool": login.pool,
+        "zone": login.zone,
+        "public_ips": login.public_ips,
+        "instance": instance,
+        "state": state,
+        "command": login_command(address, login),
+        "message": login_text(address, Some(login)),
     })
 }
 

@@ -7,11 +7,13 @@ use clusterform_executor::{
 };
 use time::OffsetDateTime;
 
+use super::login_node::login_text;
 use super::names::ClusterNames;
 use clusterform_model::UnreadLocation;
 
 use super::status::{
-    Found, StatusEntry, event_text, gone_text, names, problem_text, unread_rows, unread_text,
+    Declaration, Found, StatusEntry, event_text, gone_text, names, problem_text, undeclared_text,
+    unread_rows, unread_text,
 };
 use super::table::{cluster_headers, cluster_row, table, time_and_age, unread_row};
 
@@ -189,6 +191,7 @@ fn attention(entries: &[StatusEntry], names: ClusterNames) -> String {
     let mut lines = String::new();
     for entry in entries {
         let name = names.name(&entry.address);
+        lines.push_str(&undeclared_line(entry, &name));
         let health = match &entry.found {
             Found::Live(health) => health,
             Found::Gone(recorded) => {
@@ -202,6 +205,30 @@ fn attention(entries: &[StatusEntry], names: ClusterNames) -> String {
         }
     }
     lines
+}
+
+/// `Log in:` and one line per cluster: the command that reaches its login node, or why there
+/// is none yet. `status --target` shows it after the rest.
+pub fn render_login(entries: &[StatusEntry]) -> String {
+    let names = names(entries);
+    let mut text = "\nLog in:\n".to_owned();
+    for entry in entries {
+        let how = match &entry.found {
+            Found::Live(health) => login_text(&entry.address, health.login.as_ref()),
+            Found::NotCreated | Found::Gone(_) => "not created: no login node".to_owned(),
+        };
+        text.push_str(&format!("  {}: {how}\n", names.name(&entry.address)));
+    }
+    text
+}
+
+/// The attention line of a cluster the next apply destroys because no block names it; empty
+/// for any other (a released cluster needs no one: its `removed` block says what happens).
+fn undeclared_line(entry: &StatusEntry, name: &str) -> String {
+    match undeclared_text(entry.declaration) {
+        Some(text) if entry.declaration == Declaration::Undeclared => format!("  {name}: {text}\n"),
+        _ => String::new(),
+    }
 }
 
 #[cfg(test)]

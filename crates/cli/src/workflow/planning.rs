@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use clusterform_config::Config;
 use clusterform_executor::{ApiClient, ExecError, LivePages, Mark, PagePosition};
-use clusterform_model::ClusterName;
+use clusterform_model::{Action, ClusterName};
 use clusterform_model::{JobsByCluster, LiveCluster, Location, RunningJobs};
 use clusterform_planner::{
     AppliedDigests, IdleDeletion, Plan, PlanBuilder, PlanOptions, Unmatched, UnmatchedRemoved,
@@ -77,7 +77,7 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
         for unmatched in removed_unmatched {
             self.view
                 .printer()
-                .warn(&unmatched_removed_warning(&unmatched, &self.config));
+                .warn(&unmatched_removed_warning(&unmatched, &self.config, &plan));
         }
         plan.unreadable_locations = unreadable;
         plan.directory = absolute_directory(&self.dir)?;
@@ -227,7 +227,11 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
 }
 
 /// Why a `removed` block releases nothing, and what to do about it.
-fn unmatched_removed_warning(unmatched: &UnmatchedRemoved<'_>, config: &Config) -> String {
+fn unmatched_removed_warning(
+    unmatched: &UnmatchedRemoved<'_>,
+    config: &Config,
+    plan: &Plan,
+) -> String {
     let block = unmatched.block;
     let name = &block.name;
     let whence = format!(
@@ -243,6 +247,17 @@ fn unmatched_removed_warning(unmatched: &UnmatchedRemoved<'_>, config: &Config) 
             name.project(),
             name.region()
         ),
+        Unmatched::Elsewhere { at } => format!(
+            "{whence} names {}/{}, where no cluster {} lives, so it releases nothing; this stack's {} lives in {}. To release it instead, give the block that project and region",
+            name.project(),
+            name.region(),
+            name.id(),
+            name.id(),
+            at.iter()
+                .map(|address| fate_there(address, plan))
+                .collect::<Vec<_>>()
+                .join(" and ")
+        ),
         Unmatched::NotOwned { stack: Some(other) } => format!(
             "{whence} names a cluster of stack \"{other}\", not of \"{stack}\": nothing to release (only the stack that owns a cluster can release it)"
         ),
@@ -250,6 +265,22 @@ fn unmatched_removed_warning(unmatched: &UnmatchedRemoved<'_>, config: &Config) 
             "{whence} names a cluster that no stack owns (it has no clusterform-stack label): nothing to release; the block can go"
         ),
     }
+}
+
+/// `my-proj/europe-west4 (this plan destroys it there)`: where a cluster lives and what the
+/// plan does to it.
+fn fate_there(address: &ClusterName, plan: &Plan) -> String {
+    let change = plan
+        .changes
+        .iter()
+        .find(|change| &change.address == address);
+    let fate = match change.map(|change| change.action) {
+        Some(Action::Delete) => "this plan destroys it there",
+        Some(Action::Replace) => "this plan replaces it there",
+        Some(Action::Update) => "this plan updates it there",
+        Some(Action::Create | Action::Release | Action::NoOp) | None => "this plan leaves it there",
+    };
+    format!("{}/{} ({fate})", address.project(), address.region())
 }
 
 /// The live clusters and their plan, or why there is none.

@@ -15,8 +15,28 @@ use crate::tools::format::format_source;
 
 /// The HCL of a cluster, formatted.
 pub fn cluster_to_hcl(id: &str, cluster: &Cluster) -> String {
+    cluster_to_hcl_placed(id, cluster, &Placement::default())
+}
+
+/// Where a cluster block puts its cluster when it is not where the provider's `project` and
+/// `region` default to: each one set is written as the block's own attribute.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Placement<'a> {
+    /// The block's `project`, when it differs from the provider's.
+    pub project: Option<&'a str>,
+    /// The block's `region`, when it differs from the provider's.
+    pub region: Option<&'a str>,
+}
+
+/// [`cluster_to_hcl`] for a cluster at `placement`: its `project` and `region` first.
+pub fn cluster_to_hcl_placed(id: &str, cluster: &Cluster, placement: &Placement<'_>) -> String {
     let json = serde_json::to_value(cluster).unwrap_or(Json::Null);
     let mut out = format!("cluster {} {{\n", quote(id));
+    for (name, value) in [("project", placement.project), ("region", placement.region)] {
+        if let Some(value) = value {
+            let _ = writeln!(out, "  {name} = {}", quote(value));
+        }
+    }
     if let Json::Object(object) = &json {
         write_message(&mut out, object, "", 1);
     }

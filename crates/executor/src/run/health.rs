@@ -23,6 +23,7 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use crate::run::idle::{IdleVerdict, SlurmEvidence, idle_verdict, read_evidence};
+use crate::run::login::{LoginNode, login_node};
 use crate::run::slurm::{SLURM_PARALLELISM, SlurmJob, SlurmNode, SlurmReadError};
 use crate::transport::api::ApiClient;
 
@@ -46,6 +47,8 @@ pub struct ClusterHealth {
     pub slurm: SlurmHealth,
     /// Everything that needs attention, in the order: the state, the nodes, Slurm, the events.
     pub problems: Vec<Problem>,
+    /// Where its login node is; `None` when its Slurm names no login pool.
+    pub login: Option<LoginNode>,
 }
 
 impl ClusterHealth {
@@ -359,6 +362,7 @@ fn cluster_health(
         events,
         slurm,
         problems,
+        login: login_node(&live.cluster),
     }
 }
 
