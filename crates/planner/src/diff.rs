@@ -23,7 +23,7 @@ use clusterform_model::paths::FieldPath;
 
 /// Keyed lists whose order is part of their value: without `default_partition_id` the first
 /// partition is the default one.
-const ORDERED_KEYED_LISTS: &[&str] = &["orchestrator_spec.slurm_spec.partitions"];
+pub(crate) const ORDERED_KEYED_LISTS: &[&str] = &["orchestrator_spec.slurm_spec.partitions"];
 
 /// The table path of the node pool list, whose elements give pool impacts their pool.
 const NODE_POOLS: &str = "node_pools";

@@ -7,7 +7,7 @@ use clusterform_model::paths::IgnorePath;
 use clusterform_model::{Action, LiveCluster};
 use clusterform_planner::{
     AppliedDigests, ClusterChange, DriftKind, PlanBuilder, PlanOptions, desired_digest,
-    plan_document,
+    field_digests, plan_document,
 };
 use serde_json::{Value, json};
 
@@ -54,6 +54,11 @@ fn recorded(cluster: &DesiredCluster) -> AppliedDigests {
     [(address("train01"), desired_digest(cluster).unwrap())]
         .into_iter()
         .collect()
+}
+
+/// A record saying that `cluster` was applied last and left train01 as `left` is.
+fn recorded_fields(cluster: &DesiredCluster, left: &LiveCluster) -> AppliedDigests {
+    recorded(cluster).with_field_digests(address("train01"), field_digests(&left.cluster))
 }
 
 fn drift_of(change: &ClusterChange) -> Vec<(String, DriftKind)> {
@@ -269,4 +274,99 @@ fn a_saved_plan_whose_digest_was_edited_is_refused_and_one_without_is_not() {
     without.changes[0].desired_digest = None;
     without.changes[0].drift = vec![];
     assert!(clusterform_planner::saved_plan_mismatches(&without, &config, &live).is_empty());
+}
+
+#[test]
+fn drift_is_named_per_field_when_the_configuration_changed_too() {
+    let mut wanted = seed();
+    wanted["displayName"] = json!("Research training v2");
+    wanted["labels"]["team"] = json!("vision");
+    let config = config(vec![desired("train01", wanted)]);
+    let record = recorded_fields(&declared(), &live_seed("train01"));
+    let change = planned(&config, &[hotfixed()], Some(&record));
+    assert_eq!(change.action, Action::Update);
+    // display_name changed in the configuration only; the team label on both sides.
+    assert_eq!(
+        drift_of(&change),
+        [
+            ("labels.team".to_owned(), DriftKind::Changed),
+            (
+                "node_pools[cpu].scaling_spec.max_node_count".to_owned(),
+                DriftKind::Changed
+            ),
+        ]
+    );
+    let team = change
+        .fields
+        .iter()
+        .find(|field| field.path == "labels")
+        .unwrap();
+    assert_eq!(team.after.as_ref().unwrap()["team"], "vision");
+    // The whole-digest rule says nothing once the configuration changed.
+    assert!(
+        planned(&config, &[hotfixed()], Some(&recorded(&declared())))
+            .drift
+            .is_empty()
+    );
+}
+
+#[test]
+fn a_configuration_that_adopts_an_outside_change_plans_nothing_and_still_names_it() {
+    let mut wanted = seed();
+    wanted["labels"]["team"] = json!("oncall");
+    wanted["nodePools"][1]["scalingSpec"]["maxNodeCount"] = json!(8);
+    let config = config(vec![desired("train01", wanted)]);
+    let record = recorded_fields(&declared(), &live_seed("train01"));
+    let change = planned(&config, &[hotfixed()], Some(&record));
+    assert_eq!(change.action, Action::NoOp);
+    assert_eq!(drift_of(&change).len(), 2, "{:?}", change.drift);
+}
+
+#[test]
+fn a_field_the_configuration_does_not_set_is_never_drift() {
+    let config = config(vec![declared()]);
+    let record = recorded_fields(&declared(), &live_seed("train01"));
+    let live = edited_live(|live| {
+        live["nodePools"][1]["nodeImage"] = json!("slurm-25-05-ubuntu-2404");
+    });
+    assert!(seed()["nodePools"][1].get("nodeImage").is_none());
+    let change = planned(&config, &[live], Some(&record));
+    assert_eq!(change.action, Action::NoOp);
+    assert!(change.drift.is_empty(), "{:?}", change.drift);
+}
+
+#[test]
+fn per_field_a_pool_added_or_deleted_and_a_label_added_outside_are_one_entry_each() {
+    let config = config(vec![declared()]);
+    let record = recorded_fields(&declared(), &live_seed("train01"));
+    let live = edited_live(|live| {
+        live["labels"]["hotfix"] = json!("1");
+        let pools = live["nodePools"].as_array_mut().unwrap();
+        pools.retain(|pool| pool["id"] != "cpu");
+        pools.push(json!({
+            "id": "gpu", "machineSpec": {"machineType": "a3-highgpu-8g"},
+            "scalingSpec": {"minNodeCount": 0, "maxNodeCount": 2}, "zone": "us-central1-a"
+        }));
+    });
+    let change = planned(&config, &[live], Some(&record));
+    assert_eq!(
+        drift_of(&change),
+        [
+            ("labels.hotfix".to_owned(), DriftKind::Added),
+            ("node_pools[cpu]".to_owned(), DriftKind::Removed),
+            ("node_pools[gpu]".to_owned(), DriftKind::Added),
+        ]
+    );
+}
+
+#[test]
+fn a_record_without_field_digests_is_judged_whole_and_one_with_them_per_field() {
+    let config = config(vec![declared()]);
+    let whole = planned(&config, &[hotfixed()], Some(&recorded(&declared())));
+    let record = recorded_fields(&declared(), &live_seed("train01"));
+    let per_field = planned(&config, &[hotfixed()], Some(&record));
+    assert_eq!(whole.drift, per_field.drift);
+    // Empty field digests are a record without them.
+    let empty = recorded(&declared()).with_field_digests(address("train01"), Default::default());
+    assert_eq!(empty.field_digests(&address("train01")), None);
 }
