@@ -124,7 +124,7 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
     }
 
     /// What the applied record and the journal say of earlier runs: the digests that word the
-    /// plan's drift, the clusters a create of ours left failed (marked so in the record, or
+    /// plan's drift (the declared cluster's, and each field's), the clusters a create of ours left failed (marked so in the record, or
     /// whose create the journal still holds), which a plan replaces while they are in ERROR,
     /// and the clusters `destroy --idle-for` deleted. A record that could not be read words
     /// nothing and taints nothing; `-v` says why.
@@ -147,16 +147,21 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
             );
         }
         let entries = record.entries();
-        let managed: Vec<_> = entries
+        let kept: Vec<_> = entries
             .iter()
-            .map(|entry| (entry.address.clone(), entry.labels.clone()))
+            .map(|entry| {
+                let fields = entry.field_digests.clone();
+                (entry.address.clone(), entry.labels.clone(), fields)
+            })
             .collect();
         let mut digests: AppliedDigests = entries
             .into_iter()
             .map(|entry| (entry.address, entry.digest))
             .collect();
-        for (address, labels) in managed {
-            digests = digests.with_managed_labels(address, labels);
+        for (address, labels, fields) in kept {
+            digests = digests
+                .with_managed_labels(address.clone(), labels)
+                .with_field_digests(address, fields);
         }
         let marks = record.marks();
         let tainted = marks
