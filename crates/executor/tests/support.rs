@@ -68,7 +68,10 @@ impl Harness {
 
     /// The cluster `id` as the emulator holds it now, read through the model.
     pub fn live(&self, id: &str) -> clusterform_model::Cluster {
-        let json = self.emulator.cluster(&cluster_name(id)).expect("the cluster");
+        let json = self
+            .emulator
+            .cluster(&cluster_name(id))
+            .expect("the cluster");
         serde_json::from_value(json).expect("a cluster the model reads")
     }
 

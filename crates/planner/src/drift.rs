@@ -268,7 +268,11 @@ pub(crate) fn drift_of(fields: &[FieldChange]) -> Vec<Drift> {
 /// key of a map it sets is, and so is an element of a keyed list it sets: a field of an
 /// element present on every side, or the element whole (`node_pools[gpu] removed`) when it is
 /// missing on a side or no longer declared.
-pub(crate) fn drift_by_field(recorded: &FieldDigests, live: &Value, compared: &Value) -> Vec<Drift> {
+pub(crate) fn drift_by_field(
+    recorded: &FieldDigests,
+    live: &Value,
+    compared: &Value,
+) -> Vec<Drift> {
     let live = digests_of(live);
     let judged = Judged::of(compared);
     let differing = recorded

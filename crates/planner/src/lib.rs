@@ -33,8 +33,8 @@ pub use builder::PlanBuilder;
 pub use derived::{SavedPlanMismatch, saved_plan_mismatches};
 pub use document::plan_document;
 pub use drift::{AppliedDigests, IdleDeletion, desired_digest};
-pub use field_digests::{FieldDigests, field_digests};
 pub use error::PlanError;
+pub use field_digests::{FieldDigests, field_digests};
 pub use file::{PlanFileError, load_plan, save_plan};
 pub use options::{PlanFlags, PlanOptions};
 pub use plan::{

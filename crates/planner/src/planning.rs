@@ -22,9 +22,9 @@ use serde_json::Value;
 use crate::builder::PlanBuilder;
 use crate::diff;
 use crate::drift::{AppliedDigests, IdleDeletion, digest_of, drift_by_field, drift_of};
-use crate::field_digests::FieldDigests;
 use crate::error::PlanError;
 use crate::fallbacks;
+use crate::field_digests::FieldDigests;
 use crate::ignore;
 use crate::options::PlanOptions;
 use crate::plan::{

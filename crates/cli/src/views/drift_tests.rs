@@ -1,15 +1,19 @@
-//! The "changed outside clusterform" line: above the change that restores the configuration,
-//! only when the applied record says the configuration did not change.
+//! The "changed outside clusterform" line: above the change of a cluster the applied record
+//! says was changed outside clusterform, or as a note when nothing is planned for it; and
+//! `plan --refresh-only`'s text and document.
 
 use clusterform_model::JobsByCluster;
 use clusterform_model::paths::FieldPath;
 use clusterform_planner::{
-    AppliedDigests, Drift, DriftKind, Plan, PlanBuilder, PlanOptions, desired_digest,
+    AppliedDigests, Drift, DriftKind, Plan, PlanBuilder, PlanOptions, desired_digest, field_digests,
 };
-use clusterform_testkit::{STACK, address, cluster, config, desired, seed, served};
+use clusterform_testkit::{
+    PROJECT, REGION, STACK, address, cluster, config, desired, seed, served,
+};
 use serde_json::json;
 
 use crate::views::plan_text::render_text;
+use crate::views::refresh_only;
 
 /// `train01` as declared, live with its `team` label changed by a hotfix, planned with (or
 /// without) the record of its last apply.
@@ -72,4 +76,70 @@ fn a_long_drift_names_ten_fields_and_counts_the_rest() {
         .unwrap();
     assert!(line.ends_with("labels.l09 added, and 2 more"), "{line}");
     assert!(!line.contains("l10"), "{line}");
+}
+
+/// `train01` declared with its `team` label as the hotfix set it, live with the hotfix, and
+/// the record of the apply before it (the seed, field by field).
+fn adopted_hotfix_plan() -> Plan {
+    let mut wanted = seed();
+    wanted["labels"]["team"] = json!("oncall");
+    let config = config(vec![desired("train01", wanted)]);
+    let mut hotfixed = seed();
+    hotfixed["labels"]["team"] = json!("oncall");
+    let live = cluster(served("train01", &hotfixed, Some(STACK), "RUNNING"));
+    let applied_live = cluster(served("train01", &seed(), Some(STACK), "RUNNING"));
+    let applied = AppliedDigests::default()
+        .with_field_digests(address("train01"), field_digests(&applied_live.cluster));
+    let options = PlanOptions::default();
+    PlanBuilder::new(&config, &options)
+        .with_applied(&applied)
+        .finish([&live])
+        .unwrap()
+}
+
+#[test]
+fn a_cluster_whose_configuration_adopted_an_outside_change_gets_a_note() {
+    let text = render_text(&adopted_hotfix_plan(), &JobsByCluster::new(), false);
+    assert_eq!(
+        text,
+        "No changes. Your clusters match the configuration.\n\
+         Note: train01 changed outside clusterform: labels.team changed\n"
+    );
+}
+
+#[test]
+fn refresh_only_lists_each_cluster_and_field_and_proposes_nothing() {
+    let text = refresh_only::render_text(&hotfix_plan(true), false);
+    assert_eq!(
+        text,
+        "  # train01 changed outside clusterform:\n      labels.team changed\n\n\
+         Refresh only: 1 cluster changed outside clusterform (1 field); nothing is proposed. \
+         Run `clusterform plan` to see what apply would do.\n"
+    );
+    assert_eq!(
+        refresh_only::render_text(&hotfix_plan(false), false),
+        "Nothing changed outside clusterform. The live clusters hold what clusterform last applied.\n"
+    );
+    assert!(refresh_only::has_drift(&adopted_hotfix_plan()));
+    assert!(!refresh_only::has_drift(&hotfix_plan(false)));
+}
+
+#[test]
+fn the_refresh_only_document_holds_only_the_drift() {
+    assert_eq!(
+        refresh_only::render_json(&hotfix_plan(true)),
+        json!({
+            "format_version": 1,
+            "refresh_only": true,
+            "stack": STACK,
+            "clusters": [{
+                "address": {"project": PROJECT, "region": REGION, "id": "train01"},
+                "drift": [{"path": "labels.team", "how": "changed"}],
+            }],
+        })
+    );
+    assert_eq!(
+        refresh_only::render_json(&hotfix_plan(false))["clusters"],
+        json!([])
+    );
 }

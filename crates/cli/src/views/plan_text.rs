@@ -54,6 +54,9 @@ pub fn render_text(plan: &Plan, jobs: &JobsByCluster, color: bool) -> String {
             if let Some(line) = in_error_line(change) {
                 let _ = writeln!(out, "{label} {name}: {line}");
             }
+            if let Some(words) = drift_words(change) {
+                let _ = writeln!(out, "{label} {name} {words}");
+            }
         }
         return out;
     }
@@ -67,12 +70,18 @@ pub fn render_text(plan: &Plan, jobs: &JobsByCluster, color: bool) -> String {
         .render(change, jobs.get(&change.address));
         out.push('\n');
     }
-    // Clusters left as they are, but in ERROR: said once each, before the counts.
+    // Clusters left as they are, but in ERROR or changed outside clusterform where the
+    // configuration now matches: said once each, before the counts.
     let mut noted = false;
     for change in plan.changes.iter().filter(|c| c.action == Action::NoOp) {
+        let label = paint.style(Style::new().yellow().bold(), "Note:");
+        let name = names.name(&change.address);
         if let Some(line) = in_error_line(change) {
-            let label = paint.style(Style::new().yellow().bold(), "Note:");
-            let _ = writeln!(out, "{label} {}: {line}", names.name(&change.address));
+            let _ = writeln!(out, "{label} {name}: {line}");
+            noted = true;
+        }
+        if let Some(words) = drift_words(change) {
+            let _ = writeln!(out, "{label} {name} {words}");
             noted = true;
         }
     }
@@ -271,12 +280,12 @@ fn job_lines<'j>(jobs: impl ExactSizeIterator<Item = &'j RunningJob>) -> Vec<Str
 
 /// Whether and how to colour.
 #[derive(Debug, Clone, Copy)]
-struct Paint {
-    color: bool,
+pub(crate) struct Paint {
+    pub(crate) color: bool,
 }
 
 impl Paint {
-    fn style(self, style: Style, text: &str) -> String {
+    pub(crate) fn style(self, style: Style, text: &str) -> String {
         if self.color {
             style.force_styling(true).apply_to(text).to_string()
         } else {
@@ -657,10 +666,15 @@ fn running_line(running: &RunningAlternative) -> String {
 /// counted.
 const MAX_DRIFT_LISTED: usize = 10;
 
-/// `# train01 changed outside clusterform: labels.hotfix added, …`, shown above the change
-/// that restores the configuration, when the applied record says the configuration did not
-/// change since clusterform applied it.
+/// `# train01 changed outside clusterform: labels.hotfix added, …`, shown above the change of
+/// a cluster whose fields the applied record says were changed outside clusterform, whatever
+/// the configuration changed too.
 fn drift_line(change: &ClusterChange, name: &str) -> Option<String> {
+    drift_words(change).map(|words| format!("# {name} {words}"))
+}
+
+/// `changed outside clusterform: labels.hotfix added, …`, ten fields named at most.
+fn drift_words(change: &ClusterChange) -> Option<String> {
     if change.drift.is_empty() {
         return None;
     }
@@ -677,7 +691,7 @@ fn drift_line(change: &ClusterChange, name: &str) -> Option<String> {
         ));
     }
     Some(format!(
-        "# {name} changed outside clusterform: {}",
+        "changed outside clusterform: {}",
         listed.join(", ")
     ))
 }

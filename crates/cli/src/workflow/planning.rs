@@ -9,7 +9,7 @@ use clusterform_config::Config;
 use clusterform_executor::{
     ApiClient, ExecError, LivePages, Mark, PagePosition, RefusedList, UnreadKind,
 };
-use clusterform_model::ClusterName;
+use clusterform_model::{Action, ClusterName};
 use clusterform_model::{JobsByCluster, LiveCluster, Location, RunningJobs};
 use clusterform_planner::{
     AppliedDigests, IdleDeletion, Plan, PlanBuilder, PlanOptions, Unmatched, UnmatchedRemoved,
@@ -185,6 +185,42 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
             }
         }
         applied
+    }
+
+    /// Why `plan` cannot say what changed outside clusterform on some live declared clusters
+    /// of `plan`: the applied record cannot be read, or holds nothing for them (made before
+    /// clusterform kept it, or by another tool). `None` when it can tell for every one.
+    pub fn drift_unknown(&self, plan: &Plan) -> Option<String> {
+        let Some(record) = self.engine.applied_record() else {
+            return Some(
+                "there is no record of applied changes: clusterform cannot tell what changed outside it".to_owned(),
+            );
+        };
+        if let Some(reason) = record.unreadable() {
+            return Some(format!(
+                "the record of applied changes {} cannot be read ({reason}): clusterform cannot tell what changed outside it",
+                record.location()
+            ));
+        }
+        let unrecorded: Vec<&str> = plan
+            .changes
+            .iter()
+            .filter(|change| {
+                let live_and_declared = matches!(
+                    change.action,
+                    Action::Update | Action::Replace | Action::NoOp
+                );
+                live_and_declared && record.get(&change.address).is_none()
+            })
+            .map(|change| change.address.id().as_str())
+            .collect();
+        (!unrecorded.is_empty()).then(|| {
+            format!(
+                "the record of applied changes {} holds nothing for {}: clusterform cannot tell what changed outside it there (the next apply of each records it)",
+                record.location(),
+                unrecorded.join(", ")
+            )
+        })
     }
 
     /// What to tell the user about operations an earlier run left in flight.
