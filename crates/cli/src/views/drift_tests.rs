@@ -118,7 +118,8 @@ fn refresh_only_lists_each_cluster_and_field_and_proposes_nothing() {
     );
     assert_eq!(
         refresh_only::render_text(&hotfix_plan(false), false),
-        "Nothing changed outside clusterform. The live clusters hold what clusterform last applied.\n"
+        "No changes outside clusterform: every field the record of applied changes covers holds \
+         what clusterform last applied.\n"
     );
     assert!(refresh_only::has_drift(&adopted_hotfix_plan()));
     assert!(!refresh_only::has_drift(&hotfix_plan(false)));

@@ -53,10 +53,10 @@ pub fn render_text(plan: &Plan, color: bool) -> String {
     if clusters == 0 {
         let _ = writeln!(
             out,
-            "{} The live clusters hold what clusterform last applied.",
+            "{} every field the record of applied changes covers holds what clusterform last applied.",
             paint(
                 Style::new().green().bold(),
-                "Nothing changed outside clusterform."
+                "No changes outside clusterform:"
             )
         );
         return out;

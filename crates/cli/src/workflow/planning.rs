@@ -198,7 +198,7 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
         };
         if let Some(reason) = record.unreadable() {
             return Some(format!(
-                "the record of applied changes {} cannot be read ({reason}): clusterform cannot tell what changed outside it",
+                "the record of applied changes {} cannot be read: {reason}; clusterform cannot tell what changed outside it",
                 record.location()
             ));
         }
