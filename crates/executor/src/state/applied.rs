@@ -490,6 +490,7 @@ mod tests {
             applied_at: "2026-11-10T12:00:00Z".to_owned(),
             fallback: None,
             labels: Vec::new(),
+            field_digests: BTreeMap::new(),
         }
     }
 
@@ -678,6 +679,7 @@ mod unix_tests {
                 applied_at: "2026-11-10T12:00:00Z".to_owned(),
                 fallback: None,
                 labels: Vec::new(),
+                field_digests: BTreeMap::new(),
             })])
             .await
             .unwrap();
