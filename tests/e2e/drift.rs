@@ -53,7 +53,7 @@ fn a_change_made_outside_clusterform_is_named_and_restored() {
     insta::assert_snapshot!(env.transcript(&["plan"]), @r#"
     clusterform will perform the following actions:
 
-      # train01 changed outside clusterform: labels.owner added, labels.team changed, node_pools[cpu].scaling_spec.max_node_count changed
+      # train01 changed outside clusterform: labels.team changed, node_pools[cpu].scaling_spec.max_node_count changed
       # train01 will be updated in place
       ~ cluster "train01" {
           ~ labels = {
@@ -123,7 +123,7 @@ fn drift_and_a_configuration_change_in_the_same_cluster_are_both_shown() {
     insta::assert_snapshot!(env.transcript(&["plan"]), @r#"
     clusterform will perform the following actions:
 
-      # train01 changed outside clusterform: labels.owner added, labels.team changed, node_pools[cpu].scaling_spec.max_node_count changed
+      # train01 changed outside clusterform: labels.team changed, node_pools[cpu].scaling_spec.max_node_count changed
       # train01 will be updated in place
       ~ cluster "train01" {
           ~ display_name = "Research training" -> "Research training v2"
@@ -173,11 +173,10 @@ fn refresh_only_shows_only_the_drift_and_proposes_nothing() {
     let before = env.mutations().len();
     insta::assert_snapshot!(env.transcript(&["plan", "--refresh-only"]), @"
       # train01 changed outside clusterform:
-          labels.owner added
           labels.team changed
           node_pools[cpu].scaling_spec.max_node_count changed
 
-    Refresh only: 1 cluster changed outside clusterform (3 fields); nothing is proposed. Run `clusterform plan` to see what apply would do.
+    Refresh only: 1 cluster changed outside clusterform (2 fields); nothing is proposed. Run `clusterform plan` to see what apply would do.
     ");
     insta::assert_snapshot!(env.transcript(&["plan", "--refresh-only", "--detailed-exitcode", "--json"]), @r#"
     {
@@ -192,10 +191,6 @@ fn refresh_only_shows_only_the_drift_and_proposes_nothing() {
             "id": "train01"
           },
           "drift": [
-            {
-              "path": "labels.owner",
-              "how": "added"
-            },
             {
               "path": "labels.team",
               "how": "changed"

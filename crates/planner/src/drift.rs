@@ -23,7 +23,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use clusterform_config::DesiredCluster;
 use clusterform_model::ClusterName;
 use clusterform_model::fields::{FieldKind, ImpactClass, lookup};
-use clusterform_model::paths::{FieldPath, Segment, Selector};
+use clusterform_model::paths::{FieldPath, IgnorePath, Segment, Selector};
 use serde_json::{Map, Value};
 use sha2::{Digest as _, Sha256};
 
@@ -261,18 +261,28 @@ pub(crate) fn drift_of(fields: &[FieldChange]) -> Vec<Drift> {
     drift
 }
 
-/// The fields the plan compares whose live value is not the one clusterform's last apply left
+/// The fields the plan changes whose live value is not the one clusterform's last apply left
 /// (`recorded`): changed outside clusterform, whatever the configuration asks of them now.
-/// `compared` is the desired cluster as compared with `live` (both JSON). A field the
-/// configuration does not set is not judged (the service fills those in as it likes); each
-/// key of a map it sets is, and so is an element of a keyed list it sets: a field of an
-/// element present on every side, or the element whole (`node_pools[gpu] removed`) when it is
-/// missing on a side or no longer declared.
+/// `compared` is the desired cluster as compared with `live` (both JSON), and `planned` the
+/// differences between them. A field the configuration does not set is not judged (the
+/// service fills those in as it likes); each key of a map it sets is, and so is an element of
+/// a keyed list it sets: a field of an element present on every side, or the element whole
+/// (`node_pools[gpu] removed`) when it is missing on a side or no longer declared. A field the
+/// configuration now matches is not named: an outside change the configuration adopted cannot
+/// be told from an apply of clusterform's that the record missed (an interrupted run).
 pub(crate) fn drift_by_field(
     recorded: &FieldDigests,
     live: &Value,
     compared: &Value,
+    planned: &[FieldChange],
+    ignored: &[IgnorePath],
 ) -> Vec<Drift> {
+    let planned = planned_paths(planned);
+    let is_planned = |path: &FieldPath| {
+        planned
+            .iter()
+            .any(|changed| changed.is_within(path.as_str()) || path.is_within(changed.as_str()))
+    };
     let live = digests_of(live);
     let judged = Judged::of(compared);
     let differing = recorded
@@ -285,7 +295,10 @@ pub(crate) fn drift_by_field(
         let Ok(path) = path.parse::<FieldPath>() else {
             continue;
         };
-        let Some(path) = judged.unit_of(path, recorded, &live) else {
+        if is_ignored(&path, ignored) {
+            continue;
+        }
+        let Some(path) = judged.unit_of(path, recorded, &live).filter(is_planned) else {
             continue;
         };
         let how = match (
@@ -351,6 +364,39 @@ impl Judged {
         let field = map_of(&path).unwrap_or_else(|| path.clone());
         self.fields.contains(field.as_str()).then_some(path)
     }
+}
+
+/// The paths of the differences `fields`, a map's key by key (`labels.team`, not `labels`).
+fn planned_paths(fields: &[FieldChange]) -> Vec<FieldPath> {
+    let mut paths = Vec::new();
+    for field in fields {
+        match (&field.before, &field.after) {
+            (Some(Value::Object(live)), Some(Value::Object(wanted))) => paths.extend(
+                map_drift(live, wanted)
+                    .into_iter()
+                    .map(|(key, _)| field.path.child(key)),
+            ),
+            _ => paths.push(field.path.clone()),
+        }
+    }
+    paths
+}
+
+/// Whether `path` lies within an `ignore_changes` path (an ignored element is replaced by its
+/// live counterpart in the comparison, so it is set there, yet never judged).
+fn is_ignored(path: &FieldPath, ignored: &[IgnorePath]) -> bool {
+    ignored.iter().any(|ignore| {
+        let (ignore, segments) = (ignore.segments(), path.segments());
+        ignore.len() <= segments.len()
+            && ignore.iter().zip(segments).all(|(ignore, segment)| {
+                ignore.name == segment.name
+                    && match (&ignore.selector, &segment.selector) {
+                        (None, _) | (Some(Selector::Any), Some(_)) => true,
+                        (Some(Selector::Key(a)), Some(Selector::Key(b))) => a == b,
+                        (Some(_), _) => false,
+                    }
+            })
+    })
 }
 
 /// The map a key's path names a key of (`labels` for `labels.team`), if it is one.

@@ -589,7 +589,8 @@ impl ClusterPlanner<'_> {
     }
 
     /// What was changed outside clusterform since its last apply, as the applied record tells
-    /// (nothing without a record): each field whose live value is not the recorded one, or,
+    /// (nothing without a record): each field the plan changes whose live value is not the
+    /// recorded one, or,
     /// from a record without field digests, every difference from a configuration whose
     /// digest is the recorded one (`as_running`: the comparison with each pool that runs an
     /// alternative as that alternative). This only words the plan.
@@ -600,7 +601,10 @@ impl ClusterPlanner<'_> {
         live_json: &Value,
     ) -> Result<Vec<Drift>, PlanError> {
         if let Some(recorded) = self.recorded_fields {
-            return Ok(drift_by_field(recorded, live_json, compared));
+            let ignored = &self.cluster.lifecycle.ignore_changes;
+            return Ok(drift_by_field(
+                recorded, live_json, compared, as_running, ignored,
+            ));
         }
         let Some(recorded) = self.recorded.filter(|_| !as_running.is_empty()) else {
             return Ok(Vec::new());

@@ -1,6 +1,5 @@
-//! The "changed outside clusterform" line: above the change of a cluster the applied record
-//! says was changed outside clusterform, or as a note when nothing is planned for it; and
-//! `plan --refresh-only`'s text and document.
+//! The "changed outside clusterform" line above the change of a cluster the applied record
+//! says was changed outside clusterform, and `plan --refresh-only`'s text and document.
 
 use clusterform_model::JobsByCluster;
 use clusterform_model::paths::FieldPath;
@@ -78,35 +77,6 @@ fn a_long_drift_names_ten_fields_and_counts_the_rest() {
     assert!(!line.contains("l10"), "{line}");
 }
 
-/// `train01` declared with its `team` label as the hotfix set it, live with the hotfix, and
-/// the record of the apply before it (the seed, field by field).
-fn adopted_hotfix_plan() -> Plan {
-    let mut wanted = seed();
-    wanted["labels"]["team"] = json!("oncall");
-    let config = config(vec![desired("train01", wanted)]);
-    let mut hotfixed = seed();
-    hotfixed["labels"]["team"] = json!("oncall");
-    let live = cluster(served("train01", &hotfixed, Some(STACK), "RUNNING"));
-    let applied_live = cluster(served("train01", &seed(), Some(STACK), "RUNNING"));
-    let applied = AppliedDigests::default()
-        .with_field_digests(address("train01"), field_digests(&applied_live.cluster));
-    let options = PlanOptions::default();
-    PlanBuilder::new(&config, &options)
-        .with_applied(&applied)
-        .finish([&live])
-        .unwrap()
-}
-
-#[test]
-fn a_cluster_whose_configuration_adopted_an_outside_change_gets_a_note() {
-    let text = render_text(&adopted_hotfix_plan(), &JobsByCluster::new(), false);
-    assert_eq!(
-        text,
-        "No changes. Your clusters match the configuration.\n\
-         Note: train01 changed outside clusterform: labels.team changed\n"
-    );
-}
-
 #[test]
 fn refresh_only_lists_each_cluster_and_field_and_proposes_nothing() {
     let text = refresh_only::render_text(&hotfix_plan(true), false);
@@ -121,7 +91,7 @@ fn refresh_only_lists_each_cluster_and_field_and_proposes_nothing() {
         "No changes outside clusterform: every field the record of applied changes covers holds \
          what clusterform last applied.\n"
     );
-    assert!(refresh_only::has_drift(&adopted_hotfix_plan()));
+    assert!(refresh_only::has_drift(&hotfix_plan(true)));
     assert!(!refresh_only::has_drift(&hotfix_plan(false)));
 }
 

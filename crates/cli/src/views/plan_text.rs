@@ -54,9 +54,6 @@ pub fn render_text(plan: &Plan, jobs: &JobsByCluster, color: bool) -> String {
             if let Some(line) = in_error_line(change) {
                 let _ = writeln!(out, "{label} {name}: {line}");
             }
-            if let Some(words) = drift_words(change) {
-                let _ = writeln!(out, "{label} {name} {words}");
-            }
         }
         return out;
     }
@@ -70,18 +67,12 @@ pub fn render_text(plan: &Plan, jobs: &JobsByCluster, color: bool) -> String {
         .render(change, jobs.get(&change.address));
         out.push('\n');
     }
-    // Clusters left as they are, but in ERROR or changed outside clusterform where the
-    // configuration now matches: said once each, before the counts.
+    // Clusters left as they are, but in ERROR: said once each, before the counts.
     let mut noted = false;
     for change in plan.changes.iter().filter(|c| c.action == Action::NoOp) {
-        let label = paint.style(Style::new().yellow().bold(), "Note:");
-        let name = names.name(&change.address);
         if let Some(line) = in_error_line(change) {
-            let _ = writeln!(out, "{label} {name}: {line}");
-            noted = true;
-        }
-        if let Some(words) = drift_words(change) {
-            let _ = writeln!(out, "{label} {name} {words}");
+            let label = paint.style(Style::new().yellow().bold(), "Note:");
+            let _ = writeln!(out, "{label} {}: {line}", names.name(&change.address));
             noted = true;
         }
     }
@@ -668,13 +659,8 @@ const MAX_DRIFT_LISTED: usize = 10;
 
 /// `# train01 changed outside clusterform: labels.hotfix added, …`, shown above the change of
 /// a cluster whose fields the applied record says were changed outside clusterform, whatever
-/// the configuration changed too.
+/// the configuration changed too; ten fields named at most.
 fn drift_line(change: &ClusterChange, name: &str) -> Option<String> {
-    drift_words(change).map(|words| format!("# {name} {words}"))
-}
-
-/// `changed outside clusterform: labels.hotfix added, …`, ten fields named at most.
-fn drift_words(change: &ClusterChange) -> Option<String> {
     if change.drift.is_empty() {
         return None;
     }
@@ -691,7 +677,7 @@ fn drift_words(change: &ClusterChange) -> Option<String> {
         ));
     }
     Some(format!(
-        "changed outside clusterform: {}",
+        "# {name} changed outside clusterform: {}",
         listed.join(", ")
     ))
 }
