@@ -4,7 +4,7 @@
 use clusterform_model::JobsByCluster;
 use clusterform_model::paths::FieldPath;
 use clusterform_planner::{
-    AppliedDigests, Drift, DriftKind, Plan, PlanBuilder, PlanOptions, desired_digest, field_digests,
+    AppliedDigests, Drift, DriftKind, Plan, PlanBuilder, PlanOptions, desired_digest,
 };
 use clusterform_testkit::{
     PROJECT, REGION, STACK, address, cluster, config, desired, seed, served,
