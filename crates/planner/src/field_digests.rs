@@ -12,7 +12,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use clusterform_model::fields::{FieldAccess, FieldKind, camel_case};
+use clusterform_model::fields::FieldKind;
 use clusterform_model::paths::FieldPath;
 use clusterform_model::{Cluster, STACK_LABEL};
 use serde_json::{Map, Value};
@@ -60,28 +60,14 @@ fn walk<'v>(
     object: &'v Map<String, Value>,
     out: &mut Vec<(FieldPath, Cow<'v, Value>)>,
 ) {
-    for child in field_index::children(parent) {
-        let spec = child.spec;
-        if spec.access == FieldAccess::OutputOnly || child.is_key {
-            continue;
-        }
-        let Some(value) = object.get(&child.json_name).filter(|v| !v.is_null()) else {
-            continue;
-        };
+    for (spec, value) in field_index::set_fields(parent, object) {
         let path = at.child(spec.name());
         match (spec.kind, value) {
             (FieldKind::Message, Value::Object(inner)) => walk(spec.path, &path, inner, out),
             (FieldKind::KeyedList(key_field), Value::Array(items)) => {
-                let key_json = camel_case(key_field);
                 let element_parent = format!("{}[]", spec.path);
                 let mut keys = Vec::new();
-                for item in items {
-                    let (Some(key), Some(inner)) = (
-                        item.get(&key_json).and_then(Value::as_str),
-                        item.as_object(),
-                    ) else {
-                        continue;
-                    };
+                for (key, inner) in field_index::keyed_elements(items, key_field) {
                     let element = path.element(key);
                     out.push((element.clone(), Cow::Owned(Value::from(key))));
                     walk(&element_parent, &element, inner, out);

@@ -56,6 +56,14 @@ fn recorded(cluster: &DesiredCluster) -> AppliedDigests {
         .collect()
 }
 
+/// A `gpu` pool, as added in the console.
+fn gpu_pool() -> Value {
+    json!({
+        "id": "gpu", "machineSpec": {"machineType": "a3-highgpu-8g"},
+        "scalingSpec": {"minNodeCount": 0, "maxNodeCount": 2}, "zone": "us-central1-a"
+    })
+}
+
 /// A record saying that `cluster` was applied last and left train01 as `left` is.
 fn recorded_fields(cluster: &DesiredCluster, left: &LiveCluster) -> AppliedDigests {
     recorded(cluster).with_field_digests(address("train01"), field_digests(&left.cluster))
@@ -141,10 +149,7 @@ fn a_label_removed_and_a_pool_deleted_outside_are_named_so() {
     let cluster = desired("train01", wanted);
     let live = edited_live(|live| {
         live["labels"] = json!({"team": "ml"});
-        live["nodePools"].as_array_mut().unwrap().push(json!({
-            "id": "gpu", "machineSpec": {"machineType": "a3-highgpu-8g"},
-            "scalingSpec": {"minNodeCount": 0, "maxNodeCount": 2}, "zone": "us-central1-a"
-        }));
+        live["nodePools"].as_array_mut().unwrap().push(gpu_pool());
     });
     let change = planned(
         &config(vec![cluster.clone()]),
@@ -345,10 +350,7 @@ fn per_field_a_pool_added_or_deleted_is_one_entry_and_someone_elses_label_none()
         live["labels"]["hotfix"] = json!("1");
         let pools = live["nodePools"].as_array_mut().unwrap();
         pools.retain(|pool| pool["id"] != "cpu");
-        pools.push(json!({
-            "id": "gpu", "machineSpec": {"machineType": "a3-highgpu-8g"},
-            "scalingSpec": {"minNodeCount": 0, "maxNodeCount": 2}, "zone": "us-central1-a"
-        }));
+        pools.push(gpu_pool());
     });
     let change = planned(&config, &[live], Some(&record));
     assert_eq!(
