@@ -387,3 +387,22 @@ fn an_ignored_pool_changed_outside_is_no_drift() {
         [("labels.team".to_owned(), DriftKind::Changed)]
     );
 }
+
+#[test]
+fn a_recorded_path_this_version_cannot_read_names_nothing() {
+    let config = config(vec![declared()]);
+    let mut fields = field_digests(&live_seed("train01").cluster);
+    fields.insert("not a [path".to_owned(), "0".repeat(16));
+    let record = recorded(&declared()).with_field_digests(address("train01"), fields);
+    let change = planned(&config, &[hotfixed()], Some(&record));
+    assert_eq!(
+        drift_of(&change),
+        [
+            ("labels.team".to_owned(), DriftKind::Changed),
+            (
+                "node_pools[cpu].scaling_spec.max_node_count".to_owned(),
+                DriftKind::Changed
+            ),
+        ]
+    );
+}
