@@ -1,6 +1,7 @@
 //! Drift: after an apply, a change made outside clusterform (a label added, a pool resized in
-//! the console) is named as such by the next plan, which restores the configuration; an edited
-//! configuration, or a missing or corrupt applied record, gives the plain plan.
+//! the console) is named field by field by the next plan, which restores the configuration,
+//! even when the configuration changed too; `plan --refresh-only` shows only that; a missing
+//! or corrupt applied record gives the plain plan.
 
 use serde_json::{Value, json};
 
@@ -108,24 +109,26 @@ fn a_change_made_outside_clusterform_is_named_and_restored() {
 }
 
 #[test]
-fn an_edited_configuration_is_a_plain_change() {
+fn drift_and_a_configuration_change_in_the_same_cluster_are_both_shown() {
     let env = Env::new(100);
     apply_ok(&env, &[ClusterSpec::default()]);
     hotfix_outside(&env);
+    // The pull request that reverts the hotfix changes the cluster too: the outside change
+    // is still named, field by field, above what apply does.
     env.write_config(&config(&[ClusterSpec {
         display_name: "Research training v2",
+        labels: r#"{ team = "vision" }"#,
         ..ClusterSpec::default()
     }]));
-    let plan = env.transcript(&["plan"]);
-    assert!(!plan.to_string().contains("outside clusterform"), "{plan}");
-    insta::assert_snapshot!(plan, @r#"
+    insta::assert_snapshot!(env.transcript(&["plan"]), @r#"
     clusterform will perform the following actions:
 
+      # train01 changed outside clusterform: labels.team changed, node_pools[cpu].scaling_spec.max_node_count changed
       # train01 will be updated in place
       ~ cluster "train01" {
           ~ display_name = "Research training" -> "Research training v2"
           ~ labels       = {
-              ~ "team" = "oncall" -> "ml"
+              ~ "team" = "oncall" -> "vision"
             }
           ~ node_pool "cpu" {
               ~ scaling_spec {
@@ -148,6 +151,97 @@ fn an_edited_configuration_is_a_plain_change() {
 
     Plan: 0 to add, 1 to change, 0 to replace, 0 to destroy.
     "#);
+    let json = env.run(&["plan", "--json"]);
+    assert!(json.status.success(), "{}", stderr(&json));
+    let document: Value = serde_json::from_slice(&json.stdout).unwrap();
+    let drifted: Vec<&str> = document["changes"][0]["drift"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|drift| drift["path"].as_str().unwrap())
+        .collect();
+    assert!(!drifted.contains(&"display_name"), "{drifted:?}");
+    assert!(drifted.contains(&"labels.team"), "{drifted:?}");
+}
+
+#[test]
+fn refresh_only_shows_only_the_drift_and_proposes_nothing() {
+    let env = Env::new(100);
+    apply_ok(&env, &[ClusterSpec::default()]);
+    insta::assert_snapshot!(env.transcript(&["plan", "--refresh-only", "--detailed-exitcode"]), @"No changes outside clusterform: every field the record of applied changes covers holds what clusterform last applied.");
+    hotfix_outside(&env);
+    let before = env.mutations().len();
+    insta::assert_snapshot!(env.transcript(&["plan", "--refresh-only"]), @"
+      # train01 changed outside clusterform:
+          labels.team changed
+          node_pools[cpu].scaling_spec.max_node_count changed
+
+    Refresh only: 1 cluster changed outside clusterform (2 fields); nothing is proposed. Run `clusterform plan` to see what apply would do.
+    ");
+    insta::assert_snapshot!(env.transcript(&["plan", "--refresh-only", "--detailed-exitcode", "--json"]), @r#"
+    {
+      "format_version": 1,
+      "refresh_only": true,
+      "stack": "research",
+      "clusters": [
+        {
+          "address": {
+            "project": "my-proj",
+            "region": "us-central1",
+            "id": "train01"
+          },
+          "drift": [
+            {
+              "path": "labels.team",
+              "how": "changed"
+            },
+            {
+              "path": "node_pools[cpu].scaling_spec.max_node_count",
+              "how": "changed"
+            }
+          ]
+        }
+      ]
+    }
+    [exit status: 2]
+    "#);
+    assert_eq!(
+        env.mutations().len(),
+        before,
+        "refresh-only changes nothing"
+    );
+    // A configuration change is no drift, and refresh-only does not show it.
+    env.write_config(&config(&[ClusterSpec {
+        display_name: "Research training v2",
+        ..ClusterSpec::default()
+    }]));
+    let text = env.transcript(&["plan", "--refresh-only"]).to_string();
+    assert!(!text.contains("display_name"), "{text}");
+    assert!(text.contains("labels.team changed"), "{text}");
+    insta::assert_snapshot!(env.transcript(&["plan", "--refresh-only", "--out", "p.json"]), @"
+    [stderr]
+    Error: --out cannot be used with --refresh-only: a refresh-only plan only shows what changed outside clusterform and proposes nothing
+    [exit status: 1]
+    ");
+}
+
+#[test]
+fn refresh_only_without_a_record_says_it_cannot_tell_and_exits_0() {
+    let env = Env::new(100);
+    apply_ok(&env, &[ClusterSpec::default()]);
+    hotfix_outside(&env);
+    std::fs::remove_file(record_path(&env)).unwrap();
+    insta::assert_snapshot!(env.transcript(&["plan", "--refresh-only", "--detailed-exitcode"]), @"
+    No changes outside clusterform: every field the record of applied changes covers holds what clusterform last applied.
+    [stderr]
+    Note: the record of applied changes ./.clusterform/applied.json holds nothing for train01: clusterform cannot tell what changed outside it there (the next apply of each records it)
+    ");
+    std::fs::write(record_path(&env), "{ not json").unwrap();
+    insta::assert_snapshot!(env.transcript(&["plan", "--refresh-only", "--detailed-exitcode"]), @"
+    No changes outside clusterform: every field the record of applied changes covers holds what clusterform last applied.
+    [stderr]
+    Note: the record of applied changes ./.clusterform/applied.json cannot be read: it is corrupt (key must be a string at line 1 column 3); clusterform cannot tell what changed outside it
+    ");
 }
 
 #[test]

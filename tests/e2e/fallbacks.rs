@@ -76,6 +76,13 @@ fn a_stockout_falls_back_and_the_next_plan_finds_the_fallback_matching() {
     No changes. Your clusters match the configuration.
     Note: train01: node pool "cpu" runs its fallback 1, n2-standard-16, which matches its declaration
     "#);
+    // The alternative clusterform chose is never drift, not even when --replace compares the
+    // pool with its declared machines again.
+    let replace = env.run(&["plan", "--replace", "train01"]);
+    let text = String::from_utf8_lossy(&replace.stdout).to_string();
+    assert!(text.contains("machine_type"), "{text}");
+    assert!(!text.contains("outside clusterform"), "{text}");
+    insta::assert_snapshot!(env.transcript(&["plan", "--refresh-only", "--detailed-exitcode"]), @"No changes outside clusterform: every field the record of applied changes covers holds what clusterform last applied.");
 }
 
 #[test]

@@ -110,6 +110,8 @@ pub struct Plan {
     pub detailed_exitcode: bool,
     /// `--idle-for` (with `--destroy`): plan only the deletion of clusters idle this long.
     pub idle_for: Option<Duration>,
+    /// `--refresh-only`: show only what changed outside clusterform, propose nothing.
+    pub refresh_only: bool,
 }
 
 /// What `apply` applies.
@@ -411,6 +413,9 @@ fn plan(before_command: Option<PathBuf>, args: cli::PlanArgs) -> Result<Plan, Cl
     if args.destroy {
         refuse_with_destroy(&args.planning)?;
     }
+    if args.refresh_only {
+        refuse_with_refresh_only(&args)?;
+    }
     let mut planning = Planning::from_args(args.planning, args.destroy)?;
     planning.options.keep_protected = args.idle_for.is_some();
     Ok(Plan {
@@ -421,7 +426,25 @@ fn plan(before_command: Option<PathBuf>, args: cli::PlanArgs) -> Result<Plan, Cl
         json: args.json,
         detailed_exitcode: args.detailed_exitcode,
         idle_for: args.idle_for,
+        refresh_only: args.refresh_only,
     })
+}
+
+/// A refresh-only plan proposes nothing: there is nothing to save, replace, destroy or update
+/// in another mode.
+fn refuse_with_refresh_only(args: &cli::PlanArgs) -> Result<(), CliError> {
+    let refused = [
+        ("--out", args.out.is_some()),
+        ("--destroy", args.destroy),
+        ("--replace", !args.planning.replace.is_empty()),
+        ("--update-mode", args.planning.update_mode.is_some()),
+    ];
+    match refused.iter().find(|(_, given)| *given) {
+        Some((flag, _)) => Err(CliError::Usage(format!(
+            "{flag} cannot be used with --refresh-only: a refresh-only plan only shows what changed outside clusterform and proposes nothing"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// A destroy plan replaces and updates nothing: `--replace` and `--update-mode` would do nothing.
@@ -944,6 +967,40 @@ mod tests {
             panic!("not a plan");
         };
         assert!(plan.planning.options.destroy);
+    }
+
+    #[test]
+    fn a_refresh_only_plan_refuses_what_would_propose_or_save_something() {
+        for flag in [
+            &["--out", "p.json"][..],
+            &["--destroy"],
+            &["--replace", "a"],
+            &["--update-mode", "USER_ONLY"],
+        ] {
+            let mut args = vec!["clusterform", "plan", "--refresh-only"];
+            args.extend_from_slice(flag);
+            let error = parse(&args).unwrap_err();
+            assert!(matches!(error, CliError::Usage(_)), "{error}");
+            assert!(
+                error
+                    .to_string()
+                    .contains(&format!("{} cannot be used with --refresh-only", flag[0])),
+                "{error}"
+            );
+        }
+        let Arguments::Plan(plan) = parse(&[
+            "clusterform",
+            "plan",
+            "--refresh-only",
+            "--json",
+            "--detailed-exitcode",
+            "--target",
+            "a",
+        ])
+        .unwrap() else {
+            panic!("not a plan");
+        };
+        assert!(plan.refresh_only && plan.json && plan.detailed_exitcode);
     }
 
     #[test]

@@ -244,9 +244,14 @@ pub struct PlanArgs {
     /// Print the plan as JSON
     #[arg(long)]
     pub json: bool,
-    /// Exit 2 when the plan has changes, 0 when it has none
+    /// Exit 2 when the plan has changes, 0 when it has none (with --refresh-only: when
+    /// something changed outside clusterform)
     #[arg(long)]
     pub detailed_exitcode: bool,
+    /// Show only what changed outside clusterform since its last apply, field by field, and
+    /// propose nothing
+    #[arg(long)]
+    pub refresh_only: bool,
     /// Plan the deletion of the declared clusters, as destroy does
     #[arg(long)]
     pub destroy: bool,

@@ -75,6 +75,7 @@ async fn creates_and_updates_are_recorded_and_a_delete_drops_its_entry() {
             applied_at: "2026-11-10T12:00:00Z".to_owned(),
             fallback: None,
             labels: vec![],
+            field_digests: Default::default(),
         })])
         .await
         .unwrap();
@@ -110,6 +111,19 @@ async fn creates_and_updates_are_recorded_and_a_delete_drops_its_entry() {
     let entry = record.get(&address("upd")).unwrap();
     assert_eq!(entry.fields, ["labels"]);
     assert_eq!(entry.fallback, None);
+    // The digest of each field of the cluster the update left, the ownership label left out.
+    let live = h.live("upd");
+    assert_eq!(
+        entry.field_digests,
+        clusterform_planner::field_digests(&live)
+    );
+    assert!(entry.field_digests.contains_key("labels.team"));
+    assert!(
+        !entry
+            .field_digests
+            .keys()
+            .any(|path| path.contains("clusterform-stack"))
+    );
     assert!(entry.applied_at.ends_with('Z'), "{}", entry.applied_at);
     #[cfg(unix)]
     {
@@ -195,6 +209,30 @@ async fn a_fallbacks_win_records_which_fallback_runs() {
         .unwrap();
     assert_eq!(entry.digest, "d-gpu");
     assert_eq!(entry.fallback, Some(1));
+    // The fields are the alternative's, as the cluster runs it.
+    assert_eq!(
+        entry.field_digests,
+        clusterform_planner::field_digests(&h.live("gpu"))
+    );
+}
+
+#[test]
+fn a_record_written_before_field_digests_were_kept_loads_without_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = AppliedRecord::path_in(dir.path());
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let old = json!({"version": 1, "clusters": [{
+        "address": {"project": PROJECT, "region": REGION, "id": "old"},
+        "digest": "d-old",
+        "fields": ["labels"],
+        "applied_at": "2026-11-10T12:00:00Z",
+    }]});
+    std::fs::write(&path, old.to_string()).unwrap();
+    let record = AppliedRecord::open(dir.path());
+    assert_eq!(record.unreadable(), None);
+    let entry = record.get(&address("old")).unwrap();
+    assert_eq!(entry.digest, "d-old");
+    assert!(entry.field_digests.is_empty());
 }
 
 #[tokio::test]
@@ -318,6 +356,7 @@ async fn two_machines_writing_the_object_keep_each_others_entries() {
         applied_at: "2026-11-10T12:00:00Z".to_owned(),
         fallback: None,
         labels: vec!["team".to_owned()],
+        field_digests: Default::default(),
     };
     a.update(&[AppliedChange::Applied(entry("a1"))])
         .await

@@ -66,6 +66,15 @@ impl Harness {
             .collect()
     }
 
+    /// The cluster `id` as the emulator holds it now, read through the model.
+    pub fn live(&self, id: &str) -> clusterform_model::Cluster {
+        let json = self
+            .emulator
+            .cluster(&cluster_name(id))
+            .expect("the cluster");
+        serde_json::from_value(json).expect("a cluster the model reads")
+    }
+
     /// Seeds a running cluster owned by [`STACK`].
     pub fn insert(&self, id: &str) {
         self.emulator

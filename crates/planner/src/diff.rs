@@ -23,7 +23,7 @@ use clusterform_model::paths::FieldPath;
 
 /// Keyed lists whose order is part of their value: without `default_partition_id` the first
 /// partition is the default one.
-const ORDERED_KEYED_LISTS: &[&str] = &["orchestrator_spec.slurm_spec.partitions"];
+pub(crate) const ORDERED_KEYED_LISTS: &[&str] = &["orchestrator_spec.slurm_spec.partitions"];
 
 /// The table path of the node pool list, whose elements give pool impacts their pool.
 const NODE_POOLS: &str = "node_pools";
@@ -337,29 +337,15 @@ fn changed(
 /// Every set leaf field below a message, with its place.
 fn leaves<'a>(parent: &str, at: &Place, object: &'a Map<String, Value>) -> Vec<(Place, &'a Value)> {
     let mut out = Vec::new();
-    for child in field_index::children(parent) {
-        let spec = child.spec;
-        if spec.access == FieldAccess::OutputOnly || child.is_key {
-            continue;
-        }
-        let Some(value) = object.get(&child.json_name).filter(|v| !v.is_null()) else {
-            continue;
-        };
+    for (spec, value) in field_index::set_fields(parent, object) {
         let place = at.child(spec.name());
         match (spec.kind, value) {
             (FieldKind::Message, Value::Object(inner)) => {
                 out.extend(leaves(spec.path, &place, inner));
             }
             (FieldKind::KeyedList(key_field), Value::Array(items)) => {
-                let key_json = camel_case(key_field);
                 let element_parent = format!("{}[]", spec.path);
-                for item in items {
-                    let (Some(key), Some(inner)) = (
-                        item.get(&key_json).and_then(Value::as_str),
-                        item.as_object(),
-                    ) else {
-                        continue;
-                    };
+                for (key, inner) in field_index::keyed_elements(items, key_field) {
                     out.extend(leaves(&element_parent, &place.element(spec, key), inner));
                 }
             }

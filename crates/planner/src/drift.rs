@@ -1,12 +1,19 @@
 //! Drift: telling a change made outside clusterform from a change of the configuration.
 //!
 //! After each successful create or update the executor records, per cluster, the digest of the
-//! declared cluster it applied ([`desired_digest`]). The binary reads that record and hands the
-//! digests to the planner ([`AppliedDigests`], [`PlanBuilder::with_applied`]); when a live
-//! cluster differs from a declaration whose digest is the recorded one, the configuration did
-//! not change since, so the differences were made outside clusterform and the change lists them
-//! ([`ClusterChange::drift`]). The record only words the plan: actions, fields, masks and
-//! requests are the same with it, without it, and with a record that is stale.
+//! declared cluster it applied ([`desired_digest`]) and the digest of each field of the cluster
+//! the operation returned ([`field_digests`](crate::field_digests)). The binary reads that
+//! record and hands the digests to the planner ([`AppliedDigests`],
+//! [`PlanBuilder::with_applied`]). Drift is judged per field: each field the configuration
+//! sets whose live value is not the recorded one was changed outside clusterform, even when the
+//! configuration changed too, and the change names it ([`ClusterChange::drift`]). A pool that
+//! runs the alternative clusterform fell back to holds that alternative's values in the record
+//! too, so it is never drift. An entry written before the fields were kept is judged whole: a
+//! live cluster that differs from a declaration whose digest is the recorded one differs where
+//! it was changed outside (each pool running an alternative compared with that alternative),
+//! and nothing is said once the configuration changed. The record only words the plan:
+//! actions, fields, masks and requests are the same with it, without it, and with a record
+//! that is stale.
 //!
 //! [`PlanBuilder::with_applied`]: crate::PlanBuilder::with_applied
 //! [`ClusterChange::drift`]: crate::ClusterChange::drift
@@ -15,11 +22,12 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use clusterform_config::DesiredCluster;
 use clusterform_model::ClusterName;
-use clusterform_model::fields::ImpactClass;
-use clusterform_model::paths::FieldPath;
+use clusterform_model::fields::{FieldKind, ImpactClass, lookup};
+use clusterform_model::paths::{FieldPath, IgnorePath, Segment, Selector};
 use serde_json::{Map, Value};
 use sha2::{Digest as _, Sha256};
 
+use crate::field_digests::{FieldDigests, digests_of, fields_of};
 use crate::plan::{Drift, DriftKind, FieldChange};
 
 /// What earlier applies recorded: for each cluster, the digest of the declared cluster that was
@@ -30,6 +38,7 @@ use crate::plan::{Drift, DriftKind, FieldChange};
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AppliedDigests {
     digests: HashMap<ClusterName, String>,
+    fields: HashMap<ClusterName, FieldDigests>,
     tainted: HashSet<ClusterName>,
     idle_deletions: HashMap<ClusterName, IdleDeletion>,
     managed_labels: HashMap<ClusterName, Vec<String>>,
@@ -68,6 +77,23 @@ impl AppliedDigests {
     pub fn with_managed_labels(mut self, address: ClusterName, keys: Vec<String>) -> Self {
         self.managed_labels.insert(address, keys);
         self
+    }
+
+    /// These digests, with `fields` remembered as the digest of each field of `address` as
+    /// clusterform's last apply left it ([`field_digests`](crate::field_digests)): drift is
+    /// then judged field by field, whatever the configuration changed since. An entry without
+    /// them (a record written before they were kept) is judged by its whole digest.
+    #[must_use]
+    pub fn with_field_digests(mut self, address: ClusterName, fields: FieldDigests) -> Self {
+        if !fields.is_empty() {
+            self.fields.insert(address, fields);
+        }
+        self
+    }
+
+    /// The digest of each field of `address` as clusterform's last apply left it, if recorded.
+    pub fn field_digests(&self, address: &ClusterName) -> Option<&FieldDigests> {
+        self.fields.get(address)
     }
 
     /// The labels an apply of clusterform's set on `address`, if the record knows them.
@@ -170,7 +196,7 @@ pub(crate) fn digest_of(
 }
 
 /// Writes `value` as compact JSON with every object's keys in byte order.
-fn write_canonical(value: &Value, out: &mut String) {
+pub(crate) fn write_canonical(value: &Value, out: &mut String) {
     match value {
         Value::Object(object) => {
             let sorted: BTreeMap<&String, &Value> = object.iter().collect();
@@ -235,13 +261,180 @@ pub(crate) fn drift_of(fields: &[FieldChange]) -> Vec<Drift> {
     drift
 }
 
+/// The fields the plan changes whose live value is not the one clusterform's last apply left
+/// (`recorded`): changed outside clusterform, whatever the configuration asks of them now.
+/// `compared` is the desired cluster as compared with `live` (both JSON), and `planned` the
+/// differences between them. A field the configuration does not set is not judged (the
+/// service fills those in as it likes); each key of a map it sets is, and so is an element of
+/// a keyed list it sets: a field of an element present on every side, or the element whole
+/// (`node_pools[gpu] removed`) when it is missing on a side or no longer declared. A field the
+/// configuration now matches is not named: an outside change the configuration adopted cannot
+/// be told from an apply of clusterform's that the record missed (an interrupted run).
+pub(crate) fn drift_by_field(
+    recorded: &FieldDigests,
+    live: &Value,
+    compared: &Value,
+    planned: &[FieldChange],
+    ignored: &[IgnorePath],
+) -> Vec<Drift> {
+    let planned = planned_paths(planned);
+    let is_planned = |path: &FieldPath| {
+        planned
+            .iter()
+            .any(|changed| changed.is_within(path.as_str()) || path.is_within(changed.as_str()))
+    };
+    let live = digests_of(live);
+    let judged = Judged::of(compared);
+    let differing = recorded
+        .keys()
+        .chain(live.keys().filter(|path| !recorded.contains_key(*path)))
+        .filter(|path| recorded.get(*path) != live.get(*path));
+    let mut drift: Vec<Drift> = Vec::new();
+    for path in differing {
+        // A path this version cannot read (a record edited by hand) is nobody's field.
+        let Ok(path) = path.parse::<FieldPath>() else {
+            continue;
+        };
+        if is_ignored(&path, ignored) {
+            continue;
+        }
+        let Some(path) = judged.unit_of(path, recorded, &live).filter(is_planned) else {
+            continue;
+        };
+        let how = match (
+            recorded.contains_key(path.as_str()),
+            live.contains_key(path.as_str()),
+        ) {
+            (true, true) => DriftKind::Changed,
+            (true, false) => DriftKind::Removed,
+            (false, _) => DriftKind::Added,
+        };
+        if !drift.iter().any(|d| d.path == path) {
+            drift.push(Drift { path, how });
+        }
+    }
+    drift.sort_by(|a, b| a.path.cmp(&b.path));
+    drift
+}
+
+/// What the configuration sets, as [`drift_by_field`] judges it.
+#[derive(Debug, Default)]
+struct Judged {
+    /// The fields it sets, maps as one field.
+    fields: HashSet<String>,
+    /// The keyed lists' elements it declares.
+    elements: HashSet<String>,
+    /// The keyed lists it sets.
+    lists: HashSet<String>,
+}
+
+impl Judged {
+    fn of(compared: &Value) -> Self {
+        let mut judged = Self::default();
+        for (path, _) in fields_of(compared) {
+            if element_of(&path).as_ref() == Some(&path) {
+                judged.lists.insert(list_of(&path).to_string());
+                judged.elements.insert(path.to_string());
+            }
+            let field = map_of(&path).unwrap_or(path);
+            judged.fields.insert(field.to_string());
+        }
+        judged
+    }
+
+    /// What a differing `path` is named as: itself, the element it lies in, or nothing when
+    /// the configuration does not set it.
+    fn unit_of(
+        &self,
+        path: FieldPath,
+        recorded: &FieldDigests,
+        live: &FieldDigests,
+    ) -> Option<FieldPath> {
+        if let Some(element) = element_of(&path) {
+            let key = element.as_str();
+            let on_every_side =
+                self.elements.contains(key) && recorded.contains_key(key) && live.contains_key(key);
+            if !on_every_side {
+                return self
+                    .lists
+                    .contains(list_of(&element).as_str())
+                    .then_some(element);
+            }
+        }
+        let field = map_of(&path).unwrap_or_else(|| path.clone());
+        self.fields.contains(field.as_str()).then_some(path)
+    }
+}
+
+/// The paths of the differences `fields`, a map's key by key (`labels.team`, not `labels`).
+fn planned_paths(fields: &[FieldChange]) -> Vec<FieldPath> {
+    let mut paths = Vec::new();
+    for field in fields {
+        match (&field.before, &field.after) {
+            (Some(Value::Object(live)), Some(Value::Object(wanted))) => paths.extend(
+                map_drift(live, wanted)
+                    .into_iter()
+                    .map(|(key, _)| field.path.child(key)),
+            ),
+            _ => paths.push(field.path.clone()),
+        }
+    }
+    paths
+}
+
+/// Whether `path` lies within an `ignore_changes` path (an ignored element is replaced by its
+/// live counterpart in the comparison, so it is set there, yet never judged).
+fn is_ignored(path: &FieldPath, ignored: &[IgnorePath]) -> bool {
+    ignored.iter().any(|ignore| {
+        let (ignore, segments) = (ignore.segments(), path.segments());
+        ignore.len() <= segments.len()
+            && ignore.iter().zip(segments).all(|(ignore, segment)| {
+                ignore.name == segment.name
+                    && match (&ignore.selector, &segment.selector) {
+                        (None, _) | (Some(Selector::Any), Some(_)) => true,
+                        (Some(Selector::Key(a)), Some(Selector::Key(b))) => a == b,
+                        (Some(_), _) => false,
+                    }
+            })
+    })
+}
+
+/// The map a key's path names a key of (`labels` for `labels.team`), if it is one.
+fn map_of(path: &FieldPath) -> Option<FieldPath> {
+    let (_, parent) = path.segments().split_last()?;
+    let map = path_of(parent);
+    lookup(map.as_str())
+        .is_some_and(|spec| matches!(spec.kind, FieldKind::StringMap | FieldKind::SlurmConfig))
+        .then_some(map)
+}
+
+/// The keyed list an element's path selects in (`node_pools` for `node_pools[gpu]`).
+fn list_of(element: &FieldPath) -> FieldPath {
+    let mut segments = element.segments().to_vec();
+    if let Some(last) = segments.last_mut() {
+        last.selector = None;
+    }
+    path_of(&segments)
+}
+
+/// The path of `segments`.
+fn path_of(segments: &[Segment]) -> FieldPath {
+    segments.iter().fold(FieldPath::default(), |path, segment| {
+        let path = path.child(&segment.name);
+        match &segment.selector {
+            Some(Selector::Key(key)) => path.element(key),
+            Some(Selector::Any) | None => path,
+        }
+    })
+}
+
 /// The element path a field of a keyed list's element lies in (`node_pools[gpu]` for
 /// `node_pools[gpu].zone`): the path up to its first selected segment.
 fn element_of(path: &FieldPath) -> Option<FieldPath> {
     let mut element = FieldPath::default();
     for segment in path.segments() {
         element = element.child(&segment.name);
-        if let Some(clusterform_model::paths::Selector::Key(key)) = &segment.selector {
+        if let Some(Selector::Key(key)) = &segment.selector {
             return Some(element.element(key));
         }
     }

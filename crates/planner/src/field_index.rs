@@ -5,7 +5,8 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use clusterform_model::fields::{self, FieldKind, FieldSpec, camel_case};
+use clusterform_model::fields::{self, FieldAccess, FieldKind, FieldSpec, camel_case};
+use serde_json::{Map, Value};
 
 /// One field of a message.
 #[derive(Debug)]
@@ -36,6 +37,35 @@ fn build() -> HashMap<&'static str, Vec<Child>> {
         });
     }
     index
+}
+
+/// The writable fields `object`, a message at `parent`, sets (not null), with their values;
+/// the key of a list element is left out (it names the element).
+pub(crate) fn set_fields<'v>(
+    parent: &str,
+    object: &'v Map<String, Value>,
+) -> impl Iterator<Item = (&'static FieldSpec, &'v Value)> {
+    children(parent).iter().filter_map(move |child| {
+        let spec = child.spec;
+        if spec.access == FieldAccess::OutputOnly || child.is_key {
+            return None;
+        }
+        let value = object.get(&child.json_name).filter(|v| !v.is_null())?;
+        Some((spec, value))
+    })
+}
+
+/// The elements of a keyed list whose key field is `key_field`, each with its key; an element
+/// without a key, or that is no object, is left out.
+pub(crate) fn keyed_elements<'v>(
+    items: &'v [Value],
+    key_field: &str,
+) -> impl Iterator<Item = (&'v str, &'v Map<String, Value>)> {
+    let key_json = camel_case(key_field);
+    items.iter().filter_map(move |item| {
+        let key = item.get(&key_json).and_then(Value::as_str)?;
+        Some((key, item.as_object()?))
+    })
 }
 
 fn is_key_of(parent: &str, spec: &FieldSpec) -> bool {

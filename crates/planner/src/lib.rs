@@ -16,6 +16,7 @@ mod document;
 mod drift;
 mod error;
 mod fallbacks;
+mod field_digests;
 mod field_index;
 mod file;
 mod ignore;
@@ -33,6 +34,7 @@ pub use derived::{SavedPlanMismatch, saved_plan_mismatches};
 pub use document::plan_document;
 pub use drift::{AppliedDigests, IdleDeletion, desired_digest};
 pub use error::PlanError;
+pub use field_digests::{FieldDigests, field_digests};
 pub use file::{PlanFileError, load_plan, save_plan};
 pub use options::{PlanFlags, PlanOptions};
 pub use plan::{

@@ -21,13 +21,15 @@ use serde_json::Value;
 
 use crate::builder::PlanBuilder;
 use crate::diff;
-use crate::drift::{AppliedDigests, IdleDeletion, digest_of, drift_of};
+use crate::drift::{AppliedDigests, IdleDeletion, digest_of, drift_by_field, drift_of};
 use crate::error::PlanError;
 use crate::fallbacks;
+use crate::field_digests::FieldDigests;
 use crate::ignore;
 use crate::options::PlanOptions;
 use crate::plan::{
-    CapacityPlan, ChangeReason, ClusterChange, FieldChange, Impact, InError, Plan, PlannedTimeouts,
+    CapacityPlan, ChangeReason, ClusterChange, Drift, FieldChange, Impact, InError, Plan,
+    PlannedTimeouts,
 };
 use crate::requests;
 use crate::warnings;
@@ -64,6 +66,7 @@ pub(crate) fn plan_declared(
         desired,
         cluster,
         recorded: applied.and_then(|applied| applied.get(&address)),
+        recorded_fields: applied.and_then(|applied| applied.field_digests(&address)),
         tainted: applied.is_some_and(|applied| applied.is_tainted(&address)),
         idle_deletion: applied.and_then(|applied| applied.idle_deletion(&address)),
         managed_labels: applied.map_or(&[], |applied| applied.managed_labels(&address)),
@@ -259,6 +262,8 @@ struct ClusterPlanner<'a> {
     options: &'a PlanOptions,
     /// The digest an earlier apply recorded for the cluster, if any.
     recorded: Option<&'a str>,
+    /// The digest of each field of the cluster as an earlier apply left it, if recorded.
+    recorded_fields: Option<&'a FieldDigests>,
     /// A create of clusterform's left the cluster failed (the applied record or the journal
     /// says so): in `ERROR`, it is replaced.
     tainted: bool,
@@ -457,6 +462,9 @@ impl ClusterPlanner<'_> {
         let desired_json = self.encode(&*declared)?;
         let compared = self.compared(&desired_json, &live_json);
         let mut diff = diff::compare(&compared, &live_json);
+        // Judged before a replacement compares the pools with their declaration again: a pool
+        // running an alternative is no drift.
+        let drift = self.drift(&diff.changes, &compared, &live_json)?;
         let lost = self.lost_failed_attempt(live);
         let reason = self.replacement_reason(live, lost);
         let action = if reason.is_some() || diff.changes.iter().any(|c| c.forces_replacement) {
@@ -544,12 +552,6 @@ impl ClusterPlanner<'_> {
                 (Vec::new(), Vec::new())
             }
         };
-        // The configuration is the one last applied, yet the cluster differs: it was changed
-        // outside clusterform. This only words the plan.
-        let drift = match (&desired_digest, self.recorded) {
-            (Some(digest), Some(recorded)) if digest == recorded => drift_of(&fields),
-            _ => Vec::new(),
-        };
         // Not replaced for its ERROR: the plan says so.
         let in_error = in_error(live).filter(|_| action != Action::Replace);
         let mut warnings = warnings::for_change(action, &fields, &compared, &live_json, live);
@@ -583,6 +585,35 @@ impl ClusterPlanner<'_> {
             desired_digest,
             drift,
             in_error,
+        })
+    }
+
+    /// What was changed outside clusterform since its last apply, as the applied record tells
+    /// (nothing without a record): each field the plan changes whose live value is not the
+    /// recorded one, or,
+    /// from a record without field digests, every difference from a configuration whose
+    /// digest is the recorded one (`as_running`: the comparison with each pool that runs an
+    /// alternative as that alternative). This only words the plan.
+    fn drift(
+        &self,
+        as_running: &[FieldChange],
+        compared: &Value,
+        live_json: &Value,
+    ) -> Result<Vec<Drift>, PlanError> {
+        if let Some(recorded) = self.recorded_fields {
+            let ignored = &self.cluster.lifecycle.ignore_changes;
+            return Ok(drift_by_field(
+                recorded, live_json, compared, as_running, ignored,
+            ));
+        }
+        let Some(recorded) = self.recorded.filter(|_| !as_running.is_empty()) else {
+            return Ok(Vec::new());
+        };
+        let unchanged = self.digest(&self.encode(&self.cluster.cluster)?)? == recorded;
+        Ok(if unchanged {
+            drift_of(as_running)
+        } else {
+            Vec::new()
         })
     }
 

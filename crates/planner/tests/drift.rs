@@ -7,7 +7,7 @@ use clusterform_model::paths::IgnorePath;
 use clusterform_model::{Action, LiveCluster};
 use clusterform_planner::{
     AppliedDigests, ClusterChange, DriftKind, PlanBuilder, PlanOptions, desired_digest,
-    plan_document,
+    field_digests, plan_document,
 };
 use serde_json::{Value, json};
 
@@ -54,6 +54,19 @@ fn recorded(cluster: &DesiredCluster) -> AppliedDigests {
     [(address("train01"), desired_digest(cluster).unwrap())]
         .into_iter()
         .collect()
+}
+
+/// A `gpu` pool, as added in the console.
+fn gpu_pool() -> Value {
+    json!({
+        "id": "gpu", "machineSpec": {"machineType": "a3-highgpu-8g"},
+        "scalingSpec": {"minNodeCount": 0, "maxNodeCount": 2}, "zone": "us-central1-a"
+    })
+}
+
+/// A record saying that `cluster` was applied last and left train01 as `left` is.
+fn recorded_fields(cluster: &DesiredCluster, left: &LiveCluster) -> AppliedDigests {
+    recorded(cluster).with_field_digests(address("train01"), field_digests(&left.cluster))
 }
 
 fn drift_of(change: &ClusterChange) -> Vec<(String, DriftKind)> {
@@ -136,10 +149,7 @@ fn a_label_removed_and_a_pool_deleted_outside_are_named_so() {
     let cluster = desired("train01", wanted);
     let live = edited_live(|live| {
         live["labels"] = json!({"team": "ml"});
-        live["nodePools"].as_array_mut().unwrap().push(json!({
-            "id": "gpu", "machineSpec": {"machineType": "a3-highgpu-8g"},
-            "scalingSpec": {"minNodeCount": 0, "maxNodeCount": 2}, "zone": "us-central1-a"
-        }));
+        live["nodePools"].as_array_mut().unwrap().push(gpu_pool());
     });
     let change = planned(
         &config(vec![cluster.clone()]),
@@ -269,4 +279,130 @@ fn a_saved_plan_whose_digest_was_edited_is_refused_and_one_without_is_not() {
     without.changes[0].desired_digest = None;
     without.changes[0].drift = vec![];
     assert!(clusterform_planner::saved_plan_mismatches(&without, &config, &live).is_empty());
+}
+
+#[test]
+fn drift_is_named_per_field_when_the_configuration_changed_too() {
+    let mut wanted = seed();
+    wanted["displayName"] = json!("Research training v2");
+    wanted["labels"]["team"] = json!("vision");
+    let config = config(vec![desired("train01", wanted)]);
+    let record = recorded_fields(&declared(), &live_seed("train01"));
+    let change = planned(&config, &[hotfixed()], Some(&record));
+    assert_eq!(change.action, Action::Update);
+    // display_name changed in the configuration only; the team label on both sides.
+    assert_eq!(
+        drift_of(&change),
+        [
+            ("labels.team".to_owned(), DriftKind::Changed),
+            (
+                "node_pools[cpu].scaling_spec.max_node_count".to_owned(),
+                DriftKind::Changed
+            ),
+        ]
+    );
+    let team = change
+        .fields
+        .iter()
+        .find(|field| field.path == "labels")
+        .unwrap();
+    assert_eq!(team.after.as_ref().unwrap()["team"], "vision");
+    // The whole-digest rule says nothing once the configuration changed.
+    assert!(
+        planned(&config, &[hotfixed()], Some(&recorded(&declared())))
+            .drift
+            .is_empty()
+    );
+}
+
+#[test]
+fn a_field_the_configuration_now_matches_is_not_named() {
+    // The configuration adopted the hotfix, or an apply of clusterform's that the record
+    // missed (an interrupted run) made the cluster so: the record cannot tell which.
+    let mut wanted = seed();
+    wanted["labels"]["team"] = json!("oncall");
+    wanted["nodePools"][1]["scalingSpec"]["maxNodeCount"] = json!(8);
+    let config = config(vec![desired("train01", wanted)]);
+    let record = recorded_fields(&declared(), &live_seed("train01"));
+    let change = planned(&config, &[hotfixed()], Some(&record));
+    assert_eq!(change.action, Action::NoOp);
+    assert!(change.drift.is_empty(), "{:?}", change.drift);
+}
+
+#[test]
+fn a_field_the_configuration_does_not_set_is_never_drift() {
+    let config = config(vec![declared()]);
+    let record = recorded_fields(&declared(), &live_seed("train01"));
+    let live = edited_live(|live| {
+        live["nodePools"][1]["nodeImage"] = json!("slurm-25-05-ubuntu-2404");
+    });
+    assert!(seed()["nodePools"][1].get("nodeImage").is_none());
+    let change = planned(&config, &[live], Some(&record));
+    assert_eq!(change.action, Action::NoOp);
+    assert!(change.drift.is_empty(), "{:?}", change.drift);
+}
+
+#[test]
+fn per_field_a_pool_added_or_deleted_is_one_entry_and_someone_elses_label_none() {
+    let config = config(vec![declared()]);
+    let record = recorded_fields(&declared(), &live_seed("train01"));
+    let live = edited_live(|live| {
+        live["labels"]["hotfix"] = json!("1");
+        let pools = live["nodePools"].as_array_mut().unwrap();
+        pools.retain(|pool| pool["id"] != "cpu");
+        pools.push(gpu_pool());
+    });
+    let change = planned(&config, &[live], Some(&record));
+    assert_eq!(
+        drift_of(&change),
+        // The label is someone else's: kept, so the plan changes nothing of it.
+        [
+            ("node_pools[cpu]".to_owned(), DriftKind::Removed),
+            ("node_pools[gpu]".to_owned(), DriftKind::Added),
+        ]
+    );
+}
+
+#[test]
+fn a_record_without_field_digests_is_judged_whole_and_one_with_them_per_field() {
+    let config = config(vec![declared()]);
+    let whole = planned(&config, &[hotfixed()], Some(&recorded(&declared())));
+    let record = recorded_fields(&declared(), &live_seed("train01"));
+    let per_field = planned(&config, &[hotfixed()], Some(&record));
+    assert_eq!(whole.drift, per_field.drift);
+    // Empty field digests are a record without them.
+    let empty = recorded(&declared()).with_field_digests(address("train01"), Default::default());
+    assert_eq!(empty.field_digests(&address("train01")), None);
+}
+
+#[test]
+fn an_ignored_pool_changed_outside_is_no_drift() {
+    let mut ignoring = declared();
+    ignoring.lifecycle.ignore_changes = vec!["node_pool.cpu".parse::<IgnorePath>().unwrap()];
+    let config = config(vec![ignoring.clone()]);
+    let record = recorded_fields(&ignoring, &live_seed("train01"));
+    let change = planned(&config, &[hotfixed()], Some(&record));
+    assert_eq!(
+        drift_of(&change),
+        [("labels.team".to_owned(), DriftKind::Changed)]
+    );
+}
+
+#[test]
+fn a_recorded_path_this_version_cannot_read_names_nothing() {
+    let config = config(vec![declared()]);
+    let mut fields = field_digests(&live_seed("train01").cluster);
+    fields.insert("not a [path".to_owned(), "0".repeat(16));
+    let record = recorded(&declared()).with_field_digests(address("train01"), fields);
+    let change = planned(&config, &[hotfixed()], Some(&record));
+    assert_eq!(
+        drift_of(&change),
+        [
+            ("labels.team".to_owned(), DriftKind::Changed),
+            (
+                "node_pools[cpu].scaling_spec.max_node_count".to_owned(),
+                DriftKind::Changed
+            ),
+        ]
+    );
 }

@@ -208,6 +208,37 @@ fn replace_starts_from_the_declared_machines_even_when_a_fallback_runs() {
     assert_eq!(machine_of(&change.capacity.fallbacks[0], "cpu"), FALLBACK);
 }
 
+#[test]
+fn a_pool_running_the_alternative_clusterform_chose_is_no_drift_even_under_replace() {
+    let mut live = served("train01", &seed(), Some(STACK), "RUNNING");
+    set_machine(&mut live, "cpu", FALLBACK);
+    let live = cluster(live);
+    let declared = with_fallback(seed());
+    let digest = clusterform_planner::desired_digest(&declared).unwrap();
+    let whole: clusterform_planner::AppliedDigests =
+        [(address("train01"), digest)].into_iter().collect();
+    let per_field = whole.clone().with_field_digests(
+        address("train01"),
+        clusterform_planner::field_digests(&live.cluster),
+    );
+    let replace = PlanOptions {
+        replace: vec!["train01".to_owned()],
+        ..PlanOptions::default()
+    };
+    for options in [PlanOptions::default(), replace] {
+        for record in [&whole, &per_field] {
+            let config = config(vec![declared.clone()]);
+            let change = clusterform_planner::PlanBuilder::new(&config, &options)
+                .with_applied(record)
+                .finish(std::slice::from_ref(&live))
+                .unwrap()
+                .changes
+                .remove(0);
+            assert!(change.drift.is_empty(), "{options:?}: {:?}", change.drift);
+        }
+    }
+}
+
 /// The seed's `cpu` machine type.
 const DECLARED_CPU: &str = "n2-standard-8";
 const THIRD: &str = "n2-standard-4";

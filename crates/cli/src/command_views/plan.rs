@@ -1,9 +1,10 @@
-//! `plan`'s views: the plan as text, or as its JSON document (`--json`); in both, commentary
-//! and warnings go to stderr.
+//! `plan`'s views: the plan as text, or as its JSON document (`--json`), and with
+//! `--refresh-only` only what changed outside clusterform; in both, commentary and warnings go
+//! to stderr.
 
 use std::path::Path;
 
-use clusterform::views::{plan_json, plan_text};
+use clusterform::views::{plan_json, plan_text, refresh_only};
 use clusterform_model::JobsByCluster;
 use clusterform_planner::Plan;
 
@@ -38,6 +39,18 @@ pub fn plan_view(json: bool, printer: &Printer) -> Box<dyn PlanView> {
     } else {
         Box::new(HumanPlan { printer: *printer })
     }
+}
+
+/// What `plan --refresh-only` shows of `plan`: only what changed outside clusterform, as text
+/// or (`json`) as the refresh-only document.
+pub fn show_drift(plan: &Plan, json: bool, printer: &Printer) {
+    let shown = if json {
+        let document = refresh_only::render_json(plan);
+        serde_json::to_string_pretty(&document).unwrap_or_default()
+    } else {
+        refresh_only::render_text(plan, printer.color())
+    };
+    printer.result(&shown);
 }
 
 /// The plan as text, coloured on a terminal.

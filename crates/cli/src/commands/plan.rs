@@ -2,15 +2,16 @@
 //! `destroy` would make; with `--idle-for` too, only those of idle clusters, after the idle
 //! evidence), look up the Slurm jobs that disruptive changes would hit, show;
 //! optionally save, with the absolute configuration directory so that `apply FILE` works from
-//! anywhere.
+//! anywhere. With `--refresh-only`, show only what changed outside clusterform (no Slurm is
+//! asked, nothing is saved).
 
 use crate::arguments::{Parallelism, Plan};
-use crate::command_views::plan_view;
+use crate::command_views::{PlanView, plan_view, show_drift};
 use crate::commands::ExitStatus;
 use crate::context;
 use crate::error::CliError;
 use crate::printer::Printer;
-use crate::workflow::{self, Run};
+use crate::workflow::{self, Planned, Run};
 
 /// Plans and shows the plan (text or JSON), saving it with `--out`.
 pub async fn run(args: &Plan, printer: &Printer) -> Result<ExitStatus, CliError> {
@@ -22,6 +23,9 @@ pub async fn run(args: &Plan, printer: &Printer) -> Result<ExitStatus, CliError>
     let run = Run::connect(config, &args.dir, endpoint, parallelism, &*view).await?;
     let options = &args.planning.options;
     let mut planned = run.plan(options).await?;
+    if args.refresh_only {
+        return refresh_only(run, planned, args, printer);
+    }
     let jobs = match args.idle_for {
         Some(threshold) => run.keep_only_idle(&mut planned, options, threshold).await?,
         None => run.running_jobs(&planned).await,
@@ -40,4 +44,30 @@ pub async fn run(args: &Plan, printer: &Printer) -> Result<ExitStatus, CliError>
     let read = workflow::fully_read(&planned.plan.unreadable_locations);
     run.leave_to_exit(planned);
     read.map(|()| status)
+}
+
+/// `--refresh-only`: shows only what changed outside clusterform and proposes nothing; exit 2
+/// with `--detailed-exitcode` when something did. Where the record cannot tell, a note says so
+/// and nothing is known to have changed there.
+fn refresh_only(
+    run: Run<'_, dyn PlanView>,
+    planned: Planned,
+    args: &Plan,
+    printer: &Printer,
+) -> Result<ExitStatus, CliError> {
+    if let Some(unknown) = run.drift_unknown(&planned.plan) {
+        printer.info(&format!("Note: {unknown}"));
+    }
+    show_drift(&planned.plan, args.json, printer);
+    let drifted = clusterform::views::refresh_only::has_drift(&planned.plan);
+    // What could not be read is not known to be unchanged: as for a plan, that is the error.
+    let read = workflow::fully_read(&planned.plan.unreadable_locations);
+    run.leave_to_exit(planned);
+    read.map(|()| {
+        if args.detailed_exitcode && drifted {
+            ExitStatus::Changes
+        } else {
+            ExitStatus::Success
+        }
+    })
 }

@@ -12,6 +12,7 @@ pub mod names;
 pub mod plan_flags;
 pub mod plan_json;
 pub mod plan_text;
+pub mod refresh_only;
 pub mod status;
 pub mod status_json;
 pub mod status_text;

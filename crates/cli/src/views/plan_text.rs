@@ -271,12 +271,12 @@ fn job_lines<'j>(jobs: impl ExactSizeIterator<Item = &'j RunningJob>) -> Vec<Str
 
 /// Whether and how to colour.
 #[derive(Debug, Clone, Copy)]
-struct Paint {
-    color: bool,
+pub(crate) struct Paint {
+    pub(crate) color: bool,
 }
 
 impl Paint {
-    fn style(self, style: Style, text: &str) -> String {
+    pub(crate) fn style(self, style: Style, text: &str) -> String {
         if self.color {
             style.force_styling(true).apply_to(text).to_string()
         } else {
@@ -657,9 +657,9 @@ fn running_line(running: &RunningAlternative) -> String {
 /// counted.
 const MAX_DRIFT_LISTED: usize = 10;
 
-/// `# train01 changed outside clusterform: labels.hotfix added, …`, shown above the change
-/// that restores the configuration, when the applied record says the configuration did not
-/// change since clusterform applied it.
+/// `# train01 changed outside clusterform: labels.hotfix added, …`, shown above the change of
+/// a cluster whose fields the applied record says were changed outside clusterform, whatever
+/// the configuration changed too; ten fields named at most.
 fn drift_line(change: &ClusterChange, name: &str) -> Option<String> {
     if change.drift.is_empty() {
         return None;

@@ -127,7 +127,7 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
     }
 
     /// What the applied record and the journal say of earlier runs: the digests that word the
-    /// plan's drift, the clusters a create of ours left failed (marked so in the record, or
+    /// plan's drift (the declared cluster's, and each field's), the clusters a create of ours left failed (marked so in the record, or
     /// whose create the journal still holds), which a plan replaces while they are in ERROR,
     /// and the clusters `destroy --idle-for` deleted. A record that could not be read words
     /// nothing and taints nothing; `-v` says why.
@@ -150,16 +150,21 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
             );
         }
         let entries = record.entries();
-        let managed: Vec<_> = entries
+        let kept: Vec<_> = entries
             .iter()
-            .map(|entry| (entry.address.clone(), entry.labels.clone()))
+            .map(|entry| {
+                let fields = entry.field_digests.clone();
+                (entry.address.clone(), entry.labels.clone(), fields)
+            })
             .collect();
         let mut digests: AppliedDigests = entries
             .into_iter()
             .map(|entry| (entry.address, entry.digest))
             .collect();
-        for (address, labels) in managed {
-            digests = digests.with_managed_labels(address, labels);
+        for (address, labels, fields) in kept {
+            digests = digests
+                .with_managed_labels(address.clone(), labels)
+                .with_field_digests(address, fields);
         }
         let marks = record.marks();
         let tainted = marks
@@ -183,6 +188,42 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
             }
         }
         applied
+    }
+
+    /// Why `plan` cannot say what changed outside clusterform on some live declared clusters
+    /// of `plan`: the applied record cannot be read, or holds nothing for them (made before
+    /// clusterform kept it, or by another tool). `None` when it can tell for every one.
+    pub fn drift_unknown(&self, plan: &Plan) -> Option<String> {
+        let Some(record) = self.engine.applied_record() else {
+            return Some(
+                "there is no record of applied changes: clusterform cannot tell what changed outside it".to_owned(),
+            );
+        };
+        if let Some(reason) = record.unreadable() {
+            return Some(format!(
+                "the record of applied changes {} cannot be read: {reason}; clusterform cannot tell what changed outside it",
+                record.location()
+            ));
+        }
+        let unrecorded: Vec<&str> = plan
+            .changes
+            .iter()
+            .filter(|change| {
+                let live_and_declared = matches!(
+                    change.action,
+                    Action::Update | Action::Replace | Action::NoOp
+                );
+                live_and_declared && record.get(&change.address).is_none()
+            })
+            .map(|change| change.address.id().as_str())
+            .collect();
+        (!unrecorded.is_empty()).then(|| {
+            format!(
+                "the record of applied changes {} holds nothing for {}: clusterform cannot tell what changed outside it there (the next apply of each records it)",
+                record.location(),
+                unrecorded.join(", ")
+            )
+        })
     }
 
     /// What to tell the user about operations an earlier run left in flight.

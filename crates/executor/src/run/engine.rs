@@ -382,8 +382,9 @@ impl ApplyEngine {
     }
 
     /// Writes to the applied record, in one write, what every change that ended well applied:
-    /// a create, update or replacement its declared cluster's digest and the field paths it
-    /// set (a fallback's win, which fallback), a delete or release the end of the cluster's
+    /// a create, update or replacement its declared cluster's digest, the field paths it set,
+    /// the digest of each field of the cluster the operation returned (a fallback's win, which
+    /// fallback), a delete or release the end of the cluster's
     /// entry — a delete by `destroy --idle-for` a tombstone saying so. A change without a
     /// digest (a plan made elsewhere) drops the cluster's entry, so that no stale digest words
     /// a later plan. A failed create or replacement marks what it left
@@ -1087,6 +1088,11 @@ fn applied_change(
                 applied_at: applied_at.to_owned(),
                 fallback: outcome.fallback_attempt.map(|attempt| attempt - 1),
                 labels: change.declared_labels.clone(),
+                field_digests: outcome
+                    .live
+                    .as_ref()
+                    .map(clusterform_planner::field_digests)
+                    .unwrap_or_default(),
             }))
         }
         Action::Delete => match &change.reason {

@@ -1,10 +1,11 @@
 //! The applied record: what clusterform last applied to each cluster — the digest of the
-//! declared cluster, the field paths its create or update set, when, and which fallback won —
+//! declared cluster, the field paths its create or update set, the digest of each field of the
+//! cluster it left, when, and which fallback won —
 //! kept beside the journal: `.clusterform/applied.json`, or the object
 //! `{prefix}/{stack}.applied.json` beside the journal's object with `lock "gcs"`.
 //!
-//! The record is advisory: it only words the next plan (a live cluster that differs from a
-//! configuration whose digest is the recorded one was changed outside clusterform). So it never
+//! The record is advisory: it only words the next plan (a field whose live value is not the one
+//! recorded was changed outside clusterform). So it never
 //! fails anything. A record that cannot be read is an empty one (the reason is kept for a `-v`
 //! trace), and one that cannot be written is a warning of the run; the next successful apply
 //! of a cluster writes its entry again. The engine writes it once per run, after the run's
@@ -62,6 +63,13 @@ pub struct AppliedEntry {
     /// written before it was kept (every undeclared label is then someone else's).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub labels: Vec<String>,
+    /// The digest of each field of the cluster as the change left it, by the field's path
+    /// (the planner's `field_digests` of the cluster the operation returned): the next plan
+    /// judges drift field by field from them. Digests, never values. Absent in records
+    /// written before they were kept, and when the operation returned no cluster (drift is
+    /// then judged from `digest` alone).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub field_digests: BTreeMap<String, String>,
 }
 
 /// What the record remembers of a cluster whose last change by clusterform did not end as
@@ -482,6 +490,7 @@ mod tests {
             applied_at: "2026-11-10T12:00:00Z".to_owned(),
             fallback: None,
             labels: Vec::new(),
+            field_digests: BTreeMap::new(),
         }
     }
 
@@ -670,6 +679,7 @@ mod unix_tests {
                 applied_at: "2026-11-10T12:00:00Z".to_owned(),
                 fallback: None,
                 labels: Vec::new(),
+                field_digests: BTreeMap::new(),
             })])
             .await
             .unwrap();
