@@ -18,6 +18,16 @@ pub enum UnreadKind {
     Failing,
 }
 
+impl UnreadKind {
+    /// What the List did, for a sentence: `was refused`, `kept failing`.
+    pub fn what_the_list_did(self) -> &'static str {
+        match self {
+            Self::Refused => "was refused",
+            Self::Failing => "kept failing",
+        }
+    }
+}
+
 /// A location whose List gave nothing: nothing there is seen, so nothing there is planned,
 /// changed or deleted.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -43,6 +53,12 @@ impl UnreadLocation {
     /// one a warning.
     pub fn is_error(&self) -> bool {
         self.named || !self.held.is_empty()
+    }
+
+    /// Whether a view (`list`, `status`) without it is incomplete: it kept failing (it may hold
+    /// clusters of the stack), or clusters of the stack are known to be there.
+    pub fn leaves_a_view_incomplete(&self) -> bool {
+        self.kind == UnreadKind::Failing || self.is_error()
     }
 }
 

@@ -2,7 +2,7 @@
 //! ([`super::status_text`]) and its JSON ([`super::status_json`]).
 
 use clusterform_executor::{ClusterHealth, Mark, NodesNotStarting, Problem, SlurmHealth};
-use clusterform_model::{ClusterEvent, ClusterName, UnreadKind, UnreadLocation};
+use clusterform_model::{ClusterEvent, ClusterName, UnreadLocation};
 
 use super::names::ClusterNames;
 
@@ -120,15 +120,12 @@ pub fn needs_attention(entries: &[StatusEntry]) -> bool {
 pub fn unread_rows(unread: &[UnreadLocation]) -> impl Iterator<Item = &UnreadLocation> {
     unread
         .iter()
-        .filter(|location| location.kind == UnreadKind::Failing || location.is_error())
+        .filter(|location| location.leaves_a_view_incomplete())
 }
 
 /// Why a location's clusters are not shown, and which are known to be there.
 pub fn unread_text(unread: &UnreadLocation) -> String {
-    let how = match unread.kind {
-        UnreadKind::Refused => "was refused",
-        UnreadKind::Failing => "kept failing",
-    };
+    let how = unread.kind.what_the_list_did();
     let held = if unread.held.is_empty() {
         "any cluster there is not shown".to_owned()
     } else {
@@ -438,20 +435,7 @@ mod tests {
                 "1 Slurm node drained or draining: cpu-3",
             ),
             (
-                Problem::NodesNotStarting(NodesNotStarting {
-                    pool: Some("gpu".to_owned()),
-                    started: 0,
-                    wanted: 4,
-                    pending_jobs: 3,
-                    last_failure: clusterform_executor::StartFailure {
-                        node: "train01-gpu-3".to_owned(),
-                        reason: "The zone 'projects/p/zones/us-central1-a' does not have enough \
-                                 resources available to fulfill the request. '(resource \
-                                 type:compute)'. (state:STOCKOUT)"
-                            .to_owned(),
-                        at: None,
-                    },
-                }),
+                Problem::NodesNotStarting(gpu_stockout("train01-gpu-3")),
                 "pool gpu: 0 of 4 nodes started; 3 jobs pending; STOCKOUT in us-central1-a",
             ),
             (
@@ -478,6 +462,24 @@ mod tests {
             problem_text(&Problem::SlurmNodesDown(many)),
             "12 Slurm nodes down or not responding: n0, n1, n2, n3, n4, n5, n6, n7, n8, n9 and 2 more"
         );
+    }
+
+    /// Pool gpu: 0 of 4 nodes started, 3 jobs pending, `node` the last to fail for a stockout.
+    fn gpu_stockout(node: &str) -> NodesNotStarting {
+        NodesNotStarting {
+            pool: Some("gpu".to_owned()),
+            started: 0,
+            wanted: 4,
+            pending_jobs: 3,
+            last_failure: clusterform_executor::StartFailure {
+                node: node.to_owned(),
+                reason: "The zone 'projects/p/zones/us-central1-a' does not have enough \
+                         resources available to fulfill the request. '(resource \
+                         type:compute)'. (state:STOCKOUT)"
+                    .to_owned(),
+                at: None,
+            },
+        }
     }
 
     fn health(slurm: SlurmHealth, problems: Vec<Problem>) -> ClusterHealth {
@@ -517,20 +519,7 @@ mod tests {
             node: None,
             detail: None,
         };
-        let shortage = Problem::NodesNotStarting(NodesNotStarting {
-            pool: Some("gpu".to_owned()),
-            started: 0,
-            wanted: 4,
-            pending_jobs: 3,
-            last_failure: clusterform_executor::StartFailure {
-                node: "gpu-0".to_owned(),
-                reason: "The zone 'projects/p/zones/us-central1-a' does not have enough \
-                         resources available to fulfill the request. '(resource \
-                         type:compute)'. (state:STOCKOUT)"
-                    .to_owned(),
-                at: None,
-            },
-        });
+        let shortage = Problem::NodesNotStarting(gpu_stockout("gpu-0"));
         let problems = vec![node_error(), shortage, node_error()];
         assert_eq!(
             health_cell(&health(read(), problems)),

@@ -120,10 +120,7 @@ fn failing_warning(failing: &[&UnreadLocation]) -> String {
 
 /// A location that is an error: its answer, and which clusters are left as they are.
 fn held_warning(unread: &UnreadLocation) -> String {
-    let what = match unread.kind {
-        UnreadKind::Refused => "was refused",
-        UnreadKind::Failing => "kept failing",
-    };
+    let what = unread.kind.what_the_list_did();
     let clusters = if unread.held.is_empty() {
         "no cluster of this stack there is planned".to_owned()
     } else {
@@ -165,7 +162,7 @@ pub fn fully_read(unread: &[UnreadLocation]) -> Result<(), CliError> {
 pub fn complete_view(unread: &[UnreadLocation]) -> Result<(), CliError> {
     let failing: Vec<Location> = unread
         .iter()
-        .filter(|location| location.kind == UnreadKind::Failing || location.is_error())
+        .filter(|location| location.leaves_a_view_incomplete())
         .map(|location| location.location.clone())
         .collect();
     if failing.is_empty() {
