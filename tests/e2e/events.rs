@@ -305,5 +305,7 @@ fn operations_an_earlier_run_left_are_followed_as_events() {
     {"type":"done","@timestamp":"[TIME]","address":{"project":"my-proj","region":"us-central1","id":"train01"},"action":"create","elapsed_seconds":"[N]"}
     {"type":"planned","@timestamp":"[TIME]","summary":{"add":0,"change":0,"replace":0,"destroy":0,"release":0},"changes":[],"unreadable_locations":[]}
     {"type":"summary","@timestamp":"[TIME]","success":true,"counts":{"add":1,"change":0,"replace":0,"destroy":0,"release":0,"failed":0}}
+    [stderr]
+    Warning: an earlier run left operation projects/253589482369/locations/us-central1/operations/1 (creating train01) in flight; `clusterform apply` and `destroy` wait for it before changing anything
     "#);
 }

@@ -313,6 +313,26 @@ fn a_cluster_clusterform_created_outside_the_scanned_regions_is_never_orphaned()
         .collect(),
         "the configured region and the one the record names, nothing else"
     );
+    // `list` and `status` look where the plan looks: the orphan is in both.
+    let list = env.run(&["list"]);
+    assert_succeeded(&list);
+    assert!(
+        stdout(&list)
+            .lines()
+            .any(|line| line.starts_with("my-proj  us-west2     west01")),
+        "{}",
+        stdout(&list)
+    );
+    let status = env.run(&["status", "--json"]);
+    let document: Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert!(
+        document["clusters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["address"]["region"] == "us-west2" && c["declared"] == false),
+        "{document}"
+    );
 }
 
 #[test]
@@ -541,4 +561,42 @@ fn status_and_list_show_a_row_per_failing_location_and_say_it_in_json() {
     assert_eq!(listed["format_version"], 1);
     assert_eq!(listed["clusters"][0]["id"], "train01");
     assert_eq!(listed["unreadable_locations"][0]["region"], "europe-west4");
+}
+
+#[test]
+fn a_json_apply_keeps_every_warning_on_stderr() {
+    let env = Env::new(50);
+    env.write_config(&with_an_undocumented_region(true, None));
+    failing_in_europe(&env);
+    env.emulator()
+        .set_refused_locations(vec![format!("{PROJECT}/us-east5").parse().unwrap()]);
+    let apply = env.run(&["apply", "--auto-approve", "--json"]);
+    assert_succeeded(&apply);
+    let said = crate::support::stderr(&apply);
+    assert!(
+        said.contains("Warning:") && said.contains("us-west2"),
+        "the configuration's warning about an undocumented region: {said}"
+    );
+    assert!(
+        said.contains("the List of my-proj/europe-west4 (UNAVAILABLE (503)"),
+        "the plan's warning about a failing region: {said}"
+    );
+    assert!(
+        said.contains("Note: 1 location refused the List for good"),
+        "the plan's note: {said}"
+    );
+    assert!(
+        stdout(&apply)
+            .lines()
+            .all(|line| serde_json::from_str::<Value>(line).is_ok()),
+        "stdout holds events only: {}",
+        stdout(&apply)
+    );
+    let quiet = env.run(&["apply", "--auto-approve", "--json", "--quiet"]);
+    assert_succeeded(&quiet);
+    assert!(
+        !crate::support::stderr(&quiet).contains("Warning:"),
+        "--quiet silences them: {}",
+        crate::support::stderr(&quiet)
+    );
 }

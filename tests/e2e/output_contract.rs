@@ -243,3 +243,35 @@ fn verbose_logs_on_a_terminal_leave_no_stale_progress_line() {
         "a log line was erased:\n{shown}"
     );
 }
+
+#[test]
+fn verbose_logs_each_request_with_its_status_and_time_and_never_the_token() {
+    let env = Env::new(100);
+    env.write_config(&config(&[ClusterSpec::default()]));
+    let output = env.run(&["plan", "-v"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let err = stderr(&output);
+    let answered = err
+        .lines()
+        .find(|line| {
+            line.contains("answered")
+                && line.contains("method=GET")
+                && line.contains("locations/us-central1/modelDevelopmentClusters")
+        })
+        .unwrap_or_else(|| panic!("no List logged: {err}"));
+    assert!(
+        answered.contains("status=200") && answered.contains("millis="),
+        "{answered}"
+    );
+    assert!(
+        !err.contains(crate::support::TOKEN),
+        "the token is never logged"
+    );
+    assert!(!err.contains("answer body"), "-v logs no bodies: {err}");
+    let very = env.run(&["plan", "-vv"]);
+    assert!(
+        stderr(&very).contains("answer body"),
+        "-vv logs the bodies: {}",
+        stderr(&very)
+    );
+}

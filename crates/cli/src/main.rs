@@ -68,7 +68,8 @@ fn init_tracing(verbose: u8, color: bool) {
     let default = match verbose {
         0 => "off,clusterform=warn,clusterform_executor=warn,clusterform_emulator=warn",
         1 => "off,clusterform=debug,clusterform_executor=debug,clusterform_emulator=info",
-        _ => "debug",
+        // Everyone's debug lines (connections, TLS), and the bodies of our requests.
+        _ => "debug,clusterform_executor=trace",
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));

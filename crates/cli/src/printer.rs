@@ -109,7 +109,11 @@ pub struct Printer {
     stdout_color: bool,
     /// Colour for stderr, decided the same way for its own stream.
     stderr_color: bool,
+    /// Progress, status and success lines are not printed: `--quiet`, or stdout taken by
+    /// `--json` events.
     quiet: bool,
+    /// Warnings are not printed either: `--quiet` only. (`--json` never silences a warning.)
+    quiet_warnings: bool,
     stderr_terminal: bool,
 }
 
@@ -128,7 +132,19 @@ impl Printer {
             stdout_color,
             stderr_color,
             quiet: global.quiet,
+            quiet_warnings: global.quiet,
             stderr_terminal,
+        }
+    }
+
+    /// The printer of a run whose stdout carries JSON events: results uncoloured, no progress,
+    /// status or success lines — but warnings and errors on stderr as ever (silenced only by
+    /// `--quiet`), so that no run loses a warning because it speaks JSON.
+    pub fn for_events(&self) -> Self {
+        Self {
+            stdout_color: false,
+            quiet: true,
+            ..*self
         }
     }
 
@@ -189,9 +205,17 @@ impl Printer {
         }
     }
 
-    /// `Warning: text`: stderr, silenced by `--quiet`.
+    /// A note the user should see once per run (`Note: …`, written by the caller): stderr,
+    /// silenced by `--quiet`, never by `--json`.
+    pub fn note(&self, text: &str) {
+        if !self.quiet_warnings {
+            to_stderr(text);
+        }
+    }
+
+    /// `Warning: text`: stderr, silenced by `--quiet` (never by `--json`).
     pub fn warn(&self, text: &str) {
-        if !self.quiet {
+        if !self.quiet_warnings {
             to_stderr(&diagnostics::header(
                 Severity::Warning,
                 text,
@@ -210,9 +234,10 @@ impl Printer {
         ));
     }
 
-    /// A configuration warning, with its file: stderr, silenced by `--quiet`.
+    /// A configuration warning, with its file: stderr, silenced by `--quiet` (never by
+    /// `--json`).
     pub fn warn_diagnostic(&self, warning: &Diagnostic) {
-        if !self.quiet {
+        if !self.quiet_warnings {
             to_stderr(&diagnostics::render(warning, None, self.stderr_color));
         }
     }

@@ -24,14 +24,32 @@ pub struct ApplyProgress {
     printer: Printer,
     names: ClusterNames,
     bars: Option<MultiProgress>,
-    clusters: Mutex<HashMap<ClusterName, ClusterLine>>,
+    clusters: Mutex<Lines>,
+    /// How many clusters the run works on: with more than one, each line that ends one says
+    /// how many have ended (`(3/10 done)`).
+    total: usize,
 }
+
+/// Each cluster's line, and how many have ended.
+#[derive(Debug, Default)]
+struct Lines {
+    by_cluster: HashMap<ClusterName, ClusterLine>,
+    ended: usize,
+}
+
+/// In plain lines, a cluster whose line has not changed for this long gets it printed again,
+/// with its elapsed time: a create takes up to 45 minutes, and a log that says nothing for
+/// that long looks like a hung run.
+const STILL_RUNNING_EVERY: Duration = Duration::from_secs(60);
 
 #[derive(Debug)]
 struct ClusterLine {
     bar: Option<ProgressBar>,
-    /// What the line said last, so that a plain line is printed again only when it changes.
+    /// What the line said last, so that a plain line is printed again only when it changes
+    /// (or, unchanged, after [`STILL_RUNNING_EVERY`]).
     last_status: Option<Status>,
+    /// The action's elapsed time when its plain line was last printed.
+    printed_at: Duration,
     /// A resumed fallback chain stopped after an attempt without machines: the action's end
     /// is that, not a done create.
     paused: bool,
@@ -61,7 +79,7 @@ impl Status {
 impl ApplyProgress {
     /// Bars when stderr is a terminal (unless `--quiet`), plain lines otherwise; clusters named
     /// as `names` says (with their location when the run spans several).
-    pub fn new(printer: Printer, names: ClusterNames) -> Self {
+    pub fn new(printer: Printer, names: ClusterNames, total: usize) -> Self {
         let bars = printer
             .draws_progress_bars()
             .then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr()));
@@ -72,7 +90,8 @@ impl ApplyProgress {
             printer,
             names,
             bars,
-            clusters: Mutex::new(HashMap::new()),
+            clusters: Mutex::new(Lines::default()),
+            total,
         }
     }
 
@@ -103,12 +122,15 @@ impl ProgressSink for ApplyProgress {
             return;
         }
         let finished = matches!(event.step, Step::Finished | Step::Failed(_));
-        let mut clusters = self.clusters.lock().unwrap_or_else(|e| e.into_inner());
-        let line = clusters
+        let mut lines = self.clusters.lock().unwrap_or_else(|e| e.into_inner());
+        let lines = &mut *lines;
+        let line = lines
+            .by_cluster
             .entry(event.address.clone())
             .or_insert_with(|| ClusterLine {
                 bar: self.new_bar(),
                 last_status: None,
+                printed_at: Duration::ZERO,
                 paused: false,
             });
         line.paused |= matches!(event.step, Step::ChainPaused { .. });
@@ -116,15 +138,29 @@ impl ProgressSink for ApplyProgress {
             (Step::Finished, Some(paused)) if line.paused => paused.clone(),
             _ => describe(event, self.names),
         };
-        let text = crate::printer::without_secrets(&status.render(event.elapsed)).into_owned();
+        let mut text = crate::printer::without_secrets(&status.render(event.elapsed)).into_owned();
+        if finished {
+            lines.ended += 1;
+            if self.total > 1 {
+                text.push_str(&format!(
+                    " ({}/{} done)",
+                    lines.ended.min(self.total),
+                    self.total
+                ));
+            }
+        }
         match &line.bar {
             Some(bar) if finished => bar.finish_with_message(text),
             Some(bar) => bar.set_message(text),
             None => {
-                if line.last_status.as_ref() != Some(&status) || (finished && !line.paused) {
-                    self.printer.info(&format!("[{}] {text}", clock()));
-                    line.last_status = Some(status);
-                }
+                let changed = line.last_status.as_ref() != Some(&status);
+                let quiet_for = event.elapsed.saturating_sub(line.printed_at);
+                let Some(suffix) = plain_line(changed, finished && !line.paused, quiet_for) else {
+                    return;
+                };
+                self.printer.info(&format!("[{}] {text}{suffix}", clock()));
+                line.last_status = Some(status);
+                line.printed_at = event.elapsed;
             }
         }
     }
@@ -133,10 +169,27 @@ impl ProgressSink for ApplyProgress {
 impl ApplyProgress {
     /// Ends a cluster's spinner where it is, without a verdict.
     fn stop_line(&self, address: &ClusterName) {
-        let clusters = self.clusters.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(bar) = clusters.get(address).and_then(|line| line.bar.as_ref()) {
+        let lines = self.clusters.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(bar) = lines
+            .by_cluster
+            .get(address)
+            .and_then(|line| line.bar.as_ref())
+        {
             bar.abandon();
         }
+    }
+}
+
+/// Whether a plain line is printed for an event, and what follows its text: when the line
+/// changed or ends its action, as it is; unchanged for [`STILL_RUNNING_EVERY`] (the service's
+/// message and the state the same), again with `(still running)`; else not.
+fn plain_line(changed: bool, ends: bool, quiet_for: Duration) -> Option<&'static str> {
+    if changed || ends {
+        Some("")
+    } else if quiet_for >= STILL_RUNNING_EVERY {
+        Some(" (still running)")
+    } else {
+        None
     }
 }
 
@@ -275,6 +328,18 @@ mod tests {
         assert_eq!(
             describe(&early, ClusterNames::default()).render(early.elapsed),
             "train01: creating… [12s] PROVISIONING — Creating node pool login"
+        );
+    }
+
+    #[test]
+    fn an_unchanged_plain_line_is_printed_again_after_a_minute_only() {
+        let second = Duration::from_secs(1);
+        assert_eq!(plain_line(true, false, second), Some(""));
+        assert_eq!(plain_line(false, true, second), Some(""));
+        assert_eq!(plain_line(false, false, 59 * second), None);
+        assert_eq!(
+            plain_line(false, false, STILL_RUNNING_EVERY),
+            Some(" (still running)")
         );
     }
 

@@ -12,7 +12,6 @@ use clusterform_planner::{Plan, StoppedWork};
 use time::OffsetDateTime;
 
 use super::{Counts, PlanView};
-use crate::cli::GlobalArgs;
 use crate::commands::ExitStatus;
 use crate::error::CliError;
 use crate::events::JsonEvents;
@@ -34,7 +33,7 @@ pub trait RunView: PlanView {
     fn stopped_work(&self, stopped: &[StoppedWork<'_>], refused: bool);
 
     /// Where the engine's progress goes, the clusters named as `names` says.
-    fn progress(&self, names: ClusterNames) -> Arc<dyn ProgressSink>;
+    fn progress(&self, names: ClusterNames, total: usize) -> Arc<dyn ProgressSink>;
 
     /// One report of the run: every one counts, earlier runs' operations included.
     fn executed(&self, report: &ApplyReport);
@@ -61,16 +60,12 @@ pub enum Completion {
 }
 
 /// The view `--json` chooses. The JSON view prints through a printer of its own, which prints
-/// only results (the events) and errors: never commentary, progress or colour.
+/// results (the events), warnings and errors: never commentary, progress or colour on stdout.
 pub fn run_view(json: bool, printer: &Printer) -> Box<dyn RunView> {
     if !json {
         return Box::new(HumanRun { printer: *printer });
     }
-    let printer = Printer::new(&GlobalArgs {
-        no_color: true,
-        verbose: 0,
-        quiet: true,
-    });
+    let printer = printer.for_events();
     Box::new(JsonRun {
         printer,
         events: Arc::new(JsonEvents::new(printer)),
@@ -142,8 +137,8 @@ impl RunView for HumanRun {
         say_stopped_work(&self.printer, stopped, refused);
     }
 
-    fn progress(&self, names: ClusterNames) -> Arc<dyn ProgressSink> {
-        Arc::new(ApplyProgress::new(self.printer, names))
+    fn progress(&self, names: ClusterNames, total: usize) -> Arc<dyn ProgressSink> {
+        Arc::new(ApplyProgress::new(self.printer, names, total))
     }
 
     fn executed(&self, _report: &ApplyReport) {}
@@ -267,7 +262,7 @@ impl RunView for JsonRun {
         say_stopped_work(&self.printer, stopped, refused);
     }
 
-    fn progress(&self, _names: ClusterNames) -> Arc<dyn ProgressSink> {
+    fn progress(&self, _names: ClusterNames, _total: usize) -> Arc<dyn ProgressSink> {
         self.events.clone()
     }
 

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use clusterform_config::{Config, Placement, Provider};
-use clusterform_executor::{ApiClient, AppliedRecord, OperationWaiter, Submitted, WaitOptions};
+use clusterform_executor::{ApiClient, OperationWaiter, Submitted, WaitOptions};
 use clusterform_files::{Access, write_atomic};
 use clusterform_model::{Cluster, ClusterName, Location, SERVICE_REGIONS, STACK_LABEL};
 use futures::StreamExt;
@@ -20,7 +20,7 @@ use crate::error::{self, CliError};
 use crate::printer::Printer;
 use crate::prompt;
 use crate::stack_lock::{self, LockRequest, take_lock};
-use crate::workflow;
+use crate::workflow::EarlierRuns;
 
 /// How many locations `import ID` without `--region` asks at once.
 const SEARCH_PARALLELISM: usize = 16;
@@ -90,8 +90,8 @@ async fn import_with_config(
     let name = match given {
         Some(name) => name,
         None => {
-            let record = workflow::open_applied(dir, connection.remote_applied()).await;
-            let locations = search_locations(config, &record, args.project.as_deref());
+            let earlier = EarlierRuns::read(dir, &connection, printer).await;
+            let locations = search_locations(config, &earlier, args.project.as_deref());
             let found = find_cluster(&connection.client, &args.id, locations).await?;
             found.into_one(&args.id, printer)?
         }
@@ -118,15 +118,16 @@ fn given_name(args: &Import, config: &Config, region: &str) -> Result<ClusterNam
     ClusterName::new(&project, region, &args.id).map_err(|err| CliError::Usage(err.to_string()))
 }
 
-/// Where `import ID` without `--region` looks: every location `plan` scans
-/// (`workflow::scanned_locations`), only those of `project` when one is given — and every
-/// region the service runs in there when the configuration scans none of that project.
+/// Where `import ID` without `--region` looks: every location `plan` scans (the places the
+/// applied record and the journal name included), only those of `project` when one is given —
+/// and every region the service runs in there when the configuration scans none of that
+/// project.
 fn search_locations(
     config: &Config,
-    record: &AppliedRecord,
+    earlier: &EarlierRuns,
     project: Option<&str>,
 ) -> Vec<Location> {
-    let mut locations = workflow::scanned_locations(config, Some(record), []);
+    let mut locations = earlier.scanned(config);
     if let Some(project) = project {
         locations.retain(|location| location.project() == project);
         if locations.iter().next().is_none() {

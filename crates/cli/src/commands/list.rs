@@ -11,7 +11,6 @@ use std::collections::BTreeSet;
 
 use clusterform::views::table::{cluster_headers, cluster_row, table, unread_row};
 use clusterform::views::{status, status_json};
-use clusterform_config::Config;
 use clusterform_executor::{ClusterHealth, ExecError};
 use clusterform_model::{
     Cluster, LiveCluster, Location, NodePool, RefreshLocations, STACK_LABEL, UnreadLocation,
@@ -24,7 +23,7 @@ use crate::commands::ExitStatus;
 use crate::context;
 use crate::error::CliError;
 use crate::printer::Printer;
-use crate::workflow::{self, KnownClusters};
+use crate::workflow::{self, EarlierRuns, KnownClusters};
 
 /// Lists live clusters as a table or JSON.
 pub async fn run(args: &List, printer: &Printer) -> Result<ExitStatus, CliError> {
@@ -37,18 +36,28 @@ pub async fn run(args: &List, printer: &Printer) -> Result<ExitStatus, CliError>
     } else {
         None
     };
-    let locations = listed_locations(
-        config.as_ref(),
-        args.project.as_deref(),
-        args.region.as_deref(),
-    )?;
+    if config.is_none() && args.project.is_none() {
+        return Err(CliError::Usage(NEEDS_A_PROJECT.to_owned()));
+    }
     let provider = config.as_ref().map(|config| &config.provider);
     let connection = context::connect(args.endpoint.as_deref(), provider, dir, printer).await?;
+    // With a configuration, the stack's clusters are looked for where a plan looks, the places
+    // its earlier runs put clusters included.
+    let earlier = match &config {
+        Some(_) => Some(EarlierRuns::read(dir, &connection, printer).await),
+        None => None,
+    };
+    let scanned = config
+        .as_ref()
+        .zip(earlier.as_ref())
+        .map(|(config, earlier)| earlier.scanned(config));
+    let locations = listed_locations(scanned, args.project.as_deref(), args.region.as_deref())?;
     let refreshed = clusterform_executor::refresh(&connection.client, &locations, &[]).await?;
     let known = config
         .as_ref()
-        .map_or_else(KnownClusters::default, |config| {
-            KnownClusters::of(config, None, [])
+        .zip(earlier.as_ref())
+        .map_or_else(KnownClusters::default, |(config, earlier)| {
+            earlier.known(config)
         });
     let unread = known.unread(&refreshed.refused);
     workflow::report_unread(printer, &unread);
@@ -69,25 +78,24 @@ pub async fn run(args: &List, printer: &Printer) -> Result<ExitStatus, CliError>
     Ok(ExitStatus::Success)
 }
 
-/// Where `list` looks: the configuration's refresh locations (or, without a configuration,
-/// every service region of `--project`), narrowed to `--project` and `--region` when given —
-/// a project or region the configuration does not name is looked in all the same. A location
-/// the configuration names, or the one location both flags name, must answer; a List refused
-/// elsewhere is a warning.
+/// What `list` says without a configuration or `--project`.
+const NEEDS_A_PROJECT: &str =
+    "list needs a configuration, or --project P (with --region R for one region only)";
+
+/// Where `list` looks: where a plan of the configuration looks (`scanned`; or, without a
+/// configuration, every service region of `--project`), narrowed to `--project` and `--region`
+/// when given — a project or region the configuration does not name is looked in all the same.
+/// A location the configuration names, or the one location both flags name, must answer; a List
+/// refused elsewhere is a note.
 fn listed_locations(
-    config: Option<&Config>,
+    scanned: Option<RefreshLocations>,
     project: Option<&str>,
     region: Option<&str>,
 ) -> Result<RefreshLocations, CliError> {
-    let everywhere = match (config, project) {
-        (Some(config), _) => config.refresh_locations(),
+    let everywhere = match (scanned, project) {
+        (Some(scanned), _) => scanned,
         (None, Some(project)) => RefreshLocations::everywhere([], [project], region),
-        (None, None) => {
-            return Err(CliError::Usage(
-                "list needs a configuration, or --project P (with --region R for one region only)"
-                    .to_owned(),
-            ));
-        }
+        (None, None) => return Err(CliError::Usage(NEEDS_A_PROJECT.to_owned())),
     };
     let all = || everywhere.iter().map(|(location, _)| location);
     let projects: BTreeSet<&str> = match project {
@@ -397,17 +405,18 @@ mod tests {
             clusterform_config::load(dir.path(), &clusterform_config::VariableInputs::default())
                 .unwrap()
                 .config;
-        let all = listed_locations(Some(&config), None, None).unwrap();
+        let scanned = || Some(config.refresh_locations());
+        let all = listed_locations(scanned(), None, None).unwrap();
         assert_eq!(all, config.refresh_locations());
-        let region = listed_locations(Some(&config), None, Some("europe-west4")).unwrap();
+        let region = listed_locations(scanned(), None, Some("europe-west4")).unwrap();
         assert_eq!(region.len(), 1);
         assert!(
             region.named_locations().is_empty(),
             "only the configured location is named"
         );
-        let home = listed_locations(Some(&config), None, Some("us-central1")).unwrap();
+        let home = listed_locations(scanned(), None, Some("us-central1")).unwrap();
         assert!(home.is_named(&location("my-proj", "us-central1")));
-        let other = listed_locations(Some(&config), Some("proj-two"), None).unwrap();
+        let other = listed_locations(scanned(), Some("proj-two"), None).unwrap();
         assert_eq!(other.len(), clusterform_model::SERVICE_REGIONS.len());
         assert!(
             other

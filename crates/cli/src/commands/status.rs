@@ -19,7 +19,7 @@ use crate::commands::ExitStatus;
 use crate::context;
 use crate::error::CliError;
 use crate::printer::Printer;
-use crate::workflow::{self, KnownClusters};
+use crate::workflow::{self, EarlierRuns};
 
 /// Reads and shows the health of the configuration's clusters.
 pub async fn run(args: &Status, printer: &Printer) -> Result<ExitStatus, CliError> {
@@ -31,10 +31,11 @@ pub async fn run(args: &Status, printer: &Printer) -> Result<ExitStatus, CliErro
     let client = &connection.client;
     // A target neither declared nor released may be anywhere: every location is listed.
     let names = workflow::target_names(&config, &args.targets)?.unwrap_or_default();
-    let record = workflow::open_applied(&args.dir, connection.remote_applied()).await;
-    let locations = workflow::scanned_locations(&config, Some(&record), []);
+    let earlier = EarlierRuns::read(&args.dir, &connection, printer).await;
+    let locations = earlier.scanned(&config);
     let refreshed = clusterform_executor::refresh(client, &locations, &names).await?;
-    let unread = KnownClusters::of(&config, Some(&record), []).unread(&refreshed.refused);
+    let unread = earlier.known(&config).unread(&refreshed.refused);
+    let record = earlier.record;
     workflow::report_unread(printer, &unread);
     let (watched, present) = watched_clusters(&config, refreshed.live, &args.targets, &unread)?;
     let now = OffsetDateTime::now_utc();

@@ -39,17 +39,17 @@ impl<V: RunView + ?Sized> Run<'_, V> {
             self.view
                 .printer()
                 .info("Waiting for operations started by an earlier run…");
-            let names = ClusterNames::for_clusters(
-                &self
-                    .engine
-                    .journal()
-                    .entries()
-                    .into_iter()
-                    .map(|entry| entry.address)
-                    .collect::<Vec<_>>(),
-            );
+            let resuming: Vec<_> = self
+                .engine
+                .journal()
+                .entries()
+                .into_iter()
+                .map(|entry| entry.address)
+                .collect();
+            let names = ClusterNames::for_clusters(&resuming);
             let token = self.interrupts.token(rerun(&planned.plan));
-            let resumed = self.engine.resume(self.view.progress(names), token).await;
+            let progress = self.view.progress(names, resuming.len());
+            let resumed = self.engine.resume(progress, token).await;
             self.view.executed(&resumed);
             self.conclude(&resumed, &planned.plan, Completion::Resumed, None, &[])?;
         }
@@ -123,9 +123,14 @@ impl<V: RunView + ?Sized> Run<'_, V> {
     pub async fn execute(&self, plan: &Plan) -> ApplyReport {
         let names = ClusterNames::for_clusters(plan.changes.iter().map(|c| &c.address));
         let token = self.interrupts.token(rerun(plan));
+        let changing = plan
+            .changes
+            .iter()
+            .filter(|c| c.action != Action::NoOp)
+            .count();
         let report = self
             .engine
-            .apply(plan, self.view.progress(names), token)
+            .apply(plan, self.view.progress(names, changing), token)
             .await;
         for warning in &report.warnings {
             self.view.printer().warn(warning);
@@ -175,7 +180,7 @@ impl<V: RunView + ?Sized> Run<'_, V> {
         let token = self.interrupts.token(rerun(plan));
         let settled = self
             .engine
-            .await_settled(changes, self.view.progress(names), token)
+            .await_settled(changes, self.view.progress(names, changes.len()), token)
             .await;
         self.view.executed(&settled);
         settled

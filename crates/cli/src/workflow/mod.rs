@@ -78,6 +78,52 @@ pub fn scanned_locations(
     locations
 }
 
+/// Where earlier runs put clusters, for a command that only reads (no lock): the applied
+/// record and the clusters of the journal's entries. A journal that cannot be read names none
+/// (a warning says so: the locations it would name are not scanned for that reason alone).
+#[derive(Debug)]
+pub struct EarlierRuns {
+    /// The applied record (an unreadable one is empty).
+    pub record: AppliedRecord,
+    /// The clusters the journal holds operations of.
+    pub journaled: Vec<clusterform_model::ClusterName>,
+}
+
+impl EarlierRuns {
+    /// Reads both, beside each other, as a run would find them.
+    pub async fn read(dir: &Path, connection: &Connection, printer: &Printer) -> Self {
+        let (journal, record) = tokio::join!(
+            open_journal(dir, connection.remote_journal()),
+            open_applied(dir, connection.remote_applied())
+        );
+        let journaled = match journal {
+            Ok(journal) => journal
+                .entries()
+                .into_iter()
+                .map(|entry| entry.address)
+                .collect(),
+            Err(error) => {
+                printer.warn(&format!(
+                    "the journal could not be read ({error}): the locations of its operations are \
+                     scanned only if something else names them"
+                ));
+                Vec::new()
+            }
+        };
+        Self { record, journaled }
+    }
+
+    /// The locations `config`'s stack is looked for in ([`scanned_locations`]).
+    pub fn scanned(&self, config: &Config) -> clusterform_model::RefreshLocations {
+        scanned_locations(config, Some(&self.record), self.journaled.iter().cloned())
+    }
+
+    /// The clusters of `config`'s stack known to be somewhere.
+    pub fn known(&self, config: &Config) -> KnownClusters {
+        KnownClusters::of(config, Some(&self.record), self.journaled.iter().cloned())
+    }
+}
+
 /// The applied record of a run, beside its journal: the Cloud Storage object `remote` names
 /// when the journal is kept there, else `.clusterform/applied.json` in `dir`. It never fails
 /// (an unreadable record is an empty one).

@@ -69,7 +69,7 @@ pub fn report_unread(printer: &Printer, unread: &[UnreadLocation]) {
         .filter(|location| location.kind == UnreadKind::Refused)
         .collect();
     if !refused.is_empty() {
-        printer.info(&refused_note(&refused));
+        printer.note(&refused_note(&refused));
     }
     let failing: Vec<&UnreadLocation> = others
         .iter()

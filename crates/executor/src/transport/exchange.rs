@@ -19,7 +19,7 @@ use serde_json::Value;
 use crate::transport::auth::AuthError;
 use crate::transport::budget::{BudgetSpent, ListCharge};
 use crate::transport::http::{
-    CappedReadError, Connection, describe_transport_error, redact_userinfo, retry_after,
+    CappedReadError, Connection, describe_transport_error, quote_body, redact_userinfo, retry_after,
 };
 use crate::transport::retry::{CallClass, Verdict, classify_status, classify_transport};
 
@@ -211,7 +211,10 @@ pub(crate) async fn exchange<P: Exchanging>(
     let mut budget = connection.retry_budget();
     loop {
         part.ready().await?;
-        let (failure, code, verdict) = match attempt(connection, request).await {
+        let started = std::time::Instant::now();
+        let attempted = attempt(connection, request).await;
+        log_attempt(request, &attempted, started.elapsed());
+        let (failure, code, verdict) = match attempted {
             Ok(mut answer) => {
                 answer.after_retry = budget.failed_attempts() > 0;
                 if answer.status.is_success() {
@@ -261,6 +264,26 @@ pub(crate) async fn exchange<P: Exchanging>(
             ?delay, error = %failure, "retrying"
         );
         part.pause(delay).await?;
+    }
+}
+
+/// `-v`: each request with its status (or why it got none) and how long it took; `-vv` adds the
+/// bodies, cut short. The URL is shown without user information; the token is never logged,
+/// and the log lines hide the configuration's sensitive values as every stderr line does.
+fn log_attempt(request: &Request<'_>, attempted: &Result<Answer, Unanswered>, took: Duration) {
+    let url = redact_userinfo(request.url.as_str());
+    let millis = took.as_millis();
+    if let Body::Json(body) = request.body {
+        tracing::trace!(method = %request.method, %url, body = %quote_body(body.to_string().as_bytes()), "request body");
+    }
+    match attempted {
+        Ok(answer) => {
+            tracing::debug!(method = %request.method, %url, status = answer.status.as_u16(), millis, "answered");
+            tracing::trace!(method = %request.method, %url, body = %quote_body(&answer.body), "answer body");
+        }
+        Err(failure) => {
+            tracing::debug!(method = %request.method, %url, millis, error = %failure, "no answer");
+        }
     }
 }
 
