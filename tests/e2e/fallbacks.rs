@@ -74,7 +74,7 @@ fn a_stockout_falls_back_and_the_next_plan_finds_the_fallback_matching() {
     assert_eq!(cpu["machineSpec"]["machineType"], "n2-standard-16");
     insta::assert_snapshot!(env.transcript(&["plan", "--detailed-exitcode"]), @r#"
     No changes. Your clusters match the configuration.
-    Note: train01: node pool "cpu" runs its fallback 1, n2-standard-16, which matches its declaration
+    Note: train01: node pool "cpu" runs n2-standard-16, its alternative in attempt 2, which matches its declaration
     "#);
     // The alternative clusterform chose is never drift, not even when --replace compares the
     // pool with its declared machines again.

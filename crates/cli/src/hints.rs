@@ -4,7 +4,7 @@
 
 use clusterform_config::{CommandLineReason, Diagnostic};
 use clusterform_executor::{ExecError, FailedAttempt, LeftBehind, StateError, TransportError};
-use clusterform_model::{Code, Shortage};
+use clusterform_model::{Attempt, Code, Shortage};
 use clusterform_planner::PlanError;
 
 /// `destroy` with nobody to confirm it: approve it on the command line, or review it first as a
@@ -160,7 +160,7 @@ pub fn exec_hint(error: &ExecError) -> Option<String> {
 /// to go, but a chain that had several alternatives is not told to add one.
 fn out_of_machines_hint(attempts: &[FailedAttempt], left: LeftBehind) -> String {
     let met = |shortage| attempts.iter().any(|a| a.shortage == shortage);
-    let chained = attempts.len() > 1 || attempts.iter().any(|a| a.attempt > 1);
+    let chained = attempts.len() > 1 || attempts.iter().any(|a| a.attempt > Attempt::DECLARED);
     let mut hints: Vec<String> = Vec::new();
     if met(Shortage::Quota) {
         hints.push(if chained {

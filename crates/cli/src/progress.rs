@@ -244,7 +244,7 @@ fn describe(event: &ProgressEvent, names: ClusterNames) -> Status {
         } => {
             let which = match attempts {
                 1 => "the create".to_owned(),
-                _ => format!("attempt {attempt} of {attempts}"),
+                _ => format!("{attempt} of {attempts}"),
             };
             let delete = if *deleting {
                 "; deleting the cluster it left in ERROR"
@@ -252,7 +252,7 @@ fn describe(event: &ProgressEvent, names: ClusterNames) -> Status {
                 ""
             };
             let then = match next {
-                Some(next) => format!(", then trying attempt {next}…"),
+                Some(next) => format!(", then trying {next}…"),
                 None => String::new(),
             };
             let (outcome, brief) = (shortage.outcome(), shortage_brief(message));
@@ -262,7 +262,7 @@ fn describe(event: &ProgressEvent, names: ClusterNames) -> Status {
             )
         }
         Step::FellBack { attempt, attempts } => going(
-            format!("{id}: attempt {attempt} of {attempts} has machines"),
+            format!("{id}: {attempt} of {attempts} has machines"),
             String::new(),
         ),
         Step::ChainPaused {
@@ -271,7 +271,7 @@ fn describe(event: &ProgressEvent, names: ClusterNames) -> Status {
             message,
         } => going(
             format!(
-                "{id}: attempt {attempt} {} ({}); apply goes on with the next alternative",
+                "{id}: {attempt} {} ({}); apply goes on with the next alternative",
                 shortage.outcome(),
                 shortage_brief(message)
             ),

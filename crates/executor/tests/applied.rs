@@ -203,7 +203,10 @@ async fn a_fallbacks_win_records_which_fallback_runs() {
     create.capacity.fallbacks = vec![on("n2-standard-16")];
     let report = apply(&engine(&h, dir.path()), &plan(vec![create])).await;
     assert!(report.is_success(), "{report:?}");
-    assert_eq!(report.outcomes[0].fallback_attempt, Some(2));
+    assert_eq!(
+        report.outcomes[0].fallback_attempt.map(|a| a.number()),
+        Some(2)
+    );
     let entry = AppliedRecord::open(dir.path())
         .get(&address("gpu"))
         .unwrap();

@@ -90,7 +90,10 @@ async fn a_stockout_deletes_the_failed_cluster_then_creates_the_fallback() {
     let dir = tempfile::tempdir().unwrap();
     let report = run(&h, dir.path(), chained_create("gpu")).await;
     assert!(report.is_success(), "{:?}", report.outcomes[0].result);
-    assert_eq!(report.outcomes[0].fallback_attempt, Some(2));
+    assert_eq!(
+        report.outcomes[0].fallback_attempt.map(|a| a.number()),
+        Some(2)
+    );
     assert_eq!(mutations(&h), ["POST 200", "DELETE 200", "POST 200"]);
     let live = h.emulator.cluster(&cluster_name("gpu")).unwrap();
     assert_eq!(live["nodePools"][1]["machineSpec"]["machineType"], FALLBACK);
@@ -252,7 +255,10 @@ async fn a_run_interrupted_while_deleting_the_failed_cluster_goes_on_with_the_ne
     // The cluster is gone by the next run, which plans its create again.
     let report = resumed_then_applied(&h, dir.path(), chained_create("gpu")).await;
     assert!(report.is_success(), "{:?}", report.outcomes[0].result);
-    assert_eq!(report.outcomes[0].fallback_attempt, Some(2));
+    assert_eq!(
+        report.outcomes[0].fallback_attempt.map(|a| a.number()),
+        Some(2)
+    );
     assert_eq!(
         mutations(&h),
         ["POST 200", "DELETE 200", "POST 200"],
@@ -289,7 +295,10 @@ async fn a_run_interrupted_before_deleting_the_failed_cluster_replaces_it_with_t
     replace.requests.insert(0, delete_request("gpu"));
     let report = resumed_then_applied(&h, dir.path(), replace).await;
     assert!(report.is_success(), "{:?}", report.outcomes[0].result);
-    assert_eq!(report.outcomes[0].fallback_attempt, Some(2));
+    assert_eq!(
+        report.outcomes[0].fallback_attempt.map(|a| a.number()),
+        Some(2)
+    );
     assert_eq!(mutations(&h), ["POST 200", "DELETE 200", "POST 200"]);
     let live = h.emulator.cluster(&cluster_name("gpu")).unwrap();
     assert_eq!(live["nodePools"][1]["machineSpec"]["machineType"], FALLBACK);
@@ -321,7 +330,10 @@ async fn a_pool_added_by_update_falls_back_without_deleting_the_cluster() {
     change.capacity.fallbacks = vec![adding_pool_on("gpu", FALLBACK)];
     let report = run(&h, dir.path(), change).await;
     assert!(report.is_success(), "{:?}", report.outcomes[0].result);
-    assert_eq!(report.outcomes[0].fallback_attempt, Some(2));
+    assert_eq!(
+        report.outcomes[0].fallback_attempt.map(|a| a.number()),
+        Some(2)
+    );
     let patches: Vec<u16> = h
         .emulator
         .requests()

@@ -17,6 +17,7 @@
 //! that a read-modify-write never drops what the service added.
 
 mod action;
+mod attempt;
 pub mod catalogue;
 mod cluster;
 pub mod duration;
@@ -33,6 +34,7 @@ mod unread;
 mod update_mode;
 
 pub use action::Action;
+pub use attempt::Attempt;
 pub use cluster::{
     BootDisk, Cluster, ClusterEvent, ClusterStatus, ConfidentialInstanceConfig, LustreExportConfig,
     MachineSpec, NetworkSpec, NodePool, NodeSet, NodeStatus, OrchestratorSpec, Partition,

@@ -8,7 +8,7 @@ use std::borrow::Cow;
 
 use clusterform_config::{DesiredCluster, FALLBACK_FIELDS, PoolFallbacks};
 use clusterform_model::fields::camel_case;
-use clusterform_model::{Cluster, NodePool};
+use clusterform_model::{Attempt, Cluster, NodePool};
 use serde_json::{Map, Value};
 
 use crate::diff;
@@ -43,7 +43,7 @@ pub(crate) fn as_running<'c>(
         {
             running.push(RunningAlternative {
                 pool: fallbacks.pool.clone(),
-                fallback: index + 1,
+                attempt: Attempt::at(index + 1),
                 alternative: alternative_of(&fallbacks.alternatives[index]),
             });
         }
@@ -55,7 +55,9 @@ pub(crate) fn as_running<'c>(
     for pool in adopted.node_pools.iter_mut().flatten() {
         if let Some(run) = running.iter().find(|run| run.pool == pool.id) {
             let alternatives = alternatives_of(cluster, &run.pool);
-            pool.clone_from(&alternatives[run.fallback - 1]);
+            if let Some(fallback) = run.attempt.fallback() {
+                pool.clone_from(&alternatives[fallback - 1]);
+            }
         }
     }
     (Cow::Owned(adopted), running)

@@ -10,7 +10,9 @@ use std::path::PathBuf;
 use clusterform_model::fields::{ImpactClass, UpdateMaskPath};
 use clusterform_model::paths::{FieldPath, Selector};
 use clusterform_model::rest::{ClusterRequest, UpdateMask};
-use clusterform_model::{Action, ClusterName, UnreadLocation, UpdateMode, cluster_address};
+use clusterform_model::{
+    Action, Attempt, ClusterName, UnreadLocation, UpdateMode, cluster_address,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -234,12 +236,12 @@ pub struct CapacityPlan {
     /// `ERROR` is kept and reported, never deleted (so no later alternative can be tried).
     #[serde(default, skip_serializing_if = "is_false")]
     pub keep_failed: bool,
-    /// How many attempts, from the first, are known to have found no machines without the
-    /// journal saying so: the live cluster, in `ERROR` for a shortage and never `RUNNING`, runs
-    /// the last of them. The chain goes on with the attempt after it. `None`: from the first
-    /// (or from where the journal says).
+    /// The last attempt known to have found no machines without the journal saying so (it and
+    /// every attempt before it are out): the live cluster, in `ERROR` for a shortage and never
+    /// `RUNNING`, runs its pools. The chain goes on with the attempt after it. `None`: from the
+    /// first (or from where the journal says).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub known_out: Option<usize>,
+    pub known_out: Option<Attempt>,
 }
 
 impl CapacityPlan {
@@ -248,13 +250,13 @@ impl CapacityPlan {
         *self == Self::default()
     }
 
-    /// What each pool with fallbacks runs on in attempt `attempt` (from 1; 1 is the pools as
-    /// declared, which no chain lists): its `attempt - 1`-th alternative, or its last.
-    pub fn alternatives_at(&self, attempt: usize) -> Vec<(&str, &PoolAlternative)> {
+    /// What each pool with fallbacks runs on in `attempt` (attempt 1 is the pools as declared,
+    /// which no chain lists): the alternative of the `fallback` it runs, or its last.
+    pub fn alternatives_at(&self, attempt: Attempt) -> Vec<(&str, &PoolAlternative)> {
         self.chains
             .iter()
             .filter_map(|chain| {
-                let fallback = attempt.checked_sub(1).filter(|&f| f > 0)?;
+                let fallback = attempt.fallback()?;
                 let alternative = chain
                     .alternatives
                     .get(..fallback.min(chain.alternatives.len()))?
@@ -294,8 +296,8 @@ pub struct PoolAlternative {
 pub struct RunningAlternative {
     /// The pool's ID.
     pub pool: String,
-    /// Which `fallback` block it runs, from 1.
-    pub fallback: usize,
+    /// The attempt whose machines it runs (attempt k+1 runs `fallback` k).
+    pub attempt: Attempt,
     /// What that alternative runs on.
     pub alternative: PoolAlternative,
 }

@@ -15,7 +15,8 @@ use clusterform_config::{Config, DesiredCluster, Timeouts};
 use clusterform_model::fields::{FieldAccess, ImpactClass, UpdateMaskPath, lookup};
 use clusterform_model::rest::ClusterRequest;
 use clusterform_model::{
-    Action, Cluster, ClusterName, ClusterState, LiveCluster, STACK_LABEL, UpdateMode, paths,
+    Action, Attempt, Cluster, ClusterName, ClusterState, LiveCluster, STACK_LABEL, UpdateMode,
+    paths,
 };
 use serde_json::Value;
 
@@ -334,7 +335,7 @@ impl ClusterPlanner<'_> {
     /// `ERROR` and a create of clusterform's left it so (taint), or `--replace` names it. A
     /// cluster that went into `ERROR` later is not replaced unasked.
     /// `lost` is the attempt a create whose record was lost left the cluster at, if one did.
-    fn replacement_reason(&self, live: &Cluster, lost: Option<usize>) -> Option<ChangeReason> {
+    fn replacement_reason(&self, live: &Cluster, lost: Option<Attempt>) -> Option<ChangeReason> {
         let ours = self.tainted || lost.is_some();
         if let Some(InError { state, detail, .. }) = in_error(live).filter(|_| ours) {
             return Some(ChangeReason::Broken { state, detail });
@@ -346,13 +347,13 @@ impl ClusterPlanner<'_> {
             .then_some(ChangeReason::ReplaceRequested)
     }
 
-    /// The attempt (from 0: as declared) of this cluster's create chain whose failed create
+    /// The attempt of this cluster's create chain whose failed create
     /// left the live cluster, when no record says so (its journal entry was lost to a kill
     /// while the create's answer was in flight): the cluster is in `ERROR` for a shortage, has
     /// never been `RUNNING` (no `startTime`), so no job ever ran on it, the applied record
     /// has no entry for it, and its pools are that attempt's (the latest attempt they match).
     /// `prevent_destroy` keeps such a cluster, as its chain would have.
-    fn lost_failed_attempt(&self, live: &Cluster) -> Option<usize> {
+    fn lost_failed_attempt(&self, live: &Cluster) -> Option<Attempt> {
         let status = live.cluster_status.as_ref()?;
         let never_ran = live.start_time.is_none();
         let short = status
@@ -369,7 +370,8 @@ impl ClusterPlanner<'_> {
         let live_json = self.encode(&live.writable()).ok()?;
         (0..self.cluster.attempts())
             .rev()
-            .find(|&attempt| fallbacks::runs_attempt(&self.cluster.attempt(attempt), &live_json))
+            .find(|&position| fallbacks::runs_attempt(&self.cluster.attempt(position), &live_json))
+            .map(Attempt::at)
     }
 
     /// The digest of the declared cluster ([`crate::desired_digest`]), encoded as `declared`.
@@ -504,8 +506,7 @@ impl ClusterPlanner<'_> {
                 // Without a record, the chain goes on after the attempt the cluster shows.
                 capacity.known_out = lost
                     .filter(|_| !self.tainted)
-                    .map(|attempt| attempt + 1)
-                    .filter(|&out| out < self.cluster.attempts());
+                    .filter(|out| out.number() < self.cluster.attempts());
                 let requests = vec![requests::delete(&self.address), create];
                 let impact = Impact {
                     class: ImpactClass::ReplacesCluster,

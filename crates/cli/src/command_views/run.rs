@@ -164,7 +164,7 @@ impl RunView for HumanRun {
                 })
                 .collect();
             self.printer.info(&format!(
-                "{}: fell back to attempt {attempt}: {}.",
+                "{}: fell back to {attempt}: {}.",
                 outcome.address.id(),
                 pools.join(", ")
             ));

@@ -14,7 +14,9 @@ use std::fmt::Write as _;
 use clusterform_model::fields::{self, FieldKind, MaskSource};
 use clusterform_model::paths::{self, Segment, Selector};
 use clusterform_model::rest::ClusterRequest;
-use clusterform_model::{Action, Cluster, JobsByCluster, RunningJob, RunningJobs, UpdateMode};
+use clusterform_model::{
+    Action, Attempt, Cluster, JobsByCluster, RunningJob, RunningJobs, UpdateMode,
+};
 use clusterform_planner::{
     ChangeReason, ClusterChange, Disruption, FieldChange, Plan, PoolAlternative, PoolDisruption,
     PoolHarm, RunningAlternative,
@@ -646,10 +648,10 @@ pub fn alternative_text(alternative: &PoolAlternative) -> String {
 /// A live pool that runs one of its fallbacks, which matches its declaration.
 fn running_line(running: &RunningAlternative) -> String {
     format!(
-        "node pool \"{}\" runs its fallback {}, {}, which matches its declaration",
+        "node pool \"{}\" runs {}, its alternative in {}, which matches its declaration",
         running.pool,
-        running.fallback,
-        alternative_text(&running.alternative)
+        alternative_text(&running.alternative),
+        running.attempt
     )
 }
 
@@ -683,15 +685,16 @@ fn drift_line(change: &ClusterChange, name: &str) -> Option<String> {
 }
 
 /// Where a chain whose place no journal kept goes on: after the attempt the live cluster runs.
-fn known_out_line(out: usize, change: &ClusterChange) -> String {
+fn known_out_line(out: Attempt, change: &ClusterChange) -> String {
     let attempts = change.capacity.fallbacks.len() + 1;
-    let tried = match out {
-        1 => "attempt 1 (the pools as declared)".to_owned(),
-        out => format!("attempts 1 to {out}"),
+    let tried = if out == Attempt::DECLARED {
+        "attempt 1 (the pools as declared)".to_owned()
+    } else {
+        format!("attempts 1 to {}", out.number())
     };
     format!(
-        "the cluster never started and runs the pools of attempt {out}, so {tried} found no machines; apply goes on with attempt {} of {attempts}",
-        out + 1
+        "the cluster never started and runs the pools of {out}, so {tried} found no machines; apply goes on with {} of {attempts}",
+        out.next()
     )
 }
 

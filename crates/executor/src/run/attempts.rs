@@ -14,7 +14,7 @@
 use std::time::Duration;
 
 use clusterform_model::rest::{ClusterRequest, RequestKind};
-use clusterform_model::{Action, Cluster, ClusterName, ClusterState, Code, STACK_LABEL};
+use clusterform_model::{Action, Attempt, Cluster, ClusterName, ClusterState, Code, STACK_LABEL};
 use clusterform_planner::ClusterChange;
 use tokio::time::Instant;
 
@@ -52,8 +52,8 @@ impl ApplyEngine {
         let known_out = change
             .capacity
             .known_out
-            .filter(|&out| out < attempts.len())
-            .unwrap_or(0);
+            .filter(|out| out.number() < attempts.len())
+            .map_or(0, |out| out.next().position());
         let start = journaled.max(known_out);
         let chained = first.kind() == RequestKind::Create || attempts.len() > 1;
         let mut failures = Vec::new();
@@ -70,9 +70,9 @@ impl ApplyEngine {
                 Ok(live) => {
                     self.journal().end_chain(name).await?;
                     if attempt > 0 {
-                        tracker.won_with(attempt + 1);
+                        tracker.won_with(Attempt::at(attempt));
                         tracker.emit(Step::FellBack {
-                            attempt: attempt + 1,
+                            attempt: Attempt::at(attempt),
                             attempts: attempts.len(),
                         });
                     }
@@ -93,17 +93,17 @@ impl ApplyEngine {
                 return Err(error);
             };
             failures.push(failed_attempt(
-                attempt + 1,
+                Attempt::at(attempt),
                 shortage,
                 &error,
                 request,
                 change,
             ));
-            let next = (attempt + 1 < attempts.len()).then_some(attempt + 2);
+            let next = (attempt + 1 < attempts.len()).then(|| Attempt::at(attempt).next());
             let left_one = left_a_cluster(request, &error);
             let kept = left_one && change.capacity.keep_failed;
             tracker.emit(Step::FellShort {
-                attempt: attempt + 1,
+                attempt: Attempt::at(attempt),
                 attempts: attempts.len(),
                 shortage,
                 message: error.shortage_message(),
@@ -222,10 +222,10 @@ impl ApplyEngine {
     }
 }
 
-/// Attempt `attempt` (from 1), which met `shortage` with `error`: what it asked for and what
-/// the service answered.
+/// `attempt`, which met `shortage` with `error`: what it asked for and what the service
+/// answered.
 fn failed_attempt(
-    attempt: usize,
+    attempt: Attempt,
     shortage: clusterform_model::Shortage,
     error: &ExecError,
     request: &ClusterRequest,

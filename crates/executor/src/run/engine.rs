@@ -12,12 +12,11 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use clusterform_model::rest::{ClusterRequest, RequestKind};
 use clusterform_model::{
-    Action, Cluster, ClusterName, ClusterState, Code, Location, Operation, Shortage,
+    Action, Attempt, Cluster, ClusterName, ClusterState, Code, Location, Operation, Shortage,
 };
 use clusterform_planner::{ChangeReason, ClusterChange, Plan, PlannedTimeouts};
 use futures::StreamExt;
@@ -106,8 +105,8 @@ pub enum Step {
     /// An attempt of a create (or of an update adding node pools) found no machines: the
     /// cluster it left behind, if any, is deleted before the next one is sent.
     FellShort {
-        /// The attempt, from 1 (1: the pools as declared, 2: their first `fallback`, …).
-        attempt: usize,
+        /// The attempt (1: the pools as declared, 2: their first `fallback`, …).
+        attempt: Attempt,
         /// How many attempts the change has.
         attempts: usize,
         /// Capacity or quota.
@@ -115,22 +114,22 @@ pub enum Step {
         /// The service's message.
         message: String,
         /// The attempt sent next, if one is left.
-        next: Option<usize>,
+        next: Option<Attempt>,
         /// The cluster the attempt's create left in `ERROR` is deleted now.
         deleting: bool,
     },
     /// A later attempt than the first had machines: a fallback won.
     FellBack {
-        /// The attempt, from 1.
-        attempt: usize,
+        /// The attempt that had machines.
+        attempt: Attempt,
         /// How many attempts the change has.
         attempts: usize,
     },
     /// A resumed attempt of a fallback chain found no machines: the next `apply` goes on with
     /// the next attempt.
     ChainPaused {
-        /// The attempt, from 1.
-        attempt: usize,
+        /// The attempt that found none.
+        attempt: Attempt,
         /// Capacity or quota.
         shortage: Shortage,
         /// The service's message.
@@ -153,8 +152,8 @@ pub struct ActionOutcome {
     pub result: Result<(), ExecError>,
     /// The live cluster after a create or update, as the operation returned it.
     pub live: Option<Cluster>,
-    /// The attempt that succeeded, from 1, when it was not the first (a fallback won).
-    pub fallback_attempt: Option<usize>,
+    /// The attempt that succeeded, when it was not the first (a fallback won).
+    pub fallback_attempt: Option<Attempt>,
     /// For a failed action, what it left of the cluster when the run knows (`None`: as it
     /// was, or not known — an operation may still be running, and the journal holds it).
     pub remains: Option<Remains>,
@@ -216,8 +215,8 @@ pub(super) struct Tracker<'a> {
     started: Instant,
     sink: &'a dyn ProgressSink,
     pub(super) cancel: &'a CancellationToken,
-    /// The attempt (from 1) that succeeded, when a later one than the first; 0: none.
-    won_with: AtomicUsize,
+    /// The attempt that succeeded, when a later one than the first.
+    won_with: std::sync::Mutex<Option<Attempt>>,
     /// What the action has left of the cluster so far, should it fail now.
     remains: std::sync::Mutex<Option<Remains>>,
 }
@@ -228,9 +227,9 @@ impl Tracker<'_> {
         *self.remains.lock().unwrap_or_else(|e| e.into_inner()) = remains;
     }
 
-    /// Records that attempt `attempt` (from 1) of a fallback chain succeeded.
-    pub(super) fn won_with(&self, attempt: usize) {
-        self.won_with.store(attempt, Ordering::Relaxed);
+    /// Records that `attempt` of a fallback chain succeeded.
+    pub(super) fn won_with(&self, attempt: Attempt) {
+        *self.won_with.lock().unwrap_or_else(|e| e.into_inner()) = Some(attempt);
     }
 
     /// Fails once the run is cancelled: no new request starts after that.
@@ -553,7 +552,7 @@ impl ApplyEngine {
                     started: Instant::now(),
                     sink: progress,
                     cancel,
-                    won_with: AtomicUsize::new(0),
+                    won_with: std::sync::Mutex::new(None),
                     remains: std::sync::Mutex::new(None),
                 };
                 guarded(tracker, async move |tracker: &Tracker<'_>| {
@@ -830,7 +829,7 @@ impl ApplyEngine {
         };
         // The chain goes on in the next apply, which plans the cluster again.
         tracker.emit(Step::ChainPaused {
-            attempt: attempt + 1,
+            attempt: Attempt::at(attempt),
             shortage,
             message: error.to_string(),
         });
@@ -1050,10 +1049,7 @@ async fn guarded<'t>(
         Ok(live) => (Ok(()), live),
         Err(error) => (Err(error), None),
     };
-    let fallback_attempt = match tracker.won_with.load(Ordering::Relaxed) {
-        0 => None,
-        attempt => Some(attempt),
-    };
+    let fallback_attempt = *tracker.won_with.lock().unwrap_or_else(|e| e.into_inner());
     let remains = match result {
         Ok(()) => None,
         Err(_) => *tracker.remains.lock().unwrap_or_else(|e| e.into_inner()),
@@ -1086,7 +1082,7 @@ fn applied_change(
                 digest,
                 fields: change.fields.iter().map(|f| f.path.to_string()).collect(),
                 applied_at: applied_at.to_owned(),
-                fallback: outcome.fallback_attempt.map(|attempt| attempt - 1),
+                fallback: outcome.fallback_attempt.and_then(Attempt::fallback),
                 labels: change.declared_labels.clone(),
                 field_digests: outcome
                     .live

@@ -7,7 +7,7 @@ use std::time::Duration;
 use clusterform_model::duration::Seconds;
 use clusterform_model::fields::{MaskSource, UpdateMaskPath, camel_case};
 use clusterform_model::rest::ClusterRequest;
-use clusterform_model::{Code, NameError, Shortage, Status, UnreadableName};
+use clusterform_model::{Attempt, Code, NameError, Shortage, Status, UnreadableName};
 
 use crate::state::error::StateError;
 use crate::transport::error::TransportError;
@@ -143,8 +143,8 @@ pub enum ExecError {
 /// One attempt of a create (or of an update adding node pools) that found no machines.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FailedAttempt {
-    /// The attempt, from 1 (1: the pools as declared).
-    pub attempt: usize,
+    /// The attempt (1: the pools as declared).
+    pub attempt: Attempt,
     /// Capacity, quota, or a machine type not allowed.
     pub shortage: Shortage,
     /// The service's message.
@@ -195,7 +195,7 @@ impl FailedAttempt {
     /// us-central1-a)`; `the create (…)` for a chain of one.
     fn line(&self, chained: bool) -> String {
         let which = if chained {
-            format!("attempt {}", self.attempt)
+            self.attempt.to_string()
         } else {
             "the create".to_owned()
         };
@@ -249,7 +249,7 @@ fn owned_by(owner: Option<&str>) -> String {
 
 /// Every attempt in one line each, briefly, then each distinct service text once.
 fn tried(attempts: &[FailedAttempt]) -> String {
-    let chained = attempts.len() > 1 || attempts.iter().any(|a| a.attempt > 1);
+    let chained = attempts.len() > 1 || attempts.iter().any(|a| a.attempt > Attempt::DECLARED);
     let lines: Vec<String> = attempts.iter().map(|a| a.line(chained)).collect();
     let mut texts: Vec<&str> = Vec::new();
     for attempt in attempts {
