@@ -47,3 +47,4 @@ pub use removed::{Unmatched, UnmatchedRemoved, unmatched_removed};
 pub use requests::adopt;
 pub use stale::{Staleness, StalenessKind, stale_clusters};
 pub use stopped_work::{StoppedJobs, StoppedWork, stopped_work};
+pub use warnings::{CarriedValue, PlanWarning};

@@ -17,13 +17,15 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::options::PlanFlags;
+use crate::warnings::PlanWarning;
 
 /// Version of the JSON plan document and of saved plan files.
 /// Version 2 added what applying a saved plan needs: the directory, the variable values and
 /// whether it is a destroy plan. Version 3 records every flag the plan was made with
 /// (`flags`, which holds `destroy` and `idle_for_seconds` now) and binds them to the
-/// configuration digest (`flags_digest`).
-pub const PLAN_FORMAT_VERSION: u32 = 3;
+/// configuration digest (`flags_digest`). Version 4 stores each change's warnings as typed
+/// objects (`{"kind": …}` with their data), which the views word.
+pub const PLAN_FORMAT_VERSION: u32 = 4;
 
 /// Everything a run would do.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -131,7 +133,7 @@ pub struct ClusterChange {
     /// Distinct impacts of the change, most severe last.
     pub impacts: Vec<Impact>,
     /// Things the user should know before applying.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<PlanWarning>,
     /// The requests the executor sends, in order (a replacement: delete, then create; an
     /// update: one PATCH with the smallest set of allowed mask paths covering `fields`).
     pub requests: Vec<ClusterRequest>,
@@ -321,7 +323,7 @@ struct ChangeDocument<'a> {
     update_mask: Cow<'a, [UpdateMaskPath]>,
     update_mode: Option<UpdateMode>,
     impacts: Cow<'a, [Impact]>,
-    warnings: Cow<'a, [String]>,
+    warnings: Cow<'a, [PlanWarning]>,
     requests: Cow<'a, [ClusterRequest]>,
     live_update_time: Cow<'a, Option<String>>,
     timeouts: PlannedTimeouts,

@@ -33,7 +33,7 @@ use crate::plan::{
     PlannedTimeouts,
 };
 use crate::requests;
-use crate::warnings;
+use crate::warnings::{self, PlanWarning};
 
 /// The mode used when neither the flag, the cluster nor the provider sets one.
 const DEFAULT_UPDATE_MODE: UpdateMode = UpdateMode::UserAndService;
@@ -420,9 +420,7 @@ impl ClusterPlanner<'_> {
         let desired_json = self.encode(&self.cluster.cluster)?;
         let (create, capacity) = self.creates()?;
         let warnings = match reason {
-            Some(ChangeReason::BeingDeleted) => vec![
-                "the cluster is being deleted right now (STOPPING): apply waits until it is gone, then creates it again".to_owned(),
-            ],
+            Some(ChangeReason::BeingDeleted) => vec![PlanWarning::BeingDeleted],
             _ => Vec::new(),
         };
         let desired_digest = Some(self.digest(&desired_json)?);
@@ -562,7 +560,7 @@ impl ClusterPlanner<'_> {
         }
         if let Some(request) = requests.first() {
             let carried = requests::carried_from_live(&compared, request);
-            warnings.extend(warnings::carried_from_live(&without_possible_secrets(
+            warnings.extend(warnings::carried_from_live(without_possible_secrets(
                 carried,
             )));
         }

@@ -3,7 +3,8 @@
 //! smaller), and the one thing that is not allowed although each field is valid on its own:
 //! removing a node pool that the login pool or a partition still refers to after the update.
 
-use clusterform_model::{Action, Cluster};
+use clusterform_model::{Action, Cluster, ClusterState};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::plan::FieldChange;
@@ -11,6 +12,102 @@ use crate::plan::FieldChange;
 const PARTITIONS: &str = "/orchestratorSpec/slurmSpec/partitions";
 const DEFAULT_PARTITION: &str = "/orchestratorSpec/slurmSpec/defaultPartitionId";
 const LOGIN_POOL: &str = "/orchestratorSpec/slurmSpec/loginNodePoolId";
+
+/// Something the user should know before applying a change, with its data: the views word it
+/// (`clusterform::views::notes`), and a plan file stores it as it is, never as prose.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum PlanWarning {
+    /// The service is changing the cluster right now: apply waits for that operation to end
+    /// before sending its own request.
+    Busy {
+        /// `PROVISIONING` or `UPDATING`.
+        #[serde(with = "state_text")]
+        state: ClusterState,
+    },
+    /// A cluster that matches its configuration is being changed by an operation started
+    /// earlier (perhaps by a run killed before it could journal it).
+    StillWorking {
+        /// `PROVISIONING` or `UPDATING`.
+        #[serde(with = "state_text")]
+        state: ClusterState,
+    },
+    /// The cluster is being deleted (`STOPPING`): apply waits until it is gone, then creates it
+    /// again.
+    BeingDeleted,
+    /// `default_partition_id` is unset and the first partition changes, so the partition jobs
+    /// submitted without `--partition` run in moves.
+    DefaultPartitionMoves {
+        /// The first partition before, if any.
+        from: Option<String>,
+        /// The first partition after, if any.
+        to: Option<String>,
+    },
+    /// A pool's `max_node_count` goes down.
+    PoolShrinks {
+        /// The pool's ID.
+        pool: String,
+        /// The live maximum, as the plan shows it.
+        from: String,
+        /// The new maximum.
+        to: String,
+        /// How many nodes the cluster reports in the pool (`clusterStatus.nodesStatus`), when
+        /// it reports them.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        nodes_reported: Option<usize>,
+    },
+    /// Labels someone else put on the cluster, which a labels update keeps.
+    LabelsKept {
+        /// Their keys.
+        keys: Vec<String>,
+    },
+    /// What a `node_pools` PATCH sends back of what the service filled in where the
+    /// configuration sets nothing (which may pin it).
+    CarriedFromLive {
+        /// Each value sent back.
+        values: Vec<CarriedValue>,
+    },
+}
+
+/// One service-filled value a `node_pools` PATCH sends back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CarriedValue {
+    /// `node_pools[cpu].node_image`.
+    pub path: String,
+    /// The value; `None` for one that may hold a secret, which is never quoted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<Value>,
+}
+
+impl PlanWarning {
+    /// The nodes above the new maximum of a [`Self::PoolShrinks`]: `Some(n)` when the cluster
+    /// reports its nodes and the new maximum is a number (`Some(0)`: none is removed now);
+    /// `None` when they may be any.
+    pub fn nodes_removed(&self) -> Option<usize> {
+        let Self::PoolShrinks {
+            to, nodes_reported, ..
+        } = self
+        else {
+            return None;
+        };
+        let maximum: usize = to.parse().ok()?;
+        Some((*nodes_reported)?.saturating_sub(maximum))
+    }
+}
+
+/// A cluster state in a plan file, as the service spells it.
+mod state_text {
+    use clusterform_model::ClusterState;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(state: &ClusterState, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(state.as_str())
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<ClusterState, D::Error> {
+        Ok(ClusterState::of(&String::deserialize(d)?))
+    }
+}
 
 /// The warnings for one change. `desired` is the desired cluster JSON with ignored fields
 /// removed, `live` the live cluster JSON.
@@ -20,14 +117,18 @@ pub(crate) fn for_change(
     desired: &Value,
     live: &Value,
     live_cluster: &Cluster,
-) -> Vec<String> {
-    let mut warnings = Vec::new();
+) -> Vec<PlanWarning> {
+    let working = working_state(live_cluster);
     if action == Action::NoOp {
-        return still_working(live_cluster).into_iter().collect();
+        return working
+            .map(|state| PlanWarning::StillWorking { state })
+            .into_iter()
+            .collect();
     }
-    if let Some(busy) = busy(live_cluster) {
-        warnings.push(busy);
-    }
+    let mut warnings: Vec<PlanWarning> = working
+        .map(|state| PlanWarning::Busy { state })
+        .into_iter()
+        .collect();
     warnings.extend(default_partition_moves(fields, desired, live));
     warnings.extend(
         fields
@@ -37,96 +138,54 @@ pub(crate) fn for_change(
     warnings
 }
 
-/// `the labels owner, cost-center are not in the configuration and are kept: …`, for a labels
-/// update of a cluster that carries labels someone else put on it.
-pub(crate) fn labels_kept(kept: &[(String, Value)]) -> Option<String> {
-    if kept.is_empty() {
-        return None;
-    }
-    let keys: Vec<String> = kept.iter().map(|(key, _)| format!("`{key}`")).collect();
-    let (which, are) = match keys.as_slice() {
-        [one] => (format!("the label {one}"), "is"),
-        several => (format!("the labels {}", several.join(", ")), "are"),
-    };
-    Some(format!(
-        "{which} {are} not in the configuration and {are} kept: clusterform does not remove \
-         labels someone else put on a cluster (declare them to manage them)"
-    ))
+/// The labels someone else put on a cluster, for a labels update that keeps them.
+pub(crate) fn labels_kept(kept: &[(String, Value)]) -> Option<PlanWarning> {
+    (!kept.is_empty()).then(|| PlanWarning::LabelsKept {
+        keys: kept.iter().map(|(key, _)| key.clone()).collect(),
+    })
 }
 
-/// What a `node_pools` PATCH sends back of what the service filled in (`node_pools[cpu].node_image
-/// = "projects/…"`); a value that may hold a secret is not quoted.
-pub(crate) fn carried_from_live(carried: &[(String, Option<Value>)]) -> Option<String> {
-    if carried.is_empty() {
-        return None;
-    }
-    let each: Vec<String> = carried
-        .iter()
-        .map(|(path, value)| match value {
-            Some(value) => format!("{path} = {value}"),
-            None => format!("{path} = (sensitive)"),
-        })
-        .collect();
-    Some(format!(
-        "this node_pools update sends back what the service filled in where the configuration \
-         sets nothing, which may pin it (an unset node_image follows the default image, a set \
-         one stays): {}",
-        each.join(", ")
-    ))
+/// What a `node_pools` PATCH sends back of what the service filled in; a value that may hold a
+/// secret comes without it.
+pub(crate) fn carried_from_live(carried: Vec<(String, Option<Value>)>) -> Option<PlanWarning> {
+    (!carried.is_empty()).then(|| PlanWarning::CarriedFromLive {
+        values: carried
+            .into_iter()
+            .map(|(path, value)| CarriedValue { path, value })
+            .collect(),
+    })
 }
 
-/// `max_node_count of pool cpu goes from 8 to 4: …`, for a pool that gets smaller, with what
-/// the cluster reports of the pool's nodes (`clusterStatus.nodesStatus`) when it reports them:
-/// how many are above the new maximum. Without that report, the nodes above it may be any.
-fn pool_shrinks(field: &FieldChange, live: &Cluster) -> Option<String> {
+/// A pool whose `max_node_count` goes down, with what the cluster reports of the pool's nodes.
+fn pool_shrinks(field: &FieldChange, live: &Cluster) -> Option<PlanWarning> {
     if !field.shrinks_pool() {
         return None;
     }
-    let pool = field.impact.pool.as_deref().unwrap_or("?");
-    let shown =
-        |value: &Option<Value>| value.as_ref().map_or_else(String::new, ToString::to_string);
-    let (before, after) = (shown(&field.before), shown(&field.after));
-    let (before, after) = (before.trim_matches('"'), after.trim_matches('"'));
-    let consequence = match (live.nodes_reported(pool), after.parse::<usize>()) {
-        (Some(nodes), Ok(maximum)) if nodes > maximum => format!(
-            "the cluster reports {nodes} nodes in the pool, so {} above the new maximum are removed, and Slurm jobs running on them are stopped",
-            nodes - maximum
-        ),
-        (Some(nodes), Ok(_)) => format!(
-            "the cluster reports {nodes} {} in the pool, none above the new maximum, so none is removed now",
-            if nodes == 1 { "node" } else { "nodes" }
-        ),
-        _ => "nodes above the new maximum are removed, and Slurm jobs running on them are stopped"
-            .to_owned(),
+    let pool = field.impact.pool.clone().unwrap_or_else(|| "?".to_owned());
+    let shown = |value: &Option<Value>| {
+        value.as_ref().map_or_else(String::new, |v| {
+            v.as_str().map_or_else(|| v.to_string(), str::to_owned)
+        })
     };
-    Some(format!(
-        "max_node_count of pool {pool} goes from {before} to {after}: {consequence}"
-    ))
+    Some(PlanWarning::PoolShrinks {
+        nodes_reported: live.nodes_reported(&pool),
+        pool,
+        from: shown(&field.before),
+        to: shown(&field.after),
+    })
 }
 
-/// The service is working on the cluster already (one in `ERROR` is replaced and one
-/// `STOPPING` waited for: their plans say so themselves).
-fn busy(live: &Cluster) -> Option<String> {
-    let state = live.cluster_state().filter(|s| s.is_working())?.as_str();
-    Some(format!(
-        "the cluster is {state} right now: apply waits for the running operation to end before sending its request"
-    ))
-}
-
-/// For a cluster that matches its configuration: an operation started earlier (perhaps by a
-/// run that was killed before it could journal it) is still running on it.
-fn still_working(live: &Cluster) -> Option<String> {
-    let state = live.cluster_state().filter(|s| s.is_working())?.as_str();
-    Some(format!(
-        "the cluster is {state} right now: an operation started earlier is still running on it"
-    ))
+/// The state of a cluster an operation is changing right now (one in `ERROR` is replaced and
+/// one `STOPPING` waited for: their plans say so themselves).
+fn working_state(live: &Cluster) -> Option<ClusterState> {
+    live.cluster_state().filter(|s| s.is_working())
 }
 
 fn default_partition_moves(
     fields: &[FieldChange],
     desired: &Value,
     live: &Value,
-) -> Option<String> {
+) -> Option<PlanWarning> {
     let partitions_change = fields
         .iter()
         .any(|c| c.path.is_within("orchestrator_spec.slurm_spec.partitions"));
@@ -152,12 +211,10 @@ fn default_partition_moves(
     if before == after {
         return None;
     }
-    let name = |id: Option<String>| id.map_or_else(|| "none".to_owned(), |id| format!("`{id}`"));
-    Some(format!(
-        "the default partition moves from {} to {}: default_partition_id is unset, so the first partition is the default for every job submitted without --partition",
-        name(before),
-        name(after)
-    ))
+    Some(PlanWarning::DefaultPartitionMoves {
+        from: before,
+        to: after,
+    })
 }
 
 /// Each node pool the update removes while the login pool or a partition still refers to it

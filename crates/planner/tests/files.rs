@@ -409,6 +409,26 @@ fn a_saved_plan_made_before_the_flags_were_recorded_is_refused_with_a_way_out() 
     assert!(matches!(err, PlanFileError::Malformed { .. }), "{err}");
 }
 
+/// Version 3 held each warning as an English sentence; version 4 holds its kind and data.
+#[test]
+fn a_saved_plan_with_warnings_in_prose_is_refused_with_a_way_out() {
+    let err = load_edited(|document| {
+        document["format_version"] = json!(3);
+        document["changes"][0]["warnings"] = json!(["the cluster is UPDATING right now"]);
+    })
+    .unwrap_err();
+    assert!(
+        matches!(err, PlanFileError::UnsupportedVersion { .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("make the plan again"), "{err}");
+    let err = load_edited(|document| {
+        document["changes"][0]["warnings"] = json!(["the cluster is UPDATING right now"]);
+    })
+    .unwrap_err();
+    assert!(matches!(err, PlanFileError::Malformed { .. }), "{err}");
+}
+
 #[test]
 fn flags_edited_without_their_digest_are_refused() {
     let edits: [fn(&mut PlanFlags); 4] = [

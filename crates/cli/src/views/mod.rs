@@ -9,6 +9,7 @@ mod heredoc;
 pub mod idle_table;
 pub mod login_node;
 pub mod names;
+pub mod notes;
 pub mod plan_flags;
 pub mod plan_json;
 pub mod plan_text;

@@ -27,6 +27,7 @@ use serde_json::{Map, Value};
 use crate::views::actions::symbol;
 use crate::views::heredoc::{self, Line};
 use crate::views::names::ClusterNames;
+use crate::views::notes;
 
 /// Jobs named one by one under a disruptive change; the rest are counted.
 const MAX_JOBS_LISTED: usize = 10;
@@ -48,7 +49,7 @@ pub fn render_text(plan: &Plan, jobs: &JobsByCluster, color: bool) -> String {
             let label = paint.style(Style::new().yellow().bold(), "Note:");
             let name = names.name(&change.address);
             for warning in &change.warnings {
-                let _ = writeln!(out, "{label} {name}: {warning}");
+                let _ = writeln!(out, "{label} {name}: {}", notes::plan_warning(warning));
             }
             for running in &change.capacity.running {
                 let _ = writeln!(out, "{label} {name}: {}", running_line(running));
@@ -391,7 +392,7 @@ impl ClusterText<'_> {
         }
         for warning in &change.warnings {
             let label = self.paint.style(Style::new().yellow().bold(), "Warning:");
-            let _ = writeln!(self.out, "    {label} {warning}");
+            let _ = writeln!(self.out, "    {label} {}", notes::plan_warning(warning));
         }
         if let Some(line) = in_error_line(change) {
             let label = self.paint.style(Style::new().yellow().bold(), "Warning:");

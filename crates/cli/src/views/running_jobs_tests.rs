@@ -2,10 +2,11 @@
 //! text and JSON plans.
 
 use clusterform_model::{Action, JobsByCluster, RunningJob, RunningJobs};
-use clusterform_planner::{Plan, plan_document};
+use clusterform_planner::{Plan, PlanWarning, plan_document};
 use clusterform_testkit::{plan_against_seed, seed};
 use serde_json::json;
 
+use crate::views::notes;
 use crate::views::plan_json::render_json;
 use crate::views::plan_text::render_text;
 
@@ -83,11 +84,15 @@ fn a_pool_that_gets_smaller_is_disruptive_and_says_why() {
     let smaller = resized(live_max - 1);
     assert_eq!(smaller.action, Action::Update);
     assert!(smaller.is_disruptive());
-    let shrinks = |warning: &&String| warning.starts_with("max_node_count of pool");
-    let said: Vec<&String> = smaller.warnings.iter().filter(shrinks).collect();
+    let said: Vec<String> = smaller
+        .warnings
+        .iter()
+        .filter(|warning| matches!(warning, PlanWarning::PoolShrinks { .. }))
+        .map(notes::plan_warning)
+        .collect();
     assert_eq!(
         said,
-        [&format!(
+        [format!(
             "max_node_count of pool cpu goes from {live_max} to {}: nodes above the new maximum are removed, and Slurm jobs running on them are stopped",
             live_max - 1
         )]
@@ -95,7 +100,10 @@ fn a_pool_that_gets_smaller_is_disruptive_and_says_why() {
     let larger = resized(live_max + 1);
     assert!(!larger.is_disruptive());
     assert!(
-        !larger.warnings.iter().any(|w| shrinks(&w)),
+        !larger
+            .warnings
+            .iter()
+            .any(|w| matches!(w, PlanWarning::PoolShrinks { .. })),
         "{:?}",
         larger.warnings
     );
