@@ -95,7 +95,7 @@ impl JsonEvents {
                     json!({
                         "address": address(name),
                         "reason": "deleted_for_replacement",
-                        "message": crate::hints::missing_after_replacement(name.id().as_str()),
+                        "message": clusterform::views::notes::missing_after_replacement(name.id()),
                     })
                 })
                 .collect();

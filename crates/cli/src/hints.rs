@@ -205,15 +205,6 @@ fn not_allowed_hint(attempt: &FailedAttempt) -> Option<String> {
     ))
 }
 
-/// A replacement deleted `id` and no attempt could create it again: the run's summary says so,
-/// never that nothing was left behind.
-pub fn missing_after_replacement(id: &str) -> String {
-    format!(
-        "{id} was deleted for the replacement and is now missing: no attempt could create it \
-         again; `clusterform apply` creates it once machines are available"
-    )
-}
-
 /// The server did not say whether a change was made.
 const NOT_SAID_WHETHER_CHANGED: &str = "the server did not say whether the change was made: run \
 `clusterform plan` to see the cluster as it is now";

@@ -20,6 +20,7 @@ use indicatif::MultiProgress;
 use crate::cli::GlobalArgs;
 use crate::diagnostics;
 use crate::error::CliError;
+use clusterform::views::notes::{Level, Note};
 
 /// The progress bars being drawn on stderr, if any. Their every redraw first erases the lines
 /// they drew last, counted up from the cursor: a line printed under them would be erased in
@@ -210,6 +211,17 @@ impl Printer {
     pub fn note(&self, text: &str) {
         if !self.quiet_warnings {
             to_stderr(text);
+        }
+    }
+
+    /// A run's note, worded by the views, as its level says.
+    pub fn tell(&self, note: &Note) {
+        let text = note.text();
+        match note.level() {
+            Level::Progress => self.info(&text),
+            Level::Note => self.note(&format!("Note: {text}")),
+            Level::Warning => self.warn(&text),
+            Level::AboutWork => self.warn_about_work(&text),
         }
     }
 

@@ -4,10 +4,12 @@
 
 use std::path::Path;
 
+use clusterform::views::notes::Note;
 use clusterform::views::{plan_json, plan_text, refresh_only};
 use clusterform_model::JobsByCluster;
 use clusterform_planner::Plan;
 
+use crate::error::CliError;
 use crate::printer::Printer;
 
 /// How a command that plans shows what it found.
@@ -21,6 +23,17 @@ pub trait PlanView: Send + Sync {
     /// The evidence `--idle-for` decided on, as a table: with the plan for people, on stderr
     /// beside a JSON document.
     fn evidence(&self, table: &str);
+
+    /// Tells `note` on stderr as its level says, whether the command speaks text or JSON
+    /// (`docs/events.md`): no run loses a warning because it speaks JSON.
+    fn note(&self, note: &Note) {
+        self.printer().tell(note);
+    }
+
+    /// An error the run goes on after (one cluster's action failed), with its hint.
+    fn error(&self, error: &CliError) {
+        self.printer().error(error);
+    }
 
     /// The plan was saved to `path`: how to apply exactly it.
     fn saved(&self, path: &Path) {

@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use clusterform::views::notes::Note;
 use clusterform_config::{Config, VariableInputs};
 use clusterform_planner::Plan;
 
@@ -117,7 +118,7 @@ async fn apply_saved_plan(
     let request = lock_request(args, dir);
     workflow::locked(config, request, view.printer(), async |config| {
         let run = Run::connect(config, dir, endpoint, args.parallelism, view).await?;
-        let live = workflow::refresh_live(run.client(), run.config(), view.printer()).await?;
+        let live = workflow::refresh_live(run.client(), run.config(), &*view).await?;
         let stale = clusterform_planner::stale_clusters(&plan, &live);
         if !stale.is_empty() {
             return Err(CliError::StalePlan(
@@ -137,9 +138,7 @@ async fn apply_saved_plan(
             run.recheck_idle(&mut plan, &live, Recheck::SavedPlan)
                 .await?;
             if !plan.has_changes() {
-                view.printer().info(
-                    "No cluster of the saved idle destroy is still idle: nothing to destroy.",
-                );
+                view.note(&Note::NoneLeftIdle(Recheck::SavedPlan));
             }
         }
         let report = if plan.has_changes() {

@@ -2,6 +2,7 @@
 //! `--idle-for`, first asks each cluster's Slurm for its jobs and nodes, prints the evidence
 //! per cluster (protected clusters among them, kept), and deletes only the provably idle ones.
 
+use clusterform::views::notes::Note;
 use clusterform_model::Location;
 
 use crate::arguments::Destroy;
@@ -67,7 +68,7 @@ async fn destroy(args: &Destroy, view: &dyn RunView) -> Result<ExitStatus, CliEr
             run.recheck_idle(&mut planned.plan, live, Recheck::AfterApproval)
                 .await?;
             if !planned.plan.has_changes() {
-                view.printer().info("No idle cluster is left to destroy.");
+                view.note(&Note::NoneLeftIdle(Recheck::AfterApproval));
                 return nothing_destroyed(&planned.unread);
             }
         }

@@ -56,7 +56,7 @@ fn refresh_only(
     printer: &Printer,
 ) -> Result<ExitStatus, CliError> {
     if let Some(unknown) = run.drift_unknown(&planned.plan) {
-        printer.info(&format!("Note: {unknown}"));
+        printer.tell(&unknown);
     }
     show_drift(&planned.plan, args.json, printer);
     let drifted = clusterform::views::refresh_only::has_drift(&planned.plan);

@@ -19,6 +19,7 @@ use crate::commands::ExitStatus;
 use crate::error::CliError;
 use clusterform::views::actions;
 use clusterform::views::names::ClusterNames;
+use clusterform::views::notes::{Note, Waiting};
 
 /// Clusters whose controllers are asked at once after an apply.
 const SLURM_CHECKS_AT_ONCE: usize = 10;
@@ -36,9 +37,7 @@ impl<V: RunView + ?Sized> Run<'_, V> {
     pub async fn settle_earlier_runs(&self, planned: &Planned) -> Result<bool, CliError> {
         let journaled = !self.engine.journal().entries().is_empty();
         if journaled {
-            self.view
-                .printer()
-                .info("Waiting for operations started by an earlier run…");
+            self.view.note(&Note::Waiting(Waiting::EarlierRuns));
             let resuming: Vec<_> = self
                 .engine
                 .journal()
@@ -55,9 +54,7 @@ impl<V: RunView + ?Sized> Run<'_, V> {
         }
         let changing = changing_under_us(&planned.plan, planned.live.iter());
         if !changing.is_empty() {
-            self.view.printer().info(
-                "Waiting for clusters an earlier operation is still changing, to plan them again once it ends…",
-            );
+            self.view.note(&Note::Waiting(Waiting::ChangingClusters));
             let settled = self.await_settled(&changing, &planned.plan).await;
             // A cluster that ended badly shows in the new plan (a broken one is replaced); only
             // an interrupt stops here.
@@ -133,7 +130,7 @@ impl<V: RunView + ?Sized> Run<'_, V> {
             .apply(plan, self.view.progress(names, changing), token)
             .await;
         for warning in &report.warnings {
-            self.view.printer().warn(warning);
+            self.view.note(&Note::AppliedRecord(warning.clone()));
         }
         self.view.executed(&report);
         self.view.fell_back(plan, &report);
@@ -153,9 +150,7 @@ impl<V: RunView + ?Sized> Run<'_, V> {
         let changed = report.as_ref().is_some_and(|r| !r.outcomes.is_empty());
         let mut report = report.unwrap_or_default();
         if !working.is_empty() && !report.interrupted {
-            self.view
-                .printer()
-                .info("Waiting for unchanged clusters whose earlier operation is still running…");
+            self.view.note(&Note::Waiting(Waiting::UnchangedClusters));
             let settled = self.await_settled(working, plan).await;
             report.outcomes.extend(settled.outcomes);
             report.interrupted = settled.interrupted;
@@ -210,7 +205,7 @@ impl<V: RunView + ?Sized> Run<'_, V> {
                     .chain(violations)
                     .collect::<Vec<_>>()
                     .join("\n  ");
-                self.view.printer().error(&CliError::ActionFailed {
+                self.view.error(&CliError::ActionFailed {
                     action: actions::noun(outcome.action),
                     cluster: outcome.address.id().to_string(),
                     reason,
@@ -219,9 +214,9 @@ impl<V: RunView + ?Sized> Run<'_, V> {
             }
             if outcome.remains == Some(Remains::Missing) {
                 let id = outcome.address.id();
-                self.view
-                    .printer()
-                    .warn(&crate::hints::missing_after_replacement(id.as_str()));
+                self.view.note(&Note::MissingAfterReplacement {
+                    cluster: id.clone(),
+                });
             }
         }
         if report.interrupted {
@@ -272,14 +267,11 @@ impl<V: RunView + ?Sized> Run<'_, V> {
             .collect::<Vec<_>>()
             .await;
         for (address, setting, error) in silent {
-            self.view.printer().warn(&format!(
-                "cluster {}: its Slurm controller does not answer after `{setting}` changed ({error}). \
-                 The service checks each Slurm parameter on its own: some accepted combinations stop \
-                 slurmctld (e.g. PreemptType=preempt/none with PreemptMode=SUSPEND,GANG) while the \
-                 operation reports success; check `sinfo` on the login node, and revert the change if \
-                 it fails",
-                address.id()
-            ));
+            self.view.note(&Note::SilentController {
+                cluster: address.id().clone(),
+                setting: setting.to_string(),
+                error: error.to_string(),
+            });
         }
     }
 }

@@ -6,6 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use clusterform::views::idle_table::idle_table;
+use clusterform::views::notes::Note;
+pub use clusterform::views::notes::Recheck;
 use clusterform_executor::{IdleReport, IdleVerdict};
 use clusterform_model::duration::Seconds;
 use clusterform_model::{Action, ClusterName, JobsByCluster, LiveCluster};
@@ -28,11 +30,10 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
         threshold: Duration,
     ) -> Result<JobsByCluster, CliError> {
         if threshold < MOMENTARY_IDLENESS {
-            self.view().printer().warn_about_work(&format!(
-                "--idle-for {} is shorter than {}: a cluster between two jobs qualifies as idle",
-                Seconds::from(threshold).to_units(2),
-                Seconds::from(MOMENTARY_IDLENESS).to_units(2),
-            ));
+            self.view().note(&Note::ShortIdleThreshold {
+                threshold,
+                momentary: MOMENTARY_IDLENESS,
+            });
         }
         planned
             .plan
@@ -101,11 +102,11 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
                 }
                 found => {
                     let why = found.map_or("it is no longer listed", |r| r.reason.as_str());
-                    self.view().printer().warn_about_work(&format!(
-                        "{} {}: kept ({why})",
-                        change.address.id(),
-                        when.became_busy(),
-                    ));
+                    self.view().note(&Note::NoLongerIdle {
+                        cluster: change.address.id().clone(),
+                        recheck: when,
+                        why: why.to_owned(),
+                    });
                     false
                 }
             }
@@ -156,24 +157,6 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
 
 /// Idleness shorter than this is what any cluster shows between two jobs.
 const MOMENTARY_IDLENESS: Duration = Duration::from_secs(10 * 60);
-
-/// When an idle destroy's evidence is read again.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Recheck {
-    /// After the user approved the plan shown.
-    AfterApproval,
-    /// When a saved idle destroy is applied.
-    SavedPlan,
-}
-
-impl Recheck {
-    fn became_busy(self) -> &'static str {
-        match self {
-            Self::AfterApproval => "became busy while waiting for approval",
-            Self::SavedPlan => "is no longer idle since the plan was made",
-        }
-    }
-}
 
 /// The clusters the plan deletes. (Gathered once: looking each live cluster up in the plan
 /// would be quadratic in the size of the fleet.)

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use clusterform_config::Config;
 use clusterform_executor::{ApiClient, ExecError, LivePages, Mark, PagePosition};
-use clusterform_model::{Action, ClusterName};
+use clusterform_model::{Action, Attempt, ClusterId, ClusterName};
 use clusterform_model::{JobsByCluster, LiveCluster, Location, RunningJobs};
 use clusterform_planner::{
     AppliedDigests, IdleDeletion, Plan, PlanBuilder, PlanOptions, Unmatched, UnmatchedRemoved,
@@ -17,10 +17,11 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use super::Run;
-use super::unread::{KnownClusters, fully_read, report_unread};
+use super::unread::{KnownClusters, fully_read, unread_notes};
+use clusterform::views::notes::{DriftUnknown, Note, UnmatchedRemovedBlock, UnmatchedWhy};
+
 use crate::command_views::PlanView;
 use crate::error::CliError;
-use crate::printer::Printer;
 
 /// A plan and the live clusters it was made from.
 #[derive(Debug)]
@@ -34,16 +35,11 @@ pub struct Planned {
     pub unread: Vec<Location>,
 }
 
-/// Terraform's warning for `-target`, in our words: a partial plan is for exceptional cases.
-const TARGETING_IN_EFFECT: &str = "targeting is in effect: this plan considers only the --target \
-clusters, so it may not show every change the configuration asks for (nor every deletion). Use \
---target to recover from mistakes or errors, not as part of a routine workflow.";
-
 impl<V: PlanView + ?Sized> Run<'_, V> {
     /// Warns about the journal's entries, refreshes and plans.
     pub async fn plan(&self, options: &PlanOptions) -> Result<Planned, CliError> {
-        for warning in self.journal_warnings() {
-            self.view.printer().warn(&warning);
+        for note in self.journal_notes() {
+            self.view.note(&note);
         }
         // A target whose location is unknown (neither declared nor released) is looked for
         // everywhere, as without targets; the planner keeps only the targets.
@@ -70,20 +66,21 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
             .map_or_else(|_| Vec::new(), |refused| known.unread(refused));
         let unread: Vec<Location> = unreadable.iter().map(|u| u.location.clone()).collect();
         let (live, mut plan) = planner.finish(refreshed.map(|_| unread.clone())).await?;
-        report_unread(self.view.printer(), &unreadable);
+        for note in unread_notes(&unreadable) {
+            self.view.note(&note);
+        }
         let removed_unmatched = unmatched_removed(&self.config, live.iter(), options)
             .into_iter()
             .filter(|unmatched| !unread.contains(unmatched.block.name.location()));
         for unmatched in removed_unmatched {
             self.view
-                .printer()
-                .warn(&unmatched_removed_warning(&unmatched, &self.config, &plan));
+                .note(&unmatched_removed_note(&unmatched, &self.config, &plan));
         }
         plan.unreadable_locations = unreadable;
         plan.directory = absolute_directory(&self.dir)?;
         plan.endpoint = Some(self.connection.endpoint.clone());
         if !options.targets.is_empty() {
-            self.view.printer().warn(TARGETING_IN_EFFECT);
+            self.view.note(&Note::TargetingInEffect);
         }
         Ok(Planned { live, plan, unread })
     }
@@ -193,19 +190,17 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
     /// Why `plan` cannot say what changed outside clusterform on some live declared clusters
     /// of `plan`: the applied record cannot be read, or holds nothing for them (made before
     /// clusterform kept it, or by another tool). `None` when it can tell for every one.
-    pub fn drift_unknown(&self, plan: &Plan) -> Option<String> {
+    pub fn drift_unknown(&self, plan: &Plan) -> Option<Note> {
         let Some(record) = self.engine.applied_record() else {
-            return Some(
-                "there is no record of applied changes: clusterform cannot tell what changed outside it".to_owned(),
-            );
+            return Some(Note::DriftUnknown(DriftUnknown::NoRecord));
         };
         if let Some(reason) = record.unreadable() {
-            return Some(format!(
-                "the record of applied changes {} cannot be read: {reason}; clusterform cannot tell what changed outside it",
-                record.location()
-            ));
+            return Some(Note::DriftUnknown(DriftUnknown::Unreadable {
+                record: record.location().to_string(),
+                reason: reason.to_string(),
+            }));
         }
-        let unrecorded: Vec<&str> = plan
+        let clusters: Vec<ClusterId> = plan
             .changes
             .iter()
             .filter(|change| {
@@ -215,113 +210,79 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
                 );
                 live_and_declared && record.get(&change.address).is_none()
             })
-            .map(|change| change.address.id().as_str())
+            .map(|change| change.address.id().clone())
             .collect();
-        (!unrecorded.is_empty()).then(|| {
-            format!(
-                "the record of applied changes {} holds nothing for {}: clusterform cannot tell what changed outside it there (the next apply of each records it)",
-                record.location(),
-                unrecorded.join(", ")
-            )
+        (!clusters.is_empty()).then(|| {
+            Note::DriftUnknown(DriftUnknown::Unrecorded {
+                record: record.location().to_string(),
+                clusters,
+            })
         })
     }
 
     /// What to tell the user about operations an earlier run left in flight.
-    fn journal_warnings(&self) -> Vec<String> {
+    fn journal_notes(&self) -> Vec<Note> {
         let journal = self.engine.journal();
-        let mut warnings = Vec::new();
+        let mut notes = Vec::new();
         for entry in journal.entries() {
             // A first create in flight is any create; later places of a chain say so.
             let later_in_chain = entry.attempt.is_some_and(|attempt| {
                 attempt > 0 || entry.request == clusterform_model::rest::RequestKind::Delete
             });
-            if let Some(attempt) = entry.attempt.filter(|_| later_in_chain) {
-                warnings.push(format!(
-                    "an earlier run left {}'s fallback chain at attempt {} (operation {}); `clusterform apply` waits for it and, if it found no machines, goes on with the next alternative",
-                    entry.address.id(),
-                    attempt + 1,
-                    entry.operation,
-                ));
-                continue;
-            }
-            warnings.push(format!(
-                "an earlier run left operation {} ({} {}) in flight; `clusterform apply` and `destroy` wait for it before changing anything",
-                entry.operation,
-                clusterform::views::actions::verb(entry.action),
-                entry.address.id()
-            ));
+            let cluster = entry.address.id().clone();
+            notes.push(match entry.attempt.filter(|_| later_in_chain) {
+                Some(position) => Note::ChainInFlight {
+                    cluster,
+                    attempt: Attempt::at(position),
+                    operation: entry.operation,
+                },
+                None => Note::OperationInFlight {
+                    operation: entry.operation,
+                    action: entry.action,
+                    cluster,
+                },
+            });
         }
         for unusable in journal.unusable() {
-            let cluster = unusable.address.as_ref().map_or_else(
-                || "an unknown cluster".to_owned(),
-                |a| format!("cluster {}", a.id()),
-            );
-            warnings.push(format!(
-                "entry {} of {} cannot be used ({}); apply refuses to act on {cluster} until it is fixed or removed",
-                unusable.entry,
-                journal.location(),
-                unusable.reason
-            ));
+            notes.push(Note::UnusableJournalEntry {
+                entry: unusable.entry,
+                journal: journal.location().to_string(),
+                reason: unusable.reason,
+                cluster: unusable.address.map(|address| address.id().clone()),
+            });
         }
-        warnings
+        notes
     }
 }
 
-/// Why a `removed` block releases nothing, and what to do about it.
-fn unmatched_removed_warning(
-    unmatched: &UnmatchedRemoved<'_>,
-    config: &Config,
-    plan: &Plan,
-) -> String {
+/// Why a `removed` block releases nothing: what the views word.
+fn unmatched_removed_note(unmatched: &UnmatchedRemoved<'_>, config: &Config, plan: &Plan) -> Note {
     let block = unmatched.block;
-    let name = &block.name;
-    let whence = format!(
-        "the removed block for {} ({}:{})",
-        name.id(),
-        block.location.file.display(),
-        block.location.line
-    );
-    let stack = &config.provider.stack;
-    match &unmatched.why {
-        Unmatched::NoCluster => format!(
-            "{whence} matches no cluster in {}/{}: nothing to release. Check its ID, project and region; once a release is done the block can go",
-            name.project(),
-            name.region()
-        ),
-        Unmatched::Elsewhere { at } => format!(
-            "{whence} names {}/{}, where no cluster {} lives, so it releases nothing; this stack's {} lives in {}. To release it instead, give the block that project and region",
-            name.project(),
-            name.region(),
-            name.id(),
-            name.id(),
+    let why = match &unmatched.why {
+        Unmatched::NoCluster => UnmatchedWhy::NoCluster,
+        Unmatched::Elsewhere { at } => UnmatchedWhy::Elsewhere(
             at.iter()
-                .map(|address| fate_there(address, plan))
-                .collect::<Vec<_>>()
-                .join(" and ")
+                .map(|address| {
+                    let action = plan
+                        .changes
+                        .iter()
+                        .find(|change| &change.address == address)
+                        .map(|change| change.action);
+                    (address.location().clone(), action)
+                })
+                .collect(),
         ),
-        Unmatched::NotOwned { stack: Some(other) } => format!(
-            "{whence} names a cluster of stack \"{other}\", not of \"{stack}\": nothing to release (only the stack that owns a cluster can release it)"
-        ),
-        Unmatched::NotOwned { stack: None } => format!(
-            "{whence} names a cluster that no stack owns (it has no clusterform-stack label): nothing to release; the block can go"
-        ),
-    }
-}
-
-/// `my-proj/europe-west4 (this plan destroys it there)`: where a cluster lives and what the
-/// plan does to it.
-fn fate_there(address: &ClusterName, plan: &Plan) -> String {
-    let change = plan
-        .changes
-        .iter()
-        .find(|change| &change.address == address);
-    let fate = match change.map(|change| change.action) {
-        Some(Action::Delete) => "this plan destroys it there",
-        Some(Action::Replace) => "this plan replaces it there",
-        Some(Action::Update) => "this plan updates it there",
-        Some(Action::Create | Action::Release | Action::NoOp) | None => "this plan leaves it there",
+        Unmatched::NotOwned { stack } => UnmatchedWhy::NotOwned {
+            owner: stack.clone(),
+            stack: config.provider.stack.clone(),
+        },
     };
-    format!("{}/{} ({fate})", address.project(), address.region())
+    Note::RemovedMatchesNothing(UnmatchedRemovedBlock {
+        name: block.name.clone(),
+        file: block.location.file.clone(),
+        line: block.location.line,
+        why,
+    })
 }
 
 /// The live clusters and their plan, or why there is none.
@@ -415,7 +376,7 @@ pub fn target_names(
             Some(name) => names.push(name.clone()),
             None => {
                 // Still refuse an ID no cluster could have, before anything is sent.
-                clusterform_model::ClusterId::parse(id, false)
+                ClusterId::parse(id, false)
                     .map_err(|err| CliError::Usage(format!("--target {id}: {err}")))?;
                 return Ok(None);
             }
@@ -426,16 +387,18 @@ pub fn target_names(
 
 /// The live clusters of `config`'s stack and around it, as a plan reads them (every service
 /// region and every region the configuration names, in every project it names; see
-/// `Config::refresh_locations`), what could not be listed reported on `printer`: for commands
+/// `Config::refresh_locations`), what could not be listed told through `view`: for commands
 /// that read the live set without planning it. A location the configuration names must answer.
 pub async fn refresh_live(
     client: &ApiClient,
     config: &Config,
-    printer: &Printer,
+    view: &(impl PlanView + ?Sized),
 ) -> Result<Vec<LiveCluster>, CliError> {
     let refreshed = clusterform_executor::refresh(client, &config.refresh_locations(), &[]).await?;
     let unread = KnownClusters::of(config, None, []).unread(&refreshed.refused);
-    report_unread(printer, &unread);
+    for note in unread_notes(&unread) {
+        view.note(&note);
+    }
     fully_read(&unread)?;
     Ok(refreshed.live)
 }

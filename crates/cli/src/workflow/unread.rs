@@ -13,6 +13,8 @@ use clusterform_config::Config;
 use clusterform_executor::{AppliedRecord, RefusedList};
 use clusterform_model::{ClusterId, ClusterName, Location, UnreadKind, UnreadLocation};
 
+use clusterform::views::notes::Note;
+
 use crate::error::CliError;
 use crate::printer::Printer;
 
@@ -57,90 +59,41 @@ impl KnownClusters {
     }
 }
 
-/// Says what the run does without `unread`: one note for the refused locations where nothing
-/// of the stack is known, one warning for the failing ones, one warning per location that is
-/// an error (its clusters are left alone; the run ends in [`CliError::LocationsUnread`]).
-pub fn report_unread(printer: &Printer, unread: &[UnreadLocation]) {
+/// What the run says without `unread`: one note for the refused locations where nothing of
+/// the stack is known, one warning for the failing ones, one warning per location that is an
+/// error (its clusters are left alone; the run ends in [`CliError::LocationsUnread`]).
+pub fn unread_notes(unread: &[UnreadLocation]) -> Vec<Note> {
     let (errors, others): (Vec<&UnreadLocation>, Vec<&UnreadLocation>) =
         unread.iter().partition(|location| location.is_error());
-    let refused: Vec<&UnreadLocation> = others
-        .iter()
-        .copied()
-        .filter(|location| location.kind == UnreadKind::Refused)
-        .collect();
+    let of_kind = |kind: UnreadKind| -> Vec<UnreadLocation> {
+        others
+            .iter()
+            .filter(|location| location.kind == kind)
+            .map(|location| (*location).clone())
+            .collect()
+    };
+    let refused = of_kind(UnreadKind::Refused);
+    let failing = of_kind(UnreadKind::Failing);
+    let mut notes = Vec::new();
     if !refused.is_empty() {
-        printer.note(&refused_note(&refused));
+        notes.push(Note::LocationsRefused(refused));
     }
-    let failing: Vec<&UnreadLocation> = others
-        .iter()
-        .copied()
-        .filter(|location| location.kind == UnreadKind::Failing)
-        .collect();
     if !failing.is_empty() {
-        printer.warn(&failing_warning(&failing));
+        notes.push(Note::LocationsFailing(failing));
     }
-    for location in errors {
-        printer.warn(&held_warning(location));
+    notes.extend(
+        errors
+            .into_iter()
+            .map(|location| Note::LocationHeld(location.clone())),
+    );
+    notes
+}
+
+/// [`unread_notes`], told on `printer`: for `list` and `status`, which have no plan view.
+pub fn report_unread(printer: &Printer, unread: &[UnreadLocation]) {
+    for note in unread_notes(unread) {
+        printer.tell(&note);
     }
-}
-
-/// `Note: 2 locations refused the List …`: names only; `-v` logs each answer.
-fn refused_note(refused: &[&UnreadLocation]) -> String {
-    let count = refused.len();
-    let (locations, were) = if count == 1 {
-        ("location", "was")
-    } else {
-        ("locations", "were")
-    };
-    format!(
-        "Note: {count} {locations} refused the List for good (no permission, or a region the \
-         project may not use) and {were} skipped: {}. Nothing there is planned; `regions = [...]` \
-         in the provider block limits the scan to the regions you use.",
-        shown(refused)
-    )
-}
-
-/// The failing locations where nothing of the stack is known, with each answer.
-fn failing_warning(failing: &[&UnreadLocation]) -> String {
-    let listed: Vec<String> = failing
-        .iter()
-        .map(|unread| format!("{} ({})", short(&unread.location), unread.reason))
-        .collect();
-    let (lists, them) = if failing.len() == 1 {
-        ("the List of", "it")
-    } else {
-        ("the Lists of", "them")
-    };
-    format!(
-        "{lists} {} kept failing; going on without {them}: this stack's clusters there are not \
-         seen, and none of them is changed or destroyed",
-        listed.join("; ")
-    )
-}
-
-/// A location that is an error: its answer, and which clusters are left as they are.
-fn held_warning(unread: &UnreadLocation) -> String {
-    let what = unread.kind.what_the_list_did();
-    let clusters = if unread.held.is_empty() {
-        "no cluster of this stack there is planned".to_owned()
-    } else {
-        format!(
-            "{} there {} left as {} (not created, changed or destroyed)",
-            ids(&unread.held),
-            if unread.held.len() == 1 { "is" } else { "are" },
-            if unread.held.len() == 1 {
-                "it is"
-            } else {
-                "they are"
-            },
-        )
-    };
-    format!(
-        "the List of {}, which this stack uses, {what} ({}): {clusters}; the rest of the plan \
-         goes on",
-        short(&unread.location),
-        unread.reason
-    )
 }
 
 /// The run's error when a location of the stack could not be read (after the rest ran).
@@ -171,26 +124,6 @@ pub fn complete_view(unread: &[UnreadLocation]) -> Result<(), CliError> {
     Err(CliError::ViewIncomplete { failing })
 }
 
-/// `my-proj/europe-west4`.
-fn short(location: &Location) -> String {
-    format!("{}/{}", location.project(), location.region())
-}
-
-fn shown(unread: &[&UnreadLocation]) -> String {
-    unread
-        .iter()
-        .map(|unread| short(&unread.location))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-fn ids(held: &[ClusterId]) -> String {
-    held.iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -209,33 +142,21 @@ mod tests {
     }
 
     #[test]
-    fn refused_locations_make_one_note_naming_them_all() {
-        let refused = [
+    fn refused_and_failing_locations_make_one_note_each_and_a_held_one_its_own() {
+        let unread = [
             unread("us-east5", UnreadKind::Refused, false, &[]),
             unread("asia-south2", UnreadKind::Refused, false, &[]),
+            unread("europe-west4", UnreadKind::Failing, false, &[]),
+            unread("us-central1", UnreadKind::Failing, true, &["train01"]),
         ];
-        let refused: Vec<&UnreadLocation> = refused.iter().collect();
+        let notes = unread_notes(&unread);
         assert_eq!(
-            refused_note(&refused),
-            "Note: 2 locations refused the List for good (no permission, or a region the project \
-             may not use) and were skipped: my-proj/us-east5, my-proj/asia-south2. Nothing there \
-             is planned; `regions = [...]` in the provider block limits the scan to the regions \
-             you use."
-        );
-    }
-
-    #[test]
-    fn failing_locations_make_one_warning_with_each_answer() {
-        let failing = [
-            unread("us-east5", UnreadKind::Failing, false, &[]),
-            unread("asia-south2", UnreadKind::Failing, false, &[]),
-        ];
-        let failing: Vec<&UnreadLocation> = failing.iter().collect();
-        assert_eq!(
-            failing_warning(&failing),
-            "the Lists of my-proj/us-east5 (UNAVAILABLE (503): try later); my-proj/asia-south2 \
-             (UNAVAILABLE (503): try later) kept failing; going on without them: this stack's \
-             clusters there are not seen, and none of them is changed or destroyed"
+            notes,
+            [
+                Note::LocationsRefused(unread[..2].to_vec()),
+                Note::LocationsFailing(vec![unread[2].clone()]),
+                Note::LocationHeld(unread[3].clone()),
+            ]
         );
     }
 
@@ -246,12 +167,6 @@ mod tests {
             UnreadKind::Failing,
             true,
             &["train01", "train02"],
-        );
-        assert_eq!(
-            held_warning(&held),
-            "the List of my-proj/us-central1, which this stack uses, kept failing (UNAVAILABLE \
-             (503): try later): train01, train02 there are left as they are (not created, \
-             changed or destroyed); the rest of the plan goes on"
         );
         let elsewhere = unread("us-east5", UnreadKind::Refused, false, &[]);
         assert!(fully_read(std::slice::from_ref(&elsewhere)).is_ok());
