@@ -2,6 +2,8 @@
 //! so it can be parsed or redirected into a file; progress, status, warnings and errors go to
 //! stderr, `--quiet` silences them, and every error has one style, printed once.
 
+use std::time::Duration;
+
 use serde_json::json;
 
 use crate::support::{
@@ -273,5 +275,31 @@ fn verbose_logs_each_request_with_its_status_and_time_and_never_the_token() {
         stderr(&very).contains("answer body"),
         "-vv logs the bodies: {}",
         stderr(&very)
+    );
+}
+
+/// On a terminal, the List phase says how many locations it reads and how many are done, and
+/// leaves no line behind once they are.
+#[cfg(unix)]
+#[test]
+fn a_terminal_shows_how_many_locations_are_read_and_keeps_no_line_of_it() {
+    let env = Env::with_options(clusterform_emulator::EmulatorOptions {
+        latency: Duration::from_millis(400),
+        required_token: Some(crate::support::TOKEN.to_owned()),
+        ..clusterform_emulator::EmulatorOptions::default()
+    });
+    env.write_config(&config(&[ClusterSpec::default()]));
+    let mut session = on_terminal(&env, "plan");
+    let output = terminal_output(&mut session);
+    let total = clusterform_model::SERVICE_REGIONS.len();
+    assert!(
+        output.contains(&format!("reading {total} locations…")),
+        "{output:?}"
+    );
+    let screen = final_screen(&output);
+    assert!(
+        !screen.iter().any(|line| line.contains("reading")),
+        "the line is gone once the Lists end: {}",
+        screen.join("\n")
     );
 }

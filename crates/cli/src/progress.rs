@@ -18,6 +18,52 @@ use crate::printer::Printer;
 use clusterform::views::actions::{done_verb, verb};
 use clusterform::views::names::ClusterNames;
 
+/// `reading 13 locations… 4/13` on a terminal while a refresh lists them; nothing in a pipe,
+/// with `--quiet`, or where stdout carries JSON events. The line is gone once the Lists end.
+#[derive(Debug)]
+pub struct ListingProgress {
+    printer: Printer,
+    bar: Option<(MultiProgress, ProgressBar)>,
+}
+
+impl ListingProgress {
+    /// Starts the line for `total` locations.
+    pub fn new(printer: Printer, total: usize) -> Self {
+        let bar = (printer.draws_progress_bars() && total > 0).then(|| {
+            let bars = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
+            printer.bars_drawn(&bars);
+            let bar = bars.add(ProgressBar::new(u64::try_from(total).unwrap_or(u64::MAX)));
+            bar.set_style(
+                ProgressStyle::with_template("{spinner:.cyan} {msg} {pos}/{len}")
+                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            );
+            bar.set_message(format!(
+                "reading {total} {}…",
+                if total == 1 { "location" } else { "locations" }
+            ));
+            bar.enable_steady_tick(Duration::from_millis(120));
+            (bars, bar)
+        });
+        Self { printer, bar }
+    }
+
+    /// One more location's List ended.
+    pub fn listed(&self) {
+        if let Some((_, bar)) = &self.bar {
+            bar.inc(1);
+        }
+    }
+}
+
+impl Drop for ListingProgress {
+    fn drop(&mut self) {
+        if let Some((_, bar)) = &self.bar {
+            bar.finish_and_clear();
+            self.printer.bars_gone();
+        }
+    }
+}
+
 /// Shows the executor's progress events.
 #[derive(Debug)]
 pub struct ApplyProgress {

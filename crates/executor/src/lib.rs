@@ -33,8 +33,8 @@ pub use run::idle::{IdleReport, IdleVerdict, SlurmEvidence, idle_verdict, inspec
 pub use run::login::{LoginInstance, LoginNode};
 pub use run::operations::{OperationWaiter, WaitOptions};
 pub use run::refresh::{
-    FIRST_PAGE_WITHIN, LivePages, PagePosition, Refreshed, RefusedList, UnreadKind, is_refusal,
-    refresh, refresh_paged,
+    FIRST_PAGE_WITHIN, LivePages, PagePosition, RefreshWatcher, Refreshed, RefusedList, UnreadKind,
+    is_refusal, refresh, refresh_paged,
 };
 pub use run::slurm::{
     SLURM_API_VERSIONS, SlurmJob, SlurmNode, SlurmReadError, parse_jobs, parse_nodes, ping,

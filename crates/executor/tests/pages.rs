@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
 use clusterform_emulator::EmulatorOptions;
-use clusterform_executor::{LivePages, PagePosition, refresh, refresh_paged};
+use clusterform_executor::{LivePages, PagePosition, RefreshWatcher, refresh, refresh_paged};
 use clusterform_model::{LiveCluster, Location, RefreshLocations};
 
 use crate::support::*;
@@ -123,6 +123,45 @@ async fn every_location_s_pages_are_handed_over_with_their_positions() {
     assert_eq!(live, refresh(&h.client, &needed, &[]).await.unwrap().live);
 }
 
+/// Counts the pages and says which Lists ended, in the order they ended.
+#[derive(Default)]
+struct Watched {
+    pages: RefCell<usize>,
+    listed: RefCell<Vec<Location>>,
+}
+
+impl RefreshWatcher for &Watched {
+    fn page(&self, _position: PagePosition, _clusters: Vec<LiveCluster>) {
+        *self.pages.borrow_mut() += 1;
+    }
+
+    fn listed(&self, location: &Location) {
+        self.listed.borrow_mut().push(location.clone());
+    }
+}
+
+#[tokio::test]
+async fn each_location_is_said_to_be_listed_once_after_its_last_page() {
+    let h = paged_emulator().await;
+    let other = Location::new(OTHER_PROJECT, OTHER_REGION).unwrap();
+    let refused = Location::new(OTHER_PROJECT, "us-east5").unwrap();
+    h.emulator
+        .set_refused_locations(vec![format!("{OTHER_PROJECT}/us-east5").parse().unwrap()]);
+    let mut needed = RefreshLocations::named([location(), other.clone()]);
+    needed.add_other(refused.clone());
+    let watched = Watched::default();
+    let refused_lists = refresh_paged(&h.client, &needed, &[], &watched)
+        .await
+        .unwrap();
+    assert_eq!(refused_lists.len(), 1, "us-east5 refuses");
+    assert_eq!(*watched.pages.borrow(), 4);
+    let mut listed = watched.listed.into_inner();
+    listed.sort();
+    let mut expected = vec![location(), other, refused];
+    expected.sort();
+    assert_eq!(listed, expected, "every List, the refused one too, once");
+}
+
 #[tokio::test]
 async fn targets_give_what_they_found_as_one_page() {
     let h = paged_emulator().await;
@@ -132,7 +171,7 @@ async fn targets_give_what_they_found_as_one_page() {
         &h.client,
         &needed,
         &[parsed_name("c03"), parsed_name("gone")],
-        |position, page| given.borrow_mut().push((position, ids(&page))),
+        |position, page: Vec<LiveCluster>| given.borrow_mut().push((position, ids(&page))),
     )
     .await
     .unwrap();

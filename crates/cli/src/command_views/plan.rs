@@ -11,6 +11,7 @@ use clusterform_planner::Plan;
 
 use crate::error::CliError;
 use crate::printer::Printer;
+use crate::progress::ListingProgress;
 
 /// How a command that plans shows what it found.
 pub trait PlanView: Send + Sync {
@@ -28,6 +29,11 @@ pub trait PlanView: Send + Sync {
     /// (`docs/events.md`): no run loses a warning because it speaks JSON.
     fn note(&self, note: &Note) {
         self.printer().tell(note);
+    }
+
+    /// How far a refresh of `locations` locations is, on a terminal.
+    fn reading(&self, locations: usize) -> ListingProgress {
+        ListingProgress::new(*self.printer(), locations)
     }
 
     /// An error the run goes on after (one cluster's action failed), with its hint.

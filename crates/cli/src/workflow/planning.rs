@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clusterform_config::Config;
-use clusterform_executor::{ApiClient, ExecError, LivePages, Mark, PagePosition};
+use clusterform_executor::{ApiClient, ExecError, LivePages, Mark, PagePosition, RefreshWatcher};
 use clusterform_model::{Action, Attempt, ClusterId, ClusterName};
 use clusterform_model::{JobsByCluster, LiveCluster, Location, RunningJobs};
 use clusterform_planner::{
@@ -22,6 +22,7 @@ use clusterform::views::notes::{DriftUnknown, Note, UnmatchedRemovedBlock, Unmat
 
 use crate::command_views::PlanView;
 use crate::error::CliError;
+use crate::progress::ListingProgress;
 
 /// A plan and the live clusters it was made from.
 #[derive(Debug)]
@@ -53,13 +54,21 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
                 .map(|entry| entry.address)
         };
         let record = self.engine.applied_record();
+        let locations = super::scanned_locations(&self.config, record, journaled());
+        let listing = targets
+            .is_empty()
+            .then(|| self.view.reading(locations.iter().count()));
         let refreshed = clusterform_executor::refresh_paged(
             &self.connection.client,
-            &super::scanned_locations(&self.config, record, journaled()),
+            &locations,
             &targets,
-            |position, page| planner.add(position, page),
+            Watcher {
+                planner: &planner,
+                listing: listing.as_ref(),
+            },
         )
         .await;
+        drop(listing);
         let known = KnownClusters::of(&self.config, record, journaled());
         let unreadable = refreshed
             .as_ref()
@@ -283,6 +292,24 @@ fn unmatched_removed_note(unmatched: &UnmatchedRemoved<'_>, config: &Config, pla
         line: block.location.line,
         why,
     })
+}
+
+/// Hands each page to the planner and counts the locations listed on the terminal's line.
+struct Watcher<'a> {
+    planner: &'a PagePlanner,
+    listing: Option<&'a ListingProgress>,
+}
+
+impl RefreshWatcher for Watcher<'_> {
+    fn page(&self, position: PagePosition, clusters: Vec<LiveCluster>) {
+        self.planner.add(position, clusters);
+    }
+
+    fn listed(&self, _location: &Location) {
+        if let Some(listing) = self.listing {
+            listing.listed();
+        }
+    }
 }
 
 /// The live clusters and their plan, or why there is none.

@@ -111,13 +111,14 @@ impl StartedList {
     async fn hand_over(
         self,
         place: (usize, &Location, bool),
-        on_page: &impl Fn(PagePosition, Vec<LiveCluster>),
+        on_page: &impl RefreshWatcher,
         failed: &CancellationToken,
     ) -> Result<Option<RefusedList>, ExecError> {
         let ended = self.read_through(place, on_page, failed).await;
         if ended.is_err() {
             failed.cancel();
         }
+        on_page.listed(place.1);
         ended
     }
 
@@ -134,7 +135,7 @@ impl StartedList {
     async fn read_through(
         mut self,
         place: (usize, &Location, bool),
-        on_page: &impl Fn(PagePosition, Vec<LiveCluster>),
+        on_page: &impl RefreshWatcher,
         failed: &CancellationToken,
     ) -> Result<Option<RefusedList>, ExecError> {
         let (location, at, named) = place;
@@ -156,7 +157,7 @@ impl StartedList {
             };
             let Some(clusters) = clusters else { break };
             seen.check(&clusters, page)?;
-            on_page(PagePosition { location, page }, clusters);
+            on_page.page(PagePosition { location, page }, clusters);
             page += 1;
         }
         let listed = match (&mut self.task).await {
@@ -318,6 +319,23 @@ pub struct Refreshed {
     pub refused: Vec<RefusedList>,
 }
 
+/// What a paged refresh hands over as it reads: each page as it arrives, and each location
+/// whose List ended (well, refused or failed), so that a terminal can show how far it is. A
+/// closure that takes the pages is one.
+pub trait RefreshWatcher {
+    /// A page of live clusters, with its position.
+    fn page(&self, position: PagePosition, clusters: Vec<LiveCluster>);
+
+    /// The List of `location` ended; once per location (never for targets, read with Gets).
+    fn listed(&self, _location: &Location) {}
+}
+
+impl<F: Fn(PagePosition, Vec<LiveCluster>)> RefreshWatcher for F {
+    fn page(&self, position: PagePosition, clusters: Vec<LiveCluster>) {
+        self(position, clusters);
+    }
+}
+
 /// The live clusters: every cluster of `locations`, or only `targets` when some are given (a
 /// target that does not exist is simply absent from the result); and the Lists refused in
 /// locations that are not named.
@@ -360,11 +378,11 @@ pub async fn refresh_paged(
     client: &ApiClient,
     locations: &RefreshLocations,
     targets: &[ClusterName],
-    on_page: impl Fn(PagePosition, Vec<LiveCluster>),
+    on_page: impl RefreshWatcher,
 ) -> Result<Vec<RefusedList>, ExecError> {
     if !targets.is_empty() {
         let found = get_targets(client, targets).await?;
-        on_page(PagePosition::default(), found);
+        on_page.page(PagePosition::default(), found);
         return Ok(Vec::new());
     }
     let places: Vec<(usize, &Location, bool)> = locations
