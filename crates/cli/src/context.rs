@@ -10,7 +10,8 @@ use clusterform_config::{
     Config, Diagnostic, Provider, Redaction, RemoteState, StackOrigin, VariableInputs,
 };
 use clusterform_executor::{
-    ApiClient, ClientOptions, RetryPolicy, StateError, StaticToken, StorageClient, TokenSource,
+    ApiClient, ClientOptions, RetryPolicy, StackObjects, StateError, StaticToken, StorageClient,
+    TokenSource,
 };
 
 use crate::arguments::Variables;
@@ -219,19 +220,14 @@ pub async fn connect_noting(
             (other.map(str::to_owned), resolved.source, None)
         }
     };
-    let remote_journal = match provider {
-        Some(provider) => remote_journal(provider, endpoint.as_deref()).await?,
+    let remote_state = match provider {
+        Some(provider) => remote_state(provider, endpoint.as_deref()).await?,
         None => None,
     };
-    let remote_applied = match (&remote_journal, provider) {
-        (Some((client, _)), Some(provider)) => provider.lock.as_ref().map(|remote| {
-            (
-                client.clone(),
-                remote.object(&provider.stack, APPLIED_OBJECT_SUFFIX),
-            )
-        }),
-        _ => None,
-    };
+    let remote_journal = remote_state
+        .as_ref()
+        .map(|(client, objects)| (client.clone(), objects.journal()));
+    let remote_applied = remote_state.map(|(client, objects)| (client, objects.applied_record()));
     let client = ApiClient::new(client_options(endpoint), tokens)?;
     Ok(Connection {
         client,
@@ -242,16 +238,13 @@ pub async fn connect_noting(
     })
 }
 
-/// The applied record's object is `{prefix}/{stack}.applied.json`, beside the journal's.
-const APPLIED_OBJECT_SUFFIX: &str = ".applied.json";
-
-/// The journal's object when the provider keeps its state on Cloud Storage that other machines
-/// see. A bucket of the in-process emulator dies with this process, so there the journal stays
-/// in the local file, which survives a crash.
-async fn remote_journal(
+/// The bucket and the stack's objects when the provider keeps the journal and the applied
+/// record on Cloud Storage that other machines see. A bucket of the in-process emulator dies
+/// with this process, so there both stay in local files, which survive a crash.
+async fn remote_state(
     provider: &Provider,
     api_endpoint: Option<&str>,
-) -> Result<Option<(StorageClient, String)>, CliError> {
+) -> Result<Option<(StorageClient, StackObjects)>, CliError> {
     let Some(remote) = &provider.lock else {
         return Ok(None);
     };
@@ -259,8 +252,8 @@ async fn remote_journal(
         return Ok(None);
     }
     let storage = connect_storage(remote, api_endpoint).await?;
-    let object = remote.object(&provider.stack, ".journal.json");
-    Ok(Some((storage.client, object)))
+    let objects = StackObjects::new(&remote.prefix, &provider.stack);
+    Ok(Some((storage.client, objects)))
 }
 
 fn client_options(endpoint: Option<String>) -> ClientOptions {

@@ -3,8 +3,9 @@
 //! It is built in three layers, each importing only the ones below it. `transport` sends:
 //! it authenticates ([`TokenSource`]), and both clients, the API's ([`ApiClient`]) and Cloud
 //! Storage's ([`StorageClient`]), send through one exchange that retries by AIP-194. `state`
-//! keeps what outlives a run: the journal of operations in flight ([`Journal`]) and the stack's
-//! lock ([`RunLock`], [`StorageLock`]). `run` reads the live clusters for the planner
+//! keeps what outlives a run: the journal of operations in flight ([`Journal`]) and the record
+//! of applied changes ([`AppliedRecord`]), each a file or a Cloud Storage object whose objects
+//! [`StackObjects`] names, and the stack's lock ([`RunLock`], [`StorageLock`]). `run` reads the live clusters for the planner
 //! page by page, in every location of a `RefreshLocations` at once, reporting the Lists
 //! refused where the configuration names nothing ([`refresh_paged`], [`RefusedList`]),
 //! follows long-running operations ([`OperationWaiter`]), runs a plan with bounded concurrency
@@ -43,9 +44,11 @@ pub use run::slurm::{
 pub use state::applied::{
     AppliedChange, AppliedEntry, AppliedRecord, AppliedRecordError, ClusterMark, Mark,
 };
-pub use state::error::StateError;
-pub use state::journal::{Journal, JournalEntry, JournalLocation, UnusableEntry};
-pub use state::lock::{LockInfo, RunLock};
+pub use state::error::{DocumentError, StateError};
+pub use state::journal::{Journal, JournalEntry, UnusableEntry};
+pub use state::location::{DocumentLocation, StackObjects};
+pub use state::lock::RunLock;
+pub use state::lock_info::LockInfo;
 pub use state::remote_lock::{HeldLock, StorageLock};
 pub use state::state_dir::StateDir;
 pub use transport::api::{

@@ -71,9 +71,7 @@ async fn creates_and_updates_are_recorded_and_a_delete_drops_its_entry() {
         .update(&[AppliedChange::Applied(AppliedEntry {
             address: address("del"),
             digest: "old".to_owned(),
-            fields: vec![],
             applied_at: "2026-11-10T12:00:00Z".to_owned(),
-            fallback: None,
             labels: vec![],
             field_digests: Default::default(),
         })])
@@ -109,8 +107,6 @@ async fn creates_and_updates_are_recorded_and_a_delete_drops_its_entry() {
         ]
     );
     let entry = record.get(&address("upd")).unwrap();
-    assert_eq!(entry.fields, ["labels"]);
-    assert_eq!(entry.fallback, None);
     // The digest of each field of the cluster the update left, the ownership label left out.
     let live = h.live("upd");
     assert_eq!(
@@ -182,7 +178,7 @@ async fn an_unwritable_record_is_a_warning_and_the_run_succeeds() {
 }
 
 #[tokio::test]
-async fn a_fallbacks_win_records_which_fallback_runs() {
+async fn a_fallbacks_win_records_the_fields_of_the_alternative_that_runs() {
     let mut options = options_with_token(Duration::from_millis(50));
     options.capacity_failures = vec!["c2-standard-60".parse().unwrap()];
     let h = Harness::with_options(options).await;
@@ -211,7 +207,6 @@ async fn a_fallbacks_win_records_which_fallback_runs() {
         .get(&address("gpu"))
         .unwrap();
     assert_eq!(entry.digest, "d-gpu");
-    assert_eq!(entry.fallback, Some(1));
     // The fields are the alternative's, as the cluster runs it.
     assert_eq!(
         entry.field_digests,
@@ -355,9 +350,7 @@ async fn two_machines_writing_the_object_keep_each_others_entries() {
     let entry = |id: &str| AppliedEntry {
         address: address(id),
         digest: format!("d-{id}"),
-        fields: vec![],
         applied_at: "2026-11-10T12:00:00Z".to_owned(),
-        fallback: None,
         labels: vec!["team".to_owned()],
         field_digests: Default::default(),
     };

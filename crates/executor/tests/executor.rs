@@ -19,4 +19,5 @@ mod remote_lock;
 mod retries;
 mod scripted;
 mod storage;
+mod stored_documents;
 mod support;

@@ -230,7 +230,7 @@ impl<'v, V: PlanView + ?Sized> Run<'v, V> {
 #[cfg(test)]
 mod tests {
     use clusterform_emulator::{Emulator, EmulatorOptions};
-    use clusterform_executor::{ClientOptions, JournalEntry, JournalLocation, StaticToken};
+    use clusterform_executor::{ClientOptions, DocumentLocation, JournalEntry, StaticToken};
     use clusterform_model::Action;
     use clusterform_model::ClusterName;
     use clusterform_model::rest::RequestKind;
@@ -287,7 +287,7 @@ mod tests {
         assert!(local.is_empty());
         assert_eq!(
             local.location(),
-            &JournalLocation::File(Journal::path_in(dir.path()))
+            &DocumentLocation::File(Journal::path_in(dir.path()))
         );
     }
 }

@@ -1080,9 +1080,7 @@ fn applied_change(
             Some(AppliedChange::Applied(AppliedEntry {
                 address: outcome.address.clone(),
                 digest,
-                fields: change.fields.iter().map(|f| f.path.to_string()).collect(),
                 applied_at: applied_at.to_owned(),
-                fallback: outcome.fallback_attempt.and_then(Attempt::fallback),
                 labels: change.declared_labels.clone(),
                 field_digests: outcome
                     .live

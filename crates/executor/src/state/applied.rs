@@ -1,8 +1,8 @@
 //! The applied record: what clusterform last applied to each cluster — the digest of the
-//! declared cluster, the field paths its create or update set, the digest of each field of the
-//! cluster it left, when, and which fallback won —
-//! kept beside the journal: `.clusterform/applied.json`, or the object
-//! `{prefix}/{stack}.applied.json` beside the journal's object with `lock "gcs"`.
+//! declared cluster, the label keys it declared, the digest of each field of the cluster it
+//! left, and when — kept beside the journal, a stored document (`state/document.rs`):
+//! `.clusterform/applied.json`, or the object `{prefix}/{stack}.applied.json` beside the
+//! journal's object with `lock "gcs"`.
 //!
 //! The record is advisory: it only words the next plan (a field whose live value is not the one
 //! recorded was changed outside clusterform). So it never
@@ -10,9 +10,9 @@
 //! trace), and one that cannot be written is a warning of the run; the next successful apply
 //! of a cluster writes its entry again. The engine writes it once per run, after the run's
 //! changes, with every cluster the run created, updated, replaced, deleted or released: one
-//! write whatever the number of clusters. On Cloud Storage the write carries the generation
-//! last read (`ifGenerationMatch`); when another machine wrote in between, the object is read
-//! again and this run's changes are made on top of what it holds.
+//! write whatever the number of clusters. On Cloud Storage, when another machine wrote in
+//! between, the object is read again and this run's changes are made on top of what it holds
+//! (an object that cannot be read is replaced).
 //!
 //! Beside the entries, the record keeps a [`ClusterMark`] for clusters whose last change by
 //! clusterform did not end as planned: a create of ours that failed and left its cluster
@@ -24,22 +24,20 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use clusterform_files::{Access, ReadError, read_capped, remove_durably, write_atomic};
 use clusterform_model::{ClusterName, cluster_address};
 use serde::{Deserialize, Serialize};
 
-use crate::state::journal::JournalLocation;
-use crate::state::state_dir::MAX_STATE_FILE_BYTES;
+use crate::state::document::{DocumentContent, StoredDocument};
+use crate::state::error::DocumentError;
+use crate::state::location::DocumentLocation;
 use crate::state::state_dir::StateDir;
-use crate::transport::storage::{Generation, StorageClient, StorageError};
+use crate::transport::storage::StorageClient;
 
 /// Version of the record's format.
 const APPLIED_VERSION: u32 = 1;
 
-/// How many times one write is attempted while other machines keep replacing the object.
-const MAX_WRITE_ATTEMPTS: usize = 8;
-
-/// What clusterform last applied to one cluster.
+/// What clusterform last applied to one cluster. Records written before may hold `fields`
+/// and `fallback` too: they are ignored when read, and dropped by the next write.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AppliedEntry {
     /// The cluster, written `{"project", "region", "id"}`.
@@ -48,16 +46,8 @@ pub struct AppliedEntry {
     /// The digest of the declared cluster the change brought it to (the planner's
     /// `desired_digest`).
     pub digest: String,
-    /// The field paths the last create or update set (a create: every field the configuration
-    /// sets), in the plan's spelling.
-    pub fields: Vec<String>,
     /// When the change ended, RFC 3339.
     pub applied_at: String,
-    /// The `fallback` (from 1) whose machines the create ran on, when the declared ones were
-    /// out of capacity or quota: then the pools' machine fields hold that alternative's
-    /// values, and the plan compares them with it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fallback: Option<usize>,
     /// The label keys the configuration declared (the planner's `declared_labels`): the
     /// labels clusterform manages on the cluster. A key, never a value. Absent in records
     /// written before it was kept (every undeclared label is then someone else's).
@@ -139,13 +129,12 @@ pub enum AppliedChange {
 
 /// The record could not be written (a warning of the run, never its failure).
 #[derive(Debug, thiserror::Error)]
-#[error("the record of applied changes {record} could not be written: {reason}")]
-pub struct AppliedRecordError {
-    /// The file or object.
-    pub record: JournalLocation,
-    /// Why.
-    pub reason: String,
-}
+#[error(
+    "the record of applied changes {} could not be written: {}",
+    .0.location(),
+    .0.reason()
+)]
+pub struct AppliedRecordError(pub DocumentError);
 
 #[derive(Serialize, Deserialize)]
 struct AppliedFile {
@@ -172,29 +161,13 @@ impl Contents {
 /// The applied record of one configuration directory, or of one stack in Cloud Storage.
 #[derive(Debug)]
 pub struct AppliedRecord {
-    location: JournalLocation,
+    location: DocumentLocation,
     /// The entries and marks as last read or written, by cluster.
     contents: Mutex<Contents>,
     /// Why the record could not be read when it was opened, if it could not.
     unreadable: Option<String>,
     /// Held across a write.
-    store: tokio::sync::Mutex<Store>,
-}
-
-#[derive(Debug)]
-enum Store {
-    File(PathBuf),
-    /// Boxed: a client is much larger than a path.
-    Object(Box<ObjectStore>),
-}
-
-#[derive(Debug)]
-struct ObjectStore {
-    client: StorageClient,
-    object: String,
-    /// The generation last read or written; `None` while the object is absent (or was
-    /// unreadable).
-    generation: Option<Generation>,
+    document: tokio::sync::Mutex<StoredDocument<Contents>>,
 }
 
 impl AppliedRecord {
@@ -206,62 +179,38 @@ impl AppliedRecord {
     /// Opens the record of `config_dir` ([`AppliedRecord::path_in`]). A missing file is an
     /// empty record, and so is one that cannot be read (see [`AppliedRecord::unreadable`]).
     pub fn open(config_dir: &Path) -> Self {
-        let path = Self::path_in(config_dir);
-        let (entries, unreadable) = match read_capped(&path, MAX_STATE_FILE_BYTES) {
-            Ok(bytes) => parsed(&bytes),
-            Err(ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
-                (Contents::default(), None)
-            }
-            Err(e) => (Contents::default(), Some(format!("cannot read it: {e}"))),
-        };
-        Self::with_store(
-            JournalLocation::File(path.clone()),
-            entries,
-            unreadable,
-            Store::File(path),
-        )
+        let state = StateDir::of(config_dir);
+        let path = state.applied_file();
+        let (document, contents) = StoredDocument::open_file(state, path);
+        Self::with_document(document, contents)
     }
 
     /// Opens the record kept as `object` in the client's bucket (for a stack,
-    /// `{prefix}/{stack}.applied.json`, beside the journal's object). A missing object is an
-    /// empty record, and so is one that cannot be read.
+    /// `{prefix}/{stack}.applied.json`, beside the journal's object: [`crate::StackObjects`]).
+    /// A missing object is an empty record, and so is one that cannot be read.
     pub async fn open_in_storage(client: StorageClient, object: String) -> Self {
-        let location = JournalLocation::Object {
-            bucket: client.bucket().to_owned(),
-            object: object.clone(),
-        };
-        let (entries, unreadable, generation) = match client.read(&object).await {
-            Ok(None) => (Contents::default(), None, None),
-            Ok(Some((bytes, generation))) => {
-                let (entries, unreadable) = parsed(&bytes);
-                (entries, unreadable, Some(generation))
-            }
-            Err(e) => (Contents::default(), Some(e.to_string()), None),
-        };
-        let store = Store::Object(Box::new(ObjectStore {
-            client,
-            object,
-            generation,
-        }));
-        Self::with_store(location, entries, unreadable, store)
+        let (document, contents) = StoredDocument::open_object(client, object).await;
+        Self::with_document(document, contents)
     }
 
-    fn with_store(
-        location: JournalLocation,
-        contents: Contents,
-        unreadable: Option<String>,
-        store: Store,
+    fn with_document(
+        document: StoredDocument<Contents>,
+        contents: Result<Contents, DocumentError>,
     ) -> Self {
+        let (contents, unreadable) = match contents {
+            Ok(contents) => (contents, None),
+            Err(error) => (Contents::default(), Some(error.reason())),
+        };
         Self {
-            location,
+            location: document.location().clone(),
             contents: Mutex::new(contents),
             unreadable,
-            store: tokio::sync::Mutex::new(store),
+            document: tokio::sync::Mutex::new(document),
         }
     }
 
     /// Where the record is kept.
-    pub fn location(&self) -> &JournalLocation {
+    pub fn location(&self) -> &DocumentLocation {
         &self.location
     }
 
@@ -307,32 +256,14 @@ impl AppliedRecord {
         if changes.is_empty() {
             return Ok(());
         }
-        let mut store = self.store.lock().await;
+        let mut document = self.document.lock().await;
         let current = self.lock().clone();
-        let written = match &mut *store {
-            Store::File(path) => {
-                let updated = changed(current, changes);
-                write_file(path.as_path(), &updated).map(|()| updated)
-            }
-            Store::Object(store) => {
-                let ObjectStore {
-                    client,
-                    object,
-                    generation,
-                } = &mut **store;
-                write_object(client, object.as_str(), generation, current, changes).await
-            }
-        };
-        match written {
-            Ok(updated) => {
-                *self.lock() = updated;
-                Ok(())
-            }
-            Err(reason) => Err(AppliedRecordError {
-                record: self.location.clone(),
-                reason,
-            }),
-        }
+        let updated = document
+            .write_changed(current, |contents| Some(changed(contents.clone(), changes)))
+            .await
+            .map_err(AppliedRecordError)?;
+        *self.lock() = updated;
+        Ok(())
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Contents> {
@@ -340,32 +271,52 @@ impl AppliedRecord {
     }
 }
 
-/// The contents of a record's bytes, or none and why.
-fn parsed(bytes: &[u8]) -> (Contents, Option<String>) {
-    match serde_json::from_slice::<AppliedFile>(bytes) {
-        Ok(file) if file.version == APPLIED_VERSION => (
-            Contents {
-                entries: file
-                    .clusters
-                    .into_iter()
-                    .map(|entry| (entry.address.clone(), entry))
-                    .collect(),
-                marks: file
-                    .marks
-                    .into_iter()
-                    .map(|marked| (marked.address, marked.mark))
-                    .collect(),
-            },
-            None,
-        ),
-        Ok(file) => (
-            Contents::default(),
-            Some(format!(
+/// The record's document: a missing one is an empty record, and an empty record removes it.
+impl DocumentContent for Contents {
+    /// The record only words plans: one that cannot be read is replaced by what this run knows.
+    const ADVISORY: bool = true;
+
+    fn decode(bytes: &[u8]) -> Result<Self, String> {
+        let file = serde_json::from_slice::<AppliedFile>(bytes)
+            .map_err(|e| format!("it is corrupt ({e})"))?;
+        if file.version != APPLIED_VERSION {
+            return Err(format!(
                 "format version {} is not supported (expected {APPLIED_VERSION})",
                 file.version
-            )),
-        ),
-        Err(e) => (Contents::default(), Some(format!("it is corrupt ({e})"))),
+            ));
+        }
+        Ok(Self {
+            entries: file
+                .clusters
+                .into_iter()
+                .map(|entry| (entry.address.clone(), entry))
+                .collect(),
+            marks: file
+                .marks
+                .into_iter()
+                .map(|marked| (marked.address, marked.mark))
+                .collect(),
+        })
+    }
+
+    fn encode(&self) -> Result<Option<Vec<u8>>, String> {
+        if self.is_empty() {
+            return Ok(None);
+        }
+        let file = AppliedFile {
+            version: APPLIED_VERSION,
+            clusters: self.entries.values().cloned().collect(),
+            marks: self
+                .marks
+                .iter()
+                .map(|(address, mark)| ClusterMark {
+                    address: address.clone(),
+                    mark: mark.clone(),
+                })
+                .collect(),
+        };
+        let text = serde_json::to_string_pretty(&file).map_err(|e| e.to_string())?;
+        Ok(Some(format!("{text}\n").into_bytes()))
     }
 }
 
@@ -397,87 +348,6 @@ fn changed(mut contents: Contents, changes: &[AppliedChange]) -> Contents {
     contents
 }
 
-/// The record's document, ending with a newline; `None` for an empty record.
-fn encoded(contents: &Contents) -> Result<Option<Vec<u8>>, String> {
-    if contents.is_empty() {
-        return Ok(None);
-    }
-    let file = AppliedFile {
-        version: APPLIED_VERSION,
-        clusters: contents.entries.values().cloned().collect(),
-        marks: contents
-            .marks
-            .iter()
-            .map(|(address, mark)| ClusterMark {
-                address: address.clone(),
-                mark: mark.clone(),
-            })
-            .collect(),
-    };
-    let text = serde_json::to_string_pretty(&file).map_err(|e| format!("cannot encode it: {e}"))?;
-    Ok(Some(format!("{text}\n").into_bytes()))
-}
-
-/// Replaces the file atomically (0600); an empty record removes it.
-fn write_file(path: &Path, contents: &Contents) -> Result<(), String> {
-    let Some(content) = encoded(contents)? else {
-        return match remove_durably(path) {
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(format!("cannot remove it: {e}")),
-        };
-    };
-    if let Some(config_dir) = path.parent().and_then(Path::parent) {
-        StateDir::of(config_dir)
-            .create()
-            .map_err(|e| format!("cannot create its directory: {e}"))?;
-    }
-    write_atomic(path, &content, Access::Private).map_err(|e| format!("cannot write it: {e}"))
-}
-
-/// Writes the object over the generation last seen, making `changes` again on top of what
-/// another machine wrote when it wrote in between; answers the contents now stored.
-async fn write_object(
-    client: &StorageClient,
-    object: &str,
-    generation: &mut Option<Generation>,
-    current: Contents,
-    changes: &[AppliedChange],
-) -> Result<Contents, String> {
-    let mut base = current;
-    for _ in 0..MAX_WRITE_ATTEMPTS {
-        let updated = changed(base, changes);
-        let content = encoded(&updated)?;
-        let written = match (content, *generation) {
-            (None, None) => Ok(None),
-            (None, Some(live)) => client.delete_if(object, live).await.map(|()| None),
-            (Some(content), None) => client.create_if_absent(object, &content).await.map(Some),
-            (Some(content), Some(live)) => {
-                client.replace_if(object, &content, live).await.map(Some)
-            }
-        };
-        match written {
-            Ok(now) => {
-                *generation = now;
-                return Ok(updated);
-            }
-            Err(StorageError::PreconditionFailed { .. }) => {
-                // Another machine wrote it: start again from what it holds now (an unreadable
-                // object is replaced).
-                let live = client.read(object).await.map_err(|e| e.to_string())?;
-                (base, *generation) = match live {
-                    None => (Contents::default(), None),
-                    Some((bytes, live)) => (parsed(&bytes).0, Some(live)),
-                };
-            }
-            Err(e) => return Err(e.to_string()),
-        }
-    }
-    Err(format!(
-        "gave up after {MAX_WRITE_ATTEMPTS} attempts: other runs kept replacing it"
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -486,9 +356,7 @@ mod tests {
         AppliedEntry {
             address: ClusterName::new("proj-one", "us-central1", id).unwrap(),
             digest: digest.to_owned(),
-            fields: vec!["labels".to_owned()],
             applied_at: "2026-11-10T12:00:00Z".to_owned(),
-            fallback: None,
             labels: Vec::new(),
             field_digests: BTreeMap::new(),
         }
@@ -632,6 +500,28 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn fields_no_longer_kept_are_read_past_and_dropped_by_the_next_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = StateDir::of(dir.path());
+        state.create().unwrap();
+        std::fs::write(
+            state.applied_file(),
+            r#"{"version":1,"clusters":[{"address":{"project":"proj-one","region":"us-central1","id":"a"},"digest":"1","fields":["labels"],"applied_at":"2026-11-10T12:00:00Z","fallback":2}]}"#,
+        )
+        .unwrap();
+        let record = AppliedRecord::open(dir.path());
+        assert_eq!(record.unreadable(), None);
+        assert_eq!(record.entries(), vec![entry("a", "1")]);
+        record
+            .update(&[AppliedChange::Applied(entry("b", "2"))])
+            .await
+            .unwrap();
+        let text = std::fs::read_to_string(state.applied_file()).unwrap();
+        assert!(!text.contains("\"fields\""), "{text}");
+        assert!(!text.contains("\"fallback\""), "{text}");
+    }
+
+    #[tokio::test]
     async fn a_record_of_marks_only_is_kept() {
         let dir = tempfile::tempdir().unwrap();
         let record = AppliedRecord::open(dir.path());
@@ -675,9 +565,7 @@ mod unix_tests {
             .update(&[AppliedChange::Applied(AppliedEntry {
                 address: ClusterName::new("proj-one", "us-central1", "a").unwrap(),
                 digest: "d".to_owned(),
-                fields: Vec::new(),
                 applied_at: "2026-11-10T12:00:00Z".to_owned(),
-                fallback: None,
                 labels: Vec::new(),
                 field_digests: BTreeMap::new(),
             })])

@@ -1,13 +1,14 @@
-//! The state layer's error: the journal, a lock or the state directory cannot be used, or
-//! another run holds the stack's lock.
+//! The state layer's errors: a stored document (the journal, the applied record) cannot be read
+//! or written ([`DocumentError`]); the journal, a lock or the state directory cannot be used, or
+//! another run holds the stack's lock ([`StateError`]).
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clusterform_model::duration::Seconds;
 
-use crate::state::journal::JournalLocation;
-use crate::state::lock::LockInfo;
+use crate::state::location::DocumentLocation;
+use crate::state::lock_info::LockInfo;
 use crate::transport::storage::{Generation, StorageError};
 
 /// Everything that can go wrong with what a run keeps between runs.
@@ -17,7 +18,7 @@ pub enum StateError {
     #[error("journal {journal}: entry {entry} ({cluster}) cannot be used: {reason}")]
     UnusableJournalEntry {
         /// The journal file or object.
-        journal: JournalLocation,
+        journal: DocumentLocation,
         /// The entry's position in the file, from 1.
         entry: usize,
         /// The cluster the entry names, as far as it can be read.
@@ -25,16 +26,13 @@ pub enum StateError {
         /// What is wrong with it.
         reason: String,
     },
-    /// The journal of in-flight operations cannot be read or written.
-    #[error("journal {journal}: {reason}")]
-    Journal {
-        /// The journal file or object.
-        journal: JournalLocation,
-        /// What went wrong.
-        reason: String,
-    },
-    /// The journal's Cloud Storage object cannot be read or written (the error names it);
-    /// boxed to keep errors small.
+    /// The journal of in-flight operations cannot be read or written: its file or object cannot
+    /// be used, or other runs kept replacing it. Never a Cloud Storage call's error, which is
+    /// [`StateError::JournalStorage`].
+    #[error("journal {0}")]
+    Journal(DocumentError),
+    /// A Cloud Storage call on the journal's object failed (the error names the object); boxed
+    /// to keep errors small.
     #[error("journal {0}")]
     JournalStorage(#[source] Box<StorageError>),
     /// Another clusterform run holds this configuration's lock.
@@ -87,6 +85,79 @@ pub enum StateError {
     /// small.
     #[error(transparent)]
     LockStorage(Box<StorageError>),
+}
+
+impl From<DocumentError> for StateError {
+    /// The journal's document error: a Cloud Storage call's is [`StateError::JournalStorage`],
+    /// so that the hint can point at the bucket rather than at the journal's content.
+    fn from(error: DocumentError) -> Self {
+        match error {
+            DocumentError::Storage { error, .. } => Self::JournalStorage(error),
+            other => Self::Journal(other),
+        }
+    }
+}
+
+/// What can go wrong with a stored document (`state/document.rs`): the journal's and the
+/// applied record's one error. Every variant names the file or object.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum DocumentError {
+    /// It cannot be read, or what it holds cannot be used (not JSON, another version).
+    #[error("{location}: {reason}")]
+    Unreadable {
+        /// The file or object.
+        location: DocumentLocation,
+        /// Why.
+        reason: String,
+    },
+    /// It cannot be encoded, written or removed, or the change asked for is refused.
+    #[error("{location}: {reason}")]
+    Unwritable {
+        /// The file or object.
+        location: DocumentLocation,
+        /// Why.
+        reason: String,
+    },
+    /// A Cloud Storage call on its object failed (the error names the object too).
+    #[error("{error}")]
+    Storage {
+        /// The object.
+        location: DocumentLocation,
+        /// What Cloud Storage answered, or why it did not; boxed to keep errors small.
+        error: Box<StorageError>,
+    },
+    /// Another machine wrote the object before every one of this run's attempts to write it.
+    #[error("{location}: gave up after {attempts} attempts: other runs kept replacing it")]
+    Contended {
+        /// The object.
+        location: DocumentLocation,
+        /// How many writes were attempted.
+        attempts: usize,
+    },
+}
+
+impl DocumentError {
+    /// The file or object.
+    pub fn location(&self) -> &DocumentLocation {
+        match self {
+            Self::Unreadable { location, .. }
+            | Self::Unwritable { location, .. }
+            | Self::Storage { location, .. }
+            | Self::Contended { location, .. } => location,
+        }
+    }
+
+    /// What went wrong, without the location in front (a Cloud Storage error names its
+    /// object all the same).
+    pub fn reason(&self) -> String {
+        match self {
+            Self::Unreadable { reason, .. } | Self::Unwritable { reason, .. } => reason.clone(),
+            Self::Storage { error, .. } => error.to_string(),
+            Self::Contended { attempts, .. } => {
+                format!("gave up after {attempts} attempts: other runs kept replacing it")
+            }
+        }
+    }
 }
 
 /// `the stack is locked by alice@laptop (pid 4242) running `apply` since … (lock ID …)`, or

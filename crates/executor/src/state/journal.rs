@@ -1,6 +1,6 @@
 //! The journal of operations in flight: `.clusterform/journal.json` in the configuration
-//! directory, or a Cloud Storage object shared by every machine that runs the stack (see
-//! `journal_store`).
+//! directory, or a Cloud Storage object shared by every machine that runs the stack, a stored
+//! document (`state/document.rs`) whose changes are records and removals of operations.
 //!
 //! An entry is written **before** the executor starts waiting on an operation and removed when
 //! the operation is seen done, so that after a crash, a lost connection or Ctrl-C the next run
@@ -15,7 +15,6 @@
 //! reported with the file and its position; it blocks only the cluster it names (every cluster,
 //! when not even its address can be read), never the others.
 
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -25,8 +24,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use crate::state::error::StateError;
-use crate::state::journal_store::{JournalStore, ObjectStore, read_file};
+use crate::state::document::{DocumentContent, StoredDocument};
+use crate::state::error::{DocumentError, StateError};
+use crate::state::location::DocumentLocation;
 use crate::state::state_dir::StateDir;
 use crate::transport::storage::StorageClient;
 
@@ -83,32 +83,9 @@ struct JournalFile {
     entries: Vec<Value>,
 }
 
-/// Where a journal is kept, as errors and reports name it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum JournalLocation {
-    /// A local file.
-    File(PathBuf),
-    /// A Cloud Storage object, shown `gs://BUCKET/OBJECT`.
-    Object {
-        /// The bucket.
-        bucket: String,
-        /// The object's name.
-        object: String,
-    },
-}
-
-impl fmt::Display for JournalLocation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::File(path) => write!(f, "{}", path.display()),
-            Self::Object { bucket, object } => write!(f, "gs://{bucket}/{object}"),
-        }
-    }
-}
-
 /// One entry of the file, in file order.
 #[derive(Debug, Clone)]
-pub(crate) enum Slot {
+enum Slot {
     Usable(JournalEntry),
     /// Kept verbatim, so that whoever fixes the file by hand still has what it said.
     Unusable {
@@ -120,7 +97,7 @@ pub(crate) enum Slot {
 
 /// One change to the journal, applied on top of whatever the store holds when it is written.
 #[derive(Debug, Clone)]
-pub(crate) enum Change {
+enum Change {
     /// Adds an entry (replacing one of the same operation).
     Record(JournalEntry),
     /// Removes the entry of an operation.
@@ -131,7 +108,7 @@ pub(crate) enum Change {
 
 impl Change {
     /// `slots` with `changes` made in order, or `None` when they change nothing.
-    pub(crate) fn apply_all(changes: &[Change], slots: &[Slot]) -> Option<Vec<Slot>> {
+    fn apply_all(changes: &[Change], slots: &[Slot]) -> Option<Vec<Slot>> {
         let mut updated: Option<Vec<Slot>> = None;
         for change in changes {
             if let Some(next) = change.apply(updated.as_deref().unwrap_or(slots)) {
@@ -142,7 +119,7 @@ impl Change {
     }
 
     /// `slots` with this change made, or `None` when it changes nothing.
-    pub(crate) fn apply(&self, slots: &[Slot]) -> Option<Vec<Slot>> {
+    fn apply(&self, slots: &[Slot]) -> Option<Vec<Slot>> {
         let mut updated = slots.to_vec();
         match self {
             Self::Record(entry) => {
@@ -174,11 +151,11 @@ impl Change {
 /// The journal of one configuration directory, or of one stack in Cloud Storage.
 #[derive(Debug)]
 pub struct Journal {
-    location: JournalLocation,
+    location: DocumentLocation,
     /// The entries as last read or written; never locked across an await.
     slots: Mutex<Vec<Slot>>,
     /// Held across a write, so that writes are made one at a time.
-    store: tokio::sync::Mutex<JournalStore>,
+    document: tokio::sync::Mutex<StoredDocument<Vec<Slot>>>,
     /// Changes asked for and not yet taken by a write, each with where its outcome goes.
     queued: Mutex<Vec<QueuedChange>>,
 }
@@ -187,7 +164,7 @@ pub struct Journal {
 #[derive(Debug)]
 struct QueuedChange {
     change: Change,
-    outcome: oneshot::Sender<Result<(), StateError>>,
+    outcome: oneshot::Sender<Result<(), DocumentError>>,
 }
 
 impl Journal {
@@ -199,41 +176,34 @@ impl Journal {
     /// Opens the journal of `config_dir` ([`Journal::path_in`]); a missing file is an empty
     /// journal.
     pub fn open(config_dir: &Path) -> Result<Self, StateError> {
-        let path = Self::path_in(config_dir);
-        let slots = read_file(&path)?;
-        Ok(Self::with_store(
-            JournalLocation::File(path.clone()),
-            slots,
-            JournalStore::File(path),
-        ))
+        let state = StateDir::of(config_dir);
+        let path = state.journal_file();
+        let (document, slots) = StoredDocument::open_file(state, path);
+        Ok(Self::with_document(document, slots?))
     }
 
     /// Opens the journal kept as `object` in the client's bucket (for a stack,
-    /// `{prefix}/{stack}.journal.json`); a missing object is an empty journal. Errors name
-    /// `gs://BUCKET/OBJECT`.
+    /// `{prefix}/{stack}.journal.json`: [`crate::StackObjects`]); a missing object is an empty
+    /// journal. Errors name `gs://BUCKET/OBJECT`.
     pub async fn open_in_storage(
         client: StorageClient,
         object: String,
     ) -> Result<Self, StateError> {
-        let (store, slots) = ObjectStore::open(client, object).await?;
-        Ok(Self::with_store(
-            store.location(),
-            slots,
-            JournalStore::Object(Box::new(store)),
-        ))
+        let (document, slots) = StoredDocument::open_object(client, object).await;
+        Ok(Self::with_document(document, slots?))
     }
 
-    fn with_store(location: JournalLocation, slots: Vec<Slot>, store: JournalStore) -> Self {
+    fn with_document(document: StoredDocument<Vec<Slot>>, slots: Vec<Slot>) -> Self {
         Self {
-            location,
+            location: document.location().clone(),
             slots: Mutex::new(slots),
-            store: tokio::sync::Mutex::new(store),
+            document: tokio::sync::Mutex::new(document),
             queued: Mutex::new(Vec::new()),
         }
     }
 
     /// Where the journal is kept.
-    pub fn location(&self) -> &JournalLocation {
+    pub fn location(&self) -> &DocumentLocation {
         &self.location
     }
 
@@ -295,12 +265,14 @@ impl Journal {
     /// Adds an entry and writes the journal before returning. An entry that a later run could
     /// not use is refused: writing it would leave the operation unfollowable.
     pub async fn record(&self, entry: JournalEntry) -> Result<(), StateError> {
-        check_entry(&entry).map_err(|reason| StateError::Journal {
-            journal: self.location.clone(),
-            reason: format!(
-                "refusing to record an unusable entry for {}: {reason}",
-                entry.address.id()
-            ),
+        check_entry(&entry).map_err(|reason| {
+            StateError::Journal(DocumentError::Unwritable {
+                location: self.location.clone(),
+                reason: format!(
+                    "refusing to record an unusable entry for {}: {reason}",
+                    entry.address.id()
+                ),
+            })
         })?;
         self.commit(Change::Record(entry)).await
     }
@@ -340,52 +312,38 @@ impl Journal {
             change,
             outcome: sender,
         });
-        let mut store = self.store.lock().await;
+        let mut document = self.document.lock().await;
         // A write that held the lock before us may have taken our change; if not, ours takes it.
         if outcome.is_empty() {
-            self.write_queued(&mut store).await;
+            self.write_queued(&mut document).await;
         }
-        outcome.try_recv().unwrap_or_else(|_| {
-            Err(StateError::Journal {
-                journal: self.location.clone(),
+        let written = outcome.try_recv().unwrap_or_else(|_| {
+            Err(DocumentError::Unwritable {
+                location: self.location.clone(),
                 reason: "a change was left out of every write".to_owned(),
             })
-        })
+        });
+        Ok(written?)
     }
 
     /// Writes every queued change in one write, once the store takes one, and tells each
     /// asker how it went.
-    async fn write_queued(&self, store: &mut JournalStore) {
-        store.ready_to_write().await;
+    async fn write_queued(&self, document: &mut StoredDocument<Vec<Slot>>) {
+        document.ready_to_write().await;
         let batch = std::mem::take(&mut *self.queue());
         let changes: Vec<Change> = batch.iter().map(|queued| queued.change.clone()).collect();
         let current = self.lock().clone();
-        let written = store.commit(current, &changes).await;
+        let written = document
+            .write_changed(current, |slots| Change::apply_all(&changes, slots))
+            .await;
         if let Ok(stored) = &written {
             self.lock().clone_from(stored);
         }
         for queued in batch {
-            let told = match &written {
-                Ok(_) => Ok(()),
-                Err(error) => Err(self.copy_of(error)),
-            };
             // Whoever asked may have stopped waiting; the change is written all the same.
-            let _ = queued.outcome.send(told);
-        }
-    }
-
-    /// The same error for each change of a failed write.
-    fn copy_of(&self, error: &StateError) -> StateError {
-        match error {
-            StateError::JournalStorage(storage) => StateError::JournalStorage(storage.clone()),
-            StateError::Journal { journal, reason } => StateError::Journal {
-                journal: journal.clone(),
-                reason: reason.clone(),
-            },
-            other => StateError::Journal {
-                journal: self.location.clone(),
-                reason: other.to_string(),
-            },
+            let _ = queued
+                .outcome
+                .send(written.as_ref().map(|_| ()).map_err(Clone::clone));
         }
     }
 
@@ -399,8 +357,27 @@ impl Journal {
     }
 }
 
+/// The journal's document: a missing one is an empty journal, and an empty journal removes it.
+impl DocumentContent for Vec<Slot> {
+    /// A journal that cannot be read is never written over: it may name operations still
+    /// running.
+    const ADVISORY: bool = false;
+
+    fn decode(bytes: &[u8]) -> Result<Self, String> {
+        parse(bytes)
+    }
+
+    fn encode(&self) -> Result<Option<Vec<u8>>, String> {
+        if self.is_empty() {
+            return Ok(None);
+        }
+        let text = encode(self).map_err(|e| e.to_string())?;
+        Ok(Some(text.into_bytes()))
+    }
+}
+
 /// The journal document of `slots`, unusable entries verbatim, ending with a newline.
-pub(crate) fn encode(slots: &[Slot]) -> Result<String, serde_json::Error> {
+fn encode(slots: &[Slot]) -> Result<String, serde_json::Error> {
     let entries = slots
         .iter()
         .map(|slot| match slot {
@@ -425,18 +402,14 @@ fn is_chain_entry_of(slot: &Slot, address: &ClusterName) -> bool {
 
 /// The whole journal: it must be JSON of this version with a list of entries; each entry is
 /// then judged on its own.
-pub(crate) fn parse(journal: &JournalLocation, bytes: &[u8]) -> Result<Vec<Slot>, StateError> {
-    let journal_error = |reason| StateError::Journal {
-        journal: journal.clone(),
-        reason,
-    };
+fn parse(bytes: &[u8]) -> Result<Vec<Slot>, String> {
     let document: JournalFile =
-        serde_json::from_slice(bytes).map_err(|e| journal_error(format!("it is corrupt ({e})")))?;
+        serde_json::from_slice(bytes).map_err(|e| format!("it is corrupt ({e})"))?;
     if document.version != JOURNAL_VERSION {
-        return Err(journal_error(format!(
+        return Err(format!(
             "format version {} is not supported (expected {JOURNAL_VERSION})",
             document.version
-        )));
+        ));
     }
     Ok(document.entries.into_iter().map(parse_entry).collect())
 }

@@ -8,17 +8,13 @@
 //! holds the lock, since when and for which command. The record is only information: the OS
 //! lock decides, and a record that cannot be read just means "held by someone".
 
-use std::fmt;
 use std::fs::{File, TryLockError};
 use std::io::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
-
 use crate::state::error::StateError;
+use crate::state::lock_info::LockInfo;
 use crate::state::state_dir::{StateDir, open_private_file};
 
 /// How often a run waiting for the lock (`--lock-timeout`) tries again: taking a free lock is
@@ -28,52 +24,6 @@ const POLL_INTERVAL: Duration = Duration::from_millis(250);
 /// The most of a lock record that is read: a record is a few hundred bytes, and a file that
 /// someone filled with something else must not be read whole.
 const MAX_RECORD_BYTES: u64 = 64 * 1024;
-
-/// Who holds a lock: written by the holder, shown to the runs it refuses. The same record can
-/// describe a remote lock (an object in a bucket) as well as the local file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LockInfo {
-    /// A random ID of this acquisition (UUID form), to tell two holders apart.
-    pub id: String,
-    /// `user@host` of the process that holds the lock.
-    pub who: String,
-    /// Its process ID, on `host`.
-    pub pid: u32,
-    /// The command it runs: `apply`, `destroy`, `import`.
-    pub command: String,
-    /// When it took the lock, RFC 3339 in UTC.
-    pub created: String,
-    /// The version of the tool that took it.
-    pub version: String,
-}
-
-impl LockInfo {
-    /// The record of this process running `command`, with a fresh random ID and the time now.
-    pub fn for_this_process(command: &str, version: &str) -> Self {
-        let now = OffsetDateTime::now_utc()
-            .replace_nanosecond(0)
-            .unwrap_or_else(|_| OffsetDateTime::now_utc());
-        Self {
-            id: random_lock_id(),
-            who: format!("{}@{}", user_name(), host_name()),
-            pid: std::process::id(),
-            command: command.to_owned(),
-            created: now.format(&Rfc3339).unwrap_or_default(),
-            version: version.to_owned(),
-        }
-    }
-}
-
-/// `alice@laptop (pid 4242) running `apply` since 2026-11-30T22:00:00Z (lock ID …)`.
-impl fmt::Display for LockInfo {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} (pid {}) running `{}` since {} (lock ID {})",
-            self.who, self.pid, self.command, self.created, self.id
-        )
-    }
-}
 
 /// Held for as long as a run changes clusters; dropping it releases the lock.
 #[derive(Debug)]
@@ -171,42 +121,6 @@ fn read_holder(path: &Path) -> Option<LockInfo> {
     // A FIFO or a device in its place is refused before it is opened: opening a FIFO waits.
     let bytes = clusterform_files::read_capped(path, MAX_RECORD_BYTES).ok()?;
     serde_json::from_slice(&bytes).ok()
-}
-
-/// 128 random bits in the UUID version 4 form, as lock IDs usually are.
-fn random_lock_id() -> String {
-    let mut bytes: [u8; 16] = rand::random();
-    bytes[6] = (bytes[6] & 0x0f) | 0x40;
-    bytes[8] = (bytes[8] & 0x3f) | 0x80;
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..]
-    )
-}
-
-/// The login name, from the environment (`USER` on Unix, `USERNAME` on Windows).
-fn user_name() -> String {
-    ["USER", "USERNAME", "LOGNAME"]
-        .iter()
-        .find_map(|name| std::env::var(name).ok().filter(|v| !v.trim().is_empty()))
-        .unwrap_or_else(|| "unknown".to_owned())
-}
-
-/// The host name: `HOSTNAME` when exported, else what the kernel says.
-fn host_name() -> String {
-    let from_file = |path: &str| std::fs::read_to_string(path).ok();
-    std::env::var("HOSTNAME")
-        .ok()
-        .or_else(|| from_file("/proc/sys/kernel/hostname"))
-        .or_else(|| from_file("/etc/hostname"))
-        .map(|name| name.trim().to_owned())
-        .filter(|name| !name.is_empty())
-        .unwrap_or_else(|| "unknown".to_owned())
 }
 
 #[cfg(test)]
@@ -313,13 +227,5 @@ mod tests {
         releaser.join().unwrap();
         assert_eq!(RunLock::holder(dir.path()).as_ref(), Some(second.info()));
         assert_eq!(second.info().command, "destroy");
-    }
-
-    #[test]
-    fn lock_ids_are_random_uuids() {
-        let (one, two) = (random_lock_id(), random_lock_id());
-        assert_ne!(one, two);
-        assert_eq!(one.len(), 36);
-        assert_eq!(one.as_bytes()[14], b'4', "{one}");
     }
 }

@@ -15,7 +15,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::state::error::StateError;
-use crate::state::lock::LockInfo;
+use crate::state::lock_info::LockInfo;
 use crate::transport::storage::{Generation, OBJECT_WRITE_INTERVAL, StorageClient, StorageError};
 
 /// How often a run waiting for the lock (`--lock-timeout`) reads it: each read is a request,

@@ -175,7 +175,7 @@ mod unix_tests {
         assert_eq!(mode(state.path()), 0o700);
         assert_eq!(
             journal.location(),
-            &crate::JournalLocation::File(state.journal_file())
+            &crate::DocumentLocation::File(state.journal_file())
         );
         assert_eq!(mode(&state.journal_file()), 0o600);
     }
