@@ -176,7 +176,7 @@ pub async fn take_lock(
     } else {
         None
     };
-    let object = remote.object(&provider.stack, ".lock");
+    let object = clusterform_executor::StackObjects::new(&remote.prefix, &provider.stack).lock();
     let client = &connection.client;
     let lock = StorageLock::acquire(client, &object, holder, timeout, |held_by| {
         say_waiting(timeout, held_by, printer);

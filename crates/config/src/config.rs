@@ -132,17 +132,6 @@ pub struct RemoteState {
     pub endpoint: Option<String>,
 }
 
-impl RemoteState {
-    /// The name of the object `{prefix}/{stack}{suffix}` (no `/` before it without a prefix).
-    pub fn object(&self, stack: &str, suffix: &str) -> String {
-        if self.prefix.is_empty() {
-            format!("{stack}{suffix}")
-        } else {
-            format!("{}/{stack}{suffix}", self.prefix)
-        }
-    }
-}
-
 /// Where the stack name came from. Only a stack set explicitly may own clusters of a real
 /// endpoint: two directories that share a name must never own each other's clusters.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -27,7 +27,7 @@ pub async fn run(args: &ForceUnlock, printer: &Printer) -> Result<ExitStatus, Cl
     };
     let connection = context::connect_storage(remote, provider.endpoint.as_deref()).await?;
     let client = &connection.client;
-    let object = remote.object(&provider.stack, ".lock");
+    let object = clusterform_executor::StackObjects::new(&remote.prefix, &provider.stack).lock();
     let location = format!("gs://{}/{object}", remote.bucket);
     let Some(held) = StorageLock::holder(client, &object).await? else {
         return Err(CliError::NotLocked(location));

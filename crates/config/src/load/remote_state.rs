@@ -146,19 +146,4 @@ mod tests {
             assert!(prefix_problem(invalid).is_some(), "{invalid}");
         }
     }
-
-    #[test]
-    fn object_names_join_prefix_and_stack() {
-        let state = RemoteState {
-            bucket: "b".into(),
-            prefix: "clusterform/prod".into(),
-            endpoint: None,
-        };
-        assert_eq!(state.object("ml", ".lock"), "clusterform/prod/ml.lock");
-        let root = RemoteState {
-            prefix: String::new(),
-            ..state
-        };
-        assert_eq!(root.object("ml", ".lock"), "ml.lock");
-    }
 }

@@ -30,8 +30,8 @@ impl fmt::Display for DocumentLocation {
 }
 
 /// The names of one stack's state objects in a bucket, under the `lock "gcs"` block's prefix:
-/// `{prefix}/{stack}.journal.json` and, beside it, `{prefix}/{stack}.applied.json` (no `/`
-/// before the stack without a prefix).
+/// the lock `{prefix}/{stack}.lock`, the journal `{prefix}/{stack}.journal.json` and, beside
+/// it, `{prefix}/{stack}.applied.json` (no `/` before the stack without a prefix).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StackObjects {
     /// `{prefix}/{stack}`, or `{stack}` without a prefix.
@@ -47,6 +47,11 @@ impl StackObjects {
             format!("{prefix}/{stack}")
         };
         Self { base }
+    }
+
+    /// The stack's lock.
+    pub fn lock(&self) -> String {
+        format!("{}.lock", self.base)
     }
 
     /// The journal of operations in flight ([`crate::Journal::open_in_storage`]).
@@ -68,12 +73,14 @@ mod tests {
     #[test]
     fn a_stacks_objects_are_named_under_its_prefix_or_at_the_root() {
         let objects = StackObjects::new("clusterform/prod", "research");
+        assert_eq!(objects.lock(), "clusterform/prod/research.lock");
         assert_eq!(objects.journal(), "clusterform/prod/research.journal.json");
         assert_eq!(
             objects.applied_record(),
             "clusterform/prod/research.applied.json"
         );
         let at_root = StackObjects::new("", "research");
+        assert_eq!(at_root.lock(), "research.lock");
         assert_eq!(at_root.journal(), "research.journal.json");
         assert_eq!(at_root.applied_record(), "research.applied.json");
     }
