@@ -49,11 +49,11 @@ fn a_two_region_fleet_shows_locations_and_script_diffs() {
     [HH:MM:SS] train01 (my-proj/us-central1): creating… [Ns]
     [HH:MM:SS] train01 (my-proj/us-central1): create request accepted [Ns]
     [HH:MM:SS] train01 (my-proj/us-central1): create done [Ns]
-    [HH:MM:SS] train01 (my-proj/us-central1): created [Ns] (1/2 done)
+    [HH:MM:SS] train01 (my-proj/us-central1): created [Ns] ([K]/[N] done)
     [HH:MM:SS] train02 (my-proj/europe-west4): creating… [Ns]
     [HH:MM:SS] train02 (my-proj/europe-west4): create request accepted [Ns]
     [HH:MM:SS] train02 (my-proj/europe-west4): create done [Ns]
-    [HH:MM:SS] train02 (my-proj/europe-west4): created [Ns] (2/2 done)
+    [HH:MM:SS] train02 (my-proj/europe-west4): created [Ns] ([K]/[N] done)
     Apply complete! Resources: 2 added, 0 changed, 0 replaced, 0 destroyed.
     "#);
 

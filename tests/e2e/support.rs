@@ -658,6 +658,7 @@ const PLACEHOLDERS: &[(&str, MatchLength)] = &[
     ("[UUID]", uuid),
     ("[DIGEST]", sha256),
     ("(pid [PID])", pid),
+    ("([K]/[N] done)", clusters_done),
 ];
 
 /// `text` with each of [`PLACEHOLDERS`] in place of what it stands for.
@@ -689,6 +690,16 @@ fn digits(text: &str) -> usize {
 /// Whether `text` goes on with a letter or a digit (so that a match would cut a word).
 fn goes_on(text: &str) -> bool {
     text.chars().next().is_some_and(char::is_alphanumeric)
+}
+
+/// `(3/10 done)`: which cluster of a fleet ends k-th depends on the machine's load.
+fn clusters_done(text: &str) -> Option<usize> {
+    let rest = text.strip_prefix('(')?;
+    let done = digits(rest);
+    let rest = rest[done..].strip_prefix('/')?;
+    let total = digits(rest);
+    let rest = rest[total..].strip_prefix(" done)")?;
+    (done > 0 && total > 0).then(|| text.len() - rest.len())
 }
 
 /// `[12:34:56]`.
