@@ -289,7 +289,15 @@ fn a_terminal_shows_how_many_locations_are_read_and_keeps_no_line_of_it() {
         ..clusterform_emulator::EmulatorOptions::default()
     });
     env.write_config(&config(&[ClusterSpec::default()]));
-    let mut session = on_terminal(&env, "plan");
+    // In colour: `--no-color` and NO_COLOR draw no live line.
+    let command = format!(
+        "env -u NO_COLOR CLUSTERFORM_ENDPOINT={} CLUSTERFORM_ACCESS_TOKEN={} {} plan {}",
+        env.server.base_url(),
+        crate::support::TOKEN,
+        env!("CARGO_BIN_EXE_clusterform"),
+        env.path().display()
+    );
+    let mut session = rexpect::spawn(&command, Some(60_000)).unwrap();
     let output = terminal_output(&mut session);
     let total = clusterform_model::SERVICE_REGIONS.len();
     assert!(

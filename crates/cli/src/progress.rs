@@ -19,7 +19,8 @@ use clusterform::views::actions::{done_verb, verb};
 use clusterform::views::names::ClusterNames;
 
 /// `reading 13 locations… 4/13` on a terminal while a refresh lists them; nothing in a pipe,
-/// with `--quiet`, or where stdout carries JSON events. The line is gone once the Lists end.
+/// with `--quiet`, where stdout carries JSON events, or with `--no-color` / `NO_COLOR` (whose
+/// output holds no escape sequence at all). The line is gone once the Lists end.
 #[derive(Debug)]
 pub struct ListingProgress {
     printer: Printer,
@@ -29,7 +30,8 @@ pub struct ListingProgress {
 impl ListingProgress {
     /// Starts the line for `total` locations.
     pub fn new(printer: Printer, total: usize) -> Self {
-        let bar = (printer.draws_progress_bars() && total > 0).then(|| {
+        let drawn = printer.draws_progress_bars() && printer.stderr_color() && total > 0;
+        let bar = drawn.then(|| {
             let bars = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
             printer.bars_drawn(&bars);
             let bar = bars.add(ProgressBar::new(u64::try_from(total).unwrap_or(u64::MAX)));
