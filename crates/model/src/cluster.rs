@@ -294,7 +294,7 @@ pub struct NodePool {
         skip_serializing_if = "Option::is_none",
         alias = "provisioning_model"
     )]
-    pub provisioning_model: Option<String>,
+    pub provisioning_model: Option<crate::ProvisioningModel>,
     /// A protobuf duration; only with `FLEX_START`.
     #[serde(
         default,

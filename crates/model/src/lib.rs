@@ -28,6 +28,7 @@ mod live;
 mod names;
 mod operation;
 pub mod paths;
+mod provisioning;
 mod regions;
 pub mod rest;
 mod unread;
@@ -50,6 +51,7 @@ pub use names::{
 pub use operation::{
     Code, ErrorEnvelope, FieldViolation, Operation, Shortage, Status, shortage_brief,
 };
+pub use provisioning::{ProvisioningModel, ProvisioningProblem};
 pub use regions::{RefreshLocations, SERVICE_REGIONS, is_service_region};
 pub use unread::{UnreadKind, UnreadLocation};
 pub use update_mode::{UnknownUpdateMode, UpdateMode};
