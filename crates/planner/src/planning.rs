@@ -83,8 +83,10 @@ pub(crate) fn plan_declared(
 }
 
 fn check_ownership(address: &ClusterName, live: &Cluster, stack: &str) -> Result<(), PlanError> {
-    match live.label(STACK_LABEL) {
-        Some(owner) if owner == stack => Ok(()),
+    if live.is_owned_by(stack) {
+        return Ok(());
+    }
+    match live.owner() {
         Some(owner) => Err(PlanError::OwnedByOtherStack {
             id: address.id().to_string(),
             stack: owner.to_owned(),

@@ -363,14 +363,14 @@ async fn take_over(
         .get_cluster(name)
         .await?
         .ok_or_else(|| CliError::ClusterNotFound(name.to_string()))?;
-    match cluster.label(STACK_LABEL) {
-        Some(owner) if owner == stack => {
-            printer.info(&format!(
-                "Cluster {} already belongs to stack {stack}.",
-                name.id()
-            ));
-            Ok(cluster)
-        }
+    if cluster.is_owned_by(stack) {
+        printer.info(&format!(
+            "Cluster {} already belongs to stack {stack}.",
+            name.id()
+        ));
+        return Ok(cluster);
+    }
+    match cluster.owner() {
         Some(other) => Err(CliError::OwnedElsewhere {
             cluster: name.id().to_string(),
             owner: other.to_owned(),

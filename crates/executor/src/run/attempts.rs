@@ -14,7 +14,7 @@
 use std::time::Duration;
 
 use clusterform_model::rest::{ClusterRequest, RequestKind};
-use clusterform_model::{Action, Attempt, Cluster, ClusterName, ClusterState, Code, STACK_LABEL};
+use clusterform_model::{Action, Attempt, Cluster, ClusterName, ClusterState, Code};
 use clusterform_planner::ClusterChange;
 use tokio::time::Instant;
 
@@ -191,7 +191,7 @@ impl ApplyEngine {
         let Some(holder) = holder else {
             return Ok(());
         };
-        let owner = holder.label(STACK_LABEL);
+        let owner = holder.owner();
         if holder.cluster_state() == Some(ClusterState::Stopping) || owner == create.stack_label() {
             return Ok(());
         }
