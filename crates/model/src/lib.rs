@@ -21,6 +21,7 @@ mod attempt;
 pub mod catalogue;
 mod cluster;
 pub mod duration;
+mod endpoint;
 pub mod fields;
 mod int;
 mod jobs;
@@ -42,6 +43,7 @@ pub use cluster::{
     ReservationAffinity, RuntimeSpec, ScalingSpec, SlurmAccounting, SlurmScheduling, SlurmSpec,
     TimeOfDay, WritableCluster,
 };
+pub use endpoint::{Endpoint, EndpointError, EndpointUrl};
 pub use jobs::{JobsByCluster, NODE_HOLDING_STATES, RunningJob, RunningJobs, WAITING_STATES};
 pub use live::{LiveCluster, UnreadableName};
 pub use names::{

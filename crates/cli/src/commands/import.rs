@@ -60,7 +60,7 @@ async fn import_into_configuration(
         dir,
         command: "import",
         timeout: args.lock_timeout,
-        endpoint: args.endpoint.as_deref(),
+        endpoint: args.endpoint.as_ref(),
     };
     stack_lock::with_lock(request, Some(&config.provider), printer, async {
         import_with_config(args, &config, printer).await
@@ -81,7 +81,7 @@ async fn import_with_config(
         None => None,
     };
     let connection = context::connect(
-        args.endpoint.as_deref(),
+        args.endpoint.as_ref(),
         Some(&config.provider),
         dir,
         printer,
@@ -277,7 +277,7 @@ async fn import_into_new_configuration(
         endpoint: None,
     };
     let _lock = take_lock(request, None, printer).await?;
-    let connection = context::connect(args.endpoint.as_deref(), None, dir, printer).await?;
+    let connection = context::connect(args.endpoint.as_ref(), None, dir, printer).await?;
     let cluster = take_over(&connection.client, &name, &stack, printer).await?;
     let cluster = unpinned(cluster, args.keep_node_image, printer);
     let hcl = new_configuration(&name, &stack, &cluster);

@@ -26,7 +26,7 @@ pub async fn run(args: &Status, printer: &Printer) -> Result<ExitStatus, CliErro
     let view = status_view(args.json, !args.targets.is_empty(), printer);
     let inputs = context::variable_inputs(&args.variables)?;
     let config = context::load_config(&args.dir, inputs, printer).await?;
-    let endpoint = args.endpoint.as_deref();
+    let endpoint = args.endpoint.as_ref();
     let connection = context::connect(endpoint, Some(&config.provider), &args.dir, printer).await?;
     let client = &connection.client;
     // A target neither declared nor released may be anywhere: every location is listed.
