@@ -405,10 +405,7 @@ mod tests {
         let (block, env) = ("https://block.example", "http://127.0.0.1:1");
         let local = Some(&Endpoint::Local);
         let api_url: Endpoint = "http://127.0.0.1:8089".parse().unwrap();
-        assert_eq!(
-            storage_endpoint(Some(block), Some(env), local),
-            url(block)
-        );
+        assert_eq!(storage_endpoint(Some(block), Some(env), local), url(block));
         assert_eq!(storage_endpoint(None, Some(env), local), url(env));
         assert_eq!(
             storage_endpoint(None, Some(" "), local),

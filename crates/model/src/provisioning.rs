@@ -31,7 +31,12 @@ pub enum ProvisioningModel {
 
 impl ProvisioningModel {
     /// Every model this version knows, in the API's order.
-    pub const KNOWN: [Self; 4] = [Self::OnDemand, Self::Reservation, Self::Spot, Self::FlexStart];
+    pub const KNOWN: [Self; 4] = [
+        Self::OnDemand,
+        Self::Reservation,
+        Self::Spot,
+        Self::FlexStart,
+    ];
 
     /// The API spellings of [`Self::KNOWN`], the values the configuration accepts.
     pub const NAMES: [&'static str; 4] = ["ON_DEMAND", "RESERVATION", "SPOT", "FLEX_START"];
@@ -132,7 +137,9 @@ impl NodePool {
                 problems.push(ProvisioningProblem::NoReservationAffinity(model.clone()));
             }
             Some(model) if model.refuses_reservation_affinity() && has_affinity => {
-                problems.push(ProvisioningProblem::UnusedReservationAffinity(model.clone()));
+                problems.push(ProvisioningProblem::UnusedReservationAffinity(
+                    model.clone(),
+                ));
             }
             // A machine type with built-in accelerators is a GPU pool whether or not it names
             // them.
@@ -173,11 +180,20 @@ mod tests {
         for model in ProvisioningModel::KNOWN {
             let json = serde_json::to_value(&model).unwrap();
             assert_eq!(json, serde_json::Value::from(model.as_str()));
-            assert_eq!(serde_json::from_value::<ProvisioningModel>(json).unwrap(), model);
+            assert_eq!(
+                serde_json::from_value::<ProvisioningModel>(json).unwrap(),
+                model
+            );
         }
         let newer: ProvisioningModel = serde_json::from_str("\"PREEMPTIBLE_QUEUED\"").unwrap();
-        assert_eq!(newer, ProvisioningModel::Other("PREEMPTIBLE_QUEUED".to_owned()));
-        assert_eq!(serde_json::to_string(&newer).unwrap(), "\"PREEMPTIBLE_QUEUED\"");
+        assert_eq!(
+            newer,
+            ProvisioningModel::Other("PREEMPTIBLE_QUEUED".to_owned())
+        );
+        assert_eq!(
+            serde_json::to_string(&newer).unwrap(),
+            "\"PREEMPTIBLE_QUEUED\""
+        );
         assert_eq!(PROVISIONING_MODELS, ProvisioningModel::NAMES);
     }
 
@@ -203,7 +219,10 @@ mod tests {
             pool(Some(M::Reservation), gpu, false).provisioning_problems(),
             [P::NoReservationAffinity(M::Reservation)]
         );
-        assert_eq!(pool(Some(M::Reservation), gpu, true).provisioning_problems(), []);
+        assert_eq!(
+            pool(Some(M::Reservation), gpu, true).provisioning_problems(),
+            []
+        );
         for model in [M::OnDemand, M::Spot, M::FlexStart] {
             assert_eq!(
                 pool(Some(model.clone()), gpu, true).provisioning_problems(),
@@ -215,9 +234,15 @@ mod tests {
             [P::AcceleratorsWithoutModel]
         );
         assert_eq!(pool(None, gpu, true).provisioning_problems(), []);
-        assert_eq!(pool(None, "n2-standard-8", false).provisioning_problems(), []);
+        assert_eq!(
+            pool(None, "n2-standard-8", false).provisioning_problems(),
+            []
+        );
         let unknown = M::Other("NEWER".to_owned());
-        assert_eq!(pool(Some(unknown.clone()), gpu, true).provisioning_problems(), []);
+        assert_eq!(
+            pool(Some(unknown.clone()), gpu, true).provisioning_problems(),
+            []
+        );
         assert_eq!(pool(Some(unknown), gpu, false).provisioning_problems(), []);
     }
 

@@ -80,13 +80,8 @@ async fn import_with_config(
         Some(region) => Some(given_name(args, config, region)?),
         None => None,
     };
-    let connection = context::connect(
-        args.endpoint.as_ref(),
-        Some(&config.provider),
-        dir,
-        printer,
-    )
-    .await?;
+    let connection =
+        context::connect(args.endpoint.as_ref(), Some(&config.provider), dir, printer).await?;
     let name = match given {
         Some(name) => name,
         None => {

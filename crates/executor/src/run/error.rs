@@ -7,9 +7,7 @@ use std::time::Duration;
 use clusterform_model::duration::Seconds;
 use clusterform_model::fields::{MaskSource, UpdateMaskPath, camel_case};
 use clusterform_model::rest::ClusterRequest;
-use clusterform_model::{
-    Attempt, ClusterName, Code, NameError, Shortage, Status, UnreadableName,
-};
+use clusterform_model::{Attempt, ClusterName, Code, NameError, Shortage, Status, UnreadableName};
 
 use crate::state::error::StateError;
 use crate::transport::error::TransportError;

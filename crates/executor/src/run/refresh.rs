@@ -32,8 +32,7 @@ use std::time::Duration;
 
 pub use clusterform_model::UnreadKind;
 use clusterform_model::{
-    Cluster, ClusterId, ClusterName, Code, LiveCluster, Location, RefreshLocations,
-    UnreadLocation,
+    Cluster, ClusterId, ClusterName, Code, LiveCluster, Location, RefreshLocations, UnreadLocation,
 };
 use futures::future::{join_all, try_join_all};
 use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};

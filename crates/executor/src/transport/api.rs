@@ -17,8 +17,8 @@ use std::time::Duration;
 
 use clusterform_model::rest::{self, ClusterRequest, HttpMethod, RestCall};
 use clusterform_model::{
-    Cluster, ClusterName, Code, ErrorEnvelope, Location, Operation, OperationName,
-    Status, validate_location,
+    Cluster, ClusterName, Code, ErrorEnvelope, Location, Operation, OperationName, Status,
+    validate_location,
 };
 use futures::FutureExt;
 use futures::future::RemoteHandle;
