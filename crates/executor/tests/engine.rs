@@ -230,7 +230,7 @@ async fn failed_operations_name_the_cluster_code_and_message() {
     else {
         panic!("expected an operation failure, got {err}");
     };
-    assert_eq!(cluster, &parsed_name("train01"));
+    assert_eq!(**cluster, parsed_name("train01"));
     assert!(!code_name.is_empty() && code_name != "OK", "{code_name}");
     assert!(!message.is_empty());
     assert!(operation.contains("/operations/"));

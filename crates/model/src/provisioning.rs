@@ -251,7 +251,7 @@ mod tests {
         let mut flex = pool(Some(ProvisioningModel::FlexStart), "a3-ultragpu-8g", false);
         flex.flex_start_max_duration = Some("3600s".to_owned());
         assert_eq!(flex.provisioning_problems(), []);
-        let mut spot = flex.clone();
+        let mut spot = flex;
         spot.provisioning_model = Some(ProvisioningModel::Spot);
         assert_eq!(
             spot.provisioning_problems(),

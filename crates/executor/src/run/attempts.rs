@@ -129,7 +129,7 @@ impl ApplyEngine {
             if next.is_none() || left == LeftBehind::Kept {
                 self.journal().end_chain(name).await?;
                 return Err(ExecError::OutOfMachines {
-                    cluster: name.clone(),
+                    cluster: Box::new(name.clone()),
                     attempts: failures,
                     left,
                 });
@@ -196,7 +196,7 @@ impl ApplyEngine {
             return Ok(());
         }
         Err(ExecError::TakenByAnother {
-            cluster: name.clone(),
+            cluster: Box::new(name.clone()),
             owner: owner.map(str::to_owned),
         })
     }
