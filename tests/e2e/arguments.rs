@@ -97,6 +97,29 @@ fn a_directory_given_twice_is_a_usage_error() {
 }
 
 #[test]
+fn an_endpoint_that_is_neither_local_nor_a_url_is_a_usage_error_that_never_shows_it() {
+    let env = Env::new(50);
+    env.write_config(&config(&[ClusterSpec::default()]));
+    let dir = env.path().to_str().unwrap();
+    let mut transcripts = String::new();
+    for endpoint in ["lokal", "https://me:secret@"] {
+        let args = ["plan", dir, "--endpoint", endpoint];
+        let transcript = env.transcript_of(&elsewhere(&env, &args)).to_string();
+        assert!(!transcript.contains("secret"), "{transcript}");
+        transcripts.push_str(&transcript);
+    }
+    insta::assert_snapshot!(transcripts, @r#"
+    [stderr]
+    Error: the endpoint (--endpoint or the CLUSTERFORM_ENDPOINT variable) is neither "local" nor an http(s) URL; use "local" for the built-in emulator, or a base URL
+    [exit status: 1]
+    [stderr]
+    Error: the endpoint (--endpoint or the CLUSTERFORM_ENDPOINT variable) is not a valid URL: empty host
+    [exit status: 1]
+    "#);
+    assert!(env.emulator().requests().is_empty());
+}
+
+#[test]
 fn import_takes_the_directory_like_every_command_and_has_no_dir_flag() {
     let env = Env::new(50);
     env.write_config(&config(&[ClusterSpec::default()]));

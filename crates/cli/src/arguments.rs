@@ -17,6 +17,7 @@ use clap::CommandFactory as _;
 use clusterform_emulator::{
     CapacityFailure, EmulatorOptions, FaultSpec, RefusedLocation, StartFailure,
 };
+use clusterform_model::Endpoint;
 use clusterform_model::fields::UpdateMaskPath;
 use clusterform_planner::PlanOptions;
 
@@ -99,7 +100,7 @@ pub struct Plan {
     /// The configuration directory.
     pub dir: PathBuf,
     /// `--endpoint` / `CLUSTERFORM_ENDPOINT`.
-    pub endpoint: Option<String>,
+    pub endpoint: Option<Endpoint>,
     /// What to plan.
     pub planning: Planning,
     /// `--out FILE`.
@@ -134,7 +135,7 @@ pub struct Apply {
     /// What to apply.
     pub source: ApplySource,
     /// `--endpoint` / `CLUSTERFORM_ENDPOINT`.
-    pub endpoint: Option<String>,
+    pub endpoint: Option<Endpoint>,
     /// What to plan (for a directory).
     pub planning: Planning,
     /// `--auto-approve`.
@@ -184,7 +185,7 @@ pub struct Destroy {
     /// The configuration directory.
     pub dir: PathBuf,
     /// `--endpoint` / `CLUSTERFORM_ENDPOINT`.
-    pub endpoint: Option<String>,
+    pub endpoint: Option<Endpoint>,
     /// What to plan: the variables and `--target`.
     pub planning: Planning,
     /// `--idle-for`: only clusters idle for this long.
@@ -207,7 +208,7 @@ pub struct Status {
     /// The configuration directory.
     pub dir: PathBuf,
     /// `--endpoint` / `CLUSTERFORM_ENDPOINT`.
-    pub endpoint: Option<String>,
+    pub endpoint: Option<Endpoint>,
     /// Variable values.
     pub variables: Variables,
     /// `--target`: only these clusters.
@@ -226,7 +227,7 @@ pub struct List {
     /// The configuration directory.
     pub dir: PathBuf,
     /// `--endpoint` / `CLUSTERFORM_ENDPOINT`.
-    pub endpoint: Option<String>,
+    pub endpoint: Option<Endpoint>,
     /// Variable values.
     pub variables: Variables,
     /// `--project`.
@@ -245,7 +246,7 @@ pub struct Import {
     /// The configuration directory.
     pub dir: PathBuf,
     /// `--endpoint` / `CLUSTERFORM_ENDPOINT`.
-    pub endpoint: Option<String>,
+    pub endpoint: Option<Endpoint>,
     /// Variable values.
     pub variables: Variables,
     /// `--project`.

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 use clusterform_emulator::EmulatorOptions;
-use clusterform_model::UpdateMode;
+use clusterform_model::{Endpoint, EndpointError, UpdateMode};
 
 /// Plan and apply Vertex AI Model Development Clusters (Slurm training clusters) from HCL.
 #[derive(Debug, Parser)]
@@ -127,7 +127,7 @@ pub struct EndpointArg {
         value_name = "URL",
         value_parser = EndpointParser
     )]
-    pub endpoint: Option<String>,
+    pub endpoint: Option<Endpoint>,
 }
 
 /// How long a command that changes clusters waits for another run's lock.
@@ -193,27 +193,42 @@ pub struct PlanningArgs {
     pub update_mode: Option<UpdateMode>,
 }
 
-/// `--endpoint`: text, like clap's own parser, but a value that is not UTF-8 is refused with
-/// a message naming where it may have come from and never showing it (a URL may carry a
-/// password).
+/// `--endpoint`: the model's [`Endpoint`], read once here. A value that is not UTF-8, or not
+/// an endpoint, is refused with a message naming where it may have come from and never
+/// showing it (a URL may carry a password).
 #[derive(Debug, Clone, Copy)]
 struct EndpointParser;
 
+/// Where an endpoint that is refused may have come from.
+const ENDPOINT_SOURCES: &str = "the endpoint (--endpoint or the CLUSTERFORM_ENDPOINT variable)";
+
 impl TypedValueParser for EndpointParser {
-    type Value = String;
+    type Value = Endpoint;
 
     fn parse_ref(
         &self,
         cmd: &clap::Command,
         _arg: Option<&clap::Arg>,
         value: &std::ffi::OsStr,
-    ) -> Result<String, clap::Error> {
-        value.to_str().map(str::to_owned).ok_or_else(|| {
-            clap::Error::raw(
-                clap::error::ErrorKind::InvalidUtf8,
-                "the endpoint (--endpoint or the CLUSTERFORM_ENDPOINT variable) is not valid UTF-8\n",
-            )
-            .with_cmd(cmd)
+    ) -> Result<Endpoint, clap::Error> {
+        let refused = |kind, why: &str| {
+            clap::Error::raw(kind, format!("{ENDPOINT_SOURCES} {why}\n")).with_cmd(cmd)
+        };
+        let text = value
+            .to_str()
+            .ok_or_else(|| refused(clap::error::ErrorKind::InvalidUtf8, "is not valid UTF-8"))?;
+        text.parse().map_err(|problem| {
+            let why = match problem {
+                EndpointError::Neither(_) => {
+                    "is neither \"local\" nor an http(s) URL; use \"local\" for the built-in \
+                     emulator, or a base URL"
+                        .to_owned()
+                }
+                EndpointError::Malformed { reason, .. } => {
+                    format!("is not a valid URL: {reason}")
+                }
+            };
+            refused(clap::error::ErrorKind::InvalidValue, &why)
         })
     }
 }

@@ -13,6 +13,7 @@ use clusterform_executor::{
     ApiClient, ClientOptions, RetryPolicy, StackObjects, StateError, StaticToken, StorageClient,
     TokenSource,
 };
+use clusterform_model::Endpoint;
 
 use crate::arguments::Variables;
 use crate::diagnostics;
@@ -21,9 +22,6 @@ use crate::error::CliError;
 use crate::local_emulator::LocalEmulator;
 use crate::printer::Printer;
 use crate::prompt;
-
-/// The endpoint value that selects the built-in emulator.
-const LOCAL_ENDPOINT: &str = "local";
 
 /// The variable that overrides the Cloud Storage endpoint (below the lock block's `endpoint`).
 pub const STORAGE_ENDPOINT_VARIABLE: &str = "CLUSTERFORM_STORAGE_ENDPOINT";
@@ -162,7 +160,7 @@ impl Connection {
 /// configuration allows it with `endpoint = "local"` alone, and overriding the endpoint must
 /// not let two directories of the same name own each other's clusters somewhere real.
 pub async fn connect(
-    endpoint: Option<&str>,
+    endpoint: Option<&Endpoint>,
     provider: Option<&Provider>,
     dir: &Path,
     printer: &Printer,
@@ -177,9 +175,9 @@ pub async fn connect(
 
 /// The endpoint by [`connect`]'s precedence as a saved plan records it: `local`, the base URL
 /// given, or `google` for the regional Google endpoints.
-pub fn endpoint_label(endpoint: Option<&str>, provider: Option<&Provider>) -> String {
+pub fn endpoint_label(endpoint: Option<&Endpoint>, provider: Option<&Provider>) -> String {
     resolved_endpoint(endpoint, provider)
-        .unwrap_or(GOOGLE_ENDPOINT_LABEL)
+        .map_or(GOOGLE_ENDPOINT_LABEL, Endpoint::as_str)
         .to_owned()
 }
 
@@ -188,16 +186,16 @@ const GOOGLE_ENDPOINT_LABEL: &str = "google";
 
 /// The endpoint by [`connect`]'s precedence, `None` for the regional Google endpoint.
 fn resolved_endpoint<'a>(
-    endpoint: Option<&'a str>,
+    endpoint: Option<&'a Endpoint>,
     provider: Option<&'a Provider>,
-) -> Option<&'a str> {
-    endpoint.or(provider.and_then(|p| p.endpoint.as_deref()))
+) -> Option<&'a Endpoint> {
+    endpoint.or(provider.and_then(|p| p.endpoint.as_ref()))
 }
 
 /// [`connect`] without printing: the warnings it would print (where the token came from) are
 /// added to `notes`, even when it then fails, for the caller to print in its order.
 pub async fn connect_noting(
-    endpoint: Option<&str>,
+    endpoint: Option<&Endpoint>,
     provider: Option<&Provider>,
     dir: &Path,
     notes: &mut Vec<String>,
@@ -207,8 +205,9 @@ pub async fn connect_noting(
     if let Some(provider) = provider {
         check_stack_fits_endpoint(provider, endpoint)?;
     }
+    let api_endpoint = endpoint;
     let (endpoint, tokens, local): (Option<String>, Arc<dyn TokenSource>, _) = match endpoint {
-        Some(LOCAL_ENDPOINT) => {
+        Some(Endpoint::Local) => {
             let local = LocalEmulator::start(dir).await?;
             let tokens: Arc<dyn TokenSource> = Arc::new(StaticToken::new(LocalEmulator::TOKEN));
             (Some(local.base_url()), tokens, Some(local))
@@ -217,11 +216,15 @@ pub async fn connect_noting(
             environment::require_unicode(environment::TOKEN_VARIABLES)?;
             let resolved = clusterform_executor::default_token_source().await?;
             notes.extend(resolved.note);
-            (other.map(str::to_owned), resolved.source, None)
+            (
+                other.map(|url| url.as_str().to_owned()),
+                resolved.source,
+                None,
+            )
         }
     };
     let remote_state = match provider {
-        Some(provider) => remote_state(provider, endpoint.as_deref()).await?,
+        Some(provider) => remote_state(provider, api_endpoint).await?,
         None => None,
     };
     let remote_journal = remote_state
@@ -243,7 +246,7 @@ pub async fn connect_noting(
 /// with this process, so there both stay in local files, which survive a crash.
 async fn remote_state(
     provider: &Provider,
-    api_endpoint: Option<&str>,
+    api_endpoint: Option<&Endpoint>,
 ) -> Result<Option<(StorageClient, StackObjects)>, CliError> {
     let Some(remote) = &provider.lock else {
         return Ok(None);
@@ -291,7 +294,7 @@ impl StorageConnection {
 /// in-process emulator).
 pub async fn connect_storage(
     remote: &RemoteState,
-    api_endpoint: Option<&str>,
+    api_endpoint: Option<&Endpoint>,
 ) -> Result<StorageConnection, CliError> {
     let chosen = storage_endpoint_of(remote, api_endpoint)?;
     let (endpoint, tokens, local): (Option<String>, Arc<dyn TokenSource>, _) = match chosen {
@@ -313,7 +316,7 @@ pub async fn connect_storage(
 /// Where the storage calls of `remote` go, by [`storage_endpoint`]'s precedence.
 fn storage_endpoint_of(
     remote: &RemoteState,
-    api_endpoint: Option<&str>,
+    api_endpoint: Option<&Endpoint>,
 ) -> Result<StorageEndpoint, CliError> {
     let from_environment = environment::var(STORAGE_ENDPOINT_VARIABLE)?;
     Ok(storage_endpoint(
@@ -339,12 +342,12 @@ enum StorageEndpoint {
 fn storage_endpoint(
     configured: Option<&str>,
     from_environment: Option<&str>,
-    api_endpoint: Option<&str>,
+    api_endpoint: Option<&Endpoint>,
 ) -> StorageEndpoint {
     let from_environment = from_environment.filter(|url| !url.trim().is_empty());
     match (configured.or(from_environment), api_endpoint) {
         (Some(url), _) => StorageEndpoint::Url(url.to_owned()),
-        (None, Some(LOCAL_ENDPOINT)) => StorageEndpoint::InProcess,
+        (None, Some(Endpoint::Local)) => StorageEndpoint::InProcess,
         (None, _) => StorageEndpoint::CloudStorage,
     }
 }
@@ -359,14 +362,17 @@ async fn storage_credentials(endpoint: Option<String>) -> Result<RemoteStorage, 
 }
 
 /// Refuses a directory-name stack anywhere but the built-in emulator.
-fn check_stack_fits_endpoint(provider: &Provider, endpoint: Option<&str>) -> Result<(), CliError> {
+fn check_stack_fits_endpoint(
+    provider: &Provider,
+    endpoint: Option<&Endpoint>,
+) -> Result<(), CliError> {
     match (provider.stack_origin, endpoint) {
-        (StackOrigin::Explicit, _) | (StackOrigin::DirectoryName, Some(LOCAL_ENDPOINT)) => Ok(()),
+        (StackOrigin::Explicit, _) | (StackOrigin::DirectoryName, Some(Endpoint::Local)) => Ok(()),
         (StackOrigin::DirectoryName, other) => Err(CliError::DirectoryNameStack {
             stack: provider.stack.clone(),
             endpoint: other.map_or_else(
                 || "the Google API".to_owned(),
-                clusterform_executor::redact_endpoint,
+                |url| clusterform_executor::redact_endpoint(url.as_str()),
             ),
         }),
     }
@@ -390,17 +396,16 @@ mod tests {
     fn the_storage_endpoint_follows_its_precedence() {
         let url = |u: &str| StorageEndpoint::Url(u.to_owned());
         let (block, env) = ("https://block.example", "http://127.0.0.1:1");
+        let local = Some(&Endpoint::Local);
+        let api_url: Endpoint = "http://127.0.0.1:8089".parse().unwrap();
+        assert_eq!(storage_endpoint(Some(block), Some(env), local), url(block));
+        assert_eq!(storage_endpoint(None, Some(env), local), url(env));
         assert_eq!(
-            storage_endpoint(Some(block), Some(env), Some("local")),
-            url(block)
-        );
-        assert_eq!(storage_endpoint(None, Some(env), Some("local")), url(env));
-        assert_eq!(
-            storage_endpoint(None, Some(" "), Some("local")),
+            storage_endpoint(None, Some(" "), local),
             StorageEndpoint::InProcess
         );
         assert_eq!(
-            storage_endpoint(None, None, Some("http://127.0.0.1:8089")),
+            storage_endpoint(None, None, Some(&api_url)),
             StorageEndpoint::CloudStorage,
             "an API endpoint never redirects storage"
         );
@@ -417,7 +422,8 @@ mod tests {
             stack_origin: StackOrigin::DirectoryName,
             ..Provider::default()
         };
-        let error = check_stack_fits_endpoint(&provider, Some("https://me:hunter2@api.example"))
+        let endpoint: Endpoint = "https://me:hunter2@api.example".parse().unwrap();
+        let error = check_stack_fits_endpoint(&provider, Some(&endpoint))
             .unwrap_err()
             .to_string();
         assert!(!error.contains("hunter2"), "{error}");

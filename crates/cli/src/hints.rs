@@ -115,10 +115,9 @@ pub fn exec_hint(error: &ExecError) -> Option<String> {
         ExecError::OperationFailed { cluster, .. }
         | ExecError::ClusterFailed { cluster, .. }
         | ExecError::OperationLost { cluster, .. } => {
-            // `cluster` is the resource name; `status` takes the ID.
-            let id = cluster.rsplit('/').next().unwrap_or(cluster);
             return Some(format!(
-                "see the cluster's state, node errors and events with `clusterform status --target {id}`; fix the configuration and apply again"
+                "see the cluster's state, node errors and events with `clusterform status --target {}`; fix the configuration and apply again",
+                cluster.id()
             ));
         }
         ExecError::OperationWithoutResult { .. } => NOT_SAID_WHETHER_CHANGED,
@@ -137,7 +136,8 @@ pub fn exec_hint(error: &ExecError) -> Option<String> {
         ExecError::UnreadableLiveName(_) => {
             "clusterform cannot address this cluster, so it stops rather than plan without it; report the name to the service's support"
         }
-        ExecError::MaskPathRefused { path, id, .. } => {
+        ExecError::MaskPathRefused { path, cluster, .. } => {
+            let id = cluster.id();
             return Some(format!(
                 "only the Terraform provider's update mask vouches for `{path}`; to change it \
                  anyway, replace the cluster (this deletes it and its running jobs): \

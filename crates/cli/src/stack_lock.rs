@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use clusterform_config::Provider;
 use clusterform_executor::{LockInfo, RunLock, StateError, StorageLock};
+use clusterform_model::Endpoint;
 use clusterform_model::duration::Seconds;
 
 use crate::context::{self, StorageConnection};
@@ -120,7 +121,7 @@ pub struct LockRequest<'a> {
     /// How long to wait for a lock another run holds.
     pub timeout: Duration,
     /// The API endpoint given on the command line or in the environment.
-    pub endpoint: Option<&'a str>,
+    pub endpoint: Option<&'a Endpoint>,
 }
 
 /// Takes the lock `request` names (and `provider`, the configuration's when there is one),
@@ -169,7 +170,7 @@ pub async fn take_lock(
     let Some((provider, remote)) = provider.and_then(|p| Some(p).zip(p.lock.as_ref())) else {
         return Ok(StackLock::Local(take_local(dir, holder, timeout, printer)?));
     };
-    let endpoint = endpoint.or(provider.endpoint.as_deref());
+    let endpoint = endpoint.or(provider.endpoint.as_ref());
     let connection = context::connect_storage(remote, endpoint).await?;
     let local = if connection.is_private() {
         Some(take_local(dir, holder.clone(), timeout, printer)?)

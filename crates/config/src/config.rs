@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use clusterform_model::duration::Seconds;
 use clusterform_model::paths::IgnorePath;
-use clusterform_model::{Cluster, ClusterName, Location, NodePool, RefreshLocations, UpdateMode};
+use clusterform_model::{
+    Cluster, ClusterName, Endpoint, Location, NodePool, RefreshLocations, UpdateMode,
+};
 
 /// A whole configuration directory, evaluated and validated.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -99,8 +101,8 @@ pub struct Provider {
     pub stack_origin: StackOrigin,
     /// Default update mode of every cluster.
     pub update_mode: Option<UpdateMode>,
-    /// `"local"` for the built-in emulator, or a base URL.
-    pub endpoint: Option<String>,
+    /// The built-in emulator, or a base URL.
+    pub endpoint: Option<Endpoint>,
     /// `lock "gcs" { ... }`: where the stack's lock (and journal) live on Cloud Storage;
     /// `None` keeps them in the configuration directory's `.clusterform/`.
     pub lock: Option<RemoteState>,

@@ -1,7 +1,7 @@
 //! Every example in `examples/` loads.
 
 use clusterform_config::{CommandLineReason, VariableInputs, load, validate};
-use clusterform_model::UpdateMode;
+use clusterform_model::{Endpoint, UpdateMode};
 
 use crate::support::{example, reason};
 
@@ -27,7 +27,7 @@ fn quickstart_needs_no_input() {
     let loaded = load_example("quickstart", &[]);
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
     let config = loaded.config;
-    assert_eq!(config.provider.endpoint.as_deref(), Some("local"));
+    assert_eq!(config.provider.endpoint, Some(Endpoint::Local));
     assert_eq!(config.provider.stack, "quickstart");
     let cluster = config.cluster("train01").unwrap();
     assert_eq!(

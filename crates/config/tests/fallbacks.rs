@@ -4,7 +4,7 @@
 use clusterform_config::{
     Diagnostic, Diagnostics, PoolFallbacks, Severity, VariableInputs, validate,
 };
-use clusterform_model::{MachineSpec, NodePool, ScalingSpec};
+use clusterform_model::{MachineSpec, NodePool, ProvisioningModel, ScalingSpec};
 
 use crate::support::{PROVIDER, dir_with, failure, load_text};
 
@@ -148,7 +148,7 @@ fn each_fallback_decodes_to_the_whole_pool_with_what_it_sets() {
     // Spot leaves the pool's flex-start duration behind: it belongs to FLEX_START only.
     let h100_spot = NodePool {
         machine_spec: machine("a3-megagpu-8g", "NVIDIA_H100_MEGA_80GB"),
-        provisioning_model: Some("SPOT".to_owned()),
+        provisioning_model: Some(ProvisioningModel::Spot),
         flex_start_max_duration: None,
         ..gpu.clone()
     };
@@ -389,7 +389,7 @@ fn a_fallback_to_another_model_leaves_the_reservation_behind() {
             ..machine.clone()
         })
     );
-    assert_eq!(spot.provisioning_model.as_deref(), Some("SPOT"));
+    assert_eq!(spot.provisioning_model, Some(ProvisioningModel::Spot));
 }
 
 #[test]

@@ -352,6 +352,21 @@ fn provider_checks() {
     insta::assert_snapshot!(find(&failure(&endpoint), "endpoint"));
 }
 
+#[test]
+fn an_endpoint_that_looks_like_a_url_but_does_not_parse_says_why_where() {
+    let endpoint = valid_file().replace("stack   = \"research\"", "endpoint = \"https://\"");
+    insta::assert_snapshot!(find(&failure(&endpoint), "endpoint"), @r#"
+      × endpoint `https://` is not a valid URL: empty host
+       ╭─[main.hcl:5:14]
+     4 │   region  = "us-central1"
+     5 │   endpoint = "https://"
+       ·              ──────────
+     6 │ }
+       ╰────
+      help: use "local" for the built-in emulator, or a base URL
+    "#);
+}
+
 /// The valid file without its `stack` line, with `extra` added to the provider block.
 fn without_stack(extra: &str) -> String {
     valid_file().replace("  stack   = \"research\"\n", extra)

@@ -193,7 +193,7 @@ async fn a_refused_provider_only_mask_path_fails_that_cluster_and_changes_nothin
     assert!(
         matches!(
             err,
-            ExecError::MaskPathRefused { path: UpdateMaskPath::DisplayName, id, .. } if id == "renamed"
+            ExecError::MaskPathRefused { path: UpdateMaskPath::DisplayName, cluster, .. } if *cluster.id() == *"renamed"
         ),
         "{err}"
     );
@@ -230,7 +230,7 @@ async fn failed_operations_name_the_cluster_code_and_message() {
     else {
         panic!("expected an operation failure, got {err}");
     };
-    assert_eq!(cluster, &cluster_name("train01"));
+    assert_eq!(**cluster, parsed_name("train01"));
     assert!(!code_name.is_empty() && code_name != "OK", "{code_name}");
     assert!(!message.is_empty());
     assert!(operation.contains("/operations/"));

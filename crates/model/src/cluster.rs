@@ -183,6 +183,17 @@ impl Cluster {
         self.labels.as_ref()?.get(key).map(String::as_str)
     }
 
+    /// The stack that owns it: the value of its [`STACK_LABEL`](crate::STACK_LABEL); `None`
+    /// when no stack does.
+    pub fn owner(&self) -> Option<&str> {
+        self.label(crate::STACK_LABEL)
+    }
+
+    /// Whether the stack named `stack` owns it, the one test of "ours" every crate uses.
+    pub fn is_owned_by(&self, stack: &str) -> bool {
+        self.owner() == Some(stack)
+    }
+
     /// How many nodes of the pool `pool` the service reports (`clusterStatus.nodesStatus`),
     /// if it reports nodes at all.
     pub fn nodes_reported(&self, pool: &str) -> Option<usize> {
@@ -294,7 +305,7 @@ pub struct NodePool {
         skip_serializing_if = "Option::is_none",
         alias = "provisioning_model"
     )]
-    pub provisioning_model: Option<String>,
+    pub provisioning_model: Option<crate::ProvisioningModel>,
     /// A protobuf duration; only with `FLEX_START`.
     #[serde(
         default,
@@ -924,6 +935,20 @@ mod tests {
             "clusterStatus": {"nodesStatus": nodes},
         }))
         .unwrap()
+    }
+
+    #[test]
+    fn the_stack_label_says_which_stack_owns_a_cluster() {
+        let owned: Cluster =
+            serde_json::from_value(json!({"labels": {"clusterform-stack": "prod", "team": "ml"}}))
+                .unwrap();
+        assert_eq!(owned.owner(), Some("prod"));
+        assert!(owned.is_owned_by("prod"));
+        assert!(!owned.is_owned_by("dev"));
+        let unowned: Cluster = serde_json::from_value(json!({"labels": {"team": "ml"}})).unwrap();
+        assert_eq!(unowned.owner(), None);
+        assert!(!unowned.is_owned_by("prod"));
+        assert!(!unowned.is_owned_by(""));
     }
 
     #[test]

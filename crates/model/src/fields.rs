@@ -339,7 +339,7 @@ pub fn slurm_parameter_key(name: &str) -> String {
 }
 
 /// Provisioning models of a node pool.
-pub const PROVISIONING_MODELS: &[&str] = &["ON_DEMAND", "RESERVATION", "SPOT", "FLEX_START"];
+pub const PROVISIONING_MODELS: &[&str] = &crate::ProvisioningModel::NAMES;
 /// Reservation affinity types.
 pub const RESERVATION_AFFINITY_TYPES: &[&str] =
     &["NO_RESERVATION", "ANY_RESERVATION", "SPECIFIC_RESERVATION"];

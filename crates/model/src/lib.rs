@@ -21,6 +21,7 @@ mod attempt;
 pub mod catalogue;
 mod cluster;
 pub mod duration;
+mod endpoint;
 pub mod fields;
 mod int;
 mod jobs;
@@ -28,6 +29,7 @@ mod live;
 mod names;
 mod operation;
 pub mod paths;
+mod provisioning;
 mod regions;
 pub mod rest;
 mod unread;
@@ -41,6 +43,7 @@ pub use cluster::{
     ReservationAffinity, RuntimeSpec, ScalingSpec, SlurmAccounting, SlurmScheduling, SlurmSpec,
     TimeOfDay, WritableCluster,
 };
+pub use endpoint::{Endpoint, EndpointError, EndpointUrl};
 pub use jobs::{JobsByCluster, NODE_HOLDING_STATES, RunningJob, RunningJobs, WAITING_STATES};
 pub use live::{LiveCluster, UnreadableName};
 pub use names::{
@@ -50,6 +53,7 @@ pub use names::{
 pub use operation::{
     Code, ErrorEnvelope, FieldViolation, Operation, Shortage, Status, shortage_brief,
 };
+pub use provisioning::{ProvisioningModel, ProvisioningProblem};
 pub use regions::{RefreshLocations, SERVICE_REGIONS, is_service_region};
 pub use unread::{UnreadKind, UnreadLocation};
 pub use update_mode::{UnknownUpdateMode, UpdateMode};

@@ -14,7 +14,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use clusterform_config::{Config, DesiredCluster, RemovedCluster};
-use clusterform_model::{Cluster, ClusterName, LiveCluster, Location, STACK_LABEL};
+use clusterform_model::{Cluster, ClusterName, LiveCluster, Location};
 use rayon::prelude::*;
 
 use crate::drift::AppliedDigests;
@@ -253,7 +253,7 @@ fn undeclared_changes(
         .collect();
     let mut changes = Vec::new();
     for (&address, &current) in undeclared {
-        let owned = current.label(STACK_LABEL) == Some(stack);
+        let owned = current.is_owned_by(stack);
         if !owned || !in_scope(options, address.id().as_str()) {
             continue;
         }
@@ -290,7 +290,7 @@ fn check_targets(
             .map(|(address, &current)| (address.id().as_str(), current));
         declared_live
             .chain(undeclared_live)
-            .any(|(id, current)| id == target && current.label(STACK_LABEL) == Some(stack))
+            .any(|(id, current)| id == target && current.is_owned_by(stack))
     };
     for target in &options.targets {
         let declared = desired

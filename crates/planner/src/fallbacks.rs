@@ -63,52 +63,73 @@ pub(crate) fn as_running<'c>(
     (Cow::Owned(adopted), running)
 }
 
-/// `cluster` with the pools named in `pools` as attempt `attempt` has them.
-pub(crate) fn with_attempt_of(
-    cluster: &Cluster,
-    desired: &DesiredCluster,
-    pools: &[&str],
-    attempt: usize,
-) -> Cluster {
-    let attempted = desired.attempt(attempt);
-    let mut cluster = cluster.clone();
-    for pool in cluster.node_pools.iter_mut().flatten() {
-        if !pools.contains(&pool.id.as_str()) {
-            continue;
-        }
-        let alternative = attempted
-            .node_pools
-            .iter()
-            .flatten()
-            .find(|candidate| candidate.id == pool.id);
-        if let Some(alternative) = alternative {
-            pool.clone_from(alternative);
+/// The fallback chain a create or an update walks: the pools whose alternatives it tries, in
+/// the declaration's order. A create's chain has every pool with fallbacks that asks for
+/// machines at create ([`DesiredCluster::create_fallbacks`]: a pool that starts empty cannot
+/// fail its create for capacity, so it has no chain); an update's has those of them it adds.
+/// Attempt k (from 0) puts each pool's k-th alternative, or its last when it has fewer, in
+/// place of the pool, so a pool gets the same chain whether a create or an update adds it.
+#[derive(Debug)]
+pub(crate) struct FallbackChain<'c> {
+    cluster: &'c DesiredCluster,
+    pools: Vec<&'c PoolFallbacks>,
+}
+
+impl<'c> FallbackChain<'c> {
+    /// The chain of a create of `cluster`.
+    pub(crate) fn of_create(cluster: &'c DesiredCluster) -> Self {
+        Self {
+            cluster,
+            pools: cluster.create_fallbacks().collect(),
         }
     }
-    cluster
-}
 
-/// The chains of the pools named in `pools` (every pool with fallbacks, for a create).
-pub(crate) fn chains(cluster: &DesiredCluster, pools: &[&str]) -> Vec<PoolChain> {
-    cluster
-        .fallbacks
-        .iter()
-        .filter(|fallbacks| pools.contains(&fallbacks.pool.as_str()))
-        .map(|fallbacks| PoolChain {
-            pool: fallbacks.pool.clone(),
-            alternatives: fallbacks.alternatives.iter().map(alternative_of).collect(),
-        })
-        .collect()
-}
+    /// The chain of an update of the live cluster `live` (JSON) to `cluster`: the pools of
+    /// a create's chain that the live cluster does not have.
+    pub(crate) fn of_added(cluster: &'c DesiredCluster, live: &Value) -> Self {
+        let mut chain = Self::of_create(cluster);
+        chain
+            .pools
+            .retain(|fallbacks| live_pool(live, &fallbacks.pool).is_none());
+        chain
+    }
 
-/// Every pool whose fallbacks a create (or an update adding it) tries: a pool with fallbacks
-/// that asks for machines at create ([`DesiredCluster::create_fallbacks`]). A pool that
-/// starts empty cannot fail its create for capacity, so it has no chain.
-pub(crate) fn pools_with_fallbacks(cluster: &DesiredCluster) -> Vec<&str> {
-    cluster
-        .create_fallbacks()
-        .map(|fallbacks| fallbacks.pool.as_str())
-        .collect()
+    /// How many attempts it has: one more than the most alternatives any of its pools has
+    /// (1 without pools).
+    pub(crate) fn attempts(&self) -> usize {
+        1 + self
+            .pools
+            .iter()
+            .map(|fallbacks| fallbacks.alternatives.len())
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// `base` with the chain's pools as attempt `attempt` has them.
+    pub(crate) fn attempt(&self, base: &Cluster, attempt: usize) -> Cluster {
+        let attempted = self.cluster.attempt(attempt);
+        let mut cluster = base.clone();
+        for pool in cluster.node_pools.iter_mut().flatten() {
+            if !self.pools.iter().any(|fallbacks| fallbacks.pool == pool.id) {
+                continue;
+            }
+            if let Some(alternative) = attempted.node_pool(&pool.id) {
+                pool.clone_from(alternative);
+            }
+        }
+        cluster
+    }
+
+    /// Its pools' alternatives as the plan shows them.
+    pub(crate) fn shown(&self) -> Vec<PoolChain> {
+        self.pools
+            .iter()
+            .map(|fallbacks| PoolChain {
+                pool: fallbacks.pool.clone(),
+                alternatives: fallbacks.alternatives.iter().map(alternative_of).collect(),
+            })
+            .collect()
+    }
 }
 
 fn alternatives_of<'c>(cluster: &'c DesiredCluster, pool: &str) -> &'c [NodePool] {

@@ -11,7 +11,7 @@ use clusterform_model::fields::{ImpactClass, UpdateMaskPath};
 use clusterform_model::paths::{FieldPath, Selector};
 use clusterform_model::rest::{ClusterRequest, UpdateMask};
 use clusterform_model::{
-    Action, Attempt, ClusterName, UnreadLocation, UpdateMode, cluster_address,
+    Action, Attempt, ClusterName, ProvisioningModel, UnreadLocation, UpdateMode, cluster_address,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -290,7 +290,7 @@ pub struct PoolAlternative {
     pub machine_type: Option<String>,
     /// `provisioning_model`, when set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub provisioning_model: Option<String>,
+    pub provisioning_model: Option<ProvisioningModel>,
 }
 
 /// A live pool that runs one of its `fallback` alternatives.

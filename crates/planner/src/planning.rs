@@ -24,13 +24,13 @@ use crate::builder::PlanBuilder;
 use crate::diff;
 use crate::drift::{AppliedDigests, IdleDeletion, digest_of, drift_by_field, drift_of};
 use crate::error::PlanError;
-use crate::fallbacks;
+use crate::fallbacks::{self, FallbackChain};
 use crate::field_digests::FieldDigests;
 use crate::ignore;
 use crate::options::PlanOptions;
 use crate::plan::{
     CapacityPlan, ChangeReason, ClusterChange, Drift, FieldChange, Impact, InError, Plan,
-    PlannedTimeouts,
+    PlannedTimeouts, RunningAlternative,
 };
 use crate::requests;
 use crate::warnings::{self, PlanWarning};
@@ -83,8 +83,10 @@ pub(crate) fn plan_declared(
 }
 
 fn check_ownership(address: &ClusterName, live: &Cluster, stack: &str) -> Result<(), PlanError> {
-    match live.label(STACK_LABEL) {
-        Some(owner) if owner == stack => Ok(()),
+    if live.is_owned_by(stack) {
+        return Ok(());
+    }
+    match live.owner() {
         Some(owner) => Err(PlanError::OwnedByOtherStack {
             id: address.id().to_string(),
             stack: owner.to_owned(),
@@ -274,6 +276,38 @@ struct ClusterPlanner<'a> {
     managed_labels: &'a [String],
 }
 
+/// A declared cluster and its live one, as they are compared.
+struct Sides<'s> {
+    live: &'s Cluster,
+    /// The live cluster's writable fields.
+    live_json: &'s Value,
+    /// The declared cluster, each pool that runs one of its fallbacks as that alternative.
+    declared: &'s Cluster,
+    /// `declared` encoded.
+    desired_json: &'s Value,
+    /// `desired_json` as compared with live ([`ClusterPlanner::compared`]).
+    compared: &'s Value,
+}
+
+/// What a change sends, what it does to the cluster, and its fallback chain.
+struct Work {
+    impacts: Vec<Impact>,
+    requests: Vec<ClusterRequest>,
+    capacity: CapacityPlan,
+}
+
+/// A live cluster is replaced when something forces it (`forced`: taint, `--replace`) or a
+/// changed field does; updated when fields differ; else left alone.
+fn action_of(forced: bool, changes: &[FieldChange]) -> Action {
+    if forced || changes.iter().any(|c| c.forces_replacement) {
+        Action::Replace
+    } else if changes.is_empty() {
+        Action::NoOp
+    } else {
+        Action::Update
+    }
+}
+
 impl ClusterPlanner<'_> {
     fn destroy(self, live: &Cluster) -> Result<ClusterChange, PlanError> {
         self.check_destroy_allowed("destroy")?;
@@ -314,21 +348,32 @@ impl ClusterPlanner<'_> {
     fn creates(&self) -> Result<(ClusterRequest, CapacityPlan), PlanError> {
         let stack = &self.desired.provider.stack;
         let first = requests::create(&self.address, &self.encode(&self.cluster.cluster)?, stack);
-        let fallbacks = (1..self.cluster.attempts())
-            .map(|attempt| {
-                let body = self.encode(&self.cluster.attempt(attempt))?;
-                Ok(requests::create(&self.address, &body, stack))
-            })
-            .collect::<Result<_, PlanError>>()?;
-        let pools = fallbacks::pools_with_fallbacks(self.cluster);
+        let chain = FallbackChain::of_create(self.cluster);
+        let fallbacks = self.chain_requests(&chain, &self.cluster.cluster, |body| {
+            Ok(requests::create(&self.address, body, stack))
+        })?;
         let capacity = CapacityPlan {
             fallbacks,
-            chains: fallbacks::chains(self.cluster, &pools),
+            chains: chain.shown(),
             running: Vec::new(),
             keep_failed: self.cluster.lifecycle.prevent_destroy,
             known_out: None,
         };
         Ok((first, capacity))
+    }
+
+    /// The request of each later attempt of `chain` (from attempt 2), made by `request` from
+    /// the body of the cluster the attempt asks for: `base` with the chain's pools as that
+    /// attempt has them. A create's chain and an update's are built by this one loop.
+    fn chain_requests(
+        &self,
+        chain: &FallbackChain<'_>,
+        base: &Cluster,
+        request: impl Fn(&Value) -> Result<ClusterRequest, PlanError>,
+    ) -> Result<Vec<ClusterRequest>, PlanError> {
+        (1..chain.attempts())
+            .map(|attempt| request(&self.encode(&chain.attempt(base, attempt))?))
+            .collect()
     }
 
     /// Why the live cluster must be replaced whatever its fields say, if it must: it is in
@@ -452,118 +497,49 @@ impl ClusterPlanner<'_> {
         with_labels_kept(compared, live_json, self.managed_labels)
     }
 
+    /// The change that brings the live cluster to its declaration: compared field by field,
+    /// each pool that runs one of its fallbacks compared with that alternative.
     fn comparison(self, live: &Cluster) -> Result<ClusterChange, PlanError> {
         // Comparing needs no output-only field, so the live status, events and times are not
         // encoded. (An update encodes the whole cluster again for its body, whose field order
         // is the whole cluster's.)
         let live_json = self.encode(&live.writable())?;
-        // A pool that runs one of its fallbacks is compared with that alternative.
         let (declared, running) = fallbacks::as_running(self.cluster, &live_json);
         let desired_json = self.encode(&*declared)?;
         let compared = self.compared(&desired_json, &live_json);
+        let sides = Sides {
+            live,
+            live_json: &live_json,
+            declared: &declared,
+            desired_json: &desired_json,
+            compared: &compared,
+        };
         let mut diff = diff::compare(&compared, &live_json);
         // Judged before a replacement compares the pools with their declaration again: a pool
         // running an alternative is no drift.
         let drift = self.drift(&diff.changes, &compared, &live_json)?;
         let lost = self.lost_failed_attempt(live);
         let reason = self.replacement_reason(live, lost);
-        let action = if reason.is_some() || diff.changes.iter().any(|c| c.forces_replacement) {
-            Action::Replace
-        } else if diff.changes.is_empty() {
-            Action::NoOp
-        } else {
-            Action::Update
-        };
+        let action = action_of(reason.is_some(), &diff.changes);
         if action == Action::Replace && !running.is_empty() {
             // A replacement creates the declared cluster, from its first attempt.
             let declared_json = self.encode(&self.cluster.cluster)?;
             diff = diff::compare(&self.compared(&declared_json, &live_json), &live_json);
         }
-        // The declared cluster's, even where a pool is compared with its running fallback.
-        let desired_digest = match action {
-            Action::Update | Action::Replace if running.is_empty() => {
-                Some(self.digest(&desired_json)?)
-            }
-            Action::Update | Action::Replace => {
-                Some(self.digest(&self.encode(&self.cluster.cluster)?)?)
-            }
-            Action::Create | Action::Delete | Action::Release | Action::NoOp => None,
-        };
-        let stack = &self.desired.provider.stack;
+        let desired_digest = self.changed_digest(action, running.is_empty(), &desired_json)?;
         let fields = self.mark_sensitive(diff.changes);
-        let mut capacity = CapacityPlan {
-            running,
-            keep_failed: self.cluster.lifecycle.prevent_destroy,
-            ..CapacityPlan::default()
-        };
-        let (impacts, requests) = match action {
-            Action::Replace => {
-                self.check_replace_allowed(reason.as_ref())?;
-                let (create, creates) = self.creates()?;
-                capacity = creates;
-                // Without a record, the chain goes on after the attempt the cluster shows.
-                capacity.known_out = lost
-                    .filter(|_| !self.tainted)
-                    .filter(|out| out.number() < self.cluster.attempts());
-                let requests = vec![requests::delete(&self.address), create];
-                let impact = Impact {
-                    class: ImpactClass::ReplacesCluster,
-                    pool: None,
-                    inferred: false,
-                };
-                (vec![impact], requests)
-            }
-            Action::Update => {
-                let dangling =
-                    warnings::removed_pools_still_referenced(&fields, &compared, &live_json);
-                if !dangling.is_empty() {
-                    return Err(PlanError::RemovedPoolStillReferenced {
-                        id: self.cluster.name.id().to_string(),
-                        problems: dangling,
-                    });
-                }
-                let mask = update_mask(&fields);
-                let mode = self.update_mode();
-                let whole_live = self.encode(live)?;
-                let request =
-                    requests::update(&self.address, &mask, mode, &compared, &whole_live, stack);
-                let added = self.added_pools_with_fallbacks(&live_json);
-                capacity.chains = fallbacks::chains(self.cluster, &added);
-                capacity.fallbacks = (1..self.attempts_of(&added))
-                    .map(|attempt| {
-                        let attempted =
-                            fallbacks::with_attempt_of(&declared, self.cluster, &added, attempt);
-                        let attempted = self.encode(&attempted)?;
-                        let compared = self.compared(&attempted, &live_json);
-                        Ok(requests::update(
-                            &self.address,
-                            &mask,
-                            mode,
-                            &compared,
-                            &whole_live,
-                            stack,
-                        ))
-                    })
-                    .collect::<Result<_, PlanError>>()?;
-                (distinct_impacts(&fields), vec![request])
-            }
-            Action::Create | Action::Delete | Action::Release | Action::NoOp => {
-                (Vec::new(), Vec::new())
-            }
+        let work = match action {
+            Action::Replace => self.replacement(reason.as_ref(), lost)?,
+            Action::Update => self.update(&fields, &sides, running)?,
+            Action::Create | Action::Delete | Action::Release | Action::NoOp => Work {
+                impacts: Vec::new(),
+                requests: Vec::new(),
+                capacity: self.capacity_as_running(running),
+            },
         };
         // Not replaced for its ERROR: the plan says so.
         let in_error = in_error(live).filter(|_| action != Action::Replace);
-        let mut warnings = warnings::for_change(action, &fields, &compared, &live_json, live);
-        if action == Action::Update && fields.iter().any(|f| f.path.is_within("labels")) {
-            let kept = kept_labels(&desired_json, &live_json, self.managed_labels);
-            warnings.extend(warnings::labels_kept(&kept));
-        }
-        if let Some(request) = requests.first() {
-            let carried = requests::carried_from_live(&compared, request);
-            warnings.extend(warnings::carried_from_live(without_possible_secrets(
-                carried,
-            )));
-        }
+        let warnings = self.comparison_warnings(action, &fields, &sides, work.requests.first());
         let declared_labels = match action {
             Action::Update | Action::Replace => self.declared_labels(),
             Action::Create | Action::Delete | Action::Release | Action::NoOp => Vec::new(),
@@ -575,16 +551,129 @@ impl ClusterPlanner<'_> {
             action,
             reason,
             fields,
-            impacts,
-            requests,
+            impacts: work.impacts,
+            requests: work.requests,
             live_update_time: live.update_time.clone(),
             timeouts: timeouts_of(&self.cluster.timeouts),
             unchanged_attributes: diff.unchanged,
-            capacity,
+            capacity: work.capacity,
             desired_digest,
             drift,
             in_error,
         })
+    }
+
+    /// The digest a change records: the declared cluster's, even where a pool is compared with
+    /// its running fallback (`desired_json` is the compared cluster, the declared one when no
+    /// pool runs a fallback); none when nothing is sent.
+    fn changed_digest(
+        &self,
+        action: Action,
+        none_running: bool,
+        desired_json: &Value,
+    ) -> Result<Option<String>, PlanError> {
+        match action {
+            Action::Update | Action::Replace if none_running => {
+                Ok(Some(self.digest(desired_json)?))
+            }
+            Action::Update | Action::Replace => {
+                Ok(Some(self.digest(&self.encode(&self.cluster.cluster)?)?))
+            }
+            Action::Create | Action::Delete | Action::Release | Action::NoOp => Ok(None),
+        }
+    }
+
+    /// What a plan keeps of a live cluster it does not replace: the pools that run a fallback.
+    fn capacity_as_running(&self, running: Vec<RunningAlternative>) -> CapacityPlan {
+        CapacityPlan {
+            running,
+            keep_failed: self.cluster.lifecycle.prevent_destroy,
+            ..CapacityPlan::default()
+        }
+    }
+
+    /// A replacement: the delete, then the declared cluster's create with its chain. Without
+    /// a record, the chain goes on after the attempt the live cluster shows (`lost`).
+    fn replacement(
+        &self,
+        reason: Option<&ChangeReason>,
+        lost: Option<Attempt>,
+    ) -> Result<Work, PlanError> {
+        self.check_replace_allowed(reason)?;
+        let (create, mut capacity) = self.creates()?;
+        capacity.known_out = lost
+            .filter(|_| !self.tainted)
+            .filter(|out| out.number() < self.cluster.attempts());
+        Ok(Work {
+            impacts: vec![Impact {
+                class: ImpactClass::ReplacesCluster,
+                pool: None,
+                inferred: false,
+            }],
+            requests: vec![requests::delete(&self.address), create],
+            capacity,
+        })
+    }
+
+    /// An update: one PATCH of the changed fields; the pools it adds that have fallbacks get
+    /// their chain, each later attempt the same PATCH with those pools as the attempt has them.
+    fn update(
+        &self,
+        fields: &[FieldChange],
+        sides: &Sides<'_>,
+        running: Vec<RunningAlternative>,
+    ) -> Result<Work, PlanError> {
+        let dangling =
+            warnings::removed_pools_still_referenced(fields, sides.compared, sides.live_json);
+        if !dangling.is_empty() {
+            return Err(PlanError::RemovedPoolStillReferenced {
+                id: self.cluster.name.id().to_string(),
+                problems: dangling,
+            });
+        }
+        let stack = &self.desired.provider.stack;
+        let mask = update_mask(fields);
+        let mode = self.update_mode();
+        let whole_live = self.encode(sides.live)?;
+        let patch = |compared: &Value| {
+            requests::update(&self.address, &mask, mode, compared, &whole_live, stack)
+        };
+        let request = patch(sides.compared);
+        let chain = FallbackChain::of_added(self.cluster, sides.live_json);
+        let mut capacity = self.capacity_as_running(running);
+        capacity.fallbacks = self.chain_requests(&chain, sides.declared, |attempted| {
+            Ok(patch(&self.compared(attempted, sides.live_json)))
+        })?;
+        capacity.chains = chain.shown();
+        Ok(Work {
+            impacts: distinct_impacts(fields),
+            requests: vec![request],
+            capacity,
+        })
+    }
+
+    /// The warnings of a compared cluster's change: the change's own, the labels an update
+    /// keeps, and the values its first request carries from the live cluster.
+    fn comparison_warnings(
+        &self,
+        action: Action,
+        fields: &[FieldChange],
+        sides: &Sides<'_>,
+        first_request: Option<&ClusterRequest>,
+    ) -> Vec<PlanWarning> {
+        let (compared, live_json) = (sides.compared, sides.live_json);
+        let mut warnings = warnings::for_change(action, fields, compared, live_json, sides.live);
+        if action == Action::Update && fields.iter().any(|f| f.path.is_within("labels")) {
+            let kept = kept_labels(sides.desired_json, live_json, self.managed_labels);
+            warnings.extend(warnings::labels_kept(&kept));
+        }
+        if let Some(request) = first_request {
+            let carried = requests::carried_from_live(compared, request);
+            warnings.extend(warnings::carried_from_live(without_possible_secrets(
+                carried,
+            )));
+        }
+        warnings
     }
 
     /// What was changed outside clusterform since its last apply, as the applied record tells
@@ -626,36 +715,6 @@ impl ClusterPlanner<'_> {
             .flatten()
             .map(|(key, _)| key.clone())
             .collect()
-    }
-
-    /// The pools with fallbacks that an update adds (the live cluster has no pool of their ID).
-    fn added_pools_with_fallbacks(&self, live_json: &Value) -> Vec<&str> {
-        let live_has = |id: &str| {
-            live_json
-                .get("nodePools")
-                .and_then(Value::as_array)
-                .is_some_and(|pools| {
-                    pools
-                        .iter()
-                        .any(|pool| pool.get("id").and_then(Value::as_str) == Some(id))
-                })
-        };
-        fallbacks::pools_with_fallbacks(self.cluster)
-            .into_iter()
-            .filter(|pool| !live_has(pool))
-            .collect()
-    }
-
-    /// How many attempts the fallbacks of `pools` allow.
-    fn attempts_of(&self, pools: &[&str]) -> usize {
-        1 + self
-            .cluster
-            .fallbacks
-            .iter()
-            .filter(|fallbacks| pools.contains(&fallbacks.pool.as_str()))
-            .map(|fallbacks| fallbacks.alternatives.len())
-            .max()
-            .unwrap_or(0)
     }
 
     /// The desired cluster JSON with every `ignore_changes` path taken out (copied only when

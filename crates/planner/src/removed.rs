@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use clusterform_config::{Config, RemovedCluster};
-use clusterform_model::{ClusterName, LiveCluster, STACK_LABEL};
+use clusterform_model::{Cluster, ClusterName, LiveCluster};
 
 use crate::PlanOptions;
 
@@ -44,15 +44,16 @@ pub fn unmatched_removed<'c, 'l>(
     live: impl IntoIterator<Item = &'l LiveCluster>,
     options: &PlanOptions,
 ) -> Vec<UnmatchedRemoved<'c>> {
-    let labels: BTreeMap<&ClusterName, Option<&str>> = live
+    let live: BTreeMap<&ClusterName, &Cluster> = live
         .into_iter()
-        .map(|current| (&current.address, current.cluster.label(STACK_LABEL)))
+        .map(|current| (&current.address, &current.cluster))
         .collect();
-    let stack = Some(config.provider.stack.as_str());
+    let stack = config.provider.stack.as_str();
     let owned_elsewhere = |block: &RemovedCluster| -> Vec<ClusterName> {
-        labels
-            .iter()
-            .filter(|&(address, &label)| address.id() == block.name.id() && label == stack)
+        live.iter()
+            .filter(|&(address, cluster)| {
+                address.id() == block.name.id() && cluster.is_owned_by(stack)
+            })
             .map(|(&address, _)| address.clone())
             .collect()
     };
@@ -68,14 +69,14 @@ pub fn unmatched_removed<'c, 'l>(
         .iter()
         .filter(in_scope)
         .filter_map(|block| {
-            let why = match labels.get(&block.name) {
+            let why = match live.get(&block.name) {
                 None => match owned_elsewhere(block) {
                     at if at.is_empty() => Unmatched::NoCluster,
                     at => Unmatched::Elsewhere { at },
                 },
-                Some(&label) if label == stack => return None,
-                Some(&label) => Unmatched::NotOwned {
-                    stack: label.map(str::to_owned),
+                Some(cluster) if cluster.is_owned_by(stack) => return None,
+                Some(cluster) => Unmatched::NotOwned {
+                    stack: cluster.owner().map(str::to_owned),
                 },
             };
             Some(UnmatchedRemoved { block, why })

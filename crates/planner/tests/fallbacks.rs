@@ -185,6 +185,63 @@ fn a_pool_added_by_update_falls_back_by_update() {
     assert_eq!(chained, ["gpu"]);
 }
 
+/// The pool `pool` of a request's body.
+fn pool_of(request: &ClusterRequest, pool: &str) -> Value {
+    let body = match request {
+        ClusterRequest::Create { body, .. } | ClusterRequest::Update { body, .. } => body,
+        ClusterRequest::Delete { .. } => panic!("a delete has no body"),
+    };
+    let pools = body["nodePools"].as_array().unwrap();
+    pools.iter().find(|p| p["id"] == pool).unwrap().clone()
+}
+
+#[test]
+fn a_pool_added_by_update_gets_the_chain_it_gets_in_a_create() {
+    let mut wanted = seed();
+    let mut gpu = wanted["nodePools"][1].clone();
+    gpu["id"] = json!("gpu");
+    wanted["nodePools"]
+        .as_array_mut()
+        .unwrap()
+        .push(gpu.clone());
+    let mut declared = desired("train01", wanted);
+    let alternative = |machine: &str, min: u64| {
+        let mut pool = gpu.clone();
+        pool["machineSpec"]["machineType"] = json!(machine);
+        pool["scalingSpec"]["minNodeCount"] = json!(min);
+        serde_json::from_value::<NodePool>(pool).unwrap()
+    };
+    declared.fallbacks = vec![PoolFallbacks {
+        pool: "gpu".to_owned(),
+        alternatives: vec![alternative(FALLBACK, 1), alternative("n2-highmem-32", 2)],
+    }];
+    let created = planned(declared.clone(), &[]);
+    let updated = planned(declared, &[live_seed("train01")]);
+    assert_eq!(
+        (created.action, updated.action),
+        (Action::Create, Action::Update)
+    );
+    assert_eq!(created.capacity.chains, updated.capacity.chains);
+    assert_eq!(created.capacity.fallbacks.len(), 2);
+    assert_eq!(updated.capacity.fallbacks.len(), 2);
+    for (create, update) in created
+        .capacity
+        .fallbacks
+        .iter()
+        .zip(&updated.capacity.fallbacks)
+    {
+        assert!(
+            matches!(create, ClusterRequest::Create { .. }),
+            "{create:?}"
+        );
+        assert!(
+            matches!(update, ClusterRequest::Update { .. }),
+            "{update:?}"
+        );
+        assert_eq!(pool_of(create, "gpu"), pool_of(update, "gpu"));
+    }
+}
+
 #[test]
 fn an_update_of_a_pool_that_exists_does_not_walk_its_fallbacks() {
     let mut wanted = seed();

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use clusterform::views::notes::Note;
 use clusterform_config::{Config, VariableInputs};
+use clusterform_model::Endpoint;
 use clusterform_planner::Plan;
 
 use crate::arguments::{Apply, ApplySource};
@@ -40,7 +41,7 @@ fn lock_request<'a>(args: &'a Apply, dir: &'a Path) -> LockRequest<'a> {
         dir,
         command: "apply",
         timeout: args.lock_timeout,
-        endpoint: args.endpoint.as_deref(),
+        endpoint: args.endpoint.as_ref(),
     }
 }
 
@@ -53,7 +54,7 @@ async fn apply_directory(
     let config = context::load_config(dir, inputs, view.printer()).await?;
     let request = lock_request(args, dir);
     workflow::locked(config, request, view.printer(), async |config| {
-        let endpoint = args.endpoint.as_deref();
+        let endpoint = args.endpoint.as_ref();
         let run = Run::connect(config, dir, endpoint, args.parallelism, view).await?;
         let options = &args.planning.options;
         let mut planned = run.plan(options).await?;
@@ -113,7 +114,7 @@ async fn apply_saved_plan(
             current: short(&config.digest),
         });
     }
-    let endpoint = args.endpoint.as_deref();
+    let endpoint = args.endpoint.as_ref();
     check_endpoint(&plan, endpoint, &config)?;
     let request = lock_request(args, dir);
     workflow::locked(config, request, view.printer(), async |config| {
@@ -173,7 +174,11 @@ async fn apply_saved_plan(
 
 /// A saved plan applies only against the endpoint its live clusters were read from (plans that
 /// did not record it are not checked).
-fn check_endpoint(plan: &Plan, endpoint: Option<&str>, config: &Config) -> Result<(), CliError> {
+fn check_endpoint(
+    plan: &Plan,
+    endpoint: Option<&Endpoint>,
+    config: &Config,
+) -> Result<(), CliError> {
     let current = context::endpoint_label(endpoint, Some(&config.provider));
     match &plan.endpoint {
         Some(planned) if *planned != current => Err(CliError::PlanEndpointChanged {

@@ -25,7 +25,7 @@ pub async fn run(args: &Destroy, printer: &Printer) -> Result<ExitStatus, CliErr
 
 async fn destroy(args: &Destroy, view: &dyn RunView) -> Result<ExitStatus, CliError> {
     let dir = &args.dir;
-    let endpoint = args.endpoint.as_deref();
+    let endpoint = args.endpoint.as_ref();
     let inputs = context::variable_inputs(&args.planning.variables)?;
     let config = context::load_config(dir, inputs, view.printer()).await?;
     let request = LockRequest {

@@ -25,7 +25,7 @@ pub async fn run(args: &ForceUnlock, printer: &Printer) -> Result<ExitStatus, Cl
     let Some(remote) = &provider.lock else {
         return Err(CliError::LocalLockNotForced(args.dir.clone()));
     };
-    let connection = context::connect_storage(remote, provider.endpoint.as_deref()).await?;
+    let connection = context::connect_storage(remote, provider.endpoint.as_ref()).await?;
     let client = &connection.client;
     let object = clusterform_executor::StackObjects::new(&remote.prefix, &provider.stack).lock();
     let location = format!("gs://{}/{object}", remote.bucket);

@@ -60,7 +60,7 @@ async fn import_into_configuration(
         dir,
         command: "import",
         timeout: args.lock_timeout,
-        endpoint: args.endpoint.as_deref(),
+        endpoint: args.endpoint.as_ref(),
     };
     stack_lock::with_lock(request, Some(&config.provider), printer, async {
         import_with_config(args, &config, printer).await
@@ -80,13 +80,8 @@ async fn import_with_config(
         Some(region) => Some(given_name(args, config, region)?),
         None => None,
     };
-    let connection = context::connect(
-        args.endpoint.as_deref(),
-        Some(&config.provider),
-        dir,
-        printer,
-    )
-    .await?;
+    let connection =
+        context::connect(args.endpoint.as_ref(), Some(&config.provider), dir, printer).await?;
     let name = match given {
         Some(name) => name,
         None => {
@@ -277,7 +272,7 @@ async fn import_into_new_configuration(
         endpoint: None,
     };
     let _lock = take_lock(request, None, printer).await?;
-    let connection = context::connect(args.endpoint.as_deref(), None, dir, printer).await?;
+    let connection = context::connect(args.endpoint.as_ref(), None, dir, printer).await?;
     let cluster = take_over(&connection.client, &name, &stack, printer).await?;
     let cluster = unpinned(cluster, args.keep_node_image, printer);
     let hcl = new_configuration(&name, &stack, &cluster);
@@ -363,14 +358,14 @@ async fn take_over(
         .get_cluster(name)
         .await?
         .ok_or_else(|| CliError::ClusterNotFound(name.to_string()))?;
-    match cluster.label(STACK_LABEL) {
-        Some(owner) if owner == stack => {
-            printer.info(&format!(
-                "Cluster {} already belongs to stack {stack}.",
-                name.id()
-            ));
-            Ok(cluster)
-        }
+    if cluster.is_owned_by(stack) {
+        printer.info(&format!(
+            "Cluster {} already belongs to stack {stack}.",
+            name.id()
+        ));
+        return Ok(cluster);
+    }
+    match cluster.owner() {
         Some(other) => Err(CliError::OwnedElsewhere {
             cluster: name.id().to_string(),
             owner: other.to_owned(),

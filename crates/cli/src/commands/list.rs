@@ -13,7 +13,7 @@ use clusterform::views::table::{cluster_headers, cluster_row, table, unread_row}
 use clusterform::views::{status, status_json};
 use clusterform_executor::{ClusterHealth, ExecError};
 use clusterform_model::{
-    Cluster, LiveCluster, Location, NodePool, RefreshLocations, STACK_LABEL, UnreadLocation,
+    Cluster, LiveCluster, Location, NodePool, RefreshLocations, UnreadLocation,
 };
 use serde_json::json;
 use time::OffsetDateTime;
@@ -40,7 +40,7 @@ pub async fn run(args: &List, printer: &Printer) -> Result<ExitStatus, CliError>
         return Err(CliError::Usage(NEEDS_A_PROJECT.to_owned()));
     }
     let provider = config.as_ref().map(|config| &config.provider);
-    let connection = context::connect(args.endpoint.as_deref(), provider, dir, printer).await?;
+    let connection = context::connect(args.endpoint.as_ref(), provider, dir, printer).await?;
     // With a configuration, the stack's clusters are looked for where a plan looks, the places
     // its earlier runs put clusters included.
     let earlier = match &config {
@@ -163,7 +163,7 @@ fn clusters_table(listed: &[Listed], unread: &[UnreadLocation]) -> String {
                 status::health_cell(health),
                 pools(cluster),
                 accelerators(cluster),
-                cluster.label(STACK_LABEL).unwrap_or("-").to_owned(),
+                cluster.owner().unwrap_or("-").to_owned(),
                 cluster.update_time.clone().unwrap_or_else(|| "-".into()),
             ],
         ));
@@ -194,7 +194,7 @@ fn json_row(
                 "accelerator_count": accelerator_count,
             })
         }).collect::<Vec<_>>(),
-        "stack": cluster.label(STACK_LABEL),
+        "stack": cluster.owner(),
         "update_time": cluster.update_time,
         "health": status_json::health_summary(health),
     })

@@ -18,7 +18,7 @@ pub async fn run(args: &Plan, printer: &Printer) -> Result<ExitStatus, CliError>
     let view = plan_view(args.json, printer);
     let inputs = context::variable_inputs(&args.planning.variables)?;
     let config = context::load_config(&args.dir, inputs, printer).await?;
-    let endpoint = args.endpoint.as_deref();
+    let endpoint = args.endpoint.as_ref();
     let parallelism = Parallelism::default();
     let run = Run::connect(config, &args.dir, endpoint, parallelism, &*view).await?;
     let options = &args.planning.options;

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use clusterform::views::status::{self, Declaration, Found, Recorded, StatusEntry};
 use clusterform_config::Config;
 use clusterform_executor::AppliedRecord;
-use clusterform_model::{ClusterName, LiveCluster, STACK_LABEL, UnreadLocation};
+use clusterform_model::{ClusterName, LiveCluster, UnreadLocation};
 use clusterform_planner::PlanError;
 use time::OffsetDateTime;
 
@@ -26,7 +26,7 @@ pub async fn run(args: &Status, printer: &Printer) -> Result<ExitStatus, CliErro
     let view = status_view(args.json, !args.targets.is_empty(), printer);
     let inputs = context::variable_inputs(&args.variables)?;
     let config = context::load_config(&args.dir, inputs, printer).await?;
-    let endpoint = args.endpoint.as_deref();
+    let endpoint = args.endpoint.as_ref();
     let connection = context::connect(endpoint, Some(&config.provider), &args.dir, printer).await?;
     let client = &connection.client;
     // A target neither declared nor released may be anywhere: every location is listed.
@@ -99,7 +99,7 @@ fn watched_clusters(
     }
     let stack = config.provider.stack.as_str();
     for (address, cluster) in live {
-        if wanted(&address) && cluster.cluster.label(STACK_LABEL) == Some(stack) {
+        if wanted(&address) && cluster.cluster.is_owned_by(stack) {
             // A `removed` block releases a cluster only at its own address, as the plan does.
             let released = config.removed.iter().any(|block| block.name == address);
             watched.push(Watched {

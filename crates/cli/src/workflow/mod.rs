@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use clusterform_config::Config;
 use clusterform_executor::{AppliedRecord, ApplyEngine, Journal, StorageClient, WaitOptions};
+use clusterform_model::Endpoint;
 
 pub use execution::still_working;
 pub use idle::Recheck;
@@ -169,7 +170,7 @@ impl<'v, V: PlanView + ?Sized> Run<'v, V> {
     pub async fn connect(
         config: Config,
         dir: &Path,
-        endpoint: Option<&str>,
+        endpoint: Option<&Endpoint>,
         parallelism: Parallelism,
         view: &'v V,
     ) -> Result<Self, CliError> {

@@ -1,7 +1,7 @@
 //! The `fallback` blocks of a node pool: what each one sets, and the whole pool it makes (an
 //! alternative) by putting what it sets in place of the pool's own members.
 
-use clusterform_model::{BootDisk, Cluster, MachineSpec, NodePool, ScalingSpec};
+use clusterform_model::{BootDisk, Cluster, MachineSpec, NodePool, ProvisioningModel, ScalingSpec};
 use serde::Deserialize;
 
 use crate::config::PoolFallbacks;
@@ -15,19 +15,13 @@ pub(crate) fn takes_fallbacks(generic: &str) -> bool {
     generic == "node_pools[]"
 }
 
-/// The only provisioning model `flex_start_max_duration` belongs to, whose requests are
-/// queued (Dynamic Workload Scheduler).
-pub(crate) const FLEX_START: &str = "FLEX_START";
-/// The only provisioning model a `reservation_affinity` belongs to.
-const RESERVATION: &str = "RESERVATION";
-
 /// What one `fallback` block sets, decoded like the same members of a node pool: `None` where
 /// the block leaves the member to the pool. The names are [`crate::FALLBACK_FIELDS`].
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct FallbackFields {
     pub machine_spec: Option<MachineSpec>,
-    pub provisioning_model: Option<String>,
+    pub provisioning_model: Option<ProvisioningModel>,
     pub flex_start_max_duration: Option<String>,
     pub boot_disk: Option<BootDisk>,
     pub scaling_spec: Option<ScalingSpec>,
@@ -57,7 +51,8 @@ impl FallbackFields {
     /// whole. What the pool sets only for its own provisioning model is left behind when the
     /// alternative's model is another one and the block does not set it again: the service
     /// refuses a `flex_start_max_duration` without `FLEX_START`, and a `reservation_affinity`
-    /// with `ON_DEMAND`, `SPOT` or `FLEX_START`, so "the same machines on Spot" takes one line.
+    /// with `ON_DEMAND`, `SPOT` or `FLEX_START` (the model's rules), so "the same machines on
+    /// Spot" takes one line.
     pub fn alternative(&self, pool: &NodePool) -> NodePool {
         let mut alternative = pool.clone();
         replace(&mut alternative.machine_spec, &self.machine_spec);
@@ -71,13 +66,11 @@ impl FallbackFields {
         );
         replace(&mut alternative.boot_disk, &self.boot_disk);
         replace(&mut alternative.scaling_spec, &self.scaling_spec);
-        let model = alternative.provisioning_model.as_deref();
-        if self.flex_start_max_duration.is_none() && model != Some(FLEX_START) {
+        if self.flex_start_max_duration.is_none() && !alternative.takes_flex_start_max_duration() {
             alternative.flex_start_max_duration = None;
         }
-        let forbids_reservation = model.is_some_and(|model| model != RESERVATION);
         if self.machine_spec.is_none()
-            && forbids_reservation
+            && alternative.refuses_reservation_affinity()
             && let Some(machine) = alternative.machine_spec.as_mut()
         {
             machine.reservation_affinity = None;
@@ -130,7 +123,7 @@ mod tests {
                 reservation_affinity: Some(ReservationAffinity::default()),
                 ..MachineSpec::default()
             }),
-            provisioning_model: Some("RESERVATION".to_owned()),
+            provisioning_model: Some(ProvisioningModel::Reservation),
             flex_start_max_duration: Some("3600s".to_owned()),
             zone: Some("us-central1-b".to_owned()),
             ..NodePool::default()
@@ -170,7 +163,7 @@ mod tests {
     fn another_provisioning_model_leaves_the_pools_model_specific_members_behind() {
         let pool = reserved_flex_pool();
         let spot = FallbackFields {
-            provisioning_model: Some("SPOT".to_owned()),
+            provisioning_model: Some(ProvisioningModel::Spot),
             ..FallbackFields::default()
         };
         let alternative = spot.alternative(&pool);
@@ -184,7 +177,7 @@ mod tests {
     fn what_the_block_sets_itself_is_kept_whatever_the_model() {
         let pool = reserved_flex_pool();
         let fields = FallbackFields {
-            provisioning_model: Some("SPOT".to_owned()),
+            provisioning_model: Some(ProvisioningModel::Spot),
             flex_start_max_duration: Some("60s".to_owned()),
             machine_spec: pool.machine_spec.clone(),
             ..FallbackFields::default()

@@ -17,7 +17,9 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 
 use clusterform_model::duration;
-use clusterform_model::{Cluster, ClusterId, NodePool, STACK_LABEL, SlurmSpec};
+use clusterform_model::{
+    Cluster, ClusterId, NodePool, ProvisioningModel, ProvisioningProblem, STACK_LABEL, SlurmSpec,
+};
 
 use crate::cluster::catalogue::{MachineChoice, catalogue};
 use crate::cluster::fallback::PoolFallbackBlocks;
@@ -339,42 +341,48 @@ impl ClusterChecks<'_> {
         }
     }
 
+    /// The pool's provisioning-model rules, as the model states them.
     fn provisioning(&mut self, path: &str, pool: &NodePool) {
         let machine = pool.machine_spec.as_ref();
-        let affinity = machine.and_then(|m| m.reservation_affinity.as_ref());
-        let model = pool.provisioning_model.as_deref();
         let id = &pool.id;
-        match (model, affinity) {
-            (Some("RESERVATION"), None) => self.error(
-                &format!("{path}.provisioning_model"),
-                format!("pool `{id}` uses provisioning_model RESERVATION without a reservation_affinity"),
-                Some("add `reservation_affinity { ... }` inside machine_spec".to_owned()),
-            ),
-            (Some(other @ ("ON_DEMAND" | "SPOT" | "FLEX_START")), Some(_)) => self.error(
-                &format!("{path}.machine_spec.reservation_affinity"),
-                format!("pool `{id}` sets reservation_affinity, which provisioning_model {other} does not use"),
-                Some("remove reservation_affinity, or use provisioning_model = \"RESERVATION\"".to_owned()),
-            ),
-            // A machine type with built-in accelerators is a GPU pool whether or not it names
-            // them.
-            (None, None) if machine.is_some_and(|m| m.accelerators().is_some()) => self.error(
-                &gpu_field(path, machine),
-                format!("pool `{id}` has accelerators but neither provisioning_model nor reservation_affinity"),
-                Some("set provisioning_model (ON_DEMAND, SPOT, FLEX_START) or a reservation_affinity".to_owned()),
-            ),
-            _ => {}
-        }
-        if pool.flex_start_max_duration.is_some() && model != Some("FLEX_START") {
-            self.error(
-                &format!("{path}.flex_start_max_duration"),
-                format!(
-                    "flex_start_max_duration of pool `{id}` needs provisioning_model FLEX_START"
+        for problem in pool.provisioning_problems() {
+            match problem {
+                ProvisioningProblem::NoReservationAffinity(model) => self.error(
+                    &format!("{path}.provisioning_model"),
+                    format!("pool `{id}` uses provisioning_model {model} without a reservation_affinity"),
+                    Some("add `reservation_affinity { ... }` inside machine_spec".to_owned()),
                 ),
-                Some(
-                    "set provisioning_model = \"FLEX_START\" or remove flex_start_max_duration"
-                        .to_owned(),
+                ProvisioningProblem::UnusedReservationAffinity(model) => self.error(
+                    &format!("{path}.machine_spec.reservation_affinity"),
+                    format!("pool `{id}` sets reservation_affinity, which provisioning_model {model} does not use"),
+                    Some(format!(
+                        "remove reservation_affinity, or use provisioning_model = \"{}\"",
+                        ProvisioningModel::Reservation
+                    )),
                 ),
-            );
+                ProvisioningProblem::AcceleratorsWithoutModel => self.error(
+                    &gpu_field(path, machine),
+                    format!("pool `{id}` has accelerators but neither provisioning_model nor reservation_affinity"),
+                    Some(format!(
+                        "set provisioning_model ({}) or a reservation_affinity",
+                        ProvisioningModel::without_reservation()
+                            .map(|model| model.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )),
+                ),
+                ProvisioningProblem::FlexStartDurationWithoutFlexStart => self.error(
+                    &format!("{path}.flex_start_max_duration"),
+                    format!(
+                        "flex_start_max_duration of pool `{id}` needs provisioning_model {}",
+                        ProvisioningModel::FlexStart
+                    ),
+                    Some(format!(
+                        "set provisioning_model = \"{}\" or remove flex_start_max_duration",
+                        ProvisioningModel::FlexStart
+                    )),
+                ),
+            }
         }
     }
 

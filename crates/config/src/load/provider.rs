@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use clusterform_model::fields::UPDATE_MODES;
-use clusterform_model::{validate_location, validate_project};
+use clusterform_model::{Endpoint, validate_location, validate_project};
 use hcl::edit::Span;
 use hcl::edit::structure::Block;
 
@@ -41,10 +41,6 @@ static PROVIDER: BlockSchema = BlockSchema {
         )
     }),
 };
-
-/// The endpoint value that selects the built-in emulator, the only one where the stack may
-/// default to the directory name.
-const LOCAL_ENDPOINT: &str = "local";
 
 const MISSING_STACK_HINT: &str = "add `stack = \"...\"` to `provider \"google\" { ... }`, e.g. `stack = \"ml-prod\"`. \
 The stack names the owner of these clusters: clusterform labels every cluster it creates \
@@ -102,7 +98,7 @@ pub(super) fn provider(
     let provider = &mut defaults.provider;
     if seen.stack {
         provider.stack_origin = StackOrigin::Explicit;
-    } else if provider.endpoint.as_deref() == Some(LOCAL_ENDPOINT) {
+    } else if provider.endpoint.as_ref().is_some_and(Endpoint::is_local) {
         provider.stack = default_stack(dir, &mut eval.diagnostics);
         provider.stack_origin = StackOrigin::DirectoryName;
     } else {
@@ -156,6 +152,17 @@ fn provider_attributes(
         region: strings.unknown.contains(&"region"),
     };
     for (name, text, range) in strings.values {
+        if name == "endpoint" {
+            match text.parse::<Endpoint>() {
+                Ok(endpoint) => provider.endpoint = Some(endpoint),
+                Err(problem) => eval.diagnostics.push(source.error(
+                    range,
+                    problem.to_string(),
+                    Some("use \"local\" for the built-in emulator, or a base URL".to_owned()),
+                )),
+            }
+            continue;
+        }
         if let Some((message, hint)) = provider_value_problem(name, &text) {
             eval.diagnostics.push(source.error(range, message, hint));
             continue;
@@ -182,7 +189,6 @@ fn provider_attributes(
             "region" => provider.region = Some(text),
             // `provider_value_problem` has checked the mode, so it parses.
             "update_mode" => provider.update_mode = text.parse().ok(),
-            "endpoint" => provider.endpoint = Some(text),
             _ => provider.stack = text,
         }
     }
@@ -277,14 +283,6 @@ fn provider_value_problem(name: &str, text: &str) -> Option<(String, Option<Stri
                 ),
             )
         }),
-        "endpoint"
-            if text != "local" && !text.starts_with("https://") && !text.starts_with("http://") =>
-        {
-            Some((
-                format!("endpoint `{text}` is neither \"local\" nor an http(s) URL"),
-                Some("use \"local\" for the built-in emulator, or a base URL".to_owned()),
-            ))
-        }
         _ => None,
     }
 }

@@ -14,7 +14,7 @@
 use std::time::Duration;
 
 use clusterform_model::rest::{ClusterRequest, RequestKind};
-use clusterform_model::{Action, Attempt, Cluster, ClusterName, ClusterState, Code, STACK_LABEL};
+use clusterform_model::{Action, Attempt, Cluster, ClusterName, ClusterState, Code};
 use clusterform_planner::ClusterChange;
 use tokio::time::Instant;
 
@@ -129,7 +129,7 @@ impl ApplyEngine {
             if next.is_none() || left == LeftBehind::Kept {
                 self.journal().end_chain(name).await?;
                 return Err(ExecError::OutOfMachines {
-                    cluster: name.to_string(),
+                    cluster: Box::new(name.clone()),
                     attempts: failures,
                     left,
                 });
@@ -191,12 +191,12 @@ impl ApplyEngine {
         let Some(holder) = holder else {
             return Ok(());
         };
-        let owner = holder.label(STACK_LABEL);
+        let owner = holder.owner();
         if holder.cluster_state() == Some(ClusterState::Stopping) || owner == create.stack_label() {
             return Ok(());
         }
         Err(ExecError::TakenByAnother {
-            cluster: name.to_string(),
+            cluster: Box::new(name.clone()),
             owner: owner.map(str::to_owned),
         })
     }

@@ -702,7 +702,7 @@ impl ApplyEngine {
         {
             None => Ok(()),
             Some(cluster) => Err(ExecError::NoLongerDeleting {
-                cluster: name.to_string(),
+                cluster: Box::new(name.clone()),
                 state: cluster.state().unwrap_or("unknown").to_owned(),
             }),
         }
@@ -845,7 +845,7 @@ impl ApplyEngine {
     ) -> Result<Option<Cluster>, ExecError> {
         let cluster = self.client.get_cluster(name).await?;
         let lost = |detail: &str| ExecError::OperationLost {
-            cluster: name.to_string(),
+            cluster: Box::new(name.clone()),
             operation: operation.to_owned(),
             detail: detail.to_owned(),
         };
@@ -906,7 +906,7 @@ impl ApplyEngine {
         wait_states: &[ClusterState],
     ) -> Result<Cluster, ExecError> {
         let failed = |detail: String| ExecError::ClusterFailed {
-            cluster: name.to_string(),
+            cluster: Box::new(name.clone()),
             detail,
         };
         let cluster = self
@@ -1133,14 +1133,14 @@ fn outcome_of(
             Ok(None)
         }
         (Some(status), _) => Err(ExecError::OperationFailed {
-            cluster: cluster.to_string(),
+            cluster: Box::new(cluster.clone()),
             operation: name.to_owned(),
             code_name: status.code_name().to_owned(),
             message: status.message.clone(),
         }),
         (None, Some(_)) => Ok(operation.response_cluster()),
         (None, None) => Err(ExecError::OperationWithoutResult {
-            cluster: cluster.to_string(),
+            cluster: Box::new(cluster.clone()),
             operation: name.to_owned(),
         }),
     }

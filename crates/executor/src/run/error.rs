@@ -7,12 +7,13 @@ use std::time::Duration;
 use clusterform_model::duration::Seconds;
 use clusterform_model::fields::{MaskSource, UpdateMaskPath, camel_case};
 use clusterform_model::rest::ClusterRequest;
-use clusterform_model::{Attempt, Code, NameError, Shortage, Status, UnreadableName};
+use clusterform_model::{Attempt, ClusterName, Code, NameError, Shortage, Status, UnreadableName};
 
 use crate::state::error::StateError;
 use crate::transport::error::TransportError;
 
-/// Everything that can go wrong while talking to the API or running a plan.
+/// Everything that can go wrong while talking to the API or running a plan. A cluster's name
+/// is boxed: it is three strings, and the error travels in every `Result` of a run.
 #[derive(Debug, thiserror::Error)]
 pub enum ExecError {
     /// A call to the API failed.
@@ -36,7 +37,7 @@ pub enum ExecError {
     #[error("{cluster}: operation {operation} failed: {code_name}: {message}")]
     OperationFailed {
         /// The cluster acted on.
-        cluster: String,
+        cluster: Box<ClusterName>,
         /// The operation's name.
         operation: String,
         /// Canonical code name, e.g. `RESOURCE_EXHAUSTED`.
@@ -48,7 +49,7 @@ pub enum ExecError {
     #[error("{cluster} is in state ERROR: {detail}")]
     ClusterFailed {
         /// The cluster.
-        cluster: String,
+        cluster: Box<ClusterName>,
         /// `clusterStatus.detail` or its error message.
         detail: String,
     },
@@ -56,7 +57,7 @@ pub enum ExecError {
     #[error("{cluster} was being deleted when the plan was made, but is {state} now")]
     NoLongerDeleting {
         /// The cluster.
-        cluster: String,
+        cluster: Box<ClusterName>,
         /// Its state now.
         state: String,
     },
@@ -65,7 +66,7 @@ pub enum ExecError {
     #[error("{cluster}: operation {operation} is no longer known and {detail}")]
     OperationLost {
         /// The cluster.
-        cluster: String,
+        cluster: Box<ClusterName>,
         /// The operation's name.
         operation: String,
         /// What the cluster looks like.
@@ -81,7 +82,7 @@ pub enum ExecError {
         /// The refused path.
         path: UpdateMaskPath,
         /// The cluster the update was for.
-        id: String,
+        cluster: Box<ClusterName>,
         /// Google's status.
         status: Box<Status>,
     },
@@ -96,7 +97,7 @@ pub enum ExecError {
     )]
     ListedTwice {
         /// The cluster listed twice.
-        name: clusterform_model::ClusterName,
+        name: ClusterName,
         /// The page (from 1) of its first listing.
         first_page: usize,
         /// The page (from 1) that listed it again.
@@ -109,7 +110,7 @@ pub enum ExecError {
     #[error("{cluster}: operation {operation} is done but has neither an error nor a response")]
     OperationWithoutResult {
         /// The cluster acted on.
-        cluster: String,
+        cluster: Box<ClusterName>,
         /// The operation's name.
         operation: String,
     },
@@ -117,7 +118,7 @@ pub enum ExecError {
     #[error("{cluster}: {}; {left}", tried(attempts))]
     OutOfMachines {
         /// The cluster.
-        cluster: String,
+        cluster: Box<ClusterName>,
         /// Every attempt that was made, in order, each with why it failed.
         attempts: Vec<FailedAttempt>,
         /// What is left of the cluster.
@@ -131,7 +132,7 @@ pub enum ExecError {
     )]
     TakenByAnother {
         /// The cluster ID the chain creates.
-        cluster: String,
+        cluster: Box<ClusterName>,
         /// The stack label of the cluster that took it, if it has one.
         owner: Option<String>,
     },
@@ -394,7 +395,7 @@ impl ExecError {
             (Some(path), Self::Transport(TransportError::Api { status, .. })) => {
                 Self::MaskPathRefused {
                     path,
-                    id: name.id().to_string(),
+                    cluster: Box::new(name.clone()),
                     status,
                 }
             }

@@ -32,8 +32,7 @@ use std::time::Duration;
 
 pub use clusterform_model::UnreadKind;
 use clusterform_model::{
-    Cluster, ClusterId, ClusterName, Code, LiveCluster, Location, RefreshLocations, STACK_LABEL,
-    UnreadLocation,
+    Cluster, ClusterId, ClusterName, Code, LiveCluster, Location, RefreshLocations, UnreadLocation,
 };
 use futures::future::{join_all, try_join_all};
 use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
@@ -508,7 +507,7 @@ fn address_page(location: &Location, clusters: Vec<Cluster>) -> Result<Page, Exe
 /// any request: one without an ownership label is nobody's concern here and is skipped, one
 /// that carries it stops the run, since planning without it could delete or duplicate.
 fn addressed(location: &Location, cluster: Cluster) -> Result<Option<LiveCluster>, ExecError> {
-    let owned = cluster.label(STACK_LABEL).is_some();
+    let owned = cluster.owner().is_some();
     match LiveCluster::read_at(location, cluster) {
         Ok(live) => Ok(Some(live)),
         Err(unreadable) if owned => Err(ExecError::UnreadableLiveName(unreadable)),
@@ -522,6 +521,7 @@ fn addressed(location: &Location, cluster: Cluster) -> Result<Option<LiveCluster
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clusterform_model::STACK_LABEL;
 
     fn cluster(name: &str, stack: Option<&str>) -> Cluster {
         let labels = stack.map(|s| [(STACK_LABEL.to_owned(), s.to_owned())].into());

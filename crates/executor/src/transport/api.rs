@@ -17,8 +17,8 @@ use std::time::Duration;
 
 use clusterform_model::rest::{self, ClusterRequest, HttpMethod, RestCall};
 use clusterform_model::{
-    Cluster, ClusterName, Code, ErrorEnvelope, Location, Operation, OperationName, STACK_LABEL,
-    Status, validate_location,
+    Cluster, ClusterName, Code, ErrorEnvelope, Location, Operation, OperationName, Status,
+    validate_location,
 };
 use futures::FutureExt;
 use futures::future::RemoteHandle;
@@ -597,7 +597,7 @@ impl ApiClient {
             return Ok(None);
         };
         let cluster = self.get_cluster(&check.cluster).await?;
-        Ok(cluster.filter(|c| c.label(STACK_LABEL) == Some(stack.as_str())))
+        Ok(cluster.filter(|c| c.is_owned_by(stack)))
     }
 
     fn too_large(&self, call: &Call<'_>) -> TransportError {

@@ -8,7 +8,7 @@
 use clusterform_model::{Cluster, NodePool};
 
 use super::{ClusterChecks, pool_path};
-use crate::cluster::fallback::{FALLBACK_BLOCK, FLEX_START, FallbackBlock, PoolFallbackBlocks};
+use crate::cluster::fallback::{FALLBACK_BLOCK, FallbackBlock, PoolFallbackBlocks};
 use crate::diagnostic::Diagnostic;
 
 impl ClusterChecks<'_> {
@@ -93,13 +93,17 @@ impl ClusterChecks<'_> {
     /// start queues its requests, and no public record shows a flex create failing for a
     /// stockout, so its fallbacks may never be tried.
     fn flex_start_chain(&mut self, pool: &NodePool, block: &FallbackBlock) {
-        if pool.provisioning_model.as_deref() != Some(FLEX_START) {
+        let Some(model) = pool
+            .provisioning_model
+            .as_ref()
+            .filter(|model| model.queues_requests())
+        else {
             return;
-        }
+        };
         self.warning(
             &fallback_path(pool, block),
             format!(
-                "pool `{}` is FLEX_START: its requests are queued until the machines are \
+                "pool `{}` is {model}: its requests are queued until the machines are \
                  available (Dynamic Workload Scheduler), and no public record shows a flex \
                  create failing for a stockout, so its fallbacks may never be tried",
                 pool.id
