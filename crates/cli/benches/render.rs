@@ -2,7 +2,7 @@
 
 use std::hint::black_box;
 
-use clusterform::views::plan_text::render_text;
+use clusterform::format::plan_text::render_text;
 use clusterform_model::JobsByCluster;
 use clusterform_planner::{PlanOptions, plan};
 use clusterform_testkit::fleet;

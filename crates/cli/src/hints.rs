@@ -205,6 +205,9 @@ fn not_allowed_hint(attempt: &FailedAttempt) -> Option<String> {
     ))
 }
 
+/// How an unattended `apply` or `destroy` goes ahead when it would stop running work.
+pub const SAME_COMMAND_ALLOWING: &str = "run the same command with --allow-disruption";
+
 /// The server did not say whether a change was made.
 const NOT_SAID_WHETHER_CHANGED: &str = "the server did not say whether the change was made: run \
 `clusterform plan` to see the cluster as it is now";

@@ -2,4 +2,4 @@
 //! and actions for people. It is a library of its own so that benchmarks can measure it; the
 //! binary (`main.rs`) holds everything else.
 
-pub mod views;
+pub mod format;

@@ -4,19 +4,18 @@
 
 mod arguments;
 mod cli;
-mod command_views;
 mod commands;
 mod context;
 mod diagnostics;
 mod environment;
 mod error;
-mod events;
+mod exit_status;
 mod hints;
 mod local_emulator;
 mod printer;
-mod progress;
 mod prompt;
 mod stack_lock;
+mod views;
 mod workflow;
 
 use std::process::ExitCode;

@@ -20,7 +20,7 @@ use indicatif::MultiProgress;
 use crate::cli::GlobalArgs;
 use crate::diagnostics;
 use crate::error::CliError;
-use clusterform::views::notes::{Level, Note};
+use clusterform::format::notes::{Level, Note};
 
 /// The progress bars being drawn on stderr, if any. Their every redraw first erases the lines
 /// they drew last, counted up from the cursor: a line printed under them would be erased in

@@ -14,7 +14,7 @@ const DEFAULT_PARTITION: &str = "/orchestratorSpec/slurmSpec/defaultPartitionId"
 const LOGIN_POOL: &str = "/orchestratorSpec/slurmSpec/loginNodePoolId";
 
 /// Something the user should know before applying a change, with its data: the views word it
-/// (`clusterform::views::notes`), and a plan file stores it as it is, never as prose.
+/// (`clusterform::format::notes`), and a plan file stores it as it is, never as prose.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum PlanWarning {

@@ -5,22 +5,20 @@
 
 use std::path::Path;
 
-use clusterform::views::notes::Note;
+use clusterform::format::notes::Note;
 use clusterform_config::{Config, VariableInputs};
 use clusterform_model::Endpoint;
 use clusterform_planner::Plan;
 
 use crate::arguments::{Apply, ApplySource};
-use crate::command_views::{RunView, run_view};
-use crate::commands::ExitStatus;
 use crate::context;
 use crate::error::CliError;
+use crate::exit_status::ExitStatus;
+use crate::hints;
 use crate::printer::Printer;
 use crate::stack_lock::LockRequest;
+use crate::views::{RunView, run_view};
 use crate::workflow::{self, Approval, Recheck, Run};
-
-/// How an unattended run goes ahead when it would stop running work.
-pub(crate) const SAME_COMMAND_ALLOWING: &str = "run the same command with --allow-disruption";
 
 /// Applies a configuration directory or a saved plan file.
 pub async fn run(args: &Apply, printer: &Printer) -> Result<ExitStatus, CliError> {
@@ -70,7 +68,7 @@ async fn apply_directory(
             let approval = Approval {
                 unattended: args.auto_approve,
                 allow_disruption: args.allow_disruption,
-                go_ahead: SAME_COMMAND_ALLOWING.to_owned(),
+                go_ahead: hints::SAME_COMMAND_ALLOWING.to_owned(),
             };
             let approval = run.confirm_and_execute(&planned.plan, &approval, &stopped);
             let Some(report) = approval.await? else {

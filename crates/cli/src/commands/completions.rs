@@ -3,8 +3,8 @@
 use clap::CommandFactory;
 
 use crate::cli::Cli;
-use crate::commands::ExitStatus;
 use crate::error::CliError;
+use crate::exit_status::ExitStatus;
 use crate::printer::Printer;
 
 /// Prints the completion script for one shell.

@@ -2,17 +2,17 @@
 //! `--idle-for`, first asks each cluster's Slurm for its jobs and nodes, prints the evidence
 //! per cluster (protected clusters among them, kept), and deletes only the provably idle ones.
 
-use clusterform::views::notes::Note;
+use clusterform::format::notes::Note;
 use clusterform_model::Location;
 
 use crate::arguments::Destroy;
-use crate::command_views::{RunView, run_view};
-use crate::commands::ExitStatus;
-use crate::commands::apply::SAME_COMMAND_ALLOWING;
 use crate::context;
 use crate::error::CliError;
+use crate::exit_status::ExitStatus;
+use crate::hints;
 use crate::printer::Printer;
 use crate::stack_lock::LockRequest;
+use crate::views::{RunView, run_view};
 use crate::workflow::{self, Approval, Recheck, Run};
 
 /// Plans the deletions, asks, executes.
@@ -57,7 +57,7 @@ async fn destroy(args: &Destroy, view: &dyn RunView) -> Result<ExitStatus, CliEr
         let approval = Approval {
             unattended: args.auto_approve,
             allow_disruption: args.allow_disruption,
-            go_ahead: SAME_COMMAND_ALLOWING.to_owned(),
+            go_ahead: hints::SAME_COMMAND_ALLOWING.to_owned(),
         };
         if !run.approve(&planned.plan, &approval, &stopped)? {
             return Ok(ExitStatus::Declined);

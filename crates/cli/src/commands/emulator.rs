@@ -3,8 +3,8 @@
 use clusterform_emulator::Emulator;
 
 use crate::arguments;
-use crate::commands::ExitStatus;
 use crate::error::CliError;
+use crate::exit_status::ExitStatus;
 use crate::printer::Printer;
 
 /// Starts the emulator on the validated address (loopback unless `--allow-remote`) and waits.

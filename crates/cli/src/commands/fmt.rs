@@ -12,8 +12,8 @@ use clusterform_files::{Access, write_atomic};
 use similar::TextDiff;
 
 use crate::arguments::Fmt;
-use crate::commands::ExitStatus;
 use crate::error::CliError;
+use crate::exit_status::ExitStatus;
 use crate::printer::Printer;
 
 /// Formats every `*.hcl` file named or found in the directories named.

@@ -7,9 +7,9 @@
 use clusterform_executor::StorageLock;
 
 use crate::arguments::ForceUnlock;
-use crate::commands::ExitStatus;
 use crate::context;
 use crate::error::CliError;
+use crate::exit_status::ExitStatus;
 use crate::printer::Printer;
 use crate::prompt;
 

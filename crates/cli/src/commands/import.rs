@@ -14,9 +14,9 @@ use clusterform_model::{Cluster, ClusterName, Location, SERVICE_REGIONS, STACK_L
 use futures::StreamExt;
 
 use crate::arguments::Import;
-use crate::commands::ExitStatus;
 use crate::context;
 use crate::error::{self, CliError};
+use crate::exit_status::ExitStatus;
 use crate::printer::Printer;
 use crate::prompt;
 use crate::stack_lock::{self, LockRequest, take_lock};

@@ -9,8 +9,8 @@
 
 use std::collections::BTreeSet;
 
-use clusterform::views::table::{cluster_headers, cluster_row, table, unread_row};
-use clusterform::views::{status, status_json};
+use clusterform::format::table::{cluster_headers, cluster_row, table, unread_row};
+use clusterform::format::{status, status_json};
 use clusterform_executor::{ClusterHealth, ExecError};
 use clusterform_model::{
     Cluster, LiveCluster, Location, NodePool, RefreshLocations, UnreadLocation,
@@ -19,9 +19,9 @@ use serde_json::json;
 use time::OffsetDateTime;
 
 use crate::arguments::List;
-use crate::commands::ExitStatus;
 use crate::context;
 use crate::error::CliError;
+use crate::exit_status::ExitStatus;
 use crate::printer::Printer;
 use crate::workflow::{self, EarlierRuns, KnownClusters};
 

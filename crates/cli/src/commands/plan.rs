@@ -6,11 +6,11 @@
 //! asked, nothing is saved).
 
 use crate::arguments::{Parallelism, Plan};
-use crate::command_views::{PlanView, plan_view, show_drift};
-use crate::commands::ExitStatus;
 use crate::context;
 use crate::error::CliError;
+use crate::exit_status::ExitStatus;
 use crate::printer::Printer;
+use crate::views::{PlanView, plan_view, show_drift};
 use crate::workflow::{self, Planned, Run};
 
 /// Plans and shows the plan (text or JSON), saving it with `--out`.
@@ -59,7 +59,7 @@ fn refresh_only(
         printer.tell(&unknown);
     }
     show_drift(&planned.plan, args.json, printer);
-    let drifted = clusterform::views::refresh_only::has_drift(&planned.plan);
+    let drifted = clusterform::format::refresh_only::has_drift(&planned.plan);
     // What could not be read is not known to be unchanged: as for a plan, that is the error.
     let read = workflow::fully_read(&planned.plan.unreadable_locations);
     run.leave_to_exit(planned);

@@ -2,14 +2,14 @@
 //! headed by the flags it was made with (the JSON document holds them). A saved plan holds no
 //! running jobs; stderr says that `apply FILE` reads them when it runs.
 
-use clusterform::views::plan_flags::made_with;
+use clusterform::format::plan_flags::made_with;
 use clusterform_model::JobsByCluster;
 
 use crate::cli::ShowArgs;
-use crate::command_views::plan_view;
-use crate::commands::ExitStatus;
 use crate::error::CliError;
+use crate::exit_status::ExitStatus;
 use crate::printer::Printer;
+use crate::views::plan_view;
 
 /// Reads and renders a saved plan.
 pub fn run(args: &ShowArgs, printer: &Printer) -> Result<ExitStatus, CliError> {

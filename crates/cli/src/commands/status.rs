@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use clusterform::views::status::{self, Declaration, Found, Recorded, StatusEntry};
+use clusterform::format::status::{self, Declaration, Found, Recorded, StatusEntry};
 use clusterform_config::Config;
 use clusterform_executor::AppliedRecord;
 use clusterform_model::{ClusterName, LiveCluster, UnreadLocation};
@@ -14,11 +14,11 @@ use clusterform_planner::PlanError;
 use time::OffsetDateTime;
 
 use crate::arguments::Status;
-use crate::command_views::status_view;
-use crate::commands::ExitStatus;
 use crate::context;
 use crate::error::CliError;
+use crate::exit_status::ExitStatus;
 use crate::printer::Printer;
+use crate::views::status_view;
 use crate::workflow::{self, EarlierRuns};
 
 /// Reads and shows the health of the configuration's clusters.

@@ -6,10 +6,10 @@
 use serde_json::json;
 
 use crate::arguments::Validate;
-use crate::commands::ExitStatus;
 use crate::context;
 use crate::diagnostics;
 use crate::error::CliError;
+use crate::exit_status::ExitStatus;
 use crate::printer::Printer;
 
 /// Validates the configuration and reports every problem; exit 1 on any error.

@@ -14,12 +14,12 @@ use clusterform_planner::{ClusterChange, Plan, StoppedWork};
 use futures::StreamExt;
 
 use super::{Approval, Planned, Run};
-use crate::command_views::{Completion, Counts, RunView};
-use crate::commands::ExitStatus;
 use crate::error::CliError;
-use clusterform::views::actions;
-use clusterform::views::names::ClusterNames;
-use clusterform::views::notes::{Note, Waiting};
+use crate::exit_status::ExitStatus;
+use crate::views::{Completion, Counts, RunView};
+use clusterform::format::actions;
+use clusterform::format::names::ClusterNames;
+use clusterform::format::notes::{Note, Waiting};
 
 /// Clusters whose controllers are asked at once after an apply.
 const SLURM_CHECKS_AT_ONCE: usize = 10;

@@ -5,9 +5,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use clusterform::views::idle_table::idle_table;
-use clusterform::views::notes::Note;
-pub use clusterform::views::notes::Recheck;
+use clusterform::format::idle_table::idle_table;
+use clusterform::format::notes::Note;
+pub use clusterform::format::notes::Recheck;
 use clusterform_executor::{IdleReport, IdleVerdict};
 use clusterform_model::duration::Seconds;
 use clusterform_model::{Action, ClusterName, JobsByCluster, LiveCluster};
@@ -15,8 +15,8 @@ use clusterform_planner::{ChangeReason, Plan, PlanOptions};
 use time::OffsetDateTime;
 
 use super::{Planned, Run};
-use crate::command_views::PlanView;
 use crate::error::CliError;
+use crate::views::PlanView;
 
 impl<V: PlanView + ?Sized> Run<'_, V> {
     /// Shows the evidence, drops from the plan every cluster that is not idle, and gives, for

@@ -26,11 +26,11 @@ pub use unread::{KnownClusters, complete_view, fully_read, report_unread};
 
 use self::interrupts::Interrupts;
 use crate::arguments::Parallelism;
-use crate::command_views::PlanView;
 use crate::context::{self, Connection};
 use crate::error::CliError;
 use crate::printer::Printer;
 use crate::stack_lock::{self, LockRequest};
+use crate::views::PlanView;
 
 /// Runs `body` with `config` while holding the stack lock `request` and `config`'s provider
 /// name, released whatever the outcome.

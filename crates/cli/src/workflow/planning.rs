@@ -18,11 +18,11 @@ use tokio::task::JoinHandle;
 
 use super::Run;
 use super::unread::{KnownClusters, fully_read, unread_notes};
-use clusterform::views::notes::{DriftUnknown, Note, UnmatchedRemovedBlock, UnmatchedWhy};
+use clusterform::format::notes::{DriftUnknown, Note, UnmatchedRemovedBlock, UnmatchedWhy};
 
-use crate::command_views::PlanView;
 use crate::error::CliError;
-use crate::progress::ListingProgress;
+use crate::views::PlanView;
+use crate::views::run::progress::ListingProgress;
 
 /// A plan and the live clusters it was made from.
 #[derive(Debug)]

@@ -13,7 +13,7 @@ use clusterform_config::Config;
 use clusterform_executor::{AppliedRecord, RefusedList};
 use clusterform_model::{ClusterId, ClusterName, Location, UnreadKind, UnreadLocation};
 
-use clusterform::views::notes::Note;
+use clusterform::format::notes::Note;
 
 use crate::error::CliError;
 use crate::printer::Printer;

@@ -1,0 +1,78 @@
+//! The evidence `destroy --idle-for` (and `plan --destroy --idle-for`) decides on: one row per
+//! cluster (its project, region and ID first, as in every table of clusters) with its state, active jobs, busy nodes, when it last ran work, its GPUs and the
+//! GPU-hours they have sat idle, the verdict and why. `?` marks what could not be read.
+
+use std::collections::BTreeSet;
+
+use clusterform_executor::{IdleReport, IdleVerdict};
+use clusterform_model::ClusterName;
+use time::OffsetDateTime;
+
+use crate::format::table::{cluster_headers, cluster_row, table, time_and_age};
+
+/// The table of `reports` at `now`; the clusters in `protected` are kept whatever they show.
+pub fn idle_table(
+    reports: &[IdleReport],
+    protected: &BTreeSet<ClusterName>,
+    now: OffsetDateTime,
+) -> String {
+    let mut rows = vec![cluster_headers(&[
+        "STATE",
+        "ACTIVE JOBS",
+        "BUSY NODES",
+        "LAST BUSY",
+        "GPUS",
+        "IDLE GPU-HOURS",
+        "VERDICT",
+        "REASON",
+    ])];
+    let count = |n: Option<usize>| n.map_or_else(|| "?".to_owned(), |n| n.to_string());
+    for report in reports {
+        let verdict = if protected.contains(&report.name) {
+            "protected: keep"
+        } else {
+            verdict(report.verdict)
+        };
+        rows.push(cluster_row(
+            &report.name,
+            [
+                report.state.clone().unwrap_or_else(|| "?".into()),
+                count(report.active_jobs),
+                count(report.busy_nodes),
+                last_busy(report, now),
+                report
+                    .gpus
+                    .map_or_else(|| "?".into(), |gpus| gpus.to_string()),
+                report
+                    .idle_gpu_hours()
+                    .map_or_else(|| "?".into(), |hours| format!("{hours:.1}")),
+                verdict.to_owned(),
+                report.reason.clone(),
+            ],
+        ));
+    }
+    table(&rows)
+}
+
+/// `2026-11-30T10:05:00Z (5h2m ago)`; `never (up since …)` for a cluster that has run no job
+/// since it started, whose nodes' `last_busy` is only when they came up.
+fn last_busy(report: &IdleReport, now: OffsetDateTime) -> String {
+    let Some(time) = report.last_busy else {
+        return "?".to_owned();
+    };
+    let when = time_and_age(time, now);
+    if report.never_busy {
+        format!("never (up since {when})")
+    } else {
+        when
+    }
+}
+
+fn verdict(verdict: IdleVerdict) -> &'static str {
+    match verdict {
+        IdleVerdict::Idle => "idle: destroy",
+        IdleVerdict::NotLongEnough => "idle, not long enough: keep",
+        IdleVerdict::Busy => "busy: keep",
+        IdleVerdict::Unknown => "unknown: keep",
+    }
+}

@@ -1,0 +1,114 @@
+//! `plan`'s views: the plan as text, or as its JSON document (`--json`), and with
+//! `--refresh-only` only what changed outside clusterform; in both, commentary and warnings go
+//! to stderr.
+
+use std::path::Path;
+
+use clusterform::format::notes::Note;
+use clusterform::format::{plan_json, plan_text, refresh_only};
+use clusterform_model::JobsByCluster;
+use clusterform_planner::Plan;
+
+use crate::error::CliError;
+use crate::printer::Printer;
+use crate::views::run::progress::ListingProgress;
+
+/// How a command that plans shows what it found.
+pub trait PlanView: Send + Sync {
+    /// Where commentary, warnings and errors go.
+    fn printer(&self) -> &Printer;
+
+    /// The plan, with the jobs seen on the clusters of its disruptive changes.
+    fn plan(&self, plan: &Plan, jobs: &JobsByCluster);
+
+    /// The evidence `--idle-for` decided on, as a table: with the plan for people, on stderr
+    /// beside a JSON document.
+    fn evidence(&self, table: &str);
+
+    /// Tells `note` on stderr as its level says, whether the command speaks text or JSON
+    /// (`docs/events.md`): no run loses a warning because it speaks JSON.
+    fn note(&self, note: &Note) {
+        self.printer().tell(note);
+    }
+
+    /// How far a refresh of `locations` locations is, on a terminal.
+    fn reading(&self, locations: usize) -> ListingProgress {
+        ListingProgress::new(*self.printer(), locations)
+    }
+
+    /// An error the run goes on after (one cluster's action failed), with its hint.
+    fn error(&self, error: &CliError) {
+        self.printer().error(error);
+    }
+
+    /// The plan was saved to `path`: how to apply exactly it.
+    fn saved(&self, path: &Path) {
+        self.printer().info(&format!(
+            "\nSaved the plan to {}. To perform exactly these actions, run:\n  clusterform apply {}",
+            path.display(),
+            path.display()
+        ));
+    }
+}
+
+/// The view `--json` chooses.
+pub fn plan_view(json: bool, printer: &Printer) -> Box<dyn PlanView> {
+    if json {
+        Box::new(JsonPlan { printer: *printer })
+    } else {
+        Box::new(HumanPlan { printer: *printer })
+    }
+}
+
+/// What `plan --refresh-only` shows of `plan`: only what changed outside clusterform, as text
+/// or (`json`) as the refresh-only document.
+pub fn show_drift(plan: &Plan, json: bool, printer: &Printer) {
+    let shown = if json {
+        let document = refresh_only::render_json(plan);
+        serde_json::to_string_pretty(&document).unwrap_or_default()
+    } else {
+        refresh_only::render_text(plan, printer.color())
+    };
+    printer.result(&shown);
+}
+
+/// The plan as text, coloured on a terminal.
+struct HumanPlan {
+    printer: Printer,
+}
+
+impl PlanView for HumanPlan {
+    fn printer(&self) -> &Printer {
+        &self.printer
+    }
+
+    fn plan(&self, plan: &Plan, jobs: &JobsByCluster) {
+        let text = plan_text::render_text(plan, jobs, self.printer.color());
+        self.printer.result(&text);
+    }
+
+    fn evidence(&self, table: &str) {
+        self.printer.result(table);
+    }
+}
+
+/// The plan's JSON document (`docs/plan-json.md`).
+struct JsonPlan {
+    printer: Printer,
+}
+
+impl PlanView for JsonPlan {
+    fn printer(&self) -> &Printer {
+        &self.printer
+    }
+
+    fn plan(&self, plan: &Plan, jobs: &JobsByCluster) {
+        let document = plan_json::render_json(plan, jobs);
+        self.printer
+            .result(&serde_json::to_string_pretty(&document).unwrap_or_default());
+    }
+
+    fn evidence(&self, table: &str) {
+        self.printer.evidence(table);
+    }
+}
