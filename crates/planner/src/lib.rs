@@ -22,6 +22,7 @@ mod file;
 mod ignore;
 mod options;
 mod plan;
+mod plan_warning;
 mod planning;
 mod removed;
 mod requests;
@@ -42,9 +43,9 @@ pub use plan::{
     InError, PLAN_FORMAT_VERSION, Plan, PlannedTimeouts, PoolAlternative, PoolChain,
     PoolDisruption, PoolHarm, RunningAlternative, Summary,
 };
+pub use plan_warning::{CarriedValue, PlanWarning};
 pub use planning::plan;
 pub use removed::{Unmatched, UnmatchedRemoved, unmatched_removed};
 pub use requests::adopt;
 pub use stale::{Staleness, StalenessKind, stale_clusters};
 pub use stopped_work::{StoppedJobs, StoppedWork, stopped_work};
-pub use warnings::{CarriedValue, PlanWarning};

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::options::PlanFlags;
-use crate::warnings::PlanWarning;
+use crate::plan_warning::PlanWarning;
 
 /// Version of the JSON plan document and of saved plan files.
 /// Version 2 added what applying a saved plan needs: the directory, the variable values and

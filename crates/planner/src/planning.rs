@@ -32,8 +32,9 @@ use crate::plan::{
     CapacityPlan, ChangeReason, ClusterChange, Drift, FieldChange, Impact, InError, Plan,
     PlannedTimeouts, RunningAlternative,
 };
+use crate::plan_warning::PlanWarning;
 use crate::requests;
-use crate::warnings::{self, PlanWarning};
+use crate::warnings;
 
 /// The mode used when neither the flag, the cluster nor the provider sets one.
 const DEFAULT_UPDATE_MODE: UpdateMode = UpdateMode::UserAndService;
