@@ -183,3 +183,44 @@ fn serve_create_and_list(extra_args: &[&str]) -> Value {
     );
     listed
 }
+
+/// The banner says which token a client sets: any, or the one `--token` requires.
+#[cfg(unix)]
+#[test]
+fn the_banner_says_which_token_a_client_sets() {
+    use std::io::{BufRead, BufReader};
+    for (args, said) in [
+        (
+            &[][..],
+            "It accepts any token: export CLUSTERFORM_ACCESS_TOKEN=anything",
+        ),
+        (
+            &["--token", "s3cret"][..],
+            "It accepts only the --token it was given",
+        ),
+    ] {
+        let port = free_port();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_clusterform"))
+            .args(["emulator", "--listen", &format!("127.0.0.1:{port}")])
+            .args(args)
+            .env("NO_COLOR", "1")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let banner: Vec<String> = BufReader::new(stderr)
+            .lines()
+            .take(2)
+            .map(Result::unwrap)
+            .collect();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(
+            banner[0].starts_with("Emulator listening on http://127.0.0.1:"),
+            "{banner:?}"
+        );
+        assert!(banner[1].starts_with(said), "{banner:?}");
+        assert!(!banner[1].contains("s3cret"), "the token is never shown");
+    }
+}

@@ -214,7 +214,9 @@ pub async fn connect_noting(
         }
         other => {
             environment::require_unicode(environment::TOKEN_VARIABLES)?;
-            let resolved = clusterform_executor::default_token_source().await?;
+            let resolved = clusterform_executor::default_token_source()
+                .await
+                .map_err(|error| no_token(other, error))?;
             notes.extend(resolved.note);
             (
                 other.map(|url| url.as_str().to_owned()),
@@ -239,6 +241,15 @@ pub async fn connect_noting(
         remote_journal,
         remote_applied,
     })
+}
+
+/// No credentials for `endpoint`: one on this machine is an emulator's most likely, which the
+/// hint says takes any token.
+fn no_token(endpoint: Option<&Endpoint>, error: clusterform_executor::AuthError) -> CliError {
+    match endpoint {
+        Some(Endpoint::Url(url)) if url.is_loopback() => CliError::NoTokenForLoopback(error),
+        _ => CliError::Auth(error),
+    }
 }
 
 /// The bucket and the stack's objects when the provider keeps the journal and the applied
@@ -381,6 +392,31 @@ fn check_stack_fits_endpoint(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn missing_credentials_for_an_endpoint_on_this_machine_hint_at_any_token() {
+        let missing = || clusterform_executor::AuthError::Provider("none".to_owned());
+        let at = |text: &str| text.parse::<Endpoint>().unwrap();
+        let emulator = no_token(Some(&at("http://127.0.0.1:8089")), missing());
+        assert!(
+            emulator
+                .hint()
+                .is_some_and(|hint| hint.contains("CLUSTERFORM_ACCESS_TOKEN=anything")),
+            "{emulator:?}"
+        );
+        assert!(
+            emulator
+                .to_string()
+                .starts_with("no Google credentials found")
+        );
+        for elsewhere in [
+            Some(at("https://europe-west4-aiplatform.googleapis.com")),
+            None,
+        ] {
+            let google = no_token(elsewhere.as_ref(), missing());
+            assert!(matches!(google, CliError::Auth(_)), "{google:?}");
+        }
+    }
 
     #[test]
     fn a_directory_with_hcl_files_has_configuration() {

@@ -28,6 +28,9 @@ pub enum CliError {
     /// No credentials could be found.
     #[error(transparent)]
     Auth(#[from] clusterform_executor::AuthError),
+    /// No credentials could be found for an endpoint on this machine, an emulator's most likely.
+    #[error(transparent)]
+    NoTokenForLoopback(clusterform_executor::AuthError),
     /// The local emulator failed.
     #[error("the local emulator failed: {0}")]
     Emulator(#[from] clusterform_emulator::EmulatorError),
@@ -281,6 +284,9 @@ impl CliError {
             Self::Exec(err) => crate::hints::exec_hint(err),
             Self::ActionFailed { hint, .. } => hint.clone(),
             Self::StopsRunningWork { .. } => None,
+            Self::NoTokenForLoopback(_) => Some(
+                "an emulator on this machine accepts any token: `export CLUSTERFORM_ACCESS_TOKEN=anything` (clusterform emulator says so when it starts)".to_owned(),
+            ),
             Self::DisruptionRefused { go_ahead, .. } => Some(format!(
                 "wait for the jobs to end (or drain the pools) and run again; to stop them all the same, {go_ahead}"
             )),

@@ -62,6 +62,22 @@ impl Endpoint {
     }
 }
 
+impl EndpointUrl {
+    /// Whether it names this machine (`localhost`, `127.0.0.0/8`, `[::1]`): an emulator's,
+    /// most likely, which takes any token.
+    pub fn is_loopback(&self) -> bool {
+        match url::Url::parse(&self.0)
+            .ok()
+            .and_then(|url| url.host().map(|h| h.to_owned()))
+        {
+            Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+            Some(url::Host::Ipv4(address)) => address.is_loopback(),
+            Some(url::Host::Ipv6(address)) => address.is_loopback(),
+            None => false,
+        }
+    }
+}
+
 impl fmt::Display for Endpoint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -111,6 +127,25 @@ mod tests {
             let endpoint: Endpoint = text.parse().unwrap();
             assert!(!endpoint.is_local());
             assert_eq!(endpoint.to_string(), text);
+        }
+    }
+
+    #[test]
+    fn a_url_on_this_machine_is_loopback() {
+        let loopback = |text: &str| match text.parse::<Endpoint>().unwrap() {
+            Endpoint::Url(url) => url.is_loopback(),
+            Endpoint::Local => unreachable!(),
+        };
+        for text in [
+            "http://127.0.0.1:8089",
+            "http://localhost:1",
+            "http://[::1]:9",
+            "http://127.8.0.1",
+        ] {
+            assert!(loopback(text), "{text}");
+        }
+        for text in ["https://aiplatform.googleapis.com", "http://10.0.0.1:8089"] {
+            assert!(!loopback(text), "{text}");
         }
     }
 

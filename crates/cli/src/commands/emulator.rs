@@ -7,14 +7,27 @@ use crate::error::CliError;
 use crate::exit_status::ExitStatus;
 use crate::printer::Printer;
 
+/// What a client of the emulator sets as its token: any, unless `--token` asks for one.
+fn token_advice(required: Option<&str>) -> String {
+    match required {
+        None => "It accepts any token: export CLUSTERFORM_ACCESS_TOKEN=anything".to_owned(),
+        Some(_) => {
+            "It accepts only the --token it was given: export CLUSTERFORM_ACCESS_TOKEN=<that token>"
+                .to_owned()
+        }
+    }
+}
+
 /// Starts the emulator on the validated address (loopback unless `--allow-remote`) and waits.
 pub async fn run(args: arguments::Emulator, printer: &Printer) -> Result<ExitStatus, CliError> {
+    let advice = token_advice(args.options.required_token.as_deref());
     let emulator = Emulator::new(args.options)?;
     let handle = emulator.serve(args.listen).await?;
     printer.info(&format!(
         "Emulator listening on {} (Ctrl-C to stop)",
         handle.base_url()
     ));
+    printer.info(&advice);
     tokio::signal::ctrl_c().await.map_err(CliError::Runtime)?;
     handle.shutdown().await;
     printer.info("Emulator stopped.");
