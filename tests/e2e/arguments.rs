@@ -277,3 +277,20 @@ fn the_emulator_listens_on_a_host_name_and_stays_on_loopback() {
     assert!(stdout(&output).is_empty(), "{}", stdout(&output));
     insta::assert_snapshot!(stderr(&output), @"Error: refusing to listen on 0.0.0.0:0: the emulator accepts any token; use a loopback address or --allow-remote");
 }
+
+/// `status train01`, as `kubectl get` is typed, where no directory `train01` is: the error
+/// names `--target`; an existing directory of that name is still the configuration.
+#[test]
+fn status_of_a_cluster_id_that_is_no_directory_points_to_target() {
+    let env = Env::new(50);
+    env.write_config(&config(&[ClusterSpec::default()]));
+    let output = env.run(&["status", "train01"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    insta::assert_snapshot!(stderr(&output), @"Error: status takes a configuration directory, and there is no directory `train01`; to show the cluster train01, run `clusterform status --target train01`");
+    let missing = env.run(&["status", "no/such/dir"]);
+    assert!(
+        stderr(&missing).contains("cannot read the configuration directory"),
+        "a path is still read as a directory: {}",
+        stderr(&missing)
+    );
+}

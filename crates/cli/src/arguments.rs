@@ -17,8 +17,8 @@ use clap::CommandFactory as _;
 use clusterform_emulator::{
     CapacityFailure, EmulatorOptions, FaultSpec, RefusedLocation, StartFailure,
 };
-use clusterform_model::Endpoint;
 use clusterform_model::fields::UpdateMaskPath;
+use clusterform_model::{ClusterId, Endpoint};
 use clusterform_planner::PlanOptions;
 
 use crate::cli::{self, ChdirArg, Cli, DirArg, VarArgs};
@@ -324,7 +324,7 @@ impl Arguments {
                 lock_timeout: args.lock.lock_timeout,
             }),
             cli::Command::Status(args) => Self::Status(Status {
-                dir: config_dir(chdir, args.dir)?,
+                dir: status_dir(chdir, args.dir)?,
                 endpoint: args.endpoint.endpoint,
                 variables: Variables::from_args(args.vars)?,
                 targets: args.targets,
@@ -524,6 +524,20 @@ fn config_dir(before_command: Option<PathBuf>, args: DirArg) -> Result<PathBuf, 
         ("DIR", args.dir),
     ];
     one_directory(given.into_iter().filter_map(|(how, dir)| Some((how, dir?))))
+}
+
+/// `status`'s directory; `status train01`, where no directory `train01` is, asks for one
+/// cluster as `kubectl get NAME` would: a usage error that names `--target`.
+fn status_dir(before_command: Option<PathBuf>, dir: DirArg) -> Result<PathBuf, CliError> {
+    if let Some(given) = dir.dir.as_deref().filter(|given| !given.exists()) {
+        let text = given.to_string_lossy();
+        if ClusterId::parse(&text, false).is_ok() {
+            return Err(CliError::Usage(format!(
+                "status takes a configuration directory, and there is no directory `{text}`; to show the cluster {text}, run `clusterform status --target {text}`"
+            )));
+        }
+    }
+    config_dir(before_command, dir)
 }
 
 /// The one directory given, `.` when none is; a usage error naming both when two are.

@@ -243,11 +243,16 @@ pub async fn connect_noting(
     })
 }
 
-/// No credentials for `endpoint`: one on this machine is an emulator's most likely, which the
-/// hint says takes any token.
+/// No credentials found for `endpoint`: one on this machine is an emulator's most likely,
+/// which the hint says takes any token. (A token variable set empty or a credentials file that
+/// cannot be read is a mistake of its own, said as it is.)
 fn no_token(endpoint: Option<&Endpoint>, error: clusterform_executor::AuthError) -> CliError {
+    use clusterform_executor::AuthError;
+    let none_found = matches!(error, AuthError::Provider(_) | AuthError::Gcloud(_));
     match endpoint {
-        Some(Endpoint::Url(url)) if url.is_loopback() => CliError::NoTokenForLoopback(error),
+        Some(Endpoint::Url(url)) if none_found && url.is_loopback() => {
+            CliError::NoTokenForLoopback(error)
+        }
         _ => CliError::Auth(error),
     }
 }
