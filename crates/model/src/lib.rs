@@ -28,6 +28,7 @@ mod live;
 mod names;
 mod operation;
 pub mod paths;
+pub mod preflight;
 mod regions;
 pub mod rest;
 mod unread;

@@ -23,6 +23,7 @@ mod ignore;
 mod options;
 mod plan;
 mod planning;
+pub mod preflight;
 mod removed;
 mod requests;
 mod stale;
