@@ -69,6 +69,8 @@ pub struct Planning {
     /// `--target`, `--replace`, `--update-mode`, and whether the plan destroys (`destroy`,
     /// `plan --destroy`).
     pub options: PlanOptions,
+    /// `--skip-preflight`: preflight's errors are warnings.
+    pub skip_preflight: bool,
 }
 
 /// `validate`.
@@ -314,6 +316,8 @@ impl Arguments {
                         keep_protected: args.idle_for.is_some(),
                         ..PlanOptions::default()
                     },
+                    // A destroy creates nothing: preflight has nothing to check.
+                    skip_preflight: false,
                 },
                 idle_for: args.idle_for,
                 auto_approve: args.auto_approve,
@@ -404,6 +408,7 @@ impl Planning {
                 destroy,
                 keep_protected: false,
             },
+            skip_preflight: args.skip_preflight,
         })
     }
 }

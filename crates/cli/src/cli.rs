@@ -191,6 +191,10 @@ pub struct PlanningArgs {
     /// Update mode of every PATCH
     #[arg(long, value_parser = update_mode_parser())]
     pub update_mode: Option<UpdateMode>,
+    /// Go ahead although preflight finds what would make a create fail (its errors become
+    /// warnings)
+    #[arg(long)]
+    pub skip_preflight: bool,
 }
 
 /// `--endpoint`: text, like clap's own parser, but a value that is not UTF-8 is refused with

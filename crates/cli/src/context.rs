@@ -9,10 +9,13 @@ use std::time::Duration;
 use clusterform_config::{
     Config, Diagnostic, Provider, Redaction, RemoteState, StackOrigin, VariableInputs,
 };
+use std::collections::BTreeMap;
+
 use clusterform_executor::{
-    ApiClient, ClientOptions, RetryPolicy, StackObjects, StateError, StaticToken, StorageClient,
-    TokenSource,
+    ApiClient, ClientOptions, PreflightClient, PreflightEndpointError, RetryPolicy, StackObjects,
+    StateError, StaticToken, StorageClient, TokenSource,
 };
+use clusterform_model::preflight::PreflightApi;
 
 use crate::arguments::Variables;
 use crate::diagnostics;
@@ -139,6 +142,49 @@ pub struct Connection {
     remote_journal: Option<(StorageClient, String)>,
     /// Where the applied record is kept then: beside the journal, `{prefix}/{stack}.applied.json`.
     remote_applied: Option<(StorageClient, String)>,
+    /// How preflight reaches its APIs.
+    preflight: PreflightSetup,
+}
+
+/// The endpoints of preflight's APIs (checked) and the credentials to send them: the client is
+/// built only when a plan needs a read, so a plan that creates nothing pays nothing for it.
+#[derive(Clone)]
+pub struct PreflightSetup {
+    endpoints: BTreeMap<PreflightApi, String>,
+    tokens: Arc<dyn TokenSource>,
+}
+
+impl std::fmt::Debug for PreflightSetup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PreflightSetup")
+            .field("endpoints", &self.endpoints)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PreflightSetup {
+    /// A client for the reads; its endpoints were checked when the setup was made.
+    pub fn client(&self) -> Result<PreflightClient, PreflightEndpointError> {
+        PreflightClient::new(
+            &self.endpoints,
+            preflight_client_options(),
+            self.tokens.clone(),
+        )
+    }
+}
+
+/// A read of preflight gives up sooner than a cluster call: a check that cannot run is a
+/// warning, and must not hold a plan for minutes.
+fn preflight_client_options() -> ClientOptions {
+    ClientOptions {
+        request_timeout: Duration::from_secs(20),
+        retry: RetryPolicy {
+            max_attempts: 3,
+            max_elapsed: Duration::from_secs(30),
+            ..RetryPolicy::default()
+        },
+        ..client_options(None)
+    }
 }
 
 impl Connection {
@@ -151,6 +197,11 @@ impl Connection {
     /// `.clusterform/applied.json`.
     pub fn remote_applied(&self) -> Option<(StorageClient, String)> {
         self.remote_applied.clone()
+    }
+
+    /// How preflight reaches its APIs.
+    pub fn preflight(&self) -> &PreflightSetup {
+        &self.preflight
     }
 }
 
@@ -228,6 +279,12 @@ pub async fn connect_noting(
         .as_ref()
         .map(|(client, objects)| (client.clone(), objects.journal()));
     let remote_applied = remote_state.map(|(client, objects)| (client, objects.applied_record()));
+    let configured = provider.map(|p| &p.preflight_endpoints);
+    let preflight = PreflightSetup {
+        endpoints: preflight_endpoints(configured, local.as_ref())?,
+        tokens: tokens.clone(),
+    };
+    PreflightClient::check_endpoints(&preflight.endpoints)?;
     let client = ApiClient::new(client_options(endpoint), tokens)?;
     Ok(Connection {
         client,
@@ -235,7 +292,31 @@ pub async fn connect_noting(
         _local_emulator: local,
         remote_journal,
         remote_applied,
+        preflight,
     })
+}
+
+/// Preflight endpoint precedence, for each API: the provider's `preflight_endpoints` block >
+/// `CLUSTERFORM_<API>_ENDPOINT` (when not blank) > the in-process emulator when the API
+/// endpoint is `local` > Google's endpoint (left out of the map). An API endpoint given as a
+/// URL never redirects them: a private API endpoint must not receive other services' calls.
+fn preflight_endpoints(
+    configured: Option<&BTreeMap<PreflightApi, String>>,
+    local: Option<&LocalEmulator>,
+) -> Result<BTreeMap<PreflightApi, String>, CliError> {
+    let mut endpoints = BTreeMap::new();
+    for api in PreflightApi::ALL {
+        let from_environment =
+            environment::var(&api.environment_variable())?.filter(|url| !url.trim().is_empty());
+        let chosen = configured
+            .and_then(|endpoints| endpoints.get(&api).cloned())
+            .or(from_environment)
+            .or_else(|| local.map(|local| local.preflight_endpoint(api)));
+        if let Some(endpoint) = chosen {
+            endpoints.insert(api, endpoint);
+        }
+    }
+    Ok(endpoints)
 }
 
 /// The bucket and the stack's objects when the provider keeps the journal and the applied

@@ -204,9 +204,19 @@ impl SubnetworkName {
         })
     }
 
+    /// The project.
+    pub fn project(&self) -> &str {
+        &self.project
+    }
+
     /// The region its name puts it in.
     pub fn region(&self) -> &str {
         &self.region
+    }
+
+    /// The subnetwork's name, its last segment.
+    pub fn subnetwork(&self) -> &str {
+        &self.subnetwork
     }
 }
 
@@ -225,7 +235,11 @@ impl InstanceName {
 
 impl fmt::Display for NetworkName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "projects/{}/global/networks/{}", self.project, self.network)
+        write!(
+            f,
+            "projects/{}/global/networks/{}",
+            self.project, self.network
+        )
     }
 }
 
@@ -236,7 +250,10 @@ impl fmt::Display for SubnetworkName {
             region,
             subnetwork,
         } = self;
-        write!(f, "projects/{project}/regions/{region}/subnetworks/{subnetwork}")
+        write!(
+            f,
+            "projects/{project}/regions/{region}/subnetworks/{subnetwork}"
+        )
     }
 }
 
@@ -247,7 +264,10 @@ impl fmt::Display for InstanceName {
             zone,
             instance,
         } = self;
-        write!(f, "projects/{project}/locations/{zone}/instances/{instance}")
+        write!(
+            f,
+            "projects/{project}/locations/{zone}/instances/{instance}"
+        )
     }
 }
 
@@ -286,13 +306,7 @@ impl PreflightRead {
                 vec!["v1", "projects", project, "services", service.name()]
             }
             Self::Network(n) => vec![
-                "compute",
-                "v1",
-                "projects",
-                &n.project,
-                "global",
-                "networks",
-                &n.network,
+                "compute", "v1", "projects", &n.project, "global", "networks", &n.network,
             ],
             Self::Subnetwork(s) => vec![
                 "compute",
@@ -340,11 +354,14 @@ impl PreflightRead {
                     .ok_or("`network` is not a network's name or URL")?;
                 let region = text("region")?;
                 let region = region.rsplit('/').next().unwrap_or(region).to_owned();
-                let private_ip_google_access = answer
-                    .get("privateIpGoogleAccess")
-                    .map_or(Ok(false), |value| {
-                        value.as_bool().ok_or("`privateIpGoogleAccess` is not a bool")
-                    })?;
+                let private_ip_google_access =
+                    answer
+                        .get("privateIpGoogleAccess")
+                        .map_or(Ok(false), |value| {
+                            value
+                                .as_bool()
+                                .ok_or("`privateIpGoogleAccess` is not a bool")
+                        })?;
                 Ok(Reading::Subnetwork {
                     network,
                     region,

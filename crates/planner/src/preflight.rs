@@ -489,19 +489,22 @@ mod tests {
     use super::*;
 
     fn declared(public_ips: Option<bool>) -> DesiredCluster {
-        clusterform_testkit::desired("train01", serde_json::json!({
-            "network": {
-                "network": "projects/my-proj/global/networks/default",
-                "subnetwork": "projects/my-proj/regions/us-central1/subnetworks/default"
-            },
-            "nodePools": [
-                {"id": "login", "enablePublicIps": true},
-                {"id": "gpu", "enablePublicIps": public_ips}
-            ],
-            "orchestratorSpec": {"slurmSpec": {
-                "homeDirectoryStorage": "projects/my-proj/locations/us-central1-a/instances/home"
-            }}
-        }))
+        clusterform_testkit::desired(
+            "train01",
+            serde_json::json!({
+                "network": {
+                    "network": "projects/my-proj/global/networks/default",
+                    "subnetwork": "projects/my-proj/regions/us-central1/subnetworks/default"
+                },
+                "nodePools": [
+                    {"id": "login", "enablePublicIps": true},
+                    {"id": "gpu", "enablePublicIps": public_ips}
+                ],
+                "orchestratorSpec": {"slurmSpec": {
+                    "homeDirectoryStorage": "projects/my-proj/locations/us-central1-a/instances/home"
+                }}
+            }),
+        )
     }
 
     fn read_of(requirements: &[Requirement], field: &str) -> PreflightRead {
@@ -583,7 +586,10 @@ mod tests {
         };
         let found = findings(
             &requirements,
-            &readings(&requirements, &[(read, Reading::Service { enabled: false })]),
+            &readings(
+                &requirements,
+                &[(read, Reading::Service { enabled: false })],
+            ),
         );
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].field, "");
@@ -668,7 +674,10 @@ mod tests {
             networks: vec!["projects/my-proj/global/networks/other".to_owned()],
         };
         let found = findings(&requirements, &readings(&requirements, &[(read, creating)]));
-        assert!(matches!(found[0].problem, Problem::FilestoreNotReady { .. }));
+        assert!(matches!(
+            found[0].problem,
+            Problem::FilestoreNotReady { .. }
+        ));
         assert!(matches!(
             found[1].problem,
             Problem::FilestoreOnOtherNetwork { .. }

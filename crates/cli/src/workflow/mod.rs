@@ -9,6 +9,7 @@ mod execution;
 mod idle;
 mod interrupts;
 mod planning;
+mod preflight;
 mod unread;
 
 use std::path::{Path, PathBuf};
@@ -21,6 +22,7 @@ use clusterform_executor::{AppliedRecord, ApplyEngine, Journal, StorageClient, W
 pub use execution::still_working;
 pub use idle::Recheck;
 pub use planning::{Planned, refresh_live, target_names};
+pub use preflight::PreflightReport;
 pub use unread::{KnownClusters, complete_view, fully_read, report_unread};
 
 use self::interrupts::Interrupts;
