@@ -182,8 +182,7 @@ fn a_check_that_cannot_run_is_one_warning_and_the_plan_goes_on() {
     assert_eq!(
         warnings,
         [
-            "Warning: cluster train01: preflight could not read projects/my-proj/global/networks/default (Compute Engine): HTTP 403: The caller does not have permission; what it checks is not known",
-            "Warning: cluster train01: preflight could not read projects/my-proj/regions/us-central1/subnetworks/default (Compute Engine): HTTP 403: The caller does not have permission; what it checks is not known",
+            "Warning: cluster train01: preflight could not read projects/my-proj/global/networks/default, projects/my-proj/regions/us-central1/subnetworks/default from Compute Engine: HTTP 403: The caller does not have permission; what they check is not known",
         ],
         "{stderr}"
     );

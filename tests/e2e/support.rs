@@ -359,6 +359,21 @@ pub fn hand_made_cluster() -> serde_json::Value {
     })
 }
 
+/// Adds the subnetwork `other` beside `default` in the testkit's project and region (both on
+/// the `default` network, with Private Google Access), for a test that moves a cluster there.
+pub fn add_other_subnetwork(env: &Env) {
+    let subnetwork = |name: &str| clusterform_emulator::SeededSubnetwork {
+        name: format!("projects/my-proj/regions/us-central1/subnetworks/{name}"),
+        network: "projects/my-proj/global/networks/default".to_owned(),
+        private_ip_google_access: true,
+    };
+    env.emulator()
+        .set_preflight_world(clusterform_emulator::PreflightWorld {
+            subnetworks: Some(vec![subnetwork("default"), subnetwork("other")]),
+            ..clusterform_emulator::PreflightWorld::default()
+        });
+}
+
 /// The `CLUSTERFORM_<API>_ENDPOINT` variables that send preflight's reads to an emulator at
 /// `base`, under the path prefixes it serves them at.
 pub fn preflight_env_at(base: &str) -> Vec<(&'static str, String)> {

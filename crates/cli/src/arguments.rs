@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use clap::CommandFactory as _;
 use clusterform_emulator::{
-    CapacityFailure, EmulatorOptions, FaultSpec, RefusedLocation, StartFailure,
+    CapacityFailure, EmulatorOptions, FaultSpec, PreflightWorld, RefusedLocation, StartFailure,
 };
 use clusterform_model::fields::UpdateMaskPath;
 use clusterform_planner::PlanOptions;
@@ -701,9 +701,27 @@ fn emulator(args: cli::EmulatorArgs) -> Result<Emulator, CliError> {
         refused_update_paths: refused_update_paths(args.refused_update_paths)?,
         fold_slurm_config_keys: args.fold_slurm_keys,
         refused_locations,
+        preflight: PreflightWorld {
+            disabled_services: disabled_services(args.disabled_services)?,
+            ..PreflightWorld::default()
+        },
         ..defaults
     };
     Ok(Emulator { listen, options })
+}
+
+/// `--disabled-service`: each a Service Usage name, `projects/{P}/services/{NAME}`.
+fn disabled_services(names: Vec<String>) -> Result<Vec<String>, CliError> {
+    let well_formed = |name: &str| {
+        let parts: Vec<&str> = name.split('/').collect();
+        matches!(parts.as_slice(), ["projects", project, "services", service] if !project.is_empty() && !service.is_empty())
+    };
+    match names.iter().find(|name| !well_formed(name)) {
+        Some(bad) => Err(CliError::Usage(format!(
+            "--disabled-service: `{bad}` is not a service name such as projects/my-proj/services/file.googleapis.com"
+        ))),
+        None => Ok(names),
+    }
 }
 
 /// `--refuse-update-path`: each an update-mask path the emulator would otherwise apply.
@@ -1115,6 +1133,25 @@ mod tests {
         assert_eq!(failures, ["a4-highgpu-8g@us-central1-a", "a3-megagpu-8g"]);
         let error = parse(&["clusterform", "emulator", "--start-failure", "quota:a4"]).unwrap_err();
         assert!(error.to_string().contains("--start-failure"), "{error}");
+    }
+
+    #[test]
+    fn the_emulator_takes_disabled_services() {
+        let name = "projects/my-proj/services/file.googleapis.com";
+        let Arguments::Emulator(emulator) =
+            parse(&["clusterform", "emulator", "--disabled-service", name]).unwrap()
+        else {
+            panic!("not the emulator");
+        };
+        assert_eq!(emulator.options.preflight.disabled_services, [name]);
+        let error = parse(&[
+            "clusterform",
+            "emulator",
+            "--disabled-service",
+            "file.googleapis.com",
+        ])
+        .unwrap_err();
+        assert!(error.to_string().contains("--disabled-service"), "{error}");
     }
 
     #[test]

@@ -506,6 +506,10 @@ pub struct EmulatorArgs {
     /// INVALID_ARGUMENT) (repeatable)
     #[arg(long = "refuse-location", value_name = "REFUSAL")]
     pub refused_locations: Vec<String>,
+    /// Answer preflight's Service Usage read of SERVICE (`projects/{P}/services/{NAME}`)
+    /// `DISABLED`, as for a project that has not enabled it (repeatable)
+    #[arg(long = "disabled-service", value_name = "SERVICE")]
+    pub disabled_services: Vec<String>,
 }
 
 /// `force-unlock LOCK_ID`.

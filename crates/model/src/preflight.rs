@@ -39,6 +39,9 @@ impl PreflightApi {
         Self::Storage,
     ];
 
+    /// The APIs a check reads today.
+    pub const READ: [Self; 3] = [Self::ServiceUsage, Self::Compute, Self::Filestore];
+
     /// Its key in `preflight_endpoints { … }`.
     pub fn key(self) -> &'static str {
         match self {

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use clusterform_config::{Config, DesiredCluster};
 use clusterform_model::preflight::{
-    InstanceName, NetworkName, PreflightRead, Reading, Service, SubnetworkName,
+    InstanceName, NetworkName, PreflightApi, PreflightRead, Reading, Service, SubnetworkName,
 };
 use clusterform_model::{Action, Cluster, ClusterName, NodePool};
 
@@ -132,10 +132,13 @@ pub enum Problem {
         /// The cluster's.
         cluster_network: NetworkName,
     },
-    /// The read could not be made: what it would have checked is not known.
+    /// Reads of one API that could not be made, for one reason: what they would have checked
+    /// is not known.
     NotChecked {
-        /// The read.
-        read: PreflightRead,
+        /// The API.
+        api: PreflightApi,
+        /// The reads, in the order the plan needed them.
+        reads: Vec<PreflightRead>,
         /// What happened.
         reason: String,
     },
@@ -313,43 +316,55 @@ pub fn distinct_reads(requirements: &[Requirement]) -> BTreeSet<PreflightRead> {
     requirements.iter().map(|r| r.read.clone()).collect()
 }
 
-/// What the readings mean for each requirement, in the requirements' order; a read that could
-/// not be made is one warning, at the first cluster that needed it. A read without a reading
-/// is taken as not made.
+/// What the readings mean for each requirement, in the requirements' order. Reads that could
+/// not be made are one warning per API and reason, at the first cluster that needed one: an
+/// API that cannot be reached is told once, not once per read. A read without a reading is
+/// taken as not made.
 pub fn findings(
     requirements: &[Requirement],
     readings: &BTreeMap<PreflightRead, Reading>,
 ) -> Vec<Finding> {
-    let mut unchecked_told = BTreeSet::new();
     let mut found = Vec::new();
+    // (API, reason) → the index of its finding in `found`.
+    let mut unchecked: BTreeMap<(PreflightApi, String), usize> = BTreeMap::new();
     for requirement in requirements {
-        let reading = readings.get(&requirement.read);
-        let problems = match reading {
-            Some(Reading::Unchecked(reason)) => {
-                if !unchecked_told.insert(&requirement.read) {
+        let reason =
+            match readings.get(&requirement.read) {
+                Some(Reading::Unchecked(reason)) => reason.clone(),
+                None => "it was not read".to_owned(),
+                Some(reading) => {
+                    found.extend(problems(requirement, reading).into_iter().map(|problem| {
+                        Finding {
+                            cluster: requirement.cluster.clone(),
+                            field: requirement.field(),
+                            problem,
+                        }
+                    }));
                     continue;
                 }
-                vec![Problem::NotChecked {
-                    read: requirement.read.clone(),
-                    reason: reason.clone(),
-                }]
+            };
+        let api = requirement.read.api();
+        match unchecked.get(&(api, reason.clone())) {
+            Some(&index) => {
+                if let Problem::NotChecked { reads, .. } = &mut found[index].problem
+                    && !reads.contains(&requirement.read)
+                {
+                    reads.push(requirement.read.clone());
+                }
             }
             None => {
-                if !unchecked_told.insert(&requirement.read) {
-                    continue;
-                }
-                vec![Problem::NotChecked {
-                    read: requirement.read.clone(),
-                    reason: "it was not read".to_owned(),
-                }]
+                unchecked.insert((api, reason.clone()), found.len());
+                found.push(Finding {
+                    cluster: requirement.cluster.clone(),
+                    field: requirement.field(),
+                    problem: Problem::NotChecked {
+                        api,
+                        reads: vec![requirement.read.clone()],
+                        reason,
+                    },
+                });
             }
-            Some(reading) => problems(requirement, reading),
-        };
-        found.extend(problems.into_iter().map(|problem| Finding {
-            cluster: requirement.cluster.clone(),
-            field: requirement.field(),
-            problem,
-        }));
+        }
     }
     found
 }
@@ -357,7 +372,8 @@ pub fn findings(
 /// What `reading` means for `requirement`.
 fn problems(requirement: &Requirement, reading: &Reading) -> Vec<Problem> {
     let unexpected = || Problem::NotChecked {
-        read: requirement.read.clone(),
+        api: requirement.read.api(),
+        reads: vec![requirement.read.clone()],
         reason: "the answer is not what this read gives".to_owned(),
     };
     match (&requirement.check, &requirement.read, reading) {
@@ -705,20 +721,23 @@ mod tests {
     }
 
     #[test]
-    fn a_read_that_could_not_be_made_is_one_warning_however_many_clusters_need_it() {
+    fn reads_that_could_not_be_made_are_one_warning_per_api_and_reason() {
         let requirements = [
             cluster_requirements(&declared(Some(true))),
             cluster_requirements(&declared(Some(true))),
         ]
         .concat();
-        let read = read_of(&requirements, NETWORK_FIELD);
-        let forbidden = Reading::Unchecked("HTTP 403".to_owned());
-        let found = findings(
-            &requirements,
-            &readings(&requirements, &[(read, forbidden)]),
-        );
+        let forbidden = || Reading::Unchecked("HTTP 403".to_owned());
+        let network = read_of(&requirements, NETWORK_FIELD);
+        let subnetwork = read_of(&requirements, SUBNETWORK_FIELD);
+        let changed = [(network, forbidden()), (subnetwork, forbidden())];
+        let found = findings(&requirements, &readings(&requirements, &changed));
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].certainty(), Certainty::Warning);
+        let Problem::NotChecked { api, reads, .. } = &found[0].problem else {
+            panic!("{found:?}");
+        };
+        assert_eq!((*api, reads.len()), (PreflightApi::Compute, 2));
     }
 
     #[test]

@@ -54,9 +54,18 @@ pub fn message(finding: &Finding) -> String {
                 networks.join(", ")
             }
         ),
-        Problem::NotChecked { read, reason } => format!(
-            "preflight could not read {read} ({}): {reason}; what it checks is not known",
-            read.api()
+        Problem::NotChecked { api, reads, reason } => format!(
+            "preflight could not read {} from {api}: {reason}; what {} is not known",
+            reads
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+            if reads.len() == 1 {
+                "it checks"
+            } else {
+                "they check"
+            }
         ),
     };
     format!("cluster {cluster}: {what}")

@@ -73,11 +73,10 @@ impl PreflightClient {
     ) -> Result<Self, PreflightEndpointError> {
         let bases = bases(endpoints)?;
         // The system's CA roots are loaded only when an endpoint is https (see `Connection`).
-        let all_plain_http = bases.values().all(|url| url.scheme() == "http");
+        let read = PreflightApi::READ.map(|api| &bases[&api]);
+        let all_plain_http = read.iter().all(|url| url.scheme() == "http");
         let options = ClientOptions {
-            endpoint: all_plain_http
-                .then(|| bases.values().next().map(|url| url.to_string()))
-                .flatten(),
+            endpoint: all_plain_http.then(|| read[0].to_string()),
             ..options
         };
         let connection = Connection::new(options, tokens).map_err(|e| PreflightEndpointError {
