@@ -306,17 +306,28 @@ fn preflight_endpoints(
 ) -> Result<BTreeMap<PreflightApi, String>, CliError> {
     let mut endpoints = BTreeMap::new();
     for api in PreflightApi::ALL {
-        let from_environment =
-            environment::var(&api.environment_variable())?.filter(|url| !url.trim().is_empty());
-        let chosen = configured
-            .and_then(|endpoints| endpoints.get(&api).cloned())
-            .or(from_environment)
-            .or_else(|| local.map(|local| local.preflight_endpoint(api)));
+        let from_environment = environment::var(&api.environment_variable())?;
+        let chosen = preflight_endpoint(
+            configured.and_then(|endpoints| endpoints.get(&api).map(String::as_str)),
+            from_environment.as_deref(),
+            local.map(|local| local.preflight_endpoint(api)),
+        );
         if let Some(endpoint) = chosen {
             endpoints.insert(api, endpoint);
         }
     }
     Ok(endpoints)
+}
+
+/// The precedence of [`preflight_endpoints`] for one API: the block's, the environment's (when
+/// not blank), the in-process emulator's; `None` for Google's.
+fn preflight_endpoint(
+    configured: Option<&str>,
+    from_environment: Option<&str>,
+    local: Option<String>,
+) -> Option<String> {
+    let from_environment = from_environment.filter(|url| !url.trim().is_empty());
+    configured.or(from_environment).map(str::to_owned).or(local)
 }
 
 /// The bucket and the stack's objects when the provider keeps the journal and the applied
@@ -488,6 +499,26 @@ mod tests {
         assert_eq!(
             storage_endpoint(None, None, None),
             StorageEndpoint::CloudStorage
+        );
+    }
+
+    #[test]
+    fn a_preflight_endpoint_follows_its_precedence() {
+        let local = || Some("http://127.0.0.1:1/serviceusage".to_owned());
+        let (block, env) = ("https://block.example", "http://127.0.0.1:2");
+        assert_eq!(
+            preflight_endpoint(Some(block), Some(env), local()).as_deref(),
+            Some(block)
+        );
+        assert_eq!(
+            preflight_endpoint(None, Some(env), local()).as_deref(),
+            Some(env)
+        );
+        assert_eq!(preflight_endpoint(None, Some(" "), local()), local());
+        assert_eq!(
+            preflight_endpoint(None, None, None),
+            None,
+            "Google's endpoint: the API's never stands in"
         );
     }
 
