@@ -46,8 +46,8 @@ pub enum Arguments {
     Import(Import),
     /// `force-unlock LOCK_ID`.
     ForceUnlock(ForceUnlock),
-    /// `emulator`.
-    Emulator(Emulator),
+    /// `emulator` (boxed: its options are many times the size of any other command's).
+    Emulator(Box<Emulator>),
     /// `completions SHELL`.
     Completions(clap_complete::Shell),
 }
@@ -367,7 +367,7 @@ impl Arguments {
             }),
             cli::Command::Emulator(args) => {
                 refuse_chdir(chdir.as_deref(), "emulator")?;
-                Self::Emulator(emulator(args)?)
+                Self::Emulator(Box::new(emulator(args)?))
             }
             cli::Command::Completions(args) => {
                 refuse_chdir(chdir.as_deref(), "completions")?;
