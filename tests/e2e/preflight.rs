@@ -208,6 +208,15 @@ fn the_quick_starts_world_passes_and_a_plan_that_creates_nothing_reads_nothing()
 }
 
 #[test]
+fn a_plan_that_only_deletes_reads_nothing_although_declared_clusters_are_absent() {
+    let env = Env::new(50);
+    env.write_config(&config(&[ClusterSpec::default()]));
+    let plan = env.run(&["plan", "--destroy"]);
+    assert!(plan.status.success(), "{}", crate::support::stderr(&plan));
+    assert_eq!(preflight_reads(&env), Vec::<String>::new());
+}
+
+#[test]
 fn no_preflight_read_reaches_the_api_endpoint() {
     let env = Env::new(50);
     env.write_config(&config(&[ClusterSpec::default()]));

@@ -143,7 +143,11 @@ async fn apply_saved_plan(
         let working = workflow::still_working(&plan, &live);
         view.saved_plan(&plan);
         let preflight = run
-            .preflight(&plan, run.preflight_reads(), args.planning.skip_preflight)
+            .preflight(
+                &plan,
+                run.preflight_reads(false),
+                args.planning.skip_preflight,
+            )
             .await;
         run.tell_preflight(&preflight)?;
         // The idle evidence is read again; the clusters no longer idle drop out of the plan.

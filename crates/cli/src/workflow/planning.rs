@@ -61,7 +61,8 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
         let listing = targets
             .is_empty()
             .then(|| self.view.reading(locations.iter().count()));
-        let preflight = self.preflight_reads();
+        // A plan that only deletes creates nothing: nothing to read early.
+        let preflight = self.preflight_reads(!options.destroy);
         let refreshed = clusterform_executor::refresh_paged(
             &self.connection.client,
             &locations,

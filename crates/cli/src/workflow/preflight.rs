@@ -52,6 +52,9 @@ impl PreflightReport {
 pub struct PreflightReads {
     config: Arc<Config>,
     setup: PreflightSetup,
+    /// Whether a List's end starts the reads of the creates it shows (not for a plan that
+    /// only deletes).
+    early: bool,
     client: OnceLock<Option<PreflightClient>>,
     /// The clusters the pages held, per location: those a finished List lacks are creates.
     seen: Mutex<HashSet<ClusterName>>,
@@ -68,11 +71,12 @@ impl std::fmt::Debug for PreflightReads {
 }
 
 impl PreflightReads {
-    /// Nothing started yet.
-    pub fn new(config: Arc<Config>, setup: PreflightSetup) -> Self {
+    /// Nothing started yet; `early`: reads start as the Lists show creates.
+    pub fn new(config: Arc<Config>, setup: PreflightSetup, early: bool) -> Self {
         Self {
             config,
             setup,
+            early,
             client: OnceLock::new(),
             seen: Mutex::new(HashSet::new()),
             started: Mutex::new(BTreeMap::new()),
@@ -81,6 +85,9 @@ impl PreflightReads {
 
     /// Notes the clusters of a page.
     pub fn page(&self, clusters: &[LiveCluster]) {
+        if !self.early {
+            return;
+        }
         let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
         seen.extend(clusters.iter().map(|live| live.address.clone()));
     }
@@ -88,6 +95,9 @@ impl PreflightReads {
     /// The List of `location` ended: the declared clusters there that no page held will be
     /// created, so their reads start now.
     pub fn listed(&self, location: &Location) {
+        if !self.early {
+            return;
+        }
         let seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
         let creates: Vec<_> = self
             .config
@@ -157,9 +167,14 @@ impl PreflightReads {
 }
 
 impl<V: PlanView + ?Sized> Run<'_, V> {
-    /// Reads for a plan of this run that starts before the plan is known.
-    pub fn preflight_reads(&self) -> PreflightReads {
-        PreflightReads::new(self.config.clone(), self.connection.preflight().clone())
+    /// Reads for a plan of this run; `early`: started as the Lists show creates, before the
+    /// plan is known.
+    pub fn preflight_reads(&self, early: bool) -> PreflightReads {
+        PreflightReads::new(
+            self.config.clone(),
+            self.connection.preflight().clone(),
+            early,
+        )
     }
 
     /// Preflight of `plan` (with the reads `reads` started): its findings, each located.
