@@ -240,6 +240,7 @@ fn user_only_mode_is_sent() {
 fn a_subnetwork_change_replaces_delete_then_create() {
     let env = Env::new(100);
     apply_ok(&env, &[ClusterSpec::default()]);
+    crate::support::add_other_subnetwork(&env);
     env.emulator().clear_requests();
     let other = "projects/my-proj/regions/us-central1/subnetworks/other";
     env.write_config(&config(&[ClusterSpec::default()]).replace(

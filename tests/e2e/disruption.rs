@@ -47,6 +47,7 @@ fn on_another_subnetwork() -> String {
 fn training_cluster_to_replace() -> Env {
     let env = Env::new(100);
     apply_ok(&env, &[ClusterSpec::default()]);
+    crate::support::add_other_subnetwork(&env);
     env.emulator()
         .set_slurm_jobs(&cluster_name("train01"), long_training());
     env.write_config(&on_another_subnetwork());
@@ -137,6 +138,7 @@ fn a_refusal_in_json_is_an_event_of_its_own_and_its_words_reach_stderr() {
 fn a_saved_plan_reads_the_jobs_again_when_it_is_applied() {
     let env = Env::new(100);
     apply_ok(&env, &[ClusterSpec::default()]);
+    crate::support::add_other_subnetwork(&env);
     env.write_config(&on_another_subnetwork());
     let plan = env.run(&["plan", "--out", "saved.plan"]);
     assert!(plan.status.success());
@@ -198,6 +200,7 @@ fn a_destroy_of_a_running_cluster_whose_jobs_cannot_be_read_is_refused_unattende
 fn pending_jobs_and_jobs_on_pools_a_change_leaves_alone_do_not_stop_it() {
     let env = Env::new(100);
     apply_ok(&env, &[ClusterSpec::default()]);
+    crate::support::add_other_subnetwork(&env);
     let pending_only: Vec<Value> = long_training()
         .into_iter()
         .filter(|job| job["job_state"][0] == "PENDING")

@@ -37,6 +37,7 @@ mod output_contract;
 mod ownership;
 mod paged_plans;
 mod plans;
+mod preflight;
 mod prompt;
 mod regions;
 mod reliability;

@@ -58,8 +58,14 @@ fn no_terminal_and_no_auto_approve_is_an_error() {
 }
 
 fn plan_on_a_terminal(env: &Env, no_color: &str, extra: &str) -> String {
+    let preflight: Vec<String> = env
+        .preflight_env()
+        .into_iter()
+        .map(|(name, value)| format!("{name}={value}"))
+        .collect();
     let command = format!(
-        "env -u NO_COLOR {no_color} CLUSTERFORM_ENDPOINT={} CLUSTERFORM_ACCESS_TOKEN={TOKEN} {} plan {extra} {}",
+        "env -u NO_COLOR {no_color} {} CLUSTERFORM_ENDPOINT={} CLUSTERFORM_ACCESS_TOKEN={TOKEN} {} plan {extra} {}",
+        preflight.join(" "),
         env.server.base_url(),
         env!("CARGO_BIN_EXE_clusterform"),
         env.path().display()

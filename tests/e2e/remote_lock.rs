@@ -152,6 +152,7 @@ impl ExternalEmulator {
             .args(args)
             .current_dir(dir)
             .env("CLUSTERFORM_ENDPOINT", &self.base_url)
+            .envs(crate::support::preflight_env_at(&self.base_url))
             .env("CLUSTERFORM_ACCESS_TOKEN", "any-token")
             .env("NO_COLOR", "1")
             .env_remove("CLUSTERFORM_STORAGE_ENDPOINT")

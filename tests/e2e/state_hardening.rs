@@ -25,7 +25,9 @@ fn clusterform(dir: &Path, endpoint: Option<&str>, args: &[&str]) -> Output {
         .env_remove("GOOGLE_OAUTH_ACCESS_TOKEN")
         .env_remove("RUST_LOG");
     if let Some(endpoint) = endpoint {
-        command.env("CLUSTERFORM_ENDPOINT", endpoint);
+        command
+            .env("CLUSTERFORM_ENDPOINT", endpoint)
+            .envs(crate::support::preflight_env_at(endpoint));
     }
     command.output().unwrap()
 }

@@ -63,11 +63,18 @@ impl Env {
         std::fs::write(self.path().join("main.hcl"), hcl).unwrap();
     }
 
+    /// Preflight's endpoints on the test's emulator, as `CLUSTERFORM_<API>_ENDPOINT` variables:
+    /// a plan never reaches Google's.
+    pub fn preflight_env(&self) -> Vec<(&'static str, String)> {
+        preflight_env_at(&self.server.base_url())
+    }
+
     /// The binary, run in the configuration directory against the emulator.
     pub fn cmd(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_clusterform"));
         cmd.args(args)
             .current_dir(self.path())
+            .envs(self.preflight_env())
             .env("CLUSTERFORM_ENDPOINT", self.server.base_url())
             .env("CLUSTERFORM_ACCESS_TOKEN", TOKEN)
             .env("NO_COLOR", "1")
@@ -83,6 +90,7 @@ impl Env {
         std::process::Command::new(env!("CARGO_BIN_EXE_clusterform"))
             .args(args)
             .current_dir(self.path())
+            .envs(self.preflight_env())
             .env("CLUSTERFORM_ENDPOINT", self.server.base_url())
             .env("CLUSTERFORM_ACCESS_TOKEN", TOKEN)
             .env("NO_COLOR", "1")
@@ -351,11 +359,45 @@ pub fn hand_made_cluster() -> serde_json::Value {
     })
 }
 
+/// Adds the subnetwork `other` beside `default` in the testkit's project and region (both on
+/// the `default` network, with Private Google Access), for a test that moves a cluster there.
+pub fn add_other_subnetwork(env: &Env) {
+    let subnetwork = |name: &str| clusterform_emulator::SeededSubnetwork {
+        name: format!("projects/my-proj/regions/us-central1/subnetworks/{name}"),
+        network: "projects/my-proj/global/networks/default".to_owned(),
+        private_ip_google_access: true,
+    };
+    env.emulator()
+        .set_preflight_world(clusterform_emulator::PreflightWorld {
+            subnetworks: Some(vec![subnetwork("default"), subnetwork("other")]),
+            ..clusterform_emulator::PreflightWorld::default()
+        });
+}
+
+/// The `CLUSTERFORM_<API>_ENDPOINT` variables that send preflight's reads to an emulator at
+/// `base`, under the path prefixes it serves them at.
+pub fn preflight_env_at(base: &str) -> Vec<(&'static str, String)> {
+    vec![
+        (
+            "CLUSTERFORM_SERVICE_USAGE_ENDPOINT",
+            format!("{base}/serviceusage"),
+        ),
+        ("CLUSTERFORM_COMPUTE_ENDPOINT", base.to_owned()),
+        ("CLUSTERFORM_FILESTORE_ENDPOINT", format!("{base}/file")),
+    ]
+}
+
 /// `clusterform ARGS DIR` on a pseudo-terminal, without colour, against the test's emulator.
 #[cfg(unix)]
 pub fn on_terminal(env: &Env, args: &str) -> rexpect::session::PtySession {
+    let preflight: Vec<String> = env
+        .preflight_env()
+        .into_iter()
+        .map(|(name, value)| format!("{name}={value}"))
+        .collect();
     let command = format!(
-        "env NO_COLOR=1 CLUSTERFORM_ENDPOINT={} CLUSTERFORM_ACCESS_TOKEN={TOKEN} {} {args} {}",
+        "env NO_COLOR=1 {} CLUSTERFORM_ENDPOINT={} CLUSTERFORM_ACCESS_TOKEN={TOKEN} {} {args} {}",
+        preflight.join(" "),
         env.server.base_url(),
         env!("CARGO_BIN_EXE_clusterform"),
         env.path().display()

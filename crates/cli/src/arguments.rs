@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use clap::CommandFactory as _;
 use clusterform_emulator::{
-    CapacityFailure, EmulatorOptions, FaultSpec, RefusedLocation, StartFailure,
+    CapacityFailure, EmulatorOptions, FaultSpec, PreflightWorld, RefusedLocation, StartFailure,
 };
 use clusterform_model::fields::UpdateMaskPath;
 use clusterform_model::{ClusterId, Endpoint};
@@ -47,8 +47,8 @@ pub enum Arguments {
     Import(Import),
     /// `force-unlock LOCK_ID`.
     ForceUnlock(ForceUnlock),
-    /// `emulator`.
-    Emulator(Emulator),
+    /// `emulator` (boxed: its options are many times the size of any other command's).
+    Emulator(Box<Emulator>),
     /// `completions SHELL`.
     Completions(clap_complete::Shell),
 }
@@ -70,6 +70,8 @@ pub struct Planning {
     /// `--target`, `--replace`, `--update-mode`, and whether the plan destroys (`destroy`,
     /// `plan --destroy`).
     pub options: PlanOptions,
+    /// `--skip-preflight`: preflight's errors are warnings.
+    pub skip_preflight: bool,
 }
 
 /// `validate`.
@@ -315,6 +317,8 @@ impl Arguments {
                         keep_protected: args.idle_for.is_some(),
                         ..PlanOptions::default()
                     },
+                    // A destroy creates nothing: preflight has nothing to check.
+                    skip_preflight: false,
                 },
                 idle_for: args.idle_for,
                 auto_approve: args.auto_approve,
@@ -364,7 +368,7 @@ impl Arguments {
             }),
             cli::Command::Emulator(args) => {
                 refuse_chdir(chdir.as_deref(), "emulator")?;
-                Self::Emulator(emulator(args)?)
+                Self::Emulator(Box::new(emulator(args)?))
             }
             cli::Command::Completions(args) => {
                 refuse_chdir(chdir.as_deref(), "completions")?;
@@ -405,6 +409,7 @@ impl Planning {
                 destroy,
                 keep_protected: false,
             },
+            skip_preflight: args.skip_preflight,
         })
     }
 }
@@ -711,9 +716,27 @@ fn emulator(args: cli::EmulatorArgs) -> Result<Emulator, CliError> {
         refused_update_paths: refused_update_paths(args.refused_update_paths)?,
         fold_slurm_config_keys: args.fold_slurm_keys,
         refused_locations,
+        preflight: PreflightWorld {
+            disabled_services: disabled_services(args.disabled_services)?,
+            ..PreflightWorld::default()
+        },
         ..defaults
     };
     Ok(Emulator { listen, options })
+}
+
+/// `--disabled-service`: each a Service Usage name, `projects/{P}/services/{NAME}`.
+fn disabled_services(names: Vec<String>) -> Result<Vec<String>, CliError> {
+    let well_formed = |name: &str| {
+        let parts: Vec<&str> = name.split('/').collect();
+        matches!(parts.as_slice(), ["projects", project, "services", service] if !project.is_empty() && !service.is_empty())
+    };
+    match names.iter().find(|name| !well_formed(name)) {
+        Some(bad) => Err(CliError::Usage(format!(
+            "--disabled-service: `{bad}` is not a service name such as projects/my-proj/services/file.googleapis.com"
+        ))),
+        None => Ok(names),
+    }
 }
 
 /// `--refuse-update-path`: each an update-mask path the emulator would otherwise apply.
@@ -1125,6 +1148,25 @@ mod tests {
         assert_eq!(failures, ["a4-highgpu-8g@us-central1-a", "a3-megagpu-8g"]);
         let error = parse(&["clusterform", "emulator", "--start-failure", "quota:a4"]).unwrap_err();
         assert!(error.to_string().contains("--start-failure"), "{error}");
+    }
+
+    #[test]
+    fn the_emulator_takes_disabled_services() {
+        let name = "projects/my-proj/services/file.googleapis.com";
+        let Arguments::Emulator(emulator) =
+            parse(&["clusterform", "emulator", "--disabled-service", name]).unwrap()
+        else {
+            panic!("not the emulator");
+        };
+        assert_eq!(emulator.options.preflight.disabled_services, [name]);
+        let error = parse(&[
+            "clusterform",
+            "emulator",
+            "--disabled-service",
+            "file.googleapis.com",
+        ])
+        .unwrap_err();
+        assert!(error.to_string().contains("--disabled-service"), "{error}");
     }
 
     #[test]

@@ -191,6 +191,10 @@ pub struct PlanningArgs {
     /// Update mode of every PATCH
     #[arg(long, value_parser = update_mode_parser())]
     pub update_mode: Option<UpdateMode>,
+    /// Go ahead although preflight finds what would make a create fail (its errors become
+    /// warnings)
+    #[arg(long)]
+    pub skip_preflight: bool,
 }
 
 /// `--endpoint`: the model's [`Endpoint`], read once here. A value that is not UTF-8, or not
@@ -517,6 +521,10 @@ pub struct EmulatorArgs {
     /// INVALID_ARGUMENT) (repeatable)
     #[arg(long = "refuse-location", value_name = "REFUSAL")]
     pub refused_locations: Vec<String>,
+    /// Answer preflight's Service Usage read of SERVICE (`projects/{P}/services/{NAME}`)
+    /// `DISABLED`, as for a project that has not enabled it (repeatable)
+    #[arg(long = "disabled-service", value_name = "SERVICE")]
+    pub disabled_services: Vec<String>,
 }
 
 /// `force-unlock LOCK_ID`.

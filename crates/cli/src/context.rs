@@ -9,11 +9,14 @@ use std::time::Duration;
 use clusterform_config::{
     Config, Diagnostic, Provider, Redaction, RemoteState, StackOrigin, VariableInputs,
 };
+use std::collections::BTreeMap;
+
 use clusterform_executor::{
-    ApiClient, ClientOptions, RetryPolicy, StackObjects, StateError, StaticToken, StorageClient,
-    TokenSource,
+    ApiClient, ClientOptions, PreflightClient, PreflightEndpointError, RetryPolicy, StackObjects,
+    StateError, StaticToken, StorageClient, TokenSource,
 };
 use clusterform_model::Endpoint;
+use clusterform_model::preflight::PreflightApi;
 
 use crate::arguments::Variables;
 use crate::diagnostics;
@@ -137,6 +140,49 @@ pub struct Connection {
     remote_journal: Option<(StorageClient, String)>,
     /// Where the applied record is kept then: beside the journal, `{prefix}/{stack}.applied.json`.
     remote_applied: Option<(StorageClient, String)>,
+    /// How preflight reaches its APIs.
+    preflight: PreflightSetup,
+}
+
+/// The endpoints of preflight's APIs (checked) and the credentials to send them: the client is
+/// built only when a plan needs a read, so a plan that creates nothing pays nothing for it.
+#[derive(Clone)]
+pub struct PreflightSetup {
+    endpoints: BTreeMap<PreflightApi, String>,
+    tokens: Arc<dyn TokenSource>,
+}
+
+impl std::fmt::Debug for PreflightSetup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PreflightSetup")
+            .field("endpoints", &self.endpoints)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PreflightSetup {
+    /// A client for the reads; its endpoints were checked when the setup was made.
+    pub fn client(&self) -> Result<PreflightClient, PreflightEndpointError> {
+        PreflightClient::new(
+            &self.endpoints,
+            preflight_client_options(),
+            self.tokens.clone(),
+        )
+    }
+}
+
+/// A read of preflight gives up sooner than a cluster call: a check that cannot run is a
+/// warning, and must not hold a plan for minutes.
+fn preflight_client_options() -> ClientOptions {
+    ClientOptions {
+        request_timeout: Duration::from_secs(20),
+        retry: RetryPolicy {
+            max_attempts: 3,
+            max_elapsed: Duration::from_secs(30),
+            ..RetryPolicy::default()
+        },
+        ..client_options(None)
+    }
 }
 
 impl Connection {
@@ -149,6 +195,11 @@ impl Connection {
     /// `.clusterform/applied.json`.
     pub fn remote_applied(&self) -> Option<(StorageClient, String)> {
         self.remote_applied.clone()
+    }
+
+    /// How preflight reaches its APIs.
+    pub fn preflight(&self) -> &PreflightSetup {
+        &self.preflight
     }
 }
 
@@ -233,6 +284,12 @@ pub async fn connect_noting(
         .as_ref()
         .map(|(client, objects)| (client.clone(), objects.journal()));
     let remote_applied = remote_state.map(|(client, objects)| (client, objects.applied_record()));
+    let configured = provider.map(|p| &p.preflight_endpoints);
+    let preflight = PreflightSetup {
+        endpoints: preflight_endpoints(configured, local.as_ref())?,
+        tokens: tokens.clone(),
+    };
+    PreflightClient::check_endpoints(&preflight.endpoints)?;
     let client = ApiClient::new(client_options(endpoint), tokens)?;
     Ok(Connection {
         client,
@@ -240,6 +297,7 @@ pub async fn connect_noting(
         _local_emulator: local,
         remote_journal,
         remote_applied,
+        preflight,
     })
 }
 
@@ -255,6 +313,40 @@ fn no_token(endpoint: Option<&Endpoint>, error: clusterform_executor::AuthError)
         }
         _ => CliError::Auth(error),
     }
+}
+
+/// Preflight endpoint precedence, for each API: the provider's `preflight_endpoints` block >
+/// `CLUSTERFORM_<API>_ENDPOINT` (when not blank) > the in-process emulator when the API
+/// endpoint is `local` > Google's endpoint (left out of the map). An API endpoint given as a
+/// URL never redirects them: a private API endpoint must not receive other services' calls.
+fn preflight_endpoints(
+    configured: Option<&BTreeMap<PreflightApi, String>>,
+    local: Option<&LocalEmulator>,
+) -> Result<BTreeMap<PreflightApi, String>, CliError> {
+    let mut endpoints = BTreeMap::new();
+    for api in PreflightApi::ALL {
+        let from_environment = environment::var(&api.environment_variable())?;
+        let chosen = preflight_endpoint(
+            configured.and_then(|endpoints| endpoints.get(&api).map(String::as_str)),
+            from_environment.as_deref(),
+            local.map(|local| local.preflight_endpoint(api)),
+        );
+        if let Some(endpoint) = chosen {
+            endpoints.insert(api, endpoint);
+        }
+    }
+    Ok(endpoints)
+}
+
+/// The precedence of [`preflight_endpoints`] for one API: the block's, the environment's (when
+/// not blank), the in-process emulator's; `None` for Google's.
+fn preflight_endpoint(
+    configured: Option<&str>,
+    from_environment: Option<&str>,
+    local: Option<String>,
+) -> Option<String> {
+    let from_environment = from_environment.filter(|url| !url.trim().is_empty());
+    configured.or(from_environment).map(str::to_owned).or(local)
 }
 
 /// The bucket and the stack's objects when the provider keeps the journal and the applied
@@ -453,6 +545,26 @@ mod tests {
         assert_eq!(
             storage_endpoint(None, None, None),
             StorageEndpoint::CloudStorage
+        );
+    }
+
+    #[test]
+    fn a_preflight_endpoint_follows_its_precedence() {
+        let local = || Some("http://127.0.0.1:1/serviceusage".to_owned());
+        let (block, env) = ("https://block.example", "http://127.0.0.1:2");
+        assert_eq!(
+            preflight_endpoint(Some(block), Some(env), local()).as_deref(),
+            Some(block)
+        );
+        assert_eq!(
+            preflight_endpoint(None, Some(env), local()).as_deref(),
+            Some(env)
+        );
+        assert_eq!(preflight_endpoint(None, Some(" "), local()), local());
+        assert_eq!(
+            preflight_endpoint(None, None, None),
+            None,
+            "Google's endpoint: the API's never stands in"
         );
     }
 

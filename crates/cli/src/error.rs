@@ -34,6 +34,15 @@ pub enum CliError {
     /// The local emulator failed.
     #[error("the local emulator failed: {0}")]
     Emulator(#[from] clusterform_emulator::EmulatorError),
+    /// A preflight endpoint cannot be used.
+    #[error(transparent)]
+    PreflightEndpoint(#[from] clusterform_executor::PreflightEndpointError),
+    /// Preflight found what would make the plan's creates fail (each told above).
+    #[error("preflight found {errors} problem{} that would make applying this plan fail", if *.errors == 1 { "" } else { "s" })]
+    Preflight {
+        /// How many.
+        errors: usize,
+    },
     /// A file could not be read or written.
     #[error("{action} {path}: {source}")]
     Io {
@@ -286,6 +295,14 @@ impl CliError {
             Self::StopsRunningWork { .. } => None,
             Self::NoTokenForLoopback(_) => Some(
                 "an emulator on this machine accepts any token: `export CLUSTERFORM_ACCESS_TOKEN=anything` (clusterform emulator says so when it starts)".to_owned(),
+            ),
+            Self::PreflightEndpoint(error) => Some(format!(
+                "fix `{key} = ...` in the provider's `preflight_endpoints` block, or {variable}",
+                key = error.api.key(),
+                variable = error.api.environment_variable()
+            )),
+            Self::Preflight { .. } => Some(
+                "fix what each error above names, or run again with --skip-preflight to go ahead all the same (the errors are then warnings)".into(),
             ),
             Self::DisruptionRefused { go_ahead, .. } => Some(format!(
                 "wait for the jobs to end (or drain the pools) and run again; to stop them all the same, {go_ahead}"

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use clusterform_emulator::{Emulator, EmulatorHandle, EmulatorOptions};
 use clusterform_executor::StateDir;
+use clusterform_model::preflight::PreflightApi;
 
 use crate::error::CliError;
 
@@ -70,5 +71,21 @@ impl LocalEmulator {
     /// `http://127.0.0.1:PORT`.
     pub fn base_url(&self) -> String {
         self.handle.base_url()
+    }
+
+    /// Where the emulator serves `api`, one of preflight's: each under its own path prefix
+    /// (Service Usage under `/serviceusage`, Filestore under `/file`, Compute Engine under its
+    /// own `/compute/v1`), so that the client's paths, joined to this, reach it.
+    pub fn preflight_endpoint(&self, api: PreflightApi) -> String {
+        let prefix = match api {
+            PreflightApi::ServiceUsage => "/serviceusage",
+            PreflightApi::Filestore => "/file",
+            PreflightApi::Compute
+            | PreflightApi::Lustre
+            | PreflightApi::ResourceManager
+            | PreflightApi::Iam
+            | PreflightApi::Storage => "",
+        };
+        format!("{}{prefix}", self.base_url())
     }
 }

@@ -254,6 +254,12 @@ impl Printer {
         }
     }
 
+    /// A finding of the run that is an error but does not end it alone (a preflight error):
+    /// stderr, never silenced. The run's error comes after.
+    pub fn error_diagnostic(&self, error: &Diagnostic) {
+        to_stderr(&diagnostics::render(error, None, self.stderr_color));
+    }
+
     /// The first Ctrl-C of a run, in one line that says everything: the run's exit with
     /// [`CliError::Interrupted`] prints nothing more.
     pub fn interrupted(&self, command: &str) {

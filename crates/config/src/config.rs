@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clusterform_model::duration::Seconds;
 use clusterform_model::paths::IgnorePath;
+use clusterform_model::preflight::PreflightApi;
 use clusterform_model::{
     Cluster, ClusterName, Endpoint, Location, NodePool, RefreshLocations, UpdateMode,
 };
@@ -110,6 +111,9 @@ pub struct Provider {
     /// configured project (beside the locations the configuration names); `None`: every
     /// region the service documents.
     pub regions: Option<Vec<String>>,
+    /// `preflight_endpoints { ... }`: the base URL of each API preflight reads that the
+    /// configuration redirects (the others take `CLUSTERFORM_<API>_ENDPOINT`, else Google's).
+    pub preflight_endpoints: BTreeMap<PreflightApi, String>,
 }
 
 impl Provider {

@@ -10,6 +10,7 @@ mod format;
 mod hostile;
 mod language;
 mod object_keys;
+mod preflight_endpoints;
 mod reference;
 mod remote_state;
 mod robustness;

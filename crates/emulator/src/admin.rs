@@ -19,6 +19,7 @@ use crate::api_error::ApiError;
 use crate::capacity::CapacityFailure;
 use crate::clusters::cluster_not_found;
 use crate::emulator::Emulator;
+use crate::preflight::PreflightWorld;
 use crate::refusals::RefusedLocation;
 use crate::resource::Parent;
 use crate::routes::{json_body, path_params};
@@ -54,6 +55,10 @@ pub(crate) fn routes() -> Router<Emulator> {
         .route(
             "/emulator/v1/idBlockedAfterDelete",
             put(set_id_blocked_after_delete).get(id_blocked_after_delete),
+        )
+        .route(
+            "/emulator/v1/preflight",
+            put(set_preflight_world).get(preflight_world),
         )
         .route(
             "/emulator/v1/refusedLocations",
@@ -322,4 +327,18 @@ async fn refused_locations(State(emulator): State<Emulator>) -> Json<Value> {
 
 fn refused_locations_answer(emulator: &Emulator) -> Json<Value> {
     Json(json!({ "refusedLocations": emulator.refused_locations() }))
+}
+
+async fn set_preflight_world(
+    State(emulator): State<Emulator>,
+    bytes: Bytes,
+) -> Result<Json<PreflightWorld>, ApiError> {
+    let world: PreflightWorld = json_body(&bytes)?;
+    world.check()?;
+    emulator.set_preflight_world(world);
+    Ok(Json(emulator.preflight_world()))
+}
+
+async fn preflight_world(State(emulator): State<Emulator>) -> Json<PreflightWorld> {
+    Json(emulator.preflight_world())
 }

@@ -18,6 +18,7 @@ use crate::clock::{Millis, duration_millis, now_millis, rfc3339};
 use crate::error::EmulatorError;
 use crate::faults::{FaultDice, FaultSpec};
 use crate::persist;
+use crate::preflight::PreflightWorld;
 use crate::project::{numbered_name, project_number_of};
 use crate::refusals::RefusedLocation;
 use crate::resource::{Parent, complete_cluster};
@@ -100,6 +101,10 @@ pub struct EmulatorOptions {
     /// may not use — as the service refuses a caller without permission there or a project
     /// that is not allowlisted in the region.
     pub refused_locations: Vec<RefusedLocation>,
+    /// What the reads of preflight (Service Usage, Compute Engine networks and subnetworks,
+    /// Filestore instances) find: by default every service enabled and the quick start's
+    /// network, subnetwork and home instance in every project.
+    pub preflight: PreflightWorld,
 }
 
 /// The least time between two mutations of one Cloud Storage object with
@@ -133,6 +138,7 @@ impl Default for EmulatorOptions {
             refused_update_paths: Vec::new(),
             fold_slurm_config_keys: false,
             refused_locations: Vec::new(),
+            preflight: PreflightWorld::default(),
         }
     }
 }
@@ -480,6 +486,16 @@ impl Emulator {
     /// The start failures in force.
     pub fn start_failures(&self) -> Vec<StartFailure> {
         self.lock().options.start_failures.clone()
+    }
+
+    /// Replaces [`EmulatorOptions::preflight`]: what the reads of preflight find from now on.
+    pub fn set_preflight_world(&self, world: PreflightWorld) {
+        self.lock().options.preflight = world;
+    }
+
+    /// What the reads of preflight find.
+    pub fn preflight_world(&self) -> PreflightWorld {
+        self.lock().options.preflight.clone()
     }
 
     /// Replaces [`EmulatorOptions::refused_locations`]: every cluster API request for one of

@@ -21,6 +21,7 @@ mod objects;
 mod operations;
 mod page_token;
 mod persist;
+mod preflight;
 mod project;
 mod refusals;
 mod request_middleware;
@@ -40,6 +41,7 @@ pub use emulator::{Emulator, EmulatorOptions, OBJECT_MUTATION_INTERVAL, Recorded
 pub use error::EmulatorError;
 pub use faults::{FaultSpec, FaultSpecError};
 pub use mask::MaskError;
+pub use preflight::{PreflightWorld, SeededInstance, SeededSubnetwork};
 pub use project::project_number_of;
 pub use refusals::{RefusalKind, RefusedLocation, RefusedLocationError};
 pub use server::{EmulatorHandle, SHUTDOWN_GRACE};

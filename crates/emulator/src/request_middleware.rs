@@ -17,6 +17,7 @@ use crate::admin::ADMIN_PREFIX;
 use crate::api_error::{ApiError, Code};
 use crate::emulator::{Emulator, RecordedRequest};
 use crate::faults::RequestFault;
+use crate::preflight::is_preflight_path;
 use crate::refusals;
 use crate::storage::{StorageError, is_storage_path};
 
@@ -67,7 +68,10 @@ pub(crate) async fn every_request(
         status: 0,
     };
     // The admin API controls the emulator; like the test-control methods, it is never faulted.
+    // Preflight's reads are chosen by the test through the preflight world, not by dice.
+    let preflight = is_preflight_path(parts.uri.path());
     let faulted = !parts.uri.path().starts_with(ADMIN_PREFIX)
+        && !preflight
         && emulator
             .lock()
             .dice
@@ -100,9 +104,13 @@ pub(crate) async fn every_request(
             ApiError::invalid_argument(format!("Cannot read the request body: {error}.")),
             storage,
         ),
-        (None, Ok(bytes)) => match authenticate(&parts.headers, &emulator)
-            .and_then(|()| refused_location(&emulator, parts.method.as_str(), parts.uri.path()))
-        {
+        (None, Ok(bytes)) => match authenticate(&parts.headers, &emulator).and_then(|()| {
+            if preflight {
+                Ok(())
+            } else {
+                refused_location(&emulator, parts.method.as_str(), parts.uri.path())
+            }
+        }) {
             Err(error) => error_response(error, storage),
             Ok(()) => {
                 next.run(Request::from_parts(parts, Body::from(bytes)))

@@ -19,7 +19,7 @@ use tower::ServiceExt;
 use crate::api_error::{ApiError, Code};
 use crate::emulator::Emulator;
 use crate::project::number_request_path;
-use crate::{admin, clusters, operations, request_middleware, slurm, storage};
+use crate::{admin, clusters, operations, preflight, request_middleware, slurm, storage};
 
 const CLUSTERS: &str = "/v1beta1/projects/{project}/locations/{location}/modelDevelopmentClusters";
 const CLUSTER: &str =
@@ -65,6 +65,7 @@ impl Emulator {
             )
             .route(UPLOAD, post(storage::upload))
             .route(OBJECT, get(storage::get).delete(storage::delete))
+            .merge(preflight::routes())
             .merge(admin::routes())
             .fallback(unknown_route)
             .method_not_allowed_fallback(unknown_route)

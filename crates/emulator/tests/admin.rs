@@ -282,3 +282,58 @@ async fn a_refused_location_refuses_its_cluster_api_and_nothing_else() {
     let (status, _) = server.get(&list).await;
     assert_eq!(status, 200, "refusals can be lifted");
 }
+
+#[tokio::test]
+async fn the_preflight_world_answers_the_quick_starts_reads_until_the_admin_api_replaces_it() {
+    let server = TestServer::start(fast_options()).await;
+    let service = format!("/serviceusage/v1/projects/{PROJECT}/services/file.googleapis.com");
+    let subnetwork =
+        format!("/compute/v1/projects/{PROJECT}/regions/europe-west4/subnetworks/default");
+    let home = format!("/file/v1/projects/{PROJECT}/locations/us-central1-a/instances/home");
+    let (status, answer) = server.get(&service).await;
+    assert_eq!(
+        (status, &answer["state"]),
+        (200, &json!("ENABLED")),
+        "{answer}"
+    );
+    let (status, answer) = server.get(&subnetwork).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["privateIpGoogleAccess"], true);
+    assert_eq!(
+        answer["network"],
+        format!("https://www.googleapis.com/compute/v1/projects/{PROJECT}/global/networks/default")
+    );
+    let (status, answer) = server.get(&home).await;
+    assert_eq!(
+        (status, &answer["state"]),
+        (200, &json!("READY")),
+        "{answer}"
+    );
+
+    let world = json!({
+        "disabledServices": [format!("projects/{PROJECT}/services/file.googleapis.com")],
+        "subnetworks": [],
+        "forbiddenApis": ["file"],
+    });
+    let (status, answer) = put(&server, "/emulator/v1/preflight", world).await;
+    assert_eq!(status, 200, "{answer}");
+    let (_, answer) = server.get(&service).await;
+    assert_eq!(answer["state"], "DISABLED");
+    let (status, _) = server.get(&subnetwork).await;
+    assert_eq!(status, 404, "an empty list: no subnetwork exists");
+    let (status, answer) = server.get(&home).await;
+    assert_eq!(
+        (status, &answer["error"]["status"]),
+        (403, &json!("PERMISSION_DENIED"))
+    );
+    let (_, answer) = server.get("/emulator/v1/preflight").await;
+    assert_eq!(answer["subnetworks"], json!([]));
+
+    let (status, _) = put(
+        &server,
+        "/emulator/v1/preflight",
+        json!({"forbiddenApis": ["dns"]}),
+    )
+    .await;
+    assert_eq!(status, 400, "an API it does not serve");
+}

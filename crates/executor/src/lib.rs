@@ -33,6 +33,7 @@ pub use run::health::{
 pub use run::idle::{IdleReport, IdleVerdict, SlurmEvidence, idle_verdict, inspect_idle};
 pub use run::login::{LoginInstance, LoginNode};
 pub use run::operations::{OperationWaiter, WaitOptions};
+pub use run::preflight::read_preflight;
 pub use run::refresh::{
     FIRST_PAGE_WITHIN, LivePages, PagePosition, RefreshWatcher, Refreshed, RefusedList, UnreadKind,
     is_refusal, refresh, refresh_paged,
@@ -64,5 +65,6 @@ pub use transport::budget::{
 };
 pub use transport::error::TransportError;
 pub use transport::http::{redact_endpoint, redact_userinfo};
+pub use transport::preflight::{PreflightClient, PreflightEndpointError};
 pub use transport::retry::RetryPolicy;
 pub use transport::storage::{Generation, STORAGE_ENDPOINT, StorageClient, StorageError};

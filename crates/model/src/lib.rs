@@ -29,6 +29,7 @@ mod live;
 mod names;
 mod operation;
 pub mod paths;
+pub mod preflight;
 mod provisioning;
 mod regions;
 pub mod rest;

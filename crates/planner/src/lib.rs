@@ -24,6 +24,7 @@ mod options;
 mod plan;
 mod plan_warning;
 mod planning;
+pub mod preflight;
 mod removed;
 mod requests;
 mod stale;

@@ -13,6 +13,8 @@ use clusterform_planner::Plan;
 use crate::arguments::{Apply, ApplySource};
 use crate::context;
 use crate::error::CliError;
+use clusterform::format::preflight::PreflightReport;
+
 use crate::exit_status::ExitStatus;
 use crate::hints;
 use crate::printer::Printer;
@@ -59,8 +61,17 @@ async fn apply_directory(
         if run.settle_earlier_runs(&planned).await? {
             planned = run.plan(options).await?;
         }
-        let jobs = run.running_jobs(&planned).await;
+        let skip = args.planning.skip_preflight;
+        let (jobs, preflight) = match planned.preflight.take() {
+            Some(reads) => tokio::join!(
+                run.running_jobs(&planned),
+                run.preflight(&planned.plan, reads, skip)
+            ),
+            None => (run.running_jobs(&planned).await, PreflightReport::default()),
+        };
         view.plan(&planned.plan, &jobs);
+        // Before anything is asked or sent: a create preflight knows would fail stops here.
+        run.tell_preflight(&preflight)?;
         let working = workflow::still_working(&planned.plan, planned.live.iter());
         let report = if planned.plan.has_changes() {
             let stopped =
@@ -132,6 +143,14 @@ async fn apply_saved_plan(
         }
         let working = workflow::still_working(&plan, &live);
         view.saved_plan(&plan);
+        let preflight = run
+            .preflight(
+                &plan,
+                run.preflight_reads(false),
+                args.planning.skip_preflight,
+            )
+            .await;
+        run.tell_preflight(&preflight)?;
         // The idle evidence is read again; the clusters no longer idle drop out of the plan.
         if plan.flags.idle_for.is_some() {
             run.recheck_idle(&mut plan, &live, Recheck::SavedPlan)

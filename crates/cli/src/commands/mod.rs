@@ -31,7 +31,7 @@ pub async fn run(arguments: Arguments, printer: &Printer) -> Result<ExitStatus, 
         Arguments::List(args) => list::run(&args, printer).await,
         Arguments::Import(args) => import::run(&args, printer).await,
         Arguments::ForceUnlock(args) => force_unlock::run(&args, printer).await,
-        Arguments::Emulator(args) => emulator::run(args, printer).await,
+        Arguments::Emulator(args) => emulator::run(*args, printer).await,
         Arguments::Completions(shell) => completions::run(shell, printer),
     }
 }

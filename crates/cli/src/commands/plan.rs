@@ -1,6 +1,7 @@
 //! `clusterform plan`: validate, refresh the live clusters, plan (with `--destroy`, the deletions
 //! `destroy` would make; with `--idle-for` too, only those of idle clusters, after the idle
-//! evidence), look up the Slurm jobs that disruptive changes would hit, show;
+//! evidence), look up the Slurm jobs that disruptive changes would hit and, beside them, check
+//! what its creates need (preflight: an error found fails the plan), show;
 //! optionally save, with the absolute configuration directory so that `apply FILE` works from
 //! anywhere. With `--refresh-only`, show only what changed outside clusterform (no Slurm is
 //! asked, nothing is saved).
@@ -8,6 +9,8 @@
 use crate::arguments::{Parallelism, Plan};
 use crate::context;
 use crate::error::CliError;
+use clusterform::format::preflight::PreflightReport;
+
 use crate::exit_status::ExitStatus;
 use crate::printer::Printer;
 use crate::views::{PlanView, plan_view, show_drift};
@@ -26,11 +29,24 @@ pub async fn run(args: &Plan, printer: &Printer) -> Result<ExitStatus, CliError>
     if args.refresh_only {
         return refresh_only(run, planned, args, printer);
     }
-    let jobs = match args.idle_for {
-        Some(threshold) => run.keep_only_idle(&mut planned, options, threshold).await?,
-        None => run.running_jobs(&planned).await,
+    let reads = planned.preflight.take();
+    let skip = args.planning.skip_preflight;
+    let (jobs, preflight) = match (args.idle_for, reads) {
+        // An idle destroy creates nothing: preflight has nothing to read.
+        (Some(threshold), _) => (
+            run.keep_only_idle(&mut planned, options, threshold).await?,
+            PreflightReport::default(),
+        ),
+        (None, Some(reads)) => tokio::join!(
+            run.running_jobs(&planned),
+            run.preflight(&planned.plan, reads, skip)
+        ),
+        (None, None) => (run.running_jobs(&planned).await, PreflightReport::default()),
     };
+    view.preflight(&preflight);
     view.plan(&planned.plan, &jobs);
+    // An error found is told after the plan it concerns, and such a plan is not saved.
+    run.tell_preflight(&preflight)?;
     if let Some(out) = &args.out {
         clusterform_planner::save_plan(&planned.plan, out)?;
         view.saved(out);

@@ -13,6 +13,7 @@ pub mod notes;
 pub mod plan_flags;
 pub mod plan_json;
 pub mod plan_text;
+pub mod preflight;
 pub mod refresh_only;
 pub mod status;
 pub mod status_json;

@@ -4,7 +4,10 @@
 
 use std::path::Path;
 
+use std::sync::{Mutex, PoisonError};
+
 use clusterform::format::notes::Note;
+use clusterform::format::preflight::{self, PreflightReport};
 use clusterform::format::{plan_json, plan_text, refresh_only};
 use clusterform_model::JobsByCluster;
 use clusterform_planner::Plan;
@@ -12,6 +15,7 @@ use clusterform_planner::Plan;
 use crate::error::CliError;
 use crate::printer::Printer;
 use crate::views::run::progress::ListingProgress;
+use serde_json::Value;
 
 /// How a command that plans shows what it found.
 pub trait PlanView: Send + Sync {
@@ -20,6 +24,12 @@ pub trait PlanView: Send + Sync {
 
     /// The plan, with the jobs seen on the clusters of its disruptive changes.
     fn plan(&self, plan: &Plan, jobs: &JobsByCluster);
+
+    /// What preflight found, before the plan is shown: the JSON document carries it (stderr
+    /// tells it in both views).
+    fn preflight(&self, report: &PreflightReport) {
+        let _ = report;
+    }
 
     /// The evidence `--idle-for` decided on, as a table: with the plan for people, on stderr
     /// beside a JSON document.
@@ -54,7 +64,10 @@ pub trait PlanView: Send + Sync {
 /// The view `--json` chooses.
 pub fn plan_view(json: bool, printer: &Printer) -> Box<dyn PlanView> {
     if json {
-        Box::new(JsonPlan { printer: *printer })
+        Box::new(JsonPlan {
+            printer: *printer,
+            preflight: Mutex::new(Value::Array(Vec::new())),
+        })
     } else {
         Box::new(HumanPlan { printer: *printer })
     }
@@ -92,9 +105,11 @@ impl PlanView for HumanPlan {
     }
 }
 
-/// The plan's JSON document (`docs/plan-json.md`).
+/// The plan's JSON document (`docs/plan-json.md`), with preflight's findings beside it.
 struct JsonPlan {
     printer: Printer,
+    /// The `preflight` array: always there, empty when nothing was found.
+    preflight: Mutex<Value>,
 }
 
 impl PlanView for JsonPlan {
@@ -103,12 +118,25 @@ impl PlanView for JsonPlan {
     }
 
     fn plan(&self, plan: &Plan, jobs: &JobsByCluster) {
-        let document = plan_json::render_json(plan, jobs);
+        let mut document = plan_json::render_json(plan, jobs);
+        document["preflight"] = self
+            .preflight
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
         self.printer
             .result(&serde_json::to_string_pretty(&document).unwrap_or_default());
     }
 
     fn evidence(&self, table: &str) {
         self.printer.evidence(table);
+    }
+
+    fn preflight(&self, report: &PreflightReport) {
+        let found = preflight::render_json(&report.findings, report.skipped);
+        *self
+            .preflight
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = found;
     }
 }

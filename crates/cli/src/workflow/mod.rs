@@ -9,6 +9,7 @@ mod execution;
 mod idle;
 mod interrupts;
 mod planning;
+mod preflight;
 mod unread;
 
 use std::path::{Path, PathBuf};

@@ -17,6 +17,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use super::Run;
+use super::preflight::PreflightReads;
 use super::unread::{KnownClusters, fully_read, unread_notes};
 use clusterform::format::notes::{DriftUnknown, Note, UnmatchedRemovedBlock, UnmatchedWhy};
 
@@ -34,6 +35,8 @@ pub struct Planned {
     /// The locations whose List was refused, which the configuration does not name: clusters
     /// of the stack there, if any, are not in the plan.
     pub unread: Vec<Location>,
+    /// Preflight's reads started while the Lists ran (taken by [`Run::preflight`]).
+    pub preflight: Option<PreflightReads>,
 }
 
 impl<V: PlanView + ?Sized> Run<'_, V> {
@@ -58,6 +61,8 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
         let listing = targets
             .is_empty()
             .then(|| self.view.reading(locations.iter().count()));
+        // A plan that only deletes creates nothing: nothing to read early.
+        let preflight = self.preflight_reads(!options.destroy);
         let refreshed = clusterform_executor::refresh_paged(
             &self.connection.client,
             &locations,
@@ -65,6 +70,7 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
             Watcher {
                 planner: &planner,
                 listing: listing.as_ref(),
+                preflight: &preflight,
             },
         )
         .await;
@@ -91,7 +97,12 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
         if !options.targets.is_empty() {
             self.view.note(&Note::TargetingInEffect);
         }
-        Ok(Planned { live, plan, unread })
+        Ok(Planned {
+            live,
+            plan,
+            unread,
+            preflight: Some(preflight),
+        })
     }
 
     /// The Slurm jobs active right now on the cluster of every disruptive change, each with
@@ -298,14 +309,17 @@ fn unmatched_removed_note(unmatched: &UnmatchedRemoved<'_>, config: &Config, pla
 struct Watcher<'a> {
     planner: &'a PagePlanner,
     listing: Option<&'a ListingProgress>,
+    preflight: &'a PreflightReads,
 }
 
 impl RefreshWatcher for Watcher<'_> {
     fn page(&self, position: PagePosition, clusters: Vec<LiveCluster>) {
+        self.preflight.page(&clusters);
         self.planner.add(position, clusters);
     }
 
-    fn listed(&self, _location: &Location) {
+    fn listed(&self, location: &Location) {
+        self.preflight.listed(location);
         if let Some(listing) = self.listing {
             listing.listed();
         }

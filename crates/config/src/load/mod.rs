@@ -15,6 +15,7 @@ mod digest;
 mod files;
 mod for_each;
 mod inputs;
+mod preflight_endpoints;
 mod provider;
 mod remote_state;
 mod removed;

@@ -10,6 +10,7 @@ use clusterform_model::{Endpoint, validate_location, validate_project};
 use hcl::edit::Span;
 use hcl::edit::structure::Block;
 
+use super::preflight_endpoints::{PREFLIGHT_ENDPOINTS_BLOCK, preflight_endpoints};
 use super::remote_state::{LOCK_BLOCK, remote_state};
 use super::{FileBlock, Place, ProviderDefaults, UnknownLocations};
 use crate::cluster::validate::label_value_problem;
@@ -32,11 +33,11 @@ static PROVIDER: BlockSchema = BlockSchema {
         AttributeSchema::string("endpoint"),
         AttributeSchema::expression("regions"),
     ],
-    blocks: &[LOCK_BLOCK],
+    blocks: &[LOCK_BLOCK, PREFLIGHT_ENDPOINTS_BLOCK],
     accepts: "expected one of:",
     unknown_block: UnknownBlock::Hint(|schema| {
         format!(
-            "the provider accepts the attributes {} and a `{LOCK_BLOCK} \"gcs\" {{ ... }}` block",
+            "the provider accepts the attributes {}, a `{LOCK_BLOCK} \"gcs\" {{ ... }}` block and a `{PREFLIGHT_ENDPOINTS_BLOCK} {{ ... }}` block",
             schema.attribute_names().join(", ")
         )
     }),
@@ -142,6 +143,9 @@ fn provider_attributes(
     let provider = &mut defaults.provider;
     if let Some(lock) = members.block(LOCK_BLOCK) {
         provider.lock = remote_state(eval, source, lock, ctx);
+    }
+    if let Some(endpoints) = members.block(PREFLIGHT_ENDPOINTS_BLOCK) {
+        provider.preflight_endpoints = preflight_endpoints(eval, source, endpoints, ctx);
     }
     if let Some(expr) = members.expression("regions") {
         provider.regions = scanned_regions(eval, source, expr, ctx);

@@ -12,5 +12,6 @@ pub(crate) mod health;
 pub(crate) mod idle;
 pub(crate) mod login;
 pub(crate) mod operations;
+pub(crate) mod preflight;
 pub(crate) mod refresh;
 pub(crate) mod slurm;

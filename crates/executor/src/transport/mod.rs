@@ -3,8 +3,9 @@
 //! It owns the HTTP rules both clients follow ([`http`]: endpoints, redirects, capped answers),
 //! authentication ([`auth`]), the retry policy of AIP-194 ([`retry`]), the per-region backoff
 //! after quota errors ([`region_gate`]), deadlines from outside timeouts ([`deadline`]), the one
-//! budget the Lists of a refresh share ([`budget`]), and the two clients: the
-//! Model Development Cluster API ([`api`]) and Cloud Storage ([`storage`]). It knows nothing
+//! budget the Lists of a refresh share ([`budget`]), and the three clients: the
+//! Model Development Cluster API ([`api`]), Cloud Storage ([`storage`]) and the reads of
+//! preflight ([`preflight`]). It knows nothing
 //! of plans, journals or locks: the layers above import it, never the other way round.
 
 pub(crate) mod api;
@@ -14,6 +15,7 @@ pub(crate) mod deadline;
 pub(crate) mod error;
 pub(crate) mod exchange;
 pub(crate) mod http;
+pub(crate) mod preflight;
 pub(crate) mod region_gate;
 pub(crate) mod retry;
 pub(crate) mod storage;

@@ -1,0 +1,211 @@
+//! The words of preflight's findings (`clusterform_planner::preflight`): what each says is
+//! wrong, how to fix it, and the `preflight` array of `plan --json`.
+
+use clusterform_config::SourceLocation;
+use clusterform_planner::preflight::{Certainty, Finding, Problem};
+use serde_json::{Value, json};
+
+/// What preflight found for a plan, each finding with where the configuration writes the
+/// field it concerns.
+#[derive(Debug, Default)]
+pub struct PreflightReport {
+    /// The findings, in the plan's order.
+    pub findings: Vec<(Finding, Option<SourceLocation>)>,
+    /// `--skip-preflight`: every finding is a warning.
+    pub skipped: bool,
+}
+
+impl PreflightReport {
+    /// The findings that stop the run.
+    pub fn errors(&self) -> usize {
+        if self.skipped {
+            return 0;
+        }
+        self.findings
+            .iter()
+            .filter(|(finding, _)| finding.certainty() == Certainty::Error)
+            .count()
+    }
+}
+
+/// What the finding says, naming the cluster.
+pub fn message(finding: &Finding) -> String {
+    let cluster = finding.cluster.id();
+    let what = match &finding.problem {
+        Problem::ServiceDisabled { project, service } => format!(
+            "the service {} is not enabled in project {project}: the create would fail",
+            service.name()
+        ),
+        Problem::NetworkMissing(network) => format!("the network {network} does not exist"),
+        Problem::SubnetworkMissing(subnetwork) => {
+            format!("the subnetwork {subnetwork} does not exist")
+        }
+        Problem::SubnetworkInOtherRegion {
+            subnetwork,
+            region,
+            cluster_region,
+        } => format!(
+            "the subnetwork {subnetwork} is in region {region}, not in the cluster's region {cluster_region}"
+        ),
+        Problem::SubnetworkOnOtherNetwork {
+            subnetwork,
+            network,
+            cluster_network,
+        } => format!(
+            "the subnetwork {subnetwork} is on the network {network}, not on the cluster's network {cluster_network}"
+        ),
+        Problem::PrivateAccessOff { subnetwork, pools } => format!(
+            "node pool{} {} no public IPs, and the subnetwork {subnetwork} has Private Google Access off: the create would fail (\"Subnetwork does not allow private IP Google access\")",
+            if pools.len() == 1 { "" } else { "s" },
+            pools.join(", ") + if pools.len() == 1 { " has" } else { " have" },
+        ),
+        Problem::FilestoreMissing(instance) => {
+            format!("the home directory's Filestore instance {instance} does not exist")
+        }
+        Problem::FilestoreNotReady { instance, state } => {
+            format!("the home directory's Filestore instance {instance} is {state}, not READY")
+        }
+        Problem::FilestoreOnOtherNetwork {
+            instance,
+            networks,
+            cluster_network,
+        } => format!(
+            "the home directory's Filestore instance {instance} is on {}, not on the cluster's network {cluster_network}",
+            if networks.is_empty() {
+                "no network".to_owned()
+            } else {
+                networks.join(", ")
+            }
+        ),
+        Problem::NotChecked { api, reads, reason } => format!(
+            "preflight could not read {} from {api}: {reason}; what {} is not known",
+            reads
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+            if reads.len() == 1 {
+                "it checks"
+            } else {
+                "they check"
+            }
+        ),
+    };
+    format!("cluster {cluster}: {what}")
+}
+
+/// How to fix it.
+pub fn hint(finding: &Finding) -> Option<String> {
+    Some(match &finding.problem {
+        Problem::ServiceDisabled { project, service } => format!(
+            "enable it: gcloud services enable {} --project {project}",
+            service.name()
+        ),
+        Problem::NetworkMissing(_) => "create the network, or name one that exists".to_owned(),
+        Problem::SubnetworkMissing(_) => {
+            "create the subnetwork, or name one that exists".to_owned()
+        }
+        Problem::SubnetworkInOtherRegion { cluster_region, .. } => {
+            format!("name a subnetwork of {cluster_region}")
+        }
+        Problem::SubnetworkOnOtherNetwork { network, .. } => {
+            format!("name a subnetwork of the cluster's network, or set `network` to {network}")
+        }
+        Problem::PrivateAccessOff { subnetwork, .. } => format!(
+            "turn it on: gcloud compute networks subnets update {} --region {} --project {} --enable-private-ip-google-access; or set enable_public_ips = true on those pools",
+            subnetwork.subnetwork(),
+            subnetwork.region(),
+            subnetwork.project()
+        ),
+        Problem::FilestoreMissing(_) => "create the Filestore instance before the cluster, or name one that exists (a Managed Lustre home directory is not checked yet: run with --skip-preflight)".to_owned(),
+        Problem::FilestoreNotReady { .. } => "wait until it is READY".to_owned(),
+        Problem::FilestoreOnOtherNetwork { .. } => {
+            "name an instance on the cluster's network".to_owned()
+        }
+        Problem::NotChecked { .. } => return None,
+    })
+}
+
+/// A finding's kind, as `plan --json` names it.
+fn kind(problem: &Problem) -> &'static str {
+    match problem {
+        Problem::ServiceDisabled { .. } => "service_disabled",
+        Problem::NetworkMissing(_) => "network_missing",
+        Problem::SubnetworkMissing(_) => "subnetwork_missing",
+        Problem::SubnetworkInOtherRegion { .. } => "subnetwork_in_other_region",
+        Problem::SubnetworkOnOtherNetwork { .. } => "subnetwork_on_other_network",
+        Problem::PrivateAccessOff { .. } => "private_google_access_off",
+        Problem::FilestoreMissing(_) => "filestore_missing",
+        Problem::FilestoreNotReady { .. } => "filestore_not_ready",
+        Problem::FilestoreOnOtherNetwork { .. } => "filestore_on_other_network",
+        Problem::NotChecked { .. } => "not_checked",
+    }
+}
+
+/// How a finding counts: an error, or a warning (every finding with `skipped`).
+pub fn severity(finding: &Finding, skipped: bool) -> &'static str {
+    match (finding.certainty(), skipped) {
+        (Certainty::Error, false) => "error",
+        _ => "warning",
+    }
+}
+
+/// The `preflight` array of `plan --json`: each finding with its cluster, severity, kind,
+/// words and the place in the configuration it concerns.
+pub fn render_json(findings: &[(Finding, Option<SourceLocation>)], skipped: bool) -> Value {
+    Value::Array(
+        findings
+            .iter()
+            .map(|(finding, place)| {
+                json!({
+                    "cluster": finding.cluster.id().as_str(),
+                    "severity": severity(finding, skipped),
+                    "kind": kind(&finding.problem),
+                    "field": finding.field,
+                    "file": place.as_ref().map(|p| p.file.display().to_string()),
+                    "line": place.as_ref().map(|p| p.line),
+                    "column": place.as_ref().map(|p| p.column),
+                    "message": message(finding),
+                    "hint": hint(finding),
+                })
+            })
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use clusterform_model::preflight::SubnetworkName;
+    use clusterform_testkit::address;
+
+    use super::*;
+
+    #[test]
+    fn private_access_off_names_the_pools_the_failure_and_the_command_that_fixes_it() {
+        let finding = Finding {
+            cluster: address("train01"),
+            field: "network.subnetwork",
+            problem: Problem::PrivateAccessOff {
+                subnetwork: SubnetworkName::parse("projects/p/regions/r/subnetworks/s").unwrap(),
+                pools: vec!["gpu".to_owned()],
+            },
+        };
+        let message = message(&finding);
+        assert!(
+            message.starts_with("cluster train01: node pool gpu has no public IPs"),
+            "{message}"
+        );
+        assert!(message.contains("Subnetwork does not allow private IP Google access"));
+        assert!(
+            hint(&finding)
+                .unwrap()
+                .contains("--region r --project p --enable-private-ip-google-access")
+        );
+        let shown = render_json(&[(finding, None)], true);
+        assert_eq!(
+            shown[0]["severity"], "warning",
+            "--skip-preflight makes every finding a warning"
+        );
+        assert_eq!(shown[0]["kind"], "private_google_access_off");
+    }
+}

@@ -1,0 +1,237 @@
+//! The client of preflight's reads: one documented GET per [`PreflightRead`], each sent to its
+//! own API's endpoint ([`PreflightApi`]: Google's, or an override under the rules of `http.rs`:
+//! https, or http only to loopback, no credentials in the URL), through the one retrying
+//! exchange as a read. What an answer says is a [`Reading`]: the documented fields of a
+//! success, `Missing` for a `404`, and `Unchecked` for anything else (a `403`, the API off, no
+//! answer after the retries, an answer that is not the documented shape) — never an error:
+//! a check that cannot run must not stop a plan.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+use clusterform_model::Code;
+use clusterform_model::preflight::{PreflightApi, PreflightRead, Reading};
+use reqwest::{Method, StatusCode, Url};
+use serde_json::Value;
+
+use crate::transport::api::ClientOptions;
+use crate::transport::auth::TokenSource;
+use crate::transport::exchange::{Answer, Body, Exchanging, Request, Unanswered, exchange};
+use crate::transport::http::{
+    Connection, EndpointRefusal, check_endpoint, quote_body, redact_endpoint,
+};
+use crate::transport::retry::CallClass;
+
+/// A preflight endpoint that cannot be used.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("invalid {api} endpoint `{endpoint}` for preflight: {reason}")]
+pub struct PreflightEndpointError {
+    /// The API.
+    pub api: PreflightApi,
+    /// The endpoint, user information shown as `***`.
+    pub endpoint: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// A client for the reads of preflight. Cheap to clone.
+#[derive(Clone)]
+pub struct PreflightClient {
+    bases: BTreeMap<PreflightApi, Url>,
+    connection: Connection,
+}
+
+impl fmt::Debug for PreflightClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let bases: BTreeMap<_, _> = self
+            .bases
+            .iter()
+            .map(|(api, url)| (api.key(), url.as_str()))
+            .collect();
+        f.debug_struct("PreflightClient")
+            .field("bases", &bases)
+            .field("connection", &self.connection)
+            .finish()
+    }
+}
+
+impl PreflightClient {
+    /// Checks the endpoint overrides under the rules of `http.rs` without building a client.
+    pub fn check_endpoints(
+        endpoints: &BTreeMap<PreflightApi, String>,
+    ) -> Result<(), PreflightEndpointError> {
+        bases(endpoints).map(drop)
+    }
+
+    /// A client whose API `api` is reached at `endpoints[api]`, else at Google's endpoint.
+    /// `options.endpoint` is ignored: the cluster API's endpoint never redirects these.
+    pub fn new(
+        endpoints: &BTreeMap<PreflightApi, String>,
+        options: ClientOptions,
+        tokens: Arc<dyn TokenSource>,
+    ) -> Result<Self, PreflightEndpointError> {
+        let bases = bases(endpoints)?;
+        // The system's CA roots are loaded only when an endpoint is https (see `Connection`).
+        let read = PreflightApi::READ.map(|api| &bases[&api]);
+        let all_plain_http = read.iter().all(|url| url.scheme() == "http");
+        let options = ClientOptions {
+            endpoint: all_plain_http.then(|| read[0].to_string()),
+            ..options
+        };
+        let connection = Connection::new(options, tokens).map_err(|e| PreflightEndpointError {
+            api: PreflightApi::Compute,
+            endpoint: String::new(),
+            reason: format!("cannot build the HTTP client: {e}"),
+        })?;
+        Ok(Self { bases, connection })
+    }
+
+    /// The URL of `read`: its API's base with the read's path.
+    fn url(&self, read: &PreflightRead) -> Url {
+        let mut url = self.bases[&read.api()].clone();
+        if let Ok(mut path) = url.path_segments_mut() {
+            path.pop_if_empty().extend(read.path_segments());
+        }
+        url
+    }
+
+    /// What `read` finds; a read that cannot be made says why, as [`Reading::Unchecked`].
+    pub async fn read(&self, read: &PreflightRead) -> Reading {
+        let request = Request {
+            method: Method::GET,
+            url: self.url(read),
+            body: Body::Empty,
+            class: CallClass::Read,
+            timeout: self.connection.request_timeout,
+            charge: None,
+        };
+        let mut part = PreflightExchange;
+        let answer = match exchange(&self.connection, &request, &mut part).await {
+            Ok(answer) => answer,
+            Err(unanswered) => return Reading::Unchecked(unanswered),
+        };
+        match answer.status {
+            StatusCode::OK => match serde_json::from_slice::<Value>(&answer.body) {
+                Ok(value) => read.reading(&value).unwrap_or_else(|reason| {
+                    Reading::Unchecked(format!("an answer it cannot read: {reason}"))
+                }),
+                Err(error) => Reading::Unchecked(format!(
+                    "an answer that is not JSON ({error}): {}",
+                    quote_body(&answer.body)
+                )),
+            },
+            StatusCode::NOT_FOUND => Reading::Missing,
+            status => Reading::Unchecked(format!(
+                "HTTP {}: {}",
+                status.as_u16(),
+                error_message(&answer.body)
+            )),
+        }
+    }
+}
+
+/// The base URL of every API: its override, checked, else Google's endpoint.
+fn bases(
+    endpoints: &BTreeMap<PreflightApi, String>,
+) -> Result<BTreeMap<PreflightApi, Url>, PreflightEndpointError> {
+    let mut bases = BTreeMap::new();
+    for api in PreflightApi::ALL {
+        let endpoint = endpoints
+            .get(&api)
+            .map_or(api.google_endpoint(), String::as_str);
+        let base = check_endpoint(endpoint).map_err(|refusal| PreflightEndpointError {
+            api,
+            endpoint: redact_endpoint(endpoint),
+            reason: match refusal {
+                EndpointRefusal::Insecure => "plain http is only allowed to a loopback host: the bearer token would travel in clear text".to_owned(),
+                EndpointRefusal::Invalid(reason) => reason,
+            },
+        })?;
+        bases.insert(api, base);
+    }
+    Ok(bases)
+}
+
+/// Preflight's part in an exchange: every answer not retried is the caller's to read, and an
+/// attempt without one is described in words.
+struct PreflightExchange;
+
+impl Exchanging for PreflightExchange {
+    type Reply = Answer;
+    type Error = String;
+
+    fn code(&self, answer: &Answer) -> Code {
+        Code::of_http(answer.status.as_u16())
+    }
+
+    fn reply(&mut self, answer: Answer) -> Result<Answer, String> {
+        Ok(answer)
+    }
+
+    fn unanswered(&self, _request: &Request<'_>, failure: Unanswered) -> String {
+        failure.to_string()
+    }
+}
+
+/// `error.message` of Google's error JSON (AIP-193, and Compute Engine's), or the start of a
+/// body that is not one.
+fn error_message(body: &[u8]) -> String {
+    serde_json::from_slice::<Value>(body)
+        .ok()
+        .and_then(|value| Some(value.get("error")?.get("message")?.as_str()?.to_owned()))
+        .unwrap_or_else(|| quote_body(body))
+}
+
+#[cfg(test)]
+mod tests {
+    use clusterform_model::preflight::{NetworkName, Service};
+
+    use super::*;
+    use crate::transport::auth::StaticToken;
+
+    fn client(
+        endpoints: &[(PreflightApi, &str)],
+    ) -> Result<PreflightClient, PreflightEndpointError> {
+        let endpoints = endpoints
+            .iter()
+            .map(|(api, url)| (*api, (*url).to_owned()))
+            .collect();
+        PreflightClient::new(
+            &endpoints,
+            ClientOptions::default(),
+            Arc::new(StaticToken::new("t")),
+        )
+    }
+
+    #[test]
+    fn each_api_goes_to_its_own_endpoint_or_googles() {
+        let client = client(&[(
+            PreflightApi::ServiceUsage,
+            "http://127.0.0.1:9/serviceusage",
+        )])
+        .unwrap();
+        let service = PreflightRead::Service {
+            project: "p".to_owned(),
+            service: Service::VertexAi,
+        };
+        assert_eq!(
+            client.url(&service).as_str(),
+            "http://127.0.0.1:9/serviceusage/v1/projects/p/services/aiplatform.googleapis.com"
+        );
+        let network =
+            PreflightRead::Network(NetworkName::parse("projects/p/global/networks/n").unwrap());
+        assert_eq!(
+            client.url(&network).as_str(),
+            "https://compute.googleapis.com/compute/v1/projects/p/global/networks/n"
+        );
+    }
+
+    #[test]
+    fn an_endpoint_follows_the_http_rules() {
+        let refused = client(&[(PreflightApi::Compute, "http://10.0.0.1")]).unwrap_err();
+        assert!(refused.reason.contains("loopback"), "{refused}");
+        let refused = client(&[(PreflightApi::Filestore, "https://u:secret@x")]).unwrap_err();
+        assert!(!refused.to_string().contains("secret"), "{refused}");
+    }
+}
