@@ -159,7 +159,10 @@ impl Finding {
     /// Whether the create would fail for it, or it is only not known.
     pub fn certainty(&self) -> Certainty {
         match self.problem {
-            Problem::NotChecked { .. } => Certainty::Warning,
+            // The Create cluster page allows a Filestore or a Managed Lustre instance as the home
+            // directory, in the same shape: one that no Filestore holds may be a Lustre home,
+            // which preflight does not read yet, so its absence is not known to be fatal.
+            Problem::NotChecked { .. } | Problem::FilestoreMissing(_) => Certainty::Warning,
             _ => Certainty::Error,
         }
     }
@@ -685,6 +688,11 @@ mod tests {
             &readings(&requirements, &[(read.clone(), Reading::Missing)]),
         );
         assert!(matches!(found[0].problem, Problem::FilestoreMissing(_)));
+        assert_eq!(
+            found[0].certainty(),
+            Certainty::Warning,
+            "it may be a Lustre home directory"
+        );
         let creating = Reading::Filestore {
             state: "CREATING".to_owned(),
             networks: vec!["projects/my-proj/global/networks/other".to_owned()],

@@ -59,9 +59,9 @@ pub fn message(finding: &Finding) -> String {
             if pools.len() == 1 { "" } else { "s" },
             pools.join(", ") + if pools.len() == 1 { " has" } else { " have" },
         ),
-        Problem::FilestoreMissing(instance) => {
-            format!("the home directory's Filestore instance {instance} does not exist")
-        }
+        Problem::FilestoreMissing(instance) => format!(
+            "no Filestore instance {instance} exists for the home directory (unless it is a Managed Lustre instance, which preflight does not read yet, the create will fail)"
+        ),
         Problem::FilestoreNotReady { instance, state } => {
             format!("the home directory's Filestore instance {instance} is {state}, not READY")
         }
@@ -117,7 +117,9 @@ pub fn hint(finding: &Finding) -> Option<String> {
             subnetwork.region(),
             subnetwork.project()
         ),
-        Problem::FilestoreMissing(_) => "create the Filestore instance before the cluster, or name one that exists (a Managed Lustre home directory is not checked yet: run with --skip-preflight)".to_owned(),
+        Problem::FilestoreMissing(_) => {
+            "create the Filestore instance before the cluster, or name one that exists".to_owned()
+        }
         Problem::FilestoreNotReady { .. } => "wait until it is READY".to_owned(),
         Problem::FilestoreOnOtherNetwork { .. } => {
             "name an instance on the cluster's network".to_owned()
