@@ -211,7 +211,7 @@ fn the_banner_says_which_token_a_client_sets() {
         let stderr = child.stderr.take().unwrap();
         let banner: Vec<String> = BufReader::new(stderr)
             .lines()
-            .take(2)
+            .take(3)
             .map(Result::unwrap)
             .collect();
         child.kill().unwrap();
@@ -222,5 +222,11 @@ fn the_banner_says_which_token_a_client_sets() {
         );
         assert!(banner[1].starts_with(said), "{banner:?}");
         assert!(!banner[1].contains("s3cret"), "the token is never shown");
+        assert!(
+            banner[2].contains(&format!(
+                "CLUSTERFORM_COMPUTE_ENDPOINT=http://127.0.0.1:{port} "
+            )),
+            "{banner:?}"
+        );
     }
 }

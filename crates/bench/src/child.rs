@@ -67,7 +67,16 @@ impl Tool {
             .env_remove("RUST_LOG")
             .stdin(Stdio::null());
         if let Some(endpoint) = endpoint {
-            command.env("CLUSTERFORM_ENDPOINT", endpoint);
+            // Preflight's reads go to the benchmark's emulator too, as a user of an emulator
+            // sends them: the API's endpoint never redirects them.
+            command
+                .env("CLUSTERFORM_ENDPOINT", endpoint)
+                .env(
+                    "CLUSTERFORM_SERVICE_USAGE_ENDPOINT",
+                    format!("{endpoint}/serviceusage"),
+                )
+                .env("CLUSTERFORM_COMPUTE_ENDPOINT", endpoint)
+                .env("CLUSTERFORM_FILESTORE_ENDPOINT", format!("{endpoint}/file"));
         }
         let output = command
             .output()

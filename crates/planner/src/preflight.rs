@@ -173,13 +173,25 @@ impl Finding {
 /// for a plan that creates nothing.
 pub fn plan_requirements(config: &Config, plan: &Plan) -> Vec<Requirement> {
     let mut requirements = Vec::new();
-    for change in &plan.changes {
-        let Some(declared) = config.cluster(change.address.id().as_str()) else {
+    let creating = plan.changes.iter().filter(|change| {
+        matches!(
+            change.action,
+            Action::Create | Action::Replace | Action::Update
+        )
+    });
+    // Looked up by address once: a fleet's plan must not search the configuration per change.
+    let mut declared_at: Option<BTreeMap<&ClusterName, &DesiredCluster>> = None;
+    for change in creating {
+        let declared_at = declared_at.get_or_insert_with(|| {
+            config
+                .clusters
+                .iter()
+                .map(|declared| (&declared.name, declared))
+                .collect()
+        });
+        let Some(&declared) = declared_at.get(&change.address) else {
             continue;
         };
-        if declared.name != change.address {
-            continue;
-        }
         match change.action {
             Action::Create | Action::Replace => {
                 requirements.extend(cluster_requirements(declared));

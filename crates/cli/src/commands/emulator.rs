@@ -18,6 +18,14 @@ fn token_advice(required: Option<&str>) -> String {
     }
 }
 
+/// The variables that send preflight's reads to the emulator too: an API endpoint never
+/// redirects them.
+fn preflight_advice(base: &str) -> String {
+    format!(
+        "Preflight's reads go to it with: export CLUSTERFORM_SERVICE_USAGE_ENDPOINT={base}/serviceusage CLUSTERFORM_COMPUTE_ENDPOINT={base} CLUSTERFORM_FILESTORE_ENDPOINT={base}/file"
+    )
+}
+
 /// Starts the emulator on the validated address (loopback unless `--allow-remote`) and waits.
 pub async fn run(args: arguments::Emulator, printer: &Printer) -> Result<ExitStatus, CliError> {
     let advice = token_advice(args.options.required_token.as_deref());
@@ -28,6 +36,7 @@ pub async fn run(args: arguments::Emulator, printer: &Printer) -> Result<ExitSta
         handle.base_url()
     ));
     printer.info(&advice);
+    printer.info(&preflight_advice(&handle.base_url()));
     tokio::signal::ctrl_c().await.map_err(CliError::Runtime)?;
     handle.shutdown().await;
     printer.info("Emulator stopped.");
