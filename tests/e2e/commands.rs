@@ -133,6 +133,22 @@ fn the_emulator_refuses_a_non_loopback_address() {
     ");
 }
 
+/// `fmt --check` of a directory without `*.hcl` checks nothing, so it fails, naming the
+/// directory; plain `fmt` there has nothing to do.
+#[test]
+fn fmt_check_of_a_directory_without_hcl_fails() {
+    let env = Env::new(100);
+    let empty = tempfile::tempdir().unwrap();
+    let dir = empty.path().to_str().unwrap();
+    let output = env.run(&["fmt", "--check", dir]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert_eq!(
+        stderr(&output).replace(dir, "[EMPTY]"),
+        "Error: [EMPTY] holds no *.hcl file: fmt --check has nothing to check\n  hint: name the configuration directory, or the files to check\n"
+    );
+    assert!(env.run(&["fmt", dir]).status.success());
+}
+
 #[test]
 fn usage_errors_exit_1_and_help_exits_0() {
     let env = Env::new(100);
@@ -155,7 +171,7 @@ fn usage_errors_exit_1_and_help_exits_0() {
     $ plan --update-mode SOMETIMES
     [stderr]
     Error: invalid value 'SOMETIMES' for '--update-mode <UPDATE_MODE>'
-      [possible values: USER_ONLY, USER_AND_SERVICE]
+      [possible values: USER_ONLY, USER_AND_SERVICE, UPDATE_MODE_UNSPECIFIED]
       For more information, try '--help'.
     [exit status: 1]
     $ frobnicate

@@ -237,13 +237,15 @@ impl TypedValueParser for EndpointParser {
     }
 }
 
-/// `--update-mode`: the modes a user picks (the API's unspecified mode is left out), read into
-/// the model's [`UpdateMode`].
+/// `--update-mode`: the API's three values, read into the model's [`UpdateMode`] (its own
+/// `UPDATE_MODE_UNSPECIFIED` too, which a user copying the API's reference types).
 fn update_mode_parser() -> impl TypedValueParser<Value = UpdateMode> {
     PossibleValuesParser::new([
         PossibleValue::new(UpdateMode::UserOnly.as_str()).help("Apply only the fields you set"),
         PossibleValue::new(UpdateMode::UserAndService.as_str())
             .help("Apply your fields and let the service refresh its managed fields"),
+        PossibleValue::new(UpdateMode::Unspecified.as_str())
+            .help("Send the API's unspecified mode: the service picks"),
     ])
     .try_map(|text| text.parse::<UpdateMode>())
 }

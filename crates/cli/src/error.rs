@@ -228,6 +228,9 @@ pub enum CliError {
     /// Files that `fmt --check` would change.
     #[error("{} file(s) are not formatted: {}", .0.len(), .0.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
     Unformatted(Vec<PathBuf>),
+    /// `fmt --check` of a directory that holds no `*.hcl` file: passing would check nothing.
+    #[error("{} holds no *.hcl file: fmt --check has nothing to check", .0.display())]
+    NothingToCheck(PathBuf),
     /// The failure was already shown in full (e.g. `validate --json`); exit 1 silently.
     #[error("")]
     AlreadyReported,
@@ -373,6 +376,9 @@ impl CliError {
                     .into(),
             ),
             Self::Unformatted(_) => Some("run `clusterform fmt` to rewrite them".into()),
+            Self::NothingToCheck(_) => {
+                Some("name the configuration directory, or the files to check".into())
+            }
             Self::ActionsFailed { .. } => Some(
                 "fix the cause above and run `clusterform apply` again; finished clusters are not touched twice"
                     .into(),

@@ -18,6 +18,12 @@ use crate::printer::Printer;
 
 /// Formats every `*.hcl` file named or found in the directories named.
 pub fn run(args: &Fmt, printer: &Printer) -> Result<ExitStatus, CliError> {
+    if args.check {
+        // A CI step that checks the wrong directory must not pass for checking nothing.
+        if let Some(empty) = args.roots.iter().find(|root| holds_no_hcl(root)) {
+            return Err(CliError::NothingToCheck(empty.clone()));
+        }
+    }
     let mut unformatted = Vec::new();
     for (file, source, formatted) in format_all(&args.roots)? {
         if formatted == source {
@@ -81,6 +87,12 @@ fn hcl_files(roots: &[PathBuf]) -> Result<Vec<PathBuf>, CliError> {
         files.extend(found);
     }
     Ok(files)
+}
+
+/// A directory with no `*.hcl` entry (one that cannot be read is reported when it is read).
+fn holds_no_hcl(root: &Path) -> bool {
+    root.is_dir()
+        && hcl_files(std::slice::from_ref(&root.to_path_buf())).is_ok_and(|f| f.is_empty())
 }
 
 /// Replaces `file` with `formatted`; a symbolic link is resolved first so that the file it
