@@ -185,3 +185,14 @@ fn usage_errors_exit_1_and_help_exits_0() {
     assert_eq!(help.status.code(), Some(0));
     assert!(stdout(&help).contains("Usage"), "{}", stdout(&help));
 }
+
+/// Terraform's `-auto-approve` given to `plan` names the commands that take it.
+#[test]
+fn a_flag_of_apply_given_to_plan_names_the_commands_that_take_it() {
+    let env = Env::new(100);
+    insta::assert_snapshot!(env.transcript(&["plan", "-auto-approve"]), @"
+    [stderr]
+    Error: `--auto-approve` belongs to apply, destroy and force-unlock, not to plan
+    [exit status: 1]
+    ");
+}

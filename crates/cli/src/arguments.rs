@@ -842,6 +842,43 @@ fn long_option_names() -> Vec<String> {
     names
 }
 
+/// `plan --auto-approve` (or Terraform's `-auto-approve`): a flag clap refused as unknown to
+/// the command given, which other commands have. Says which, instead of clap's hint to pass
+/// it as a value. `None` for any other usage error.
+pub fn flag_of_other_commands(argv: &[OsString], error: &clap::Error) -> Option<String> {
+    if error.kind() != clap::error::ErrorKind::UnknownArgument {
+        return None;
+    }
+    let clap::error::ContextValue::String(given) =
+        error.get(clap::error::ContextKind::InvalidArg)?
+    else {
+        return None;
+    };
+    let name = given.strip_prefix("--")?.split('=').next()?;
+    let tree = Cli::command();
+    let used = argv
+        .iter()
+        .skip(1)
+        .filter_map(|arg| arg.to_str())
+        .find_map(|arg| tree.find_subcommand(arg))?;
+    let owners: Vec<&str> = tree
+        .get_subcommands()
+        .filter(|command| command.get_name() != used.get_name())
+        .filter(|command| command.get_arguments().any(|a| a.get_long() == Some(name)))
+        .map(clap::Command::get_name)
+        .collect();
+    let (last, others) = owners.split_last()?;
+    let commands = if others.is_empty() {
+        (*last).to_owned()
+    } else {
+        format!("{} and {last}", others.join(", "))
+    };
+    Some(format!(
+        "`--{name}` belongs to {commands}, not to {}",
+        used.get_name()
+    ))
+}
+
 fn collect_long_names(command: &clap::Command, names: &mut Vec<String>) {
     names.extend(
         command
@@ -862,6 +899,19 @@ mod tests {
 
     fn os(args: &[&str]) -> Vec<OsString> {
         args.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn a_flag_of_other_commands_says_which() {
+        let argv = terraform_spellings(os(&["clusterform", "plan", "-auto-approve"]));
+        let error = Cli::try_parse_from(argv.clone()).unwrap_err();
+        assert_eq!(
+            flag_of_other_commands(&argv, &error).as_deref(),
+            Some("`--auto-approve` belongs to apply, destroy and force-unlock, not to plan")
+        );
+        let unknown = os(&["clusterform", "plan", "--frobnicate"]);
+        let error = Cli::try_parse_from(unknown.clone()).unwrap_err();
+        assert_eq!(flag_of_other_commands(&unknown, &error), None);
     }
 
     fn parse(args: &[&str]) -> Result<Arguments, CliError> {

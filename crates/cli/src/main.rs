@@ -29,9 +29,9 @@ use crate::printer::Printer;
 fn main() -> ExitCode {
     let argv = arguments::terraform_spellings(std::env::args_os());
     let no_color = argv.iter().any(|arg| arg == "--no-color");
-    let cli = match Cli::try_parse_from(argv) {
+    let cli = match Cli::try_parse_from(&argv) {
         Ok(cli) => cli,
-        Err(error) => return usage_error(&error, no_color),
+        Err(error) => return usage_error(&argv, &error, no_color),
     };
     let printer = Printer::new(&cli.global);
     init_tracing(cli.global.verbose, printer.stderr_color());
@@ -85,13 +85,18 @@ fn init_tracing(verbose: u8, color: bool) {
 /// `--version` are answers, printed to stdout with exit 0. Only `--no-color` of the global
 /// flags can matter here, and clap could not say whether it was given: it is looked up in
 /// the words of the command line.
-fn usage_error(error: &clap::Error, no_color: bool) -> ExitCode {
+fn usage_error(argv: &[std::ffi::OsString], error: &clap::Error, no_color: bool) -> ExitCode {
     let global = cli::GlobalArgs {
         no_color,
         verbose: 0,
         quiet: false,
     };
-    Printer::new(&global).usage_error(error);
+    let printer = Printer::new(&global);
+    if let Some(elsewhere) = arguments::flag_of_other_commands(argv, error) {
+        printer.error(&error::CliError::Usage(elsewhere));
+        return ExitCode::FAILURE;
+    }
+    printer.usage_error(error);
     if error.use_stderr() {
         ExitCode::FAILURE
     } else {
