@@ -252,10 +252,7 @@ fn emulator_and_completions_list_no_configuration_flags() {
         env.transcript(&["completions", "bash", "--endpoint", "http://127.0.0.1:1"]),
         @"
     [stderr]
-    Error: unexpected argument '--endpoint' found
-      hint: to pass '--endpoint' as a value, use '-- --endpoint'
-      Usage: clusterform completions <SHELL>
-      For more information, try '--help'.
+    Error: `--endpoint` belongs to plan, apply, destroy, status, list and import, not to completions
     [exit status: 1]
     "
     );
