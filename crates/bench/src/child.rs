@@ -67,16 +67,7 @@ impl Tool {
             .env_remove("RUST_LOG")
             .stdin(Stdio::null());
         if let Some(endpoint) = endpoint {
-            // Preflight's reads go to the benchmark's emulator too, as a user of an emulator
-            // sends them: the API's endpoint never redirects them.
-            command
-                .env("CLUSTERFORM_ENDPOINT", endpoint)
-                .env(
-                    "CLUSTERFORM_SERVICE_USAGE_ENDPOINT",
-                    format!("{endpoint}/serviceusage"),
-                )
-                .env("CLUSTERFORM_COMPUTE_ENDPOINT", endpoint)
-                .env("CLUSTERFORM_FILESTORE_ENDPOINT", format!("{endpoint}/file"));
+            command.envs(emulator_env(endpoint));
         }
         let output = command
             .output()
@@ -100,6 +91,21 @@ impl Tool {
             max_rss_kib,
         })
     }
+}
+
+/// The variables that send a run's every read to the emulator at `endpoint`: preflight's
+/// reads too, as a user of an emulator sends them, since the API's endpoint never redirects
+/// them.
+pub fn emulator_env(endpoint: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("CLUSTERFORM_ENDPOINT", endpoint.to_owned()),
+        (
+            "CLUSTERFORM_SERVICE_USAGE_ENDPOINT",
+            format!("{endpoint}/serviceusage"),
+        ),
+        ("CLUSTERFORM_COMPUTE_ENDPOINT", endpoint.to_owned()),
+        ("CLUSTERFORM_FILESTORE_ENDPOINT", format!("{endpoint}/file")),
+    ]
 }
 
 /// The hidden `measure` command: runs `command` with this process's standard streams, writes

@@ -13,6 +13,7 @@ mod noticing;
 mod plan_scale;
 mod progress;
 mod report;
+mod serve;
 mod server;
 mod startup;
 mod stats;
@@ -67,6 +68,23 @@ enum Internal {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
         command: Vec<OsString>,
     },
+    /// Serves the plan-at-scale world (the fleet's configuration written to DIR, an emulator
+    /// seeded with its live clusters) until interrupted, for profiling a plan by hand.
+    #[command(hide = true)]
+    Serve {
+        /// Where the fleet's `main.hcl` goes.
+        #[arg(long)]
+        dir: PathBuf,
+        /// Clusters in the fleet.
+        #[arg(long, default_value_t = 10_000)]
+        clusters: usize,
+        /// Regions they are dealt over (1 to 10).
+        #[arg(long, default_value_t = 1)]
+        regions: usize,
+        /// Latency the emulator adds to every request, in milliseconds.
+        #[arg(long, default_value_t = 50)]
+        latency_ms: u64,
+    },
 }
 
 /// What a run measures.
@@ -107,6 +125,21 @@ fn main() -> ExitCode {
     let outcome = match &cli.internal {
         Some(Internal::Measure { report, command }) => child::measure(report, command)
             .map(|code| ExitCode::from(u8::try_from(code).unwrap_or(1))),
+        Some(Internal::Serve {
+            dir,
+            clusters,
+            regions,
+            latency_ms,
+        }) => runtime()
+            .and_then(|runtime| {
+                runtime.block_on(serve::serve(
+                    dir,
+                    *clusters,
+                    *regions,
+                    Duration::from_millis(*latency_ms),
+                ))
+            })
+            .map(|()| ExitCode::SUCCESS),
         None => run(&cli).map(|()| ExitCode::SUCCESS),
     };
     outcome.unwrap_or_else(|error| {
@@ -119,12 +152,7 @@ fn run(cli: &Cli) -> Result<(), BenchError> {
     let tool = locate_tool(cli.clusterform.as_deref())?;
     let sizes = Sizes::of(cli);
     let latency = Duration::from_millis(cli.latency_ms);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| BenchError::io("starting the async runtime", e))?;
-    let results = runtime.block_on(measure_all(&tool, &sizes, latency))?;
+    let results = runtime()?.block_on(measure_all(&tool, &sizes, latency))?;
     let settings = Settings {
         latency,
         samples: sizes.samples,
@@ -135,6 +163,14 @@ fn run(cli: &Cli) -> Result<(), BenchError> {
     };
     let section = report::render(&results, &settings);
     write_section(cli.out.as_deref(), &section)
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, BenchError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| BenchError::io("starting the async runtime", e))
 }
 
 async fn measure_all(tool: &Tool, sizes: &Sizes, latency: Duration) -> Result<Results, BenchError> {

@@ -7,7 +7,7 @@
 //! the configuration names the location or clusters of the stack are known to be, it is an
 //! error for those clusters only: the others are planned and applied, and the run exits 1.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use clusterform_config::Config;
 use clusterform_executor::{AppliedRecord, RefusedList};
@@ -21,7 +21,7 @@ use crate::printer::Printer;
 /// The clusters of the stack known to be somewhere, by location: those the configuration
 /// declares, and those the applied record or the journal names.
 #[derive(Debug, Default)]
-pub struct KnownClusters(BTreeMap<Location, Vec<ClusterId>>);
+pub struct KnownClusters(BTreeMap<Location, BTreeSet<ClusterId>>);
 
 impl KnownClusters {
     /// The declared clusters of `config`, and the clusters `record` and `journaled` name.
@@ -36,12 +36,13 @@ impl KnownClusters {
             let marked = record.marks().into_iter().map(|marked| marked.address);
             entries.chain(marked).collect::<Vec<_>>()
         });
-        let mut known: BTreeMap<Location, Vec<ClusterId>> = BTreeMap::new();
+        // A set, not a list searched before each insert: a fleet's location holds thousands.
+        let mut known: BTreeMap<Location, BTreeSet<ClusterId>> = BTreeMap::new();
         for address in declared.chain(recorded).chain(journaled) {
-            let ids = known.entry(address.location().clone()).or_default();
-            if !ids.contains(address.id()) {
-                ids.push(address.id().clone());
-            }
+            known
+                .entry(address.location().clone())
+                .or_default()
+                .insert(address.id().clone());
         }
         Self(known)
     }
@@ -52,7 +53,11 @@ impl KnownClusters {
         refused
             .iter()
             .map(|list| UnreadLocation {
-                held: self.0.get(&list.location).cloned().unwrap_or_default(),
+                held: self
+                    .0
+                    .get(&list.location)
+                    .map(|ids| ids.iter().cloned().collect())
+                    .unwrap_or_default(),
                 ..list.unread()
             })
             .collect()
