@@ -4,6 +4,7 @@
 
 mod support;
 mod tampered_plans;
+mod terraform_habits;
 
 mod apply;
 mod arguments;

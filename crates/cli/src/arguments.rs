@@ -51,6 +51,8 @@ pub enum Arguments {
     Emulator(Box<Emulator>),
     /// `completions SHELL`.
     Completions(clap_complete::Shell),
+    /// `version`: `--json` or not.
+    Version { json: bool },
 }
 
 /// Variable values given on the command line; `CLUSTERFORM_VAR_*` are read when loading.
@@ -88,12 +90,26 @@ pub struct Validate {
 /// `fmt`.
 #[derive(Debug)]
 pub struct Fmt {
-    /// The files and directories to format (the configuration directory when none is named).
-    pub roots: Vec<PathBuf>,
+    /// What to format.
+    pub input: FmtInput,
     /// `--check`: change nothing.
     pub check: bool,
     /// `--diff`: show the changes.
     pub diff: bool,
+}
+
+/// What `fmt` reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FmtInput {
+    /// `fmt -`: standard input, formatted onto standard output.
+    Stdin,
+    /// Files and directories (the configuration directory when none is named).
+    Paths {
+        /// The files and directories named.
+        roots: Vec<PathBuf>,
+        /// `--recursive`: directories inside them too.
+        recursive: bool,
+    },
 }
 
 /// `plan`.
@@ -312,7 +328,7 @@ impl Arguments {
                 planning: Planning {
                     variables: Variables::from_args(args.vars)?,
                     options: PlanOptions {
-                        targets: args.targets,
+                        targets: cluster_ids("--target", args.targets)?,
                         destroy: true,
                         keep_protected: args.idle_for.is_some(),
                         ..PlanOptions::default()
@@ -331,7 +347,7 @@ impl Arguments {
                 dir: status_dir(chdir, args.dir)?,
                 endpoint: args.endpoint.endpoint,
                 variables: Variables::from_args(args.vars)?,
-                targets: args.targets,
+                targets: cluster_ids("--target", args.targets)?,
                 json: args.json,
                 detailed_exitcode: args.detailed_exitcode,
                 events: args.events,
@@ -374,6 +390,10 @@ impl Arguments {
                 refuse_chdir(chdir.as_deref(), "completions")?;
                 Self::Completions(args.shell)
             }
+            cli::Command::Version(args) => {
+                refuse_chdir(chdir.as_deref(), "version")?;
+                Self::Version { json: args.json }
+            }
         })
     }
 }
@@ -403,14 +423,47 @@ impl Planning {
         Ok(Self {
             variables: Variables::from_args(args.vars)?,
             options: PlanOptions {
-                targets: args.targets,
-                replace: args.replace,
+                targets: cluster_ids("--target", args.targets)?,
+                replace: cluster_ids("--replace", args.replace)?,
                 update_mode: args.update_mode,
                 destroy,
                 keep_protected: false,
             },
             skip_preflight: args.skip_preflight,
         })
+    }
+}
+
+/// The IDs of `--target` or `--replace`, refusing Terraform's resource addresses
+/// (`cluster.fleet["vision"]`), which clusterform does not read, with the ID they likely mean.
+fn cluster_ids(flag: &str, ids: Vec<String>) -> Result<Vec<String>, CliError> {
+    match ids.iter().find_map(|id| Some((id, terraform_address(id)?))) {
+        None => Ok(ids),
+        Some((address, (meant, instance))) => {
+            let which = if instance {
+                "the ID of a `for_each` instance is its key unless the block sets `id`"
+            } else {
+                "a cluster's ID is its block label"
+            };
+            Err(CliError::Usage(format!(
+                "{flag} {address}: clusterform names clusters by ID, not by Terraform address; did you mean `{flag} {meant}`? ({which}; `clusterform list` shows the IDs)"
+            )))
+        }
+    }
+}
+
+/// `cluster.LABEL` or `cluster.LABEL["KEY"]` (also `[KEY]`, `['KEY']`): the ID it likely
+/// names (the key of an instance, else the label), and whether it names an instance.
+fn terraform_address(text: &str) -> Option<(String, bool)> {
+    let rest = text.strip_prefix("cluster.")?;
+    match rest.split_once('[') {
+        None => Some((rest.to_owned(), false)),
+        Some((_, key)) => {
+            let key = key
+                .strip_suffix(']')?
+                .trim_matches(|c| c == '"' || c == '\'');
+            Some((key.to_owned(), true))
+        }
     }
 }
 
@@ -575,8 +628,21 @@ fn fmt(before_command: Option<PathBuf>, args: cli::FmtArgs) -> Result<Fmt, CliEr
         (false, true) => args.paths,
         (true, _) => vec![chdir_only(chdirs)?],
     };
+    let input = if roots.iter().any(|root| root.as_os_str() == "-") {
+        if roots.len() > 1 || args.recursive {
+            return Err(CliError::Usage(
+                "`fmt -` reads standard input alone: name no other path and no --recursive".into(),
+            ));
+        }
+        FmtInput::Stdin
+    } else {
+        FmtInput::Paths {
+            roots,
+            recursive: args.recursive,
+        }
+    };
     Ok(Fmt {
-        roots,
+        input,
         check: args.check,
         diff: args.diff,
     })
@@ -842,6 +908,58 @@ fn long_option_names() -> Vec<String> {
     names
 }
 
+/// Terraform options clusterform has no counterpart for, with what it does instead.
+const TERRAFORM_ONLY_FLAGS: &[(&str, &str)] = &[
+    (
+        "lock",
+        "clusterform always locks the stack while it changes clusters; `--lock-timeout` waits for a held lock and `force-unlock` removes one a dead run left",
+    ),
+    (
+        "input",
+        "clusterform never prompts for variable values: a missing one is an error (give it with `--var`, `--var-file` or CLUSTERFORM_VAR_NAME)",
+    ),
+    (
+        "refresh",
+        "every plan reads the live clusters, since clusterform keeps no state; `plan --refresh-only` shows only what changed outside clusterform",
+    ),
+    (
+        "state",
+        "clusterform keeps no state file: it reads the live clusters and their stack label",
+    ),
+    (
+        "state-out",
+        "clusterform keeps no state file: it reads the live clusters and their stack label",
+    ),
+    (
+        "backup",
+        "clusterform keeps no state file: it reads the live clusters and their stack label",
+    ),
+    (
+        "compact-warnings",
+        "warnings are always printed in full, on stderr; `--quiet` prints only errors and results",
+    ),
+];
+
+/// A Terraform option clusterform does not have (`-lock=false`, `--refresh=false`), before
+/// any `--`: says so and what to do instead, where clap would read `-lock` as the short flags
+/// `-l -o -c -k`. `None` when the command line has none.
+pub fn terraform_only_flag(argv: &[OsString]) -> Option<String> {
+    argv.iter()
+        .skip(1)
+        .filter_map(|arg| arg.to_str())
+        .take_while(|arg| *arg != "--")
+        .find_map(|arg| {
+            let name = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-'))?;
+            let name = name.split_once('=').map_or(name, |(name, _)| name);
+            let (flag, instead) = TERRAFORM_ONLY_FLAGS
+                .iter()
+                .find(|(flag, _)| *flag == name)?;
+            Some(format!(
+                "`-{flag}` is a Terraform option, not a clusterform one: {instead}"
+            ))
+        })
+}
+
 /// `plan --auto-approve` (or Terraform's `-auto-approve`): a flag clap refused as unknown to
 /// the command given, which other commands have. Says which, instead of clap's hint to pass
 /// it as a value. `None` for any other usage error.
@@ -1010,6 +1128,86 @@ mod tests {
             vec![("region".to_owned(), "us-east1".to_owned())]
         );
         assert_eq!(destroy.planning.options.targets, vec!["train01".to_owned()]);
+    }
+
+    #[test]
+    fn a_terraform_address_is_refused_with_the_id_it_likely_names() {
+        for (args, meant) in [
+            (
+                &["plan", "--target", "cluster.fleet[\"vision\"]"][..],
+                "--target vision",
+            ),
+            (&["apply", "-target=cluster.train01"], "--target train01"),
+            (&["plan", "--replace", "cluster.fleet['a']"], "--replace a"),
+            (&["destroy", "--target", "cluster.x[b]"], "--target b"),
+            (
+                &["status", "--target", "cluster.fleet[\"c\"]"],
+                "--target c",
+            ),
+        ] {
+            let argv: Vec<&str> = ["clusterform"].iter().chain(args).copied().collect();
+            let Err(CliError::Usage(message)) = parse(&argv) else {
+                panic!("{args:?} is not refused");
+            };
+            assert!(
+                message.contains(&format!("did you mean `{meant}`?")),
+                "{message}"
+            );
+        }
+        assert!(parse(&["clusterform", "plan", "--target", "cluster1"]).is_ok());
+    }
+
+    #[test]
+    fn terraform_options_clusterform_lacks_are_named_with_what_to_do_instead() {
+        for (argv, flag) in [
+            (&["clusterform", "plan", "-lock=false"][..], "-lock"),
+            (
+                &["clusterform", "apply", "--refresh=false", "."],
+                "-refresh",
+            ),
+            (&["clusterform", "plan", "-input=false"], "-input"),
+            (&["clusterform", "apply", "-state", "x.tfstate"], "-state"),
+        ] {
+            let message = terraform_only_flag(&os(argv)).unwrap();
+            assert!(
+                message.starts_with(&format!("`{flag}` is a Terraform option")),
+                "{message}"
+            );
+        }
+        assert_eq!(
+            terraform_only_flag(&os(&["clusterform", "plan", "--", "-lock"])),
+            None,
+            "after `--`, a word is no option"
+        );
+        assert_eq!(
+            terraform_only_flag(&os(&["clusterform", "plan", "-out=p"])),
+            None
+        );
+    }
+
+    #[test]
+    fn fmt_dash_reads_standard_input_alone() {
+        let Arguments::Fmt(fmt) = parse(&["clusterform", "fmt", "-check", "-"]).unwrap() else {
+            panic!("not fmt");
+        };
+        assert_eq!(fmt.input, FmtInput::Stdin);
+        assert!(fmt.check);
+        for argv in [
+            &["clusterform", "fmt", "-", "a.hcl"][..],
+            &["clusterform", "fmt", "-recursive", "-"],
+        ] {
+            assert!(matches!(parse(argv), Err(CliError::Usage(_))), "{argv:?}");
+        }
+        let Arguments::Fmt(fmt) = parse(&["clusterform", "fmt", "-recursive", "d"]).unwrap() else {
+            panic!("not fmt");
+        };
+        assert_eq!(
+            fmt.input,
+            FmtInput::Paths {
+                roots: vec![PathBuf::from("d")],
+                recursive: true
+            }
+        );
     }
 
     #[test]

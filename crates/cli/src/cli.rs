@@ -96,6 +96,9 @@ pub enum Command {
         after_help = "Example:\n  clusterform completions bash > /etc/bash_completion.d/clusterform"
     )]
     Completions(CompletionsArgs),
+    /// Print clusterform's version and the plan file format it writes
+    #[command(after_help = "Example:\n  clusterform version --json")]
+    Version(VersionArgs),
 }
 
 /// Where the configuration is: the positional `DIR` or `--chdir DIR`, not both.
@@ -164,9 +167,14 @@ pub struct ValidateArgs {
 /// `fmt`.
 #[derive(Debug, Args)]
 pub struct FmtArgs {
-    /// Files or directories (default: the configuration directory)
+    /// Files or directories (default: the configuration directory); `-` alone reads
+    /// standard input and writes the formatted text on standard output
     #[arg(value_name = "PATHS")]
     pub paths: Vec<PathBuf>,
+    /// Also format the directories inside the directories named, at any depth (hidden ones,
+    /// such as `.git`, are skipped)
+    #[arg(long)]
+    pub recursive: bool,
     #[command(flatten)]
     pub chdir: ChdirArg,
     /// Change nothing; exit 1 when a file is not formatted
@@ -549,6 +557,14 @@ pub struct ForceUnlockArgs {
 pub struct CompletionsArgs {
     /// The shell
     pub shell: clap_complete::Shell,
+}
+
+/// `version`.
+#[derive(Debug, Args)]
+pub struct VersionArgs {
+    /// Print it as JSON
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Parses `2h`, `90m`, `1d`, `3600s`.

@@ -91,6 +91,12 @@ pub fn plan_hint(error: &PlanError) -> Option<String> {
             "set `partition` blocks and `login_node_pool_id` in the configuration so that nothing refers to the removed pool"
                 .to_owned(),
         ),
+        PlanError::UnknownTarget {
+            closest: Some(id), ..
+        } => Some(format!("did you mean `--target {id}`?")),
+        PlanError::UnknownReplace {
+            closest: Some(id), ..
+        } => Some(format!("did you mean `--replace {id}`?")),
         PlanError::UnknownTarget { .. } | PlanError::UnknownReplace { .. } => {
             Some("use a cluster ID from the configuration (see `clusterform list`)".to_owned())
         }

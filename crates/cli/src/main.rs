@@ -92,6 +92,10 @@ fn usage_error(argv: &[std::ffi::OsString], error: &clap::Error, no_color: bool)
         quiet: false,
     };
     let printer = Printer::new(&global);
+    if let Some(refusal) = arguments::terraform_only_flag(argv) {
+        printer.error(&error::CliError::Usage(refusal));
+        return ExitCode::FAILURE;
+    }
     if let Some(elsewhere) = arguments::flag_of_other_commands(argv, error) {
         printer.error(&error::CliError::Usage(elsewhere));
         return ExitCode::FAILURE;

@@ -357,12 +357,17 @@ pub(crate) fn did_you_mean<'a>(
     name: &str,
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Option<String> {
+    closest(name, candidates).map(|candidate| format!("did you mean `{candidate}`?"))
+}
+
+/// The candidate closest to `name` (a typo of it), when one is close enough to be meant.
+pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     candidates
         .into_iter()
         .map(|candidate| (strsim::jaro_winkler(name, candidate), candidate))
         .filter(|(score, _)| *score >= 0.8)
         .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, candidate)| format!("did you mean `{candidate}`?"))
+        .map(|(_, candidate)| candidate)
 }
 
 /// The hint for `name`, which is none of `allowed`: the closest of them, else all of them.

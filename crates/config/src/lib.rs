@@ -22,7 +22,9 @@ pub use config::{
     Config, DesiredCluster, FALLBACK_FIELDS, Lifecycle, PoolFallbacks, Provider, RemoteState,
     RemovedCluster, SourceLocation, StackOrigin, Timeouts, VariableInputs,
 };
-pub use diagnostic::{CommandLineReason, Diagnostic, Diagnostics, MissingVariable, Severity};
+pub use diagnostic::{
+    CommandLineReason, Diagnostic, Diagnostics, MissingVariable, Severity, closest,
+};
 pub use language::guard::{
     BYTES_PER_UNIT, MAX_COLLECTION_LEN, MAX_EVALUATION_WORK, MAX_STRING_BYTES, UNITS_PER_ITERATION,
 };

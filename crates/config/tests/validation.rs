@@ -475,6 +475,25 @@ fn ignore_changes_entries_are_checked_at_the_element() {
 }
 
 #[test]
+fn a_mistyped_ignore_changes_name_gets_the_entry_as_it_was_meant() {
+    for (typed, meant) in [
+        ("lables", "labels"),
+        (
+            "node_pool.cpu.scaling_spec.max_node_cont",
+            "node_pool.cpu.scaling_spec.max_node_count",
+        ),
+        ("node_pol.cpu.zone", "node_pool.cpu.zone"),
+    ] {
+        let diagnostics = failure(&ignoring(&format!("[\"{typed}\"]")));
+        assert_eq!(
+            diagnostics.items[0].hint.as_deref(),
+            Some(format!("did you mean `{meant}`?").as_str()),
+            "{typed}"
+        );
+    }
+}
+
+#[test]
 fn a_computed_ignore_changes_list_is_checked_at_its_value() {
     let text = format!(
         "locals {{\n  ignored = [\"node_pool.cpu\", \"node_pool\"]\n}}\n{}",

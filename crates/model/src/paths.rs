@@ -302,6 +302,18 @@ pub struct IgnorePathError {
     pub path: String,
     /// What is wrong with it, e.g. `names no field (read as `nonsense`)`.
     pub reason: String,
+    /// The first name in it that no field has, when that is what is wrong.
+    pub unknown: Option<UnknownName>,
+}
+
+/// A name in an `ignore_changes` entry that no field of its message has.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownName {
+    /// The message it was looked up in, as the field table spells paths (`""`: the cluster,
+    /// `node_pools[].scaling_spec`).
+    pub parent: String,
+    /// The name as written.
+    pub name: String,
 }
 
 impl IgnorePath {
@@ -330,6 +342,7 @@ impl FromStr for IgnorePath {
         let fail = |reason: String| IgnorePathError {
             path: path.to_owned(),
             reason,
+            unknown: None,
         };
         let raw = parse(path).map_err(|_| {
             fail(
@@ -362,7 +375,10 @@ impl FromStr for IgnorePath {
                 selector: Some(selector),
             });
         }
-        check_names_a_field(&segments).map_err(fail)?;
+        check_names_a_field(&segments).map_err(|reason| IgnorePathError {
+            unknown: first_unknown_name(&segments),
+            ..fail(reason)
+        })?;
         Ok(Self { segments })
     }
 }
@@ -383,6 +399,18 @@ fn is_keyed_list(prefix: &[Segment], list: &str) -> bool {
     });
     fields::lookup(&generic(&candidate))
         .is_some_and(|spec| matches!(spec.kind, FieldKind::KeyedList(_)))
+}
+
+/// The first segment whose path (its parents', then its name) is no field of the table.
+fn first_unknown_name(segments: &[Segment]) -> Option<UnknownName> {
+    (0..segments.len()).find_map(|end| {
+        let path = generic(&segments[..=end]);
+        let field = path.strip_suffix("[]").unwrap_or(&path);
+        fields::lookup(field).is_none().then(|| UnknownName {
+            parent: generic(&segments[..end]),
+            name: segments[end].name.clone(),
+        })
+    })
 }
 
 fn check_names_a_field(segments: &[Segment]) -> Result<(), String> {

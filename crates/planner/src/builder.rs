@@ -298,7 +298,20 @@ fn check_targets(
             .iter()
             .any(|c| c.name.id().as_str() == target);
         if !declared && !owns(target) {
-            return Err(PlanError::UnknownTarget { id: target.clone() });
+            let known = desired
+                .clusters
+                .iter()
+                .map(|cluster| cluster.name.id().as_str())
+                .chain(
+                    live.undeclared
+                        .iter()
+                        .filter(|(_, current)| current.is_owned_by(stack))
+                        .map(|(address, _)| address.id().as_str()),
+                );
+            return Err(PlanError::UnknownTarget {
+                id: target.clone(),
+                closest: clusterform_config::closest(target, known).map(str::to_owned),
+            });
         }
     }
     Ok(())
@@ -307,7 +320,11 @@ fn check_targets(
 fn check_replacements(changes: &[ClusterChange], options: &PlanOptions) -> Result<(), PlanError> {
     for id in &options.replace {
         if !changes.iter().any(|c| c.address.id().as_str() == id) {
-            return Err(PlanError::UnknownReplace { id: id.clone() });
+            let planned = changes.iter().map(|change| change.address.id().as_str());
+            return Err(PlanError::UnknownReplace {
+                id: id.clone(),
+                closest: clusterform_config::closest(id, planned).map(str::to_owned),
+            });
         }
     }
     Ok(())

@@ -57,12 +57,16 @@ pub enum PlanError {
     UnknownTarget {
         /// The target.
         id: String,
+        /// The known cluster ID closest to it, when one is close enough to be a typo of it.
+        closest: Option<String>,
     },
     /// `--replace ID` names no cluster this plan considers.
     #[error("--replace `{id}` matches no declared cluster in this plan")]
     UnknownReplace {
         /// The ID given.
         id: String,
+        /// The planned cluster ID closest to it, when one is close enough to be a typo of it.
+        closest: Option<String>,
     },
     /// Several clusters cannot be planned; each is reported.
     #[error("{} clusters cannot be planned:\n{}", .0.len(), .0.iter().map(|e| format!("  - {e}")).collect::<Vec<_>>().join("\n"))]

@@ -399,7 +399,13 @@ fn replace_option_forces_a_replacement() {
         ..PlanOptions::default()
     };
     let err = plan(&config(vec![desired("train01", seed())]), &[], &unknown).unwrap_err();
-    assert_eq!(err, PlanError::UnknownReplace { id: "nope".into() });
+    assert_eq!(
+        err,
+        PlanError::UnknownReplace {
+            id: "nope".into(),
+            closest: None
+        }
+    );
 }
 
 #[test]
@@ -550,7 +556,42 @@ fn targets_narrow_the_plan() {
         ..options()
     };
     let err = plan(&config(clusters), &[], &unknown).unwrap_err();
-    assert_eq!(err, PlanError::UnknownTarget { id: "zzz".into() });
+    assert_eq!(
+        err,
+        PlanError::UnknownTarget {
+            id: "zzz".into(),
+            closest: None
+        }
+    );
+}
+
+#[test]
+fn a_mistyped_target_or_replace_names_the_cluster_id_it_is_closest_to() {
+    let clusters = vec![desired("train01", seed()), desired("eval01", seed())];
+    let typo = PlanOptions {
+        targets: vec!["trian01".into()],
+        ..options()
+    };
+    let err = plan(&config(clusters.clone()), &[], &typo).unwrap_err();
+    assert_eq!(
+        err,
+        PlanError::UnknownTarget {
+            id: "trian01".into(),
+            closest: Some("train01".into())
+        }
+    );
+    let typo = PlanOptions {
+        replace: vec!["evl01".into()],
+        ..options()
+    };
+    let err = plan(&config(clusters), &[], &typo).unwrap_err();
+    assert_eq!(
+        err,
+        PlanError::UnknownReplace {
+            id: "evl01".into(),
+            closest: Some("eval01".into())
+        }
+    );
 }
 
 #[test]

@@ -198,7 +198,13 @@ fn an_undeclared_address_read_twice_is_judged_by_its_first_reading() {
         ..PlanOptions::default()
     };
     let error = plan(&config, &live, &targeted).unwrap_err();
-    assert_eq!(error, PlanError::UnknownTarget { id: "c00".into() });
+    assert_eq!(
+        error,
+        PlanError::UnknownTarget {
+            id: "c00".into(),
+            closest: None
+        }
+    );
     let owned_first: Vec<LiveCluster> = live.iter().rev().cloned().collect();
     let made = plan(&config, &owned_first, &PlanOptions::default()).unwrap();
     let actions: Vec<_> = made.changes.iter().map(|c| c.action).collect();

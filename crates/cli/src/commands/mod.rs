@@ -12,6 +12,7 @@ mod plan;
 mod show;
 mod status;
 mod validate;
+mod version;
 
 use crate::arguments::Arguments;
 use crate::error::CliError;
@@ -33,5 +34,6 @@ pub async fn run(arguments: Arguments, printer: &Printer) -> Result<ExitStatus, 
         Arguments::ForceUnlock(args) => force_unlock::run(&args, printer).await,
         Arguments::Emulator(args) => emulator::run(*args, printer).await,
         Arguments::Completions(shell) => completions::run(shell, printer),
+        Arguments::Version { json } => Ok(version::run(json, printer)),
     }
 }

@@ -125,8 +125,10 @@ fn watched_clusters(
                 .iter()
                 .any(|w| w.address.id().as_str() == target.as_str())
     }) {
+        let known = watched.iter().map(|w| w.address.id().as_str());
         return Err(PlanError::UnknownTarget {
             id: unknown.clone(),
+            closest: clusterform_config::closest(unknown, known).map(str::to_owned),
         }
         .into());
     }

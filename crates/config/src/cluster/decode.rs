@@ -13,8 +13,8 @@ use std::fmt;
 use std::ops::Range;
 
 use clusterform_model::duration;
-use clusterform_model::fields::{FieldKind, FieldSpec, UPDATE_MODES};
-use clusterform_model::paths::IgnorePath;
+use clusterform_model::fields::{self, FieldAccess, FieldKind, FieldSpec, UPDATE_MODES};
+use clusterform_model::paths::{IgnorePath, IgnorePathError};
 use clusterform_model::{Cluster, UpdateMode};
 use hcl::Value;
 use hcl::edit::Span;
@@ -778,27 +778,24 @@ impl Decoder<'_, '_> {
                 .map_or_else(|| expr.span(), Span::span);
             let parsed = match item.as_str() {
                 Some(text) => text.parse::<IgnorePath>().map_err(|error| {
-                    (
-                        format!("invalid `ignore_changes` entry: {error}"),
-                        IGNORE_PATH_HINT,
-                    )
+                    let hint = ignore_path_suggestion(&error)
+                        .unwrap_or_else(|| IGNORE_PATH_HINT.to_owned());
+                    (format!("invalid `ignore_changes` entry: {error}"), hint)
                 }),
                 None => Err((
                     format!(
                         "wrong value in `ignore_changes`: expected a field path as a string, found a {}",
                         type_name(item)
                     ),
-                    "write each path in quotes, e.g. `ignore_changes = [\"labels\"]`",
+                    "write each path in quotes, e.g. `ignore_changes = [\"labels\"]`".to_owned(),
                 )),
             };
             match parsed {
                 Ok(path) => paths.push(path),
                 Err((message, hint)) => {
-                    self.eval.diagnostics.push(self.file.error(
-                        range,
-                        message,
-                        Some(hint.to_owned()),
-                    ));
+                    self.eval
+                        .diagnostics
+                        .push(self.file.error(range, message, Some(hint)));
                 }
             }
         }
@@ -813,6 +810,26 @@ fn fallback_fields_listed() -> String {
 }
 
 /// How to write an `ignore_changes` entry.
+/// "did you mean" the entry with its unknown name replaced by the closest name its message
+/// has, written as the configuration writes it (a block list by its block name).
+fn ignore_path_suggestion(error: &IgnorePathError) -> Option<String> {
+    let unknown = error.unknown.as_ref()?;
+    let names = fields::children(&unknown.parent)
+        .filter(|spec| spec.access != FieldAccess::OutputOnly)
+        .map(|spec| match spec.kind {
+            FieldKind::KeyedList(_) => spec.name().trim_end_matches('s'),
+            _ => spec.name(),
+        });
+    let name = crate::diagnostic::closest(&unknown.name, names)?;
+    let written: Vec<&str> = error.path.split('.').collect();
+    let at = written
+        .iter()
+        .position(|segment| *segment == unknown.name)?;
+    let mut suggested: Vec<&str> = written;
+    suggested[at] = name;
+    Some(format!("did you mean `{}`?", suggested.join(".")))
+}
+
 const IGNORE_PATH_HINT: &str = "write paths as in the configuration, e.g. `labels`, `node_pool.cpu.scaling_spec`, `node_pool.*.zone` or `orchestrator_spec.slurm_spec.partitions`";
 
 type ValueError = (String, Option<String>);
