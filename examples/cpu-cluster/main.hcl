@@ -4,7 +4,9 @@
 provider "google" {
   project = var.project
   region  = var.region
-  stack   = "research-cpu" # owns the clusters below; unique per configuration
+  # The stack owns the clusters below: a copy of this directory must change it, or
+  # the two copies plan each other's clusters away.
+  stack = "research-cpu"
 }
 
 locals {

@@ -24,7 +24,9 @@ variable "teams" {
 provider "google" {
   project = var.project
   region  = var.region
-  stack   = "fleet"
+  # The stack owns the clusters below: a copy of this directory must change it, or
+  # the two copies plan each other's clusters away.
+  stack = "fleet"
 }
 
 cluster "team" {

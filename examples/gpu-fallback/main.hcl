@@ -21,9 +21,11 @@ variable "gpu_nodes" {
 }
 
 provider "google" {
-  project     = var.project
-  region      = var.region
-  stack       = "gpu-fallback" # owns the clusters below; unique per configuration
+  project = var.project
+  region  = var.region
+  # The stack owns the clusters below: a copy of this directory must change it, or
+  # the two copies plan each other's clusters away.
+  stack       = "gpu-fallback"
   update_mode = "USER_AND_SERVICE"
 }
 

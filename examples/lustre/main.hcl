@@ -13,7 +13,9 @@ variable "region" {
 provider "google" {
   project = var.project
   region  = var.region
-  stack   = "lustre-training" # owns the clusters below; unique per configuration
+  # The stack owns the clusters below: a copy of this directory must change it, or
+  # the two copies plan each other's clusters away.
+  stack = "lustre-training"
 }
 
 locals {

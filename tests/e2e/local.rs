@@ -75,3 +75,38 @@ fn quickstart_applies_plans_clean_and_destroys_on_the_local_emulator() {
     Destroy complete! Resources: 1 destroyed.
     "#);
 }
+
+/// A second command in a directory whose built-in emulator an `apply` is serving says that,
+/// and how to run both: not an emulator lock error.
+#[test]
+fn a_second_command_while_apply_runs_on_the_local_emulator_says_what_holds_it() {
+    let dir = copy_quickstart();
+    let mut apply = std::process::Command::new(env!("CARGO_BIN_EXE_clusterform"))
+        .args(["apply", "--auto-approve"])
+        .arg(dir.path())
+        .env("NO_COLOR", "1")
+        .env("CLUSTERFORM_LOCAL_OPERATION_SECONDS", "20")
+        .env_remove("CLUSTERFORM_ENDPOINT")
+        .env_remove("CLUSTERFORM_ACCESS_TOKEN")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The journal is written before the create is sent, while the emulator is held.
+    let journal = dir.path().join(".clusterform/journal.json");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !journal.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let status = clusterform(dir.path(), &["status"]);
+    apply.kill().unwrap();
+    apply.wait().unwrap();
+    let shown = dir.path().display().to_string();
+    let transcript = Transcript::of(&status, |text| text.replace(&shown, "[DIR]"));
+    insta::assert_snapshot!(transcript, @r#"
+    [stderr]
+    Error: another clusterform command in [DIR] is using the built-in emulator (`endpoint = "local"`): it serves one command at a time from [DIR]/.clusterform/emulator.json
+      hint: wait for that command to finish; or, to run commands side by side, serve it with `clusterform emulator --state [DIR]/.clusterform/emulator.json` in another terminal and give each command the `--endpoint` it prints
+    [exit status: 1]
+    "#);
+}

@@ -158,6 +158,10 @@ impl ExternalEmulator {
             .env_remove("CLUSTERFORM_STORAGE_ENDPOINT")
             .env_remove("GOOGLE_OAUTH_ACCESS_TOKEN")
             .env_remove("RUST_LOG")
+            // As in a CI container: the holder is still named, from the OS's account.
+            .env_remove("USER")
+            .env_remove("USERNAME")
+            .env_remove("LOGNAME")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -198,6 +202,7 @@ fn of_two_machines_one_applies_and_the_other_is_refused_or_waits() {
     let holder = emulator.wait_for_holder();
     assert_eq!(holder.pid, first.id());
     assert_eq!(holder.command, "apply");
+    assert!(!holder.who.starts_with("unknown@"), "{}", holder.who);
 
     let refused = emulator.run(two.path(), &["apply", "--auto-approve"]);
     insta::assert_snapshot!(emulator.transcript_of(&refused, Some(&holder)), @"
@@ -257,7 +262,7 @@ fn force_unlock_removes_the_lock_of_a_killed_run_after_which_apply_proceeds() {
     [stderr]
     The lock gs://team-infra/clusterform/prod/research.lock is held by [WHO] (pid [HOLDER PID]) running `apply` since [TIME] (lock ID [LOCK ID]).
     Error: no terminal to ask for confirmation, and --auto-approve was not given
-      hint: check that no run holds the lock any more, then run `clusterform force-unlock LOCK_ID --auto-approve`
+      hint: check that no run holds the lock any more, then run `clusterform force-unlock [LOCK ID] --auto-approve`
     [exit status: 1]
     ");
     assert!(emulator.held().is_some(), "neither removed the lock");

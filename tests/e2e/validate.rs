@@ -127,3 +127,27 @@ fn every_example_validates_without_variables() {
     }
     assert!(validated >= 6, "only {validated} examples found");
 }
+
+/// Two copies of an example with one hard-coded `stack` would each plan the other's clusters
+/// away: every example that sets one says so where it is set.
+#[test]
+fn every_example_that_sets_a_stack_warns_copies_to_change_it() {
+    for entry in std::fs::read_dir(examples_dir()).unwrap() {
+        let main = entry.unwrap().path().join("main.hcl");
+        let Ok(text) = std::fs::read_to_string(&main) else {
+            continue;
+        };
+        let lines: Vec<&str> = text.lines().collect();
+        for (index, line) in lines.iter().enumerate() {
+            if line.trim_start().starts_with("stack ") {
+                let above = lines[..index].join("\n");
+                assert!(
+                    above.ends_with("the two copies plan each other's clusters away."),
+                    "{}:{}: no comment above `stack`",
+                    main.display(),
+                    index + 1
+                );
+            }
+        }
+    }
+}

@@ -1,6 +1,6 @@
 //! The binary's error type: wraps each library's typed error and adds hints for the user.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clusterform_config::Diagnostics;
 use clusterform_executor::{ExecError, StateError, TransportError};
@@ -31,6 +31,18 @@ pub enum CliError {
     /// No credentials could be found for an endpoint on this machine, an emulator's most likely.
     #[error(transparent)]
     NoTokenForLoopback(clusterform_executor::AuthError),
+    /// Another command in the same directory serves the built-in emulator from its state.
+    #[error(
+        "another clusterform command in {} is using the built-in emulator (`endpoint = \"local\"`): it serves one command at a time from {}",
+        dir.display(),
+        state_file.display()
+    )]
+    LocalEmulatorBusy {
+        /// The configuration directory.
+        dir: PathBuf,
+        /// The emulator's state file there.
+        state_file: PathBuf,
+    },
     /// The local emulator failed.
     #[error("the local emulator failed: {0}")]
     Emulator(#[from] clusterform_emulator::EmulatorError),
@@ -65,7 +77,12 @@ pub enum CliError {
     },
     /// `force-unlock` needs confirmation but nobody can give it.
     #[error("no terminal to ask for confirmation, and --auto-approve was not given")]
-    NoTerminalToConfirmUnlock,
+    NoTerminalToConfirmUnlock {
+        /// The lock ID given, which the hint repeats.
+        lock_id: String,
+        /// The configuration directory given.
+        dir: PathBuf,
+    },
     /// A saved plan no longer matches the live clusters.
     #[error("the saved plan is stale:\n  {}", .0.join("\n  "))]
     StalePlan(Vec<String>),
@@ -324,6 +341,10 @@ impl CliError {
             Self::OwnedElsewhere { cluster, owner } => Some(format!(
                 "release it in stack {owner}'s configuration first: replace its cluster block there with `removed {{ cluster = \"{cluster}\" }}` and apply (the cluster is kept, only its label goes), then import it here. Deleting its block there instead would destroy the cluster"
             )),
+            Self::LocalEmulatorBusy { state_file, .. } => Some(format!(
+                "wait for that command to finish; or, to run commands side by side, serve it with `clusterform emulator --state {}` in another terminal and give each command the `--endpoint` it prints",
+                state_file.display()
+            )),
             Self::NoTerminalToConfirm => {
                 Some("run with --auto-approve, or save a plan with `plan --out FILE` and `apply FILE`".into())
             }
@@ -333,11 +354,16 @@ impl CliError {
             Self::NoTerminalToConfirmDestroy {
                 idle_for: Some(seconds),
             } => Some(crate::hints::idle_destroy_without_terminal(*seconds)),
-            Self::NoTerminalToConfirmUnlock => Some(
-                "check that no run holds the lock any more, then run `clusterform force-unlock \
-                 LOCK_ID --auto-approve`"
-                    .into(),
-            ),
+            Self::NoTerminalToConfirmUnlock { lock_id, dir } => {
+                let dir = if dir == Path::new(".") {
+                    String::new()
+                } else {
+                    format!(" {}", dir.display())
+                };
+                Some(format!(
+                    "check that no run holds the lock any more, then run `clusterform force-unlock {lock_id}{dir} --auto-approve`"
+                ))
+            }
             Self::PlanEndpointChanged { planned, .. } => Some(format!(
                 "apply it against `{planned}` (set --endpoint, CLUSTERFORM_ENDPOINT or the provider's \
                  `endpoint` as when it was made), or run `clusterform plan --out FILE` again here"

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use clusterform_emulator::{Emulator, EmulatorHandle, EmulatorOptions};
+use clusterform_emulator::{Emulator, EmulatorError, EmulatorHandle, EmulatorOptions};
 use clusterform_executor::StateDir;
 use clusterform_model::preflight::PreflightApi;
 
@@ -46,7 +46,13 @@ impl LocalEmulator {
             project_numbers: true,
             ..EmulatorOptions::default()
         };
-        let emulator = Emulator::new(options)?;
+        let emulator = Emulator::new(options).map_err(|error| match error {
+            EmulatorError::StateInUse { path, .. } => CliError::LocalEmulatorBusy {
+                dir: dir.to_path_buf(),
+                state_file: path,
+            },
+            other => CliError::Emulator(other),
+        })?;
         let handle = emulator
             .serve(std::net::SocketAddr::from(([127, 0, 0, 1], 0)))
             .await?;

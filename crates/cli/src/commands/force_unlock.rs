@@ -52,7 +52,10 @@ pub async fn run(args: &ForceUnlock, printer: &Printer) -> Result<ExitStatus, Cl
     let question = "Do you really want to remove this lock?\n  If the run that holds it is still running, two runs may then change the same clusters at once.";
     let approved = || {
         prompt::approve(question).map_err(|error| match error {
-            CliError::NoTerminalToConfirm => CliError::NoTerminalToConfirmUnlock,
+            CliError::NoTerminalToConfirm => CliError::NoTerminalToConfirmUnlock {
+                lock_id: args.lock_id.clone(),
+                dir: args.dir.clone(),
+            },
             other => other,
         })
     };

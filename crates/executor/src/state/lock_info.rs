@@ -69,12 +69,30 @@ fn random_lock_id() -> String {
     )
 }
 
-/// The login name, from the environment (`USER` on Unix, `USERNAME` on Windows).
+/// The login name, from the environment (`USER` on Unix, `USERNAME` on Windows), else the
+/// operating system's account of this process (as `id -un` names it: CI runners and
+/// containers often run without `USER`).
 fn user_name() -> String {
     ["USER", "USERNAME", "LOGNAME"]
         .iter()
         .find_map(|name| std::env::var(name).ok().filter(|v| !v.trim().is_empty()))
+        .or_else(account_name)
         .unwrap_or_else(|| "unknown".to_owned())
+}
+
+#[cfg(unix)]
+fn account_name() -> Option<String> {
+    let uid = nix::unistd::getuid();
+    nix::unistd::User::from_uid(uid)
+        .ok()
+        .flatten()
+        .map(|user| user.name)
+        .or_else(|| Some(format!("uid {uid}")))
+}
+
+#[cfg(not(unix))]
+fn account_name() -> Option<String> {
+    None
 }
 
 /// The host name: `HOSTNAME` when exported, else what the kernel says.
@@ -92,6 +110,13 @@ fn host_name() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn the_account_is_named_without_user_in_the_environment() {
+        let name = account_name().unwrap();
+        assert!(!name.is_empty() && name != "unknown", "{name}");
+    }
 
     #[test]
     fn lock_ids_are_random_uuids() {
