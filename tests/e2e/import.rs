@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::support::{Env, PROVIDER, STACK, cluster_name, hand_made_cluster};
+use crate::support::{Env, PROVIDER, STACK, cluster_name, hand_made_cluster, stderr, stdout};
 
 #[test]
 fn import_labels_the_cluster_and_round_trips() {
@@ -206,4 +206,43 @@ fn import_without_a_region_finds_the_cluster_where_it_lives() {
       hint: check the ID; a cluster in a project or region the configuration does not name is imported with --project P --region R
     [exit status: 1]
     ");
+}
+
+/// `import --endpoint URL` into an empty directory writes that endpoint into the provider
+/// block: the next `plan` there, with no flag and no variable, reads the same service, not
+/// Google's.
+#[test]
+fn import_into_an_empty_directory_keeps_the_endpoint_it_read_from() {
+    let env = Env::new(0);
+    env.emulator()
+        .insert_cluster(&cluster_name("legacy"), hand_made_cluster());
+    let url = env.server.base_url();
+    let without_endpoint_variable = |args: &[&str]| {
+        let output = env
+            .cmd(args)
+            .env_remove("CLUSTERFORM_ENDPOINT")
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{args:?}: {}", stderr(&output));
+        output
+    };
+    without_endpoint_variable(&[
+        "import",
+        "legacy",
+        "--project",
+        "my-proj",
+        "--region",
+        "us-central1",
+        "--stack",
+        "research",
+        "--endpoint",
+        &url,
+    ]);
+    let hcl = std::fs::read_to_string(env.path().join("main.hcl")).unwrap();
+    assert!(hcl.contains(&format!("endpoint = \"{url}\"")), "{hcl}");
+    let plan = without_endpoint_variable(&["plan", "--detailed-exitcode"]);
+    assert_eq!(
+        stdout(&plan).trim(),
+        "No changes. Your clusters match the configuration."
+    );
 }

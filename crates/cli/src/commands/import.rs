@@ -10,7 +10,7 @@ use std::time::Duration;
 use clusterform_config::{Config, Placement, Provider};
 use clusterform_executor::{ApiClient, OperationWaiter, Submitted, WaitOptions};
 use clusterform_files::{Access, write_atomic};
-use clusterform_model::{Cluster, ClusterName, Location, SERVICE_REGIONS, STACK_LABEL};
+use clusterform_model::{Cluster, ClusterName, Endpoint, Location, SERVICE_REGIONS, STACK_LABEL};
 use futures::StreamExt;
 
 use crate::arguments::Import;
@@ -275,7 +275,7 @@ async fn import_into_new_configuration(
     let connection = context::connect(args.endpoint.as_ref(), None, dir, printer).await?;
     let cluster = take_over(&connection.client, &name, &stack, printer).await?;
     let cluster = unpinned(cluster, args.keep_node_image, printer);
-    let hcl = new_configuration(&name, &stack, &cluster);
+    let hcl = new_configuration(&name, &stack, args.endpoint.as_ref(), &cluster);
     let out = args
         .out
         .clone()
@@ -332,11 +332,24 @@ fn new_stack(given: Option<String>) -> Result<String, CliError> {
     }
 }
 
-/// A provider block with the cluster's location and the stack, then the cluster. The three
-/// values were validated (resource name, label value), so they need no escaping.
-fn new_configuration(name: &ClusterName, stack: &str, cluster: &Cluster) -> String {
+/// A provider block with the cluster's location, the stack and the endpoint it was imported
+/// from (so that the next `plan` there reads the same service, not Google's), then the
+/// cluster. The location and stack were validated (resource name, label value), so they need
+/// no escaping; the endpoint is quoted.
+fn new_configuration(
+    name: &ClusterName,
+    stack: &str,
+    endpoint: Option<&Endpoint>,
+    cluster: &Cluster,
+) -> String {
+    let endpoint = endpoint.map_or_else(String::new, |endpoint| {
+        format!(
+            "  endpoint = {}\n",
+            clusterform_config::quote(endpoint.as_str())
+        )
+    });
     let provider = format!(
-        "provider \"google\" {{\n  project = \"{}\"\n  region = \"{}\"\n  stack = \"{stack}\"\n}}\n",
+        "provider \"google\" {{\n  project = \"{}\"\n  region = \"{}\"\n  stack = \"{stack}\"\n{endpoint}}}\n",
         name.project(),
         name.region()
     );

@@ -130,7 +130,7 @@ fn map_key(key: &str) -> String {
 }
 
 /// An HCL quoted string: escapes, and `${`/`%{` doubled so they stay literal.
-fn quote(text: &str) -> String {
+pub fn quote(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 2);
     out.push('"');
     let mut chars = text.chars().peekable();
