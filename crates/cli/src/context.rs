@@ -15,6 +15,7 @@ use clusterform_executor::{
     ApiClient, ClientOptions, PreflightClient, PreflightEndpointError, RetryPolicy, StackObjects,
     StateError, StaticToken, StorageClient, TokenSource,
 };
+use clusterform::format::notes::Note;
 use clusterform_model::Endpoint;
 use clusterform_model::preflight::PreflightApi;
 
@@ -23,30 +24,30 @@ use crate::diagnostics;
 use crate::environment;
 use crate::error::CliError;
 use crate::local_emulator::LocalEmulator;
-use crate::printer::Printer;
+use crate::printer::Tell;
 use crate::prompt;
 
 /// The variable that overrides the Cloud Storage endpoint (below the lock block's `endpoint`).
 pub const STORAGE_ENDPOINT_VARIABLE: &str = "CLUSTERFORM_STORAGE_ENDPOINT";
 
 /// Loads and validates the configuration in `dir` on a blocking thread (its decode takes every
-/// core for a large one) and prints its warnings. On a terminal, variables without a value are
-/// asked for (once each) and the load is repeated. Nothing leaves the machine before it is known
-/// valid.
+/// core for a large one) and tells its warnings (`tell`: the command's view, or its printer).
+/// On a terminal, variables without a value are asked for (once each) and the load is
+/// repeated. Nothing leaves the machine before it is known valid.
 pub async fn load_config(
     dir: &Path,
     inputs: VariableInputs,
-    printer: &Printer,
+    tell: &dyn Tell,
 ) -> Result<Config, CliError> {
     let load_dir = dir.to_path_buf();
     let loaded = tokio::task::spawn_blocking(move || load_located(&load_dir, inputs))
         .await
         .unwrap_or_else(|ended| std::panic::resume_unwind(ended.into_panic()))?;
-    Ok(loaded.print_warnings(printer))
+    Ok(loaded.tell_warnings(tell))
 }
 
-/// A loaded configuration whose warnings, located, are not printed yet: a load on a blocking
-/// thread leaves the printing to the command, in its order.
+/// A loaded configuration whose warnings, located, are not told yet: a load on a blocking
+/// thread leaves the telling to the command, in its order.
 #[derive(Debug)]
 struct LoadedConfig {
     config: Config,
@@ -55,12 +56,12 @@ struct LoadedConfig {
 }
 
 impl LoadedConfig {
-    /// Hides its sensitive values from all the run prints from now on, prints the warnings
+    /// Hides its sensitive values from all the run prints from now on, tells the warnings
     /// and hands over the configuration.
-    fn print_warnings(self, printer: &Printer) -> Config {
+    fn tell_warnings(self, tell: &dyn Tell) -> Config {
         crate::printer::hide_from_now_on(self.secrets);
         for warning in &self.warnings {
-            printer.warn_diagnostic(warning);
+            tell.configuration_warning(warning);
         }
         self.config
     }
@@ -214,12 +215,12 @@ pub async fn connect(
     endpoint: Option<&Endpoint>,
     provider: Option<&Provider>,
     dir: &Path,
-    printer: &Printer,
+    tell: &(impl Tell + ?Sized),
 ) -> Result<Connection, CliError> {
     let mut notes = Vec::new();
     let connection = connect_noting(endpoint, provider, dir, &mut notes).await;
     for note in &notes {
-        printer.warn(note);
+        tell.tell(note);
     }
     connection
 }
@@ -249,7 +250,7 @@ pub async fn connect_noting(
     endpoint: Option<&Endpoint>,
     provider: Option<&Provider>,
     dir: &Path,
-    notes: &mut Vec<String>,
+    notes: &mut Vec<Note>,
 ) -> Result<Connection, CliError> {
     let label = endpoint_label(endpoint, provider);
     let endpoint = resolved_endpoint(endpoint, provider);
@@ -268,7 +269,7 @@ pub async fn connect_noting(
             let resolved = clusterform_executor::default_token_source()
                 .await
                 .map_err(|error| no_token(other, error))?;
-            notes.extend(resolved.note);
+            notes.extend(resolved.note.map(Note::Token));
             (
                 other.map(|url| url.as_str().to_owned()),
                 resolved.source,

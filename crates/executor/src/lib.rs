@@ -57,7 +57,8 @@ pub use transport::api::{
     Submitted,
 };
 pub use transport::auth::{
-    AuthEnvironment, AuthError, GcloudCli, ResolvedTokenSource, StaticToken, Token, TokenSource,
+    AuthEnvironment, AuthError, GcloudCli, ResolvedTokenSource, StaticToken, Token, TokenNote,
+    TokenSource,
     default_token_source, resolve_token_source,
 };
 pub use transport::budget::{

@@ -37,7 +37,7 @@ impl<V: RunView + ?Sized> Run<'_, V> {
     pub async fn settle_earlier_runs(&self, planned: &Planned) -> Result<bool, CliError> {
         let journaled = !self.engine.journal().entries().is_empty();
         if journaled {
-            self.view.note(&Note::Waiting(Waiting::EarlierRuns));
+            self.view.tell(&Note::Waiting(Waiting::EarlierRuns));
             let resuming: Vec<_> = self
                 .engine
                 .journal()
@@ -54,7 +54,7 @@ impl<V: RunView + ?Sized> Run<'_, V> {
         }
         let changing = changing_under_us(&planned.plan, planned.live.iter());
         if !changing.is_empty() {
-            self.view.note(&Note::Waiting(Waiting::ChangingClusters));
+            self.view.tell(&Note::Waiting(Waiting::ChangingClusters));
             let settled = self.await_settled(&changing, &planned.plan).await;
             // A cluster that ended badly shows in the new plan (a broken one is replaced); only
             // an interrupt stops here.
@@ -130,7 +130,7 @@ impl<V: RunView + ?Sized> Run<'_, V> {
             .apply(plan, self.view.progress(names, changing), token)
             .await;
         for warning in &report.warnings {
-            self.view.note(&Note::AppliedRecord(warning.clone()));
+            self.view.tell(&Note::AppliedRecord(warning.clone()));
         }
         self.view.executed(&report);
         self.view.fell_back(plan, &report);
@@ -150,7 +150,7 @@ impl<V: RunView + ?Sized> Run<'_, V> {
         let changed = report.as_ref().is_some_and(|r| !r.outcomes.is_empty());
         let mut report = report.unwrap_or_default();
         if !working.is_empty() && !report.interrupted {
-            self.view.note(&Note::Waiting(Waiting::UnchangedClusters));
+            self.view.tell(&Note::Waiting(Waiting::UnchangedClusters));
             let settled = self.await_settled(working, plan).await;
             report.outcomes.extend(settled.outcomes);
             report.interrupted = settled.interrupted;
@@ -214,7 +214,7 @@ impl<V: RunView + ?Sized> Run<'_, V> {
             }
             if outcome.remains == Some(Remains::Missing) {
                 let id = outcome.address.id();
-                self.view.note(&Note::MissingAfterReplacement {
+                self.view.tell(&Note::MissingAfterReplacement {
                     cluster: id.clone(),
                 });
             }
@@ -267,7 +267,7 @@ impl<V: RunView + ?Sized> Run<'_, V> {
             .collect::<Vec<_>>()
             .await;
         for (address, setting, error) in silent {
-            self.view.note(&Note::SilentController {
+            self.view.tell(&Note::SilentController {
                 cluster: address.id().clone(),
                 setting: setting.to_string(),
                 error: error.to_string(),

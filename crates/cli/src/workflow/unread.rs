@@ -16,7 +16,7 @@ use clusterform_model::{ClusterId, ClusterName, Location, UnreadKind, UnreadLoca
 use clusterform::format::notes::Note;
 
 use crate::error::CliError;
-use crate::printer::Printer;
+use crate::printer::{Printer, Tell};
 
 /// The clusters of the stack known to be somewhere, by location: those the configuration
 /// declares, and those the applied record or the journal names.
