@@ -372,23 +372,4 @@ mod tests {
         let err = resolve_token_source(&env).await.unwrap_err();
         assert!(err.to_string().contains("/nonexistent/creds.json"), "{err}");
     }
-
-    #[tokio::test]
-    async fn credentials_read_only_through_gcloud_say_so() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("creds.json");
-        std::fs::write(&path, r#"{"type": "authorized_user"}"#).unwrap();
-        let env = AuthEnvironment {
-            application_credentials: Some(path.clone()),
-            ..AuthEnvironment::default()
-        };
-        let resolved = resolve_token_source(&env).await.unwrap();
-        assert_eq!(
-            resolved.note,
-            Some(TokenNote::GcloudInstead {
-                kind: "authorized_user".to_owned(),
-                credentials: path,
-            })
-        );
-    }
 }
