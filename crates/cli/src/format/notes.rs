@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clusterform_executor::{LockInfo, TokenNote};
+use clusterform_executor::{DocumentLocation, LockInfo, TokenNote};
 use clusterform_model::duration::Seconds;
 use clusterform_model::{Action, Attempt, ClusterId, ClusterName, Location, UnreadLocation};
 use clusterform_planner::{CarriedValue, PlanWarning};
@@ -68,8 +68,14 @@ pub enum Note {
     RemovedMatchesNothing(UnmatchedRemovedBlock),
     /// `--target` is in effect.
     TargetingInEffect,
-    /// The run's record of applied changes could not be written or read as it should.
-    AppliedRecord(String),
+    /// The run's record of applied changes could not be written: only the next plan's
+    /// account of changes made outside clusterform depends on it.
+    AppliedRecordNotWritten {
+        /// Where it is kept.
+        record: DocumentLocation,
+        /// Why it could not be written.
+        reason: String,
+    },
     /// A replacement deleted the cluster and no attempt could create it again.
     MissingAfterReplacement {
         /// The cluster.
@@ -245,7 +251,11 @@ impl Note {
             Self::LocationHeld(held) => held_text(held),
             Self::RemovedMatchesNothing(block) => unmatched_removed_text(block),
             Self::TargetingInEffect => TARGETING_IN_EFFECT.to_owned(),
-            Self::AppliedRecord(text) => text.clone(),
+            Self::AppliedRecordNotWritten { record, reason } => format!(
+                "the record of applied changes {record} could not be written: {reason}; the next \
+                 plan cannot tell which differences of these clusters were made outside \
+                 clusterform (nothing else depends on it)"
+            ),
             Self::MissingAfterReplacement { cluster } => missing_after_replacement(cluster),
             Self::SilentController {
                 cluster,
@@ -785,6 +795,21 @@ mod tests {
         );
         assert_eq!(Note::Waiting(Waiting::EarlierRuns).level(), Level::Progress);
         assert_eq!(Note::TargetingInEffect.level(), Level::Warning);
+    }
+
+    #[test]
+    fn an_applied_record_not_written_is_a_warning_saying_what_depends_on_it() {
+        let note = Note::AppliedRecordNotWritten {
+            record: DocumentLocation::File(PathBuf::from(".clusterform/applied.json")),
+            reason: "Permission denied (os error 13)".to_owned(),
+        };
+        assert_eq!(note.level(), Level::Warning);
+        assert_eq!(
+            note.text(),
+            "the record of applied changes .clusterform/applied.json could not be written: \
+             Permission denied (os error 13); the next plan cannot tell which differences of \
+             these clusters were made outside clusterform (nothing else depends on it)"
+        );
     }
 
     #[test]

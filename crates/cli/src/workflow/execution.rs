@@ -30,6 +30,16 @@ impl<V: RunView + ?Sized> Run<'_, V> {
         &self.connection.client
     }
 
+    /// Tells that `report`'s run could not write the applied record, if it could not.
+    fn tell_record_not_written(&self, report: &ApplyReport) {
+        if let Some(error) = &report.record_not_written {
+            self.view.tell(&Note::AppliedRecordNotWritten {
+                record: error.0.location().clone(),
+                reason: error.0.reason(),
+            });
+        }
+    }
+
     /// Waits for the operations an earlier run left in the journal, and for clusters the plan
     /// would change while an operation no journal knows is still changing them, before anything
     /// new is sent; `true` when there were some (the live clusters may have changed since
@@ -49,6 +59,7 @@ impl<V: RunView + ?Sized> Run<'_, V> {
             let token = self.interrupts.token(rerun(&planned.plan));
             let progress = self.view.progress(names, resuming.len());
             let resumed = self.engine.resume(progress, token).await;
+            self.tell_record_not_written(&resumed);
             self.view.executed(&resumed);
             self.conclude(&resumed, &planned.plan, Completion::Resumed, None, &[])?;
         }
@@ -129,9 +140,7 @@ impl<V: RunView + ?Sized> Run<'_, V> {
             .engine
             .apply(plan, self.view.progress(names, changing), token)
             .await;
-        for warning in &report.warnings {
-            self.view.tell(&Note::AppliedRecord(warning.clone()));
-        }
+        self.tell_record_not_written(&report);
         self.view.executed(&report);
         self.view.fell_back(plan, &report);
         report
