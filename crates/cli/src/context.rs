@@ -16,7 +16,8 @@ use clusterform_executor::{
     StateError, StaticToken, StorageClient, TokenSource,
 };
 use clusterform::format::notes::Note;
-use clusterform_model::Endpoint;
+use clusterform_model::{Endpoint, EndpointUrl};
+use clusterform_planner::PlanEndpoint;
 use clusterform_model::preflight::PreflightApi;
 
 use crate::arguments::Variables;
@@ -131,8 +132,8 @@ pub fn variable_inputs(variables: &Variables) -> Result<VariableInputs, CliError
 pub struct Connection {
     /// The API client.
     pub client: ApiClient,
-    /// Where its requests go, as a saved plan records it (see [`endpoint_label`]).
-    pub endpoint: String,
+    /// Where its requests go, as a saved plan records it (see [`plan_endpoint`]).
+    pub endpoint: PlanEndpoint,
     /// The in-process emulator when the endpoint is `local`: held so it serves for as long as
     /// the client is used, and stops when the connection is dropped.
     _local_emulator: Option<LocalEmulator>,
@@ -227,14 +228,9 @@ pub async fn connect(
 
 /// The endpoint by [`connect`]'s precedence as a saved plan records it: `local`, the base URL
 /// given, or `google` for the regional Google endpoints.
-pub fn endpoint_label(endpoint: Option<&Endpoint>, provider: Option<&Provider>) -> String {
-    resolved_endpoint(endpoint, provider)
-        .map_or(GOOGLE_ENDPOINT_LABEL, Endpoint::as_str)
-        .to_owned()
+pub fn plan_endpoint(endpoint: Option<&Endpoint>, provider: Option<&Provider>) -> PlanEndpoint {
+    PlanEndpoint::of(resolved_endpoint(endpoint, provider))
 }
-
-/// How a saved plan names the regional Google endpoints.
-const GOOGLE_ENDPOINT_LABEL: &str = "google";
 
 /// The endpoint by [`connect`]'s precedence, `None` for the regional Google endpoint.
 fn resolved_endpoint<'a>(
@@ -252,7 +248,7 @@ pub async fn connect_noting(
     dir: &Path,
     notes: &mut Vec<Note>,
 ) -> Result<Connection, CliError> {
-    let label = endpoint_label(endpoint, provider);
+    let label = plan_endpoint(endpoint, provider);
     let endpoint = resolved_endpoint(endpoint, provider);
     if let Some(provider) = provider {
         check_stack_fits_endpoint(provider, endpoint)?;
@@ -429,7 +425,7 @@ fn storage_endpoint_of(
 ) -> Result<StorageEndpoint, CliError> {
     let from_environment = environment::var(STORAGE_ENDPOINT_VARIABLE)?;
     Ok(storage_endpoint(
-        remote.endpoint.as_deref(),
+        remote.endpoint.as_ref().map(EndpointUrl::as_str),
         from_environment.as_deref(),
         api_endpoint,
     ))

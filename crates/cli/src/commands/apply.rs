@@ -196,11 +196,11 @@ fn check_endpoint(
     endpoint: Option<&Endpoint>,
     config: &Config,
 ) -> Result<(), CliError> {
-    let current = context::endpoint_label(endpoint, Some(&config.provider));
+    let current = context::plan_endpoint(endpoint, Some(&config.provider));
     match &plan.endpoint {
         Some(planned) if *planned != current => Err(CliError::PlanEndpointChanged {
-            planned: clusterform_executor::redact_endpoint(planned),
-            current: clusterform_executor::redact_endpoint(&current),
+            planned: clusterform_executor::redact_endpoint(&planned.to_string()),
+            current: clusterform_executor::redact_endpoint(&current.to_string()),
         }),
         _ => Ok(()),
     }
