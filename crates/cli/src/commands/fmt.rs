@@ -18,14 +18,20 @@ use crate::printer::Printer;
 
 /// Formats every `*.hcl` file named or found in the directories named.
 pub fn run(args: &Fmt, printer: &Printer) -> Result<ExitStatus, CliError> {
+    let listed = args
+        .roots
+        .iter()
+        .map(|root| Ok((root, hcl_files(root)?)))
+        .collect::<Result<Vec<_>, CliError>>()?;
     if args.check {
         // A CI step that checks the wrong directory must not pass for checking nothing.
-        if let Some(empty) = args.roots.iter().find(|root| holds_no_hcl(root)) {
-            return Err(CliError::NothingToCheck(empty.clone()));
+        if let Some((empty, _)) = listed.iter().find(|(_, files)| files.is_empty()) {
+            return Err(CliError::NothingToCheck((*empty).clone()));
         }
     }
+    let files = listed.into_iter().flat_map(|(_, files)| files);
     let mut unformatted = Vec::new();
-    for (file, source, formatted) in format_all(&args.roots)? {
+    for (file, source, formatted) in format_all(files)? {
         if formatted == source {
             continue;
         }
@@ -48,9 +54,10 @@ pub fn run(args: &Fmt, printer: &Printer) -> Result<ExitStatus, CliError> {
 
 /// Every file with its text and its formatted text; the first file that cannot be read or
 /// parsed is the error, before anything is written.
-fn format_all(roots: &[PathBuf]) -> Result<Vec<(PathBuf, String, String)>, CliError> {
-    hcl_files(roots)?
-        .into_iter()
+fn format_all(
+    files: impl Iterator<Item = PathBuf>,
+) -> Result<Vec<(PathBuf, String, String)>, CliError> {
+    files
         .map(|file| {
             let source =
                 clusterform_config::read_source_to_format(&file).map_err(CliError::Diagnostics)?;
@@ -61,38 +68,28 @@ fn format_all(roots: &[PathBuf]) -> Result<Vec<(PathBuf, String, String)>, CliEr
         .collect()
 }
 
-/// The files themselves, and every `*.hcl` entry directly inside directories, in name order.
-/// Entries are not filtered by type: reading one that is not a regular file (a broken link, a
-/// FIFO, a directory) reports it, where skipping it would pass `--check` unseen.
-fn hcl_files(roots: &[PathBuf]) -> Result<Vec<PathBuf>, CliError> {
-    let mut files = Vec::new();
-    for root in roots {
-        if !root.is_dir() {
-            files.push(root.clone());
-            continue;
-        }
-        let unreadable = |source| CliError::Io {
-            action: "could not read directory",
-            path: root.clone(),
-            source,
-        };
-        let mut found = Vec::new();
-        for entry in std::fs::read_dir(root).map_err(unreadable)? {
-            let path = entry.map_err(unreadable)?.path();
-            if path.extension().is_some_and(|ext| ext == "hcl") {
-                found.push(path);
-            }
-        }
-        found.sort();
-        files.extend(found);
+/// A file root itself, or every `*.hcl` entry directly inside a directory, in name order
+/// (none: the directory holds no configuration). Entries are not filtered by type: reading one
+/// that is not a regular file (a broken link, a FIFO, a directory) reports it, where skipping
+/// it would pass `--check` unseen.
+fn hcl_files(root: &Path) -> Result<Vec<PathBuf>, CliError> {
+    if !root.is_dir() {
+        return Ok(vec![root.to_path_buf()]);
     }
-    Ok(files)
-}
-
-/// A directory with no `*.hcl` entry (one that cannot be read is reported when it is read).
-fn holds_no_hcl(root: &Path) -> bool {
-    root.is_dir()
-        && hcl_files(std::slice::from_ref(&root.to_path_buf())).is_ok_and(|f| f.is_empty())
+    let unreadable = |source| CliError::Io {
+        action: "could not read directory",
+        path: root.to_path_buf(),
+        source,
+    };
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(root).map_err(unreadable)? {
+        let path = entry.map_err(unreadable)?.path();
+        if path.extension().is_some_and(|ext| ext == "hcl") {
+            found.push(path);
+        }
+    }
+    found.sort();
+    Ok(found)
 }
 
 /// Replaces `file` with `formatted`; a symbolic link is resolved first so that the file it

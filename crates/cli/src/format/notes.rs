@@ -562,6 +562,8 @@ mod tests {
     use clusterform_model::{ClusterState, UnreadKind};
     use serde_json::json;
 
+    use clusterform_testkit::unread_location as unread;
+
     use super::*;
 
     fn shrinking(nodes_reported: Option<usize>) -> PlanWarning {
@@ -653,19 +655,6 @@ mod tests {
         assert!(plan_warning(&warning).ends_with(
             "node_pools[cpu].node_image = \"projects/p/global/images/i\", node_pools[cpu].startup_script = (sensitive)"
         ));
-    }
-
-    fn unread(region: &str, kind: UnreadKind, named: bool, held: &[&str]) -> UnreadLocation {
-        UnreadLocation {
-            location: Location::new("my-proj", region).unwrap(),
-            kind,
-            reason: "UNAVAILABLE (503): try later".to_owned(),
-            named,
-            held: held
-                .iter()
-                .map(|id| ClusterId::parse(id, false).unwrap())
-                .collect(),
-        }
     }
 
     #[test]

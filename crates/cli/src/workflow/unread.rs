@@ -126,20 +126,9 @@ pub fn complete_view(unread: &[UnreadLocation]) -> Result<(), CliError> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use clusterform_testkit::unread_location as unread;
 
-    fn unread(region: &str, kind: UnreadKind, named: bool, held: &[&str]) -> UnreadLocation {
-        UnreadLocation {
-            location: Location::new("my-proj", region).unwrap(),
-            kind,
-            reason: "UNAVAILABLE (503): try later".to_owned(),
-            named,
-            held: held
-                .iter()
-                .map(|id| ClusterId::parse(id, false).unwrap())
-                .collect(),
-        }
-    }
+    use super::*;
 
     #[test]
     fn refused_and_failing_locations_make_one_note_each_and_a_held_one_its_own() {
