@@ -71,12 +71,7 @@ impl Tool {
             // sends them: the API's endpoint never redirects them.
             command
                 .env("CLUSTERFORM_ENDPOINT", endpoint)
-                .env(
-                    "CLUSTERFORM_SERVICE_USAGE_ENDPOINT",
-                    format!("{endpoint}/serviceusage"),
-                )
-                .env("CLUSTERFORM_COMPUTE_ENDPOINT", endpoint)
-                .env("CLUSTERFORM_FILESTORE_ENDPOINT", format!("{endpoint}/file"));
+                .envs(clusterform_executor::emulator_preflight_variables(endpoint));
         }
         let output = command
             .output()

@@ -66,6 +66,9 @@ pub use transport::budget::{
 };
 pub use transport::error::TransportError;
 pub use transport::http::{redact_endpoint, redact_userinfo};
-pub use transport::preflight::{PreflightClient, PreflightEndpointError};
+pub use transport::preflight::{
+    PreflightClient, PreflightEndpointError, emulator_preflight_endpoint,
+    emulator_preflight_variables,
+};
 pub use transport::retry::RetryPolicy;
 pub use transport::storage::{Generation, STORAGE_ENDPOINT, StorageClient, StorageError};
