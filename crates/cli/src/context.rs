@@ -11,14 +11,14 @@ use clusterform_config::{
 };
 use std::collections::BTreeMap;
 
+use clusterform::format::notes::Note;
 use clusterform_executor::{
     ApiClient, ClientOptions, PreflightClient, PreflightEndpointError, RetryPolicy, StackObjects,
     StateError, StaticToken, StorageClient, TokenSource,
 };
-use clusterform::format::notes::Note;
+use clusterform_model::preflight::PreflightApi;
 use clusterform_model::{Endpoint, EndpointUrl};
 use clusterform_planner::PlanEndpoint;
-use clusterform_model::preflight::PreflightApi;
 
 use crate::arguments::Variables;
 use crate::diagnostics;

@@ -17,9 +17,9 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use clusterform::format::notes::Note;
 use clusterform_config::Provider;
 use clusterform_executor::{LockInfo, RunLock, StateError, StorageLock};
-use clusterform::format::notes::Note;
 use clusterform_model::Endpoint;
 
 use crate::context::{self, StorageConnection};
@@ -104,13 +104,11 @@ impl StackLock {
 /// Releases `lock`; the note that says how to remove it when it cannot be released.
 async fn release_remote(lock: StorageLock) -> Result<(), Note> {
     let (location, id) = (lock.location(), lock.info().id.clone());
-    lock.release()
-        .await
-        .map_err(|error| Note::LockNotReleased {
-            lock: location,
-            error: error.to_string(),
-            id,
-        })
+    lock.release().await.map_err(|error| Note::LockNotReleased {
+        lock: location,
+        error: error.to_string(),
+        id,
+    })
 }
 
 /// What a command locks: its configuration directory, the command's name for the lock record,

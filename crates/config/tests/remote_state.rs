@@ -77,7 +77,10 @@ fn bad_values_are_refused_with_the_rule_they_break() {
             r#"bucket = "b-1", endpoint = "storage.local""#,
             "not an http(s) URL",
         ),
-        (r#"bucket = "b-1", endpoint = "local""#, "not an http(s) URL"),
+        (
+            r#"bucket = "b-1", endpoint = "local""#,
+            "not an http(s) URL",
+        ),
         (
             r#"bucket = "b-1", endpoint = "https://exa mple""#,
             "is not a valid URL",

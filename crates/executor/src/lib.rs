@@ -58,8 +58,7 @@ pub use transport::api::{
 };
 pub use transport::auth::{
     AuthEnvironment, AuthError, GcloudCli, ResolvedTokenSource, StaticToken, Token, TokenNote,
-    TokenSource,
-    default_token_source, resolve_token_source,
+    TokenSource, default_token_source, resolve_token_source,
 };
 pub use transport::budget::{
     BudgetLimit, BudgetSpent, REFRESH_ANSWER_BYTES, REFRESH_PAGES, RefreshBudget, RefreshMeter,

@@ -36,7 +36,12 @@ pub fn location() -> Location {
 
 /// A location of [`PROJECT`] in `region` whose List gave nothing (`kind`, with a 503's words),
 /// `named` by the configuration or not, holding the stack's clusters `held`.
-pub fn unread_location(region: &str, kind: UnreadKind, named: bool, held: &[&str]) -> UnreadLocation {
+pub fn unread_location(
+    region: &str,
+    kind: UnreadKind,
+    named: bool,
+    held: &[&str],
+) -> UnreadLocation {
     UnreadLocation {
         location: Location::new(PROJECT, region).expect("a valid region"),
         kind,

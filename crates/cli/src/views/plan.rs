@@ -7,9 +7,9 @@ use std::path::Path;
 use std::sync::{Mutex, PoisonError};
 
 use clusterform::format::notes::Note;
-use clusterform_config::Diagnostic;
 use clusterform::format::preflight::{self, PreflightReport};
 use clusterform::format::{plan_json, plan_text, refresh_only};
+use clusterform_config::Diagnostic;
 use clusterform_model::JobsByCluster;
 use clusterform_planner::Plan;
 

@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex};
 
 use clusterform::format::names::ClusterNames;
 use clusterform::format::notes::Note;
-use clusterform_config::Diagnostic;
 use clusterform::format::{actions, plan_text, stopped_work};
+use clusterform_config::Diagnostic;
 use clusterform_executor::{ApplyReport, ProgressSink};
 use clusterform_model::JobsByCluster;
 use clusterform_planner::{Plan, StoppedWork};
