@@ -320,6 +320,37 @@ fn an_unwritable_record_warns_and_the_apply_succeeds() {
     assert!(env.emulator().cluster(&cluster_name("train01")).is_some());
 }
 
+/// A create an earlier run left in flight fails: resuming it marks its cluster, and a record
+/// that cannot take the mark is told as after a plan's changes.
+#[cfg(unix)]
+#[test]
+fn an_unwritable_record_is_told_when_an_earlier_run_is_resumed() {
+    let env = Env::new(1500);
+    env.emulator().set_faults(clusterform_emulator::FaultSpec {
+        operation_failure_rate: 1.0,
+        ..clusterform_emulator::FaultSpec::default()
+    });
+    env.write_config(&config(&[ClusterSpec::default()]));
+    let mut killed = env.spawn(&["apply", "--auto-approve"], &[]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !std::fs::read_to_string(env.journal_path()).is_ok_and(|text| text.contains("train01")) {
+        assert!(std::time::Instant::now() < deadline, "never journaled");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    std::fs::create_dir_all(record_path(&env).join("in-the-way")).unwrap();
+    env.emulator()
+        .set_faults(clusterform_emulator::FaultSpec::default());
+
+    let resumed = env.run(&["apply", "--auto-approve"]);
+    let said = stderr(&resumed);
+    let warning =
+        "Warning: the record of applied changes ./.clusterform/applied.json could not be written";
+    // The resumed create failed, so the run ends there: only the resume wrote the record.
+    assert!(said.contains(warning), "{said}");
+}
+
 #[test]
 fn a_label_taken_out_of_the_configuration_goes_and_someone_elses_stays() {
     let env = Env::new(50);

@@ -309,3 +309,35 @@ fn operations_an_earlier_run_left_are_followed_as_events() {
     Warning: an earlier run left operation projects/253589482369/locations/us-central1/operations/1 (creating train01) in flight; `clusterform apply` and `destroy` wait for it before changing anything
     "#);
 }
+
+#[test]
+fn a_configuration_warning_reaches_stderr_while_stdout_holds_only_events() {
+    let env = Env::new(100);
+    // A cluster in us-west2, a region the service's documented list does not name: the
+    // configuration warns about it, as `plan` shows.
+    let west = crate::support::cluster_hcl(&ClusterSpec {
+        id: "west01",
+        extra_cluster_settings: "  region = \"us-central1\"\n",
+        ..ClusterSpec::default()
+    })
+    .replace("us-central1", "us-west2");
+    env.write_config(&format!("{}{west}", crate::support::PROVIDER));
+    let output = env.run(&["apply", "--json", "--auto-approve"]);
+    assert_succeeded(&output);
+    assert_eq!(
+        sequence(&events(&output)),
+        [
+            "planned",
+            "started",
+            "request_sent",
+            "request_done",
+            "done",
+            "summary"
+        ]
+    );
+    insta::assert_snapshot!(stderr(&output), @r"
+    Warning: region `us-west2` is not one of the regions the Get started page lists for training clusters
+      at main.hcl:54:12
+      hint: did you mean `us-west4`? documented: us-central1, us-east1, us-east4, us-east5, us-south1, us-west1, us-west4, asia-southeast1, asia-south2, europe-west1, europe-west4, europe-north1; the service adds regions over time: if `us-west2` offers training clusters, ignore this warning
+    ");
+}

@@ -65,7 +65,7 @@ impl Env {
 
     /// Preflight's endpoints on the test's emulator, as `CLUSTERFORM_<API>_ENDPOINT` variables:
     /// a plan never reaches Google's.
-    pub fn preflight_env(&self) -> Vec<(&'static str, String)> {
+    pub fn preflight_env(&self) -> Vec<(String, String)> {
         preflight_env_at(&self.server.base_url())
     }
 
@@ -376,15 +376,8 @@ pub fn add_other_subnetwork(env: &Env) {
 
 /// The `CLUSTERFORM_<API>_ENDPOINT` variables that send preflight's reads to an emulator at
 /// `base`, under the path prefixes it serves them at.
-pub fn preflight_env_at(base: &str) -> Vec<(&'static str, String)> {
-    vec![
-        (
-            "CLUSTERFORM_SERVICE_USAGE_ENDPOINT",
-            format!("{base}/serviceusage"),
-        ),
-        ("CLUSTERFORM_COMPUTE_ENDPOINT", base.to_owned()),
-        ("CLUSTERFORM_FILESTORE_ENDPOINT", format!("{base}/file")),
-    ]
+pub fn preflight_env_at(base: &str) -> Vec<(String, String)> {
+    clusterform_executor::emulator_preflight_variables(base)
 }
 
 /// `clusterform ARGS DIR` on a pseudo-terminal, without colour, against the test's emulator.

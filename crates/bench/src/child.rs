@@ -96,16 +96,10 @@ impl Tool {
 /// The variables that send a run's every read to the emulator at `endpoint`: preflight's
 /// reads too, as a user of an emulator sends them, since the API's endpoint never redirects
 /// them.
-pub fn emulator_env(endpoint: &str) -> Vec<(&'static str, String)> {
-    vec![
-        ("CLUSTERFORM_ENDPOINT", endpoint.to_owned()),
-        (
-            "CLUSTERFORM_SERVICE_USAGE_ENDPOINT",
-            format!("{endpoint}/serviceusage"),
-        ),
-        ("CLUSTERFORM_COMPUTE_ENDPOINT", endpoint.to_owned()),
-        ("CLUSTERFORM_FILESTORE_ENDPOINT", format!("{endpoint}/file")),
-    ]
+pub fn emulator_env(endpoint: &str) -> Vec<(String, String)> {
+    let mut variables = vec![("CLUSTERFORM_ENDPOINT".to_owned(), endpoint.to_owned())];
+    variables.extend(clusterform_executor::emulator_preflight_variables(endpoint));
+    variables
 }
 
 /// The hidden `measure` command: runs `command` with this process's standard streams, writes

@@ -11,42 +11,44 @@ use clusterform_config::{
 };
 use std::collections::BTreeMap;
 
+use clusterform::format::notes::Note;
 use clusterform_executor::{
     ApiClient, ClientOptions, PreflightClient, PreflightEndpointError, RetryPolicy, StackObjects,
     StateError, StaticToken, StorageClient, TokenSource,
 };
-use clusterform_model::Endpoint;
 use clusterform_model::preflight::PreflightApi;
+use clusterform_model::{Endpoint, EndpointUrl};
+use clusterform_planner::PlanEndpoint;
 
 use crate::arguments::Variables;
 use crate::diagnostics;
 use crate::environment;
 use crate::error::CliError;
 use crate::local_emulator::LocalEmulator;
-use crate::printer::Printer;
+use crate::printer::Tell;
 use crate::prompt;
 
 /// The variable that overrides the Cloud Storage endpoint (below the lock block's `endpoint`).
 pub const STORAGE_ENDPOINT_VARIABLE: &str = "CLUSTERFORM_STORAGE_ENDPOINT";
 
 /// Loads and validates the configuration in `dir` on a blocking thread (its decode takes every
-/// core for a large one) and prints its warnings. On a terminal, variables without a value are
-/// asked for (once each) and the load is repeated. Nothing leaves the machine before it is known
-/// valid.
+/// core for a large one) and tells its warnings (`tell`: the command's view, or its printer).
+/// On a terminal, variables without a value are asked for (once each) and the load is
+/// repeated. Nothing leaves the machine before it is known valid.
 pub async fn load_config(
     dir: &Path,
     inputs: VariableInputs,
-    printer: &Printer,
+    tell: &dyn Tell,
 ) -> Result<Config, CliError> {
     let load_dir = dir.to_path_buf();
     let loaded = tokio::task::spawn_blocking(move || load_located(&load_dir, inputs))
         .await
         .unwrap_or_else(|ended| std::panic::resume_unwind(ended.into_panic()))?;
-    Ok(loaded.print_warnings(printer))
+    Ok(loaded.tell_warnings(tell))
 }
 
-/// A loaded configuration whose warnings, located, are not printed yet: a load on a blocking
-/// thread leaves the printing to the command, in its order.
+/// A loaded configuration whose warnings, located, are not told yet: a load on a blocking
+/// thread leaves the telling to the command, in its order.
 #[derive(Debug)]
 struct LoadedConfig {
     config: Config,
@@ -55,12 +57,12 @@ struct LoadedConfig {
 }
 
 impl LoadedConfig {
-    /// Hides its sensitive values from all the run prints from now on, prints the warnings
+    /// Hides its sensitive values from all the run prints from now on, tells the warnings
     /// and hands over the configuration.
-    fn print_warnings(self, printer: &Printer) -> Config {
+    fn tell_warnings(self, tell: &dyn Tell) -> Config {
         crate::printer::hide_from_now_on(self.secrets);
         for warning in &self.warnings {
-            printer.warn_diagnostic(warning);
+            tell.configuration_warning(warning);
         }
         self.config
     }
@@ -130,8 +132,8 @@ pub fn variable_inputs(variables: &Variables) -> Result<VariableInputs, CliError
 pub struct Connection {
     /// The API client.
     pub client: ApiClient,
-    /// Where its requests go, as a saved plan records it (see [`endpoint_label`]).
-    pub endpoint: String,
+    /// Where its requests go, as a saved plan records it (see [`plan_endpoint`]).
+    pub endpoint: PlanEndpoint,
     /// The in-process emulator when the endpoint is `local`: held so it serves for as long as
     /// the client is used, and stops when the connection is dropped.
     _local_emulator: Option<LocalEmulator>,
@@ -214,26 +216,21 @@ pub async fn connect(
     endpoint: Option<&Endpoint>,
     provider: Option<&Provider>,
     dir: &Path,
-    printer: &Printer,
+    tell: &(impl Tell + ?Sized),
 ) -> Result<Connection, CliError> {
     let mut notes = Vec::new();
     let connection = connect_noting(endpoint, provider, dir, &mut notes).await;
     for note in &notes {
-        printer.warn(note);
+        tell.tell(note);
     }
     connection
 }
 
 /// The endpoint by [`connect`]'s precedence as a saved plan records it: `local`, the base URL
 /// given, or `google` for the regional Google endpoints.
-pub fn endpoint_label(endpoint: Option<&Endpoint>, provider: Option<&Provider>) -> String {
-    resolved_endpoint(endpoint, provider)
-        .map_or(GOOGLE_ENDPOINT_LABEL, Endpoint::as_str)
-        .to_owned()
+pub fn plan_endpoint(endpoint: Option<&Endpoint>, provider: Option<&Provider>) -> PlanEndpoint {
+    PlanEndpoint::of(resolved_endpoint(endpoint, provider))
 }
-
-/// How a saved plan names the regional Google endpoints.
-const GOOGLE_ENDPOINT_LABEL: &str = "google";
 
 /// The endpoint by [`connect`]'s precedence, `None` for the regional Google endpoint.
 fn resolved_endpoint<'a>(
@@ -249,9 +246,9 @@ pub async fn connect_noting(
     endpoint: Option<&Endpoint>,
     provider: Option<&Provider>,
     dir: &Path,
-    notes: &mut Vec<String>,
+    notes: &mut Vec<Note>,
 ) -> Result<Connection, CliError> {
-    let label = endpoint_label(endpoint, provider);
+    let label = plan_endpoint(endpoint, provider);
     let endpoint = resolved_endpoint(endpoint, provider);
     if let Some(provider) = provider {
         check_stack_fits_endpoint(provider, endpoint)?;
@@ -268,7 +265,7 @@ pub async fn connect_noting(
             let resolved = clusterform_executor::default_token_source()
                 .await
                 .map_err(|error| no_token(other, error))?;
-            notes.extend(resolved.note);
+            notes.extend(resolved.note.map(Note::Token));
             (
                 other.map(|url| url.as_str().to_owned()),
                 resolved.source,
@@ -428,7 +425,7 @@ fn storage_endpoint_of(
 ) -> Result<StorageEndpoint, CliError> {
     let from_environment = environment::var(STORAGE_ENDPOINT_VARIABLE)?;
     Ok(storage_endpoint(
-        remote.endpoint.as_deref(),
+        remote.endpoint.as_ref().map(EndpointUrl::as_str),
         from_environment.as_deref(),
         api_endpoint,
     ))

@@ -79,19 +79,9 @@ impl LocalEmulator {
         self.handle.base_url()
     }
 
-    /// Where the emulator serves `api`, one of preflight's: each under its own path prefix
-    /// (Service Usage under `/serviceusage`, Filestore under `/file`, Compute Engine under its
-    /// own `/compute/v1`), so that the client's paths, joined to this, reach it.
+    /// Where the emulator serves `api`, one of preflight's
+    /// ([`clusterform_executor::emulator_preflight_endpoint`]).
     pub fn preflight_endpoint(&self, api: PreflightApi) -> String {
-        let prefix = match api {
-            PreflightApi::ServiceUsage => "/serviceusage",
-            PreflightApi::Filestore => "/file",
-            PreflightApi::Compute
-            | PreflightApi::Lustre
-            | PreflightApi::ResourceManager
-            | PreflightApi::Iam
-            | PreflightApi::Storage => "",
-        };
-        format!("{}{prefix}", self.base_url())
+        clusterform_executor::emulator_preflight_endpoint(&self.base_url(), api)
     }
 }

@@ -214,17 +214,6 @@ impl Printer {
         }
     }
 
-    /// A run's note, worded by the views, as its level says.
-    pub fn tell(&self, note: &Note) {
-        let text = note.text();
-        match note.level() {
-            Level::Progress => self.info(&text),
-            Level::Note => self.note(&format!("Note: {text}")),
-            Level::Warning => self.warn(&text),
-            Level::AboutWork => self.warn_about_work(&text),
-        }
-    }
-
     /// `Warning: text`: stderr, silenced by `--quiet` (never by `--json`).
     pub fn warn(&self, text: &str) {
         if !self.quiet_warnings {
@@ -260,16 +249,6 @@ impl Printer {
         to_stderr(&diagnostics::render(error, None, self.stderr_color));
     }
 
-    /// The first Ctrl-C of a run, in one line that says everything: the run's exit with
-    /// [`CliError::Interrupted`] prints nothing more.
-    pub fn interrupted(&self, command: &str) {
-        to_stderr(&format!(
-            "{} no longer waiting for operations; they keep running, and the next `clusterform \
-             {command}` waits for them. Press Ctrl-C again to exit at once.",
-            style("Interrupted:").yellow().bold().for_stderr()
-        ));
-    }
-
     /// An error, once, with its hint: never a backtrace or a `Debug` dump.
     pub fn error(&self, error: &CliError) {
         match error {
@@ -298,6 +277,55 @@ impl Printer {
             )),
         }
     }
+}
+
+/// How the steps below the views (loading the configuration, the stack lock, the connection)
+/// tell what they found: the command's view decides how it reaches the user (the JSON views
+/// keep stdout for their document or events, `docs/events.md`); a command without a view
+/// tells it through its printer.
+pub trait Tell: Send + Sync {
+    /// A run's note, worded by `format::notes`, as its level says.
+    fn tell(&self, note: &Note);
+
+    /// A warning of the configuration, located in its file.
+    fn configuration_warning(&self, warning: &Diagnostic);
+}
+
+impl Tell for Printer {
+    fn tell(&self, note: &Note) {
+        let text = note.text();
+        match note.level() {
+            Level::Progress => self.info(&text),
+            Level::Note => self.note(&format!("Note: {text}")),
+            Level::Warning => self.warn(&text),
+            Level::AboutWork => self.warn_about_work(&text),
+        }
+    }
+
+    fn configuration_warning(&self, warning: &Diagnostic) {
+        self.warn_diagnostic(warning);
+    }
+}
+
+/// The first Ctrl-C of a run, in one line that says everything: the run's exit with
+/// [`CliError::Interrupted`] prints nothing more. Printed by the Ctrl-C listeners, which
+/// outlive every view, whatever the run speaks.
+pub fn interrupted(command: &str) {
+    to_stderr(&format!(
+        "{} no longer waiting for operations; they keep running, and the next `clusterform \
+         {command}` waits for them. Press Ctrl-C again to exit at once.",
+        style("Interrupted:").yellow().bold().for_stderr()
+    ));
+}
+
+/// A stack lock that Ctrl-C could not release, right before the process exits: never
+/// silenced, since every later run of the stack waits for that lock until it is removed.
+pub fn lock_left_behind(note: &Note) {
+    to_stderr(&diagnostics::header(
+        Severity::Warning,
+        &note.text(),
+        console::colors_enabled_stderr(),
+    ));
 }
 
 /// `Error: message` and the `hint:` line.

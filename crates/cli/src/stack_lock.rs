@@ -17,14 +17,14 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use clusterform::format::notes::Note;
 use clusterform_config::Provider;
 use clusterform_executor::{LockInfo, RunLock, StateError, StorageLock};
 use clusterform_model::Endpoint;
-use clusterform_model::duration::Seconds;
 
 use crate::context::{self, StorageConnection};
 use crate::error::CliError;
-use crate::printer::Printer;
+use crate::printer::{self, Tell};
 
 /// Set once a command handles Ctrl-C itself (apply's execution stops waiting on the first):
 /// from then on the lock's own handler leaves the first Ctrl-C to it.
@@ -65,28 +65,24 @@ impl StackLock {
         }
     }
 
-    /// Releases the lock. A remote lock that cannot be released is reported with the command
-    /// that removes it; the run's own outcome stands.
-    pub async fn release(self, printer: &Printer) {
+    /// Releases the lock. A remote lock that cannot be released is told (`tell`) with the
+    /// command that removes it; the run's own outcome stands.
+    pub async fn release(self, tell: &dyn Tell) {
         let Self::Storage(remote) = self else {
             return;
         };
-        let lock = remote.lock;
-        let (location, id) = (lock.location(), lock.info().id.clone());
-        if let Err(error) = lock.release().await {
-            printer.warn(&format!(
-                "could not release the lock {location}: {error}; if it is still there, remove it with `clusterform force-unlock {id}`"
-            ));
+        if let Err(note) = release_remote(remote.lock).await {
+            tell.tell(&note);
         }
     }
 
     /// For a remote lock, a task that releases it and exits on Ctrl-C unless the command
     /// handles Ctrl-C itself by then.
-    fn release_on_interrupt(&self, printer: &Printer) -> Option<tokio::task::JoinHandle<()>> {
+    fn release_on_interrupt(&self) -> Option<tokio::task::JoinHandle<()>> {
         let Self::Storage(remote) = self else {
             return None;
         };
-        let (lock, printer) = (remote.lock.clone(), *printer);
+        let lock = remote.lock.clone();
         Some(tokio::spawn(async move {
             loop {
                 if tokio::signal::ctrl_c().await.is_err() {
@@ -96,16 +92,23 @@ impl StackLock {
                     break;
                 }
             }
-            printer.interrupted(&lock.info().command);
-            let (location, id) = (lock.location(), lock.info().id.clone());
-            if let Err(error) = lock.release().await {
-                printer.warn(&format!(
-                    "could not release the lock {location}: {error}; remove it with `clusterform force-unlock {id}`"
-                ));
+            printer::interrupted(&lock.info().command);
+            if let Err(note) = release_remote(lock).await {
+                printer::lock_left_behind(&note);
             }
             std::process::exit(130);
         }))
     }
+}
+
+/// Releases `lock`; the note that says how to remove it when it cannot be released.
+async fn release_remote(lock: StorageLock) -> Result<(), Note> {
+    let (location, id) = (lock.location(), lock.info().id.clone());
+    lock.release().await.map_err(|error| Note::LockNotReleased {
+        lock: location,
+        error: error.to_string(),
+        id,
+    })
 }
 
 /// What a command locks: its configuration directory, the command's name for the lock record,
@@ -129,26 +132,26 @@ pub struct LockRequest<'a> {
 pub async fn with_lock<T>(
     request: LockRequest<'_>,
     provider: Option<&Provider>,
-    printer: &Printer,
+    tell: &dyn Tell,
     body: impl Future<Output = Result<T, CliError>>,
 ) -> Result<T, CliError> {
-    let lock = take_lock(request, provider, printer).await?;
-    holding(lock, printer, body).await
+    let lock = take_lock(request, provider, tell).await?;
+    holding(lock, tell, body).await
 }
 
 /// Runs `body` holding `lock`, then releases it, whatever the outcome.
 async fn holding<T>(
     lock: StackLock,
-    printer: &Printer,
+    tell: &dyn Tell,
     body: impl Future<Output = Result<T, CliError>>,
 ) -> Result<T, CliError> {
     tracing::debug!(lock = %lock.info(), "holding the stack lock");
-    let on_interrupt = lock.release_on_interrupt(printer);
+    let on_interrupt = lock.release_on_interrupt();
     let outcome = body.await;
     if let Some(task) = on_interrupt {
         task.abort();
     }
-    lock.release(printer).await;
+    lock.release(tell).await;
     outcome
 }
 
@@ -158,7 +161,7 @@ async fn holding<T>(
 pub async fn take_lock(
     request: LockRequest<'_>,
     provider: Option<&Provider>,
-    printer: &Printer,
+    tell: &dyn Tell,
 ) -> Result<StackLock, CliError> {
     let LockRequest {
         dir,
@@ -168,19 +171,19 @@ pub async fn take_lock(
     } = request;
     let holder = LockInfo::for_this_process(command, env!("CARGO_PKG_VERSION"));
     let Some((provider, remote)) = provider.and_then(|p| Some(p).zip(p.lock.as_ref())) else {
-        return Ok(StackLock::Local(take_local(dir, holder, timeout, printer)?));
+        return Ok(StackLock::Local(take_local(dir, holder, timeout, tell)?));
     };
     let endpoint = endpoint.or(provider.endpoint.as_ref());
     let connection = context::connect_storage(remote, endpoint).await?;
     let local = if connection.is_private() {
-        Some(take_local(dir, holder.clone(), timeout, printer)?)
+        Some(take_local(dir, holder.clone(), timeout, tell)?)
     } else {
         None
     };
     let object = clusterform_executor::StackObjects::new(&remote.prefix, &provider.stack).lock();
     let client = &connection.client;
     let lock = StorageLock::acquire(client, &object, holder, timeout, |held_by| {
-        say_waiting(timeout, held_by, printer);
+        say_waiting(timeout, held_by, tell);
     })
     .await?;
     Ok(StackLock::Storage(Box::new(RemoteLock {
@@ -195,23 +198,22 @@ fn take_local(
     dir: &Path,
     holder: LockInfo,
     timeout: Duration,
-    printer: &Printer,
+    tell: &dyn Tell,
 ) -> Result<RunLock, CliError> {
     match RunLock::acquire(dir, holder.clone()) {
         Err(StateError::Locked {
             holder: held_by, ..
         }) if !timeout.is_zero() => {
-            say_waiting(timeout, held_by.as_deref(), printer);
+            say_waiting(timeout, held_by.as_deref(), tell);
             Ok(RunLock::acquire_within(dir, holder, timeout)?)
         }
         taken => Ok(taken?),
     }
 }
 
-fn say_waiting(timeout: Duration, held_by: Option<&LockInfo>, printer: &Printer) {
-    let who = held_by.map_or_else(|| "another clusterform run".to_owned(), ToString::to_string);
-    printer.info(&format!(
-        "Waiting up to {} for the lock, held by {who}…",
-        Seconds::from(timeout).to_units(2)
-    ));
+fn say_waiting(timeout: Duration, held_by: Option<&LockInfo>, tell: &dyn Tell) {
+    tell.tell(&Note::WaitingForLock {
+        timeout,
+        holder: held_by.cloned(),
+    });
 }

@@ -7,7 +7,7 @@ use clusterform_model::duration::Seconds;
 use clusterform_model::paths::IgnorePath;
 use clusterform_model::preflight::PreflightApi;
 use clusterform_model::{
-    Cluster, ClusterName, Endpoint, Location, NodePool, RefreshLocations, UpdateMode,
+    Cluster, ClusterName, Endpoint, EndpointUrl, Location, NodePool, RefreshLocations, UpdateMode,
 };
 
 /// A whole configuration directory, evaluated and validated.
@@ -135,7 +135,7 @@ pub struct RemoteState {
     /// The folder of the objects, without leading or trailing `/`; empty for the bucket's root.
     pub prefix: String,
     /// The Storage base URL, overriding `CLUSTERFORM_STORAGE_ENDPOINT` and the default.
-    pub endpoint: Option<String>,
+    pub endpoint: Option<EndpointUrl>,
 }
 
 /// Where the stack name came from. Only a stack set explicitly may own clusters of a real

@@ -2,6 +2,7 @@
 //! offline and reported at the attribute, misspellings answered with the closest name.
 
 use clusterform_config::RemoteState;
+use clusterform_model::{Endpoint, EndpointUrl};
 
 use crate::support::{failure, find, load_text, valid_with};
 
@@ -28,9 +29,16 @@ fn the_lock_block_is_decoded_onto_the_provider() {
         Some(RemoteState {
             bucket: "team-infra".into(),
             prefix: "clusterform/prod".into(),
-            endpoint: Some("http://127.0.0.1:4443".into()),
+            endpoint: Some(storage_url("http://127.0.0.1:4443")),
         })
     );
+}
+
+fn storage_url(text: &str) -> EndpointUrl {
+    match text.parse() {
+        Ok(Endpoint::Url(url)) => url,
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]
@@ -68,6 +76,14 @@ fn bad_values_are_refused_with_the_rule_they_break() {
         (
             r#"bucket = "b-1", endpoint = "storage.local""#,
             "not an http(s) URL",
+        ),
+        (
+            r#"bucket = "b-1", endpoint = "local""#,
+            "not an http(s) URL",
+        ),
+        (
+            r#"bucket = "b-1", endpoint = "https://exa mple""#,
+            "is not a valid URL",
         ),
         (r#"prefix = "p""#, "sets no `bucket`"),
     ] {

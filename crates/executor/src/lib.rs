@@ -57,14 +57,17 @@ pub use transport::api::{
     Submitted,
 };
 pub use transport::auth::{
-    AuthEnvironment, AuthError, GcloudCli, ResolvedTokenSource, StaticToken, Token, TokenSource,
-    default_token_source, resolve_token_source,
+    AuthEnvironment, AuthError, GcloudCli, ResolvedTokenSource, StaticToken, Token, TokenNote,
+    TokenSource, default_token_source, resolve_token_source,
 };
 pub use transport::budget::{
     BudgetLimit, BudgetSpent, REFRESH_ANSWER_BYTES, REFRESH_PAGES, RefreshBudget, RefreshMeter,
 };
 pub use transport::error::TransportError;
 pub use transport::http::{redact_endpoint, redact_userinfo};
-pub use transport::preflight::{PreflightClient, PreflightEndpointError};
+pub use transport::preflight::{
+    PreflightClient, PreflightEndpointError, emulator_preflight_endpoint,
+    emulator_preflight_variables,
+};
 pub use transport::retry::RetryPolicy;
 pub use transport::storage::{Generation, STORAGE_ENDPOINT, StorageClient, StorageError};

@@ -95,7 +95,11 @@ async fn creates_and_updates_are_recorded_and_a_delete_drops_its_entry() {
     let engine = engine(&h, dir.path());
     let report = apply(&engine, &plan).await;
     assert!(report.is_success(), "{report:?}");
-    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    assert!(
+        report.record_not_written.is_none(),
+        "{:?}",
+        report.record_not_written
+    );
 
     let record = AppliedRecord::open(dir.path());
     assert_eq!(record.unreadable(), None);
@@ -147,7 +151,11 @@ async fn a_failed_change_keeps_the_entry_it_had() {
     )]);
     let report = apply(&engine(&h, dir.path()), &plan).await;
     assert!(!report.is_success());
-    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    assert!(
+        report.record_not_written.is_none(),
+        "{:?}",
+        report.record_not_written
+    );
     assert!(!AppliedRecord::path_in(dir.path()).exists());
 }
 
@@ -167,8 +175,7 @@ async fn an_unwritable_record_is_a_warning_and_the_run_succeeds() {
     let report = apply(&engine, &plan).await;
     assert!(report.is_success(), "{report:?}");
     assert!(h.emulator.cluster(&cluster_name("new")).is_some());
-    assert_eq!(report.warnings.len(), 1, "{:?}", report.warnings);
-    let warning = &report.warnings[0];
+    let warning = report.record_not_written.as_ref().unwrap().to_string();
     assert!(warning.contains("could not be written"), "{warning}");
     assert!(
         warning.contains(&*in_the_way.to_string_lossy()),
@@ -315,7 +322,11 @@ async fn with_the_journal_on_cloud_storage_the_record_is_the_object_beside_it() 
     ]);
     let report = apply(&engine, &plan).await;
     assert!(report.is_success(), "{report:?}");
-    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    assert!(
+        report.record_not_written.is_none(),
+        "{:?}",
+        report.record_not_written
+    );
     assert_eq!(stored(&h), Some(vec!["a".to_owned(), "b".to_owned()]));
     assert!(
         h.emulator.object(BUCKET, JOURNAL_OBJECT).is_none(),

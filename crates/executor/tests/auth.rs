@@ -3,7 +3,9 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use clusterform_executor::{ApiClient, AuthEnvironment, ClientOptions, resolve_token_source};
+use clusterform_executor::{
+    ApiClient, AuthEnvironment, ClientOptions, TokenNote, resolve_token_source,
+};
 
 use crate::support::*;
 
@@ -32,10 +34,12 @@ async fn unsupported_credentials_fall_back_to_gcloud_with_a_note() {
         ..AuthEnvironment::default()
     };
     let resolved = resolve_token_source(&env).await.unwrap();
-    let note = resolved.note.clone().unwrap();
-    assert!(
-        note.contains("external_account") && note.contains("gcloud"),
-        "{note}"
+    assert_eq!(
+        resolved.note,
+        Some(TokenNote::GcloudInstead {
+            kind: "external_account".to_owned(),
+            credentials: external_account_file(dir.path()),
+        })
     );
     assert!(!format!("{resolved:?}").contains(TOKEN));
 

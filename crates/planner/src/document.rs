@@ -31,7 +31,7 @@ pub fn plan_document(plan: &Plan) -> Value {
         Value::from(plan.flags_digest.as_str()),
     );
     if let Some(endpoint) = &plan.endpoint {
-        document.insert("endpoint".to_owned(), Value::from(endpoint.as_str()));
+        document.insert("endpoint".to_owned(), Value::from(endpoint.to_string()));
     }
     document.insert("summary".to_owned(), to_json(&plan.summary()));
     document.insert("changes".to_owned(), to_json(&plan.changes));

@@ -41,7 +41,7 @@ pub use file::{PlanFileError, load_plan, save_plan};
 pub use options::{PlanFlags, PlanOptions};
 pub use plan::{
     CapacityPlan, ChangeReason, ClusterChange, Disruption, Drift, DriftKind, FieldChange, Impact,
-    InError, PLAN_FORMAT_VERSION, Plan, PlannedTimeouts, PoolAlternative, PoolChain,
+    InError, PLAN_FORMAT_VERSION, Plan, PlanEndpoint, PlannedTimeouts, PoolAlternative, PoolChain,
     PoolDisruption, PoolHarm, RunningAlternative, Summary,
 };
 pub use plan_warning::{CarriedValue, PlanWarning};

@@ -11,7 +11,8 @@ use clusterform_model::fields::{ImpactClass, UpdateMaskPath};
 use clusterform_model::paths::{FieldPath, Selector};
 use clusterform_model::rest::{ClusterRequest, UpdateMask};
 use clusterform_model::{
-    Action, Attempt, ClusterName, ProvisioningModel, UnreadLocation, UpdateMode, cluster_address,
+    Action, Attempt, ClusterName, Endpoint, ProvisioningModel, UnreadLocation, UpdateMode,
+    cluster_address,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -48,18 +49,65 @@ pub struct Plan {
     /// [`PlanFlags::digest`] of `flags` with `config_digest`, as the plan was made (a saved
     /// plan: as its file says). A saved plan whose flags no longer give it was edited.
     pub flags_digest: String,
-    /// Where the live clusters it was made from were read: `google` (the regional Google
-    /// endpoints), `local` (the built-in emulator) or the endpoint's base URL. The binary
-    /// records it; applying a saved plan against another endpoint is refused. `None` in plans
-    /// saved before it was recorded.
+    /// Where the live clusters it was made from were read. The binary records it; applying a
+    /// saved plan against another endpoint is refused. `None` in plans saved before it was
+    /// recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub endpoint: Option<String>,
+    pub endpoint: Option<PlanEndpoint>,
     /// One entry per cluster considered, no-ops included, sorted by address.
     pub changes: Vec<ClusterChange>,
     /// The locations whose List gave nothing, and what of the stack is there: nothing there
     /// is in `changes`. The binary records them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unreadable_locations: Vec<UnreadLocation>,
+}
+
+/// Where a plan's live clusters were read, as its file records it: `google` (the regional
+/// Google endpoints), or the endpoint given — `local` (the built-in emulator) or its base URL
+/// as written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
+pub enum PlanEndpoint {
+    /// The regional Google endpoints: no endpoint was given.
+    Google,
+    /// The endpoint given.
+    Given(Endpoint),
+}
+
+impl PlanEndpoint {
+    /// How a plan file names [`PlanEndpoint::Google`].
+    pub const GOOGLE: &'static str = "google";
+
+    /// The endpoint a run reads from: the one given, else Google's.
+    pub fn of(given: Option<&Endpoint>) -> Self {
+        given.map_or(Self::Google, |endpoint| Self::Given(endpoint.clone()))
+    }
+}
+
+impl fmt::Display for PlanEndpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Google => f.write_str(Self::GOOGLE),
+            Self::Given(endpoint) => endpoint.fmt(f),
+        }
+    }
+}
+
+impl From<PlanEndpoint> for String {
+    fn from(endpoint: PlanEndpoint) -> Self {
+        endpoint.to_string()
+    }
+}
+
+impl TryFrom<String> for PlanEndpoint {
+    type Error = clusterform_model::EndpointError;
+
+    fn try_from(text: String) -> Result<Self, Self::Error> {
+        if text == Self::GOOGLE {
+            return Ok(Self::Google);
+        }
+        text.parse().map(Self::Given)
+    }
 }
 
 impl Plan {

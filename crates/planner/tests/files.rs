@@ -3,8 +3,8 @@
 use clusterform_model::UpdateMode;
 use clusterform_model::rest::ClusterRequest;
 use clusterform_planner::{
-    PLAN_FORMAT_VERSION, Plan, PlanFileError, PlanFlags, PlanOptions, StalenessKind, load_plan,
-    plan, plan_document, save_plan, stale_clusters,
+    PLAN_FORMAT_VERSION, Plan, PlanEndpoint, PlanFileError, PlanFlags, PlanOptions, StalenessKind,
+    load_plan, plan, plan_document, save_plan, stale_clusters,
 };
 use serde_json::json;
 
@@ -64,7 +64,9 @@ fn the_endpoint_is_saved_when_recorded_and_optional_on_load() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("tfplan.json");
     let mut made = update_plan();
-    made.endpoint = Some("http://127.0.0.1:8089".to_owned());
+    made.endpoint = Some(PlanEndpoint::Given(
+        "http://127.0.0.1:8089".parse().unwrap(),
+    ));
     save_plan(&made, &path).unwrap();
     assert_eq!(load_plan(&path).unwrap(), made);
     assert_eq!(plan_document(&made)["endpoint"], "http://127.0.0.1:8089");
@@ -75,6 +77,23 @@ fn the_endpoint_is_saved_when_recorded_and_optional_on_load() {
     })
     .unwrap();
     assert_eq!(older.endpoint, None);
+
+    // Google's regional endpoints and the built-in emulator are named, as ever.
+    for (named, endpoint) in [
+        ("google", PlanEndpoint::Google),
+        (
+            "local",
+            PlanEndpoint::Given(clusterform_model::Endpoint::Local),
+        ),
+    ] {
+        let loaded = load_edited(|document| document["endpoint"] = json!(named)).unwrap();
+        assert_eq!(loaded.endpoint, Some(endpoint.clone()));
+        assert_eq!(plan_document(&loaded)["endpoint"], named);
+    }
+    // Text that names no endpoint is no plan file of ours.
+    let refused =
+        load_edited(|document| document["endpoint"] = json!("ftp://elsewhere")).unwrap_err();
+    assert!(refused.to_string().contains("ftp://elsewhere"), "{refused}");
 }
 
 #[test]

@@ -16,7 +16,7 @@ pub use emulator::{TestEmulator, options_with_token};
 #[cfg(feature = "typed")]
 pub use typed::{
     address, cluster, config, declared, desired, fleet, live_seed, location, plan_against_seed,
-    removed,
+    removed, unread_location,
 };
 
 /// The project every fixture uses.

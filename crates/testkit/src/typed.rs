@@ -6,7 +6,9 @@ use std::collections::BTreeSet;
 use clusterform_config::{
     Config, DesiredCluster, Lifecycle, Provider, RemovedCluster, SourceLocation, Timeouts,
 };
-use clusterform_model::{Cluster, ClusterName, LiveCluster, Location};
+use clusterform_model::{
+    Cluster, ClusterId, ClusterName, LiveCluster, Location, UnreadKind, UnreadLocation,
+};
 use clusterform_planner::{Plan, PlanOptions};
 use serde_json::{Value, json};
 
@@ -30,6 +32,26 @@ pub fn config(clusters: Vec<DesiredCluster>) -> Config {
 /// `PROJECT`/`REGION`, where the fixtures' clusters live.
 pub fn location() -> Location {
     Location::new(PROJECT, REGION).expect("the fixtures' location is valid")
+}
+
+/// A location of [`PROJECT`] in `region` whose List gave nothing (`kind`, with a 503's words),
+/// `named` by the configuration or not, holding the stack's clusters `held`.
+pub fn unread_location(
+    region: &str,
+    kind: UnreadKind,
+    named: bool,
+    held: &[&str],
+) -> UnreadLocation {
+    UnreadLocation {
+        location: Location::new(PROJECT, region).expect("a valid region"),
+        kind,
+        reason: "UNAVAILABLE (503): try later".to_owned(),
+        named,
+        held: held
+            .iter()
+            .map(|id| ClusterId::parse(id, false).expect("a valid cluster ID"))
+            .collect(),
+    }
 }
 
 /// The name of cluster `id` in `PROJECT`/`REGION`.

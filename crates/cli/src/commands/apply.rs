@@ -51,9 +51,9 @@ async fn apply_directory(
     view: &dyn RunView,
 ) -> Result<ExitStatus, CliError> {
     let inputs = context::variable_inputs(&args.planning.variables)?;
-    let config = context::load_config(dir, inputs, view.printer()).await?;
+    let config = context::load_config(dir, inputs, view).await?;
     let request = lock_request(args, dir);
-    workflow::locked(config, request, view.printer(), async |config| {
+    workflow::locked(config, request, view, async |config| {
         let endpoint = args.endpoint.as_ref();
         let run = Run::connect(config, dir, endpoint, args.parallelism, view).await?;
         let options = &args.planning.options;
@@ -116,7 +116,7 @@ async fn apply_saved_plan(
         saved: plan.variables.clone(),
         ..VariableInputs::default()
     };
-    let config = context::load_config(dir, inputs, view.printer()).await?;
+    let config = context::load_config(dir, inputs, view).await?;
     if config.digest != plan.config_digest {
         return Err(CliError::ConfigChanged {
             planned: short(&plan.config_digest),
@@ -126,7 +126,7 @@ async fn apply_saved_plan(
     let endpoint = args.endpoint.as_ref();
     check_endpoint(&plan, endpoint, &config)?;
     let request = lock_request(args, dir);
-    workflow::locked(config, request, view.printer(), async |config| {
+    workflow::locked(config, request, view, async |config| {
         let run = Run::connect(config, dir, endpoint, args.parallelism, view).await?;
         let live = workflow::refresh_live(run.client(), run.config(), &*view).await?;
         let stale = clusterform_planner::stale_clusters(&plan, &live);
@@ -156,7 +156,7 @@ async fn apply_saved_plan(
             run.recheck_idle(&mut plan, &live, Recheck::SavedPlan)
                 .await?;
             if !plan.has_changes() {
-                view.note(&Note::NoneLeftIdle(Recheck::SavedPlan));
+                view.tell(&Note::NoneLeftIdle(Recheck::SavedPlan));
             }
         }
         let report = if plan.has_changes() {
@@ -196,11 +196,11 @@ fn check_endpoint(
     endpoint: Option<&Endpoint>,
     config: &Config,
 ) -> Result<(), CliError> {
-    let current = context::endpoint_label(endpoint, Some(&config.provider));
+    let current = context::plan_endpoint(endpoint, Some(&config.provider));
     match &plan.endpoint {
         Some(planned) if *planned != current => Err(CliError::PlanEndpointChanged {
-            planned: clusterform_executor::redact_endpoint(planned),
-            current: clusterform_executor::redact_endpoint(&current),
+            planned: clusterform_executor::redact_endpoint(&planned.to_string()),
+            current: clusterform_executor::redact_endpoint(&current.to_string()),
         }),
         _ => Ok(()),
     }

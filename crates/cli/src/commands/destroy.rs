@@ -27,14 +27,14 @@ async fn destroy(args: &Destroy, view: &dyn RunView) -> Result<ExitStatus, CliEr
     let dir = &args.dir;
     let endpoint = args.endpoint.as_ref();
     let inputs = context::variable_inputs(&args.planning.variables)?;
-    let config = context::load_config(dir, inputs, view.printer()).await?;
+    let config = context::load_config(dir, inputs, view).await?;
     let request = LockRequest {
         dir,
         command: "destroy",
         timeout: args.lock_timeout,
         endpoint,
     };
-    workflow::locked(config, request, view.printer(), async |config| {
+    workflow::locked(config, request, view, async |config| {
         let run = Run::connect(config, dir, endpoint, args.parallelism, view).await?;
         let options = &args.planning.options;
         let mut planned = run.plan(options).await?;
@@ -68,7 +68,7 @@ async fn destroy(args: &Destroy, view: &dyn RunView) -> Result<ExitStatus, CliEr
             run.recheck_idle(&mut planned.plan, live, Recheck::AfterApproval)
                 .await?;
             if !planned.plan.has_changes() {
-                view.note(&Note::NoneLeftIdle(Recheck::AfterApproval));
+                view.tell(&Note::NoneLeftIdle(Recheck::AfterApproval));
                 return nothing_destroyed(&planned.unread);
             }
         }

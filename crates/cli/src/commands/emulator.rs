@@ -21,8 +21,13 @@ fn token_advice(required: Option<&str>) -> String {
 /// The variables that send preflight's reads to the emulator too: an API endpoint never
 /// redirects them.
 fn preflight_advice(base: &str) -> String {
+    let variables: Vec<String> = clusterform_executor::emulator_preflight_variables(base)
+        .into_iter()
+        .map(|(variable, value)| format!("{variable}={value}"))
+        .collect();
     format!(
-        "Preflight's reads go to it with: export CLUSTERFORM_SERVICE_USAGE_ENDPOINT={base}/serviceusage CLUSTERFORM_COMPUTE_ENDPOINT={base} CLUSTERFORM_FILESTORE_ENDPOINT={base}/file"
+        "Preflight's reads go to it with: export {}",
+        variables.join(" ")
     )
 }
 
@@ -41,4 +46,20 @@ pub async fn run(args: arguments::Emulator, printer: &Printer) -> Result<ExitSta
     handle.shutdown().await;
     printer.info("Emulator stopped.");
     Ok(ExitStatus::Success)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_banner_sends_each_read_of_preflight_where_the_emulator_serves_it() {
+        assert_eq!(
+            preflight_advice("http://127.0.0.1:8089"),
+            "Preflight's reads go to it with: export \
+             CLUSTERFORM_SERVICE_USAGE_ENDPOINT=http://127.0.0.1:8089/serviceusage \
+             CLUSTERFORM_COMPUTE_ENDPOINT=http://127.0.0.1:8089 \
+             CLUSTERFORM_FILESTORE_ENDPOINT=http://127.0.0.1:8089/file"
+        );
+    }
 }

@@ -12,7 +12,7 @@ use crate::error::CliError;
 use clusterform::format::preflight::PreflightReport;
 
 use crate::exit_status::ExitStatus;
-use crate::printer::Printer;
+use crate::printer::{Printer, Tell};
 use crate::views::{PlanView, plan_view, show_drift};
 use crate::workflow::{self, Planned, Run};
 

@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use clusterform_executor::{DocumentLocation, LockInfo, TokenNote};
 use clusterform_model::duration::Seconds;
 use clusterform_model::{Action, Attempt, ClusterId, ClusterName, Location, UnreadLocation};
 use clusterform_planner::{CarriedValue, PlanWarning};
@@ -67,8 +68,14 @@ pub enum Note {
     RemovedMatchesNothing(UnmatchedRemovedBlock),
     /// `--target` is in effect.
     TargetingInEffect,
-    /// The run's record of applied changes could not be written or read as it should.
-    AppliedRecord(String),
+    /// The run's record of applied changes could not be written: only the next plan's
+    /// account of changes made outside clusterform depends on it.
+    AppliedRecordNotWritten {
+        /// Where it is kept.
+        record: DocumentLocation,
+        /// Why it could not be written.
+        reason: String,
+    },
     /// A replacement deleted the cluster and no attempt could create it again.
     MissingAfterReplacement {
         /// The cluster.
@@ -105,6 +112,24 @@ pub enum Note {
     NoneLeftIdle(Recheck),
     /// Where the run is.
     Waiting(Waiting),
+    /// Another run holds the stack lock: this one waits for it.
+    WaitingForLock {
+        /// How long it waits at most.
+        timeout: Duration,
+        /// Who holds it, when the lock says.
+        holder: Option<LockInfo>,
+    },
+    /// The stack's lock on Cloud Storage could not be released.
+    LockNotReleased {
+        /// The lock's object.
+        lock: String,
+        /// Why.
+        error: String,
+        /// The lock's ID, which `force-unlock` takes.
+        id: String,
+    },
+    /// The token source chosen is not the obvious one.
+    Token(TokenNote),
 }
 
 /// Why the record of applied changes cannot say what changed outside clusterform.
@@ -182,7 +207,9 @@ impl Note {
     /// How it is told.
     pub fn level(&self) -> Level {
         match self {
-            Self::Waiting(_) | Self::NoneLeftIdle(_) => Level::Progress,
+            Self::Waiting(_) | Self::NoneLeftIdle(_) | Self::WaitingForLock { .. } => {
+                Level::Progress
+            }
             Self::LocationsRefused(_) | Self::DriftUnknown(_) => Level::Note,
             Self::ShortIdleThreshold { .. } | Self::NoLongerIdle { .. } => Level::AboutWork,
             _ => Level::Warning,
@@ -224,7 +251,11 @@ impl Note {
             Self::LocationHeld(held) => held_text(held),
             Self::RemovedMatchesNothing(block) => unmatched_removed_text(block),
             Self::TargetingInEffect => TARGETING_IN_EFFECT.to_owned(),
-            Self::AppliedRecord(text) => text.clone(),
+            Self::AppliedRecordNotWritten { record, reason } => format!(
+                "the record of applied changes {record} could not be written: {reason}; the next \
+                 plan cannot tell which differences of these clusters were made outside \
+                 clusterform (nothing else depends on it)"
+            ),
             Self::MissingAfterReplacement { cluster } => missing_after_replacement(cluster),
             Self::SilentController {
                 cluster,
@@ -258,6 +289,20 @@ impl Note {
                 "No cluster of the saved idle destroy is still idle: nothing to destroy.".to_owned()
             }
             Self::Waiting(waiting) => waiting.text().to_owned(),
+            Self::WaitingForLock { timeout, holder } => format!(
+                "Waiting up to {} for the lock, held by {}…",
+                Seconds::from(*timeout).to_units(2),
+                holder
+                    .as_ref()
+                    .map_or_else(|| "another clusterform run".to_owned(), ToString::to_string)
+            ),
+            Self::LockNotReleased { lock, error, id } => format!(
+                "could not release the lock {lock}: {error}; if it is still there, remove it with `clusterform force-unlock {id}`"
+            ),
+            Self::Token(TokenNote::GcloudInstead { kind, credentials }) => format!(
+                "credentials of type `{kind}` in {} are not supported directly; using `gcloud auth print-access-token` instead",
+                credentials.display()
+            ),
         }
     }
 }
@@ -517,6 +562,8 @@ mod tests {
     use clusterform_model::{ClusterState, UnreadKind};
     use serde_json::json;
 
+    use clusterform_testkit::unread_location as unread;
+
     use super::*;
 
     fn shrinking(nodes_reported: Option<usize>) -> PlanWarning {
@@ -608,19 +655,6 @@ mod tests {
         assert!(plan_warning(&warning).ends_with(
             "node_pools[cpu].node_image = \"projects/p/global/images/i\", node_pools[cpu].startup_script = (sensitive)"
         ));
-    }
-
-    fn unread(region: &str, kind: UnreadKind, named: bool, held: &[&str]) -> UnreadLocation {
-        UnreadLocation {
-            location: Location::new("my-proj", region).unwrap(),
-            kind,
-            reason: "UNAVAILABLE (503): try later".to_owned(),
-            named,
-            held: held
-                .iter()
-                .map(|id| ClusterId::parse(id, false).unwrap())
-                .collect(),
-        }
     }
 
     #[test]
@@ -750,5 +784,71 @@ mod tests {
         );
         assert_eq!(Note::Waiting(Waiting::EarlierRuns).level(), Level::Progress);
         assert_eq!(Note::TargetingInEffect.level(), Level::Warning);
+    }
+
+    #[test]
+    fn an_applied_record_not_written_is_a_warning_saying_what_depends_on_it() {
+        let note = Note::AppliedRecordNotWritten {
+            record: DocumentLocation::File(PathBuf::from(".clusterform/applied.json")),
+            reason: "Permission denied (os error 13)".to_owned(),
+        };
+        assert_eq!(note.level(), Level::Warning);
+        assert_eq!(
+            note.text(),
+            "the record of applied changes .clusterform/applied.json could not be written: \
+             Permission denied (os error 13); the next plan cannot tell which differences of \
+             these clusters were made outside clusterform (nothing else depends on it)"
+        );
+    }
+
+    #[test]
+    fn a_lock_held_elsewhere_is_waited_for_as_progress_naming_its_holder() {
+        let unknown = Note::WaitingForLock {
+            timeout: Duration::from_secs(90),
+            holder: None,
+        };
+        assert_eq!(unknown.level(), Level::Progress);
+        assert_eq!(
+            unknown.text(),
+            "Waiting up to 1m30s for the lock, held by another clusterform run…"
+        );
+        let holder = LockInfo::for_this_process("apply", "1.2.3");
+        let known = Note::WaitingForLock {
+            timeout: Duration::from_secs(30),
+            holder: Some(holder.clone()),
+        };
+        assert_eq!(
+            known.text(),
+            format!("Waiting up to 30s for the lock, held by {holder}…")
+        );
+    }
+
+    #[test]
+    fn a_lock_left_behind_is_a_warning_naming_the_command_that_removes_it() {
+        let note = Note::LockNotReleased {
+            lock: "gs://team-infra/clusterform/research.lock".to_owned(),
+            error: "503 Service Unavailable".to_owned(),
+            id: "4f6c".to_owned(),
+        };
+        assert_eq!(note.level(), Level::Warning);
+        assert_eq!(
+            note.text(),
+            "could not release the lock gs://team-infra/clusterform/research.lock: 503 Service \
+             Unavailable; if it is still there, remove it with `clusterform force-unlock 4f6c`"
+        );
+    }
+
+    #[test]
+    fn credentials_read_through_gcloud_are_a_warning_naming_the_file() {
+        let note = Note::Token(TokenNote::GcloudInstead {
+            kind: "authorized_user".to_owned(),
+            credentials: PathBuf::from("/home/me/creds.json"),
+        });
+        assert_eq!(note.level(), Level::Warning);
+        assert_eq!(
+            note.text(),
+            "credentials of type `authorized_user` in /home/me/creds.json are not supported \
+             directly; using `gcloud auth print-access-token` instead"
+        );
     }
 }

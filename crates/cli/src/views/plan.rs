@@ -9,16 +9,19 @@ use std::sync::{Mutex, PoisonError};
 use clusterform::format::notes::Note;
 use clusterform::format::preflight::{self, PreflightReport};
 use clusterform::format::{plan_json, plan_text, refresh_only};
+use clusterform_config::Diagnostic;
 use clusterform_model::JobsByCluster;
 use clusterform_planner::Plan;
 
 use crate::error::CliError;
-use crate::printer::Printer;
+use crate::printer::{Printer, Tell};
 use crate::views::run::progress::ListingProgress;
 use serde_json::Value;
 
-/// How a command that plans shows what it found.
-pub trait PlanView: Send + Sync {
+/// How a command that plans shows what it found. Its notes and the configuration's warnings
+/// ([`Tell`]) go to stderr as their level says, whether the command speaks text or JSON
+/// (`docs/events.md`): no run loses a warning because it speaks JSON.
+pub trait PlanView: Tell {
     /// Where commentary, warnings and errors go.
     fn printer(&self) -> &Printer;
 
@@ -34,12 +37,6 @@ pub trait PlanView: Send + Sync {
     /// The evidence `--idle-for` decided on, as a table: with the plan for people, on stderr
     /// beside a JSON document.
     fn evidence(&self, table: &str);
-
-    /// Tells `note` on stderr as its level says, whether the command speaks text or JSON
-    /// (`docs/events.md`): no run loses a warning because it speaks JSON.
-    fn note(&self, note: &Note) {
-        self.printer().tell(note);
-    }
 
     /// How far a refresh of `locations` locations is, on a terminal.
     fn reading(&self, locations: usize) -> ListingProgress {
@@ -90,6 +87,16 @@ struct HumanPlan {
     printer: Printer,
 }
 
+impl Tell for HumanPlan {
+    fn tell(&self, note: &Note) {
+        self.printer.tell(note);
+    }
+
+    fn configuration_warning(&self, warning: &Diagnostic) {
+        self.printer.configuration_warning(warning);
+    }
+}
+
 impl PlanView for HumanPlan {
     fn printer(&self) -> &Printer {
         &self.printer
@@ -110,6 +117,17 @@ struct JsonPlan {
     printer: Printer,
     /// The `preflight` array: always there, empty when nothing was found.
     preflight: Mutex<Value>,
+}
+
+/// Stdout holds the document alone: notes and warnings go to stderr.
+impl Tell for JsonPlan {
+    fn tell(&self, note: &Note) {
+        self.printer.tell(note);
+    }
+
+    fn configuration_warning(&self, warning: &Diagnostic) {
+        self.printer.configuration_warning(warning);
+    }
 }
 
 impl PlanView for JsonPlan {

@@ -30,6 +30,16 @@ impl<V: RunView + ?Sized> Run<'_, V> {
         &self.connection.client
     }
 
+    /// Tells that `report`'s run could not write the applied record, if it could not.
+    fn tell_record_not_written(&self, report: &ApplyReport) {
+        if let Some(error) = &report.record_not_written {
+            self.view.tell(&Note::AppliedRecordNotWritten {
+                record: error.0.location().clone(),
+                reason: error.0.reason(),
+            });
+        }
+    }
+
     /// Waits for the operations an earlier run left in the journal, and for clusters the plan
     /// would change while an operation no journal knows is still changing them, before anything
     /// new is sent; `true` when there were some (the live clusters may have changed since
@@ -37,7 +47,7 @@ impl<V: RunView + ?Sized> Run<'_, V> {
     pub async fn settle_earlier_runs(&self, planned: &Planned) -> Result<bool, CliError> {
         let journaled = !self.engine.journal().entries().is_empty();
         if journaled {
-            self.view.note(&Note::Waiting(Waiting::EarlierRuns));
+            self.view.tell(&Note::Waiting(Waiting::EarlierRuns));
             let resuming: Vec<_> = self
                 .engine
                 .journal()
@@ -49,12 +59,13 @@ impl<V: RunView + ?Sized> Run<'_, V> {
             let token = self.interrupts.token(rerun(&planned.plan));
             let progress = self.view.progress(names, resuming.len());
             let resumed = self.engine.resume(progress, token).await;
+            self.tell_record_not_written(&resumed);
             self.view.executed(&resumed);
             self.conclude(&resumed, &planned.plan, Completion::Resumed, None, &[])?;
         }
         let changing = changing_under_us(&planned.plan, planned.live.iter());
         if !changing.is_empty() {
-            self.view.note(&Note::Waiting(Waiting::ChangingClusters));
+            self.view.tell(&Note::Waiting(Waiting::ChangingClusters));
             let settled = self.await_settled(&changing, &planned.plan).await;
             // A cluster that ended badly shows in the new plan (a broken one is replaced); only
             // an interrupt stops here.
@@ -129,9 +140,7 @@ impl<V: RunView + ?Sized> Run<'_, V> {
             .engine
             .apply(plan, self.view.progress(names, changing), token)
             .await;
-        for warning in &report.warnings {
-            self.view.note(&Note::AppliedRecord(warning.clone()));
-        }
+        self.tell_record_not_written(&report);
         self.view.executed(&report);
         self.view.fell_back(plan, &report);
         report
@@ -150,7 +159,7 @@ impl<V: RunView + ?Sized> Run<'_, V> {
         let changed = report.as_ref().is_some_and(|r| !r.outcomes.is_empty());
         let mut report = report.unwrap_or_default();
         if !working.is_empty() && !report.interrupted {
-            self.view.note(&Note::Waiting(Waiting::UnchangedClusters));
+            self.view.tell(&Note::Waiting(Waiting::UnchangedClusters));
             let settled = self.await_settled(working, plan).await;
             report.outcomes.extend(settled.outcomes);
             report.interrupted = settled.interrupted;
@@ -214,7 +223,7 @@ impl<V: RunView + ?Sized> Run<'_, V> {
             }
             if outcome.remains == Some(Remains::Missing) {
                 let id = outcome.address.id();
-                self.view.note(&Note::MissingAfterReplacement {
+                self.view.tell(&Note::MissingAfterReplacement {
                     cluster: id.clone(),
                 });
             }
@@ -267,7 +276,7 @@ impl<V: RunView + ?Sized> Run<'_, V> {
             .collect::<Vec<_>>()
             .await;
         for (address, setting, error) in silent {
-            self.view.note(&Note::SilentController {
+            self.view.tell(&Note::SilentController {
                 cluster: address.id().clone(),
                 setting: setting.to_string(),
                 error: error.to_string(),

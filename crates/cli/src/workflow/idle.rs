@@ -30,7 +30,7 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
         threshold: Duration,
     ) -> Result<JobsByCluster, CliError> {
         if threshold < MOMENTARY_IDLENESS {
-            self.view().note(&Note::ShortIdleThreshold {
+            self.view().tell(&Note::ShortIdleThreshold {
                 threshold,
                 momentary: MOMENTARY_IDLENESS,
             });
@@ -102,7 +102,7 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
                 }
                 found => {
                     let why = found.map_or("it is no longer listed", |r| r.reason.as_str());
-                    self.view().note(&Note::NoLongerIdle {
+                    self.view().tell(&Note::NoLongerIdle {
                         cluster: change.address.id().clone(),
                         recheck: when,
                         why: why.to_owned(),

@@ -6,20 +6,18 @@ use std::sync::Once;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::printer::Printer;
+use crate::printer;
 use crate::stack_lock;
 
 /// The run's cancellation token and its listener.
 pub struct Interrupts {
-    printer: Printer,
     token: CancellationToken,
     listening: Once,
 }
 
 impl Interrupts {
-    pub fn new(printer: Printer) -> Self {
+    pub fn new() -> Self {
         Self {
-            printer,
             token: CancellationToken::new(),
             listening: Once::new(),
         }
@@ -33,13 +31,13 @@ impl Interrupts {
     }
 
     fn listen(&self, rerun: &'static str) {
-        let (printer, token) = (self.printer, self.token.clone());
+        let token = self.token.clone();
         stack_lock::interrupts_handled_by_command();
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_err() {
                 return;
             }
-            printer.interrupted(rerun);
+            printer::interrupted(rerun);
             token.cancel();
             if tokio::signal::ctrl_c().await.is_ok() {
                 std::process::exit(130);

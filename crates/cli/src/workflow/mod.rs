@@ -29,21 +29,22 @@ use self::interrupts::Interrupts;
 use crate::arguments::Parallelism;
 use crate::context::{self, Connection};
 use crate::error::CliError;
-use crate::printer::Printer;
+use crate::printer::{Printer, Tell};
 use crate::stack_lock::{self, LockRequest};
 use crate::views::PlanView;
 
 /// Runs `body` with `config` while holding the stack lock `request` and `config`'s provider
-/// name, released whatever the outcome.
+/// name, released whatever the outcome; waiting for the lock, or failing to release it, is
+/// told through `tell` (the command's view).
 pub async fn locked<T>(
     config: Config,
     request: LockRequest<'_>,
-    printer: &Printer,
+    tell: &dyn Tell,
     body: impl AsyncFnOnce(Config) -> Result<T, CliError>,
 ) -> Result<T, CliError> {
     // The body takes the configuration; the lock only reads its provider.
     let provider = config.provider.clone();
-    stack_lock::with_lock(request, Some(&provider), printer, body(config)).await
+    stack_lock::with_lock(request, Some(&provider), tell, body(config)).await
 }
 
 /// The journal of a run: the Cloud Storage object `remote` names (a client on its bucket and
@@ -175,8 +176,7 @@ impl<'v, V: PlanView + ?Sized> Run<'v, V> {
         parallelism: Parallelism,
         view: &'v V,
     ) -> Result<Self, CliError> {
-        let printer = view.printer();
-        let connection = context::connect(endpoint, Some(&config.provider), dir, printer).await?;
+        let connection = context::connect(endpoint, Some(&config.provider), dir, view).await?;
         // Both are read before anything else is asked of the API; the record, never failing, is
         // read while the journal is.
         let (journal, applied) = tokio::join!(
@@ -201,7 +201,7 @@ impl<'v, V: PlanView + ?Sized> Run<'v, V> {
             config: Arc::new(config),
             connection,
             engine,
-            interrupts: Interrupts::new(*printer),
+            interrupts: Interrupts::new(),
             view,
         })
     }

@@ -43,7 +43,7 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
     /// Warns about the journal's entries, refreshes and plans.
     pub async fn plan(&self, options: &PlanOptions) -> Result<Planned, CliError> {
         for note in self.journal_notes() {
-            self.view.note(&note);
+            self.view.tell(&note);
         }
         // A target whose location is unknown (neither declared nor released) is looked for
         // everywhere, as without targets; the planner keeps only the targets.
@@ -82,20 +82,20 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
         let unread: Vec<Location> = unreadable.iter().map(|u| u.location.clone()).collect();
         let (live, mut plan) = planner.finish(refreshed.map(|_| unread.clone())).await?;
         for note in unread_notes(&unreadable) {
-            self.view.note(&note);
+            self.view.tell(&note);
         }
         let removed_unmatched = unmatched_removed(&self.config, live.iter(), options)
             .into_iter()
             .filter(|unmatched| !unread.contains(unmatched.block.name.location()));
         for unmatched in removed_unmatched {
             self.view
-                .note(&unmatched_removed_note(&unmatched, &self.config, &plan));
+                .tell(&unmatched_removed_note(&unmatched, &self.config, &plan));
         }
         plan.unreadable_locations = unreadable;
         plan.directory = absolute_directory(&self.dir)?;
         plan.endpoint = Some(self.connection.endpoint.clone());
         if !options.targets.is_empty() {
-            self.view.note(&Note::TargetingInEffect);
+            self.view.tell(&Note::TargetingInEffect);
         }
         Ok(Planned {
             live,
@@ -438,7 +438,7 @@ pub async fn refresh_live(
     let refreshed = clusterform_executor::refresh(client, &config.refresh_locations(), &[]).await?;
     let unread = KnownClusters::of(config, None, []).unread(&refreshed.refused);
     for note in unread_notes(&unread) {
-        view.note(&note);
+        view.tell(&note);
     }
     fully_read(&unread)?;
     Ok(refreshed.live)

@@ -16,7 +16,7 @@ use clusterform_model::{ClusterId, ClusterName, Location, UnreadKind, UnreadLoca
 use clusterform::format::notes::Note;
 
 use crate::error::CliError;
-use crate::printer::Printer;
+use crate::printer::{Printer, Tell};
 
 /// The clusters of the stack known to be somewhere, by location: those the configuration
 /// declares, and those the applied record or the journal names.
@@ -131,20 +131,9 @@ pub fn complete_view(unread: &[UnreadLocation]) -> Result<(), CliError> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use clusterform_testkit::unread_location as unread;
 
-    fn unread(region: &str, kind: UnreadKind, named: bool, held: &[&str]) -> UnreadLocation {
-        UnreadLocation {
-            location: Location::new("my-proj", region).unwrap(),
-            kind,
-            reason: "UNAVAILABLE (503): try later".to_owned(),
-            named,
-            held: held
-                .iter()
-                .map(|id| ClusterId::parse(id, false).unwrap())
-                .collect(),
-        }
-    }
+    use super::*;
 
     #[test]
     fn refused_and_failing_locations_make_one_note_each_and_a_held_one_its_own() {

@@ -3,6 +3,7 @@
 //! attribute that is wrong: Cloud Storage's bucket naming rules, a prefix that stays a plain
 //! folder, an endpoint that is an http(s) URL.
 
+use clusterform_model::{Endpoint, EndpointError, EndpointUrl};
 use hcl::edit::structure::Block;
 
 use super::error_count;
@@ -65,7 +66,10 @@ pub(super) fn remote_state(
         match name {
             "bucket" => state.bucket = text,
             "prefix" => state.prefix = text,
-            _ => state.endpoint = Some(text),
+            _ => match storage_endpoint(&text) {
+                Ok(url) => state.endpoint = Some(url),
+                Err(problem) => eval.diagnostics.push(source.error(range, problem, None)),
+            },
         }
     }
     let complete = error_count(&eval.diagnostics) == errors_before && strings.unknown.is_empty();
@@ -78,10 +82,19 @@ fn lock_value_problem(name: &str, text: &str) -> Option<String> {
         "bucket" => bucket_problem(text)
             .map(|rule| format!("bucket `{text}` is not a valid bucket name: {rule}")),
         "prefix" => prefix_problem(text).map(|rule| format!("prefix `{text}` {rule}")),
-        _ if !text.starts_with("https://") && !text.starts_with("http://") => Some(format!(
+        _ => None,
+    }
+}
+
+/// The Cloud Storage base URL `text` names: an http(s) URL that parses (never `local`: the
+/// in-process Storage follows the API's `endpoint = "local"`).
+fn storage_endpoint(text: &str) -> Result<EndpointUrl, String> {
+    match text.parse::<Endpoint>() {
+        Ok(Endpoint::Url(url)) => Ok(url),
+        Err(malformed @ EndpointError::Malformed { .. }) => Err(malformed.to_string()),
+        Ok(Endpoint::Local) | Err(EndpointError::Neither(_)) => Err(format!(
             "endpoint `{text}` is not an http(s) URL (the Cloud Storage base URL, e.g. https://storage.googleapis.com)"
         )),
-        _ => None,
     }
 }
 

@@ -14,7 +14,9 @@
 use std::time::Duration;
 
 use clusterform_model::rest::{ClusterRequest, RequestKind};
-use clusterform_model::{Action, Attempt, Cluster, ClusterName, ClusterState, Code};
+use clusterform_model::{
+    Action, Attempt, Cluster, ClusterName, ClusterState, Code, ProvisioningModel,
+};
 use clusterform_planner::ClusterChange;
 use tokio::time::Instant;
 
@@ -275,7 +277,8 @@ fn attempted_pools(request: &ClusterRequest, change: &ClusterChange) -> Vec<Atte
             let id = text(pool, "/id")?;
             chained.contains(&id.as_str()).then(|| AttemptedPool {
                 machine_type: text(pool, "/machineSpec/machineType"),
-                provisioning_model: text(pool, "/provisioningModel"),
+                provisioning_model: text(pool, "/provisioningModel")
+                    .map(|model| ProvisioningModel::from_api(&model)),
                 zone: text(pool, "/zone"),
                 pool: id,
             })

@@ -29,7 +29,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::run::error::ExecError;
 use crate::run::operations::{OperationWaiter, WaitOptions};
-use crate::state::applied::{AppliedChange, AppliedEntry, AppliedRecord, ClusterMark, Mark};
+use crate::state::applied::{
+    AppliedChange, AppliedEntry, AppliedRecord, AppliedRecordError, ClusterMark, Mark,
+};
 use crate::state::journal::{Journal, JournalEntry};
 use crate::transport::api::{ApiClient, Submitted};
 
@@ -179,9 +181,9 @@ pub struct ApplyReport {
     pub outcomes: Vec<ActionOutcome>,
     /// The run was cancelled: operations may still be running, and the journal knows them.
     pub interrupted: bool,
-    /// Problems that failed no action, for the user (the applied record could not be
-    /// written).
-    pub warnings: Vec<String>,
+    /// The applied record could not be written: a problem for the user that failed no
+    /// action (the next plan cannot tell which differences were made outside clusterform).
+    pub record_not_written: Option<AppliedRecordError>,
 }
 
 impl ApplyReport {
@@ -374,9 +376,7 @@ impl ApplyEngine {
                 async |tracker, change| self.run_change(tracker, change).await,
             )
             .await;
-        if let Some(warning) = self.record_applied(plan, &report).await {
-            report.warnings.push(warning);
-        }
+        report.record_not_written = self.record_applied(plan, &report).await;
         report
     }
 
@@ -388,8 +388,12 @@ impl ApplyEngine {
     /// digest (a plan made elsewhere) drops the cluster's entry, so that no stale digest words
     /// a later plan. A failed create or replacement marks what it left
     /// ([`ActionOutcome::remains`]): a failed cluster of ours (tainted), or a cluster the
-    /// replacement deleted (missing). Answers the warning when the write fails.
-    async fn record_applied(&self, plan: &Plan, report: &ApplyReport) -> Option<String> {
+    /// replacement deleted (missing). Answers the error when the write fails.
+    async fn record_applied(
+        &self,
+        plan: &Plan,
+        report: &ApplyReport,
+    ) -> Option<AppliedRecordError> {
         let record = self.applied.as_ref()?;
         let planned: HashMap<&ClusterName, &ClusterChange> =
             plan.changes.iter().map(|c| (&c.address, c)).collect();
@@ -422,22 +426,18 @@ impl ApplyEngine {
         self.write_record(record, &changes).await
     }
 
-    /// Writes `changes` to `record`; answers the warning when the write fails.
+    /// Writes `changes` to `record`; answers the error when the write fails.
     async fn write_record(
         &self,
         record: &AppliedRecord,
         changes: &[AppliedChange],
-    ) -> Option<String> {
-        let error = record.update(changes).await.err()?;
-        Some(format!(
-            "{error}; the next plan cannot tell which differences of these clusters were made \
-             outside clusterform (nothing else depends on it)"
-        ))
+    ) -> Option<AppliedRecordError> {
+        record.update(changes).await.err()
     }
 
     /// After [`ApplyEngine::resume`]: a create an earlier run left in flight that failed and
     /// left its cluster marks it tainted; one that ended well clears the cluster's mark.
-    async fn record_resumed(&self, report: &ApplyReport) -> Option<String> {
+    async fn record_resumed(&self, report: &ApplyReport) -> Option<AppliedRecordError> {
         let record = self.applied.as_ref()?;
         let at = now_rfc3339();
         let changes: Vec<AppliedChange> = report
@@ -485,9 +485,7 @@ impl ApplyEngine {
                 async |tracker, entry| self.resume_entry(tracker, entry).await,
             )
             .await;
-        if let Some(warning) = self.record_resumed(&report).await {
-            report.warnings.push(warning);
-        }
+        report.record_not_written = self.record_resumed(&report).await;
         report
     }
 
@@ -1112,7 +1110,7 @@ fn report(mut outcomes: Vec<ActionOutcome>, cancel: &CancellationToken) -> Apply
     ApplyReport {
         outcomes,
         interrupted: cancel.is_cancelled(),
-        warnings: Vec::new(),
+        record_not_written: None,
     }
 }
 

@@ -7,7 +7,9 @@ use std::time::Duration;
 use clusterform_model::duration::Seconds;
 use clusterform_model::fields::{MaskSource, UpdateMaskPath, camel_case};
 use clusterform_model::rest::ClusterRequest;
-use clusterform_model::{Attempt, ClusterName, Code, NameError, Shortage, Status, UnreadableName};
+use clusterform_model::{
+    Attempt, ClusterName, Code, NameError, ProvisioningModel, Shortage, Status, UnreadableName,
+};
 
 use crate::state::error::StateError;
 use crate::transport::error::TransportError;
@@ -167,7 +169,7 @@ pub struct AttemptedPool {
     /// `machineSpec.machineType`.
     pub machine_type: Option<String>,
     /// `provisioningModel`, when set.
-    pub provisioning_model: Option<String>,
+    pub provisioning_model: Option<ProvisioningModel>,
     /// `zone`, when set.
     pub zone: Option<String>,
 }

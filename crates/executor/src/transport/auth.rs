@@ -201,7 +201,20 @@ pub struct ResolvedTokenSource {
     /// The source.
     pub source: Arc<dyn TokenSource>,
     /// Said to the user by the caller (libraries do not print), e.g. why gcloud is used.
-    pub note: Option<String>,
+    pub note: Option<TokenNote>,
+}
+
+/// Why the chosen token source is not the obvious one, for the caller to word.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TokenNote {
+    /// `GOOGLE_APPLICATION_CREDENTIALS` names credentials of a type read only through
+    /// `gcloud auth print-access-token`.
+    GcloudInstead {
+        /// The credentials' `type`.
+        kind: String,
+        /// The credentials file.
+        credentials: PathBuf,
+    },
 }
 
 /// The environment variables the default chain reads, captured so tests can supply their own.
@@ -258,10 +271,10 @@ pub async fn resolve_token_source(env: &AuthEnvironment) -> Result<ResolvedToken
         if kind != "service_account" {
             return Ok(ResolvedTokenSource {
                 source: Arc::new(GcloudCli::new(env.search_path.clone())),
-                note: Some(format!(
-                    "credentials of type `{kind}` in {} are not supported directly; using `gcloud auth print-access-token` instead",
-                    path.display()
-                )),
+                note: Some(TokenNote::GcloudInstead {
+                    kind,
+                    credentials: path.clone(),
+                }),
             });
         }
     }

@@ -183,6 +183,38 @@ fn error_message(body: &[u8]) -> String {
         .unwrap_or_else(|| quote_body(body))
 }
 
+/// Where an emulator serving at `base` (`clusterform emulator`, the built-in one, a test's)
+/// answers `api`, one of preflight's: Service Usage under `/serviceusage`, Filestore under
+/// `/file`, Compute Engine at `base` (its paths start with its own `/compute/v1`), so that
+/// the client's paths, joined to this, reach it.
+pub fn emulator_preflight_endpoint(base: &str, api: PreflightApi) -> String {
+    let prefix = match api {
+        PreflightApi::ServiceUsage => "/serviceusage",
+        PreflightApi::Filestore => "/file",
+        PreflightApi::Compute
+        | PreflightApi::Lustre
+        | PreflightApi::ResourceManager
+        | PreflightApi::Iam
+        | PreflightApi::Storage => "",
+    };
+    format!("{base}{prefix}")
+}
+
+/// The `CLUSTERFORM_<API>_ENDPOINT` variables, with their values, that send preflight's reads
+/// ([`PreflightApi::READ`]) to an emulator serving at `base`: an API endpoint never redirects
+/// them.
+pub fn emulator_preflight_variables(base: &str) -> Vec<(String, String)> {
+    PreflightApi::READ
+        .into_iter()
+        .map(|api| {
+            (
+                api.environment_variable(),
+                emulator_preflight_endpoint(base, api),
+            )
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use clusterform_model::preflight::{NetworkName, Service};

@@ -8,7 +8,9 @@ pub mod progress;
 use std::sync::{Arc, Mutex};
 
 use clusterform::format::names::ClusterNames;
+use clusterform::format::notes::Note;
 use clusterform::format::{actions, plan_text, stopped_work};
+use clusterform_config::Diagnostic;
 use clusterform_executor::{ApplyReport, ProgressSink};
 use clusterform_model::JobsByCluster;
 use clusterform_planner::{Plan, StoppedWork};
@@ -19,7 +21,7 @@ use self::progress::ApplyProgress;
 use super::{Counts, PlanView};
 use crate::error::CliError;
 use crate::exit_status::ExitStatus;
-use crate::printer::Printer;
+use crate::printer::{Printer, Tell};
 use crate::prompt;
 
 /// How a run that changes clusters shows itself.
@@ -80,6 +82,16 @@ pub fn run_view(json: bool, printer: &Printer) -> Box<dyn RunView> {
 /// summary line.
 struct HumanRun {
     printer: Printer,
+}
+
+impl Tell for HumanRun {
+    fn tell(&self, note: &Note) {
+        self.printer.tell(note);
+    }
+
+    fn configuration_warning(&self, warning: &Diagnostic) {
+        self.printer.configuration_warning(warning);
+    }
 }
 
 impl PlanView for HumanRun {
@@ -229,6 +241,18 @@ struct JsonRun {
     events: Arc<JsonEvents>,
     /// What every report of the run did, for the `summary` event.
     counts: Mutex<Counts>,
+}
+
+/// Stdout holds the events alone: notes and warnings go to stderr, which `--json` silences
+/// only for progress (`docs/events.md`).
+impl Tell for JsonRun {
+    fn tell(&self, note: &Note) {
+        self.printer.tell(note);
+    }
+
+    fn configuration_warning(&self, warning: &Diagnostic) {
+        self.printer.configuration_warning(warning);
+    }
 }
 
 impl PlanView for JsonRun {
