@@ -105,12 +105,12 @@ fn keep_node_image_writes_the_live_images_which_pin_the_pools() {
     assert!(
         imported.status.success(),
         "{}",
-        crate::support::stderr(&imported)
+        stderr(&imported)
     );
-    let hcl = crate::support::stdout(&imported);
+    let hcl = stdout(&imported);
     assert_eq!(hcl.matches("node_image = ").count(), 2, "{hcl}");
     assert!(
-        !crate::support::stderr(&imported).contains("Left out"),
+        !stderr(&imported).contains("Left out"),
         "nothing is left out"
     );
 }
