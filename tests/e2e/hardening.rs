@@ -197,7 +197,10 @@ fn a_second_emulator_on_the_same_state_file_fails_at_once_naming_it() {
     assert_eq!(plan.status.code(), Some(1), "{}", stderr(&plan));
     insta::assert_snapshot!(
         stderr(&plan).replace(&*config_dir.path().to_string_lossy(), "[DIR]"),
-        @"Error: the local emulator failed: the emulator state file [DIR]/.clusterform/emulator.json is in use by another emulator (locked through [DIR]/.clusterform/emulator.json.lock)"
+        @r#"
+    Error: another clusterform command in [DIR] is using the built-in emulator (`endpoint = "local"`): it serves one command at a time from [DIR]/.clusterform/emulator.json
+      hint: wait for that command to finish; if it is a `clusterform emulator` serving this state, give this command the `--endpoint` it printed; to run commands side by side, serve the state with `clusterform emulator --state [DIR]/.clusterform/emulator.json` and give each command that `--endpoint`
+    "#
     );
     for mut child in [first, holder] {
         child.kill().unwrap();

@@ -106,7 +106,7 @@ fn a_second_command_while_apply_runs_on_the_local_emulator_says_what_holds_it() 
     insta::assert_snapshot!(transcript, @r#"
     [stderr]
     Error: another clusterform command in [DIR] is using the built-in emulator (`endpoint = "local"`): it serves one command at a time from [DIR]/.clusterform/emulator.json
-      hint: wait for that command to finish; or, to run commands side by side, serve it with `clusterform emulator --state [DIR]/.clusterform/emulator.json` in another terminal and give each command the `--endpoint` it prints
+      hint: wait for that command to finish; if it is a `clusterform emulator` serving this state, give this command the `--endpoint` it printed; to run commands side by side, serve the state with `clusterform emulator --state [DIR]/.clusterform/emulator.json` and give each command that `--endpoint`
     [exit status: 1]
     "#);
 }

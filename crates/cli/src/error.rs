@@ -342,7 +342,7 @@ impl CliError {
                 "release it in stack {owner}'s configuration first: replace its cluster block there with `removed {{ cluster = \"{cluster}\" }}` and apply (the cluster is kept, only its label goes), then import it here. Deleting its block there instead would destroy the cluster"
             )),
             Self::LocalEmulatorBusy { state_file, .. } => Some(format!(
-                "wait for that command to finish; or, to run commands side by side, serve it with `clusterform emulator --state {}` in another terminal and give each command the `--endpoint` it prints",
+                "wait for that command to finish; if it is a `clusterform emulator` serving this state, give this command the `--endpoint` it printed; to run commands side by side, serve the state with `clusterform emulator --state {}` and give each command that `--endpoint`",
                 state_file.display()
             )),
             Self::NoTerminalToConfirm => {
