@@ -375,7 +375,8 @@ pub fn add_other_subnetwork(env: &Env) {
 }
 
 /// The `CLUSTERFORM_<API>_ENDPOINT` variables that send preflight's reads to an emulator at
-/// `base`, under the path prefixes it serves them at.
+/// `base`, under the path prefixes it serves them at. Cloud Storage's variable is the lock's
+/// too, so a test that reads a bucket sets it itself.
 pub fn preflight_env_at(base: &str) -> Vec<(&'static str, String)> {
     vec![
         (
@@ -384,6 +385,12 @@ pub fn preflight_env_at(base: &str) -> Vec<(&'static str, String)> {
         ),
         ("CLUSTERFORM_COMPUTE_ENDPOINT", base.to_owned()),
         ("CLUSTERFORM_FILESTORE_ENDPOINT", format!("{base}/file")),
+        ("CLUSTERFORM_LUSTRE_ENDPOINT", format!("{base}/lustre")),
+        (
+            "CLUSTERFORM_RESOURCE_MANAGER_ENDPOINT",
+            format!("{base}/cloudresourcemanager"),
+        ),
+        ("CLUSTERFORM_IAM_ENDPOINT", format!("{base}/iam")),
     ]
 }
 

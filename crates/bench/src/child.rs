@@ -76,7 +76,13 @@ impl Tool {
                     format!("{endpoint}/serviceusage"),
                 )
                 .env("CLUSTERFORM_COMPUTE_ENDPOINT", endpoint)
-                .env("CLUSTERFORM_FILESTORE_ENDPOINT", format!("{endpoint}/file"));
+                .env("CLUSTERFORM_FILESTORE_ENDPOINT", format!("{endpoint}/file"))
+                .env("CLUSTERFORM_LUSTRE_ENDPOINT", format!("{endpoint}/lustre"))
+                .env(
+                    "CLUSTERFORM_RESOURCE_MANAGER_ENDPOINT",
+                    format!("{endpoint}/cloudresourcemanager"),
+                )
+                .env("CLUSTERFORM_IAM_ENDPOINT", format!("{endpoint}/iam"));
         }
         let output = command
             .output()

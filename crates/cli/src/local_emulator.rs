@@ -74,17 +74,18 @@ impl LocalEmulator {
     }
 
     /// Where the emulator serves `api`, one of preflight's: each under its own path prefix
-    /// (Service Usage under `/serviceusage`, Filestore under `/file`, Compute Engine under its
-    /// own `/compute/v1`), so that the client's paths, joined to this, reach it.
+    /// (Service Usage under `/serviceusage`, Filestore under `/file`, Managed Lustre under
+    /// `/lustre`, Resource Manager under `/cloudresourcemanager`, IAM under `/iam`; Compute
+    /// Engine and Cloud Storage under their own `/compute/v1` and `/storage/v1`), so that the
+    /// client's paths, joined to this, reach it.
     pub fn preflight_endpoint(&self, api: PreflightApi) -> String {
         let prefix = match api {
             PreflightApi::ServiceUsage => "/serviceusage",
             PreflightApi::Filestore => "/file",
-            PreflightApi::Compute
-            | PreflightApi::Lustre
-            | PreflightApi::ResourceManager
-            | PreflightApi::Iam
-            | PreflightApi::Storage => "",
+            PreflightApi::Lustre => "/lustre",
+            PreflightApi::ResourceManager => "/cloudresourcemanager",
+            PreflightApi::Iam => "/iam",
+            PreflightApi::Compute | PreflightApi::Storage => "",
         };
         format!("{}{prefix}", self.base_url())
     }

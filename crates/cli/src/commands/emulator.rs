@@ -22,7 +22,7 @@ fn token_advice(required: Option<&str>) -> String {
 /// redirects them.
 fn preflight_advice(base: &str) -> String {
     format!(
-        "Preflight's reads go to it with: export CLUSTERFORM_SERVICE_USAGE_ENDPOINT={base}/serviceusage CLUSTERFORM_COMPUTE_ENDPOINT={base} CLUSTERFORM_FILESTORE_ENDPOINT={base}/file"
+        "Preflight's reads go to it with: export CLUSTERFORM_SERVICE_USAGE_ENDPOINT={base}/serviceusage CLUSTERFORM_COMPUTE_ENDPOINT={base} CLUSTERFORM_FILESTORE_ENDPOINT={base}/file CLUSTERFORM_LUSTRE_ENDPOINT={base}/lustre CLUSTERFORM_RESOURCE_MANAGER_ENDPOINT={base}/cloudresourcemanager CLUSTERFORM_IAM_ENDPOINT={base}/iam CLUSTERFORM_STORAGE_ENDPOINT={base}"
     )
 }
 

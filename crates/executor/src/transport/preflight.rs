@@ -73,10 +73,9 @@ impl PreflightClient {
     ) -> Result<Self, PreflightEndpointError> {
         let bases = bases(endpoints)?;
         // The system's CA roots are loaded only when an endpoint is https (see `Connection`).
-        let read = PreflightApi::READ.map(|api| &bases[&api]);
-        let all_plain_http = read.iter().all(|url| url.scheme() == "http");
+        let all_plain_http = bases.values().all(|url| url.scheme() == "http");
         let options = ClientOptions {
-            endpoint: all_plain_http.then(|| read[0].to_string()),
+            endpoint: all_plain_http.then(|| bases[&PreflightApi::Compute].to_string()),
             ..options
         };
         let connection = Connection::new(options, tokens).map_err(|e| PreflightEndpointError {
@@ -97,11 +96,17 @@ impl PreflightClient {
     }
 
     /// What `read` finds; a read that cannot be made says why, as [`Reading::Unchecked`].
+    /// A `testIamPermissions` read is a POST that changes nothing, so it is retried as a read.
     pub async fn read(&self, read: &PreflightRead) -> Reading {
+        let json = read.body();
+        let (method, body) = match &json {
+            Some(json) => (Method::POST, Body::Json(json)),
+            None => (Method::GET, Body::Empty),
+        };
         let request = Request {
-            method: Method::GET,
+            method,
             url: self.url(read),
-            body: Body::Empty,
+            body,
             class: CallClass::Read,
             timeout: self.connection.request_timeout,
             charge: None,
