@@ -35,6 +35,7 @@ use serde_json::{Value, json};
 
 use crate::api_error::{ApiError, Code};
 use crate::emulator::Emulator;
+use crate::error::EmulatorError;
 use crate::routes::path_params;
 
 const SERVICE: &str = "/serviceusage/v1/projects/{project}/services/{service}";
@@ -187,18 +188,33 @@ pub struct SeededInstance {
 }
 
 impl PreflightWorld {
+    /// A world from the JSON `PUT /emulator/v1/preflight` takes.
+    pub fn from_json(text: &str) -> Result<Self, EmulatorError> {
+        let invalid = |reason: String| EmulatorError::PreflightWorld { reason };
+        let world: Self = serde_json::from_str(text).map_err(|e| invalid(e.to_string()))?;
+        match world.unknown_api() {
+            Some(reason) => Err(invalid(reason)),
+            None => Ok(world),
+        }
+    }
+
     /// Refuses a world with an API it does not know.
     pub(crate) fn check(&self) -> Result<(), ApiError> {
-        match self
-            .forbidden_apis
-            .iter()
-            .find(|api| !APIS.iter().any(|(known, _)| known == api))
-        {
-            Some(unknown) => Err(ApiError::invalid_argument(format!(
-                "`{unknown}` is not a preflight API: serviceusage, compute, file, lustre, cloudresourcemanager, iam or storage."
-            ))),
+        match self.unknown_api() {
+            Some(message) => Err(ApiError::invalid_argument(message)),
             None => Ok(()),
         }
+    }
+
+    /// What is wrong with a forbidden API it names that is not a preflight API.
+    fn unknown_api(&self) -> Option<String> {
+        let unknown = self
+            .forbidden_apis
+            .iter()
+            .find(|api| !APIS.iter().any(|(known, _)| known == api))?;
+        Some(format!(
+            "`{unknown}` is not a preflight API: serviceusage, compute, file, lustre, cloudresourcemanager, iam or storage."
+        ))
     }
 
     fn forbids(&self, api: &str) -> Result<(), ApiError> {

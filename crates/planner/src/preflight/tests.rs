@@ -703,10 +703,8 @@ fn an_update_reads_only_the_update_permission_and_no_change_reads_nothing() {
     );
 
     let unchanged = clusterform_testkit::seed();
-    let config = clusterform_testkit::config(vec![clusterform_testkit::desired(
-        "train01",
-        unchanged,
-    )]);
+    let config =
+        clusterform_testkit::config(vec![clusterform_testkit::desired("train01", unchanged)]);
     let plan = planned(&config);
     assert_eq!(plan_requirements(&config, &plan), []);
 }
