@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use clusterform_model::Code;
 use clusterform_model::preflight::{PreflightApi, PreflightRead, Reading};
@@ -39,7 +39,13 @@ pub struct PreflightEndpointError {
 #[derive(Clone)]
 pub struct PreflightClient {
     bases: BTreeMap<PreflightApi, Url>,
-    connection: Connection,
+    /// For plain http endpoints (loopback only): without the system's CA roots.
+    plain: Connection,
+    /// For https endpoints, built at the first read of one: loading the CA roots costs, and a
+    /// certificate store that cannot be read must stop only the reads that need it.
+    tls: Arc<OnceLock<Result<Connection, String>>>,
+    options: ClientOptions,
+    tokens: Arc<dyn TokenSource>,
 }
 
 impl fmt::Debug for PreflightClient {
@@ -51,8 +57,8 @@ impl fmt::Debug for PreflightClient {
             .collect();
         f.debug_struct("PreflightClient")
             .field("bases", &bases)
-            .field("connection", &self.connection)
-            .finish()
+            .field("plain", &self.plain)
+            .finish_non_exhaustive()
     }
 }
 
@@ -72,18 +78,41 @@ impl PreflightClient {
         tokens: Arc<dyn TokenSource>,
     ) -> Result<Self, PreflightEndpointError> {
         let bases = bases(endpoints)?;
-        // The system's CA roots are loaded only when an endpoint is https (see `Connection`).
-        let all_plain_http = bases.values().all(|url| url.scheme() == "http");
-        let options = ClientOptions {
-            endpoint: all_plain_http.then(|| bases[&PreflightApi::Compute].to_string()),
-            ..options
+        // A connection whose endpoint is plain http loads no CA roots (see `Connection`).
+        let plain_options = ClientOptions {
+            endpoint: Some("http://127.0.0.1".to_owned()),
+            ..options.clone()
         };
-        let connection = Connection::new(options, tokens).map_err(|e| PreflightEndpointError {
-            api: PreflightApi::Compute,
-            endpoint: String::new(),
-            reason: format!("cannot build the HTTP client: {e}"),
-        })?;
-        Ok(Self { bases, connection })
+        let plain =
+            Connection::new(plain_options, tokens.clone()).map_err(|e| PreflightEndpointError {
+                api: PreflightApi::Compute,
+                endpoint: String::new(),
+                reason: format!("cannot build the HTTP client: {e}"),
+            })?;
+        Ok(Self {
+            bases,
+            plain,
+            tls: Arc::new(OnceLock::new()),
+            options: ClientOptions {
+                endpoint: None,
+                ..options
+            },
+            tokens,
+        })
+    }
+
+    /// The connection `url` is sent through; `Err` says why an https one cannot be built.
+    fn connection(&self, url: &Url) -> Result<&Connection, String> {
+        if url.scheme() == "http" {
+            return Ok(&self.plain);
+        }
+        self.tls
+            .get_or_init(|| {
+                Connection::new(self.options.clone(), self.tokens.clone())
+                    .map_err(|e| format!("no HTTPS client could be built: {e}"))
+            })
+            .as_ref()
+            .map_err(Clone::clone)
     }
 
     /// The URL of `read`: its API's base with the read's path.
@@ -103,16 +132,21 @@ impl PreflightClient {
             Some(json) => (Method::POST, Body::Json(json)),
             None => (Method::GET, Body::Empty),
         };
+        let url = self.url(read);
+        let connection = match self.connection(&url) {
+            Ok(connection) => connection,
+            Err(reason) => return Reading::Unchecked(reason),
+        };
         let request = Request {
             method,
-            url: self.url(read),
+            url,
             body,
             class: CallClass::Read,
-            timeout: self.connection.request_timeout,
+            timeout: connection.request_timeout,
             charge: None,
         };
         let mut part = PreflightExchange;
-        let answer = match exchange(&self.connection, &request, &mut part).await {
+        let answer = match exchange(connection, &request, &mut part).await {
             Ok(answer) => answer,
             Err(unanswered) => return Reading::Unchecked(unanswered),
         };
