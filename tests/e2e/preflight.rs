@@ -4,14 +4,54 @@
 //! it a warning, a read that cannot be made is one warning, and no read goes to the API's
 //! endpoint or is made for a plan that creates nothing.
 
-use clusterform_emulator::{EmulatorOptions, PreflightWorld, SeededInstance, SeededSubnetwork};
+use clusterform_emulator::{
+    EmulatorOptions, PreflightWorld, SeededInstance, SeededQuota, SeededReservation,
+    SeededSubnetwork,
+};
 use clusterform_testkit::{TOKEN, TestEmulator};
 
 use crate::support::{ClusterSpec, Env, apply_ok, config, preflight_env_at, stdout};
 
+/// What `args` told of preflight's findings: each `Error:` or `Warning:` line and the `at` line
+/// after it (the run's own error left out), and the exit status when not 0.
+fn findings_of(env: &Env, args: &[&str]) -> Vec<String> {
+    let output = env
+        .cmd(args)
+        .env("CLUSTERFORM_STORAGE_ENDPOINT", env.server.base_url())
+        .output()
+        .unwrap();
+    let stderr = crate::support::stderr(&output);
+    let mut told = Vec::new();
+    let mut after_finding = false;
+    for line in stderr.lines() {
+        let finding = (line.starts_with("Error: cluster ")
+            || line.starts_with("Warning: cluster "))
+            && !line.contains("preflight found");
+        if finding || (after_finding && line.starts_with("  at ")) {
+            told.push(line.to_owned());
+        }
+        after_finding = finding;
+    }
+    if let Some(code) = output.status.code().filter(|code| *code != 0) {
+        told.push(format!("[exit status: {code}]"));
+    }
+    told
+}
+
 /// Whether a logged path is one of preflight's reads.
 fn is_preflight(path: &str) -> bool {
-    ["/serviceusage/", "/compute/", "/file/"]
+    let bucket = path
+        .strip_prefix("/storage/v1/b/")
+        .is_some_and(|rest| !rest.contains('/'));
+    bucket
+        || [
+            "/serviceusage/",
+            "/compute/",
+            "/file/",
+            "/lustre/",
+            "/cloudresourcemanager/",
+            "/iam/",
+        ]
         .iter()
         .any(|prefix| path.starts_with(prefix))
 }
@@ -145,29 +185,43 @@ fn skip_preflight_turns_the_error_into_a_warning() {
 }
 
 #[test]
-fn a_missing_home_filestore_instance_is_a_warning_since_it_may_be_lustre() {
+fn a_home_directory_in_neither_filestore_nor_lustre_fails_the_plan() {
     let env = env_with(PreflightWorld {
-        filestore_instances: Some(vec![SeededInstance {
-            name: "projects/my-proj/locations/us-central1-b/instances/home".to_owned(),
-            state: "READY".to_owned(),
-            network: "default".to_owned(),
+        filestore_instances: Some(Vec::new()),
+        lustre_instances: Some(Vec::new()),
+        ..PreflightWorld::default()
+    });
+    assert_eq!(
+        findings_of(&env, &["plan"]),
+        [
+            "Error: cluster train01: the home directory projects/my-proj/locations/us-central1-a/instances/home does not exist, as a Filestore instance or as a Managed Lustre instance",
+            "  at main.hcl:46:32",
+            "[exit status: 1]",
+        ]
+    );
+}
+
+#[test]
+fn a_lustre_home_directory_passes_and_one_lustre_cannot_read_is_a_warning() {
+    let env = env_with(PreflightWorld {
+        filestore_instances: Some(Vec::new()),
+        lustre_instances: Some(vec![SeededInstance {
+            name: "projects/my-proj/locations/us-central1-a/instances/home".to_owned(),
+            state: "ACTIVE".to_owned(),
+            network: "projects/my-proj/global/networks/default".to_owned(),
         }]),
         ..PreflightWorld::default()
     });
-    let output = env.run(&["plan", "--json"]);
+    assert_eq!(findings_of(&env, &["plan"]), Vec::<String>::new());
+    let mut world = env.emulator().preflight_world();
+    world.forbidden_apis = vec!["lustre".to_owned()];
+    env.emulator().set_preflight_world(world);
     assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        crate::support::stderr(&output)
-    );
-    let document: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
-    let finding = &document["preflight"][0];
-    assert_eq!(finding["kind"], "filestore_missing", "{document}");
-    assert_eq!(finding["severity"], "warning");
-    assert_eq!(
-        finding["field"],
-        "orchestrator_spec.slurm_spec.home_directory_storage"
+        findings_of(&env, &["plan"]),
+        [
+            "Warning: cluster train01: no Filestore instance projects/my-proj/locations/us-central1-a/instances/home exists for the home directory, and whether a Managed Lustre instance does could not be read (unless it is one, the create will fail)",
+            "  at main.hcl:46:32",
+        ]
     );
 }
 
@@ -202,7 +256,7 @@ fn the_quick_starts_world_passes_and_a_plan_that_creates_nothing_reads_nothing()
     );
     assert_eq!(
         preflight_reads(&env).len(),
-        7,
+        9,
         "each distinct read once for two clusters: {:?}",
         preflight_reads(&env)
     );
@@ -251,5 +305,271 @@ fn no_preflight_read_reaches_the_api_endpoint() {
         .into_iter()
         .filter(|request| is_preflight(&request.path))
         .count();
-    assert_eq!(reads, 7);
+    assert_eq!(reads, 9);
+}
+
+/// A GPU pool on a reservation that mounts a Lustre instance, a Spot GPU pool, the nodes'
+/// service account and a Lustre export, beside the canonical cluster's pools.
+const GPU_SETTINGS: &str = r#"
+  node_pool "gpu" {
+    machine_spec {
+      machine_type = "a3-megagpu-8g"
+      reservation_affinity {
+        reservation_affinity_type = "SPECIFIC_RESERVATION"
+        key                       = "compute.googleapis.com/reservation-name"
+        values                    = ["projects/my-proj/zones/us-central1-a/reservations/h100"]
+      }
+    }
+    provisioning_model = "RESERVATION"
+    scaling_spec {
+      min_node_count = 2
+      max_node_count = 2
+    }
+    zone    = "us-central1-a"
+    lustres = ["projects/my-proj/locations/us-central1-a/instances/scratch"]
+  }
+
+  node_pool "spot" {
+    machine_spec {
+      machine_type = "a3-megagpu-8g"
+    }
+    provisioning_model = "SPOT"
+    scaling_spec {
+      min_node_count = 0
+      max_node_count = 2
+    }
+    zone = "us-central1-a"
+  }
+
+  runtime_spec {
+    service_account = "nodes@my-proj.iam.gserviceaccount.com"
+  }
+
+  lustre_export_config {
+    destination_bucket = "my-proj-export"
+    lustres            = ["projects/my-proj/locations/us-central1-a/instances/scratch"]
+  }
+"#;
+
+fn gpu_env_with(world: PreflightWorld) -> Env {
+    let env = Env::new(50);
+    env.emulator().set_preflight_world(world);
+    env.write_config(&config(&[ClusterSpec {
+        extra_cluster_settings: GPU_SETTINGS,
+        ..ClusterSpec::default()
+    }]));
+    env
+}
+
+#[test]
+fn a_gpu_cluster_passes_the_default_world_reading_each_of_its_resources() {
+    let env = gpu_env_with(PreflightWorld::default());
+    assert_eq!(findings_of(&env, &["plan"]), Vec::<String>::new());
+    let reads = preflight_reads(&env);
+    for read in [
+        "GET /lustre/v1/projects/my-proj/locations/us-central1-a/instances/scratch",
+        "GET /storage/v1/b/my-proj-export",
+        "GET /compute/v1/projects/my-proj/zones/us-central1-a/reservations/h100",
+        "GET /compute/v1/projects/my-proj/regions/us-central1",
+        "POST /cloudresourcemanager/v1/projects/my-proj:testIamPermissions",
+        "GET /iam/v1/projects/-/serviceAccounts/nodes@my-proj.iam.gserviceaccount.com",
+        "POST /iam/v1/projects/-/serviceAccounts/nodes@my-proj.iam.gserviceaccount.com:testIamPermissions",
+    ] {
+        assert!(reads.iter().any(|r| r == read), "{read}: {reads:#?}");
+    }
+}
+
+#[test]
+fn a_missing_lustre_instance_and_export_bucket_fail_the_plan_at_their_lines() {
+    let env = gpu_env_with(PreflightWorld {
+        lustre_instances: Some(Vec::new()),
+        buckets: Some(Vec::new()),
+        ..PreflightWorld::default()
+    });
+    assert_eq!(
+        findings_of(&env, &["plan"]),
+        [
+            "Error: cluster train01: the Managed Lustre instance projects/my-proj/locations/us-central1-a/instances/scratch does not exist",
+            "  at main.hcl:70:15",
+            "Error: cluster train01: the Lustre export's bucket gs://my-proj-export does not exist",
+            "  at main.hcl:90:26",
+            "[exit status: 1]",
+        ]
+    );
+}
+
+#[test]
+fn a_lustre_instance_not_active_on_another_network_fails_the_plan() {
+    let env = gpu_env_with(PreflightWorld {
+        lustre_instances: Some(vec![SeededInstance {
+            name: "projects/my-proj/locations/us-central1-a/instances/scratch".to_owned(),
+            state: "CREATING".to_owned(),
+            network: "projects/my-proj/global/networks/other".to_owned(),
+        }]),
+        ..PreflightWorld::default()
+    });
+    assert_eq!(
+        findings_of(&env, &["plan"]),
+        [
+            "Error: cluster train01: the Managed Lustre instance projects/my-proj/locations/us-central1-a/instances/scratch is CREATING, not ACTIVE",
+            "  at main.hcl:70:15",
+            "Error: cluster train01: the Managed Lustre instance projects/my-proj/locations/us-central1-a/instances/scratch is on projects/my-proj/global/networks/other, not on the cluster's network projects/my-proj/global/networks/default",
+            "  at main.hcl:70:15",
+            "[exit status: 1]",
+        ]
+    );
+}
+
+#[test]
+fn a_home_filestore_in_no_pools_zone_is_a_warning() {
+    let env = env_with(PreflightWorld::default());
+    env.write_config(&config(&[ClusterSpec::default()]).replace(
+        "locations/us-central1-a/instances/home",
+        "locations/us-central1-b/instances/home",
+    ));
+    assert_eq!(
+        findings_of(&env, &["plan"]),
+        [
+            "Warning: cluster train01: the Filestore instance projects/my-proj/locations/us-central1-b/instances/home is in zone us-central1-b, where no node pool is (the pools are in us-central1-a); nodes would mount it across zones, if the service allows it at all",
+            "  at main.hcl:46:32",
+        ]
+    );
+}
+
+#[test]
+fn a_reservation_for_other_machines_with_too_few_free_or_missing_fails_the_plan() {
+    let env = gpu_env_with(PreflightWorld {
+        reservations: Some(vec![SeededReservation {
+            name: "projects/my-proj/zones/us-central1-a/reservations/h100".to_owned(),
+            machine_type: "a4-highgpu-8g".to_owned(),
+            count: 4,
+            in_use_count: 3,
+        }]),
+        ..PreflightWorld::default()
+    });
+    assert_eq!(
+        findings_of(&env, &["plan"]),
+        [
+            "Error: cluster train01: node pool gpu: the reservation projects/my-proj/zones/us-central1-a/reservations/h100 holds a4-highgpu-8g machines, not the pool's a3-megagpu-8g",
+            "  at main.hcl:58:7",
+            "Error: cluster train01: node pool gpu: the reservation projects/my-proj/zones/us-central1-a/reservations/h100 has 1 machine free (4 reserved, 3 in use), fewer than the pool's min_node_count 2",
+            "  at main.hcl:58:7",
+            "[exit status: 1]",
+        ]
+    );
+    let env = gpu_env_with(PreflightWorld {
+        reservations: Some(Vec::new()),
+        ..PreflightWorld::default()
+    });
+    assert_eq!(
+        findings_of(&env, &["plan"]),
+        [
+            "Error: cluster train01: node pool gpu: the reservation projects/my-proj/zones/us-central1-a/reservations/h100 does not exist",
+            "  at main.hcl:58:7",
+            "[exit status: 1]",
+        ]
+    );
+}
+
+#[test]
+fn permissions_the_caller_lacks_and_a_missing_service_account_fail_plan_and_apply() {
+    let env = gpu_env_with(PreflightWorld {
+        denied_permissions: vec![
+            "aiplatform.modelDevelopmentClusters.create".to_owned(),
+            "iam.serviceAccounts.actAs".to_owned(),
+        ],
+        ..PreflightWorld::default()
+    });
+    assert_eq!(
+        findings_of(&env, &["plan"]),
+        [
+            "Error: cluster train01: the caller lacks iam.serviceAccounts.actAs on the service account nodes@my-proj.iam.gserviceaccount.com: the create would be refused",
+            "  at main.hcl:86:23",
+            "Error: cluster train01: the caller lacks aiplatform.modelDevelopmentClusters.create on project my-proj: apply's calls would be refused",
+            "  at main.hcl:8:1",
+            "[exit status: 1]",
+        ]
+    );
+    assert_eq!(
+        findings_of(&env, &["apply", "--auto-approve", "--json"]),
+        [
+            "Error: cluster train01: the caller lacks iam.serviceAccounts.actAs on the service account nodes@my-proj.iam.gserviceaccount.com: the create would be refused",
+            "  at main.hcl:86:23",
+            "Error: cluster train01: the caller lacks aiplatform.modelDevelopmentClusters.create on project my-proj: apply's calls would be refused",
+            "  at main.hcl:8:1",
+            "[exit status: 1]",
+        ]
+    );
+    assert_eq!(env.mutations(), [], "apply sent nothing");
+    let env = gpu_env_with(PreflightWorld {
+        service_accounts: Some(Vec::new()),
+        ..PreflightWorld::default()
+    });
+    assert_eq!(
+        findings_of(&env, &["plan"]),
+        [
+            "Error: cluster train01: the service account nodes@my-proj.iam.gserviceaccount.com does not exist",
+            "  at main.hcl:86:23",
+            "[exit status: 1]",
+        ]
+    );
+}
+
+#[test]
+fn gpu_quota_short_is_a_warning_with_its_numbers_in_text_and_json() {
+    let env = gpu_env_with(PreflightWorld {
+        quotas: Some(vec![SeededQuota {
+            region: "projects/my-proj/regions/us-central1".to_owned(),
+            metric: "PREEMPTIBLE_NVIDIA_H100_MEGA_GPUS".to_owned(),
+            limit: 16.0,
+            usage: 8.0,
+        }]),
+        ..PreflightWorld::default()
+    });
+    assert_eq!(
+        findings_of(&env, &["plan"]),
+        [
+            "Warning: cluster train01: the plan's GPU pools may need 16 PREEMPTIBLE_NVIDIA_H100_MEGA_GPUS in us-central1 at their max_node_count (1 cluster), and project my-proj has 8 free of that quota (limit 16, in use 8); which quota the service charges is not documented: PREEMPTIBLE_NVIDIA_H100_MEGA_GPUS is an inference",
+            "  at main.hcl:74:5",
+        ]
+    );
+    let output = env
+        .cmd(&["plan", "--json"])
+        .env("CLUSTERFORM_STORAGE_ENDPOINT", env.server.base_url())
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let document: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let finding = &document["preflight"][0];
+    assert_eq!(
+        (&finding["kind"], &finding["severity"]),
+        (
+            &serde_json::json!("gpu_quota_short"),
+            &serde_json::json!("warning")
+        ),
+        "{document}"
+    );
+}
+
+#[test]
+fn checks_that_cannot_run_are_one_warning_per_api_and_the_plan_goes_on() {
+    let env = gpu_env_with(PreflightWorld {
+        forbidden_apis: ["lustre", "cloudresourcemanager", "iam", "storage"]
+            .map(str::to_owned)
+            .to_vec(),
+        ..PreflightWorld::default()
+    });
+    assert_eq!(
+        findings_of(&env, &["plan"]),
+        [
+            "Warning: cluster train01: preflight could not read projects/my-proj/locations/us-central1-a/instances/scratch from Managed Lustre: HTTP 403: The caller does not have permission; what it checks is not known",
+            "  at main.hcl:70:15",
+            "Warning: cluster train01: preflight could not read gs://my-proj-export from Cloud Storage: HTTP 403: The caller does not have permission; what it checks is not known",
+            "  at main.hcl:90:26",
+            "Warning: cluster train01: preflight could not read the service account nodes@my-proj.iam.gserviceaccount.com, the caller's permission to act as nodes@my-proj.iam.gserviceaccount.com from IAM: HTTP 403: The caller does not have permission; what they check is not known",
+            "  at main.hcl:86:23",
+            "Warning: cluster train01: preflight could not read the caller's permissions on projects/my-proj from Resource Manager: HTTP 403: The caller does not have permission; what it checks is not known",
+            "  at main.hcl:8:1",
+        ]
+    );
 }

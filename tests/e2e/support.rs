@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use assert_cmd::Command;
 use clusterform_emulator::{Emulator, EmulatorOptions, RecordedRequest};
+use clusterform_model::preflight::PreflightApi;
 use clusterform_testkit::TestEmulator;
 use clusterform_testkit::hcl::SEED_BODY_HCL;
 pub use clusterform_testkit::{PROJECT, REGION, STACK, TOKEN, cluster_name};
@@ -375,9 +376,13 @@ pub fn add_other_subnetwork(env: &Env) {
 }
 
 /// The `CLUSTERFORM_<API>_ENDPOINT` variables that send preflight's reads to an emulator at
-/// `base`, under the path prefixes it serves them at.
+/// `base`, under the path prefixes it serves them at. Cloud Storage's variable is the lock's
+/// too, so a test that reads a bucket sets it itself.
 pub fn preflight_env_at(base: &str) -> Vec<(String, String)> {
-    clusterform_executor::emulator_preflight_variables(base)
+    let storage = PreflightApi::Storage.environment_variable();
+    let mut variables = clusterform_executor::emulator_preflight_variables(base);
+    variables.retain(|(name, _)| *name != storage);
+    variables
 }
 
 /// `clusterform ARGS DIR` on a pseudo-terminal, without colour, against the test's emulator.

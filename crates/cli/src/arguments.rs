@@ -782,14 +782,31 @@ fn emulator(args: cli::EmulatorArgs) -> Result<Emulator, CliError> {
         refused_update_paths: refused_update_paths(args.refused_update_paths)?,
         fold_slurm_config_keys: args.fold_slurm_keys,
         refused_locations,
-        preflight: PreflightWorld {
-            disabled_services: disabled_services(args.disabled_services)?,
-            ..PreflightWorld::default()
-        },
+        preflight: preflight_world(args.preflight_world.as_deref(), args.disabled_services)?,
         ..defaults
     };
     Ok(Emulator { listen, options })
 }
+
+/// `--preflight-world FILE`, with the `--disabled-service`s added to it.
+fn preflight_world(file: Option<&Path>, disabled: Vec<String>) -> Result<PreflightWorld, CliError> {
+    let mut world = match file {
+        None => PreflightWorld::default(),
+        Some(path) => {
+            let text = clusterform_files::read_capped(path, PREFLIGHT_WORLD_LIMIT)
+                .map_err(|e| CliError::Usage(format!("--preflight-world: {e}")))?;
+            let text = String::from_utf8_lossy(&text);
+            PreflightWorld::from_json(&text).map_err(|e| {
+                CliError::Usage(format!("--preflight-world {}: {e}", path.display()))
+            })?
+        }
+    };
+    world.disabled_services.extend(disabled_services(disabled)?);
+    Ok(world)
+}
+
+/// The largest `--preflight-world` file read: a test world of a few hundred resources.
+const PREFLIGHT_WORLD_LIMIT: u64 = 4 << 20;
 
 /// `--disabled-service`: each a Service Usage name, `projects/{P}/services/{NAME}`.
 fn disabled_services(names: Vec<String>) -> Result<Vec<String>, CliError> {
@@ -1396,6 +1413,36 @@ mod tests {
         assert_eq!(failures, ["a4-highgpu-8g@us-central1-a", "a3-megagpu-8g"]);
         let error = parse(&["clusterform", "emulator", "--start-failure", "quota:a4"]).unwrap_err();
         assert!(error.to_string().contains("--start-failure"), "{error}");
+    }
+
+    #[test]
+    fn the_emulator_takes_a_preflight_world_file_and_refuses_a_bad_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("world.json");
+        std::fs::write(
+            &file,
+            r#"{"deniedPermissions": ["iam.serviceAccounts.actAs"]}"#,
+        )
+        .unwrap();
+        let name = "projects/p/services/file.googleapis.com";
+        let path = file.to_str().unwrap();
+        let Arguments::Emulator(emulator) = parse(&[
+            "clusterform",
+            "emulator",
+            "--preflight-world",
+            path,
+            "--disabled-service",
+            name,
+        ])
+        .unwrap() else {
+            panic!("not the emulator");
+        };
+        let world = &emulator.options.preflight;
+        assert_eq!(world.denied_permissions, ["iam.serviceAccounts.actAs"]);
+        assert_eq!(world.disabled_services, [name]);
+        std::fs::write(&file, r#"{"forbiddenApis": ["dns"]}"#).unwrap();
+        let error = parse(&["clusterform", "emulator", "--preflight-world", path]).unwrap_err();
+        assert!(error.to_string().contains("not a preflight API"), "{error}");
     }
 
     #[test]

@@ -535,6 +535,10 @@ pub struct EmulatorArgs {
     /// `DISABLED`, as for a project that has not enabled it (repeatable)
     #[arg(long = "disabled-service", value_name = "SERVICE")]
     pub disabled_services: Vec<String>,
+    /// What preflight's reads find, from FILE: the JSON `PUT /emulator/v1/preflight` takes
+    /// (docs/emulator.md); --disabled-service adds to its disabled services
+    #[arg(long = "preflight-world", value_name = "FILE")]
+    pub preflight_world: Option<PathBuf>,
 }
 
 /// `force-unlock LOCK_ID`.

@@ -48,6 +48,9 @@ pub enum EmulatorError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// A preflight world (`--preflight-world`) is not the JSON the admin API takes.
+    #[error("invalid preflight world: {reason}")]
+    PreflightWorld { reason: String },
     /// The listening socket could not be opened.
     #[error("cannot listen on {addr}: {source}")]
     Bind {

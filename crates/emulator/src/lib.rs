@@ -41,7 +41,9 @@ pub use emulator::{Emulator, EmulatorOptions, OBJECT_MUTATION_INTERVAL, Recorded
 pub use error::EmulatorError;
 pub use faults::{FaultSpec, FaultSpecError};
 pub use mask::MaskError;
-pub use preflight::{PreflightWorld, SeededInstance, SeededSubnetwork};
+pub use preflight::{
+    PreflightWorld, SeededInstance, SeededQuota, SeededReservation, SeededSubnetwork,
+};
 pub use project::project_number_of;
 pub use refusals::{RefusalKind, RefusedLocation, RefusedLocationError};
 pub use server::{EmulatorHandle, SHUTDOWN_GRACE};

@@ -337,3 +337,99 @@ async fn the_preflight_world_answers_the_quick_starts_reads_until_the_admin_api_
     .await;
     assert_eq!(status, 400, "an API it does not serve");
 }
+
+#[tokio::test]
+async fn the_preflight_world_answers_lustre_buckets_reservations_quotas_and_permissions() {
+    let server = TestServer::start(fast_options()).await;
+    let lustre = format!("/lustre/v1/projects/{PROJECT}/locations/us-central1-a/instances/scratch");
+    let bucket = "/storage/v1/b/my-export";
+    let reservation =
+        format!("/compute/v1/projects/{PROJECT}/zones/us-central1-a/reservations/h100");
+    let region = format!("/compute/v1/projects/{PROJECT}/regions/us-central1");
+    let permissions = format!("/cloudresourcemanager/v1/projects/{PROJECT}:testIamPermissions");
+    let account = "/iam/v1/projects/-/serviceAccounts/nodes@my-proj.iam.gserviceaccount.com";
+    let act_as = format!("{account}:testIamPermissions");
+    let asked = json!({"permissions": ["aiplatform.modelDevelopmentClusters.create", "iam.serviceAccounts.actAs"]});
+
+    let (status, answer) = server.get(&lustre).await;
+    assert_eq!(
+        (status, &answer["state"]),
+        (200, &json!("ACTIVE")),
+        "{answer}"
+    );
+    assert_eq!(
+        answer["network"],
+        format!("projects/{PROJECT}/global/networks/default")
+    );
+    assert_eq!(server.get(bucket).await.0, 200);
+    let (status, answer) = server.get(&reservation).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["specificReservation"]["count"], "64");
+    let (_, answer) = server.get(&region).await;
+    assert!(
+        answer["quotas"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|q| q["metric"] == "PREEMPTIBLE_NVIDIA_H200_GPUS" && q["limit"] == 1024.0),
+        "{answer}"
+    );
+    let (status, answer) = server
+        .call(Method::POST, &permissions, Some(asked.clone()))
+        .await;
+    assert_eq!(
+        (status, &answer["permissions"]),
+        (200, &asked["permissions"])
+    );
+    assert_eq!(server.get(account).await.0, 200);
+
+    let world = json!({
+        "lustreInstances": [],
+        "buckets": [],
+        "reservations": [{
+            "name": format!("projects/{PROJECT}/zones/us-central1-a/reservations/h100"),
+            "machineType": "a3-megagpu-8g",
+            "count": 4,
+            "inUseCount": 3
+        }],
+        "quotas": [{"region": format!("projects/{PROJECT}/regions/us-central1"), "metric": "NVIDIA_H100_MEGA_GPUS", "limit": 8.0, "usage": 2.0}],
+        "serviceAccounts": [],
+        "deniedPermissions": ["aiplatform.modelDevelopmentClusters.create", "iam.serviceAccounts.actAs"],
+    });
+    let (status, answer) = put(&server, "/emulator/v1/preflight", world).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(server.get(&lustre).await.0, 404);
+    assert_eq!(server.get(bucket).await.0, 404);
+    let (_, answer) = server.get(&reservation).await;
+    assert_eq!(
+        answer["specificReservation"],
+        json!({"count": "4", "inUseCount": "3", "instanceProperties": {"machineType": "a3-megagpu-8g"}})
+    );
+    let (_, answer) = server.get(&region).await;
+    assert_eq!(
+        answer["quotas"],
+        json!([{"metric": "NVIDIA_H100_MEGA_GPUS", "limit": 8.0, "usage": 2.0}])
+    );
+    let (status, answer) = server
+        .call(Method::POST, &permissions, Some(asked.clone()))
+        .await;
+    assert_eq!(
+        (status, answer),
+        (200, json!({})),
+        "none granted: the list is left out"
+    );
+    assert_eq!(server.get(account).await.0, 404);
+    assert_eq!(server.call(Method::POST, &act_as, Some(asked)).await.0, 404);
+
+    let (status, _) = put(
+        &server,
+        "/emulator/v1/preflight",
+        json!({"forbiddenApis": ["cloudresourcemanager", "iam"]}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let (status, _) = server
+        .call(Method::POST, &permissions, Some(json!({"permissions": []})))
+        .await;
+    assert_eq!(status, 403);
+}

@@ -2,7 +2,7 @@
 //! wrong, how to fix it, and the `preflight` array of `plan --json`.
 
 use clusterform_config::SourceLocation;
-use clusterform_planner::preflight::{Certainty, Finding, Problem};
+use clusterform_planner::preflight::{Certainty, Finding, Problem, StorageKind};
 use serde_json::{Value, json};
 
 /// What preflight found for a plan, each finding with where the configuration writes the
@@ -60,7 +60,10 @@ pub fn message(finding: &Finding) -> String {
             pools.join(", ") + if pools.len() == 1 { " has" } else { " have" },
         ),
         Problem::FilestoreMissing(instance) => format!(
-            "no Filestore instance {instance} exists for the home directory (unless it is a Managed Lustre instance, which preflight does not read yet, the create will fail)"
+            "no Filestore instance {instance} exists for the home directory, and whether a Managed Lustre instance does could not be read (unless it is one, the create will fail)"
+        ),
+        Problem::HomeMissing(instance) => format!(
+            "the home directory {instance} does not exist, as a Filestore instance or as a Managed Lustre instance"
         ),
         Problem::FilestoreNotReady { instance, state } => {
             format!("the home directory's Filestore instance {instance} is {state}, not READY")
@@ -76,6 +79,102 @@ pub fn message(finding: &Finding) -> String {
             } else {
                 networks.join(", ")
             }
+        ),
+        Problem::LustreMissing(instance) => {
+            format!("the Managed Lustre instance {instance} does not exist")
+        }
+        Problem::LustreNotActive { instance, state } => {
+            format!("the Managed Lustre instance {instance} is {state}, not ACTIVE")
+        }
+        Problem::LustreOnOtherNetwork {
+            instance,
+            network,
+            cluster_network,
+        } => format!(
+            "the Managed Lustre instance {instance} is on {}, not on the cluster's network {cluster_network}",
+            network.as_deref().unwrap_or("no network")
+        ),
+        Problem::StorageInOtherZone {
+            kind,
+            instance,
+            pool_zones,
+        } => format!(
+            "the {} instance {instance} is in zone {}, where no node pool is (the pools are in {}); nodes would mount it across zones, if the service allows it at all",
+            storage_kind(*kind),
+            instance.zone(),
+            pool_zones.join(", ")
+        ),
+        Problem::BucketMissing(bucket) => {
+            format!("the Lustre export's bucket {bucket} does not exist")
+        }
+        Problem::ReservationMissing { reservation, pool } => {
+            format!("node pool {pool}: the reservation {reservation} does not exist")
+        }
+        Problem::ReservationInOtherZone {
+            reservation,
+            zone,
+            pool,
+            pool_zone,
+        } => format!(
+            "node pool {pool}: the reservation {reservation} is in zone {zone}, not in the pool's zone {pool_zone}"
+        ),
+        Problem::ReservationForOtherMachine {
+            reservation,
+            machine_type,
+            pool,
+            pool_machine_type,
+        } => format!(
+            "node pool {pool}: the reservation {reservation} holds {machine_type} machines, not the pool's {pool_machine_type}"
+        ),
+        Problem::ReservationTooSmall {
+            reservation,
+            pool,
+            count,
+            in_use,
+            min_node_count,
+        } => format!(
+            "node pool {pool}: the reservation {reservation} has {} machine{} free ({count} reserved, {in_use} in use), fewer than the pool's min_node_count {min_node_count}",
+            count.saturating_sub(*in_use),
+            if count.saturating_sub(*in_use) == 1 {
+                ""
+            } else {
+                "s"
+            }
+        ),
+        Problem::PermissionsMissing { project, missing } => format!(
+            "the caller lacks {} on project {project}: apply's calls would be refused",
+            missing
+                .iter()
+                .map(|permission| permission.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Problem::ServiceAccountMissing(email) => {
+            format!("the service account {email} does not exist")
+        }
+        Problem::ActAsMissing(email) => format!(
+            "the caller lacks iam.serviceAccounts.actAs on the service account {email}: the create would be refused"
+        ),
+        Problem::QuotaShort {
+            project,
+            region,
+            metric,
+            limit,
+            usage,
+            adds,
+            clusters,
+        } => format!(
+            "the plan's GPU pools may need {adds} {metric} in {region} at their max_node_count ({clusters} cluster{}), and project {project} has {} free of that quota (limit {limit}, in use {usage}); which quota the service charges is not documented: {metric} is an inference",
+            if *clusters == 1 { "" } else { "s" },
+            limit.saturating_sub(*usage)
+        ),
+        Problem::QuotaUnlisted {
+            project,
+            region,
+            metric,
+            adds,
+        } => format!(
+            "the plan's GPU pools may need {adds} {metric} in {region}, and project {project} lists no such quota there (its limit may be 0); which quota the service charges is not documented: {metric} is an inference"
         ),
         Problem::NotChecked { api, reads, reason } => format!(
             "preflight could not read {} from {api}: {reason}; what {} is not known",
@@ -124,8 +223,58 @@ pub fn hint(finding: &Finding) -> Option<String> {
         Problem::FilestoreOnOtherNetwork { .. } => {
             "name an instance on the cluster's network".to_owned()
         }
+        Problem::HomeMissing(_) => {
+            "create the Filestore or Managed Lustre instance before the cluster, or name one that exists".to_owned()
+        }
+        Problem::LustreMissing(_) => {
+            "create the Managed Lustre instance before the cluster, or name one that exists"
+                .to_owned()
+        }
+        Problem::LustreNotActive { .. } => "wait until it is ACTIVE".to_owned(),
+        Problem::LustreOnOtherNetwork { .. } => {
+            "name an instance on the cluster's network".to_owned()
+        }
+        Problem::StorageInOtherZone { .. } => {
+            "put the instance in a pool's zone, or a pool in the instance's zone".to_owned()
+        }
+        Problem::BucketMissing(bucket) => format!(
+            "create it (gcloud storage buckets create {bucket}), or name a bucket that exists"
+        ),
+        Problem::ReservationMissing { .. } => {
+            "name a reservation that exists (gcloud compute reservations list)".to_owned()
+        }
+        Problem::ReservationInOtherZone { zone, .. } => {
+            format!("set the pool's zone to {zone}, or name a reservation of the pool's zone")
+        }
+        Problem::ReservationForOtherMachine { machine_type, .. } => format!(
+            "set the pool's machine_type to {machine_type}, or name a reservation for the pool's"
+        ),
+        Problem::ReservationTooSmall { .. } => {
+            "lower min_node_count, free machines of the reservation, or name a larger one"
+                .to_owned()
+        }
+        Problem::PermissionsMissing { project, .. } => format!(
+            "ask for a role that grants them on project {project}"
+        ),
+        Problem::ServiceAccountMissing(_) => {
+            "create the service account, or name one that exists".to_owned()
+        }
+        Problem::ActAsMissing(email) => format!(
+            "ask for roles/iam.serviceAccountUser on {email}"
+        ),
+        Problem::QuotaShort { metric, region, .. } | Problem::QuotaUnlisted { metric, region, .. } => {
+            format!("if creates fail for quota, ask for more {metric} in {region} (IAM & Admin > Quotas)")
+        }
         Problem::NotChecked { .. } => return None,
     })
+}
+
+/// The words for a kind of instance.
+fn storage_kind(kind: StorageKind) -> &'static str {
+    match kind {
+        StorageKind::Filestore => "Filestore",
+        StorageKind::Lustre => "Managed Lustre",
+    }
 }
 
 /// A finding's kind, as `plan --json` names it.
@@ -140,6 +289,21 @@ fn kind(problem: &Problem) -> &'static str {
         Problem::FilestoreMissing(_) => "filestore_missing",
         Problem::FilestoreNotReady { .. } => "filestore_not_ready",
         Problem::FilestoreOnOtherNetwork { .. } => "filestore_on_other_network",
+        Problem::HomeMissing(_) => "home_missing",
+        Problem::LustreMissing(_) => "lustre_missing",
+        Problem::LustreNotActive { .. } => "lustre_not_active",
+        Problem::LustreOnOtherNetwork { .. } => "lustre_on_other_network",
+        Problem::StorageInOtherZone { .. } => "storage_in_other_zone",
+        Problem::BucketMissing(_) => "bucket_missing",
+        Problem::ReservationMissing { .. } => "reservation_missing",
+        Problem::ReservationInOtherZone { .. } => "reservation_in_other_zone",
+        Problem::ReservationForOtherMachine { .. } => "reservation_for_other_machine",
+        Problem::ReservationTooSmall { .. } => "reservation_too_small",
+        Problem::PermissionsMissing { .. } => "permissions_missing",
+        Problem::ServiceAccountMissing(_) => "service_account_missing",
+        Problem::ActAsMissing(_) => "act_as_missing",
+        Problem::QuotaShort { .. } => "gpu_quota_short",
+        Problem::QuotaUnlisted { .. } => "gpu_quota_unlisted",
         Problem::NotChecked { .. } => "not_checked",
     }
 }
@@ -186,7 +350,7 @@ mod tests {
     fn private_access_off_names_the_pools_the_failure_and_the_command_that_fixes_it() {
         let finding = Finding {
             cluster: address("train01"),
-            field: "network.subnetwork",
+            field: "network.subnetwork".to_owned(),
             problem: Problem::PrivateAccessOff {
                 subnetwork: SubnetworkName::parse("projects/p/regions/r/subnetworks/s").unwrap(),
                 pools: vec!["gpu".to_owned()],

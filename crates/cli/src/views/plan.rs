@@ -9,7 +9,7 @@ use std::sync::{Mutex, PoisonError};
 use clusterform::format::notes::Note;
 use clusterform::format::preflight::{self, PreflightReport};
 use clusterform::format::{plan_json, plan_text, refresh_only};
-use clusterform_config::Diagnostic;
+use clusterform_config::{Diagnostic, Severity};
 use clusterform_model::JobsByCluster;
 use clusterform_planner::Plan;
 
@@ -32,6 +32,15 @@ pub trait PlanView: Tell {
     /// tells it in both views).
     fn preflight(&self, report: &PreflightReport) {
         let _ = report;
+    }
+
+    /// Tells one of preflight's findings, located, on stderr as its severity says, whether the
+    /// command speaks text or JSON (`docs/events.md`), as [`PlanView::note`] does.
+    fn preflight_finding(&self, finding: &Diagnostic) {
+        match finding.severity {
+            Severity::Error => self.printer().error_diagnostic(finding),
+            Severity::Warning => self.printer().warn_diagnostic(finding),
+        }
     }
 
     /// The evidence `--idle-for` decided on, as a table: with the plan for people, on stderr

@@ -181,14 +181,13 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
         if finding.field.is_empty() {
             return Some(declared.location.clone());
         }
-        field_location(&self.dir, declared, finding.field)
+        field_location(&self.dir, declared, &finding.field)
             .or_else(|| Some(declared.location.clone()))
     }
 
-    /// Tells each finding on stderr (an error, or a warning with `--skip-preflight` and for a
-    /// check that could not run); the run's error when one is an error.
+    /// Tells each finding through the view (an error, or a warning with `--skip-preflight`, for
+    /// an inference and for a check that could not run); the run's error when one is an error.
     pub fn tell_preflight(&self, report: &PreflightReport) -> Result<(), CliError> {
-        let printer = self.view.printer();
         for (finding, place) in &report.findings {
             let severity = match words::severity(finding, report.skipped) {
                 "error" => Severity::Error,
@@ -206,10 +205,7 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
                 reason: None,
             };
             let diagnostic = diagnostics::located_warning(diagnostic, &self.dir, &[]);
-            match severity {
-                Severity::Error => printer.error_diagnostic(&diagnostic),
-                Severity::Warning => printer.warn_diagnostic(&diagnostic),
-            }
+            self.view.preflight_finding(&diagnostic);
         }
         match report.errors() {
             0 => Ok(()),

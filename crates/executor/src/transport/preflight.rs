@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use clusterform_model::Code;
 use clusterform_model::preflight::{PreflightApi, PreflightRead, Reading};
@@ -39,7 +39,13 @@ pub struct PreflightEndpointError {
 #[derive(Clone)]
 pub struct PreflightClient {
     bases: BTreeMap<PreflightApi, Url>,
-    connection: Connection,
+    /// For plain http endpoints (loopback only): without the system's CA roots.
+    plain: Connection,
+    /// For https endpoints, built at the first read of one: loading the CA roots costs, and a
+    /// certificate store that cannot be read must stop only the reads that need it.
+    tls: Arc<OnceLock<Result<Connection, String>>>,
+    options: ClientOptions,
+    tokens: Arc<dyn TokenSource>,
 }
 
 impl fmt::Debug for PreflightClient {
@@ -51,8 +57,8 @@ impl fmt::Debug for PreflightClient {
             .collect();
         f.debug_struct("PreflightClient")
             .field("bases", &bases)
-            .field("connection", &self.connection)
-            .finish()
+            .field("plain", &self.plain)
+            .finish_non_exhaustive()
     }
 }
 
@@ -72,19 +78,41 @@ impl PreflightClient {
         tokens: Arc<dyn TokenSource>,
     ) -> Result<Self, PreflightEndpointError> {
         let bases = bases(endpoints)?;
-        // The system's CA roots are loaded only when an endpoint is https (see `Connection`).
-        let read = PreflightApi::READ.map(|api| &bases[&api]);
-        let all_plain_http = read.iter().all(|url| url.scheme() == "http");
-        let options = ClientOptions {
-            endpoint: all_plain_http.then(|| read[0].to_string()),
-            ..options
+        // A connection whose endpoint is plain http loads no CA roots (see `Connection`).
+        let plain_options = ClientOptions {
+            endpoint: Some("http://127.0.0.1".to_owned()),
+            ..options.clone()
         };
-        let connection = Connection::new(options, tokens).map_err(|e| PreflightEndpointError {
-            api: PreflightApi::Compute,
-            endpoint: String::new(),
-            reason: format!("cannot build the HTTP client: {e}"),
-        })?;
-        Ok(Self { bases, connection })
+        let plain =
+            Connection::new(plain_options, tokens.clone()).map_err(|e| PreflightEndpointError {
+                api: PreflightApi::Compute,
+                endpoint: String::new(),
+                reason: format!("cannot build the HTTP client: {e}"),
+            })?;
+        Ok(Self {
+            bases,
+            plain,
+            tls: Arc::new(OnceLock::new()),
+            options: ClientOptions {
+                endpoint: None,
+                ..options
+            },
+            tokens,
+        })
+    }
+
+    /// The connection `url` is sent through; `Err` says why an https one cannot be built.
+    fn connection(&self, url: &Url) -> Result<&Connection, String> {
+        if url.scheme() == "http" {
+            return Ok(&self.plain);
+        }
+        self.tls
+            .get_or_init(|| {
+                Connection::new(self.options.clone(), self.tokens.clone())
+                    .map_err(|e| format!("no HTTPS client could be built: {e}"))
+            })
+            .as_ref()
+            .map_err(Clone::clone)
     }
 
     /// The URL of `read`: its API's base with the read's path.
@@ -97,17 +125,28 @@ impl PreflightClient {
     }
 
     /// What `read` finds; a read that cannot be made says why, as [`Reading::Unchecked`].
+    /// A `testIamPermissions` read is a POST that changes nothing, so it is retried as a read.
     pub async fn read(&self, read: &PreflightRead) -> Reading {
+        let json = read.body();
+        let (method, body) = match &json {
+            Some(json) => (Method::POST, Body::Json(json)),
+            None => (Method::GET, Body::Empty),
+        };
+        let url = self.url(read);
+        let connection = match self.connection(&url) {
+            Ok(connection) => connection,
+            Err(reason) => return Reading::Unchecked(reason),
+        };
         let request = Request {
-            method: Method::GET,
-            url: self.url(read),
-            body: Body::Empty,
+            method,
+            url,
+            body,
             class: CallClass::Read,
-            timeout: self.connection.request_timeout,
+            timeout: connection.request_timeout,
             charge: None,
         };
         let mut part = PreflightExchange;
-        let answer = match exchange(&self.connection, &request, &mut part).await {
+        let answer = match exchange(connection, &request, &mut part).await {
             Ok(answer) => answer,
             Err(unanswered) => return Reading::Unchecked(unanswered),
         };
@@ -184,27 +223,28 @@ fn error_message(body: &[u8]) -> String {
 }
 
 /// Where an emulator serving at `base` (`clusterform emulator`, the built-in one, a test's)
-/// answers `api`, one of preflight's: Service Usage under `/serviceusage`, Filestore under
-/// `/file`, Compute Engine at `base` (its paths start with its own `/compute/v1`), so that
+/// answers `api`, one of preflight's: each under its own path prefix (Service Usage under
+/// `/serviceusage`, Filestore under `/file`, Managed Lustre under `/lustre`, Resource Manager
+/// under `/cloudresourcemanager`, IAM under `/iam`; Compute Engine and Cloud Storage at
+/// `base`, since their paths start with their own `/compute/v1` and `/storage/v1`), so that
 /// the client's paths, joined to this, reach it.
 pub fn emulator_preflight_endpoint(base: &str, api: PreflightApi) -> String {
     let prefix = match api {
         PreflightApi::ServiceUsage => "/serviceusage",
         PreflightApi::Filestore => "/file",
-        PreflightApi::Compute
-        | PreflightApi::Lustre
-        | PreflightApi::ResourceManager
-        | PreflightApi::Iam
-        | PreflightApi::Storage => "",
+        PreflightApi::Lustre => "/lustre",
+        PreflightApi::ResourceManager => "/cloudresourcemanager",
+        PreflightApi::Iam => "/iam",
+        PreflightApi::Compute | PreflightApi::Storage => "",
     };
     format!("{base}{prefix}")
 }
 
 /// The `CLUSTERFORM_<API>_ENDPOINT` variables, with their values, that send preflight's reads
-/// ([`PreflightApi::READ`]) to an emulator serving at `base`: an API endpoint never redirects
-/// them.
+/// to an emulator serving at `base`: an API endpoint never redirects them. Cloud Storage's
+/// variable is the stack lock's too.
 pub fn emulator_preflight_variables(base: &str) -> Vec<(String, String)> {
-    PreflightApi::READ
+    PreflightApi::ALL
         .into_iter()
         .map(|api| {
             (
