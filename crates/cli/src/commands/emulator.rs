@@ -57,9 +57,13 @@ mod tests {
         assert_eq!(
             preflight_advice("http://127.0.0.1:8089"),
             "Preflight's reads go to it with: export \
-             CLUSTERFORM_SERVICE_USAGE_ENDPOINT=http://127.0.0.1:8089/serviceusage \
              CLUSTERFORM_COMPUTE_ENDPOINT=http://127.0.0.1:8089 \
-             CLUSTERFORM_FILESTORE_ENDPOINT=http://127.0.0.1:8089/file"
+             CLUSTERFORM_SERVICE_USAGE_ENDPOINT=http://127.0.0.1:8089/serviceusage \
+             CLUSTERFORM_FILESTORE_ENDPOINT=http://127.0.0.1:8089/file \
+             CLUSTERFORM_LUSTRE_ENDPOINT=http://127.0.0.1:8089/lustre \
+             CLUSTERFORM_RESOURCE_MANAGER_ENDPOINT=http://127.0.0.1:8089/cloudresourcemanager \
+             CLUSTERFORM_IAM_ENDPOINT=http://127.0.0.1:8089/iam \
+             CLUSTERFORM_STORAGE_ENDPOINT=http://127.0.0.1:8089"
         );
     }
 }
