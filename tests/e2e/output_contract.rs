@@ -129,12 +129,19 @@ fn quiet_keeps_stdout_and_silences_stderr() {
     assert_eq!(stdout(&quiet_plan), stdout(&plan));
     assert_eq!(stderr(&quiet_plan), "");
 
+    // An approved apply asks nobody about its plan: quiet, it prints nothing at all.
     let apply = loud.run(&["apply", "--auto-approve"]);
     let quiet_apply = quiet.run(&["apply", "--auto-approve", "--quiet"]);
     assert!(quiet_apply.status.success(), "{}", stderr(&quiet_apply));
-    assert!(!stderr(&apply).is_empty());
-    assert_eq!(stdout(&quiet_apply), stdout(&apply));
+    assert!(!stderr(&apply).is_empty() && !stdout(&apply).is_empty());
+    assert_eq!(stdout(&quiet_apply), "");
     assert_eq!(stderr(&quiet_apply), "");
+    assert_eq!(quiet.emulator().cluster(&cluster_name("train01")).map(|_| ()), Some(()));
+
+    // One that asks shows the plan it asks about, quiet or not.
+    quiet.write_config(&config(&clusters[..1]));
+    let unapproved = quiet.run(&["apply", "--quiet"]);
+    assert!(stdout(&unapproved).contains("will be destroyed"), "{}", stdout(&unapproved));
 }
 
 #[test]

@@ -186,6 +186,11 @@ impl Printer {
         }
     }
 
+    /// Whether `--quiet` was given.
+    pub fn is_quiet(&self) -> bool {
+        self.quiet_warnings
+    }
+
     /// Progress and status: stderr, silenced by `--quiet`.
     pub fn info(&self, text: &str) {
         if !self.quiet {

@@ -24,7 +24,8 @@ use crate::workflow::{self, Approval, Recheck, Run};
 
 /// Applies a configuration directory or a saved plan file.
 pub async fn run(args: &Apply, printer: &Printer) -> Result<ExitStatus, CliError> {
-    let view = run_view(args.json, printer);
+    let unasked = args.auto_approve || matches!(args.source, ApplySource::SavedPlan { .. });
+    let view = run_view(args.json, unasked, printer);
     let result = match &args.source {
         ApplySource::SavedPlan { file, dir } => {
             apply_saved_plan(args, file, dir.as_deref(), &*view).await

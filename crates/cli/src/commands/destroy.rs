@@ -17,7 +17,7 @@ use crate::workflow::{self, Approval, Recheck, Run};
 
 /// Plans the deletions, asks, executes.
 pub async fn run(args: &Destroy, printer: &Printer) -> Result<ExitStatus, CliError> {
-    let view = run_view(args.json, printer);
+    let view = run_view(args.json, args.auto_approve, printer);
     let result = destroy(args, &*view).await;
     view.ended(&result);
     result

@@ -66,9 +66,14 @@ pub enum Completion {
 
 /// The view `--json` chooses. The JSON view prints through a printer of its own, which prints
 /// results (the events), warnings and errors: never commentary, progress or colour on stdout.
-pub fn run_view(json: bool, printer: &Printer) -> Box<dyn RunView> {
+/// `unasked`: nobody is asked to approve the plan (`--auto-approve`, a saved plan), so under
+/// `--quiet` the human view prints no plan, which nobody asked for.
+pub fn run_view(json: bool, unasked: bool, printer: &Printer) -> Box<dyn RunView> {
     if !json {
-        return Box::new(HumanRun { printer: *printer });
+        return Box::new(HumanRun {
+            printer: *printer,
+            shows_plan: !(unasked && printer.is_quiet()),
+        });
     }
     let printer = printer.for_events();
     Box::new(JsonRun {
@@ -82,6 +87,8 @@ pub fn run_view(json: bool, printer: &Printer) -> Box<dyn RunView> {
 /// summary line.
 struct HumanRun {
     printer: Printer,
+    /// Whether the plan is printed: not under `--quiet` when nobody is asked about it.
+    shows_plan: bool,
 }
 
 impl Tell for HumanRun {
@@ -100,6 +107,9 @@ impl PlanView for HumanRun {
     }
 
     fn plan(&self, plan: &Plan, jobs: &JobsByCluster) {
+        if !self.shows_plan {
+            return;
+        }
         if plan.flags.destroy && !plan.has_changes() {
             self.printer.result("No clusters to destroy.");
         } else {
