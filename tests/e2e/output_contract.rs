@@ -136,12 +136,22 @@ fn quiet_keeps_stdout_and_silences_stderr() {
     assert!(!stderr(&apply).is_empty() && !stdout(&apply).is_empty());
     assert_eq!(stdout(&quiet_apply), "");
     assert_eq!(stderr(&quiet_apply), "");
-    assert_eq!(quiet.emulator().cluster(&cluster_name("train01")).map(|_| ()), Some(()));
+    assert_eq!(
+        quiet
+            .emulator()
+            .cluster(&cluster_name("train01"))
+            .map(|_| ()),
+        Some(())
+    );
 
     // One that asks shows the plan it asks about, quiet or not.
     quiet.write_config(&config(&clusters[..1]));
     let unapproved = quiet.run(&["apply", "--quiet"]);
-    assert!(stdout(&unapproved).contains("will be destroyed"), "{}", stdout(&unapproved));
+    assert!(
+        stdout(&unapproved).contains("will be destroyed"),
+        "{}",
+        stdout(&unapproved)
+    );
 }
 
 #[test]
@@ -317,4 +327,19 @@ fn a_terminal_shows_how_many_locations_are_read_and_keeps_no_line_of_it() {
         "the line is gone once the Lists end: {}",
         screen.join("\n")
     );
+}
+
+/// A hint that names a command gives it the directory the user named, so that it runs from
+/// where the user is.
+#[test]
+fn a_hint_names_the_directory_the_user_gave() {
+    let env = Env::new(0);
+    let dir = env.path().join("ex2/quickstart");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("main.hcl"), "locals {\n  a=1\n}\n").unwrap();
+    let check = env.run(&["fmt", "--check", "ex2/quickstart"]);
+    insta::assert_snapshot!(stderr(&check), @r"
+    Error: 1 file(s) are not formatted: ex2/quickstart/main.hcl
+      hint: run `clusterform fmt ex2/quickstart` to rewrite them
+    ");
 }

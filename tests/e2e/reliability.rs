@@ -47,7 +47,7 @@ fn a_failing_operation_exits_one_with_the_services_error_and_its_hint() {
     [HH:MM:SS] train01: create request accepted [Ns]
     [HH:MM:SS] train01: FAILED after [N]s: projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01: operation projects/253589482369/locations/us-central1/operations/1 failed: INTERNAL: The operation failed (injected by the emulator's opfail fault).
     Error: Creation of cluster train01 failed: projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01: operation projects/253589482369/locations/us-central1/operations/1 failed: INTERNAL: The operation failed (injected by the emulator's opfail fault).
-      hint: see the cluster's state, node errors and events with `clusterform status --target train01`; fix the configuration and apply again
+      hint: the service failed on its side (INTERNAL), not because of the configuration: run `clusterform apply` again (what finished is not redone); if it fails again, see `clusterform status --target train01` and give Google Cloud support the operation projects/253589482369/locations/us-central1/operations/1
     Error: 1 of 1 actions failed
       hint: fix the cause above and run `clusterform apply` again; finished clusters are not touched twice
     [exit status: 1]

@@ -304,6 +304,37 @@ pub struct Emulator {
 }
 
 impl Arguments {
+    /// The configuration directory as the user gave it (one `fmt` path), which hints that
+    /// name a command repeat; `None` for commands that read none.
+    pub fn config_dir(&self) -> Option<&Path> {
+        match self {
+            Self::Validate(Validate { dir, .. })
+            | Self::Plan(Plan { dir, .. })
+            | Self::Apply(Apply {
+                source: ApplySource::Directory(dir),
+                ..
+            })
+            | Self::Destroy(Destroy { dir, .. })
+            | Self::Status(Status { dir, .. })
+            | Self::List(List { dir, .. })
+            | Self::Import(Import { dir, .. })
+            | Self::ForceUnlock(ForceUnlock { dir, .. }) => Some(dir),
+            Self::Apply(Apply {
+                source: ApplySource::SavedPlan { dir, .. },
+                ..
+            }) => dir.as_deref(),
+            Self::Fmt(Fmt {
+                input: FmtInput::Paths { roots, .. },
+                ..
+            }) if roots.len() == 1 => roots.first().map(PathBuf::as_path),
+            Self::Fmt(_)
+            | Self::Show(_)
+            | Self::Emulator(_)
+            | Self::Completions(_)
+            | Self::Version { .. } => None,
+        }
+    }
+
     /// Validates what clap parsed.
     ///
     /// # Errors

@@ -2,6 +2,8 @@
 //! and flags (`clusterform import`, `--target`). The libraries say what went wrong; only the
 //! binary knows how its user can fix it.
 
+use std::path::Path;
+
 use clusterform_config::{CommandLineReason, Diagnostic};
 use clusterform_executor::{ExecError, FailedAttempt, LeftBehind, StateError, TransportError};
 use clusterform_model::{Attempt, Code, Shortage};
@@ -118,6 +120,17 @@ pub fn exec_hint(error: &ExecError) -> Option<String> {
             "the operation may still be running: run `clusterform apply` again to resume \
              waiting, or raise the cluster's `timeouts` block"
         }
+        ExecError::OperationFailed {
+            cluster,
+            operation,
+            code_name,
+            ..
+        } if failed_on_the_service_side(Code::of_name(code_name)) => {
+            return Some(format!(
+                "the service failed on its side ({code_name}), not because of the configuration: run `clusterform apply` again (what finished is not redone); if it fails again, see `clusterform status --target {}` and give Google Cloud support the operation {operation}",
+                cluster.id()
+            ));
+        }
         ExecError::OperationFailed { cluster, .. }
         | ExecError::ClusterFailed { cluster, .. }
         | ExecError::OperationLost { cluster, .. } => {
@@ -209,6 +222,69 @@ fn not_allowed_hint(attempt: &FailedAttempt) -> Option<String> {
     Some(format!(
         "{machine} is not allowed for VMs there, and waiting does not change that{instead}"
     ))
+}
+
+/// A failure the service reports as its own (AIP-193: `INTERNAL`, `UNAVAILABLE`, `UNKNOWN`,
+/// `DEADLINE_EXCEEDED`), where no change to the configuration helps.
+fn failed_on_the_service_side(code: Code) -> bool {
+    matches!(
+        code,
+        Code::Internal | Code::Unavailable | Code::Unknown | Code::DeadlineExceeded
+    )
+}
+
+/// The commands whose last word may be the configuration directory.
+const TAKES_A_DIRECTORY: &[&str] = &[
+    "plan",
+    "apply",
+    "destroy",
+    "status",
+    "validate",
+    "list",
+    "import",
+    "fmt",
+    "force-unlock",
+];
+
+/// `hint` with the directory the user gave (`dir`, unless `.`) added to every command it
+/// names in backticks that reads a configuration (`clusterform fmt` →
+/// `clusterform fmt ex2/quickstart`), so that it can be run from where the user is. A
+/// command that names a placeholder (`FILE`, `LOCK_ID`) or already names the directory is
+/// left as it is.
+pub fn in_directory(hint: &str, dir: Option<&Path>) -> String {
+    let Some(dir) = dir.filter(|dir| *dir != Path::new(".")) else {
+        return hint.to_owned();
+    };
+    let shown = dir.to_string_lossy();
+    let quoted = shlex::try_quote(&shown).map_or_else(|_| shown.to_string(), |q| q.into_owned());
+    hint.split('`')
+        .enumerate()
+        .map(|(index, part)| {
+            let code = index % 2 == 1;
+            if code && names_a_directory_command(part) && !part.contains(quoted.as_str()) {
+                format!("{part} {quoted}")
+            } else {
+                part.to_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("`")
+}
+
+fn names_a_directory_command(code: &str) -> bool {
+    let mut words = code.split_whitespace();
+    words.next() == Some("clusterform")
+        && words
+            .next()
+            .is_some_and(|command| TAKES_A_DIRECTORY.contains(&command))
+        && !code
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .any(is_placeholder)
+}
+
+/// `FILE`, `LOCK_ID`, `ID`: a word the user replaces.
+fn is_placeholder(word: &str) -> bool {
+    word.len() > 1 && word.chars().all(|c| c.is_ascii_uppercase() || c == '_')
 }
 
 /// How an unattended `apply` or `destroy` goes ahead when it would stop running work.
@@ -326,6 +402,48 @@ fn api_hint(code: Code) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn commands_in_a_hint_are_given_the_directory_the_user_named() {
+        let hint = "run `clusterform fmt` to rewrite them; see `clusterform status --target a`, \
+                    `clusterform apply FILE` and `clusterform show PLANFILE`";
+        assert_eq!(
+            in_directory(hint, Some(Path::new("ex2/quickstart"))),
+            "run `clusterform fmt ex2/quickstart` to rewrite them; see \
+             `clusterform status --target a ex2/quickstart`, `clusterform apply FILE` and \
+             `clusterform show PLANFILE`"
+        );
+        assert_eq!(in_directory(hint, Some(Path::new("."))), hint);
+        assert_eq!(in_directory(hint, None), hint);
+        assert_eq!(
+            in_directory("run `clusterform plan`", Some(Path::new("my dir"))),
+            "run `clusterform plan 'my dir'`"
+        );
+        let named = "run `clusterform force-unlock 4f6c envs/prod --auto-approve`";
+        assert_eq!(in_directory(named, Some(Path::new("envs/prod"))), named);
+    }
+
+    #[test]
+    fn a_failure_on_the_service_side_is_not_blamed_on_the_configuration() {
+        let failed = |code: &str| ExecError::OperationFailed {
+            cluster: Box::new(
+                "projects/my-proj/locations/us-central1/modelDevelopmentClusters/a"
+                    .parse()
+                    .unwrap(),
+            ),
+            operation: "operations/op-1".into(),
+            code_name: code.into(),
+            message: "boom".into(),
+        };
+        let internal = exec_hint(&failed("INTERNAL")).unwrap();
+        assert!(
+            internal.contains("not because of the configuration"),
+            "{internal}"
+        );
+        assert!(internal.contains("operations/op-1"), "{internal}");
+        let invalid = exec_hint(&failed("INVALID_ARGUMENT")).unwrap();
+        assert!(invalid.contains("fix the configuration"), "{invalid}");
+    }
 
     fn reasoned(message: &str, hint: Option<&str>, reason: CommandLineReason) -> Diagnostic {
         Diagnostic {

@@ -49,10 +49,11 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let dir = arguments.config_dir().map(std::path::Path::to_path_buf);
     match runtime.block_on(commands::run(arguments, &printer)) {
         Ok(status) => status.into(),
         Err(err) => {
-            printer.error(&err);
+            printer.error_in(&err, dir.as_deref());
             ExitCode::FAILURE
         }
     }

@@ -10,6 +10,7 @@
 
 use std::borrow::Cow;
 use std::io::IsTerminal;
+use std::path::Path;
 use std::sync::{Mutex, PoisonError, RwLock};
 
 use clap::error::ErrorKind;
@@ -20,6 +21,7 @@ use indicatif::MultiProgress;
 use crate::cli::GlobalArgs;
 use crate::diagnostics;
 use crate::error::CliError;
+use crate::hints;
 use clusterform::format::notes::{Level, Note};
 
 /// The progress bars being drawn on stderr, if any. Their every redraw first erases the lines
@@ -256,12 +258,18 @@ impl Printer {
 
     /// An error, once, with its hint: never a backtrace or a `Debug` dump.
     pub fn error(&self, error: &CliError) {
+        self.error_in(error, None);
+    }
+
+    /// [`Printer::error`] of a command run on the configuration directory `dir`: the commands
+    /// its hint names are given that directory ([`hints::in_directory`]).
+    pub fn error_in(&self, error: &CliError, dir: Option<&Path>) {
         match error {
             CliError::Diagnostics(found) => {
                 to_stderr(&diagnostics::render_all(found, self.stderr_color));
             }
             CliError::AlreadyReported | CliError::Interrupted => {}
-            _ => to_stderr(&error_text(error, self.stderr_color)),
+            _ => to_stderr(&error_text(error, dir, self.stderr_color)),
         }
     }
 
@@ -334,10 +342,13 @@ pub fn lock_left_behind(note: &Note) {
 }
 
 /// `Error: message` and the `hint:` line.
-fn error_text(error: &CliError, color: bool) -> String {
+fn error_text(error: &CliError, dir: Option<&Path>, color: bool) -> String {
     let mut text = diagnostics::header(Severity::Error, &error.to_string(), color);
     if let Some(hint) = error.hint() {
-        text.push_str(&diagnostics::hint_line(&hint, color));
+        text.push_str(&diagnostics::hint_line(
+            &hints::in_directory(&hint, dir),
+            color,
+        ));
     }
     text
 }
@@ -407,7 +418,7 @@ mod tests {
                 url: "https://aiplatform.googleapis.com/v1/projects/acme-ml".into(),
             },
         ));
-        insta::assert_snapshot!(error_text(&error, false), @r"
+        insta::assert_snapshot!(error_text(&error, None, false), @r"
         Error: GET https://aiplatform.googleapis.com/v1/projects/acme-ml failed: PERMISSION_DENIED (403): Permission denied on resource project acme-ml.
           hint: the caller needs aiplatform.modelDevelopmentClusters.* permissions on the project
         ");
@@ -416,7 +427,7 @@ mod tests {
     #[test]
     fn detail_lines_sit_under_the_error() {
         let error = CliError::StalePlan(vec!["train01 changed".into(), "train02 is gone".into()]);
-        insta::assert_snapshot!(error_text(&error, false), @r"
+        insta::assert_snapshot!(error_text(&error, None, false), @r"
         Error: the saved plan is stale:
           train01 changed
           train02 is gone
