@@ -702,3 +702,24 @@ fn list_s_health_column_shows_the_nodes_that_do_not_start() {
     assert_eq!(health["problems"][0]["pending_jobs"], 3);
     assert_eq!(health["slurm"]["status"], "read");
 }
+
+/// A cluster an operation is changing shows what the service says of it: the state alone
+/// does not say how far it got.
+#[test]
+fn status_shows_what_the_service_says_of_an_updating_cluster() {
+    let env = Env::new(0);
+    apply_ok(&env, &[ClusterSpec::named("train01")]);
+    assert!(env.emulator().set_cluster_status(
+        &cluster_name("train01"),
+        "UPDATING",
+        Some("Resizing node pool cpu (2 of 4 nodes)."),
+    ));
+    let status = env.run(&["status"]);
+    let text = crate::support::stdout(&status);
+    assert!(
+        text.contains(
+            "In progress:\n  train01: UPDATING: Resizing node pool cpu (2 of 4 nodes).\n"
+        ),
+        "{text}"
+    );
+}

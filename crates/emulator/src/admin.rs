@@ -12,7 +12,7 @@ use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
 use axum::routing::put;
 use axum::{Json, Router};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::api_error::ApiError;
@@ -123,7 +123,17 @@ struct NodesStatus {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct ClusterEvents {
-    cluster_events: Vec<Value>,
+    cluster_events: Vec<ClusterEvent>,
+}
+
+/// One of `clusterEvents[]` in its documented shape: a misspelt key (`message` for
+/// `eventMessage`) is refused, not stored as an event without text.
+#[derive(Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ClusterEvent {
+    event_type: String,
+    event_time: String,
+    event_message: String,
 }
 
 #[derive(Deserialize)]
@@ -226,7 +236,11 @@ async fn set_cluster_events(
 ) -> Result<Json<Value>, ApiError> {
     let name = existing_cluster(&emulator, path)?;
     let ClusterEvents { cluster_events } = json_body(&bytes)?;
-    emulator.set_cluster_events(&name, cluster_events);
+    let events = cluster_events
+        .iter()
+        .map(|event| serde_json::to_value(event).unwrap_or_default())
+        .collect();
+    emulator.set_cluster_events(&name, events);
     Ok(empty())
 }
 

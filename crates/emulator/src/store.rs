@@ -392,6 +392,9 @@ impl Store {
     fn complete_operation(&mut self, operation: &StoredOperation) -> Value {
         if operation.kind == OperationKind::Delete {
             self.clusters.remove(&operation.cluster_name);
+            // Slurm went with the cluster: a cluster created again under the name starts
+            // without the jobs and nodes injected into the deleted one.
+            self.slurm.remove(&operation.cluster_name);
             self.deletions
                 .insert(operation.cluster_name.clone(), operation.finishes_at);
             return json!({"response": {"@type": EMPTY_TYPE}});

@@ -106,7 +106,7 @@ async fn a_cluster_state_node_states_and_events_are_set_over_http() {
     )
     .await;
     assert_eq!(status, 200);
-    let events = json!([{"eventTime": "2026-11-30T20:00:00Z", "description": "Node c1-cpu-0 is being repaired."}]);
+    let events = json!([{"eventType": "VM_REPORT_AND_REPLACEMENT", "eventTime": "2026-11-30T20:00:00Z", "eventMessage": "Node c1-cpu-0 is being repaired."}]);
     let (status, _) = put(
         &server,
         &admin("c1", "clusterEvents"),
@@ -133,6 +133,10 @@ async fn unknown_clusters_and_bad_bodies_are_refused() {
         ("slurm/controller", json!({"up": "no"})),
         ("status", json!({"state": ""})),
         ("nodesStatus", json!([])),
+        (
+            "clusterEvents",
+            json!({"clusterEvents": [{"eventType": "VM_REBOOT", "eventTime": "2026-11-30T20:00:00Z", "message": "rebooted"}]}),
+        ),
     ] {
         let (status, error) = put(&server, &admin("c1", leaf), body).await;
         assert_eq!(status, 400, "{leaf}: {error}");

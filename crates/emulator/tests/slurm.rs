@@ -10,7 +10,9 @@ use reqwest::Method;
 use serde_json::{Value, json};
 use time::OffsetDateTime;
 
-use crate::support::{TestServer, cluster_name, fast_options, seed, transition_options};
+use crate::support::{
+    TestServer, cluster_name, cluster_path, fast_options, seed, transition_options,
+};
 
 const NODES: &str = "/slurm/v0.0.42/nodes";
 
@@ -63,6 +65,37 @@ async fn jobs_are_served_from_what_the_test_injected() {
     assert_eq!(
         answer["body"], "Unable find requested URL. Please view /openapi/v3 for API reference.",
         "slurmrestd's 404 is plain text"
+    );
+}
+
+#[tokio::test]
+async fn a_cluster_created_again_does_not_inherit_the_deleted_ones_slurm() {
+    let server = TestServer::start(fast_options()).await;
+    server.create_running("again", seed()).await;
+    let name = cluster_name("again");
+    server
+        .emulator()
+        .set_slurm_jobs(&name, vec![json!({"job_id": 1, "job_state": ["RUNNING"]})]);
+    server
+        .emulator()
+        .set_slurm_nodes(&name, vec![json!({"name": "old-0", "state": ["IDLE"]})]);
+    let (status, deleting) = server
+        .call(Method::DELETE, &cluster_path("again"), None)
+        .await;
+    assert_eq!(status, 200, "{deleting}");
+    server.wait_done(&deleting).await;
+    server.create_running("again", seed()).await;
+    let (_, answer) = call_slurm(&server, "again", JOBS).await;
+    assert_eq!(slurm_json(&answer)["jobs"], json!([]));
+    let (_, answer) = call_slurm(&server, "again", NODES).await;
+    let nodes = slurm_json(&answer)["nodes"].clone();
+    assert!(
+        nodes
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|node| node["name"] != "old-0"),
+        "{nodes}"
     );
 }
 

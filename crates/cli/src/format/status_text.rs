@@ -28,6 +28,11 @@ pub fn render_text(
     }
     let names = names(entries);
     let mut text = clusters_table(entries, unread, now);
+    let in_progress = in_progress(entries, names);
+    if !in_progress.is_empty() {
+        text.push_str("\nIn progress:\n");
+        text.push_str(&in_progress);
+    }
     let events = recent_events(entries, names);
     if !events.is_empty() {
         text.push_str("\nRecent events:\n");
@@ -169,6 +174,30 @@ fn slurm_nodes(nodes: &SlurmNodeCounts) -> String {
 }
 
 /// One line per recent event, each cluster's newest first.
+/// What the service says of each cluster an operation is changing or deleting
+/// (`clusterStatus.detail` while `PROVISIONING`, `UPDATING` or `STOPPING`): the table's state
+/// alone does not say how far it got. An `ERROR`'s detail is a problem, said below.
+fn in_progress(entries: &[StatusEntry], names: ClusterNames) -> String {
+    let mut lines = String::new();
+    for entry in entries {
+        let Found::Live(health) = &entry.found else {
+            continue;
+        };
+        let (StateReading::Known(state), Some(detail)) = (&health.state, &health.detail) else {
+            continue;
+        };
+        if state.is_busy() && !detail.trim().is_empty() {
+            lines.push_str(&format!(
+                "  {}: {}: {}\n",
+                names.name(&entry.address),
+                state.as_str(),
+                detail.trim()
+            ));
+        }
+    }
+    lines
+}
+
 fn recent_events(entries: &[StatusEntry], names: ClusterNames) -> String {
     let mut lines = String::new();
     for entry in entries {
