@@ -723,3 +723,84 @@ fn status_shows_what_the_service_says_of_an_updating_cluster() {
         "{text}"
     );
 }
+
+/// `status --watch` on a terminal: a report, then another after the interval headed by what
+/// changed in between, until Ctrl-C, which ends it with exit 0.
+#[cfg(unix)]
+#[test]
+fn status_watch_redraws_on_a_terminal_marking_what_changed_until_ctrl_c() {
+    let env = Env::new(0);
+    apply_ok(&env, &[ClusterSpec::named("train01")]);
+    let mut session = crate::support::on_terminal(&env, "status --watch=10s");
+    session
+        .exp_string("Every 10s, read at ")
+        .expect("a first report");
+    session.exp_string("Nothing needs attention.").unwrap();
+    assert!(env.emulator().set_cluster_status(
+        &cluster_name("train01"),
+        "UPDATING",
+        Some("Resizing node pool cpu."),
+    ));
+    session
+        .exp_string("Changed since ")
+        .expect("a second report, after the interval");
+    session.exp_string(": train01.").unwrap();
+    session
+        .exp_string("train01: UPDATING: Resizing node pool cpu.")
+        .unwrap();
+    session.send_control('c').unwrap();
+    let rest = crate::support::terminal_output(&mut session);
+    assert!(!rest.contains("Every 10s"), "no third report: {rest:?}");
+    let status = format!("{:?}", session.process().wait().unwrap());
+    assert!(
+        status.starts_with("Exited(") && status.ends_with(", 0)"),
+        "{status}"
+    );
+}
+
+/// In a pipe, one report follows another, each after its header line.
+#[cfg(unix)]
+#[test]
+fn status_watch_in_a_pipe_prints_one_report_per_interval() {
+    let env = Env::new(0);
+    apply_ok(&env, &[ClusterSpec::named("train01")]);
+    let mut watching = env.spawn(&["status", "--watch=10s"], &[]);
+    let started = std::time::Instant::now();
+    let mut stdout = std::io::BufReader::new(watching.stdout.take().unwrap());
+    let mut headers = 0;
+    let mut line = String::new();
+    while headers < 2 && started.elapsed() < std::time::Duration::from_secs(40) {
+        line.clear();
+        if std::io::BufRead::read_line(&mut stdout, &mut line).unwrap() == 0 {
+            break;
+        }
+        if line.starts_with("Every 10s, read at ") {
+            headers += 1;
+        }
+    }
+    std::process::Command::new("kill")
+        .args(["-INT", &watching.id().to_string()])
+        .status()
+        .unwrap();
+    let status = watching.wait().unwrap();
+    assert_eq!(headers, 2, "two reports");
+    assert_eq!(status.code(), Some(0));
+}
+
+#[test]
+fn status_watch_refuses_a_short_interval_json_and_exit_codes() {
+    let env = Env::new(0);
+    for (args, needle) in [
+        (&["status", "--watch=5s"][..], "at least 10s"),
+        (&["status", "--watch", "--json"], "--watch and --json"),
+        (
+            &["status", "--watch", "--detailed-exitcode"],
+            "--watch and --detailed-exitcode",
+        ),
+    ] {
+        let output = env.run(args);
+        assert_eq!(output.status.code(), Some(1), "{args:?}");
+        let err = crate::support::stderr(&output);
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}

@@ -237,6 +237,8 @@ pub struct Status {
     pub detailed_exitcode: bool,
     /// `--events`: how many recent events to show per cluster.
     pub events: usize,
+    /// `--watch`: read and show again every this long, until Ctrl-C.
+    pub watch: Option<Duration>,
 }
 
 /// `list`.
@@ -374,15 +376,19 @@ impl Arguments {
                 json: refuse_unapproved_json("destroy", args.json, args.auto_approve)?,
                 lock_timeout: args.lock.lock_timeout,
             }),
-            cli::Command::Status(args) => Self::Status(Status {
-                dir: status_dir(chdir, args.dir)?,
-                endpoint: args.endpoint.endpoint,
-                variables: Variables::from_args(args.vars)?,
-                targets: cluster_ids("--target", args.targets)?,
-                json: args.json,
-                detailed_exitcode: args.detailed_exitcode,
-                events: args.events,
-            }),
+            cli::Command::Status(args) => {
+                let watch = watch_interval(&args)?;
+                Self::Status(Status {
+                    dir: status_dir(chdir, args.dir)?,
+                    endpoint: args.endpoint.endpoint,
+                    variables: Variables::from_args(args.vars)?,
+                    targets: cluster_ids("--target", args.targets)?,
+                    json: args.json,
+                    detailed_exitcode: args.detailed_exitcode,
+                    events: args.events,
+                    watch,
+                })
+            }
             cli::Command::Show(args) => {
                 refuse_chdir(chdir.as_deref(), "show")?;
                 Self::Show(args)
@@ -463,6 +469,36 @@ impl Planning {
             skip_preflight: args.skip_preflight,
         })
     }
+}
+
+/// The shortest `status --watch` interval: every refresh reads every location and each
+/// running cluster's Slurm.
+pub const MIN_WATCH_INTERVAL: Duration = Duration::from_secs(10);
+
+/// `status --watch [INTERVAL]`: at least [`MIN_WATCH_INTERVAL`], and a human view (a JSON
+/// document and an exit code report once).
+fn watch_interval(args: &cli::StatusArgs) -> Result<Option<Duration>, CliError> {
+    let Some(interval) = args.watch else {
+        return Ok(None);
+    };
+    if interval < MIN_WATCH_INTERVAL {
+        return Err(CliError::Usage(format!(
+            "--watch {}s: the interval is at least {}s, since every refresh reads every location and each running cluster's Slurm",
+            interval.as_secs(),
+            MIN_WATCH_INTERVAL.as_secs()
+        )));
+    }
+    for (flag, given) in [
+        ("--json", args.json),
+        ("--detailed-exitcode", args.detailed_exitcode),
+    ] {
+        if given {
+            return Err(CliError::Usage(format!(
+                "--watch and {flag} do not go together: {flag} reports once; run it in a loop of your own to poll"
+            )));
+        }
+    }
+    Ok(Some(interval))
 }
 
 /// The IDs of `--target` or `--replace`, refusing Terraform's resource addresses

@@ -388,6 +388,18 @@ pub struct StatusArgs {
     /// Recent events shown per cluster, newest first
     #[arg(long, value_name = "N", default_value_t = DEFAULT_STATUS_EVENTS)]
     pub events: usize,
+    /// Read and show the report again every INTERVAL (`--watch=1m`; default 30s, at least
+    /// 10s) until Ctrl-C, marking what changed: redrawn on a terminal, one report per interval
+    /// in a pipe
+    #[arg(
+        long,
+        value_name = "INTERVAL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "30s",
+        value_parser = parse_duration
+    )]
+    pub watch: Option<std::time::Duration>,
 }
 
 /// `show`.

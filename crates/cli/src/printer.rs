@@ -118,6 +118,8 @@ pub struct Printer {
     /// Warnings are not printed either: `--quiet` only. (`--json` never silences a warning.)
     quiet_warnings: bool,
     stderr_terminal: bool,
+    /// Whether stdout is a terminal, which a live view redraws.
+    stdout_terminal: bool,
 }
 
 impl Printer {
@@ -126,7 +128,8 @@ impl Printer {
     pub fn new(global: &GlobalArgs) -> Self {
         let no_color_env = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
         let may_color = !global.no_color && !no_color_env;
-        let stdout_color = may_color && std::io::stdout().is_terminal();
+        let stdout_terminal = std::io::stdout().is_terminal();
+        let stdout_color = may_color && stdout_terminal;
         let stderr_terminal = std::io::stderr().is_terminal();
         let stderr_color = may_color && stderr_terminal;
         console::set_colors_enabled(stdout_color);
@@ -137,6 +140,7 @@ impl Printer {
             quiet: global.quiet,
             quiet_warnings: global.quiet,
             stderr_terminal,
+            stdout_terminal,
         }
     }
 
@@ -149,6 +153,11 @@ impl Printer {
             quiet: true,
             ..*self
         }
+    }
+
+    /// Whether stdout is a terminal, where a live view redraws its report in place.
+    pub fn stdout_is_terminal(&self) -> bool {
+        self.stdout_terminal
     }
 
     /// Whether results on stdout may be coloured.

@@ -6,7 +6,10 @@
 
 use std::collections::BTreeMap;
 
+use std::time::Duration;
+
 use clusterform::format::status::{self, Declaration, Found, Recorded, StatusEntry};
+use clusterform::format::status_watch;
 use clusterform_config::Config;
 use clusterform_executor::AppliedRecord;
 use clusterform_model::{ClusterName, LiveCluster, UnreadLocation};
@@ -14,42 +17,105 @@ use clusterform_planner::PlanError;
 use time::OffsetDateTime;
 
 use crate::arguments::Status;
-use crate::context;
+use crate::context::{self, Connection};
 use crate::error::CliError;
 use crate::exit_status::ExitStatus;
 use crate::printer::Printer;
-use crate::views::status_view;
+use crate::views::{StatusView, status_view};
 use crate::workflow::{self, EarlierRuns};
 
-/// Reads and shows the health of the configuration's clusters.
+/// Reads and shows the health of the configuration's clusters, once or, with `--watch`,
+/// again every interval until Ctrl-C.
 pub async fn run(args: &Status, printer: &Printer) -> Result<ExitStatus, CliError> {
     let view = status_view(args.json, !args.targets.is_empty(), printer);
     let inputs = context::variable_inputs(&args.variables)?;
     let config = context::load_config(&args.dir, inputs, printer).await?;
     let endpoint = args.endpoint.as_ref();
     let connection = context::connect(endpoint, Some(&config.provider), &args.dir, printer).await?;
-    let client = &connection.client;
-    // A target neither declared nor released may be anywhere: every location is listed.
-    let names = workflow::target_names(&config, &args.targets)?.unwrap_or_default();
-    let earlier = EarlierRuns::read(&args.dir, &connection, printer).await;
-    let locations = earlier.scanned(&config);
-    let refreshed = clusterform_executor::refresh(client, &locations, &names).await?;
-    let unread = earlier.known(&config).unread(&refreshed.refused);
-    let record = earlier.record;
-    workflow::report_unread(printer, &unread);
-    let (watched, present) = watched_clusters(&config, refreshed.live, &args.targets, &unread)?;
-    let now = OffsetDateTime::now_utc();
-    let health = clusterform_executor::inspect_health(client, &present, args.events, now).await;
-    let entries = entries(watched, health, &record);
-    view.report(&entries, &unread, now);
-    workflow::complete_view(&unread)?;
+    if let Some(interval) = args.watch {
+        return watch(args, &config, &connection, &*view, interval, printer).await;
+    }
+    let report = read_report(args, &config, &connection, printer).await?;
+    view.report(&report.entries, &report.unread, report.now);
+    workflow::complete_view(&report.unread)?;
     Ok(
-        if args.detailed_exitcode && status::needs_attention(&entries) {
+        if args.detailed_exitcode && status::needs_attention(&report.entries) {
             ExitStatus::NeedsAttention
         } else {
             ExitStatus::Success
         },
     )
+}
+
+/// What one reading found.
+struct Report {
+    entries: Vec<StatusEntry>,
+    unread: Vec<UnreadLocation>,
+    now: OffsetDateTime,
+}
+
+/// Lists the locations, reads the health of the clusters reported on, and says which
+/// locations could not be listed.
+async fn read_report(
+    args: &Status,
+    config: &Config,
+    connection: &Connection,
+    printer: &Printer,
+) -> Result<Report, CliError> {
+    let client = &connection.client;
+    // A target neither declared nor released may be anywhere: every location is listed.
+    let names = workflow::target_names(config, &args.targets)?.unwrap_or_default();
+    let earlier = EarlierRuns::read(&args.dir, connection, printer).await;
+    let locations = earlier.scanned(config);
+    let refreshed = clusterform_executor::refresh(client, &locations, &names).await?;
+    let unread = earlier.known(config).unread(&refreshed.refused);
+    let record = earlier.record;
+    workflow::report_unread(printer, &unread);
+    let (watched, present) = watched_clusters(config, refreshed.live, &args.targets, &unread)?;
+    let now = OffsetDateTime::now_utc();
+    let health = clusterform_executor::inspect_health(client, &present, args.events, now).await;
+    Ok(Report {
+        entries: entries(watched, health, &record),
+        unread,
+        now,
+    })
+}
+
+/// `--watch`: a report every `interval`, each headed by what changed since the one before,
+/// until Ctrl-C (exit 0). A reading that fails is said and the next one tried: one bad
+/// minute of the service does not end the watch.
+async fn watch(
+    args: &Status,
+    config: &Config,
+    connection: &Connection,
+    view: &dyn StatusView,
+    interval: Duration,
+    printer: &Printer,
+) -> Result<ExitStatus, CliError> {
+    let interrupted = tokio::signal::ctrl_c();
+    tokio::pin!(interrupted);
+    let mut previous: Option<(OffsetDateTime, Vec<StatusEntry>)> = None;
+    loop {
+        tokio::select! {
+            _ = &mut interrupted => return Ok(ExitStatus::Success),
+            read = read_report(args, config, connection, printer) => match read {
+                Ok(report) => {
+                    let changed = previous.as_ref().map(|(at, entries)| {
+                        (*at, status_watch::changed_clusters(entries, &report.entries))
+                    });
+                    let since = changed.as_ref().map(|(at, names)| (*at, names.as_slice()));
+                    view.watching(&status_watch::header(interval, report.now, since));
+                    view.report(&report.entries, &report.unread, report.now);
+                    previous = Some((report.now, report.entries));
+                }
+                Err(error) => printer.error(&error),
+            },
+        }
+        tokio::select! {
+            _ = &mut interrupted => return Ok(ExitStatus::Success),
+            () = tokio::time::sleep(interval) => {}
+        }
+    }
 }
 
 /// A cluster `status` reports on, before its health is read.

@@ -18,6 +18,7 @@ pub mod refresh_only;
 pub mod status;
 pub mod status_json;
 pub mod status_text;
+pub mod status_watch;
 pub mod stopped_work;
 pub mod table;
 

@@ -43,7 +43,7 @@ pub fn unreadable_locations(unread: &[UnreadLocation]) -> Value {
         .into()
 }
 
-fn entry(entry: &StatusEntry) -> Value {
+pub(crate) fn entry(entry: &StatusEntry) -> Value {
     let address = &entry.address;
     let mut written = json!({
         "address": {

@@ -12,7 +12,14 @@ use crate::printer::Printer;
 pub trait StatusView {
     /// The report on `entries`, read at `now`, and on the locations that could not be listed.
     fn report(&self, entries: &[StatusEntry], unread: &[UnreadLocation], now: OffsetDateTime);
+
+    /// `--watch`: a new report follows, headed by `header` (how often, when, what changed).
+    fn watching(&self, header: &str);
 }
+
+/// Clears a terminal and puts the cursor at its top left (ANSI `ED` and `CUP`), as `watch`
+/// does before each redraw.
+const CLEAR_SCREEN: &str = "\x1b[2J\x1b[H";
 
 /// The view `--json` chooses; `targeted` (`--target`): the text also says how to log in to
 /// each cluster (the JSON always does).
@@ -41,6 +48,16 @@ impl StatusView for HumanStatus {
         }
         self.printer.result(&text);
     }
+
+    /// On a terminal the screen is cleared and the report redrawn; in a pipe the reports
+    /// follow one another, each after a blank line and its header.
+    fn watching(&self, header: &str) {
+        if self.printer.stdout_is_terminal() {
+            self.printer.result(&format!("{CLEAR_SCREEN}{header}\n"));
+        } else {
+            self.printer.result(&format!("\n{header}\n"));
+        }
+    }
 }
 
 /// The document of `docs/commands.md`, "`status --json`".
@@ -53,5 +70,10 @@ impl StatusView for JsonStatus {
         let document = status_json::render_json(entries, unread);
         self.printer
             .result(&serde_json::to_string_pretty(&document).unwrap_or_default());
+    }
+
+    /// Each document stays one document on stdout: the header goes to stderr.
+    fn watching(&self, header: &str) {
+        self.printer.info(header);
     }
 }
