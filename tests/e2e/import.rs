@@ -102,11 +102,7 @@ fn keep_node_image_writes_the_live_images_which_pin_the_pools() {
         .insert_cluster(&cluster_name("pinned"), hand_made_cluster());
     env.write_config(PROVIDER);
     let imported = env.run(&["import", "pinned", "--keep-node-image"]);
-    assert!(
-        imported.status.success(),
-        "{}",
-        stderr(&imported)
-    );
+    assert!(imported.status.success(), "{}", stderr(&imported));
     let hcl = stdout(&imported);
     assert_eq!(hcl.matches("node_image = ").count(), 2, "{hcl}");
     assert!(

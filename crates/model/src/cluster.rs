@@ -422,6 +422,48 @@ impl MachineSpec {
             (None, None) => None,
         }
     }
+
+    /// The GPUs one node of this spec has, as far as the catalogue or the spec itself can
+    /// tell: a machine type outside the catalogue is [`GpusPerNode::Unknown`] unless the spec
+    /// names both its accelerator type and count (never a guess).
+    pub fn gpus_per_node(&self) -> GpusPerNode {
+        let catalogued = self.machine_type.as_deref().is_some_and(|machine| {
+            crate::catalogue::machine_catalogue()
+                .machine(machine)
+                .is_some()
+        });
+        let named_in_full = self.accelerator_count.is_some_and(|count| count > 0)
+            && self
+                .accelerator_type
+                .as_deref()
+                .is_some_and(|kind| !kind.is_empty() && kind != "ACCELERATOR_TYPE_UNSPECIFIED");
+        if !catalogued && !named_in_full {
+            return GpusPerNode::Unknown;
+        }
+        match self.accelerators() {
+            Some((kind, count)) if count > 0 => GpusPerNode::Gpus {
+                kind: kind.to_owned(),
+                count,
+            },
+            _ => GpusPerNode::None,
+        }
+    }
+}
+
+/// The GPUs one node of a pool has ([`MachineSpec::gpus_per_node`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GpusPerNode {
+    /// A CPU machine type.
+    None,
+    /// `count` GPUs of the accelerator type `kind`.
+    Gpus {
+        /// The accelerator type, e.g. `NVIDIA_B200`.
+        kind: String,
+        /// How many per node.
+        count: u64,
+    },
+    /// A machine type the catalogue does not know, without accelerators named in full.
+    Unknown,
 }
 
 /// `machineSpec.reservationAffinity`.
@@ -935,6 +977,49 @@ mod tests {
             "clusterStatus": {"nodesStatus": nodes},
         }))
         .unwrap()
+    }
+
+    fn spec(json: Value) -> MachineSpec {
+        serde_json::from_value(json).unwrap()
+    }
+
+    #[test]
+    fn gpus_per_node_come_from_the_catalogue_or_from_accelerators_named_in_full() {
+        let b200 = GpusPerNode::Gpus {
+            kind: "NVIDIA_B200".to_owned(),
+            count: 8,
+        };
+        assert_eq!(
+            spec(json!({"machineType": "a4-highgpu-8g"})).gpus_per_node(),
+            b200
+        );
+        assert_eq!(
+            spec(json!({"machineType": "n2-standard-8"})).gpus_per_node(),
+            GpusPerNode::None
+        );
+        assert_eq!(
+            spec(
+                json!({"machineType": "x9-custom-8g", "acceleratorType": "NVIDIA_B200",
+                        "acceleratorCount": "8"})
+            )
+            .gpus_per_node(),
+            b200
+        );
+    }
+
+    #[test]
+    fn a_machine_type_outside_the_catalogue_has_unknown_gpus_unless_they_are_named_in_full() {
+        for unknown in [
+            json!({"machineType": "x9-custom-8g"}),
+            json!({"machineType": "x9-custom-8g", "acceleratorType": "NVIDIA_B200"}),
+            json!({}),
+        ] {
+            assert_eq!(
+                spec(unknown.clone()).gpus_per_node(),
+                GpusPerNode::Unknown,
+                "{unknown}"
+            );
+        }
     }
 
     #[test]
