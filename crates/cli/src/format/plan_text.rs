@@ -25,6 +25,7 @@ use console::Style;
 use serde_json::{Map, Value};
 
 use crate::format::actions::symbol;
+use crate::format::gpus;
 use crate::format::heredoc::{self, Line};
 use crate::format::names::ClusterNames;
 use crate::format::notes;
@@ -96,6 +97,9 @@ pub fn render_text(plan: &Plan, jobs: &JobsByCluster, color: bool) -> String {
         summary.replace,
         summary.destroy
     );
+    if let Some(line) = gpus::total_line(&plan.gpu_change()) {
+        let _ = writeln!(out, "{line}");
+    }
     out
 }
 
@@ -328,6 +332,9 @@ impl ClusterText<'_> {
             &format!("# {} {}", self.name, headline(change)),
         );
         let _ = writeln!(self.out, "  {header}");
+        if let Some(line) = gpus::cluster_line(&change.gpu_change()) {
+            let _ = writeln!(self.out, "  # {line}");
+        }
         let _ = writeln!(
             self.out,
             "{} cluster \"{id}\" {{",
