@@ -52,5 +52,6 @@ mod slurm_api;
 mod stacks;
 #[cfg(unix)]
 mod state_hardening;
+mod reviews;
 mod status;
 mod validate;

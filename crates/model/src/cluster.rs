@@ -231,22 +231,27 @@ impl Cluster {
     /// reported nodes to count (the service reports none at all); 0 for a cluster without
     /// accelerators.
     pub fn gpus(&self) -> Option<u64> {
-        self.node_pools
-            .iter()
-            .flatten()
-            .map(|pool| {
-                let per_node = pool
-                    .machine_spec
-                    .as_ref()
-                    .and_then(MachineSpec::accelerators)
-                    .map_or(0, |(_, count)| count);
-                if per_node == 0 {
-                    return Some(0);
-                }
-                let nodes = u64::try_from(self.nodes_reported(&pool.id)?).ok()?;
-                Some(per_node * nodes)
-            })
-            .sum()
+        Some(self.gpus_by_type()?.values().sum())
+    }
+
+    /// [`Cluster::gpus`] by accelerator type (a type with no node reported is left out).
+    pub fn gpus_by_type(&self) -> Option<BTreeMap<String, u64>> {
+        let mut by_type = BTreeMap::new();
+        for pool in self.node_pools.iter().flatten() {
+            let Some((kind, per_node)) = pool
+                .machine_spec
+                .as_ref()
+                .and_then(MachineSpec::accelerators)
+                .filter(|(_, per_node)| *per_node > 0)
+            else {
+                continue;
+            };
+            let nodes = u64::try_from(self.nodes_reported(&pool.id)?).ok()?;
+            if nodes > 0 {
+                *by_type.entry(kind.to_owned()).or_insert(0) += per_node * nodes;
+            }
+        }
+        Some(by_type)
     }
 }
 
@@ -1040,6 +1045,11 @@ mod tests {
     fn gpus_are_the_accelerators_of_the_reported_nodes() {
         assert_eq!(with_nodes(&["login", "gpu", "gpu"]).gpus(), Some(16));
         assert_eq!(with_nodes(&["login"]).gpus(), Some(0));
+        assert_eq!(
+            with_nodes(&["login", "gpu", "gpu"]).gpus_by_type(),
+            Some(BTreeMap::from([("NVIDIA_H200_141GB".to_owned(), 16)]))
+        );
+        assert_eq!(with_nodes(&["login"]).gpus_by_type(), Some(BTreeMap::new()));
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use clusterform::format::status::{self, Declaration, Found, Recorded, StatusEntry};
 use clusterform_config::Config;
-use clusterform_executor::AppliedRecord;
+use clusterform_executor::{AppliedRecord, FleetTotals};
 use clusterform_model::{ClusterName, LiveCluster, UnreadLocation};
 use clusterform_planner::PlanError;
 use time::OffsetDateTime;
@@ -18,7 +18,7 @@ use crate::context;
 use crate::error::CliError;
 use crate::exit_status::ExitStatus;
 use crate::printer::Printer;
-use crate::views::status_view;
+use crate::views::{StatusReport, status_view};
 use crate::workflow::{self, EarlierRuns};
 
 /// Reads and shows the health of the configuration's clusters.
@@ -40,8 +40,14 @@ pub async fn run(args: &Status, printer: &Printer) -> Result<ExitStatus, CliErro
     let (watched, present) = watched_clusters(&config, refreshed.live, &args.targets, &unread)?;
     let now = OffsetDateTime::now_utc();
     let health = clusterform_executor::inspect_health(client, &present, args.events, now).await;
+    let totals = FleetTotals::of(&present, &health);
     let entries = entries(watched, health, &record);
-    view.report(&entries, &unread, now);
+    view.report(&StatusReport {
+        entries: &entries,
+        unread: &unread,
+        totals: &totals,
+        now,
+    });
     workflow::complete_view(&unread)?;
     Ok(
         if args.detailed_exitcode && status::needs_attention(&entries) {

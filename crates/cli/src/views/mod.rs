@@ -13,7 +13,7 @@ use clusterform_model::Action;
 
 pub use plan::{PlanView, plan_view, show_drift};
 pub use run::{Completion, RunView, run_view};
-pub use status::status_view;
+pub use status::{StatusReport, status_view};
 
 /// What a run did, by action: counted here alone, from the engine's reports, for the summary
 /// line and the `summary` event.
