@@ -44,6 +44,7 @@ mod regions;
 mod reliability;
 mod remembered;
 mod remote_lock;
+mod reviews;
 mod running_jobs;
 mod saved_plans;
 mod secrets;
@@ -52,6 +53,5 @@ mod slurm_api;
 mod stacks;
 #[cfg(unix)]
 mod state_hardening;
-mod reviews;
 mod status;
 mod validate;

@@ -21,6 +21,7 @@ pub mod status;
 pub mod status_json;
 pub mod status_text;
 pub mod stopped_work;
+pub mod summary;
 pub mod table;
 
 #[cfg(test)]

@@ -83,24 +83,30 @@ pub fn render_text(plan: &Plan, jobs: &JobsByCluster, color: bool) -> String {
     if noted {
         out.push('\n');
     }
-    let summary = plan.summary();
-    let release = match summary.release {
-        0 => String::new(),
-        n => format!(", {n} to release"),
-    };
     let _ = writeln!(
         out,
-        "{} {} to add, {} to change, {} to replace, {} to destroy{release}.",
+        "{} {}",
         paint.style(Style::new().bold(), "Plan:"),
-        summary.add,
-        summary.change,
-        summary.replace,
-        summary.destroy
+        action_counts(plan)
     );
     if let Some(line) = gpus::total_line(&plan.gpu_change()) {
         let _ = writeln!(out, "{line}");
     }
     out
+}
+
+/// `1 to add, 0 to change, 0 to replace, 0 to destroy.` (and `, 1 to release` when there is
+/// one), what the `Plan:` line counts.
+pub fn action_counts(plan: &Plan) -> String {
+    let summary = plan.summary();
+    let release = match summary.release {
+        0 => String::new(),
+        n => format!(", {n} to release"),
+    };
+    format!(
+        "{} to add, {} to change, {} to replace, {} to destroy{release}.",
+        summary.add, summary.change, summary.replace, summary.destroy
+    )
 }
 
 /// What a replacement gives up: the live cluster goes before the new one is asked for, so its

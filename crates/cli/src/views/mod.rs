@@ -11,7 +11,7 @@ mod status;
 use clusterform_executor::ApplyReport;
 use clusterform_model::Action;
 
-pub use plan::{PlanView, plan_view, show_drift};
+pub use plan::{PlanFormat, PlanView, plan_view, show_drift};
 pub use run::{Completion, RunView, run_view};
 pub use status::{StatusReport, status_view};
 
