@@ -58,10 +58,12 @@ fn fmt_check_reports_and_fmt_rewrites() {
 fn list_prints_a_table() {
     let env = Env::new(100);
     apply_ok(&env, &[ClusterSpec::default()]);
-    insta::assert_snapshot!(env.transcript(&["list"]), @"
+    insta::assert_snapshot!(env.transcript(&["list"]), @r#"
     PROJECT  REGION       ID       STATE    HEALTH  POOLS (min-max(nodes))   ACCELERATORS  STACK     UPDATED
     my-proj  us-central1  train01  RUNNING  ok      login:1-1(1) cpu:0-4(0)  -             research  [TIME]
-    ");
+
+    Fleet: 1 cluster; GPUs running: none; idle GPU-hours: 0.0
+    "#);
 }
 
 #[test]

@@ -376,10 +376,12 @@ fn idle_for_keeps_protected_clusters_and_counts_idle_gpu_hours() {
     clusterform will perform the following actions:
 
       # gpu01 will be destroyed: idle (no active job or busy node; last busy 5h[S]s ago (>= 2h))
+      # GPUs: 0 NVIDIA_H100_80GB now (-32 at most)
       - cluster "gpu01" { … }
         # no Slurm jobs active now
 
     Plan: 0 to add, 0 to change, 0 to replace, 1 to destroy.
+    GPUs in total: 0 NVIDIA_H100_80GB now (-32 at most)
     "#);
     assert!(env.mutations().is_empty());
 
@@ -396,10 +398,12 @@ fn idle_for_keeps_protected_clusters_and_counts_idle_gpu_hours() {
     clusterform will perform the following actions:
 
       # gpu01 will be destroyed: idle (no active job or busy node; last busy 5h[S]s ago (>= 2h))
+      # GPUs: 0 NVIDIA_H100_80GB now (-32 at most)
       - cluster "gpu01" { … }
         # no Slurm jobs active now
 
     Plan: 0 to add, 0 to change, 0 to replace, 1 to destroy.
+    GPUs in total: 0 NVIDIA_H100_80GB now (-32 at most)
     [stderr]
     [HH:MM:SS] gpu01: destroying… [Ns]
     [HH:MM:SS] gpu01: delete request accepted [Ns]

@@ -118,11 +118,13 @@ fn list_shows_clusters_in_regions_the_configuration_does_not_name_with_accelerat
         })
         .collect::<Vec<_>>()
         .join("\n");
-    insta::assert_snapshot!(table, @"
+    insta::assert_snapshot!(table, @r#"
     PROJECT  REGION           ID       STATE    HEALTH  POOLS (min-max(nodes))              ACCELERATORS             STACK
     my-proj  asia-southeast1  gpu01    RUNNING  ok      login:1-1(1) cpu:0-4(0) gpu:0-2(0)  gpu:NVIDIA_H200_141GB×8  vision
     my-proj  us-central1      train01  RUNNING  ok      login:1-1(1) cpu:0-4(0)             -                        research
-    ");
+
+    Fleet: 2 clusters; GPUs running: none; idle GPU-hours: 0.0
+    "#);
 
     let json_list = env.run(&["list", "--json"]);
     assert_succeeded(&json_list);

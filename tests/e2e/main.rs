@@ -44,6 +44,7 @@ mod regions;
 mod reliability;
 mod remembered;
 mod remote_lock;
+mod reviews;
 mod running_jobs;
 mod saved_plans;
 mod secrets;

@@ -62,14 +62,16 @@ fn a_cluster_that_ran_then_went_into_error_is_reported_never_replaced_unasked() 
     );
     assert!(change["in_error"]["since"].as_str().is_some(), "{change}");
 
-    insta::assert_snapshot!(env.transcript(&["status", "--detailed-exitcode"]), @"
+    insta::assert_snapshot!(env.transcript(&["status", "--detailed-exitcode"]), @r#"
     PROJECT  REGION       ID       STATE  NODES             SLURM JOBS  SLURM NODES  IDLE SINCE
     my-proj  us-central1  train01  ERROR  login: 0; cpu: 0  -           -            -
 
     Needs attention:
       train01: cluster is in ERROR: boot disk corrupted
+
+    Fleet: 1 cluster; GPUs running: none; idle GPU-hours: 0.0
     [exit status: 2]
-    ");
+    "#);
 
     let replaced = env.run(&["apply", "--replace", "train01", "--auto-approve"]);
     assert_succeeded(&replaced);

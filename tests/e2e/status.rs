@@ -112,7 +112,7 @@ fn fleet() -> Env {
 #[test]
 fn a_fleet_shows_its_healthy_cluster_and_everything_that_needs_attention() {
     let env = fleet();
-    insta::assert_snapshot!(env.transcript(&["status"]), @"
+    insta::assert_snapshot!(env.transcript(&["status"]), @r#"
     PROJECT  REGION       ID       STATE    NODES                                                   SLURM JOBS            SLURM NODES                             IDLE SINCE
     my-proj  us-central1  train01  RUNNING  login: 1 running; cpu: 0                                0 running, 0 pending  2 idle                                  [TIME] (5h ago)
     my-proj  us-central1  train02  RUNNING  login: 1 running; cpu: 1 running, 1 preparing, 2 error  1 running, 1 pending  1 idle, 1 allocated, 1 down, 1 drained  in use
@@ -130,7 +130,9 @@ fn a_fleet_shows_its_healthy_cluster_and_everything_that_needs_attention() {
       train02: 1 Slurm node drained or draining: train02-cpu-2
       train02: recent event VM_CONTINUOUS_GPU_ERROR at [TIME]: XID 79 on train02-cpu-1
       train03: cluster is in ERROR: node pool cpu could not be created: quota exhausted
-    ");
+
+    Fleet: 3 clusters; GPUs running: none; idle GPU-hours: 0.0
+    "#);
     let detailed = env.run(&["status", "--detailed-exitcode"]);
     assert_eq!(detailed.status.code(), Some(2), "something needs attention");
     assert_eq!(detailed.stdout, env.run(&["status"]).stdout);
@@ -400,7 +402,14 @@ fn status_json_is_one_document() {
           }
         }
       ],
-      "unreadable_locations": []
+      "unreadable_locations": [],
+      "totals": {
+        "clusters": 3,
+        "gpus_running": {},
+        "gpus_unknown_clusters": 0,
+        "idle_gpu_hours": 0.0,
+        "idle_gpu_hours_unknown_clusters": 0
+      }
     }
     [exit status: 2]
     "#);
@@ -415,12 +424,14 @@ fn nothing_needs_attention_exits_0_even_with_detailed_exitcode_and_nothing_is_ch
     make_healthy(&env, "train01");
     let state_before = state_files(env.path());
     env.emulator().clear_requests();
-    insta::assert_snapshot!(env.transcript(&["status", "--detailed-exitcode"]), @"
+    insta::assert_snapshot!(env.transcript(&["status", "--detailed-exitcode"]), @r#"
     PROJECT  REGION       ID       STATE    NODES                     SLURM JOBS            SLURM NODES  IDLE SINCE
     my-proj  us-central1  train01  RUNNING  login: 1 running; cpu: 0  0 running, 0 pending  2 idle       [TIME] (5h ago)
 
     Nothing needs attention.
-    ");
+
+    Fleet: 1 cluster; GPUs running: none; idle GPU-hours: 0.0
+    "#);
     let sent: Vec<(String, String)> = env
         .emulator()
         .requests()
@@ -461,7 +472,7 @@ fn target_shows_only_the_clusters_named() {
     insta::assert_snapshot!(
         env.transcript(&["status", "--target", "train03", "--target", "train01"])
             .normalized_with(seconds_of_ages_hidden),
-        @"
+        @r#"
     PROJECT  REGION       ID       STATE    NODES                     SLURM JOBS            SLURM NODES  IDLE SINCE
     my-proj  us-central1  train01  RUNNING  login: 1 running; cpu: 0  0 running, 0 pending  2 idle       [TIME] (5h ago)
     my-proj  us-central1  train03  ERROR    login: 0; cpu: 0          -                     -            -
@@ -472,7 +483,9 @@ fn target_shows_only_the_clusters_named() {
     Log in:
       train01: gcloud compute ssh train01-login-0 --zone us-central1-a --project my-proj
       train03: the service reports no node of login pool login yet: no instance name yet
-    "
+
+    Fleet: 2 clusters; GPUs running: none; idle GPU-hours: 0.0
+    "#
     );
     let lists = env
         .emulator()
@@ -501,10 +514,12 @@ fn status_of_a_cluster_says_how_to_reach_its_login_node() {
     assert!(applied.status.success(), "{}", env.transcript_of(&applied));
     make_healthy(&env, "train01");
     let login = |output: &str| output[output.find("Log in:").unwrap()..].to_owned();
-    insta::assert_snapshot!(login(&env.transcript(&["status", "--target", "train01"]).to_string()), @"
+    insta::assert_snapshot!(login(&env.transcript(&["status", "--target", "train01"]).to_string()), @r#"
     Log in:
       train01: gcloud compute ssh train01-login-0 --zone us-central1-a --tunnel-through-iap --project my-proj
-    ");
+
+    Fleet: 1 cluster; GPUs running: none; idle GPU-hours: 0.0
+    "#);
     let json = env.run(&["status", "--json", "--target", "train01"]);
     let document: Value = serde_json::from_slice(&json.stdout).unwrap();
     insta::assert_json_snapshot!(document["clusters"][0]["login_node"], @r#"
@@ -526,10 +541,12 @@ fn status_of_a_cluster_says_how_to_reach_its_login_node() {
                     "nodeState": "PREPARING"})
         ],
     ));
-    insta::assert_snapshot!(login(&env.transcript(&["status", "--target", "train01"]).to_string()), @"
+    insta::assert_snapshot!(login(&env.transcript(&["status", "--target", "train01"]).to_string()), @r#"
     Log in:
       train01: the login node of pool login is PREPARING, not running yet; no instance name yet
-    ");
+
+    Fleet: 1 cluster; GPUs running: none; idle GPU-hours: 0.0
+    "#);
 }
 
 #[test]
@@ -538,14 +555,16 @@ fn a_slurm_that_cannot_be_read_needs_attention() {
     apply_ok(&env, &[ClusterSpec::default()]);
     env.emulator()
         .set_slurm_unreachable(&cluster_name("train01"), true);
-    insta::assert_snapshot!(env.transcript(&["status", "--detailed-exitcode"]), @"
+    insta::assert_snapshot!(env.transcript(&["status", "--detailed-exitcode"]), @r#"
     PROJECT  REGION       ID       STATE    NODES                     SLURM JOBS  SLURM NODES  IDLE SINCE
     my-proj  us-central1  train01  RUNNING  login: 1 running; cpu: 0  unknown     unknown      unknown
 
     Needs attention:
       train01: Slurm could not be read: Slurm REST API unreachable: POST [ENDPOINT]/v1beta1/projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01:callSlurmRestApi failed: UNAVAILABLE (503): The Slurm REST API of cluster projects/253589482369/locations/us-central1/modelDevelopmentClusters/train01 is unreachable.
+
+    Fleet: 1 cluster; GPUs running: none; idle GPU-hours: 0.0
     [exit status: 2]
-    ");
+    "#);
 }
 
 #[test]
@@ -569,7 +588,7 @@ fn declared_clusters_not_created_and_owned_ones_no_longer_declared_are_shown() {
         "{declared}\nremoved {{\n  cluster = \"kept01\"\n}}\n"
     ));
     let output = env.run(&["status", "--detailed-exitcode"]);
-    insta::assert_snapshot!(env.transcript_of(&output), @"
+    insta::assert_snapshot!(env.transcript_of(&output), @r#"
     PROJECT  REGION       ID       STATE        NODES                     SLURM JOBS            SLURM NODES  IDLE SINCE
     my-proj  us-central1  kept01   RUNNING      login: 1 running; cpu: 0  0 running, 0 pending  2 idle       [TIME] (5h ago)
     my-proj  us-central1  new01    not created  -                         -                     -            -
@@ -578,8 +597,10 @@ fn declared_clusters_not_created_and_owned_ones_no_longer_declared_are_shown() {
 
     Needs attention:
       old01: undeclared: the next apply destroys it (it carries this stack's label, but no cluster block declares it; a removed block releases it instead)
+
+    Fleet: 3 clusters; GPUs running: none; idle GPU-hours: 0.0
     [exit status: 2]
-    ");
+    "#);
     let json = env.run(&["status", "--json"]);
     let document: Value = serde_json::from_slice(&json.stdout).unwrap();
     let shown: Vec<(&str, bool, bool, &Value)> = document["clusters"]
@@ -625,7 +646,7 @@ fn short_of_cpu_nodes_on_day_two(env: &Env) {
 fn nodes_that_do_not_start_on_day_two_need_attention_per_pool() {
     let env = Env::new(100);
     short_of_cpu_nodes_on_day_two(&env);
-    insta::assert_snapshot!(env.transcript(&["status", "--detailed-exitcode"]), @"
+    insta::assert_snapshot!(env.transcript(&["status", "--detailed-exitcode"]), @r#"
     PROJECT  REGION       ID       STATE    NODES                     SLURM JOBS            SLURM NODES  IDLE SINCE
     my-proj  us-central1  train01  RUNNING  login: 1 running; cpu: 0  0 running, 3 pending  4 down       in use
 
@@ -634,8 +655,10 @@ fn nodes_that_do_not_start_on_day_two_need_attention_per_pool() {
 
     Needs attention:
       train01: pool cpu: 0 of 4 nodes started; 3 jobs pending; STOCKOUT in us-central1-a
+
+    Fleet: 1 cluster; GPUs running: none; idle GPU-hours: 0.0
     [exit status: 2]
-    ");
+    "#);
 }
 
 #[test]

@@ -131,6 +131,8 @@ pub struct Plan {
     pub idle_for: Option<Duration>,
     /// `--refresh-only`: show only what changed outside clusterform, propose nothing.
     pub refresh_only: bool,
+    /// `--summary`: one line per changing cluster instead of the whole plan.
+    pub summary: bool,
 }
 
 /// What `apply` applies.
@@ -553,6 +555,7 @@ fn plan(before_command: Option<PathBuf>, args: cli::PlanArgs) -> Result<Plan, Cl
         detailed_exitcode: args.detailed_exitcode,
         idle_for: args.idle_for,
         refresh_only: args.refresh_only,
+        summary: args.summary,
     })
 }
 
@@ -1371,6 +1374,41 @@ mod tests {
             panic!("not a plan");
         };
         assert!(plan.refresh_only && plan.json && plan.detailed_exitcode);
+    }
+
+    #[test]
+    fn a_summary_is_neither_json_nor_refresh_only() {
+        let refused = |args: &[&str]| Cli::try_parse_from(os(args)).is_err();
+        for other in ["--json", "--refresh-only"] {
+            assert!(refused(&["clusterform", "plan", "--summary", other]));
+        }
+        assert!(refused(&[
+            "clusterform",
+            "show",
+            "p.json",
+            "--summary",
+            "--json"
+        ]));
+        assert!(refused(&[
+            "clusterform",
+            "show",
+            "p.json",
+            "--format",
+            "markdown",
+            "--json"
+        ]));
+        assert!(!refused(&[
+            "clusterform",
+            "show",
+            "p.json",
+            "--format",
+            "markdown",
+            "--summary"
+        ]));
+        let Arguments::Plan(plan) = parse(&["clusterform", "plan", "--summary"]).unwrap() else {
+            panic!("not a plan");
+        };
+        assert!(plan.summary && !plan.json);
     }
 
     #[test]

@@ -273,6 +273,10 @@ pub struct PlanArgs {
     /// Print the plan as JSON
     #[arg(long)]
     pub json: bool,
+    /// Print one line per changing cluster (action, changes, impact, running jobs stopped,
+    /// GPUs), then the totals, instead of the whole plan
+    #[arg(long, conflicts_with_all = ["json", "refresh_only"])]
+    pub summary: bool,
     /// Exit 2 when the plan has changes, 0 when it has none (with --refresh-only: when
     /// something changed outside clusterform)
     #[arg(long)]
@@ -410,6 +414,24 @@ pub struct ShowArgs {
     /// Print the plan as JSON
     #[arg(long)]
     pub json: bool,
+    /// Print one line per changing cluster (action, changes, impact, running jobs stopped,
+    /// GPUs), then the totals; with --format markdown, the table without the whole plan
+    #[arg(long, conflicts_with = "json")]
+    pub summary: bool,
+    /// `markdown`: a pull-request comment (the summary table, then the whole plan folded in a
+    /// <details> section, no colour)
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = ShowFormat::Text, conflicts_with = "json")]
+    pub format: ShowFormat,
+}
+
+/// How `show` writes a saved plan. (The values carry no doc comments: clap would list them
+/// in a long help of its own.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ShowFormat {
+    // The plan as `plan` shows it.
+    Text,
+    // A pull-request comment.
+    Markdown,
 }
 
 /// `list`.

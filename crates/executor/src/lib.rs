@@ -27,8 +27,8 @@ pub use run::engine::{
 };
 pub use run::error::{AttemptedPool, ExecError, FailedAttempt, LeftBehind};
 pub use run::health::{
-    ClusterHealth, Idleness, NodesNotStarting, PoolNodes, Problem, SlurmHealth, SlurmJobCounts,
-    SlurmNodeCounts, SlurmReport, StartFailure, StateReading, inspect_health,
+    ClusterHealth, FleetTotals, Idleness, NodesNotStarting, PoolNodes, Problem, SlurmHealth,
+    SlurmJobCounts, SlurmNodeCounts, SlurmReport, StartFailure, StateReading, inspect_health,
 };
 pub use run::idle::{IdleReport, IdleVerdict, SlurmEvidence, idle_verdict, inspect_idle};
 pub use run::login::{LoginInstance, LoginNode};

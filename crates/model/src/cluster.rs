@@ -231,22 +231,27 @@ impl Cluster {
     /// reported nodes to count (the service reports none at all); 0 for a cluster without
     /// accelerators.
     pub fn gpus(&self) -> Option<u64> {
-        self.node_pools
-            .iter()
-            .flatten()
-            .map(|pool| {
-                let per_node = pool
-                    .machine_spec
-                    .as_ref()
-                    .and_then(MachineSpec::accelerators)
-                    .map_or(0, |(_, count)| count);
-                if per_node == 0 {
-                    return Some(0);
-                }
-                let nodes = u64::try_from(self.nodes_reported(&pool.id)?).ok()?;
-                Some(per_node * nodes)
-            })
-            .sum()
+        Some(self.gpus_by_type()?.values().sum())
+    }
+
+    /// [`Cluster::gpus`] by accelerator type (a type with no node reported is left out).
+    pub fn gpus_by_type(&self) -> Option<BTreeMap<String, u64>> {
+        let mut by_type = BTreeMap::new();
+        for pool in self.node_pools.iter().flatten() {
+            let Some((kind, per_node)) = pool
+                .machine_spec
+                .as_ref()
+                .and_then(MachineSpec::accelerators)
+                .filter(|(_, per_node)| *per_node > 0)
+            else {
+                continue;
+            };
+            let nodes = u64::try_from(self.nodes_reported(&pool.id)?).ok()?;
+            if nodes > 0 {
+                *by_type.entry(kind.to_owned()).or_insert(0) += per_node * nodes;
+            }
+        }
+        Some(by_type)
     }
 }
 
@@ -422,6 +427,48 @@ impl MachineSpec {
             (None, None) => None,
         }
     }
+
+    /// The GPUs one node of this spec has, as far as the catalogue or the spec itself can
+    /// tell: a machine type outside the catalogue is [`GpusPerNode::Unknown`] unless the spec
+    /// names both its accelerator type and count (never a guess).
+    pub fn gpus_per_node(&self) -> GpusPerNode {
+        let catalogued = self.machine_type.as_deref().is_some_and(|machine| {
+            crate::catalogue::machine_catalogue()
+                .machine(machine)
+                .is_some()
+        });
+        let named_in_full = self.accelerator_count.is_some_and(|count| count > 0)
+            && self
+                .accelerator_type
+                .as_deref()
+                .is_some_and(|kind| !kind.is_empty() && kind != "ACCELERATOR_TYPE_UNSPECIFIED");
+        if !catalogued && !named_in_full {
+            return GpusPerNode::Unknown;
+        }
+        match self.accelerators() {
+            Some((kind, count)) if count > 0 => GpusPerNode::Gpus {
+                kind: kind.to_owned(),
+                count,
+            },
+            _ => GpusPerNode::None,
+        }
+    }
+}
+
+/// The GPUs one node of a pool has ([`MachineSpec::gpus_per_node`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GpusPerNode {
+    /// A CPU machine type.
+    None,
+    /// `count` GPUs of the accelerator type `kind`.
+    Gpus {
+        /// The accelerator type, e.g. `NVIDIA_B200`.
+        kind: String,
+        /// How many per node.
+        count: u64,
+    },
+    /// A machine type the catalogue does not know, without accelerators named in full.
+    Unknown,
 }
 
 /// `machineSpec.reservationAffinity`.
@@ -937,6 +984,49 @@ mod tests {
         .unwrap()
     }
 
+    fn spec(json: Value) -> MachineSpec {
+        serde_json::from_value(json).unwrap()
+    }
+
+    #[test]
+    fn gpus_per_node_come_from_the_catalogue_or_from_accelerators_named_in_full() {
+        let b200 = GpusPerNode::Gpus {
+            kind: "NVIDIA_B200".to_owned(),
+            count: 8,
+        };
+        assert_eq!(
+            spec(json!({"machineType": "a4-highgpu-8g"})).gpus_per_node(),
+            b200
+        );
+        assert_eq!(
+            spec(json!({"machineType": "n2-standard-8"})).gpus_per_node(),
+            GpusPerNode::None
+        );
+        assert_eq!(
+            spec(
+                json!({"machineType": "x9-custom-8g", "acceleratorType": "NVIDIA_B200",
+                        "acceleratorCount": "8"})
+            )
+            .gpus_per_node(),
+            b200
+        );
+    }
+
+    #[test]
+    fn a_machine_type_outside_the_catalogue_has_unknown_gpus_unless_they_are_named_in_full() {
+        for unknown in [
+            json!({"machineType": "x9-custom-8g"}),
+            json!({"machineType": "x9-custom-8g", "acceleratorType": "NVIDIA_B200"}),
+            json!({}),
+        ] {
+            assert_eq!(
+                spec(unknown.clone()).gpus_per_node(),
+                GpusPerNode::Unknown,
+                "{unknown}"
+            );
+        }
+    }
+
     #[test]
     fn the_stack_label_says_which_stack_owns_a_cluster() {
         let owned: Cluster =
@@ -955,6 +1045,11 @@ mod tests {
     fn gpus_are_the_accelerators_of_the_reported_nodes() {
         assert_eq!(with_nodes(&["login", "gpu", "gpu"]).gpus(), Some(16));
         assert_eq!(with_nodes(&["login"]).gpus(), Some(0));
+        assert_eq!(
+            with_nodes(&["login", "gpu", "gpu"]).gpus_by_type(),
+            Some(BTreeMap::from([("NVIDIA_H200_141GB".to_owned(), 16)]))
+        );
+        assert_eq!(with_nodes(&["login"]).gpus_by_type(), Some(BTreeMap::new()));
     }
 
     #[test]

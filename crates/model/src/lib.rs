@@ -39,10 +39,10 @@ mod update_mode;
 pub use action::Action;
 pub use attempt::Attempt;
 pub use cluster::{
-    BootDisk, Cluster, ClusterEvent, ClusterStatus, ConfidentialInstanceConfig, LustreExportConfig,
-    MachineSpec, NetworkSpec, NodePool, NodeSet, NodeStatus, OrchestratorSpec, Partition,
-    ReservationAffinity, RuntimeSpec, ScalingSpec, SlurmAccounting, SlurmScheduling, SlurmSpec,
-    TimeOfDay, WritableCluster,
+    BootDisk, Cluster, ClusterEvent, ClusterStatus, ConfidentialInstanceConfig, GpusPerNode,
+    LustreExportConfig, MachineSpec, NetworkSpec, NodePool, NodeSet, NodeStatus, OrchestratorSpec,
+    Partition, ReservationAffinity, RuntimeSpec, ScalingSpec, SlurmAccounting, SlurmScheduling,
+    SlurmSpec, TimeOfDay, WritableCluster,
 };
 pub use endpoint::{Endpoint, EndpointError, EndpointUrl};
 pub use jobs::{JobsByCluster, NODE_HOLDING_STATES, RunningJob, RunningJobs, WAITING_STATES};

@@ -19,6 +19,7 @@ mod fallbacks;
 mod field_digests;
 mod field_index;
 mod file;
+mod gpus;
 mod ignore;
 mod options;
 mod plan;
@@ -38,6 +39,7 @@ pub use drift::{AppliedDigests, IdleDeletion, desired_digest};
 pub use error::PlanError;
 pub use field_digests::{FieldDigests, field_digests};
 pub use file::{PlanFileError, load_plan, save_plan};
+pub use gpus::{GpuChange, GpuShift, Shift, UnknownPool};
 pub use options::{PlanFlags, PlanOptions};
 pub use plan::{
     CapacityPlan, ChangeReason, ClusterChange, Disruption, Drift, DriftKind, FieldChange, Impact,

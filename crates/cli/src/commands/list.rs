@@ -10,8 +10,8 @@
 use std::collections::BTreeSet;
 
 use clusterform::format::table::{cluster_headers, cluster_row, table, unread_row};
-use clusterform::format::{status, status_json};
-use clusterform_executor::{ClusterHealth, ExecError};
+use clusterform::format::{fleet, status, status_json};
+use clusterform_executor::{ClusterHealth, ExecError, FleetTotals};
 use clusterform_model::{
     Cluster, LiveCluster, Location, NodePool, RefreshLocations, UnreadLocation,
 };
@@ -66,13 +66,21 @@ pub async fn run(args: &List, printer: &Printer) -> Result<ExitStatus, CliError>
     let now = OffsetDateTime::now_utc();
     let health = clusterform_executor::inspect_health(&connection.client, &clusters, 0, now).await;
     let listed: Vec<Listed> = clusters.iter().zip(&health).collect();
+    let totals = FleetTotals::of(&clusters, &health);
     if args.json {
-        let document = json_document(&listed, &unread);
+        let mut document = json_document(&listed, &unread);
+        document["totals"] = fleet::totals_json(&totals);
         printer.result(&serde_json::to_string_pretty(&document).unwrap_or_default());
     } else if listed.is_empty() && status::unread_rows(&unread).next().is_none() {
         printer.result("No clusters.");
     } else {
-        printer.result(&clusters_table(&listed, &unread));
+        let mut text = clusters_table(&listed, &unread);
+        if totals.clusters > 0 {
+            text.push('\n');
+            text.push_str(&fleet::totals_line(&totals));
+            text.push('\n');
+        }
+        printer.result(&text);
     }
     workflow::complete_view(&unread)?;
     Ok(ExitStatus::Success)

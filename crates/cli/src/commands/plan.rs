@@ -13,12 +13,17 @@ use clusterform::format::preflight::PreflightReport;
 
 use crate::exit_status::ExitStatus;
 use crate::printer::{Printer, Tell};
-use crate::views::{PlanView, plan_view, show_drift};
+use crate::views::{PlanFormat, PlanView, plan_view, show_drift};
 use crate::workflow::{self, Planned, Run};
 
 /// Plans and shows the plan (text or JSON), saving it with `--out`.
 pub async fn run(args: &Plan, printer: &Printer) -> Result<ExitStatus, CliError> {
-    let view = plan_view(args.json, printer);
+    let format = match (args.json, args.summary) {
+        (true, _) => PlanFormat::Json,
+        (false, true) => PlanFormat::Summary,
+        (false, false) => PlanFormat::Text,
+    };
+    let view = plan_view(format, printer);
     let inputs = context::variable_inputs(&args.planning.variables)?;
     let config = context::load_config(&args.dir, inputs, printer).await?;
     let endpoint = args.endpoint.as_ref();

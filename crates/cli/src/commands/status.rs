@@ -11,7 +11,7 @@ use std::time::Duration;
 use clusterform::format::status::{self, Declaration, Found, Recorded, StatusEntry};
 use clusterform::format::status_watch;
 use clusterform_config::Config;
-use clusterform_executor::AppliedRecord;
+use clusterform_executor::{AppliedRecord, FleetTotals};
 use clusterform_model::{ClusterName, LiveCluster, UnreadLocation};
 use clusterform_planner::PlanError;
 use time::OffsetDateTime;
@@ -21,7 +21,7 @@ use crate::context::{self, Connection};
 use crate::error::CliError;
 use crate::exit_status::ExitStatus;
 use crate::printer::Printer;
-use crate::views::{StatusView, status_view};
+use crate::views::{StatusReport, StatusView, status_view};
 use crate::workflow::{self, EarlierRuns};
 
 /// Reads and shows the health of the configuration's clusters, once or, with `--watch`,
@@ -36,7 +36,7 @@ pub async fn run(args: &Status, printer: &Printer) -> Result<ExitStatus, CliErro
         return watch(args, &config, &connection, &*view, interval, printer).await;
     }
     let report = read_report(args, &config, &connection, printer).await?;
-    view.report(&report.entries, &report.unread, report.now);
+    view.report(&report.shown());
     workflow::complete_view(&report.unread)?;
     Ok(
         if args.detailed_exitcode && status::needs_attention(&report.entries) {
@@ -51,7 +51,20 @@ pub async fn run(args: &Status, printer: &Printer) -> Result<ExitStatus, CliErro
 struct Report {
     entries: Vec<StatusEntry>,
     unread: Vec<UnreadLocation>,
+    totals: FleetTotals,
     now: OffsetDateTime,
+}
+
+impl Report {
+    /// The report as the view shows it.
+    fn shown(&self) -> StatusReport<'_> {
+        StatusReport {
+            entries: &self.entries,
+            unread: &self.unread,
+            totals: &self.totals,
+            now: self.now,
+        }
+    }
 }
 
 /// Lists the locations, reads the health of the clusters reported on, and says which
@@ -74,9 +87,11 @@ async fn read_report(
     let (watched, present) = watched_clusters(config, refreshed.live, &args.targets, &unread)?;
     let now = OffsetDateTime::now_utc();
     let health = clusterform_executor::inspect_health(client, &present, args.events, now).await;
+    let totals = FleetTotals::of(&present, &health);
     Ok(Report {
         entries: entries(watched, health, &record),
         unread,
+        totals,
         now,
     })
 }
@@ -105,7 +120,7 @@ async fn watch(
                     });
                     let since = changed.as_ref().map(|(at, names)| (*at, names.as_slice()));
                     view.watching(&status_watch::header(interval, report.now, since));
-                    view.report(&report.entries, &report.unread, report.now);
+                    view.report(&report.shown());
                     previous = Some((report.now, report.entries));
                 }
                 Err(error) => printer.error(&error),

@@ -5,6 +5,8 @@
 //! return through its one printer.
 
 pub mod actions;
+pub mod fleet;
+pub mod gpus;
 mod heredoc;
 pub mod idle_table;
 pub mod login_node;
@@ -20,6 +22,7 @@ pub mod status_json;
 pub mod status_text;
 pub mod status_watch;
 pub mod stopped_work;
+pub mod summary;
 pub mod table;
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //! and never in a plan file.
 
 use clusterform_model::JobsByCluster;
-use clusterform_planner::{ClusterChange, Plan, plan_document};
+use clusterform_planner::{ClusterChange, GpuChange, Plan, plan_document};
 use serde_json::Value;
 
 use super::notes;
@@ -26,6 +26,12 @@ fn word_warnings(change: &ClusterChange, written: &mut Value) {
     }
 }
 
+/// What a change or the plan does to the GPUs (`docs/plan-json.md`, "GPUs").
+pub fn gpus_json(change: &GpuChange) -> Value {
+    // Counts and names only, which always encode.
+    serde_json::to_value(change).unwrap_or(Value::Null)
+}
+
 /// The plan's document, each change with the jobs `jobs` saw on its cluster and its warnings
 /// worded.
 pub fn render_json(plan: &Plan, jobs: &JobsByCluster) -> Value {
@@ -33,12 +39,15 @@ pub fn render_json(plan: &Plan, jobs: &JobsByCluster) -> Value {
     let changes = document.get_mut("changes").and_then(Value::as_array_mut);
     for (change, written) in plan.changes.iter().zip(changes.into_iter().flatten()) {
         word_warnings(change, written);
+        // Derived from the change, so a plan file keeps no copy to disagree with it.
+        written["gpus"] = gpus_json(&change.gpu_change());
         if let (Some(seen), Some(written)) = (jobs.get(&change.address), written.as_object_mut()) {
             // The job lists hold only strings and numbers, which always encode.
             let seen = serde_json::to_value(seen).unwrap_or(Value::Null);
             written.insert("running_jobs".to_owned(), seen);
         }
     }
+    document["gpus"] = gpus_json(&plan.gpu_change());
     // Always there, empty when every location was listed: a reader need not ask whether.
     document["unreadable_locations"] =
         super::status_json::unreadable_locations(&plan.unreadable_locations);
@@ -51,6 +60,25 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    /// `plan --json` carries each change's GPUs and the plan's; a plan file holds neither.
+    #[test]
+    fn the_gpus_of_each_change_and_of_the_plan_are_in_the_document_beside_the_plan() {
+        let mut wanted = seed();
+        wanted["nodePools"].as_array_mut().unwrap().push(json!({
+            "id": "gpu", "machineSpec": {"machineType": "a4-highgpu-8g"},
+            "zone": "us-central1-a", "scalingSpec": {"minNodeCount": 1, "maxNodeCount": 2}
+        }));
+        let plan = plan_against_seed(wanted);
+        let shown = render_json(&plan, &JobsByCluster::default());
+        let added = json!({"by_type": {"NVIDIA_B200": {
+            "now": {"added": 8, "removed": 0}, "at_most": {"added": 16, "removed": 0}
+        }}, "unknown_pools": []});
+        assert_eq!(shown["changes"][0]["gpus"], added);
+        assert_eq!(shown["gpus"], added);
+        let stored = plan_document(&plan);
+        assert!(stored.get("gpus").is_none() && stored["changes"][0].get("gpus").is_none());
+    }
 
     /// `plan --json` words each warning beside its data; the plan file's document holds the
     /// data alone.

@@ -25,6 +25,7 @@ use console::Style;
 use serde_json::{Map, Value};
 
 use crate::format::actions::symbol;
+use crate::format::gpus;
 use crate::format::heredoc::{self, Line};
 use crate::format::names::ClusterNames;
 use crate::format::notes;
@@ -82,21 +83,30 @@ pub fn render_text(plan: &Plan, jobs: &JobsByCluster, color: bool) -> String {
     if noted {
         out.push('\n');
     }
+    let _ = writeln!(
+        out,
+        "{} {}",
+        paint.style(Style::new().bold(), "Plan:"),
+        action_counts(plan)
+    );
+    if let Some(line) = gpus::total_line(&plan.gpu_change()) {
+        let _ = writeln!(out, "{line}");
+    }
+    out
+}
+
+/// `1 to add, 0 to change, 0 to replace, 0 to destroy.` (and `, 1 to release` when there is
+/// one), what the `Plan:` line counts.
+pub fn action_counts(plan: &Plan) -> String {
     let summary = plan.summary();
     let release = match summary.release {
         0 => String::new(),
         n => format!(", {n} to release"),
     };
-    let _ = writeln!(
-        out,
-        "{} {} to add, {} to change, {} to replace, {} to destroy{release}.",
-        paint.style(Style::new().bold(), "Plan:"),
-        summary.add,
-        summary.change,
-        summary.replace,
-        summary.destroy
-    );
-    out
+    format!(
+        "{} to add, {} to change, {} to replace, {} to destroy{release}.",
+        summary.add, summary.change, summary.replace, summary.destroy
+    )
 }
 
 /// What a replacement gives up: the live cluster goes before the new one is asked for, so its
@@ -328,6 +338,9 @@ impl ClusterText<'_> {
             &format!("# {} {}", self.name, headline(change)),
         );
         let _ = writeln!(self.out, "  {header}");
+        if let Some(line) = gpus::cluster_line(&change.gpu_change()) {
+            let _ = writeln!(self.out, "  # {line}");
+        }
         let _ = writeln!(
             self.out,
             "{} cluster \"{id}\" {{",

@@ -162,8 +162,8 @@ fn jobs_are_counted_by_state_then_listed_under_the_pool_that_goes() {
             .as_object()
             .unwrap()
             .len()
-            + 1,
-        "the jobs are added to the plan's own document, nothing else"
+            + 2,
+        "the jobs and the GPUs are added to the plan's own document, nothing else"
     );
 }
 

@@ -504,6 +504,7 @@ mod tests {
                 jobs: clusterform_executor::SlurmJobCounts::default(),
                 nodes: clusterform_executor::SlurmNodeCounts::default(),
                 idle: clusterform_executor::Idleness::InUse,
+                idle_gpu_hours: Some(0.0),
             })
         };
         assert_eq!(health_cell(&health(read(), Vec::new())), "ok");

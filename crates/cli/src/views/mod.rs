@@ -11,9 +11,9 @@ mod status;
 use clusterform_executor::ApplyReport;
 use clusterform_model::Action;
 
-pub use plan::{PlanView, plan_view, show_drift};
+pub use plan::{PlanFormat, PlanView, plan_view, show_drift};
 pub use run::{Completion, RunView, run_view};
-pub use status::{StatusView, status_view};
+pub use status::{StatusReport, StatusView, status_view};
 
 /// What a run did, by action: counted here alone, from the engine's reports, for the summary
 /// line and the `summary` event.

@@ -7,8 +7,9 @@ use std::path::Path;
 use std::sync::{Mutex, PoisonError};
 
 use clusterform::format::notes::Note;
+use clusterform::format::plan_flags::made_with;
 use clusterform::format::preflight::{self, PreflightReport};
-use clusterform::format::{plan_json, plan_text, refresh_only};
+use clusterform::format::{plan_json, plan_text, refresh_only, summary};
 use clusterform_config::{Diagnostic, Severity};
 use clusterform_model::JobsByCluster;
 use clusterform_planner::Plan;
@@ -67,15 +68,36 @@ pub trait PlanView: Tell {
     }
 }
 
-/// The view `--json` chooses.
-pub fn plan_view(json: bool, printer: &Printer) -> Box<dyn PlanView> {
-    if json {
-        Box::new(JsonPlan {
+/// How a command that shows a plan writes it, chosen once from its flags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlanFormat {
+    /// The whole plan as text.
+    Text,
+    /// The plan's JSON document (`--json`).
+    Json,
+    /// One line per changing cluster, then the totals (`--summary`).
+    Summary,
+    /// A pull-request comment (`show --format markdown`): the summary table, then, with
+    /// `full_plan`, the whole plan folded.
+    Markdown {
+        /// Whether the whole plan follows the table (not with `--summary`).
+        full_plan: bool,
+    },
+}
+
+/// The view `format` chooses.
+pub fn plan_view(format: PlanFormat, printer: &Printer) -> Box<dyn PlanView> {
+    match format {
+        PlanFormat::Text => Box::new(HumanPlan { printer: *printer }),
+        PlanFormat::Json => Box::new(JsonPlan {
             printer: *printer,
             preflight: Mutex::new(Value::Array(Vec::new())),
-        })
-    } else {
-        Box::new(HumanPlan { printer: *printer })
+        }),
+        PlanFormat::Summary => Box::new(SummaryPlan { printer: *printer }),
+        PlanFormat::Markdown { full_plan } => Box::new(MarkdownPlan {
+            printer: *printer,
+            full_plan,
+        }),
     }
 }
 
@@ -118,6 +140,74 @@ impl PlanView for HumanPlan {
 
     fn evidence(&self, table: &str) {
         self.printer.result(table);
+    }
+}
+
+/// One line per changing cluster, then the totals.
+struct SummaryPlan {
+    printer: Printer,
+}
+
+impl Tell for SummaryPlan {
+    fn tell(&self, note: &Note) {
+        self.printer.tell(note);
+    }
+
+    fn configuration_warning(&self, warning: &Diagnostic) {
+        self.printer.configuration_warning(warning);
+    }
+}
+
+impl PlanView for SummaryPlan {
+    fn printer(&self) -> &Printer {
+        &self.printer
+    }
+
+    fn plan(&self, plan: &Plan, jobs: &JobsByCluster) {
+        self.printer.result(&summary::render_text(plan, jobs));
+    }
+
+    fn evidence(&self, table: &str) {
+        self.printer.result(table);
+    }
+}
+
+/// A pull-request comment: safe to paste, so never coloured; the whole plan in it hides
+/// sensitive values as the text plan does.
+struct MarkdownPlan {
+    printer: Printer,
+    full_plan: bool,
+}
+
+impl Tell for MarkdownPlan {
+    fn tell(&self, note: &Note) {
+        self.printer.tell(note);
+    }
+
+    fn configuration_warning(&self, warning: &Diagnostic) {
+        self.printer.configuration_warning(warning);
+    }
+}
+
+impl PlanView for MarkdownPlan {
+    fn printer(&self) -> &Printer {
+        &self.printer
+    }
+
+    fn plan(&self, plan: &Plan, jobs: &JobsByCluster) {
+        let full = self.full_plan.then(|| {
+            format!(
+                "{}\n\n{}",
+                made_with(&plan.flags),
+                plan_text::render_text(plan, jobs, false)
+            )
+        });
+        self.printer
+            .result(&summary::render_markdown(plan, jobs, full.as_deref()));
+    }
+
+    fn evidence(&self, table: &str) {
+        self.printer.evidence(table);
     }
 }
 

@@ -2,7 +2,8 @@
 //! (`--json`); in both, warnings go to stderr.
 
 use clusterform::format::status::StatusEntry;
-use clusterform::format::{status_json, status_text};
+use clusterform::format::{fleet, status_json, status_text};
+use clusterform_executor::FleetTotals;
 use clusterform_model::UnreadLocation;
 use time::OffsetDateTime;
 
@@ -10,8 +11,9 @@ use crate::printer::Printer;
 
 /// How `status` shows what it found.
 pub trait StatusView {
-    /// The report on `entries`, read at `now`, and on the locations that could not be listed.
-    fn report(&self, entries: &[StatusEntry], unread: &[UnreadLocation], now: OffsetDateTime);
+    /// The report on `entries`, read at `now`, and on the locations that could not be listed,
+    /// ending with the `totals` of the live clusters among them.
+    fn report(&self, report: &StatusReport<'_>);
 
     /// `--watch`: a new report follows, headed by `header` (how often, when, what changed).
     fn watching(&self, header: &str);
@@ -20,6 +22,18 @@ pub trait StatusView {
 /// Clears a terminal and puts the cursor at its top left (ANSI `ED` and `CUP`), as `watch`
 /// does before each redraw.
 const CLEAR_SCREEN: &str = "\x1b[2J\x1b[H";
+
+/// What `status` found.
+pub struct StatusReport<'a> {
+    /// Each cluster reported on.
+    pub entries: &'a [StatusEntry],
+    /// The locations that could not be listed.
+    pub unread: &'a [UnreadLocation],
+    /// The totals of the live clusters among `entries`.
+    pub totals: &'a FleetTotals,
+    /// When it was read.
+    pub now: OffsetDateTime,
+}
 
 /// The view `--json` chooses; `targeted` (`--target`): the text also says how to log in to
 /// each cluster (the JSON always does).
@@ -41,10 +55,16 @@ struct HumanStatus {
 }
 
 impl StatusView for HumanStatus {
-    fn report(&self, entries: &[StatusEntry], unread: &[UnreadLocation], now: OffsetDateTime) {
-        let mut text = status_text::render_text(entries, unread, now);
+    fn report(&self, report: &StatusReport<'_>) {
+        let entries = report.entries;
+        let mut text = status_text::render_text(entries, report.unread, report.now);
         if self.targeted && !entries.is_empty() {
             text.push_str(&status_text::render_login(entries));
+        }
+        if report.totals.clusters > 0 {
+            text.push('\n');
+            text.push_str(&fleet::totals_line(report.totals));
+            text.push('\n');
         }
         self.printer.result(&text);
     }
@@ -66,8 +86,9 @@ struct JsonStatus {
 }
 
 impl StatusView for JsonStatus {
-    fn report(&self, entries: &[StatusEntry], unread: &[UnreadLocation], _now: OffsetDateTime) {
-        let document = status_json::render_json(entries, unread);
+    fn report(&self, report: &StatusReport<'_>) {
+        let mut document = status_json::render_json(report.entries, report.unread);
+        document["totals"] = fleet::totals_json(report.totals);
         self.printer
             .result(&serde_json::to_string_pretty(&document).unwrap_or_default());
     }

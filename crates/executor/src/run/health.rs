@@ -12,6 +12,7 @@
 //! Unknown is never healthy: a state this version does not know (or none), a node without a
 //! known state, a Slurm that cannot be read, each is a problem of its own.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use clusterform_model::{
@@ -26,6 +27,53 @@ use crate::run::idle::{IdleVerdict, SlurmEvidence, idle_verdict, read_evidence};
 use crate::run::login::{LoginNode, login_node};
 use crate::run::slurm::{SLURM_PARALLELISM, SlurmJob, SlurmNode, SlurmReadError};
 use crate::transport::api::ApiClient;
+
+/// What live clusters hold together, for the totals `status` and `list` end with.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FleetTotals {
+    /// The live clusters counted.
+    pub clusters: usize,
+    /// The GPUs of their reported nodes, by accelerator type ([`Cluster::gpus_by_type`]).
+    pub gpus_running: BTreeMap<String, u64>,
+    /// The clusters whose running GPUs cannot be counted (no nodes reported).
+    pub gpus_unknown: usize,
+    /// The GPU-hours spent idle, summed over the clusters whose Slurm told
+    /// ([`SlurmReport::idle_gpu_hours`]).
+    pub idle_gpu_hours: f64,
+    /// The clusters that may hold GPUs but whose idle GPU-hours are not known (Slurm not
+    /// asked, not read, or unable to say).
+    pub idle_gpu_hours_unknown: usize,
+}
+
+impl FleetTotals {
+    /// The totals of `clusters`, each with its health (`health[i]` is `clusters[i]`'s).
+    pub fn of(clusters: &[LiveCluster], health: &[ClusterHealth]) -> Self {
+        let mut totals = Self::default();
+        for (live, health) in clusters.iter().zip(health) {
+            totals.clusters += 1;
+            let running = live.cluster.gpus_by_type();
+            match &running {
+                Some(by_type) => {
+                    for (kind, count) in by_type {
+                        *totals.gpus_running.entry(kind.clone()).or_insert(0) += count;
+                    }
+                }
+                None => totals.gpus_unknown += 1,
+            }
+            let idle_hours = match &health.slurm {
+                SlurmHealth::Read(report) => report.idle_gpu_hours,
+                SlurmHealth::NotAsked | SlurmHealth::Unreadable(_) => None,
+            };
+            let holds_none = running.is_some_and(|by_type| by_type.is_empty());
+            match idle_hours {
+                Some(hours) => totals.idle_gpu_hours += hours,
+                None if holds_none => {}
+                None => totals.idle_gpu_hours_unknown += 1,
+            }
+        }
+        totals
+    }
+}
 
 /// What was found about one live cluster.
 #[derive(Debug)]
@@ -140,7 +188,7 @@ pub enum SlurmHealth {
 }
 
 /// Slurm's answer, counted.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SlurmReport {
     /// The slurmrestd REST version that answered, e.g. `v0.0.42`.
     pub version: String,
@@ -150,6 +198,10 @@ pub struct SlurmReport {
     pub nodes: SlurmNodeCounts,
     /// Since when nothing has run.
     pub idle: Idleness,
+    /// The GPU-hours spent idle since then, as the idle report counts them
+    /// ([`IdleReport::idle_gpu_hours`](crate::IdleReport::idle_gpu_hours)): 0 while in use,
+    /// `None` when unknown.
+    pub idle_gpu_hours: Option<f64>,
 }
 
 /// Active jobs: every one is either pending or running (suspended, completing and the like
@@ -444,6 +496,7 @@ fn newest_events(events: Option<&[ClusterEvent]>, keep: usize) -> Vec<ClusterEve
 /// the time of the last work is known.
 fn slurm_report(live: &LiveCluster, evidence: &SlurmEvidence, now: OffsetDateTime) -> SlurmReport {
     let verdict = idle_verdict(&live.address, &live.cluster, evidence, now, Duration::ZERO);
+    let idle_gpu_hours = verdict.idle_gpu_hours();
     let idle = match (verdict.verdict, verdict.last_busy) {
         (IdleVerdict::Idle, Some(since)) => Idleness::IdleSince(since),
         (IdleVerdict::Busy, _) => Idleness::InUse,
@@ -459,6 +512,7 @@ fn slurm_report(live: &LiveCluster, evidence: &SlurmEvidence, now: OffsetDateTim
         },
         nodes: slurm_node_counts(&evidence.nodes),
         idle,
+        idle_gpu_hours,
     }
 }
 
@@ -682,6 +736,58 @@ mod tests {
         assert_eq!(
             slurm.idle,
             Idleness::IdleSince(NOW - time::Duration::minutes(90))
+        );
+    }
+
+    /// `status` and `list` add up the idle GPU-hours as the idle report counts them.
+    #[test]
+    fn an_idle_gpu_cluster_has_spent_its_gpus_times_the_idle_hours() {
+        let cluster = live(json!({
+            "nodePools": [{"id": "gpu", "machineSpec": {"machineType": "a3-ultragpu-8g"}}],
+            "clusterStatus": {"state": "RUNNING", "nodesStatus": [
+                {"nodePoolId": "gpu", "nodeState": "RUNNING"},
+                {"nodePoolId": "gpu", "nodeState": "RUNNING"},
+            ]},
+        }));
+        let report = health(&cluster, Some(evidence(json!([]), idle_nodes())));
+        let SlurmHealth::Read(slurm) = &report.slurm else {
+            panic!("{:?}", report.slurm);
+        };
+        assert_eq!(slurm.idle_gpu_hours, Some(16.0 * 1.5));
+    }
+
+    #[test]
+    fn fleet_totals_add_up_running_gpus_by_type_and_idle_gpu_hours_and_count_the_unknown() {
+        let gpu = |nodes: Value| {
+            live(json!({
+                "nodePools": [{"id": "gpu", "machineSpec": {"machineType": "a4-highgpu-8g"}}],
+                "clusterStatus": {"state": "RUNNING", "nodesStatus": nodes},
+            }))
+        };
+        let node = json!({"nodePoolId": "gpu", "nodeState": "RUNNING"});
+        let clusters = [
+            gpu(json!([node.clone(), node.clone()])),
+            gpu(json!([node])),
+            gpu(Value::Null),
+            running(json!([])),
+        ];
+        let idle = || Some(evidence(json!([]), idle_nodes()));
+        let health: Vec<ClusterHealth> = vec![
+            health(&clusters[0], idle()),
+            health(&clusters[1], None),
+            health(&clusters[2], idle()),
+            health(&clusters[3], None),
+        ];
+        let totals = FleetTotals::of(&clusters, &health);
+        assert_eq!(
+            totals,
+            FleetTotals {
+                clusters: 4,
+                gpus_running: BTreeMap::from([("NVIDIA_B200".to_owned(), 24)]),
+                gpus_unknown: 1,
+                idle_gpu_hours: 16.0 * 1.5,
+                idle_gpu_hours_unknown: 2,
+            }
         );
     }
 
