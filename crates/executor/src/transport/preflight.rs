@@ -261,6 +261,8 @@ mod tests {
 
     use super::*;
     use crate::transport::auth::StaticToken;
+    use crate::transport::retry::RetryPolicy;
+    use std::time::Duration;
 
     fn client(
         endpoints: &[(PreflightApi, &str)],
@@ -297,6 +299,37 @@ mod tests {
             client.url(&network).as_str(),
             "https://compute.googleapis.com/compute/v1/projects/p/global/networks/n"
         );
+    }
+
+    /// A timeout is a check that cannot run, as a 403 is: the reading says so, the plan goes
+    /// on (the CLI's options bound it: `preflight_client_options`).
+    #[tokio::test]
+    async fn a_read_whose_api_never_answers_is_unchecked_once_its_time_is_up() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        // Accepts and never answers, for as long as the test runs.
+        let held = tokio::spawn(async move {
+            let mut open = Vec::new();
+            while let Ok((stream, _)) = listener.accept().await {
+                open.push(stream);
+            }
+        });
+        let endpoints = BTreeMap::from([(PreflightApi::Compute, base)]);
+        let options = ClientOptions {
+            request_timeout: Duration::from_millis(200),
+            retry: RetryPolicy {
+                max_elapsed: Duration::from_secs(1),
+                ..RetryPolicy::default()
+            },
+            ..ClientOptions::default()
+        };
+        let client =
+            PreflightClient::new(&endpoints, options, Arc::new(StaticToken::new("t"))).unwrap();
+        let network =
+            PreflightRead::Network(NetworkName::parse("projects/p/global/networks/n").unwrap());
+        let reading = client.read(&network).await;
+        assert!(matches!(reading, Reading::Unchecked(_)), "{reading:?}");
+        held.abort();
     }
 
     #[test]
