@@ -331,14 +331,7 @@ fn an_unwritable_record_is_told_when_an_earlier_run_is_resumed() {
         ..clusterform_emulator::FaultSpec::default()
     });
     env.write_config(&config(&[ClusterSpec::default()]));
-    let mut killed = env.spawn(&["apply", "--auto-approve"], &[]);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !std::fs::read_to_string(env.journal_path()).is_ok_and(|text| text.contains("train01")) {
-        assert!(std::time::Instant::now() < deadline, "never journaled");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    killed.kill().unwrap();
-    killed.wait().unwrap();
+    crate::support::apply_killed_once_journaled(&env, "train01");
     std::fs::create_dir_all(record_path(&env).join("in-the-way")).unwrap();
     env.emulator()
         .set_faults(clusterform_emulator::FaultSpec::default());

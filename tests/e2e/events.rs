@@ -289,14 +289,7 @@ fn an_error_before_planning_still_ends_with_a_summary() {
 fn operations_an_earlier_run_left_are_followed_as_events() {
     let env = Env::new(1500);
     env.write_config(&config(&[ClusterSpec::default()]));
-    let mut killed = env.spawn(&["apply", "--auto-approve"], &[]);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !std::fs::read_to_string(env.journal_path()).is_ok_and(|text| text.contains("train01")) {
-        assert!(std::time::Instant::now() < deadline, "never journaled");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    killed.kill().unwrap();
-    killed.wait().unwrap();
+    crate::support::apply_killed_once_journaled(&env, "train01");
 
     let output = env.run(&["apply", "--json", "--auto-approve"]);
     assert_succeeded(&output);
