@@ -823,6 +823,19 @@ fn group_progress_by_cluster(text: &str) -> String {
     lines.concat()
 }
 
+/// Starts `apply --auto-approve` and kills it once the journal names `cluster`: an earlier run
+/// that left its operation in flight.
+pub fn apply_killed_once_journaled(env: &Env, cluster: &str) {
+    let mut killed = env.spawn(&["apply", "--auto-approve"], &[]);
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !std::fs::read_to_string(env.journal_path()).is_ok_and(|text| text.contains(cluster)) {
+        assert!(std::time::Instant::now() < deadline, "never journaled");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -857,17 +870,4 @@ mod tests {
              [HH:MM:SS] b: two\nDone\n[HH:MM:SS] a: three\n[HH:MM:SS] b: three\n"
         );
     }
-}
-
-/// Starts `apply --auto-approve` and kills it once the journal names `cluster`: an earlier run
-/// that left its operation in flight.
-pub fn apply_killed_once_journaled(env: &Env, cluster: &str) {
-    let mut killed = env.spawn(&["apply", "--auto-approve"], &[]);
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while !std::fs::read_to_string(env.journal_path()).is_ok_and(|text| text.contains(cluster)) {
-        assert!(std::time::Instant::now() < deadline, "never journaled");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    killed.kill().unwrap();
-    killed.wait().unwrap();
 }
