@@ -472,6 +472,36 @@ fn a_reservation_for_other_machines_with_too_few_free_or_missing_fails_the_plan(
 }
 
 #[test]
+fn a_reservation_in_another_zone_than_its_pool_fails_the_plan() {
+    let env = gpu_env_with(PreflightWorld {
+        reservations: Some(vec![SeededReservation {
+            name: "projects/my-proj/zones/us-central1-b/reservations/h100".to_owned(),
+            machine_type: "a3-megagpu-8g".to_owned(),
+            count: 4,
+            in_use_count: 0,
+        }]),
+        ..PreflightWorld::default()
+    });
+    let hcl = std::fs::read_to_string(env.path().join("main.hcl")).unwrap();
+    env.write_config(&hcl.replace(
+        "zones/us-central1-a/reservations/h100",
+        "zones/us-central1-b/reservations/h100",
+    ));
+    let findings = findings_of(&env, &["plan"]);
+    assert!(
+        findings
+            .first()
+            .is_some_and(|line| line.starts_with("Error: cluster train01: node pool gpu: the reservation projects/my-proj/zones/us-central1-b/reservations/h100")
+                && line.contains("us-central1-a")),
+        "{findings:?}"
+    );
+    assert_eq!(
+        findings.last().map(String::as_str),
+        Some("[exit status: 1]")
+    );
+}
+
+#[test]
 fn permissions_the_caller_lacks_and_a_missing_service_account_fail_plan_and_apply() {
     let env = gpu_env_with(PreflightWorld {
         denied_permissions: vec![
@@ -510,6 +540,30 @@ fn permissions_the_caller_lacks_and_a_missing_service_account_fail_plan_and_appl
         [
             "Error: cluster train01: the service account nodes@my-proj.iam.gserviceaccount.com does not exist",
             "  at main.hcl:86:23",
+            "[exit status: 1]",
+        ]
+    );
+}
+
+#[test]
+fn a_region_without_the_gpu_quota_and_a_disabled_lustre_api_are_told() {
+    let env = gpu_env_with(PreflightWorld {
+        quotas: Some(vec![SeededQuota {
+            region: "projects/my-proj/regions/us-central1".to_owned(),
+            metric: "CPUS".to_owned(),
+            limit: 100.0,
+            usage: 0.0,
+        }]),
+        disabled_services: vec!["projects/my-proj/services/lustre.googleapis.com".to_owned()],
+        ..PreflightWorld::default()
+    });
+    assert_eq!(
+        findings_of(&env, &["plan"]),
+        [
+            "Error: cluster train01: the service lustre.googleapis.com is not enabled in project my-proj: the create would fail",
+            "  at main.hcl:8:1",
+            "Warning: cluster train01: the plan's GPU pools may need 16 PREEMPTIBLE_NVIDIA_H100_MEGA_GPUS in us-central1, and project my-proj lists no such quota there (its limit may be 0); which quota the service charges is not documented: PREEMPTIBLE_NVIDIA_H100_MEGA_GPUS is an inference",
+            "  at main.hcl:74:5",
             "[exit status: 1]",
         ]
     );
