@@ -327,8 +327,11 @@ mod tests {
                 "clusterStatus": {"nodesStatus": [{"nodePoolId": "a"}]}
             }))
             .unwrap();
-            LiveCluster::read_at(&crate::Location::new("my-proj", "us-central1").unwrap(), cluster)
-                .unwrap()
+            LiveCluster::read_at(
+                &crate::Location::new("my-proj", "us-central1").unwrap(),
+                cluster,
+            )
+            .unwrap()
         };
         let fleet = prices().fleet_burn_rate(&[
             live("one", "a4-highgpu-8g"),

@@ -66,14 +66,17 @@ pub(super) fn pricing(
     let errors_before = super::error_count(&eval.diagnostics);
     let members = PRICING.walk(source, block, &mut eval.diagnostics);
     let mut strings = members.strings(eval, source, Scope { ctx, each: false });
-    let currency = strings.take("currency").and_then(|(text, range)| {
-        text.parse::<Currency>()
-            .map_err(|problem| {
-                eval.diagnostics
-                    .push(source.error(range, problem.to_string(), None))
-            })
-            .ok()
-    });
+    let currency =
+        strings
+            .take("currency")
+            .and_then(|(text, range)| match text.parse::<Currency>() {
+                Ok(currency) => Some(currency),
+                Err(problem) => {
+                    let error = source.error(range, problem.to_string(), None);
+                    eval.diagnostics.push(error);
+                    None
+                }
+            });
     let mut maps = BTreeMap::new();
     for name in PRICE_MAPS {
         let Some(expr) = members.expression(name) else {
@@ -134,7 +137,7 @@ pub fn load_prices(path: &Path) -> Result<PriceList, Diagnostics> {
         .extension()
         .is_some_and(|extension| extension.eq_ignore_ascii_case("json"));
     if is_json {
-        return json_prices(&source).map_err(|error| failed(vec![error], None));
+        return json_prices(&source).map_err(|error| failed(vec![*error], None));
     }
     let body = parse(&source).map_err(|error| failed(vec![*error], Some(&source)))?;
     let mut block = Block::new(Ident::new(PRICING_BLOCK));
@@ -149,8 +152,8 @@ pub fn load_prices(path: &Path) -> Result<PriceList, Diagnostics> {
 }
 
 /// A prices file in JSON: `{"currency": "USD", "machine_types": {…}, "accelerators": {…}}`.
-fn json_prices(source: &SourceFile) -> Result<PriceList, Diagnostic> {
-    let refused = |message: String| detached_error(&source.path, message, None);
+fn json_prices(source: &SourceFile) -> Result<PriceList, Box<Diagnostic>> {
+    let refused = |message: String| Box::new(detached_error(&source.path, message, None));
     let value: serde_json::Value = serde_json::from_str(&source.text)
         .map_err(|error| refused(format!("not a JSON prices file: {error}")))?;
     let Some(object) = value.as_object() else {
@@ -175,7 +178,7 @@ fn json_prices(source: &SourceFile) -> Result<PriceList, Diagnostic> {
         .ok_or_else(|| refused("the prices file sets no `currency` (e.g. \"USD\")".to_owned()))?
         .parse::<Currency>()
         .map_err(|problem| refused(problem.to_string()))?;
-    let map = |name: &str| -> Result<BTreeMap<String, HourlyPrice>, Diagnostic> {
+    let map = |name: &str| -> Result<BTreeMap<String, HourlyPrice>, Box<Diagnostic>> {
         match object.get(name) {
             None => Ok(BTreeMap::new()),
             Some(written) => {
