@@ -571,14 +571,16 @@ fn plan(before_command: Option<PathBuf>, args: cli::PlanArgs) -> Result<Plan, Cl
     })
 }
 
-/// A refresh-only plan proposes nothing: there is nothing to save, replace, destroy or update
-/// in another mode.
+/// A refresh-only plan proposes nothing: there is nothing to save, replace, destroy, update
+/// in another mode or price.
 fn refuse_with_refresh_only(args: &cli::PlanArgs) -> Result<(), CliError> {
     let refused = [
         ("--out", args.out.is_some()),
         ("--destroy", args.destroy),
         ("--replace", !args.planning.replace.is_empty()),
         ("--update-mode", args.planning.update_mode.is_some()),
+        // What changed outside clusterform has no cost to show.
+        ("--prices", args.prices.prices.is_some()),
     ];
     match refused.iter().find(|(_, given)| *given) {
         Some((flag, _)) => Err(CliError::Usage(format!(
@@ -1361,6 +1363,7 @@ mod tests {
             &["--destroy"],
             &["--replace", "a"],
             &["--update-mode", "USER_ONLY"],
+            &["--prices", "prices.json"],
         ] {
             let mut args = vec!["clusterform", "plan", "--refresh-only"];
             args.extend_from_slice(flag);
