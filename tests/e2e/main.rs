@@ -39,6 +39,7 @@ mod ownership;
 mod paged_plans;
 mod plans;
 mod preflight;
+mod prices;
 mod prompt;
 mod regions;
 mod reliability;

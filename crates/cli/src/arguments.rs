@@ -133,6 +133,8 @@ pub struct Plan {
     pub refresh_only: bool,
     /// `--summary`: one line per changing cluster instead of the whole plan.
     pub summary: bool,
+    /// `--prices FILE`: the prices costs are shown at (wins over the provider's `pricing`).
+    pub prices: Option<PathBuf>,
 }
 
 /// What `apply` applies.
@@ -220,6 +222,8 @@ pub struct Destroy {
     pub json: bool,
     /// `--lock-timeout`: how long to wait for another run's lock.
     pub lock_timeout: Duration,
+    /// `--prices FILE`: the prices costs are shown at (wins over the provider's `pricing`).
+    pub prices: Option<PathBuf>,
 }
 
 /// `status`.
@@ -241,6 +245,8 @@ pub struct Status {
     pub events: usize,
     /// `--watch`: read and show again every this long, until Ctrl-C.
     pub watch: Option<Duration>,
+    /// `--prices FILE`: the prices costs are shown at (wins over the provider's `pricing`).
+    pub prices: Option<PathBuf>,
 }
 
 /// `list`.
@@ -258,6 +264,8 @@ pub struct List {
     pub region: Option<String>,
     /// `--json`.
     pub json: bool,
+    /// `--prices FILE`: the prices costs are shown at (wins over the provider's `pricing`).
+    pub prices: Option<PathBuf>,
 }
 
 /// `import ID`.
@@ -377,6 +385,7 @@ impl Arguments {
                 parallelism: Parallelism::from(args.parallelism),
                 json: refuse_unapproved_json("destroy", args.json, args.auto_approve)?,
                 lock_timeout: args.lock.lock_timeout,
+                prices: args.prices.prices,
             }),
             cli::Command::Status(args) => {
                 let watch = watch_interval(&args)?;
@@ -389,6 +398,7 @@ impl Arguments {
                     detailed_exitcode: args.detailed_exitcode,
                     events: args.events,
                     watch,
+                    prices: args.prices.prices,
                 })
             }
             cli::Command::Show(args) => {
@@ -402,6 +412,7 @@ impl Arguments {
                 project: args.project,
                 region: args.region,
                 json: args.json,
+                prices: args.prices.prices,
             }),
             cli::Command::Import(args) => Self::Import(Import {
                 id: args.id,
@@ -556,17 +567,20 @@ fn plan(before_command: Option<PathBuf>, args: cli::PlanArgs) -> Result<Plan, Cl
         idle_for: args.idle_for,
         refresh_only: args.refresh_only,
         summary: args.summary,
+        prices: args.prices.prices,
     })
 }
 
-/// A refresh-only plan proposes nothing: there is nothing to save, replace, destroy or update
-/// in another mode.
+/// A refresh-only plan proposes nothing: there is nothing to save, replace, destroy, update
+/// in another mode or price.
 fn refuse_with_refresh_only(args: &cli::PlanArgs) -> Result<(), CliError> {
     let refused = [
         ("--out", args.out.is_some()),
         ("--destroy", args.destroy),
         ("--replace", !args.planning.replace.is_empty()),
         ("--update-mode", args.planning.update_mode.is_some()),
+        // What changed outside clusterform has no cost to show.
+        ("--prices", args.prices.prices.is_some()),
     ];
     match refused.iter().find(|(_, given)| *given) {
         Some((flag, _)) => Err(CliError::Usage(format!(
@@ -1349,6 +1363,7 @@ mod tests {
             &["--destroy"],
             &["--replace", "a"],
             &["--update-mode", "USER_ONLY"],
+            &["--prices", "prices.json"],
         ] {
             let mut args = vec!["clusterform", "plan", "--refresh-only"];
             args.extend_from_slice(flag);

@@ -141,6 +141,14 @@ pub struct LockArgs {
     pub lock_timeout: std::time::Duration,
 }
 
+/// Prices the user gives, for the costs shown beside GPU counts.
+#[derive(Debug, Args)]
+pub struct PricesArg {
+    /// Hourly prices per machine and accelerator type (HCL, or JSON when named *.json), as the provider's pricing block holds them; wins over that block
+    #[arg(long, value_name = "FILE")]
+    pub prices: Option<PathBuf>,
+}
+
 /// Variable values.
 #[derive(Debug, Args)]
 pub struct VarArgs {
@@ -266,6 +274,8 @@ pub struct PlanArgs {
     #[command(flatten)]
     pub endpoint: EndpointArg,
     #[command(flatten)]
+    pub prices: PricesArg,
+    #[command(flatten)]
     pub planning: PlanningArgs,
     /// Save the plan to this file for `apply FILE`
     #[arg(long, value_name = "FILE")]
@@ -345,6 +355,8 @@ pub struct DestroyArgs {
     #[command(flatten)]
     pub endpoint: EndpointArg,
     #[command(flatten)]
+    pub prices: PricesArg,
+    #[command(flatten)]
     pub vars: VarArgs,
     /// Destroy only this cluster (repeatable)
     #[arg(long = "target", value_name = "ID")]
@@ -379,6 +391,8 @@ pub struct StatusArgs {
     #[command(flatten)]
     pub endpoint: EndpointArg,
     #[command(flatten)]
+    pub prices: PricesArg,
+    #[command(flatten)]
     pub vars: VarArgs,
     /// Show only this cluster (repeatable)
     #[arg(long = "target", value_name = "ID")]
@@ -411,6 +425,8 @@ pub struct StatusArgs {
 pub struct ShowArgs {
     /// A plan saved with `plan --out`
     pub planfile: PathBuf,
+    #[command(flatten)]
+    pub prices: PricesArg,
     /// Print the plan as JSON
     #[arg(long)]
     pub json: bool,
@@ -441,6 +457,8 @@ pub struct ListArgs {
     pub dir: DirArg,
     #[command(flatten)]
     pub endpoint: EndpointArg,
+    #[command(flatten)]
+    pub prices: PricesArg,
     #[command(flatten)]
     pub vars: VarArgs,
     /// List only this project (default: every project the configuration names; required

@@ -17,6 +17,7 @@ use clusterform_executor::{
     StateError, StaticToken, StorageClient, TokenSource,
 };
 use clusterform_model::preflight::PreflightApi;
+use clusterform_model::pricing::PriceList;
 use clusterform_model::{Endpoint, EndpointUrl};
 use clusterform_planner::PlanEndpoint;
 
@@ -115,6 +116,20 @@ pub fn has_configuration(dir: &Path) -> Result<bool, CliError> {
     Ok(entries
         .flatten()
         .any(|entry| entry.path().extension().is_some_and(|ext| ext == "hcl")))
+}
+
+/// The prices costs are shown at: `--prices FILE`'s when given (the flag wins), else the
+/// provider's `pricing` block's; `None`: no costs are shown.
+pub fn prices(
+    file: Option<&Path>,
+    provider: Option<&Provider>,
+) -> Result<Option<PriceList>, CliError> {
+    match file {
+        Some(file) => clusterform_config::load_prices(file)
+            .map(Some)
+            .map_err(CliError::Diagnostics),
+        None => Ok(provider.and_then(|provider| provider.pricing.clone())),
+    }
 }
 
 /// `--var`, `--var-file` and `CLUSTERFORM_VAR_*`.

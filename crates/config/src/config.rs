@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clusterform_model::duration::Seconds;
 use clusterform_model::paths::IgnorePath;
 use clusterform_model::preflight::PreflightApi;
+use clusterform_model::pricing::PriceList;
 use clusterform_model::{
     Cluster, ClusterName, Endpoint, EndpointUrl, Location, NodePool, RefreshLocations, UpdateMode,
 };
@@ -114,6 +115,9 @@ pub struct Provider {
     /// `preflight_endpoints { ... }`: the base URL of each API preflight reads that the
     /// configuration redirects (the others take `CLUSTERFORM_<API>_ENDPOINT`, else Google's).
     pub preflight_endpoints: BTreeMap<PreflightApi, String>,
+    /// `pricing { ... }`: hourly prices per machine type and per accelerator type, for the
+    /// costs plans, `list` and `status` show; `None`: no costs, GPU counts only.
+    pub pricing: Option<PriceList>,
 }
 
 impl Provider {

@@ -11,6 +11,7 @@ mod hostile;
 mod language;
 mod object_keys;
 mod preflight_endpoints;
+mod pricing;
 mod reference;
 mod remote_state;
 mod robustness;

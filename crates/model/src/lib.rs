@@ -10,7 +10,8 @@
 //! exchange about live clusters: a [`LiveCluster`] with the address it was read at, the
 //! [`Action`] a cluster gets and the [`RunningJobs`] its Slurm reported; the regions the
 //! service runs in ([`SERVICE_REGIONS`]) and the locations a refresh lists
-//! ([`RefreshLocations`]).
+//! ([`RefreshLocations`]); and the hourly prices the user gives ([`pricing`]) with what nodes
+//! cost at them.
 //!
 //! JSON follows the proto3 mapping the API uses: lowerCamelCase on output, lowerCamelCase or
 //! snake_case on input, integers from numbers or decimal strings, and unknown fields kept so
@@ -30,6 +31,7 @@ mod names;
 mod operation;
 pub mod paths;
 pub mod preflight;
+pub mod pricing;
 mod provisioning;
 mod regions;
 pub mod rest;

@@ -110,6 +110,23 @@ impl ClusterChange {
         }
     }
 
+    /// The pools the change takes away and those it brings: every old and every new pool of
+    /// a create, a replacement or a delete; only the pools an update changes (a pool it changes
+    /// is taken away as it was and brought as it will be).
+    pub(crate) fn pools_changed(&self) -> (Vec<PoolGpus>, Vec<PoolGpus>) {
+        let new = self.new_pools();
+        let old = old_pools(&new, &self.fields);
+        match self.action {
+            Action::Create | Action::Replace | Action::Delete => (old, new),
+            Action::Update => {
+                let gone = not_in(&old, &new);
+                let came = not_in(&new, &old);
+                (gone, came)
+            }
+            Action::Release | Action::NoOp => (Vec::new(), Vec::new()),
+        }
+    }
+
     /// The pools the change leaves: those of its create or PATCH request, none for a delete.
     fn new_pools(&self) -> Vec<PoolGpus> {
         let body = self.requests.iter().find_map(|request| match request {
@@ -131,11 +148,11 @@ impl ClusterChange {
     }
 }
 
-/// What of a pool decides its GPUs.
+/// What of a pool decides its GPUs (and its cost).
 #[derive(Debug, Clone, PartialEq)]
-struct PoolGpus {
+pub(crate) struct PoolGpus {
     id: String,
-    machine: MachineSpec,
+    pub(crate) machine: MachineSpec,
     scaling: ScalingSpec,
 }
 
@@ -151,10 +168,15 @@ enum Counted {
 }
 
 impl PoolGpus {
-    fn counted(&self) -> Counted {
+    /// Its nodes now (`min_node_count`) and at most (`max_node_count`, never below now).
+    pub(crate) fn nodes(&self) -> (u64, u64) {
         let nodes = |count: Option<i64>| count.and_then(|n| u64::try_from(n).ok()).unwrap_or(0);
         let now = nodes(self.scaling.min_node_count);
-        let at_most = nodes(self.scaling.max_node_count).max(now);
+        (now, nodes(self.scaling.max_node_count).max(now))
+    }
+
+    fn counted(&self) -> Counted {
+        let (now, at_most) = self.nodes();
         match self.machine.gpus_per_node() {
             GpusPerNode::Gpus { kind, count } => Counted::Gpus {
                 kind,
@@ -310,17 +332,19 @@ fn either(mut old: Vec<UnknownPool>, new: Vec<UnknownPool>) -> Vec<UnknownPool> 
     old
 }
 
+/// The pools of `pools` that `others` does not hold as they are.
+fn not_in(pools: &[PoolGpus], others: &[PoolGpus]) -> Vec<PoolGpus> {
+    pools
+        .iter()
+        .filter(|pool| !others.contains(pool))
+        .cloned()
+        .collect()
+}
+
 /// The difference of each type between the old and the new pools; only a pool the update
 /// changes can make its count unknown.
 fn updated(old: &[PoolGpus], new: &[PoolGpus]) -> GpuChange {
-    let changed = |pools: &[PoolGpus], others: &[PoolGpus]| -> Vec<PoolGpus> {
-        pools
-            .iter()
-            .filter(|pool| !others.contains(pool))
-            .cloned()
-            .collect()
-    };
-    let (gone, came) = (changed(old, new), changed(new, old));
+    let (gone, came) = (not_in(old, new), not_in(new, old));
     let (before, after) = (tally(&gone), tally(&came));
     let mut change = GpuChange::default();
     let kinds: Vec<&String> = before.by_type.keys().chain(after.by_type.keys()).collect();

@@ -10,6 +10,7 @@
 //! change what a plan does. It renders nothing: the binary's views show plans to people.
 
 mod builder;
+mod costs;
 mod derived;
 mod diff;
 mod document;
@@ -33,6 +34,7 @@ mod stopped_work;
 mod warnings;
 
 pub use builder::PlanBuilder;
+pub use costs::CostChange;
 pub use derived::{SavedPlanMismatch, saved_plan_mismatches};
 pub use document::plan_document;
 pub use drift::{AppliedDigests, IdleDeletion, desired_digest};

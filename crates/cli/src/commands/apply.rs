@@ -53,6 +53,8 @@ async fn apply_directory(
 ) -> Result<ExitStatus, CliError> {
     let inputs = context::variable_inputs(&args.planning.variables)?;
     let config = context::load_config(dir, inputs, view).await?;
+    // `apply` has no `--prices`: the provider's `pricing` block prices its plan.
+    let prices = config.provider.pricing.clone();
     let request = lock_request(args, dir);
     workflow::locked(config, request, view, async |config| {
         let endpoint = args.endpoint.as_ref();
@@ -70,7 +72,7 @@ async fn apply_directory(
             ),
             None => (run.running_jobs(&planned).await, PreflightReport::default()),
         };
-        view.plan(&planned.plan, &jobs);
+        view.plan(&planned.plan, &jobs, prices.as_ref());
         // Before anything is asked or sent: a create preflight knows would fail stops here.
         run.tell_preflight(&preflight)?;
         let working = workflow::still_working(&planned.plan, planned.live.iter());

@@ -28,6 +28,7 @@ async fn destroy(args: &Destroy, view: &dyn RunView) -> Result<ExitStatus, CliEr
     let endpoint = args.endpoint.as_ref();
     let inputs = context::variable_inputs(&args.planning.variables)?;
     let config = context::load_config(dir, inputs, view).await?;
+    let prices = context::prices(args.prices.as_deref(), Some(&config.provider))?;
     let request = LockRequest {
         dir,
         command: "destroy",
@@ -42,10 +43,13 @@ async fn destroy(args: &Destroy, view: &dyn RunView) -> Result<ExitStatus, CliEr
             planned = run.plan(options).await?;
         }
         let jobs = match args.idle_for {
-            Some(threshold) => run.keep_only_idle(&mut planned, options, threshold).await?,
+            Some(threshold) => {
+                run.keep_only_idle(&mut planned, options, threshold, prices.as_ref())
+                    .await?
+            }
             None => run.running_jobs(&planned).await,
         };
-        view.plan(&planned.plan, &jobs);
+        view.plan(&planned.plan, &jobs, prices.as_ref());
         if !planned.plan.has_changes() {
             return nothing_destroyed(&planned.unread);
         }

@@ -10,7 +10,7 @@
 use std::collections::BTreeSet;
 
 use clusterform::format::table::{cluster_headers, cluster_row, table, unread_row};
-use clusterform::format::{fleet, status, status_json};
+use clusterform::format::{costs, fleet, status, status_json};
 use clusterform_executor::{ClusterHealth, ExecError, FleetTotals};
 use clusterform_model::{
     Cluster, LiveCluster, Location, NodePool, RefreshLocations, UnreadLocation,
@@ -40,6 +40,7 @@ pub async fn run(args: &List, printer: &Printer) -> Result<ExitStatus, CliError>
         return Err(CliError::Usage(NEEDS_A_PROJECT.to_owned()));
     }
     let provider = config.as_ref().map(|config| &config.provider);
+    let prices = context::prices(args.prices.as_deref(), provider)?;
     let connection = context::connect(args.endpoint.as_ref(), provider, dir, printer).await?;
     // With a configuration, the stack's clusters are looked for where a plan looks, the places
     // its earlier runs put clusters included.
@@ -67,17 +68,22 @@ pub async fn run(args: &List, printer: &Printer) -> Result<ExitStatus, CliError>
     let health = clusterform_executor::inspect_health(&connection.client, &clusters, 0, now).await;
     let listed: Vec<Listed> = clusters.iter().zip(&health).collect();
     let totals = FleetTotals::of(&clusters, &health);
+    let burn_rate = prices.map(|prices| prices.fleet_burn_rate(&clusters));
     if args.json {
         let mut document = json_document(&listed, &unread);
-        document["totals"] = fleet::totals_json(&totals);
+        document["totals"] = fleet::totals_json(&totals, burn_rate.as_ref());
         printer.result(&serde_json::to_string_pretty(&document).unwrap_or_default());
     } else if listed.is_empty() && status::unread_rows(&unread).next().is_none() {
         printer.result("No clusters.");
     } else {
         let mut text = clusters_table(&listed, &unread);
         if totals.clusters > 0 {
+            if let Some(burn_rate) = &burn_rate {
+                text.push('\n');
+                text.push_str(&costs::burn_rate_table(burn_rate));
+            }
             text.push('\n');
-            text.push_str(&fleet::totals_line(&totals));
+            text.push_str(&fleet::totals_line(&totals, burn_rate.as_ref()));
             text.push('\n');
         }
         printer.result(&text);

@@ -26,6 +26,7 @@ pub async fn run(args: &Plan, printer: &Printer) -> Result<ExitStatus, CliError>
     let view = plan_view(format, printer);
     let inputs = context::variable_inputs(&args.planning.variables)?;
     let config = context::load_config(&args.dir, inputs, printer).await?;
+    let prices = context::prices(args.prices.as_deref(), Some(&config.provider))?;
     let endpoint = args.endpoint.as_ref();
     let parallelism = Parallelism::default();
     let run = Run::connect(config, &args.dir, endpoint, parallelism, &*view).await?;
@@ -39,7 +40,8 @@ pub async fn run(args: &Plan, printer: &Printer) -> Result<ExitStatus, CliError>
     let (jobs, preflight) = match (args.idle_for, reads) {
         // An idle destroy creates nothing: preflight has nothing to read.
         (Some(threshold), _) => (
-            run.keep_only_idle(&mut planned, options, threshold).await?,
+            run.keep_only_idle(&mut planned, options, threshold, prices.as_ref())
+                .await?,
             PreflightReport::default(),
         ),
         (None, Some(reads)) => tokio::join!(
@@ -49,7 +51,7 @@ pub async fn run(args: &Plan, printer: &Printer) -> Result<ExitStatus, CliError>
         (None, None) => (run.running_jobs(&planned).await, PreflightReport::default()),
     };
     view.preflight(&preflight);
-    view.plan(&planned.plan, &jobs);
+    view.plan(&planned.plan, &jobs, prices.as_ref());
     // An error found is told after the plan it concerns, and such a plan is not saved.
     run.tell_preflight(&preflight)?;
     if let Some(out) = &args.out {

@@ -7,6 +7,7 @@ use clusterform::format::plan_flags::made_with;
 use clusterform_model::JobsByCluster;
 
 use crate::cli::{ShowArgs, ShowFormat};
+use crate::context;
 use crate::error::CliError;
 use crate::exit_status::ExitStatus;
 use crate::printer::Printer;
@@ -27,7 +28,8 @@ pub fn run(args: &ShowArgs, printer: &Printer) -> Result<ExitStatus, CliError> {
         // A blank line between the flags and the plan, as between the plan's parts.
         printer.result(&format!("{}\n\n", made_with(&plan.flags)));
     }
-    plan_view(format, printer).plan(&plan, &JobsByCluster::new());
+    let prices = context::prices(args.prices.prices.as_deref(), None)?;
+    plan_view(format, printer).plan(&plan, &JobsByCluster::new(), prices.as_ref());
     let disruptive = plan.changes.iter().filter(|c| c.is_disruptive()).count();
     if disruptive > 0 {
         printer.info(&format!(

@@ -12,6 +12,7 @@ use clusterform::format::status::{self, Declaration, Found, Recorded, StatusEntr
 use clusterform::format::status_watch;
 use clusterform_config::Config;
 use clusterform_executor::{AppliedRecord, FleetTotals};
+use clusterform_model::pricing::FleetBurnRate;
 use clusterform_model::{ClusterName, LiveCluster, UnreadLocation};
 use clusterform_planner::PlanError;
 use time::OffsetDateTime;
@@ -29,7 +30,9 @@ use crate::workflow::{self, EarlierRuns};
 pub async fn run(args: &Status, printer: &Printer) -> Result<ExitStatus, CliError> {
     let view = status_view(args.json, !args.targets.is_empty(), printer);
     let inputs = context::variable_inputs(&args.variables)?;
-    let config = context::load_config(&args.dir, inputs, printer).await?;
+    let mut config = context::load_config(&args.dir, inputs, printer).await?;
+    // The prices every reading of a watch shows costs at: read once, the flag's winning.
+    config.provider.pricing = context::prices(args.prices.as_deref(), Some(&config.provider))?;
     let endpoint = args.endpoint.as_ref();
     let connection = context::connect(endpoint, Some(&config.provider), &args.dir, printer).await?;
     if let Some(interval) = args.watch {
@@ -52,6 +55,7 @@ struct Report {
     entries: Vec<StatusEntry>,
     unread: Vec<UnreadLocation>,
     totals: FleetTotals,
+    burn_rate: Option<FleetBurnRate>,
     now: OffsetDateTime,
 }
 
@@ -62,6 +66,7 @@ impl Report {
             entries: &self.entries,
             unread: &self.unread,
             totals: &self.totals,
+            burn_rate: self.burn_rate.as_ref(),
             now: self.now,
         }
     }
@@ -88,10 +93,13 @@ async fn read_report(
     let now = OffsetDateTime::now_utc();
     let health = clusterform_executor::inspect_health(client, &present, args.events, now).await;
     let totals = FleetTotals::of(&present, &health);
+    let prices = config.provider.pricing.as_ref();
+    let burn_rate = prices.map(|prices| prices.fleet_burn_rate(&present));
     Ok(Report {
         entries: entries(watched, health, &record),
         unread,
         totals,
+        burn_rate,
         now,
     })
 }

@@ -1,12 +1,17 @@
 //! The totals `status` and `list` end with ([`FleetTotals`]): the live clusters, the GPUs their
 //! reported nodes run by accelerator type, and the GPU-hours spent idle, each with how many
-//! clusters it could not count. GPU-hours are shown to one decimal.
+//! clusters it could not count. GPU-hours are shown to one decimal. With prices, the fleet's
+//! burn rate follows ([`costs::fleet_words`]).
 
 use clusterform_executor::FleetTotals;
+use clusterform_model::pricing::FleetBurnRate;
 use serde_json::{Value, json};
 
-/// `Fleet: 3 clusters; GPUs running: 16 NVIDIA_B200; idle GPU-hours: 24.0`.
-pub fn totals_line(totals: &FleetTotals) -> String {
+use crate::format::costs;
+
+/// `Fleet: 3 clusters; GPUs running: 16 NVIDIA_B200; idle GPU-hours: 24.0`, then, with
+/// prices, `; burn rate: …`.
+pub fn totals_line(totals: &FleetTotals, burn_rate: Option<&FleetBurnRate>) -> String {
     let running = if totals.gpus_running.is_empty() {
         "none".to_owned()
     } else {
@@ -18,23 +23,28 @@ pub fn totals_line(totals: &FleetTotals) -> String {
         by_type.join(", ")
     };
     format!(
-        "Fleet: {}; GPUs running: {running}{}; idle GPU-hours: {:.1}{}",
+        "Fleet: {}; GPUs running: {running}{}; idle GPU-hours: {:.1}{}{}",
         counted(totals.clusters, "cluster"),
         unknown_for(totals.gpus_unknown),
         totals.idle_gpu_hours,
         unknown_for(totals.idle_gpu_hours_unknown),
+        burn_rate.map(costs::fleet_words).unwrap_or_default(),
     )
 }
 
-/// The `totals` object of `status --json` and `list --json`.
-pub fn totals_json(totals: &FleetTotals) -> Value {
-    json!({
+/// The `totals` object of `status --json` and `list --json`; with prices, its `burn_rate`.
+pub fn totals_json(totals: &FleetTotals, burn_rate: Option<&FleetBurnRate>) -> Value {
+    let mut document = json!({
         "clusters": totals.clusters,
         "gpus_running": totals.gpus_running,
         "gpus_unknown_clusters": totals.gpus_unknown,
         "idle_gpu_hours": (totals.idle_gpu_hours * 10.0).round() / 10.0,
         "idle_gpu_hours_unknown_clusters": totals.idle_gpu_hours_unknown,
-    })
+    });
+    if let Some(burn_rate) = burn_rate {
+        document["burn_rate"] = costs::fleet_json(burn_rate);
+    }
+    document
 }
 
 fn counted(count: usize, noun: &str) -> String {
@@ -75,15 +85,18 @@ mod tests {
     #[test]
     fn the_line_gives_gpus_by_type_and_idle_hours_and_what_could_not_be_counted() {
         assert_eq!(
-            totals_line(&totals()),
+            totals_line(&totals(), None),
             "Fleet: 3 clusters; GPUs running: 16 NVIDIA_B200, 8 NVIDIA_H200_141GB (unknown for \
              1 cluster); idle GPU-hours: 24.0"
         );
         assert_eq!(
-            totals_line(&FleetTotals {
-                clusters: 1,
-                ..FleetTotals::default()
-            }),
+            totals_line(
+                &FleetTotals {
+                    clusters: 1,
+                    ..FleetTotals::default()
+                },
+                None
+            ),
             "Fleet: 1 cluster; GPUs running: none; idle GPU-hours: 0.0"
         );
     }
@@ -91,7 +104,7 @@ mod tests {
     #[test]
     fn the_json_carries_the_same_numbers() {
         assert_eq!(
-            totals_json(&totals()),
+            totals_json(&totals(), None),
             json!({"clusters": 3, "gpus_running": {"NVIDIA_B200": 16, "NVIDIA_H200_141GB": 8},
                    "gpus_unknown_clusters": 1, "idle_gpu_hours": 24.0,
                    "idle_gpu_hours_unknown_clusters": 0})

@@ -1,31 +1,39 @@
 //! The evidence `destroy --idle-for` (and `plan --destroy --idle-for`) decides on: one row per
 //! cluster (its project, region and ID first, as in every table of clusters) with its state, active jobs, busy nodes, when it last ran work, its GPUs and the
-//! GPU-hours they have sat idle, the verdict and why. `?` marks what could not be read.
+//! GPU-hours they have sat idle, with prices what those idle hours cost (the cluster's burn
+//! rate times the hours), the verdict and why. `?` marks what could not be read.
 
 use std::collections::BTreeSet;
 
 use clusterform_executor::{IdleReport, IdleVerdict};
 use clusterform_model::ClusterName;
+use clusterform_model::pricing::FleetBurnRate;
 use time::OffsetDateTime;
 
+use crate::format::costs;
 use crate::format::table::{cluster_headers, cluster_row, table, time_and_age};
 
 /// The table of `reports` at `now`; the clusters in `protected` are kept whatever they show.
+/// With `burn_rates`, an `IDLE COST` column follows the idle GPU-hours.
 pub fn idle_table(
     reports: &[IdleReport],
     protected: &BTreeSet<ClusterName>,
+    burn_rates: Option<&FleetBurnRate>,
     now: OffsetDateTime,
 ) -> String {
-    let mut rows = vec![cluster_headers(&[
+    let mut headers = vec![
         "STATE",
         "ACTIVE JOBS",
         "BUSY NODES",
         "LAST BUSY",
         "GPUS",
         "IDLE GPU-HOURS",
-        "VERDICT",
-        "REASON",
-    ])];
+    ];
+    if burn_rates.is_some() {
+        headers.push("IDLE COST");
+    }
+    headers.extend(["VERDICT", "REASON"]);
+    let mut rows = vec![cluster_headers(&headers)];
     let count = |n: Option<usize>| n.map_or_else(|| "?".to_owned(), |n| n.to_string());
     for report in reports {
         let verdict = if protected.contains(&report.name) {
@@ -33,25 +41,35 @@ pub fn idle_table(
         } else {
             verdict(report.verdict)
         };
-        rows.push(cluster_row(
-            &report.name,
-            [
-                report.state.clone().unwrap_or_else(|| "?".into()),
-                count(report.active_jobs),
-                count(report.busy_nodes),
-                last_busy(report, now),
-                report
-                    .gpus
-                    .map_or_else(|| "?".into(), |gpus| gpus.to_string()),
-                report
-                    .idle_gpu_hours()
-                    .map_or_else(|| "?".into(), |hours| format!("{hours:.1}")),
-                verdict.to_owned(),
-                report.reason.clone(),
-            ],
-        ));
+        let mut cells = vec![
+            report.state.clone().unwrap_or_else(|| "?".into()),
+            count(report.active_jobs),
+            count(report.busy_nodes),
+            last_busy(report, now),
+            report
+                .gpus
+                .map_or_else(|| "?".into(), |gpus| gpus.to_string()),
+            report
+                .idle_gpu_hours()
+                .map_or_else(|| "?".into(), |hours| format!("{hours:.1}")),
+        ];
+        if let Some(fleet) = burn_rates {
+            cells.push(idle_cost(report, fleet));
+        }
+        cells.extend([verdict.to_owned(), report.reason.clone()]);
+        rows.push(cluster_row(&report.name, cells));
     }
     table(&rows)
+}
+
+/// What `report`'s cluster has cost while idle: its burn rate times its idle hours.
+fn idle_cost(report: &IdleReport, fleet: &FleetBurnRate) -> String {
+    let burn_rate = fleet
+        .by_cluster
+        .iter()
+        .find(|(address, _)| *address == report.name)
+        .and_then(|(_, cost)| cost.as_ref());
+    costs::idle_cost(burn_rate, report.idle_hours(), &fleet.currency)
 }
 
 /// `2026-11-30T10:05:00Z (5h2m ago)`; `never (up since …)` for a cluster that has run no job

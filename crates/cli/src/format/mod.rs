@@ -5,6 +5,7 @@
 //! return through its one printer.
 
 pub mod actions;
+pub mod costs;
 pub mod fleet;
 pub mod gpus;
 mod heredoc;

@@ -4,10 +4,11 @@
 //! and never in a plan file.
 
 use clusterform_model::JobsByCluster;
+use clusterform_model::pricing::PriceList;
 use clusterform_planner::{ClusterChange, GpuChange, Plan, plan_document};
 use serde_json::Value;
 
-use super::notes;
+use super::{costs, notes};
 
 /// Each warning of `change`'s document with its sentence (`message`) beside its data: a
 /// program reads the kind and its data, a person the message, and a plan file keeps neither
@@ -54,6 +55,16 @@ pub fn render_json(plan: &Plan, jobs: &JobsByCluster) -> Value {
     document
 }
 
+/// With prices, each change's `cost` and the plan's (`docs/plan-json.md`, "Costs"): derived
+/// when shown, as the GPUs are, so a plan file holds no copy.
+pub fn add_costs(document: &mut Value, plan: &Plan, prices: &PriceList) {
+    let changes = document.get_mut("changes").and_then(Value::as_array_mut);
+    for (change, written) in plan.changes.iter().zip(changes.into_iter().flatten()) {
+        written["cost"] = costs::change_json(&change.cost_change(prices), &prices.currency);
+    }
+    document["cost"] = costs::change_json(&plan.cost_change(prices), &prices.currency);
+}
+
 #[cfg(test)]
 mod tests {
     use clusterform_testkit::{plan_against_seed, seed};
@@ -78,6 +89,31 @@ mod tests {
         assert_eq!(shown["gpus"], added);
         let stored = plan_document(&plan);
         assert!(stored.get("gpus").is_none() && stored["changes"][0].get("gpus").is_none());
+    }
+
+    /// With prices, `plan --json` carries each change's cost and the plan's; without, neither.
+    #[test]
+    fn with_prices_each_change_and_the_plan_carry_their_cost() {
+        let mut wanted = seed();
+        wanted["nodePools"][1]["scalingSpec"]["maxNodeCount"] = json!(6);
+        let plan = plan_against_seed(wanted);
+        let prices = PriceList {
+            currency: "EUR".parse().unwrap(),
+            machine_types: std::collections::BTreeMap::from([(
+                "n2-standard-8".to_owned(),
+                clusterform_model::pricing::HourlyPrice::new(0.5).unwrap(),
+            )]),
+            accelerators: std::collections::BTreeMap::new(),
+        };
+        let mut shown = render_json(&plan, &JobsByCluster::default());
+        assert!(shown.get("cost").is_none());
+        add_costs(&mut shown, &plan, &prices);
+        // The CPU pool may grow from 4 to 6 nodes: 1.00 EUR an hour more at most.
+        let cost = json!({"currency": "EUR",
+            "now": {"per_hour": 0.0, "per_30_days": 0.0, "unpriced_machine_types": []},
+            "at_most": {"per_hour": 1.0, "per_30_days": 720.0, "unpriced_machine_types": []}});
+        assert_eq!(shown["changes"][0]["cost"], cost);
+        assert_eq!(shown["cost"], cost);
     }
 
     /// `plan --json` words each warning beside its data; the plan file's document holds the

@@ -13,6 +13,7 @@ use std::fmt::Write as _;
 
 use clusterform_model::fields::{self, FieldKind, MaskSource};
 use clusterform_model::paths::{self, Segment, Selector};
+use clusterform_model::pricing::PriceList;
 use clusterform_model::rest::ClusterRequest;
 use clusterform_model::{
     Action, Attempt, Cluster, JobsByCluster, RunningJob, RunningJobs, UpdateMode,
@@ -25,10 +26,10 @@ use console::Style;
 use serde_json::{Map, Value};
 
 use crate::format::actions::symbol;
-use crate::format::gpus;
 use crate::format::heredoc::{self, Line};
 use crate::format::names::ClusterNames;
 use crate::format::notes;
+use crate::format::{costs, gpus};
 
 /// Jobs named one by one under a disruptive change; the rest are counted.
 const MAX_JOBS_LISTED: usize = 10;
@@ -39,6 +40,17 @@ const SENSITIVE: &str = "(sensitive)";
 /// Renders a plan as text, each disruptive change with the jobs `jobs` saw on its cluster;
 /// `color` adds ANSI colours.
 pub fn render_text(plan: &Plan, jobs: &JobsByCluster, color: bool) -> String {
+    render_priced_text(plan, jobs, None, color)
+}
+
+/// [`render_text`], with `prices` each change's cost beside its GPUs and the plan's after its
+/// GPU total.
+pub fn render_priced_text(
+    plan: &Plan,
+    jobs: &JobsByCluster,
+    prices: Option<&PriceList>,
+    color: bool,
+) -> String {
     let paint = Paint { color };
     let names = ClusterNames::for_clusters(plan.changes.iter().map(|c| &c.address));
     if !plan.has_changes() {
@@ -67,6 +79,7 @@ pub fn render_text(plan: &Plan, jobs: &JobsByCluster, color: bool) -> String {
             out: &mut out,
             paint,
             name: names.name(&change.address),
+            prices,
         }
         .render(change, jobs.get(&change.address));
         out.push('\n');
@@ -90,6 +103,11 @@ pub fn render_text(plan: &Plan, jobs: &JobsByCluster, color: bool) -> String {
         action_counts(plan)
     );
     if let Some(line) = gpus::total_line(&plan.gpu_change()) {
+        let _ = writeln!(out, "{line}");
+    }
+    let cost =
+        prices.and_then(|prices| costs::total_line(&plan.cost_change(prices), &prices.currency));
+    if let Some(line) = cost {
         let _ = writeln!(out, "{line}");
     }
     out
@@ -321,6 +339,8 @@ struct ClusterText<'a> {
     paint: Paint,
     /// The cluster as the header names it.
     name: String,
+    /// The prices its cost is shown at, if any.
+    prices: Option<&'a PriceList>,
 }
 
 impl ClusterText<'_> {
@@ -339,6 +359,12 @@ impl ClusterText<'_> {
         );
         let _ = writeln!(self.out, "  {header}");
         if let Some(line) = gpus::cluster_line(&change.gpu_change()) {
+            let _ = writeln!(self.out, "  # {line}");
+        }
+        let cost = self
+            .prices
+            .and_then(|prices| costs::cluster_line(&change.cost_change(prices), &prices.currency));
+        if let Some(line) = cost {
             let _ = writeln!(self.out, "  # {line}");
         }
         let _ = writeln!(

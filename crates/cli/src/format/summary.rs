@@ -1,18 +1,19 @@
 //! A plan at a glance, for reviews: one row per changing cluster (its action, the fields or
 //! update-mask paths it changes, its impact, the running jobs it stops, the GPUs it adds or
-//! removes), then the totals — as a text table (`plan --summary`, `show FILE --summary`) or
+//! removes), then the totals (with prices, the cost in total too) — as a text table (`plan --summary`, `show FILE --summary`) or
 //! as a pull-request comment in Markdown (`show FILE --format markdown`), whose full plan sits
 //! in a collapsed `<details>` section. Only paths, impacts and counts are shown: never a
 //! value, so nothing secret; the full plan hides sensitive values as the text plan does.
 
 use std::fmt::Write as _;
 
+use clusterform_model::pricing::PriceList;
 use clusterform_model::{Action, JobsByCluster};
 use clusterform_planner::{ClusterChange, Plan, StoppedJobs, stopped_work};
 
 use crate::format::names::ClusterNames;
 use crate::format::table::table;
-use crate::format::{gpus, plan_text};
+use crate::format::{costs, gpus, plan_text};
 
 /// What a cell shows when there is nothing to say.
 const NONE: &str = "-";
@@ -155,10 +156,14 @@ fn jobs_cell(change: &ClusterChange, stops: Option<&StoppedJobs>) -> String {
     }
 }
 
-/// The totals under the rows: the action counts, the GPUs, the jobs stopped.
-fn totals(plan: &Plan, jobs: &JobsByCluster) -> Vec<String> {
+/// The totals under the rows: the action counts, the GPUs, with `prices` the cost, the jobs
+/// stopped.
+fn totals(plan: &Plan, jobs: &JobsByCluster, prices: Option<&PriceList>) -> Vec<String> {
     let mut lines = vec![format!("Plan: {}", plan_text::action_counts(plan))];
     lines.extend(gpus::total_line(&plan.gpu_change()));
+    lines.extend(
+        prices.and_then(|prices| costs::total_line(&plan.cost_change(prices), &prices.currency)),
+    );
     let stopped = stopped_work(plan, jobs, []);
     if !stopped.is_empty() {
         let known: usize = stopped.iter().map(|work| work.jobs.known().len()).sum();
@@ -177,7 +182,7 @@ fn totals(plan: &Plan, jobs: &JobsByCluster) -> Vec<String> {
 }
 
 /// `plan --summary`, `show FILE --summary`: the table, then the totals.
-pub fn render_text(plan: &Plan, jobs: &JobsByCluster) -> String {
+pub fn render_text(plan: &Plan, jobs: &JobsByCluster, prices: Option<&PriceList>) -> String {
     let rows = rows(plan, jobs);
     if rows.is_empty() {
         return "No changes. Your clusters match the configuration.\n".to_owned();
@@ -195,7 +200,7 @@ pub fn render_text(plan: &Plan, jobs: &JobsByCluster) -> String {
     }));
     let mut out = table(&cells);
     out.push('\n');
-    for line in totals(plan, jobs) {
+    for line in totals(plan, jobs, prices) {
         let _ = writeln!(out, "{line}");
     }
     out
@@ -204,7 +209,12 @@ pub fn render_text(plan: &Plan, jobs: &JobsByCluster) -> String {
 /// `show FILE --format markdown`: a pull-request comment — a heading with the counts, the
 /// summary table, the totals, then (`full_plan`, already rendered without colour, headed by
 /// what made it) the whole plan in a collapsed section.
-pub fn render_markdown(plan: &Plan, jobs: &JobsByCluster, full_plan: Option<&str>) -> String {
+pub fn render_markdown(
+    plan: &Plan,
+    jobs: &JobsByCluster,
+    prices: Option<&PriceList>,
+    full_plan: Option<&str>,
+) -> String {
     let mut out = format!(
         "### clusterform plan: {}\n\n",
         plan_text::action_counts(plan)
@@ -227,7 +237,7 @@ pub fn render_markdown(plan: &Plan, jobs: &JobsByCluster, full_plan: Option<&str
             let _ = writeln!(out, "| {} |", cells.join(" | "));
         }
         out.push('\n');
-        for line in totals(plan, jobs).iter().skip(1) {
+        for line in totals(plan, jobs, prices).iter().skip(1) {
             let _ = writeln!(out, "{}  ", cell(line));
         }
     }
@@ -285,8 +295,31 @@ mod tests {
     }
 
     #[test]
+    fn with_prices_the_totals_give_the_cost_in_total() {
+        let prices = PriceList {
+            currency: "USD".parse().unwrap(),
+            machine_types: std::collections::BTreeMap::new(),
+            accelerators: std::collections::BTreeMap::from([(
+                "NVIDIA_B200".to_owned(),
+                clusterform_model::pricing::HourlyPrice::new(5.5).unwrap(),
+            )]),
+        };
+        let plan = gpu_pool_added();
+        let priced = render_text(&plan, &JobsByCluster::new(), Some(&prices));
+        assert!(
+            priced.contains(
+                "Cost in total: +88.00 USD/h (+63360.00 USD per 30 days) now, +176.00 USD/h \
+                 (+126720.00 USD per 30 days) at most"
+            ),
+            "{priced}"
+        );
+        let unpriced = render_text(&plan, &JobsByCluster::new(), None);
+        assert!(!unpriced.contains("Cost"), "{unpriced}");
+    }
+
+    #[test]
     fn a_row_gives_the_action_mask_paths_impact_jobs_and_gpus_then_the_totals() {
-        let text = render_text(&gpu_pool_added(), &JobsByCluster::new());
+        let text = render_text(&gpu_pool_added(), &JobsByCluster::new(), None);
         let lines: Vec<&str> = text.lines().map(str::trim_end).collect();
         assert_eq!(
             lines,
@@ -305,7 +338,7 @@ mod tests {
         let mut wanted = seed();
         wanted["nodePools"][1]["machineSpec"]["machineType"] = json!("n2-standard-16");
         let plan = plan_against_seed(wanted);
-        let unread = render_text(&plan, &JobsByCluster::new());
+        let unread = render_text(&plan, &JobsByCluster::new(), None);
         assert!(unread.contains("  unknown  "), "{unread}");
         assert!(unread.contains("Running jobs stopped: 0, and unknown on 1 cluster"));
         let job = RunningJob {
@@ -323,7 +356,7 @@ mod tests {
             plan.changes[0].address.clone(),
             RunningJobs::Known { jobs: vec![job] },
         );
-        let read = render_text(&plan, &jobs);
+        let read = render_text(&plan, &jobs, None);
         assert!(read.contains("  1 job  "), "{read}");
         assert!(read.contains("Running jobs stopped: 1\n"), "{read}");
     }
@@ -332,7 +365,7 @@ mod tests {
     fn markdown_has_the_table_the_totals_and_the_full_plan_folded() {
         let plan = gpu_pool_added();
         let full = "  ~ cluster \"train01\" {\n    ```\n";
-        let markdown = render_markdown(&plan, &JobsByCluster::new(), Some(full));
+        let markdown = render_markdown(&plan, &JobsByCluster::new(), None, Some(full));
         assert_eq!(
             markdown,
             "### clusterform plan: 0 to add, 1 to change, 0 to replace, 0 to destroy.\n\n\
@@ -350,7 +383,7 @@ mod tests {
     fn a_plan_without_changes_says_so() {
         let plan = plan_against_seed(seed());
         assert_eq!(
-            render_text(&plan, &JobsByCluster::new()),
+            render_text(&plan, &JobsByCluster::new(), None),
             "No changes. Your clusters match the configuration.\n"
         );
     }

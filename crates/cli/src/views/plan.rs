@@ -12,6 +12,7 @@ use clusterform::format::preflight::{self, PreflightReport};
 use clusterform::format::{plan_json, plan_text, refresh_only, summary};
 use clusterform_config::{Diagnostic, Severity};
 use clusterform_model::JobsByCluster;
+use clusterform_model::pricing::PriceList;
 use clusterform_planner::Plan;
 
 use crate::error::CliError;
@@ -26,8 +27,9 @@ pub trait PlanView: Tell {
     /// Where commentary, warnings and errors go.
     fn printer(&self) -> &Printer;
 
-    /// The plan, with the jobs seen on the clusters of its disruptive changes.
-    fn plan(&self, plan: &Plan, jobs: &JobsByCluster);
+    /// The plan, with the jobs seen on the clusters of its disruptive changes and, with
+    /// `prices`, what each change and the plan do to the cost.
+    fn plan(&self, plan: &Plan, jobs: &JobsByCluster, prices: Option<&PriceList>);
 
     /// What preflight found, before the plan is shown: the JSON document carries it (stderr
     /// tells it in both views).
@@ -133,8 +135,8 @@ impl PlanView for HumanPlan {
         &self.printer
     }
 
-    fn plan(&self, plan: &Plan, jobs: &JobsByCluster) {
-        let text = plan_text::render_text(plan, jobs, self.printer.color());
+    fn plan(&self, plan: &Plan, jobs: &JobsByCluster, prices: Option<&PriceList>) {
+        let text = plan_text::render_priced_text(plan, jobs, prices, self.printer.color());
         self.printer.result(&text);
     }
 
@@ -163,8 +165,9 @@ impl PlanView for SummaryPlan {
         &self.printer
     }
 
-    fn plan(&self, plan: &Plan, jobs: &JobsByCluster) {
-        self.printer.result(&summary::render_text(plan, jobs));
+    fn plan(&self, plan: &Plan, jobs: &JobsByCluster, prices: Option<&PriceList>) {
+        self.printer
+            .result(&summary::render_text(plan, jobs, prices));
     }
 
     fn evidence(&self, table: &str) {
@@ -194,16 +197,20 @@ impl PlanView for MarkdownPlan {
         &self.printer
     }
 
-    fn plan(&self, plan: &Plan, jobs: &JobsByCluster) {
+    fn plan(&self, plan: &Plan, jobs: &JobsByCluster, prices: Option<&PriceList>) {
         let full = self.full_plan.then(|| {
             format!(
                 "{}\n\n{}",
                 made_with(&plan.flags),
-                plan_text::render_text(plan, jobs, false)
+                plan_text::render_priced_text(plan, jobs, prices, false)
             )
         });
-        self.printer
-            .result(&summary::render_markdown(plan, jobs, full.as_deref()));
+        self.printer.result(&summary::render_markdown(
+            plan,
+            jobs,
+            prices,
+            full.as_deref(),
+        ));
     }
 
     fn evidence(&self, table: &str) {
@@ -234,8 +241,11 @@ impl PlanView for JsonPlan {
         &self.printer
     }
 
-    fn plan(&self, plan: &Plan, jobs: &JobsByCluster) {
+    fn plan(&self, plan: &Plan, jobs: &JobsByCluster, prices: Option<&PriceList>) {
         let mut document = plan_json::render_json(plan, jobs);
+        if let Some(prices) = prices {
+            plan_json::add_costs(&mut document, plan, prices);
+        }
         document["preflight"] = self
             .preflight
             .lock()

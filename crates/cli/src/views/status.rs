@@ -2,9 +2,10 @@
 //! (`--json`); in both, warnings go to stderr.
 
 use clusterform::format::status::StatusEntry;
-use clusterform::format::{fleet, status_json, status_text};
+use clusterform::format::{costs, fleet, status_json, status_text};
 use clusterform_executor::FleetTotals;
 use clusterform_model::UnreadLocation;
+use clusterform_model::pricing::FleetBurnRate;
 use time::OffsetDateTime;
 
 use crate::printer::Printer;
@@ -31,6 +32,8 @@ pub struct StatusReport<'a> {
     pub unread: &'a [UnreadLocation],
     /// The totals of the live clusters among `entries`.
     pub totals: &'a FleetTotals,
+    /// With prices, what each of them and the fleet burn per hour.
+    pub burn_rate: Option<&'a FleetBurnRate>,
     /// When it was read.
     pub now: OffsetDateTime,
 }
@@ -62,8 +65,12 @@ impl StatusView for HumanStatus {
             text.push_str(&status_text::render_login(entries));
         }
         if report.totals.clusters > 0 {
+            if let Some(burn_rate) = report.burn_rate {
+                text.push('\n');
+                text.push_str(&costs::burn_rate_table(burn_rate));
+            }
             text.push('\n');
-            text.push_str(&fleet::totals_line(report.totals));
+            text.push_str(&fleet::totals_line(report.totals, report.burn_rate));
             text.push('\n');
         }
         self.printer.result(&text);
@@ -88,7 +95,7 @@ struct JsonStatus {
 impl StatusView for JsonStatus {
     fn report(&self, report: &StatusReport<'_>) {
         let mut document = status_json::render_json(report.entries, report.unread);
-        document["totals"] = fleet::totals_json(report.totals);
+        document["totals"] = fleet::totals_json(report.totals, report.burn_rate);
         self.printer
             .result(&serde_json::to_string_pretty(&document).unwrap_or_default());
     }

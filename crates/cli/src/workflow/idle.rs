@@ -10,6 +10,7 @@ use clusterform::format::notes::Note;
 pub use clusterform::format::notes::Recheck;
 use clusterform_executor::{IdleReport, IdleVerdict};
 use clusterform_model::duration::Seconds;
+use clusterform_model::pricing::PriceList;
 use clusterform_model::{Action, ClusterName, JobsByCluster, LiveCluster};
 use clusterform_planner::{ChangeReason, Plan, PlanOptions};
 use time::OffsetDateTime;
@@ -28,6 +29,7 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
         planned: &mut Planned,
         options: &PlanOptions,
         threshold: Duration,
+        prices: Option<&PriceList>,
     ) -> Result<JobsByCluster, CliError> {
         if threshold < MOMENTARY_IDLENESS {
             self.view().tell(&Note::ShortIdleThreshold {
@@ -45,7 +47,9 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
                 deleted.contains(address) || protected.contains(address)
             })
             .await?;
-        self.view().evidence(&idle_table(&reports, &protected, now));
+        let burn_rates = prices.map(|prices| prices.fleet_burn_rate(planned.live.iter()));
+        let table = idle_table(&reports, &protected, burn_rates.as_ref(), now);
+        self.view().evidence(&table);
         // Matched by whole address: the same ID may live in two regions.
         let idle: BTreeMap<&ClusterName, &IdleReport> = reports
             .iter()

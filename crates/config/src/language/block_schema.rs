@@ -1,7 +1,8 @@
-//! Decoding a small block (the provider, its `lock`, `removed`, `variable`) against a table of
-//! what it accepts. One walk reports what the table does not know (an unknown attribute or
-//! block, with a "did you mean"), a nested block given twice and a required attribute left out;
-//! then the string attributes are evaluated and checked to be strings. Each block's own rules
+//! Decoding a small block (the provider, its `lock`, `preflight_endpoints` and `pricing`,
+//! `removed`, `variable`) against a table of what it accepts. One walk reports what the table
+//! does not know (an unknown attribute or block, with a "did you mean"), a nested block given
+//! twice and a required attribute left out; then the string attributes are evaluated and
+//! checked to be strings. Each block's own rules
 //! on the values (a bucket name, an update mode, a variable's type) stay with the block.
 
 use std::ops::Range;

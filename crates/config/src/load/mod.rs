@@ -6,7 +6,8 @@
 //!
 //! Each step is a function of its own submodule that takes what it reads and returns what it
 //! found, its problems going to the run's [`Evaluator`]: `files` (reading and sorting blocks),
-//! `inputs` (variable declarations), `provider` (with `remote_state`, its `lock` block),
+//! `inputs` (variable declarations), `provider` (with `remote_state`, its `lock` block, and
+//! `pricing`, its prices, also read from a prices file),
 //! `removed`, `for_each`, `cluster` (one instance),
 //! `schedule` (decoding clusters on all cores) and `digest`.
 
@@ -16,6 +17,7 @@ mod files;
 mod for_each;
 mod inputs;
 mod preflight_endpoints;
+mod pricing;
 mod provider;
 mod remote_state;
 mod removed;
@@ -39,6 +41,7 @@ use crate::language::variables::{self, NoValue};
 
 use self::digest::digest;
 use self::files::{ReadFiles, read_files, sort_blocks};
+pub use self::pricing::load_prices;
 
 /// A successfully loaded configuration.
 #[derive(Debug, Clone)]

@@ -1,5 +1,6 @@
 //! The `provider "google"` block: its attributes (project, region, stack, update_mode,
-//! endpoint, and the `lock` block of `remote_state`), each checked, and the stack rule: a
+//! endpoint, the `lock` block of `remote_state`, `preflight_endpoints` and `pricing`), each
+//! checked, and the stack rule: a
 //! stack must be named unless the endpoint is the built-in emulator, where it defaults to the
 //! directory name.
 
@@ -11,6 +12,7 @@ use hcl::edit::Span;
 use hcl::edit::structure::Block;
 
 use super::preflight_endpoints::{PREFLIGHT_ENDPOINTS_BLOCK, preflight_endpoints};
+use super::pricing::{PRICING_BLOCK, pricing};
 use super::remote_state::{LOCK_BLOCK, remote_state};
 use super::{FileBlock, Place, ProviderDefaults, UnknownLocations};
 use crate::cluster::validate::label_value_problem;
@@ -33,11 +35,11 @@ static PROVIDER: BlockSchema = BlockSchema {
         AttributeSchema::string("endpoint"),
         AttributeSchema::expression("regions"),
     ],
-    blocks: &[LOCK_BLOCK, PREFLIGHT_ENDPOINTS_BLOCK],
+    blocks: &[LOCK_BLOCK, PREFLIGHT_ENDPOINTS_BLOCK, PRICING_BLOCK],
     accepts: "expected one of:",
     unknown_block: UnknownBlock::Hint(|schema| {
         format!(
-            "the provider accepts the attributes {}, a `{LOCK_BLOCK} \"gcs\" {{ ... }}` block and a `{PREFLIGHT_ENDPOINTS_BLOCK} {{ ... }}` block",
+            "the provider accepts the attributes {}, a `{LOCK_BLOCK} \"gcs\" {{ ... }}` block, a `{PREFLIGHT_ENDPOINTS_BLOCK} {{ ... }}` block and a `{PRICING_BLOCK} {{ ... }}` block",
             schema.attribute_names().join(", ")
         )
     }),
@@ -146,6 +148,9 @@ fn provider_attributes(
     }
     if let Some(endpoints) = members.block(PREFLIGHT_ENDPOINTS_BLOCK) {
         provider.preflight_endpoints = preflight_endpoints(eval, source, endpoints, ctx);
+    }
+    if let Some(prices) = members.block(PRICING_BLOCK) {
+        provider.pricing = pricing(eval, source, prices, ctx);
     }
     if let Some(expr) = members.expression("regions") {
         provider.regions = scanned_regions(eval, source, expr, ctx);

@@ -90,11 +90,15 @@ impl IdleReport {
     /// when both are known (0 hours while it is busy).
     pub fn idle_gpu_hours(&self) -> Option<f64> {
         let gpus = self.gpus?;
-        let hours = match self.verdict {
-            IdleVerdict::Busy => 0.0,
-            _ => self.idle_for?.as_secs_f64() / 3600.0,
-        };
-        Some(f64::from(u32::try_from(gpus).unwrap_or(u32::MAX)) * hours)
+        Some(f64::from(u32::try_from(gpus).unwrap_or(u32::MAX)) * self.idle_hours()?)
+    }
+
+    /// The hours it has been idle, when known (0 while it is busy).
+    pub fn idle_hours(&self) -> Option<f64> {
+        match self.verdict {
+            IdleVerdict::Busy => Some(0.0),
+            _ => Some(self.idle_for?.as_secs_f64() / 3600.0),
+        }
     }
 
     /// A cluster about which nothing beyond its state is known.
@@ -507,8 +511,10 @@ mod tests {
         );
         assert_eq!(busy.verdict, IdleVerdict::Busy);
         assert_eq!(busy.idle_gpu_hours(), Some(0.0));
+        assert_eq!(busy.idle_hours(), Some(0.0));
         let unknown = IdleReport::unknown(name(), &started(600), "no Slurm".to_owned());
         assert_eq!(unknown.idle_gpu_hours(), None);
+        assert_eq!(unknown.idle_hours(), None);
     }
 
     #[test]

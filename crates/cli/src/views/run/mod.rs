@@ -13,6 +13,7 @@ use clusterform::format::{actions, plan_text, stopped_work};
 use clusterform_config::Diagnostic;
 use clusterform_executor::{ApplyReport, ProgressSink};
 use clusterform_model::JobsByCluster;
+use clusterform_model::pricing::PriceList;
 use clusterform_planner::{Plan, StoppedWork};
 use time::OffsetDateTime;
 
@@ -106,14 +107,14 @@ impl PlanView for HumanRun {
         &self.printer
     }
 
-    fn plan(&self, plan: &Plan, jobs: &JobsByCluster) {
+    fn plan(&self, plan: &Plan, jobs: &JobsByCluster, prices: Option<&PriceList>) {
         if !self.shows_plan {
             return;
         }
         if plan.flags.destroy && !plan.has_changes() {
             self.printer.result("No clusters to destroy.");
         } else {
-            let text = plan_text::render_text(plan, jobs, self.printer.color());
+            let text = plan_text::render_priced_text(plan, jobs, prices, self.printer.color());
             self.printer.result(&text);
         }
     }
@@ -270,7 +271,7 @@ impl PlanView for JsonRun {
         &self.printer
     }
 
-    fn plan(&self, plan: &Plan, _jobs: &JobsByCluster) {
+    fn plan(&self, plan: &Plan, _jobs: &JobsByCluster, _prices: Option<&PriceList>) {
         self.events.planned(plan);
     }
 

@@ -1,0 +1,263 @@
+//! Prices the user gives (the provider's `pricing` block or `--prices FILE`): the change in
+//! cost per hour and per 30 days a plan shows per cluster and in total, each cluster's burn
+//! rate and the fleet's in `list`, what idle hours cost in the evidence of an idle destroy; and
+//! without prices, the output of before.
+
+use serde_json::{Value, json};
+
+use crate::support::{
+    ClusterSpec, Env, PROVIDER, apply_ok, cluster_hcl, cluster_name, created_attributes_elided,
+    stdout,
+};
+
+/// B200s at 5.50 USD an hour each, the seed's `n2-standard-8` at 0.40 a node and the
+/// `n2-standard-16` it may move to at 0.80.
+const PRICING: &str = r#"
+  pricing {
+    currency      = "USD"
+    machine_types = { "n2-standard-8" = 0.40, "n2-standard-16" = 0.80 }
+    accelerators  = { NVIDIA_B200 = 5.50 }
+  }
+}
+"#;
+
+/// The same prices as a JSON file for `--prices`.
+const PRICES_JSON: &str = r#"{"currency": "USD",
+  "machine_types": {"n2-standard-8": 0.40, "n2-standard-16": 0.80},
+  "accelerators": {"NVIDIA_B200": 5.50}}"#;
+
+/// The provider block with [`PRICING`] in it.
+fn priced_provider() -> String {
+    let end = PROVIDER.rfind('}').unwrap();
+    format!("{}{PRICING}", &PROVIDER[..end])
+}
+
+/// A pool `gpu` of spot `a4-highgpu-8g` machines (8 NVIDIA_B200 each), `min` to `max` nodes.
+fn with_gpu_pool(cluster_block: &str, min: u32, max: u32) -> String {
+    let pool = format!(
+        "  node_pool \"gpu\" {{\n    machine_spec {{\n      machine_type      = \"a4-highgpu-8g\"\n      \
+         accelerator_type  = \"NVIDIA_B200\"\n      accelerator_count = 8\n    }}\n    \
+         scaling_spec {{\n      min_node_count = {min}\n      max_node_count = {max}\n    }}\n    \
+         provisioning_model = \"SPOT\"\n    zone               = \"us-central1-a\"\n  }}\n\n  \
+         orchestrator_spec {{"
+    );
+    cluster_block.replacen("  orchestrator_spec {", &pool, 1)
+}
+
+/// `train01` and `train02` applied; then `train01`'s CPU pool may scale to 8 nodes instead of
+/// 4 (a scale-up), `train02`'s CPU pool moves to `n2-standard-16` (a replacement) and
+/// `train03` is new with 2 to 4 B200 nodes; `provider` heads the configuration.
+fn fleet_change(env: &Env, provider: &str) {
+    apply_ok(
+        env,
+        &[ClusterSpec::default(), ClusterSpec::named("train02")],
+    );
+    let train01 = cluster_hcl(&ClusterSpec {
+        max_nodes: 8,
+        ..ClusterSpec::default()
+    });
+    let train02 = cluster_hcl(&ClusterSpec::named("train02")).replacen(
+        "\"n2-standard-8\"\n    }\n    scaling_spec {\n      min_node_count = 0",
+        "\"n2-standard-16\"\n    }\n    scaling_spec {\n      min_node_count = 0",
+        1,
+    );
+    let train03 = with_gpu_pool(&cluster_hcl(&ClusterSpec::named("train03")), 2, 4);
+    env.write_config(&format!("{provider}{train01}{train02}{train03}"));
+}
+
+#[test]
+fn a_plan_with_prices_shows_the_cost_of_a_scale_up_a_replacement_and_a_create_and_in_total() {
+    let env = Env::new(100);
+    fleet_change(&env, &priced_provider());
+    insta::assert_snapshot!(
+        env.transcript(&["plan", "--out", "review.plan"]).normalized_with(created_attributes_elided),
+        @r##"
+        clusterform will perform the following actions:
+
+          # train01 will be updated in place
+          # Cost: 0.00 USD/h (0.00 USD per 30 days) now, +1.60 USD/h (+1152.00 USD per 30 days) at most
+          ~ cluster "train01" {
+              ~ node_pool "cpu" {
+                  ~ scaling_spec {
+                      ~ max_node_count = 4 -> 8
+                        # (1 unchanged attribute hidden)
+                    }
+                    # (1 unchanged attribute hidden)
+                    # (1 unchanged block hidden)
+                }
+                # (2 unchanged attributes hidden)
+                # (3 unchanged blocks hidden)
+            }
+            update mask: node_pools
+            update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; a refreshed startup script recreates the pool's nodes)
+            impact: resizes pool cpu
+            Warning: this node_pools update sends back what the service filled in where the configuration sets nothing, which may pin it (an unset node_image follows the default image, a set one stays): node_pools[login].node_image = "slurm-24-11-ubuntu-2204", node_pools[cpu].boot_disk.boot_disk_type = "pd-ssd", node_pools[cpu].boot_disk.boot_disk_size_gb = 100, node_pools[cpu].node_image = "slurm-24-11-ubuntu-2204"
+
+          # train02 must be replaced
+          # Cost: 0.00 USD/h (0.00 USD per 30 days) now, +1.60 USD/h (+1152.00 USD per 30 days) at most
+        -/+ cluster "train02" {
+              ~ node_pool "cpu" {
+                  ~ machine_spec {
+                      ~ machine_type = "n2-standard-8" -> "n2-standard-16" # forces replacement
+                    }
+                    # (1 unchanged attribute hidden)
+                    # (1 unchanged block hidden)
+                }
+                # (2 unchanged attributes hidden)
+                # (3 unchanged blocks hidden)
+            }
+            impact: replaces cluster
+            # the live cluster is deleted first: its machines are not held for the new one, so if the create finds no machines, train02 is gone
+            # no Slurm jobs active now
+
+          # train03 will be created
+          # GPUs: +16 NVIDIA_B200 now (+32 at most)
+          # Cost: +88.40 USD/h (+63648.00 USD per 30 days) now, +178.00 USD/h (+128160.00 USD per 30 days) at most
+          + cluster "train03" { … }
+
+        Plan: 1 to add, 1 to change, 1 to replace, 0 to destroy.
+        GPUs in total: +16 NVIDIA_B200 now (+32 at most)
+        Cost in total: +88.40 USD/h (+63648.00 USD per 30 days) now, +181.20 USD/h (+130464.00 USD per 30 days) at most
+        [stderr]
+
+        Saved the plan to review.plan. To perform exactly these actions, run:
+          clusterform apply review.plan
+        "##
+    );
+    let document: Value = serde_json::from_slice(&env.run(&["plan", "--json"]).stdout).unwrap();
+    assert_eq!(
+        document["cost"],
+        json!({"currency": "USD",
+               "now": {"per_hour": 88.4, "per_30_days": 63648.0, "unpriced_machine_types": []},
+               "at_most": {"per_hour": 181.2, "per_30_days": 130464.0,
+                           "unpriced_machine_types": []}})
+    );
+}
+
+#[test]
+fn show_prices_a_saved_plan_with_the_prices_file() {
+    let env = Env::new(100);
+    fleet_change(&env, PROVIDER);
+    std::fs::write(env.path().join("prices.json"), PRICES_JSON).unwrap();
+    assert!(env.run(&["plan", "--out", "review.plan"]).status.success());
+    let shown = stdout(&env.run(&["show", "review.plan", "--prices", "prices.json"]));
+    let costs: Vec<&str> = shown.lines().filter(|line| line.contains("Cost")).collect();
+    insta::assert_snapshot!(costs.join("\n"), @r##"
+      # Cost: 0.00 USD/h (0.00 USD per 30 days) now, +1.60 USD/h (+1152.00 USD per 30 days) at most
+      # Cost: 0.00 USD/h (0.00 USD per 30 days) now, +1.60 USD/h (+1152.00 USD per 30 days) at most
+      # Cost: +88.40 USD/h (+63648.00 USD per 30 days) now, +178.00 USD/h (+128160.00 USD per 30 days) at most
+    Cost in total: +88.40 USD/h (+63648.00 USD per 30 days) now, +181.20 USD/h (+130464.00 USD per 30 days) at most
+    "##);
+}
+
+/// `train01` runs two B200 nodes and its login node, idle for five hours; `train02` runs its
+/// login node.
+fn fleet_with_idle_gpus() -> Env {
+    let env = Env::new(100);
+    apply_ok(
+        &env,
+        &[ClusterSpec::default(), ClusterSpec::named("train02")],
+    );
+    let name = cluster_name("train01");
+    let mut live = env.emulator().cluster(&name).unwrap();
+    live["nodePools"][1]["machineSpec"] = json!({"machineType": "a4-highgpu-8g"});
+    env.emulator().insert_cluster(&name, live);
+    let node = |pool: &str, n: u32| {
+        json!({"nodePoolId": pool, "nodeState": "RUNNING",
+               "instanceName": format!("train01-{pool}-{n}")})
+    };
+    let nodes = vec![node("login", 0), node("cpu", 0), node("cpu", 1)];
+    assert!(env.emulator().set_nodes_status(&name, nodes));
+    let five_hours_ago = time::OffsetDateTime::now_utc().unix_timestamp() - 5 * 3600;
+    let slurm_node = json!({"name": "cpu-0", "state": ["IDLE"],
+                            "last_busy": {"set": true, "infinite": false, "number": five_hours_ago}});
+    env.emulator().set_slurm_nodes(&name, vec![slurm_node]);
+    std::fs::write(env.path().join("prices.json"), PRICES_JSON).unwrap();
+    env
+}
+
+/// Five hours and a few seconds: the seconds a run takes are rounded away.
+fn idle_hours_rounded(text: &str) -> String {
+    text.replace("idle GPU-hours: 80.1", "idle GPU-hours: 80.0")
+}
+
+#[test]
+fn list_with_prices_shows_each_clusters_burn_rate_and_the_fleets() {
+    let env = fleet_with_idle_gpus();
+    insta::assert_snapshot!(
+        env.transcript(&["list", "--prices", "prices.json"]).normalized_with(idle_hours_rounded),
+        @r##"
+        PROJECT  REGION       ID       STATE    HEALTH  POOLS (min-max(nodes))   ACCELERATORS       STACK     UPDATED
+        my-proj  us-central1  train01  RUNNING  ok      login:1-1(1) cpu:0-4(2)  cpu:NVIDIA_B200×8  research  [TIME]
+        my-proj  us-central1  train02  RUNNING  ok      login:1-1(1) cpu:0-4(0)  -                  research  [TIME]
+
+        PROJECT  REGION       ID       BURN RATE    PER 30 DAYS
+        my-proj  us-central1  train01  88.40 USD/h  63648.00 USD
+        my-proj  us-central1  train02  0.40 USD/h   288.00 USD
+
+        Fleet: 2 clusters; GPUs running: 16 NVIDIA_B200; idle GPU-hours: 80.0; burn rate: 88.80 USD/h (63936.00 USD per 30 days)
+        "##
+    );
+    let document: Value = serde_json::from_slice(
+        &env.run(&["list", "--json", "--prices", "prices.json"])
+            .stdout,
+    )
+    .unwrap();
+    let burn_rate = &document["totals"]["burn_rate"];
+    assert_eq!(burn_rate["currency"], "USD", "{burn_rate}");
+    assert_eq!(burn_rate["per_hour"], 88.8, "{burn_rate}");
+    assert_eq!(burn_rate["clusters"][0]["id"], "train01", "{burn_rate}");
+    let status = stdout(&env.run(&["status", "--prices", "prices.json"]));
+    let totals = status.lines().last().unwrap_or_default();
+    assert!(
+        totals.contains("; burn rate: 88.80 USD/h (63936.00 USD per 30 days)"),
+        "{status}"
+    );
+}
+
+#[test]
+fn without_prices_plans_and_list_show_no_cost() {
+    let env = fleet_with_idle_gpus();
+    let listed = stdout(&env.run(&["list"]));
+    assert!(
+        !listed.contains("BURN RATE") && !listed.contains("USD"),
+        "{listed}"
+    );
+    assert_eq!(
+        listed.lines().last().map(idle_hours_rounded).as_deref(),
+        Some("Fleet: 2 clusters; GPUs running: 16 NVIDIA_B200; idle GPU-hours: 80.0")
+    );
+    let document: Value = serde_json::from_slice(&env.run(&["list", "--json"]).stdout).unwrap();
+    assert!(document["totals"].get("burn_rate").is_none(), "{document}");
+    let planned = stdout(&env.run(&["plan", "--destroy", "--idle-for", "1h"]));
+    assert!(
+        !planned.contains("Cost") && !planned.contains("IDLE COST"),
+        "{planned}"
+    );
+}
+
+#[test]
+fn the_idle_evidence_with_prices_says_what_the_idle_hours_cost() {
+    let env = fleet_with_idle_gpus();
+    let planned = stdout(&env.run(&[
+        "plan",
+        "--destroy",
+        "--idle-for",
+        "1h",
+        "--prices",
+        "prices.json",
+    ]));
+    let header = planned.lines().next().unwrap_or_default();
+    assert!(header.contains("IDLE GPU-HOURS  IDLE COST"), "{planned}");
+    // 88.40 USD an hour (the login node and two B200 nodes) for five hours and a few seconds.
+    let train01 = planned
+        .lines()
+        .find(|line| line.contains("train01"))
+        .unwrap();
+    assert!(train01.contains(" 442."), "{planned}");
+    // The plan prices the static nodes: the login node now, every node the pools allow at most.
+    assert!(
+        planned.contains("# Cost: -0.40 USD/h (-288.00 USD per 30 days) now, -176.40 USD/h"),
+        "{planned}"
+    );
+}
