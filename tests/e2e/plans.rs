@@ -48,7 +48,7 @@ fn a_saved_plan_applies_without_asking_and_show_prints_it() {
             # (4 unchanged blocks hidden)
         }
         update mask: labels
-        update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; a refreshed startup script recreates the pool's nodes)
+        update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; no node is recreated unless it refreshes a pool's startup script)
         impact: immediate
 
     Plan: 0 to add, 1 to change, 0 to replace, 0 to destroy.

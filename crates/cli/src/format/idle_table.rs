@@ -10,12 +10,18 @@ use time::OffsetDateTime;
 
 use crate::format::table::{cluster_headers, cluster_row, table, time_and_age};
 
+/// What the evidence of no cluster reads: one line, not a table's bare header.
+const NO_CLUSTERS: &str = "No clusters to check for idleness.";
+
 /// The table of `reports` at `now`; the clusters in `protected` are kept whatever they show.
 pub fn idle_table(
     reports: &[IdleReport],
     protected: &BTreeSet<ClusterName>,
     now: OffsetDateTime,
 ) -> String {
+    if reports.is_empty() {
+        return NO_CLUSTERS.to_owned();
+    }
     let mut rows = vec![cluster_headers(&[
         "STATE",
         "ACTIVE JOBS",
@@ -74,5 +80,16 @@ fn verdict(verdict: IdleVerdict) -> &'static str {
         IdleVerdict::NotLongEnough => "idle, not long enough: keep",
         IdleVerdict::Busy => "busy: keep",
         IdleVerdict::Unknown => "unknown: keep",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_report_is_one_line_not_a_bare_header() {
+        let text = idle_table(&[], &BTreeSet::new(), OffsetDateTime::UNIX_EPOCH);
+        assert_eq!(text, NO_CLUSTERS);
     }
 }

@@ -110,12 +110,8 @@ impl PlanView for HumanRun {
         if !self.shows_plan {
             return;
         }
-        if plan.flags.destroy && !plan.has_changes() {
-            self.printer.result("No clusters to destroy.");
-        } else {
-            let text = plan_text::render_text(plan, jobs, self.printer.color());
-            self.printer.result(&text);
-        }
+        let text = plan_text::render_text(plan, jobs, self.printer.color());
+        self.printer.result(&text);
     }
 
     fn evidence(&self, table: &str) {
