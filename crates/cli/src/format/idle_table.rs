@@ -36,6 +36,8 @@ pub fn idle_table(
     for report in reports {
         let verdict = if protected.contains(&report.name) {
             "protected: keep"
+        } else if report.only_pending_jobs() {
+            "jobs pending: keep"
         } else {
             verdict(report.verdict)
         };
