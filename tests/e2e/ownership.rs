@@ -340,7 +340,7 @@ fn an_update_whose_journal_entry_was_lost_is_not_sent_twice() {
     insta::assert_snapshot!(env.transcript(&["apply", "--auto-approve"]), @"
     No changes. Your clusters match the configuration.
     [stderr]
-    Waiting for clusters an earlier operation is still changing, to plan them again once it ends…
+    Waiting for clusters with an operation in flight (started by another run), to plan them again once it ends…
     [HH:MM:SS] train01: checking… [Ns]
     [HH:MM:SS] train01: waiting for the cluster to leave UPDATING… [Ns]
     [HH:MM:SS] train01: ready [Ns]

@@ -85,8 +85,8 @@ fn notes_of_an_unchanged_plan_name_the_location_too() {
     );
     insta::assert_snapshot!(text, @r"
     No changes. Your clusters match the configuration.
-    Note: train01 (my-proj/europe-west4): the cluster is PROVISIONING right now: an operation started earlier is still running on it
-    Note: train01 (my-proj/us-central1): the cluster is PROVISIONING right now: an operation started earlier is still running on it
+    Note: train01 (my-proj/europe-west4): the cluster is PROVISIONING right now: an operation is in flight on it (started by another run)
+    Note: train01 (my-proj/us-central1): the cluster is PROVISIONING right now: an operation is in flight on it (started by another run)
     ");
 }
 

@@ -165,8 +165,6 @@ pub enum Recheck {
 /// What a run waits for before it changes anything.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Waiting {
-    /// Operations an earlier run started.
-    EarlierRuns,
     /// Clusters an earlier operation is still changing, to plan them again once it ends.
     ChangingClusters,
     /// Unchanged clusters whose earlier operation is still running.
@@ -322,12 +320,11 @@ impl Recheck {
 impl Waiting {
     fn text(self) -> &'static str {
         match self {
-            Self::EarlierRuns => "Waiting for operations started by an earlier run…",
             Self::ChangingClusters => {
-                "Waiting for clusters an earlier operation is still changing, to plan them again once it ends…"
+                "Waiting for clusters with an operation in flight (started by another run), to plan them again once it ends…"
             }
             Self::UnchangedClusters => {
-                "Waiting for unchanged clusters whose earlier operation is still running…"
+                "Waiting for unchanged clusters with an operation in flight (started by another run)…"
             }
         }
     }
@@ -505,7 +502,7 @@ pub fn plan_warning(warning: &PlanWarning) -> String {
             state.as_str()
         ),
         PlanWarning::StillWorking { state } => format!(
-            "the cluster is {} right now: an operation started earlier is still running on it",
+            "the cluster is {} right now: an operation is in flight on it (started by another run)",
             state.as_str()
         ),
         PlanWarning::BeingDeleted => "the cluster is being deleted right now (STOPPING): apply waits until it is gone, then creates it again".to_owned(),
@@ -597,7 +594,7 @@ mod tests {
             plan_warning(&PlanWarning::StillWorking {
                 state: ClusterState::Provisioning
             }),
-            "the cluster is PROVISIONING right now: an operation started earlier is still running on it"
+            "the cluster is PROVISIONING right now: an operation is in flight on it (started by another run)"
         );
         assert!(plan_warning(&PlanWarning::BeingDeleted).contains("(STOPPING)"));
     }
@@ -792,7 +789,10 @@ mod tests {
             short.text(),
             "--idle-for 2m is shorter than 10m: a cluster between two jobs qualifies as idle"
         );
-        assert_eq!(Note::Waiting(Waiting::EarlierRuns).level(), Level::Progress);
+        assert_eq!(
+            Note::Waiting(Waiting::ChangingClusters).level(),
+            Level::Progress
+        );
         assert_eq!(Note::TargetingInEffect.level(), Level::Warning);
     }
 

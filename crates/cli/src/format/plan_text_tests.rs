@@ -222,7 +222,7 @@ fn clusters_being_deleted_and_still_provisioning() {
     .unwrap();
     insta::assert_snapshot!(render_text(&made, &JobsByCluster::new(), false), @r"
     No changes. Your clusters match the configuration.
-    Note: train01: the cluster is PROVISIONING right now: an operation started earlier is still running on it
+    Note: train01: the cluster is PROVISIONING right now: an operation is in flight on it (started by another run)
     ");
 }
 
