@@ -310,7 +310,7 @@ fn json_plan_parses_and_carries_requests() {
     let output = env.run(&["plan", "--json"]);
     assert!(output.status.success(), "{}", stderr(&output));
     let plan: Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert_eq!(plan["format_version"], 4);
+    assert_eq!(plan["format_version"], 5);
     let request = &plan["changes"][0]["requests"][0];
     assert_eq!(request["method"], "POST");
     assert!(env.mutations().is_empty(), "plan sends nothing");

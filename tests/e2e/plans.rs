@@ -96,7 +96,7 @@ fn a_plan_from_another_configuration_is_refused() {
     }]));
     insta::assert_snapshot!(env.transcript(&["apply", "tfplan.json"]), @"
     [stderr]
-    Error: the saved plan was made from a different configuration (digest 1a1857a54594, now 32af7f13b9ef)
+    Error: the saved plan was made from a different configuration in [DIR]: main.hcl changed
       hint: run `clusterform plan --out FILE` again, review it, then apply the new plan
     [exit status: 1]
     ");

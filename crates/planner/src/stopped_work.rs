@@ -199,6 +199,7 @@ mod tests {
             format_version: crate::plan::PLAN_FORMAT_VERSION,
             stack: "s".to_owned(),
             config_digest: String::new(),
+            config_files: BTreeMap::new(),
             directory: std::path::PathBuf::new(),
             variables: BTreeMap::new(),
             flags: crate::options::PlanFlags {

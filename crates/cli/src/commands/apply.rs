@@ -120,6 +120,9 @@ async fn apply_saved_plan(
     let directory = plan.directory.clone();
     let dir = directory.as_path();
     check_chdir(chdir, dir)?;
+    if !dir.is_dir() {
+        return Err(CliError::PlanDirectoryGone(directory.clone()));
+    }
     let inputs = VariableInputs {
         saved: plan.variables.clone(),
         ..VariableInputs::default()
@@ -127,6 +130,8 @@ async fn apply_saved_plan(
     let config = context::load_config(dir, inputs, view).await?;
     if config.digest != plan.config_digest {
         return Err(CliError::ConfigChanged {
+            directory: directory.clone(),
+            files: plan.changed_files(&config.file_digests),
             planned: short(&plan.config_digest),
             current: short(&config.digest),
         });

@@ -305,6 +305,7 @@ fn json_document_starts_with_its_version() {
             "format_version",
             "stack",
             "config_digest",
+            "config_files",
             "directory",
             "variables",
             "flags",
