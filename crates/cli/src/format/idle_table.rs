@@ -89,6 +89,43 @@ fn verdict(verdict: IdleVerdict) -> &'static str {
 mod tests {
     use super::*;
 
+    fn waiting_on(state: &str) -> IdleReport {
+        IdleReport {
+            name: ClusterName::new("my-proj", "us-central1", "train01").unwrap(),
+            state: Some("RUNNING".to_owned()),
+            active_jobs: Some(1),
+            busy_nodes: Some(0),
+            last_busy: None,
+            never_busy: false,
+            idle_for: None,
+            gpus: Some(0),
+            slurm_version: Some("v0.0.42".to_owned()),
+            verdict: IdleVerdict::Busy,
+            reason: String::new(),
+            running_jobs: clusterform_model::RunningJobs::Known {
+                jobs: vec![clusterform_model::RunningJob {
+                    id: Some(1),
+                    name: None,
+                    user: None,
+                    state: state.to_owned(),
+                    nodes: None,
+                    partition: None,
+                    pools: Vec::new(),
+                    started_at: None,
+                }],
+            },
+        }
+    }
+
+    #[test]
+    fn a_cluster_whose_only_job_waits_for_nodes_is_kept_as_pending_not_busy() {
+        let now = OffsetDateTime::UNIX_EPOCH;
+        let pending = idle_table(&[waiting_on("PENDING")], &BTreeSet::new(), now);
+        assert!(pending.contains("jobs pending: keep"), "{pending}");
+        let running = idle_table(&[waiting_on("RUNNING")], &BTreeSet::new(), now);
+        assert!(running.contains("busy: keep"), "{running}");
+    }
+
     #[test]
     fn no_report_is_one_line_not_a_bare_header() {
         let text = idle_table(&[], &BTreeSet::new(), OffsetDateTime::UNIX_EPOCH);
