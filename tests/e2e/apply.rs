@@ -127,7 +127,7 @@ fn scaling_a_pool_patches_node_pools_with_both_pools() {
             # (3 unchanged blocks hidden)
         }
         update mask: node_pools
-        update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; a refreshed startup script recreates the pool's nodes)
+        update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; no node is recreated unless it refreshes a pool's startup script)
         impact: resizes pool cpu
         Warning: this node_pools update sends back what the service filled in where the configuration sets nothing, which may pin it (an unset node_image follows the default image, a set one stays): node_pools[login].node_image = "slurm-24-11-ubuntu-2204", node_pools[cpu].boot_disk.boot_disk_type = "pd-ssd", node_pools[cpu].boot_disk.boot_disk_size_gb = 100, node_pools[cpu].node_image = "slurm-24-11-ubuntu-2204"
 
@@ -310,7 +310,7 @@ fn json_plan_parses_and_carries_requests() {
     let output = env.run(&["plan", "--json"]);
     assert!(output.status.success(), "{}", stderr(&output));
     let plan: Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert_eq!(plan["format_version"], 4);
+    assert_eq!(plan["format_version"], 5);
     let request = &plan["changes"][0]["requests"][0];
     assert_eq!(request["method"], "POST");
     assert!(env.mutations().is_empty(), "plan sends nothing");

@@ -88,6 +88,13 @@ fn destroy_deletes_declared_clusters() {
     "#);
     assert!(env.emulator().cluster(&cluster_name("train01")).is_none());
     insta::assert_snapshot!(env.transcript(&["destroy", "--auto-approve"]), @"No clusters to destroy.");
+    // The preview of nothing to delete says it as destroy does, and so does an idle report
+    // of no cluster, in one line each.
+    insta::assert_snapshot!(env.transcript(&["plan", "--destroy"]), @"No clusters to destroy.");
+    insta::assert_snapshot!(env.transcript(&["plan", "--destroy", "--idle-for", "2h"]), @"
+    No clusters to check for idleness.
+    No clusters to destroy.
+    ");
 }
 
 #[test]

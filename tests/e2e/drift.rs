@@ -71,7 +71,7 @@ fn a_change_made_outside_clusterform_is_named_and_restored() {
             # (3 unchanged blocks hidden)
         }
         update mask: labels, node_pools
-        update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; a refreshed startup script recreates the pool's nodes)
+        update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; no node is recreated unless it refreshes a pool's startup script)
         impact: immediate; resizes pool cpu
         Warning: max_node_count of pool cpu goes from 8 to 4: the cluster reports 0 nodes in the pool, none above the new maximum, so none is removed now
         Warning: the label `owner` is not in the configuration and is kept: clusterform does not remove labels someone else put on a cluster (declare them to manage them)
@@ -142,7 +142,7 @@ fn drift_and_a_configuration_change_in_the_same_cluster_are_both_shown() {
         }
         update mask: display_name, labels, node_pools
         # display_name is vouched for by the Terraform provider only: if the service refuses it, the cluster is unchanged (--replace forces the change)
-        update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; a refreshed startup script recreates the pool's nodes)
+        update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; no node is recreated unless it refreshes a pool's startup script)
         impact: immediate; resizes pool cpu
         Warning: max_node_count of pool cpu goes from 8 to 4: the cluster reports 0 nodes in the pool, none above the new maximum, so none is removed now
         Warning: the label `owner` is not in the configuration and is kept: clusterform does not remove labels someone else put on a cluster (declare them to manage them)

@@ -306,9 +306,9 @@ fn apply_waits_for_an_unchanged_cluster_still_provisioning() {
     );
     insta::assert_snapshot!(env.transcript_of(&output), @"
     No changes. Your clusters match the configuration.
-    Note: train01: the cluster is PROVISIONING right now: an operation started earlier is still running on it
+    Note: train01: the cluster is PROVISIONING right now: an operation is in flight on it (started by another run)
     [stderr]
-    Waiting for unchanged clusters whose earlier operation is still running…
+    Waiting for unchanged clusters with an operation in flight (started by another run)…
     [HH:MM:SS] train01: checking… [Ns]
     [HH:MM:SS] train01: waiting for the cluster to leave PROVISIONING… [Ns]
     [HH:MM:SS] train01: ready [Ns]
@@ -333,9 +333,9 @@ fn apply_fails_when_an_unchanged_cluster_still_updating_ends_in_error() {
     assert!(done.load(Ordering::SeqCst));
     insta::assert_snapshot!(env.transcript_of(&output).normalized_with(failure_seconds_hidden), @"
     No changes. Your clusters match the configuration.
-    Note: train01: the cluster is UPDATING right now: an operation started earlier is still running on it
+    Note: train01: the cluster is UPDATING right now: an operation is in flight on it (started by another run)
     [stderr]
-    Waiting for unchanged clusters whose earlier operation is still running…
+    Waiting for unchanged clusters with an operation in flight (started by another run)…
     [HH:MM:SS] train01: checking… [Ns]
     [HH:MM:SS] train01: waiting for the cluster to leave UPDATING… [Ns]
     [HH:MM:SS] train01: FAILED after [N]s: projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01 is in state ERROR: quota exhausted

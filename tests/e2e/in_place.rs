@@ -48,7 +48,7 @@ fn a_rename_is_an_update_in_place() {
         }
         update mask: display_name
         # display_name is vouched for by the Terraform provider only: if the service refuses it, the cluster is unchanged (--replace forces the change)
-        update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; a refreshed startup script recreates the pool's nodes)
+        update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; no node is recreated unless it refreshes a pool's startup script)
         impact: immediate
 
     Plan: 0 to add, 1 to change, 0 to replace, 0 to destroy.
@@ -133,7 +133,7 @@ fn a_controller_that_stops_after_a_slurm_settings_change_is_warned_about() {
             # (3 unchanged blocks hidden)
         }
         update mask: orchestrator_spec.slurm_spec.config
-        update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; a refreshed startup script recreates the pool's nodes)
+        update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; no node is recreated unless it refreshes a pool's startup script)
         impact: slurm sync ≤ 15 s
 
     Plan: 0 to add, 1 to change, 0 to replace, 0 to destroy.
@@ -200,7 +200,7 @@ fn a_refused_provider_only_path_changes_nothing_and_the_hint_names_replace() {
         }
         update mask: display_name
         # display_name is vouched for by the Terraform provider only: if the service refuses it, the cluster is unchanged (--replace forces the change)
-        update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; a refreshed startup script recreates the pool's nodes)
+        update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; no node is recreated unless it refreshes a pool's startup script)
         impact: immediate
 
     Plan: 0 to add, 1 to change, 0 to replace, 0 to destroy.

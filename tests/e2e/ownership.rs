@@ -188,7 +188,7 @@ fn a_deletion_the_journal_lost_is_named_by_plan_and_awaited_by_destroy() {
 
       # train01 is being deleted already; clusterform waits until it is gone
       - cluster "train01" { … }
-        # Slurm jobs active now: unknown (Slurm REST API unreachable: POST [ENDPOINT]/v1beta1/projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01:callSlurmRestApi failed: FAILED_PRECONDITION (400): Cluster projects/253589482369/locations/us-central1/modelDevelopmentClusters/train01 is STOPPING; the Slurm REST API needs a RUNNING cluster.)
+        # Slurm is not asked while the cluster is STOPPING
 
     Plan: 0 to add, 0 to change, 0 to replace, 1 to destroy.
     [stderr]
@@ -222,12 +222,58 @@ fn a_cluster_our_failed_create_left_in_error_is_replaced() {
 
       # train01 is in ERROR (Cluster creation failed; the cluster cannot be used and should be deleted; INTERNAL: The operation failed (injected by the emulator's opfail fault)); it will be replaced
     -/+ cluster "train01" {
-            # (2 unchanged attributes hidden)
-            # (4 unchanged blocks hidden)
+          + display_name = "Research training"
+          + labels       = {
+              + "team" = "ml"
+            }
+          + network {
+              + network    = "projects/my-proj/global/networks/default"
+              + subnetwork = "projects/my-proj/regions/us-central1/subnetworks/default"
+            }
+          + node_pool "login" {
+              + machine_spec {
+                  + machine_type = "n2-standard-8"
+                }
+              + scaling_spec {
+                  + min_node_count = 1
+                  + max_node_count = 1
+                }
+              + zone              = "us-central1-a"
+              + enable_public_ips = true
+              + boot_disk {
+                  + boot_disk_type    = "pd-standard"
+                  + boot_disk_size_gb = 120
+                }
+            }
+          + node_pool "cpu" {
+              + machine_spec {
+                  + machine_type = "n2-standard-8"
+                }
+              + scaling_spec {
+                  + min_node_count = 0
+                  + max_node_count = 4
+                }
+              + zone = "us-central1-a"
+            }
+          + orchestrator_spec {
+              + slurm_spec {
+                  + home_directory_storage = "projects/my-proj/locations/us-central1-a/instances/home"
+                  + login_node_pool_id     = "login"
+                  + partition "cpu" {
+                      + node_pool_ids = ["cpu"]
+                    }
+                  + prolog_bash_scripts    = [
+                      + <<-EOT
+                            #!/bin/bash
+                            echo prolog
+                        EOT,
+                    ]
+                }
+            }
         }
         impact: replaces cluster
         # the live cluster is deleted first: its machines are not held for the new one, so if the create finds no machines, train01 is gone
-        # Slurm jobs active now: unknown (Slurm REST API unreachable: POST [ENDPOINT]/v1beta1/projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01:callSlurmRestApi failed: FAILED_PRECONDITION (400): Cluster projects/253589482369/locations/us-central1/modelDevelopmentClusters/train01 is ERROR; the Slurm REST API needs a RUNNING cluster.)
+        # Slurm is not asked while the cluster is ERROR
 
     Plan: 0 to add, 0 to change, 1 to replace, 0 to destroy.
     [exit status: 2]
@@ -294,7 +340,7 @@ fn an_update_whose_journal_entry_was_lost_is_not_sent_twice() {
     insta::assert_snapshot!(env.transcript(&["apply", "--auto-approve"]), @"
     No changes. Your clusters match the configuration.
     [stderr]
-    Waiting for clusters an earlier operation is still changing, to plan them again once it ends…
+    Waiting for clusters with an operation in flight (started by another run), to plan them again once it ends…
     [HH:MM:SS] train01: checking… [Ns]
     [HH:MM:SS] train01: waiting for the cluster to leave UPDATING… [Ns]
     [HH:MM:SS] train01: ready [Ns]

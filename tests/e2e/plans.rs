@@ -48,7 +48,7 @@ fn a_saved_plan_applies_without_asking_and_show_prints_it() {
             # (4 unchanged blocks hidden)
         }
         update mask: labels
-        update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; a refreshed startup script recreates the pool's nodes)
+        update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; no node is recreated unless it refreshes a pool's startup script)
         impact: immediate
 
     Plan: 0 to add, 1 to change, 0 to replace, 0 to destroy.
@@ -96,7 +96,7 @@ fn a_plan_from_another_configuration_is_refused() {
     }]));
     insta::assert_snapshot!(env.transcript(&["apply", "tfplan.json"]), @"
     [stderr]
-    Error: the saved plan was made from a different configuration (digest 1a1857a54594, now 32af7f13b9ef)
+    Error: the saved plan was made from a different configuration in [DIR]: main.hcl changed
       hint: run `clusterform plan --out FILE` again, review it, then apply the new plan
     [exit status: 1]
     ");

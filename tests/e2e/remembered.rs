@@ -102,12 +102,58 @@ fn a_failed_create_of_ours_left_in_error_is_replaced_by_the_next_plan() {
 
       # train01 is in ERROR (Cluster creation failed; the cluster cannot be used and should be deleted; RESOURCE_EXHAUSTED: The zone 'projects/253589482369/zones/us-central1-a' does not have enough resources available to fulfill the request. '(resource type:compute)'. (state:STOCKOUT)); it will be replaced
     -/+ cluster "train01" {
-            # (2 unchanged attributes hidden)
-            # (4 unchanged blocks hidden)
+          + display_name = "Research training"
+          + labels       = {
+              + "team" = "ml"
+            }
+          + network {
+              + network    = "projects/my-proj/global/networks/default"
+              + subnetwork = "projects/my-proj/regions/us-central1/subnetworks/default"
+            }
+          + node_pool "login" {
+              + machine_spec {
+                  + machine_type = "n2-standard-8"
+                }
+              + scaling_spec {
+                  + min_node_count = 1
+                  + max_node_count = 1
+                }
+              + zone              = "us-central1-a"
+              + enable_public_ips = true
+              + boot_disk {
+                  + boot_disk_type    = "pd-standard"
+                  + boot_disk_size_gb = 120
+                }
+            }
+          + node_pool "cpu" {
+              + machine_spec {
+                  + machine_type = "n2-standard-8"
+                }
+              + scaling_spec {
+                  + min_node_count = 0
+                  + max_node_count = 4
+                }
+              + zone = "us-central1-a"
+            }
+          + orchestrator_spec {
+              + slurm_spec {
+                  + home_directory_storage = "projects/my-proj/locations/us-central1-a/instances/home"
+                  + login_node_pool_id     = "login"
+                  + partition "cpu" {
+                      + node_pool_ids = ["cpu"]
+                    }
+                  + prolog_bash_scripts    = [
+                      + <<-EOT
+                            #!/bin/bash
+                            echo prolog
+                        EOT,
+                    ]
+                }
+            }
         }
         impact: replaces cluster
         # the live cluster is deleted first: its machines are not held for the new one, so if the create finds no machines, train01 is gone
-        # Slurm jobs active now: unknown (Slurm REST API unreachable: POST [ENDPOINT]/v1beta1/projects/my-proj/locations/us-central1/modelDevelopmentClusters/train01:callSlurmRestApi failed: FAILED_PRECONDITION (400): Cluster projects/253589482369/locations/us-central1/modelDevelopmentClusters/train01 is ERROR; the Slurm REST API needs a RUNNING cluster.)
+        # Slurm is not asked while the cluster is ERROR
 
     Plan: 0 to add, 0 to change, 1 to replace, 0 to destroy.
     [exit status: 2]

@@ -385,10 +385,9 @@ fn a_run_killed_on_one_machine_is_resumed_from_another_through_the_shared_journa
     No changes. Your clusters match the configuration.
     [stderr]
     Warning: an earlier run left operation projects/123456789012/locations/us-central1/operations/1 (creating train01) in flight; `clusterform apply` and `destroy` wait for it before changing anything
-    Waiting for operations started by an earlier run…
     [HH:MM:SS] train01: waiting for projects/123456789012/locations/us-central1/operations/1, started by an earlier run… [Ns]
     [HH:MM:SS] train01: created [Ns]
-    Earlier operations finished.
+    Apply complete! Resources: 1 added, 0 changed, 0 replaced, 0 destroyed.
     ");
     assert_eq!(
         emulator.journal(),

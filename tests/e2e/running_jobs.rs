@@ -161,7 +161,7 @@ fn a_smaller_pool_shows_the_jobs_it_may_stop() {
             # (3 unchanged blocks hidden)
         }
         update mask: node_pools
-        update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; a refreshed startup script recreates the pool's nodes)
+        update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; no node is recreated unless it refreshes a pool's startup script)
         impact: resizes pool cpu
         Warning: max_node_count of pool cpu goes from 4 to 2: the cluster reports 0 nodes in the pool, none above the new maximum, so none is removed now
         Warning: this node_pools update sends back what the service filled in where the configuration sets nothing, which may pin it (an unset node_image follows the default image, a set one stays): node_pools[login].node_image = "slurm-24-11-ubuntu-2204", node_pools[cpu].boot_disk.boot_disk_type = "pd-ssd", node_pools[cpu].boot_disk.boot_disk_size_gb = 100, node_pools[cpu].node_image = "slurm-24-11-ubuntu-2204"
@@ -198,7 +198,7 @@ fn a_labels_only_change_asks_slurm_nothing() {
             # (4 unchanged blocks hidden)
         }
         update mask: labels
-        update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; a refreshed startup script recreates the pool's nodes)
+        update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; no node is recreated unless it refreshes a pool's startup script)
         impact: immediate
 
     Plan: 0 to add, 1 to change, 0 to replace, 0 to destroy.

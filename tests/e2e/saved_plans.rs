@@ -136,6 +136,42 @@ fn a_saved_plan_refuses_the_flags_it_fixed_and_another_directory() {
     assert!(apply.status.success(), "{}", stderr(&apply));
 }
 
+/// A saved plan names the directory it records when it is no longer there, and the files that
+/// changed when the configuration there is not the one it was made from (a comment is a
+/// change).
+#[test]
+fn a_saved_plan_refused_for_its_configuration_says_what_moved_or_changed() {
+    let env = Env::new(100);
+    let made_in = env.path().join("cfg");
+    std::fs::create_dir(&made_in).unwrap();
+    std::fs::write(made_in.join("main.hcl"), config(&[ClusterSpec::default()])).unwrap();
+    std::fs::write(made_in.join("notes.hcl"), "# notes\n").unwrap();
+    assert!(
+        env.run(&["plan", "cfg", "--out", "tfplan.json"])
+            .status
+            .success()
+    );
+
+    std::fs::rename(&made_in, env.path().join("moved")).unwrap();
+    insta::assert_snapshot!(env.transcript(&["apply", "tfplan.json"]), @"
+    [stderr]
+    Error: the saved plan records its configuration directory as [DIR]/cfg, and there is no directory there now
+      hint: a saved plan applies to the directory it was made in: move the configuration back to [DIR]/cfg, or make the plan again where it is now (`clusterform plan --out FILE`)
+    [exit status: 1]
+    ");
+    std::fs::rename(env.path().join("moved"), &made_in).unwrap();
+
+    std::fs::write(made_in.join("notes.hcl"), "# notes, edited\n").unwrap();
+    std::fs::write(made_in.join("extra.hcl"), "# more\n").unwrap();
+    insta::assert_snapshot!(env.transcript(&["apply", "tfplan.json"]), @"
+    [stderr]
+    Error: the saved plan was made from a different configuration in [DIR]/cfg: extra.hcl is new; notes.hcl changed
+      hint: run `clusterform plan --out FILE` again, review it, then apply the new plan
+    [exit status: 1]
+    ");
+    assert!(env.mutations().is_empty(), "nothing was sent");
+}
+
 #[test]
 fn plan_destroy_previews_and_its_saved_plan_destroys() {
     let env = Env::new(100);

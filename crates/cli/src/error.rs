@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use clusterform_config::Diagnostics;
 use clusterform_executor::{ExecError, StateError, TransportError};
 use clusterform_model::Location;
-use clusterform_planner::{PlanError, PlanFileError};
+use clusterform_planner::{ChangedFile, PlanError, PlanFileError};
 
 /// Everything that can make a command fail.
 #[derive(Debug, thiserror::Error)]
@@ -94,14 +94,26 @@ pub enum CliError {
     SavedPlanMismatch(Vec<String>),
     /// A saved plan was made from another configuration.
     #[error(
-        "the saved plan was made from a different configuration (digest {planned}, now {current})"
+        "the saved plan was made from a different configuration in {}: {}",
+        directory.display(),
+        changed_files(files, planned, current)
     )]
     ConfigChanged {
+        /// The configuration directory the plan records.
+        directory: PathBuf,
+        /// The files that are not as they were when the plan was made.
+        files: Vec<ChangedFile>,
         /// Digest in the plan.
         planned: String,
         /// Digest of the configuration now.
         current: String,
     },
+    /// A saved plan's configuration directory is no longer where the plan records it.
+    #[error(
+        "the saved plan records its configuration directory as {}, and there is no directory there now",
+        .0.display()
+    )]
+    PlanDirectoryGone(PathBuf),
     /// A saved plan was made against another endpoint.
     #[error(
         "the saved plan was made against endpoint `{planned}`, not `{current}`: its live clusters were read there"
@@ -272,6 +284,19 @@ pub enum CliError {
     Prompt(#[from] dialoguer::Error),
 }
 
+/// `main.hcl changed; extra.hcl is new`: each file that is not as it was; the digests when
+/// every file is (what differs is then a variable's value).
+fn changed_files(files: &[ChangedFile], planned: &str, current: &str) -> String {
+    if files.is_empty() {
+        return format!("its digest was {planned}, it is {current} now");
+    }
+    files
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// `; 2 could not be read: my-proj/us-east1 (…), …` for the locations `import` could not read.
 fn unread_suffix(unread: &[(Location, String)]) -> String {
     if unread.is_empty() {
@@ -373,6 +398,10 @@ impl CliError {
                  plan again, review it with `clusterform show FILE`, then apply the new file"
                     .into(),
             ),
+            Self::PlanDirectoryGone(directory) => Some(format!(
+                "a saved plan applies to the directory it was made in: move the configuration back to {}, or make the plan again where it is now (`clusterform plan --out FILE`)",
+                directory.display()
+            )),
             Self::StalePlan(_) | Self::ConfigChanged { .. } => {
                 Some("run `clusterform plan --out FILE` again, review it, then apply the new plan".into())
             }

@@ -25,6 +25,9 @@ pub struct Config {
     /// SHA-256 (hex) over every file's name and bytes and every variable value, so a saved plan
     /// can tell whether it was made from this configuration.
     pub digest: String,
+    /// SHA-256 (hex) of each file's text, by its name relative to [`Config::root`] (`/`
+    /// between directories), so a saved plan can name the files that changed since.
+    pub file_digests: BTreeMap<String, String>,
     /// Every declared variable's value, as JSON: a saved plan records them so that applying
     /// it loads the configuration with exactly these values ([`VariableInputs::saved`]).
     pub variables: BTreeMap<String, serde_json::Value>,

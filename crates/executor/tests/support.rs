@@ -194,6 +194,7 @@ pub fn plan(changes: Vec<ClusterChange>) -> Plan {
         format_version: clusterform_planner::PLAN_FORMAT_VERSION,
         stack: STACK.into(),
         config_digest: "test".into(),
+        config_files: Default::default(),
         directory: Default::default(),
         variables: Default::default(),
         flags: Default::default(),

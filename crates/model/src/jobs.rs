@@ -26,6 +26,12 @@ pub enum RunningJobs {
         /// Why.
         reason: String,
     },
+    /// Slurm was not asked: the cluster is not `RUNNING`, and the API's Slurm relay answers
+    /// only a running cluster (anything else is `FAILED_PRECONDITION`).
+    NotAsked {
+        /// The cluster's state, as the service spells it (`ERROR`, `UPDATING`, …).
+        state: String,
+    },
 }
 
 /// One active Slurm job.

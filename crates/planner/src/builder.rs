@@ -192,6 +192,7 @@ impl<'a> PlanBuilder<'a> {
             format_version: PLAN_FORMAT_VERSION,
             stack: stack.to_owned(),
             config_digest: self.desired.digest.clone(),
+            config_files: self.desired.file_digests.clone(),
             directory: self.desired.root.clone(),
             variables: self.desired.variables.clone(),
             flags_digest: flags.digest(&self.desired.digest),

@@ -95,6 +95,15 @@ pub(crate) fn creation(desired: &Value) -> Vec<FieldChange> {
     whole_cluster(desired, ImpactClass::AddsPool, |value| (None, Some(value)))
 }
 
+/// Every set field of the cluster a replacement creates, as additions, for a replacement whose
+/// live cluster is too broken to compare with: each field comes with the replacement (so its
+/// pools count as replaced, not added, in the GPUs a change moves).
+pub(crate) fn recreation(desired: &Value) -> Vec<FieldChange> {
+    whole_cluster(desired, ImpactClass::ReplacesCluster, |value| {
+        (None, Some(value))
+    })
+}
+
 /// Every field of a live cluster that is about to be deleted, as removals.
 pub(crate) fn deletion(live: &Value) -> Vec<FieldChange> {
     whole_cluster(live, ImpactClass::DeletesPool, |value| (Some(value), None))

@@ -20,6 +20,7 @@ pub fn plan_document(plan: &Plan) -> Value {
         "config_digest".to_owned(),
         Value::from(plan.config_digest.as_str()),
     );
+    document.insert("config_files".to_owned(), to_json(&plan.config_files));
     document.insert(
         "directory".to_owned(),
         Value::from(plan.directory.to_string_lossy()),

@@ -44,9 +44,9 @@ pub use file::{PlanFileError, load_plan, save_plan};
 pub use gpus::{GpuChange, GpuShift, Shift, UnknownPool};
 pub use options::{PlanFlags, PlanOptions};
 pub use plan::{
-    CapacityPlan, ChangeReason, ClusterChange, Disruption, Drift, DriftKind, FieldChange, Impact,
-    InError, PLAN_FORMAT_VERSION, Plan, PlanEndpoint, PlannedTimeouts, PoolAlternative, PoolChain,
-    PoolDisruption, PoolHarm, RunningAlternative, Summary,
+    CapacityPlan, ChangeReason, ChangedFile, ClusterChange, Disruption, Drift, DriftKind,
+    FieldChange, Impact, InError, PLAN_FORMAT_VERSION, Plan, PlanEndpoint, PlannedTimeouts,
+    PoolAlternative, PoolChain, PoolDisruption, PoolHarm, RunningAlternative, Summary,
 };
 pub use plan_warning::{CarriedValue, PlanWarning};
 pub use planning::plan;

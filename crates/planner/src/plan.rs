@@ -25,8 +25,10 @@ use crate::plan_warning::PlanWarning;
 /// whether it is a destroy plan. Version 3 records every flag the plan was made with
 /// (`flags`, which holds `destroy` and `idle_for_seconds` now) and binds them to the
 /// configuration digest (`flags_digest`). Version 4 stores each change's warnings as typed
-/// objects (`{"kind": …}` with their data), which the views word.
-pub const PLAN_FORMAT_VERSION: u32 = 4;
+/// objects (`{"kind": …}` with their data), which the views word. Version 5 records each
+/// configuration file's digest (`config_files`), so that a plan refused for a changed
+/// configuration names the files that changed.
+pub const PLAN_FORMAT_VERSION: u32 = 5;
 
 /// Everything a run would do.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -37,6 +39,9 @@ pub struct Plan {
     pub stack: String,
     /// The configuration digest the plan was made from.
     pub config_digest: String,
+    /// SHA-256 (hex) of each configuration file's text when the plan was made, by its name
+    /// relative to `directory` ([`Config::file_digests`](clusterform_config::Config)).
+    pub config_files: BTreeMap<String, String>,
     /// The configuration directory the plan was made from. The planner records
     /// [`Config::root`](clusterform_config::Config::root); the binary makes it absolute so that
     /// a saved plan can be applied from any working directory.
@@ -60,6 +65,36 @@ pub struct Plan {
     /// is in `changes`. The binary records them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unreadable_locations: Vec<UnreadLocation>,
+}
+
+/// A configuration file that is not as it was when a saved plan was made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChangedFile {
+    /// Its text changed (a comment is a change too).
+    Edited(String),
+    /// It is new.
+    Added(String),
+    /// It is no longer there.
+    Gone(String),
+}
+
+impl ChangedFile {
+    /// The file's name, relative to the configuration directory.
+    pub fn name(&self) -> &str {
+        match self {
+            Self::Edited(name) | Self::Added(name) | Self::Gone(name) => name,
+        }
+    }
+}
+
+impl fmt::Display for ChangedFile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Edited(name) => write!(f, "{name} changed"),
+            Self::Added(name) => write!(f, "{name} is new"),
+            Self::Gone(name) => write!(f, "{name} is gone"),
+        }
+    }
 }
 
 /// Where a plan's live clusters were read, as its file records it: `google` (the regional
@@ -111,6 +146,28 @@ impl TryFrom<String> for PlanEndpoint {
 }
 
 impl Plan {
+    /// How the configuration's files (`now`: [`Config::file_digests`] of the configuration
+    /// loaded to apply the plan) differ from those the plan was made from, by name.
+    ///
+    /// [`Config::file_digests`]: clusterform_config::Config
+    pub fn changed_files(&self, now: &BTreeMap<String, String>) -> Vec<ChangedFile> {
+        let made = &self.config_files;
+        let changed = made
+            .iter()
+            .filter_map(|(name, digest)| match now.get(name) {
+                Some(current) if current == digest => None,
+                Some(_) => Some(ChangedFile::Edited(name.clone())),
+                None => Some(ChangedFile::Gone(name.clone())),
+            });
+        let added = now
+            .keys()
+            .filter(|name| !made.contains_key(*name))
+            .map(|name| ChangedFile::Added(name.clone()));
+        let mut files: Vec<ChangedFile> = changed.chain(added).collect();
+        files.sort_by(|a, b| a.name().cmp(b.name()));
+        files
+    }
+
     /// Records that the plan is an idle destroy with a threshold of `seconds` (the idle filter
     /// kept only the clusters idle that long), binding the flags again.
     pub fn record_idle_threshold(&mut self, seconds: u64) {

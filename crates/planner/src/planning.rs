@@ -541,6 +541,15 @@ impl ClusterPlanner<'_> {
         // Not replaced for its ERROR: the plan says so.
         let in_error = in_error(live).filter(|_| action != Action::Replace);
         let warnings = self.comparison_warnings(action, &fields, &sides, work.requests.first());
+        let (fields, unchanged) = match reason {
+            // The cluster in ERROR goes whole, so what differs from it says nothing: the
+            // replacement shows every field of the cluster it creates, as a create does.
+            Some(ChangeReason::Broken { .. }) => (
+                self.mark_sensitive(diff::recreation(&self.encode(&self.cluster.cluster)?)),
+                BTreeMap::new(),
+            ),
+            _ => (fields, diff.unchanged),
+        };
         let declared_labels = match action {
             Action::Update | Action::Replace => self.declared_labels(),
             Action::Create | Action::Delete | Action::Release | Action::NoOp => Vec::new(),
@@ -556,7 +565,7 @@ impl ClusterPlanner<'_> {
             requests: work.requests,
             live_update_time: live.update_time.clone(),
             timeouts: timeouts_of(&self.cluster.timeouts),
-            unchanged_attributes: diff.unchanged,
+            unchanged_attributes: unchanged,
             capacity: work.capacity,
             desired_digest,
             drift,

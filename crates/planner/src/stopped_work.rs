@@ -83,6 +83,9 @@ fn stopped_jobs(
     match jobs {
         None => unknown("its Slurm jobs were not read".to_owned()),
         Some(RunningJobs::Unknown { reason }) => unknown(reason.clone()),
+        Some(RunningJobs::NotAsked { state }) => {
+            unknown(format!("Slurm is not asked while the cluster is {state}"))
+        }
         Some(RunningJobs::Known { jobs }) => {
             let disruption = change.disruption();
             let stopped: Vec<RunningJob> = jobs
@@ -196,6 +199,7 @@ mod tests {
             format_version: crate::plan::PLAN_FORMAT_VERSION,
             stack: "s".to_owned(),
             config_digest: String::new(),
+            config_files: BTreeMap::new(),
             directory: std::path::PathBuf::new(),
             variables: BTreeMap::new(),
             flags: crate::options::PlanFlags {
@@ -252,6 +256,24 @@ mod tests {
             stopped_work(&plan, &jobs, [&live("RUNNING")])[0].jobs,
             StoppedJobs::Unknown {
                 reason: "HTTP 503".to_owned()
+            }
+        );
+        assert!(stopped_work(&plan, &jobs, [&live("ERROR")]).is_empty());
+    }
+
+    #[test]
+    fn jobs_not_asked_of_an_updating_cluster_are_possibly_running_and_say_why() {
+        let plan = deleting_plan();
+        let jobs = JobsByCluster::from([(
+            plan.changes[0].address.clone(),
+            RunningJobs::NotAsked {
+                state: "UPDATING".to_owned(),
+            },
+        )]);
+        assert_eq!(
+            stopped_work(&plan, &jobs, [&live("UPDATING")])[0].jobs,
+            StoppedJobs::Unknown {
+                reason: "Slurm is not asked while the cluster is UPDATING".to_owned()
             }
         );
         assert!(stopped_work(&plan, &jobs, [&live("ERROR")]).is_empty());

@@ -448,6 +448,54 @@ fn a_saved_plan_with_warnings_in_prose_is_refused_with_a_way_out() {
     assert!(matches!(err, PlanFileError::Malformed { .. }), "{err}");
 }
 
+/// Version 4 kept no digest per configuration file, so a refusal could not name the files
+/// that changed: it is refused with the way out, and a version 5 file without them is damaged.
+#[test]
+fn a_saved_plan_without_file_digests_is_refused_with_a_way_out() {
+    let err = load_edited(|document| {
+        document["format_version"] = json!(4);
+        document.as_object_mut().unwrap().remove("config_files");
+    })
+    .unwrap_err();
+    assert!(
+        matches!(err, PlanFileError::UnsupportedVersion { .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("make the plan again"), "{err}");
+    let err = load_edited(|document| {
+        document.as_object_mut().unwrap().remove("config_files");
+    })
+    .unwrap_err();
+    assert!(matches!(err, PlanFileError::Malformed { .. }), "{err}");
+}
+
+#[test]
+fn the_files_that_changed_since_a_plan_are_named_each_once() {
+    let mut made = made_with(&targeting(&[]));
+    made.config_files = [("a.hcl", "1"), ("main.hcl", "2"), ("old.hcl", "3")]
+        .into_iter()
+        .map(|(name, digest)| (name.to_owned(), digest.to_owned()))
+        .collect();
+    let now = [("a.hcl", "1"), ("main.hcl", "9"), ("new/extra.hcl", "4")]
+        .into_iter()
+        .map(|(name, digest)| (name.to_owned(), digest.to_owned()))
+        .collect();
+    let changed: Vec<String> = made
+        .changed_files(&now)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        changed,
+        [
+            "main.hcl changed",
+            "new/extra.hcl is new",
+            "old.hcl is gone"
+        ]
+    );
+    assert!(made.changed_files(&made.config_files).is_empty());
+}
+
 #[test]
 fn flags_edited_without_their_digest_are_refused() {
     let edits: [fn(&mut PlanFlags); 4] = [

@@ -19,7 +19,7 @@ use crate::exit_status::ExitStatus;
 use crate::hints;
 use crate::printer::Printer;
 use crate::stack_lock::LockRequest;
-use crate::views::{RunView, run_view};
+use crate::views::{Counts, RunView, run_view};
 use crate::workflow::{self, Approval, Recheck, Run};
 
 /// Applies a configuration directory or a saved plan file.
@@ -61,7 +61,8 @@ async fn apply_directory(
         let run = Run::connect(config, dir, endpoint, args.parallelism, view).await?;
         let options = &args.planning.options;
         let mut planned = run.plan(options).await?;
-        if run.settle_earlier_runs(&planned).await? {
+        let settled = run.settle_earlier_runs(&planned).await?;
+        if settled.replan {
             planned = run.plan(options).await?;
         }
         let skip = args.planning.skip_preflight;
@@ -93,7 +94,13 @@ async fn apply_directory(
             None
         };
         let status = run
-            .finish(report, &planned.plan, &working, &planned.unread)
+            .finish(
+                report,
+                &planned.plan,
+                &working,
+                &planned.unread,
+                settled.resumed,
+            )
             .await?;
         workflow::fully_read(&planned.plan.unreadable_locations)?;
         Ok(status)
@@ -115,6 +122,9 @@ async fn apply_saved_plan(
     let directory = plan.directory.clone();
     let dir = directory.as_path();
     check_chdir(chdir, dir)?;
+    if !dir.is_dir() {
+        return Err(CliError::PlanDirectoryGone(directory.clone()));
+    }
     let inputs = VariableInputs {
         saved: plan.variables.clone(),
         ..VariableInputs::default()
@@ -122,6 +132,8 @@ async fn apply_saved_plan(
     let config = context::load_config(dir, inputs, view).await?;
     if config.digest != plan.config_digest {
         return Err(CliError::ConfigChanged {
+            directory: directory.clone(),
+            files: plan.changed_files(&config.file_digests),
             planned: short(&plan.config_digest),
             current: short(&config.digest),
         });
@@ -184,7 +196,11 @@ async fn apply_saved_plan(
         } else {
             None
         };
-        let status = run.finish(report, &plan, &working, &[]).await?;
+        // A saved plan settles no earlier run (its staleness check stands for that): nothing
+        // was resumed.
+        let status = run
+            .finish(report, &plan, &working, &[], Counts::default())
+            .await?;
         // What the plan could not read was left alone when it was made, and still is.
         workflow::fully_read(&plan.unreadable_locations)?;
         Ok(status)

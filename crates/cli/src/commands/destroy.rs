@@ -39,7 +39,8 @@ async fn destroy(args: &Destroy, view: &dyn RunView) -> Result<ExitStatus, CliEr
         let run = Run::connect(config, dir, endpoint, args.parallelism, view).await?;
         let options = &args.planning.options;
         let mut planned = run.plan(options).await?;
-        if run.settle_earlier_runs(&planned).await? {
+        let settled = run.settle_earlier_runs(&planned).await?;
+        if settled.replan {
             planned = run.plan(options).await?;
         }
         let jobs = match args.idle_for {
@@ -51,6 +52,11 @@ async fn destroy(args: &Destroy, view: &dyn RunView) -> Result<ExitStatus, CliEr
         };
         view.plan(&planned.plan, &jobs, prices.as_ref());
         if !planned.plan.has_changes() {
+            // An interrupted destroy's deletes, resumed, are what this one did.
+            if settled.resumed.destroy > 0 {
+                let (plan, unread) = (&planned.plan, &planned.unread);
+                return run.finish(None, plan, &[], unread, settled.resumed).await;
+            }
             return nothing_destroyed(&planned.unread);
         }
         // An idle destroy deletes only clusters whose Slurm showed no work: nothing to guard.
@@ -77,8 +83,14 @@ async fn destroy(args: &Destroy, view: &dyn RunView) -> Result<ExitStatus, CliEr
             }
         }
         let report = run.execute(&planned.plan).await;
-        run.finish(Some(report), &planned.plan, &[], &planned.unread)
-            .await
+        run.finish(
+            Some(report),
+            &planned.plan,
+            &[],
+            &planned.unread,
+            settled.resumed,
+        )
+        .await
     })
     .await
 }

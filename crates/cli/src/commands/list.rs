@@ -9,7 +9,9 @@
 
 use std::collections::BTreeSet;
 
-use clusterform::format::table::{cluster_headers, cluster_row, table, unread_row};
+use clusterform::format::table::{
+    cluster_headers, cluster_row, service_time, state_cell, table, unread_row,
+};
 use clusterform::format::{costs, fleet, status, status_json};
 use clusterform_executor::{ClusterHealth, ExecError, FleetTotals};
 use clusterform_model::{
@@ -76,7 +78,7 @@ pub async fn run(args: &List, printer: &Printer) -> Result<ExitStatus, CliError>
     } else if listed.is_empty() && status::unread_rows(&unread).next().is_none() {
         printer.result("No clusters.");
     } else {
-        let mut text = clusters_table(&listed, &unread);
+        let mut text = clusters_table(&listed, &unread, printer.color());
         if totals.clusters > 0 {
             if let Some(burn_rate) = &burn_rate {
                 text.push('\n');
@@ -159,8 +161,8 @@ fn json_document(listed: &[Listed], unread: &[UnreadLocation]) -> serde_json::Va
     })
 }
 
-/// The clusters, then a row per location that could not be listed.
-fn clusters_table(listed: &[Listed], unread: &[UnreadLocation]) -> String {
+/// The clusters, then a row per location that could not be listed; `color`: `ERROR` in red.
+fn clusters_table(listed: &[Listed], unread: &[UnreadLocation], color: bool) -> String {
     let mut rows = vec![cluster_headers(&[
         "STATE",
         "HEALTH",
@@ -173,12 +175,15 @@ fn clusters_table(listed: &[Listed], unread: &[UnreadLocation]) -> String {
         rows.push(cluster_row(
             address,
             [
-                cluster.state().unwrap_or("-").to_owned(),
+                state_cell(cluster.state().unwrap_or("-"), color),
                 status::health_cell(health),
                 pools(cluster),
                 accelerators(cluster),
                 cluster.owner().unwrap_or("-").to_owned(),
-                cluster.update_time.clone().unwrap_or_else(|| "-".into()),
+                cluster
+                    .update_time
+                    .as_deref()
+                    .map_or_else(|| "-".into(), service_time),
             ],
         ));
     }
@@ -329,6 +334,9 @@ mod tests {
                 .unwrap()
                 .replace("us-central1", "europe-west4")
         );
+        // The service writes as many fractional digits as it likes; the column has one
+        // precision.
+        elsewhere["updateTime"] = json!("2026-11-02T10:30:00.123456Z");
         elsewhere["nodePools"].as_array_mut().unwrap().push(json!({
             "id": "gpu",
             "machineSpec": {
@@ -348,7 +356,7 @@ mod tests {
         ];
         let health = [not_asked(&clusters[0]), shortage(&clusters[1])];
         let listed: Vec<Listed> = clusters.iter().zip(&health).collect();
-        insta::assert_snapshot!(clusters_table(&listed, &[]), @"
+        insta::assert_snapshot!(clusters_table(&listed, &[], false), @"
         PROJECT  REGION        ID       STATE    HEALTH                                                   POOLS (min-max(nodes))     ACCELERATORS             STACK     UPDATED
         my-proj  us-central1   train01  RUNNING  -                                                        cpu:0-4 login:1-1          -                        research  2026-11-02T10:30:00Z
         my-proj  europe-west4  train01  RUNNING  gpu: 0/2 started, 1 pending, STOCKOUT in europe-west4-a  cpu:0-4 login:1-1 gpu:0-2  gpu:NVIDIA_H200_141GB×8  research  2026-11-02T10:30:00Z

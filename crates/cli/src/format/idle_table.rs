@@ -13,6 +13,9 @@ use time::OffsetDateTime;
 use crate::format::costs;
 use crate::format::table::{cluster_headers, cluster_row, table, time_and_age};
 
+/// What the evidence of no cluster reads: one line, not a table's bare header.
+const NO_CLUSTERS: &str = "No clusters to check for idleness.";
+
 /// The table of `reports` at `now`; the clusters in `protected` are kept whatever they show.
 /// With `burn_rates`, an `IDLE COST` column follows the idle GPU-hours.
 pub fn idle_table(
@@ -21,6 +24,9 @@ pub fn idle_table(
     burn_rates: Option<&FleetBurnRate>,
     now: OffsetDateTime,
 ) -> String {
+    if reports.is_empty() {
+        return NO_CLUSTERS.to_owned();
+    }
     let mut headers = vec![
         "STATE",
         "ACTIVE JOBS",
@@ -38,6 +44,8 @@ pub fn idle_table(
     for report in reports {
         let verdict = if protected.contains(&report.name) {
             "protected: keep"
+        } else if report.only_pending_jobs() {
+            "jobs pending: keep"
         } else {
             verdict(report.verdict)
         };
@@ -92,5 +100,53 @@ fn verdict(verdict: IdleVerdict) -> &'static str {
         IdleVerdict::NotLongEnough => "idle, not long enough: keep",
         IdleVerdict::Busy => "busy: keep",
         IdleVerdict::Unknown => "unknown: keep",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn waiting_on(state: &str) -> IdleReport {
+        IdleReport {
+            name: ClusterName::new("my-proj", "us-central1", "train01").unwrap(),
+            state: Some("RUNNING".to_owned()),
+            active_jobs: Some(1),
+            busy_nodes: Some(0),
+            last_busy: None,
+            never_busy: false,
+            idle_for: None,
+            gpus: Some(0),
+            slurm_version: Some("v0.0.42".to_owned()),
+            verdict: IdleVerdict::Busy,
+            reason: String::new(),
+            running_jobs: clusterform_model::RunningJobs::Known {
+                jobs: vec![clusterform_model::RunningJob {
+                    id: Some(1),
+                    name: None,
+                    user: None,
+                    state: state.to_owned(),
+                    nodes: None,
+                    partition: None,
+                    pools: Vec::new(),
+                    started_at: None,
+                }],
+            },
+        }
+    }
+
+    #[test]
+    fn a_cluster_whose_only_job_waits_for_nodes_is_kept_as_pending_not_busy() {
+        let now = OffsetDateTime::UNIX_EPOCH;
+        let pending = idle_table(&[waiting_on("PENDING")], &BTreeSet::new(), now);
+        assert!(pending.contains("jobs pending: keep"), "{pending}");
+        let running = idle_table(&[waiting_on("RUNNING")], &BTreeSet::new(), now);
+        assert!(running.contains("busy: keep"), "{running}");
+    }
+
+    #[test]
+    fn no_report_is_one_line_not_a_bare_header() {
+        let text = idle_table(&[], &BTreeSet::new(), OffsetDateTime::UNIX_EPOCH);
+        assert_eq!(text, NO_CLUSTERS);
     }
 }

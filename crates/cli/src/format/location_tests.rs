@@ -57,7 +57,7 @@ fn headers_name_the_location_when_the_plan_spans_two_regions() {
             # (4 unchanged blocks hidden)
         }
         update mask: labels
-        update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; a refreshed startup script recreates the pool's nodes)
+        update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; no node is recreated unless it refreshes a pool's startup script)
         impact: immediate
 
       # train01 (my-proj/us-central1) will be updated in place
@@ -69,7 +69,7 @@ fn headers_name_the_location_when_the_plan_spans_two_regions() {
             # (4 unchanged blocks hidden)
         }
         update mask: labels
-        update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; a refreshed startup script recreates the pool's nodes)
+        update mode: USER_AND_SERVICE (the service may also refresh the startup, prolog and epilog scripts it manages; no node is recreated unless it refreshes a pool's startup script)
         impact: immediate
 
     Plan: 0 to add, 2 to change, 0 to replace, 0 to destroy.
@@ -85,8 +85,8 @@ fn notes_of_an_unchanged_plan_name_the_location_too() {
     );
     insta::assert_snapshot!(text, @r"
     No changes. Your clusters match the configuration.
-    Note: train01 (my-proj/europe-west4): the cluster is PROVISIONING right now: an operation started earlier is still running on it
-    Note: train01 (my-proj/us-central1): the cluster is PROVISIONING right now: an operation started earlier is still running on it
+    Note: train01 (my-proj/europe-west4): the cluster is PROVISIONING right now: an operation is in flight on it (started by another run)
+    Note: train01 (my-proj/us-central1): the cluster is PROVISIONING right now: an operation is in flight on it (started by another run)
     ");
 }
 

@@ -165,8 +165,6 @@ pub enum Recheck {
 /// What a run waits for before it changes anything.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Waiting {
-    /// Operations an earlier run started.
-    EarlierRuns,
     /// Clusters an earlier operation is still changing, to plan them again once it ends.
     ChangingClusters,
     /// Unchanged clusters whose earlier operation is still running.
@@ -252,9 +250,10 @@ impl Note {
             Self::RemovedMatchesNothing(block) => unmatched_removed_text(block),
             Self::TargetingInEffect => TARGETING_IN_EFFECT.to_owned(),
             Self::AppliedRecordNotWritten { record, reason } => format!(
-                "the record of applied changes {record} could not be written: {reason}; the next \
+                "the record of applied changes {record} could not be written: {}; the next \
                  plan cannot tell which differences of these clusters were made outside \
-                 clusterform (nothing else depends on it)"
+                 clusterform (nothing else depends on it)",
+                clause(reason)
             ),
             Self::MissingAfterReplacement { cluster } => missing_after_replacement(cluster),
             Self::SilentController {
@@ -262,11 +261,12 @@ impl Note {
                 setting,
                 error,
             } => format!(
-                "cluster {cluster}: its Slurm controller does not answer after `{setting}` changed ({error}). \
+                "cluster {cluster}: its Slurm controller does not answer after `{setting}` changed ({}). \
                  The service checks each Slurm parameter on its own: some accepted combinations stop \
                  slurmctld (e.g. PreemptType=preempt/none with PreemptMode=SUSPEND,GANG) while the \
                  operation reports success; check `sinfo` on the login node, and revert the change if \
-                 it fails"
+                 it fails",
+                clause(error)
             ),
             Self::ShortIdleThreshold {
                 threshold,
@@ -297,7 +297,8 @@ impl Note {
                     .map_or_else(|| "another clusterform run".to_owned(), ToString::to_string)
             ),
             Self::LockNotReleased { lock, error, id } => format!(
-                "could not release the lock {lock}: {error}; if it is still there, remove it with `clusterform force-unlock {id}`"
+                "could not release the lock {lock}: {}; if it is still there, remove it with `clusterform force-unlock {id}`",
+                clause(error)
             ),
             Self::Token(TokenNote::GcloudInstead { kind, credentials }) => format!(
                 "credentials of type `{kind}` in {} are not supported directly; using `gcloud auth print-access-token` instead",
@@ -319,15 +320,20 @@ impl Recheck {
 impl Waiting {
     fn text(self) -> &'static str {
         match self {
-            Self::EarlierRuns => "Waiting for operations started by an earlier run…",
             Self::ChangingClusters => {
-                "Waiting for clusters an earlier operation is still changing, to plan them again once it ends…"
+                "Waiting for clusters with an operation in flight (started by another run), to plan them again once it ends…"
             }
             Self::UnchangedClusters => {
-                "Waiting for unchanged clusters whose earlier operation is still running…"
+                "Waiting for unchanged clusters with an operation in flight (started by another run)…"
             }
         }
     }
+}
+
+/// `text` as a clause that `; ` joins to the next: its own closing full stop goes, so that
+/// an error or a service's sentence never reads `….; …`.
+pub(crate) fn clause(text: &str) -> &str {
+    text.trim_end().trim_end_matches('.')
 }
 
 fn drift_unknown_text(unknown: &DriftUnknown) -> String {
@@ -337,7 +343,8 @@ fn drift_unknown_text(unknown: &DriftUnknown) -> String {
                 .to_owned()
         }
         DriftUnknown::Unreadable { record, reason } => format!(
-            "the record of applied changes {record} cannot be read: {reason}; clusterform cannot tell what changed outside it"
+            "the record of applied changes {record} cannot be read: {}; clusterform cannot tell what changed outside it",
+            clause(reason)
         ),
         DriftUnknown::Unrecorded { record, clusters } => format!(
             "the record of applied changes {record} holds nothing for {}: clusterform cannot tell what changed outside it there (the next apply of each records it)",
@@ -495,7 +502,7 @@ pub fn plan_warning(warning: &PlanWarning) -> String {
             state.as_str()
         ),
         PlanWarning::StillWorking { state } => format!(
-            "the cluster is {} right now: an operation started earlier is still running on it",
+            "the cluster is {} right now: an operation is in flight on it (started by another run)",
             state.as_str()
         ),
         PlanWarning::BeingDeleted => "the cluster is being deleted right now (STOPPING): apply waits until it is gone, then creates it again".to_owned(),
@@ -587,7 +594,7 @@ mod tests {
             plan_warning(&PlanWarning::StillWorking {
                 state: ClusterState::Provisioning
             }),
-            "the cluster is PROVISIONING right now: an operation started earlier is still running on it"
+            "the cluster is PROVISIONING right now: an operation is in flight on it (started by another run)"
         );
         assert!(plan_warning(&PlanWarning::BeingDeleted).contains("(STOPPING)"));
     }
@@ -782,7 +789,10 @@ mod tests {
             short.text(),
             "--idle-for 2m is shorter than 10m: a cluster between two jobs qualifies as idle"
         );
-        assert_eq!(Note::Waiting(Waiting::EarlierRuns).level(), Level::Progress);
+        assert_eq!(
+            Note::Waiting(Waiting::ChangingClusters).level(),
+            Level::Progress
+        );
         assert_eq!(Note::TargetingInEffect.level(), Level::Warning);
     }
 
@@ -798,6 +808,20 @@ mod tests {
             "the record of applied changes .clusterform/applied.json could not be written: \
              Permission denied (os error 13); the next plan cannot tell which differences of \
              these clusters were made outside clusterform (nothing else depends on it)"
+        );
+    }
+
+    #[test]
+    fn a_reason_ending_a_sentence_keeps_no_full_stop_before_the_semicolon() {
+        let note = Note::LockNotReleased {
+            lock: "gs://state/stack.lock".to_owned(),
+            error: "DELETE failed: PERMISSION_DENIED (403): Access denied.".to_owned(),
+            id: "1234".to_owned(),
+        };
+        assert_eq!(
+            note.text(),
+            "could not release the lock gs://state/stack.lock: DELETE failed: PERMISSION_DENIED \
+             (403): Access denied; if it is still there, remove it with `clusterform force-unlock 1234`"
         );
     }
 

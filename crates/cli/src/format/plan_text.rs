@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use clusterform_model::fields::{self, FieldKind, MaskSource};
+use clusterform_model::fields::{self, FieldKind, ImpactClass, MaskSource};
 use clusterform_model::paths::{self, Segment, Selector};
 use clusterform_model::pricing::PriceList;
 use clusterform_model::rest::ClusterRequest;
@@ -54,10 +54,14 @@ pub fn render_priced_text(
     let paint = Paint { color };
     let names = ClusterNames::for_clusters(plan.changes.iter().map(|c| &c.address));
     if !plan.has_changes() {
-        let mut out = format!(
-            "{} Your clusters match the configuration.\n",
-            paint.style(Style::new().green().bold(), "No changes.")
-        );
+        let mut out = if plan.flags.destroy {
+            "No clusters to destroy.\n".to_owned()
+        } else {
+            format!(
+                "{} Your clusters match the configuration.\n",
+                paint.style(Style::new().green().bold(), "No changes.")
+            )
+        };
         for change in &plan.changes {
             let label = paint.style(Style::new().yellow().bold(), "Note:");
             let name = names.name(&change.address);
@@ -188,6 +192,9 @@ fn running_jobs_lines(disruption: &Disruption, jobs: &RunningJobs) -> Vec<String
     let jobs = match jobs {
         RunningJobs::Unknown { reason } => {
             return vec![format!("Slurm jobs active now: unknown ({reason})")];
+        }
+        RunningJobs::NotAsked { state } => {
+            return vec![format!("Slurm is not asked while the cluster is {state}")];
         }
         RunningJobs::Known { jobs } if jobs.is_empty() => {
             return vec!["no Slurm jobs active now".to_owned()];
@@ -401,7 +408,7 @@ impl ClusterText<'_> {
             let _ = writeln!(
                 self.out,
                 "    update mode: {mode} ({})",
-                mode_meaning(*mode)
+                mode_meaning(*mode, recreates_nodes(change))
             );
         }
         if !change.impacts.is_empty() {
@@ -814,18 +821,29 @@ fn headline(change: &ClusterChange) -> String {
     }
 }
 
-fn mode_meaning(mode: UpdateMode) -> &'static str {
+/// What the update mode adds to this change. A change that recreates no node is told so,
+/// since the service's own refresh of a startup script is then the only way its nodes go.
+fn mode_meaning(mode: UpdateMode, change_recreates_nodes: bool) -> String {
+    let service_refresh = if change_recreates_nodes {
+        "the service may also refresh the startup, prolog and epilog scripts it manages; a refreshed startup script recreates the pool's nodes"
+    } else {
+        "the service may also refresh the startup, prolog and epilog scripts it manages; no node is recreated unless it refreshes a pool's startup script"
+    };
     match mode {
         UpdateMode::UserOnly => {
-            "only the fields you set; the service does not refresh its managed fields"
+            "only the fields you set; the service does not refresh its managed fields".to_owned()
         }
-        UpdateMode::Unspecified => {
-            "treated as USER_AND_SERVICE: the service may also refresh the startup, prolog and epilog scripts it manages, and a refreshed startup script recreates the pool's nodes"
-        }
-        UpdateMode::UserAndService => {
-            "the service may also refresh the startup, prolog and epilog scripts it manages; a refreshed startup script recreates the pool's nodes"
-        }
+        UpdateMode::Unspecified => format!("treated as USER_AND_SERVICE: {service_refresh}"),
+        UpdateMode::UserAndService => service_refresh.to_owned(),
     }
+}
+
+/// Whether the change itself recreates the nodes of a pool (its impacts say so).
+fn recreates_nodes(change: &ClusterChange) -> bool {
+    change
+        .impacts
+        .iter()
+        .any(|impact| impact.class == ImpactClass::RecreatesNodes)
 }
 
 fn plural(count: usize, word: &str) -> String {

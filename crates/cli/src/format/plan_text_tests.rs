@@ -222,7 +222,7 @@ fn clusters_being_deleted_and_still_provisioning() {
     .unwrap();
     insta::assert_snapshot!(render_text(&made, &JobsByCluster::new(), false), @r"
     No changes. Your clusters match the configuration.
-    Note: train01: the cluster is PROVISIONING right now: an operation started earlier is still running on it
+    Note: train01: the cluster is PROVISIONING right now: an operation is in flight on it (started by another run)
     ");
 }
 
@@ -305,6 +305,7 @@ fn json_document_starts_with_its_version() {
             "format_version",
             "stack",
             "config_digest",
+            "config_files",
             "directory",
             "variables",
             "flags",

@@ -5,6 +5,8 @@ use clusterform_config::SourceLocation;
 use clusterform_planner::preflight::{Certainty, Finding, Problem, StorageKind};
 use serde_json::{Value, json};
 
+use crate::format::notes;
+
 /// What preflight found for a plan, each finding with where the configuration writes the
 /// field it concerns.
 #[derive(Debug, Default)]
@@ -177,12 +179,13 @@ pub fn message(finding: &Finding) -> String {
             "the plan's GPU pools may need {adds} {metric} in {region}, and project {project} lists no such quota there (its limit may be 0); which quota the service charges is not documented: {metric} is an inference"
         ),
         Problem::NotChecked { api, reads, reason } => format!(
-            "preflight could not read {} from {api}: {reason}; what {} is not known",
+            "preflight could not read {} from {api}: {}; what {} is not known",
             reads
                 .iter()
                 .map(ToString::to_string)
                 .collect::<Vec<_>>()
                 .join(", "),
+            notes::clause(reason),
             if reads.len() == 1 {
                 "it checks"
             } else {

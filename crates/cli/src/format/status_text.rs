@@ -15,19 +15,21 @@ use super::status::{
     Declaration, Found, StatusEntry, event_text, gone_text, names, problem_text, undeclared_text,
     unread_rows, unread_text,
 };
-use super::table::{cluster_headers, cluster_row, table, time_and_age, unread_row};
+use super::table::{cluster_headers, cluster_row, state_cell, table, time_and_age, unread_row};
 
 /// The table, the recent events and what needs attention; `No clusters.` when there is none.
+/// `color` (a terminal): a cluster's `ERROR` in red.
 pub fn render_text(
     entries: &[StatusEntry],
     unread: &[UnreadLocation],
     now: OffsetDateTime,
+    color: bool,
 ) -> String {
     if entries.is_empty() && unread_rows(unread).next().is_none() {
         return "No clusters.\n".to_owned();
     }
     let names = names(entries);
-    let mut text = clusters_table(entries, unread, now);
+    let mut text = clusters_table(entries, unread, now, color);
     let in_progress = in_progress(entries, names);
     if !in_progress.is_empty() {
         text.push_str("\nIn progress:\n");
@@ -66,6 +68,7 @@ fn clusters_table(
     entries: &[StatusEntry],
     unread: &[UnreadLocation],
     now: OffsetDateTime,
+    color: bool,
 ) -> String {
     let mut rows = vec![cluster_headers(&[
         "STATE",
@@ -83,7 +86,7 @@ fn clusters_table(
             NONE.to_owned(),
         ];
         if let Found::Live(health) = &entry.found {
-            cells[0] = state(&health.state);
+            cells[0] = state_cell(state(&health.state), color);
             cells[1] = nodes(&health.pools);
             [cells[2], cells[3], cells[4]] = slurm_cells(health, now);
         }
@@ -93,8 +96,8 @@ fn clusters_table(
     table(&rows)
 }
 
-fn state(state: &StateReading) -> String {
-    state.spelled().unwrap_or(UNKNOWN).to_owned()
+fn state(state: &StateReading) -> &str {
+    state.spelled().unwrap_or(UNKNOWN)
 }
 
 /// `login: 1 running; cpu: 2 running, 1 error`; a pool without nodes is `cpu: 0`.
@@ -290,5 +293,36 @@ mod tests {
         );
         assert_eq!(nodes(&[]), "-");
         assert_eq!(slurm_nodes(&SlurmNodeCounts::default()), "none");
+    }
+
+    #[test]
+    fn a_cluster_in_error_is_red_on_a_terminal_only() {
+        let address =
+            clusterform_model::ClusterName::new("my-proj", "us-central1", "train01").unwrap();
+        let entry = StatusEntry {
+            address: address.clone(),
+            declaration: Declaration::Declared,
+            found: Found::Live(Box::new(ClusterHealth {
+                address,
+                state: StateReading::Known(clusterform_model::ClusterState::Error),
+                detail: None,
+                error: None,
+                pools: Vec::new(),
+                events: Vec::new(),
+                slurm: SlurmHealth::NotAsked,
+                problems: Vec::new(),
+                login: None,
+            })),
+        };
+        let now = OffsetDateTime::UNIX_EPOCH;
+        let entries = std::slice::from_ref(&entry);
+        let plain = clusters_table(entries, &[], now, false);
+        let coloured = clusters_table(entries, &[], now, true);
+        assert!(plain.contains("  ERROR  "), "{plain}");
+        assert!(
+            coloured.contains(&state_cell("ERROR", true)),
+            "{coloured:?}"
+        );
+        assert_eq!(console::strip_ansi_codes(&coloured), plain);
     }
 }

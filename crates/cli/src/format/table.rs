@@ -5,7 +5,8 @@
 //! ([`ClusterName`]'s order): a script or an eye moving from one to another finds each cluster
 //! where it found it before.
 
-use clusterform_model::{ClusterName, UnreadLocation};
+use clusterform_model::{ClusterName, ClusterState, UnreadLocation};
+use console::{Style, measure_text_width};
 
 /// The first columns of every table of clusters.
 pub const ADDRESS_HEADERS: [&str; 3] = ["PROJECT", "REGION", "ID"];
@@ -51,14 +52,30 @@ pub fn unread_row(unread: &UnreadLocation, columns: usize) -> Vec<String> {
     row
 }
 
-/// Left-aligned columns separated by two spaces; rows as long as the first.
+/// A cluster's state as a table shows it: `ERROR` in bold red when `color` (a terminal), as a
+/// failure stands out wherever clusterform prints one.
+pub fn state_cell(state: &str, color: bool) -> String {
+    if color && ClusterState::of(state) == ClusterState::Error {
+        Style::new()
+            .red()
+            .bold()
+            .force_styling(true)
+            .apply_to(state)
+            .to_string()
+    } else {
+        state.to_owned()
+    }
+}
+
+/// Left-aligned columns separated by two spaces; rows as long as the first. Widths are what
+/// a terminal shows, so a coloured cell lines up with plain ones.
 pub fn table<R: AsRef<[String]>>(rows: &[R]) -> String {
     let columns = rows.first().map_or(0, |row| row.as_ref().len());
     let widths: Vec<usize> = (0..columns)
         .map(|i| {
             rows.iter()
                 .filter_map(|r| r.as_ref().get(i))
-                .map(|cell| cell.chars().count())
+                .map(|cell| measure_text_width(cell))
                 .max()
                 .unwrap_or(0)
         })
@@ -69,12 +86,24 @@ pub fn table<R: AsRef<[String]>>(rows: &[R]) -> String {
             .as_ref()
             .iter()
             .zip(&widths)
-            .map(|(cell, width)| format!("{cell:<width$}"))
+            .map(|(cell, width)| {
+                let pad = width.saturating_sub(measure_text_width(cell));
+                format!("{cell}{}", " ".repeat(pad))
+            })
             .collect();
         out.push_str(line.join("  ").trim_end());
         out.push('\n');
     }
     out
+}
+
+/// A time the service wrote (RFC 3339, with as many fractional digits as it chose) as
+/// [`format_time`] writes it, so that a column of times has one precision; text that is not
+/// such a time is kept as it is.
+pub fn service_time(text: &str) -> String {
+    time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339)
+        .map(|time| format_time(time.to_offset(time::UtcOffset::UTC)))
+        .unwrap_or_else(|_| text.to_owned())
 }
 
 /// An RFC 3339 UTC time without sub-seconds.
@@ -108,5 +137,36 @@ mod tests {
         ID       STATE
         train01  RUNNING
         ");
+    }
+
+    #[test]
+    fn an_error_state_is_red_on_a_terminal_and_its_column_still_lines_up() {
+        assert_eq!(state_cell("ERROR", false), "ERROR");
+        assert_eq!(state_cell("RUNNING", true), "RUNNING");
+        let red = state_cell("ERROR", true);
+        assert_eq!(red, "\u{1b}[31m\u{1b}[1mERROR\u{1b}[0m");
+        let rows = [
+            ["STATE".to_owned(), "ID".to_owned()],
+            [red.clone(), "train01".to_owned()],
+            ["RUNNING".to_owned(), "train02".to_owned()],
+        ];
+        let text = table(&rows);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[1], format!("{red}    train01"));
+        assert_eq!(lines[2], "RUNNING  train02");
+    }
+
+    #[test]
+    fn service_times_have_one_precision() {
+        assert_eq!(
+            service_time("2026-11-02T10:30:00.123456789Z"),
+            "2026-11-02T10:30:00Z"
+        );
+        assert_eq!(service_time("2026-11-02T10:30:00Z"), "2026-11-02T10:30:00Z");
+        assert_eq!(
+            service_time("2026-11-02T11:30:00.5+01:00"),
+            "2026-11-02T10:30:00Z"
+        );
+        assert_eq!(service_time("yesterday"), "yesterday");
     }
 }

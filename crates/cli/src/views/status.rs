@@ -60,7 +60,8 @@ struct HumanStatus {
 impl StatusView for HumanStatus {
     fn report(&self, report: &StatusReport<'_>) {
         let entries = report.entries;
-        let mut text = status_text::render_text(entries, report.unread, report.now);
+        let mut text =
+            status_text::render_text(entries, report.unread, report.now, self.printer.color());
         if self.targeted && !entries.is_empty() {
             text.push_str(&status_text::render_login(entries));
         }

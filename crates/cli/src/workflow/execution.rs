@@ -42,38 +42,44 @@ impl<V: RunView + ?Sized> Run<'_, V> {
 
     /// Waits for the operations an earlier run left in the journal, and for clusters the plan
     /// would change while an operation no journal knows is still changing them, before anything
-    /// new is sent; `true` when there were some (the live clusters may have changed since
-    /// `planned` was made, so the caller plans again).
-    pub async fn settle_earlier_runs(&self, planned: &Planned) -> Result<bool, CliError> {
-        let journaled = !self.engine.journal().entries().is_empty();
-        if journaled {
-            self.view.tell(&Note::Waiting(Waiting::EarlierRuns));
-            let resuming: Vec<_> = self
-                .engine
-                .journal()
-                .entries()
-                .into_iter()
-                .map(|entry| entry.address)
-                .collect();
+    /// new is sent. What the resumed operations did is counted in the run's summary
+    /// ([`Run::finish`]); the plan's warnings have said once what was resumed.
+    pub async fn settle_earlier_runs(&self, planned: &Planned) -> Result<Settled, CliError> {
+        let resuming: BTreeSet<ClusterName> = self
+            .engine
+            .journal()
+            .entries()
+            .into_iter()
+            .map(|entry| entry.address)
+            .collect();
+        let mut settled = Settled::default();
+        if !resuming.is_empty() {
             let names = ClusterNames::for_clusters(&resuming);
             let token = self.interrupts.token(rerun(&planned.plan));
             let progress = self.view.progress(names, resuming.len());
             let resumed = self.engine.resume(progress, token).await;
             self.tell_record_not_written(&resumed);
             self.view.executed(&resumed);
-            self.conclude(&resumed, &planned.plan, Completion::Resumed, None, &[])?;
+            self.fail_on(&resumed, None)?;
+            settled.resumed = Counts::of(&resumed);
+            settled.replan = true;
         }
-        let changing = changing_under_us(&planned.plan, planned.live.iter());
+        // A cluster just resumed was waited for to its end: only the others are looked at.
+        let changing: Vec<ClusterChange> = changing_under_us(&planned.plan, planned.live.iter())
+            .into_iter()
+            .filter(|change| !resuming.contains(&change.address))
+            .collect();
         if !changing.is_empty() {
             self.view.tell(&Note::Waiting(Waiting::ChangingClusters));
-            let settled = self.await_settled(&changing, &planned.plan).await;
+            let settled_changes = self.await_settled(&changing, &planned.plan).await;
             // A cluster that ended badly shows in the new plan (a broken one is replaced); only
             // an interrupt stops here.
-            if settled.interrupted {
+            if settled_changes.interrupted {
                 return Err(CliError::Interrupted);
             }
+            settled.replan = true;
         }
-        Ok(journaled || !changing.is_empty())
+        Ok(settled)
     }
 
     /// Asks for approval, naming the running work the plan stops (`stopped`), or without a
@@ -148,15 +154,18 @@ impl<V: RunView + ?Sized> Run<'_, V> {
 
     /// Waits for the `working` clusters to settle (unless the run was interrupted), checks the
     /// Slurm controllers the plan's settings may have stopped, then reports the failures and
-    /// the summary of `report` (`None`: the plan had nothing to do).
+    /// the summary of `report` (`None`: the plan had nothing to do) with what the earlier
+    /// runs' operations it resumed did (`resumed`), in one line.
     pub async fn finish(
         &self,
         report: Option<ApplyReport>,
         plan: &Plan,
         working: &[ClusterChange],
         unread: &[Location],
+        resumed: Counts,
     ) -> Result<ExitStatus, CliError> {
-        let changed = report.as_ref().is_some_and(|r| !r.outcomes.is_empty());
+        let changed =
+            report.as_ref().is_some_and(|r| !r.outcomes.is_empty()) || resumed != Counts::default();
         let mut report = report.unwrap_or_default();
         if !working.is_empty() && !report.interrupted {
             self.view.tell(&Note::Waiting(Waiting::UnchangedClusters));
@@ -171,7 +180,7 @@ impl<V: RunView + ?Sized> Run<'_, V> {
             dir: &self.dir,
         };
         let completion = match (changed, working.is_empty()) {
-            (true, _) => Completion::Executed(Counts::of(&report)),
+            (true, _) => Completion::Executed(resumed.plus(Counts::of(&report))),
             (false, false) => Completion::Settled,
             (false, true) => return Ok(ExitStatus::Success),
         };
@@ -190,10 +199,9 @@ impl<V: RunView + ?Sized> Run<'_, V> {
         settled
     }
 
-    /// Prints the report's failures (with `sources`, each field an API error names where the
-    /// configuration writes it) and says what completed; maps the report to an exit status. A
-    /// destroy that could not list every location (`unread`) is incomplete, whatever it
-    /// deleted: clusters of the stack may be left there.
+    /// Prints the report's failures ([`Run::fail_on`]) and says what completed; maps the
+    /// report to an exit status. A destroy that could not list every location (`unread`) is
+    /// incomplete, whatever it deleted: clusters of the stack may be left there.
     fn conclude(
         &self,
         report: &ApplyReport,
@@ -202,6 +210,25 @@ impl<V: RunView + ?Sized> Run<'_, V> {
         sources: Option<&FieldSources<'_>>,
         unread: &[Location],
     ) -> Result<ExitStatus, CliError> {
+        self.fail_on(report, sources)?;
+        if plan.flags.destroy && !unread.is_empty() {
+            return Err(CliError::DestroyIncomplete {
+                destroyed: Counts::of(report).destroy,
+                unread: unread.to_vec(),
+            });
+        }
+        self.view.completed(plan, completion);
+        Ok(ExitStatus::Success)
+    }
+
+    /// Prints the report's failures (with `sources`, each field an API error names where the
+    /// configuration writes it) and ends the run with an error if it was interrupted or an
+    /// action failed.
+    fn fail_on(
+        &self,
+        report: &ApplyReport,
+        sources: Option<&FieldSources<'_>>,
+    ) -> Result<(), CliError> {
         let failed: Vec<_> = report.failed().collect();
         for outcome in &failed {
             if let Err(err) = &outcome.result
@@ -237,14 +264,7 @@ impl<V: RunView + ?Sized> Run<'_, V> {
                 total: report.outcomes.len(),
             });
         }
-        if plan.flags.destroy && !unread.is_empty() {
-            return Err(CliError::DestroyIncomplete {
-                destroyed: Counts::of(report).destroy,
-                unread: unread.to_vec(),
-            });
-        }
-        self.view.completed(plan, completion);
-        Ok(ExitStatus::Success)
+        Ok(())
     }
 
     /// After creates and updates that set Slurm settings, asks each cluster's Slurm once whether
@@ -283,6 +303,16 @@ impl<V: RunView + ?Sized> Run<'_, V> {
             });
         }
     }
+}
+
+/// What [`Run::settle_earlier_runs`] did before anything new is sent.
+#[derive(Debug, Default)]
+pub struct Settled {
+    /// What the operations an earlier run left in the journal did, each waited for to its end.
+    pub resumed: Counts,
+    /// Whether the live clusters may have changed since the plan was made, so that it is
+    /// made again.
+    pub replan: bool,
 }
 
 /// The command that, run again, waits for what an interrupted run of `plan` left running: a

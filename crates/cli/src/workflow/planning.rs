@@ -2,12 +2,13 @@
 //! them, each declared cluster as soon as the List page that holds it arrives; then look up the
 //! Slurm jobs the plan's disruptive changes would hit.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clusterform_config::Config;
 use clusterform_executor::{ApiClient, ExecError, LivePages, Mark, PagePosition, RefreshWatcher};
-use clusterform_model::{Action, Attempt, ClusterId, ClusterName};
+use clusterform_model::{Action, Attempt, ClusterId, ClusterName, ClusterState};
 use clusterform_model::{JobsByCluster, LiveCluster, Location, RunningJobs};
 use clusterform_planner::{
     AppliedDigests, IdleDeletion, Plan, PlanBuilder, PlanOptions, Unmatched, UnmatchedRemoved,
@@ -107,9 +108,10 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
 
     /// The Slurm jobs active right now on the cluster of every disruptive change, each with
     /// the node pools its partitions use in the live cluster: one look per cluster, all at
-    /// once, none for harmless changes. A Slurm that cannot be asked gives "unknown", never an
-    /// error: the disruption guard counts it as possibly running jobs. Each command asks once,
-    /// for the plan it shows (and `apply FILE` once, when it applies).
+    /// once, none for harmless changes, and none for a cluster that is not `RUNNING` (the
+    /// relay refuses it; the jobs say so instead). A Slurm that cannot be asked gives
+    /// "unknown", never an error: the disruption guard counts it as possibly running jobs. Each
+    /// command asks once, for the plan it shows (and `apply FILE` once, when it applies).
     pub async fn running_jobs(&self, planned: &Planned) -> JobsByCluster {
         self.running_jobs_of(&planned.plan, planned.live.iter())
             .await
@@ -121,16 +123,22 @@ impl<V: PlanView + ?Sized> Run<'_, V> {
         plan: &Plan,
         live: impl IntoIterator<Item = &'l LiveCluster>,
     ) -> JobsByCluster {
-        let disruptive: Vec<ClusterName> = plan
-            .changes
-            .iter()
-            .filter(|change| change.is_disruptive())
-            .map(|change| change.address.clone())
-            .collect();
-        let found = clusterform_executor::running_jobs(&self.connection.client, &disruptive).await;
-        let mut jobs: JobsByCluster = disruptive.into_iter().zip(found).collect();
-        for live in live {
-            if let Some(RunningJobs::Known { jobs }) = jobs.get_mut(&live.address) {
+        let live: BTreeMap<&ClusterName, &LiveCluster> =
+            live.into_iter().map(|live| (&live.address, live)).collect();
+        let mut jobs = JobsByCluster::new();
+        let mut to_ask = Vec::new();
+        for change in plan.changes.iter().filter(|change| change.is_disruptive()) {
+            match live.get(&change.address).copied().and_then(not_running) {
+                Some(state) => {
+                    jobs.insert(change.address.clone(), RunningJobs::NotAsked { state });
+                }
+                None => to_ask.push(change.address.clone()),
+            }
+        }
+        let found = clusterform_executor::running_jobs(&self.connection.client, &to_ask).await;
+        jobs.extend(to_ask.into_iter().zip(found));
+        for (address, live) in live {
+            if let Some(RunningJobs::Known { jobs }) = jobs.get_mut(address) {
                 for job in jobs {
                     job.pools = job
                         .partition
@@ -442,6 +450,15 @@ pub async fn refresh_live(
     }
     fully_read(&unread)?;
     Ok(refreshed.live)
+}
+
+/// The state of a live cluster whose Slurm cannot be asked: any reported state but `RUNNING`.
+/// A cluster that reports none is asked, and its Slurm's answer says the rest.
+fn not_running(live: &LiveCluster) -> Option<String> {
+    live.cluster
+        .state()
+        .filter(|state| ClusterState::of(state) != ClusterState::Running)
+        .map(str::to_owned)
 }
 
 #[cfg(test)]

@@ -39,7 +39,7 @@ use crate::language::guard::with_budget;
 use crate::language::redact::Redaction;
 use crate::language::variables::{self, NoValue};
 
-use self::digest::digest;
+use self::digest::{digest, file_digests};
 use self::files::{ReadFiles, read_files, sort_blocks};
 pub use self::pricing::load_prices;
 
@@ -221,6 +221,7 @@ fn load_dir(dir: &Path, inputs: &VariableInputs, no_value: NoValue) -> Result<Ru
             clusters: clusters.into_iter().filter_map(|c| c.named).collect(),
             removed: removed.into_iter().filter_map(|(r, _)| r.named).collect(),
             digest,
+            file_digests: file_digests(&files),
             variables: values
                 .values
                 .iter()

@@ -260,7 +260,12 @@ fn tried(attempts: &[FailedAttempt]) -> String {
             texts.push(&attempt.message);
         }
     }
-    let said: Vec<String> = texts.iter().map(|text| format!("\"{text}\"")).collect();
+    // Each quotation is joined to what follows by `, then ` or `; `: its closing full stop
+    // goes, so that the error never reads `….; …`.
+    let said: Vec<String> = texts
+        .iter()
+        .map(|text| format!("\"{}\"", text.trim_end().trim_end_matches('.')))
+        .collect();
     let heading = if chained {
         "no attempt found machines: "
     } else {
@@ -403,5 +408,32 @@ impl ExecError {
             }
             (_, error) => error,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_quoted_before_what_was_left_has_no_full_stop_before_the_semicolon() {
+        let error = ExecError::OutOfMachines {
+            cluster: Box::new(ClusterName::new("my-proj", "us-central1", "train01").unwrap()),
+            attempts: vec![FailedAttempt {
+                attempt: Attempt::DECLARED,
+                shortage: Shortage::Quota,
+                message: "Quota 'GPUS_PER_GPU_FAMILY' exceeded. Limit: 0.0 in region us-central1."
+                    .to_owned(),
+                code: Some(429),
+                status: Some("RESOURCE_EXHAUSTED".to_owned()),
+                pools: Vec::new(),
+            }],
+            left: LeftBehind::Nothing,
+        };
+        let text = error.to_string();
+        assert!(
+            text.ends_with("in region us-central1\"; nothing was left behind"),
+            "{text}"
+        );
     }
 }

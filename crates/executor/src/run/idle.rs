@@ -86,6 +86,16 @@ pub struct IdleReport {
 }
 
 impl IdleReport {
+    /// Whether the cluster's only work is jobs waiting for nodes: active jobs, none of which
+    /// holds a node, and no busy node. It is kept all the same (the jobs start once nodes
+    /// come), but it is not busy.
+    pub fn only_pending_jobs(&self) -> bool {
+        let RunningJobs::Known { jobs } = &self.running_jobs else {
+            return false;
+        };
+        self.busy_nodes == Some(0) && !jobs.is_empty() && !jobs.iter().any(|j| j.holds_nodes())
+    }
+
     /// The accelerator-hours spent idle: the GPUs it holds times the hours it has been idle,
     /// when both are known (0 hours while it is busy).
     pub fn idle_gpu_hours(&self) -> Option<f64> {
@@ -191,6 +201,9 @@ fn decide(
         report.active_jobs.unwrap_or(0),
         report.busy_nodes.unwrap_or(0),
     );
+    if report.only_pending_jobs() {
+        return (Busy, format!("{active} pending {}", plural(active, "job")));
+    }
     if active > 0 || busy > 0 {
         return (
             Busy,
@@ -539,6 +552,20 @@ mod tests {
             assert_eq!(report.verdict, IdleVerdict::Busy, "{state}");
             assert_eq!(report.reason, "0 active jobs, 1 busy node");
         }
+    }
+
+    #[test]
+    fn a_lone_pending_job_keeps_a_cluster_saying_it_is_pending_not_busy() {
+        let old = || node(&["IDLE"], number(ago(300)));
+        let pending = json!({"job_id": 1, "job_state": ["PENDING"]});
+        let report = verdict(&evidence(vec![pending.clone()], vec![old()]));
+        assert_eq!(report.verdict, IdleVerdict::Busy);
+        assert!(report.only_pending_jobs());
+        assert_eq!(report.reason, "1 pending job");
+        let running = json!({"job_id": 2, "job_state": ["RUNNING"]});
+        let report = verdict(&evidence(vec![pending, running], vec![old()]));
+        assert!(!report.only_pending_jobs());
+        assert_eq!(report.reason, "2 active jobs, 0 busy nodes");
     }
 
     #[test]

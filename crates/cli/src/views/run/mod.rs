@@ -57,9 +57,7 @@ pub trait RunView: PlanView {
 /// What ended well.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Completion {
-    /// The operations an earlier run left in the journal.
-    Resumed,
-    /// The plan, which did what `Counts` says.
+    /// The plan (with the operations of earlier runs it resumed), which did what `Counts` says.
     Executed(Counts),
     /// Nothing to change, but the earlier operations of unchanged clusters were waited for.
     Settled,
@@ -111,12 +109,8 @@ impl PlanView for HumanRun {
         if !self.shows_plan {
             return;
         }
-        if plan.flags.destroy && !plan.has_changes() {
-            self.printer.result("No clusters to destroy.");
-        } else {
-            let text = plan_text::render_priced_text(plan, jobs, prices, self.printer.color());
-            self.printer.result(&text);
-        }
+        let text = plan_text::render_priced_text(plan, jobs, prices, self.printer.color());
+        self.printer.result(&text);
     }
 
     fn evidence(&self, table: &str) {
@@ -208,7 +202,6 @@ impl RunView for HumanRun {
 /// when a `removed` block released a cluster), `Destroy complete! Resources: 2 destroyed.`, …
 fn completion_line(plan: &Plan, completion: Completion) -> String {
     match completion {
-        Completion::Resumed => "Earlier operations finished.".to_owned(),
         Completion::Settled => {
             "Apply complete! The clusters' earlier operations finished.".to_owned()
         }
