@@ -138,15 +138,15 @@ mod tests {
     #[test]
     fn a_cluster_whose_only_job_waits_for_nodes_is_kept_as_pending_not_busy() {
         let now = OffsetDateTime::UNIX_EPOCH;
-        let pending = idle_table(&[waiting_on("PENDING")], &BTreeSet::new(), now);
+        let pending = idle_table(&[waiting_on("PENDING")], &BTreeSet::new(), None, now);
         assert!(pending.contains("jobs pending: keep"), "{pending}");
-        let running = idle_table(&[waiting_on("RUNNING")], &BTreeSet::new(), now);
+        let running = idle_table(&[waiting_on("RUNNING")], &BTreeSet::new(), None, now);
         assert!(running.contains("busy: keep"), "{running}");
     }
 
     #[test]
     fn no_report_is_one_line_not_a_bare_header() {
-        let text = idle_table(&[], &BTreeSet::new(), OffsetDateTime::UNIX_EPOCH);
+        let text = idle_table(&[], &BTreeSet::new(), None, OffsetDateTime::UNIX_EPOCH);
         assert_eq!(text, NO_CLUSTERS);
     }
 }
