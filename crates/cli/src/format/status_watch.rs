@@ -9,6 +9,7 @@ use time::OffsetDateTime;
 use crate::format::names::ClusterNames;
 use crate::format::status::StatusEntry;
 use crate::format::status_json;
+use crate::format::table::time_of_day;
 
 /// The clusters whose report differs from `previous`'s: changed, new, or no longer reported,
 /// in the order they are reported (the ones gone last).
@@ -41,26 +42,22 @@ pub fn header(
     let mut text = format!(
         "Every {}s, read at {} UTC (Ctrl-C stops).",
         interval.as_secs(),
-        clock(read_at)
+        time_of_day(read_at)
     );
     if let Some((since, clusters)) = changed {
         let names = ClusterNames::for_clusters(clusters);
         let listed: Vec<String> = clusters.iter().map(|name| names.name(name)).collect();
         if listed.is_empty() {
-            text.push_str(&format!(" Nothing changed since {}.", clock(since)));
+            text.push_str(&format!(" Nothing changed since {}.", time_of_day(since)));
         } else {
             text.push_str(&format!(
                 " Changed since {}: {}.",
-                clock(since),
+                time_of_day(since),
                 listed.join(", ")
             ));
         }
     }
     text
-}
-
-fn clock(at: OffsetDateTime) -> String {
-    format!("{:02}:{:02}:{:02}", at.hour(), at.minute(), at.second())
 }
 
 #[cfg(test)]

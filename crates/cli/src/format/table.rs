@@ -113,6 +113,16 @@ pub fn format_time(time: time::OffsetDateTime) -> String {
         .unwrap_or_else(|_| time.to_string())
 }
 
+/// `12:00:05`: the time of day, as progress lines and `status --watch` headers show it.
+pub fn time_of_day(time: time::OffsetDateTime) -> String {
+    format!(
+        "{:02}:{:02}:{:02}",
+        time.hour(),
+        time.minute(),
+        time.second()
+    )
+}
+
 /// `2026-11-30T10:05:00Z (5h2m ago)`: a time, and how long before `now` it was.
 pub fn time_and_age(time: time::OffsetDateTime, now: time::OffsetDateTime) -> String {
     let seconds = u64::try_from((now - time).whole_seconds()).unwrap_or(0);

@@ -17,6 +17,7 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use crate::printer::Printer;
 use clusterform::format::actions::{done_verb, verb};
 use clusterform::format::names::ClusterNames;
+use clusterform::format::table::time_of_day;
 
 /// `reading 13 locations… 4/13` on a terminal while a refresh lists them; nothing in a pipe,
 /// with `--quiet`, where stdout carries JSON events, or with `--no-color` / `NO_COLOR` (whose
@@ -343,8 +344,7 @@ fn request_noun(request: RequestKind) -> &'static str {
 
 /// The wall-clock time of day for plain progress lines.
 fn clock() -> String {
-    let now = time::OffsetDateTime::now_utc();
-    format!("{:02}:{:02}:{:02}", now.hour(), now.minute(), now.second())
+    time_of_day(time::OffsetDateTime::now_utc())
 }
 
 #[cfg(test)]
