@@ -13,11 +13,11 @@ use std::collections::BTreeMap;
 use clusterform_model::STACK_LABEL;
 use clusterform_model::duration;
 use clusterform_model::fields::{
-    FieldAccess, FieldKind, FieldSpec, ImpactClass, camel_case, slurm_parameter_key,
+    FieldAccess, FieldKind, FieldSpec, ImpactClass, slurm_parameter_key,
 };
 use serde_json::{Map, Value};
 
-use crate::field_index;
+use crate::field_index::{self, Child};
 use crate::plan::{FieldChange, Impact};
 use clusterform_model::paths::FieldPath;
 
@@ -37,31 +37,82 @@ pub(crate) struct Diff {
     pub unchanged: BTreeMap<String, usize>,
 }
 
-/// Where in the cluster a walk is.
-#[derive(Debug, Clone, Default)]
-struct Place {
-    /// Display path with selectors (`node_pools[cpu].scaling_spec`).
-    path: FieldPath,
+/// Where in the cluster a walk is: a chain of borrowed steps, spelled as a [`FieldPath`] only
+/// for a change or a block's count (building every place's path up front was a tenth of a
+/// large plan's comparison).
+#[derive(Debug, Clone, Copy)]
+struct Place<'p> {
+    step: Step<'p>,
     /// The node pool this place is in.
-    pool: Option<String>,
+    pool: Option<&'p str>,
 }
 
-impl Place {
-    fn child(&self, name: &str) -> Self {
+#[derive(Debug, Clone, Copy)]
+enum Step<'p> {
+    /// The cluster itself.
+    Cluster,
+    /// A field of the place before.
+    Field(&'p Place<'p>, &'static str),
+    /// The element with this key of the keyed list at the place before.
+    Element(&'p Place<'p>, &'p str),
+}
+
+impl<'p> Place<'p> {
+    const CLUSTER: Place<'static> = Place {
+        step: Step::Cluster,
+        pool: None,
+    };
+
+    fn child(&'p self, name: &'static str) -> Self {
         Self {
-            path: self.path.child(name),
-            pool: self.pool.clone(),
+            step: Step::Field(self, name),
+            pool: self.pool,
         }
     }
 
-    fn element(&self, list: &FieldSpec, key: &str) -> Self {
+    fn element(&'p self, list: &FieldSpec, key: &'p str) -> Self {
         Self {
-            path: self.path.element(key),
+            step: Step::Element(self, key),
             pool: if list.path == NODE_POOLS {
-                Some(key.to_owned())
+                Some(key)
             } else {
-                self.pool.clone()
+                self.pool
             },
+        }
+    }
+
+    /// Display path with selectors (`node_pools[cpu].scaling_spec`).
+    fn path(&self) -> FieldPath {
+        match self.step {
+            Step::Cluster => FieldPath::default(),
+            Step::Field(parent, name) => parent.path().child(name),
+            Step::Element(parent, key) => parent.path().element(key),
+        }
+    }
+
+    /// The text of [`Self::path`], without building its segments.
+    fn text(&self) -> String {
+        let mut out = String::new();
+        self.write_text(&mut out);
+        out
+    }
+
+    fn write_text(&self, out: &mut String) {
+        match self.step {
+            Step::Cluster => {}
+            Step::Field(parent, name) => {
+                parent.write_text(out);
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(name);
+            }
+            Step::Element(parent, key) => {
+                parent.write_text(out);
+                out.push('[');
+                out.push_str(key);
+                out.push(']');
+            }
         }
     }
 
@@ -75,7 +126,7 @@ impl Place {
         );
         Impact {
             class,
-            pool: if pool_scoped { self.pool.clone() } else { None },
+            pool: self.pool.filter(|_| pool_scoped).map(str::to_owned),
             inferred: false,
         }
     }
@@ -85,7 +136,7 @@ impl Place {
 pub(crate) fn compare(desired: &Value, live: &Value) -> Diff {
     let mut diff = Diff::default();
     if let Some(desired) = desired.as_object() {
-        diff.message("", &Place::default(), desired, live.as_object());
+        diff.message("", &Place::CLUSTER, desired, live.as_object());
     }
     diff
 }
@@ -118,7 +169,7 @@ fn whole_cluster(
 ) -> Vec<FieldChange> {
     let mut out = Vec::new();
     if let Some(cluster) = cluster.as_object() {
-        for (place, value) in leaves("", &Place::default(), cluster) {
+        leaves("", &Place::CLUSTER, cluster, &mut |place, value| {
             let class = if place.pool.is_some() {
                 pool_class
             } else {
@@ -126,14 +177,14 @@ fn whole_cluster(
             };
             let (before, after) = sides(value.clone());
             out.push(FieldChange {
-                path: place.path.clone(),
+                path: place.path(),
                 before,
                 after,
                 forces_replacement: false,
                 sensitive: false,
                 impact: place.impact(class),
             });
-        }
+        });
     }
     out
 }
@@ -142,33 +193,32 @@ impl Diff {
     fn message(
         &mut self,
         parent: &str,
-        at: &Place,
+        at: &Place<'_>,
         desired: &Map<String, Value>,
         live: Option<&Map<String, Value>>,
     ) {
         let mut equal = 0;
-        for child in field_index::children(parent) {
+        for (child, wanted) in field_index::set_fields(parent, desired) {
             let spec = child.spec;
-            if spec.access == FieldAccess::OutputOnly || child.is_key {
-                continue;
-            }
-            let Some(wanted) = desired.get(&child.json_name).filter(|v| !v.is_null()) else {
-                continue;
-            };
             let current = live
                 .and_then(|l| l.get(&child.json_name))
                 .filter(|v| !v.is_null());
-            match (spec.kind, wanted) {
-                (FieldKind::Message, Value::Object(wanted)) => {
+            match (spec.kind, wanted, &child.key_json) {
+                (FieldKind::Message, Value::Object(wanted), _) => {
                     self.message(
-                        spec.path,
+                        &child.members,
                         &at.child(spec.name()),
                         wanted,
                         current.and_then(Value::as_object),
                     );
                 }
-                (FieldKind::KeyedList(key_field), Value::Array(wanted)) => {
-                    self.keyed_list(spec, &at.child(spec.name()), key_field, wanted, current);
+                (FieldKind::KeyedList(_), Value::Array(wanted), Some(key_json)) => {
+                    let list = KeyedList {
+                        child,
+                        key_json,
+                        place: at.child(spec.name()),
+                    };
+                    self.keyed_list(&list, wanted, current);
                 }
                 _ => equal += usize::from(self.leaf(spec, at, wanted, current)),
             }
@@ -176,17 +226,7 @@ impl Diff {
         // Every block that exists on both sides is recorded, even with nothing equal in it, so
         // that the renderer can tell an existing block from a new one.
         if live.is_some() || equal > 0 {
-            self.count_unchanged(at.path.as_str(), equal);
-        }
-    }
-
-    /// Adds `equal` attributes to the count of the block at `path`, creating its entry.
-    fn count_unchanged(&mut self, path: &str, equal: usize) {
-        match self.unchanged.get_mut(path) {
-            Some(count) => *count += equal,
-            None => {
-                self.unchanged.insert(path.to_owned(), equal);
-            }
+            *self.unchanged.entry(at.text()).or_default() += equal;
         }
     }
 
@@ -194,8 +234,8 @@ impl Diff {
     /// (its place is spelled only then).
     fn leaf(
         &mut self,
-        spec: &FieldSpec,
-        block: &Place,
+        spec: &'static FieldSpec,
+        block: &Place<'_>,
         wanted: &Value,
         current: Option<&Value>,
     ) -> bool {
@@ -222,56 +262,56 @@ impl Diff {
         false
     }
 
-    fn keyed_list(
-        &mut self,
-        spec: &FieldSpec,
-        place: &Place,
-        key_field: &str,
-        wanted: &[Value],
-        current: Option<&Value>,
-    ) {
-        let key_json = camel_case(key_field);
+    fn keyed_list(&mut self, list: &KeyedList<'_>, wanted: &[Value], current: Option<&Value>) {
+        let spec = list.child.spec;
         let live_items: &[Value] = current.and_then(Value::as_array).map_or(&[], Vec::as_slice);
-        let key_of = |item: &Value| {
-            item.get(&key_json)
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-        };
-        let element_parent = format!("{}[]", spec.path);
+        let key_of = |item| element_key(item, list.key_json);
         for item in wanted {
             let Some(key) = key_of(item) else { continue };
-            let element = place.element(spec, &key);
-            match live_items
-                .iter()
-                .find(|l| key_of(l).as_deref() == Some(key.as_str()))
-            {
+            let element = list.place.element(spec, key);
+            match live_items.iter().find(|l| key_of(l) == Some(key)) {
                 Some(live_item) => {
                     if let Some(item) = item.as_object() {
-                        self.message(&element_parent, &element, item, live_item.as_object());
+                        self.message(&list.child.members, &element, item, live_item.as_object());
                     }
                 }
-                None => self.whole_element(spec, &element, item, Side::Added),
+                None => self.whole_element(list, &element, item, Side::Added),
             }
         }
-        let wanted_keys: Vec<String> = wanted.iter().filter_map(key_of).collect();
+        let wanted_keys: Vec<&str> = wanted.iter().filter_map(key_of).collect();
         for live_item in live_items {
             let Some(key) = key_of(live_item) else {
                 continue;
             };
             if !wanted_keys.contains(&key) {
-                self.whole_element(spec, &place.element(spec, &key), live_item, Side::Removed);
+                let element = list.place.element(spec, key);
+                self.whole_element(list, &element, live_item, Side::Removed);
             }
         }
         if ORDERED_KEYED_LISTS.contains(&spec.path) {
-            let live_keys: Vec<String> = live_items.iter().filter_map(key_of).collect();
-            self.order(spec, place, &wanted_keys, &live_keys);
+            let live_keys: Vec<&str> = live_items.iter().filter_map(key_of).collect();
+            self.order(spec, &list.place, &wanted_keys, &live_keys);
         }
     }
 
     /// Records a reordering of the elements both sides have, as the list of keys.
-    fn order(&mut self, spec: &FieldSpec, place: &Place, wanted: &[String], live: &[String]) {
-        let common_wanted: Vec<&String> = wanted.iter().filter(|k| live.contains(k)).collect();
-        let common_live: Vec<&String> = live.iter().filter(|k| wanted.contains(k)).collect();
+    fn order(
+        &mut self,
+        spec: &'static FieldSpec,
+        place: &Place<'_>,
+        wanted: &[&str],
+        live: &[&str],
+    ) {
+        let common_wanted: Vec<&str> = wanted
+            .iter()
+            .copied()
+            .filter(|k| live.contains(k))
+            .collect();
+        let common_live: Vec<&str> = live
+            .iter()
+            .copied()
+            .filter(|k| wanted.contains(k))
+            .collect();
         if common_wanted != common_live {
             self.changes.push(changed(
                 spec,
@@ -282,13 +322,20 @@ impl Diff {
         }
     }
 
-    fn whole_element(&mut self, list: &FieldSpec, element: &Place, item: &Value, side: Side) {
-        let class = match (list.path == NODE_POOLS, side) {
+    fn whole_element(
+        &mut self,
+        list: &KeyedList<'_>,
+        element: &Place<'_>,
+        item: &Value,
+        side: Side,
+    ) {
+        let spec = list.child.spec;
+        let class = match (spec.path == NODE_POOLS, side) {
             (true, Side::Added) => ImpactClass::AddsPool,
             (true, Side::Removed) => ImpactClass::DeletesPool,
-            (false, _) => list.impact.unwrap_or(ImpactClass::ReplacesCluster),
+            (false, _) => spec.impact.unwrap_or(ImpactClass::ReplacesCluster),
         };
-        let forces_replacement = list.access == FieldAccess::Immutable;
+        let forces_replacement = spec.access == FieldAccess::Immutable;
         let mut push = |path: FieldPath, value: &Value| {
             let (before, after) = match side {
                 Side::Added => (None, Some(value.clone())),
@@ -303,18 +350,29 @@ impl Diff {
                 impact: element.impact(class),
             });
         };
-        let parent = format!("{}[]", list.path);
-        let inner = item
-            .as_object()
-            .map(|o| leaves(&parent, element, o))
-            .unwrap_or_default();
-        if inner.is_empty() {
-            push(element.path.clone(), item);
+        let mut any = false;
+        if let Some(object) = item.as_object() {
+            leaves(&list.child.members, element, object, &mut |place, value| {
+                any = true;
+                push(place.path(), value);
+            });
         }
-        for (place, value) in inner {
-            push(place.path, value);
+        if !any {
+            push(element.path(), item);
         }
     }
+}
+
+/// The key of an element of a keyed list, whose key is named `key_json` in JSON.
+fn element_key<'v>(item: &'v Value, key_json: &str) -> Option<&'v str> {
+    item.get(key_json).and_then(Value::as_str)
+}
+
+/// A keyed list being compared: its index entry, its elements' key and its place.
+struct KeyedList<'p> {
+    child: &'static Child,
+    key_json: &'static str,
+    place: Place<'p>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -325,13 +383,13 @@ enum Side {
 
 fn changed(
     spec: &FieldSpec,
-    place: &Place,
+    place: &Place<'_>,
     before: Option<Value>,
     after: Option<Value>,
 ) -> FieldChange {
     let class = spec.impact.unwrap_or(ImpactClass::ReplacesCluster);
     FieldChange {
-        path: place.path.clone(),
+        path: place.path(),
         before,
         after,
         forces_replacement: spec.access == FieldAccess::Immutable,
@@ -343,25 +401,28 @@ fn changed(
     }
 }
 
-/// Every set leaf field below a message, with its place.
-fn leaves<'a>(parent: &str, at: &Place, object: &'a Map<String, Value>) -> Vec<(Place, &'a Value)> {
-    let mut out = Vec::new();
-    for (spec, value) in field_index::set_fields(parent, object) {
+/// Calls `found` with every set leaf field below a message, with its place.
+fn leaves(
+    parent: &str,
+    at: &Place<'_>,
+    object: &Map<String, Value>,
+    found: &mut dyn FnMut(&Place<'_>, &Value),
+) {
+    for (child, value) in field_index::set_fields(parent, object) {
+        let spec = child.spec;
         let place = at.child(spec.name());
-        match (spec.kind, value) {
-            (FieldKind::Message, Value::Object(inner)) => {
-                out.extend(leaves(spec.path, &place, inner));
+        match (spec.kind, value, &child.key_json) {
+            (FieldKind::Message, Value::Object(inner), _) => {
+                leaves(&child.members, &place, inner, found);
             }
-            (FieldKind::KeyedList(key_field), Value::Array(items)) => {
-                let element_parent = format!("{}[]", spec.path);
-                for (key, inner) in field_index::keyed_elements(items, key_field) {
-                    out.extend(leaves(&element_parent, &place.element(spec, key), inner));
+            (FieldKind::KeyedList(_), Value::Array(items), Some(key_json)) => {
+                for (key, inner) in field_index::keyed_elements(items, key_json) {
+                    leaves(&child.members, &place.element(spec, key), inner, found);
                 }
             }
-            _ => out.push((place, value)),
+            _ => found(&place, value),
         }
     }
-    out
 }
 
 /// The live labels as the user sees them: without the ownership label.
@@ -482,12 +543,32 @@ fn zero_value(kind: FieldKind) -> Option<Value> {
 
 #[cfg(test)]
 mod tests {
+    use clusterform_model::fields;
     use serde_json::json;
 
     use super::*;
 
     fn paths_of(diff: &Diff) -> Vec<&str> {
         diff.changes.iter().map(|c| c.path.as_str()).collect()
+    }
+
+    #[test]
+    fn a_place_is_spelled_as_its_field_path() {
+        let pools = fields::lookup("node_pools").unwrap();
+        let cluster = Place::CLUSTER;
+        let list = cluster.child("node_pools");
+        let pool = list.element(pools, "gpu");
+        let scaling = pool.child("scaling_spec");
+        let leaf = scaling.child("max_node_count");
+        let expected = FieldPath::default()
+            .child("node_pools")
+            .element("gpu")
+            .child("scaling_spec")
+            .child("max_node_count");
+        assert_eq!(leaf.path(), expected);
+        assert_eq!(leaf.text(), expected.as_str());
+        assert_eq!(leaf.pool, Some("gpu"));
+        assert_eq!(cluster.text(), "");
     }
 
     #[test]

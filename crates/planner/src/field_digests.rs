@@ -60,24 +60,26 @@ fn walk<'v>(
     object: &'v Map<String, Value>,
     out: &mut Vec<(FieldPath, Cow<'v, Value>)>,
 ) {
-    for (spec, value) in field_index::set_fields(parent, object) {
+    for (child, value) in field_index::set_fields(parent, object) {
+        let spec = child.spec;
         let path = at.child(spec.name());
-        match (spec.kind, value) {
-            (FieldKind::Message, Value::Object(inner)) => walk(spec.path, &path, inner, out),
-            (FieldKind::KeyedList(key_field), Value::Array(items)) => {
-                let element_parent = format!("{}[]", spec.path);
+        match (spec.kind, value, &child.key_json) {
+            (FieldKind::Message, Value::Object(inner), _) => {
+                walk(&child.members, &path, inner, out);
+            }
+            (FieldKind::KeyedList(_), Value::Array(items), Some(key_json)) => {
                 let mut keys = Vec::new();
-                for (key, inner) in field_index::keyed_elements(items, key_field) {
+                for (key, inner) in field_index::keyed_elements(items, key_json) {
                     let element = path.element(key);
                     out.push((element.clone(), Cow::Owned(Value::from(key))));
-                    walk(&element_parent, &element, inner, out);
+                    walk(&child.members, &element, inner, out);
                     keys.push(key);
                 }
                 if ORDERED_KEYED_LISTS.contains(&spec.path) {
                     out.push((path, Cow::Owned(Value::from(keys))));
                 }
             }
-            (FieldKind::StringMap | FieldKind::SlurmConfig, Value::Object(map)) => {
+            (FieldKind::StringMap | FieldKind::SlurmConfig, Value::Object(map), _) => {
                 let labels = spec.path == "labels";
                 for (key, value) in map {
                     if !(labels && key == STACK_LABEL) {

@@ -17,6 +17,11 @@ pub(crate) struct Child {
     pub json_name: String,
     /// The field is the key of the list element it belongs to (it is the block label).
     pub is_key: bool,
+    /// Where this field's own fields are indexed: its path for a message, `path[]` for the
+    /// elements of a keyed list.
+    pub members: String,
+    /// For a keyed list, the JSON name of its elements' key.
+    pub key_json: Option<String>,
 }
 
 /// The fields of the message at `parent` (`""` for the cluster, `node_pools[]` for a pool).
@@ -30,10 +35,18 @@ fn build() -> HashMap<&'static str, Vec<Child>> {
     let mut index: HashMap<&'static str, Vec<Child>> = HashMap::new();
     for spec in fields::FIELDS {
         let parent = spec.parent().unwrap_or("");
+        let (members, key_json) = match spec.kind {
+            FieldKind::KeyedList(key_field) => {
+                (format!("{}[]", spec.path), Some(camel_case(key_field)))
+            }
+            _ => (spec.path.to_owned(), None),
+        };
         index.entry(parent).or_default().push(Child {
             spec,
             json_name: camel_case(spec.name()),
             is_key: is_key_of(parent, spec),
+            members,
+            key_json,
         });
     }
     index
@@ -44,26 +57,24 @@ fn build() -> HashMap<&'static str, Vec<Child>> {
 pub(crate) fn set_fields<'v>(
     parent: &str,
     object: &'v Map<String, Value>,
-) -> impl Iterator<Item = (&'static FieldSpec, &'v Value)> {
+) -> impl Iterator<Item = (&'static Child, &'v Value)> {
     children(parent).iter().filter_map(move |child| {
-        let spec = child.spec;
-        if spec.access == FieldAccess::OutputOnly || child.is_key {
+        if child.spec.access == FieldAccess::OutputOnly || child.is_key {
             return None;
         }
         let value = object.get(&child.json_name).filter(|v| !v.is_null())?;
-        Some((spec, value))
+        Some((child, value))
     })
 }
 
-/// The elements of a keyed list whose key field is `key_field`, each with its key; an element
-/// without a key, or that is no object, is left out.
-pub(crate) fn keyed_elements<'v>(
+/// The elements of a keyed list whose key is named `key_json` in JSON, each with its key; an
+/// element without a key, or that is no object, is left out.
+pub(crate) fn keyed_elements<'v, 'k>(
     items: &'v [Value],
-    key_field: &str,
-) -> impl Iterator<Item = (&'v str, &'v Map<String, Value>)> {
-    let key_json = camel_case(key_field);
+    key_json: &'k str,
+) -> impl Iterator<Item = (&'v str, &'v Map<String, Value>)> + use<'v, 'k> {
     items.iter().filter_map(move |item| {
-        let key = item.get(&key_json).and_then(Value::as_str)?;
+        let key = item.get(key_json).and_then(Value::as_str)?;
         Some((key, item.as_object()?))
     })
 }
@@ -93,5 +104,21 @@ mod tests {
         );
         assert!(!children("").iter().any(|c| c.is_key));
         assert!(children("nonsense").is_empty());
+        let pools = children("")
+            .iter()
+            .find(|c| c.json_name == "nodePools")
+            .unwrap();
+        assert_eq!(
+            (pools.members.as_str(), pools.key_json.as_deref()),
+            ("node_pools[]", Some("id"))
+        );
+        let network = children("")
+            .iter()
+            .find(|c| c.json_name == "network")
+            .unwrap();
+        assert_eq!(
+            (network.members.as_str(), network.key_json.as_deref()),
+            ("network", None)
+        );
     }
 }
