@@ -153,7 +153,7 @@ async fn one_failure_does_not_stop_the_others() {
     let err = failed.result.as_ref().unwrap_err();
     assert_eq!(
         err.api_code(),
-        Some(clusterform_model::Code::InvalidArgument),
+        Some(Code::InvalidArgument),
         "{err}"
     );
     assert!(h.emulator.cluster(&cluster_name("good")).is_some());
