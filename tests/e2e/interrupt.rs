@@ -171,10 +171,11 @@ fn json_has_operation(json: &serde_json::Value) -> bool {
 }
 
 /// On a terminal the interrupt line is printed above the live progress bars, never under them
-/// where their next redraw would erase it.
+/// where their next redraw would erase it, and the spinners of the actions it stops are
+/// cleared: no progress line stays above or below it.
 #[test]
 #[cfg(unix)]
-fn on_a_terminal_the_interrupt_line_survives_the_progress_bars() {
+fn on_a_terminal_the_interrupt_line_survives_the_progress_bars_and_no_spinner_stays() {
     let env = Env::new(5_000);
     env.write_config(&config(&two_clusters()));
     let mut session = on_terminal(&env, "apply --auto-approve");
@@ -197,11 +198,28 @@ fn on_a_terminal_the_interrupt_line_survives_the_progress_bars() {
             && screen.iter().any(|line| line.ends_with("exit at once.")),
         "the interrupt line was erased:\n{shown}\n--- raw ---\n{output:?}"
     );
-    let train01 = screen
+    let first = screen
         .iter()
-        .filter(|line| line.contains("train01: c"))
-        .count();
-    assert_eq!(train01, 1, "a stale progress line is left:\n{shown}");
+        .position(|line| line.starts_with("Interrupted: "))
+        .unwrap();
+    let last = first
+        + screen[first..]
+            .iter()
+            .position(|line| line.ends_with("exit at once."))
+            .unwrap();
+    assert_eq!(
+        screen[first - 1],
+        "Plan: 2 to add, 0 to change, 0 to replace, 0 to destroy.",
+        "a line is left above the interrupt line:\n{shown}"
+    );
+    assert!(
+        screen[last + 1..].iter().all(String::is_empty),
+        "a progress line is left below the interrupt line:\n{shown}"
+    );
+    assert!(
+        !screen.iter().any(|line| line.contains("train01: ")),
+        "a progress line is left:\n{shown}"
+    );
 }
 
 fn operations_journaled(path: &std::path::Path) -> usize {

@@ -5,10 +5,8 @@
 
 use serde_json::{Value, json};
 
-use crate::support::{
-    ClusterSpec, Env, PROVIDER, apply_ok, cluster_hcl, cluster_name, created_attributes_elided,
-    stdout,
-};
+use crate::support::gpu_fleet::{self, Accelerators, idle_hours_rounded};
+use crate::support::{ClusterSpec, Env, PROVIDER, cluster_hcl, created_attributes_elided, stdout};
 
 /// B200s at 5.50 USD an hour each, the seed's `n2-standard-8` at 0.40 a node and the
 /// `n2-standard-16` it may move to at 0.80.
@@ -32,37 +30,14 @@ fn priced_provider() -> String {
     format!("{}{PRICING}", &PROVIDER[..end])
 }
 
-/// A pool `gpu` of spot `a4-highgpu-8g` machines (8 NVIDIA_B200 each), `min` to `max` nodes.
-fn with_gpu_pool(cluster_block: &str, min: u32, max: u32) -> String {
-    let pool = format!(
-        "  node_pool \"gpu\" {{\n    machine_spec {{\n      machine_type      = \"a4-highgpu-8g\"\n      \
-         accelerator_type  = \"NVIDIA_B200\"\n      accelerator_count = 8\n    }}\n    \
-         scaling_spec {{\n      min_node_count = {min}\n      max_node_count = {max}\n    }}\n    \
-         provisioning_model = \"SPOT\"\n    zone               = \"us-central1-a\"\n  }}\n\n  \
-         orchestrator_spec {{"
-    );
-    cluster_block.replacen("  orchestrator_spec {", &pool, 1)
-}
-
-/// `train01` and `train02` applied; then `train01`'s CPU pool may scale to 8 nodes instead of
-/// 4 (a scale-up), `train02`'s CPU pool moves to `n2-standard-16` (a replacement) and
-/// `train03` is new with 2 to 4 B200 nodes; `provider` heads the configuration.
+/// The fleet change of [`gpu_fleet::fleet_change`] (B200s named), `train01`'s CPU pool
+/// allowed 8 nodes instead of 4 (a scale-up); `provider` heads the configuration.
 fn fleet_change(env: &Env, provider: &str) {
-    apply_ok(
-        env,
-        &[ClusterSpec::default(), ClusterSpec::named("train02")],
-    );
     let train01 = cluster_hcl(&ClusterSpec {
         max_nodes: 8,
         ..ClusterSpec::default()
     });
-    let train02 = cluster_hcl(&ClusterSpec::named("train02")).replacen(
-        "\"n2-standard-8\"\n    }\n    scaling_spec {\n      min_node_count = 0",
-        "\"n2-standard-16\"\n    }\n    scaling_spec {\n      min_node_count = 0",
-        1,
-    );
-    let train03 = with_gpu_pool(&cluster_hcl(&ClusterSpec::named("train03")), 2, 4);
-    env.write_config(&format!("{provider}{train01}{train02}{train03}"));
+    gpu_fleet::fleet_change(env, provider, &train01, Accelerators::Named);
 }
 
 #[test]
@@ -150,35 +125,11 @@ fn show_prices_a_saved_plan_with_the_prices_file() {
     "##);
 }
 
-/// `train01` runs two B200 nodes and its login node, idle for five hours; `train02` runs its
-/// login node.
+/// [`gpu_fleet::fleet_with_idle_gpus`], with [`PRICES_JSON`] in `prices.json`.
 fn fleet_with_idle_gpus() -> Env {
-    let env = Env::new(100);
-    apply_ok(
-        &env,
-        &[ClusterSpec::default(), ClusterSpec::named("train02")],
-    );
-    let name = cluster_name("train01");
-    let mut live = env.emulator().cluster(&name).unwrap();
-    live["nodePools"][1]["machineSpec"] = json!({"machineType": "a4-highgpu-8g"});
-    env.emulator().insert_cluster(&name, live);
-    let node = |pool: &str, n: u32| {
-        json!({"nodePoolId": pool, "nodeState": "RUNNING",
-               "instanceName": format!("train01-{pool}-{n}")})
-    };
-    let nodes = vec![node("login", 0), node("cpu", 0), node("cpu", 1)];
-    assert!(env.emulator().set_nodes_status(&name, nodes));
-    let five_hours_ago = time::OffsetDateTime::now_utc().unix_timestamp() - 5 * 3600;
-    let slurm_node = json!({"name": "cpu-0", "state": ["IDLE"],
-                            "last_busy": {"set": true, "infinite": false, "number": five_hours_ago}});
-    env.emulator().set_slurm_nodes(&name, vec![slurm_node]);
+    let env = gpu_fleet::fleet_with_idle_gpus();
     std::fs::write(env.path().join("prices.json"), PRICES_JSON).unwrap();
     env
-}
-
-/// Five hours and a few seconds: the seconds a run takes are rounded away.
-fn idle_hours_rounded(text: &str) -> String {
-    text.replace("idle GPU-hours: 80.1", "idle GPU-hours: 80.0")
 }
 
 #[test]

@@ -4,48 +4,13 @@
 
 use serde_json::{Value, json};
 
+use crate::support::gpu_fleet::{
+    self, Accelerators, fleet_with_idle_gpus, idle_hours_rounded, with_gpu_pool,
+};
 use crate::support::{
-    ClusterSpec, Env, PROVIDER, apply_ok, assert_succeeded, cluster_hcl, cluster_name,
+    ClusterSpec, Env, PROVIDER, assert_succeeded, cluster_hcl, cluster_name,
     created_attributes_elided, stdout,
 };
-
-/// `id`'s `cpu` pool as the service reports it once it runs on `a4-highgpu-8g` machines (8
-/// built-in NVIDIA_B200 each, no accelerators named), with two nodes up.
-fn running_two_b200_nodes(env: &Env, id: &str) {
-    let name = cluster_name(id);
-    let mut live = env.emulator().cluster(&name).unwrap();
-    live["nodePools"][1]["machineSpec"] = json!({"machineType": "a4-highgpu-8g"});
-    env.emulator().insert_cluster(&name, live);
-    let node = |pool: &str, n: u32| json!({"nodePoolId": pool, "nodeState": "RUNNING", "instanceName": format!("{id}-{pool}-{n}")});
-    let nodes = vec![node("login", 0), node("cpu", 0), node("cpu", 1)];
-    assert!(env.emulator().set_nodes_status(&name, nodes));
-}
-
-/// A Slurm whose one node has been idle for five hours.
-fn idle_for_five_hours(env: &Env, id: &str) {
-    let five_hours_ago = time::OffsetDateTime::now_utc().unix_timestamp() - 5 * 3600;
-    let node = json!({"name": "cpu-0", "state": ["IDLE"],
-                      "last_busy": {"set": true, "infinite": false, "number": five_hours_ago}});
-    env.emulator()
-        .set_slurm_nodes(&cluster_name(id), vec![node]);
-}
-
-/// `train01` runs 16 built-in B200s idle for five hours; `train02` runs no GPU.
-fn fleet_with_idle_gpus() -> Env {
-    let env = Env::new(100);
-    apply_ok(
-        &env,
-        &[ClusterSpec::default(), ClusterSpec::named("train02")],
-    );
-    running_two_b200_nodes(&env, "train01");
-    idle_for_five_hours(&env, "train01");
-    env
-}
-
-/// Five hours and a few seconds of 16 GPUs: the seconds a run takes are rounded away.
-fn idle_hours_rounded(text: &str) -> String {
-    text.replace("idle GPU-hours: 80.1", "idle GPU-hours: 80.0")
-}
 
 #[test]
 fn status_and_list_end_with_the_fleets_gpus_by_type_and_its_idle_gpu_hours() {
@@ -70,25 +35,16 @@ fn status_and_list_end_with_the_fleets_gpus_by_type_and_its_idle_gpu_hours() {
     }
 }
 
-/// A pool `gpu` of spot `a4-highgpu-8g` machines (8 built-in NVIDIA_B200 each), `min` to `max`
-/// nodes, written into `cluster_block` before its Slurm settings.
-fn with_gpu_pool(cluster_block: &str, min: u32, max: u32) -> String {
-    let pool = format!(
-        "  node_pool \"gpu\" {{\n    machine_spec {{\n      machine_type = \"a4-highgpu-8g\"\n    }}\n    \
-         scaling_spec {{\n      min_node_count = {min}\n      max_node_count = {max}\n    }}\n    \
-         provisioning_model = \"SPOT\"\n    zone = \"us-central1-a\"\n  }}\n\n  orchestrator_spec {{"
-    );
-    cluster_block.replacen("  orchestrator_spec {", &pool, 1)
-}
-
-/// A fleet change for review: `train01` gains a GPU pool (an update), `train02` moves its
-/// `cpu` pool to bigger machines (a replacement, stopping its running job), `train03` is new
-/// with GPUs (a create).
+/// The fleet change of [`gpu_fleet::fleet_change`] (B200s built in), `train01` gaining a GPU
+/// pool (an update) and `train02` running a job its replacement stops.
 fn fleet_change(env: &Env) {
-    apply_ok(
-        env,
-        &[ClusterSpec::default(), ClusterSpec::named("train02")],
+    let train01 = with_gpu_pool(
+        &cluster_hcl(&ClusterSpec::default()),
+        0,
+        2,
+        Accelerators::BuiltIn,
     );
+    gpu_fleet::fleet_change(env, PROVIDER, &train01, Accelerators::BuiltIn);
     env.emulator().set_slurm_jobs(
         &cluster_name("train02"),
         vec![
@@ -96,14 +52,6 @@ fn fleet_change(env: &Env) {
                     "job_state": ["RUNNING"], "partition": "cpu", "nodes": "cpu-0"}),
         ],
     );
-    let train01 = with_gpu_pool(&cluster_hcl(&ClusterSpec::default()), 0, 2);
-    let train02 = cluster_hcl(&ClusterSpec::named("train02")).replacen(
-        "\"n2-standard-8\"\n    }\n    scaling_spec {\n      min_node_count = 0",
-        "\"n2-standard-16\"\n    }\n    scaling_spec {\n      min_node_count = 0",
-        1,
-    );
-    let train03 = with_gpu_pool(&cluster_hcl(&ClusterSpec::named("train03")), 2, 4);
-    env.write_config(&format!("{PROVIDER}{train01}{train02}{train03}"));
 }
 
 #[test]

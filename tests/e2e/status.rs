@@ -8,7 +8,8 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use crate::support::{
-    ClusterSpec, Env, apply_ok, cluster_name, config, hand_made_cluster, seconds_of_ages_hidden,
+    ClusterSpec, Env, apply_ok, cluster_name, config, hand_made_cluster, idle_seconds_hidden,
+    seconds_of_ages_hidden,
 };
 
 fn number(n: i64) -> Value {
@@ -279,7 +280,8 @@ fn status_json_is_one_document() {
               "other": 0
             },
             "idle": {
-              "status": "in_use"
+              "status": "in_use",
+              "only_pending_jobs": false
             }
           },
           "problems": [
@@ -648,7 +650,7 @@ fn nodes_that_do_not_start_on_day_two_need_attention_per_pool() {
     short_of_cpu_nodes_on_day_two(&env);
     insta::assert_snapshot!(env.transcript(&["status", "--detailed-exitcode"]), @r#"
     PROJECT  REGION       ID       STATE    NODES                     SLURM JOBS            SLURM NODES  IDLE SINCE
-    my-proj  us-central1  train01  RUNNING  login: 1 running; cpu: 0  0 running, 3 pending  4 down       in use
+    my-proj  us-central1  train01  RUNNING  login: 1 running; cpu: 0  0 running, 3 pending  4 down       3 pending jobs
 
     Recent events:
       train01: VM_SLURM_POWER_DOWN at [TIME]: Nodes of pool cpu could not be started and were powered down: The zone 'projects/253589482369/zones/us-central1-a' does not have enough resources available to fulfill the request. '(resource type:compute)'. (state:STOCKOUT)
@@ -826,4 +828,42 @@ fn status_watch_refuses_a_short_interval_json_and_exit_codes() {
         let err = crate::support::stderr(&output);
         assert!(err.contains(needle), "{args:?}: {err}");
     }
+}
+
+/// A cluster whose only Slurm job waits for nodes: nothing runs on it.
+fn waiting_for_nodes(env: &Env) {
+    apply_ok(env, &[ClusterSpec::default()]);
+    env.emulator().set_slurm_jobs(
+        &cluster_name("train01"),
+        vec![json!({"job_id": 11, "name": "eval", "user_name": "bob",
+                    "job_state": ["PENDING"], "partition": "cpu"})],
+    );
+}
+
+#[test]
+fn a_lone_pending_job_reads_as_one_pending_job_not_in_use() {
+    let env = Env::new(100);
+    waiting_for_nodes(&env);
+    insta::assert_snapshot!(env.transcript(&["status"]), @"
+    PROJECT  REGION       ID       STATE    NODES                     SLURM JOBS            SLURM NODES  IDLE SINCE
+    my-proj  us-central1  train01  RUNNING  login: 1 running; cpu: 0  0 running, 1 pending  4 idle       1 pending job
+
+    Nothing needs attention.
+
+    Fleet: 1 cluster; GPUs running: none; idle GPU-hours: 0.0
+    ");
+    let output = env.run(&["status", "--json"]);
+    let document: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        document["clusters"][0]["slurm"]["idle"],
+        json!({"status": "in_use", "only_pending_jobs": true})
+    );
+    let idle_report = env
+        .transcript(&["plan", "--destroy", "--idle-for", "1h"])
+        .normalized_with(idle_seconds_hidden);
+    insta::assert_snapshot!(idle_report, @"
+    PROJECT  REGION       ID       STATE    ACTIVE JOBS  BUSY NODES  LAST BUSY                                       GPUS  IDLE GPU-HOURS  VERDICT             REASON
+    my-proj  us-central1  train01  RUNNING  1            0           never (up since [TIME] ([N]s ago))  0     0.0             jobs pending: keep  1 pending job
+    No clusters to destroy.
+    ");
 }

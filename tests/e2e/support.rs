@@ -13,6 +13,8 @@ use clusterform_testkit::hcl::SEED_BODY_HCL;
 pub use clusterform_testkit::{PROJECT, REGION, STACK, TOKEN, cluster_name};
 use tempfile::TempDir;
 
+pub mod gpu_fleet;
+
 /// An emulator and a configuration directory.
 pub struct Env {
     pub server: TestEmulator,

@@ -971,8 +971,11 @@ pub fn terraform_spellings(args: impl IntoIterator<Item = OsString>) -> Vec<OsSt
             if arg == "--" {
                 after_separator = true;
             }
-            let single_dash_long = match arg.to_str().and_then(single_dash_name) {
-                Some(name) if !after_separator => long_names
+            let single_dash_long = match arg.to_str().and_then(option_token) {
+                Some(OptionToken {
+                    name,
+                    single_dash: true,
+                }) if !after_separator => long_names
                     .get_or_init(long_option_names)
                     .iter()
                     .any(|long| long == name),
@@ -989,13 +992,24 @@ pub fn terraform_spellings(args: impl IntoIterator<Item = OsString>) -> Vec<OsSt
         .collect()
 }
 
-/// The option name of a token spelled `-name` or `-name=value`.
-fn single_dash_name(text: &str) -> Option<&str> {
-    let rest = text.strip_prefix('-')?;
-    if rest.starts_with('-') {
-        return None;
-    }
-    Some(rest.split_once('=').map_or(rest, |(name, _)| name))
+/// A command-line token that names an option: `--name`, `--name=value`, or Terraform's
+/// `-name`, `-name=value`.
+#[derive(Debug, PartialEq, Eq)]
+struct OptionToken<'a> {
+    /// The option's name, without dashes or value.
+    name: &'a str,
+    /// Spelled with one dash.
+    single_dash: bool,
+}
+
+/// The option a token names, if it names one: `None` for a word, `-`, and the separator `--`.
+fn option_token(text: &str) -> Option<OptionToken<'_>> {
+    let (rest, single_dash) = match text.strip_prefix("--") {
+        Some(rest) => (rest, false),
+        None => (text.strip_prefix('-')?, true),
+    };
+    let name = rest.split_once('=').map_or(rest, |(name, _)| name);
+    (!name.is_empty()).then_some(OptionToken { name, single_dash })
 }
 
 /// Every long option of every command (`help` and `version` included).
@@ -1050,8 +1064,7 @@ pub fn terraform_only_flag(argv: &[OsString]) -> Option<String> {
         .filter_map(|arg| arg.to_str())
         .take_while(|arg| *arg != "--")
         .find_map(|arg| {
-            let name = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-'))?;
-            let name = name.split_once('=').map_or(name, |(name, _)| name);
+            let name = option_token(arg)?.name;
             let (flag, instead) = TERRAFORM_ONLY_FLAGS
                 .iter()
                 .find(|(flag, _)| *flag == name)?;
@@ -1073,7 +1086,7 @@ pub fn flag_of_other_commands(argv: &[OsString], error: &clap::Error) -> Option<
     else {
         return None;
     };
-    let name = given.strip_prefix("--")?.split('=').next()?;
+    let name = option_token(given).filter(|token| !token.single_dash)?.name;
     let tree = Cli::command();
     let used = argv
         .iter()
@@ -1187,6 +1200,18 @@ mod tests {
                 "--no-color",
             ])
         );
+    }
+
+    #[test]
+    fn a_token_names_an_option_with_one_dash_or_two() {
+        let named = |name, single_dash| Some(OptionToken { name, single_dash });
+        assert_eq!(option_token("--out=p"), named("out", false));
+        assert_eq!(option_token("--out"), named("out", false));
+        assert_eq!(option_token("-lock=false"), named("lock", true));
+        assert_eq!(option_token("-v"), named("v", true));
+        for word in ["plan", "-", "--", "-=x", "--=x"] {
+            assert_eq!(option_token(word), None, "{word}");
+        }
     }
 
     #[test]

@@ -123,11 +123,11 @@ pub fn exec_hint(error: &ExecError) -> Option<String> {
         ExecError::OperationFailed {
             cluster,
             operation,
-            code_name,
-            ..
-        } if failed_on_the_service_side(Code::of_name(code_name)) => {
+            status,
+        } if failed_on_the_service_side(status.canonical_code()) => {
             return Some(format!(
-                "the service failed on its side ({code_name}), not because of the configuration: run `clusterform apply` again (what finished is not redone); if it fails again, see `clusterform status --target {}` and give Google Cloud support the operation {operation}",
+                "the service failed on its side ({}), not because of the configuration: run `clusterform apply` again (what finished is not redone); if it fails again, see `clusterform status --target {}` and give Google Cloud support the operation {operation}",
+                status.code_name(),
                 cluster.id()
             ));
         }
@@ -402,6 +402,7 @@ fn api_hint(code: Code) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clusterform_model::Status;
 
     #[test]
     fn commands_in_a_hint_are_given_the_directory_the_user_named() {
@@ -425,24 +426,32 @@ mod tests {
 
     #[test]
     fn a_failure_on_the_service_side_is_not_blamed_on_the_configuration() {
-        let failed = |code: &str| ExecError::OperationFailed {
+        let failed = |code: i64, name: Option<&str>| ExecError::OperationFailed {
             cluster: Box::new(
                 "projects/my-proj/locations/us-central1/modelDevelopmentClusters/a"
                     .parse()
                     .unwrap(),
             ),
             operation: "operations/op-1".into(),
-            code_name: code.into(),
-            message: "boom".into(),
+            status: Box::new(Status {
+                code,
+                message: "boom".into(),
+                status: name.map(str::to_owned),
+                details: Vec::new(),
+            }),
         };
-        let internal = exec_hint(&failed("INTERNAL")).unwrap();
+        // An operation's error numbers its code (13 is INTERNAL, 3 INVALID_ARGUMENT).
+        let internal = exec_hint(&failed(13, None)).unwrap();
         assert!(
-            internal.contains("not because of the configuration"),
+            internal.contains("failed on its side (INTERNAL), not because of the configuration"),
             "{internal}"
         );
         assert!(internal.contains("operations/op-1"), "{internal}");
-        let invalid = exec_hint(&failed("INVALID_ARGUMENT")).unwrap();
+        let invalid = exec_hint(&failed(3, None)).unwrap();
         assert!(invalid.contains("fix the configuration"), "{invalid}");
+        // A name this version does not know is shown as the service sent it.
+        let unknown = exec_hint(&failed(13, Some("BRAND_NEW"))).unwrap();
+        assert!(unknown.contains("(BRAND_NEW)"), "{unknown}");
     }
 
     fn reasoned(message: &str, hint: Option<&str>, reason: CommandLineReason) -> Diagnostic {
@@ -578,7 +587,7 @@ mod tests {
         assert!(exec_hint(&locked).unwrap().contains("--lock-timeout"));
         assert!(exec_hint(&ExecError::Cancelled).unwrap().contains("resume"));
         let unauthenticated = ExecError::Transport(TransportError::Api {
-            status: Box::new(clusterform_model::Status {
+            status: Box::new(Status {
                 code: 401,
                 message: "no".into(),
                 status: Some("UNAUTHENTICATED".into()),

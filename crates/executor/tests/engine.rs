@@ -7,9 +7,9 @@ use clusterform_emulator::{EmulatorOptions, FaultSpec};
 use clusterform_executor::{
     ApplyEngine, ApplyReport, ExecError, Journal, ProgressEvent, ProgressSink, Step,
 };
-use clusterform_model::Action;
 use clusterform_model::fields::UpdateMaskPath;
 use clusterform_model::rest::{ClusterRequest, RequestKind, UpdateMask};
+use clusterform_model::{Action, Code};
 use clusterform_planner::{ChangeReason, Plan, PlannedTimeouts};
 use tokio_util::sync::CancellationToken;
 
@@ -153,7 +153,7 @@ async fn one_failure_does_not_stop_the_others() {
     let err = failed.result.as_ref().unwrap_err();
     assert_eq!(
         err.api_code(),
-        Some(clusterform_model::Code::InvalidArgument),
+        Some(Code::InvalidArgument),
         "{err}"
     );
     assert!(h.emulator.cluster(&cluster_name("good")).is_some());
@@ -223,16 +223,15 @@ async fn failed_operations_name_the_cluster_code_and_message() {
     let err = report.outcomes[0].result.as_ref().unwrap_err();
     let ExecError::OperationFailed {
         cluster,
-        code_name,
-        message,
+        status,
         operation,
     } = err
     else {
         panic!("expected an operation failure, got {err}");
     };
     assert_eq!(**cluster, parsed_name("train01"));
-    assert!(!code_name.is_empty() && code_name != "OK", "{code_name}");
-    assert!(!message.is_empty());
+    assert_ne!(status.canonical_code(), Code::Ok, "{status}");
+    assert!(!status.message.is_empty());
     assert!(operation.contains("/operations/"));
     assert!(err.to_string().contains(&cluster_name("train01")), "{err}");
 }

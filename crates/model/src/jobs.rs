@@ -111,17 +111,10 @@ impl RunningJob {
 mod tests {
     use super::*;
 
+    /// A job known by its ID and state only, as a plan file stores one.
     fn job(state: &str) -> RunningJob {
-        RunningJob {
-            id: Some(1),
-            name: None,
-            user: None,
-            state: state.to_owned(),
-            nodes: None,
-            partition: None,
-            pools: Vec::new(),
-            started_at: None,
-        }
+        serde_json::from_value(serde_json::json!({"id": 1, "state": state}))
+            .expect("a job with an ID and a state")
     }
 
     #[test]

@@ -119,20 +119,15 @@ fn is_hit(job: &RunningJob, disruption: &Disruption) -> bool {
 #[cfg(test)]
 mod tests {
     use clusterform_model::{Action, Cluster};
+    use clusterform_testkit::slurm_job;
 
     use super::*;
     use crate::plan::{PoolDisruption, PoolHarm};
 
     fn job(id: i64, state: &str, pools: &[&str]) -> RunningJob {
         RunningJob {
-            id: Some(id),
-            name: None,
-            user: None,
-            state: state.to_owned(),
-            nodes: None,
-            partition: None,
             pools: pools.iter().map(|p| (*p).to_owned()).collect(),
-            started_at: None,
+            ..slurm_job(id, state)
         }
     }
 

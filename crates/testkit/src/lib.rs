@@ -2,7 +2,7 @@
 //! production code). It holds the constants every fixture uses, the canonical cluster as JSON
 //! ([`seed`], [`served`]) and as HCL ([`hcl`]), one emulator harness ([`TestEmulator`]: an
 //! in-process emulator on a free loopback port), and, with the feature `typed`, builders
-//! of our crates' typed values (`config`, `cluster`, `plan_against_seed`, `fleet`). The
+//! of our crates' typed values (`config`, `cluster`, `slurm_job`, `plan_against_seed`, `fleet`). The
 //! emulator's tests use it without `typed`, so they see JSON only.
 
 mod cluster;
@@ -16,7 +16,7 @@ pub use emulator::{TestEmulator, options_with_token};
 #[cfg(feature = "typed")]
 pub use typed::{
     address, cluster, config, declared, desired, fleet, live_seed, location, plan_against_seed,
-    removed, unread_location,
+    removed, slurm_job, unread_location,
 };
 
 /// The project every fixture uses.

@@ -1,5 +1,5 @@
 //! Builders of our crates' typed values around the canonical cluster: a configuration,
-//! declared and live clusters, a plan against the seed, and the benchmark fleet.
+//! declared and live clusters, a Slurm job, a plan against the seed, and the benchmark fleet.
 
 use std::collections::BTreeSet;
 
@@ -7,7 +7,7 @@ use clusterform_config::{
     Config, DesiredCluster, Lifecycle, Provider, RemovedCluster, SourceLocation, Timeouts,
 };
 use clusterform_model::{
-    Cluster, ClusterId, ClusterName, LiveCluster, Location, UnreadKind, UnreadLocation,
+    Cluster, ClusterId, ClusterName, LiveCluster, Location, RunningJob, UnreadKind, UnreadLocation,
 };
 use clusterform_planner::{Plan, PlanOptions};
 use serde_json::{Value, json};
@@ -91,6 +91,20 @@ pub fn removed(id: &str) -> RemovedCluster {
 pub fn cluster(json: Value) -> LiveCluster {
     let cluster: Cluster = serde_json::from_value(json).expect("live cluster JSON");
     LiveCluster::read_at(&location(), cluster).expect("a readable name")
+}
+
+/// Slurm job `id` in `state` (`RUNNING`, `PENDING`, …), with nothing else known.
+pub fn slurm_job(id: i64, state: &str) -> RunningJob {
+    RunningJob {
+        id: Some(id),
+        name: None,
+        user: None,
+        state: state.to_owned(),
+        nodes: None,
+        partition: None,
+        pools: Vec::new(),
+        started_at: None,
+    }
 }
 
 /// The seed cluster, live and owned by `research`.

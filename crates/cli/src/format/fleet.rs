@@ -8,6 +8,7 @@ use clusterform_model::pricing::FleetBurnRate;
 use serde_json::{Value, json};
 
 use crate::format::costs;
+use crate::format::table::counted;
 
 /// `Fleet: 3 clusters; GPUs running: 16 NVIDIA_B200; idle GPU-hours: 24.0`, then, with
 /// prices, `; burn rate: …`.
@@ -45,14 +46,6 @@ pub fn totals_json(totals: &FleetTotals, burn_rate: Option<&FleetBurnRate>) -> V
         document["burn_rate"] = costs::fleet_json(burn_rate);
     }
     document
-}
-
-fn counted(count: usize, noun: &str) -> String {
-    if count == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{count} {noun}s")
-    }
 }
 
 /// ` (unknown for 2 clusters)`, nothing when every cluster was counted.

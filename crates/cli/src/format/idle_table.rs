@@ -105,6 +105,8 @@ fn verdict(verdict: IdleVerdict) -> &'static str {
 
 #[cfg(test)]
 mod tests {
+    use clusterform_testkit::slurm_job;
+
     use super::*;
 
     fn waiting_on(state: &str) -> IdleReport {
@@ -121,16 +123,7 @@ mod tests {
             verdict: IdleVerdict::Busy,
             reason: String::new(),
             running_jobs: clusterform_model::RunningJobs::Known {
-                jobs: vec![clusterform_model::RunningJob {
-                    id: Some(1),
-                    name: None,
-                    user: None,
-                    state: state.to_owned(),
-                    nodes: None,
-                    partition: None,
-                    pools: Vec::new(),
-                    started_at: None,
-                }],
+                jobs: vec![slurm_job(1, state)],
             },
         }
     }

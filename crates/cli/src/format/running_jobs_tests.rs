@@ -3,7 +3,7 @@
 
 use clusterform_model::{Action, JobsByCluster, RunningJob, RunningJobs};
 use clusterform_planner::{Plan, PlanWarning, plan_document};
-use clusterform_testkit::{plan_against_seed, seed};
+use clusterform_testkit::{plan_against_seed, seed, slurm_job};
 use serde_json::json;
 
 use crate::format::notes;
@@ -24,14 +24,10 @@ fn labels_change() -> Plan {
 
 fn job(id: i64, name: &str, user: &str, state: &str, nodes: Option<&str>) -> RunningJob {
     RunningJob {
-        id: Some(id),
         name: Some(name.to_owned()),
         user: Some(user.to_owned()),
-        state: state.to_owned(),
         nodes: nodes.map(str::to_owned),
-        partition: None,
-        pools: Vec::new(),
-        started_at: None,
+        ..slurm_job(id, state)
     }
 }
 

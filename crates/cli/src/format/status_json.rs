@@ -208,7 +208,8 @@ fn slurm(slurm: &SlurmHealth) -> Value {
 fn read(report: &SlurmReport) -> Value {
     let idle = match &report.idle {
         Idleness::IdleSince(since) => json!({"status": "idle", "since": format_time(*since)}),
-        Idleness::InUse => json!({"status": "in_use"}),
+        Idleness::InUse => json!({"status": "in_use", "only_pending_jobs": false}),
+        Idleness::OnlyPendingJobs(_) => json!({"status": "in_use", "only_pending_jobs": true}),
         Idleness::Unknown(reason) => json!({"status": "unknown", "reason": reason}),
     };
     let nodes = &report.nodes;

@@ -15,7 +15,9 @@ use super::status::{
     Declaration, Found, StatusEntry, event_text, gone_text, names, problem_text, undeclared_text,
     unread_rows, unread_text,
 };
-use super::table::{cluster_headers, cluster_row, state_cell, table, time_and_age, unread_row};
+use super::table::{
+    cluster_headers, cluster_row, counted, state_cell, table, time_and_age, unread_row,
+};
 
 /// The table, the recent events and what needs attention; `No clusters.` when there is none.
 /// `color` (a terminal): a cluster's `ERROR` in red.
@@ -155,6 +157,7 @@ fn read_cells(report: &SlurmReport, now: OffsetDateTime) -> [String; 3] {
     let idle = match &report.idle {
         Idleness::IdleSince(since) => time_and_age(*since, now),
         Idleness::InUse => "in use".to_owned(),
+        Idleness::OnlyPendingJobs(jobs) => counted(*jobs, "pending job"),
         Idleness::Unknown(_) => UNKNOWN.to_owned(),
     };
     [jobs, slurm_nodes(&report.nodes), idle]

@@ -109,18 +109,16 @@ pub fn question_lines(stopped: &[StoppedWork<'_>], now: OffsetDateTime) -> Vec<S
 
 #[cfg(test)]
 mod tests {
+    use clusterform_testkit::slurm_job;
+
     use super::*;
 
     fn job(id: i64, started_ago: Option<i64>, now: OffsetDateTime) -> RunningJob {
         RunningJob {
-            id: Some(id),
             name: Some("train-llm".to_owned()),
             user: Some("alice".to_owned()),
-            state: "RUNNING".to_owned(),
-            nodes: None,
-            partition: None,
-            pools: Vec::new(),
             started_at: started_ago.map(|ago| now.unix_timestamp() - ago),
+            ..slurm_job(id, "RUNNING")
         }
     }
 

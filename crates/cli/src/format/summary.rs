@@ -279,7 +279,7 @@ fn fence_for(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use clusterform_model::{RunningJob, RunningJobs};
-    use clusterform_testkit::{plan_against_seed, seed};
+    use clusterform_testkit::{plan_against_seed, seed, slurm_job};
     use serde_json::json;
 
     use super::*;
@@ -342,14 +342,12 @@ mod tests {
         assert!(unread.contains("  unknown  "), "{unread}");
         assert!(unread.contains("Running jobs stopped: 0, and unknown on 1 cluster"));
         let job = RunningJob {
-            id: Some(17),
             name: Some("train-llm".to_owned()),
             user: Some("alice".to_owned()),
-            state: "RUNNING".to_owned(),
             nodes: Some("cpu-0".to_owned()),
             partition: Some("cpu".to_owned()),
             pools: vec!["cpu".to_owned()],
-            started_at: None,
+            ..slurm_job(17, "RUNNING")
         };
         let mut jobs = JobsByCluster::new();
         jobs.insert(

@@ -67,6 +67,15 @@ pub fn state_cell(state: &str, color: bool) -> String {
     }
 }
 
+/// `1 cluster`, `3 clusters`: a count and its noun, plural but for one.
+pub fn counted(count: usize, noun: &str) -> String {
+    if count == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{count} {noun}s")
+    }
+}
+
 /// Left-aligned columns separated by two spaces; rows as long as the first. Widths are what
 /// a terminal shows, so a coloured cell lines up with plain ones.
 pub fn table<R: AsRef<[String]>>(rows: &[R]) -> String {

@@ -238,7 +238,9 @@ fn failed_attempt(
             u16::try_from(status.code).ok(),
             Some(status.code_name().to_owned()),
         ),
-        (None, ExecError::OperationFailed { code_name, .. }) => (None, Some(code_name.clone())),
+        (None, ExecError::OperationFailed { status, .. }) => {
+            (None, Some(status.code_name().to_owned()))
+        }
         (None, _) => (None, None),
     };
     FailedAttempt {

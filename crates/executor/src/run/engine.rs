@@ -1133,8 +1133,7 @@ fn outcome_of(
         (Some(status), _) => Err(ExecError::OperationFailed {
             cluster: Box::new(cluster.clone()),
             operation: name.to_owned(),
-            code_name: status.code_name().to_owned(),
-            message: status.message.clone(),
+            status: Box::new(status.clone()),
         }),
         (None, Some(_)) => Ok(operation.response_cluster()),
         (None, None) => Err(ExecError::OperationWithoutResult {

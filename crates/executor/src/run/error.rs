@@ -36,16 +36,17 @@ pub enum ExecError {
         after: Duration,
     },
     /// A long-running operation finished with an error.
-    #[error("{cluster}: operation {operation} failed: {code_name}: {message}")]
+    #[error("{cluster}: operation {operation} failed: {}: {}", status.code_name(), status.message)]
     OperationFailed {
         /// The cluster acted on.
         cluster: Box<ClusterName>,
         /// The operation's name.
         operation: String,
-        /// Canonical code name, e.g. `RESOURCE_EXHAUSTED`.
-        code_name: String,
-        /// The service's message.
-        message: String,
+        /// The operation's `error`: its code (a `google.rpc.Code` number, and the canonical
+        /// name when the service sent one, both kept as sent even when this version does not
+        /// know them; [`Status::canonical_code`] types it) and message; boxed to keep errors
+        /// small.
+        status: Box<Status>,
     },
     /// The cluster went to state `ERROR` while we waited for it.
     #[error("{cluster} is in state ERROR: {detail}")]
@@ -337,15 +338,7 @@ impl ExecError {
     pub fn shortage(&self) -> Option<Shortage> {
         match self {
             Self::Transport(TransportError::Api { status, .. }) => status.refusal_shortage(),
-            Self::OperationFailed {
-                code_name, message, ..
-            } => Status {
-                code: 0,
-                message: message.clone(),
-                status: Some(code_name.clone()),
-                details: Vec::new(),
-            }
-            .operation_shortage(),
+            Self::OperationFailed { status, .. } => status.operation_shortage(),
             Self::ClusterFailed { detail, .. } => Status {
                 message: detail.clone(),
                 ..Status::default()
@@ -360,7 +353,7 @@ impl ExecError {
     pub(crate) fn shortage_message(&self) -> String {
         match self {
             Self::Transport(TransportError::Api { status, .. }) => status.message.clone(),
-            Self::OperationFailed { message, .. } => message.clone(),
+            Self::OperationFailed { status, .. } => status.message.clone(),
             Self::ClusterFailed { detail, .. } => detail.clone(),
             other => other.to_string(),
         }

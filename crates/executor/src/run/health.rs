@@ -236,8 +236,11 @@ pub struct SlurmNodeCounts {
 pub enum Idleness {
     /// No active job and no busy node; the newest node `last_busy` or finished job end.
     IdleSince(OffsetDateTime),
-    /// A job is active or a node is busy.
+    /// A job holds nodes or a node is busy.
     InUse,
+    /// Nothing holds a node: the only active jobs, this many, wait for nodes. Kept all the
+    /// same (they start once nodes come), but not busy.
+    OnlyPendingJobs(usize),
     /// Slurm's answer cannot say, and why (a node without `last_busy`, no node at all, …).
     Unknown(String),
 }
@@ -497,13 +500,14 @@ fn newest_events(events: Option<&[ClusterEvent]>, keep: usize) -> Vec<ClusterEve
 fn slurm_report(live: &LiveCluster, evidence: &SlurmEvidence, now: OffsetDateTime) -> SlurmReport {
     let verdict = idle_verdict(&live.address, &live.cluster, evidence, now, Duration::ZERO);
     let idle_gpu_hours = verdict.idle_gpu_hours();
+    let active = evidence.jobs.iter().filter(|job| job.is_active());
+    let pending = active.clone().filter(|job| job.is_pending()).count();
     let idle = match (verdict.verdict, verdict.last_busy) {
         (IdleVerdict::Idle, Some(since)) => Idleness::IdleSince(since),
+        (IdleVerdict::Busy, _) if verdict.only_pending_jobs() => Idleness::OnlyPendingJobs(pending),
         (IdleVerdict::Busy, _) => Idleness::InUse,
         _ => Idleness::Unknown(verdict.reason),
     };
-    let active = evidence.jobs.iter().filter(|job| job.is_active());
-    let pending = active.clone().filter(|job| job.is_pending()).count();
     SlurmReport {
         version: evidence.version.clone(),
         jobs: SlurmJobCounts {
@@ -737,6 +741,31 @@ mod tests {
             slurm.idle,
             Idleness::IdleSince(NOW - time::Duration::minutes(90))
         );
+    }
+
+    #[test]
+    fn jobs_that_only_wait_for_nodes_are_counted_apart_from_a_cluster_in_use() {
+        let pending = json!([
+            {"job_id": 1, "job_state": ["PENDING"]},
+            {"job_id": 2, "job_state": ["PENDING"]},
+        ]);
+        let waiting = health(&running(json!([])), Some(evidence(pending, idle_nodes())));
+        let SlurmHealth::Read(slurm) = &waiting.slurm else {
+            panic!("{:?}", waiting.slurm);
+        };
+        assert_eq!(slurm.idle, Idleness::OnlyPendingJobs(2));
+        let one_running = json!([
+            {"job_id": 1, "job_state": ["PENDING"]},
+            {"job_id": 2, "job_state": ["RUNNING"]},
+        ]);
+        let busy = health(
+            &running(json!([])),
+            Some(evidence(one_running, idle_nodes())),
+        );
+        let SlurmHealth::Read(slurm) = &busy.slurm else {
+            panic!("{:?}", busy.slurm);
+        };
+        assert_eq!(slurm.idle, Idleness::InUse);
     }
 
     /// `status` and `list` add up the idle GPU-hours as the idle report counts them.

@@ -306,8 +306,8 @@ fn failed_fields(event: &ProgressEvent, error: &ExecError) -> Value {
             Some(status.code_name().to_owned()),
             status.field_violations(),
         ),
-        (ExecError::OperationFailed { code_name, .. }, None) => {
-            (None, Some(code_name.clone()), vec![])
+        (ExecError::OperationFailed { status, .. }, None) => {
+            (None, Some(status.code_name().to_owned()), vec![])
         }
         // An exhausted chain ends with its last attempt's answer.
         (ExecError::OutOfMachines { attempts, .. }, None) => match attempts.last() {

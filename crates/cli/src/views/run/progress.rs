@@ -2,7 +2,7 @@
 //! with its action, elapsed time, state and the operation's progress message — an indicatif
 //! spinner per cluster when stderr is a terminal, plain timestamped lines (only when something
 //! changes) otherwise. An action stopped by Ctrl-C is not reported as failed: the interrupt is
-//! announced once, by the printer.
+//! announced once, by the printer, and the action's spinner is cleared.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -216,7 +216,9 @@ impl ProgressSink for ApplyProgress {
 }
 
 impl ApplyProgress {
-    /// Ends a cluster's spinner where it is, without a verdict.
+    /// Clears the spinner of a cluster whose action Ctrl-C stopped: its operation keeps
+    /// running, so a line saying how far it got would be stale next to the interruption line,
+    /// which says what happens to it.
     fn stop_line(&self, address: &ClusterName) {
         let lines = self.clusters.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(bar) = lines
@@ -224,7 +226,7 @@ impl ApplyProgress {
             .get(address)
             .and_then(|line| line.bar.as_ref())
         {
-            bar.abandon();
+            bar.finish_and_clear();
         }
     }
 }
