@@ -151,11 +151,7 @@ async fn one_failure_does_not_stop_the_others() {
     let failed = failed[0];
     assert_eq!(failed.address.id(), "bad");
     let err = failed.result.as_ref().unwrap_err();
-    assert_eq!(
-        err.api_code(),
-        Some(Code::InvalidArgument),
-        "{err}"
-    );
+    assert_eq!(err.api_code(), Some(Code::InvalidArgument), "{err}");
     assert!(h.emulator.cluster(&cluster_name("good")).is_some());
 }
 

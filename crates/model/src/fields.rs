@@ -302,8 +302,13 @@ impl FieldSpec {
 
     /// The last segment of the path: the HCL attribute or block name.
     pub fn name(&self) -> &'static str {
-        let last = self.path.rsplit('.').next().unwrap_or(self.path);
-        last.trim_end_matches("[]")
+        // Found by hand rather than by `rsplit` and `trim_end_matches`: planning asks every
+        // field's name for every cluster, and the pattern searchers showed in its profile.
+        let last = self
+            .path
+            .rfind('.')
+            .map_or(self.path, |dot| &self.path[dot + 1..]);
+        last.strip_suffix("[]").unwrap_or(last)
     }
 
     /// The path of the enclosing message, `None` at the top level.

@@ -92,7 +92,7 @@ impl<'p> Place<'p> {
 
     /// The text of [`Self::path`], without building its segments.
     fn text(&self) -> String {
-        let mut out = String::new();
+        let mut out = String::with_capacity(64);
         self.write_text(&mut out);
         out
     }

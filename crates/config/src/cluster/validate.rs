@@ -269,7 +269,9 @@ impl ClusterChecks<'_> {
             }
         }
         if let (Some(zone), Some(region)) = (&pool.zone, self.region)
-            && !zone.starts_with(&format!("{region}-"))
+            && zone
+                .strip_prefix(region)
+                .is_none_or(|rest| !rest.starts_with('-'))
         {
             let hint =
                 regions::outside_region_hint(region, format!("use a zone such as `{region}-a`"));
@@ -686,13 +688,10 @@ pub fn label_value_problem(value: &str) -> Option<&'static str> {
 /// The variable segments of `name` when it has the shape of `pattern` (`{X}` segments are
 /// variables, others literal), `None` otherwise.
 fn resource_segments<'n>(name: &'n str, pattern: &str) -> Option<Vec<&'n str>> {
-    let parts: Vec<&str> = name.split('/').collect();
-    let expected: Vec<&str> = pattern.split('/').collect();
-    if parts.len() != expected.len() {
-        return None;
-    }
+    let mut parts = name.split('/');
     let mut variables = Vec::new();
-    for (part, expected) in parts.iter().zip(&expected) {
+    for expected in pattern.split('/') {
+        let part = parts.next()?;
         if expected.starts_with('{') {
             if part.is_empty()
                 || part
@@ -701,12 +700,13 @@ fn resource_segments<'n>(name: &'n str, pattern: &str) -> Option<Vec<&'n str>> {
             {
                 return None;
             }
-            variables.push(*part);
+            variables.push(part);
         } else if part != expected {
             return None;
         }
     }
-    Some(variables)
+    // As many segments as the pattern, no more.
+    parts.next().is_none().then_some(variables)
 }
 
 fn shape_error(name: &str, kind: &str, pattern: &str) -> String {

@@ -95,8 +95,10 @@ fn spend(units: u64) -> Result<(), String> {
 /// The units `value` is worth, or the per-value limit it breaks.
 fn size(value: &Value) -> Result<u64, String> {
     let mut units: u64 = 0;
-    let mut pending = vec![value];
-    while let Some(value) = pending.pop() {
+    // A scalar, which most values are, is sized without allocating the stack.
+    let mut pending: Vec<&Value> = Vec::new();
+    let mut next = Some(value);
+    while let Some(value) = next.take().or_else(|| pending.pop()) {
         units += 1;
         match value {
             Value::String(text) => {
