@@ -174,7 +174,7 @@ impl<'a> PlanBuilder<'a> {
                 }
             })
             .collect();
-        let mut changes = Vec::new();
+        let mut changes = Vec::with_capacity(planned.len() + live.undeclared.len());
         let mut errors = Vec::new();
         for change in planned {
             match change {

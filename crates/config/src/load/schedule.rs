@@ -35,7 +35,7 @@ pub(super) fn clusters<'a>(
     let decoded = in_parallel(tasks, |chunk: Vec<(usize, Instance)>| {
         let mut worker = shared.fork();
         let mut scope = InstanceScope::new(ctx);
-        let mut clusters = Vec::new();
+        let mut clusters = Vec::with_capacity(chunk.len());
         for (index, (id, each)) in chunk {
             let (source, block) = &file_blocks[index];
             let scope = scope.of(each.as_ref());
@@ -48,8 +48,9 @@ pub(super) fn clusters<'a>(
     // The syntax trees are large: freed on every core, as before the instances were split
     // from their blocks (3–5 ms of a 1,000-block load when freed on one thread).
     in_parallel(file_blocks.into_par_iter(), drop);
-    let mut clusters: Vec<Checked<DesiredCluster>> = Vec::new();
-    let mut first_seen: HashMap<String, SourceLocation> = HashMap::new();
+    let declared = decoded.iter().map(|(chunk, _)| chunk.len()).sum();
+    let mut clusters: Vec<Checked<DesiredCluster>> = Vec::with_capacity(declared);
+    let mut first_seen: HashMap<String, SourceLocation> = HashMap::with_capacity(declared);
     for (chunk, worker) in decoded {
         eval.absorb(worker);
         for (cluster, source, label) in chunk {
