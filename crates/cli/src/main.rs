@@ -11,6 +11,7 @@ mod environment;
 mod error;
 mod exit_status;
 mod hints;
+mod interrupt_signal;
 mod local_emulator;
 mod printer;
 mod prompt;

@@ -24,6 +24,7 @@ use clusterform_model::Endpoint;
 
 use crate::context::{self, StorageConnection};
 use crate::error::CliError;
+use crate::interrupt_signal;
 use crate::printer::{self, Tell};
 
 /// Set once a command handles Ctrl-C itself (apply's execution stops waiting on the first):
@@ -83,13 +84,15 @@ impl StackLock {
             return None;
         };
         let lock = remote.lock.clone();
+        let interrupted = interrupt_signal::next_ctrl_c();
         Some(tokio::spawn(async move {
-            loop {
+            if interrupted.await.is_err() {
+                return;
+            }
+            // Once the command handles Ctrl-C itself, the lock is released on its way out.
+            while INTERRUPTS_HANDLED.load(Ordering::SeqCst) {
                 if tokio::signal::ctrl_c().await.is_err() {
                     return;
-                }
-                if !INTERRUPTS_HANDLED.load(Ordering::SeqCst) {
-                    break;
                 }
             }
             printer::interrupted(&lock.info().command);

@@ -5,6 +5,7 @@ use clusterform_emulator::Emulator;
 use crate::arguments;
 use crate::error::CliError;
 use crate::exit_status::ExitStatus;
+use crate::interrupt_signal;
 use crate::printer::Printer;
 
 /// What a client of the emulator sets as its token: any, unless `--token` asks for one.
@@ -34,6 +35,8 @@ fn preflight_advice(base: &str) -> String {
 /// Starts the emulator on the validated address (loopback unless `--allow-remote`) and waits.
 pub async fn run(args: arguments::Emulator, printer: &Printer) -> Result<ExitStatus, CliError> {
     let advice = token_advice(args.options.required_token.as_deref());
+    // Before serving: a client may connect, and the user press Ctrl-C, at once.
+    let interrupted = interrupt_signal::next_ctrl_c();
     let emulator = Emulator::new(args.options)?;
     let handle = emulator.serve(args.listen).await?;
     printer.info(&format!(
@@ -42,7 +45,7 @@ pub async fn run(args: arguments::Emulator, printer: &Printer) -> Result<ExitSta
     ));
     printer.info(&advice);
     printer.info(&preflight_advice(&handle.base_url()));
-    tokio::signal::ctrl_c().await.map_err(CliError::Runtime)?;
+    interrupted.await.map_err(CliError::Runtime)?;
     handle.shutdown().await;
     printer.info("Emulator stopped.");
     Ok(ExitStatus::Success)

@@ -6,6 +6,7 @@ use std::sync::Once;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::interrupt_signal;
 use crate::printer;
 use crate::stack_lock;
 
@@ -33,8 +34,9 @@ impl Interrupts {
     fn listen(&self, rerun: &'static str) {
         let token = self.token.clone();
         stack_lock::interrupts_handled_by_command();
+        let interrupted = interrupt_signal::next_ctrl_c();
         tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_err() {
+            if interrupted.await.is_err() {
                 return;
             }
             printer::interrupted(rerun);
