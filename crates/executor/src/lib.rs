@@ -52,10 +52,7 @@ pub use state::lock::RunLock;
 pub use state::lock_info::LockInfo;
 pub use state::remote_lock::{HeldLock, StorageLock};
 pub use state::state_dir::StateDir;
-pub use transport::api::{
-    ApiClient, ClientOptions, LIST_PAGE_SIZE, MAX_ANSWER_BYTES, SlurmBodyError, SlurmReply,
-    Submitted,
-};
+pub use transport::api::{ApiClient, LIST_PAGE_SIZE, SlurmBodyError, SlurmReply, Submitted};
 pub use transport::auth::{
     AuthEnvironment, AuthError, GcloudCli, ResolvedTokenSource, StaticToken, Token, TokenNote,
     TokenSource, default_token_source, resolve_token_source,
@@ -65,6 +62,7 @@ pub use transport::budget::{
 };
 pub use transport::error::TransportError;
 pub use transport::http::{redact_endpoint, redact_userinfo};
+pub use transport::options::{ClientOptions, MAX_ANSWER_BYTES};
 pub use transport::preflight::{
     PreflightClient, PreflightEndpointError, emulator_preflight_endpoint,
     emulator_preflight_variables,

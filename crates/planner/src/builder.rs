@@ -23,6 +23,16 @@ use crate::options::{PlanFlags, PlanOptions};
 use crate::plan::{ChangeReason, ClusterChange, PLAN_FORMAT_VERSION, Plan, PlannedTimeouts};
 use crate::planning::{deletion, hide_possible_secrets, plan_declared, release};
 
+/// Computes what it takes to bring the live clusters to the desired configuration (or, with
+/// `options.destroy`, to delete the declared ones).
+pub fn plan(
+    desired: &Config,
+    live: &[LiveCluster],
+    options: &PlanOptions,
+) -> Result<Plan, PlanError> {
+    PlanBuilder::new(desired, options).finish(live)
+}
+
 /// What planning one declared cluster gave: its change (`None` when destroying a cluster that is
 /// not live) or why it cannot be planned.
 type Planned = Result<Option<ClusterChange>, PlanError>;

@@ -12,8 +12,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use clusterform_config::Config;
 use clusterform_model::{ClusterName, LiveCluster};
 
+use crate::builder::plan;
 use crate::plan::{ChangeReason, ClusterChange, Plan};
-use crate::planning::plan;
 
 /// How a saved plan differs from what its configuration and the live clusters give now.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

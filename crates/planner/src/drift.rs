@@ -27,7 +27,7 @@ use clusterform_model::paths::{FieldPath, IgnorePath, Segment, Selector};
 use serde_json::{Map, Value};
 use sha2::{Digest as _, Sha256};
 
-use crate::field_digests::{FieldDigests, digests_of, fields_of};
+use crate::field_digests::{FieldDigests, digests_of, fields_of, write_canonical};
 use crate::plan::{Drift, DriftKind, FieldChange};
 
 /// What earlier applies recorded: for each cluster, the digest of the declared cluster that was
@@ -193,36 +193,6 @@ pub(crate) fn digest_of(
         .iter()
         .map(|byte| format!("{byte:02x}"))
         .collect())
-}
-
-/// Writes `value` as compact JSON with every object's keys in byte order.
-pub(crate) fn write_canonical(value: &Value, out: &mut String) {
-    match value {
-        Value::Object(object) => {
-            let sorted: BTreeMap<&String, &Value> = object.iter().collect();
-            out.push('{');
-            for (index, (key, value)) in sorted.into_iter().enumerate() {
-                if index > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::from(key.as_str()).to_string());
-                out.push(':');
-                write_canonical(value, out);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (index, item) in items.iter().enumerate() {
-                if index > 0 {
-                    out.push(',');
-                }
-                write_canonical(item, out);
-            }
-            out.push(']');
-        }
-        scalar => out.push_str(&scalar.to_string()),
-    }
 }
 
 /// The fields of a change as changes made outside clusterform: what the live cluster (the

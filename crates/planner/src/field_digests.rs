@@ -19,7 +19,6 @@ use serde_json::{Map, Value};
 use sha2::{Digest as _, Sha256};
 
 use crate::diff::ORDERED_KEYED_LISTS;
-use crate::drift::write_canonical;
 use crate::field_index;
 
 /// The digest of each field of a cluster, by the field's path in the plan's spelling
@@ -102,6 +101,36 @@ fn digest(value: &Value) -> String {
         .collect();
     hex.truncate(DIGEST_HEX_DIGITS);
     hex
+}
+
+/// Writes `value` as compact JSON with every object's keys in byte order.
+pub(crate) fn write_canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(object) => {
+            let sorted: BTreeMap<&String, &Value> = object.iter().collect();
+            out.push('{');
+            for (index, (key, value)) in sorted.into_iter().enumerate() {
+                if index > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::from(key.as_str()).to_string());
+                out.push(':');
+                write_canonical(value, out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (index, item) in items.iter().enumerate() {
+                if index > 0 {
+                    out.push(',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(']');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
 }
 
 #[cfg(test)]

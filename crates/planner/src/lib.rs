@@ -33,7 +33,7 @@ mod stale;
 mod stopped_work;
 mod warnings;
 
-pub use builder::PlanBuilder;
+pub use builder::{PlanBuilder, plan};
 pub use costs::CostChange;
 pub use derived::{SavedPlanMismatch, saved_plan_mismatches};
 pub use document::plan_document;
@@ -49,7 +49,6 @@ pub use plan::{
     PoolAlternative, PoolChain, PoolDisruption, PoolHarm, RunningAlternative, Summary,
 };
 pub use plan_warning::{CarriedValue, PlanWarning};
-pub use planning::plan;
 pub use removed::{Unmatched, UnmatchedRemoved, unmatched_removed};
 pub use requests::adopt;
 pub use stale::{Staleness, StalenessKind, stale_clusters};

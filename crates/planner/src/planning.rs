@@ -15,12 +15,10 @@ use clusterform_config::{Config, DesiredCluster, Timeouts};
 use clusterform_model::fields::{FieldAccess, ImpactClass, UpdateMaskPath, lookup};
 use clusterform_model::rest::ClusterRequest;
 use clusterform_model::{
-    Action, Attempt, Cluster, ClusterName, ClusterState, LiveCluster, STACK_LABEL, UpdateMode,
-    paths,
+    Action, Attempt, Cluster, ClusterName, ClusterState, STACK_LABEL, UpdateMode, paths,
 };
 use serde_json::Value;
 
-use crate::builder::PlanBuilder;
 use crate::diff;
 use crate::drift::{AppliedDigests, IdleDeletion, digest_of, drift_by_field, drift_of};
 use crate::error::PlanError;
@@ -29,7 +27,7 @@ use crate::field_digests::FieldDigests;
 use crate::ignore;
 use crate::options::PlanOptions;
 use crate::plan::{
-    CapacityPlan, ChangeReason, ClusterChange, Drift, FieldChange, Impact, InError, Plan,
+    CapacityPlan, ChangeReason, ClusterChange, Drift, FieldChange, Impact, InError,
     PlannedTimeouts, RunningAlternative,
 };
 use crate::plan_warning::PlanWarning;
@@ -38,16 +36,6 @@ use crate::warnings;
 
 /// The mode used when neither the flag, the cluster nor the provider sets one.
 const DEFAULT_UPDATE_MODE: UpdateMode = UpdateMode::UserAndService;
-
-/// Computes what it takes to bring the live clusters to the desired configuration (or, with
-/// `options.destroy`, to delete the declared ones).
-pub fn plan(
-    desired: &Config,
-    live: &[LiveCluster],
-    options: &PlanOptions,
-) -> Result<Plan, PlanError> {
-    PlanBuilder::new(desired, options).finish(live)
-}
 
 /// Plans one declared cluster: its change, or `None` when destroying a cluster that is not
 /// live (or that `options.keep_protected` leaves out). `applied` is what earlier applies

@@ -4,14 +4,13 @@
 //! Every answer is decoded here, so a server that answers something else than the API (an
 //! HTML error page, a proxy's text) becomes a [`TransportError::Decode`] naming the URL instead of a
 //! panic or a confusing serde message further up. A server is not trusted to be well-behaved:
-//! answers are read with a size cap ([`MAX_ANSWER_BYTES`]), redirects are never followed, the
+//! answers are read with a size cap ([`MAX_ANSWER_BYTES`](crate::MAX_ANSWER_BYTES)), redirects are never followed, the
 //! Lists of one refresh together ask for no more pages and read no more bytes than one
 //! [`RefreshBudget`], a List ends at the first page token seen twice, and the answer to a
 //! create, update or delete must be an operation with a usable name. A quota error
 //! from one region holds back every request to that region for a while ([`RegionGates`]).
 
 use std::collections::HashSet;
-use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -36,64 +35,16 @@ use crate::transport::http::{
     Connection, EndpointRefusal, check_endpoint, describe_transport_error, quote_body,
     redact_endpoint, redact_userinfo,
 };
+use crate::transport::options::ClientOptions;
 use crate::transport::region_gate::RegionGates;
-use crate::transport::retry::{CallClass, RetryPolicy};
+use crate::transport::retry::CallClass;
 
 /// Items asked for per List page. The service documents no maximum; sibling Vertex AI Lists cap
 /// at 100 and some refuse larger sizes, so 100 is the largest size safe to ask for (docs/api.md).
 pub const LIST_PAGE_SIZE: u32 = 100;
 
-/// The largest answer body read from the server: a real answer is kilobytes, and an endless
-/// one must not exhaust memory. The pages of a refresh's Lists together are capped by its
-/// [`RefreshBudget`].
-pub const MAX_ANSWER_BYTES: usize = 64 * 1024 * 1024;
-
 /// The longest a glance (see [`ApiClient::for_a_glance`]) waits for an answer.
 const GLANCE_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// How the client talks to the API.
-#[derive(Clone)]
-pub struct ClientOptions {
-    /// Base URL override (`--endpoint`, `CLUSTERFORM_ENDPOINT`, provider `endpoint`); `None`
-    /// means the regional Google endpoint of each request.
-    pub endpoint: Option<String>,
-    /// `User-Agent` header.
-    pub user_agent: String,
-    /// Timeout of one HTTP request (a `:wait` call gets its wait time on top).
-    pub request_timeout: Duration,
-    /// Retry limits.
-    pub retry: RetryPolicy,
-    /// The largest answer body read ([`MAX_ANSWER_BYTES`] unless a test lowers it).
-    pub max_answer_bytes: usize,
-    /// What the Lists of one refresh may read together (the default unless a test lowers it).
-    pub refresh_budget: RefreshBudget,
-}
-
-impl Default for ClientOptions {
-    fn default() -> Self {
-        Self {
-            endpoint: None,
-            user_agent: format!("clusterform/{}", env!("CARGO_PKG_VERSION")),
-            request_timeout: Duration::from_secs(60),
-            retry: RetryPolicy::default(),
-            max_answer_bytes: MAX_ANSWER_BYTES,
-            refresh_budget: RefreshBudget::default(),
-        }
-    }
-}
-
-impl fmt::Debug for ClientOptions {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ClientOptions")
-            .field("endpoint", &self.endpoint.as_deref().map(redact_userinfo))
-            .field("user_agent", &self.user_agent)
-            .field("request_timeout", &self.request_timeout)
-            .field("retry", &self.retry)
-            .field("max_answer_bytes", &self.max_answer_bytes)
-            .field("refresh_budget", &self.refresh_budget)
-            .finish()
-    }
-}
 
 /// What a create, update or delete request led to.
 #[derive(Debug, Clone, PartialEq)]

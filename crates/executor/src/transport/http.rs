@@ -14,9 +14,9 @@ use std::time::Duration;
 use reqwest::{Method, RequestBuilder, Url};
 use tokio::time::Instant;
 
-use crate::transport::api::ClientOptions;
 use crate::transport::auth::{AuthError, TokenSource};
 use crate::transport::budget::{BudgetSpent, ListCharge};
+use crate::transport::options::ClientOptions;
 use crate::transport::retry::{RetryPolicy, parse_retry_after};
 
 /// How much of an unusable answer an error quotes.

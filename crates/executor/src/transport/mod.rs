@@ -15,6 +15,7 @@ pub(crate) mod deadline;
 pub(crate) mod error;
 pub(crate) mod exchange;
 pub(crate) mod http;
+pub(crate) mod options;
 pub(crate) mod preflight;
 pub(crate) mod region_gate;
 pub(crate) mod retry;

@@ -15,12 +15,12 @@ use clusterform_model::preflight::{PreflightApi, PreflightRead, Reading};
 use reqwest::{Method, StatusCode, Url};
 use serde_json::Value;
 
-use crate::transport::api::ClientOptions;
 use crate::transport::auth::TokenSource;
 use crate::transport::exchange::{Answer, Body, Exchanging, Request, Unanswered, exchange};
 use crate::transport::http::{
     Connection, EndpointRefusal, check_endpoint, quote_body, redact_endpoint,
 };
+use crate::transport::options::ClientOptions;
 use crate::transport::retry::CallClass;
 
 /// A preflight endpoint that cannot be used.

@@ -20,12 +20,12 @@ use clusterform_model::Code;
 use reqwest::{Method, StatusCode, Url};
 use serde_json::Value;
 
-use crate::transport::api::ClientOptions;
 use crate::transport::auth::{AuthError, TokenSource};
 use crate::transport::exchange::{Answer, Body, Exchanging, Request, Unanswered, exchange};
 use crate::transport::http::{
     Connection, EndpointRefusal, check_endpoint, quote_body, redact_endpoint,
 };
+use crate::transport::options::ClientOptions;
 use crate::transport::retry::CallClass;
 
 /// The least time between two writes of one object: Cloud Storage documents "an update limit on
