@@ -6,7 +6,10 @@
 use serde_json::{Value, json};
 
 use crate::support::gpu_fleet::{self, Accelerators, idle_hours_rounded};
-use crate::support::{ClusterSpec, Env, PROVIDER, cluster_hcl, created_attributes_elided, stdout};
+use crate::support::{
+    ClusterSpec, Env, PROVIDER, assert_succeeded, cluster_hcl, created_attributes_elided, stderr,
+    stdout,
+};
 
 /// B200s at 5.50 USD an hour each, the seed's `n2-standard-8` at 0.40 a node and the
 /// `n2-standard-16` it may move to at 0.80.
@@ -210,5 +213,87 @@ fn the_idle_evidence_with_prices_says_what_the_idle_hours_cost() {
     assert!(
         planned.contains("# Cost: -0.40 USD/h (-288.00 USD per 30 days) now, -176.40 USD/h"),
         "{planned}"
+    );
+}
+
+/// [`PRICES_JSON`]'s prices and a misspelt machine type (`n2-standrad-8`), as HCL.
+const PRICES_WITH_A_TYPO_HCL: &str = r#"currency      = "USD"
+machine_types = { "n2-standard-8" = 0.40, "n2-standrad-8" = 0.40 }
+accelerators  = { NVIDIA_B200 = 5.50 }
+"#;
+
+/// The warning about [`PRICES_WITH_A_TYPO_HCL`]'s misspelt key, at `place`.
+fn typo_warning(place: &str) -> String {
+    format!(
+        "Warning: `pricing.machine_types`: machine type `n2-standrad-8` is not in clusterform's \
+         catalogue of training machine types; its price is used only by pools of that type\n  \
+         at {place}\n  hint: did you mean `n2-standard-8`? The service may offer types newer \
+         than clusterform's catalogue"
+    )
+}
+
+#[test]
+fn a_price_for_a_type_the_catalogue_lacks_is_a_warning_on_stderr_in_text_and_json() {
+    let env = Env::new(100);
+    let train01 = cluster_hcl(&ClusterSpec::default());
+    // Beside the configuration, not in its directory: every `*.hcl` there is configuration.
+    std::fs::create_dir(env.path().join("prices")).unwrap();
+    std::fs::write(env.path().join("prices/typo.hcl"), PRICES_WITH_A_TYPO_HCL).unwrap();
+    std::fs::write(env.path().join("prices.json"), PRICES_JSON).unwrap();
+    env.write_config(&format!("{PROVIDER}{train01}"));
+
+    let file_warning = typo_warning("prices/typo.hcl:2:43");
+    let planned = env.run(&["plan", "--prices", "prices/typo.hcl"]);
+    assert_succeeded(&planned);
+    assert!(
+        stderr(&planned).contains(&file_warning),
+        "{}",
+        stderr(&planned)
+    );
+    let planned = env.run(&["plan", "--json", "--prices", "prices/typo.hcl"]);
+    assert_succeeded(&planned);
+    assert!(
+        stderr(&planned).contains(&file_warning),
+        "{}",
+        stderr(&planned)
+    );
+    // The unused price changes nothing the document says.
+    let without_typo = env.run(&["plan", "--json", "--prices", "prices.json"]);
+    assert!(
+        !stderr(&without_typo).contains("Warning"),
+        "{}",
+        stderr(&without_typo)
+    );
+    assert_eq!(stdout(&planned), stdout(&without_typo));
+
+    let block = format!("  pricing {{\n{PRICES_WITH_A_TYPO_HCL}  }}\n}}\n");
+    let end = PROVIDER.rfind('}').unwrap();
+    let config = format!("{}{block}{train01}", &PROVIDER[..end]);
+    let line = config
+        .lines()
+        .position(|line| line.contains("n2-standrad-8"))
+        .unwrap();
+    env.write_config(&config);
+    let block_warning = typo_warning(&format!("main.hcl:{}:43", line + 1));
+    for args in [&["plan"][..], &["plan", "--json"]] {
+        let planned = env.run(args);
+        assert_succeeded(&planned);
+        assert!(
+            stderr(&planned).contains(&block_warning),
+            "{}",
+            stderr(&planned)
+        );
+    }
+    // The document differs from the prices file's only in what names the files and flags.
+    let document = |output: &std::process::Output| {
+        let mut document: Value = serde_json::from_slice(&output.stdout).unwrap();
+        for digest in ["config_digest", "config_files", "flags_digest"] {
+            document.as_object_mut().unwrap().remove(digest);
+        }
+        document
+    };
+    assert_eq!(
+        document(&env.run(&["plan", "--json"])),
+        document(&without_typo)
     );
 }

@@ -118,18 +118,22 @@ pub fn has_configuration(dir: &Path) -> Result<bool, CliError> {
         .any(|entry| entry.path().extension().is_some_and(|ext| ext == "hcl")))
 }
 
-/// The prices costs are shown at: `--prices FILE`'s when given (the flag wins), else the
-/// provider's `pricing` block's; `None`: no costs are shown.
+/// The prices costs are shown at: `--prices FILE`'s when given (the flag wins), its warnings
+/// told as the configuration's are (`tell`), else the provider's `pricing` block's, whose
+/// warnings the configuration's load told; `None`: no costs are shown.
 pub fn prices(
     file: Option<&Path>,
     provider: Option<&Provider>,
+    tell: &dyn Tell,
 ) -> Result<Option<PriceList>, CliError> {
-    match file {
-        Some(file) => clusterform_config::load_prices(file)
-            .map(Some)
-            .map_err(CliError::Diagnostics),
-        None => Ok(provider.and_then(|provider| provider.pricing.clone())),
+    let Some(file) = file else {
+        return Ok(provider.and_then(|provider| provider.pricing.clone()));
+    };
+    let loaded = clusterform_config::load_prices(file).map_err(CliError::Diagnostics)?;
+    for warning in &loaded.warnings {
+        tell.configuration_warning(warning);
     }
+    Ok(Some(loaded.prices))
 }
 
 /// `--var`, `--var-file` and `CLUSTERFORM_VAR_*`.

@@ -30,7 +30,7 @@ pub use language::guard::{
 };
 pub use language::redact::{Redaction, SENSITIVE_VALUE};
 pub use language::source::{MAX_CONFIGURATION_BYTES, MAX_SOURCE_BYTES};
-pub use load::{Loaded, Validated, load, load_prices, validate};
+pub use load::{Loaded, LoadedPrices, Validated, load, load_prices, validate};
 pub use tools::export::{Placement, cluster_to_hcl, cluster_to_hcl_placed, quote};
 pub use tools::format::{format_source, read_source_to_format};
 pub use tools::locate::field_location;

@@ -1,5 +1,6 @@
 //! The provider's `pricing { ... }` block: decoded into `Provider.pricing`, its currency and
-//! prices checked at the attribute, misspellings answered with the closest key.
+//! prices checked at the attribute, misspellings answered with the closest key, types the
+//! catalogue lacks warned about at their key.
 
 use std::collections::BTreeMap;
 
@@ -40,6 +41,96 @@ fn the_block_is_decoded_onto_the_provider() {
     );
     let without = load_text(&with_pricing("")).unwrap().config.provider;
     assert_eq!(without.pricing, None);
+}
+
+/// Each warning of the loaded `text`: its position and message.
+fn warnings(text: &str) -> Vec<String> {
+    let loaded = load_text(text).expect("a type the catalogue lacks must not stop a load");
+    loaded
+        .warnings
+        .iter()
+        .map(|warning| format!("{}:{} {}", warning.line, warning.column, warning.message))
+        .collect()
+}
+
+#[test]
+fn prices_of_types_in_the_catalogue_get_no_warning() {
+    let text = with_pricing(
+        r#"  pricing {
+    currency      = "USD"
+    machine_types = { "a4-highgpu-8g" = 44, "n2-standard-8" = 0.39 }
+    accelerators  = { NVIDIA_B200 = 5.5 }
+  }"#,
+    );
+    assert_eq!(warnings(&text), Vec::<String>::new());
+}
+
+#[test]
+fn a_type_the_catalogue_lacks_is_a_warning_at_its_key_with_the_closest_type() {
+    let text = with_pricing(
+        r#"  pricing {
+    currency      = "USD"
+    machine_types = { "a4-higpu-8g" = 44 }
+    accelerators  = { NVIDIA_B20 = 5.5 }
+  }"#,
+    );
+    let (line, _) = text
+        .lines()
+        .enumerate()
+        .find(|(_, line)| line.contains("a4-higpu-8g"))
+        .unwrap();
+    let loaded = load_text(&text).unwrap();
+    assert!(loaded.config.provider.pricing.is_some());
+    assert_eq!(
+        warnings(&text),
+        [
+            format!(
+                "{}:23 `pricing.machine_types`: machine type `a4-higpu-8g` is not in \
+                 clusterform's catalogue of training machine types; its price is used only by \
+                 pools of that type",
+                line + 1
+            ),
+            format!(
+                "{}:23 `pricing.accelerators`: accelerator type `NVIDIA_B20` is not in \
+                 clusterform's catalogue; its price is used only by pools of that type",
+                line + 2
+            ),
+        ]
+    );
+    let hints: Vec<&str> = loaded
+        .warnings
+        .iter()
+        .filter_map(|warning| warning.hint.as_deref())
+        .collect();
+    assert!(hints[0].starts_with("did you mean `a4-highgpu-8g`? The service may offer types newer than clusterform's catalogue"), "{hints:?}");
+    assert!(
+        hints[1].starts_with("did you mean `NVIDIA_B200`? "),
+        "{hints:?}"
+    );
+}
+
+#[test]
+fn a_map_not_written_out_is_warned_about_at_the_map() {
+    let text = with_pricing(
+        r#"  pricing {
+    currency      = "USD"
+    accelerators  = merge({ NVIDIA_B20 = 5.5 })
+  }"#,
+    );
+    let (line, _) = text
+        .lines()
+        .enumerate()
+        .find(|(_, line)| line.contains("NVIDIA_B20"))
+        .unwrap();
+    let found = warnings(&text);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].starts_with(&format!(
+            "{}:21 `pricing.accelerators`: accelerator type `NVIDIA_B20`",
+            line + 1
+        )),
+        "{found:?}"
+    );
 }
 
 #[test]

@@ -28,7 +28,7 @@ async fn destroy(args: &Destroy, view: &dyn RunView) -> Result<ExitStatus, CliEr
     let endpoint = args.endpoint.as_ref();
     let inputs = context::variable_inputs(&args.planning.variables)?;
     let config = context::load_config(dir, inputs, view).await?;
-    let prices = context::prices(args.prices.as_deref(), Some(&config.provider))?;
+    let prices = context::prices(args.prices.as_deref(), Some(&config.provider), view)?;
     let request = LockRequest {
         dir,
         command: "destroy",

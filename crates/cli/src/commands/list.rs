@@ -42,7 +42,7 @@ pub async fn run(args: &List, printer: &Printer) -> Result<ExitStatus, CliError>
         return Err(CliError::Usage(NEEDS_A_PROJECT.to_owned()));
     }
     let provider = config.as_ref().map(|config| &config.provider);
-    let prices = context::prices(args.prices.as_deref(), provider)?;
+    let prices = context::prices(args.prices.as_deref(), provider, printer)?;
     let connection = context::connect(args.endpoint.as_ref(), provider, dir, printer).await?;
     // With a configuration, the stack's clusters are looked for where a plan looks, the places
     // its earlier runs put clusters included.

@@ -26,7 +26,7 @@ pub async fn run(args: &Plan, printer: &Printer) -> Result<ExitStatus, CliError>
     let view = plan_view(format, printer);
     let inputs = context::variable_inputs(&args.planning.variables)?;
     let config = context::load_config(&args.dir, inputs, printer).await?;
-    let prices = context::prices(args.prices.as_deref(), Some(&config.provider))?;
+    let prices = context::prices(args.prices.as_deref(), Some(&config.provider), printer)?;
     let endpoint = args.endpoint.as_ref();
     let parallelism = Parallelism::default();
     let run = Run::connect(config, &args.dir, endpoint, parallelism, &*view).await?;

@@ -28,7 +28,7 @@ pub fn run(args: &ShowArgs, printer: &Printer) -> Result<ExitStatus, CliError> {
         // A blank line between the flags and the plan, as between the plan's parts.
         printer.result(&format!("{}\n\n", made_with(&plan.flags)));
     }
-    let prices = context::prices(args.prices.prices.as_deref(), None)?;
+    let prices = context::prices(args.prices.prices.as_deref(), None, printer)?;
     plan_view(format, printer).plan(&plan, &JobsByCluster::new(), prices.as_ref());
     let disruptive = plan.changes.iter().filter(|c| c.is_disruptive()).count();
     if disruptive > 0 {

@@ -32,7 +32,8 @@ pub async fn run(args: &Status, printer: &Printer) -> Result<ExitStatus, CliErro
     let inputs = context::variable_inputs(&args.variables)?;
     let mut config = context::load_config(&args.dir, inputs, printer).await?;
     // The prices every reading of a watch shows costs at: read once, the flag's winning.
-    config.provider.pricing = context::prices(args.prices.as_deref(), Some(&config.provider))?;
+    config.provider.pricing =
+        context::prices(args.prices.as_deref(), Some(&config.provider), printer)?;
     let endpoint = args.endpoint.as_ref();
     let connection = context::connect(endpoint, Some(&config.provider), &args.dir, printer).await?;
     if let Some(interval) = args.watch {

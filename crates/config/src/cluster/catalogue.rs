@@ -63,35 +63,81 @@ pub fn machine_caution_hint(machine_type: &str) -> Option<&'static str> {
         .map(|caution| caution.hint.as_str())
 }
 
+/// The two lists of types the catalogue holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TypeList {
+    /// The training machine types.
+    MachineTypes,
+    /// The accelerator types.
+    Accelerators,
+}
+
+/// What is said of a type the catalogue lacks, wherever it is written (a pool, a price): that
+/// it is not listed, and a hint with the closest listed type and [`NEWER_TYPES`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Unlisted {
+    /// "machine type `x` is not in clusterform's catalogue of training machine types".
+    pub message: String,
+    pub hint: String,
+}
+
+impl Unlisted {
+    fn new(catalogue: &Catalogue, list: TypeList, name: &str) -> Self {
+        let message = match list {
+            TypeList::MachineTypes => format!(
+                "machine type `{name}` is not in clusterform's catalogue of training machine types"
+            ),
+            TypeList::Accelerators => {
+                format!("accelerator type `{name}` is not in clusterform's catalogue")
+            }
+        };
+        Self {
+            message,
+            hint: with_suggestion(did_you_mean(name, catalogue.types(list))),
+        }
+    }
+}
+
 /// The model's catalogue, as the warnings read it.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Catalogue(&'static MachineCatalogue);
 
 impl Catalogue {
+    /// The warning for `name` when `list` lacks it; `None` when it holds it.
+    pub fn unlisted(&self, list: TypeList, name: &str) -> Option<Unlisted> {
+        (!self.types(list).any(|known| known == name)).then(|| Unlisted::new(self, list, name))
+    }
+
+    /// The types of `list`.
+    fn types(&self, list: TypeList) -> Box<dyn Iterator<Item = &'static str>> {
+        match list {
+            TypeList::MachineTypes => Box::new(self.0.machine_types()),
+            TypeList::Accelerators => {
+                Box::new(self.0.accelerator_types().iter().map(String::as_str))
+            }
+        }
+    }
+
     /// Every way `choice` strays from the catalogue, most fundamental first.
     pub fn check(&self, choice: MachineChoice<'_>) -> Vec<CatalogueWarning> {
         let mut warnings = Vec::new();
         if let Some(kind) = choice.accelerator_type
-            && !self.0.accelerator_types().iter().any(|known| known == kind)
+            && let Some(Unlisted { message, hint }) = self.unlisted(TypeList::Accelerators, kind)
         {
             warnings.push(CatalogueWarning {
                 field: MachineField::AcceleratorType,
-                message: format!("accelerator type `{kind}` is not in clusterform's catalogue"),
-                hint: with_suggestion(did_you_mean(
-                    kind,
-                    self.0.accelerator_types().iter().map(String::as_str),
-                )),
+                message,
+                hint,
             });
             return warnings;
         }
         let Some(machine) = self.0.machine(choice.machine_type) else {
+            let Unlisted { message, hint } =
+                Unlisted::new(self, TypeList::MachineTypes, choice.machine_type);
             warnings.push(CatalogueWarning {
                 field: MachineField::MachineType,
-                message: format!(
-                    "machine type `{}` is not in clusterform's catalogue of training machine types",
-                    choice.machine_type
-                ),
-                hint: with_suggestion(did_you_mean(choice.machine_type, self.0.machine_types())),
+                message,
+                hint,
             });
             return warnings;
         };

@@ -105,7 +105,7 @@ enum Written<'b, 'p> {
 }
 
 /// The text of an object key written as an identifier or a plain string (`a`, `"a"`).
-fn key_text(key: &ObjectKey) -> Option<&str> {
+pub(crate) fn key_text(key: &ObjectKey) -> Option<&str> {
     match key {
         ObjectKey::Ident(ident) => Some(ident.as_str()),
         ObjectKey::Expression(Expression::String(text)) => Some(text.as_str()),

@@ -41,7 +41,7 @@ use crate::language::variables::{self, NoValue};
 
 use self::digest::{digest, file_digests};
 use self::files::{ReadFiles, read_files, sort_blocks};
-pub use self::pricing::load_prices;
+pub use self::pricing::{LoadedPrices, load_prices};
 
 /// A successfully loaded configuration.
 #[derive(Debug, Clone)]

@@ -10,9 +10,12 @@
 //! ```
 //!
 //! Every value is checked where it is written: the currency an ISO 4217 code, each price a
-//! number of at least 0.
+//! number of at least 0. A type the machine catalogue lacks (a typo, or a type newer than the
+//! catalogue) is a warning at its key, never an error: its price is used only by pools of
+//! that type.
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -20,9 +23,12 @@ use clusterform_model::pricing::{Currency, HourlyPrice, PriceList};
 use hcl::Value;
 use hcl::edit::Ident;
 use hcl::edit::Span;
+use hcl::edit::expr::{Expression, ObjectKey};
 use hcl::edit::structure::Block;
 
-use crate::diagnostic::{Diagnostic, Diagnostics, SourceFile, detached_error};
+use crate::cluster::catalogue::{TypeList, Unlisted, catalogue};
+use crate::cluster::spans::key_text;
+use crate::diagnostic::{Diagnostic, Diagnostics, Severity, SourceFile, detached_error};
 use crate::language::block_schema::{AttributeSchema, BlockSchema, UnknownBlock};
 use crate::language::evaluator::{Bindings, Evaluator, Scope};
 use crate::language::functions::{base_context, with_base_dir};
@@ -32,8 +38,51 @@ use crate::language::source::{parse, read_source};
 /// The nested block of the provider that holds the prices.
 pub(super) const PRICING_BLOCK: &str = "pricing";
 
+/// An attribute that maps a type to its hourly price, and the catalogue's list of its types.
+#[derive(Debug, Clone, Copy)]
+struct PriceMap {
+    name: &'static str,
+    types: TypeList,
+}
+
 /// The attributes that map a type to its hourly price.
-const PRICE_MAPS: [&str; 2] = ["machine_types", "accelerators"];
+const PRICE_MAPS: [PriceMap; 2] = [
+    PriceMap {
+        name: "machine_types",
+        types: TypeList::MachineTypes,
+    },
+    PriceMap {
+        name: "accelerators",
+        types: TypeList::Accelerators,
+    },
+];
+
+impl PriceMap {
+    /// The warning for each type of `prices` the catalogue lacks, with its key.
+    fn unlisted_types(
+        self,
+        prices: &BTreeMap<String, HourlyPrice>,
+    ) -> impl Iterator<Item = (&str, Unlisted)> {
+        let catalogue = catalogue();
+        prices.keys().filter_map(move |kind| {
+            let Unlisted { message, hint } = catalogue.unlisted(self.types, kind)?;
+            let message = format!(
+                "`{PRICING_BLOCK}.{}`: {message}; its price is used only by pools of that type",
+                self.name
+            );
+            Some((kind.as_str(), Unlisted { message, hint }))
+        })
+    }
+}
+
+/// A prices file's prices, and its warnings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadedPrices {
+    /// The prices.
+    pub prices: PriceList,
+    /// What does not stop them from being used: each type the machine catalogue lacks.
+    pub warnings: Vec<Diagnostic>,
+}
 
 /// What `pricing { ... }` (and a prices file) accepts.
 static PRICING: BlockSchema = BlockSchema {
@@ -78,7 +127,8 @@ pub(super) fn pricing(
                 }
             });
     let mut maps = BTreeMap::new();
-    for name in PRICE_MAPS {
+    for map in PRICE_MAPS {
+        let name = map.name;
         let Some(expr) = members.expression(name) else {
             continue;
         };
@@ -87,6 +137,11 @@ pub(super) fn pricing(
         };
         match hourly_prices(name, &evaluated.value) {
             Ok(prices) => {
+                for (kind, Unlisted { message, hint }) in map.unlisted_types(&prices) {
+                    let range = key_range(expr, kind).or_else(|| expr.span());
+                    let warning = source.diagnostic(Severity::Warning, range, message, Some(hint));
+                    eval.diagnostics.push(warning);
+                }
                 maps.insert(name, prices);
             }
             Err(problem) => eval
@@ -101,6 +156,22 @@ pub(super) fn pricing(
         machine_types: maps.remove("machine_types").unwrap_or_default(),
         accelerators: maps.remove("accelerators").unwrap_or_default(),
     })
+}
+
+/// Where `expr`, an object written out, writes the key `kind`; `None` for any other
+/// expression (a variable, a function's result), whose keys are written elsewhere.
+fn key_range(expr: &Expression, kind: &str) -> Option<Range<usize>> {
+    let Expression::Object(object) = expr else {
+        return None;
+    };
+    object
+        .iter()
+        .map(|(key, _)| key)
+        .find(|key| key_text(key) == Some(kind))
+        .and_then(|key| match key {
+            ObjectKey::Ident(ident) => ident.span(),
+            ObjectKey::Expression(written) => written.span(),
+        })
 }
 
 /// `{ TYPE = price, … }`, each price a number of at least 0.
@@ -125,12 +196,13 @@ fn hourly_prices(name: &str, value: &Value) -> Result<BTreeMap<String, HourlyPri
 }
 
 /// Reads a prices file (`--prices FILE`): JSON when its name ends in `.json`, else HCL, each
-/// holding what the `pricing` block holds.
+/// holding what the `pricing` block holds. Its warnings come with the prices: in HCL at the
+/// key they concern, in JSON (read without positions) at the file.
 ///
 /// # Errors
 ///
 /// Every problem of the file, at its place in the file where it has one.
-pub fn load_prices(path: &Path) -> Result<PriceList, Diagnostics> {
+pub fn load_prices(path: &Path) -> Result<LoadedPrices, Diagnostics> {
     let source =
         read_source(path, path.to_path_buf()).map_err(|error| failed(vec![*error], None))?;
     let is_json = path
@@ -148,11 +220,17 @@ pub fn load_prices(path: &Path) -> Result<PriceList, Diagnostics> {
     let prices = with_budget(Arc::default(), || {
         with_base_dir(dir, || pricing(&mut eval, &source, &block, &ctx))
     });
-    prices.ok_or_else(|| failed(eval.diagnostics, Some(&source)))
+    match prices {
+        Some(prices) => Ok(LoadedPrices {
+            prices,
+            warnings: eval.diagnostics,
+        }),
+        None => Err(failed(eval.diagnostics, Some(&source))),
+    }
 }
 
 /// A prices file in JSON: `{"currency": "USD", "machine_types": {…}, "accelerators": {…}}`.
-fn json_prices(source: &SourceFile) -> Result<PriceList, Box<Diagnostic>> {
+fn json_prices(source: &SourceFile) -> Result<LoadedPrices, Box<Diagnostic>> {
     let refused = |message: String| Box::new(detached_error(&source.path, message, None));
     let value: serde_json::Value = serde_json::from_str(&source.text)
         .map_err(|error| refused(format!("not a JSON prices file: {error}")))?;
@@ -187,11 +265,23 @@ fn json_prices(source: &SourceFile) -> Result<PriceList, Box<Diagnostic>> {
             }
         }
     };
-    Ok(PriceList {
+    let [machine_types, accelerators] = PRICE_MAPS;
+    let prices = PriceList {
         currency,
-        machine_types: map("machine_types")?,
-        accelerators: map("accelerators")?,
+        machine_types: map(machine_types.name)?,
+        accelerators: map(accelerators.name)?,
+    };
+    let warnings = [
+        machine_types.unlisted_types(&prices.machine_types),
+        accelerators.unlisted_types(&prices.accelerators),
+    ]
+    .into_iter()
+    .flatten()
+    .map(|(_, Unlisted { message, hint })| {
+        source.diagnostic(Severity::Warning, None, message, Some(hint))
     })
+    .collect();
+    Ok(LoadedPrices { prices, warnings })
 }
 
 fn failed(items: Vec<Diagnostic>, source: Option<&SourceFile>) -> Diagnostics {
@@ -236,7 +326,13 @@ mod tests {
             "currency = \"EUR\"\nmachine_types = { \"a4-highgpu-8g\" = 44 }\n\
              accelerators = { NVIDIA_B200 = 5.5 }\n",
         );
-        assert_eq!(load_prices(&path).unwrap(), wanted());
+        assert_eq!(
+            load_prices(&path).unwrap(),
+            LoadedPrices {
+                prices: wanted(),
+                warnings: Vec::new()
+            }
+        );
     }
 
     #[test]
@@ -246,7 +342,92 @@ mod tests {
             r#"{"currency": "EUR", "machine_types": {"a4-highgpu-8g": 44},
                 "accelerators": {"NVIDIA_B200": 5.5}}"#,
         );
-        assert_eq!(load_prices(&path).unwrap(), wanted());
+        assert_eq!(
+            load_prices(&path).unwrap(),
+            LoadedPrices {
+                prices: wanted(),
+                warnings: Vec::new()
+            }
+        );
+    }
+
+    /// Each warning of the prices file at `path`: its place, message and hint.
+    fn warnings(path: &Path) -> Vec<String> {
+        load_prices(path)
+            .unwrap()
+            .warnings
+            .iter()
+            .map(|warning| {
+                format!(
+                    "{} {}: {} | {}",
+                    warning.severity,
+                    warning.location(),
+                    warning.message,
+                    warning.hint.as_deref().unwrap_or_default()
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_hcl_prices_file_warns_at_each_key_the_catalogue_lacks() {
+        let (_dir, path) = written(
+            "prices.hcl",
+            "currency = \"USD\"\nmachine_types = { \"a4-highgpu-8g\" = 44, \"a4-higpu-8g\" = 44 }\n\
+             accelerators = {\n  NVIDIA_B200 = 5.5\n  NVIDIA_B20 = 5.5\n}\n",
+        );
+        let file = path.display();
+        let newer = "The service may offer types newer than clusterform's catalogue (the Compute \
+                     resources page lists the documented ones): if this one exists, ignore this \
+                     warning.";
+        assert_eq!(
+            warnings(&path),
+            [
+                format!(
+                    "warning {file}:2:41: `pricing.machine_types`: machine type `a4-higpu-8g` is \
+                     not in clusterform's catalogue of training machine types; its price is used \
+                     only by pools of that type | did you mean `a4-highgpu-8g`? {newer}"
+                ),
+                format!(
+                    "warning {file}:5:3: `pricing.accelerators`: accelerator type `NVIDIA_B20` is \
+                     not in clusterform's catalogue; its price is used only by pools of that type \
+                     | did you mean `NVIDIA_B200`? {newer}"
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_json_prices_file_warns_at_the_file_for_each_type_the_catalogue_lacks() {
+        let (_dir, path) = written(
+            "prices.json",
+            r#"{"currency": "USD", "machine_types": {"a4-highgpu-8g": 44, "a4-higpu-8g": 44},
+                "accelerators": {"NVIDIA_B200": 5.5, "NVIDIA_L4": 0.7}}"#,
+        );
+        let file = path.display();
+        let found = warnings(&path);
+        let places: Vec<&str> = found
+            .iter()
+            .map(|warning| warning.split(" | ").next().unwrap())
+            .collect();
+        assert_eq!(
+            places,
+            [
+                format!(
+                    "warning {file}: `pricing.machine_types`: machine type `a4-higpu-8g` is not \
+                     in clusterform's catalogue of training machine types; its price is used only \
+                     by pools of that type"
+                ),
+                format!(
+                    "warning {file}: `pricing.accelerators`: accelerator type `NVIDIA_L4` is not \
+                     in clusterform's catalogue; its price is used only by pools of that type"
+                ),
+            ]
+        );
+        assert!(
+            found[0].contains("| did you mean `a4-highgpu-8g`? The service"),
+            "{found:?}"
+        );
     }
 
     #[test]
