@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use clusterform::format::status::{self, Declaration, Found, Recorded, StatusEntry};
-use clusterform::format::status_watch;
+use clusterform::format::status_watch::{self, FailedReadings};
 use clusterform_config::Config;
 use clusterform_executor::{AppliedRecord, FleetTotals};
 use clusterform_model::pricing::FleetBurnRate;
@@ -106,7 +106,8 @@ async fn read_report(
 
 /// `--watch`: a report every `interval`, each headed by what changed since the one before,
 /// until Ctrl-C (exit 0). A reading that fails is said and the next one tried: one bad
-/// minute of the service does not end the watch.
+/// minute of the service does not end the watch. Since a report replaces the errors on a
+/// terminal, the next one's header says how many readings failed since the one before.
 async fn watch(
     args: &Status,
     config: &Config,
@@ -117,7 +118,9 @@ async fn watch(
 ) -> Result<ExitStatus, CliError> {
     let interrupted = tokio::signal::ctrl_c();
     tokio::pin!(interrupted);
+    let started = OffsetDateTime::now_utc();
     let mut previous: Option<(OffsetDateTime, Vec<StatusEntry>)> = None;
+    let mut failed: Option<FailedReadings> = None;
     loop {
         tokio::select! {
             _ = &mut interrupted => return Ok(ExitStatus::Success),
@@ -127,17 +130,37 @@ async fn watch(
                         (*at, status_watch::changed_clusters(entries, &report.entries))
                     });
                     let since = changed.as_ref().map(|(at, names)| (*at, names.as_slice()));
-                    view.watching(&status_watch::header(interval, report.now, since));
+                    let failed = failed.take();
+                    let header = status_watch::header(interval, report.now, since, failed.as_ref());
+                    view.watching(&header);
                     view.report(&report.shown());
                     previous = Some((report.now, report.entries));
                 }
-                Err(error) => printer.error(&error),
+                Err(error) => {
+                    printer.error(&error);
+                    let since = previous.as_ref().map_or(started, |(at, _)| *at);
+                    failed = Some(one_more_failure(failed.take(), since, &error));
+                }
             },
         }
         tokio::select! {
             _ = &mut interrupted => return Ok(ExitStatus::Success),
             () = tokio::time::sleep(interval) => {}
         }
+    }
+}
+
+/// The readings that failed since the report read at `since` (or since the watch began),
+/// `error` the latest.
+fn one_more_failure(
+    earlier: Option<FailedReadings>,
+    since: OffsetDateTime,
+    error: &CliError,
+) -> FailedReadings {
+    let message = error.to_string();
+    match earlier {
+        Some(earlier) => earlier.again(&message),
+        None => FailedReadings::first(since, &message),
     }
 }
 
