@@ -284,3 +284,22 @@ fn recorded(record: &AppliedRecord, address: &ClusterName) -> Option<Recorded> {
         applied_at: entry.applied_at,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failed_readings_count_from_the_report_before_the_first_failure() {
+        let report_at = time::macros::datetime!(2026-12-06 12:00:05 UTC);
+        let later = time::macros::datetime!(2026-12-06 12:00:35 UTC);
+        let expired = CliError::Usage("the token expired".to_owned());
+        let unreachable = CliError::Usage("no answer".to_owned());
+        let once = one_more_failure(None, report_at, &expired);
+        assert_eq!(once, FailedReadings::first(report_at, "the token expired"));
+        assert_eq!(
+            one_more_failure(Some(once), later, &unreachable),
+            FailedReadings::first(report_at, "the token expired").again("no answer")
+        );
+    }
+}
