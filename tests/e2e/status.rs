@@ -783,6 +783,34 @@ fn status_watch_redraws_on_a_terminal_marking_what_changed_until_ctrl_c() {
     );
 }
 
+/// On a terminal, a reading that fails clears nothing: its error shows below the last good
+/// report until a reading succeeds, whose report replaces both and names the failure.
+#[cfg(unix)]
+#[test]
+fn status_watch_on_a_terminal_keeps_the_last_report_while_readings_fail() {
+    const CLEAR_SCREEN: &str = "\x1b[2J";
+    let env = Env::new(0);
+    apply_ok(&env, &[ClusterSpec::named("train01")]);
+    let mut session = crate::support::on_terminal(&env, "status --watch=10s");
+    session.exp_string("Nothing needs attention.").unwrap();
+    env.emulator().set_faults("401=1".parse().unwrap());
+    let before_error = session
+        .exp_string("Error:")
+        .expect("the failed reading's error");
+    assert!(
+        !before_error.contains(CLEAR_SCREEN),
+        "the report stays: {before_error:?}"
+    );
+    env.emulator().set_faults(Default::default());
+    let before_report = session
+        .exp_string("1 reading failed since ")
+        .expect("a report after the interval, naming the failure");
+    assert!(before_report.contains(CLEAR_SCREEN), "{before_report:?}");
+    session.exp_string("UNAUTHENTICATED").unwrap();
+    session.send_control('c').unwrap();
+    crate::support::terminal_output(&mut session);
+}
+
 /// In a pipe, one report follows another, each after its header line.
 #[cfg(unix)]
 #[test]
@@ -810,6 +838,68 @@ fn status_watch_in_a_pipe_prints_one_report_per_interval() {
     let status = watching.wait().unwrap();
     assert_eq!(headers, 2, "two reports");
     assert_eq!(status.code(), Some(0));
+}
+
+/// A reading that fails is printed on stderr when it happens, and the report after it says so
+/// in its header — the only trace of it left on a terminal, whose screen the report clears.
+#[cfg(unix)]
+#[test]
+fn status_watch_names_a_failed_reading_in_the_next_reports_header() {
+    use std::io::BufRead;
+    use std::time::{Duration, Instant};
+
+    let env = Env::new(0);
+    apply_ok(&env, &[ClusterSpec::named("train01")]);
+    let mut watching = env.spawn(&["status", "--watch=10s"], &[]);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let (stderr_lines, errors) = std::sync::mpsc::channel();
+    let stderr = std::io::BufReader::new(watching.stderr.take().unwrap());
+    std::thread::spawn(move || {
+        for line in stderr.lines().map_while(Result::ok) {
+            if stderr_lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut stdout = std::io::BufReader::new(watching.stdout.take().unwrap()).lines();
+    let mut next_header = || {
+        while Instant::now() < deadline {
+            let line = stdout.next()?.ok()?;
+            if line.starts_with("Every 10s, read at ") {
+                return Some((line, stdout.next()?.ok()?));
+            }
+        }
+        None
+    };
+    let (first, _) = next_header().expect("a first report");
+    let read_at = &first["Every 10s, read at ".len()..][..8];
+
+    // The credential is refused (it expired): the next reading fails.
+    env.emulator().set_faults("401=1".parse().unwrap());
+    let error = std::iter::from_fn(|| {
+        errors
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .ok()
+    })
+    .find(|line| line.starts_with("Error:"))
+    .expect("the failed reading's error on stderr, when it happens");
+    env.emulator().set_faults(Default::default());
+
+    let (header, after_header) = next_header().expect("a report after the failed reading");
+    std::process::Command::new("kill")
+        .args(["-INT", &watching.id().to_string()])
+        .status()
+        .unwrap();
+    assert_eq!(watching.wait().unwrap().code(), Some(0));
+    assert!(
+        header.ends_with(&format!("Nothing changed since {read_at}.")),
+        "{header}"
+    );
+    let message = error.trim_start_matches("Error: ");
+    assert_eq!(
+        after_header,
+        format!("1 reading failed since {read_at}: {message}")
+    );
 }
 
 #[test]

@@ -77,6 +77,7 @@ impl Code {
     /// The code Google uses for an HTTP status the fault injector can produce.
     pub(crate) fn for_fault_status(status: u16) -> Option<Code> {
         match status {
+            401 => Some(Code::Unauthenticated),
             429 => Some(Code::ResourceExhausted),
             500 => Some(Code::Internal),
             503 => Some(Code::Unavailable),

@@ -14,14 +14,15 @@ use rand::{Rng, SeedableRng};
 use crate::api_error::{ApiError, Code};
 
 /// HTTP statuses the injector can answer with.
-const FAULT_STATUSES: [u16; 3] = [429, 500, 503];
+/// 401 stands for a credential that expired or was revoked while the client runs.
+const FAULT_STATUSES: [u16; 4] = [401, 429, 500, 503];
 
 /// What can go wrong, and how often.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct FaultSpec {
     /// Seed of the fault RNG.
     pub seed: u64,
-    /// `(HTTP status, probability)` pairs; statuses 429, 500 and 503.
+    /// `(HTTP status, probability)` pairs; statuses 401, 429, 500 and 503.
     pub error_rates: Vec<(u16, f64)>,
     /// Probability that a request's connection is closed without an answer.
     pub drop_rate: f64,
@@ -94,11 +95,11 @@ impl FaultSpec {
             "opfail" => self.operation_failure_rate = parse_probability(value)?,
             status => {
                 let status: u16 = status.parse().map_err(|_| {
-                    format!("unknown key `{status}`; expected 429, 500, 503, drop, opfail, retry-after, jitter-ms, location or seed")
+                    format!("unknown key `{status}`; expected 401, 429, 500, 503, drop, opfail, retry-after, jitter-ms, location or seed")
                 })?;
                 if !FAULT_STATUSES.contains(&status) {
                     return Err(format!(
-                        "status {status} cannot be injected; use 429, 500 or 503"
+                        "status {status} cannot be injected; use 401, 429, 500 or 503"
                     ));
                 }
                 self.error_rates.push((status, parse_probability(value)?));
@@ -282,6 +283,15 @@ mod tests {
     }
 
     #[test]
+    fn a_401_fault_answers_unauthenticated() {
+        let mut dice = FaultDice::new("401=1".parse().unwrap());
+        let Some(RequestFault::Error(error)) = dice.roll_request() else {
+            panic!("every request is faulted");
+        };
+        assert_eq!(error.code, Code::Unauthenticated);
+    }
+
+    #[test]
     fn an_empty_spec_means_no_faults() {
         assert_eq!("".parse::<FaultSpec>().unwrap(), FaultSpec::default());
     }
@@ -291,7 +301,7 @@ mod tests {
         let cases = [
             (
                 "503=0.2,404=0.1",
-                "bad fault item `404=0.1`: status 404 cannot be injected; use 429, 500 or 503",
+                "bad fault item `404=0.1`: status 404 cannot be injected; use 401, 429, 500 or 503",
             ),
             ("drop", "bad fault item `drop`: expected KEY=VALUE"),
             (
@@ -308,7 +318,7 @@ mod tests {
             ),
             (
                 "latency=5",
-                "bad fault item `latency=5`: unknown key `latency`; expected 429, 500, 503, drop, opfail, retry-after, jitter-ms, location or seed",
+                "bad fault item `latency=5`: unknown key `latency`; expected 401, 429, 500, 503, drop, opfail, retry-after, jitter-ms, location or seed",
             ),
             (
                 "seed=1,seed=2",

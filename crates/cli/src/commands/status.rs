@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use clusterform::format::status::{self, Declaration, Found, Recorded, StatusEntry};
-use clusterform::format::status_watch;
+use clusterform::format::status_watch::{self, FailedReadings};
 use clusterform_config::Config;
 use clusterform_executor::{AppliedRecord, FleetTotals};
 use clusterform_model::pricing::FleetBurnRate;
@@ -107,7 +107,8 @@ async fn read_report(
 
 /// `--watch`: a report every `interval`, each headed by what changed since the one before,
 /// until Ctrl-C (exit 0). A reading that fails is said and the next one tried: one bad
-/// minute of the service does not end the watch.
+/// minute of the service does not end the watch. Since a report replaces the errors on a
+/// terminal, the next one's header says how many readings failed since the one before.
 async fn watch(
     args: &Status,
     config: &Config,
@@ -118,7 +119,9 @@ async fn watch(
 ) -> Result<ExitStatus, CliError> {
     let interrupted = tokio::signal::ctrl_c();
     tokio::pin!(interrupted);
+    let started = OffsetDateTime::now_utc();
     let mut previous: Option<(OffsetDateTime, Vec<StatusEntry>)> = None;
+    let mut failed: Option<FailedReadings> = None;
     loop {
         tokio::select! {
             _ = &mut interrupted => return Ok(ExitStatus::Success),
@@ -128,17 +131,37 @@ async fn watch(
                         (*at, status_watch::changed_clusters(entries, &report.entries))
                     });
                     let since = changed.as_ref().map(|(at, names)| (*at, names.as_slice()));
-                    view.watching(&status_watch::header(interval, report.now, since));
+                    let failed = failed.take();
+                    let header = status_watch::header(interval, report.now, since, failed.as_ref());
+                    view.watching(&header);
                     view.report(&report.shown());
                     previous = Some((report.now, report.entries));
                 }
-                Err(error) => printer.error(&error),
+                Err(error) => {
+                    printer.error(&error);
+                    let since = previous.as_ref().map_or(started, |(at, _)| *at);
+                    failed = Some(one_more_failure(failed.take(), since, &error));
+                }
             },
         }
         tokio::select! {
             _ = &mut interrupted => return Ok(ExitStatus::Success),
             () = tokio::time::sleep(interval) => {}
         }
+    }
+}
+
+/// The readings that failed since the report read at `since` (or since the watch began),
+/// `error` the latest.
+fn one_more_failure(
+    earlier: Option<FailedReadings>,
+    since: OffsetDateTime,
+    error: &CliError,
+) -> FailedReadings {
+    let message = error.to_string();
+    match earlier {
+        Some(earlier) => earlier.again(&message),
+        None => FailedReadings::first(since, &message),
     }
 }
 
@@ -261,4 +284,23 @@ fn recorded(record: &AppliedRecord, address: &ClusterName) -> Option<Recorded> {
     record.get(address).map(|entry| Recorded::Applied {
         applied_at: entry.applied_at,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failed_readings_count_from_the_report_before_the_first_failure() {
+        let report_at = time::macros::datetime!(2026-12-06 12:00:05 UTC);
+        let later = time::macros::datetime!(2026-12-06 12:00:35 UTC);
+        let expired = CliError::Usage("the token expired".to_owned());
+        let unreachable = CliError::Usage("no answer".to_owned());
+        let once = one_more_failure(None, report_at, &expired);
+        assert_eq!(once, FailedReadings::first(report_at, "the token expired"));
+        assert_eq!(
+            one_more_failure(Some(once), later, &unreachable),
+            FailedReadings::first(report_at, "the token expired").again("no answer")
+        );
+    }
 }

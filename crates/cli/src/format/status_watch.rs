@@ -1,5 +1,6 @@
-//! `status --watch`: the line above each report (how often, when it was read) and which
-//! clusters changed since the report before, judged on what `status --json` says of each.
+//! `status --watch`: the header above each report (how often, when it was read), which
+//! clusters changed since the report before, judged on what `status --json` says of each, and
+//! which readings failed in between.
 
 use std::time::Duration;
 
@@ -32,12 +33,54 @@ pub fn changed_clusters(previous: &[StatusEntry], current: &[StatusEntry]) -> Ve
     changed
 }
 
+/// The readings that failed since the report before (or since the watch began): a report
+/// that follows them says so, since on a terminal it replaces the errors on the screen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailedReadings {
+    since: OffsetDateTime,
+    count: usize,
+    last_error: String,
+}
+
+impl FailedReadings {
+    /// The first reading that failed after the report read at `since`, with its error's text.
+    pub fn first(since: OffsetDateTime, error: &str) -> Self {
+        FailedReadings {
+            since,
+            count: 1,
+            last_error: first_line(error),
+        }
+    }
+
+    /// One more reading failed, with this error's text.
+    #[must_use]
+    pub fn again(self, error: &str) -> Self {
+        FailedReadings {
+            count: self.count + 1,
+            last_error: first_line(error),
+            ..self
+        }
+    }
+}
+
+/// An error's first line: its message without the lines that detail it.
+fn first_line(error: &str) -> String {
+    error
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .trim_end()
+        .to_owned()
+}
+
 /// `Every 30s, read at 12:00:05 UTC (Ctrl-C stops). Changed since 11:59:35: train01.` —
-/// `changed` is `None` for the first report, which has nothing to compare with.
+/// `changed` is `None` for the first report, which has nothing to compare with. After readings
+/// that failed, a second line: `2 readings failed since 11:59:35: <the last one's error>`.
 pub fn header(
     interval: Duration,
     read_at: OffsetDateTime,
     changed: Option<(OffsetDateTime, &[ClusterName])>,
+    failed: Option<&FailedReadings>,
 ) -> String {
     let mut text = format!(
         "Every {}s, read at {} UTC (Ctrl-C stops).",
@@ -57,7 +100,27 @@ pub fn header(
             ));
         }
     }
+    if let Some(failed) = failed {
+        text.push('\n');
+        text.push_str(&failed_readings_line(failed));
+    }
     text
+}
+
+/// `1 reading failed since 12:00:05: <its error>`, or `3 readings failed since …: <the last
+/// one's error>`.
+fn failed_readings_line(failed: &FailedReadings) -> String {
+    let readings = if failed.count == 1 {
+        "reading"
+    } else {
+        "readings"
+    };
+    format!(
+        "{} {readings} failed since {}: {}",
+        failed.count,
+        time_of_day(failed.since),
+        failed.last_error
+    )
 }
 
 #[cfg(test)]
@@ -99,17 +162,41 @@ mod tests {
         let since = time::macros::datetime!(2026-12-06 12:00:05 UTC);
         let interval = Duration::from_secs(30);
         assert_eq!(
-            header(interval, at, None),
+            header(interval, at, None, None),
             "Every 30s, read at 12:00:35 UTC (Ctrl-C stops)."
         );
         assert_eq!(
-            header(interval, at, Some((since, &[]))),
+            header(interval, at, Some((since, &[])), None),
             "Every 30s, read at 12:00:35 UTC (Ctrl-C stops). Nothing changed since 12:00:05."
         );
         let changed = [clusterform_testkit::address("train01")];
         assert_eq!(
-            header(interval, at, Some((since, &changed))),
+            header(interval, at, Some((since, &changed)), None),
             "Every 30s, read at 12:00:35 UTC (Ctrl-C stops). Changed since 12:00:05: train01."
+        );
+    }
+
+    #[test]
+    fn the_header_says_how_many_readings_failed_since_and_the_last_error() {
+        let at = time::macros::datetime!(2026-12-06 12:01:05 UTC);
+        let since = time::macros::datetime!(2026-12-06 12:00:05 UTC);
+        let interval = Duration::from_secs(30);
+        let once = FailedReadings::first(
+            since,
+            "refresh failed: PERMISSION_DENIED\n  caused by: the caller may not list",
+        );
+        assert_eq!(
+            header(interval, at, Some((since, &[])), Some(&once)),
+            "Every 30s, read at 12:01:05 UTC (Ctrl-C stops). Nothing changed since 12:00:05.\n\
+             1 reading failed since 12:00:05: refresh failed: PERMISSION_DENIED"
+        );
+        let thrice = once
+            .again("connection refused")
+            .again("deadline exceeded after 30s");
+        assert_eq!(
+            header(interval, at, None, Some(&thrice)),
+            "Every 30s, read at 12:01:05 UTC (Ctrl-C stops).\n\
+             3 readings failed since 12:00:05: deadline exceeded after 30s"
         );
     }
 }

@@ -78,7 +78,8 @@ impl StatusView for HumanStatus {
     }
 
     /// On a terminal the screen is cleared and the report redrawn; in a pipe the reports
-    /// follow one another, each after a blank line and its header.
+    /// follow one another, each after a blank line and its header. Only a reading that
+    /// succeeds comes here: a failed one's error stays below the last report until then.
     fn watching(&self, header: &str) {
         if self.printer.stdout_is_terminal() {
             self.printer.result(&format!("{CLEAR_SCREEN}{header}\n"));
