@@ -20,6 +20,7 @@ use time::OffsetDateTime;
 use crate::arguments::Status;
 use crate::context::{self, Connection};
 use crate::error::CliError;
+use crate::interrupt_signal;
 use crate::exit_status::ExitStatus;
 use crate::printer::Printer;
 use crate::views::{StatusReport, StatusView, status_view};
@@ -117,7 +118,7 @@ async fn watch(
     interval: Duration,
     printer: &Printer,
 ) -> Result<ExitStatus, CliError> {
-    let interrupted = tokio::signal::ctrl_c();
+    let interrupted = interrupt_signal::next_ctrl_c();
     tokio::pin!(interrupted);
     let started = OffsetDateTime::now_utc();
     let mut previous: Option<(OffsetDateTime, Vec<StatusEntry>)> = None;
