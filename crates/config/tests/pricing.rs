@@ -74,11 +74,7 @@ fn a_type_the_catalogue_lacks_is_a_warning_at_its_key_with_the_closest_type() {
     accelerators  = { NVIDIA_B20 = 5.5 }
   }"#,
     );
-    let (line, _) = text
-        .lines()
-        .enumerate()
-        .find(|(_, line)| line.contains("a4-higpu-8g"))
-        .unwrap();
+    let line = line_index(&text, "a4-higpu-8g");
     let loaded = load_text(&text).unwrap();
     assert!(loaded.config.provider.pricing.is_some());
     assert_eq!(
@@ -117,11 +113,7 @@ fn a_map_not_written_out_is_warned_about_at_the_map() {
     accelerators  = merge({ NVIDIA_B20 = 5.5 })
   }"#,
     );
-    let (line, _) = text
-        .lines()
-        .enumerate()
-        .find(|(_, line)| line.contains("NVIDIA_B20"))
-        .unwrap();
+    let line = line_index(&text, "NVIDIA_B20");
     let found = warnings(&text);
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(
@@ -161,4 +153,11 @@ fn a_misspelt_key_gets_the_closest_one() {
     let text = with_pricing("  pricing {\n    currency = \"USD\"\n    acelerators = {}\n  }");
     let message = find(&failure(&text), "unknown attribute `acelerators`");
     assert!(message.contains("accelerators"), "{message}");
+}
+
+/// The index (from 0) of the first line of `text` holding `needle`.
+fn line_index(text: &str, needle: &str) -> usize {
+    text.lines()
+        .position(|line| line.contains(needle))
+        .unwrap_or_else(|| panic!("no line holds {needle:?}"))
 }
