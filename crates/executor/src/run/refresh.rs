@@ -496,11 +496,11 @@ async fn list(
 
 /// One page's clusters, addressed; a cluster nobody owns whose name cannot be read is left out.
 fn address_page(location: &Location, clusters: Vec<Cluster>) -> Result<Page, ExecError> {
-    let addressed: Result<Vec<_>, _> = clusters
+    // In one pass: a page of large clusters is not moved again through a vector of options.
+    clusters
         .into_iter()
-        .map(|c| addressed(location, c))
-        .collect();
-    addressed.map(|all| all.into_iter().flatten().collect())
+        .filter_map(|c| addressed(location, c).transpose())
+        .collect()
 }
 
 /// The cluster with its address. A cluster whose name cannot be read cannot be addressed by
