@@ -473,4 +473,43 @@ mod tests {
         );
         assert_eq!(shown[0]["kind"], "private_google_access_off");
     }
+
+    #[test]
+    fn an_alternative_short_of_quota_names_its_fallback_and_attempt_and_is_a_warning() {
+        let finding = Finding {
+            cluster: address("train01"),
+            field: "node_pools[gpu].fallback[2]".to_owned(),
+            problem: Problem::InAlternative {
+                alternative: Alternative {
+                    pool: "gpu".to_owned(),
+                    attempt: clusterform_model::Attempt::at(2),
+                },
+                problem: Box::new(Problem::QuotaShort {
+                    project: "p".to_owned(),
+                    region: "r".to_owned(),
+                    metric: "NVIDIA_H100_GPUS".to_owned(),
+                    limit: 64,
+                    usage: 0,
+                    adds: 80,
+                    clusters: 1,
+                }),
+            },
+        };
+        assert_eq!(
+            message(&finding),
+            "cluster train01: fallback 2 (attempt 3) of pool `gpu`: it may need 80 NVIDIA_H100_GPUS in r at its max_node_count, and 64 of that quota is free (limit 64, in use 0); NVIDIA_H100_GPUS is an inference: this alternative may fail for quota"
+        );
+        assert!(
+            hint(&finding)
+                .unwrap()
+                .contains("ask for more NVIDIA_H100_GPUS in r")
+        );
+        let shown = render_json(&[(finding, None)], false);
+        assert_eq!(shown[0]["severity"], "warning");
+        assert_eq!(shown[0]["kind"], "gpu_quota_short");
+        assert_eq!(
+            shown[0]["alternative"],
+            json!({"pool": "gpu", "fallback": 2, "attempt": 3})
+        );
+    }
 }
