@@ -2,8 +2,10 @@
 //! something (a cluster it creates or replaces, an update, a pool an update adds), each once
 //! however many clusters share it (`requirements`), and what the readings mean for each
 //! cluster — a [`Finding`] at the configuration field it concerns (`meaning`). A documented
-//! impossibility is [`Certainty::Error`]; an inference (GPU quota, zones) and a read that could
-//! not be made are warnings, the latter one [`Problem::NotChecked`] per API and reason. The
+//! impossibility is [`Certainty::Error`]; an inference (GPU quota, zones), anything about a
+//! pool's `fallback` alternative ([`Problem::InAlternative`]: the primary may never need it) and
+//! a read that could not be made are warnings, the latter one [`Problem::NotChecked`] per API
+//! and reason. The
 //! executor makes the reads (`clusterform_executor::read_preflight`); the binary words the
 //! findings.
 
