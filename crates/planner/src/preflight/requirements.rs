@@ -332,17 +332,11 @@ fn alternative_requirements(
                 check,
                 alternative: Some(alternative.clone()),
             };
-            let declared_reserved = reserved_pools([primary]);
-            for (reservation, reserved) in reserved_pools([pool]) {
-                if !declared_reserved.contains(&(reservation.clone(), reserved.clone())) {
-                    let read = PreflightRead::Reservation(reservation);
-                    requirements.push(require(read, Check::Reservation(reserved)));
-                }
+            for (reservation, reserved) in alternative_reservations(primary, pool) {
+                let read = PreflightRead::Reservation(reservation);
+                requirements.push(require(read, Check::Reservation(reserved)));
             }
-            let demands: Vec<GpuDemand> = gpu_demands([pool]).into_iter().map(|(d, _)| d).collect();
-            let declared_demands: Vec<GpuDemand> =
-                gpu_demands([primary]).into_iter().map(|(d, _)| d).collect();
-            if !demands.is_empty() && demands != declared_demands {
+            if let Some(demands) = alternative_demands(primary, pool) {
                 let read = PreflightRead::RegionQuotas {
                     project: declared.name.project().to_owned(),
                     region: declared.name.region().to_owned(),
@@ -352,6 +346,32 @@ fn alternative_requirements(
         }
     }
     requirements
+}
+
+/// The reservations `alternative` names, with what each must suit, but those its pool as
+/// `declared` names for the same machines (the declared pool's check tells them).
+fn alternative_reservations(
+    declared: &NodePool,
+    alternative: &NodePool,
+) -> Vec<(ReservationName, ReservedPool)> {
+    let own = reserved_pools([declared]);
+    reserved_pools([alternative])
+        .into_iter()
+        .filter(|reserved| !own.contains(reserved))
+        .collect()
+}
+
+/// What `alternative` alone takes of the GPU quotas; `None` when it takes none, or what its
+/// pool as `declared` takes (the plan's sum counts that).
+fn alternative_demands(declared: &NodePool, alternative: &NodePool) -> Option<Vec<GpuDemand>> {
+    let demands = |pool| -> Vec<GpuDemand> {
+        gpu_demands([pool])
+            .into_iter()
+            .map(|(demand, _)| demand)
+            .collect()
+    };
+    let taken = demands(alternative);
+    (!taken.is_empty() && taken != demands(declared)).then_some(taken)
 }
 
 fn service_read(name: &ClusterName, service: Service) -> PreflightRead {
