@@ -627,3 +627,54 @@ fn checks_that_cannot_run_are_one_warning_per_api_and_the_plan_goes_on() {
         ]
     );
 }
+
+#[test]
+fn a_fallback_on_a_reservation_in_another_zone_is_a_warning_and_the_plan_and_apply_go_on() {
+    let env = gpu_env_with(PreflightWorld::default());
+    let hcl = std::fs::read_to_string(env.path().join("main.hcl")).unwrap();
+    let spare = r#"    provisioning_model = "RESERVATION"
+
+    fallback {
+      machine_spec {
+        machine_type = "a3-megagpu-8g"
+        reservation_affinity {
+          reservation_affinity_type = "SPECIFIC_RESERVATION"
+          key                       = "compute.googleapis.com/reservation-name"
+          values                    = ["projects/my-proj/zones/us-central1-b/reservations/spare"]
+        }
+      }
+    }
+"#;
+    env.write_config(&hcl.replacen("    provisioning_model = \"RESERVATION\"\n", spare, 1));
+    assert_eq!(
+        findings_of(&env, &["plan"]),
+        [
+            "Warning: cluster train01: fallback 1 (attempt 2) of pool `gpu`: the reservation projects/my-proj/zones/us-central1-b/reservations/spare is in zone us-central1-b, not in the pool's zone us-central1-a: this alternative would fail",
+            "  at main.hcl:66:5",
+        ],
+        "a warning at the fallback block, not an error: the plan exits 0"
+    );
+    let mut reservation_reads: Vec<String> = preflight_reads(&env)
+        .into_iter()
+        .filter(|read| read.contains("/reservations/"))
+        .collect();
+    reservation_reads.sort();
+    assert_eq!(
+        reservation_reads,
+        [
+            "GET /compute/v1/projects/my-proj/zones/us-central1-a/reservations/h100",
+            "GET /compute/v1/projects/my-proj/zones/us-central1-b/reservations/spare",
+        ]
+    );
+    let output = env
+        .cmd(&["apply", "--auto-approve"])
+        .env("CLUSTERFORM_STORAGE_ENDPOINT", env.server.base_url())
+        .output()
+        .unwrap();
+    let stderr = crate::support::stderr(&output);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("Warning: cluster train01: fallback 1 (attempt 2) of pool `gpu`"),
+        "{stderr}"
+    );
+}

@@ -94,6 +94,27 @@ impl<'c> FallbackChain<'c> {
         chain
     }
 
+    /// The chain of an update that adds the pools `added` (by ID): the pools of a create's
+    /// chain among them. What [`Self::of_added`] finds from the live cluster, found from the
+    /// plan's added paths (preflight has the plan, not the live cluster).
+    pub(crate) fn of_added_pools(cluster: &'c DesiredCluster, added: &[&str]) -> Self {
+        let mut chain = Self::of_create(cluster);
+        chain
+            .pools
+            .retain(|fallbacks| added.contains(&fallbacks.pool.as_str()));
+        chain
+    }
+
+    /// The pools whose own `fallback` block `attempt` (from 1) runs: not those that have
+    /// fewer blocks and run their last again.
+    pub(crate) fn fallbacks_at(&self, attempt: usize) -> Vec<&'c str> {
+        self.pools
+            .iter()
+            .filter(|fallbacks| (1..=fallbacks.alternatives.len()).contains(&attempt))
+            .map(|fallbacks| fallbacks.pool.as_str())
+            .collect()
+    }
+
     /// How many attempts it has: one more than the most alternatives any of its pools has
     /// (1 without pools).
     pub(crate) fn attempts(&self) -> usize {

@@ -2,7 +2,7 @@
 //! wrong, how to fix it, and the `preflight` array of `plan --json`.
 
 use clusterform_config::SourceLocation;
-use clusterform_planner::preflight::{Certainty, Finding, Problem, StorageKind};
+use clusterform_planner::preflight::{Alternative, Certainty, Finding, Problem, StorageKind};
 use serde_json::{Value, json};
 
 use crate::format::notes;
@@ -32,8 +32,16 @@ impl PreflightReport {
 
 /// What the finding says, naming the cluster.
 pub fn message(finding: &Finding) -> String {
-    let cluster = finding.cluster.id();
-    let what = match &finding.problem {
+    format!(
+        "cluster {}: {}",
+        finding.cluster.id(),
+        what(&finding.problem)
+    )
+}
+
+/// What a problem says is wrong.
+fn what(problem: &Problem) -> String {
+    match problem {
         Problem::ServiceDisabled { project, service } => format!(
             "the service {} is not enabled in project {project}: the create would fail",
             service.name()
@@ -109,40 +117,12 @@ pub fn message(finding: &Finding) -> String {
         Problem::BucketMissing(bucket) => {
             format!("the Lustre export's bucket {bucket} does not exist")
         }
-        Problem::ReservationMissing { reservation, pool } => {
-            format!("node pool {pool}: the reservation {reservation} does not exist")
+        Problem::ReservationMissing { pool, .. }
+        | Problem::ReservationInOtherZone { pool, .. }
+        | Problem::ReservationForOtherMachine { pool, .. }
+        | Problem::ReservationTooSmall { pool, .. } => {
+            format!("node pool {pool}: {}", pool_what(problem))
         }
-        Problem::ReservationInOtherZone {
-            reservation,
-            zone,
-            pool,
-            pool_zone,
-        } => format!(
-            "node pool {pool}: the reservation {reservation} is in zone {zone}, not in the pool's zone {pool_zone}"
-        ),
-        Problem::ReservationForOtherMachine {
-            reservation,
-            machine_type,
-            pool,
-            pool_machine_type,
-        } => format!(
-            "node pool {pool}: the reservation {reservation} holds {machine_type} machines, not the pool's {pool_machine_type}"
-        ),
-        Problem::ReservationTooSmall {
-            reservation,
-            pool,
-            count,
-            in_use,
-            min_node_count,
-        } => format!(
-            "node pool {pool}: the reservation {reservation} has {} machine{} free ({count} reserved, {in_use} in use), fewer than the pool's min_node_count {min_node_count}",
-            count.saturating_sub(*in_use),
-            if count.saturating_sub(*in_use) == 1 {
-                ""
-            } else {
-                "s"
-            }
-        ),
         Problem::PermissionsMissing { project, missing } => format!(
             "the caller lacks {} on project {project}: apply's calls would be refused",
             missing
@@ -157,6 +137,10 @@ pub fn message(finding: &Finding) -> String {
         Problem::ActAsMissing(email) => format!(
             "the caller lacks iam.serviceAccounts.actAs on the service account {email}: the create would be refused"
         ),
+        Problem::InAlternative {
+            alternative,
+            problem,
+        } => alternative_what(alternative, problem),
         Problem::QuotaShort {
             project,
             region,
@@ -192,13 +176,95 @@ pub fn message(finding: &Finding) -> String {
                 "they check"
             }
         ),
+    }
+}
+
+/// What a problem of one pool says, without naming the pool.
+fn pool_what(problem: &Problem) -> String {
+    match problem {
+        Problem::ReservationMissing { reservation, .. } => {
+            format!("the reservation {reservation} does not exist")
+        }
+        Problem::ReservationInOtherZone {
+            reservation,
+            zone,
+            pool_zone,
+            ..
+        } => format!(
+            "the reservation {reservation} is in zone {zone}, not in the pool's zone {pool_zone}"
+        ),
+        Problem::ReservationForOtherMachine {
+            reservation,
+            machine_type,
+            pool_machine_type,
+            ..
+        } => format!(
+            "the reservation {reservation} holds {machine_type} machines, not the pool's {pool_machine_type}"
+        ),
+        Problem::ReservationTooSmall {
+            reservation,
+            count,
+            in_use,
+            min_node_count,
+            ..
+        } => format!(
+            "the reservation {reservation} has {} machine{} free ({count} reserved, {in_use} in use), fewer than the pool's min_node_count {min_node_count}",
+            count.saturating_sub(*in_use),
+            if count.saturating_sub(*in_use) == 1 {
+                ""
+            } else {
+                "s"
+            }
+        ),
+        Problem::QuotaShort {
+            region,
+            metric,
+            limit,
+            usage,
+            adds,
+            ..
+        } => format!(
+            "it may need {adds} {metric} in {region} at its max_node_count, and {} of that quota is free (limit {limit}, in use {usage}); {metric} is an inference",
+            limit.saturating_sub(*usage)
+        ),
+        Problem::QuotaUnlisted {
+            region,
+            metric,
+            adds,
+            ..
+        } => format!(
+            "it may need {adds} {metric} in {region}, and the project lists no such quota there (its limit may be 0); {metric} is an inference"
+        ),
+        other => what(other),
+    }
+}
+
+/// What a problem of a pool's `fallback` alternative says: which alternative, as the apply
+/// numbers its attempts, and that it would (or, for quota, may) fail when its turn comes.
+fn alternative_what(alternative: &Alternative, problem: &Problem) -> String {
+    let outcome = match problem {
+        Problem::QuotaShort { .. } | Problem::QuotaUnlisted { .. } => {
+            "this alternative may fail for quota"
+        }
+        _ => "this alternative would fail",
     };
-    format!("cluster {cluster}: {what}")
+    format!(
+        "fallback {} ({}) of pool `{}`: {}: {outcome}",
+        alternative.attempt.fallback().unwrap_or_default(),
+        alternative.attempt,
+        alternative.pool,
+        pool_what(problem)
+    )
 }
 
 /// How to fix it.
 pub fn hint(finding: &Finding) -> Option<String> {
-    Some(match &finding.problem {
+    problem_hint(&finding.problem)
+}
+
+/// How to fix a problem.
+fn problem_hint(problem: &Problem) -> Option<String> {
+    Some(match problem {
         Problem::ServiceDisabled { project, service } => format!(
             "enable it: gcloud services enable {} --project {project}",
             service.name()
@@ -268,7 +334,22 @@ pub fn hint(finding: &Finding) -> Option<String> {
         Problem::QuotaShort { metric, region, .. } | Problem::QuotaUnlisted { metric, region, .. } => {
             format!("if creates fail for quota, ask for more {metric} in {region} (IAM & Admin > Quotas)")
         }
+        Problem::InAlternative { problem, .. } => alternative_hint(problem)?,
         Problem::NotChecked { .. } => return None,
+    })
+}
+
+/// How to fix a pool's `fallback` alternative: in its block, since a block cannot move the
+/// pool to another zone.
+fn alternative_hint(problem: &Problem) -> Option<String> {
+    Some(match problem {
+        Problem::ReservationMissing { .. }
+        | Problem::ReservationInOtherZone { .. }
+        | Problem::ReservationForOtherMachine { .. }
+        | Problem::ReservationTooSmall { .. } => {
+            "in this fallback block, name a reservation of the pool's zone with the alternative's machine type and enough machines free, or remove the block".to_owned()
+        }
+        other => return problem_hint(other),
     })
 }
 
@@ -307,7 +388,21 @@ fn kind(problem: &Problem) -> &'static str {
         Problem::ActAsMissing(_) => "act_as_missing",
         Problem::QuotaShort { .. } => "gpu_quota_short",
         Problem::QuotaUnlisted { .. } => "gpu_quota_unlisted",
+        Problem::InAlternative { problem, .. } => kind(problem),
         Problem::NotChecked { .. } => "not_checked",
+    }
+}
+
+/// The `fallback` alternative a finding is about, as `{pool, fallback, attempt}`; null for
+/// the pools as declared.
+fn alternative_json(problem: &Problem) -> Value {
+    match problem {
+        Problem::InAlternative { alternative, .. } => json!({
+            "pool": alternative.pool,
+            "fallback": alternative.attempt.fallback(),
+            "attempt": alternative.attempt.number(),
+        }),
+        _ => Value::Null,
     }
 }
 
@@ -336,6 +431,7 @@ pub fn render_json(findings: &[(Finding, Option<SourceLocation>)], skipped: bool
                     "column": place.as_ref().map(|p| p.column),
                     "message": message(finding),
                     "hint": hint(finding),
+                    "alternative": alternative_json(&finding.problem),
                 })
             })
             .collect(),
@@ -376,5 +472,44 @@ mod tests {
             "--skip-preflight makes every finding a warning"
         );
         assert_eq!(shown[0]["kind"], "private_google_access_off");
+    }
+
+    #[test]
+    fn an_alternative_short_of_quota_names_its_fallback_and_attempt_and_is_a_warning() {
+        let finding = Finding {
+            cluster: address("train01"),
+            field: "node_pools[gpu].fallback[2]".to_owned(),
+            problem: Problem::InAlternative {
+                alternative: Alternative {
+                    pool: "gpu".to_owned(),
+                    attempt: clusterform_model::Attempt::at(2),
+                },
+                problem: Box::new(Problem::QuotaShort {
+                    project: "p".to_owned(),
+                    region: "r".to_owned(),
+                    metric: "NVIDIA_H100_GPUS".to_owned(),
+                    limit: 64,
+                    usage: 0,
+                    adds: 80,
+                    clusters: 1,
+                }),
+            },
+        };
+        assert_eq!(
+            message(&finding),
+            "cluster train01: fallback 2 (attempt 3) of pool `gpu`: it may need 80 NVIDIA_H100_GPUS in r at its max_node_count, and 64 of that quota is free (limit 64, in use 0); NVIDIA_H100_GPUS is an inference: this alternative may fail for quota"
+        );
+        assert!(
+            hint(&finding)
+                .unwrap()
+                .contains("ask for more NVIDIA_H100_GPUS in r")
+        );
+        let shown = render_json(&[(finding, None)], false);
+        assert_eq!(shown[0]["severity"], "warning");
+        assert_eq!(shown[0]["kind"], "gpu_quota_short");
+        assert_eq!(
+            shown[0]["alternative"],
+            json!({"pool": "gpu", "fallback": 2, "attempt": 3})
+        );
     }
 }

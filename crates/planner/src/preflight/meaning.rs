@@ -12,7 +12,8 @@ use super::requirements::{Check, GpuDemand, Placement, Requirement, ReservedPool
 use super::{Finding, Problem, StorageKind};
 
 /// What the readings mean for each requirement, in the requirements' order (GPU quotas last,
-/// each metric of a region once for the whole plan). Reads that could not be made are one
+/// each metric of a region once for the whole plan; a `fallback` alternative's alone, in its
+/// order, wrapped as [`Problem::InAlternative`] like every finding about an alternative). Reads that could not be made are one
 /// warning per API and reason, at the first cluster that needed one: an API that cannot be
 /// reached is told once, not once per read. A read without a reading is taken as not made.
 pub fn findings(
@@ -30,7 +31,10 @@ pub fn findings(
         let reason = match readings.get(&requirement.read) {
             Some(Reading::Unchecked(reason)) => reason.clone(),
             None => "it was not read".to_owned(),
-            Some(Reading::Quotas(listed)) if matches!(requirement.check, Check::Quota(_)) => {
+            Some(Reading::Quotas(listed))
+                if matches!(requirement.check, Check::Quota(_))
+                    && requirement.alternative.is_none() =>
+            {
                 quotas.add(requirement, listed);
                 continue;
             }
@@ -39,7 +43,7 @@ pub fn findings(
                 found.extend(problems.into_iter().map(|problem| Finding {
                     cluster: requirement.cluster.clone(),
                     field: requirement.field.clone(),
-                    problem,
+                    problem: in_alternative(requirement, problem),
                 }));
                 continue;
             }
@@ -69,6 +73,20 @@ pub fn findings(
     }
     found.extend(quotas.findings());
     found
+}
+
+/// `problem` as found for the requirement's alternative, if it checks one. A reading that is
+/// not what the read gives is about the read, whoever needed it.
+fn in_alternative(requirement: &Requirement, problem: Problem) -> Problem {
+    match &requirement.alternative {
+        Some(alternative) if !matches!(problem, Problem::NotChecked { .. }) => {
+            Problem::InAlternative {
+                alternative: alternative.clone(),
+                problem: Box::new(problem),
+            }
+        }
+        _ => problem,
+    }
 }
 
 /// Whether another reading settles what `requirement` would check: a home directory found as
@@ -192,6 +210,16 @@ fn problems(
                 _ => None,
             }
         }
+        // Only an alternative's demand gets here: the declared pools' is summed over the plan.
+        (Check::Quota(demands), PreflightRead::RegionQuotas { project, region }) => match reading {
+            Reading::Quotas(listed) => Some(
+                demands
+                    .iter()
+                    .filter_map(|demand| quota_problem(project, region, demand, listed))
+                    .collect(),
+            ),
+            _ => None,
+        },
         (Check::ServiceAccountExists, PreflightRead::ServiceAccount(email)) => match reading {
             Reading::Exists => Some(Vec::new()),
             Reading::Missing => Some(vec![Problem::ServiceAccountMissing(email.clone())]),
@@ -391,6 +419,36 @@ fn same_network(spelled: &str, network: &NetworkName) -> bool {
     }
 }
 
+/// What one pool's `demand` alone would find of the region's `listed` quotas: more than is
+/// free, or no such quota.
+fn quota_problem(
+    project: &str,
+    region: &str,
+    demand: &GpuDemand,
+    listed: &[Quota],
+) -> Option<Problem> {
+    match listed.iter().find(|quota| quota.metric == demand.metric) {
+        None => Some(Problem::QuotaUnlisted {
+            project: project.to_owned(),
+            region: region.to_owned(),
+            metric: demand.metric.clone(),
+            adds: demand.adds,
+        }),
+        Some(quota) if demand.adds > quota.limit.saturating_sub(quota.usage) => {
+            Some(Problem::QuotaShort {
+                project: project.to_owned(),
+                region: region.to_owned(),
+                metric: demand.metric.clone(),
+                limit: quota.limit,
+                usage: quota.usage,
+                adds: demand.adds,
+                clusters: 1,
+            })
+        }
+        Some(_) => None,
+    }
+}
+
 /// The GPUs a plan's clusters add to each quota of a region, summed over the plan.
 #[derive(Default)]
 struct QuotaTally {
@@ -434,26 +492,15 @@ impl QuotaTally {
                 let PreflightRead::RegionQuotas { project, region } = read else {
                     return None;
                 };
-                let problem = match tallied.quota {
-                    None => Problem::QuotaUnlisted {
-                        project,
-                        region,
-                        metric,
-                        adds: tallied.adds,
-                    },
-                    Some(quota) if tallied.adds > quota.limit.saturating_sub(quota.usage) => {
-                        Problem::QuotaShort {
-                            project,
-                            region,
-                            metric,
-                            limit: quota.limit,
-                            usage: quota.usage,
-                            adds: tallied.adds,
-                            clusters: tallied.clusters,
-                        }
-                    }
-                    Some(_) => return None,
+                let demand = GpuDemand {
+                    metric,
+                    adds: tallied.adds,
                 };
+                let mut problem =
+                    quota_problem(&project, &region, &demand, tallied.quota.as_slice())?;
+                if let Problem::QuotaShort { clusters, .. } = &mut problem {
+                    *clusters = tallied.clusters;
+                }
                 Some(Finding {
                     cluster: tallied.cluster,
                     field: tallied.field,

@@ -2,19 +2,21 @@
 //! something (a cluster it creates or replaces, an update, a pool an update adds), each once
 //! however many clusters share it (`requirements`), and what the readings mean for each
 //! cluster — a [`Finding`] at the configuration field it concerns (`meaning`). A documented
-//! impossibility is [`Certainty::Error`]; an inference (GPU quota, zones) and a read that could
-//! not be made are warnings, the latter one [`Problem::NotChecked`] per API and reason. The
+//! impossibility is [`Certainty::Error`]; an inference (GPU quota, zones), anything about a
+//! pool's `fallback` alternative ([`Problem::InAlternative`]: the primary may never need it) and
+//! a read that could not be made are warnings, the latter one [`Problem::NotChecked`] per API
+//! and reason. The
 //! executor makes the reads (`clusterform_executor::read_preflight`); the binary words the
 //! findings.
 
 mod meaning;
 mod requirements;
 
-use clusterform_model::ClusterName;
 use clusterform_model::preflight::{
     BucketName, ClusterPermission, InstanceName, NetworkName, PreflightApi, PreflightRead,
     ReservationName, Service, ServiceAccountEmail, SubnetworkName,
 };
+use clusterform_model::{Attempt, ClusterName};
 
 pub use meaning::findings;
 pub use requirements::{Requirement, cluster_requirements, distinct_reads, plan_requirements};
@@ -48,6 +50,15 @@ pub enum StorageKind {
     Filestore,
     /// A Managed Lustre instance.
     Lustre,
+}
+
+/// A node pool's `fallback` alternative, as users number it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Alternative {
+    /// The pool's ID.
+    pub pool: String,
+    /// The attempt that runs it (attempt 1 is the pool as declared, which is no alternative).
+    pub attempt: Attempt,
 }
 
 /// What a check found wrong.
@@ -222,6 +233,14 @@ pub enum Problem {
         /// What the plan adds.
         adds: u64,
     },
+    /// What would make a pool's `fallback` alternative fail, or may: found before the
+    /// primary machines are tried, which may well succeed, so never more than a warning.
+    InAlternative {
+        /// The alternative.
+        alternative: Alternative,
+        /// What its check found, as it would be for a pool declared so.
+        problem: Box<Problem>,
+    },
     /// Reads of one API that could not be made, for one reason: what they would have checked
     /// is not known.
     NotChecked {
@@ -251,12 +270,14 @@ impl Finding {
     pub fn certainty(&self) -> Certainty {
         match self.problem {
             // The home directory may be a Managed Lustre instance that could not be read; the
-            // zone rule and the quota the service charges are not documented.
+            // zone rule and the quota the service charges are not documented; an alternative
+            // runs only if the primary machines fail.
             Problem::NotChecked { .. }
             | Problem::FilestoreMissing(_)
             | Problem::StorageInOtherZone { .. }
             | Problem::QuotaShort { .. }
-            | Problem::QuotaUnlisted { .. } => Certainty::Warning,
+            | Problem::QuotaUnlisted { .. }
+            | Problem::InAlternative { .. } => Certainty::Warning,
             _ => Certainty::Error,
         }
     }

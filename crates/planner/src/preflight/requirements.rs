@@ -3,17 +3,19 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use clusterform_config::{Config, DesiredCluster};
+use clusterform_model::fields::ImpactClass;
 use clusterform_model::preflight::{
     BucketName, ClusterPermission, InstanceName, NetworkName, PreflightRead, ReservationName,
     Service, ServiceAccountEmail, SubnetworkName,
 };
-use clusterform_model::{Action, Cluster, ClusterName, NodePool, ProvisioningModel};
+use clusterform_model::{Action, Attempt, Cluster, ClusterName, NodePool, ProvisioningModel};
 
 use super::{
-    EXPORT_BUCKET_FIELD, EXPORT_LUSTRES_FIELD, HOME_FIELD, NETWORK_FIELD, SERVICE_ACCOUNT_FIELD,
-    SUBNETWORK_FIELD,
+    Alternative, EXPORT_BUCKET_FIELD, EXPORT_LUSTRES_FIELD, HOME_FIELD, NETWORK_FIELD,
+    SERVICE_ACCOUNT_FIELD, SUBNETWORK_FIELD,
 };
-use crate::plan::Plan;
+use crate::fallbacks::FallbackChain;
+use crate::plan::{FieldChange, Plan};
 
 /// What one read is checked for, for one cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,7 +54,8 @@ pub(super) enum Check {
     ServiceAccountExists,
     /// The caller may act as the service account.
     ActAs,
-    /// What the cluster's GPU pools would take of the region's quotas.
+    /// What the cluster's GPU pools would take of the region's quotas (for an alternative:
+    /// what it alone would take).
     Quota(Vec<GpuDemand>),
 }
 
@@ -89,6 +92,8 @@ pub struct Requirement {
     /// The configuration field a finding points at (`""`: the cluster block).
     pub(super) field: String,
     pub(super) check: Check,
+    /// The `fallback` alternative it checks; `None`: the pools as declared.
+    pub(super) alternative: Option<Alternative>,
 }
 
 /// The reads `plan` needs: for every cluster it creates or replaces, all of its checks; for
@@ -131,14 +136,10 @@ pub fn plan_requirements(config: &Config, plan: &Plan) -> Vec<Requirement> {
                 requirements.extend(replacing);
             }
             Action::Update => {
-                let paths: Vec<String> = change
-                    .fields
-                    .iter()
-                    .filter(|field| field.before.is_none())
-                    .map(|field| field.path.to_string())
-                    .collect();
-                let added: Vec<&str> = paths.iter().filter_map(|p| added_pool(p)).collect();
+                let added = added_pools(&change.fields);
                 requirements.extend(added_pool_requirements(declared, &added));
+                let chain = FallbackChain::of_added_pools(declared, &added);
+                requirements.extend(alternative_requirements(declared, &chain));
                 requirements.push(permissions(declared, vec![ClusterPermission::Update]));
             }
             _ => {}
@@ -171,6 +172,7 @@ fn permissions(declared: &DesiredCluster, needed: Vec<ClusterPermission>) -> Req
         },
         field: String::new(),
         check: Check::Permissions(needed),
+        alternative: None,
     }
 }
 
@@ -185,6 +187,7 @@ fn creation_requirements(declared: &DesiredCluster) -> Vec<Requirement> {
             read,
             field: field.to_owned(),
             check,
+            alternative: None,
         });
     };
     let network = cluster_network(cluster);
@@ -259,7 +262,7 @@ fn creation_requirements(declared: &DesiredCluster) -> Vec<Requirement> {
             Check::BucketExists,
         );
     }
-    for (reservation, reserved) in reserved_pools(cluster) {
+    for (reservation, reserved) in reserved_pools(cluster.node_pools.iter().flatten()) {
         let field = format!(
             "node_pools[{}].machine_spec.reservation_affinity",
             reserved.pool
@@ -282,7 +285,7 @@ fn creation_requirements(declared: &DesiredCluster) -> Vec<Requirement> {
             Check::ActAs,
         );
     }
-    let demands = gpu_demands(cluster);
+    let demands = gpu_demands(cluster.node_pools.iter().flatten());
     if let Some((_, field)) = demands.first() {
         let field = field.clone();
         let read = PreflightRead::RegionQuotas {
@@ -292,7 +295,83 @@ fn creation_requirements(declared: &DesiredCluster) -> Vec<Requirement> {
         let demands = demands.into_iter().map(|(demand, _)| demand).collect();
         require(read, &field, Check::Quota(demands));
     }
+    requirements.extend(alternative_requirements(
+        declared,
+        &FallbackChain::of_create(declared),
+    ));
     requirements
+}
+
+/// The reservation and GPU quota reads of each alternative `chain` tries, with what the
+/// alternative must find there, at its `fallback` block: an alternative that cannot work is
+/// told before the apply, not after its primary failed. What an alternative shares with its
+/// pool as declared (the same reservation for the same pool, the same GPU demand) is the
+/// declared pool's check alone, so nothing is told twice.
+fn alternative_requirements(
+    declared: &DesiredCluster,
+    chain: &FallbackChain<'_>,
+) -> Vec<Requirement> {
+    let cluster = &declared.cluster;
+    let mut requirements = Vec::new();
+    for position in 1..chain.attempts() {
+        let attempted = chain.attempt(cluster, position);
+        for id in chain.fallbacks_at(position) {
+            let (Some(primary), Some(pool)) = (cluster.node_pool(id), attempted.node_pool(id))
+            else {
+                continue;
+            };
+            let alternative = Alternative {
+                pool: id.to_owned(),
+                attempt: Attempt::at(position),
+            };
+            let field = format!("node_pools[{id}].fallback[{position}]");
+            let require = |read, check| Requirement {
+                cluster: declared.name.clone(),
+                read,
+                field: field.clone(),
+                check,
+                alternative: Some(alternative.clone()),
+            };
+            for (reservation, reserved) in alternative_reservations(primary, pool) {
+                let read = PreflightRead::Reservation(reservation);
+                requirements.push(require(read, Check::Reservation(reserved)));
+            }
+            if let Some(demands) = alternative_demands(primary, pool) {
+                let read = PreflightRead::RegionQuotas {
+                    project: declared.name.project().to_owned(),
+                    region: declared.name.region().to_owned(),
+                };
+                requirements.push(require(read, Check::Quota(demands)));
+            }
+        }
+    }
+    requirements
+}
+
+/// The reservations `alternative` names, with what each must suit, but those its pool as
+/// `declared` names for the same machines (the declared pool's check tells them).
+fn alternative_reservations(
+    declared: &NodePool,
+    alternative: &NodePool,
+) -> Vec<(ReservationName, ReservedPool)> {
+    let own = reserved_pools([declared]);
+    reserved_pools([alternative])
+        .into_iter()
+        .filter(|reserved| !own.contains(reserved))
+        .collect()
+}
+
+/// What `alternative` alone takes of the GPU quotas; `None` when it takes none, or what its
+/// pool as `declared` takes (the plan's sum counts that).
+fn alternative_demands(declared: &NodePool, alternative: &NodePool) -> Option<Vec<GpuDemand>> {
+    let demands = |pool| -> Vec<GpuDemand> {
+        gpu_demands([pool])
+            .into_iter()
+            .map(|(demand, _)| demand)
+            .collect()
+    };
+    let taken = demands(alternative);
+    (!taken.is_empty() && taken != demands(declared)).then_some(taken)
 }
 
 fn service_read(name: &ClusterName, service: Service) -> PreflightRead {
@@ -325,13 +404,23 @@ pub(super) fn added_pool_requirements(
             private_pools: private,
             pools_only: true,
         },
+        alternative: None,
     })
 }
 
-/// `node_pools[ID]` (a whole pool) as `ID`.
-pub(super) fn added_pool(path: &str) -> Option<&str> {
-    let id = path.strip_prefix("node_pools[")?.strip_suffix(']')?;
-    (!id.contains(['[', ']', '.'])).then_some(id)
+/// The IDs of the pools an update's `fields` add whole (each of their leaves is a change of
+/// impact [`ImpactClass::AddsPool`]), each once.
+pub(super) fn added_pools(fields: &[FieldChange]) -> Vec<&str> {
+    let mut added: Vec<&str> = Vec::new();
+    for field in fields {
+        if field.impact.class == ImpactClass::AddsPool
+            && let Some(pool) = field.impact.pool.as_deref()
+            && !added.contains(&pool)
+        {
+            added.push(pool);
+        }
+    }
+    added
 }
 
 /// The pools without public IPs: `enable_public_ips` false or unset (the API's default for
@@ -414,10 +503,12 @@ fn service_account(cluster: &Cluster) -> Option<ServiceAccountEmail> {
     ServiceAccountEmail::parse(cluster.runtime_spec.as_ref()?.service_account.as_deref()?)
 }
 
-/// Each reservation a pool names with `SPECIFIC_RESERVATION`, with what it must suit.
-fn reserved_pools(cluster: &Cluster) -> Vec<(ReservationName, ReservedPool)> {
+/// Each reservation one of `pools` names with `SPECIFIC_RESERVATION`, with what it must suit.
+fn reserved_pools<'p>(
+    pools: impl IntoIterator<Item = &'p NodePool>,
+) -> Vec<(ReservationName, ReservedPool)> {
     let mut reserved = Vec::new();
-    for pool in cluster.node_pools.iter().flatten() {
+    for pool in pools {
         let Some(machine) = &pool.machine_spec else {
             continue;
         };
@@ -449,12 +540,12 @@ fn reserved_pools(cluster: &Cluster) -> Vec<(ReservationName, ReservedPool)> {
     reserved
 }
 
-/// What the cluster's GPU pools take of each quota metric at `max_node_count`, with the field
-/// of the first pool that takes it. Pools on a reservation (which holds its own quota) and
+/// What GPU `pools` take of each quota metric at `max_node_count`, with the field of the
+/// first pool that takes it. Pools on a reservation (which holds its own quota) and
 /// `FLEX_START` pools (whose quota is not documented either way) take none here.
-fn gpu_demands(cluster: &Cluster) -> Vec<(GpuDemand, String)> {
+fn gpu_demands<'p>(pools: impl IntoIterator<Item = &'p NodePool>) -> Vec<(GpuDemand, String)> {
     let mut demands: Vec<(GpuDemand, String)> = Vec::new();
-    for pool in cluster.node_pools.iter().flatten() {
+    for pool in pools {
         let spot = match &pool.provisioning_model {
             None | Some(ProvisioningModel::OnDemand) => false,
             Some(ProvisioningModel::Spot) => true,

@@ -7,7 +7,7 @@ use clusterform_model::preflight::{
     ReservationReading, Service,
 };
 
-use super::requirements::{added_pool, added_pool_requirements, quota_metric};
+use super::requirements::{added_pool_requirements, quota_metric};
 use super::*;
 
 fn declared(public_ips: Option<bool>) -> DesiredCluster {
@@ -392,13 +392,6 @@ fn reads_that_could_not_be_made_are_one_warning_per_api_and_reason() {
 }
 
 #[test]
-fn an_added_pool_is_named_by_its_whole_path() {
-    assert_eq!(added_pool("node_pools[gpu]"), Some("gpu"));
-    assert_eq!(added_pool("node_pools[gpu].zone"), None);
-    assert_eq!(added_pool("labels.team"), None);
-}
-
-#[test]
 fn an_added_private_pool_needs_only_private_google_access() {
     let declared = declared(Some(false));
     let requirement = added_pool_requirements(&declared, &["gpu"]).unwrap();
@@ -707,4 +700,224 @@ fn an_update_reads_only_the_update_permission_and_no_change_reads_nothing() {
         clusterform_testkit::config(vec![clusterform_testkit::desired("train01", unchanged)]);
     let plan = planned(&config);
     assert_eq!(plan_requirements(&config, &plan), []);
+}
+
+/// `pool` of `cluster` with each of `fallbacks` (node-pool JSON members) in place of its own,
+/// as the pool's alternatives, in order.
+fn with_fallbacks(
+    mut declared: DesiredCluster,
+    pool: &str,
+    fallbacks: &[serde_json::Value],
+) -> DesiredCluster {
+    let own = serde_json::to_value(declared.cluster.node_pool(pool).unwrap()).unwrap();
+    let alternatives = fallbacks
+        .iter()
+        .map(|sets| {
+            let mut alternative = own.clone();
+            for (member, value) in sets.as_object().unwrap() {
+                alternative[member] = value.clone();
+            }
+            serde_json::from_value(alternative).unwrap()
+        })
+        .collect();
+    declared.fallbacks.push(clusterform_config::PoolFallbacks {
+        pool: pool.to_owned(),
+        alternatives,
+    });
+    declared
+}
+
+/// A `machineSpec` on the reservation `reservation` of `zone`, for `machine_type` machines.
+fn reserved_spec(machine_type: &str, zone: &str, reservation: &str) -> serde_json::Value {
+    serde_json::json!({
+        "machineType": machine_type,
+        "reservationAffinity": {
+            "reservationAffinityType": "SPECIFIC_RESERVATION",
+            "key": "compute.googleapis.com/reservation-name",
+            "values": [format!("projects/my-proj/zones/{zone}/reservations/{reservation}")]
+        }
+    })
+}
+
+/// `gpu_declared`'s `gpu` pool falling back to Spot machines, then to another reservation.
+fn gpu_with_fallbacks() -> DesiredCluster {
+    with_fallbacks(
+        gpu_declared(),
+        "gpu",
+        &[
+            serde_json::json!({
+                "machineSpec": {"machineType": "a3-megagpu-8g"},
+                "provisioningModel": "SPOT"
+            }),
+            serde_json::json!({
+                "machineSpec": reserved_spec("a3-megagpu-8g", "us-central1-b", "other")
+            }),
+        ],
+    )
+}
+
+fn reservation_named(name: &str) -> impl Fn(&PreflightRead) -> bool {
+    let suffix = format!("/reservations/{name}");
+    move |read| matches!(read, PreflightRead::Reservation(_)) && read.to_string().ends_with(&suffix)
+}
+
+#[test]
+fn alternatives_that_would_work_find_nothing() {
+    let requirements = cluster_requirements(&gpu_with_fallbacks());
+    assert_eq!(
+        findings(&requirements, &readings(&requirements, &[])),
+        [],
+        "the Spot alternative's 32 GPUs alone fit in the 64 free; the other reservation is as seeded"
+    );
+}
+
+#[test]
+fn an_alternative_whose_reservation_is_elsewhere_is_a_warning_at_its_fallback_block() {
+    let requirements = cluster_requirements(&gpu_with_fallbacks());
+    let other = distinct_reads(&requirements)
+        .into_iter()
+        .find(reservation_named("other"))
+        .unwrap();
+    let elsewhere = Reading::Reservation(ReservationReading {
+        zone: "us-central1-b".to_owned(),
+        machine_type: Some("a3-megagpu-8g".to_owned()),
+        count: 8,
+        in_use: 0,
+    });
+    let found = findings(
+        &requirements,
+        &readings(&requirements, &[(other.clone(), elsewhere)]),
+    );
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].field, "node_pools[gpu].fallback[2]");
+    assert_eq!(found[0].certainty(), Certainty::Warning);
+    let Problem::InAlternative {
+        alternative,
+        problem,
+    } = &found[0].problem
+    else {
+        panic!("{found:?}");
+    };
+    assert_eq!(alternative.pool, "gpu");
+    assert_eq!(alternative.attempt.fallback(), Some(2));
+    assert_eq!(alternative.attempt.number(), 3);
+    assert!(
+        matches!(&**problem, Problem::ReservationInOtherZone { zone, pool_zone, .. } if zone == "us-central1-b" && pool_zone == "us-central1-a"),
+        "{problem:?}"
+    );
+    let found = findings(
+        &requirements,
+        &readings(&requirements, &[(other, Reading::Missing)]),
+    );
+    assert!(
+        matches!(&found[..], [Finding { problem: Problem::InAlternative { problem, .. }, .. }] if matches!(**problem, Problem::ReservationMissing { .. })),
+        "a missing reservation of an alternative is a warning too: {found:?}"
+    );
+    assert!(found.iter().all(|f| f.certainty() == Certainty::Warning));
+}
+
+#[test]
+fn a_reservation_shared_by_the_pool_and_its_alternative_is_read_once_and_checked_for_each() {
+    let declared = with_fallbacks(
+        gpu_declared(),
+        "gpu",
+        &[serde_json::json!({
+            "machineSpec": {
+                "machineType": "a3-highgpu-8g",
+                "reservationAffinity": gpu_declared().cluster.node_pool("gpu").unwrap()
+                    .machine_spec.as_ref().unwrap().reservation_affinity
+            }
+        })],
+    );
+    let requirements = cluster_requirements(&declared);
+    let reservation_reads = distinct_reads(&requirements)
+        .into_iter()
+        .filter(|read| matches!(read, PreflightRead::Reservation(_)))
+        .count();
+    assert_eq!(reservation_reads, 1);
+    let found = findings(&requirements, &readings(&requirements, &[]));
+    assert!(
+        matches!(&found[..], [Finding { field, problem: Problem::InAlternative { problem, .. }, .. }]
+            if field == "node_pools[gpu].fallback[1]"
+            && matches!(&**problem, Problem::ReservationForOtherMachine { pool_machine_type, .. } if pool_machine_type == "a3-highgpu-8g")),
+        "the reservation suits the pool, not its alternative: {found:?}"
+    );
+}
+
+#[test]
+fn an_alternative_short_of_gpu_quota_alone_is_a_warning_and_adds_nothing_to_the_plans_demand() {
+    let declared = with_fallbacks(
+        gpu_declared(),
+        "gpu",
+        &[serde_json::json!({
+            "machineSpec": {"machineType": "a3-megagpu-8g"},
+            "provisioningModel": "SPOT",
+            "scalingSpec": {"minNodeCount": 4, "maxNodeCount": 10}
+        })],
+    );
+    let requirements = cluster_requirements(&declared);
+    assert_eq!(
+        distinct_reads(&requirements)
+            .iter()
+            .filter(|read| matches!(read, PreflightRead::RegionQuotas { .. }))
+            .count(),
+        1
+    );
+    let found = findings(&requirements, &readings(&requirements, &[]));
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].field, "node_pools[gpu].fallback[1]");
+    let Problem::InAlternative { problem, .. } = &found[0].problem else {
+        panic!("{found:?}");
+    };
+    assert!(
+        matches!(
+            **problem,
+            Problem::QuotaShort {
+                adds: 80,
+                limit: 64,
+                clusters: 1,
+                ..
+            }
+        ),
+        "its 80 GPUs alone, not the Spot pool's 16 beside them: {problem:?}"
+    );
+}
+
+#[test]
+fn a_pool_an_update_adds_has_its_private_access_and_its_alternatives_checked() {
+    let mut wanted = clusterform_testkit::seed();
+    wanted["nodePools"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({
+            "id": "gpu",
+            "zone": "us-central1-a",
+            "machineSpec": reserved_spec("a3-megagpu-8g", "us-central1-a", "h100"),
+            "provisioningModel": "RESERVATION",
+            "scalingSpec": {"minNodeCount": 2, "maxNodeCount": 2}
+        }));
+    let declared = with_fallbacks(
+        clusterform_testkit::desired("train01", wanted),
+        "gpu",
+        &[serde_json::json!({
+            "machineSpec": reserved_spec("a3-megagpu-8g", "us-central1-b", "other")
+        })],
+    );
+    let config = clusterform_testkit::config(vec![declared]);
+    let plan = planned(&config);
+    let requirements = plan_requirements(&config, &plan);
+    assert!(
+        requirements
+            .iter()
+            .any(|r| r.field == SUBNETWORK_FIELD && r.alternative.is_none()),
+        "the added pool has no public IPs: {requirements:?}"
+    );
+    let alternative: Vec<&Requirement> = requirements
+        .iter()
+        .filter(|r| r.alternative.is_some())
+        .collect();
+    assert!(
+        matches!(&alternative[..], [r] if reservation_named("other")(&r.read) && r.field == "node_pools[gpu].fallback[1]"),
+        "{requirements:?}"
+    );
 }
