@@ -6,19 +6,11 @@ use std::collections::BTreeMap;
 
 use clusterform_model::pricing::HourlyPrice;
 
-use crate::support::{failure, find, load_text, valid_with};
-
-/// The valid file with `block` inside the provider block.
-fn with_pricing(block: &str) -> String {
-    valid_with(
-        "  stack   = \"research\"\n",
-        &format!("  stack   = \"research\"\n{block}\n"),
-    )
-}
+use crate::support::{failure, find, load_text, with_provider_block};
 
 #[test]
 fn the_block_is_decoded_onto_the_provider() {
-    let text = with_pricing(
+    let text = with_provider_block(
         r#"  pricing {
     currency      = "USD"
     machine_types = { "n2-standard-8" = 0.39 }
@@ -39,7 +31,7 @@ fn the_block_is_decoded_onto_the_provider() {
             ("NVIDIA_H200_141GB".to_owned(), price(4.0)),
         ])
     );
-    let without = load_text(&with_pricing("")).unwrap().config.provider;
+    let without = load_text(&with_provider_block("")).unwrap().config.provider;
     assert_eq!(without.pricing, None);
 }
 
@@ -55,7 +47,7 @@ fn warnings(text: &str) -> Vec<String> {
 
 #[test]
 fn prices_of_types_in_the_catalogue_get_no_warning() {
-    let text = with_pricing(
+    let text = with_provider_block(
         r#"  pricing {
     currency      = "USD"
     machine_types = { "a4-highgpu-8g" = 44, "n2-standard-8" = 0.39 }
@@ -67,7 +59,7 @@ fn prices_of_types_in_the_catalogue_get_no_warning() {
 
 #[test]
 fn a_type_the_catalogue_lacks_is_a_warning_at_its_key_with_the_closest_type() {
-    let text = with_pricing(
+    let text = with_provider_block(
         r#"  pricing {
     currency      = "USD"
     machine_types = { "a4-higpu-8g" = 44 }
@@ -107,7 +99,7 @@ fn a_type_the_catalogue_lacks_is_a_warning_at_its_key_with_the_closest_type() {
 
 #[test]
 fn a_map_not_written_out_is_warned_about_at_the_map() {
-    let text = with_pricing(
+    let text = with_provider_block(
         r#"  pricing {
     currency      = "USD"
     accelerators  = merge({ NVIDIA_B20 = 5.5 })
@@ -127,7 +119,7 @@ fn a_map_not_written_out_is_warned_about_at_the_map() {
 
 #[test]
 fn a_currency_that_is_not_an_iso_code_is_reported() {
-    let text = with_pricing("  pricing { currency = \"dollars\" }");
+    let text = with_provider_block("  pricing { currency = \"dollars\" }");
     find(
         &failure(&text),
         "`dollars` is not an ISO 4217 currency code",
@@ -136,13 +128,13 @@ fn a_currency_that_is_not_an_iso_code_is_reported() {
 
 #[test]
 fn a_block_without_currency_is_reported() {
-    let text = with_pricing("  pricing { accelerators = { NVIDIA_B200 = 5.5 } }");
+    let text = with_provider_block("  pricing { accelerators = { NVIDIA_B200 = 5.5 } }");
     find(&failure(&text), "`pricing` block sets no `currency`");
 }
 
 #[test]
 fn a_price_that_is_not_a_number_is_reported() {
-    let text = with_pricing(
+    let text = with_provider_block(
         "  pricing {\n    currency = \"USD\"\n    accelerators = { NVIDIA_B200 = \"cheap\" }\n  }",
     );
     find(&failure(&text), "the price of `NVIDIA_B200` is");
@@ -150,7 +142,8 @@ fn a_price_that_is_not_a_number_is_reported() {
 
 #[test]
 fn a_misspelt_key_gets_the_closest_one() {
-    let text = with_pricing("  pricing {\n    currency = \"USD\"\n    acelerators = {}\n  }");
+    let text =
+        with_provider_block("  pricing {\n    currency = \"USD\"\n    acelerators = {}\n  }");
     let message = find(&failure(&text), "unknown attribute `acelerators`");
     assert!(message.contains("accelerators"), "{message}");
 }

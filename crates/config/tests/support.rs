@@ -98,6 +98,14 @@ pub fn valid_with(from: &str, to: &str) -> String {
     text.replacen(from, to, 1)
 }
 
+/// The valid file with `block` inside its provider block.
+pub fn with_provider_block(block: &str) -> String {
+    valid_with(
+        "  stack   = \"research\"\n",
+        &format!("  stack   = \"research\"\n{block}\n"),
+    )
+}
+
 /// An example directory of the repository.
 pub fn example(name: &str) -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -37,16 +37,32 @@ pub struct PathSyntaxError(pub String);
 
 /// Appends a field name to a path.
 pub fn child(path: &str, name: &str) -> String {
-    if path.is_empty() {
-        name.to_owned()
-    } else {
-        format!("{path}.{name}")
-    }
+    let mut out = path.to_owned();
+    push_child(&mut out, name);
+    out
 }
 
 /// Selects an element of the keyed list at `path`.
 pub fn element(path: &str, key: &str) -> String {
-    format!("{path}[{key}]")
+    let mut out = path.to_owned();
+    push_element(&mut out, key);
+    out
+}
+
+/// [`child`] in place: writes the field `name` of the path in `out` (a walk that spells many
+/// paths reuses one buffer).
+pub fn push_child(out: &mut String, name: &str) {
+    if !out.is_empty() {
+        out.push('.');
+    }
+    out.push_str(name);
+}
+
+/// [`element`] in place.
+pub fn push_element(out: &mut String, key: &str) {
+    out.push('[');
+    out.push_str(key);
+    out.push(']');
 }
 
 /// The block name of one element of a keyed list, as written in the configuration

@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 
 use crate::field_index::{self, Child};
 use crate::plan::{FieldChange, Impact};
-use clusterform_model::paths::FieldPath;
+use clusterform_model::paths::{self, FieldPath};
 
 /// Keyed lists whose order is part of their value: without `default_partition_id` the first
 /// partition is the default one.
@@ -102,16 +102,11 @@ impl<'p> Place<'p> {
             Step::Cluster => {}
             Step::Field(parent, name) => {
                 parent.write_text(out);
-                if !out.is_empty() {
-                    out.push('.');
-                }
-                out.push_str(name);
+                paths::push_child(out, name);
             }
             Step::Element(parent, key) => {
                 parent.write_text(out);
-                out.push('[');
-                out.push_str(key);
-                out.push(']');
+                paths::push_element(out, key);
             }
         }
     }

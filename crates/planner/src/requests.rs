@@ -313,11 +313,10 @@ fn canonicalise_message(parent: &str, value: &mut Value) {
                     *field = Value::from(seconds.to_proto());
                 }
             }
-            FieldKind::Message => canonicalise_message(spec.path, field),
+            FieldKind::Message => canonicalise_message(&child.members, field),
             FieldKind::KeyedList(_) => {
-                let element = format!("{}[]", spec.path);
                 for item in field.as_array_mut().into_iter().flatten() {
-                    canonicalise_message(&element, item);
+                    canonicalise_message(&child.members, item);
                 }
             }
             _ => {}

@@ -38,23 +38,25 @@ fn unpriced(types: &BTreeSet<String>) -> String {
 
 /// `+88.50 USD/h (+63720.00 USD per 30 days)`; `unknown (no price for …)`.
 fn change_rate(cost: &Cost, currency: &Currency) -> String {
-    match cost {
-        Cost::Known(hourly) => format!(
-            "{}/h ({} per 30 days)",
-            signed_amount(*hourly, currency),
-            signed_amount(hourly * HOURS_PER_30_DAYS, currency)
-        ),
-        Cost::Unknown(types) => format!("unknown ({})", unpriced(types)),
-    }
+    per_hour_and_month(cost, currency, signed_amount)
 }
 
 /// `88.50 USD/h (63720.00 USD per 30 days)`; `unknown (no price for …)`.
 fn rate(cost: &Cost, currency: &Currency) -> String {
+    per_hour_and_month(cost, currency, amount)
+}
+
+/// A known cost per hour and per 30 days, each written by `write`; or why it is unknown.
+fn per_hour_and_month(
+    cost: &Cost,
+    currency: &Currency,
+    write: fn(f64, &Currency) -> String,
+) -> String {
     match cost {
         Cost::Known(hourly) => format!(
             "{}/h ({} per 30 days)",
-            amount(*hourly, currency),
-            amount(hourly * HOURS_PER_30_DAYS, currency)
+            write(*hourly, currency),
+            write(hourly * HOURS_PER_30_DAYS, currency)
         ),
         Cost::Unknown(types) => format!("unknown ({})", unpriced(types)),
     }
