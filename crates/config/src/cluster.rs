@@ -4,6 +4,7 @@
 
 pub(crate) mod catalogue;
 pub(crate) mod decode;
+pub(crate) mod decoded;
 pub(crate) mod fallback;
 pub(crate) mod reference;
 pub(crate) mod schema;

@@ -292,6 +292,9 @@ pub struct FieldSpec {
     pub required: bool,
     /// One line for the reference documentation.
     pub description: &'static str,
+    /// The last segment of `path`, cut once when the table is built: decoding and planning ask
+    /// every field's name for every cluster.
+    name: &'static str,
 }
 
 impl FieldSpec {
@@ -302,13 +305,7 @@ impl FieldSpec {
 
     /// The last segment of the path: the HCL attribute or block name.
     pub fn name(&self) -> &'static str {
-        // Found by hand rather than by `rsplit` and `trim_end_matches`: planning asks every
-        // field's name for every cluster, and the pattern searchers showed in its profile.
-        let last = self
-            .path
-            .rfind('.')
-            .map_or(self.path, |dot| &self.path[dot + 1..]);
-        last.strip_suffix("[]").unwrap_or(last)
+        self.name
     }
 
     /// The path of the enclosing message, `None` at the top level.
@@ -389,6 +386,26 @@ const fn field(
         impact_inferred: false,
         required,
         description,
+        name: last_segment(path),
+    }
+}
+
+/// The last segment of a field path, without a list's `[]`: `node_pools[].zone` → `zone`.
+const fn last_segment(path: &'static str) -> &'static str {
+    let bytes = path.as_bytes();
+    let mut start = bytes.len();
+    while start > 0 && bytes[start - 1] != b'.' {
+        start -= 1;
+    }
+    let mut end = bytes.len();
+    if end >= start + 2 && bytes[end - 2] == b'[' && bytes[end - 1] == b']' {
+        end -= 2;
+    }
+    let (_, tail) = bytes.split_at(start);
+    let (name, _) = tail.split_at(end - start);
+    match std::str::from_utf8(name) {
+        Ok(name) => name,
+        Err(_) => panic!("a field path is ASCII"),
     }
 }
 
@@ -753,6 +770,20 @@ mod tests {
             "orchestratorSpec.slurmSpec.loginNodePoolId"
         );
         assert_eq!(row.name(), "login_node_pool_id");
+    }
+
+    #[test]
+    fn a_name_is_the_last_segment_without_a_lists_brackets() {
+        assert_eq!(lookup("node_pools").unwrap().name(), "node_pools");
+        assert_eq!(lookup("node_pools[].zone").unwrap().name(), "zone");
+        assert_eq!(last_segment("labels"), "labels");
+        assert_eq!(last_segment("node_pools[]"), "node_pools");
+        assert_eq!(last_segment("a.b[].c[]"), "c");
+        assert_eq!(last_segment(""), "");
+        for spec in FIELDS {
+            let last = spec.path.rsplit('.').next().unwrap();
+            assert_eq!(spec.name(), last.trim_end_matches("[]"), "{}", spec.path);
+        }
     }
 
     #[test]

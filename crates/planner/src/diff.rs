@@ -17,7 +17,7 @@ use clusterform_model::fields::{
 };
 use serde_json::{Map, Value};
 
-use crate::field_index::{self, Child};
+use crate::field_index::{self, Child, member};
 use crate::plan::{FieldChange, Impact};
 use clusterform_model::paths::{self, FieldPath};
 
@@ -196,7 +196,7 @@ impl Diff {
         for (child, wanted) in field_index::set_fields(parent, desired) {
             let spec = child.spec;
             let current = live
-                .and_then(|l| l.get(&child.json_name))
+                .and_then(|l| member(l, &child.json_name))
                 .filter(|v| !v.is_null());
             match (spec.kind, wanted, &child.key_json) {
                 (FieldKind::Message, Value::Object(wanted), _) => {
@@ -360,7 +360,9 @@ impl Diff {
 
 /// The key of an element of a keyed list, whose key is named `key_json` in JSON.
 fn element_key<'v>(item: &'v Value, key_json: &str) -> Option<&'v str> {
-    item.get(key_json).and_then(Value::as_str)
+    item.as_object()
+        .and_then(|element| member(element, key_json))
+        .and_then(Value::as_str)
 }
 
 /// A keyed list being compared: its index entry, its elements' key and its place.

@@ -1,7 +1,7 @@
 //! Decoding a `cluster` block into a desired `clusterform_model::Cluster`, driven by the field
 //! table through [`crate::cluster::schema`]: each attribute is evaluated on its own, checked against its
-//! field's kind and written under its snake_case name into a JSON object that the model's serde
-//! then reads (it accepts snake_case), so unset fields stay unset. Unknown names, wrong block or
+//! field's kind and written under its snake_case name into the block's [`Fields`], which the
+//! model's serde then reads (it accepts snake_case), so unset fields stay unset. Unknown names, wrong block or
 //! attribute syntax, duplicates and missing required fields are reported here with positions.
 //! Concrete paths such as `node_pools[cpu].zone` are only rendered when shown (a diagnostic, a
 //! sensitive field); the semantic checks that follow find positions through [`crate::cluster::spans`].
@@ -20,8 +20,8 @@ use hcl::Value;
 use hcl::edit::Span;
 use hcl::edit::expr::Expression;
 use hcl::edit::structure::{Attribute, Block, Body, Structure};
-use serde_json::{Map as JsonMap, Value as Json};
 
+use crate::cluster::decoded::{Decoded, Fields};
 use crate::cluster::fallback::{
     FALLBACK_BLOCK, FallbackBlock, FallbackFields, PoolFallbackBlocks, takes_fallbacks,
 };
@@ -99,7 +99,7 @@ pub(crate) fn decode_cluster(
     // semantic checks report their problems too (an unknown attribute must not hide a
     // dangling reference); the caller counts the errors and plans nothing from it.
     let had_errors = eval.diagnostics.len() > errors_before;
-    match serde_json::from_value::<Cluster>(Json::Object(object)) {
+    match object.read::<Cluster>() {
         Ok(cluster) => Some(DecodedCluster {
             cluster,
             project,
@@ -219,8 +219,8 @@ impl Decoder<'_, '_> {
         concrete: &Path<'_>,
         head: Option<&Range<usize>>,
         top: bool,
-    ) -> JsonMap<String, Json> {
-        let mut object = JsonMap::with_capacity(body.len());
+    ) -> Fields {
+        let mut object = Fields::with_capacity(body.len());
         let mut seen: Vec<Seen<'_>> = Vec::with_capacity(body.len());
         // Attributes whose value depends on unknown variables: written, so not missing.
         let mut unknown: Vec<&str> = Vec::new();
@@ -299,7 +299,7 @@ impl Decoder<'_, '_> {
         shape: &Shape,
         concrete: &Path<'_>,
         top: bool,
-        object: &mut JsonMap<String, Json>,
+        object: &mut Fields,
     ) -> bool {
         let name = attribute.key.as_str();
         let spec = match shape.member(name) {
@@ -328,13 +328,13 @@ impl Decoder<'_, '_> {
             self.unknown_values += 1;
             return true;
         };
-        match field_json(spec, &value) {
+        match field_value(spec, &value) {
             Ok(Some(json)) => {
                 if sensitive {
                     self.sensitive
                         .insert(Path::Field(concrete, name).field_path());
                 }
-                object.insert(spec.name().to_owned(), json);
+                object.insert(spec.name(), json);
             }
             Ok(None) => {}
             Err((message, hint)) => {
@@ -361,7 +361,7 @@ impl Decoder<'_, '_> {
         shape: &Shape,
         concrete: &Path<'_>,
         top: bool,
-        object: &mut JsonMap<String, Json>,
+        object: &mut Fields,
         seen: &mut Vec<Seen<'b>>,
     ) {
         let name = block.ident.as_str();
@@ -382,7 +382,7 @@ impl Decoder<'_, '_> {
                 }
                 let path = Path::Field(concrete, name);
                 let nested = self.message(&block.body, nested_shape, &path, head.as_ref(), false);
-                object.insert(spec.name().to_owned(), Json::Object(nested));
+                object.insert(spec.name(), Decoded::Message(nested));
             }
             (Some(Member::Labelled(spec)), Some(element_shape)) => {
                 self.labelled(block, spec, element_shape, concrete, object, seen);
@@ -405,7 +405,7 @@ impl Decoder<'_, '_> {
         spec: &'static FieldSpec,
         shape: &'static Shape,
         concrete: &Path<'_>,
-        object: &mut JsonMap<String, Json>,
+        object: &mut Fields,
         seen: &mut Vec<Seen<'b>>,
     ) {
         let name = block.ident.as_str();
@@ -431,7 +431,7 @@ impl Decoder<'_, '_> {
         let path = Path::Element(concrete, spec.name(), key);
         let mut element = self.message(&block.body, shape, &path, range.as_ref(), false);
         if let Some(key_name) = key_field(spec) {
-            element.insert(key_name.to_owned(), Json::String(key.to_owned()));
+            element.insert(key_name, Decoded::String(key.to_owned()));
         }
         if takes_fallbacks(&shape.generic) {
             let blocks = self.fallbacks(&block.body, shape, &path);
@@ -442,12 +442,7 @@ impl Decoder<'_, '_> {
                 });
             }
         }
-        let list = object
-            .entry(spec.name().to_owned())
-            .or_insert_with(|| Json::Array(Vec::new()));
-        if let Json::Array(items) = list {
-            items.push(Json::Object(element));
-        }
+        object.push_element(spec.name(), Decoded::Message(element));
     }
 
     /// The `fallback` blocks of the pool with this body (of `shape`, at `pool`), each decoded
@@ -503,7 +498,7 @@ impl Decoder<'_, '_> {
         }
         let errors_before = self.eval.diagnostics.len();
         let unknown_before = self.unknown_values;
-        let mut object = JsonMap::new();
+        let mut object = Fields::default();
         let mut seen: Vec<Seen<'_>> = Vec::new();
         for structure in block.body.iter() {
             match structure {
@@ -529,7 +524,7 @@ impl Decoder<'_, '_> {
             return None;
         }
         let unknown = self.unknown_values > unknown_before;
-        match serde_json::from_value::<FallbackFields>(Json::Object(object)) {
+        match object.read::<FallbackFields>() {
             Ok(fields) => Some((fields, unknown)),
             Err(error) => {
                 self.eval.diagnostics.push(self.file.error(
@@ -562,13 +557,13 @@ impl Decoder<'_, '_> {
         &mut self,
         shape: &Shape,
         concrete: &Path<'_>,
-        object: &JsonMap<String, Json>,
+        object: &Fields,
         unknown: &[&str],
         head: Option<&Range<usize>>,
     ) {
         for &(name, member) in &shape.members {
             let spec = member.spec();
-            if !spec.required || object.contains_key(spec.name()) || unknown.contains(&name) {
+            if !spec.required || object.contains(spec.name()) || unknown.contains(&name) {
                 continue;
             }
             let what = match member {
@@ -851,19 +846,19 @@ fn enum_text(
     Err((format!("`{text}` is not a valid {name}"), hint))
 }
 
-/// Converts an evaluated value to the JSON of a field of `spec`'s kind; `None` for null
+/// Converts an evaluated value to the value of a field of `spec`'s kind; `None` for null
 /// (which leaves the field unset, as in Terraform).
-fn field_json(spec: &FieldSpec, value: &Value) -> Result<Option<Json>, ValueError> {
+fn field_value(spec: &FieldSpec, value: &Value) -> Result<Option<Decoded>, ValueError> {
     if value.is_null() {
         return Ok(None);
     }
     let plain = |m: String| (m, None);
     let json = match spec.kind {
-        FieldKind::String => Json::String(string_text(value).map_err(plain)?),
-        FieldKind::Integer => Json::from(int32(value).map_err(plain)?),
-        FieldKind::Bool => Json::Bool(boolean(value).map_err(plain)?),
+        FieldKind::String => Decoded::String(string_text(value).map_err(plain)?),
+        FieldKind::Integer => Decoded::Int(int32(value).map_err(plain)?),
+        FieldKind::Bool => Decoded::Bool(boolean(value).map_err(plain)?),
         FieldKind::Enum(allowed) => {
-            enum_text(spec.name(), allowed, value)?.map_or(Json::Null, Json::String)
+            enum_text(spec.name(), allowed, value)?.map_or(Decoded::Null, Decoded::String)
         }
         FieldKind::Duration => {
             let text = string_text(value).map_err(plain)?;
@@ -874,23 +869,23 @@ fn field_json(spec: &FieldSpec, value: &Value) -> Result<Option<Json>, ValueErro
                      ({MAX_PROTO_DURATION_SECONDS}s, 10,000 years)"
                 )));
             }
-            Json::String(seconds.to_proto())
+            Decoded::String(seconds.to_proto())
         }
-        FieldKind::StringList => Json::Array(
+        FieldKind::StringList => Decoded::List(
             list(value)
                 .map_err(plain)?
                 .iter()
-                .map(|item| string_text(item).map(Json::String))
+                .map(|item| string_text(item).map(Decoded::String))
                 .collect::<Result<_, _>>()
                 .map_err(plain)?,
         ),
-        FieldKind::EnumList(allowed) => Json::Array(
+        FieldKind::EnumList(allowed) => Decoded::List(
             list(value)
                 .map_err(plain)?
                 .iter()
                 .map(|item| {
                     enum_text(spec.name(), allowed, item)
-                        .map(|t| t.map_or(Json::Null, Json::String))
+                        .map(|t| t.map_or(Decoded::Null, Decoded::String))
                 })
                 .collect::<Result<_, _>>()?,
         ),
@@ -901,10 +896,10 @@ fn field_json(spec: &FieldSpec, value: &Value) -> Result<Option<Json>, ValueErro
                     type_name(value)
                 )));
             };
-            Json::Object(
+            Decoded::StringMap(
                 entries
                     .iter()
-                    .map(|(k, v)| Ok((k.clone(), Json::String(string_text(v)?))))
+                    .map(|(k, v)| Ok((k.clone(), string_text(v)?)))
                     .collect::<Result<_, String>>()
                     .map_err(plain)?,
             )
@@ -930,7 +925,7 @@ fn lifecycle_takes(name: &str, ty: &VarType) -> Result<(), String> {
 }
 
 /// Whether some value of type `ty` (an unknown value's declared type) could be written to a
-/// field of `kind` under [`field_json`]'s conversions; else what is wrong with every such value.
+/// field of `kind` under [`field_value`]'s conversions; else what is wrong with every such value.
 fn kind_takes(kind: FieldKind, ty: &VarType) -> Result<(), String> {
     let fits = match kind {
         FieldKind::String | FieldKind::Duration | FieldKind::Enum(_) => {
@@ -1056,17 +1051,20 @@ mod tests {
     #[test]
     fn field_values_are_checked_by_kind() {
         let min = lookup("node_pools[].scaling_spec.min_node_count").unwrap();
-        assert_eq!(field_json(min, &Value::from("3")), Ok(Some(Json::from(3))));
-        assert!(field_json(min, &Value::from(1.5)).is_err());
+        assert_eq!(
+            field_value(min, &Value::from("3")),
+            Ok(Some(Decoded::Int(3)))
+        );
+        assert!(field_value(min, &Value::from(1.5)).is_err());
         let model = lookup("node_pools[].provisioning_model").unwrap();
-        let (message, hint) = field_json(model, &Value::from("spot")).unwrap_err();
+        let (message, hint) = field_value(model, &Value::from("spot")).unwrap_err();
         assert_eq!(message, "`spot` is not a valid provisioning_model");
         assert_eq!(hint.as_deref(), Some("did you mean `SPOT`?"));
         let flex = lookup("node_pools[].flex_start_max_duration").unwrap();
         assert_eq!(
-            field_json(flex, &Value::from("2h")),
-            Ok(Some(Json::from("7200s")))
+            field_value(flex, &Value::from("2h")),
+            Ok(Some(Decoded::String("7200s".to_owned())))
         );
-        assert_eq!(field_json(flex, &Value::Null), Ok(None));
+        assert_eq!(field_value(flex, &Value::Null), Ok(None));
     }
 }

@@ -19,6 +19,10 @@ use crate::transport::budget::{BudgetSpent, ListCharge};
 use crate::transport::options::ClientOptions;
 use crate::transport::retry::{RetryPolicy, parse_retry_after};
 
+/// The most an answer's announced length reserves before its bytes arrive: a server that
+/// claims a huge body must send it to take that memory.
+const MAX_RESERVED_BYTES: usize = 4 << 20;
+
 /// How much of an unusable answer an error quotes.
 const BODY_QUOTE_CHARS: usize = 120;
 
@@ -175,7 +179,14 @@ impl Connection {
         response: &mut reqwest::Response,
         charge: Option<ListCharge<'_>>,
     ) -> Result<Vec<u8>, CappedReadError> {
-        let mut body = Vec::new();
+        // Sized once for the length the server announces (a List page is tens of kilobytes),
+        // but never beyond what a claimed length alone may make the tool reserve.
+        let announced = response.content_length().unwrap_or(0);
+        let reserved = usize::try_from(announced)
+            .unwrap_or(usize::MAX)
+            .min(MAX_RESERVED_BYTES)
+            .min(self.max_answer_bytes);
+        let mut body = Vec::with_capacity(reserved);
         while let Some(chunk) = response.chunk().await.map_err(CappedReadError::Transport)? {
             if body.len() + chunk.len() > self.max_answer_bytes {
                 return Err(CappedReadError::TooLarge);
