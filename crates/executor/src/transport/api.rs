@@ -106,17 +106,19 @@ enum Reply {
     Adopted(Box<Cluster>),
 }
 
-/// A List page's clusters.
+/// A List page's clusters, and its token for the next one.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct ListPage {
     #[serde(default)]
     model_development_clusters: Vec<Cluster>,
+    #[serde(default)]
+    next_page_token: Option<String>,
 }
 
 /// A List page's token for the next one, read (skipping the clusters) before the page's
-/// clusters are decoded: decoding a page of 500 clusters takes milliseconds, which would hold
-/// the next request back.
+/// clusters are decoded when the page does not end with it ([`trailing_page_token`]): decoding
+/// a page of 500 clusters takes milliseconds, which would hold the next request back.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct ListPageToken {
@@ -289,8 +291,14 @@ impl ApiClient {
         let (mut call, mut request) = self.request_page(location, meter, first)?;
         loop {
             let body = request.await?;
-            let token: ListPageToken = decode("a cluster list", &call.request.url, &body)?;
-            let next = match token.next_page_token.filter(|t| !t.is_empty()) {
+            let token = match trailing_page_token(&body) {
+                Some(token) => Some(token),
+                None => {
+                    decode::<ListPageToken>("a cluster list", &call.request.url, &body)?
+                        .next_page_token
+                }
+            };
+            let next = match token.clone().filter(|t| !t.is_empty()) {
                 Some(next) if !tokens_seen.insert(next.clone()) => {
                     let token = quote_body(next.as_bytes());
                     return Err(decode_failure(
@@ -312,6 +320,8 @@ impl ApiClient {
                 tokio::task::yield_now().await;
             }
             let page: ListPage = decode("a cluster list", &call.request.url, &body)?;
+            // A page the JSON reader accepts has one token, wherever it was read from.
+            debug_assert_eq!(page.next_page_token, token, "{}", quote_body(&body));
             on_page(page.model_development_clusters);
             match next {
                 Some(next) => (call, request) = next,
@@ -750,7 +760,37 @@ fn decode<T: DeserializeOwned>(
     url: &Url,
     body: &[u8],
 ) -> Result<T, TransportError> {
-    serde_json::from_slice(body).map_err(|e| decode_failure(what, url, &e.to_string(), body))
+    // The body is checked as UTF-8 once: reading a `str`, serde_json skips checking each string
+    // of a List page again. A body that is not UTF-8 is read as bytes, for serde_json's error.
+    let decoded = match std::str::from_utf8(body) {
+        Ok(text) => serde_json::from_str(text),
+        Err(_) => serde_json::from_slice(body),
+    };
+    decoded.map_err(|e| decode_failure(what, url, &e.to_string(), body))
+}
+
+/// A List page's token when it is the page's last member, `"nextPageToken": "…"}` at the end
+/// of the body, as the service and the emulator write it: found without reading the clusters
+/// before it. `None` when the body ends otherwise, or the token holds an escape; the page's
+/// token is then read by skipping its clusters. The whole page's reading checks it after.
+fn trailing_page_token(body: &[u8]) -> Option<String> {
+    let before_end = body.trim_ascii_end().strip_suffix(b"}")?;
+    let value = before_end.trim_ascii_end().strip_suffix(b"\"")?;
+    let open = value.iter().rposition(|&byte| byte == b'"')?;
+    let token = &value[open + 1..];
+    // Without a backslash in the token, the quote found is the one that opens it.
+    if token.contains(&b'\\') {
+        return None;
+    }
+    let before_value = value[..open].trim_ascii_end().strip_suffix(b":")?;
+    let before_key = before_value
+        .trim_ascii_end()
+        .strip_suffix(b"\"nextPageToken\"")?
+        .trim_ascii_end();
+    if !(before_key.ends_with(b",") || before_key.ends_with(b"{")) {
+        return None;
+    }
+    std::str::from_utf8(token).ok().map(str::to_owned)
 }
 
 fn decode_failure(what: &'static str, url: &Url, reason: &str, body: &[u8]) -> TransportError {
@@ -765,6 +805,48 @@ fn decode_failure(what: &'static str, url: &Url, reason: &str, body: &[u8]) -> T
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_body_is_read_as_text_and_one_that_is_not_utf8_gets_the_json_readers_error() {
+        let url = Url::parse("http://127.0.0.1:9/v1beta1/x").unwrap();
+        let read: Value = decode("a thing", &url, b"{\"a\":\"\\u00e9t\xc3\xa9\"}").unwrap();
+        assert_eq!(read, json!({"a": "\u{e9}t\u{e9}"}));
+        let error = decode::<Value>("a thing", &url, b"{\"a\":\"\xff\"}").unwrap_err();
+        let TransportError::Decode { reason, .. } = error else {
+            panic!("{error:?}");
+        };
+        assert!(reason.contains("invalid unicode code point"), "{reason}");
+    }
+
+    #[test]
+    fn a_trailing_page_token_is_read_from_the_end_of_the_page() {
+        let read = |body: &str| trailing_page_token(body.as_bytes());
+        assert_eq!(
+            read(r#"{"modelDevelopmentClusters":[{"name":"x"}],"nextPageToken":"abc"}"#),
+            Some("abc".to_owned())
+        );
+        assert_eq!(
+            read("{ \"nextPageToken\" : \"t-1\" }\n"),
+            Some("t-1".to_owned())
+        );
+        assert_eq!(read(r#"{"a":[],"nextPageToken":""}"#), Some(String::new()));
+        for body in [
+            // Not the last member, or no token: the page is read to find it.
+            r#"{"nextPageToken":"abc","modelDevelopmentClusters":[]}"#,
+            r#"{"modelDevelopmentClusters":[]}"#,
+            // Escapes are left to the JSON reader.
+            r#"{"nextPageToken":"a\"b"}"#,
+            r#"{"nextPageToken":"a\\"}"#,
+            r#"{"next\u0050ageToken":"abc"}"#,
+            // A value that only ends like a token.
+            r#"{"labels":{"k":"x\",\"nextPageToken\":\"abc"}}"#,
+            r#"{"k":"v\"nextPageToken":"abc"}"#,
+            r#"["nextPageToken","abc"]"#,
+            "",
+        ] {
+            assert_eq!(read(body), None, "{body}");
+        }
+    }
 
     #[test]
     fn only_a_whole_number_from_100_to_599_is_a_relayed_status() {
