@@ -689,15 +689,11 @@ pub fn label_value_problem(value: &str) -> Option<&'static str> {
 /// variables, others literal), `None` otherwise.
 fn resource_segments<'n>(name: &'n str, pattern: &str) -> Option<Vec<&'n str>> {
     let mut parts = name.split('/');
-    let mut variables = Vec::new();
+    let mut variables = Vec::with_capacity(3);
     for expected in pattern.split('/') {
         let part = parts.next()?;
         if expected.starts_with('{') {
-            if part.is_empty()
-                || part
-                    .chars()
-                    .any(|c| c.is_whitespace() || matches!(c, '?' | '#'))
-            {
+            if !is_variable_segment(part) {
                 return None;
             }
             variables.push(part);
@@ -707,6 +703,19 @@ fn resource_segments<'n>(name: &'n str, pattern: &str) -> Option<Vec<&'n str>> {
     }
     // As many segments as the pattern, no more.
     parts.next().is_none().then_some(variables)
+}
+
+/// Whether `part` may stand for a `{X}` segment: not empty, without whitespace, `?` or `#`.
+/// Names are ASCII as a rule, and checked byte by byte then: every cluster's network,
+/// subnetwork and storage names are checked.
+fn is_variable_segment(part: &str) -> bool {
+    let forbidden = |c: char| c.is_whitespace() || matches!(c, '?' | '#');
+    !part.is_empty()
+        && if part.is_ascii() {
+            !part.bytes().any(|byte| forbidden(char::from(byte)))
+        } else {
+            !part.chars().any(forbidden)
+        }
 }
 
 fn shape_error(name: &str, kind: &str, pattern: &str) -> String {
@@ -737,6 +746,25 @@ mod tests {
         );
         assert!(resource_segments("projects/p/global/networks/", NETWORK_PATTERN).is_none());
         assert!(resource_segments("default", NETWORK_PATTERN).is_none());
+        for bad in [
+            "a b",
+            "a\tb",
+            "a\x0bb",
+            "a?b",
+            "a#b",
+            "a\u{a0}b",
+            "é\u{2003}",
+        ] {
+            let name = format!("projects/p/global/networks/{bad}");
+            assert!(
+                resource_segments(&name, NETWORK_PATTERN).is_none(),
+                "{bad:?}"
+            );
+        }
+        assert_eq!(
+            resource_segments("projects/p/global/networks/réseau", NETWORK_PATTERN),
+            Some(vec!["p", "réseau"])
+        );
     }
 
     #[test]
