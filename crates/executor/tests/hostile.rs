@@ -177,6 +177,50 @@ async fn a_bad_page_with_a_next_page_token_ends_the_list_with_its_error() {
     assert!(received <= 2, "{received} requests");
 }
 
+/// A page's token is followed wherever the page writes it: written first, or with an escape,
+/// it is read by skipping over the page's clusters; written last and plain, from the end of the
+/// page. Every page is asked for once, and every cluster is handed over.
+#[tokio::test]
+async fn a_page_token_is_followed_wherever_the_page_writes_it() {
+    let server = Scripted::start(|seen, _| {
+        let body = match seen.param("pageToken").as_deref() {
+            None => r#"{"nextPageToken":"p2","modelDevelopmentClusters":[{"displayName":"a"}]}"#,
+            Some("p2") => {
+                r#"{"modelDevelopmentClusters":[{"displayName":"b"}],"nextPageToken":"p\u0033"}"#
+            }
+            Some("p3") => {
+                r#"{"modelDevelopmentClusters":[{"displayName":"c"}] , "nextPageToken" : "p4" }"#
+            }
+            _ => r#"{"modelDevelopmentClusters":[{"displayName":"d"}]}"#,
+        };
+        text("application/json", body)
+    })
+    .await;
+    let client = client(&server);
+    let mut names = Vec::new();
+    client
+        .list_clusters_paged(&location(), &client.refresh_meter(), |page| {
+            names.extend(page.into_iter().filter_map(|c| c.display_name));
+        })
+        .await
+        .unwrap();
+    assert_eq!(names, ["a", "b", "c", "d"]);
+    let tokens: Vec<Option<String>> = server
+        .requests()
+        .iter()
+        .map(|seen| seen.param("pageToken"))
+        .collect();
+    assert_eq!(
+        tokens,
+        [
+            None,
+            Some("p2".into()),
+            Some("p3".into()),
+            Some("p4".into())
+        ]
+    );
+}
+
 /// A server that answers every request with 100 MB, 64 KiB at a time.
 async fn flooding() -> Scripted {
     Scripted::start(|_, tools| tools.flood(100 * 1000 * 1000, 64 * 1024)).await
