@@ -1,8 +1,9 @@
 //! Decoding a `cluster` block into a desired `clusterform_model::Cluster`, driven by the field
-//! table through [`crate::cluster::schema`]: each attribute is evaluated on its own, checked against its
-//! field's kind and written under its snake_case name into the block's [`Fields`], which the
-//! model's serde then reads (it accepts snake_case), so unset fields stay unset. Unknown names, wrong block or
-//! attribute syntax, duplicates and missing required fields are reported here with positions.
+//! table through [`crate::cluster::schema`]: each attribute is evaluated on its own, checked
+//! against its field's kind and written under its snake_case name into the block's [`Fields`],
+//! which the model's serde then reads (it accepts snake_case), so unset fields stay unset.
+//! Unknown names, wrong block or attribute syntax, duplicates and missing required fields are
+//! reported here with positions.
 //! Concrete paths such as `node_pools[cpu].zone` are only rendered when shown (a diagnostic, a
 //! sensitive field); the semantic checks that follow find positions through [`crate::cluster::spans`].
 //! A pool's `fallback` blocks are decoded after the pool, each member as the pool's own, into
@@ -329,12 +330,12 @@ impl Decoder<'_, '_> {
             return true;
         };
         match field_value(spec, &value) {
-            Ok(Some(json)) => {
+            Ok(Some(decoded)) => {
                 if sensitive {
                     self.sensitive
                         .insert(Path::Field(concrete, name).field_path());
                 }
-                object.insert(spec.name(), json);
+                object.insert(spec.name(), decoded);
             }
             Ok(None) => {}
             Err((message, hint)) => {
