@@ -61,11 +61,11 @@ pub use transport::budget::{
     BudgetLimit, BudgetSpent, REFRESH_ANSWER_BYTES, REFRESH_PAGES, RefreshBudget, RefreshMeter,
 };
 pub use transport::error::TransportError;
-pub use transport::http::{redact_endpoint, redact_userinfo};
 pub use transport::options::{ClientOptions, MAX_ANSWER_BYTES};
 pub use transport::preflight::{
     PreflightClient, PreflightEndpointError, emulator_preflight_endpoint,
     emulator_preflight_variables,
 };
+pub use transport::redact::{redact_endpoint, redact_userinfo};
 pub use transport::retry::RetryPolicy;
 pub use transport::storage::{Generation, STORAGE_ENDPOINT, StorageClient, StorageError};

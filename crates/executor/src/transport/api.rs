@@ -33,9 +33,9 @@ use crate::transport::error::TransportError;
 use crate::transport::exchange::{Answer, Body, Exchanging, Request, Unanswered, exchange};
 use crate::transport::http::{
     Connection, EndpointRefusal, check_endpoint, describe_transport_error, quote_body,
-    redact_endpoint, redact_userinfo,
 };
 use crate::transport::options::ClientOptions;
+use crate::transport::redact::{redact_endpoint, redact_userinfo};
 use crate::transport::region_gate::RegionGates;
 use crate::transport::retry::CallClass;
 

@@ -19,8 +19,9 @@ use serde_json::Value;
 use crate::transport::auth::AuthError;
 use crate::transport::budget::{BudgetSpent, ListCharge};
 use crate::transport::http::{
-    CappedReadError, Connection, describe_transport_error, quote_body, redact_userinfo, retry_after,
+    CappedReadError, Connection, describe_transport_error, quote_body, retry_after,
 };
+use crate::transport::redact::redact_userinfo;
 use crate::transport::retry::{CallClass, Verdict, classify_status, classify_transport};
 
 /// How much of a redirect's `Location` is kept.

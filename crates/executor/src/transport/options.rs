@@ -4,7 +4,7 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::transport::budget::RefreshBudget;
-use crate::transport::http::redact_userinfo;
+use crate::transport::redact::redact_userinfo;
 use crate::transport::retry::RetryPolicy;
 
 /// The largest answer body read from the server: a real answer is kilobytes, and an endless

@@ -17,10 +17,9 @@ use serde_json::Value;
 
 use crate::transport::auth::TokenSource;
 use crate::transport::exchange::{Answer, Body, Exchanging, Request, Unanswered, exchange};
-use crate::transport::http::{
-    Connection, EndpointRefusal, check_endpoint, quote_body, redact_endpoint,
-};
+use crate::transport::http::{Connection, EndpointRefusal, check_endpoint, quote_body};
 use crate::transport::options::ClientOptions;
+use crate::transport::redact::redact_endpoint;
 use crate::transport::retry::CallClass;
 
 /// A preflight endpoint that cannot be used.

@@ -22,10 +22,9 @@ use serde_json::Value;
 
 use crate::transport::auth::{AuthError, TokenSource};
 use crate::transport::exchange::{Answer, Body, Exchanging, Request, Unanswered, exchange};
-use crate::transport::http::{
-    Connection, EndpointRefusal, check_endpoint, quote_body, redact_endpoint,
-};
+use crate::transport::http::{Connection, EndpointRefusal, check_endpoint, quote_body};
 use crate::transport::options::ClientOptions;
+use crate::transport::redact::redact_endpoint;
 use crate::transport::retry::CallClass;
 
 /// The least time between two writes of one object: Cloud Storage documents "an update limit on
