@@ -17,7 +17,7 @@ use clusterform_model::fields::{
 };
 use serde_json::{Map, Value};
 
-use crate::field_index::{self, Child, member};
+use crate::field_index::{self, Child, element_key, member};
 use crate::plan::{FieldChange, Impact};
 use clusterform_model::paths::{self, FieldPath};
 
@@ -356,13 +356,6 @@ impl Diff {
             push(element.path(), item);
         }
     }
-}
-
-/// The key of an element of a keyed list, whose key is named `key_json` in JSON.
-fn element_key<'v>(item: &'v Value, key_json: &str) -> Option<&'v str> {
-    item.as_object()
-        .and_then(|element| member(element, key_json))
-        .and_then(Value::as_str)
 }
 
 /// A keyed list being compared: its index entry, its elements' key and its place.

@@ -75,11 +75,16 @@ pub(crate) fn keyed_elements<'v, 'k>(
     items: &'v [Value],
     key_json: &'k str,
 ) -> impl Iterator<Item = (&'v str, &'v Map<String, Value>)> + use<'v, 'k> {
-    items.iter().filter_map(move |item| {
-        let element = item.as_object()?;
-        let key = member(element, key_json).and_then(Value::as_str)?;
-        Some((key, element))
-    })
+    items
+        .iter()
+        .filter_map(move |item| Some((element_key(item, key_json)?, item.as_object()?)))
+}
+
+/// The key of an element of a keyed list, whose key is named `key_json` in JSON.
+pub(crate) fn element_key<'v>(item: &'v Value, key_json: &str) -> Option<&'v str> {
+    item.as_object()
+        .and_then(|element| member(element, key_json))
+        .and_then(Value::as_str)
 }
 
 /// The member called `name` of a message. A message has a few dozen members at most, and
